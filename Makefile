@@ -1,0 +1,133 @@
+# bpftrace-prof — build, test, bench, demo.  `make V=1` shows the commands.
+OUTPUT     := build
+ARCH       ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+CLANG      ?= clang
+CC         ?= cc
+BPFTOOL    ?= bpftool
+PREFIX     ?= /usr/local
+VERSION    := 0.1.0
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+INCLUDES   := -Iinclude -I$(OUTPUT) -Iuser
+CFLAGS     ?= -g -O2
+WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
+USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPROF_VERSION='"$(VERSION)"' $(INCLUDES) -MMD -MP
+LIBS       := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz) -lstdc++ -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Ibpf $(WARN) -MMD -MP
+
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+USER_SRCS  := $(wildcard user/*.c)
+USER_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIB_OBJS   := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+
+# Unit tests: one binary per tests/unit/test_<module>.c, linked with every user/ module
+# except main, built with AddressSanitizer.
+ASAN       := -fsanitize=address,undefined -fno-omit-frame-pointer
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+ASAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/asan/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+
+# Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
+# of the functions the tests name).
+TARGET_CFLAGS := -g -O1 -Wall -Werror -fno-omit-frame-pointer -pthread
+TARGETS_C  := $(patsubst tests/targets/%.c,$(OUTPUT)/targets/%,$(wildcard tests/targets/*.c))
+TARGETS_CC := $(patsubst tests/targets/%.cc,$(OUTPUT)/targets/%,$(wildcard tests/targets/*.cc))
+BENCH_C    := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(wildcard bench/*.c))
+BENCH_CC   := $(patsubst bench/%.cc,$(OUTPUT)/bench/%,$(wildcard bench/*.cc))
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test unit e2e bench demo clean install lint targets
+
+all: bpftrace-prof targets
+
+deps:
+	$(Q)scripts/install-deps.sh test
+
+bpftrace-prof: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# User objects may include any skeleton; generate them all first.
+$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/asan/%.o: user/%.c $(SKELS) | $(OUTPUT)/asan
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(ASAN) -c $< -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(ASAN_OBJS) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(ASAN) $< $(ASAN_OBJS) $(LIBS) -lcmocka -o $@
+
+$(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) $(TARGET_CFLAGS) $< -o $@
+
+$(OUTPUT)/targets/%: tests/targets/%.cc | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CXX) $(TARGET_CFLAGS) $< -o $@
+
+$(OUTPUT)/bench/%: bench/%.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(TARGET_CFLAGS) -O2 $< -o $@ -lm
+
+$(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CXX) $(TARGET_CFLAGS) -O2 $< -o $@
+
+targets: $(TARGETS_C) $(TARGETS_CC)
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+unit: $(UNIT_BINS)
+	$(Q)tests/run-unit.sh $(UNIT_BINS)
+
+e2e: bpftrace-prof targets
+	$(Q)tests/e2e/run.sh
+
+# `sudo make test`: install what is missing, build, run unit and end-to-end tests.
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
+	$(Q)tests/run-all.sh $(UNIT_BINS)
+
+bench: 
+	$(Q)scripts/install-deps.sh bench
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_C) $(BENCH_CC)
+	$(Q)bench/run.sh
+
+# `sudo make demo`: install, build, profile the bundled demo program and print its heap report.
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./bpftrace-prof --heap -f text -o - -- $(OUTPUT)/targets/demo
+
+install: bpftrace-prof
+	install -D -m 0755 bpftrace-prof $(DESTDIR)$(PREFIX)/bin/bpftrace-prof
+
+lint:
+	$(Q)clang-format --dry-run -Werror user/*.c user/*.h include/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/targets/*.c
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -Iuser user/
+
+clean:
+	$(Q)rm -rf $(OUTPUT) bpftrace-prof
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/asan/*.d)

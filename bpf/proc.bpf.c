@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Process lifecycle: children of targets become targets at fork (so `-- CMD` misses none of
+ * their allocations), and userspace learns of exec (re-read maps) and exit (final thread name,
+ * stop condition).
+ */
+#include "common.bpf.h"
+
+/* `-- CMD` follows children; `-p` does not. */
+const volatile bool follow_children = false;
+
+static __always_inline void emit(__u32 type, __u32 pid, __u32 tid, __u32 ppid)
+{
+	struct prof_proc_event *e = prof_reserve(sizeof(*e));
+
+	if (!e)
+		return;
+	e->type = type;
+	e->pid = pid;
+	e->tid = tid;
+	e->ppid = ppid;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	/* Lifecycle events are rare and gate the stop condition: deliver them promptly. */
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = BPF_CORE_READ(parent, tgid);
+	__u32 pid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	/* New threads share the process's tgid and are covered already. */
+	if (pid == ppid || !follow_children || prof_all_targets)
+		return 0;
+	if (!bpf_map_lookup_elem(&prof_targets, &ppid))
+		return 0;
+	if (bpf_map_update_elem(&prof_targets, &pid, &one, BPF_ANY)) {
+		prof_count(PROF_CNT_TARGETS_FULL);
+		return 0;
+	}
+	emit(PROF_REC_PROC_FORK, pid, BPF_CORE_READ(child, pid), ppid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!prof_is_target(pid))
+		return 0;
+	emit(PROF_REC_PROC_EXEC, pid, (__u32)bpf_get_current_pid_tgid(), 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(proc_exit, struct task_struct *p)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+
+	if (prof_all_targets || !bpf_map_lookup_elem(&prof_targets, &pid))
+		return 0;
+	/* One record per thread: carries its final name; the main thread's marks the process. */
+	emit(PROF_REC_PROC_EXIT, pid, (__u32)id, 0);
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Shared by every BPF program and the loader: ring-buffer record tags, limits and the drop
+ * counters.  Fixed-width fields only; each record starts with its type tag.
+ */
+#ifndef PROF_COMMON_H
+#define PROF_COMMON_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define PROF_MAX_FRAMES 127     /* kernel.perf_event_max_stack default */
+#define PROF_COMM_LEN 16
+#define PROF_MAX_TARGETS 65536  /* tgids in the filter set */
+#define PROF_STACK_ENTRIES 65536 /* default stack-map size (slots) */
+#define PROF_WAKEUP_BYTES (256 * 1024) /* wake the consumer once this much is queued */
+
+/* Tag at offset 0 of every ring-buffer record. */
+enum prof_rec_type {
+	PROF_REC_HEAP_ALLOC = 1,
+	PROF_REC_HEAP_FREE,
+	PROF_REC_HEAP_REALLOC,
+	PROF_REC_PROC_FORK,
+	PROF_REC_PROC_EXEC,
+	PROF_REC_PROC_EXIT,
+	PROF_REC_CALL_ENTRY,
+	PROF_REC_CALL_RETURN,
+	PROF_REC_CALL_NAME,
+};
+
+/*
+ * Every way data can be lost, counted per CPU in BPF and printed by userspace.
+ * X(enum suffix, short name, what it means)
+ */
+#define PROF_COUNTERS(X)                                                                        \
+	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                         \
+	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")               \
+	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")                   \
+	X(STACK_COLLISION, "stack_collision", "stacks lost: stack map bucket taken by another stack") \
+	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed or stack map full")          \
+	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full")       \
+	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")           \
+	X(CPU_COUNTS_FULL, "cpu_counts_full", "cpu samples dropped: count map full")                \
+	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")               \
+	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments")
+
+#define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
+enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
+#undef PROF_CNT_ENUM
+
+/* Process lifecycle (bpf/proc.bpf.c): follow children, learn exec and exit. */
+struct prof_proc_event {
+	__u32 type; /* PROF_REC_PROC_* */
+	__u32 pid;  /* tgid of the process concerned */
+	__u32 tid;  /* thread concerned (exit: the exiting thread) */
+	__u32 ppid; /* fork: parent tgid */
+	char comm[PROF_COMM_LEN];
+};
+_Static_assert(sizeof(struct prof_proc_event) == 32, "prof_proc_event layout");
+
+#endif /* PROF_COMMON_H */

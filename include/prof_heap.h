@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Heap tracing: allocator probes (bpf/heap.bpf.c) -> heap aggregator (user/heap_agg.c). */
+#ifndef PROF_HEAP_H
+#define PROF_HEAP_H
+
+#include "prof_common.h"
+
+/* Which allocator entry point a pending call belongs to; also the uprobe cookie. */
+enum prof_alloc_fn {
+	PROF_FN_MALLOC = 1,
+	PROF_FN_CALLOC,
+	PROF_FN_REALLOC,
+	PROF_FN_REALLOCARRAY,
+	PROF_FN_POSIX_MEMALIGN,
+	PROF_FN_ALIGNED_ALLOC,
+	PROF_FN_MEMALIGN,
+	PROF_FN_VALLOC,
+	PROF_FN_PVALLOC,
+	PROF_FN_CXX_NEW, /* operator new / new[]: their inner malloc is not counted twice */
+	PROF_FN_FREE,
+	PROF_FN__COUNT,
+};
+
+/* Entry arguments kept per thread until the return probe fires. */
+struct prof_heap_pending {
+	__u64 size;
+	__u64 old_addr; /* realloc: block passed in; posix_memalign: the memptr out-parameter */
+	__u32 fn;       /* enum prof_alloc_fn */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct prof_heap_pending) == 24, "prof_heap_pending layout");
+
+/* PROF_REC_HEAP_ALLOC and PROF_REC_HEAP_REALLOC. */
+struct prof_heap_event {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__s32 stack_id; /* < 0: capture failed (counted in BPF) */
+	__u64 addr;     /* block returned; 0 = allocation failed */
+	__u64 old_addr; /* realloc: block given back (0 if none) */
+	__u64 size;     /* bytes requested */
+};
+_Static_assert(sizeof(struct prof_heap_event) == 40, "prof_heap_event layout");
+
+/* PROF_REC_HEAP_FREE. */
+struct prof_heap_free {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 pad;
+	__u64 addr;
+};
+_Static_assert(sizeof(struct prof_heap_free) == 24, "prof_heap_free layout");
+
+/* --sample-bytes: userspace fills this many exponentially distributed intervals. */
+#define PROF_SAMPLE_TABLE 4096
+
+#endif /* PROF_HEAP_H */

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install what bpftrace-prof needs to build, test and benchmark, from Debian's archive.
+# Usage: scripts/install-deps.sh [build|test|bench]   (default: test; each level includes the previous)
+set -eu
+level=${1:-test}
+
+build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc g++"
+test_pkgs="libcmocka-dev golang-go python3.11 php-cli ruby openjdk-17-jdk-headless"
+bench_pkgs="sqlite3 bpftrace bpfcc-tools"
+
+case "$level" in
+build) pkgs="$build_pkgs" ;;
+test) pkgs="$build_pkgs $test_pkgs" ;;
+bench) pkgs="$build_pkgs $test_pkgs $bench_pkgs" ;;
+*) echo "install-deps.sh: unknown level '$level' (build|test|bench)" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps.sh: missing packages:$missing; run as root (sudo) to install them" >&2
+	exit 1
+fi
+echo "install-deps.sh: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null || true
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

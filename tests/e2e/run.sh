@@ -1,0 +1,42 @@
+#!/bin/bash
+# End-to-end tests: real BPF, real processes, as root.  Each tests/e2e/test_*.sh defines
+# functions named t_*; each runs in its own subshell and passes unless it calls fail.
+# Without BPF (not root, no BTF) the suite skips — except under CI=true, where that fails.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib.sh
+
+if ! bpf_available; then
+	if [ "${CI:-}" = "true" ]; then
+		echo "e2e: BPF unavailable ($BPF_WHY) but CI=true: failing"
+		echo "e2e: 0 passed, 1 failed"
+		exit 1
+	fi
+	echo "e2e: SKIPPED: BPF unavailable ($BPF_WHY)"
+	echo "e2e: 0 passed, 0 failed (skipped)"
+	exit 0
+fi
+
+passed=0 failed=0 failures=""
+only=${E2E_ONLY:-}
+for file in tests/e2e/test_*.sh; do
+	for t in $(bash -c ". tests/e2e/lib.sh; . $file; declare -F" | awk '{print $3}' | grep '^t_'); do
+		if [ -n "$only" ] && ! [[ "$t" == *$only* ]]; then continue; fi
+		log="$E2E_TMP/$t.log"
+		start=$(date +%s)
+		( . "$file"; set -u; "$t" ) >"$log" 2>&1
+		rc=$?
+		secs=$(( $(date +%s) - start ))
+		if [ $rc -eq 0 ]; then
+			passed=$((passed + 1))
+			echo "[ OK   ] $t (${secs}s)"
+		else
+			failed=$((failed + 1))
+			failures="$failures $t"
+			echo "[ FAIL ] $t (${secs}s)"
+			sed 's/^/    | /' "$log" | tail -40
+		fi
+	done
+done
+[ -n "$failures" ] && echo "e2e failures:$failures"
+echo "e2e: $passed passed, $failed failed"
+[ $failed -eq 0 ]

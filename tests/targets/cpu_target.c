@@ -1,0 +1,94 @@
+// CPU end-to-end target.  Runs for SECONDS (default 3), then exits:
+#define _GNU_SOURCE
+//   main thread "split"  : alternates hot_three (3 units of work) and hot_one (1 unit)
+//   thread "spinner"     : spins in spin_other
+//   thread "syscaller"   : loops on a cheap system call in syscall_loop (kernel frames)
+// Usage: cpu_target [SECONDS] [--wait]   --wait: print READY, block on stdin, then run.
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile int stop;
+static volatile unsigned long sink;
+
+static NOINLINE void work(unsigned long units)
+{
+	unsigned long x = sink;
+
+	for (unsigned long i = 0; i < units * 2000000UL; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+NOINLINE void hot_three(void)
+{
+	work(3);
+	__asm__ volatile("" ::: "memory"); /* keep the call a call, not a tail jump */
+}
+
+NOINLINE void hot_one(void)
+{
+	work(1);
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void spin_other(void)
+{
+	while (!stop)
+		work(1);
+}
+
+NOINLINE void syscall_loop(void)
+{
+	while (!stop)
+		syscall(SYS_getppid);
+}
+
+static void *spinner(void *arg)
+{
+	pthread_setname_np(pthread_self(), "spinner");
+	spin_other();
+	return NULL;
+}
+
+static void *syscaller(void *arg)
+{
+	pthread_setname_np(pthread_self(), "syscaller");
+	syscall_loop();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 3.0;
+	struct timespec t0, t;
+	pthread_t a, b;
+
+	if (argc > 2 && !strcmp(argv[2], "--wait")) {
+		char buf[8];
+
+		printf("READY %d\n", getpid());
+		fflush(stdout);
+		if (!fgets(buf, sizeof(buf), stdin))
+			return 1;
+	}
+	pthread_setname_np(pthread_self(), "split");
+	pthread_create(&a, NULL, spinner, NULL);
+	pthread_create(&b, NULL, syscaller, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		hot_three();
+		hot_one();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	stop = 1;
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	return 0;
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+
+#define ARGV(...) ((char *[]){ "bpftrace-prof", __VA_ARGS__, NULL })
+#define ARGC(...) ((int)(sizeof((char *[]){ "bpftrace-prof", __VA_ARGS__ }) / sizeof(char *)))
+#define PARSE(env, ...) cli__parse(env, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+
+static void test_cli__pid_list_and_defaults(void **state)
+{
+	struct env env;
+
+	assert_int_equal(PARSE(&env, "-p", "12,34"), CLI_RUN);
+	assert_int_equal(env.npids, 2);
+	assert_int_equal(env.pids[0], 12);
+	assert_int_equal(env.pids[1], 34);
+	assert_int_equal(env.modes, MODE_HEAP);
+	assert_int_equal(env.format, FMT_PPROF);
+	assert_string_equal(env.output, "bpftrace-prof.pb.gz");
+	assert_int_equal(env.top, 10);
+	assert_null(env.cmd);
+	cli__free(&env);
+}
+
+static void test_cli__command_keeps_its_options(void **state)
+{
+	struct env env;
+
+	assert_int_equal(PARSE(&env, "--heap", "-d", "2.5", "--", "ls", "-l", "-p", "x"), CLI_RUN);
+	assert_non_null(env.cmd);
+	assert_string_equal(env.cmd[0], "ls");
+	assert_string_equal(env.cmd[1], "-l");
+	assert_string_equal(env.cmd[2], "-p");
+	assert_null(env.cmd[4]);
+	assert_int_equal(env.npids, 0);
+	assert_true(env.duration > 2.4 && env.duration < 2.6);
+	cli__free(&env);
+}
+
+static void test_cli__modes_and_options(void **state)
+{
+	struct env env;
+
+	assert_int_equal(PARSE(&env, "--cpu=999", "--heap", "--calls", "-p", "1", "-f", "folded",
+			       "--top", "0", "--sample-bytes", "524288", "-vv", "-o", "x.pb.gz"),
+			 CLI_RUN);
+	assert_int_equal(env.modes, MODE_HEAP | MODE_CPU | MODE_CALLS);
+	assert_int_equal(env.cpu_hz, 999);
+	assert_int_equal(env.format, FMT_FOLDED);
+	assert_int_equal(env.top, 0);
+	assert_int_equal(env.sample_bytes, 524288);
+	assert_int_equal(env.verbosity, 2);
+	cli__free(&env);
+}
+
+static void test_cli__errors(void **state)
+{
+	struct env env;
+
+	assert_int_equal(PARSE(&env, "--heap"), -EINVAL);		     /* no target */
+	assert_int_equal(PARSE(&env, "-p", "abc"), -EINVAL);		     /* bad pid */
+	assert_int_equal(PARSE(&env, "-p", "0"), -EINVAL);		     /* pid 0 */
+	assert_int_equal(PARSE(&env, "-p", "-5"), -EINVAL);		     /* negative */
+	assert_int_equal(PARSE(&env, "-p", "1", "--", "ls"), -EINVAL);	     /* two targets */
+	assert_int_equal(PARSE(&env, "-p", "1", "-f", "xml"), -EINVAL);	     /* bad format */
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "0"), -EINVAL);	     /* zero duration */
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "x"), -EINVAL);	     /* bad duration */
+	assert_int_equal(PARSE(&env, "-p", "1", "--bogus"), -EINVAL);	     /* unknown option */
+	assert_int_equal(PARSE(&env, "-p", "1", "--cpu=0"), -EINVAL);	     /* bad frequency */
+	assert_int_equal(PARSE(&env, "-p", "1", "stray"), -EINVAL);	     /* stray argument */
+	assert_int_equal(PARSE(&env, "--heap", "--"), -EINVAL);		     /* empty command */
+	assert_int_equal(PARSE(&env, "-p", "1", "--heap", "--cpu", "-o", "-"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p"), -EINVAL);			     /* missing value */
+}
+
+static void test_cli__help_and_version_exit(void **state)
+{
+	struct env env;
+
+	assert_int_equal(PARSE(&env, "--help"), CLI_EXIT);
+	assert_int_equal(PARSE(&env, "--version"), CLI_EXIT);
+}
+
+static void test_cli__output_path_per_mode(void **state)
+{
+	struct env env;
+	char buf[256];
+
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-p", "1", "-o", "dir.d/out.pb.gz"), CLI_RUN);
+	assert_string_equal(cli__output_path(&env, "heap", buf, sizeof(buf)), "dir.d/out.heap.pb.gz");
+	assert_string_equal(cli__output_path(&env, "cpu", buf, sizeof(buf)), "dir.d/out.cpu.pb.gz");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-p", "1", "-o", "noext"), CLI_RUN);
+	assert_string_equal(cli__output_path(&env, "cpu", buf, sizeof(buf)), "noext.cpu");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--heap", "-p", "1", "-o", "one.pb.gz"), CLI_RUN);
+	assert_string_equal(cli__output_path(&env, "heap", buf, sizeof(buf)), "one.pb.gz");
+	cli__free(&env);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cli__pid_list_and_defaults),
+		cmocka_unit_test(test_cli__command_keeps_its_options),
+		cmocka_unit_test(test_cli__modes_and_options),
+		cmocka_unit_test(test_cli__errors),
+		cmocka_unit_test(test_cli__help_and_version_exit),
+		cmocka_unit_test(test_cli__output_path_per_mode),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

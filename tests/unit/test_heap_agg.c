@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "heap_agg.h"
+
+static int setup(void **state)
+{
+	struct heap_agg *h;
+
+	if (heap_agg__new(&h, 0))
+		return -1;
+	*state = h;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	heap_agg__free(*state);
+	return 0;
+}
+
+static void test_heap_agg__alloc_and_free(void **state)
+{
+	struct heap_agg *h = *state;
+	const struct heap_site_values *v;
+
+	for (uint64_t i = 0; i < 10; i++)
+		heap_agg__alloc(h, 100, 101, 7, 0x1000 + i * 64, 64);
+	for (uint64_t i = 0; i < 4; i++)
+		heap_agg__free_block(h, 100, 0x1000 + i * 64);
+	v = heap_agg__site(h, 100, 101, 7);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_objects, 10);
+	assert_int_equal((int64_t)v->alloc_bytes, 640);
+	assert_int_equal((int64_t)v->inuse_objects, 6);
+	assert_int_equal((int64_t)v->inuse_bytes, 384);
+	assert_int_equal(heap_agg__stats(h)->frees, 4);
+	assert_int_equal(heap_agg__stats(h)->unknown_frees, 0);
+}
+
+static void test_heap_agg__unknown_free_counted_not_guessed(void **state)
+{
+	struct heap_agg *h = *state;
+
+	heap_agg__alloc(h, 1, 1, 3, 0x5000, 10);
+	heap_agg__free_block(h, 1, 0x6000); /* allocated before attach */
+	heap_agg__free_block(h, 2, 0x5000); /* same address, other process */
+	assert_int_equal(heap_agg__stats(h)->unknown_frees, 2);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 3)->inuse_bytes, 10);
+}
+
+static void test_heap_agg__free_null_ignored(void **state)
+{
+	struct heap_agg *h = *state;
+
+	heap_agg__free_block(h, 1, 0);
+	assert_int_equal(heap_agg__stats(h)->unknown_frees, 0);
+	assert_int_equal(heap_agg__stats(h)->frees, 0);
+}
+
+static void test_heap_agg__realloc_moves_block(void **state)
+{
+	struct heap_agg *h = *state;
+	const struct heap_site_values *a, *b;
+
+	heap_agg__alloc(h, 1, 1, 10, 0x1000, 100);
+	heap_agg__realloc(h, 1, 1, 20, 0x1000, 0x2000, 300); /* moved */
+	heap_agg__realloc(h, 1, 1, 20, 0x2000, 0x2000, 400); /* in place */
+	a = heap_agg__site(h, 1, 1, 10);
+	b = heap_agg__site(h, 1, 1, 20);
+	assert_int_equal((int64_t)a->alloc_bytes, 100);
+	assert_int_equal((int64_t)a->inuse_bytes, 0);
+	assert_int_equal((int64_t)b->alloc_objects, 2);
+	assert_int_equal((int64_t)b->alloc_bytes, 700);
+	assert_int_equal((int64_t)b->inuse_objects, 1);
+	assert_int_equal((int64_t)b->inuse_bytes, 400);
+}
+
+static void test_heap_agg__realloc_null_is_malloc_and_failure_keeps_old(void **state)
+{
+	struct heap_agg *h = *state;
+
+	heap_agg__realloc(h, 1, 1, 5, 0, 0x3000, 50);		 /* realloc(NULL, 50) */
+	heap_agg__realloc(h, 1, 1, 5, 0x3000, 0, 1UL << 40); /* failed: old stays */
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_bytes, 50);
+	assert_int_equal(heap_agg__stats(h)->unknown_frees, 0);
+}
+
+static void test_heap_agg__failed_alloc_and_lost_stack(void **state)
+{
+	struct heap_agg *h = *state;
+
+	heap_agg__alloc(h, 1, 1, 5, 0, 50);
+	heap_agg__alloc(h, 1, 1, -14, 0x10, 8);
+	assert_int_equal(heap_agg__stats(h)->failed_allocs, 1);
+	assert_int_equal(heap_agg__stats(h)->no_stack, 1);
+	assert_null(heap_agg__site(h, 1, 1, 5));
+	assert_non_null(heap_agg__site(h, 1, 1, -1));
+}
+
+static void test_heap_agg__reused_address_not_double_counted(void **state)
+{
+	struct heap_agg *h = *state;
+
+	heap_agg__alloc(h, 1, 1, 5, 0x10, 8);
+	heap_agg__alloc(h, 1, 1, 5, 0x10, 8); /* its free was lost */
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_objects, 1);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->alloc_objects, 2);
+	assert_int_equal(heap_agg__stats(h)->replaced_live, 1);
+}
+
+static void test_heap_agg__sampling_weights_are_unbiased(void **state)
+{
+	const uint64_t rate = 4096, n = 2000000, size = 256;
+	struct heap_agg *h;
+	uint64_t left, kept = 0;
+	double expect = (double)n * size;
+	const struct heap_site_values *v;
+
+	/* Simulate BPF's exponential intervals in userspace: the accounting must undo them. */
+	assert_int_equal(heap_agg__new(&h, rate), 0);
+	srand(1);
+	left = (uint64_t)(-log((rand() + 1.0) / (RAND_MAX + 2.0)) * rate);
+	for (uint64_t i = 0; i < n; i++) {
+		if (left > size) {
+			left -= size;
+			continue;
+		}
+		left = (uint64_t)(-log((rand() + 1.0) / (RAND_MAX + 2.0)) * rate);
+		heap_agg__alloc(h, 1, 1, 1, 0x100000 + i * 8, size);
+		kept++;
+	}
+	v = heap_agg__site(h, 1, 1, 1);
+	assert_true(kept < n / 10);
+	assert_true(fabs(v->alloc_bytes - expect) / expect < 0.03);
+	assert_true(fabs(v->alloc_objects - (double)n) / (double)n < 0.03);
+	heap_agg__free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_heap_agg__alloc_and_free, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__unknown_free_counted_not_guessed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__free_null_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__realloc_moves_block, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_heap_agg__realloc_null_is_malloc_and_failure_keeps_old, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__failed_alloc_and_lost_stack, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__reused_address_not_double_counted, setup,
+						teardown),
+		cmocka_unit_test(test_heap_agg__sampling_weights_are_unbiased),
+	};
+
+	return cmocka_run_group_tests_name("heap_agg", tests, NULL, NULL);
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"Usage: bpftrace-prof [MODES] TARGET [OPTIONS]\n"
+	"Profile live processes with eBPF: where their memory and their time go.\n"
+	"\n"
+	"TARGET, exactly one of:\n"
+	"  -p, --pid PID[,PID...]   attach to running processes (all their threads)\n"
+	"  -- CMD [ARG...]          start CMD, profile it from its first instruction, and its\n"
+	"                           children (fork/exec are followed); stop when CMD exits\n"
+	"MODES, any combination (default --heap):\n"
+	"  --heap                   malloc-family tracing: allocated and in-use bytes/objects by stack\n"
+	"  --calls                  interpreter function calls (USDT): counts and wall time by stack\n"
+	"  --cpu[=HZ]               on-CPU stack sampling (user and kernel), default 99 Hz\n"
+	"OPTIONS:\n"
+	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes the\n"
+	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
+	"  -f, --format FMT         pprof (default) | folded | text\n"
+	"  -d, --duration SECONDS   stop after this long (default: until the target exits or SIGINT)\n"
+	"      --top N              rows per table in the summary printed at exit (default 10, 0 = none)\n"
+	"      --sample-bytes N     sample about one allocation per N bytes (0 = every allocation)\n"
+	"  -v, --verbose            more diagnostics (repeat for more)\n"
+	"  -q, --quiet              only errors\n"
+	"  -h, --help               this text\n"
+	"      --version            print the version\n"
+	"\n"
+	"Exit status: 0 profile written, 1 runtime failure, 2 bad usage or bad target.\n";
+
+enum {
+	OPT_HEAP = 256,
+	OPT_CALLS,
+	OPT_CPU,
+	OPT_TOP,
+	OPT_SAMPLE_BYTES,
+	OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "heap", no_argument, NULL, OPT_HEAP },
+	{ "calls", no_argument, NULL, OPT_CALLS },
+	{ "cpu", optional_argument, NULL, OPT_CPU },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{},
+};
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "bpftrace-prof: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see --help)\n");
+	return -EINVAL;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct env *env, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t pid;
+
+		if (parse_u64(tok, INT_MAX, &pid) || pid == 0) {
+			err = bad("invalid pid '%s'", tok);
+			goto cleanup;
+		}
+		if (env->npids == CLI_MAX_PIDS) {
+			err = bad("too many pids (at most 64): '%s'", arg);
+			goto cleanup;
+		}
+		env->pids[env->npids++] = (uint32_t)pid;
+	}
+	if (!env->npids)
+		err = bad("invalid pid list '%s'", arg);
+cleanup:
+	free(copy);
+	return err;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+int cli__parse(struct env *out, int argc, char **argv)
+{
+	struct env env = {
+		.cpu_hz = 99,
+		.output = NULL,
+		.format = FMT_PPROF,
+		.top = 10,
+	};
+	bool output_given = false;
+	uint64_t v;
+	int opt, err;
+	char *end;
+
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option so `-- CMD -x` keeps CMD's own options. */
+	while ((opt = getopt_long(argc, argv, "+p:o:f:d:vqh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			err = parse_pids(&env, optarg);
+			if (err)
+				return err;
+			break;
+		case OPT_HEAP:
+			env.modes |= MODE_HEAP;
+			break;
+		case OPT_CALLS:
+			env.modes |= MODE_CALLS;
+			break;
+		case OPT_CPU:
+			env.modes |= MODE_CPU;
+			if (optarg) {
+				if (parse_u64(optarg, 100000, &v) || v == 0)
+					return bad("invalid --cpu frequency '%s' (1..100000 Hz)", optarg);
+				env.cpu_hz = (unsigned)v;
+			}
+			break;
+		case 'o':
+			if (!*optarg)
+				return bad("empty output path%s", "");
+			env.output = optarg;
+			output_given = true;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "pprof"))
+				env.format = FMT_PPROF;
+			else if (!strcmp(optarg, "folded"))
+				env.format = FMT_FOLDED;
+			else if (!strcmp(optarg, "text"))
+				env.format = FMT_TEXT;
+			else
+				return bad("unknown format '%s' (pprof, folded, text)", optarg);
+			break;
+		case 'd':
+			errno = 0;
+			env.duration = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(env.duration > 0) || isinf(env.duration))
+				return bad("invalid duration '%s' (seconds, > 0)", optarg);
+			break;
+		case OPT_TOP:
+			if (parse_u64(optarg, 100000, &v))
+				return bad("invalid --top '%s'", optarg);
+			env.top = (unsigned)v;
+			break;
+		case OPT_SAMPLE_BYTES:
+			if (parse_u64(optarg, 1ULL << 40, &v))
+				return bad("invalid --sample-bytes '%s'", optarg);
+			env.sample_bytes = v;
+			break;
+		case 'v':
+			if (env.verbosity >= 0)
+				env.verbosity++;
+			break;
+		case 'q':
+			env.verbosity = -1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return CLI_EXIT;
+		case OPT_VERSION:
+			printf("bpftrace-prof %s\n", PROF_VERSION);
+			return CLI_EXIT;
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				return bad("bad or incomplete option '-%c'", (char[]){ (char)optopt, 0 });
+			return bad("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		/* getopt stops at "--" and swallows it; anything left must follow a "--". */
+		if (strcmp(argv[optind - 1], "--") != 0)
+			return bad("unexpected argument '%s': put the command after --", argv[optind]);
+		env.cmd = &argv[optind];
+	} else if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
+		return bad("no command after '--'%s", "");
+	}
+	if (!!env.npids + !!env.cmd != 1)
+		return bad(env.npids ? "give either -p or -- CMD, not both%s" :
+				       "no target: give -p PID or -- CMD%s",
+			   "");
+	if (!env.modes)
+		env.modes = MODE_HEAP;
+	if (!output_given)
+		env.output = env.format == FMT_PPROF ? "bpftrace-prof.pb.gz" :
+			     env.format == FMT_FOLDED ? "bpftrace-prof.folded" :
+							"bpftrace-prof.txt";
+	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
+		return bad("-o - takes one mode; give a file name with several modes%s", "");
+	env.cmdline = join_args(argc, argv);
+	if (!env.cmdline)
+		return -ENOMEM;
+	*out = env;
+	return CLI_RUN;
+}
+
+void cli__free(struct env *env)
+{
+	free(env->cmdline);
+	env->cmdline = NULL;
+}
+
+const char *cli__format_name(enum out_format f)
+{
+	return f == FMT_PPROF ? "pprof" : f == FMT_FOLDED ? "folded" : "text";
+}
+
+const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len)
+{
+	const char *path = env->output, *base, *dot;
+	size_t stem;
+
+	if (__builtin_popcount(env->modes) <= 1 || !strcmp(path, "-")) {
+		snprintf(buf, len, "%s", path);
+		return buf;
+	}
+	/* Insert the mode before the extension: a.pb.gz -> a.heap.pb.gz, a -> a.heap. */
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	dot = strchr(base + (*base == '.'), '.');
+	stem = dot ? (size_t)(dot - path) : strlen(path);
+	snprintf(buf, len, "%.*s.%s%s", (int)stem, path, mode, dot ? dot : "");
+	return buf;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command line (DESIGN.md §4) -> struct env.  The only place that knows the option syntax. */
+#ifndef PROF_CLI_H
+#define PROF_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CLI_MAX_PIDS 64
+
+enum prof_mode_bit {
+	MODE_HEAP = 1 << 0,
+	MODE_CPU = 1 << 1,
+	MODE_CALLS = 1 << 2,
+};
+
+enum out_format {
+	FMT_PPROF,
+	FMT_FOLDED,
+	FMT_TEXT,
+};
+
+struct env {
+	unsigned modes;     /* enum prof_mode_bit */
+	unsigned cpu_hz;    /* --cpu[=HZ] */
+	uint32_t pids[CLI_MAX_PIDS];
+	unsigned npids;
+	char **cmd;         /* -- CMD ARG…, NULL-terminated (points into argv) */
+	const char *output; /* -o; "-" = stdout */
+	enum out_format format;
+	double duration;    /* -d seconds; 0 = until exit or signal */
+	unsigned top;       /* --top N */
+	uint64_t sample_bytes;
+	int verbosity;      /* -v count, -1 for -q */
+	char *cmdline;      /* our own argv joined, for the profile's comments */
+};
+
+enum cli_result {
+	CLI_RUN = 0,  /* proceed */
+	CLI_EXIT = 1, /* --help / --version printed: exit 0 */
+};
+
+/* Fills *out.  Returns CLI_RUN, CLI_EXIT, or -EINVAL after printing one line on stderr. */
+int cli__parse(struct env *out, int argc, char **argv);
+void cli__free(struct env *env);
+/* Output path for one mode: the path itself with one mode, "x.pb.gz" -> "x.<mode>.pb.gz" with
+ * several.  Writes into buf. */
+const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len);
+const char *cli__format_name(enum out_format f);
+
+#endif /* PROF_CLI_H */

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * One ELF file's function symbols, build id and PT_LOAD segments, read with libelf when it is
+ * opened (the file is not kept open), so that a runtime address inside a mapping of the file
+ * becomes an ELF virtual address and then a symbol.  Symbols come from .symtab, else from a
+ * separate debug file (by build id, then .gnu_debuglink), else from .dynsym.  Also gives the
+ * loader a function's file offset (for uprobes) and the bytes there (to decode its prologue).
+ */
+#ifndef PROF_ELF_FILE_H
+#define PROF_ELF_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_file;
+
+struct elf_file_opts {
+	/* Root of separate debug files: "/usr/lib/debug" when NULL, no search when "". */
+	const char *debug_dir;
+	/* The file's path as its process sees it, for the .gnu_debuglink search under debug_dir
+	 * (NULL: the path opened). */
+	const char *target_path;
+};
+
+struct elf_sym {
+	const char *name; /* without any "@VERSION" / "@@VERSION" suffix */
+	uint64_t addr;    /* st_value, an ELF virtual address */
+	uint64_t size;    /* st_size, or up to the next symbol (or section end) when st_size is 0 */
+};
+
+/* Where the symbols came from. */
+enum elf_file_syms {
+	ELF_FILE_SYMS_NONE,
+	ELF_FILE_SYMS_SYMTAB,
+	ELF_FILE_SYMS_DEBUG_FILE, /* .symtab of the separate debug file */
+	ELF_FILE_SYMS_DYNSYM,
+};
+
+/* A function found by name, for attaching a uprobe to it. */
+struct elf_func {
+	uint64_t vaddr;       /* st_value */
+	uint64_t size;        /* st_size (0 if unknown) */
+	uint64_t file_offset; /* vaddr - p_vaddr + p_offset of the PT_LOAD that holds it */
+	bool ifunc;           /* STT_GNU_IFUNC: vaddr is the resolver, not the implementation */
+};
+
+/* -ENOEXEC when path is not an ELF file.  opts may be NULL. */
+int elf_file__open(struct elf_file **out, const char *path, const struct elf_file_opts *opts);
+/* Same for an open file; fd is duplicated, so the caller still owns (and closes) fd. */
+int elf_file__open_fd(struct elf_file **out, int fd, const struct elf_file_opts *opts);
+/* An ELF image in memory (the vDSO); the image is copied. elf_file__read_at is -EBADF on it. */
+int elf_file__open_mem(struct elf_file **out, const void *image, size_t size);
+void elf_file__free(struct elf_file *ef);
+
+/* Lowercase hex of .note.gnu.build-id, "" when the file has none. */
+const char *elf_file__build_id(const struct elf_file *ef);
+/* ET_EXEC, ET_DYN, … */
+uint16_t elf_file__type(const struct elf_file *ef);
+enum elf_file_syms elf_file__syms(const struct elf_file *ef);
+/* Path of the separate debug file whose .symtab was used, or NULL. */
+const char *elf_file__debug_path(const struct elf_file *ef);
+bool elf_file__has_symbols(const struct elf_file *ef);
+size_t elf_file__symbol_count(const struct elf_file *ef);
+
+/*
+ * ELF virtual address of runtime address addr, found in a mapping of this file that starts at
+ * map_start with file offset map_offset (a /proc/PID/maps line): the file offset is located in
+ * its PT_LOAD segment, so PIE, non-PIE and shared libraries all work.  -ENOENT when the file
+ * offset lies in no PT_LOAD segment.
+ */
+int elf_file__vaddr(const struct elf_file *ef, uint64_t *out, uint64_t addr, uint64_t map_start,
+		    uint64_t map_offset);
+/* File offset of ELF virtual address vaddr; -ENOENT when in no PT_LOAD file range. */
+int elf_file__file_offset(const struct elf_file *ef, uint64_t *out, uint64_t vaddr);
+
+/* The function symbol containing vaddr, or NULL. Aliases resolve to one preferred name. */
+const struct elf_sym *elf_file__lookup(const struct elf_file *ef, uint64_t vaddr);
+
+/*
+ * Function symbol (FUNC or IFUNC) named name: when several match, the global one with the
+ * default symbol version ("malloc@@GLIBC_2.2.5" over a hidden "memcpy@GLIBC_2.2.5").
+ * -ENOENT when absent, -ERANGE when its address is in no PT_LOAD segment.
+ */
+int elf_file__find_symbol(const struct elf_file *ef, struct elf_func *out, const char *name);
+
+/*
+ * Read exactly len bytes at file_offset from the file opened (reopened by path and checked to
+ * be the same file: -ESTALE when it was replaced since).  -EIO past the end of the file.
+ */
+int elf_file__read_at(const struct elf_file *ef, void *buf, size_t len, uint64_t file_offset);
+
+#endif /* PROF_ELF_FILE_H */

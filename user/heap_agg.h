@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Heap accounting from allocator events: per (pid, tid, stack) allocated and in-use objects
+ * and bytes, and a live table address -> block.  Pure logic, no BPF: fed by the consumer,
+ * exported into a profile at the end.  Memory stays proportional to live blocks + sites.
+ */
+#ifndef PROF_HEAP_AGG_H
+#define PROF_HEAP_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct heap_agg;
+struct profile;
+struct stackres;
+
+/* Values a site accumulates, scaled when sampling (see heap_agg__new's sample_bytes). */
+struct heap_site_values {
+	double alloc_objects, alloc_bytes;
+	double inuse_objects, inuse_bytes;
+};
+
+struct heap_agg_stats {
+	uint64_t allocs;         /* allocation events accounted */
+	uint64_t frees;          /* frees that matched a live block */
+	uint64_t unknown_frees;  /* frees of blocks never seen (allocated before attach) */
+	uint64_t failed_allocs;  /* allocator returned NULL */
+	uint64_t replaced_live;  /* block handed out again while we thought it live */
+	uint64_t no_stack;       /* allocations whose stack was lost (kept, stack empty) */
+};
+
+/* sample_bytes: 0 = every allocation recorded; N = allocations were sampled at one per N
+ * bytes on average and are weighted by 1 / (1 - exp(-size / N)) so totals stay unbiased. */
+int heap_agg__new(struct heap_agg **out, uint64_t sample_bytes);
+void heap_agg__free(struct heap_agg *h);
+
+void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+		     uint64_t addr, uint64_t size);
+void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr);
+/* realloc(old, size) returned addr (0 = failed or size 0: the old block's fate is decided by
+ * the free probe, which sees glibc's internal free of a zero-size realloc). */
+void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+		       uint64_t old_addr, uint64_t addr, uint64_t size);
+
+/* Values of one site (NULL if never seen) — for tests and reports. */
+const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid,
+					      uint32_t tid, int32_t stack_id);
+const struct heap_agg_stats *heap_agg__stats(const struct heap_agg *h);
+
+/* Iterate sites: size_t it = 0; while (heap_agg__next_site(h, &it, &pid, &tid, &sid, &v)) */
+int heap_agg__next_site(const struct heap_agg *h, size_t *it, uint32_t *pid, uint32_t *tid,
+			int32_t *stack_id, const struct heap_site_values **vals);
+
+#endif /* PROF_HEAP_AGG_H */

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "heap_attach.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "elf_file.h"
+#include "loader.h"
+#include "maps.h"
+#include "log.h"
+#include "prof_heap.h"
+#include "prologue.h"
+
+struct alloc_fn {
+	const char *name;
+	enum prof_alloc_fn fn;
+};
+
+static const struct alloc_fn alloc_fns[] = {
+	{ "malloc", PROF_FN_MALLOC },
+	{ "calloc", PROF_FN_CALLOC },
+	{ "realloc", PROF_FN_REALLOC },
+	{ "reallocarray", PROF_FN_REALLOCARRAY },
+	{ "posix_memalign", PROF_FN_POSIX_MEMALIGN },
+	{ "aligned_alloc", PROF_FN_ALIGNED_ALLOC },
+	{ "memalign", PROF_FN_MEMALIGN },
+	{ "valloc", PROF_FN_VALLOC },
+	{ "pvalloc", PROF_FN_PVALLOC },
+	{ "free", PROF_FN_FREE },
+	/* operator new / new[] (plain, nothrow, aligned, aligned nothrow): size is argument 1 */
+	{ "_Znwm", PROF_FN_CXX_NEW },
+	{ "_Znam", PROF_FN_CXX_NEW },
+	{ "_ZnwmRKSt9nothrow_t", PROF_FN_CXX_NEW },
+	{ "_ZnamRKSt9nothrow_t", PROF_FN_CXX_NEW },
+	{ "_ZnwmSt11align_val_t", PROF_FN_CXX_NEW },
+	{ "_ZnamSt11align_val_t", PROF_FN_CXX_NEW },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW },
+};
+
+#define MAX_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
+
+static int attach_one(struct loader *l, struct bpf_program *prog, bool retprobe, const char *path,
+		      int pid, uint64_t off, enum prof_alloc_fn fn)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = fn);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
+	if (!link)
+		return -errno;
+	return loader__keep_link(l, link);
+}
+
+int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_program *ret,
+		      struct bpf_program *free_, const char *path, int pid)
+{
+	uint64_t done[MAX_FNS];
+	struct elf_file *ef = NULL;
+	unsigned ndone = 0, nfns = 0;
+	int err;
+
+	/* Only the symbol table is needed: skip the separate debug-file search. */
+	err = elf_file__open(&ef, path, &(struct elf_file_opts){ .debug_dir = "" });
+	if (err)
+		return err;
+	for (size_t i = 0; i < MAX_FNS; i++) {
+		const struct alloc_fn *a = &alloc_fns[i];
+		uint64_t off, probe;
+		struct elf_func fn;
+		uint8_t code[32];
+		bool dup = false;
+		size_t n;
+
+		if (elf_file__find_symbol(ef, &fn, a->name) || fn.ifunc)
+			continue; /* not defined here (an IFUNC resolver is not the allocator) */
+		off = fn.file_offset;
+		/* aligned_alloc and memalign share one body in glibc 2.36: probe it once. */
+		for (unsigned j = 0; j < ndone; j++)
+			dup |= done[j] == off;
+		if (dup)
+			continue;
+		done[ndone++] = off;
+
+		n = fn.size && fn.size < sizeof(code) ? fn.size : sizeof(code);
+		probe = 0;
+		if (elf_file__read_at(ef, code, n, off) == 0)
+			probe = prologue__probe_offset(code, n);
+		/*
+		 * Entry and return probes share the (emulated) instruction at off+probe: only flag
+		 * setters were skipped, so the return address is still at the top of the stack.
+		 */
+		if (a->fn == PROF_FN_FREE) {
+			err = attach_one(l, free_, false, path, pid, off + probe, a->fn);
+		} else {
+			err = attach_one(l, enter, false, path, pid, off + probe, a->fn);
+			if (!err)
+				err = attach_one(l, ret, true, path, pid, off + probe, a->fn);
+		}
+		if (err) {
+			pr_err("attaching to %s in %s failed: %s\n", a->name, path, strerror(-err));
+			goto cleanup;
+		}
+		pr_debug("probing %s at %s+0x%llx (+%llu)\n", a->name, path,
+			 (unsigned long long)off, (unsigned long long)probe);
+		nfns++;
+	}
+	err = (int)nfns;
+cleanup:
+	elf_file__free(ef);
+	return err;
+}
+
+int heap_attach__fill_intervals(int map_fd, uint64_t mean)
+{
+	for (uint32_t i = 0; i < PROF_SAMPLE_TABLE; i++) {
+		uint32_t r;
+		uint64_t v;
+		double u;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = (uint32_t)random();
+		/* u in (0, 1): -ln(u) * mean is exponential with that mean */
+		u = ((double)r + 1.0) / 4294967297.0;
+		v = (uint64_t)(-log(u) * (double)mean) + 1;
+		if (bpf_map_update_elem(map_fd, &i, &v, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns)
+{
+	char path[PATH_MAX + 64];
+	struct maps *m = NULL;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	err = maps__read(&m, path);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+
+		if (!e->exec || !maps_entry__is_file(e))
+			continue;
+		/* Through the target's root, so a process in another mount namespace works. */
+		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, e->path);
+		err = loader__attach_heap(l, path, probe_pid);
+		if (err > 0)
+			*nfns += err;
+		else if (err < 0)
+			pr_debug("not probing %s: %s\n", e->path, strerror(-err));
+	}
+	maps__free(m);
+	return 0;
+}

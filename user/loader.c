@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "loader.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+
+#include "hashmap.h"
+#include "cpu.skel.h"
+#include "heap.skel.h"
+#include "heap_attach.h"
+#include "log.h"
+#include "proc.skel.h"
+
+struct loader {
+	struct loader_opts opts;
+	struct proc_bpf *proc;
+	struct heap_bpf *heap;
+	struct cpu_bpf *cpu;
+	int *perf_fds;
+	int nperf;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nlinks, cap;
+	struct hashmap *attached; /* (dev, ino, pid) of files already probed */
+	int targets_fd, events_fd, counters_fd, stacks_fd;
+};
+
+struct attached_key {
+	uint64_t dev, ino;
+	int64_t pid;
+};
+
+int loader__keep_link(struct loader *l, struct bpf_link *link)
+{
+	if (l->nlinks == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		struct bpf_link **n = realloc(l->links, cap * sizeof(*n));
+
+		if (!n) {
+			bpf_link__destroy(link);
+			return -ENOMEM;
+		}
+		l->links = n;
+		l->cap = cap;
+	}
+	l->links[l->nlinks++] = link;
+	return 0;
+}
+
+/* Make obj's copy of a shared map use the fd the first skeleton created. */
+static int share_map(struct bpf_map *map, int fd)
+{
+	int err = bpf_map__reuse_fd(map, fd);
+
+	if (err)
+		pr_err("sharing map %s failed: %s\n", bpf_map__name(map), strerror(-err));
+	return err;
+}
+
+static int share_common(struct loader *l, struct bpf_map *targets, struct bpf_map *events,
+			struct bpf_map *counters, struct bpf_map *stacks)
+{
+	int err;
+
+	err = share_map(targets, l->targets_fd);
+	if (!err)
+		err = share_map(events, l->events_fd);
+	if (!err)
+		err = share_map(counters, l->counters_fd);
+	if (!err)
+		err = share_map(stacks, l->stacks_fd);
+	return err;
+}
+
+static int load_failed(const char *what, int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		pr_err("loading the %s BPF programs was refused (%s): needs root or "
+		       "CAP_BPF+CAP_PERFMON: run with sudo\n",
+		       what, strerror(-err));
+	else
+		pr_err("the kernel refused the %s BPF programs: %s (run with -vvv for the verifier "
+		       "log)\n",
+		       what, strerror(-err));
+	return err;
+}
+
+static int open_heap(struct loader *l)
+{
+	int err;
+
+	l->heap = heap_bpf__open();
+	if (!l->heap)
+		return load_failed("heap", -errno);
+	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
+	err = share_common(l, l->heap->maps.prof_targets, l->heap->maps.prof_events,
+			   l->heap->maps.prof_counters, l->heap->maps.prof_stacks);
+	if (err)
+		return err;
+	err = heap_bpf__load(l->heap);
+	if (err)
+		return load_failed("heap", err);
+	if (l->opts.sample_bytes)
+		return heap_attach__fill_intervals(bpf_map__fd(l->heap->maps.prof_sample_intervals),
+						   l->opts.sample_bytes);
+	return 0;
+}
+
+static int open_cpu(struct loader *l)
+{
+	int err;
+
+	l->cpu = cpu_bpf__open();
+	if (!l->cpu)
+		return load_failed("cpu", -errno);
+	err = share_common(l, l->cpu->maps.prof_targets, l->cpu->maps.prof_events,
+			   l->cpu->maps.prof_counters, l->cpu->maps.prof_stacks);
+	if (err)
+		return err;
+	err = cpu_bpf__load(l->cpu);
+	if (err)
+		return load_failed("cpu", err);
+	return 0;
+}
+
+int loader__attach_cpu(struct loader *l)
+{
+	int ncpu = libbpf_num_possible_cpus(), attached = 0;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = l->opts.cpu_hz,
+		.freq = 1,
+	};
+
+	if (ncpu < 0)
+		return ncpu;
+	l->perf_fds = calloc(ncpu, sizeof(int));
+	if (!l->perf_fds)
+		return -ENOMEM;
+	/* Every possible CPU: offline ones refuse (ENODEV) and are skipped. */
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct bpf_link *link;
+		int fd, err;
+
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;
+			err = -errno;
+			pr_err("perf_event_open on CPU %d failed: %s\n", cpu, strerror(-err));
+			return err;
+		}
+		l->perf_fds[l->nperf++] = fd;
+		link = bpf_program__attach_perf_event(l->cpu->progs.cpu_sample, fd);
+		if (!link) {
+			err = -errno;
+			pr_err("attaching the CPU sampler on CPU %d failed: %s\n", cpu, strerror(-err));
+			return err;
+		}
+		err = loader__keep_link(l, link);
+		if (err)
+			return err;
+		attached++;
+	}
+	return attached ? 0 : -ENODEV;
+}
+
+int loader__cpu_counts_fd(struct loader *l)
+{
+	return l->cpu ? bpf_map__fd(l->cpu->maps.prof_cpu_counts) : -1;
+}
+
+int loader__open(struct loader **out, const struct loader_opts *opts)
+{
+	struct loader *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	l->opts = *opts;
+	err = hashmap__new(&l->attached, sizeof(struct attached_key), 1);
+	if (err)
+		goto cleanup;
+
+	/* The proc object is always loaded first: its maps become the shared ones. */
+	l->proc = proc_bpf__open();
+	if (!l->proc) {
+		err = load_failed("process-tracking", -errno);
+		goto cleanup;
+	}
+	l->proc->rodata->follow_children = opts->follow_children;
+	err = proc_bpf__load(l->proc);
+	if (err) {
+		err = load_failed("process-tracking", err);
+		goto cleanup;
+	}
+	l->targets_fd = bpf_map__fd(l->proc->maps.prof_targets);
+	l->events_fd = bpf_map__fd(l->proc->maps.prof_events);
+	l->counters_fd = bpf_map__fd(l->proc->maps.prof_counters);
+	l->stacks_fd = bpf_map__fd(l->proc->maps.prof_stacks);
+	err = proc_bpf__attach(l->proc);
+	if (err) {
+		pr_err("attaching the process-lifecycle tracepoints failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+
+	if (opts->heap) {
+		err = open_heap(l);
+		if (err)
+			goto cleanup;
+	}
+	if (opts->cpu) {
+		err = open_cpu(l);
+		if (err)
+			goto cleanup;
+	}
+	*out = l;
+	return 0;
+cleanup:
+	loader__free(l);
+	return err;
+}
+
+void loader__free(struct loader *l)
+{
+	if (!l)
+		return;
+	ring_buffer__free(l->rb);
+	for (size_t i = 0; i < l->nlinks; i++)
+		bpf_link__destroy(l->links[i]);
+	free(l->links);
+	for (int i = 0; i < l->nperf; i++)
+		close(l->perf_fds[i]);
+	free(l->perf_fds);
+	cpu_bpf__destroy(l->cpu);
+	heap_bpf__destroy(l->heap);
+	proc_bpf__destroy(l->proc);
+	hashmap__free(l->attached);
+	free(l);
+}
+
+int loader__add_target(struct loader *l, uint32_t pid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(l->targets_fd, &pid, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx)
+{
+	l->rb = ring_buffer__new(l->events_fd, fn, ctx, NULL);
+	if (!l->rb)
+		return -errno;
+	return 0;
+}
+
+int loader__poll(struct loader *l, int timeout_ms)
+{
+	int n, m;
+
+	/* Producers wake us only per batch (see prof_wakeup_flags); drain on the timer too. */
+	n = ring_buffer__poll(l->rb, timeout_ms);
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(l->rb);
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
+}
+
+int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < PROF_CNT__COUNT; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(l->counters_fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES], unsigned *n)
+{
+	unsigned i;
+
+	*n = 0;
+	if (stack_id < 0)
+		return -ENOENT;
+	memset(ips, 0, PROF_MAX_FRAMES * sizeof(ips[0]));
+	if (bpf_map_lookup_elem(l->stacks_fd, &stack_id, ips))
+		return -errno;
+	for (i = 0; i < PROF_MAX_FRAMES && ips[i]; i++)
+		;
+	*n = i;
+	return 0;
+}
+
+int loader__attach_heap(struct loader *l, const char *path, int pid)
+{
+	struct attached_key key = { .pid = pid };
+	struct stat st;
+	bool created;
+	void *val;
+	int err;
+
+	if (!l->heap)
+		return 0;
+	if (stat(path, &st))
+		return -errno;
+	/* Uprobes live on the inode: one set per file (per pid), whatever path reached it. */
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	err = hashmap__upsert(l->attached, &val, &key, &created);
+	if (err)
+		return err;
+	if (!created)
+		return *(uint8_t *)val;
+	err = heap_attach__file(l, l->heap->progs.heap_enter, l->heap->progs.heap_return,
+				l->heap->progs.heap_free, path, pid);
+	if (err < 0) {
+		hashmap__delete(l->attached, &key);
+		return err;
+	}
+	*(uint8_t *)val = (uint8_t)(err > 255 ? 255 : err);
+	return err;
+}

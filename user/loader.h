@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * BPF lifecycle: open every needed skeleton, point them at one set of shared maps (targets,
+ * ring buffer, counters, stacks), load, attach, poll, read counters, destroy.
+ */
+#ifndef PROF_LOADER_H
+#define PROF_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+#include "prof_common.h"
+
+struct loader;
+struct bpf_program;
+
+struct loader_opts {
+	bool heap;
+	bool cpu;
+	unsigned cpu_hz;
+	bool calls;
+	bool follow_children; /* -- CMD: children of targets become targets */
+	uint64_t sample_bytes;
+};
+
+int loader__open(struct loader **out, const struct loader_opts *opts);
+void loader__free(struct loader *l);
+
+int loader__add_target(struct loader *l, uint32_t pid);
+int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx);
+/* Wait up to timeout_ms for a batch, then drain whatever is queued. Returns events or -errno. */
+int loader__poll(struct loader *l, int timeout_ms);
+/* Sum of each drop counter over CPUs. */
+int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
+/* Copy a stack from the stack map: *n frames into ips (leaf first). */
+int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES],
+		  unsigned *n);
+
+/*
+ * Attach the heap probes to every allocator function `path` defines.  pid -1 = every process
+ * mapping the file (BPF filters on the target set); otherwise only that process.
+ * Returns the number of functions probed (0 if the file defines none) or -errno.
+ */
+int loader__attach_heap(struct loader *l, const char *path, int pid);
+
+/* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
+int loader__attach_cpu(struct loader *l);
+/* The (pid, tid, stacks) -> samples map, or -1 without --cpu. */
+int loader__cpu_counts_fd(struct loader *l);
+
+/* Keep a link so loader__free destroys it. */
+int loader__keep_link(struct loader *l, struct bpf_link *link);
+
+#endif /* PROF_LOADER_H */

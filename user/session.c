@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "collect.h"
+#include "loader.h"
+#include "log.h"
+#include "heap_attach.h"
+#include "report.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int64_t now_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool pid_alive(uint32_t pid)
+{
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* Child of `-- CMD`: wait until the probes are attached, then exec. */
+struct child {
+	pid_t pid;
+	int go_fd;  /* write a byte: the child may exec */
+	int err_fd; /* exec failure: the child writes errno here (closed on exec) */
+	int status;
+	bool exited;
+};
+
+static int spawn(struct child *c, char **cmd)
+{
+	int go[2] = { -1, -1 }, ef[2] = { -1, -1 };
+	int err;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(ef, O_CLOEXEC)) {
+		err = -errno;
+		goto fail;
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (c->pid == 0) {
+		char b;
+		int e;
+
+		close(go[1]);
+		close(ef[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127); /* the profiler gave up */
+		execvp(cmd[0], cmd);
+		e = errno;
+		if (write(ef[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ef[1]);
+	c->go_fd = go[1];
+	c->err_fd = ef[0];
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (ef[i] >= 0)
+			close(ef[i]);
+	}
+	return err;
+}
+
+/* Release the child; returns 0 once it has exec'd, or the exec errno as -errno. */
+static int release(struct child *c)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(c->go_fd, "g", 1) != 1)
+		return -errno;
+	close(c->go_fd);
+	c->go_fd = -1;
+	n = read(c->err_fd, &e, sizeof(e)); /* EOF when exec succeeded (CLOEXEC) */
+	close(c->err_fd);
+	c->err_fd = -1;
+	if (n == sizeof(e)) {
+		waitpid(c->pid, &c->status, 0);
+		c->exited = true;
+		return -e;
+	}
+	return 0;
+}
+
+/* Path of cmd as execvp would find it, for probing an executable that brings its own malloc. */
+static bool which(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+	bool found = false;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, len, "%s", cmd);
+		return access(out, X_OK) == 0;
+	}
+	copy = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!copy)
+		return false;
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, len, "%s/%s", *dir ? dir : ".", cmd);
+		found = access(out, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
+static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
+{
+	char exe[PATH_MAX];
+	int err;
+
+	/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves. */
+	err = heap_attach__process(l, (uint32_t)getpid(), -1, nfns);
+	if (err)
+		return err;
+	if (which(cmd[0], exe, sizeof(exe))) {
+		err = loader__attach_heap(l, exe, -1);
+		if (err > 0)
+			*nfns += err;
+	}
+	return 0;
+}
+
+struct run {
+	const struct env *env;
+	struct loader *loader;
+	struct collect *collect;
+	struct child child;
+	bool have_child;
+};
+
+int session__run(const struct env *env)
+{
+	struct loader_opts lo = {
+		.heap = env->modes & MODE_HEAP,
+		.cpu = env->modes & MODE_CPU,
+		.cpu_hz = env->cpu_hz,
+		.calls = env->modes & MODE_CALLS,
+		.follow_children = env->cmd != NULL,
+		.sample_bytes = env->sample_bytes,
+	};
+	struct run r = { .env = env, .child = { .go_fd = -1, .err_fd = -1 } };
+	int64_t start_mono, start_wall, last_tick, deadline = 0;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int status = 1, err, nfns = 0;
+
+	for (unsigned i = 0; i < env->npids; i++) {
+		if (!pid_alive(env->pids[i])) {
+			pr_err("no such process: %u\n", env->pids[i]);
+			return 2;
+		}
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (env->cmd) {
+		err = spawn(&r.child, env->cmd);
+		if (err) {
+			pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));
+			return 1;
+		}
+		r.have_child = true;
+	}
+
+	err = loader__open(&r.loader, &lo);
+	if (err)
+		goto cleanup;
+	err = collect__new(&r.collect, env, r.loader);
+	if (err) {
+		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = loader__start_events(r.loader, collect__on_event, r.collect);
+	if (err) {
+		pr_err("opening the ring buffer failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+
+	for (unsigned i = 0; i < env->npids; i++) {
+		err = loader__add_target(r.loader, env->pids[i]);
+		if (!err)
+			err = collect__add_pid(r.collect, env->pids[i]);
+		if (err) {
+			pr_err("adding pid %u failed: %s\n", env->pids[i], strerror(-err));
+			goto cleanup;
+		}
+		if (lo.heap) {
+			err = heap_attach__process(r.loader, env->pids[i], (int)env->pids[i], &nfns);
+			if (err == -ENOENT || err == -ESRCH) {
+				pr_err("process %u exited before it could be attached\n", env->pids[i]);
+				status = 2;
+				goto cleanup;
+			}
+		}
+	}
+	if (r.have_child) {
+		err = loader__add_target(r.loader, (uint32_t)r.child.pid);
+		if (!err)
+			err = collect__add_child(r.collect, (uint32_t)r.child.pid);
+		if (!err && lo.heap)
+			err = attach_heap_cmd(r.loader, env->cmd, &nfns);
+		if (err) {
+			pr_err("preparing %s failed: %s\n", env->cmd[0], strerror(-err));
+			goto cleanup;
+		}
+	}
+	if (lo.heap && !nfns) {
+		pr_err("no allocator to probe: no malloc/free found in the target's libc or "
+		       "executable\n");
+		status = 2;
+		goto cleanup;
+	}
+	err = collect__attach_modes(r.collect);
+	if (err) {
+		status = err == -ENOENT || err == -ENOTSUP ? 2 : 1;
+		goto cleanup;
+	}
+
+	start_mono = now_ns(CLOCK_MONOTONIC);
+	start_wall = now_ns(CLOCK_REALTIME);
+	if (env->duration > 0)
+		deadline = start_mono + (int64_t)(env->duration * 1e9);
+	if (r.have_child) {
+		err = release(&r.child);
+		if (err) {
+			pr_err("cannot run %s: %s\n", env->cmd[0], strerror(-err));
+			status = 2;
+			goto cleanup;
+		}
+		collect__exec_done(r.collect, (uint32_t)r.child.pid);
+	}
+	pr_info("profiling; Ctrl-C to stop\n");
+
+	last_tick = start_mono;
+	while (!stop_signal) {
+		int64_t now;
+
+		err = loader__poll(r.loader, 100);
+		if (err < 0) {
+			pr_err("reading events failed: %s\n", strerror(-err));
+			break;
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now - last_tick >= 1000000000LL) {
+			collect__tick(r.collect);
+			last_tick = now;
+		}
+		if (deadline && now >= deadline)
+			break;
+		if (r.have_child && !r.child.exited &&
+		    waitpid(r.child.pid, &r.child.status, WNOHANG) == r.child.pid)
+			r.child.exited = true;
+		if (r.have_child ? r.child.exited : !collect__any_alive(r.collect))
+			break;
+	}
+	/* Whatever is still queued belongs to the profile. */
+	while (loader__poll(r.loader, 0) > 0)
+		;
+	if (stop_signal)
+		pr_info("stopping on signal %d\n", (int)stop_signal);
+
+	err = report__write(r.collect, env, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
+	status = err ? 1 : 0;
+cleanup:
+	if (r.have_child && !r.child.exited) {
+		if (r.child.go_fd >= 0) {
+			/* Never released: let it go away without running CMD. */
+			close(r.child.go_fd);
+			r.child.go_fd = -1;
+		}
+		else
+			kill(r.child.pid, SIGTERM); /* stopped early (-d, signal): CMD ends with us */
+		waitpid(r.child.pid, &r.child.status, 0);
+	}
+	if (r.child.err_fd >= 0)
+		close(r.child.err_fd);
+	collect__free(r.collect);
+	loader__free(r.loader);
+	return status;
+}
