@@ -20,7 +20,10 @@ CFLAGS     ?= -g -O2
 WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPROF_VERSION='"$(VERSION)"' $(INCLUDES) -MMD -MP
 LIBS       := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz) -lstdc++ -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Ibpf $(WARN) -MMD -MP
+# The host's system include dirs after our own (libbpf-bootstrap): <bpf/usdt.bpf.h> includes
+# <linux/errno.h>, which needs the multiarch <asm/errno.h>.
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Ibpf $(WARN) -MMD -MP $(CLANG_BPF_SYS_INCLUDES)
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
@@ -35,6 +38,12 @@ ASAN       := -fsanitize=address,undefined -fno-omit-frame-pointer
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 ASAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/asan/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+# ELF files the symbolizer tests read (rules below the unit-test rule).
+FIX        := $(OUTPUT)/fixtures
+FIX_CFLAGS := -g -O1 -fno-omit-frame-pointer -Wl,--build-id=sha1
+FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix-stripped.so symfix-stripped \
+		symfix-pie.debug symfix-debuglink symfix-pie.nm symfix-nopie.nm libsymfix.so.nm \
+		symfix-pie.buildid)
 
 # Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
 # of the functions the tests name).
@@ -74,9 +83,54 @@ $(OUTPUT)/asan/%.o: user/%.c $(SKELS) | $(OUTPUT)/asan
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(ASAN) -c $< -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(ASAN_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c $(ASAN_OBJS) | $(OUTPUT)/tests $(FIXTURES)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(ASAN) $< $(ASAN_OBJS) $(LIBS) -lcmocka -o $@
+
+# ELF fixtures for the symbolizer's unit tests, from one source: a PIE, a non-PIE executable, a
+# shared library (based at 0x200000, so its p_vaddr and p_offset differ), a stripped copy (.dynsym only: -rdynamic exports the functions), a separate
+# debug file and a stripped copy that points to it with .gnu_debuglink, a versioned symbol in the
+# library (symfix.map) and a stripped copy of it; plus nm/readelf output
+# for the tests to check against (FIXTURES is defined with the unit-test variables above).
+$(FIX)/symfix_cxx.o: tests/fixtures/symfix_cxx.cc | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CXX) -g -O1 -fPIC -fno-exceptions -fno-rtti -c $< -o $@
+
+$(FIX)/symfix-pie: tests/fixtures/symfix.c $(FIX)/symfix_cxx.o | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -fPIE -pie -rdynamic $^ -o $@
+
+$(FIX)/symfix-nopie: tests/fixtures/symfix.c $(FIX)/symfix_cxx.o | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -fno-pie -no-pie -rdynamic $^ -o $@
+
+$(FIX)/libsymfix.so: tests/fixtures/symfix.c $(FIX)/symfix_cxx.o tests/fixtures/symfix.map | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -DSYMFIX_LIB -fPIC -shared -Wl,-Ttext-segment=0x200000 \
+		-Wl,--version-script=tests/fixtures/symfix.map $(filter %.c %.o,$^) -o $@
+
+$(FIX)/libsymfix-stripped.so: $(FIX)/libsymfix.so
+	$(call msg,FIXTURE,$@)
+	$(Q)strip --strip-all -o $@ $<
+
+$(FIX)/symfix-stripped: $(FIX)/symfix-pie
+	$(call msg,FIXTURE,$@)
+	$(Q)strip --strip-all -o $@ $<
+
+$(FIX)/symfix-pie.debug: $(FIX)/symfix-pie
+	$(call msg,FIXTURE,$@)
+	$(Q)objcopy --only-keep-debug $< $@
+
+$(FIX)/symfix-debuglink: $(FIX)/symfix-pie $(FIX)/symfix-pie.debug
+	$(call msg,FIXTURE,$@)
+	$(Q)strip --strip-all -o $@ $<
+	$(Q)cd $(FIX) && objcopy --add-gnu-debuglink=symfix-pie.debug $(notdir $@)
+
+$(FIX)/%.nm: $(FIX)/%
+	$(Q)nm -S --defined-only $< > $@
+
+$(FIX)/%.buildid: $(FIX)/%
+	$(Q)readelf -n $< | sed -n 's/.*Build ID: *//p' > $@
 
 $(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
@@ -85,6 +139,11 @@ $(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets
 $(OUTPUT)/targets/%: tests/targets/%.cc | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CXX) $(TARGET_CFLAGS) $< -o $@
+
+# Benchmarks of our own code link the user objects (main excepted); the rest are workloads.
+$(OUTPUT)/bench/pprof_write: bench/pprof_write.c $(LIB_OBJS) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
 $(OUTPUT)/bench/%: bench/%.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
@@ -96,7 +155,7 @@ $(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
 
 targets: $(TARGETS_C) $(TARGETS_CC)
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench $(FIX):
 	$(Q)mkdir -p $@
 
 unit: $(UNIT_BINS)

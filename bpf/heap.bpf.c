@@ -111,7 +111,6 @@ int BPF_KPROBE(heap_enter)
 	case PROF_FN_MALLOC:
 	case PROF_FN_VALLOC:
 	case PROF_FN_PVALLOC:
-	case PROF_FN_CXX_NEW:
 		return enter(fn, a0, 0);
 	case PROF_FN_CALLOC:
 		return enter(fn, a0 * a1, 0);
@@ -125,6 +124,8 @@ int BPF_KPROBE(heap_enter)
 	case PROF_FN_MEMALIGN:
 		return enter(fn, a1, 0);
 	default:
+		if (fn >= PROF_FN_CXX_NEW && fn < PROF_FN__COUNT)
+			return enter(fn, a0, 0); /* every operator new takes the size first */
 		return 0;
 	}
 }
@@ -144,7 +145,11 @@ int BPF_KRETPROBE(heap_return, long ret)
 		return 0;
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
 	if (!p)
-		return 0; /* not sampled, or entered before attach */
+	{
+		if (!sample_bytes)
+			prof_count(PROF_CNT_PENDING_MISSING); /* entered before attach */
+		return 0; /* (or not sampled) */
+	}
 	if (p->fn != fn)
 		return 0; /* inner call of an outer entry point: the outer return reports it */
 

@@ -16,8 +16,19 @@ enum prof_alloc_fn {
 	PROF_FN_MEMALIGN,
 	PROF_FN_VALLOC,
 	PROF_FN_PVALLOC,
-	PROF_FN_CXX_NEW, /* operator new / new[]: their inner malloc is not counted twice */
 	PROF_FN_FREE,
+	/*
+	 * operator new and its variants, one id each: new[] calls new (often as a tail call) and new
+	 * calls malloc; only the outermost call in flight is counted, so ids must differ.
+	 */
+	PROF_FN_CXX_NEW,
+	PROF_FN_CXX_NEW_ARRAY,
+	PROF_FN_CXX_NEW_NOTHROW,
+	PROF_FN_CXX_NEW_ARRAY_NOTHROW,
+	PROF_FN_CXX_NEW_ALIGNED,
+	PROF_FN_CXX_NEW_ARRAY_ALIGNED,
+	PROF_FN_CXX_NEW_ALIGNED_NOTHROW,
+	PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW,
 	PROF_FN__COUNT,
 };
 

@@ -115,6 +115,16 @@ int collect__attach_modes(struct collect *c)
 	return 0;
 }
 
+void collect__process_exiting(struct collect *c, uint32_t pid)
+{
+	/* Its mappings are final and still readable: reload, then let queued events resolve. */
+	symbolizer__forget_pid(c->sym, pid);
+	symbolizer__load_pid(c->sym, pid);
+	while (loader__poll(c->loader, 0) > 0)
+		;
+	collect__tick(c);
+}
+
 void collect__tick(struct collect *c)
 {
 	if (c->env->modes & MODE_CPU)

@@ -33,6 +33,8 @@ void collect__exec_done(struct collect *c, uint32_t pid);
 /* Attach the modes other than heap (cpu, calls) once targets are known. */
 int collect__attach_modes(struct collect *c);
 bool collect__any_alive(struct collect *c);
+/* pid is stopped at its exit with its address space intact: last chance to symbolize. */
+void collect__process_exiting(struct collect *c, uint32_t pid);
 /* Periodic work while profiling (about once a second): symbolize while targets live. */
 void collect__tick(struct collect *c);
 

@@ -422,67 +422,82 @@ static char *dir_of(const char *path)
 	return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 }
 
-/* Separate debug symbols: by build id, then by .gnu_debuglink (gdb's search order). */
-static int load_debug_syms(struct elf_file *ef, Elf *elf, const char *path,
-			   const struct elf_file_opts *opts)
+/* Candidates that merely do not fit: try the next one. */
+static bool debug_miss(int err)
 {
-	const char *ddir = debug_dir(opts), *tpath = opts && opts->target_path ? opts->target_path : path;
-	char *cand = NULL, *dir = NULL, *tdir = NULL;
+	return err == -ENOENT || err == -ENOTDIR || err == -ENOEXEC || err == -ESTALE ||
+	       err == -EACCES;
+}
+
+/* .gnu_debuglink holds a file name, padding to 4 bytes, and the CRC32 of the debug file. */
+static int try_debuglink(struct elf_file *ef, Elf *elf, const char *path, const char *tpath,
+			 const char *ddir)
+{
+	char *dir = NULL, *tdir = NULL, *cand = NULL;
+	const char *link;
 	Elf_Data *data;
+	size_t len, crc_off;
 	GElf_Shdr sh;
 	Elf_Scn *scn;
+	uint32_t crc;
 	int err = -ENOENT;
 
-	if (!ddir[0] && !path)
-		return -ENOENT;
-	if (ddir[0] && strlen(ef->build_id) > 2) {
-		if (asprintf(&cand, "%s/.build-id/%.2s/%s.debug", ddir, ef->build_id,
-			     ef->build_id + 2) < 0)
-			return -ENOMEM;
-		err = try_debug_file(ef, cand, false, 0);
-		free(cand);
-		if (err != -ENOENT && err != -ENOEXEC && err != -ESTALE && err != -EACCES)
-			return err;
-		if (!err)
-			return 0;
-	}
 	scn = find_section(elf, ".gnu_debuglink", SHT_PROGBITS, &sh);
 	data = scn ? elf_getdata(scn, NULL) : NULL;
 	if (!data || !path || data->d_size < 8)
 		return -ENOENT;
-	{
-		const char *link = data->d_buf;
-		size_t len = strnlen(link, data->d_size), crc_off = (len + 4) & ~(size_t)3;
-		uint32_t crc;
+	link = data->d_buf;
+	len = strnlen(link, data->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	if (!len || crc_off + 4 > data->d_size || strchr(link, '/'))
+		return -ENOENT;
+	memcpy(&crc, (const char *)data->d_buf + crc_off, sizeof(crc));
+	dir = dir_of(path);
+	tdir = dir_of(tpath);
+	if (!dir || !tdir) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* gdb's order: next to the file, in its .debug/, under the debug root. */
+	for (int i = 0; i < 3 && debug_miss(err); i++) {
+		int n = i == 0	 ? asprintf(&cand, "%s/%s", dir, link)
+			: i == 1 ? asprintf(&cand, "%s/.debug/%s", dir, link)
+				 : asprintf(&cand, "%s%s%s/%s", ddir, tdir[0] == '/' ? "" : "/", tdir, link);
 
-		if (len == data->d_size || crc_off + 4 > data->d_size || strchr(link, '/'))
-			return -ENOENT;
-		memcpy(&crc, (char *)data->d_buf + crc_off, 4);
-		dir = dir_of(path);
-		tdir = dir_of(tpath);
-		if (!dir || !tdir) {
+		if (n < 0) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		for (int i = 0; i < 3; i++) {
-			int n = i == 0	 ? asprintf(&cand, "%s/%s", dir, link)
-				: i == 1 ? asprintf(&cand, "%s/.debug/%s", dir, link)
-					 : asprintf(&cand, "%s%s/%s", ddir, tdir, link);
-
-			if (n < 0) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			err = i == 2 && !ddir[0] ? -ENOENT : try_debug_file(ef, cand, true, crc);
-			free(cand);
-			if (err != -ENOENT && err != -ENOEXEC && err != -ESTALE && err != -EACCES)
-				goto cleanup;
-		}
+		err = try_debug_file(ef, cand, true, crc);
+		free(cand);
 	}
 cleanup:
 	free(dir);
 	free(tdir);
 	return err;
+}
+
+/* Separate debug symbols: by build id, then by .gnu_debuglink.  0 when found. */
+static int load_debug_syms(struct elf_file *ef, Elf *elf, const char *path,
+			   const struct elf_file_opts *opts)
+{
+	const char *ddir = debug_dir(opts);
+	const char *tpath = opts && opts->target_path ? opts->target_path : path;
+	char *cand;
+	int err;
+
+	if (!ddir[0])
+		return -ENOENT;
+	if (strlen(ef->build_id) > 2) {
+		if (asprintf(&cand, "%s/.build-id/%.2s/%s.debug", ddir, ef->build_id,
+			     ef->build_id + 2) < 0)
+			return -ENOMEM;
+		err = try_debug_file(ef, cand, false, 0);
+		free(cand);
+		if (!debug_miss(err))
+			return err;
+	}
+	return try_debuglink(ef, elf, path, tpath, ddir);
 }
 
 static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
@@ -516,7 +531,7 @@ static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 	}
 	if (!ef->nsyms) {
 		err = load_debug_syms(ef, elf, path, opts);
-		if (err && err != -ENOENT && err != -ENOEXEC && err != -ESTALE && err != -EACCES)
+		if (err && !debug_miss(err))
 			return err;
 		if (!err && ef->nsyms)
 			ef->src = ELF_FILE_SYMS_DEBUG_FILE;

@@ -37,13 +37,13 @@ static const struct alloc_fn alloc_fns[] = {
 	{ "free", PROF_FN_FREE },
 	/* operator new / new[] (plain, nothrow, aligned, aligned nothrow): size is argument 1 */
 	{ "_Znwm", PROF_FN_CXX_NEW },
-	{ "_Znam", PROF_FN_CXX_NEW },
-	{ "_ZnwmRKSt9nothrow_t", PROF_FN_CXX_NEW },
-	{ "_ZnamRKSt9nothrow_t", PROF_FN_CXX_NEW },
-	{ "_ZnwmSt11align_val_t", PROF_FN_CXX_NEW },
-	{ "_ZnamSt11align_val_t", PROF_FN_CXX_NEW },
-	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW },
-	{ "_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW },
+	{ "_Znam", PROF_FN_CXX_NEW_ARRAY },
+	{ "_ZnwmRKSt9nothrow_t", PROF_FN_CXX_NEW_NOTHROW },
+	{ "_ZnamRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_NOTHROW },
+	{ "_ZnwmSt11align_val_t", PROF_FN_CXX_NEW_ALIGNED },
+	{ "_ZnamSt11align_val_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ALIGNED_NOTHROW },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW },
 };
 
 #define MAX_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "hashmap.h"
+#include "calls.skel.h"
 #include "cpu.skel.h"
 #include "heap.skel.h"
 #include "heap_attach.h"
@@ -23,6 +24,7 @@ struct loader {
 	struct proc_bpf *proc;
 	struct heap_bpf *heap;
 	struct cpu_bpf *cpu;
+	struct calls_bpf *calls;
 	int *perf_fds;
 	int nperf;
 	struct ring_buffer *rb;
@@ -174,6 +176,46 @@ int loader__attach_cpu(struct loader *l)
 	return attached ? 0 : -ENODEV;
 }
 
+static int open_calls(struct loader *l)
+{
+	int err;
+
+	l->calls = calls_bpf__open();
+	if (!l->calls)
+		return load_failed("calls", -errno);
+	err = share_common(l, l->calls->maps.prof_targets, l->calls->maps.prof_events,
+			   l->calls->maps.prof_counters, l->calls->maps.prof_stacks);
+	if (err)
+		return err;
+	/* libbpf keeps one spec per distinct argument layout per attach; ruby alone has a dozen
+	 * call sites, times every -p pid. */
+	err = bpf_map__set_max_entries(l->calls->maps.__bpf_usdt_specs, 4096);
+	if (err)
+		return err;
+	err = calls_bpf__load(l->calls);
+	if (err)
+		return load_failed("calls", err);
+	return 0;
+}
+
+struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret)
+{
+	if (!l->calls)
+		return NULL;
+	switch (rt) {
+	case PROF_RT_PYTHON:
+		return ret ? l->calls->progs.python_return : l->calls->progs.python_entry;
+	case PROF_RT_RUBY:
+		return ret ? l->calls->progs.ruby_return : l->calls->progs.ruby_entry;
+	case PROF_RT_PHP:
+		return ret ? l->calls->progs.php_return : l->calls->progs.php_entry;
+	case PROF_RT_JAVA:
+		return ret ? l->calls->progs.java_return : l->calls->progs.java_entry;
+	default:
+		return NULL;
+	}
+}
+
 int loader__cpu_counts_fd(struct loader *l)
 {
 	return l->cpu ? bpf_map__fd(l->cpu->maps.prof_cpu_counts) : -1;
@@ -223,6 +265,11 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 		if (err)
 			goto cleanup;
 	}
+	if (opts->calls) {
+		err = open_calls(l);
+		if (err)
+			goto cleanup;
+	}
 	*out = l;
 	return 0;
 cleanup:
@@ -242,6 +289,7 @@ void loader__free(struct loader *l)
 		close(l->perf_fds[i]);
 	free(l->perf_fds);
 	cpu_bpf__destroy(l->cpu);
+	calls_bpf__destroy(l->calls);
 	heap_bpf__destroy(l->heap);
 	proc_bpf__destroy(l->proc);
 	hashmap__free(l->attached);

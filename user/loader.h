@@ -11,6 +11,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "prof_calls.h"
 #include "prof_common.h"
 
 struct loader;
@@ -49,6 +50,9 @@ int loader__attach_heap(struct loader *l, const char *path, int pid);
 int loader__attach_cpu(struct loader *l);
 /* The (pid, tid, stacks) -> samples map, or -1 without --cpu. */
 int loader__cpu_counts_fd(struct loader *l);
+
+/* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
+struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);
 
 /* Keep a link so loader__free destroys it. */
 int loader__keep_link(struct loader *l, struct bpf_link *link);

@@ -82,7 +82,8 @@ int maps__parse(struct maps **out, FILE *f)
 		goto cleanup;
 	}
 	/* The kernel lists mappings in order; fixtures need not. */
-	qsort(m->entries, m->count, sizeof(*m->entries), cmp_entry);
+	if (m->count)
+		qsort(m->entries, m->count, sizeof(*m->entries), cmp_entry);
 	*out = m;
 	m = NULL;
 cleanup:

@@ -163,7 +163,7 @@ static int gz_write(struct gz *g, const void *data, size_t len, int flush)
 		errno = 0;
 		if (have && fwrite(g->out, 1, have, g->f) != have)
 			return errno ? -errno : -EIO;
-	} while (g->z.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
+	} while (flush == Z_FINISH ? ret != Z_STREAM_END : g->z.avail_out == 0);
 	return 0;
 }
 
@@ -399,8 +399,10 @@ static int writer_init(struct writer *w, const struct profile *p, FILE *f)
 	if (!w->gz)
 		return -ENOMEM;
 	w->gz->f = f;
-	/* windowBits 15 + 16: a gzip header and trailer, as pprof files have on disk. */
-	if (deflateInit2(&w->gz->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+	/* windowBits 15 + 16: a gzip header and trailer, as pprof files have on disk.  Fastest
+	 * level, as Go's runtime/pprof: on bench/pprof_write it cuts the time by a third
+	 * (225 -> 147 ms) for 6% more bytes, and continuous mode writes every interval. */
+	if (deflateInit2(&w->gz->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	w->gz->inited = true;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +48,7 @@ struct child {
 	int err_fd; /* exec failure: the child writes errno here (closed on exec) */
 	int status;
 	bool exited;
+	bool traced; /* ptrace-seized: it stops at exit so its maps can be read one last time */
 };
 
 static int spawn(struct child *c, char **cmd)
@@ -94,6 +96,48 @@ fail:
 	return err;
 }
 
+/*
+ * Reap or handle the child's ptrace stops.  At its exit stop the address space is still intact:
+ * the collector reads its maps and drains queued events so every stack gets symbolized, even for
+ * a command that lives a few milliseconds.  flags: WNOHANG or 0 (wait for the exit).
+ */
+static void child_wait(struct child *c, struct collect *col, int flags)
+{
+	int st;
+
+	while (!c->exited) {
+		pid_t p = waitpid(c->pid, &st, flags | __WALL);
+
+		if (p <= 0) {
+			if (p < 0 && errno == EINTR)
+				continue;
+			if (p < 0)
+				c->exited = true; /* ECHILD: already reaped */
+			return;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			c->status = st;
+			c->exited = true;
+			return;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		switch (st >> 16) {
+		case PTRACE_EVENT_EXIT:
+			if (col)
+				collect__process_exiting(col, (uint32_t)c->pid);
+			ptrace(PTRACE_CONT, c->pid, 0, 0);
+			break;
+		case PTRACE_EVENT_STOP: /* group stop (SIGSTOP & co): stay stopped, keep tracing */
+			ptrace(PTRACE_LISTEN, c->pid, 0, 0);
+			break;
+		default: /* a signal on its way to the child: deliver it */
+			ptrace(PTRACE_CONT, c->pid, 0, (void *)(long)WSTOPSIG(st));
+			break;
+		}
+	}
+}
+
 /* Release the child; returns 0 once it has exec'd, or the exec errno as -errno. */
 static int release(struct child *c)
 {
@@ -108,8 +152,7 @@ static int release(struct child *c)
 	close(c->err_fd);
 	c->err_fd = -1;
 	if (n == sizeof(e)) {
-		waitpid(c->pid, &c->status, 0);
-		c->exited = true;
+		child_wait(c, NULL, 0);
 		return -e;
 	}
 	return 0;
@@ -194,6 +237,12 @@ int session__run(const struct env *env)
 			return 1;
 		}
 		r.have_child = true;
+		/* Not fatal: without it a command that exits very fast may lose some symbols. */
+		r.child.traced = ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)PTRACE_O_TRACEEXIT) == 0;
+		if (!r.child.traced)
+			pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting command may "
+				"be missing\n",
+				r.child.pid, strerror(errno));
 	}
 
 	err = loader__open(&r.loader, &lo);
@@ -281,9 +330,8 @@ int session__run(const struct env *env)
 		}
 		if (deadline && now >= deadline)
 			break;
-		if (r.have_child && !r.child.exited &&
-		    waitpid(r.child.pid, &r.child.status, WNOHANG) == r.child.pid)
-			r.child.exited = true;
+		if (r.have_child)
+			child_wait(&r.child, r.collect, WNOHANG);
 		if (r.have_child ? r.child.exited : !collect__any_alive(r.collect))
 			break;
 	}
@@ -304,7 +352,7 @@ cleanup:
 		}
 		else
 			kill(r.child.pid, SIGTERM); /* stopped early (-d, signal): CMD ends with us */
-		waitpid(r.child.pid, &r.child.status, 0);
+		child_wait(&r.child, r.collect, 0);
 	}
 	if (r.child.err_fd >= 0)
 		close(r.child.err_fd);

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * --calls: interpreter function entry/return USDT probes (python, ruby, php, hotspot).
+ * Each probe sends one fixed 40-byte event; userspace rebuilds the per-thread call stacks.
+ *
+ * Why not rebuild the stacks here: the kernel side would need a per-thread stack map, a
+ * node table and a count map updated on every event (three hash operations, more than the
+ * ring-buffer record costs, see docs-calls.md), and still could not repair a stack after
+ * an exception unwound frames without returns, or after drops.  Userspace sees the whole
+ * sequence and can.
+ *
+ * Names: an event carries a name id (include/prof_calls.h); the strings travel once, in a
+ * prof_call_name record sent by the first event that uses the id (prof_call_names remembers
+ * which ids were sent).  Copying three strings into every event would cost ~3 user-memory
+ * string reads (~100-300 ns each) and 500 bytes of ring buffer per event instead of one map
+ * lookup.
+ */
+#include "common.bpf.h"
+
+#include <bpf/usdt.bpf.h>
+
+#include "prof_calls.h"
+
+/* name id -> 1 once its prof_call_name record was queued. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_CALL_NAME_ENTRIES);
+	__type(key, __u64);
+	__type(value, __u8);
+} prof_call_names SEC(".maps");
+
+/* pid_tgid -> 1: a call event of this thread was dropped and it has not been told yet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_CALL_LOST_ENTRIES);
+	__type(key, __u64);
+	__type(value, __u8);
+} prof_call_lost SEC(".maps");
+
+/* Call events dropped so far: while 0, no event pays the prof_call_lost lookup. */
+__u64 call_drops = 0;
+
+/* Probe arguments, normalised: three strings (NUL-terminated, or length-delimited when
+ * len > 0: HotSpot) and a line. */
+struct call_args {
+	__u64 cls, fn, file;
+	__u32 cls_len, fn_len, file_len;
+	__u32 line;
+};
+
+static __always_inline __u16 read_str(char *dst, __u32 size, __u64 src, __u32 len)
+{
+	long n;
+
+	if (!src)
+		return 0;
+	if (!len) {
+		n = bpf_probe_read_user_str(dst, size, (const void *)src);
+		if (n < 0) {
+			prof_count(PROF_CNT_CALL_READ_FAIL);
+			return 0;
+		}
+		return n > 0 ? (__u16)(n - 1) : 0;
+	}
+	/* Length-delimited: copy at most size bytes, NUL-terminate only when shorter. */
+	if (len >= size) {
+		if (bpf_probe_read_user(dst, size, (const void *)src)) {
+			prof_count(PROF_CNT_CALL_READ_FAIL);
+			return 0;
+		}
+		return (__u16)size;
+	}
+	len &= size - 1; /* size is a power of two: proves the bound to the verifier */
+	if (bpf_probe_read_user(dst, len, (const void *)src)) {
+		prof_count(PROF_CNT_CALL_READ_FAIL);
+		return 0;
+	}
+	dst[len] = 0;
+	return (__u16)len;
+}
+
+/* Queue the strings of id, once.  A failed send forgets the id so a later event retries. */
+static __noinline int send_name(__u64 id, __u32 pid, __u32 runtime, struct call_args *a)
+{
+	struct prof_call_name *n;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&prof_call_names, &id))
+		return 0;
+	if (bpf_map_update_elem(&prof_call_names, &id, &one, BPF_ANY)) {
+		prof_count(PROF_CNT_CALL_NAME_FULL);
+		return 0;
+	}
+	n = prof_reserve(sizeof(*n));
+	if (!n) {
+		bpf_map_delete_elem(&prof_call_names, &id);
+		return 0;
+	}
+	__builtin_memset(n, 0, sizeof(*n));
+	n->type = PROF_REC_CALL_NAME;
+	n->pid = pid;
+	n->name_id = id;
+	n->runtime = runtime;
+	n->cls_len = read_str(n->cls, sizeof(n->cls), a->cls, a->cls_len);
+	n->fn_len = read_str(n->fn, sizeof(n->fn), a->fn, a->fn_len);
+	n->file_len = read_str(n->file, sizeof(n->file), a->file, a->file_len);
+	prof_submit(n);
+	return 0;
+}
+
+static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtime,
+				   struct call_args *a)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = id >> 32;
+	struct prof_call_event *e;
+	__u8 flags = 0, one = 1;
+	__u64 name_id;
+
+	if (!prof_is_target(pid))
+		return 0;
+	name_id = prof_call_name_id(pid, task->self_exec_id, runtime, a->cls, a->fn, a->file);
+	send_name(name_id, pid, runtime, a);
+
+	if (call_drops && bpf_map_lookup_elem(&prof_call_lost, &id))
+		flags |= PROF_CALL_F_LOST;
+	e = prof_reserve(sizeof(*e));
+	if (!e) {
+		/* The thread's stack is now unknown: tell userspace with its next event. */
+		__sync_fetch_and_add(&call_drops, 1);
+		bpf_map_update_elem(&prof_call_lost, &id, &one, BPF_ANY);
+		return 0;
+	}
+	if (flags & PROF_CALL_F_LOST)
+		bpf_map_delete_elem(&prof_call_lost, &id);
+	e->type = type;
+	e->pid = pid;
+	e->tid = (__u32)id;
+	e->line = a->line;
+	e->ts = bpf_ktime_get_ns();
+	e->name_id = name_id;
+	e->runtime = runtime;
+	e->flags = flags | (__u8)bpf_usdt_cookie(ctx);
+	e->pad0 = 0;
+	e->pad1 = 0;
+	prof_submit(e);
+	return 0;
+}
+
+/* python:function__entry/return(const char *file, const char *function, int line) */
+static __always_inline int python_call(struct pt_regs *ctx, __u32 type)
+{
+	struct call_args a = {};
+	long v;
+
+	if (!bpf_usdt_arg(ctx, 0, &v))
+		a.file = v;
+	if (!bpf_usdt_arg(ctx, 1, &v))
+		a.fn = v;
+	if (!bpf_usdt_arg(ctx, 2, &v))
+		a.line = (__u32)v;
+	return on_call(ctx, type, PROF_RT_PYTHON, &a);
+}
+
+SEC("usdt")
+int python_entry(struct pt_regs *ctx)
+{
+	return python_call(ctx, PROF_REC_CALL_ENTRY);
+}
+
+SEC("usdt")
+int python_return(struct pt_regs *ctx)
+{
+	return python_call(ctx, PROF_REC_CALL_RETURN);
+}
+
+/* ruby:[c]method__entry/return(const char *class, const char *method, const char *file,
+ * int line) */
+static __always_inline int ruby_call(struct pt_regs *ctx, __u32 type)
+{
+	struct call_args a = {};
+	long v;
+
+	if (!bpf_usdt_arg(ctx, 0, &v))
+		a.cls = v;
+	if (!bpf_usdt_arg(ctx, 1, &v))
+		a.fn = v;
+	if (!bpf_usdt_arg(ctx, 2, &v))
+		a.file = v;
+	if (!bpf_usdt_arg(ctx, 3, &v))
+		a.line = (__u32)v;
+	return on_call(ctx, type, PROF_RT_RUBY, &a);
+}
+
+SEC("usdt")
+int ruby_entry(struct pt_regs *ctx)
+{
+	return ruby_call(ctx, PROF_REC_CALL_ENTRY);
+}
+
+SEC("usdt")
+int ruby_return(struct pt_regs *ctx)
+{
+	return ruby_call(ctx, PROF_REC_CALL_RETURN);
+}
+
+/* php:function__entry/return(const char *function, const char *file, int line,
+ * const char *class, const char *scope) */
+static __always_inline int php_call(struct pt_regs *ctx, __u32 type)
+{
+	struct call_args a = {};
+	long v;
+
+	if (!bpf_usdt_arg(ctx, 0, &v))
+		a.fn = v;
+	if (!bpf_usdt_arg(ctx, 1, &v))
+		a.file = v;
+	if (!bpf_usdt_arg(ctx, 2, &v))
+		a.line = (__u32)v;
+	if (!bpf_usdt_arg(ctx, 3, &v))
+		a.cls = v;
+	return on_call(ctx, type, PROF_RT_PHP, &a);
+}
+
+SEC("usdt")
+int php_entry(struct pt_regs *ctx)
+{
+	return php_call(ctx, PROF_REC_CALL_ENTRY);
+}
+
+SEC("usdt")
+int php_return(struct pt_regs *ctx)
+{
+	return php_call(ctx, PROF_REC_CALL_RETURN);
+}
+
+/* hotspot:method__entry/return(long thread, const char *class, int class_len,
+ * const char *method, int method_len, const char *signature, int signature_len):
+ * Symbol bytes, not NUL-terminated. */
+static __always_inline int java_call(struct pt_regs *ctx, __u32 type)
+{
+	struct call_args a = {};
+	long v;
+
+	if (!bpf_usdt_arg(ctx, 1, &v))
+		a.cls = v;
+	if (!bpf_usdt_arg(ctx, 2, &v))
+		a.cls_len = (__u32)v;
+	if (!bpf_usdt_arg(ctx, 3, &v))
+		a.fn = v;
+	if (!bpf_usdt_arg(ctx, 4, &v))
+		a.fn_len = (__u32)v;
+	if (!bpf_usdt_arg(ctx, 5, &v))
+		a.file = v;
+	if (!bpf_usdt_arg(ctx, 6, &v))
+		a.file_len = (__u32)v;
+	/* A zero length would read as "NUL-terminated": an empty symbol has no bytes to read. */
+	if (!a.cls_len)
+		a.cls = 0;
+	if (!a.fn_len)
+		a.fn = 0;
+	if (!a.file_len)
+		a.file = 0;
+	return on_call(ctx, type, PROF_RT_JAVA, &a);
+}
+
+SEC("usdt")
+int java_entry(struct pt_regs *ctx)
+{
+	return java_call(ctx, PROF_REC_CALL_ENTRY);
+}
+
+SEC("usdt")
+int java_return(struct pt_regs *ctx)
+{
+	return java_call(ctx, PROF_REC_CALL_RETURN);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * --calls (bpf/calls.bpf.c): interpreter function entry/return events from USDT probes, and
+ * the names of those functions, sent once per name.
+ *
+ * Events carry a 64-bit name id instead of strings: a hash of the process, its exec
+ * generation and the pointers the probe passed (class, function, file).  The first event of
+ * an id sends a prof_call_name record with the strings; later ones cost one map lookup.
+ */
+#ifndef PROF_CALLS_H
+#define PROF_CALLS_H
+
+#include "prof_common.h"
+
+/* Which interpreter fired the probe: decides how the name is spelled. */
+enum prof_runtime {
+	PROF_RT_NONE = 0,
+	PROF_RT_PYTHON,
+	PROF_RT_RUBY,
+	PROF_RT_PHP,
+	PROF_RT_JAVA,
+	PROF_RT__COUNT,
+};
+
+/* Event flags. */
+enum prof_call_flags {
+	/* The runtime fires only returns (CPython 3.11): each return is one whole call, of a
+	 * function whose callers are unknown.  Set through the USDT cookie. */
+	PROF_CALL_F_RETURN_ONLY = 1 << 0,
+	/* Events of this thread were dropped since its previous event: its stack is unknown. */
+	PROF_CALL_F_LOST = 1 << 1,
+};
+
+#define PROF_CALL_NAME_ENTRIES 65536 /* names already sent (LRU: evicted names are re-sent) */
+#define PROF_CALL_LOST_ENTRIES 16384 /* threads with a dropped event not yet reported */
+#define PROF_CALL_CLS_LEN 128
+#define PROF_CALL_FN_LEN 128
+#define PROF_CALL_FILE_LEN 256 /* Java: the method signature */
+
+/* PROF_REC_CALL_ENTRY / PROF_REC_CALL_RETURN */
+struct prof_call_event {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 line;    /* source line the probe reported, 0 when none (Java) */
+	__u64 ts;      /* bpf_ktime_get_ns() */
+	__u64 name_id; /* see prof_call_name_id(); entry and return of one call carry the same */
+	__u8 runtime;  /* enum prof_runtime */
+	__u8 flags;    /* enum prof_call_flags */
+	__u16 pad0;
+	__u32 pad1;
+};
+_Static_assert(sizeof(struct prof_call_event) == 40, "prof_call_event layout");
+
+/*
+ * PROF_REC_CALL_NAME: the strings behind a name id, as the runtime passed them.
+ *   python: fn = function, file = .py path          (cls empty)
+ *   ruby:   cls = class, fn = method, file = .rb path of the call site
+ *   php:    cls = class ("" for plain functions), fn = function, file = .php path
+ *   java:   cls = class ("java/lang/String"), fn = method, file = signature
+ * *_len: bytes stored in each field (a field is NUL-terminated only when shorter than it).
+ */
+struct prof_call_name {
+	__u32 type;
+	__u32 pid;
+	__u64 name_id;
+	__u8 runtime;
+	__u8 pad0;
+	__u16 cls_len;
+	__u16 fn_len;
+	__u16 file_len;
+	char cls[PROF_CALL_CLS_LEN];
+	char fn[PROF_CALL_FN_LEN];
+	char file[PROF_CALL_FILE_LEN];
+};
+_Static_assert(sizeof(struct prof_call_name) == 24 + PROF_CALL_CLS_LEN + PROF_CALL_FN_LEN +
+							PROF_CALL_FILE_LEN,
+	       "prof_call_name layout");
+
+/* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
+static inline __u64 prof_mix64(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb53a185ec87cULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/*
+ * Identity of a function as a probe names it.  The exec generation keeps a pointer of the
+ * old image from naming a function of the new one; the runtime keeps two runtimes in one
+ * process apart.  Never 0 (0 = no name).
+ */
+static inline __u64 prof_call_name_id(__u32 pid, __u64 exec_gen, __u32 runtime, __u64 cls,
+				      __u64 fn, __u64 file)
+{
+	__u64 h = prof_mix64(((__u64)pid << 32 | runtime) ^ 0x9e3779b97f4a7c15ULL);
+
+	h = prof_mix64(h ^ exec_gen);
+	h = prof_mix64(h ^ cls);
+	h = prof_mix64(h ^ fn);
+	h = prof_mix64(h ^ file);
+	return h ? h : 1;
+}
+
+#endif /* PROF_CALLS_H */

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * --calls aggregation: per-thread shadow stacks rebuilt from entry/return events, and per
+ * (pid, tid, call path) the number of completed calls and the self wall time of the leaf.
+ * Pure logic, no BPF: fed by the consumer, read by calls_profile at the end.
+ *
+ * Call paths are nodes of a tree (node 0 = the root); a sample is (pid, tid, node).
+ * A thread whose outer frames were not seen (it was running when we attached, or its events
+ * were dropped) sits on an unnamed "placeholder" node instead of the root.  A return with no
+ * matching entry names the placeholder after the returning function — that frame was the
+ * caller of everything seen so far — and a new placeholder goes beneath it; so the outer
+ * frames are recovered as they return.  A path still ending in a placeholder is partial.
+ */
+#ifndef PROF_CALLS_AGG_H
+#define PROF_CALLS_AGG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "prof_calls.h"
+
+#define CALLS_AGG_MAX_DEPTH 4096 /* deeper frames are counted (depth_exceeded), not kept */
+
+struct calls_agg;
+
+struct calls_agg_stats {
+	uint64_t entries, returns;
+	uint64_t return_only;        /* returns of runtimes without entries (CPython 3.11) */
+	uint64_t outer_returns;      /* returns of frames entered before we saw the thread */
+	uint64_t unwound_frames;     /* frames left without their own return (exceptions) */
+	uint64_t mismatched_returns; /* returns matching no frame of a fully seen thread */
+	uint64_t resyncs;            /* stacks dropped after lost events */
+	uint64_t unfinished_frames;  /* frames still open at thread exit / end of profiling */
+	uint64_t depth_exceeded;     /* entries deeper than CALLS_AGG_MAX_DEPTH */
+	uint64_t clamped_times;      /* timestamps going backwards (treated as 0 ns) */
+};
+
+struct calls_values {
+	uint64_t calls;   /* completed calls of the leaf on this path */
+	uint64_t wall_ns; /* self time of the leaf on this path */
+};
+
+struct calls_node {
+	uint32_t parent;  /* node id; 0 = root */
+	uint32_t line;
+	uint64_t name_id; /* 0: a placeholder, or the root */
+};
+
+/* One function's strings as the runtime gave them (see struct prof_call_name). */
+struct calls_name {
+	enum prof_runtime runtime;
+	const char *cls, *fn, *file; /* never NULL */
+};
+
+int calls_agg__new(struct calls_agg **out);
+void calls_agg__free(struct calls_agg *a);
+
+/* A PROF_REC_CALL_ENTRY / _RETURN record. */
+void calls_agg__event(struct calls_agg *a, const struct prof_call_event *e);
+/* A PROF_REC_CALL_NAME record. */
+int calls_agg__name(struct calls_agg *a, const struct prof_call_name *n);
+
+/* Thread tid existed before the probes were attached at ts: its outer frames are unknown. */
+int calls_agg__thread_preexisting(struct calls_agg *a, uint32_t pid, uint32_t tid, uint64_t ts);
+/* Thread ended: close its open frames at its last event. */
+void calls_agg__thread_exit(struct calls_agg *a, uint32_t pid, uint32_t tid);
+/* pid exec'd: every thread's stack belongs to the old image. */
+void calls_agg__process_exec(struct calls_agg *a, uint32_t pid);
+/* End of profiling at ts: open frames get their self time so far (0 calls: not completed). */
+void calls_agg__finish(struct calls_agg *a, uint64_t ts);
+
+/* Iterate samples: size_t it = 0; while (calls_agg__next_sample(a, &it, …)) … */
+bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid, uint32_t *tid,
+			    uint32_t *node, const struct calls_values **vals);
+/* Values of one (pid, tid, node), NULL if none — for tests. */
+const struct calls_values *calls_agg__values(const struct calls_agg *a, uint32_t pid,
+					     uint32_t tid, uint32_t node);
+/* Node by id (0 = root), NULL when out of range. */
+const struct calls_node *calls_agg__node(const struct calls_agg *a, uint32_t node);
+uint32_t calls_agg__node_count(const struct calls_agg *a);
+/* The child of parent for (name_id, line), or 0 when that path was never seen — for tests. */
+uint32_t calls_agg__find_node(const struct calls_agg *a, uint32_t parent, uint64_t name_id,
+			      uint32_t line);
+/* Strings of a name id, NULL when its record never arrived. */
+const struct calls_name *calls_agg__lookup_name(const struct calls_agg *a, uint64_t name_id);
+const struct calls_agg_stats *calls_agg__stats(const struct calls_agg *a);
+
+#endif /* PROF_CALLS_AGG_H */

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Atomic output files: written under a temporary name in the target's directory and renamed
+ * over the target on commit, so a reader never sees half a profile.  "-" is stdout.
+ */
+#ifndef PROF_OUTPUT_H
+#define PROF_OUTPUT_H
+
+#include <stdio.h>
+
+struct output;
+
+/*
+ * Opens <dir>/.<basename>.XXXXXX (mode 0644) for path, or stdout for "-".  Refuses, with
+ * -ELOOP, a path that is a symbolic link, and with -EISDIR one that is a directory.
+ */
+int output__open(struct output **out, const char *path);
+FILE *output__file(struct output *o);
+/* The final path ("-" for stdout). */
+const char *output__path(const struct output *o);
+/* Flushes, syncs, closes and renames into place; on failure the temporary file is removed.
+ * Frees o either way.  0 or a negative errno. */
+int output__commit(struct output *o);
+/* Closes and removes the temporary file, frees o.  NULL is a no-op. */
+void output__abort(struct output *o);
+
+#endif /* PROF_OUTPUT_H */
