@@ -132,6 +132,10 @@ $(FIX)/%.nm: $(FIX)/%
 $(FIX)/%.buildid: $(FIX)/%
 	$(Q)readelf -n $< | sed -n 's/.*Build ID: *//p' > $@
 
+$(OUTPUT)/targets/noalloc: tests/targets/noalloc.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) -O1 -static -nostdlib -fno-stack-protector $< -o $@
+
 $(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CC) $(TARGET_CFLAGS) $< -o $@

@@ -147,6 +147,17 @@ bool collect__any_alive(struct collect *c)
 	return false;
 }
 
+void collect__signal_all(struct collect *c, int sig)
+{
+	const uint32_t *pid;
+	size_t it = 0;
+	uint8_t *alive;
+
+	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&alive))
+		if (*alive)
+			kill((pid_t)*pid, sig);
+}
+
 static void on_heap(struct collect *c, const struct prof_heap_event *e)
 {
 	procinfo__note(c->procs, e->pid, e->tid);

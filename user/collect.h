@@ -35,6 +35,8 @@ int collect__attach_modes(struct collect *c);
 bool collect__any_alive(struct collect *c);
 /* pid is stopped at its exit with its address space intact: last chance to symbolize. */
 void collect__process_exiting(struct collect *c, uint32_t pid);
+/* Send sig to every target still alive (ending `-- CMD` and its children early). */
+void collect__signal_all(struct collect *c, int sig);
 /* Periodic work while profiling (about once a second): symbolize while targets live. */
 void collect__tick(struct collect *c);
 

@@ -15,7 +15,7 @@
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 
 struct seg {
-	uint64_t offset, vaddr, filesz;
+	uint64_t offset, vaddr, filesz, memsz;
 	bool exec;
 };
 
@@ -310,6 +310,7 @@ static int read_segments(struct elf_file *ef, Elf *elf)
 			.offset = ph.p_offset,
 			.vaddr = ph.p_vaddr,
 			.filesz = ph.p_filesz,
+			.memsz = ph.p_memsz,
 			.exec = ph.p_flags & PF_X,
 		};
 	}
@@ -723,12 +724,17 @@ int elf_file__vaddr(const struct elf_file *ef, uint64_t *out, uint64_t addr, uin
 	if (addr < map_start)
 		return -ENOENT;
 	off = addr - map_start + map_offset;
-	/* Segments may share a file page; the executable one holds code addresses. */
-	for (size_t i = 0; i < ef->nsegs; i++) {
-		const struct seg *s = &ef->segs[i];
+	/* Segments may share a file page; the executable one holds code addresses.  Past the
+	 * file contents (.bss) the mapping still follows the segment, up to p_memsz. */
+	for (int pass = 0; pass < 2 && !best; pass++) {
+		for (size_t i = 0; i < ef->nsegs; i++) {
+			const struct seg *s = &ef->segs[i];
+			uint64_t len = pass ? s->memsz : s->filesz;
 
-		if (off >= s->offset && off - s->offset < s->filesz && (!best || (s->exec && !best->exec)))
-			best = s;
+			if (off >= s->offset && off - s->offset < len &&
+			    (!best || (s->exec && !best->exec)))
+				best = s;
+		}
 	}
 	if (!best)
 		return -ENOENT;

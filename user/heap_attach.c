@@ -2,6 +2,9 @@
 #include "heap_attach.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <math.h>
@@ -162,4 +165,36 @@ int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfn
 	}
 	maps__free(m);
 	return 0;
+}
+
+int heap_attach__is_static(const char *path)
+{
+	int fd, ret = 1;
+	char magic[2];
+	size_t nph;
+	Elf *e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!') {
+		close(fd);
+		return 0; /* a script: its interpreter is a dynamic program */
+	}
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph)) {
+		ret = -ENOEXEC;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			ret = 0;
+	}
+cleanup:
+	elf_end(e);
+	close(fd);
+	return ret;
 }

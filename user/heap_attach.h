@@ -19,6 +19,9 @@ int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_pr
 /* Attach to every file pid maps executable that defines allocator functions; probe_pid is the
  * process the uprobes are limited to (-1: any, filtered in BPF).  Adds the count to *nfns. */
 int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns);
+/* 1 if the executable at path has no program interpreter (static), 0 if dynamic or a script,
+ * -errno if unreadable or not ELF. */
+int heap_attach__is_static(const char *path);
 /* Fill the --sample-bytes interval table: exponential with the given mean. */
 int heap_attach__fill_intervals(int map_fd, uint64_t mean);
 

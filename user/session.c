@@ -183,17 +183,23 @@ static bool which(const char *cmd, char *out, size_t len)
 static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 {
 	char exe[PATH_MAX];
-	int err;
+	int err, n;
 
-	/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves. */
-	err = heap_attach__process(l, (uint32_t)getpid(), -1, nfns);
-	if (err)
-		return err;
-	if (which(cmd[0], exe, sizeof(exe))) {
-		err = loader__attach_heap(l, exe, -1);
-		if (err > 0)
-			*nfns += err;
+	if (!which(cmd[0], exe, sizeof(exe)))
+		return -ENOENT;
+	/* A static executable brings its own allocator (or none): probe only the file itself. */
+	n = heap_attach__is_static(exe);
+	if (n < 0)
+		return n;
+	if (!n) {
+		/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves. */
+		err = heap_attach__process(l, (uint32_t)getpid(), -1, nfns);
+		if (err)
+			return err;
 	}
+	err = loader__attach_heap(l, exe, -1);
+	if (err > 0)
+		*nfns += err;
 	return 0;
 }
 
@@ -282,6 +288,11 @@ int session__run(const struct env *env)
 			err = collect__add_child(r.collect, (uint32_t)r.child.pid);
 		if (!err && lo.heap)
 			err = attach_heap_cmd(r.loader, env->cmd, &nfns);
+		if (err == -ENOENT) {
+			pr_err("cannot run %s: command not found\n", env->cmd[0]);
+			status = 2;
+			goto cleanup;
+		}
 		if (err) {
 			pr_err("preparing %s failed: %s\n", env->cmd[0], strerror(-err));
 			goto cleanup;
@@ -350,8 +361,10 @@ cleanup:
 			close(r.child.go_fd);
 			r.child.go_fd = -1;
 		}
+		else if (r.collect)
+			collect__signal_all(r.collect, SIGTERM); /* stopped early: CMD ends with us */
 		else
-			kill(r.child.pid, SIGTERM); /* stopped early (-d, signal): CMD ends with us */
+			kill(r.child.pid, SIGTERM);
 		child_wait(&r.child, r.collect, 0);
 	}
 	if (r.child.err_fd >= 0)

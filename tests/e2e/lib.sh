@@ -29,3 +29,62 @@ expect_range() {
 	echo "ok: $1 = $4 in [$2, $3]"
 }
 
+
+# Flat value of FUNC for sample index INDEX, as go tool pprof computes it (exact integer).
+pprof_flat() { # FILE INDEX FUNC
+	go tool pprof -symbolize=none -top -nodefraction=0 -nodecount=100000 -unit=B \
+		-sample_index="$2" "$1" 2>/dev/null |
+		awk -v fn="$3" '$6 == fn { v = $1; sub(/B$/, "", v); print v; found = 1; exit }
+			END { if (!found) print 0 }'
+}
+
+# Cumulative value of FUNC (column 4 of -top).
+pprof_cum() { # FILE INDEX FUNC
+	go tool pprof -symbolize=none -top -nodefraction=0 -nodecount=100000 -unit=B \
+		-sample_index="$2" "$1" 2>/dev/null |
+		awk -v fn="$3" '$6 == fn { v = $4; sub(/B$/, "", v); print v; found = 1; exit }
+			END { if (!found) print 0 }'
+}
+
+# `go tool pprof -traces` as one line per sample: "tid=T comm=C pid=P | leaf;caller;…".
+pprof_traces() { # FILE
+	go tool pprof -symbolize=none -traces "$1" 2>/dev/null | awk '
+		/^-----------/ { if (stack != "") print labels "|" stack; labels = ""; stack = ""; next }
+		/^ *(comm|process|pid|tid):/ { k = $1; sub(/:$/, "", k); $1 = ""; sub(/^ +/, ""); labels = labels k "=" $0 " "; next }
+		/^ *[0-9.]+[a-zA-Z]* +[^ ]/ && labels != "" && stack == "" { stack = $2; next }
+		/^ +[^ ]/ && stack != "" { stack = stack ";" $1; next }
+		END { if (stack != "") print labels "|" stack }'
+}
+
+# Start a target that prints "READY pid" and then waits for a line on stdin.
+# Sets TARGET_PID and TARGET_IN (a fd to write the go line to).
+start_waiting_target() { # OUTFILE CMD...
+	local out=$1
+	shift
+	local fifo="$E2E_TMP/fifo.$$.$RANDOM"
+	mkfifo "$fifo"
+	"$@" <"$fifo" >"$out" 2>&1 &
+	TARGET_PID=$!
+	exec {TARGET_IN}>"$fifo"
+	rm -f "$fifo"
+	wait_for_line "$out" READY 10 || fail "target $* never became ready"
+}
+
+# wait_for_line FILE PATTERN SECONDS
+wait_for_line() {
+	local i
+	for ((i = 0; i < $3 * 20; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Start the profiler in the background (args...), wait until it says it is profiling.
+start_profiler() { # LOG ARGS...
+	local log=$1
+	shift
+	"$PROF" -v "$@" >"$log.out" 2>"$log" &
+	PROF_PID=$!
+	wait_for_line "$log" "profiling; Ctrl-C to stop" 20 || { cat "$log"; fail "profiler did not start"; }
+}

@@ -1,0 +1,149 @@
+# Heap profiling end to end: exact numbers from tests/targets/heap_target.cc, read back with
+# go tool pprof (an independent decoder), per function, per thread, for -- CMD and -p PID.
+
+HT=build/targets/heap_target
+
+# The exact allocation table of heap_target (see its header comment).
+check_heap_numbers() { # FILE
+	local f=$1
+	expect_eq "leak_pages alloc_objects" 1000 "$(pprof_flat "$f" alloc_objects leak_pages)"
+	expect_eq "leak_pages alloc_space" 4096000 "$(pprof_flat "$f" alloc_space leak_pages)"
+	expect_eq "leak_pages inuse_objects" 1000 "$(pprof_flat "$f" inuse_objects leak_pages)"
+	expect_eq "leak_pages inuse_space" 4096000 "$(pprof_flat "$f" inuse_space leak_pages)"
+	expect_eq "churn_small alloc_objects" 400000 "$(pprof_flat "$f" alloc_objects churn_small)"
+	expect_eq "churn_small alloc_space" 25600000 "$(pprof_flat "$f" alloc_space churn_small)"
+	expect_eq "churn_small inuse_objects" 0 "$(pprof_flat "$f" inuse_objects churn_small)"
+	expect_eq "churn_small inuse_space" 0 "$(pprof_flat "$f" inuse_space churn_small)"
+	expect_eq "calloc_kept alloc_objects" 50 "$(pprof_flat "$f" alloc_objects calloc_kept)"
+	expect_eq "calloc_kept inuse_space" 50000 "$(pprof_flat "$f" inuse_space calloc_kept)"
+	expect_eq "realloc_chain alloc_objects" 4 "$(pprof_flat "$f" alloc_objects realloc_chain)"
+	expect_eq "realloc_chain alloc_space" 1500 "$(pprof_flat "$f" alloc_space realloc_chain)"
+	expect_eq "realloc_chain inuse_objects" 1 "$(pprof_flat "$f" inuse_objects realloc_chain)"
+	expect_eq "realloc_chain inuse_space" 800 "$(pprof_flat "$f" inuse_space realloc_chain)"
+	expect_eq "memalign_kept alloc_objects" 20 "$(pprof_flat "$f" alloc_objects memalign_kept)"
+	expect_eq "memalign_kept inuse_space" 15360 "$(pprof_flat "$f" inuse_space memalign_kept)"
+	expect_eq "cxx_new_kept alloc_objects" 50 "$(pprof_flat "$f" alloc_objects cxx_new_kept)"
+	expect_eq "cxx_new_kept alloc_space" 49000 "$(pprof_flat "$f" alloc_space cxx_new_kept)"
+	expect_eq "cxx_new_kept inuse_objects" 20 "$(pprof_flat "$f" inuse_objects cxx_new_kept)"
+	expect_eq "cxx_new_kept inuse_space" 40000 "$(pprof_flat "$f" inuse_space cxx_new_kept)"
+	# Flat == total above already means each function is the leaf: the immediate caller of the
+	# allocator is on every stack.  Also check no allocator or operator new frame sits on top.
+	expect_eq "operator new frames" 0 "$(pprof_flat "$f" alloc_objects 'operator')"
+	pprof_traces "$f" >"$f.traces"
+	local bad
+	bad=$(grep -E '\|(malloc|calloc|realloc|posix_memalign|aligned_alloc|operator[^;]*)(;|$)' "$f.traces" | head -1)
+	[ -z "$bad" ] || fail "allocator frame as leaf: $bad"
+	# main is the caller of every named function (frame pointers kept in the target)
+	expect_eq "leak_pages caller" 1 "$(grep -c '|leak_pages;main;' "$f.traces")"
+}
+
+# One tid per worker thread, each with its own name, none equal to the pid.
+check_heap_threads() { # FILE PID
+	local f=$1 pid=$2
+	pprof_traces "$f" | grep '|churn_small;' >"$f.churn"
+	expect_eq "churn stacks (one per worker)" 4 "$(wc -l <"$f.churn")"
+	expect_eq "distinct worker tids" 4 "$(grep -o 'tid=[0-9]*' "$f.churn" | sort -u | wc -l)"
+	expect_eq "worker names" "worker-0 worker-1 worker-2 worker-3" \
+		"$(grep -o 'comm=worker-[0-9]' "$f.churn" | sed 's/comm=//' | sort | xargs)"
+	grep -q "tid=$pid " "$f.churn" && fail "a worker has the main thread's tid"
+	expect_eq "pid label" 4 "$(grep -c "pid=$pid " "$f.churn")"
+	grep -q "tid=$pid .*|leak_pages;" <(pprof_traces "$f") || fail "leak_pages not on the main thread"
+	echo "ok: threads"
+}
+
+t_heap_cmd_exact_numbers() {
+	local f=$E2E_TMP/cmd.pb.gz
+	"$PROF" --heap -o "$f" --top 0 -- "$HT" || fail "profiler exit status $?"
+	check_heap_numbers "$f"
+	local pid
+	pid=$(pprof_traces "$f" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+	check_heap_threads "$f" "$pid"
+	go tool pprof -symbolize=none -raw "$f" | grep -q 'unknown_frees=' || fail "no drop counters in comments"
+}
+
+t_heap_pid_attach_and_sigint() {
+	local f=$E2E_TMP/pid.pb.gz
+	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 5
+	echo go >&$TARGET_IN
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
+	echo bye >&$TARGET_IN
+	wait "$TARGET_PID"
+	check_heap_numbers "$f"
+	check_heap_threads "$f" "$TARGET_PID"
+	grep -q "leak_pages" "$E2E_TMP/prof.log.out" || fail "no top-N summary on stdout"
+}
+
+t_heap_sigkilled_target_still_written() {
+	local f=$E2E_TMP/killed.pb.gz
+	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	echo go >&$TARGET_IN
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	kill -KILL "$TARGET_PID"
+	wait "$TARGET_PID" 2>/dev/null
+	# The profiler notices the exit by itself.
+	local i
+	for ((i = 0; i < 100; i++)); do kill -0 "$PROF_PID" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$PROF_PID" 2>/dev/null && fail "profiler still running after its target died"
+	wait "$PROF_PID" || fail "profiler exit status $?"
+	expect_eq "leak_pages inuse_space after SIGKILL" 4096000 "$(pprof_flat "$f" inuse_space leak_pages)"
+	expect_eq "churn_small alloc_objects after SIGKILL" 400000 "$(pprof_flat "$f" alloc_objects churn_small)"
+}
+
+t_heap_duration_stops_and_kills_cmd() {
+	local f=$E2E_TMP/dur.folded start end
+	start=$(date +%s)
+	"$PROF" --heap -d 1 -f folded -o "$f" --top 0 -- sh -c 'build/targets/heap_target; sleep 31.5' ||
+		fail "exit status $?"
+	end=$(date +%s)
+	[ $((end - start)) -lt 15 ] || fail "-d 1 did not stop the run"
+	# children are followed: heap_target ran as a child of sh
+	grep -q '^heap_target;.*;main;leak_pages 4096000$' "$f" || { head "$f"; fail "folded line for leak_pages"; }
+	pgrep -f 'sleep 31.5' >/dev/null && fail "CMD left running after -d"
+	echo "ok: folded + follow children + -d"
+}
+
+t_heap_text_to_stdout() {
+	local out=$E2E_TMP/text.out
+	"$PROF" --heap -f text -o - --top 20 -- "$HT" >"$out" || fail "exit status $?"
+	grep -Eq '^ +4096000 .* leak_pages$' "$out" || { cat "$out"; fail "text report lacks leak_pages 4096000"; }
+	grep -Eq '^ +25600000 .* churn_small$' "$out" || fail "text report lacks churn_small 25600000"
+	grep -q 'unknown_frees' "$out" || fail "no drop counters in the text report"
+}
+
+t_heap_bad_input() {
+	local rc out=$E2E_TMP/bad.err
+	"$PROF" --heap -p 999999999 2>"$out"; rc=$?
+	expect_eq "unknown pid status" 2 "$rc"
+	grep -q "no such process" "$out" || fail "message: $(cat "$out")"
+	[ "$(wc -l <"$out")" -eq 1 ] || fail "error is not one line: $(cat "$out")"
+
+	"$PROF" --heap -- /nonexistent/prog 2>"$out"; rc=$?
+	expect_eq "missing command status" 2 "$rc"
+	grep -q "cannot run /nonexistent/prog" "$out" || fail "message: $(cat "$out")"
+
+	"$PROF" --heap --bogus 2>"$out"; rc=$?
+	expect_eq "bad option status" 2 "$rc"
+
+	"$PROF" --heap -o /nonexistent-dir/x.pb.gz --top 0 -- true 2>"$out"; rc=$?
+	expect_eq "unwritable output status" 1 "$rc"
+	grep -q "cannot write /nonexistent-dir/x.pb.gz" "$out" || fail "message: $(cat "$out")"
+
+	ln -sf "$E2E_TMP/victim" "$E2E_TMP/link.pb.gz"
+	echo keep >"$E2E_TMP/victim"
+	"$PROF" --heap -o "$E2E_TMP/link.pb.gz" --top 0 -- true 2>"$out"; rc=$?
+	expect_eq "symlink output status" 1 "$rc"
+	expect_eq "symlink target untouched" keep "$(cat "$E2E_TMP/victim")"
+	grep -q "symbolic link" "$out" || fail "message: $(cat "$out")"
+
+	"$PROF" --heap --top 0 -- build/targets/noalloc 2>"$out"; rc=$?
+	expect_eq "no allocator status" 2 "$rc"
+	grep -q "no allocator to probe" "$out" || fail "message: $(cat "$out")"
+
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PROF" --heap --top 0 -o /tmp/x.pb.gz -- true 2>"$out"; rc=$?
+	expect_eq "not root status" 1 "$rc"
+	grep -q "run with sudo" "$out" || fail "message: $(cat "$out")"
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "perfmap.h"
+
+static struct perfmap *load_text(const char *text, int *err)
+{
+	char path[] = "/tmp/perf-test.XXXXXX";
+	struct perfmap *pm = NULL;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	*err = perfmap__load(&pm, path);
+	unlink(path);
+	return pm;
+}
+
+/* As V8, the JVM's perf-map-agent and CPython 3.12 write them. */
+static const char sample[] = "7f0000001000 40 LazyCompile:~foo /srv/app.js:12\n"
+			     "0x7f0000002000 0x20 py::bar:/srv/app.py\n"
+			     "7f0000003000 10 Interpreter\n";
+
+static void test_perfmap__parses_lines(void **state)
+{
+	const struct perfmap_sym *s;
+	struct perfmap *pm;
+	int err;
+
+	pm = load_text(sample, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(perfmap__count(pm), 3);
+	assert_int_equal(perfmap__file_size(pm), strlen(sample));
+	s = perfmap__resolve(pm, 0x7f0000001000);
+	assert_non_null(s);
+	/* The name runs to the end of the line, spaces included. */
+	assert_string_equal(s->name, "LazyCompile:~foo /srv/app.js:12");
+	assert_int_equal(s->start, 0x7f0000001000);
+	assert_int_equal(s->size, 0x40);
+	assert_string_equal(perfmap__resolve(pm, 0x7f000000103f)->name,
+			    "LazyCompile:~foo /srv/app.js:12");
+	assert_string_equal(perfmap__resolve(pm, 0x7f0000002010)->name, "py::bar:/srv/app.py");
+	perfmap__free(pm);
+}
+
+static void test_perfmap__ranges_are_half_open(void **state)
+{
+	struct perfmap *pm;
+	int err;
+
+	pm = load_text(sample, &err);
+	assert_int_equal(err, 0);
+	assert_null(perfmap__resolve(pm, 0x7f0000000fff));
+	assert_null(perfmap__resolve(pm, 0x7f0000001040)); /* just past foo */
+	assert_null(perfmap__resolve(pm, 0x7f0000002020));
+	assert_null(perfmap__resolve(pm, 0x7f0000003010));
+	assert_null(perfmap__resolve(pm, UINT64_MAX));
+	perfmap__free(pm);
+}
+
+static void test_perfmap__recompiled_code_last_line_wins(void **state)
+{
+	static const char text[] = "1000 100 old_version\n"
+				   "2000 10 other\n"
+				   "1000 80 new_version\n";
+	struct perfmap *pm;
+	int err;
+
+	pm = load_text(text, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(perfmap__count(pm), 2);
+	assert_string_equal(perfmap__resolve(pm, 0x1010)->name, "new_version");
+	assert_null(perfmap__resolve(pm, 0x1090)); /* the new body is shorter */
+	perfmap__free(pm);
+}
+
+static void test_perfmap__skips_bad_and_partial_lines(void **state)
+{
+	static const char text[] = "garbage here\n"
+				   "1000\n"
+				   "1000 zz name\n"
+				   "3000 0 empty_size\n"
+				   "4000 10 \n"
+				   "5000 10 good\n"
+				   "6000 10 being_writ"; /* no newline yet: the runtime is mid-write */
+	struct perfmap *pm;
+	int err;
+
+	pm = load_text(text, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(perfmap__count(pm), 1);
+	assert_string_equal(perfmap__resolve(pm, 0x5008)->name, "good");
+	assert_null(perfmap__resolve(pm, 0x6000));
+	assert_int_equal(perfmap__file_size(pm), strlen(text) - strlen("6000 10 being_writ"));
+	perfmap__free(pm);
+}
+
+static void test_perfmap__empty_and_missing(void **state)
+{
+	struct perfmap *pm = NULL;
+	int err;
+
+	pm = load_text("", &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(perfmap__count(pm), 0);
+	assert_null(perfmap__resolve(pm, 0x1000));
+	perfmap__free(pm);
+	pm = NULL;
+	assert_int_equal(perfmap__load(&pm, "/nonexistent/perf-1.map"), -ENOENT);
+	assert_null(pm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_perfmap__parses_lines),
+		cmocka_unit_test(test_perfmap__ranges_are_half_open),
+		cmocka_unit_test(test_perfmap__recompiled_code_last_line_wins),
+		cmocka_unit_test(test_perfmap__skips_bad_and_partial_lines),
+		cmocka_unit_test(test_perfmap__empty_and_missing),
+	};
+
+	return cmocka_run_group_tests_name("perfmap", tests, NULL, NULL);
+}

@@ -1,0 +1,866 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "calls_attach.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "calls_agg.h"
+#include "hashmap.h"
+#include "loader.h"
+#include "log.h"
+#include "maps.h"
+
+#define MAX_RUNTIME_FILES 16
+#define MAX_NOTES 32
+
+static const char *const runtime_names[PROF_RT__COUNT] = {
+	[PROF_RT_NONE] = "none", [PROF_RT_PYTHON] = "python", [PROF_RT_RUBY] = "ruby",
+	[PROF_RT_PHP] = "php",   [PROF_RT_JAVA] = "java",
+};
+
+const char *calls_attach__runtime_name(enum prof_runtime rt)
+{
+	return rt < PROF_RT__COUNT ? runtime_names[rt] : "?";
+}
+
+/* "3.11…" -> 3, 11; "8" -> 8, -1.  false when s does not start with a digit. */
+static bool parse_version(const char *s, int *major, int *minor)
+{
+	char *end;
+
+	*major = *minor = -1;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	*major = (int)strtol(s, &end, 10);
+	if (*end == '.' && isdigit((unsigned char)end[1]))
+		*minor = (int)strtol(end + 1, NULL, 10);
+	return true;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+bool calls_attach__classify(const char *path, struct calls_runtime_file *out)
+{
+	const char *b = base_name(path), *rest;
+	int major = -1, minor = -1;
+	enum prof_runtime rt;
+
+	if (starts_with(b, "libpython") || starts_with(b, "python")) {
+		/* python3.11, python3.11d, libpython3.11.so.1.0 — not python-config scripts */
+		rest = b + (b[0] == 'l' ? strlen("libpython") : strlen("python"));
+		if (!parse_version(rest, &major, &minor) || strchr(rest, '-'))
+			return false;
+		rt = PROF_RT_PYTHON;
+	} else if (starts_with(b, "libruby")) {
+		/* libruby-3.1.so.3.1.2 (Debian), libruby.so.3.1 (upstream) */
+		rest = b + strlen("libruby");
+		while (*rest && !isdigit((unsigned char)*rest))
+			rest++;
+		parse_version(rest, &major, &minor);
+		rt = PROF_RT_RUBY;
+	} else if (!strcmp(b, "ruby") || (starts_with(b, "ruby") && isdigit((unsigned char)b[4]))) {
+		parse_version(b + 4, &major, &minor); /* a ruby built without libruby */
+		rt = PROF_RT_RUBY;
+	} else if (starts_with(b, "libphp") ||
+		   (starts_with(b, "php") && (!b[3] || isdigit((unsigned char)b[3]) || b[3] == '-'))) {
+		/* php, php8.2, php-fpm8.2, php-cgi8.2, libphp8.2.so, libphp.so */
+		rest = b + 3;
+		while (*rest && !isdigit((unsigned char)*rest))
+			rest++;
+		parse_version(rest, &major, &minor);
+		rt = PROF_RT_PHP;
+	} else if (!strcmp(b, "libjvm.so")) {
+		rt = PROF_RT_JAVA;
+	} else {
+		return false;
+	}
+	if (out) {
+		out->runtime = rt;
+		out->major = major;
+		out->minor = minor;
+		snprintf(out->path, sizeof(out->path), "%s", path);
+	}
+	return true;
+}
+
+size_t calls_attach__detect(const struct maps *m, struct calls_runtime_file *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->count && n < max; i++) {
+		const struct maps_entry *e = &m->entries[i];
+		bool seen = false;
+
+		if (!e->exec || !maps_entry__is_file(e) || !calls_attach__classify(e->path, &out[n]))
+			continue;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = !strcmp(out[j].path, e->path);
+		if (!seen)
+			n++;
+	}
+	return n;
+}
+
+int calls_attach__java_release_major(const char *text)
+{
+	const char *v = strstr(text, "JAVA_VERSION=\"");
+	int major, minor;
+
+	if (!v || (v != text && v[-1] != '\n'))
+		return -1;
+	if (!parse_version(v + strlen("JAVA_VERSION=\""), &major, &minor))
+		return -1;
+	return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
+}
+
+void calls_attach__plan(struct calls_plan *out, enum prof_runtime rt, int major, int minor)
+{
+	memset(out, 0, sizeof(*out));
+#define PROBE(p, n, r, f) out->probes[out->nprobes++] = (struct calls_probe){ p, n, r, f }
+	switch (rt) {
+	case PROF_RT_PYTHON:
+		if (major == 3 && minor == 11) {
+			PROBE("python", "function__return", true, PROF_CALL_F_RETURN_ONLY);
+			out->limit = "CPython 3.11 fires python:function__return for every Python "
+				     "function but function__entry never (CPython gh-98894): calls "
+				     "are counted exactly from their returns, each on a stack of the "
+				     "function alone (partial), without wall time";
+		} else if (major == 3 && minor >= 12 && minor <= 14) {
+			out->limit = "CPython 3.12-3.14 removed the python:function__entry/return "
+				     "probes (CPython gh-98894): no Python calls can be seen";
+		} else {
+			PROBE("python", "function__entry", false, 0);
+			PROBE("python", "function__return", true, 0);
+		}
+		break;
+	case PROF_RT_RUBY:
+		PROBE("ruby", "cmethod__entry", false, 0);
+		PROBE("ruby", "cmethod__return", true, 0);
+		if (major == 1 || (major == 2 && minor >= 0 && minor < 5)) {
+			PROBE("ruby", "method__entry", false, 0);
+			PROBE("ruby", "method__return", true, 0);
+		} else {
+			/* Attaching method__return alone would feed returns without entries. */
+			out->limit = "Ruby >= 2.5 fires ruby:cmethod__entry/return (methods written "
+				     "in C) but never method__entry (ruby bug 16084): only calls of C "
+				     "methods are counted, Ruby-level methods are invisible";
+		}
+		break;
+	case PROF_RT_PHP:
+		PROBE("php", "function__entry", false, 0);
+		PROBE("php", "function__return", true, 0);
+		break;
+	case PROF_RT_JAVA:
+		PROBE("hotspot", "method__entry", false, 0);
+		PROBE("hotspot", "method__return", true, 0);
+		break;
+	default:
+		break;
+	}
+#undef PROBE
+}
+
+/* Calls fn on each NUL-separated string of list until it returns true. */
+static bool list_any(const char *list, size_t len, bool (*fn)(const char *s, size_t n,
+							       const void *arg),
+		     const void *arg)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t n = strnlen(list + i, len - i);
+
+		if (fn(list + i, n, arg))
+			return true;
+		i += n + 1;
+	}
+	return false;
+}
+
+static bool env_is_enabled(const char *s, size_t n, const void *arg)
+{
+	const char *name = arg;
+	size_t nl = strlen(name);
+	char val[32];
+
+	if (n <= nl || strncmp(s, name, nl) || s[nl] != '=')
+		return false;
+	snprintf(val, sizeof(val), "%.*s", (int)(n - nl - 1), s + nl + 1);
+	return strtol(val, NULL, 0) != 0; /* PHP: getenv() && atol() */
+}
+
+bool calls_attach__env_enabled(const char *list, size_t len, const char *name)
+{
+	return list_any(list, len, env_is_enabled, name);
+}
+
+static bool is_string(const char *s, size_t n, const void *arg)
+{
+	return n == strlen(arg) && !memcmp(s, arg, n);
+}
+
+bool calls_attach__list_has(const char *list, size_t len, const char *s)
+{
+	return list_any(list, len, is_string, s);
+}
+
+static bool java_flag_in(const char *s, size_t n, const void *arg)
+{
+	static const char *const vars[] = { "JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=",
+					    "_JAVA_OPTIONS=" };
+	char buf[4096];
+
+	(void)arg;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		if (n < strlen(vars[i]) || strncmp(s, vars[i], strlen(vars[i])))
+			continue;
+		snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
+		return strstr(buf, "-XX:+ExtendedDTraceProbes") || strstr(buf, "-XX:+DTraceMethodProbes");
+	}
+	return false;
+}
+
+bool calls_attach__java_probes_enabled(const char *cmdline, size_t cmdline_len,
+				       const char *environ, size_t environ_len)
+{
+	/* The last occurrence wins in HotSpot, but "-XX:-…" after "+" is not worth parsing. */
+	return calls_attach__list_has(cmdline, cmdline_len, "-XX:+ExtendedDTraceProbes") ||
+	       calls_attach__list_has(cmdline, cmdline_len, "-XX:+DTraceMethodProbes") ||
+	       list_any(environ, environ_len, java_flag_in, NULL);
+}
+
+/* ---- attaching ---------------------------------------------------------------------- */
+
+struct attached_key {
+	uint64_t dev, ino;
+	int64_t pid;
+};
+
+struct calls_attach {
+	struct loader *l;
+	struct calls_agg *agg;
+	struct hashmap *attached; /* attached_key -> int32_t probes attached (0: unusable) */
+	char *notes[MAX_NOTES];   /* limits met, for the profile comments */
+	size_t nnotes;
+	char *why[MAX_NOTES]; /* runtimes found but not attachable, for explain_none */
+	size_t nwhy;
+};
+
+int calls_attach__new(struct calls_attach **out, struct loader *l, struct calls_agg *agg)
+{
+	struct calls_attach *ca = calloc(1, sizeof(*ca));
+	int err;
+
+	if (!ca)
+		return -ENOMEM;
+	ca->l = l;
+	ca->agg = agg;
+	err = hashmap__new(&ca->attached, sizeof(struct attached_key), sizeof(int32_t));
+	if (err) {
+		free(ca);
+		return err;
+	}
+	*out = ca;
+	return 0;
+}
+
+void calls_attach__free(struct calls_attach *ca)
+{
+	if (!ca)
+		return;
+	for (size_t i = 0; i < ca->nnotes; i++)
+		free(ca->notes[i]);
+	for (size_t i = 0; i < ca->nwhy; i++)
+		free(ca->why[i]);
+	hashmap__free(ca->attached);
+	free(ca);
+}
+
+/* Keep msg once in list; true when it is new. */
+static bool remember(char **list, size_t *n, const char *msg)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(list[i], msg))
+			return false;
+	if (*n == MAX_NOTES)
+		return false;
+	list[*n] = strdup(msg);
+	if (!list[*n])
+		return false;
+	(*n)++;
+	return true;
+}
+
+/* A limit of what will be seen: warned once, and written into the profile. */
+static void note(struct calls_attach *ca, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(struct calls_attach *ca, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (remember(ca->notes, &ca->nnotes, msg))
+		pr_warn("--calls: %s\n", msg);
+}
+
+static void why_not(struct calls_attach *ca, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void why_not(struct calls_attach *ca, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (remember(ca->why, &ca->nwhy, msg))
+		pr_debug("--calls: %s\n", msg);
+}
+
+static void describe(char *buf, size_t len, const struct calls_runtime_file *rf)
+{
+	if (rf->major >= 0 && rf->minor >= 0)
+		snprintf(buf, len, "%s %d.%d (%s)", runtime_names[rf->runtime], rf->major,
+			 rf->minor, rf->path);
+	else if (rf->major >= 0)
+		snprintf(buf, len, "%s %d (%s)", runtime_names[rf->runtime], rf->major, rf->path);
+	else
+		snprintf(buf, len, "%s (%s)", runtime_names[rf->runtime], rf->path);
+}
+
+/*
+ * Attach the plan's probes to one file: all or none (entries without their returns would
+ * grow stacks forever).  pid -1 = every process mapping the file.  at_path is where we open
+ * it (through /proc/PID/root for a process in another mount namespace).
+ * Returns probes attached, 0 when the file has none usable, or -errno.
+ */
+static int attach_file(struct calls_attach *ca, const struct calls_runtime_file *rf, int pid,
+		       const char *at_path)
+{
+	struct attached_key key = { .pid = pid };
+	struct bpf_link *links[CALLS_MAX_PROBES] = {};
+	struct calls_plan plan;
+	char what[4200];
+	int32_t *done;
+	struct stat st;
+	bool created;
+	int err = 0, i;
+
+	if (stat(at_path, &st))
+		return -errno;
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	err = hashmap__upsert(ca->attached, (void **)&done, &key, &created);
+	if (err)
+		return err;
+	if (!created)
+		return *done;
+	describe(what, sizeof(what), rf);
+	calls_attach__plan(&plan, rf->runtime, rf->major, rf->minor);
+	if (plan.limit)
+		note(ca, "%s", plan.limit);
+	if (!plan.nprobes) {
+		why_not(ca, "%s: no call probes in this version", what);
+		return 0;
+	}
+	for (i = 0; i < plan.nprobes; i++) {
+		LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = plan.probes[i].flags);
+		struct bpf_program *prog =
+			loader__calls_prog(ca->l, rf->runtime, plan.probes[i].ret);
+
+		if (!prog) {
+			err = -EINVAL;
+			break;
+		}
+		links[i] = bpf_program__attach_usdt(prog, pid, at_path, plan.probes[i].provider,
+						    plan.probes[i].name, &opts);
+		if (!links[i]) {
+			err = -errno;
+			break;
+		}
+	}
+	if (err) {
+		for (int j = 0; j < i; j++)
+			bpf_link__destroy(links[j]);
+		if (err == -ENOENT) {
+			/* Not an error: e.g. /usr/bin/ruby3.1 next to the libruby that has them,
+			 * or a python built without --with-dtrace. */
+			why_not(ca, "%s has no %s:%s probe (built without USDT/dtrace support?)",
+				what, plan.probes[i].provider, plan.probes[i].name);
+			return 0;
+		}
+		pr_warn("--calls: attaching %s:%s in %s failed: %s\n", plan.probes[i].provider,
+			plan.probes[i].name, rf->path, strerror(-err));
+		hashmap__delete(ca->attached, &key);
+		return err;
+	}
+	for (i = 0; i < plan.nprobes; i++) {
+		err = loader__keep_link(ca->l, links[i]);
+		if (err) {
+			for (int j = i + 1; j < plan.nprobes; j++)
+				bpf_link__destroy(links[j]);
+			return err;
+		}
+	}
+	pr_info("--calls: attached %d %s probes to %s%s\n", plan.nprobes,
+		runtime_names[rf->runtime], rf->path, pid < 0 ? " (all processes, filtered)" : "");
+	done = hashmap__find(ca->attached, &key);
+	if (done)
+		*done = plan.nprobes;
+	return plan.nprobes;
+}
+
+/* Whole file into a malloc'd buffer (NUL-terminated too). */
+static int slurp(const char *path, char **out, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t r;
+	int fd, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	while ((r = read(fd, buf + n, cap - n)) > 0) {
+		n += (size_t)r;
+		if (n == cap) {
+			char *b = realloc(buf, (cap *= 2) + 1);
+
+			if (!b) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			buf = b;
+		}
+	}
+	if (r < 0)
+		err = -errno;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Java's version, when the file name does not carry it: <home>/lib/server/libjvm.so next to
+ * <home>/release. */
+static void java_version(struct calls_runtime_file *rf, const char *at_path)
+{
+	char path[PATH_MAX + 32], *text = NULL, *cut;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s", at_path);
+	for (int up = 0; up < 3; up++) {
+		cut = strrchr(path, '/');
+		if (!cut)
+			return;
+		*cut = 0;
+	}
+	strncat(path, "/release", sizeof(path) - strlen(path) - 1);
+	if (slurp(path, &text, &len))
+		return;
+	rf->major = calls_attach__java_release_major(text);
+	free(text);
+}
+
+/* What each runtime needs from the process to fire its probes. */
+static void check_runtime_env(struct calls_attach *ca, const struct calls_runtime_file *rf,
+			      const char *who, const char *cmdline, size_t cmdline_len,
+			      const char *environ, size_t environ_len)
+{
+	if (rf->runtime == PROF_RT_PHP && !calls_attach__env_enabled(environ, environ_len,
+								      "USE_ZEND_DTRACE"))
+		note(ca, "%s runs PHP without USE_ZEND_DTRACE=1 in its environment: PHP fires "
+			 "php:function__entry/return only when started with it, so no PHP calls "
+			 "will be seen",
+		     who);
+	if (rf->runtime == PROF_RT_JAVA &&
+	    !calls_attach__java_probes_enabled(cmdline, cmdline_len, environ, environ_len))
+		note(ca, "%s runs HotSpot without %s: hotspot:method__entry/return fire only with "
+			 "it, so no Java calls will be seen",
+		     who,
+		     rf->major >= 20 ? "-XX:+DTraceMethodProbes" :
+		     rf->major > 0   ? "-XX:+ExtendedDTraceProbes" :
+				       "-XX:+ExtendedDTraceProbes (JDK <= 19) or -XX:+DTraceMethodProbes "
+				       "(JDK 20+)");
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int mark_threads(struct calls_attach *ca, uint32_t pid, uint64_t ts)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while (!err && (d = readdir(dir))) {
+		char *end;
+		unsigned long tid = strtoul(d->d_name, &end, 10);
+
+		if (*end || !tid)
+			continue;
+		err = calls_agg__thread_preexisting(ca->agg, pid, (uint32_t)tid, ts);
+	}
+	closedir(dir);
+	return err;
+}
+
+static int attach_maps(struct calls_attach *ca, uint32_t pid, int probe_pid, bool check_env)
+{
+	struct calls_runtime_file files[MAX_RUNTIME_FILES];
+	char path[64], at[PATH_MAX + 64], who[64];
+	char *cmdline = NULL, *environ = NULL;
+	size_t n, cmdline_len = 0, environ_len = 0;
+	struct maps *m = NULL;
+	int err, total = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	err = maps__read(&m, path);
+	if (err)
+		return err;
+	n = calls_attach__detect(m, files, MAX_RUNTIME_FILES);
+	maps__free(m);
+	if (n && check_env) {
+		snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+		slurp(path, &cmdline, &cmdline_len);
+		snprintf(path, sizeof(path), "/proc/%u/environ", pid);
+		slurp(path, &environ, &environ_len);
+	}
+	snprintf(who, sizeof(who), "process %u", pid);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(at, sizeof(at), "/proc/%u/root%s", pid, files[i].path);
+		if (files[i].runtime == PROF_RT_JAVA && files[i].major < 0)
+			java_version(&files[i], at);
+		if (check_env)
+			check_runtime_env(ca, &files[i], who, cmdline, cmdline_len, environ,
+					  environ_len);
+		err = attach_file(ca, &files[i], probe_pid, at);
+		if (err < 0)
+			break;
+		total += err;
+	}
+	free(cmdline);
+	free(environ);
+	return err < 0 ? err : total;
+}
+
+int calls_attach__pid(struct calls_attach *ca, uint32_t pid)
+{
+	uint64_t ts = mono_ns(); /* before any probe: no event of this pid predates it */
+	int n, err;
+
+	n = attach_maps(ca, pid, (int)pid, true);
+	if (n <= 0)
+		return n;
+	/* Listed after attaching: a thread born meanwhile may have missed events too. */
+	err = mark_threads(ca, pid, ts);
+	return err == -ENOENT ? n : err ? err : n;
+}
+
+int calls_attach__rescan(struct calls_attach *ca, uint32_t pid)
+{
+	return attach_maps(ca, pid, -1, false);
+}
+
+/* ---- `-- CMD`: what will it run? ------------------------------------------------------ */
+
+static bool find_in_path(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+	bool found = false;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, len, "%s", cmd);
+		return access(out, X_OK) == 0;
+	}
+	copy = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!copy)
+		return false;
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, len, "%s/%s", *dir ? dir : ".", cmd);
+		found = access(out, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
+/* "#!/usr/bin/env php" -> the program env would run; "#!/usr/bin/python3.11 -u" -> it. */
+static bool shebang_target(const char *script, char *out, size_t len)
+{
+	char line[PATH_MAX], *p, *interp, *arg;
+	FILE *f = fopen(script, "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(line, sizeof(line), f) && !strncmp(line, "#!", 2);
+	fclose(f);
+	if (!ok)
+		return false;
+	p = line + 2;
+	interp = strtok_r(p, " \t\n", &p);
+	arg = strtok_r(NULL, " \t\n", &p);
+	if (!interp)
+		return false;
+	if (!strcmp(base_name(interp), "env") && arg) {
+		if (!strcmp(arg, "-S"))
+			arg = strtok_r(NULL, " \t\n", &p);
+		return arg && find_in_path(arg, out, len);
+	}
+	snprintf(out, len, "%s", interp);
+	return true;
+}
+
+/* Directories the dynamic loader searches for path's DT_NEEDED libraries, in its order
+ * (without /etc/ld.so.cache: the standard directories stand for it). */
+static void needed_dirs(const char *rpath, const char *runpath, const char *origin,
+			void (*fn)(const char *dir, void *arg), void *arg)
+{
+	static const char *const std_dirs[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+		"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+		"/usr/local/lib",
+	};
+	const char *lists[3] = { runpath ? NULL : rpath, getenv("LD_LIBRARY_PATH"), runpath };
+
+	for (int l = 0; l < 3; l++) {
+		char *copy, *dir, *save = NULL;
+
+		if (!lists[l] || !(copy = strdup(lists[l])))
+			continue;
+		for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+			char buf[PATH_MAX];
+
+			if (!strncmp(dir, "$ORIGIN", 7))
+				snprintf(buf, sizeof(buf), "%s%s", origin, dir + 7);
+			else
+				snprintf(buf, sizeof(buf), "%s", dir);
+			fn(buf, arg);
+		}
+		free(copy);
+	}
+	for (size_t i = 0; i < sizeof(std_dirs) / sizeof(std_dirs[0]); i++)
+		fn(std_dirs[i], arg);
+}
+
+struct lib_search {
+	const char *name;
+	char found[PATH_MAX];
+};
+
+static void try_dir(const char *dir, void *arg)
+{
+	struct lib_search *s = arg;
+	char path[PATH_MAX * 2];
+
+	if (s->found[0])
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, s->name);
+	if (access(path, R_OK) == 0)
+		snprintf(s->found, sizeof(s->found), "%s", path);
+}
+
+/* Calls fn with every DT_NEEDED library of exe that names a runtime, resolved to a path. */
+static void runtime_libs(const char *exe, void (*fn)(const char *path, void *arg), void *arg)
+{
+	const char *needed[64], *rpath = NULL, *runpath = NULL;
+	char origin[PATH_MAX];
+	size_t nneeded = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e = NULL;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return;
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn d;
+			const char *s;
+
+			if (!gelf_getdyn(data, (int)i, &d))
+				break;
+			if (d.d_tag != DT_NEEDED && d.d_tag != DT_RPATH && d.d_tag != DT_RUNPATH)
+				continue;
+			s = elf_strptr(e, sh.sh_link, d.d_un.d_val);
+			if (!s)
+				continue;
+			if (d.d_tag == DT_RPATH)
+				rpath = s;
+			else if (d.d_tag == DT_RUNPATH)
+				runpath = s;
+			else if (nneeded < 64 && calls_attach__classify(s, NULL))
+				needed[nneeded++] = s;
+		}
+	}
+	snprintf(origin, sizeof(origin), "%s", exe);
+	*strrchr(origin, '/') = 0;
+	for (size_t i = 0; i < nneeded; i++) {
+		struct lib_search s = { .name = needed[i] };
+
+		needed_dirs(rpath, runpath, origin, try_dir, &s);
+		if (s.found[0])
+			fn(s.found, arg);
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+struct cmd_files {
+	struct calls_runtime_file files[MAX_RUNTIME_FILES];
+	size_t n;
+};
+
+static void add_candidate(const char *path, void *arg)
+{
+	struct cmd_files *c = arg;
+	char real[PATH_MAX];
+
+	if (c->n == MAX_RUNTIME_FILES || !realpath(path, real))
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->files[i].path, real))
+			return;
+	if (calls_attach__classify(real, &c->files[c->n]))
+		c->n++;
+}
+
+int calls_attach__cmd(struct calls_attach *ca, char **cmd)
+{
+	extern char **environ;
+	struct cmd_files c = { .n = 0 };
+	char exe[PATH_MAX], real[PATH_MAX], interp[PATH_MAX], jvm[PATH_MAX + 32];
+	char *env_list = NULL, *args = NULL;
+	size_t env_len = 0, args_len = 0;
+	int err = 0, total = 0;
+
+	if (!find_in_path(cmd[0], exe, sizeof(exe)) || !realpath(exe, real))
+		return 0; /* session reports the failed exec */
+	if (shebang_target(real, interp, sizeof(interp)) && realpath(interp, exe))
+		snprintf(real, sizeof(real), "%s", exe);
+	add_candidate(real, &c);
+	runtime_libs(real, add_candidate, &c);
+	if (!strcmp(base_name(real), "java")) {
+		/* libjli dlopen()s <home>/lib/server/libjvm.so: not a DT_NEEDED. */
+		snprintf(jvm, sizeof(jvm), "%s", real);
+		*strrchr(jvm, '/') = 0;
+		if (strrchr(jvm, '/'))
+			*strrchr(jvm, '/') = 0;
+		strncat(jvm, "/lib/server/libjvm.so", sizeof(jvm) - strlen(jvm) - 1);
+		add_candidate(jvm, &c);
+	}
+
+	/* What the child will see: our environment and its argv. */
+	for (char **e = environ; e && *e; e++)
+		env_len += strlen(*e) + 1;
+	for (char **a = cmd; *a; a++)
+		args_len += strlen(*a) + 1;
+	env_list = malloc(env_len + 1);
+	args = malloc(args_len + 1);
+	if (!env_list || !args) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	env_len = args_len = 0;
+	for (char **e = environ; e && *e; e++)
+		env_len += (size_t)sprintf(env_list + env_len, "%s", *e) + 1;
+	for (char **a = cmd; *a; a++)
+		args_len += (size_t)sprintf(args + args_len, "%s", *a) + 1;
+
+	for (size_t i = 0; i < c.n; i++) {
+		if (c.files[i].runtime == PROF_RT_JAVA && c.files[i].major < 0)
+			java_version(&c.files[i], c.files[i].path);
+		check_runtime_env(ca, &c.files[i], cmd[0], args, args_len, env_list, env_len);
+		err = attach_file(ca, &c.files[i], -1, c.files[i].path);
+		if (err < 0)
+			goto cleanup;
+		total += err;
+	}
+	err = 0;
+cleanup:
+	free(env_list);
+	free(args);
+	return err ? err : total;
+}
+
+void calls_attach__explain_none(struct calls_attach *ca, const char *target)
+{
+	char buf[2048] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < ca->nwhy && len < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? "; " : "",
+					ca->why[i]);
+	if (ca->nwhy)
+		pr_err("--calls: no usable interpreter probes in %s: %s\n", target, buf);
+	else
+		pr_err("--calls: no interpreter with call probes in %s (looked for python 2.x/3.x "
+		       "and libpython, libruby/ruby, php/php-fpm/libphp and libjvm.so; perl, node "
+		       "and tcl carry none)\n",
+		       target);
+}
+
+size_t calls_attach__notes(const struct calls_attach *ca, const char *const **out)
+{
+	*out = (const char *const *)ca->notes;
+	return ca->nnotes;
+}
