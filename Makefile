@@ -47,7 +47,7 @@ FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix
 
 # Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
 # of the functions the tests name).
-TARGET_CFLAGS := -g -O1 -Wall -Werror -fno-omit-frame-pointer -pthread
+TARGET_CFLAGS := -g -O1 -Wall -Werror -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread
 TARGETS_C  := $(patsubst tests/targets/%.c,$(OUTPUT)/targets/%,$(wildcard tests/targets/*.c))
 TARGETS_CC := $(patsubst tests/targets/%.cc,$(OUTPUT)/targets/%,$(wildcard tests/targets/*.cc))
 BENCH_C    := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(wildcard bench/*.c))
@@ -136,9 +136,10 @@ $(OUTPUT)/targets/noalloc: tests/targets/noalloc.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CC) -O1 -static -nostdlib -fno-stack-protector $< -o $@
 
+# clang: gcc 12 drops the frame pointer of leaf functions despite -mno-omit-leaf-frame-pointer.
 $(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
-	$(Q)$(CC) $(TARGET_CFLAGS) $< -o $@
+	$(Q)$(CLANG) $(TARGET_CFLAGS) $< -o $@
 
 $(OUTPUT)/targets/%: tests/targets/%.cc | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)

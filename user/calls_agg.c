@@ -2,6 +2,7 @@
 #include "calls_agg.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -343,15 +344,23 @@ void calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
 	on_return(a, &k, t, e);
 }
 
+static void copy_field(char *dst, const char *src, uint16_t len, size_t size)
+{
+	size_t n = strnlen(src, len < size ? len : size);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
 int calls_agg__name(struct calls_agg *a, const struct prof_call_name *n)
 {
 	char cls[PROF_CALL_CLS_LEN + 1], fn[PROF_CALL_FN_LEN + 1], file[PROF_CALL_FILE_LEN + 1];
 	struct calls_name *v;
 
 	/* Bounded by the stored lengths: HotSpot's strings are not NUL-terminated. */
-	snprintf(cls, sizeof(cls), "%.*s", (int)(n->cls_len < PROF_CALL_CLS_LEN ? n->cls_len : PROF_CALL_CLS_LEN), n->cls);
-	snprintf(fn, sizeof(fn), "%.*s", (int)(n->fn_len < PROF_CALL_FN_LEN ? n->fn_len : PROF_CALL_FN_LEN), n->fn);
-	snprintf(file, sizeof(file), "%.*s", (int)(n->file_len < PROF_CALL_FILE_LEN ? n->file_len : PROF_CALL_FILE_LEN), n->file);
+	copy_field(cls, n->cls, n->cls_len, PROF_CALL_CLS_LEN);
+	copy_field(fn, n->fn, n->fn_len, PROF_CALL_FN_LEN);
+	copy_field(file, n->file, n->file_len, PROF_CALL_FILE_LEN);
 	if (hashmap__upsert(a->names, (void **)&v, &n->name_id, NULL))
 		return -ENOMEM;
 	v->runtime = n->runtime < PROF_RT__COUNT ? (enum prof_runtime)n->runtime : PROF_RT_NONE;

@@ -15,6 +15,7 @@
 #define PROF_CALLS_AGG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "prof_calls.h"

@@ -694,7 +694,7 @@ static void needed_dirs(const char *rpath, const char *runpath, const char *orig
 
 struct lib_search {
 	const char *name;
-	char found[PATH_MAX];
+	char found[PATH_MAX * 2];
 };
 
 static void try_dir(const char *dir, void *arg)

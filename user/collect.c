@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls_agg.h"
+#include "calls_attach.h"
 #include "cli.h"
 #include "cpu_profile.h"
 #include "hashmap.h"
@@ -15,6 +17,7 @@
 #include "loader.h"
 #include "log.h"
 #include "procinfo.h"
+#include "prof_calls.h"
 #include "prof_heap.h"
 #include "stackres.h"
 #include "symbolizer.h"
@@ -26,6 +29,9 @@ struct collect {
 	struct procinfo *procs;
 	struct stackres *stacks;
 	struct heap_agg *heap;
+	struct calls_agg *calls;
+	struct calls_attach *calls_at;
+	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	struct hashmap *targets; /* pid -> uint8_t alive */
 	uint64_t bad_records;
 };
@@ -48,6 +54,10 @@ int collect__new(struct collect **out, const struct env *env, struct loader *l)
 		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(uint8_t));
 	if (!err && (env->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, env->sample_bytes);
+	if (!err && (env->modes & MODE_CALLS))
+		err = calls_agg__new(&c->calls);
+	if (!err && (env->modes & MODE_CALLS))
+		err = calls_attach__new(&c->calls_at, l, c->calls);
 	if (err) {
 		collect__free(c);
 		return err;
@@ -61,6 +71,8 @@ void collect__free(struct collect *c)
 	if (!c)
 		return;
 	heap_agg__free(c->heap);
+	calls_attach__free(c->calls_at);
+	calls_agg__free(c->calls);
 	stackres__free(c->stacks);
 	procinfo__free(c->procs);
 	symbolizer__free(c->sym);
@@ -101,9 +113,54 @@ void collect__exec_done(struct collect *c, uint32_t pid)
 	procinfo__note(c->procs, pid, pid);
 }
 
+/* --calls: the runtimes of every -p process, or those `-- CMD` will run (attached before it
+ * execs, for every process, filtered in BPF, so its first call is seen). */
+static int attach_calls(struct collect *c)
+{
+	int n, total = 0;
+
+	if (c->env->cmd) {
+		n = calls_attach__cmd(c->calls_at, c->env->cmd);
+		if (n < 0)
+			goto failed;
+		if (!n) {
+			calls_attach__explain_none(c->calls_at, c->env->cmd[0]);
+			return -ENOENT;
+		}
+		return 0;
+	}
+	for (unsigned i = 0; i < c->env->npids; i++) {
+		char who[32];
+
+		n = calls_attach__pid(c->calls_at, c->env->pids[i]);
+		if (n < 0)
+			goto failed;
+		if (!n && c->env->npids > 1) {
+			snprintf(who, sizeof(who), "process %u", c->env->pids[i]);
+			calls_attach__explain_none(c->calls_at, who);
+		}
+		total += n;
+	}
+	if (!total) {
+		calls_attach__explain_none(c->calls_at, c->env->npids == 1 ? "the process" :
+									       "any process");
+		return -ENOENT;
+	}
+	return 0;
+failed:
+	pr_err("attaching the --calls probes failed: %s\n", strerror(-n));
+	return n == -ESRCH ? -ENOENT : n;
+}
+
 int collect__attach_modes(struct collect *c)
 {
 	int err;
+
+	if (c->env->modes & MODE_CALLS) {
+		err = attach_calls(c);
+		if (err)
+			return err;
+	}
 
 	if (c->env->modes & MODE_CPU) {
 		err = loader__attach_cpu(c->loader);
@@ -125,10 +182,25 @@ void collect__process_exiting(struct collect *c, uint32_t pid)
 	collect__tick(c);
 }
 
+/* `-- CMD`: a followed child may have exec'd another interpreter, or loaded one (dlopen):
+ * attach to runtimes its maps show now (each file once). */
+static void rescan_calls(struct collect *c)
+{
+	const uint32_t *pid;
+	size_t it = 0;
+	uint8_t *alive;
+
+	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&alive))
+		if (*alive)
+			calls_attach__rescan(c->calls_at, *pid);
+}
+
 void collect__tick(struct collect *c)
 {
 	if (c->env->modes & MODE_CPU)
 		cpu_profile__scan(c);
+	if (c->calls_at && c->env->cmd)
+		rescan_calls(c);
 }
 
 bool collect__any_alive(struct collect *c)
@@ -169,6 +241,18 @@ static void on_heap(struct collect *c, const struct prof_heap_event *e)
 				  e->size);
 }
 
+static void on_call(struct collect *c, const struct prof_call_event *e)
+{
+	uint64_t thread = (uint64_t)e->pid << 32 | e->tid;
+
+	/* Events come in runs per thread: look its name up only when the thread changes. */
+	if (thread != c->calls_last_thread) {
+		procinfo__note(c->procs, e->pid, e->tid);
+		c->calls_last_thread = thread;
+	}
+	calls_agg__event(c->calls, e);
+}
+
 static void on_proc(struct collect *c, const struct prof_proc_event *e)
 {
 	char comm[PROF_COMM_LEN + 1];
@@ -189,6 +273,8 @@ static void on_proc(struct collect *c, const struct prof_proc_event *e)
 		symbolizer__forget_pid(c->sym, e->pid);
 		symbolizer__load_pid(c->sym, e->pid);
 		procinfo__set_comm(c->procs, e->pid, e->pid, comm);
+		if (c->calls)
+			calls_agg__process_exec(c->calls, e->pid);
 		if (c->heap && c->env->cmd) {
 			int n = 0;
 
@@ -198,6 +284,8 @@ static void on_proc(struct collect *c, const struct prof_proc_event *e)
 		break;
 	case PROF_REC_PROC_EXIT:
 		procinfo__set_comm(c->procs, e->pid, e->tid, comm);
+		if (c->calls)
+			calls_agg__thread_exit(c->calls, e->pid, e->tid);
 		if (e->tid == e->pid) {
 			alive = hashmap__find(c->targets, &e->pid);
 			if (alive)
@@ -237,6 +325,17 @@ int collect__on_event(void *ctx, void *data, size_t size)
 			break;
 		on_proc(c, data);
 		return 0;
+	case PROF_REC_CALL_ENTRY:
+	case PROF_REC_CALL_RETURN:
+		if (size < sizeof(struct prof_call_event) || !c->calls)
+			break;
+		on_call(c, data);
+		return 0;
+	case PROF_REC_CALL_NAME:
+		if (size < sizeof(struct prof_call_name) || !c->calls)
+			break;
+		calls_agg__name(c->calls, data);
+		return 0;
 	default:
 		break;
 	}
@@ -252,6 +351,16 @@ struct loader *collect__loader(struct collect *c)
 struct heap_agg *collect__heap(struct collect *c)
 {
 	return c->heap;
+}
+
+struct calls_agg *collect__calls(struct collect *c)
+{
+	return c->calls;
+}
+
+struct calls_attach *collect__calls_attach(struct collect *c)
+{
+	return c->calls_at;
 }
 
 struct stackres *collect__stacks(struct collect *c)

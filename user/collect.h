@@ -14,6 +14,8 @@ struct collect;
 struct env;
 struct loader;
 struct heap_agg;
+struct calls_agg;
+struct calls_attach;
 struct stackres;
 struct procinfo;
 struct symbolizer;
@@ -42,6 +44,9 @@ void collect__tick(struct collect *c);
 
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);
+/* --calls state, NULL without --calls. */
+struct calls_agg *collect__calls(struct collect *c);
+struct calls_attach *collect__calls_attach(struct collect *c);
 struct stackres *collect__stacks(struct collect *c);
 struct procinfo *collect__procinfo(struct collect *c);
 struct symbolizer *collect__symbolizer(struct collect *c);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls_profile.h"
 #include "cli.h"
 #include "collect.h"
 #include "cpu_profile.h"
@@ -169,6 +170,7 @@ int report__write(struct collect *c, const struct env *env, int64_t start_wall_n
 	} modes[] = {
 		{ MODE_HEAP, "heap", report__build_heap },
 		{ MODE_CPU, "cpu", cpu_profile__build },
+		{ MODE_CALLS, "calls", calls_profile__build },
 	};
 	bool to_stdout = !strcmp(env->output, "-");
 	int ret = 0;

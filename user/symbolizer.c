@@ -82,7 +82,7 @@ struct symbolizer {
 	struct hashmap *build_ids; /* interned build id -> struct sym_file * */
 	struct sym_file **all_files;
 	size_t nfiles, files_cap;
-	struct hashmap *procs;    /* uint32_t pid -> struct sym_proc * */
+	struct hashmap *procs;    /* uint64_t pid -> struct sym_proc * */
 	struct hashmap *mappings; /* mapping_key -> struct sym_mapping * */
 	struct hashmap *display;  /* raw name pointer -> interned demangled name */
 	struct kallsyms *ksyms;
@@ -133,7 +133,7 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 	if (!err)
 		err = hashmap__new(&s->build_ids, sizeof(const char *), sizeof(struct sym_file *));
 	if (!err)
-		err = hashmap__new(&s->procs, sizeof(uint32_t), sizeof(struct sym_proc *));
+		err = hashmap__new(&s->procs, sizeof(uint64_t), sizeof(struct sym_proc *));
 	if (!err)
 		err = hashmap__new(&s->mappings, sizeof(struct mapping_key),
 				   sizeof(struct sym_mapping *));
@@ -207,9 +207,12 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
+/* Keyed by a 64-bit pid: the hashmap stores values right after keys, and pointers need 8-byte
+ * alignment. */
 static struct sym_proc *find_proc(const struct symbolizer *s, uint32_t pid)
 {
-	struct sym_proc **p = hashmap__find(s->procs, &pid);
+	uint64_t key = pid;
+	struct sym_proc **p = hashmap__find(s->procs, &key);
 
 	return p ? *p : NULL;
 }
@@ -217,6 +220,7 @@ static struct sym_proc *find_proc(const struct symbolizer *s, uint32_t pid)
 static int get_proc(struct symbolizer *s, struct sym_proc **out, uint32_t pid)
 {
 	struct sym_proc *p = find_proc(s, pid);
+	uint64_t key = pid;
 	void *v;
 	int err;
 
@@ -224,7 +228,7 @@ static int get_proc(struct symbolizer *s, struct sym_proc **out, uint32_t pid)
 		p = calloc(1, sizeof(*p));
 		if (!p)
 			return -ENOMEM;
-		err = hashmap__upsert(s->procs, &v, &pid, NULL);
+		err = hashmap__upsert(s->procs, &v, &key, NULL);
 		if (err) {
 			free(p);
 			return err;
@@ -262,7 +266,23 @@ static int add_file(struct symbolizer *s, struct sym_file **out, struct elf_file
 	return 0;
 }
 
-/* Same build id as a file already loaded (one library in several containers): share it. */
+static int syms_rank(const struct elf_file *elf)
+{
+	switch (elf_file__syms(elf)) {
+	case ELF_FILE_SYMS_SYMTAB:
+	case ELF_FILE_SYMS_DEBUG_FILE:
+		return 0;
+	case ELF_FILE_SYMS_DYNSYM:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+/*
+ * Same build id as a file already loaded (one library in several containers, or a stripped
+ * and an unstripped copy of one build): share one, the one with the fuller symbol table.
+ */
 static int dedupe_by_build_id(struct symbolizer *s, struct sym_file **out, struct elf_file *elf)
 {
 	const char *bid = strpool__intern(s->pool, elf_file__build_id(elf));
@@ -279,8 +299,14 @@ static int dedupe_by_build_id(struct symbolizer *s, struct sym_file **out, struc
 	if (err)
 		return err;
 	if (!created) {
-		elf_file__free(elf);
-		*out = *(struct sym_file **)v;
+		f = *(struct sym_file **)v;
+		if (syms_rank(elf) < syms_rank(f->elf)) {
+			elf_file__free(f->elf);
+			f->elf = elf;
+		} else {
+			elf_file__free(elf);
+		}
+		*out = f;
 		return 0;
 	}
 	err = add_file(s, &f, elf);

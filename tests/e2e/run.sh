@@ -38,5 +38,6 @@ for file in tests/e2e/test_*.sh; do
 	done
 done
 [ -n "$failures" ] && echo "e2e failures:$failures"
+[ -z "${E2E_KEEP:-}" ] && [ $failed -eq 0 ] && rm -rf "$E2E_TMP"
 echo "e2e: $passed passed, $failed failed"
 [ $failed -eq 0 ]

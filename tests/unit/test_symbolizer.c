@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The symbolizer against a fake /proc (pid/maps, pid/comm, pid/root -> "/") whose mappings point
+ * at the fixtures in build/fixtures/, and against live processes: this test itself and a
+ * fixture child that dlopen()s a library after it was loaded and then exits.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "maps.h"
+#include "symbolizer.h"
+
+#define FIX "build/fixtures/"
+#define PID 4242
+#define PAGE ((uint64_t)0x1000)
+
+#define PIE_BIAS 0x555555554000ULL
+#define LIB_BIAS 0x7f0000000000ULL
+#define STRIPPED_BIAS 0x560000000000ULL
+#define OVERLAY_BIAS 0x7f3000000000ULL
+#define NOTELF_START 0x7f1000000000ULL
+#define DELETED_BIAS 0x7f2000000000ULL
+#define JIT_START 0x7f4000000000ULL
+#define VDSO_START 0x7ff000000000ULL
+
+static struct {
+	char root[64];       /* fake proc root */
+	char perfdir[96];    /* perfmap_dir */
+	char kallsyms[128];
+	char pie[PATH_MAX], nopie[PATH_MAX], lib[PATH_MAX], stripped[PATH_MAX], src[PATH_MAX];
+	char pie_build_id[128];
+	uint64_t vdso_size, vdso_clock_gettime; /* offset of __vdso_clock_gettime in the image */
+} fx;
+
+/* nm -S --defined-only: "addr [size] type name". */
+static uint64_t nm_addr(const char *nm_path, const char *name)
+{
+	char line[512], a[32], b[32], c[256], d[256];
+	FILE *f = fopen(nm_path, "r");
+	uint64_t addr = 0;
+
+	assert_non_null(f);
+	while (!addr && fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%31s %31s %255s %255s", a, b, c, d);
+
+		if ((n == 4 && strcmp(d, name) == 0) || (n == 3 && strcmp(c, name) == 0))
+			addr = strtoull(a, NULL, 16);
+	}
+	fclose(f);
+	assert_true(addr != 0);
+	return addr;
+}
+
+/* The executable PT_LOAD segment, read with libelf. */
+static void exec_segment(const char *path, uint64_t *offset, uint64_t *vaddr, uint64_t *filesz)
+{
+	int fd = open(path, O_RDONLY);
+	bool found = false;
+	size_t n;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		gelf_getphdr(elf, (int)i, &ph);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			*offset = ph.p_offset;
+			*vaddr = ph.p_vaddr;
+			*filesz = ph.p_filesz;
+			found = true;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(found);
+}
+
+/* A maps line for the executable segment of path loaded with bias; dev/inode as given. */
+static void maps_line_ids(FILE *f, const char *path, uint64_t bias, unsigned maj, unsigned min,
+			  uint64_t ino, const char *suffix)
+{
+	uint64_t off, vaddr, filesz, start, end;
+
+	exec_segment(path, &off, &vaddr, &filesz);
+	start = bias + (vaddr & ~(PAGE - 1));
+	end = bias + ((vaddr + filesz + PAGE - 1) & ~(PAGE - 1));
+	fprintf(f, "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64 " %02x:%02x %" PRIu64 "    %s%s\n",
+		start, end, off & ~(PAGE - 1), maj, min, ino, path, suffix);
+}
+
+static void maps_line(FILE *f, const char *path, uint64_t bias)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	maps_line_ids(f, path, bias, major(st.st_dev), minor(st.st_dev), st.st_ino, "");
+}
+
+static void write_file(const char *path, const char *mode, const char *text)
+{
+	FILE *f = fopen(path, mode);
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *pid_path(char *buf, uint32_t pid, const char *what)
+{
+	snprintf(buf, PATH_MAX, "%s/%u%s%s", fx.root, pid, what[0] ? "/" : "", what);
+	return buf;
+}
+
+/* <root>/<pid>/{comm,root,maps}; the maps file is left open for the caller to fill. */
+static FILE *fake_pid(uint32_t pid)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	assert_int_equal(mkdir(pid_path(p, pid, ""), 0755), 0);
+	write_file(pid_path(p, pid, "comm"), "w", "fixture\n");
+	assert_int_equal(symlink("/", pid_path(p, pid, "root")), 0);
+	f = fopen(pid_path(p, pid, "maps"), "w");
+	assert_non_null(f);
+	return f;
+}
+
+static void own_vdso(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	const struct maps_entry *e;
+	struct maps *m = NULL;
+	GElf_Shdr sh;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (!base)
+		return;
+	assert_int_equal(maps__read(&m, "/proc/self/maps"), 0);
+	e = maps__find(m, base);
+	fx.vdso_size = e->end - e->start;
+	maps__free(m);
+	/* Where __vdso_clock_gettime sits in the image (its .dynsym value is an offset here). */
+	elf = elf_memory((char *)base, fx.vdso_size);
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+
+			gelf_getsym(d, (int)i, &s);
+			if (!strcmp(elf_strptr(elf, sh.sh_link, s.st_name), "__vdso_clock_gettime"))
+				fx.vdso_clock_gettime = s.st_value;
+		}
+	}
+	elf_end(elf);
+}
+
+static int setup(void **state)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	assert_non_null(realpath(FIX "symfix-pie", fx.pie));
+	assert_non_null(realpath(FIX "symfix-nopie", fx.nopie));
+	assert_non_null(realpath(FIX "libsymfix.so", fx.lib));
+	assert_non_null(realpath(FIX "symfix-stripped", fx.stripped));
+	assert_non_null(realpath("tests/fixtures/symfix.c", fx.src));
+	f = fopen(FIX "symfix-pie.buildid", "r");
+	assert_non_null(f);
+	assert_non_null(fgets(fx.pie_build_id, sizeof(fx.pie_build_id), f));
+	fx.pie_build_id[strcspn(fx.pie_build_id, "\n")] = '\0';
+	fclose(f);
+	own_vdso();
+
+	strcpy(fx.root, "/tmp/symproc.XXXXXX");
+	assert_non_null(mkdtemp(fx.root));
+	snprintf(fx.perfdir, sizeof(fx.perfdir), "%s/perf", fx.root);
+	assert_int_equal(mkdir(fx.perfdir, 0755), 0);
+	snprintf(fx.kallsyms, sizeof(fx.kallsyms), "%s/kallsyms", fx.root);
+	write_file(fx.kallsyms, "w",
+		   "ffffffff81000000 T _text\n"
+		   "ffffffff81001000 T do_sys_open\n"
+		   "ffffffffc0a01000 t ext4_readdir\t[ext4]\n");
+
+	f = fake_pid(PID);
+	maps_line(f, fx.pie, PIE_BIAS);
+	maps_line(f, fx.nopie, 0);
+	maps_line(f, fx.lib, LIB_BIAS);
+	maps_line(f, fx.stripped, STRIPPED_BIAS);
+	/* Same path, another (dev, inode): an overlay mount, not a different file. */
+	maps_line_ids(f, fx.lib, OVERLAY_BIAS, 0, 0x42, 999999, "");
+	/* Deleted, and what the path now names is another file. */
+	maps_line_ids(f, fx.pie, DELETED_BIAS, 0, 0x42, 1, " (deleted)");
+	{
+		struct stat st;
+
+		assert_int_equal(stat(fx.src, &st), 0);
+		fprintf(f, "%llx-%llx r-xp 00000000 %02x:%02x %lu    %s\n", NOTELF_START,
+			NOTELF_START + PAGE, major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino,
+			fx.src);
+	}
+	fprintf(f, "%llx-%llx rwxp 00000000 00:00 0 \n", JIT_START, JIT_START + 0x10000);
+	if (fx.vdso_size)
+		fprintf(f, "%llx-%llx r-xp 00000000 00:00 0    [vdso]\n", VDSO_START,
+			VDSO_START + fx.vdso_size);
+	fprintf(f, "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0    [vsyscall]\n");
+	fclose(f);
+
+	snprintf(p, sizeof(p), "%s/perf-%d.map", fx.perfdir, PID);
+	write_file(p, "w", "7f4000000100 80 jit_one\n");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx.root);
+	return system(cmd);
+}
+
+static struct symbolizer *new_sym(void)
+{
+	struct symbolizer_opts opts = {
+		.proc_root = fx.root,
+		.kallsyms = fx.kallsyms,
+		.perfmap_dir = fx.perfdir,
+		.debug_dir = "",
+	};
+	struct symbolizer *s = NULL;
+
+	assert_int_equal(symbolizer__new(&s, &opts), 0);
+	return s;
+}
+
+static struct sym_result resolve(struct symbolizer *s, uint32_t pid, uint64_t addr)
+{
+	struct sym_result r;
+
+	assert_int_equal(symbolizer__resolve_user(s, pid, addr, &r), 0);
+	return r;
+}
+
+static void assert_resolves(struct symbolizer *s, uint32_t pid, uint64_t addr, const char *name,
+			    uint64_t sym_addr, const char *path)
+{
+	struct sym_result r = resolve(s, pid, addr);
+
+	assert_non_null(r.name);
+	assert_string_equal(r.name, name);
+	assert_int_equal(r.sym_addr, sym_addr);
+	assert_non_null(r.map);
+	assert_string_equal(r.map->path, path);
+}
+
+static void test_symbolizer__resolves_pie_nopie_and_library(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	uint64_t local = nm_addr(FIX "symfix-pie.nm", "symfix_local_helper");
+	uint64_t beta = nm_addr(FIX "symfix-nopie.nm", "symfix_beta");
+	uint64_t lib = nm_addr(FIX "libsymfix.so.nm", "symfix_lib_only");
+	uint64_t off, vaddr, filesz;
+	struct sym_result r;
+
+	assert_int_equal(symbolizer__load_pid(s, PID), 0);
+	r = resolve(s, PID, PIE_BIAS + alpha + 3);
+	assert_string_equal(r.name, "symfix_alpha");
+	assert_string_equal(r.system_name, "symfix_alpha");
+	assert_null(r.file);
+	assert_int_equal(r.sym_addr, PIE_BIAS + alpha);
+	exec_segment(fx.pie, &off, &vaddr, &filesz);
+	assert_string_equal(r.map->path, fx.pie);
+	assert_int_equal(r.map->start, PIE_BIAS + (vaddr & ~(PAGE - 1)));
+	assert_int_equal(r.map->offset, off & ~(PAGE - 1));
+	assert_true(r.map->limit > r.map->start);
+	assert_string_equal(r.map->build_id, fx.pie_build_id);
+	assert_true(r.map->has_symbols);
+	assert_resolves(s, PID, PIE_BIAS + local, "symfix_local_helper", PIE_BIAS + local, fx.pie);
+	assert_resolves(s, PID, beta + 7, "symfix_beta", beta, fx.nopie);
+	/* The library is based at 0x200000 in its file: the bias is not the mapping start. */
+	assert_resolves(s, PID, LIB_BIAS + lib + 1, "symfix_lib_only", LIB_BIAS + lib, fx.lib);
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__demangles_cxx(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t spin = nm_addr(FIX "symfix-pie.nm", "_ZN6symfix6Widget4spinEi");
+	struct sym_result r;
+
+	r = resolve(s, PID, PIE_BIAS + spin + 2); /* loads the pid on first sight */
+	assert_string_equal(r.name, "symfix::Widget::spin(int)");
+	assert_string_equal(r.system_name, "_ZN6symfix6Widget4spinEi");
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__stripped_uses_dynsym(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	uint64_t local = nm_addr(FIX "symfix-pie.nm", "symfix_local_helper");
+	const uint32_t pid = 5005;
+	struct sym_result r;
+	FILE *f;
+
+	f = fake_pid(pid);
+	maps_line(f, fx.stripped, STRIPPED_BIAS);
+	fclose(f);
+	assert_resolves(s, pid, STRIPPED_BIAS + alpha, "symfix_alpha", STRIPPED_BIAS + alpha,
+			fx.stripped);
+	/* Not exported: unknown but kept, with its mapping. */
+	r = resolve(s, pid, STRIPPED_BIAS + local);
+	assert_null(r.name);
+	assert_null(r.system_name);
+	assert_non_null(r.map);
+	assert_string_equal(r.map->path, fx.stripped);
+	assert_string_equal(r.map->build_id, fx.pie_build_id);
+	assert_true(r.map->has_symbols);
+
+	/* Once the unstripped file of the same build is seen, its .symtab serves both. */
+	assert_int_equal(symbolizer__load_pid(s, PID), 0);
+	assert_resolves(s, pid, STRIPPED_BIAS + local, "symfix_local_helper", STRIPPED_BIAS + local,
+			fx.stripped);
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__not_elf_deleted_and_overlay(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	uint64_t lib = nm_addr(FIX "libsymfix.so.nm", "symfix_lib_only");
+	struct sym_result r;
+
+	r = resolve(s, PID, NOTELF_START + 0x10);
+	assert_null(r.name);
+	assert_string_equal(r.map->path, fx.src);
+	assert_string_equal(r.map->build_id, "");
+	assert_false(r.map->has_symbols);
+
+	/* The deleted file is gone; what its path names now must not be used. */
+	r = resolve(s, PID, DELETED_BIAS + alpha);
+	assert_null(r.name);
+	assert_string_equal(r.map->path, fx.pie);
+	assert_false(r.map->has_symbols);
+
+	/* A (dev, inode) mismatch alone (overlayfs) still uses the file at that path. */
+	assert_resolves(s, PID, OVERLAY_BIAS + lib, "symfix_lib_only", OVERLAY_BIAS + lib, fx.lib);
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__vdso_and_vsyscall(void **state)
+{
+	struct symbolizer *s = new_sym();
+	struct sym_result r;
+
+	if (!fx.vdso_size || !fx.vdso_clock_gettime)
+		skip();
+	r = resolve(s, PID, VDSO_START + fx.vdso_clock_gettime + 1);
+	assert_non_null(r.name);
+	assert_true(strcmp(r.name, "__vdso_clock_gettime") == 0 ||
+		    strcmp(r.name, "clock_gettime") == 0);
+	assert_int_equal(r.sym_addr, VDSO_START + fx.vdso_clock_gettime);
+	assert_string_equal(r.map->path, "[vdso]");
+	r = resolve(s, PID, 0xffffffffff600400);
+	assert_null(r.name);
+	assert_string_equal(r.map->path, "[vsyscall]");
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__jit_frames_from_perf_map(void **state)
+{
+	struct symbolizer *s = new_sym();
+	char p[PATH_MAX];
+	struct sym_result r;
+
+	assert_resolves(s, PID, JIT_START + 0x110, "jit_one", JIT_START + 0x100, "");
+	r = resolve(s, PID, JIT_START + 0x110);
+	assert_true(r.map->has_symbols);
+
+	/* Compiled after we read the map: a miss reads it again... */
+	snprintf(p, sizeof(p), "%s/perf-%d.map", fx.perfdir, PID);
+	write_file(p, "a", "7f4000000200 40 jit_two\n");
+	assert_resolves(s, PID, JIT_START + 0x210, "jit_two", JIT_START + 0x200, "");
+	assert_resolves(s, PID, JIT_START + 0x110, "jit_one", JIT_START + 0x100, "");
+	/* ...at most once per 64 resolves. */
+	write_file(p, "a", "7f4000000300 40 jit_three\n");
+	assert_null(resolve(s, PID, JIT_START + 0x310).name);
+	for (int i = 0; i < 64; i++)
+		resolve(s, PID, JIT_START + 0x110);
+	assert_resolves(s, PID, JIT_START + 0x310, "jit_three", JIT_START + 0x300, "");
+	/* Truncate back for the other tests. */
+	write_file(p, "w", "7f4000000100 80 jit_one\n");
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__rereads_maps_for_new_mappings(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	uint64_t lib = nm_addr(FIX "libsymfix.so.nm", "symfix_lib_only");
+	const uint64_t second = 0x7e0000000000ULL, third = 0x7d0000000000ULL;
+	const uint32_t pid = 5001;
+	char p[PATH_MAX];
+	struct sym_result r;
+	FILE *f;
+
+	f = fake_pid(pid);
+	maps_line(f, fx.pie, PIE_BIAS);
+	fclose(f);
+	assert_int_equal(symbolizer__load_pid(s, pid), 0);
+	assert_non_null(resolve(s, pid, PIE_BIAS + alpha).name);
+
+	/* dlopen() after the load: the first miss re-reads the maps. */
+	f = fopen(pid_path(p, pid, "maps"), "a");
+	maps_line(f, fx.lib, second);
+	fclose(f);
+	assert_resolves(s, pid, second + lib, "symfix_lib_only", second + lib, fx.lib);
+
+	/* Another one right away: re-reads are rate-limited... */
+	f = fopen(pid_path(p, pid, "maps"), "a");
+	maps_line(f, fx.lib, third);
+	fclose(f);
+	assert_null(resolve(s, pid, third + lib).map);
+	/* ...to one per 64 resolves. */
+	for (int i = 0; i < 64; i++)
+		assert_non_null(resolve(s, pid, PIE_BIAS + alpha).name);
+	assert_resolves(s, pid, third + lib, "symfix_lib_only", third + lib, fx.lib);
+
+	/* An address still unknown after a re-read is not re-read for again. */
+	for (int i = 0; i < 64; i++)
+		resolve(s, pid, PIE_BIAS + alpha);
+	r = resolve(s, pid, 0x10000 + lib);
+	assert_null(r.map);
+	f = fopen(pid_path(p, pid, "maps"), "a");
+	maps_line(f, fx.lib, 0x10000);
+	fclose(f);
+	for (int i = 0; i < 64; i++)
+		resolve(s, pid, PIE_BIAS + alpha);
+	assert_null(resolve(s, pid, 0x10000 + lib).map);
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__survives_process_exit(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	const uint32_t pid = 5002;
+	char p[PATH_MAX], q[PATH_MAX];
+	FILE *f;
+
+	f = fake_pid(pid);
+	maps_line(f, fx.pie, PIE_BIAS);
+	fclose(f);
+	assert_int_equal(symbolizer__load_pid(s, pid), 0);
+	/* The process exits: its /proc directory goes away. */
+	snprintf(q, sizeof(q), "%s/gone-%u", fx.root, pid);
+	assert_int_equal(rename(pid_path(p, pid, ""), q), 0);
+	assert_resolves(s, pid, PIE_BIAS + alpha, "symfix_alpha", PIE_BIAS + alpha, fx.pie);
+	assert_int_equal(symbolizer__load_pid(s, pid), -ESRCH);
+	assert_resolves(s, pid, PIE_BIAS + alpha, "symfix_alpha", PIE_BIAS + alpha, fx.pie);
+	/* Unknown addresses of a dead process: no mapping, no error. */
+	assert_null(resolve(s, pid, 0x1234).map);
+	assert_string_equal(symbolizer__process_name(s, pid), "fixture");
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__unknown_pid(void **state)
+{
+	struct symbolizer *s = new_sym();
+	struct sym_result r;
+
+	assert_int_equal(symbolizer__load_pid(s, 99999), -ESRCH);
+	r = resolve(s, 99999, 0x401000);
+	assert_null(r.map);
+	assert_null(r.name);
+	assert_null(r.system_name);
+	assert_int_equal(r.sym_addr, 0);
+	/* Never loaded at all: same answer. */
+	assert_null(resolve(s, 99998, 0x401000).map);
+	assert_null(symbolizer__process_name(s, 99998));
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__forget_pid_after_exec(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	uint64_t lib = nm_addr(FIX "libsymfix.so.nm", "symfix_lib_only");
+	const uint32_t pid = 5003;
+	const struct sym_mapping *old;
+	char p[PATH_MAX];
+	FILE *f;
+
+	f = fake_pid(pid);
+	maps_line(f, fx.pie, PIE_BIAS);
+	fclose(f);
+	old = resolve(s, pid, PIE_BIAS + alpha).map;
+	assert_non_null(old);
+
+	/* exec: a new image at the same address. */
+	f = fopen(pid_path(p, pid, "maps"), "w");
+	maps_line(f, fx.lib, PIE_BIAS);
+	fclose(f);
+	symbolizer__forget_pid(s, pid);
+	assert_resolves(s, pid, PIE_BIAS + lib, "symfix_lib_only", PIE_BIAS + lib, fx.lib);
+	/* Results handed out before stay valid until symbolizer__free. */
+	assert_string_equal(old->path, fx.pie);
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__mappings_are_shared(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	uint64_t beta = nm_addr(FIX "symfix-pie.nm", "symfix_beta");
+	const uint32_t pid = 5004;
+	FILE *f;
+
+	f = fake_pid(pid);
+	maps_line(f, fx.pie, PIE_BIAS);
+	fclose(f);
+	assert_ptr_equal(resolve(s, PID, PIE_BIAS + alpha).map, resolve(s, PID, PIE_BIAS + beta).map);
+	/* The same file at the same place in another process: one mapping. */
+	assert_ptr_equal(resolve(s, PID, PIE_BIAS + alpha).map, resolve(s, pid, PIE_BIAS + beta).map);
+	assert_ptr_not_equal(resolve(s, PID, PIE_BIAS + alpha).map,
+			     resolve(s, PID, STRIPPED_BIAS + alpha).map);
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__process_name(void **state)
+{
+	struct symbolizer *s = new_sym();
+
+	assert_null(symbolizer__process_name(s, PID));
+	assert_int_equal(symbolizer__load_pid(s, PID), 0);
+	assert_string_equal(symbolizer__process_name(s, PID), "fixture");
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__kernel_addresses(void **state)
+{
+	struct symbolizer *s = new_sym();
+	struct symbolizer_opts hidden = { .proc_root = fx.root, .kallsyms = fx.kallsyms };
+	char p[PATH_MAX];
+	struct sym_result r;
+
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff81001010, &r), 0);
+	assert_string_equal(r.name, "do_sys_open");
+	assert_string_equal(r.system_name, "do_sys_open");
+	assert_int_equal(r.sym_addr, 0xffffffff81001000);
+	assert_string_equal(r.map->path, "[kernel.kallsyms]");
+	assert_true(r.map->has_symbols);
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffffc0a01004, &r), 0);
+	assert_string_equal(r.name, "ext4_readdir");
+	assert_int_equal(symbolizer__resolve_kernel(s, 0x1000, &r), 0);
+	assert_null(r.name);
+	assert_non_null(r.map);
+	symbolizer__free(s);
+
+	/* Addresses hidden from us: frames stay, unnamed, in the kernel mapping. */
+	snprintf(p, sizeof(p), "%s/kallsyms-hidden", fx.root);
+	write_file(p, "w", "0000000000000000 T _text\n0000000000000000 T do_sys_open\n");
+	hidden.kallsyms = p;
+	assert_int_equal(symbolizer__new(&s, &hidden), 0);
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff81001010, &r), 0);
+	assert_null(r.name);
+	assert_string_equal(r.map->path, "[kernel.kallsyms]");
+	assert_false(r.map->has_symbols);
+	symbolizer__free(s);
+}
+
+static __attribute__((noinline)) int self_marker(int x)
+{
+	return x * 7 + 1;
+}
+
+/* The live test process through the real /proc, with default options. */
+static void test_symbolizer__live_self(void **state)
+{
+	int (*volatile fn)(int) = self_marker;
+	char exe[PATH_MAX];
+	struct symbolizer *s = NULL;
+	struct sym_result r;
+	void *libc, *libc_malloc;
+	ssize_t n;
+
+	assert_int_equal(fn(1), 8);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_int_equal(symbolizer__new(&s, NULL), 0);
+	assert_int_equal(symbolizer__load_pid(s, (uint32_t)getpid()), 0);
+	r = resolve(s, (uint32_t)getpid(), (uint64_t)(uintptr_t)self_marker + 1);
+	assert_non_null(r.name);
+	assert_string_equal(r.name, "self_marker");
+	assert_int_equal(r.sym_addr, (uint64_t)(uintptr_t)self_marker);
+	assert_string_equal(r.map->path, exe);
+
+	/* libc's own malloc (ours is AddressSanitizer's interposer). */
+	libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(libc);
+	libc_malloc = dlsym(libc, "malloc");
+	assert_non_null(libc_malloc);
+	r = resolve(s, (uint32_t)getpid(), (uint64_t)(uintptr_t)libc_malloc);
+	assert_non_null(r.name);
+	assert_string_equal(r.name, "malloc");
+	assert_int_equal(r.sym_addr, (uint64_t)(uintptr_t)libc_malloc);
+	assert_non_null(strstr(r.map->path, "libc.so.6"));
+	assert_true(strlen(r.map->build_id) == 40);
+	dlclose(libc);
+	assert_string_equal(symbolizer__process_name(s, (uint32_t)getpid()), "test_symbolizer");
+	symbolizer__free(s);
+}
+
+/* A live child that dlopen()s a library after we loaded it, and exits before we are done. */
+static void test_symbolizer__live_child_dlopen_and_exit(void **state)
+{
+	unsigned long alpha, beta, local, gamma, lib;
+	int to_child[2], from_child[2], status;
+	struct symbolizer *s = NULL;
+	char line[256];
+	FILE *in;
+	pid_t pid;
+
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(to_child[0], 0);
+		dup2(from_child[1], 1);
+		close(to_child[1]);
+		close(from_child[0]);
+		execl(fx.pie, fx.pie, "--serve", fx.lib, (char *)NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	in = fdopen(from_child[0], "r");
+	assert_non_null(in);
+	assert_non_null(fgets(line, sizeof(line), in));
+	assert_int_equal(sscanf(line, "%lx %lx %lx %lx", &alpha, &beta, &local, &gamma), 4);
+
+	assert_int_equal(symbolizer__new(&s, &(struct symbolizer_opts){ .debug_dir = "" }), 0);
+	assert_int_equal(symbolizer__load_pid(s, (uint32_t)pid), 0);
+	assert_resolves(s, (uint32_t)pid, alpha + 1, "symfix_alpha", alpha, fx.pie);
+	assert_resolves(s, (uint32_t)pid, local, "symfix_local_helper", local, fx.pie);
+
+	assert_int_equal(write(to_child[1], "\n", 1), 1);
+	assert_non_null(fgets(line, sizeof(line), in));
+	assert_int_equal(sscanf(line, "%lx", &lib), 1);
+	assert_true(lib != 0);
+	assert_resolves(s, (uint32_t)pid, lib + 1, "symfix_lib_only", lib, fx.lib);
+
+	assert_int_equal(write(to_child[1], "\n", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	fclose(in);
+	close(to_child[1]);
+
+	assert_int_equal(symbolizer__load_pid(s, (uint32_t)pid), -ESRCH);
+	assert_resolves(s, (uint32_t)pid, gamma, "symfix_gamma", gamma, fx.pie);
+	assert_resolves(s, (uint32_t)pid, lib, "symfix_lib_only", lib, fx.lib);
+	assert_string_equal(symbolizer__process_name(s, (uint32_t)pid), "symfix-pie");
+	symbolizer__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_symbolizer__resolves_pie_nopie_and_library),
+		cmocka_unit_test(test_symbolizer__demangles_cxx),
+		cmocka_unit_test(test_symbolizer__stripped_uses_dynsym),
+		cmocka_unit_test(test_symbolizer__not_elf_deleted_and_overlay),
+		cmocka_unit_test(test_symbolizer__vdso_and_vsyscall),
+		cmocka_unit_test(test_symbolizer__jit_frames_from_perf_map),
+		cmocka_unit_test(test_symbolizer__rereads_maps_for_new_mappings),
+		cmocka_unit_test(test_symbolizer__survives_process_exit),
+		cmocka_unit_test(test_symbolizer__unknown_pid),
+		cmocka_unit_test(test_symbolizer__forget_pid_after_exec),
+		cmocka_unit_test(test_symbolizer__mappings_are_shared),
+		cmocka_unit_test(test_symbolizer__process_name),
+		cmocka_unit_test(test_symbolizer__kernel_addresses),
+		cmocka_unit_test(test_symbolizer__live_self),
+		cmocka_unit_test(test_symbolizer__live_child_dlopen_and_exit),
+	};
+
+	return cmocka_run_group_tests_name("symbolizer", tests, setup, teardown);
+}
