@@ -37,6 +37,14 @@ struct {
 	__type(value, __u8);
 } prof_call_lost SEC(".maps");
 
+/* Scratch for hashing a class name by content (too big for the 512-byte BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[PROF_CALL_CLS_LEN / 8]);
+} call_scratch SEC(".maps");
+
 /* Call events dropped so far: while 0, no event pays the prof_call_lost lookup. */
 __u64 call_drops = 0;
 
@@ -46,7 +54,40 @@ struct call_args {
 	__u64 cls, fn, file;
 	__u32 cls_len, fn_len, file_len;
 	__u32 line;
+	bool cls_by_content; /* the class pointer is not stable: hash the string instead */
 };
+
+/*
+ * Ruby passes rb_class_path(klass), which 3.x returns as a fresh rb_str_dup() copy: a new
+ * pointer on every call (measured: no return ever matched its entry by pointer).  Its
+ * content is what identifies the class, so it is hashed, 8 bytes at a time.
+ */
+static __always_inline __u64 hash_str(__u64 ptr)
+{
+	__u64 *w, h = 0x84222325cbf29ce4ULL;
+	__u32 zero = 0;
+	long len;
+
+	w = bpf_map_lookup_elem(&call_scratch, &zero);
+	if (!w || !ptr)
+		return ptr;
+	len = bpf_probe_read_user_str(w, PROF_CALL_CLS_LEN, (const void *)ptr) - 1;
+	if (len < 0) {
+		prof_count(PROF_CNT_CALL_READ_FAIL);
+		return ptr;
+	}
+	for (int i = 0; i < PROF_CALL_CLS_LEN / 8; i++) {
+		__u64 v = w[i];
+		long rest = len - i * 8;
+
+		if (rest <= 0)
+			break;
+		if (rest < 8) /* bytes past the NUL are stale */
+			v &= (1ULL << (rest * 8)) - 1;
+		h = prof_mix64(h ^ v);
+	}
+	return h;
+}
 
 static __always_inline __u16 read_str(char *dst, __u32 size, __u64 src, __u32 len)
 {
@@ -120,7 +161,8 @@ static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtim
 
 	if (!prof_is_target(pid))
 		return 0;
-	name_id = prof_call_name_id(pid, task->self_exec_id, runtime, a->cls, a->fn, a->file);
+	name_id = prof_call_name_id(pid, task->self_exec_id, runtime,
+				    a->cls_by_content ? hash_str(a->cls) : a->cls, a->fn, a->file);
 	send_name(name_id, pid, runtime, a);
 
 	if (call_drops && bpf_map_lookup_elem(&prof_call_lost, &id))
@@ -190,6 +232,7 @@ static __always_inline int ruby_call(struct pt_regs *ctx, __u32 type)
 		a.file = v;
 	if (!bpf_usdt_arg(ctx, 3, &v))
 		a.line = (__u32)v;
+	a.cls_by_content = true;
 	return on_call(ctx, type, PROF_RT_RUBY, &a);
 }
 

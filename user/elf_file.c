@@ -136,7 +136,7 @@ static int read_syms(struct elf_file *ef, const struct symtab_src *src)
 		sym = new_sym(ef);
 		if (!sym)
 			return -ENOMEM;
-		/* .symtab spells versions into the name: "memcpy@GLIBC_2.2.5", "malloc@@GLIBC_2.2.5". */
+		/* .symtab spells versions in names: "memcpy@GLIBC_2.2.5", "malloc@@GLIBC_2.2.5" */
 		at = strchr(name, '@');
 		len = at ? (size_t)(at - name) : strlen(name);
 		if (at && at[1] != '@')
@@ -251,7 +251,8 @@ static int find_build_id_note(struct elf_file *ef, Elf_Data *data)
 	while (off < data->d_size && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz &&
 		    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0) {
-			int err = hex_build_id(ef, (unsigned char *)data->d_buf + desc_off, nh.n_descsz);
+			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+			int err = hex_build_id(ef, desc, nh.n_descsz);
 
 			return err ? err : 1;
 		}
@@ -394,7 +395,8 @@ static int try_debug_file(struct elf_file *ef, const char *path, bool want_crc, 
 	err = read_build_id(&probe, src.elf);
 	if (err)
 		goto cleanup;
-	if (!want_crc && ef->build_id[0] && (!probe.build_id || strcmp(probe.build_id, ef->build_id))) {
+	if (!want_crc && ef->build_id[0] &&
+	    (!probe.build_id || strcmp(probe.build_id, ef->build_id))) {
 		err = -ESTALE;
 		goto cleanup;
 	}
@@ -461,9 +463,10 @@ static int try_debuglink(struct elf_file *ef, Elf *elf, const char *path, const 
 	}
 	/* gdb's order: next to the file, in its .debug/, under the debug root. */
 	for (int i = 0; i < 3 && debug_miss(err); i++) {
+		const char *sep = tdir[0] == '/' ? "" : "/";
 		int n = i == 0	 ? asprintf(&cand, "%s/%s", dir, link)
 			: i == 1 ? asprintf(&cand, "%s/.debug/%s", dir, link)
-				 : asprintf(&cand, "%s%s%s/%s", ddir, tdir[0] == '/' ? "" : "/", tdir, link);
+				 : asprintf(&cand, "%s%s%s/%s", ddir, sep, tdir, link);
 
 		if (n < 0) {
 			err = -ENOMEM;
@@ -538,7 +541,7 @@ static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 			ef->src = ELF_FILE_SYMS_DEBUG_FILE;
 	}
 	if (!ef->nsyms) {
-		/* .dynsym is also SHT_DYNSYM in stripped files; its versions sit in .gnu.version. */
+		/* Stripped files keep .dynsym; its symbol versions sit in .gnu.version. */
 		GElf_Shdr vsh;
 		Elf_Scn *vscn = find_section(elf, ".gnu.version", SHT_GNU_versym, &vsh);
 

@@ -176,12 +176,14 @@ int kallsyms__load(struct kallsyms **out, const char *path)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (i && raw[i].addr == raw[i - 1].addr)
+		const struct raw_ksym *r = &raw[i];
+
+		if (i && r->addr == raw[i - 1].addr)
 			continue;
 		k->syms[k->count++] = (struct ksym){
-			.addr = raw[i].addr,
-			.name = k->names + raw[i].name_off,
-			.module = raw[i].module_off == SIZE_MAX ? NULL : k->names + raw[i].module_off,
+			.addr = r->addr,
+			.name = k->names + r->name_off,
+			.module = r->module_off == SIZE_MAX ? NULL : k->names + r->module_off,
 		};
 	}
 	*out = k;

@@ -93,7 +93,8 @@ struct symbolizer {
 	bool vdso_tried;
 };
 
-static int fmt_path(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fmt_path(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int fmt_path(char *buf, size_t size, const char *fmt, ...)
 {
@@ -495,7 +496,8 @@ static uint32_t ns_pid(const struct symbolizer *s, uint32_t pid)
 
 		if (strncmp(line, "NSpid:", 6))
 			continue;
-		for (tok = strtok_r(line + 6, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
+		tok = strtok_r(line + 6, " \t\n", &save);
+		for (; tok; tok = strtok_r(NULL, " \t\n", &save))
 			nspid = (uint32_t)strtoul(tok, NULL, 10);
 		break;
 	}

@@ -34,7 +34,7 @@ struct symbolizer_opts {
 	const char *proc_root; /* "/proc" unless a test points elsewhere */
 	const char *kallsyms;  /* "/proc/kallsyms" unless a test points elsewhere */
 	const char *perfmap_dir; /* "/tmp" */
-	const char *debug_dir;   /* separate debug files: "/usr/lib/debug" when NULL, none when "" */
+	const char *debug_dir;   /* debug files: "/usr/lib/debug" when NULL, none when "" */
 };
 
 /* opts may be NULL for the defaults. */

@@ -108,7 +108,8 @@ static void section_bytes(const char *path, uint64_t vaddr, void *buf, size_t le
 		Elf_Data *d;
 
 		gelf_getshdr(scn, &sh);
-		if (sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr || vaddr + len > sh.sh_addr + sh.sh_size)
+		if (sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr ||
+		    vaddr + len > sh.sh_addr + sh.sh_size)
 			continue;
 		d = elf_getdata(scn, NULL);
 		memcpy(buf, (char *)d->d_buf + (vaddr - sh.sh_addr), len);
@@ -314,13 +315,13 @@ static void test_elf_file__stripped_falls_back_to_dynsym(void **state)
 	struct elf_file *ef = open_ok(FIX "symfix-stripped", &no_debug);
 	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
 	uint64_t local = nm_addr(FIX "symfix-pie.nm", "symfix_local_helper");
+	uint64_t spin = nm_addr(FIX "symfix-pie.nm", "_ZN6symfix6Widget4spinEi");
 	struct elf_func fn;
 
 	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DYNSYM);
 	assert_null(elf_file__debug_path(ef));
 	assert_symbol(ef, alpha + 1, "symfix_alpha", alpha);
-	assert_symbol(ef, nm_addr(FIX "symfix-pie.nm", "_ZN6symfix6Widget4spinEi"),
-		      "_ZN6symfix6Widget4spinEi", nm_addr(FIX "symfix-pie.nm", "_ZN6symfix6Widget4spinEi"));
+	assert_symbol(ef, spin, "_ZN6symfix6Widget4spinEi", spin);
 	/* Static functions are not exported: unknown, rather than blamed on a neighbour. */
 	assert_null(elf_file__lookup(ef, local));
 	assert_int_equal(elf_file__find_symbol(ef, &fn, "symfix_local_helper"), -ENOENT);
@@ -430,7 +431,8 @@ static void test_elf_file__debuglink_next_to_the_file(void **state)
 
 static void test_elf_file__find_symbol_gives_file_offset_and_bytes(void **state)
 {
-	static const char *const files[] = { FIX "symfix-pie", FIX "symfix-nopie", FIX "libsymfix.so" };
+	static const char *const files[] = { FIX "symfix-pie", FIX "symfix-nopie",
+					     FIX "libsymfix.so" };
 	static const char *const nms[] = { FIX "symfix-pie.nm", FIX "symfix-nopie.nm",
 					   FIX "libsymfix.so.nm" };
 
@@ -556,7 +558,8 @@ static void test_elf_file__vdso_from_memory(void **state)
 	assert_true(elf_file__has_symbols(ef));
 	assert_int_equal(elf_file__find_symbol(ef, &fn, "__vdso_clock_gettime"), 0);
 	/* Runtime address -> vaddr -> symbol, as for any mapping. */
-	assert_int_equal(elf_file__vaddr(ef, &v, e->start + fn.file_offset + 1, e->start, e->offset), 0);
+	assert_int_equal(elf_file__vaddr(ef, &v, e->start + fn.file_offset + 1, e->start, e->offset),
+			 0);
 	s = elf_file__lookup(ef, v);
 	assert_non_null(s);
 	assert_int_equal(s->addr, fn.vaddr);

@@ -30,7 +30,7 @@ static const char sample[] =
 	"55d0c6a02000-55d0c6a07000 r-xp 00002000 fd:01 1311012                    /usr/bin/cat\n"
 	"55d0c7f8c000-55d0c7fad000 rw-p 00000000 00:00 0                          [heap]\n"
 	"7f3c1a000000-7f3c1a021000 rw-p 00000000 00:00 0 \n"
-	"7f3c1b4e5000-7f3c1b4e7000 r-xs 00001000 103:1a2 42                       /tmp/my lib.so (deleted)\n"
+	"7f3c1b4e5000-7f3c1b4e7000 r-xs 00001000 103:1a2 42      /tmp/my lib.so (deleted)\n"
 	"7f3c1b600000-7f3c1b601000 rwxp 00000000 00:00 0                          [anon:v8 jit]\n"
 	"7ffd1a3f0000-7ffd1a3f2000 r-xp 00000000 00:00 0                          [vdso]\n"
 	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n";

@@ -93,7 +93,7 @@ static void test_perfmap__skips_bad_and_partial_lines(void **state)
 				   "3000 0 empty_size\n"
 				   "4000 10 \n"
 				   "5000 10 good\n"
-				   "6000 10 being_writ"; /* no newline yet: the runtime is mid-write */
+				   "6000 10 being_writ"; /* no newline: the runtime is writing */
 	struct perfmap *pm;
 	int err;
 

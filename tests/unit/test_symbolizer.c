@@ -226,8 +226,8 @@ static int setup(void **state)
 
 		assert_int_equal(stat(fx.src, &st), 0);
 		fprintf(f, "%llx-%llx r-xp 00000000 %02x:%02x %lu    %s\n", NOTELF_START,
-			NOTELF_START + PAGE, major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino,
-			fx.src);
+			NOTELF_START + PAGE, major(st.st_dev), minor(st.st_dev),
+			(unsigned long)st.st_ino, fx.src);
 	}
 	fprintf(f, "%llx-%llx rwxp 00000000 00:00 0 \n", JIT_START, JIT_START + 0x10000);
 	if (fx.vdso_size)
@@ -419,6 +419,11 @@ static void test_symbolizer__jit_frames_from_perf_map(void **state)
 	for (int i = 0; i < 64; i++)
 		resolve(s, PID, JIT_START + 0x110);
 	assert_resolves(s, PID, JIT_START + 0x310, "jit_three", JIT_START + 0x300, "");
+	/* JIT code the map does not name: kept, in its anonymous mapping. */
+	r = resolve(s, PID, JIT_START + 0x8000);
+	assert_null(r.name);
+	assert_non_null(r.map);
+	assert_string_equal(r.map->path, "");
 	/* Truncate back for the other tests. */
 	write_file(p, "w", "7f4000000100 80 jit_one\n");
 	symbolizer__free(s);
@@ -545,14 +550,16 @@ static void test_symbolizer__mappings_are_shared(void **state)
 	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
 	uint64_t beta = nm_addr(FIX "symfix-pie.nm", "symfix_beta");
 	const uint32_t pid = 5004;
+	const struct sym_mapping *m;
 	FILE *f;
 
 	f = fake_pid(pid);
 	maps_line(f, fx.pie, PIE_BIAS);
 	fclose(f);
-	assert_ptr_equal(resolve(s, PID, PIE_BIAS + alpha).map, resolve(s, PID, PIE_BIAS + beta).map);
+	m = resolve(s, PID, PIE_BIAS + alpha).map;
+	assert_ptr_equal(m, resolve(s, PID, PIE_BIAS + beta).map);
 	/* The same file at the same place in another process: one mapping. */
-	assert_ptr_equal(resolve(s, PID, PIE_BIAS + alpha).map, resolve(s, pid, PIE_BIAS + beta).map);
+	assert_ptr_equal(m, resolve(s, pid, PIE_BIAS + beta).map);
 	assert_ptr_not_equal(resolve(s, PID, PIE_BIAS + alpha).map,
 			     resolve(s, PID, STRIPPED_BIAS + alpha).map);
 	symbolizer__free(s);

@@ -1,0 +1,58 @@
+# pprof export end to end: the profile go tool pprof reads — sample types, mappings with build
+# ids, labels, demangled names, comments, default path, atomic write.
+
+t_pprof_structure_and_mappings() {
+	local dir=$E2E_TMP/pp f raw
+	mkdir -p "$dir"
+	# default output path in the current directory
+	(cd "$dir" && "$OLDPWD/$PROF" --heap --top 0 -- "$OLDPWD/build/targets/heap_target") || fail "exit status $?"
+	f=$dir/bpftrace-prof.pb.gz
+	[ -s "$f" ] || fail "default output bpftrace-prof.pb.gz not written"
+	ls -A "$dir" | grep -q '^\.' && fail "temporary file left behind: $(ls -A "$dir")"
+	[ "$(head -c2 "$f" | od -An -tx1 | tr -d ' ')" = "1f8b" ] || fail "not gzip"
+	raw=$dir/raw.txt
+	go tool pprof -symbolize=none -raw "$f" >"$raw" 2>"$dir/err" || fail "go tool pprof failed: $(cat "$dir/err")"
+	[ -s "$dir/err" ] && fail "go tool pprof complained: $(cat "$dir/err")"
+	grep -q '^alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]$' "$raw" ||
+		fail "sample types: $(grep -A1 '^Samples' "$raw")"
+	grep -q '^PeriodType: space bytes$' "$raw" || fail "period type"
+	grep -q '^Period: 0$' "$raw" || fail "period 0 for exact tracing"
+	grep -q '^Duration: ' "$raw" || fail "no duration"
+	grep -Eq '^Time: 20[0-9]{2}-' "$raw" || fail "no time"
+	grep -q '^Comment: command: .*--heap --top 0' "$raw" || fail "command line comment"
+	grep -q '^Comment: ringbuf_full=0 ' "$raw" || fail "drop counter comment"
+	# mappings carry file and build id (compare with readelf's)
+	local bid_exe bid_libc
+	bid_exe=$(readelf -n build/targets/heap_target | awk '/Build ID/ { print $3 }')
+	bid_libc=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 | awk '/Build ID/ { print $3 }')
+	grep -Eq "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ .*build/targets/heap_target $bid_exe \[FN\]" "$raw" ||
+		fail "executable mapping with build id $bid_exe: $(sed -n '/^Mappings/,$p' "$raw")"
+	grep -Eq "libc\.so\.6 $bid_libc \[FN\]" "$raw" || fail "libc mapping with build id"
+	# demangled display name, raw system name kept
+	grep -q 'worker(void\*) :0 s=0(_ZL6workerPv)' "$raw" || fail "demangled worker with system name"
+	echo "ok: structure"
+}
+
+t_pprof_labels_on_every_sample() {
+	local f=$E2E_TMP/labels.pb.gz n nl
+	"$PROF" --heap -o "$f" --top 0 -- build/targets/heap_target || fail "exit status $?"
+	pprof_traces "$f" >"$f.t"
+	n=$(wc -l <"$f.t")
+	[ "$n" -gt 5 ] || fail "too few samples: $n"
+	nl=$(grep -Ec 'comm=[^ ]+ process=heap_target pid=[0-9]+ tid=[0-9]+ ' "$f.t")
+	expect_eq "samples with pid/tid/comm/process labels" "$n" "$nl"
+	# numeric labels: pprof can filter on them
+	go tool pprof -symbolize=none -top -tagfocus=comm=worker-1 -sample_index=alloc_objects -unit=B "$f" 2>/dev/null |
+		grep -q '100000B.*churn_small' || fail "tag filter comm=worker-1 does not give one worker's 100000 allocations"
+}
+
+t_pprof_write_failure_leaves_nothing() {
+	local dir=$E2E_TMP/ro rc
+	mkdir -p "$dir"
+	chattr +i "$dir" 2>/dev/null || { echo "skip: chattr unsupported here"; return 0; }
+	"$PROF" --heap -o "$dir/out.pb.gz" --top 0 -- true 2>"$E2E_TMP/ro.err"; rc=$?
+	chattr -i "$dir"
+	expect_eq "status writing into an immutable dir" 1 "$rc"
+	[ -z "$(ls -A "$dir")" ] || fail "left files: $(ls -A "$dir")"
+	[ "$(wc -l <"$E2E_TMP/ro.err")" -eq 1 ] || fail "error not one line: $(cat "$E2E_TMP/ro.err")"
+}
