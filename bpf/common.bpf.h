@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "prof_common.h"
+#include "prof_heap.h"
 
 #ifndef EEXIST
 #define EEXIST 17 /* errno values are not in vmlinux.h */
@@ -47,6 +48,17 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, PROF_MAX_FRAMES * sizeof(__u64));
 } prof_stacks SEC(".maps");
+
+/*
+ * tid -> arguments of the allocator call in flight (bpf/heap.bpf.c).  Shared so that the exit
+ * tracepoint (bpf/proc.bpf.c) can drop the entry of a thread that dies inside an allocator.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct prof_heap_pending);
+} prof_pending SEC(".maps");
 
 /* -a/--all: every process is a target; the map lookup is skipped. */
 const volatile bool prof_all_targets = false;

@@ -8,13 +8,6 @@
 #include "common.bpf.h"
 #include "prof_heap.h"
 
-/* tid -> arguments of the allocator call in flight. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct prof_heap_pending);
-} prof_pending SEC(".maps");
 
 /* --sample-bytes: per-thread bytes left until the next sampled allocation. */
 struct {
@@ -74,11 +67,11 @@ static __always_inline bool sample_take(__u32 tid, __u64 size)
 	return true;
 }
 
-static __always_inline int enter(__u32 fn, __u64 size, __u64 old_addr)
+static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 old_addr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
-	struct prof_heap_pending p = {};
+	struct prof_heap_pending p = {}, *cur;
 
 	if (!prof_is_target(id >> 32))
 		return 0;
@@ -89,15 +82,25 @@ static __always_inline int enter(__u32 fn, __u64 size, __u64 old_addr)
 	}
 	p.size = size;
 	p.old_addr = old_addr;
+	p.sp = PT_REGS_SP(ctx);
 	p.fn = fn;
 	/*
 	 * BPF_NOEXIST: a call already in flight on this thread is an outer allocator entry point
 	 * (operator new calling malloc, reallocarray calling realloc); only the outer one counts.
 	 */
-	if (bpf_map_update_elem(&prof_pending, &tid, &p, BPF_NOEXIST)) {
-		if (!bpf_map_lookup_elem(&prof_pending, &tid))
-			prof_count(PROF_CNT_PENDING_FULL);
+	if (!bpf_map_update_elem(&prof_pending, &tid, &p, BPF_NOEXIST))
+		return 0;
+	cur = bpf_map_lookup_elem(&prof_pending, &tid);
+	if (!cur) {
+		prof_count(PROF_CNT_PENDING_FULL);
+		return 0;
 	}
+	/*
+	 * An outer call lives higher on the stack (or at the same sp for a tail call).  An entry
+	 * deeper than us is stale — its return never came (longjmp, a thread that died): replace.
+	 */
+	if (cur->sp < p.sp)
+		*cur = p;
 	return 0;
 }
 
@@ -111,21 +114,21 @@ int BPF_KPROBE(heap_enter)
 	case PROF_FN_MALLOC:
 	case PROF_FN_VALLOC:
 	case PROF_FN_PVALLOC:
-		return enter(fn, a0, 0);
+		return enter(ctx, fn, a0, 0);
 	case PROF_FN_CALLOC:
-		return enter(fn, a0 * a1, 0);
+		return enter(ctx, fn, a0 * a1, 0);
 	case PROF_FN_REALLOC:
-		return enter(fn, a1, a0);
+		return enter(ctx, fn, a1, a0);
 	case PROF_FN_REALLOCARRAY:
-		return enter(fn, a1 * a2, a0);
+		return enter(ctx, fn, a1 * a2, a0);
 	case PROF_FN_POSIX_MEMALIGN:
-		return enter(fn, a2, a0);
+		return enter(ctx, fn, a2, a0);
 	case PROF_FN_ALIGNED_ALLOC:
 	case PROF_FN_MEMALIGN:
-		return enter(fn, a1, 0);
+		return enter(ctx, fn, a1, 0);
 	default:
 		if (fn >= PROF_FN_CXX_NEW && fn < PROF_FN__COUNT)
-			return enter(fn, a0, 0); /* every operator new takes the size first */
+			return enter(ctx, fn, a0, 0); /* every operator new takes the size first */
 		return 0;
 	}
 }
@@ -150,8 +153,9 @@ int BPF_KRETPROBE(heap_return, long ret)
 			prof_count(PROF_CNT_PENDING_MISSING); /* entered before attach */
 		return 0; /* (or not sampled) */
 	}
-	if (p->fn != fn)
-		return 0; /* inner call of an outer entry point: the outer return reports it */
+	/* An inner call of an outer entry point (or a tail call of one): the outer reports it. */
+	if (p->fn != fn || p->sp + 8 != PT_REGS_SP(ctx))
+		return 0;
 
 	if (fn == PROF_FN_POSIX_MEMALIGN) {
 		addr = 0;

@@ -59,10 +59,11 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32;
+	__u32 pid = id >> 32, tid = (__u32)id;
 
 	if (prof_all_targets || !bpf_map_lookup_elem(&prof_targets, &pid))
 		return 0;
+	bpf_map_delete_elem(&prof_pending, &tid);
 	/* One record per thread: carries its final name; the main thread's marks the process. */
 	emit(PROF_REC_PROC_EXIT, pid, (__u32)id, 0);
 	return 0;

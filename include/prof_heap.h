@@ -36,10 +36,11 @@ enum prof_alloc_fn {
 struct prof_heap_pending {
 	__u64 size;
 	__u64 old_addr; /* realloc: block passed in; posix_memalign: the memptr out-parameter */
+	__u64 sp;       /* stack pointer at entry: the return must come back to sp + 8 */
 	__u32 fn;       /* enum prof_alloc_fn */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct prof_heap_pending) == 24, "prof_heap_pending layout");
+_Static_assert(sizeof(struct prof_heap_pending) == 32, "prof_heap_pending layout");
 
 /* PROF_REC_HEAP_ALLOC and PROF_REC_HEAP_REALLOC. */
 struct prof_heap_event {

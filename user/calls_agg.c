@@ -41,6 +41,7 @@ struct node_key {
 
 struct sample_key {
 	uint32_t pid, tid, node;
+	uint32_t pad; /* 16 bytes: the values stored after the key stay 8-byte aligned */
 };
 
 struct calls_agg {

@@ -408,6 +408,10 @@ static int try_debug_file(struct elf_file *ef, const char *path, bool want_crc, 
 	err = read_syms(ef, &src);
 	if (err)
 		goto cleanup;
+	if (!ef->nsyms) {
+		err = -ENOENT; /* a .symtab without functions: not the debug file we want */
+		goto cleanup;
+	}
 	ef->debug_path = strdup(path);
 	err = ef->debug_path ? 0 : -ENOMEM;
 cleanup:

@@ -104,6 +104,9 @@ static int open_heap(struct loader *l)
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
 	err = share_common(l, l->heap->maps.prof_targets, l->heap->maps.prof_events,
 			   l->heap->maps.prof_counters, l->heap->maps.prof_stacks);
+	if (!err)
+		err = share_map(l->heap->maps.prof_pending,
+				bpf_map__fd(l->proc->maps.prof_pending));
 	if (err)
 		return err;
 	err = heap_bpf__load(l->heap);

@@ -283,41 +283,54 @@ static int syms_rank(const struct elf_file *elf)
 /*
  * Same build id as a file already loaded (one library in several containers, or a stripped
  * and an unstripped copy of one build): share one, the one with the fuller symbol table.
+ * Takes elf, freeing it on error.
  */
 static int dedupe_by_build_id(struct symbolizer *s, struct sym_file **out, struct elf_file *elf)
 {
 	const char *bid = strpool__intern(s->pool, elf_file__build_id(elf));
-	struct sym_file *f;
+	struct sym_file *shared, *old;
 	bool created;
 	void *v;
 	int err;
 
-	if (!bid)
-		return -ENOMEM;
-	if (!bid[0])
-		return add_file(s, out, elf);
+	if (!bid) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (!bid[0]) {
+		err = add_file(s, out, elf);
+		goto cleanup;
+	}
 	err = hashmap__upsert(s->build_ids, &v, &bid, &created);
 	if (err)
-		return err;
-	if (!created) {
-		f = *(struct sym_file **)v;
-		if (syms_rank(elf) < syms_rank(f->elf)) {
-			elf_file__free(f->elf);
-			f->elf = elf;
-		} else {
-			elf_file__free(elf);
+		goto cleanup;
+	if (created) {
+		err = add_file(s, &shared, elf);
+		if (err) {
+			hashmap__delete(s->build_ids, &bid);
+			goto cleanup;
 		}
-		*out = f;
+		*(struct sym_file **)hashmap__find(s->build_ids, &bid) = shared;
+		*out = shared;
 		return 0;
 	}
-	err = add_file(s, &f, elf);
-	if (err) {
-		hashmap__delete(s->build_ids, &bid);
-		return err;
+	shared = *(struct sym_file **)v;
+	*out = shared;
+	if (syms_rank(elf) >= syms_rank(shared->elf)) {
+		elf_file__free(elf);
+		return 0;
 	}
-	*(struct sym_file **)hashmap__find(s->build_ids, &bid) = f;
-	*out = f;
+	/* The old table stays alive, parked in all_files: results handed out point into its
+	 * names (and the demangling cache is keyed by those pointers). */
+	err = add_file(s, &old, shared->elf);
+	if (err)
+		goto cleanup;
+	shared->elf = elf;
 	return 0;
+cleanup:
+	if (err)
+		elf_file__free(elf);
+	return err;
 }
 
 /*
@@ -372,10 +385,8 @@ static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
 	if (err)
 		pr_debug("symbolizer: %s: %s\n", e->path, strerror(-err));
 	err = elf ? dedupe_by_build_id(s, &f, elf) : add_file(s, &f, NULL);
-	if (err) {
-		elf_file__free(elf);
+	if (err)
 		return err;
-	}
 	err = hashmap__upsert(s->files, &v, &key, NULL);
 	if (err)
 		return err; /* f stays owned by all_files */

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "calls_agg.h"
+
+#define PID 100
+#define TID 101
+
+/* Function ids as BPF would hash them: any nonzero value. */
+enum { MAIN = 11, A = 12, B = 13, C = 14, F = 15 };
+
+static int setup(void **state)
+{
+	struct calls_agg *a;
+
+	if (calls_agg__new(&a))
+		return -1;
+	*state = a;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	calls_agg__free(*state);
+	return 0;
+}
+
+static void ev(struct calls_agg *a, uint32_t type, uint32_t tid, uint64_t ts, uint64_t id,
+	       uint8_t flags)
+{
+	struct prof_call_event e = {
+		.type = type,
+		.pid = PID,
+		.tid = tid,
+		.line = (uint32_t)id, /* one line per function keeps paths easy to find */
+		.ts = ts,
+		.name_id = id,
+		.runtime = PROF_RT_PHP,
+		.flags = flags,
+	};
+
+	calls_agg__event(a, &e);
+}
+
+static void in(struct calls_agg *a, uint64_t ts, uint64_t id)
+{
+	ev(a, PROF_REC_CALL_ENTRY, TID, ts, id, 0);
+}
+
+static void out(struct calls_agg *a, uint64_t ts, uint64_t id)
+{
+	ev(a, PROF_REC_CALL_RETURN, TID, ts, id, 0);
+}
+
+/* Node of the path root -> ids[0] -> ids[1] …, 0 when absent. */
+static uint32_t path(struct calls_agg *a, uint32_t parent, int n, const uint64_t *ids)
+{
+	uint32_t node = parent;
+
+	for (int i = 0; i < n && (i == 0 || node); i++)
+		node = calls_agg__find_node(a, node, ids[i], (uint32_t)ids[i]);
+	return node;
+}
+
+#define PATH(a, ...) \
+	path(a, 0, sizeof((uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t), (uint64_t[]){ __VA_ARGS__ })
+
+static void expect(struct calls_agg *a, uint32_t node, uint64_t calls, uint64_t wall)
+{
+	const struct calls_values *v;
+
+	assert_int_not_equal(node, 0);
+	v = calls_agg__values(a, PID, TID, node);
+	assert_non_null(v);
+	assert_int_equal(v->calls, calls);
+	assert_int_equal(v->wall_ns, wall);
+}
+
+/* Walks up from node: the names on the path (leaf first) and whether it ends unknown. */
+static int chain(struct calls_agg *a, uint32_t node, uint64_t *ids, bool *partial)
+{
+	int n = 0;
+
+	*partial = false;
+	while (node) {
+		const struct calls_node *cn = calls_agg__node(a, node);
+
+		if (!cn->name_id) {
+			*partial = true;
+			break;
+		}
+		ids[n++] = cn->name_id;
+		node = cn->parent;
+	}
+	return n;
+}
+
+static void test_calls_agg__nested_self_time(void **state)
+{
+	struct calls_agg *a = *state;
+
+	in(a, 1000, MAIN);
+	in(a, 1100, A);
+	in(a, 1200, B);
+	out(a, 1500, B); /* B: 300 */
+	in(a, 1600, B);
+	out(a, 1650, B); /* B: 50 */
+	out(a, 2000, A); /* A: 900 inclusive, 550 self */
+	out(a, 3000, MAIN);
+	expect(a, PATH(a, MAIN, A, B), 2, 350);
+	expect(a, PATH(a, MAIN, A), 1, 550);
+	expect(a, PATH(a, MAIN), 1, 2000 - 900);
+	assert_int_equal(calls_agg__stats(a)->entries, 4);
+	assert_int_equal(calls_agg__stats(a)->returns, 4);
+	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 0);
+}
+
+static void test_calls_agg__recursion_keeps_each_depth(void **state)
+{
+	struct calls_agg *a = *state;
+
+	in(a, 0, F);
+	in(a, 10, F);
+	in(a, 20, F);
+	out(a, 30, F);
+	out(a, 50, F);
+	out(a, 100, F);
+	expect(a, PATH(a, F, F, F), 1, 10);
+	expect(a, PATH(a, F, F), 1, 30);
+	expect(a, PATH(a, F), 1, 60);
+}
+
+static void test_calls_agg__exception_unwinds_frames(void **state)
+{
+	struct calls_agg *a = *state;
+
+	/* C and B were left by an exception without returns; A's return closes them. */
+	in(a, 0, A);
+	in(a, 10, B);
+	in(a, 20, C);
+	out(a, 100, A);
+	expect(a, PATH(a, A, B, C), 1, 80);
+	expect(a, PATH(a, A, B), 1, 10);
+	expect(a, PATH(a, A), 1, 10);
+	assert_int_equal(calls_agg__stats(a)->unwound_frames, 2);
+}
+
+static void test_calls_agg__attach_mid_call_recovers_callers(void **state)
+{
+	struct calls_agg *a = *state;
+	uint64_t ids[8];
+	bool partial;
+	uint32_t b_node, a_node;
+
+	/* MAIN -> A were running when we attached at 1000. */
+	assert_int_equal(calls_agg__thread_preexisting(a, PID, TID, 1000), 0);
+	in(a, 1100, B);
+	out(a, 1300, B);
+	out(a, 2000, A); /* no entry seen: A was B's caller */
+	assert_int_equal(calls_agg__stats(a)->outer_returns, 1);
+
+	/* B's path: B <- A <- (unknown) */
+	b_node = 0;
+	for (uint32_t n = 1; n < calls_agg__node_count(a); n++)
+		if (calls_agg__node(a, n)->name_id == B)
+			b_node = n;
+	assert_int_not_equal(b_node, 0);
+	expect(a, b_node, 1, 200);
+	assert_int_equal(chain(a, b_node, ids, &partial), 2);
+	assert_int_equal(ids[1], A);
+	assert_true(partial);
+	a_node = calls_agg__node(a, b_node)->parent;
+	/* A: seen for 1000 ns (a lower bound), 200 of them in B. */
+	expect(a, a_node, 1, 800);
+
+	/* MAIN returns too: the whole path is now known, MAIN's time a lower bound again. */
+	out(a, 2500, MAIN);
+	assert_int_equal(chain(a, b_node, ids, &partial), 3);
+	assert_int_equal(ids[2], MAIN);
+	expect(a, calls_agg__node(a, a_node)->parent, 1, 500);
+}
+
+static void test_calls_agg__new_thread_is_complete(void **state)
+{
+	struct calls_agg *a = *state;
+
+	/* Not pre-existing: a return without an entry is an error, not an outer frame. */
+	out(a, 50, A);
+	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 1);
+	in(a, 100, B);
+	out(a, 150, A); /* matches nothing open: ignored, B stays open */
+	out(a, 200, B);
+	expect(a, PATH(a, B), 1, 100);
+	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 2);
+}
+
+static void test_calls_agg__lost_events_resync(void **state)
+{
+	struct calls_agg *a = *state;
+	uint64_t ids[8];
+	bool partial;
+	uint32_t c_node = 0;
+
+	in(a, 0, MAIN);
+	in(a, 100, A);
+	/* Events of this thread were dropped here; the next one says so. */
+	ev(a, PROF_REC_CALL_ENTRY, TID, 500, C, PROF_CALL_F_LOST);
+	assert_int_equal(calls_agg__stats(a)->resyncs, 1);
+	/* MAIN and A were closed at the last event before the gap, without calls. */
+	expect(a, PATH(a, MAIN, A), 0, 0);
+	expect(a, PATH(a, MAIN), 0, 100);
+	assert_int_equal(calls_agg__stats(a)->unfinished_frames, 2);
+	out(a, 600, C);
+	out(a, 900, A); /* still open in reality: names the new placeholder */
+	for (uint32_t n = 1; n < calls_agg__node_count(a); n++)
+		if (calls_agg__node(a, n)->name_id == C)
+			c_node = n;
+	expect(a, c_node, 1, 100);
+	assert_int_equal(chain(a, c_node, ids, &partial), 2);
+	assert_int_equal(ids[1], A);
+	assert_true(partial);
+	expect(a, calls_agg__node(a, c_node)->parent, 1, 300);
+}
+
+static void test_calls_agg__return_only(void **state)
+{
+	struct calls_agg *a = *state;
+	uint32_t node = 0;
+	uint64_t ids[4];
+	bool partial;
+
+	for (int i = 0; i < 1500; i++)
+		ev(a, PROF_REC_CALL_RETURN, TID, (uint64_t)i, F, PROF_CALL_F_RETURN_ONLY);
+	for (uint32_t n = 1; n < calls_agg__node_count(a); n++)
+		if (calls_agg__node(a, n)->name_id == F)
+			node = n;
+	expect(a, node, 1500, 0);
+	assert_int_equal(chain(a, node, ids, &partial), 1);
+	assert_true(partial);
+	assert_int_equal(calls_agg__stats(a)->return_only, 1500);
+}
+
+static void test_calls_agg__thread_exit_and_finish_close_open_frames(void **state)
+{
+	struct calls_agg *a = *state;
+
+	in(a, 0, MAIN);
+	in(a, 100, A);
+	ev(a, PROF_REC_CALL_ENTRY, TID + 1, 50, B, 0);
+	calls_agg__thread_exit(a, PID, TID); /* closed at its last event (100) */
+	expect(a, PATH(a, MAIN), 0, 100);
+	expect(a, PATH(a, MAIN, A), 0, 0);
+	calls_agg__finish(a, 1050);
+	assert_int_equal(calls_agg__values(a, PID, TID + 1, PATH(a, B))->wall_ns, 1000);
+	assert_int_equal(calls_agg__values(a, PID, TID + 1, PATH(a, B))->calls, 0);
+	assert_int_equal(calls_agg__stats(a)->unfinished_frames, 3);
+}
+
+static void test_calls_agg__exec_forgets_stacks(void **state)
+{
+	struct calls_agg *a = *state;
+
+	in(a, 0, A);
+	calls_agg__process_exec(a, PID);
+	/* The new image's first return finds nothing open. */
+	out(a, 100, A);
+	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 1);
+	expect(a, PATH(a, A), 0, 0);
+}
+
+static void test_calls_agg__time_going_back_is_clamped(void **state)
+{
+	struct calls_agg *a = *state;
+
+	in(a, 1000, A);
+	out(a, 900, A);
+	expect(a, PATH(a, A), 1, 0);
+	assert_int_equal(calls_agg__stats(a)->clamped_times, 1);
+}
+
+static void test_calls_agg__depth_limit(void **state)
+{
+	struct calls_agg *a = *state;
+
+	for (int i = 0; i < CALLS_AGG_MAX_DEPTH + 3; i++)
+		in(a, (uint64_t)i, F);
+	assert_int_equal(calls_agg__stats(a)->depth_exceeded, 3);
+	for (int i = 0; i < CALLS_AGG_MAX_DEPTH + 3; i++)
+		out(a, 100000 + (uint64_t)i, F);
+	/* The outermost frame returns last (100000 + MAX + 2), its callee 1 ns later in and 1 ns
+	 * earlier out. */
+	expect(a, PATH(a, F), 1, 2);
+	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 0);
+}
+
+static void test_calls_agg__names_are_length_bounded(void **state)
+{
+	struct calls_agg *a = *state;
+	struct prof_call_name n;
+	const struct calls_name *got;
+
+	memset(&n, 'x', sizeof(n));
+	n.type = PROF_REC_CALL_NAME;
+	n.pid = PID;
+	n.name_id = 42;
+	n.runtime = PROF_RT_JAVA;
+	/* HotSpot: length-delimited, no NUL, garbage after. */
+	memcpy(n.cls, "java/lang/StringGARBAGE", 23);
+	n.cls_len = 16;
+	memcpy(n.fn, "valueOf", 7);
+	n.fn_len = 7;
+	n.file_len = PROF_CALL_FILE_LEN; /* full field, no NUL at all */
+	assert_int_equal(calls_agg__name(a, &n), 0);
+	got = calls_agg__lookup_name(a, 42);
+	assert_non_null(got);
+	assert_int_equal(got->runtime, PROF_RT_JAVA);
+	assert_string_equal(got->cls, "java/lang/String");
+	assert_string_equal(got->fn, "valueOf");
+	assert_int_equal(strlen(got->file), PROF_CALL_FILE_LEN);
+	assert_null(calls_agg__lookup_name(a, 43));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+		T(test_calls_agg__nested_self_time),
+		T(test_calls_agg__recursion_keeps_each_depth),
+		T(test_calls_agg__exception_unwinds_frames),
+		T(test_calls_agg__attach_mid_call_recovers_callers),
+		T(test_calls_agg__new_thread_is_complete),
+		T(test_calls_agg__lost_events_resync),
+		T(test_calls_agg__return_only),
+		T(test_calls_agg__thread_exit_and_finish_close_open_frames),
+		T(test_calls_agg__exec_forgets_stacks),
+		T(test_calls_agg__time_going_back_is_clamped),
+		T(test_calls_agg__depth_limit),
+		T(test_calls_agg__names_are_length_bounded),
+#undef T
+	};
+
+	return cmocka_run_group_tests_name("calls_agg", tests, NULL, NULL);
+}
