@@ -41,16 +41,18 @@ ASAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/asan/%.o,$(filter-out user/main.c,$(
 # ELF files the symbolizer tests read (rules below the unit-test rule).
 FIX        := $(OUTPUT)/fixtures
 FIX_CFLAGS := -g -O1 -fno-omit-frame-pointer -Wl,--build-id=sha1
-FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix-stripped.so symfix-stripped \
-		symfix-pie.debug symfix-debuglink symfix-pie.nm symfix-nopie.nm libsymfix.so.nm \
-		symfix-pie.buildid)
+FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix-stripped.so \
+		symfix-stripped symfix-pie.debug symfix-debuglink symfix-pie.nm symfix-nopie.nm \
+		libsymfix.so.nm symfix-pie.buildid)
 
 # Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
 # of the functions the tests name).
 TARGET_CFLAGS := -g -O1 -Wall -Werror -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread
 TARGETS_C  := $(patsubst tests/targets/%.c,$(OUTPUT)/targets/%,$(wildcard tests/targets/*.c))
 TARGETS_CC := $(patsubst tests/targets/%.cc,$(OUTPUT)/targets/%,$(wildcard tests/targets/*.cc))
-BENCH_C    := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(wildcard bench/*.c))
+BENCH_C    := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
+BENCH_DATA := $(OUTPUT)/bench/sqlite_bench.sql
+PYTHON     ?= /usr/bin/python3
 BENCH_CC   := $(patsubst bench/%.cc,$(OUTPUT)/bench/%,$(wildcard bench/*.cc))
 
 .DELETE_ON_ERROR:
@@ -150,6 +152,25 @@ $(OUTPUT)/bench/pprof_write: bench/pprof_write.c $(LIB_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
+# The floor of `make bench`: the same probes as bpftrace-prof --heap with empty programs (or one
+# piece of its work each), beside the real shared maps; the loader reuses the ELF, maps and
+# prologue code of user/ to put the probes exactly where bpftrace-prof does.
+$(OUTPUT)/bench/floor.bpf.o: bench/floor.bpf.c bench/floor.h bpf/common.bpf.h $(wildcard include/*.h) | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/bench/floor.skel.h: $(OUTPUT)/bench/floor.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/bench/floor: bench/floor.c bench/floor.h $(OUTPUT)/bench/floor.skel.h $(LIB_OBJS) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -I$(OUTPUT)/bench -Ibench $< $(LIB_OBJS) $(LIBS) -o $@
+
+$(OUTPUT)/bench/sqlite_bench.sql: bench/gen_sqlite.py | $(OUTPUT)/bench
+	$(call msg,GEN,$@)
+	$(Q)$(PYTHON) $< > $@
+
 $(OUTPUT)/bench/%: bench/%.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(TARGET_CFLAGS) -O2 $< -o $@ -lm
@@ -174,9 +195,9 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)tests/run-all.sh $(UNIT_BINS)
 
-bench: 
+bench:
 	$(Q)scripts/install-deps.sh bench
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_C) $(BENCH_CC)
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_C) $(BENCH_CC) $(BENCH_DATA)
 	$(Q)bench/run.sh
 
 # `sudo make demo`: install, build, profile the bundled demo program and print its heap report.

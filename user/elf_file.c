@@ -167,8 +167,12 @@ static size_t underscores(const char *s)
 	return strspn(s, "_");
 }
 
-/* Which alias names an address: a typed, sized, global, default-version name, with the fewest
- * leading underscores ("malloc" over "__libc_malloc"); then by name, to be deterministic. */
+/*
+ * Which alias names an address: a typed, sized, exported, default-version name with the fewest
+ * leading underscores -- glibc's public names are often weak aliases of internal ones
+ * ("strdup" over "__strdup", "malloc" over "__libc_malloc") -- then global over weak, then by
+ * name, to be deterministic.
+ */
 static int cmp_alias(const struct sym *a, const struct sym *b)
 {
 	int d;
@@ -177,13 +181,15 @@ static int cmp_alias(const struct sym *a, const struct sym *b)
 		return a->type == STT_NOTYPE ? 1 : -1;
 	if (a->sized != b->sized)
 		return a->sized ? -1 : 1;
-	d = bind_rank(a->bind) - bind_rank(b->bind);
-	if (d)
-		return d;
+	if ((a->bind == STB_LOCAL) != (b->bind == STB_LOCAL))
+		return a->bind == STB_LOCAL ? 1 : -1;
 	if (a->hidden != b->hidden)
 		return a->hidden ? 1 : -1;
 	if (underscores(a->pub.name) != underscores(b->pub.name))
 		return underscores(a->pub.name) < underscores(b->pub.name) ? -1 : 1;
+	d = bind_rank(a->bind) - bind_rank(b->bind);
+	if (d)
+		return d;
 	return strcmp(a->pub.name, b->pub.name);
 }
 

@@ -21,10 +21,14 @@
 #include "perfmap.h"
 #include "strpool.h"
 
-/* Broken frame-pointer walks yield many garbage addresses: re-reading maps for each would
- * cost a /proc read per frame, so a pid's maps are re-read at most once per this many
- * resolves (the first miss after a load always may), and never twice for one address. */
+/*
+ * Broken frame-pointer walks yield many garbage addresses: re-reading maps for each would cost
+ * a /proc read per frame.  So a pid's maps are re-read at most once per REREAD_EVERY resolves
+ * (the first miss after a load always may), an interval that doubles, up to REREAD_MAX, each
+ * time a re-read finds nothing new, and never twice for one address.
+ */
 #define REREAD_EVERY 64
+#define REREAD_MAX 65536
 #define MAX_UNKNOWN 4096 /* addresses remembered per pid as outside every mapping */
 
 struct sym_file {
@@ -59,7 +63,7 @@ struct sym_proc {
 	bool loaded;           /* maps read since the last forget */
 	bool gone;             /* maps could not be read: the process exited */
 	bool reread;           /* maps re-read since the last load */
-	uint64_t resolves, reread_at;
+	uint64_t resolves, reread_at, reread_every;
 	struct hashmap *unknown; /* uint64_t addr -> char: outside every mapping after a re-read */
 	struct perfmap *perfmap;
 	const char *perfmap_path; /* interned; NULL when none was found */
@@ -629,6 +633,7 @@ int symbolizer__load_pid(struct symbolizer *s, uint32_t pid)
 		return err;
 	p->load_tried = true;
 	p->reread = false;
+	p->reread_every = REREAD_EVERY;
 	p->gone = false;
 	hashmap__free(p->unknown);
 	p->unknown = NULL;
@@ -647,7 +652,7 @@ static bool should_reread(const struct sym_proc *p, uint64_t addr)
 {
 	if (p->gone || (p->unknown && hashmap__find(p->unknown, &addr)))
 		return false;
-	return !p->reread || p->resolves - p->reread_at >= REREAD_EVERY;
+	return !p->reread || p->resolves - p->reread_at >= p->reread_every;
 }
 
 /* An address outside every known mapping: a library dlopen()ed since we read the maps? */
@@ -659,10 +664,14 @@ static int reread(struct symbolizer *s, struct sym_proc *p, uint32_t pid, uint64
 	p->reread = true;
 	p->reread_at = p->resolves;
 	err = read_maps(s, p, pid);
-	if (err && err != -ESRCH && err != -EACCES)
-		return err;
-	if (find_map(p, addr))
+	if (err == -ENOMEM)
+		return err; /* otherwise the maps read before still serve */
+	if (find_map(p, addr)) {
+		p->reread_every = REREAD_EVERY;
 		return 0;
+	}
+	if (p->reread_every < REREAD_MAX)
+		p->reread_every *= 2;
 	if (!p->unknown) {
 		err = hashmap__new(&p->unknown, sizeof(uint64_t), 1);
 		if (err)

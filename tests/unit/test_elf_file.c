@@ -181,6 +181,25 @@ static void test_elf_file__symtab_matches_nm(void **state)
 	elf_file__free(ef);
 }
 
+/* Aliases at one address: the exported name with the fewest underscores, weak or not. */
+static void test_elf_file__alias_choice(void **state)
+{
+	static const char *const files[] = { FIX "symfix-pie", FIX "symfix-stripped" };
+	uint64_t impl = nm_addr(FIX "symfix-pie.nm", "__symfix_impl");
+
+	assert_int_equal(nm_addr(FIX "symfix-pie.nm", "symfix_public"), impl);
+	for (size_t i = 0; i < 2; i++) {
+		struct elf_file *ef = open_ok(files[i], &no_debug);
+		struct elf_func fn;
+
+		assert_symbol(ef, impl + 1, "symfix_public", impl);
+		/* Each name is still found for attaching. */
+		assert_int_equal(elf_file__find_symbol(ef, &fn, "__symfix_impl"), 0);
+		assert_int_equal(fn.vaddr, impl);
+		elf_file__free(ef);
+	}
+}
+
 static void test_elf_file__lookup_outside_functions(void **state)
 {
 	struct elf_file *ef = open_ok(FIX "symfix-pie", &no_debug);
@@ -572,6 +591,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_file__symtab_matches_nm),
+		cmocka_unit_test(test_elf_file__alias_choice),
 		cmocka_unit_test(test_elf_file__lookup_outside_functions),
 		cmocka_unit_test(test_elf_file__size_zero_symbols),
 		cmocka_unit_test(test_elf_file__build_id_matches_readelf),

@@ -457,7 +457,7 @@ static void test_symbolizer__rereads_maps_for_new_mappings(void **state)
 	maps_line(f, fx.lib, third);
 	fclose(f);
 	assert_null(resolve(s, pid, third + lib).map);
-	/* ...to one per 64 resolves. */
+	/* ...to one per 64 resolves after one that found something. */
 	for (int i = 0; i < 64; i++)
 		assert_non_null(resolve(s, pid, PIE_BIAS + alpha).name);
 	assert_resolves(s, pid, third + lib, "symfix_lib_only", third + lib, fx.lib);
@@ -473,6 +473,13 @@ static void test_symbolizer__rereads_maps_for_new_mappings(void **state)
 	for (int i = 0; i < 64; i++)
 		resolve(s, pid, PIE_BIAS + alpha);
 	assert_null(resolve(s, pid, 0x10000 + lib).map);
+	/* A re-read that found nothing doubled the interval, to 128 resolves. */
+	assert_null(resolve(s, pid, 0x10000 + lib + 1).map);
+	for (int i = 0; i < 64; i++)
+		resolve(s, pid, PIE_BIAS + alpha);
+	assert_resolves(s, pid, 0x10000 + lib + 1, "symfix_lib_only", 0x10000 + lib, fx.lib);
+	/* Now in the maps, the remembered address resolves without a re-read. */
+	assert_resolves(s, pid, 0x10000 + lib, "symfix_lib_only", 0x10000 + lib, fx.lib);
 	symbolizer__free(s);
 }
 

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The benchmark floor: the probes bpftrace-prof --heap attaches, with programs that do nothing
+ * (floor_features = 0), or only one piece of bpftrace-prof's per-event work each, so `make
+ * bench` can say where the cost per malloc+free goes.  The maps and helpers are the real ones
+ * (common.bpf.h), sized as in bpftrace-prof.  With the features off, the verifier removes the
+ * dead branches: the programs are empty.
+ */
+#include "common.bpf.h"
+#include "prof_heap.h"
+
+#include "floor.h"
+
+const volatile __u32 floor_features = 0;
+
+#define HAS(f) (floor_features & (f))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct prof_heap_pending);
+} floor_pending SEC(".maps");
+
+SEC("uprobe")
+int BPF_KPROBE(floor_enter, __u64 size)
+{
+	__u64 id;
+	__u32 tid;
+	struct prof_heap_pending p = {};
+
+	if (!floor_features)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	if (HAS(FLOOR_FILTER) && !prof_is_target(id >> 32))
+		return 0;
+	if (HAS(FLOOR_PENDING)) {
+		p.size = size;
+		p.fn = PROF_FN_MALLOC;
+		bpf_map_update_elem(&floor_pending, &tid, &p, BPF_NOEXIST);
+	}
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(floor_return, long ret)
+{
+	struct prof_heap_pending *p = NULL;
+	struct prof_heap_event *e = NULL;
+	long stack_id = -1;
+	__u64 id;
+	__u32 tid;
+
+	if (!floor_features)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	if (HAS(FLOOR_FILTER) && !prof_is_target(id >> 32))
+		return 0;
+	if (HAS(FLOOR_PENDING)) {
+		p = bpf_map_lookup_elem(&floor_pending, &tid);
+		if (!p)
+			return 0;
+	}
+	if (HAS(FLOOR_RINGBUF)) {
+		e = prof_reserve(sizeof(*e));
+		if (!e)
+			goto out;
+	}
+	if (HAS(FLOOR_STACK))
+		stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
+	if (e) {
+		e->type = PROF_REC_HEAP_ALLOC;
+		e->pid = id >> 32;
+		e->tid = tid;
+		e->stack_id = (__s32)stack_id;
+		e->addr = (__u64)ret;
+		e->old_addr = 0;
+		e->size = p ? p->size : 0;
+		prof_submit(e);
+	}
+out:
+	if (p)
+		bpf_map_delete_elem(&floor_pending, &tid);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(floor_free, __u64 addr)
+{
+	struct prof_heap_free *e;
+	__u64 id;
+
+	if (!floor_features)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	if (HAS(FLOOR_FILTER) && !prof_is_target(id >> 32))
+		return 0;
+	if (HAS(FLOOR_RINGBUF)) {
+		e = prof_reserve(sizeof(*e));
+		if (!e)
+			return 0;
+		e->type = PROF_REC_HEAP_FREE;
+		e->pid = id >> 32;
+		e->tid = (__u32)id;
+		e->pad = 0;
+		e->addr = addr;
+		prof_submit(e);
+	}
+	return 0;
+}

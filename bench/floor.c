@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The benchmark floor: attach bench/floor.bpf.c's programs to a process exactly where
+ * `bpftrace-prof --heap -p PID` puts its probes (same files, same functions, same emulated
+ * instruction found by user/prologue.c), say READY, and stay until the process exits.
+ *
+ *   floor -p PID [--filter] [--pending] [--stack] [--ringbuf]
+ *
+ * Without options the programs are empty: the cost of the probes themselves.  Each option
+ * adds one piece of bpftrace-prof's per-event work (bench/floor.h).  With --ringbuf the
+ * records are consumed and counted like bpftrace-prof does (woken per batch, drained on a
+ * 100 ms timer).  Prints "floor: probed N functions" and, at the end, "floor: events N".
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "elf_file.h"
+#include "floor.h"
+#include "floor.skel.h"
+#include "maps.h"
+#include "prologue.h"
+
+/* The allocator functions user/heap_attach.c probes (run.sh checks the counts agree). */
+static const char *const alloc_fns[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+	"memalign", "valloc", "pvalloc", "free", "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t",
+	"_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+};
+#define NFNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
+
+struct floor_state {
+	struct floor_bpf *skel;
+	struct bpf_link **links;
+	size_t nlinks;
+	unsigned long long events;
+};
+
+static int keep(struct floor_state *st, struct bpf_link *link)
+{
+	struct bpf_link **n = realloc(st->links, (st->nlinks + 1) * sizeof(*n));
+
+	if (!n) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	st->links = n;
+	st->links[st->nlinks++] = link;
+	return 0;
+}
+
+static int attach_at(struct floor_state *st, struct bpf_program *prog, bool ret, int pid,
+		     const char *path, uint64_t off)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
+	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
+
+	if (!link)
+		return -errno;
+	return keep(st, link);
+}
+
+/* Probe the allocator functions one file defines; returns how many, or -errno. */
+static int attach_file(struct floor_state *st, int pid, const char *path)
+{
+	struct elf_file *ef = NULL;
+	uint64_t done[NFNS];
+	unsigned ndone = 0;
+	int err, n = 0;
+
+	err = elf_file__open(&ef, path, &(struct elf_file_opts){ .debug_dir = "" });
+	if (err)
+		return err;
+	for (size_t i = 0; i < NFNS; i++) {
+		struct elf_func fn;
+		uint8_t code[32];
+		uint64_t probe = 0;
+		bool dup = false;
+		size_t len;
+
+		if (elf_file__find_symbol(ef, &fn, alloc_fns[i]) || fn.ifunc)
+			continue;
+		for (unsigned j = 0; j < ndone; j++)
+			dup |= done[j] == fn.file_offset;
+		if (dup)
+			continue;
+		done[ndone++] = fn.file_offset;
+		len = fn.size && fn.size < sizeof(code) ? fn.size : sizeof(code);
+		if (elf_file__read_at(ef, code, len, fn.file_offset) == 0)
+			probe = prologue__probe_offset(code, len);
+		if (!strcmp(alloc_fns[i], "free")) {
+			err = attach_at(st, st->skel->progs.floor_free, false, pid, path,
+					fn.file_offset + probe);
+		} else {
+			err = attach_at(st, st->skel->progs.floor_enter, false, pid, path,
+					fn.file_offset + probe);
+			if (!err)
+				err = attach_at(st, st->skel->progs.floor_return, true, pid, path,
+						fn.file_offset + probe);
+		}
+		if (err)
+			goto cleanup;
+		n++;
+	}
+	err = n;
+cleanup:
+	elf_file__free(ef);
+	return err;
+}
+
+/* Every executable file mapping of pid, each file once, as heap_attach__process does. */
+static int attach_pid(struct floor_state *st, int pid)
+{
+	char path[PATH_MAX + 64];
+	struct maps *m = NULL;
+	int err, total = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	err = maps__read(&m, path);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+		bool seen = false;
+
+		if (!e->exec || !maps_entry__is_file(e))
+			continue;
+		for (size_t j = 0; j < i; j++)
+			seen |= m->entries[j].exec && !strcmp(m->entries[j].path, e->path);
+		if (seen)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
+		err = attach_file(st, pid, path);
+		if (err < 0) {
+			fprintf(stderr, "floor: not probing %s: %s\n", e->path, strerror(-err));
+			continue;
+		}
+		total += err;
+	}
+	maps__free(m);
+	return total;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct floor_state *st = ctx;
+
+	st->events++;
+	return 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: floor -p PID [--filter] [--pending] [--stack] [--ringbuf]\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct floor_state st = {};
+	struct ring_buffer *rb = NULL;
+	__u32 features = 0;
+	int pid = 0, pidfd = -1, err = 0, n;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-p") && i + 1 < argc)
+			pid = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--filter"))
+			features |= FLOOR_FILTER;
+		else if (!strcmp(argv[i], "--pending"))
+			features |= FLOOR_PENDING;
+		else if (!strcmp(argv[i], "--stack"))
+			features |= FLOOR_STACK;
+		else if (!strcmp(argv[i], "--ringbuf"))
+			features |= FLOOR_RINGBUF;
+		else
+			return usage();
+	}
+	if (pid <= 0)
+		return usage();
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		fprintf(stderr, "floor: no process %d: %s\n", pid, strerror(errno));
+		return 2;
+	}
+	st.skel = floor_bpf__open();
+	if (!st.skel) {
+		err = -errno;
+		fprintf(stderr, "floor: opening the BPF object failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	st.skel->rodata->floor_features = features;
+	err = floor_bpf__load(st.skel);
+	if (err) {
+		fprintf(stderr, "floor: loading the BPF object failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (features & FLOOR_FILTER) {
+		__u32 key = (__u32)pid;
+		__u8 one = 1;
+
+		if (bpf_map_update_elem(bpf_map__fd(st.skel->maps.prof_targets), &key, &one, BPF_ANY)) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
+	if (features & FLOOR_RINGBUF) {
+		rb = ring_buffer__new(bpf_map__fd(st.skel->maps.prof_events), on_event, &st, NULL);
+		if (!rb) {
+			err = -errno;
+			fprintf(stderr, "floor: ring buffer: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
+	n = attach_pid(&st, pid);
+	if (n <= 0) {
+		err = n ? n : -ENOENT;
+		fprintf(stderr, "floor: nothing probed in %d: %s\n", pid, strerror(-err));
+		goto cleanup;
+	}
+	fprintf(stderr, "floor: probed %d functions\nREADY\n", n);
+
+	for (;;) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+		if (rb) {
+			ring_buffer__poll(rb, 100);
+			ring_buffer__consume(rb);
+		}
+		if (poll(&pfd, 1, rb ? 0 : 100) > 0)
+			break; /* the process exited */
+	}
+	if (rb)
+		while (ring_buffer__consume(rb) > 0)
+			;
+	fprintf(stderr, "floor: events %llu\n", st.events);
+cleanup:
+	ring_buffer__free(rb);
+	for (size_t i = 0; i < st.nlinks; i++)
+		bpf_link__destroy(st.links[i]);
+	free(st.links);
+	floor_bpf__destroy(st.skel);
+	if (pidfd >= 0)
+		close(pidfd);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* bench/floor: what the floor programs may do per hit (floor_features bits, set by floor.c). */
+#ifndef PROF_BENCH_FLOOR_H
+#define PROF_BENCH_FLOOR_H
+
+#define FLOOR_FILTER (1u << 0)  /* look the tgid up in prof_targets, as every program does */
+#define FLOOR_PENDING (1u << 1) /* per-thread arguments: hash update / lookup / delete */
+#define FLOOR_STACK (1u << 2)   /* bpf_get_stackid of the user stack at the return */
+#define FLOOR_RINGBUF (1u << 3) /* one record per allocation and per free */
+
+#endif /* PROF_BENCH_FLOOR_H */
