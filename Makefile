@@ -138,6 +138,10 @@ $(OUTPUT)/targets/noalloc: tests/targets/noalloc.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CC) -O1 -static -nostdlib -fno-stack-protector $< -o $@
 
+$(OUTPUT)/targets/static_target: tests/targets/static_target.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CLANG) $(TARGET_CFLAGS) -static $< -o $@
+
 # clang: gcc 12 drops the frame pointer of leaf functions despite -mno-omit-leaf-frame-pointer.
 $(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)

@@ -147,3 +147,23 @@ t_heap_bad_input() {
 	expect_eq "not root status" 1 "$rc"
 	grep -q "run with sudo" "$out" || fail "message: $(cat "$out")"
 }
+
+t_heap_static_binary_own_allocator() {
+	local f=$E2E_TMP/static.pb.gz
+	readelf -l build/targets/static_target | grep -q INTERP && fail "static_target is not static"
+	"$PROF" --heap -o "$f" --top 0 -- build/targets/static_target || fail "exit status $?"
+	expect_eq "static_leak inuse_space (-- CMD)" 200000 "$(pprof_flat "$f" inuse_space static_leak)"
+	expect_eq "static_churn alloc_objects (-- CMD)" 5000 "$(pprof_flat "$f" alloc_objects static_churn)"
+	expect_eq "static_churn inuse_objects (-- CMD)" 0 "$(pprof_flat "$f" inuse_objects static_churn)"
+
+	f=$E2E_TMP/static_pid.pb.gz
+	start_waiting_target "$E2E_TMP/target.out" build/targets/static_target --wait
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	echo go >&$TARGET_IN
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	echo bye >&$TARGET_IN
+	wait "$TARGET_PID"
+	wait "$PROF_PID" || fail "profiler exit status $?"
+	expect_eq "static_leak inuse_space (-p)" 200000 "$(pprof_flat "$f" inuse_space static_leak)"
+	expect_eq "static_churn alloc_space (-p)" 160000 "$(pprof_flat "$f" alloc_space static_churn)"
+}
