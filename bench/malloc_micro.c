@@ -34,16 +34,20 @@ static NOINLINE void layer_b(long pairs)
 {
 	for (long i = 0; i < pairs; i++)
 		churn(64);
+	__asm__ volatile("" ::: "memory");
 }
 
+/* The empty asm after each call keeps it from becoming a tail call: every frame stays. */
 static NOINLINE void layer_a(long pairs)
 {
 	layer_b(pairs);
+	__asm__ volatile("" ::: "memory");
 }
 
 static NOINLINE void run(long pairs)
 {
 	layer_a(pairs);
+	__asm__ volatile("" ::: "memory");
 }
 
 /* --mixed: one allocation of `size`, freed unless it is the 8th of its kind. */

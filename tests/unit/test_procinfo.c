@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "procinfo.h"
+
+static char root[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[256], dir[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *s = dir + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = 0;
+		mkdir(dir, 0755);
+		*s = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	snprintf(root, sizeof(root), "/tmp/procinfo-test.XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	put("100/comm", "server\n");
+	put("100/task/100/comm", "server\n");
+	put("100/task/101/comm", "worker-1\n");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	return system(cmd);
+}
+
+static void test_procinfo__names_read_at_first_sight(void **state)
+{
+	struct procinfo *pi;
+
+	assert_int_equal(procinfo__new(&pi, root), 0);
+	procinfo__note(pi, 100, 101);
+	assert_string_equal(procinfo__comm(pi, 100, 101), "worker-1");
+	assert_string_equal(procinfo__process(pi, 100), "server");
+	/* a thread never seen falls back to the process name */
+	assert_string_equal(procinfo__comm(pi, 100, 102), "server");
+	/* unknown process */
+	assert_string_equal(procinfo__process(pi, 999), "?");
+	procinfo__free(pi);
+}
+
+static void test_procinfo__exit_name_wins(void **state)
+{
+	struct procinfo *pi;
+
+	assert_int_equal(procinfo__new(&pi, root), 0);
+	procinfo__note(pi, 100, 101);
+	procinfo__set_comm(pi, 100, 101, "renamed");
+	assert_string_equal(procinfo__comm(pi, 100, 101), "renamed");
+	/* a thread that exited before we read /proc still gets its name */
+	procinfo__note(pi, 100, 105);
+	procinfo__set_comm(pi, 100, 105, "short-lived");
+	assert_string_equal(procinfo__comm(pi, 100, 105), "short-lived");
+	/* the main thread's final name is the process name */
+	procinfo__set_comm(pi, 200, 200, "exec-ed");
+	assert_string_equal(procinfo__process(pi, 200), "exec-ed");
+	procinfo__free(pi);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_procinfo__names_read_at_first_sight),
+		cmocka_unit_test(test_procinfo__exit_name_wins),
+	};
+
+	return cmocka_run_group_tests_name("procinfo", tests, setup, teardown);
+}
