@@ -63,6 +63,7 @@ start_waiting_target() { # OUTFILE CMD...
 	shift
 	local fifo="$E2E_TMP/fifo.$$.$RANDOM"
 	mkfifo "$fifo"
+	: >"$out"
 	"$@" <"$fifo" >"$out" 2>&1 &
 	TARGET_PID=$!
 	exec {TARGET_IN}>"$fifo"
@@ -84,6 +85,7 @@ wait_for_line() {
 start_profiler() { # LOG ARGS...
 	local log=$1
 	shift
+	: >"$log"
 	"$PROF" -v "$@" >"$log.out" 2>"$log" &
 	PROF_PID=$!
 	wait_for_line "$log" "profiling; Ctrl-C to stop" 20 || { cat "$log"; fail "profiler did not start"; }

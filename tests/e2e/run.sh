@@ -16,14 +16,16 @@ if ! bpf_available; then
 	exit 0
 fi
 
+E2E_BASE=$E2E_TMP
 passed=0 failed=0 failures=""
 only=${E2E_ONLY:-}
 for file in tests/e2e/test_*.sh; do
 	for t in $(bash -c ". tests/e2e/lib.sh; . $file; declare -F" | awk '{print $3}' | grep '^t_'); do
 		if [ -n "$only" ] && ! [[ "$t" == *$only* ]]; then continue; fi
-		log="$E2E_TMP/$t.log"
+		log="$E2E_BASE/$t.log"
 		start=$(date +%s)
-		( . "$file"; set -u; "$t" ) >"$log" 2>&1
+		# Each test gets its own scratch directory: no file leaks from one test into the next.
+		( export E2E_TMP="$E2E_BASE/$t"; mkdir -p "$E2E_TMP"; trap 'kill $(jobs -p) 2>/dev/null' EXIT; . "$file"; set -u; "$t" ) >"$log" 2>&1
 		rc=$?
 		secs=$(( $(date +%s) - start ))
 		if [ $rc -eq 0 ]; then
