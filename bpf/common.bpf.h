@@ -83,9 +83,9 @@ static __always_inline void prof_count(enum prof_counter c)
  */
 static __always_inline __u64 prof_wakeup_flags(void)
 {
-	return bpf_ringbuf_query(&prof_events, BPF_RB_AVAIL_DATA) >= PROF_WAKEUP_BYTES ?
-		       BPF_RB_FORCE_WAKEUP :
-		       BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(&prof_events, BPF_RB_AVAIL_DATA) >= PROF_WAKEUP_BYTES
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline void *prof_reserve(__u64 size)

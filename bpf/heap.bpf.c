@@ -8,7 +8,6 @@
 #include "common.bpf.h"
 #include "prof_heap.h"
 
-
 /* --sample-bytes: per-thread bytes left until the next sampled allocation. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -147,11 +146,10 @@ int BPF_KRETPROBE(heap_return, long ret)
 	if (!prof_is_target(id >> 32))
 		return 0;
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
-	if (!p)
-	{
+	if (!p) {
 		if (!sample_bytes)
 			prof_count(PROF_CNT_PENDING_MISSING); /* entered before attach */
-		return 0; /* (or not sampled) */
+		return 0;				      /* (or not sampled) */
 	}
 	/* An inner call of an outer entry point (or a tail call of one): the outer reports it. */
 	if (p->fn != fn || p->sp + 8 != PT_REGS_SP(ctx))
@@ -169,8 +167,8 @@ int BPF_KRETPROBE(heap_return, long ret)
 	stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
 	if (stack_id < 0)
 		prof_count(stack_id == -EEXIST ? PROF_CNT_STACK_COLLISION : PROF_CNT_STACK_FAIL);
-	e->type = (fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY) ? PROF_REC_HEAP_REALLOC :
-									     PROF_REC_HEAP_ALLOC;
+	e->type = (fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY) ? PROF_REC_HEAP_REALLOC
+									: PROF_REC_HEAP_ALLOC;
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->stack_id = (__s32)stack_id;

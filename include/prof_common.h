@@ -10,11 +10,11 @@
 #include <linux/types.h>
 #endif
 
-#define PROF_MAX_FRAMES 127     /* kernel.perf_event_max_stack default */
-#define PROF_COMM_LEN 16
-#define PROF_MAX_TARGETS 65536  /* tgids in the filter set */
-#define PROF_STACK_ENTRIES 65536 /* default stack-map size (slots) */
-#define PROF_WAKEUP_BYTES (256 * 1024) /* wake the consumer once this much is queued */
+#define PROF_MAX_FRAMES	   127 /* kernel.perf_event_max_stack default */
+#define PROF_COMM_LEN	   16
+#define PROF_MAX_TARGETS   65536	/* tgids in the filter set */
+#define PROF_STACK_ENTRIES 65536	/* default stack-map size (slots) */
+#define PROF_WAKEUP_BYTES  (256 * 1024) /* wake the consumer once this much is queued */
 
 /* Tag at offset 0 of every ring-buffer record. */
 enum prof_rec_type {
@@ -33,16 +33,17 @@ enum prof_rec_type {
  * Every way data can be lost, counted per CPU in BPF and printed by userspace.
  * X(enum suffix, short name, what it means)
  */
-#define PROF_COUNTERS(X)                                                                        \
-	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                         \
-	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")               \
-	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")                   \
-	X(STACK_COLLISION, "stack_collision", "stacks lost: stack map bucket taken by another stack") \
-	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed or stack map full")          \
-	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full")       \
-	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")           \
-	X(CPU_COUNTS_FULL, "cpu_counts_full", "cpu samples dropped: count map full")                \
-	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")               \
+#define PROF_COUNTERS(X)                                                                     \
+	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                  \
+	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")        \
+	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")            \
+	X(STACK_COLLISION, "stack_collision",                                                \
+	  "stacks lost: stack map bucket taken by another stack")                            \
+	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed or stack map full")   \
+	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full") \
+	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")     \
+	X(CPU_COUNTS_FULL, "cpu_counts_full", "cpu samples dropped: count map full")         \
+	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")        \
 	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,

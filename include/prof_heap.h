@@ -18,8 +18,8 @@ enum prof_alloc_fn {
 	PROF_FN_PVALLOC,
 	PROF_FN_FREE,
 	/*
-	 * operator new and its variants, one id each: new[] calls new (often as a tail call) and new
-	 * calls malloc; only the outermost call in flight is counted, so ids must differ.
+	 * operator new and its variants, one id each: new[] calls new (often as a tail call) and
+	 * new calls malloc; only the outermost call in flight is counted, so ids must differ.
 	 */
 	PROF_FN_CXX_NEW,
 	PROF_FN_CXX_NEW_ARRAY,
@@ -36,8 +36,8 @@ enum prof_alloc_fn {
 struct prof_heap_pending {
 	__u64 size;
 	__u64 old_addr; /* realloc: block passed in; posix_memalign: the memptr out-parameter */
-	__u64 sp;       /* stack pointer at entry: the return must come back to sp + 8 */
-	__u32 fn;       /* enum prof_alloc_fn */
+	__u64 sp;	/* stack pointer at entry: the return must come back to sp + 8 */
+	__u32 fn;	/* enum prof_alloc_fn */
 	__u32 pad;
 };
 _Static_assert(sizeof(struct prof_heap_pending) == 32, "prof_heap_pending layout");
@@ -48,9 +48,9 @@ struct prof_heap_event {
 	__u32 pid;
 	__u32 tid;
 	__s32 stack_id; /* < 0: capture failed (counted in BPF) */
-	__u64 addr;     /* block returned; 0 = allocation failed */
+	__u64 addr;	/* block returned; 0 = allocation failed */
 	__u64 old_addr; /* realloc: block given back (0 if none) */
-	__u64 size;     /* bytes requested */
+	__u64 size;	/* bytes requested */
 };
 _Static_assert(sizeof(struct prof_heap_event) == 40, "prof_heap_event layout");
 

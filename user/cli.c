@@ -18,16 +18,22 @@ static const char usage[] =
 	"  -- CMD [ARG...]          start CMD, profile it from its first instruction, and its\n"
 	"                           children (fork/exec are followed); stop when CMD exits\n"
 	"MODES, any combination (default --heap):\n"
-	"  --heap                   malloc-family tracing: allocated and in-use bytes/objects by stack\n"
-	"  --calls                  interpreter function calls (USDT): counts and wall time by stack\n"
+	"  --heap                   malloc-family tracing: allocated and in-use bytes/objects by "
+	"stack\n"
+	"  --calls                  interpreter function calls (USDT): counts and wall time by "
+	"stack\n"
 	"  --cpu[=HZ]               on-CPU stack sampling (user and kernel), default 99 Hz\n"
 	"OPTIONS:\n"
-	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes the\n"
+	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
+	"the\n"
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
 	"  -f, --format FMT         pprof (default) | folded | text\n"
-	"  -d, --duration SECONDS   stop after this long (default: until the target exits or SIGINT)\n"
-	"      --top N              rows per table in the summary printed at exit (default 10, 0 = none)\n"
-	"      --sample-bytes N     sample about one allocation per N bytes (0 = every allocation)\n"
+	"  -d, --duration SECONDS   stop after this long (default: until the target exits or "
+	"SIGINT)\n"
+	"      --top N              rows per table in the summary printed at exit (default 10, 0 = "
+	"none)\n"
+	"      --sample-bytes N     sample about one allocation per N bytes (0 = every "
+	"allocation)\n"
 	"  -v, --verbose            more diagnostics (repeat for more)\n"
 	"  -q, --quiet              only errors\n"
 	"  -h, --help               this text\n"
@@ -45,19 +51,19 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "heap", no_argument, NULL, OPT_HEAP },
-	{ "calls", no_argument, NULL, OPT_CALLS },
-	{ "cpu", optional_argument, NULL, OPT_CPU },
-	{ "output", required_argument, NULL, 'o' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
+	{"pid", required_argument, NULL, 'p'},
+	{"heap", no_argument, NULL, OPT_HEAP},
+	{"calls", no_argument, NULL, OPT_CALLS},
+	{"cpu", optional_argument, NULL, OPT_CPU},
+	{"output", required_argument, NULL, 'o'},
+	{"format", required_argument, NULL, 'f'},
+	{"duration", required_argument, NULL, 'd'},
+	{"top", required_argument, NULL, OPT_TOP},
+	{"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
+	{"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
 	{},
 };
 
@@ -162,7 +168,8 @@ int cli__parse(struct env *out, int argc, char **argv)
 			env.modes |= MODE_CPU;
 			if (optarg) {
 				if (parse_u64(optarg, 100000, &v) || v == 0)
-					return bad("invalid --cpu frequency '%s' (1..100000 Hz)", optarg);
+					return bad("invalid --cpu frequency '%s' (1..100000 Hz)",
+						   optarg);
 				env.cpu_hz = (unsigned)v;
 			}
 			break;
@@ -185,7 +192,8 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case 'd':
 			errno = 0;
 			env.duration = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(env.duration > 0) || isinf(env.duration))
+			if (errno || *end || end == optarg || !(env.duration > 0) ||
+			    isinf(env.duration))
 				return bad("invalid duration '%s' (seconds, > 0)", optarg);
 			break;
 		case OPT_TOP:
@@ -214,28 +222,30 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case '?':
 		default:
 			if (optopt && optopt < 256)
-				return bad("bad or incomplete option '-%c'", (char[]){ (char)optopt, 0 });
+				return bad("bad or incomplete option '-%c'",
+					   (char[]){(char)optopt, 0});
 			return bad("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {
 		/* getopt stops at "--" and swallows it; anything left must follow a "--". */
 		if (strcmp(argv[optind - 1], "--") != 0)
-			return bad("unexpected argument '%s': put the command after --", argv[optind]);
+			return bad("unexpected argument '%s': put the command after --",
+				   argv[optind]);
 		env.cmd = &argv[optind];
 	} else if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
 		return bad("no command after '--'%s", "");
 	}
 	if (!!env.npids + !!env.cmd != 1)
-		return bad(env.npids ? "give either -p or -- CMD, not both%s" :
-				       "no target: give -p PID or -- CMD%s",
+		return bad(env.npids ? "give either -p or -- CMD, not both%s"
+				     : "no target: give -p PID or -- CMD%s",
 			   "");
 	if (!env.modes)
 		env.modes = MODE_HEAP;
 	if (!output_given)
-		env.output = env.format == FMT_PPROF ? "bpftrace-prof.pb.gz" :
-			     env.format == FMT_FOLDED ? "bpftrace-prof.folded" :
-							"bpftrace-prof.txt";
+		env.output = env.format == FMT_PPROF	? "bpftrace-prof.pb.gz"
+			     : env.format == FMT_FOLDED ? "bpftrace-prof.folded"
+							: "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");
 	env.cmdline = join_args(argc, argv);

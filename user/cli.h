@@ -21,18 +21,18 @@ enum out_format {
 };
 
 struct env {
-	unsigned modes;     /* enum prof_mode_bit */
-	unsigned cpu_hz;    /* --cpu[=HZ] */
+	unsigned modes;	 /* enum prof_mode_bit */
+	unsigned cpu_hz; /* --cpu[=HZ] */
 	uint32_t pids[CLI_MAX_PIDS];
 	unsigned npids;
-	char **cmd;         /* -- CMD ARG…, NULL-terminated (points into argv) */
+	char **cmd;	    /* -- CMD ARG…, NULL-terminated (points into argv) */
 	const char *output; /* -o; "-" = stdout */
 	enum out_format format;
-	double duration;    /* -d seconds; 0 = until exit or signal */
-	unsigned top;       /* --top N */
+	double duration; /* -d seconds; 0 = until exit or signal */
+	unsigned top;	 /* --top N */
 	uint64_t sample_bytes;
-	int verbosity;      /* -v count, -1 for -q */
-	char *cmdline;      /* our own argv joined, for the profile's comments */
+	int verbosity; /* -v count, -1 for -q */
+	char *cmdline; /* our own argv joined, for the profile's comments */
 };
 
 enum cli_result {

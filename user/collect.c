@@ -32,7 +32,7 @@ struct collect {
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
-	struct hashmap *targets; /* pid -> uint8_t alive */
+	struct hashmap *targets;    /* pid -> uint8_t alive */
 	uint64_t bad_records;
 };
 
@@ -142,8 +142,8 @@ static int attach_calls(struct collect *c)
 		total += n;
 	}
 	if (!total) {
-		calls_attach__explain_none(c->calls_at, c->env->npids == 1 ? "the process" :
-									       "any process");
+		calls_attach__explain_none(c->calls_at,
+					   c->env->npids == 1 ? "the process" : "any process");
 		return -ENOENT;
 	}
 	return 0;

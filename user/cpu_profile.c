@@ -17,7 +17,8 @@
 
 /* Calls fn for every (key, count) in the count map. */
 static int for_each_count(struct collect *c,
-			  int (*fn)(struct collect *, const struct prof_cpu_key *, uint64_t, void *),
+			  int (*fn)(struct collect *, const struct prof_cpu_key *, uint64_t,
+				    void *),
 			  void *arg)
 {
 	int fd = loader__cpu_counts_fd(collect__loader(c));
@@ -57,7 +58,7 @@ static int add(struct collect *c, const struct prof_cpu_key *k, uint64_t count, 
 {
 	struct profile *p = arg;
 	uint32_t locs[2 * PROF_MAX_FRAMES], n = 0;
-	int64_t vals[2] = { (int64_t)count, (int64_t)count * p->period };
+	int64_t vals[2] = {(int64_t)count, (int64_t)count * p->period};
 	int err;
 
 	note(c, k, count, NULL);
@@ -65,13 +66,13 @@ static int add(struct collect *c, const struct prof_cpu_key *k, uint64_t count, 
 	err = stackres__locations(collect__stacks(c), p, k->pid, k->kern_stack_id, STACK_KERNEL,
 				  locs, 2 * PROF_MAX_FRAMES, &n);
 	if (!err)
-		err = stackres__locations(collect__stacks(c), p, k->pid, k->user_stack_id, STACK_USER,
-					  locs, 2 * PROF_MAX_FRAMES, &n);
+		err = stackres__locations(collect__stacks(c), p, k->pid, k->user_stack_id,
+					  STACK_USER, locs, 2 * PROF_MAX_FRAMES, &n);
 	if (err)
 		return err;
-	return profile__add_sample(p, k->pid, k->tid, procinfo__comm(collect__procinfo(c), k->pid, k->tid),
-				   procinfo__process(collect__procinfo(c), k->pid), locs, n, vals,
-				   false);
+	return profile__add_sample(
+		p, k->pid, k->tid, procinfo__comm(collect__procinfo(c), k->pid, k->tid),
+		procinfo__process(collect__procinfo(c), k->pid), locs, n, vals, false);
 }
 
 int cpu_profile__build(struct collect *c, const struct env *env, struct profile **out)

@@ -81,7 +81,7 @@ static double weight(const struct heap_agg *h, uint64_t size)
 
 void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
 {
-	struct live_key lk = { .addr = addr, .pid = pid };
+	struct live_key lk = {.addr = addr, .pid = pid};
 	struct heap_site_values *v;
 	struct live_block *b;
 
@@ -104,8 +104,8 @@ void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
 void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
 		     uint64_t addr, uint64_t size)
 {
-	struct site_key sk = { .pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id };
-	struct live_key lk = { .addr = addr, .pid = pid };
+	struct site_key sk = {.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id};
+	struct live_key lk = {.addr = addr, .pid = pid};
 	struct heap_site_values *v;
 	struct live_block *b;
 	double w = weight(h, size);
@@ -152,10 +152,10 @@ void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t s
 	heap_agg__alloc(h, pid, tid, stack_id, addr, size);
 }
 
-const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid,
-					      uint32_t tid, int32_t stack_id)
+const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
+					      int32_t stack_id)
 {
-	struct site_key sk = { .pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id };
+	struct site_key sk = {.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id};
 
 	return hashmap__find(h->sites, &sk);
 }

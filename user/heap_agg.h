@@ -21,12 +21,12 @@ struct heap_site_values {
 };
 
 struct heap_agg_stats {
-	uint64_t allocs;         /* allocation events accounted */
-	uint64_t frees;          /* frees that matched a live block */
-	uint64_t unknown_frees;  /* frees of blocks never seen (allocated before attach) */
-	uint64_t failed_allocs;  /* allocator returned NULL */
-	uint64_t replaced_live;  /* block handed out again while we thought it live */
-	uint64_t no_stack;       /* allocations whose stack was lost (kept, stack empty) */
+	uint64_t allocs;	/* allocation events accounted */
+	uint64_t frees;		/* frees that matched a live block */
+	uint64_t unknown_frees; /* frees of blocks never seen (allocated before attach) */
+	uint64_t failed_allocs; /* allocator returned NULL */
+	uint64_t replaced_live; /* block handed out again while we thought it live */
+	uint64_t no_stack;	/* allocations whose stack was lost (kept, stack empty) */
 };
 
 /* sample_bytes: 0 = every allocation recorded; N = allocations were sampled at one per N
@@ -43,8 +43,8 @@ void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t s
 		       uint64_t old_addr, uint64_t addr, uint64_t size);
 
 /* Values of one site (NULL if never seen) — for tests and reports. */
-const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid,
-					      uint32_t tid, int32_t stack_id);
+const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
+					      int32_t stack_id);
 const struct heap_agg_stats *heap_agg__stats(const struct heap_agg *h);
 
 /* Iterate sites: size_t it = 0; while (heap_agg__next_site(h, &it, &pid, &tid, &sid, &v)) */

@@ -28,25 +28,25 @@ struct alloc_fn {
 };
 
 static const struct alloc_fn alloc_fns[] = {
-	{ "malloc", PROF_FN_MALLOC },
-	{ "calloc", PROF_FN_CALLOC },
-	{ "realloc", PROF_FN_REALLOC },
-	{ "reallocarray", PROF_FN_REALLOCARRAY },
-	{ "posix_memalign", PROF_FN_POSIX_MEMALIGN },
-	{ "aligned_alloc", PROF_FN_ALIGNED_ALLOC },
-	{ "memalign", PROF_FN_MEMALIGN },
-	{ "valloc", PROF_FN_VALLOC },
-	{ "pvalloc", PROF_FN_PVALLOC },
-	{ "free", PROF_FN_FREE },
+	{"malloc", PROF_FN_MALLOC},
+	{"calloc", PROF_FN_CALLOC},
+	{"realloc", PROF_FN_REALLOC},
+	{"reallocarray", PROF_FN_REALLOCARRAY},
+	{"posix_memalign", PROF_FN_POSIX_MEMALIGN},
+	{"aligned_alloc", PROF_FN_ALIGNED_ALLOC},
+	{"memalign", PROF_FN_MEMALIGN},
+	{"valloc", PROF_FN_VALLOC},
+	{"pvalloc", PROF_FN_PVALLOC},
+	{"free", PROF_FN_FREE},
 	/* operator new / new[] (plain, nothrow, aligned, aligned nothrow): size is argument 1 */
-	{ "_Znwm", PROF_FN_CXX_NEW },
-	{ "_Znam", PROF_FN_CXX_NEW_ARRAY },
-	{ "_ZnwmRKSt9nothrow_t", PROF_FN_CXX_NEW_NOTHROW },
-	{ "_ZnamRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_NOTHROW },
-	{ "_ZnwmSt11align_val_t", PROF_FN_CXX_NEW_ALIGNED },
-	{ "_ZnamSt11align_val_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED },
-	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ALIGNED_NOTHROW },
-	{ "_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW },
+	{"_Znwm", PROF_FN_CXX_NEW},
+	{"_Znam", PROF_FN_CXX_NEW_ARRAY},
+	{"_ZnwmRKSt9nothrow_t", PROF_FN_CXX_NEW_NOTHROW},
+	{"_ZnamRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_NOTHROW},
+	{"_ZnwmSt11align_val_t", PROF_FN_CXX_NEW_ALIGNED},
+	{"_ZnamSt11align_val_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED},
+	{"_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ALIGNED_NOTHROW},
+	{"_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW},
 };
 
 #define MAX_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
@@ -72,7 +72,7 @@ int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_pr
 	int err;
 
 	/* Only the symbol table is needed: skip the separate debug-file search. */
-	err = elf_file__open(&ef, path, &(struct elf_file_opts){ .debug_dir = "" });
+	err = elf_file__open(&ef, path, &(struct elf_file_opts){.debug_dir = ""});
 	if (err)
 		return err;
 	for (size_t i = 0; i < MAX_FNS; i++) {

@@ -168,7 +168,8 @@ int loader__attach_cpu(struct loader *l)
 		link = bpf_program__attach_perf_event(l->cpu->progs.cpu_sample, fd);
 		if (!link) {
 			err = -errno;
-			pr_err("attaching the CPU sampler on CPU %d failed: %s\n", cpu, strerror(-err));
+			pr_err("attaching the CPU sampler on CPU %d failed: %s\n", cpu,
+			       strerror(-err));
 			return err;
 		}
 		err = loader__keep_link(l, link);
@@ -369,7 +370,7 @@ int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAM
 
 int loader__attach_heap(struct loader *l, const char *path, int pid)
 {
-	struct attached_key key = { .pid = pid };
+	struct attached_key key = {.pid = pid};
 	struct stat st;
 	bool created;
 	void *val;

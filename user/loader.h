@@ -36,8 +36,7 @@ int loader__poll(struct loader *l, int timeout_ms);
 /* Sum of each drop counter over CPUs. */
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
 /* Copy a stack from the stack map: *n frames into ips (leaf first). */
-int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES],
-		  unsigned *n);
+int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES], unsigned *n);
 
 /*
  * Attach the heap probes to every allocator function `path` defines.  pid -1 = every process

@@ -5,9 +5,9 @@
 
 enum log_level {
 	LOG_ERROR = -1, /* always shown, even with -q */
-	LOG_WARN = 0,   /* shown unless -q */
-	LOG_INFO = 1,   /* -v */
-	LOG_DEBUG = 2,  /* -vv */
+	LOG_WARN = 0,	/* shown unless -q */
+	LOG_INFO = 1,	/* -v */
+	LOG_DEBUG = 2,	/* -vv */
 	LOG_LIBBPF = 3, /* -vvv: libbpf's own messages */
 };
 
@@ -17,9 +17,9 @@ void log__printf(enum log_level lvl, const char *fmt, ...) __attribute__((format
 /* Install as libbpf's print callback. */
 void log__hook_libbpf(void);
 
-#define pr_err(...) log__printf(LOG_ERROR, __VA_ARGS__)
-#define pr_warn(...) log__printf(LOG_WARN, __VA_ARGS__)
-#define pr_info(...) log__printf(LOG_INFO, __VA_ARGS__)
+#define pr_err(...)   log__printf(LOG_ERROR, __VA_ARGS__)
+#define pr_warn(...)  log__printf(LOG_WARN, __VA_ARGS__)
+#define pr_info(...)  log__printf(LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) log__printf(LOG_DEBUG, __VA_ARGS__)
 
 #endif /* PROF_LOG_H */

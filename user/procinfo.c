@@ -59,7 +59,7 @@ static void read_name(const char *path, char *out)
 
 static void note_one(struct procinfo *pi, uint32_t pid, uint32_t tid)
 {
-	struct name_key k = { pid, tid };
+	struct name_key k = {pid, tid};
 	char path[320], *name;
 	bool created;
 
@@ -80,21 +80,21 @@ void procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid)
 
 void procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm)
 {
-	struct name_key k = { pid, tid };
+	struct name_key k = {pid, tid};
 	char *name;
 
 	if (hashmap__upsert(pi->names, (void **)&name, &k, NULL))
 		return;
 	snprintf(name, NAME_LEN, "%s", comm);
 	/* The main thread's name is the process name ps shows. */
-	if (tid == pid && hashmap__upsert(pi->names, (void **)&name, &(struct name_key){ pid, 0 },
-					  NULL) == 0)
+	if (tid == pid &&
+	    hashmap__upsert(pi->names, (void **)&name, &(struct name_key){pid, 0}, NULL) == 0)
 		snprintf(name, NAME_LEN, "%s", comm);
 }
 
 static const char *lookup(struct procinfo *pi, uint32_t pid, uint32_t tid)
 {
-	struct name_key k = { pid, tid };
+	struct name_key k = {pid, tid};
 	const char *name = hashmap__find(pi->names, &k);
 
 	return name && *name ? name : NULL;

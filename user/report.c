@@ -25,8 +25,8 @@
 
 #define CNT_NAME(e, n, d) n,
 #define CNT_DESC(e, n, d) d,
-static const char *const counter_names[] = { PROF_COUNTERS(CNT_NAME) };
-static const char *const counter_descs[] = { PROF_COUNTERS(CNT_DESC) };
+static const char *const counter_names[] = {PROF_COUNTERS(CNT_NAME)};
+static const char *const counter_descs[] = {PROF_COUNTERS(CNT_DESC)};
 
 int report__add_common(struct collect *c, const struct env *env, struct profile *p)
 {
@@ -52,7 +52,8 @@ int report__add_common(struct collect *c, const struct env *env, struct profile 
 
 int report__build_heap(struct collect *c, const struct env *env, struct profile **out)
 {
-	const struct heap_agg_stats *st = collect__heap(c) ? heap_agg__stats(collect__heap(c)) : NULL;
+	const struct heap_agg_stats *st =
+		collect__heap(c) ? heap_agg__stats(collect__heap(c)) : NULL;
 	const struct heap_site_values *v;
 	struct profile *p = NULL;
 	uint32_t locs[PROF_MAX_FRAMES];
@@ -82,39 +83,41 @@ int report__build_heap(struct collect *c, const struct env *env, struct profile 
 	p->period = (int64_t)env->sample_bytes;
 
 	while (heap_agg__next_site(collect__heap(c), &it, &pid, &tid, &stack_id, &v)) {
-		int64_t vals[4] = { llround(v->alloc_objects), llround(v->alloc_bytes),
-				    llround(v->inuse_objects), llround(v->inuse_bytes) };
+		int64_t vals[4] = {llround(v->alloc_objects), llround(v->alloc_bytes),
+				   llround(v->inuse_objects), llround(v->inuse_bytes)};
 		uint32_t n = 0;
 
-		err = stackres__locations(collect__stacks(c), p, pid, stack_id, STACK_USER_RET, locs,
-					  PROF_MAX_FRAMES, &n);
+		err = stackres__locations(collect__stacks(c), p, pid, stack_id, STACK_USER_RET,
+					  locs, PROF_MAX_FRAMES, &n);
 		if (!err)
-			err = profile__add_sample(p, pid, tid,
-						  procinfo__comm(collect__procinfo(c), pid, tid),
-						  procinfo__process(collect__procinfo(c), pid), locs, n,
-						  vals, false);
+			err = profile__add_sample(
+				p, pid, tid, procinfo__comm(collect__procinfo(c), pid, tid),
+				procinfo__process(collect__procinfo(c), pid), locs, n, vals, false);
 		if (err)
 			goto cleanup;
 	}
 	err = report__add_common(c, env, p);
 	if (!err && env->sample_bytes)
-		err = profile__add_comment(p, "sampled: one allocation per %llu bytes on average, "
-					      "values scaled to unbiased totals",
+		err = profile__add_comment(p,
+					   "sampled: one allocation per %llu bytes on average, "
+					   "values scaled to unbiased totals",
 					   (unsigned long long)env->sample_bytes);
 	if (!err && st) {
 		err = profile__add_counter(p, "unknown_frees",
-					   "frees of blocks allocated before attach (not counted)",
+					   "frees of blocks never seen allocated (before attach, or inside libc)",
 					   st->unknown_frees);
 		if (!err)
-			err = profile__add_counter(p, "failed_allocs", "allocations that returned NULL",
+			err = profile__add_counter(p, "failed_allocs",
+						   "allocations that returned NULL",
 						   st->failed_allocs);
 		if (!err)
-			err = profile__add_counter(p, "replaced_live",
-						   "blocks handed out again before their free was seen",
-						   st->replaced_live);
+			err = profile__add_counter(
+				p, "replaced_live",
+				"blocks handed out again before their free was seen",
+				st->replaced_live);
 		if (!err)
-			err = profile__add_counter(p, "no_stack", "allocations kept without a stack",
-						   st->no_stack);
+			err = profile__add_counter(
+				p, "no_stack", "allocations kept without a stack", st->no_stack);
 	}
 	if (err)
 		goto cleanup;
@@ -133,7 +136,8 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	err = output__open(&o, path);
 	if (err) {
 		pr_err("cannot write %s: %s\n", path,
-		       err == -ELOOP ? "it is a symbolic link (refusing to follow)" : strerror(-err));
+		       err == -ELOOP ? "it is a symbolic link (refusing to follow)"
+				     : strerror(-err));
 		return err;
 	}
 	switch (env->format) {
@@ -168,9 +172,9 @@ int report__write(struct collect *c, const struct env *env, int64_t start_wall_n
 		const char *name;
 		int (*build)(struct collect *, const struct env *, struct profile **);
 	} modes[] = {
-		{ MODE_HEAP, "heap", report__build_heap },
-		{ MODE_CPU, "cpu", cpu_profile__build },
-		{ MODE_CALLS, "calls", calls_profile__build },
+		{MODE_HEAP, "heap", report__build_heap},
+		{MODE_CPU, "cpu", cpu_profile__build},
+		{MODE_CALLS, "calls", calls_profile__build},
 	};
 	bool to_stdout = !strcmp(env->output, "-");
 	int ret = 0;
@@ -184,7 +188,8 @@ int report__write(struct collect *c, const struct env *env, int64_t start_wall_n
 			continue;
 		err = modes[i].build(c, env, &p);
 		if (err) {
-			pr_err("building the %s profile failed: %s\n", modes[i].name, strerror(-err));
+			pr_err("building the %s profile failed: %s\n", modes[i].name,
+			       strerror(-err));
 			ret = err;
 			continue;
 		}

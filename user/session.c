@@ -53,7 +53,7 @@ struct child {
 
 static int spawn(struct child *c, char **cmd)
 {
-	int go[2] = { -1, -1 }, ef[2] = { -1, -1 };
+	int go[2] = {-1, -1}, ef[2] = {-1, -1};
 	int err;
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(ef, O_CLOEXEC)) {
@@ -192,7 +192,8 @@ static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 	if (n < 0)
 		return n;
 	if (!n) {
-		/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves. */
+		/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves.
+		 */
 		err = heap_attach__process(l, (uint32_t)getpid(), -1, nfns);
 		if (err)
 			return err;
@@ -221,9 +222,9 @@ int session__run(const struct env *env)
 		.follow_children = env->cmd != NULL,
 		.sample_bytes = env->sample_bytes,
 	};
-	struct run r = { .env = env, .child = { .go_fd = -1, .err_fd = -1 } };
+	struct run r = {.env = env, .child = {.go_fd = -1, .err_fd = -1}};
 	int64_t start_mono, start_wall, last_tick, deadline = 0;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 	int status = 1, err, nfns = 0;
 
 	for (unsigned i = 0; i < env->npids; i++) {
@@ -244,9 +245,11 @@ int session__run(const struct env *env)
 		}
 		r.have_child = true;
 		/* Not fatal: without it a command that exits very fast may lose some symbols. */
-		r.child.traced = ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)PTRACE_O_TRACEEXIT) == 0;
+		r.child.traced =
+			ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)PTRACE_O_TRACEEXIT) == 0;
 		if (!r.child.traced)
-			pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting command may "
+			pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting "
+				"command may "
 				"be missing\n",
 				r.child.pid, strerror(errno));
 	}
@@ -274,9 +277,11 @@ int session__run(const struct env *env)
 			goto cleanup;
 		}
 		if (lo.heap) {
-			err = heap_attach__process(r.loader, env->pids[i], (int)env->pids[i], &nfns);
+			err = heap_attach__process(r.loader, env->pids[i], (int)env->pids[i],
+						   &nfns);
 			if (err == -ENOENT || err == -ESRCH) {
-				pr_err("process %u exited before it could be attached\n", env->pids[i]);
+				pr_err("process %u exited before it could be attached\n",
+				       env->pids[i]);
 				status = 2;
 				goto cleanup;
 			}
@@ -360,9 +365,9 @@ cleanup:
 			/* Never released: let it go away without running CMD. */
 			close(r.child.go_fd);
 			r.child.go_fd = -1;
-		}
-		else if (r.collect)
-			collect__signal_all(r.collect, SIGTERM); /* stopped early: CMD ends with us */
+		} else if (r.collect)
+			collect__signal_all(r.collect,
+					    SIGTERM); /* stopped early: CMD ends with us */
 		else
 			kill(r.child.pid, SIGTERM);
 		child_wait(&r.child, r.collect, 0);

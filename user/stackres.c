@@ -65,9 +65,8 @@ void stackres__free(struct stackres *r)
 
 static struct stack_key make_key(uint32_t pid, int32_t stack_id, enum stack_kind kind)
 {
-	struct stack_key k = { .pid = kind == STACK_KERNEL ? 0 : pid,
-			       .stack_id = stack_id,
-			       .kind = kind };
+	struct stack_key k = {
+		.pid = kind == STACK_KERNEL ? 0 : pid, .stack_id = stack_id, .kind = kind};
 	return k;
 }
 

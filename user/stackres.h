@@ -16,8 +16,9 @@ struct symbolizer;
 struct profile;
 
 enum stack_kind {
-	STACK_USER_RET, /* user stack whose every frame is a return address (taken at a uretprobe) */
-	STACK_USER,     /* user stack whose leaf is the interrupted instruction */
+	STACK_USER_RET, /* user stack whose every frame is a return address (taken at a uretprobe)
+			 */
+	STACK_USER,	/* user stack whose leaf is the interrupted instruction */
 	STACK_KERNEL,
 };
 

@@ -48,7 +48,7 @@ void strpool__free(struct strpool *p)
 
 const char *strpool__intern(struct strpool *p, const char *s)
 {
-	struct strpool_key key = { .hash = hash_bytes(s ? s : "", s ? strlen(s) : 0) };
+	struct strpool_key key = {.hash = hash_bytes(s ? s : "", s ? strlen(s) : 0)};
 
 	if (!s)
 		return NULL;

@@ -11,8 +11,8 @@
 
 #include "cli.h"
 
-#define ARGV(...) ((char *[]){ "bpftrace-prof", __VA_ARGS__, NULL })
-#define ARGC(...) ((int)(sizeof((char *[]){ "bpftrace-prof", __VA_ARGS__ }) / sizeof(char *)))
+#define ARGV(...)	((char *[]){"bpftrace-prof", __VA_ARGS__, NULL})
+#define ARGC(...)	((int)(sizeof((char *[]){"bpftrace-prof", __VA_ARGS__}) / sizeof(char *)))
 #define PARSE(env, ...) cli__parse(env, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
 
 static void test_cli__pid_list_and_defaults(void **state)
@@ -66,20 +66,20 @@ static void test_cli__errors(void **state)
 {
 	struct env env;
 
-	assert_int_equal(PARSE(&env, "--heap"), -EINVAL);		     /* no target */
-	assert_int_equal(PARSE(&env, "-p", "abc"), -EINVAL);		     /* bad pid */
-	assert_int_equal(PARSE(&env, "-p", "0"), -EINVAL);		     /* pid 0 */
-	assert_int_equal(PARSE(&env, "-p", "-5"), -EINVAL);		     /* negative */
-	assert_int_equal(PARSE(&env, "-p", "1", "--", "ls"), -EINVAL);	     /* two targets */
-	assert_int_equal(PARSE(&env, "-p", "1", "-f", "xml"), -EINVAL);	     /* bad format */
-	assert_int_equal(PARSE(&env, "-p", "1", "-d", "0"), -EINVAL);	     /* zero duration */
-	assert_int_equal(PARSE(&env, "-p", "1", "-d", "x"), -EINVAL);	     /* bad duration */
-	assert_int_equal(PARSE(&env, "-p", "1", "--bogus"), -EINVAL);	     /* unknown option */
-	assert_int_equal(PARSE(&env, "-p", "1", "--cpu=0"), -EINVAL);	     /* bad frequency */
-	assert_int_equal(PARSE(&env, "-p", "1", "stray"), -EINVAL);	     /* stray argument */
-	assert_int_equal(PARSE(&env, "--heap", "--"), -EINVAL);		     /* empty command */
+	assert_int_equal(PARSE(&env, "--heap"), -EINVAL);		/* no target */
+	assert_int_equal(PARSE(&env, "-p", "abc"), -EINVAL);		/* bad pid */
+	assert_int_equal(PARSE(&env, "-p", "0"), -EINVAL);		/* pid 0 */
+	assert_int_equal(PARSE(&env, "-p", "-5"), -EINVAL);		/* negative */
+	assert_int_equal(PARSE(&env, "-p", "1", "--", "ls"), -EINVAL);	/* two targets */
+	assert_int_equal(PARSE(&env, "-p", "1", "-f", "xml"), -EINVAL); /* bad format */
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "0"), -EINVAL);	/* zero duration */
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "x"), -EINVAL);	/* bad duration */
+	assert_int_equal(PARSE(&env, "-p", "1", "--bogus"), -EINVAL);	/* unknown option */
+	assert_int_equal(PARSE(&env, "-p", "1", "--cpu=0"), -EINVAL);	/* bad frequency */
+	assert_int_equal(PARSE(&env, "-p", "1", "stray"), -EINVAL);	/* stray argument */
+	assert_int_equal(PARSE(&env, "--heap", "--"), -EINVAL);		/* empty command */
 	assert_int_equal(PARSE(&env, "-p", "1", "--heap", "--cpu", "-o", "-"), -EINVAL);
-	assert_int_equal(PARSE(&env, "-p"), -EINVAL);			     /* missing value */
+	assert_int_equal(PARSE(&env, "-p"), -EINVAL); /* missing value */
 }
 
 static void test_cli__help_and_version_exit(void **state)
@@ -95,8 +95,10 @@ static void test_cli__output_path_per_mode(void **state)
 	struct env env;
 	char buf[256];
 
-	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-p", "1", "-o", "dir.d/out.pb.gz"), CLI_RUN);
-	assert_string_equal(cli__output_path(&env, "heap", buf, sizeof(buf)), "dir.d/out.heap.pb.gz");
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-p", "1", "-o", "dir.d/out.pb.gz"),
+			 CLI_RUN);
+	assert_string_equal(cli__output_path(&env, "heap", buf, sizeof(buf)),
+			    "dir.d/out.heap.pb.gz");
 	assert_string_equal(cli__output_path(&env, "cpu", buf, sizeof(buf)), "dir.d/out.cpu.pb.gz");
 	cli__free(&env);
 	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-p", "1", "-o", "noext"), CLI_RUN);

@@ -24,7 +24,7 @@ static void test_hashmap__insert_find_grow(void **state)
 
 	assert_int_equal(hashmap__new(&h, sizeof(struct key), sizeof(uint64_t)), 0);
 	for (uint32_t i = 0; i < 10000; i++) {
-		struct key k = { i, i * 7 };
+		struct key k = {i, i * 7};
 
 		assert_int_equal(hashmap__upsert(h, (void **)&v, &k, &created), 0);
 		assert_true(created);
@@ -33,14 +33,14 @@ static void test_hashmap__insert_find_grow(void **state)
 	}
 	assert_int_equal(hashmap__count(h), 10000);
 	for (uint32_t i = 0; i < 10000; i++) {
-		struct key k = { i, i * 7 };
+		struct key k = {i, i * 7};
 
 		v = hashmap__find(h, &k);
 		assert_non_null(v);
 		assert_int_equal(*v, i + 1);
 	}
-	assert_null(hashmap__find(h, &(struct key){ 1, 1 }));
-	assert_int_equal(hashmap__upsert(h, (void **)&v, &(struct key){ 5, 35 }, &created), 0);
+	assert_null(hashmap__find(h, &(struct key){1, 1}));
+	assert_int_equal(hashmap__upsert(h, (void **)&v, &(struct key){5, 35}, &created), 0);
 	assert_false(created);
 	assert_int_equal(*v, 6);
 	hashmap__free(h);
@@ -68,7 +68,7 @@ static void test_hashmap__delete_keeps_clusters_reachable(void **state)
 			assert_int_equal(*v, i);
 		}
 	}
-	assert_int_equal(hashmap__delete(h, &(uint32_t){ 0 }), -ENOENT);
+	assert_int_equal(hashmap__delete(h, &(uint32_t){0}), -ENOENT);
 	assert_int_equal(hashmap__count(h), 5000 - 1667);
 	hashmap__free(h);
 }

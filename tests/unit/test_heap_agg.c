@@ -87,7 +87,7 @@ static void test_heap_agg__realloc_null_is_malloc_and_failure_keeps_old(void **s
 {
 	struct heap_agg *h = *state;
 
-	heap_agg__realloc(h, 1, 1, 5, 0, 0x3000, 50);		 /* realloc(NULL, 50) */
+	heap_agg__realloc(h, 1, 1, 5, 0, 0x3000, 50);	     /* realloc(NULL, 50) */
 	heap_agg__realloc(h, 1, 1, 5, 0x3000, 0, 1UL << 40); /* failed: old stays */
 	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_bytes, 50);
 	assert_int_equal(heap_agg__stats(h)->unknown_frees, 0);
@@ -148,16 +148,18 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_heap_agg__alloc_and_free, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_heap_agg__unknown_free_counted_not_guessed, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__unknown_free_counted_not_guessed,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__free_null_ignored, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_heap_agg__realloc_moves_block, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__realloc_moves_block, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
-			test_heap_agg__realloc_null_is_malloc_and_failure_keeps_old, setup, teardown),
+			test_heap_agg__realloc_null_is_malloc_and_failure_keeps_old, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__failed_alloc_and_lost_stack, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_heap_agg__reused_address_not_double_counted, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__reused_address_not_double_counted,
+						setup, teardown),
 		cmocka_unit_test(test_heap_agg__sampling_weights_are_unbiased),
 	};
 

@@ -11,15 +11,15 @@
 /* Byte sequences copied from Debian 12's glibc 2.36 (objdump of libc.so.6). */
 static void test_prologue__free_skips_test_to_je(void **state)
 {
-	const uint8_t free_[] = { 0x48, 0x85, 0xff, 0x0f, 0x84, 0xbf, 0x00, 0x00, 0x00, 0x55 };
+	const uint8_t free_[] = {0x48, 0x85, 0xff, 0x0f, 0x84, 0xbf, 0x00, 0x00, 0x00, 0x55};
 
 	assert_int_equal(prologue__probe_offset(free_, sizeof(free_)), 3);
 }
 
 static void test_prologue__memalign_skips_riprel_cmpb(void **state)
 {
-	const uint8_t memalign[] = { 0x80, 0x3d, 0x71, 0x0e, 0x14, 0x00, 0x00, 0x74, 0x07 };
-	const uint8_t posix_memalign[] = { 0x80, 0x3d, 0x01, 0x02, 0x14, 0x00, 0x00, 0x41, 0x54 };
+	const uint8_t memalign[] = {0x80, 0x3d, 0x71, 0x0e, 0x14, 0x00, 0x00, 0x74, 0x07};
+	const uint8_t posix_memalign[] = {0x80, 0x3d, 0x01, 0x02, 0x14, 0x00, 0x00, 0x41, 0x54};
 
 	assert_int_equal(prologue__probe_offset(memalign, sizeof(memalign)), 7);
 	assert_int_equal(prologue__probe_offset(posix_memalign, sizeof(posix_memalign)), 7);
@@ -27,8 +27,8 @@ static void test_prologue__memalign_skips_riprel_cmpb(void **state)
 
 static void test_prologue__push_stays_at_entry(void **state)
 {
-	const uint8_t malloc_[] = { 0x41, 0x54, 0x55, 0x53 };
-	const uint8_t push_rbp[] = { 0x55, 0x48, 0x89, 0xe5 };
+	const uint8_t malloc_[] = {0x41, 0x54, 0x55, 0x53};
+	const uint8_t push_rbp[] = {0x55, 0x48, 0x89, 0xe5};
 
 	assert_int_equal(prologue__probe_offset(malloc_, sizeof(malloc_)), 0);
 	assert_int_equal(prologue__probe_offset(push_rbp, sizeof(push_rbp)), 0);
@@ -37,11 +37,11 @@ static void test_prologue__push_stays_at_entry(void **state)
 static void test_prologue__register_writes_are_not_skipped(void **state)
 {
 	/* mov %rdi,%rbx then push: the mov is not flag-only, so stay at the entry */
-	const uint8_t mov_first[] = { 0x48, 0x89, 0xfb, 0x55 };
+	const uint8_t mov_first[] = {0x48, 0x89, 0xfb, 0x55};
 	/* endbr64: not known to be emulated, not flag-only */
-	const uint8_t endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55 };
+	const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55};
 	/* test then a mov: no emulated instruction within reach */
-	const uint8_t test_mov[] = { 0x48, 0x85, 0xff, 0x48, 0x89, 0xfb };
+	const uint8_t test_mov[] = {0x48, 0x85, 0xff, 0x48, 0x89, 0xfb};
 
 	assert_int_equal(prologue__probe_offset(mov_first, sizeof(mov_first)), 0);
 	assert_int_equal(prologue__probe_offset(endbr, sizeof(endbr)), 0);
@@ -50,7 +50,7 @@ static void test_prologue__register_writes_are_not_skipped(void **state)
 
 static void test_prologue__truncated_input(void **state)
 {
-	const uint8_t cut[] = { 0x80, 0x3d, 0x71 };
+	const uint8_t cut[] = {0x80, 0x3d, 0x71};
 
 	assert_int_equal(prologue__probe_offset(cut, sizeof(cut)), 0);
 	assert_int_equal(prologue__probe_offset(cut, 0), 0);
