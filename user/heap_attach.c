@@ -109,7 +109,16 @@ int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_pr
 				err = attach_one(l, ret, true, path, pid, off + probe, a->fn);
 		}
 		if (err) {
-			pr_err("attaching to %s in %s failed: %s\n", a->name, path, strerror(-err));
+			/*
+			 * Seen with Debian's bcc 0.26 memleak running: its uprobes carry a bogus
+			 * ref_ctr_offset, and the kernel refuses any other probe on that spot.
+			 */
+			pr_err("attaching to %s in %s failed: %s%s\n", a->name, path,
+			       strerror(-err),
+			       err == -EINVAL
+				       ? " (another tracer may hold a conflicting probe there; "
+					 "dmesg shows 'ref_ctr_offset mismatch')"
+				       : "");
 			goto cleanup;
 		}
 		pr_debug("probing %s at %s+0x%llx (+%llu)\n", a->name, path,
