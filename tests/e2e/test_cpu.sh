@@ -71,3 +71,11 @@ t_cpu_sigint_and_heap_together() {
 	[ "$(pprof_cum "$E2E_TMP/both.cpu.pb.gz" samples hot_three)" -gt 0 ] || fail "no hot_three samples"
 	echo "ok: two profiles"
 }
+
+t_cpu_follows_children_of_cmd() {
+	local f=$E2E_TMP/children.pb.gz
+	"$PROF" --cpu -o "$f" --top 0 -- sh -c "$CT 1; $CT 1" || fail "exit status $?"
+	pprof_traces "$f" >"$f.t"
+	expect_eq "cpu_target processes sampled" 2 \
+		"$(grep '|.*hot_three;main' "$f.t" | grep -o 'pid=[0-9]*' | sort -u | wc -l)"
+}

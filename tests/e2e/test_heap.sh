@@ -55,6 +55,8 @@ t_heap_cmd_exact_numbers() {
 	local f=$E2E_TMP/cmd.pb.gz
 	"$PROF" --heap -o "$f" --top 0 -- "$HT" || fail "profiler exit status $?"
 	check_heap_numbers "$f"
+	# -- CMD misses nothing: a constructor's allocations, made before main, are there too
+	expect_eq "before_main inuse_space" 2331 "$(pprof_flat "$f" inuse_space before_main)"
 	local pid
 	pid=$(pprof_traces "$f" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
 	check_heap_threads "$f" "$pid"

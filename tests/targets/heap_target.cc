@@ -7,6 +7,7 @@
 //   realloc_chain   1 block: malloc(100) -> realloc 200 -> 400 -> 800, kept
 //   memalign_kept   10 x posix_memalign(64, 512) and 10 x aligned_alloc(256, 1024), kept
 //   cxx_new_kept    20 x new std::array<char, 2000>, kept; 30 x new char[300] deleted
+//   before_main     3 x malloc(777), kept, from a constructor that runs before main
 //
 // Usage: heap_target [--wait]   --wait: print READY and block on stdin before starting,
 //                               then block again after finishing (for -p attach tests).
@@ -89,6 +90,12 @@ extern "C" NOINLINE void cxx_new_kept(void)
 		sink = p;
 		delete[] p;
 	}
+}
+
+extern "C" __attribute__((constructor)) NOINLINE void before_main(void)
+{
+	for (int i = 0; i < 3; i++)
+		keep(malloc(777));
 }
 
 static void wait_stdin(void)
