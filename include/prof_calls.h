@@ -29,13 +29,17 @@ enum prof_call_flags {
 	PROF_CALL_F_RETURN_ONLY = 1 << 0,
 	/* Events of this thread were dropped since its previous event: its stack is unknown. */
 	PROF_CALL_F_LOST = 1 << 1,
+	/* Entries carry the caller's frame (HotSpot): compiled Java code fires no return for
+	 * frames an exception unwinds, and the frame tells which shadow frames are dead.  Set
+	 * through the USDT cookie when the probe's function keeps a frame pointer. */
+	PROF_CALL_F_FRAME = 1 << 2,
 };
 
 #define PROF_CALL_NAME_ENTRIES 65536 /* names already sent (LRU: evicted names are re-sent) */
 #define PROF_CALL_LOST_ENTRIES 16384 /* threads with a dropped event not yet reported */
-#define PROF_CALL_CLS_LEN 128
-#define PROF_CALL_FN_LEN 128
-#define PROF_CALL_FILE_LEN 256 /* Java: the method signature */
+#define PROF_CALL_CLS_LEN      128
+#define PROF_CALL_FN_LEN       128
+#define PROF_CALL_FILE_LEN     256 /* Java: the method signature */
 
 /* PROF_REC_CALL_ENTRY / PROF_REC_CALL_RETURN */
 struct prof_call_event {
@@ -48,9 +52,10 @@ struct prof_call_event {
 	__u8 runtime;  /* enum prof_runtime */
 	__u8 flags;    /* enum prof_call_flags */
 	__u16 pad0;
-	__u32 pad1;
+	__u32 site;	/* PROF_CALL_F_FRAME: low bits of the return address into Java code */
+	__u64 frame_sp; /* PROF_CALL_F_FRAME: the Java frame's stack pointer at the probe call */
 };
-_Static_assert(sizeof(struct prof_call_event) == 40, "prof_call_event layout");
+_Static_assert(sizeof(struct prof_call_event) == 48, "prof_call_event layout");
 
 /*
  * PROF_REC_CALL_NAME: the strings behind a name id, as the runtime passed them.
@@ -73,8 +78,8 @@ struct prof_call_name {
 	char fn[PROF_CALL_FN_LEN];
 	char file[PROF_CALL_FILE_LEN];
 };
-_Static_assert(sizeof(struct prof_call_name) == 24 + PROF_CALL_CLS_LEN + PROF_CALL_FN_LEN +
-							PROF_CALL_FILE_LEN,
+_Static_assert(sizeof(struct prof_call_name) ==
+		       24 + PROF_CALL_CLS_LEN + PROF_CALL_FN_LEN + PROF_CALL_FILE_LEN,
 	       "prof_call_name layout");
 
 /* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
@@ -93,8 +98,8 @@ static inline __u64 prof_mix64(__u64 h)
  * old image from naming a function of the new one; the runtime keeps two runtimes in one
  * process apart.  Never 0 (0 = no name).
  */
-static inline __u64 prof_call_name_id(__u32 pid, __u64 exec_gen, __u32 runtime, __u64 cls,
-				      __u64 fn, __u64 file)
+static inline __u64 prof_call_name_id(__u32 pid, __u64 exec_gen, __u32 runtime, __u64 cls, __u64 fn,
+				      __u64 file)
 {
 	__u64 h = prof_mix64(((__u64)pid << 32 | runtime) ^ 0x9e3779b97f4a7c15ULL);
 

@@ -10,13 +10,15 @@
 #include "strpool.h"
 
 /* Fixed nodes: the root, and the unknown caller of return-only calls (always partial). */
-#define NODE_ROOT 0
+#define NODE_ROOT	 0
 #define NODE_RETURN_ONLY 1
 
 struct frame {
 	uint64_t name_id;
-	uint64_t start;    /* entry time */
+	uint64_t start;	   /* entry time */
 	uint64_t child_ns; /* inclusive time of its completed callees */
+	uint64_t sp;	   /* PROF_CALL_F_FRAME: its Java frame's SP at entry, else 0 */
+	uint32_t site;	   /* PROF_CALL_F_FRAME: where in the Java code its entry probe ran */
 	uint32_t node;
 };
 
@@ -24,7 +26,8 @@ struct thread {
 	struct frame *stack;
 	uint32_t depth, cap;
 	uint32_t overflow;   /* entries beyond CALLS_AGG_MAX_DEPTH still open */
-	uint32_t base;       /* node under the stack: the root, or a placeholder */
+	uint32_t outer;	     /* placeholders named so far: frames below the first one seen */
+	uint32_t base;	     /* node under the stack: the root, or a placeholder */
 	uint64_t base_start; /* when we started seeing the frames above base */
 	uint64_t base_child; /* inclusive time of completed frames directly on base */
 	uint64_t last_ts;
@@ -50,7 +53,7 @@ struct calls_agg {
 	struct hashmap *node_index; /* node_key -> uint32_t node id (named nodes only) */
 	struct hashmap *threads;    /* thread_key -> struct thread */
 	struct hashmap *samples;    /* sample_key -> struct calls_values */
-	struct hashmap *names;      /* uint64_t name id -> struct calls_name */
+	struct hashmap *names;	    /* uint64_t name id -> struct calls_name */
 	struct strpool *strings;
 	struct calls_agg_stats stats;
 };
@@ -67,8 +70,8 @@ static int new_node(struct calls_agg *a, uint32_t *out, uint32_t parent, uint64_
 		a->nodes = n;
 		a->cap = cap;
 	}
-	a->nodes[a->nnodes] = (struct calls_node){ .parent = parent, .line = line,
-						   .name_id = name_id };
+	a->nodes[a->nnodes] =
+		(struct calls_node){.parent = parent, .line = line, .name_id = name_id};
 	*out = a->nnodes++;
 	return 0;
 }
@@ -127,7 +130,7 @@ void calls_agg__free(struct calls_agg *a)
  * still counted, on a shorter path, rather than lost). */
 static uint32_t child_node(struct calls_agg *a, uint32_t parent, uint64_t name_id, uint32_t line)
 {
-	struct node_key key = { .parent = parent, .line = line, .name_id = name_id };
+	struct node_key key = {.parent = parent, .line = line, .name_id = name_id};
 	uint32_t *id, nid;
 	bool created;
 
@@ -146,7 +149,7 @@ static uint32_t child_node(struct calls_agg *a, uint32_t parent, uint64_t name_i
 static void add_sample(struct calls_agg *a, uint32_t pid, uint32_t tid, uint32_t node,
 		       uint64_t calls, uint64_t wall_ns)
 {
-	struct sample_key key = { .pid = pid, .tid = tid, .node = node };
+	struct sample_key key = {.pid = pid, .tid = tid, .node = node};
 	struct calls_values *v;
 
 	if (hashmap__upsert(a->samples, (void **)&v, &key, NULL))
@@ -205,6 +208,7 @@ static int new_base(struct calls_agg *a, struct thread *t, uint64_t ts)
 	t->base = id;
 	t->base_start = ts;
 	t->base_child = 0;
+	t->outer = 0;
 	return 0;
 }
 
@@ -223,8 +227,7 @@ static struct thread *get_thread(struct calls_agg *a, const struct thread_key *k
 	return t;
 }
 
-static int push(struct calls_agg *a, struct thread *t, uint64_t name_id, uint32_t line,
-		uint64_t ts)
+static int push(struct calls_agg *a, struct thread *t, const struct prof_call_event *e)
 {
 	uint32_t parent = t->depth ? t->stack[t->depth - 1].node : t->base;
 
@@ -238,11 +241,41 @@ static int push(struct calls_agg *a, struct thread *t, uint64_t name_id, uint32_
 		t->cap = cap;
 	}
 	t->stack[t->depth++] = (struct frame){
-		.name_id = name_id,
-		.start = ts,
-		.node = child_node(a, parent, name_id, line),
+		.name_id = e->name_id,
+		.start = e->ts,
+		.sp = e->frame_sp,
+		.site = e->site,
+		.node = child_node(a, parent, e->name_id, e->line),
 	};
 	return 0;
+}
+
+/*
+ * HotSpot's compiled code fires no method__return for frames an exception unwinds.  A new
+ * entry shows which open frames are gone.  Open frames deeper than the new one (lower SP)
+ * are.  Frames at the same SP share one physical frame (methods inlined into one compiled
+ * frame); each inlined entry probe has its own site, so if one of them has the new entry's
+ * site, that probe is running again: it and what it entered were left.  Live callers are
+ * above (higher SP), or in the same frame at other sites.
+ */
+static void pop_unwound(struct calls_agg *a, const struct thread_key *k, struct thread *t,
+			const struct prof_call_event *e)
+{
+	uint32_t i;
+
+	while (t->depth && t->stack[t->depth - 1].sp && t->stack[t->depth - 1].sp < e->frame_sp) {
+		a->stats.unwound_frames++;
+		pop(a, k, t, e->ts, 1);
+	}
+	for (i = t->depth; i > 0 && t->stack[i - 1].sp == e->frame_sp; i--)
+		if (t->stack[i - 1].site == e->site)
+			break;
+	if (i == 0 || t->stack[i - 1].sp != e->frame_sp)
+		return; /* no frame of this site in the new entry's frame */
+	while (t->depth >= i) {
+		a->stats.unwound_frames++;
+		pop(a, k, t, e->ts, 1);
+	}
 }
 
 /*
@@ -255,7 +288,7 @@ static void name_base(struct calls_agg *a, const struct thread_key *k, struct th
 {
 	uint64_t incl = elapsed(a, t->base_start, ts);
 	uint64_t self = incl > t->base_child ? incl - t->base_child : 0;
-	uint32_t old = t->base;
+	uint32_t old = t->base, outer = t->outer;
 
 	a->nodes[old].name_id = name_id;
 	a->nodes[old].line = line;
@@ -266,6 +299,7 @@ static void name_base(struct calls_agg *a, const struct thread_key *k, struct th
 	}
 	a->nodes[old].parent = t->base;
 	t->base_child = incl;
+	t->outer = outer + 1;
 }
 
 static void on_return(struct calls_agg *a, const struct thread_key *k, struct thread *t,
@@ -290,8 +324,9 @@ static void on_return(struct calls_agg *a, const struct thread_key *k, struct th
 		pop(a, k, t, e->ts, 1);
 		return;
 	}
-	if (t->base == NODE_ROOT) {
-		/* Seen from its start, yet no such frame: an entry the runtime never reported. */
+	/* Seen from its start, yet no such frame: an entry the runtime never reported.  Or more
+	 * outer frames than any real stack has: returns without entries, not a stack. */
+	if (t->base == NODE_ROOT || t->outer >= CALLS_AGG_MAX_DEPTH) {
 		a->stats.mismatched_returns++;
 		return;
 	}
@@ -306,7 +341,7 @@ static void on_return(struct calls_agg *a, const struct thread_key *k, struct th
 
 void calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
 {
-	struct thread_key k = { .pid = e->pid, .tid = e->tid };
+	struct thread_key k = {.pid = e->pid, .tid = e->tid};
 	struct thread *t;
 
 	if (e->type == PROF_REC_CALL_RETURN && (e->flags & PROF_CALL_F_RETURN_ONLY)) {
@@ -333,12 +368,14 @@ void calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
 		t->last_ts = e->ts;
 	if (e->type == PROF_REC_CALL_ENTRY) {
 		a->stats.entries++;
+		if (e->frame_sp && !t->overflow)
+			pop_unwound(a, &k, t, e);
 		if (t->overflow || t->depth >= CALLS_AGG_MAX_DEPTH) {
 			a->stats.depth_exceeded++;
 			t->overflow++;
 			return;
 		}
-		push(a, t, e->name_id, e->line, e->ts);
+		push(a, t, e);
 		return;
 	}
 	a->stats.returns++;
@@ -377,7 +414,7 @@ int calls_agg__name(struct calls_agg *a, const struct prof_call_name *n)
 
 int calls_agg__thread_preexisting(struct calls_agg *a, uint32_t pid, uint32_t tid, uint64_t ts)
 {
-	struct thread_key k = { .pid = pid, .tid = tid };
+	struct thread_key k = {.pid = pid, .tid = tid};
 	struct thread *t = get_thread(a, &k, ts);
 
 	if (!t)
@@ -389,7 +426,7 @@ int calls_agg__thread_preexisting(struct calls_agg *a, uint32_t pid, uint32_t ti
 
 void calls_agg__thread_exit(struct calls_agg *a, uint32_t pid, uint32_t tid)
 {
-	struct thread_key k = { .pid = pid, .tid = tid };
+	struct thread_key k = {.pid = pid, .tid = tid};
 	struct thread *t = hashmap__find(a->threads, &k);
 
 	if (!t)
@@ -411,7 +448,8 @@ void calls_agg__process_exec(struct calls_agg *a, uint32_t pid)
 		if (k->pid != pid)
 			continue;
 		if (n == cap) {
-			struct thread_key *g = realloc(gone, (cap = cap ? cap * 2 : 8) * sizeof(*g));
+			struct thread_key *g =
+				realloc(gone, (cap = cap ? cap * 2 : 8) * sizeof(*g));
 
 			if (!g)
 				break;
@@ -452,10 +490,10 @@ bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid
 	return true;
 }
 
-const struct calls_values *calls_agg__values(const struct calls_agg *a, uint32_t pid,
-					     uint32_t tid, uint32_t node)
+const struct calls_values *calls_agg__values(const struct calls_agg *a, uint32_t pid, uint32_t tid,
+					     uint32_t node)
 {
-	struct sample_key key = { .pid = pid, .tid = tid, .node = node };
+	struct sample_key key = {.pid = pid, .tid = tid, .node = node};
 
 	return hashmap__find(a->samples, &key);
 }
@@ -473,7 +511,7 @@ uint32_t calls_agg__node_count(const struct calls_agg *a)
 uint32_t calls_agg__find_node(const struct calls_agg *a, uint32_t parent, uint64_t name_id,
 			      uint32_t line)
 {
-	struct node_key key = { .parent = parent, .line = line, .name_id = name_id };
+	struct node_key key = {.parent = parent, .line = line, .name_id = name_id};
 	uint32_t *id = hashmap__find(a->node_index, &key);
 
 	return id ? *id : 0;

@@ -26,23 +26,23 @@ struct calls_agg;
 
 struct calls_agg_stats {
 	uint64_t entries, returns;
-	uint64_t return_only;        /* returns of runtimes without entries (CPython 3.11) */
-	uint64_t outer_returns;      /* returns of frames entered before we saw the thread */
+	uint64_t return_only;	     /* returns of runtimes without entries (CPython 3.11) */
+	uint64_t outer_returns;	     /* returns of frames entered before we saw the thread */
 	uint64_t unwound_frames;     /* frames left without their own return (exceptions) */
 	uint64_t mismatched_returns; /* returns matching no frame of a fully seen thread */
-	uint64_t resyncs;            /* stacks dropped after lost events */
+	uint64_t resyncs;	     /* stacks dropped after lost events */
 	uint64_t unfinished_frames;  /* frames still open at thread exit / end of profiling */
 	uint64_t depth_exceeded;     /* entries deeper than CALLS_AGG_MAX_DEPTH */
-	uint64_t clamped_times;      /* timestamps going backwards (treated as 0 ns) */
+	uint64_t clamped_times;	     /* timestamps going backwards (treated as 0 ns) */
 };
 
 struct calls_values {
-	uint64_t calls;   /* completed calls of the leaf on this path */
+	uint64_t calls;	  /* completed calls of the leaf on this path */
 	uint64_t wall_ns; /* self time of the leaf on this path */
 };
 
 struct calls_node {
-	uint32_t parent;  /* node id; 0 = root */
+	uint32_t parent; /* node id; 0 = root */
 	uint32_t line;
 	uint64_t name_id; /* 0: a placeholder, or the root */
 };
@@ -74,8 +74,8 @@ void calls_agg__finish(struct calls_agg *a, uint64_t ts);
 bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid, uint32_t *tid,
 			    uint32_t *node, const struct calls_values **vals);
 /* Values of one (pid, tid, node), NULL if none — for tests. */
-const struct calls_values *calls_agg__values(const struct calls_agg *a, uint32_t pid,
-					     uint32_t tid, uint32_t node);
+const struct calls_values *calls_agg__values(const struct calls_agg *a, uint32_t pid, uint32_t tid,
+					     uint32_t node);
 /* Node by id (0 = root), NULL when out of range. */
 const struct calls_node *calls_agg__node(const struct calls_agg *a, uint32_t node);
 uint32_t calls_agg__node_count(const struct calls_agg *a);

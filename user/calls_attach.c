@@ -19,17 +19,18 @@
 #include <bpf/libbpf.h>
 
 #include "calls_agg.h"
+#include "elf_file.h"
 #include "hashmap.h"
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
 
 #define MAX_RUNTIME_FILES 16
-#define MAX_NOTES 32
+#define MAX_NOTES	  32
 
 static const char *const runtime_names[PROF_RT__COUNT] = {
 	[PROF_RT_NONE] = "none", [PROF_RT_PYTHON] = "python", [PROF_RT_RUBY] = "ruby",
-	[PROF_RT_PHP] = "php",   [PROF_RT_JAVA] = "java",
+	[PROF_RT_PHP] = "php",	 [PROF_RT_JAVA] = "java",
 };
 
 const char *calls_attach__runtime_name(enum prof_runtime rt)
@@ -86,7 +87,8 @@ bool calls_attach__classify(const char *path, struct calls_runtime_file *out)
 		parse_version(b + 4, &major, &minor); /* a ruby built without libruby */
 		rt = PROF_RT_RUBY;
 	} else if (starts_with(b, "libphp") ||
-		   (starts_with(b, "php") && (!b[3] || isdigit((unsigned char)b[3]) || b[3] == '-'))) {
+		   (starts_with(b, "php") &&
+		    (!b[3] || isdigit((unsigned char)b[3]) || b[3] == '-'))) {
 		/* php, php8.2, php-fpm8.2, php-cgi8.2, libphp8.2.so, libphp.so */
 		rest = b + 3;
 		while (*rest && !isdigit((unsigned char)*rest))
@@ -115,7 +117,8 @@ size_t calls_attach__detect(const struct maps *m, struct calls_runtime_file *out
 		const struct maps_entry *e = &m->entries[i];
 		bool seen = false;
 
-		if (!e->exec || !maps_entry__is_file(e) || !calls_attach__classify(e->path, &out[n]))
+		if (!e->exec || !maps_entry__is_file(e) ||
+		    !calls_attach__classify(e->path, &out[n]))
 			continue;
 		for (size_t j = 0; j < n && !seen; j++)
 			seen = !strcmp(out[j].path, e->path);
@@ -137,57 +140,65 @@ int calls_attach__java_release_major(const char *text)
 	return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
 }
 
+static void add_probe(struct calls_plan *out, const char *provider, const char *name, bool ret,
+		      uint8_t flags)
+{
+	out->probes[out->nprobes++] = (struct calls_probe){
+		.provider = provider, .name = name, .ret = ret, .flags = flags};
+}
+
 void calls_attach__plan(struct calls_plan *out, enum prof_runtime rt, int major, int minor)
 {
 	memset(out, 0, sizeof(*out));
-#define PROBE(p, n, r, f) out->probes[out->nprobes++] = (struct calls_probe){ p, n, r, f }
 	switch (rt) {
 	case PROF_RT_PYTHON:
 		if (major == 3 && minor == 11) {
-			PROBE("python", "function__return", true, PROF_CALL_F_RETURN_ONLY);
-			out->limit = "CPython 3.11 fires python:function__return for every Python "
-				     "function but function__entry never (CPython gh-98894): calls "
-				     "are counted exactly from their returns, each on a stack of the "
-				     "function alone (partial), without wall time";
+			add_probe(out, "python", "function__return", true, PROF_CALL_F_RETURN_ONLY);
+			out->limit =
+				"CPython 3.11 fires python:function__return for every Python "
+				"function but function__entry never (CPython gh-98894): calls "
+				"are counted exactly from their returns, each on a stack of the "
+				"function alone (partial), without wall time";
 		} else if (major == 3 && minor >= 12 && minor <= 14) {
 			out->limit = "CPython 3.12-3.14 removed the python:function__entry/return "
 				     "probes (CPython gh-98894): no Python calls can be seen";
 		} else {
-			PROBE("python", "function__entry", false, 0);
-			PROBE("python", "function__return", true, 0);
+			add_probe(out, "python", "function__entry", false, 0);
+			add_probe(out, "python", "function__return", true, 0);
 		}
 		break;
 	case PROF_RT_RUBY:
-		PROBE("ruby", "cmethod__entry", false, 0);
-		PROBE("ruby", "cmethod__return", true, 0);
+		add_probe(out, "ruby", "cmethod__entry", false, 0);
+		add_probe(out, "ruby", "cmethod__return", true, 0);
 		if (major == 1 || (major == 2 && minor >= 0 && minor < 5)) {
-			PROBE("ruby", "method__entry", false, 0);
-			PROBE("ruby", "method__return", true, 0);
+			add_probe(out, "ruby", "method__entry", false, 0);
+			add_probe(out, "ruby", "method__return", true, 0);
 		} else {
-			/* Attaching method__return alone would feed returns without entries. */
-			out->limit = "Ruby >= 2.5 fires ruby:cmethod__entry/return (methods written "
-				     "in C) but never method__entry (ruby bug 16084): only calls of C "
-				     "methods are counted, Ruby-level methods are invisible";
+			/* Measured on 3.1: neither method__entry nor method__return fires for
+			 * Ruby methods.  Left off, so a build firing only one cannot unbalance
+			 * the stacks. */
+			out->limit =
+				"Ruby >= 2.5 fires ruby:cmethod__entry/return (methods written "
+				"in C) but never method__entry (ruby bug 16084): only calls of C "
+				"methods are counted, Ruby-level methods are invisible";
 		}
 		break;
 	case PROF_RT_PHP:
-		PROBE("php", "function__entry", false, 0);
-		PROBE("php", "function__return", true, 0);
+		add_probe(out, "php", "function__entry", false, 0);
+		add_probe(out, "php", "function__return", true, 0);
 		break;
 	case PROF_RT_JAVA:
-		PROBE("hotspot", "method__entry", false, 0);
-		PROBE("hotspot", "method__return", true, 0);
+		add_probe(out, "hotspot", "method__entry", false, 0);
+		add_probe(out, "hotspot", "method__return", true, 0);
 		break;
 	default:
 		break;
 	}
-#undef PROBE
 }
 
 /* Calls fn on each NUL-separated string of list until it returns true. */
-static bool list_any(const char *list, size_t len, bool (*fn)(const char *s, size_t n,
-							       const void *arg),
-		     const void *arg)
+static bool list_any(const char *list, size_t len,
+		     bool (*fn)(const char *s, size_t n, const void *arg), const void *arg)
 {
 	size_t i = 0;
 
@@ -230,8 +241,8 @@ bool calls_attach__list_has(const char *list, size_t len, const char *s)
 
 static bool java_flag_in(const char *s, size_t n, const void *arg)
 {
-	static const char *const vars[] = { "JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=",
-					    "_JAVA_OPTIONS=" };
+	static const char *const vars[] = {
+		"JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=", "_JAVA_OPTIONS="};
 	char buf[4096];
 
 	(void)arg;
@@ -239,13 +250,14 @@ static bool java_flag_in(const char *s, size_t n, const void *arg)
 		if (n < strlen(vars[i]) || strncmp(s, vars[i], strlen(vars[i])))
 			continue;
 		snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
-		return strstr(buf, "-XX:+ExtendedDTraceProbes") || strstr(buf, "-XX:+DTraceMethodProbes");
+		return strstr(buf, "-XX:+ExtendedDTraceProbes") ||
+		       strstr(buf, "-XX:+DTraceMethodProbes");
 	}
 	return false;
 }
 
-bool calls_attach__java_probes_enabled(const char *cmdline, size_t cmdline_len,
-				       const char *environ, size_t environ_len)
+bool calls_attach__java_probes_enabled(const char *cmdline, size_t cmdline_len, const char *environ,
+				       size_t environ_len)
 {
 	/* The last occurrence wins in HotSpot, but "-XX:-…" after "+" is not worth parsing. */
 	return calls_attach__list_has(cmdline, cmdline_len, "-XX:+ExtendedDTraceProbes") ||
@@ -264,7 +276,7 @@ struct calls_attach {
 	struct loader *l;
 	struct calls_agg *agg;
 	struct hashmap *attached; /* attached_key -> int32_t probes attached (0: unusable) */
-	char *notes[MAX_NOTES];   /* limits met, for the profile comments */
+	char *notes[MAX_NOTES];	  /* limits met, for the profile comments */
 	size_t nnotes;
 	char *why[MAX_NOTES]; /* runtimes found but not attachable, for explain_none */
 	size_t nwhy;
@@ -356,6 +368,40 @@ static void describe(char *buf, size_t len, const struct calls_runtime_file *rf)
 }
 
 /*
+ * HotSpot's entry probe sits in SharedRuntime::dtrace_method_entry, called from the Java
+ * frame.  The unwound-frame detection (PROF_CALL_F_FRAME) finds that frame through the
+ * function's frame pointer: only when its prologue sets one (x86-64 "push %rbp; mov
+ * %rsp,%rbp", after an optional endbr64), as OpenJDK 17 and 25 builds do.
+ */
+static bool java_entry_keeps_frame_pointer(const char *path)
+{
+#if defined(__x86_64__)
+	static const unsigned char endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const unsigned char push_mov[] = {0x55, 0x48, 0x89, 0xe5};
+	struct elf_file_opts opts = {.debug_dir = ""};
+	struct elf_file *ef = NULL;
+	unsigned char code[8];
+	struct elf_func fn;
+	bool ok = false;
+
+	if (elf_file__open(&ef, path, &opts))
+		return false;
+	if (!elf_file__find_symbol(
+		    ef, &fn, "_ZN13SharedRuntime19dtrace_method_entryEP10JavaThreadP6Method") &&
+	    !elf_file__read_at(ef, code, sizeof(code), fn.file_offset)) {
+		size_t off = memcmp(code, endbr64, sizeof(endbr64)) ? 0 : sizeof(endbr64);
+
+		ok = !memcmp(code + off, push_mov, sizeof(push_mov));
+	}
+	elf_file__free(ef);
+	return ok;
+#else
+	(void)path;
+	return false;
+#endif
+}
+
+/*
  * Attach the plan's probes to one file: all or none (entries without their returns would
  * grow stacks forever).  pid -1 = every process mapping the file.  at_path is where we open
  * it (through /proc/PID/root for a process in another mount namespace).
@@ -364,7 +410,7 @@ static void describe(char *buf, size_t len, const struct calls_runtime_file *rf)
 static int attach_file(struct calls_attach *ca, const struct calls_runtime_file *rf, int pid,
 		       const char *at_path)
 {
-	struct attached_key key = { .pid = pid };
+	struct attached_key key = {.pid = pid};
 	struct bpf_link *links[CALLS_MAX_PROBES] = {};
 	struct calls_plan plan;
 	char what[4200];
@@ -390,8 +436,19 @@ static int attach_file(struct calls_attach *ca, const struct calls_runtime_file 
 		why_not(ca, "%s: no call probes in this version", what);
 		return 0;
 	}
+	if (rf->runtime == PROF_RT_JAVA) {
+		if (java_entry_keeps_frame_pointer(at_path))
+			plan.probes[0].flags |= PROF_CALL_F_FRAME;
+		else
+			note(ca,
+			     "%s: JIT-compiled Java code fires no method__return for frames an "
+			     "exception unwinds, and this libjvm keeps no frame pointer to detect "
+			     "them: with exceptions, stacks and counts go wrong (-Xint avoids it)",
+			     rf->path);
+	}
 	for (i = 0; i < plan.nprobes; i++) {
-		LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = plan.probes[i].flags);
+		struct bpf_usdt_opts opts = {.sz = sizeof(opts),
+					     .usdt_cookie = plan.probes[i].flags};
 		struct bpf_program *prog =
 			loader__calls_prog(ca->l, rf->runtime, plan.probes[i].ret);
 
@@ -505,21 +562,24 @@ static void check_runtime_env(struct calls_attach *ca, const struct calls_runtim
 			      const char *who, const char *cmdline, size_t cmdline_len,
 			      const char *environ, size_t environ_len)
 {
-	if (rf->runtime == PROF_RT_PHP && !calls_attach__env_enabled(environ, environ_len,
-								      "USE_ZEND_DTRACE"))
-		note(ca, "%s runs PHP without USE_ZEND_DTRACE=1 in its environment: PHP fires "
-			 "php:function__entry/return only when started with it, so no PHP calls "
-			 "will be seen",
+	if (rf->runtime == PROF_RT_PHP &&
+	    !calls_attach__env_enabled(environ, environ_len, "USE_ZEND_DTRACE"))
+		note(ca,
+		     "%s runs PHP without USE_ZEND_DTRACE=1 in its environment: PHP fires "
+		     "php:function__entry/return only when started with it, so no PHP calls "
+		     "will be seen",
 		     who);
 	if (rf->runtime == PROF_RT_JAVA &&
 	    !calls_attach__java_probes_enabled(cmdline, cmdline_len, environ, environ_len))
-		note(ca, "%s runs HotSpot without %s: hotspot:method__entry/return fire only with "
-			 "it, so no Java calls will be seen",
+		note(ca,
+		     "%s runs HotSpot without %s: hotspot:method__entry/return fire only with "
+		     "it, so no Java calls will be seen",
 		     who,
-		     rf->major >= 20 ? "-XX:+DTraceMethodProbes" :
-		     rf->major > 0   ? "-XX:+ExtendedDTraceProbes" :
-				       "-XX:+ExtendedDTraceProbes (JDK <= 19) or -XX:+DTraceMethodProbes "
-				       "(JDK 20+)");
+		     rf->major >= 20 ? "-XX:+DTraceMethodProbes"
+		     : rf->major > 0
+			     ? "-XX:+ExtendedDTraceProbes"
+			     : "-XX:+ExtendedDTraceProbes (JDK <= 19) or -XX:+DTraceMethodProbes "
+			       "(JDK 20+)");
 }
 
 static uint64_t mono_ns(void)
@@ -666,11 +726,17 @@ static void needed_dirs(const char *rpath, const char *runpath, const char *orig
 			void (*fn)(const char *dir, void *arg), void *arg)
 {
 	static const char *const std_dirs[] = {
-		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
-		"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+		"/lib/x86_64-linux-gnu",
+		"/usr/lib/x86_64-linux-gnu",
+		"/lib/aarch64-linux-gnu",
+		"/usr/lib/aarch64-linux-gnu",
+		"/lib64",
+		"/usr/lib64",
+		"/lib",
+		"/usr/lib",
 		"/usr/local/lib",
 	};
-	const char *lists[3] = { runpath ? NULL : rpath, getenv("LD_LIBRARY_PATH"), runpath };
+	const char *lists[3] = {runpath ? NULL : rpath, getenv("LD_LIBRARY_PATH"), runpath};
 
 	for (int l = 0; l < 3; l++) {
 		char *copy, *dir, *save = NULL;
@@ -754,7 +820,7 @@ static void runtime_libs(const char *exe, void (*fn)(const char *path, void *arg
 	snprintf(origin, sizeof(origin), "%s", exe);
 	*strrchr(origin, '/') = 0;
 	for (size_t i = 0; i < nneeded; i++) {
-		struct lib_search s = { .name = needed[i] };
+		struct lib_search s = {.name = needed[i]};
 
 		needed_dirs(rpath, runpath, origin, try_dir, &s);
 		if (s.found[0])
@@ -787,7 +853,7 @@ static void add_candidate(const char *path, void *arg)
 int calls_attach__cmd(struct calls_attach *ca, char **cmd)
 {
 	extern char **environ;
-	struct cmd_files c = { .n = 0 };
+	struct cmd_files c = {.n = 0};
 	char exe[PATH_MAX], real[PATH_MAX], interp[PATH_MAX], jvm[PATH_MAX + 32];
 	char *env_list = NULL, *args = NULL;
 	size_t env_len = 0, args_len = 0;
@@ -857,6 +923,10 @@ void calls_attach__explain_none(struct calls_attach *ca, const char *target)
 		       "and libpython, libruby/ruby, php/php-fpm/libphp and libjvm.so; perl, node "
 		       "and tcl carry none)\n",
 		       target);
+	/* Reasons are per target: the next one starts afresh. */
+	for (size_t i = 0; i < ca->nwhy; i++)
+		free(ca->why[i]);
+	ca->nwhy = 0;
 }
 
 size_t calls_attach__notes(const struct calls_attach *ca, const char *const **out)

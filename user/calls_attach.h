@@ -38,7 +38,7 @@ struct calls_probe {
 /* What to attach for a runtime version and what to tell the user about it. */
 struct calls_plan {
 	struct calls_probe probes[CALLS_MAX_PROBES];
-	int nprobes;       /* 0: this version has no usable call probes */
+	int nprobes;	   /* 0: this version has no usable call probes */
 	const char *limit; /* a known limit of this version, or NULL */
 };
 
@@ -55,8 +55,8 @@ void calls_attach__plan(struct calls_plan *out, enum prof_runtime rt, int major,
 bool calls_attach__env_enabled(const char *list, size_t len, const char *name);
 bool calls_attach__list_has(const char *list, size_t len, const char *s);
 /* Whether a HotSpot command line / option variables enable the method probes. */
-bool calls_attach__java_probes_enabled(const char *cmdline, size_t cmdline_len,
-				       const char *environ, size_t environ_len);
+bool calls_attach__java_probes_enabled(const char *cmdline, size_t cmdline_len, const char *environ,
+				       size_t environ_len);
 const char *calls_attach__runtime_name(enum prof_runtime rt);
 
 struct calls_attach;
@@ -71,7 +71,8 @@ int calls_attach__pid(struct calls_attach *ca, uint32_t pid);
 int calls_attach__cmd(struct calls_attach *ca, char **cmd);
 /* A followed child exec'd: attach to runtimes its maps show that were not attached yet. */
 int calls_attach__rescan(struct calls_attach *ca, uint32_t pid);
-/* Print why nothing could be attached (one line) — after calls_attach__pid/cmd found none. */
+/* Print why nothing could be attached (one line) — after calls_attach__pid/cmd found none —
+ * and forget the reasons. */
 void calls_attach__explain_none(struct calls_attach *ca, const char *target);
 /* Notes for the profile's comments: limits and warnings met while attaching. */
 size_t calls_attach__notes(const struct calls_attach *ca, const char *const **out);

@@ -87,6 +87,11 @@ static int path_locations(struct build *b, uint32_t node, uint32_t *n, bool *par
 	while (node) {
 		const struct calls_node *cn = calls_agg__node(b->agg, node);
 
+		/* Entered frames and named outer frames are each capped at the depth limit. */
+		if (*n >= 2 * CALLS_AGG_MAX_DEPTH + 2) {
+			*partial = true;
+			break;
+		}
 		if (!cn)
 			return -EINVAL;
 		if (!cn->name_id) {
@@ -117,24 +122,25 @@ static int add_counters(struct profile *p, const struct calls_agg_stats *st)
 		const char *name, *desc;
 		uint64_t v;
 	} rows[] = {
-		{ "call_entries", "function entries seen", st->entries },
-		{ "call_returns", "function returns seen", st->returns },
-		{ "call_return_only", "calls seen only by their return (callers unknown)",
-		  st->return_only },
-		{ "call_outer_returns", "returns of frames entered before the thread was seen",
-		  st->outer_returns },
-		{ "call_unwound_frames", "frames closed without their own return (exceptions)",
-		  st->unwound_frames },
-		{ "call_mismatched_returns", "returns matching no open frame (ignored)",
-		  st->mismatched_returns },
-		{ "call_resyncs", "thread stacks restarted after lost events", st->resyncs },
-		{ "call_unfinished_frames", "frames still open at thread exit or end (time kept, "
-					    "not counted as calls)",
-		  st->unfinished_frames },
-		{ "call_depth_exceeded", "entries deeper than the stack limit (not kept)",
-		  st->depth_exceeded },
-		{ "call_clamped_times", "timestamps going backwards (counted as 0 ns)",
-		  st->clamped_times },
+		{"call_entries", "function entries seen", st->entries},
+		{"call_returns", "function returns seen", st->returns},
+		{"call_return_only", "calls seen only by their return (callers unknown)",
+		 st->return_only},
+		{"call_outer_returns", "returns of frames entered before the thread was seen",
+		 st->outer_returns},
+		{"call_unwound_frames", "frames closed without their own return (exceptions)",
+		 st->unwound_frames},
+		{"call_mismatched_returns", "returns matching no open frame (ignored)",
+		 st->mismatched_returns},
+		{"call_resyncs", "thread stacks restarted after lost events", st->resyncs},
+		{"call_unfinished_frames",
+		 "frames still open at thread exit or end (time kept, "
+		 "not counted as calls)",
+		 st->unfinished_frames},
+		{"call_depth_exceeded", "entries deeper than the stack limit (not kept)",
+		 st->depth_exceeded},
+		{"call_clamped_times", "timestamps going backwards (counted as 0 ns)",
+		 st->clamped_times},
 	};
 	int err = 0;
 
@@ -145,7 +151,7 @@ static int add_counters(struct profile *p, const struct calls_agg_stats *st)
 
 int calls_profile__build(struct collect *c, const struct env *env, struct profile **out)
 {
-	struct build b = { .agg = collect__calls(c) };
+	struct build b = {.agg = collect__calls(c)};
 	struct procinfo *pi = collect__procinfo(c);
 	const struct calls_values *v;
 	const char *const *notes;
@@ -171,14 +177,15 @@ int calls_profile__build(struct collect *c, const struct env *env, struct profil
 	if (b.agg) {
 		/* Frames still open now: their time so far counts, as on a live process. */
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		calls_agg__finish(b.agg, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
+		calls_agg__finish(b.agg,
+				  (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
 		b.loc_of_node = calloc(calls_agg__node_count(b.agg), sizeof(*b.loc_of_node));
 		if (!b.loc_of_node) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
 		while (calls_agg__next_sample(b.agg, &it, &pid, &tid, &node, &v)) {
-			int64_t vals[2] = { (int64_t)v->calls, (int64_t)v->wall_ns };
+			int64_t vals[2] = {(int64_t)v->calls, (int64_t)v->wall_ns};
 			bool partial;
 			uint32_t n;
 
@@ -186,9 +193,9 @@ int calls_profile__build(struct collect *c, const struct env *env, struct profil
 				continue;
 			err = path_locations(&b, node, &n, &partial);
 			if (!err)
-				err = profile__add_sample(b.p, pid, tid, procinfo__comm(pi, pid, tid),
-							  procinfo__process(pi, pid), b.locs, n, vals,
-							  partial);
+				err = profile__add_sample(
+					b.p, pid, tid, procinfo__comm(pi, pid, tid),
+					procinfo__process(pi, pid), b.locs, n, vals, partial);
 			if (err)
 				goto cleanup;
 			total_calls += v->calls;

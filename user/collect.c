@@ -135,18 +135,14 @@ static int attach_calls(struct collect *c)
 		n = calls_attach__pid(c->calls_at, c->env->pids[i]);
 		if (n < 0)
 			goto failed;
-		if (!n && c->env->npids > 1) {
+		/* With several pids, the others may still have an interpreter: say which not. */
+		if (!n) {
 			snprintf(who, sizeof(who), "process %u", c->env->pids[i]);
 			calls_attach__explain_none(c->calls_at, who);
 		}
 		total += n;
 	}
-	if (!total) {
-		calls_attach__explain_none(c->calls_at,
-					   c->env->npids == 1 ? "the process" : "any process");
-		return -ENOENT;
-	}
-	return 0;
+	return total ? 0 : -ENOENT;
 failed:
 	pr_err("attaching the --calls probes failed: %s\n", strerror(-n));
 	return n == -ESRCH ? -ENOENT : n;

@@ -204,13 +204,38 @@ static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 	return 0;
 }
 
+/* -v: ring-buffer records the consumer took and records lost (read by `make bench`). */
+static void log_events(struct loader *l, uint64_t events, int64_t ns)
+{
+	uint64_t cnt[PROF_CNT__COUNT], dropped = 0;
+	double secs = (double)ns / 1e9;
+
+	if (loader__counters(l, cnt))
+		return;
+	for (int i = 0; i < PROF_CNT__COUNT; i++)
+		dropped += cnt[i];
+	pr_info("events: %llu in %.2f s (%.0f/s), dropped %llu (ringbuf_full %llu)\n",
+		(unsigned long long)events, secs, secs > 0 ? (double)events / secs : 0.0,
+		(unsigned long long)dropped, (unsigned long long)cnt[PROF_CNT_RINGBUF_FULL]);
+}
+
 struct run {
 	const struct env *env;
 	struct loader *loader;
 	struct collect *collect;
 	struct child child;
 	bool have_child;
+	uint64_t events; /* ring-buffer records consumed */
 };
+
+/* Counts every record for the -v summary, then hands it to the collector. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct run *r = ctx;
+
+	r->events++;
+	return collect__on_event(r->collect, data, size);
+}
 
 int session__run(const struct env *env)
 {
@@ -262,7 +287,7 @@ int session__run(const struct env *env)
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	err = loader__start_events(r.loader, collect__on_event, r.collect);
+	err = loader__start_events(r.loader, on_event, &r);
 	if (err) {
 		pr_err("opening the ring buffer failed: %s\n", strerror(-err));
 		goto cleanup;
@@ -354,6 +379,7 @@ int session__run(const struct env *env)
 	/* Whatever is still queued belongs to the profile. */
 	while (loader__poll(r.loader, 0) > 0)
 		;
+	log_events(r.loader, r.events, now_ns(CLOCK_MONOTONIC) - start_mono);
 	if (stop_signal)
 		pr_info("stopping on signal %d\n", (int)stop_signal);
 

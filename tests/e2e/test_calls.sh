@@ -118,6 +118,15 @@ t_calls_java_exact_stacks() {
 	expect_eq "Calls.main calls" 1 "$(pprof_flat "$f" calls Calls.main)"
 	expect_range "Thread.sleep under sleeper (ns)" 200000000 2000000000 \
 		"$(wall_on_stack "$s" 'Calls.main;Calls.sleeper;java.lang.Thread.sleep')"
+	# Per thread: the launcher runs main() on a thread of its own, JVM threads have theirs.
+	local ids
+	ids=$(awk '$NF ~ /^Calls\.main/ { print $3, $4 }' "$s" | sort -u)
+	expect_eq "Calls.* on one thread" 1 "$(echo "$ids" | wc -l)"
+	local mpid mtid
+	read -r mpid mtid <<<"$ids"
+	[ "${mpid#pid=}" != "${mtid#tid=}" ] || fail "Calls.main on the process's first thread: $ids"
+	echo "ok: Calls.main on its own thread ($ids)"
+	expect_range "threads with calls" 2 1000 "$(awk '{ print $4 }' "$s" | sort -u | wc -l)"
 	# Package-qualified names of JDK methods (class names arrive as java/lang/…).
 	grep -q 'java\.lang\.' "$s" || fail "no java.lang.* frames"
 	grep -q 'java/lang' "$s" && fail "internal class name form leaked"
@@ -228,4 +237,24 @@ t_calls_with_heap_two_profiles() {
 	expect_eq "alpha calls" 100 "$(pprof_flat "$E2E_TMP/both.calls.pb.gz" calls Calc::alpha)"
 	expect_range "heap samples" 1 1000000000 \
 		"$(go tool pprof -symbolize=none -raw "$E2E_TMP/both.heap.pb.gz" 2>/dev/null | grep -c '^ *[0-9]* *[0-9]* *[0-9]* *[0-9]*: ')"
+}
+
+t_calls_java_exceptions_through_compiled_code() {
+	need javac
+	local d=$E2E_TMP/javaex f=$E2E_TMP/javaex.pb.gz s=$E2E_TMP/javaex.samples
+	mkdir -p "$d" && javac -d "$d" tests/targets/CallsEx.java || fail "javac failed"
+	"$PROF" --calls -o "$f" --top 0 -- java -XX:+ExtendedDTraceProbes -cp "$d" CallsEx \
+		>"$E2E_TMP/javaex.out" 2>"$E2E_TMP/javaex.err" || { cat "$E2E_TMP/javaex.err"; fail "profiler exit status"; }
+	expect_eq "program output" 50000 "$(cat "$E2E_TMP/javaex.out")"
+	calls_samples "$f" >"$s"
+	grep -E 'CallsEx\.c[0-9]$' "$s"
+	expect_eq "c1 from main" 50000 "$(calls_on_stack "$s" 'CallsEx.main;CallsEx.c1')"
+	expect_eq "c2 from c1" 50000 "$(calls_on_stack "$s" 'CallsEx.main;CallsEx.c1;CallsEx.c2')"
+	expect_eq "c3 from c2" 50000 "$(calls_on_stack "$s" 'CallsEx.main;CallsEx.c1;CallsEx.c2;CallsEx.c3')"
+	expect_eq "c3 anywhere" 50000 "$(pprof_flat "$f" calls CallsEx.c3)"
+	# The frames were left without returns: counted as unwound, not lost or stacked up.
+	expect_range "unwound frames" 1 150000 \
+		"$(go tool pprof -symbolize=none -raw "$f" 2>/dev/null | sed -n 's/.*call_unwound_frames=\([0-9]*\).*/\1/p')"
+	expect_eq "depth exceeded" "call_depth_exceeded=0" \
+		"$(go tool pprof -symbolize=none -raw "$f" 2>/dev/null | grep -o 'call_depth_exceeded=[0-9]*')"
 }

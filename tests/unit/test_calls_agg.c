@@ -70,7 +70,7 @@ static uint32_t path(struct calls_agg *a, uint32_t parent, int n, const uint64_t
 }
 
 #define PATH(a, ...) \
-	path(a, 0, sizeof((uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t), (uint64_t[]){ __VA_ARGS__ })
+	path(a, 0, sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t), (uint64_t[]){__VA_ARGS__})
 
 static void expect(struct calls_agg *a, uint32_t node, uint64_t calls, uint64_t wall)
 {
@@ -300,6 +300,84 @@ static void test_calls_agg__depth_limit(void **state)
 	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 0);
 }
 
+/* A HotSpot entry: the Java frame's SP and probe site (PROF_CALL_F_FRAME). */
+static void java_in(struct calls_agg *a, uint64_t ts, uint64_t id, uint64_t sp, uint32_t site)
+{
+	struct prof_call_event e = {
+		.type = PROF_REC_CALL_ENTRY,
+		.pid = PID,
+		.tid = TID,
+		.line = (uint32_t)id,
+		.ts = ts,
+		.name_id = id,
+		.runtime = PROF_RT_JAVA,
+		.flags = PROF_CALL_F_FRAME,
+		.site = site,
+		.frame_sp = sp,
+	};
+
+	calls_agg__event(a, &e);
+}
+
+static void test_calls_agg__java_frames_left_by_exceptions(void **state)
+{
+	struct calls_agg *a = *state;
+
+	/* Compiled code: an exception unwinds C, B, A without returns; MAIN calls A again. */
+	java_in(a, 0, MAIN, 1000, 1);
+	java_in(a, 10, A, 900, 2);
+	java_in(a, 20, B, 800, 3);
+	java_in(a, 30, C, 700, 4);
+	java_in(a, 100, A, 900, 2); /* deeper frames and the same site at the same SP: gone */
+	assert_int_equal(calls_agg__stats(a)->unwound_frames, 3);
+	expect(a, PATH(a, MAIN, A, B, C), 1, 70);
+	expect(a, PATH(a, MAIN, A, B), 1, 10);
+	expect(a, PATH(a, MAIN, A), 1, 10);
+	out(a, 150, A);
+	expect(a, PATH(a, MAIN, A), 2, 60);
+	out(a, 200, MAIN);
+	expect(a, PATH(a, MAIN), 1, 200 - 90 - 50);
+	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 0);
+}
+
+static void test_calls_agg__java_inlined_frames_stay(void **state)
+{
+	struct calls_agg *a = *state;
+
+	/* A and B inlined into MAIN's compiled frame: one SP, one probe site each. */
+	java_in(a, 0, MAIN, 1000, 1);
+	java_in(a, 10, A, 1000, 5);
+	java_in(a, 20, B, 1000, 6); /* another site in the same frame: A is its live caller */
+	assert_int_equal(calls_agg__stats(a)->unwound_frames, 0);
+	out(a, 30, B);
+	java_in(a, 40, B, 1000, 6); /* B returned: nothing to unwind */
+	assert_int_equal(calls_agg__stats(a)->unwound_frames, 0);
+	expect(a, PATH(a, MAIN, A, B), 1, 10);
+	/* An exception leaves B and A; MAIN's loop enters A's inlined copy again. */
+	java_in(a, 60, A, 1000, 5);
+	assert_int_equal(calls_agg__stats(a)->unwound_frames, 2);
+	expect(a, PATH(a, MAIN, A, B), 2, 30);
+	expect(a, PATH(a, MAIN, A), 1, 20);
+	/* A callee in a frame of its own (lower SP) does not disturb its callers. */
+	java_in(a, 70, C, 900, 7);
+	assert_int_equal(calls_agg__stats(a)->unwound_frames, 2);
+	out(a, 80, C);
+	expect(a, PATH(a, MAIN, A, C), 1, 10);
+}
+
+static void test_calls_agg__endless_outer_returns_are_capped(void **state)
+{
+	struct calls_agg *a = *state;
+
+	/* A runtime firing returns without entries (e.g. Ruby's method__return): not a stack. */
+	assert_int_equal(calls_agg__thread_preexisting(a, PID, TID, 0), 0);
+	for (int i = 0; i < CALLS_AGG_MAX_DEPTH + 100; i++)
+		out(a, 10 + (uint64_t)i, F);
+	assert_int_equal(calls_agg__stats(a)->outer_returns, CALLS_AGG_MAX_DEPTH);
+	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 100);
+	assert_true(calls_agg__node_count(a) <= CALLS_AGG_MAX_DEPTH + 3);
+}
+
 static void test_calls_agg__names_are_length_bounded(void **state)
 {
 	struct calls_agg *a = *state;
@@ -342,6 +420,9 @@ int main(void)
 		T(test_calls_agg__exec_forgets_stacks),
 		T(test_calls_agg__time_going_back_is_clamped),
 		T(test_calls_agg__depth_limit),
+		T(test_calls_agg__java_frames_left_by_exceptions),
+		T(test_calls_agg__java_inlined_frames_stay),
+		T(test_calls_agg__endless_outer_returns_are_capped),
 		T(test_calls_agg__names_are_length_bounded),
 #undef T
 	};

@@ -51,10 +51,14 @@ static const char maps_text[] =
 	"55d1c0a5e000-55d1c0e2a000 r-xp 0005e000 08:01 1311 /usr/bin/php8.2\n"
 	"7f1a2c000000-7f1a2c021000 rw-p 00000000 00:00 0 \n"
 	"7f1a2d000000-7f1a2d200000 r-xp 00000000 08:01 2222 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
-	"7f1a2e000000-7f1a2e100000 r--p 00000000 08:01 3333 /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n"
-	"7f1a2e100000-7f1a2e400000 r-xp 00100000 08:01 3333 /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n"
-	"7f1a2e400000-7f1a2e500000 r-xp 00400000 08:01 3333 /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n"
-	"7f1a2f000000-7f1a2f001000 r--p 00000000 08:01 4444 /usr/lib/ruby/3.1.0/x86_64-linux-gnu/enc/libruby-data.so\n"
+	"7f1a2e000000-7f1a2e100000 r--p 00000000 08:01 3333 "
+	"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n"
+	"7f1a2e100000-7f1a2e400000 r-xp 00100000 08:01 3333 "
+	"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n"
+	"7f1a2e400000-7f1a2e500000 r-xp 00400000 08:01 3333 "
+	"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n"
+	"7f1a2f000000-7f1a2f001000 r--p 00000000 08:01 4444 "
+	"/usr/lib/ruby/3.1.0/x86_64-linux-gnu/enc/libruby-data.so\n"
 	"7ffc1c000000-7ffc1c021000 rw-p 00000000 00:00 0 [stack]\n";
 
 static void test_calls_attach__detect_from_maps(void **state)
@@ -154,7 +158,8 @@ static void test_calls_attach__java_flags(void **state)
 	assert_true(calls_attach__java_probes_enabled(LIST("java\0-XX:+DTraceMethodProbes\0"),
 						      LIST("")));
 	assert_true(calls_attach__java_probes_enabled(
-		LIST("java\0Calls\0"), LIST("A=b\0JAVA_TOOL_OPTIONS=-Xmx1g -XX:+ExtendedDTraceProbes\0")));
+		LIST("java\0Calls\0"),
+		LIST("A=b\0JAVA_TOOL_OPTIONS=-Xmx1g -XX:+ExtendedDTraceProbes\0")));
 	assert_false(calls_attach__java_probes_enabled(LIST("java\0-XX:-ExtendedDTraceProbes\0"),
 						       LIST("OTHER=-XX:+ExtendedDTraceProbes\0")));
 	assert_false(calls_attach__java_probes_enabled(LIST("java\0Calls\0"), LIST("")));

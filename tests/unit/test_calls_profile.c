@@ -12,7 +12,7 @@
 static void name_of(enum prof_runtime rt, const char *cls, const char *fn, const char *file,
 		    const char *want, const char *want_sys)
 {
-	struct calls_name n = { .runtime = rt, .cls = cls, .fn = fn, .file = file };
+	struct calls_name n = {.runtime = rt, .cls = cls, .fn = fn, .file = file};
 	char name[256], sys[512];
 
 	calls_profile__format_name(&n, name, sizeof(name), sys, sizeof(sys));
@@ -28,7 +28,8 @@ static void test_calls_profile__names_per_language(void **state)
 	name_of(PROF_RT_PHP, "Calc", "alpha", "calls.php", "Calc::alpha", "Calc::alpha");
 	name_of(PROF_RT_PHP, "", "sleeper", "calls.php", "sleeper", "sleeper");
 	name_of(PROF_RT_JAVA, "java/util/HashMap$Node", "getKey", "()Ljava/lang/Object;",
-		"java.util.HashMap$Node.getKey", "java.util.HashMap$Node.getKey()Ljava/lang/Object;");
+		"java.util.HashMap$Node.getKey",
+		"java.util.HashMap$Node.getKey()Ljava/lang/Object;");
 	name_of(PROF_RT_JAVA, "Calls", "alpha", "(I)I", "Calls.alpha", "Calls.alpha(I)I");
 }
 
