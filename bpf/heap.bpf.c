@@ -33,6 +33,13 @@ struct {
 } prof_sampled SEC(".maps");
 
 const volatile __u64 sample_bytes = 0;
+/* -p: the uprobes are attached per process, so the kernel filters already. */
+const volatile bool pid_filtered = false;
+
+static __always_inline bool heap_target(__u32 tgid)
+{
+	return pid_filtered || prof_is_target(tgid);
+}
 
 static __always_inline __s64 next_interval(void)
 {
@@ -72,7 +79,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 	__u32 tid = (__u32)id;
 	struct prof_heap_pending p = {}, *cur;
 
-	if (!prof_is_target(id >> 32))
+	if (!heap_target(id >> 32))
 		return 0;
 	if (sample_bytes) {
 		/* An inner call (new -> malloc) must not draw from the sampling budget twice. */
@@ -143,11 +150,10 @@ int BPF_KRETPROBE(heap_return, long ret)
 	__u64 addr = (__u64)ret;
 	long stack_id;
 
-	if (!prof_is_target(id >> 32))
-		return 0;
+	/* Only a target's entry probe records a pending call: that lookup is the filter. */
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
 	if (!p) {
-		if (!sample_bytes)
+		if (!sample_bytes && heap_target(id >> 32))
 			prof_count(PROF_CNT_PENDING_MISSING); /* entered before attach */
 		return 0;				      /* (or not sampled) */
 	}
@@ -193,7 +199,7 @@ int BPF_KPROBE(heap_free, __u64 addr)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct prof_heap_free *e;
 
-	if (!addr || !prof_is_target(id >> 32))
+	if (!addr || !heap_target(id >> 32))
 		return 0;
 	/* Sampling: only blocks that were sampled are of interest to userspace. */
 	if (sample_bytes && bpf_map_delete_elem(&prof_sampled, &addr))

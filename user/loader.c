@@ -102,6 +102,7 @@ static int open_heap(struct loader *l)
 	if (!l->heap)
 		return load_failed("heap", -errno);
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
+	l->heap->rodata->pid_filtered = !l->opts.follow_children;
 	err = share_common(l, l->heap->maps.prof_targets, l->heap->maps.prof_events,
 			   l->heap->maps.prof_counters, l->heap->maps.prof_stacks);
 	if (!err)
