@@ -30,7 +30,7 @@ struct sym {
 
 struct elf_file {
 	char *path; /* NULL when opened from memory or an fd */
-	int fd;     /* a dup of the caller's fd, else -1 */
+	int fd;	    /* a dup of the caller's fd, else -1 */
 	dev_t dev;
 	ino_t ino;
 	uint16_t type;
@@ -369,8 +369,8 @@ static int crc32_file(int fd, uint32_t *out)
  */
 static int try_debug_file(struct elf_file *ef, const char *path, bool want_crc, uint32_t crc)
 {
-	struct elf_file probe = { .fd = -1 };
-	struct symtab_src src = { 0 };
+	struct elf_file probe = {.fd = -1};
+	struct symtab_src src = {0};
 	struct stat st;
 	int err, fd;
 
@@ -517,7 +517,7 @@ static int load_debug_syms(struct elf_file *ef, Elf *elf, const char *path,
 static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 		    const struct elf_file_opts *opts)
 {
-	struct symtab_src src = { .elf = elf };
+	struct symtab_src src = {.elf = elf};
 	GElf_Ehdr eh;
 	int err;
 
@@ -653,7 +653,7 @@ cleanup:
 int elf_file__open_mem(struct elf_file **out, const void *image, size_t size)
 {
 	struct elf_file *ef = alloc_file();
-	const struct elf_file_opts opts = { .debug_dir = "" };
+	const struct elf_file_opts opts = {.debug_dir = ""};
 	char *copy = malloc(size ? size : 1);
 	Elf *elf = NULL;
 	int err;

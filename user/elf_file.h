@@ -25,8 +25,8 @@ struct elf_file_opts {
 
 struct elf_sym {
 	const char *name; /* without any "@VERSION" / "@@VERSION" suffix */
-	uint64_t addr;    /* st_value, an ELF virtual address */
-	uint64_t size;    /* st_size, or up to the next symbol (or section end) when st_size is 0 */
+	uint64_t addr;	  /* st_value, an ELF virtual address */
+	uint64_t size;	  /* st_size, or up to the next symbol (or section end) when st_size is 0 */
 };
 
 /* Where the symbols came from. */
@@ -39,10 +39,10 @@ enum elf_file_syms {
 
 /* A function found by name, for attaching a uprobe to it. */
 struct elf_func {
-	uint64_t vaddr;       /* st_value */
-	uint64_t size;        /* st_size (0 if unknown) */
+	uint64_t vaddr;	      /* st_value */
+	uint64_t size;	      /* st_size (0 if unknown) */
 	uint64_t file_offset; /* vaddr - p_vaddr + p_offset of the PT_LOAD that holds it */
-	bool ifunc;           /* STT_GNU_IFUNC: vaddr is the resolver, not the implementation */
+	bool ifunc;	      /* STT_GNU_IFUNC: vaddr is the resolver, not the implementation */
 };
 
 /* -ENOEXEC when path is not an ELF file.  opts may be NULL. */

@@ -125,7 +125,8 @@ int folded__write(const struct profile *p, FILE *f)
 
 		for (; j < nlines && strcmp(lines[j].text, lines[i].text) == 0; j++)
 			sum += lines[j].value;
-		/* Negative totals (more freed than seen allocated) have no place in a flame graph. */
+		/* Negative totals (more freed than seen allocated) have no place in a flame graph.
+		 */
 		if (sum > 0)
 			fprintf(f, "%s %" PRId64 "\n", lines[i].text, sum);
 		i = j;

@@ -16,7 +16,7 @@ struct maps_entry {
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
 	bool read, write, exec, shared; /* "rwxs" / "rwxp" */
-	bool deleted;                   /* " (deleted)" was appended: the file was unlinked */
+	bool deleted;			/* " (deleted)" was appended: the file was unlinked */
 	char *path; /* "" when anonymous, else as shown (e.g. "[heap]"), without " (deleted)" */
 };
 

@@ -398,8 +398,7 @@ int profile__add_counter(struct profile *p, const char *name, const char *desc, 
 	return 0;
 }
 
-const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf,
-				   size_t len)
+const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf, size_t len)
 {
 	const struct profile_location *loc;
 	const struct profile_function *fn;

@@ -30,9 +30,9 @@ struct profile_mapping {
 };
 
 struct profile_function {
-	const char *name;        /* demangled / language-level name */
+	const char *name;	 /* demangled / language-level name */
 	const char *system_name; /* raw symbol name */
-	const char *file;        /* source file, "" when unknown */
+	const char *file;	 /* source file, "" when unknown */
 	int64_t start_line;
 };
 
@@ -64,12 +64,12 @@ struct profile {
 	const char *mode; /* "heap", "cpu", "calls" */
 	struct profile_value_type types[PROFILE_MAX_VALUES];
 	uint32_t ntypes;
-	uint32_t default_type;       /* index into types */
-	uint32_t text_types[2];      /* text report: one top table per listed type index */
+	uint32_t default_type;	/* index into types */
+	uint32_t text_types[2]; /* text report: one top table per listed type index */
 	uint32_t ntext_types;
 	struct profile_value_type period_type;
 	int64_t period;
-	int64_t time_nanos;     /* wall-clock start */
+	int64_t time_nanos;	/* wall-clock start */
 	int64_t duration_nanos; /* collection length */
 
 	const char **comments;
@@ -115,7 +115,6 @@ int profile__add_comment(struct profile *p, const char *fmt, ...)
 int profile__add_counter(struct profile *p, const char *name, const char *desc, uint64_t value);
 
 /* Display name of a location's leaf function, or "[unknown] 0x…" text written into buf. */
-const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf,
-				   size_t len);
+const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf, size_t len);
 
 #endif /* PROF_PROFILE_H */

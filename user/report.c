@@ -103,9 +103,10 @@ int report__build_heap(struct collect *c, const struct env *env, struct profile 
 					   "values scaled to unbiased totals",
 					   (unsigned long long)env->sample_bytes);
 	if (!err && st) {
-		err = profile__add_counter(p, "unknown_frees",
-					   "frees of blocks never seen allocated (before attach, or inside libc)",
-					   st->unknown_frees);
+		err = profile__add_counter(
+			p, "unknown_frees",
+			"frees of blocks never seen allocated (before attach, or inside libc)",
+			st->unknown_frees);
 		if (!err)
 			err = profile__add_counter(p, "failed_allocs",
 						   "allocations that returned NULL",

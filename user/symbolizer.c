@@ -28,8 +28,8 @@
  * time a re-read finds nothing new, and never twice for one address.
  */
 #define REREAD_EVERY 64
-#define REREAD_MAX 65536
-#define MAX_UNKNOWN 4096 /* addresses remembered per pid as outside every mapping */
+#define REREAD_MAX   65536
+#define MAX_UNKNOWN  4096 /* addresses remembered per pid as outside every mapping */
 
 struct sym_file {
 	struct elf_file *elf; /* NULL when not an ELF file */
@@ -56,13 +56,13 @@ struct proc_map {
 };
 
 struct sym_proc {
-	const char *comm; /* interned */
+	const char *comm;      /* interned */
 	struct proc_map *maps; /* executable mappings, by start */
 	size_t nmaps;
-	bool load_tried;       /* a load was attempted since the last forget */
-	bool loaded;           /* maps read since the last forget */
-	bool gone;             /* maps could not be read: the process exited */
-	bool reread;           /* maps re-read since the last load */
+	bool load_tried; /* a load was attempted since the last forget */
+	bool loaded;	 /* maps read since the last forget */
+	bool gone;	 /* maps could not be read: the process exited */
+	bool reread;	 /* maps re-read since the last load */
 	uint64_t resolves, reread_at, reread_every;
 	struct hashmap *unknown; /* uint64_t addr -> char: outside every mapping after a re-read */
 	struct perfmap *perfmap;
@@ -82,11 +82,11 @@ struct symbolizer {
 	char *proc_root, *kallsyms_path, *perfmap_dir, *debug_dir;
 	const char *empty; /* interned "" */
 	struct strpool *pool;
-	struct hashmap *files;     /* file_key -> struct sym_file * */
+	struct hashmap *files;	   /* file_key -> struct sym_file * */
 	struct hashmap *build_ids; /* interned build id -> struct sym_file * */
 	struct sym_file **all_files;
 	size_t nfiles, files_cap;
-	struct hashmap *procs;    /* uint64_t pid -> struct sym_proc * */
+	struct hashmap *procs;	  /* uint64_t pid -> struct sym_proc * */
 	struct hashmap *mappings; /* mapping_key -> struct sym_mapping * */
 	struct hashmap *display;  /* raw name pointer -> interned demangled name */
 	struct kallsyms *ksyms;
@@ -347,7 +347,7 @@ cleanup:
 static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
 		    const struct maps_entry *e)
 {
-	struct file_key key = { .major = e->dev_major, .minor = e->dev_minor, .inode = e->inode };
+	struct file_key key = {.major = e->dev_major, .minor = e->dev_minor, .inode = e->inode};
 	char cand[3][PATH_MAX + 128];
 	struct elf_file *elf = NULL;
 	struct sym_file **cached, *f;
@@ -381,9 +381,9 @@ static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
 		chosen = fallback;
 	if (chosen < 0)
 		return 0; /* maybe gone for now: not cached, a later load tries again */
-	err = elf_file__open(&elf, cand[chosen],
-			     &(struct elf_file_opts){ .debug_dir = s->debug_dir,
-						      .target_path = e->path });
+	err = elf_file__open(
+		&elf, cand[chosen],
+		&(struct elf_file_opts){.debug_dir = s->debug_dir, .target_path = e->path});
 	if (err == -ENOMEM)
 		return err;
 	if (err)
@@ -412,8 +412,8 @@ static struct sym_file *get_vdso(struct symbolizer *s, uint64_t size)
 		s->vdso_tried = true;
 		base = getauxval(AT_SYSINFO_EHDR);
 		if (base && !maps__read(&m, "/proc/self/maps") && (e = maps__find(m, base)) &&
-		    e->start == base && !elf_file__open_mem(&s->vdso.elf, (const void *)base,
-							     e->end - e->start)) {
+		    e->start == base &&
+		    !elf_file__open_mem(&s->vdso.elf, (const void *)base, e->end - e->start)) {
 			s->vdso_size = e->end - e->start;
 			bid = strpool__intern(s->pool, elf_file__build_id(s->vdso.elf));
 			s->vdso.build_id = bid ? bid : s->empty;

@@ -17,24 +17,24 @@ struct symbolizer;
 
 struct sym_mapping {
 	uint64_t start, limit, offset; /* runtime range and file offset, as in /proc/PID/maps */
-	const char *path;              /* as the target sees it; "[kernel.kallsyms]" for kernel */
-	const char *build_id;          /* lowercase hex from .note.gnu.build-id, "" if none */
+	const char *path;	       /* as the target sees it; "[kernel.kallsyms]" for kernel */
+	const char *build_id;	       /* lowercase hex from .note.gnu.build-id, "" if none */
 	bool has_symbols;
 };
 
 struct sym_result {
-	const char *name;        /* demangled display name; NULL when unknown */
-	const char *system_name; /* raw symbol name; NULL when unknown */
-	const char *file;        /* source file when known, else NULL */
-	uint64_t sym_addr;       /* runtime address of the symbol's start (0 when unknown) */
+	const char *name;	       /* demangled display name; NULL when unknown */
+	const char *system_name;       /* raw symbol name; NULL when unknown */
+	const char *file;	       /* source file when known, else NULL */
+	uint64_t sym_addr;	       /* runtime address of the symbol's start (0 when unknown) */
 	const struct sym_mapping *map; /* NULL when the address is in no mapping */
 };
 
 struct symbolizer_opts {
-	const char *proc_root; /* "/proc" unless a test points elsewhere */
-	const char *kallsyms;  /* "/proc/kallsyms" unless a test points elsewhere */
+	const char *proc_root;	 /* "/proc" unless a test points elsewhere */
+	const char *kallsyms;	 /* "/proc/kallsyms" unless a test points elsewhere */
 	const char *perfmap_dir; /* "/tmp" */
-	const char *debug_dir;   /* debug files: "/usr/lib/debug" when NULL, none when "" */
+	const char *debug_dir;	 /* debug files: "/usr/lib/debug" when NULL, none when "" */
 };
 
 /* opts may be NULL for the defaults. */

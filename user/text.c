@@ -52,8 +52,8 @@ static int build_nodes(struct report *r)
 	if (err)
 		return err;
 	for (uint32_t id = 1; id <= p->nlocations; id++) {
-		const char *name = strpool__intern(r->names,
-						   profile__location_name(p, id, buf, sizeof(buf)));
+		const char *name =
+			strpool__intern(r->names, profile__location_name(p, id, buf, sizeof(buf)));
 		uint32_t *idx;
 		bool created;
 
@@ -97,7 +97,7 @@ static int cmp_u32(const void *a, const void *b)
 /* "3.91 MiB (4096000 bytes)", "1.50 s (1500000000 ns)", "1000": human, with the exact count. */
 static void print_quantity(FILE *f, int64_t v, const char *unit)
 {
-	static const char *const bin[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
 	double d = (double)v, mag = d < 0 ? -d : d;
 
 	if (!strcmp(unit, "bytes")) {
@@ -179,8 +179,7 @@ static void print_table(struct report *r, uint32_t from, uint32_t to, uint32_t t
 	}
 	qsort_r(r->touched, r->ntouched, sizeof(*r->touched), cmp_row, r->nodes);
 
-	fprintf(r->f, "\n  top %u by %s (%s), total ", r->top, p->types[t].type,
-		p->types[t].unit);
+	fprintf(r->f, "\n  top %u by %s (%s), total ", r->top, p->types[t].type, p->types[t].unit);
 	print_quantity(r->f, total, p->types[t].unit);
 	fputc('\n', r->f);
 	rows = r->ntouched < r->top ? r->ntouched : r->top;
@@ -209,7 +208,7 @@ static int print_process(struct report *r, uint32_t from, uint32_t to)
 {
 	const struct profile *p = r->p;
 	const char *process = "";
-	int64_t totals[PROFILE_MAX_VALUES] = { 0 };
+	int64_t totals[PROFILE_MAX_VALUES] = {0};
 	uint32_t *tids, nthreads = 0, npartial = 0;
 
 	tids = malloc((to - from) * sizeof(*tids));
@@ -260,13 +259,13 @@ static void print_counters(struct report *r)
 	if (!p->ncounters)
 		fprintf(r->f, "  (no counters)\n");
 	for (uint32_t i = 0; i < p->ncounters; i++)
-		fprintf(r->f, "  %s: %" PRIu64 "  %s\n", p->counters[i].name,
-			p->counters[i].value, p->counters[i].desc);
+		fprintf(r->f, "  %s: %" PRIu64 "  %s\n", p->counters[i].name, p->counters[i].value,
+			p->counters[i].desc);
 }
 
 int text__write(const struct profile *p, FILE *f, unsigned top)
 {
-	struct report r = { .p = p, .f = f, .top = top };
+	struct report r = {.p = p, .f = f, .top = top};
 	uint32_t nprocs = 0;
 	int err;
 

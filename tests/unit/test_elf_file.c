@@ -28,7 +28,7 @@
 
 #define FIX "build/fixtures/"
 
-static const struct elf_file_opts no_debug = { .debug_dir = "" };
+static const struct elf_file_opts no_debug = {.debug_dir = ""};
 
 /* nm -S --defined-only: "addr [size] type name". */
 static bool nm_lookup(const char *nm_path, const char *name, uint64_t *addr, uint64_t *size)
@@ -70,7 +70,7 @@ struct phdr {
 /* The PT_LOAD segment holding vaddr, read with libelf. */
 static struct phdr segment_of(const char *path, uint64_t vaddr)
 {
-	struct phdr out = { 0 };
+	struct phdr out = {0};
 	size_t n;
 	int fd = open(path, O_RDONLY);
 	Elf *elf;
@@ -85,7 +85,7 @@ static struct phdr segment_of(const char *path, uint64_t vaddr)
 
 		assert_non_null(gelf_getphdr(elf, (int)i, &ph));
 		if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz)
-			out = (struct phdr){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+			out = (struct phdr){ph.p_offset, ph.p_vaddr, ph.p_filesz};
 	}
 	elf_end(elf);
 	close(fd);
@@ -159,9 +159,13 @@ static struct maps *synthetic_maps(const char *path, uint64_t bias, uint64_t vad
 
 static void test_elf_file__symtab_matches_nm(void **state)
 {
-	static const char *const names[] = { "symfix_alpha", "symfix_beta", "symfix_gamma",
-					     "symfix_local_helper", "_ZN6symfix6Widget4spinEi",
-					     "symfix_cxx_entry", "main" };
+	static const char *const names[] = {"symfix_alpha",
+					    "symfix_beta",
+					    "symfix_gamma",
+					    "symfix_local_helper",
+					    "_ZN6symfix6Widget4spinEi",
+					    "symfix_cxx_entry",
+					    "main"};
 	struct elf_file *ef = open_ok(FIX "symfix-pie", &no_debug);
 
 	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_SYMTAB);
@@ -184,7 +188,7 @@ static void test_elf_file__symtab_matches_nm(void **state)
 /* Aliases at one address: the exported name with the fewest underscores, weak or not. */
 static void test_elf_file__alias_choice(void **state)
 {
-	static const char *const files[] = { FIX "symfix-pie", FIX "symfix-stripped" };
+	static const char *const files[] = {FIX "symfix-pie", FIX "symfix-stripped"};
 	uint64_t impl = nm_addr(FIX "symfix-pie.nm", "__symfix_impl");
 
 	assert_int_equal(nm_addr(FIX "symfix-pie.nm", "symfix_public"), impl);
@@ -242,8 +246,8 @@ static void read_text(const char *path, char *buf, size_t size)
 
 static void test_elf_file__build_id_matches_readelf(void **state)
 {
-	static const char *const same[] = { FIX "symfix-pie", FIX "symfix-stripped",
-					    FIX "symfix-pie.debug", FIX "symfix-debuglink" };
+	static const char *const same[] = {FIX "symfix-pie", FIX "symfix-stripped",
+					   FIX "symfix-pie.debug", FIX "symfix-debuglink"};
 	char want[128];
 
 	read_text(FIX "symfix-pie.buildid", want, sizeof(want));
@@ -302,9 +306,9 @@ static void test_elf_file__shared_lib_vaddr(void **state)
 	struct phdr rw = segment_of(path, sink);
 
 	/* Based at 0x200000: p_vaddr - p_offset is 0x200000, not 0. */
-	assert_int_equal(elf_file__vaddr(ef, &v, bias + fn + 2, m->entries[0].start,
-					 m->entries[0].offset),
-			 0);
+	assert_int_equal(
+		elf_file__vaddr(ef, &v, bias + fn + 2, m->entries[0].start, m->entries[0].offset),
+		0);
 	assert_int_equal(v, fn + 2);
 	assert_symbol(ef, v, "symfix_lib_only", fn);
 	/* The data segment starts mid-page (p_offset not page aligned). */
@@ -385,7 +389,7 @@ static void test_elf_file__debug_file_by_build_id(void **state)
 	assert_non_null(mkdtemp(dir));
 	read_text(FIX "symfix-pie.buildid", bid, sizeof(bid));
 	link_build_id(dir, bid, FIX "symfix-pie.debug");
-	ef = open_ok(FIX "symfix-stripped", &(struct elf_file_opts){ .debug_dir = dir });
+	ef = open_ok(FIX "symfix-stripped", &(struct elf_file_opts){.debug_dir = dir});
 	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DEBUG_FILE);
 	snprintf(want, sizeof(want), "%s/.build-id/%.2s/%s.debug", dir, bid, bid + 2);
 	assert_string_equal(elf_file__debug_path(ef), want);
@@ -408,7 +412,7 @@ static void test_elf_file__debug_file_of_another_build_is_ignored(void **state)
 	read_text(FIX "symfix-pie.buildid", bid, sizeof(bid));
 	/* Right name, wrong contents: the library's build id is not ours. */
 	link_build_id(dir, bid, FIX "libsymfix.so");
-	ef = open_ok(FIX "symfix-stripped", &(struct elf_file_opts){ .debug_dir = dir });
+	ef = open_ok(FIX "symfix-stripped", &(struct elf_file_opts){.debug_dir = dir});
 	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DYNSYM);
 	elf_file__free(ef);
 	rm_rf(dir);
@@ -430,7 +434,7 @@ static void test_elf_file__debuglink_next_to_the_file(void **state)
 
 	assert_non_null(mkdtemp(dir));
 	/* An empty debug root: only .gnu_debuglink can find it, in the file's directory. */
-	ef = open_ok(FIX "symfix-debuglink", &(struct elf_file_opts){ .debug_dir = dir });
+	ef = open_ok(FIX "symfix-debuglink", &(struct elf_file_opts){.debug_dir = dir});
 	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DEBUG_FILE);
 	assert_string_equal(elf_file__debug_path(ef), FIX "symfix-pie.debug");
 	assert_symbol(ef, local, "symfix_local_helper", local);
@@ -442,7 +446,7 @@ static void test_elf_file__debuglink_next_to_the_file(void **state)
 	snprintf(p, sizeof(p), "%s/symfix-pie.debug", dir);
 	copy_file(FIX "libsymfix.so", p);
 	snprintf(p, sizeof(p), "%s/symfix-debuglink", dir);
-	ef = open_ok(p, &(struct elf_file_opts){ .debug_dir = dir });
+	ef = open_ok(p, &(struct elf_file_opts){.debug_dir = dir});
 	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DYNSYM);
 	elf_file__free(ef);
 	rm_rf(dir);
@@ -450,10 +454,10 @@ static void test_elf_file__debuglink_next_to_the_file(void **state)
 
 static void test_elf_file__find_symbol_gives_file_offset_and_bytes(void **state)
 {
-	static const char *const files[] = { FIX "symfix-pie", FIX "symfix-nopie",
-					     FIX "libsymfix.so" };
-	static const char *const nms[] = { FIX "symfix-pie.nm", FIX "symfix-nopie.nm",
-					   FIX "libsymfix.so.nm" };
+	static const char *const files[] = {FIX "symfix-pie", FIX "symfix-nopie",
+					    FIX "libsymfix.so"};
+	static const char *const nms[] = {FIX "symfix-pie.nm", FIX "symfix-nopie.nm",
+					  FIX "libsymfix.so.nm"};
 
 	for (size_t i = 0; i < 3; i++) {
 		struct elf_file *ef = open_ok(files[i], &no_debug);
@@ -480,7 +484,7 @@ static void test_elf_file__find_symbol_gives_file_offset_and_bytes(void **state)
 /* "symfix_versioned@SYMFIX_1" (hidden) and "symfix_versioned@@SYMFIX_2" (default). */
 static void test_elf_file__find_symbol_prefers_default_version(void **state)
 {
-	static const char *const files[] = { FIX "libsymfix.so", FIX "libsymfix-stripped.so" };
+	static const char *const files[] = {FIX "libsymfix.so", FIX "libsymfix-stripped.so"};
 	uint64_t v1 = nm_addr(FIX "libsymfix.so.nm", "symfix_versioned_v1");
 	uint64_t v2 = nm_addr(FIX "libsymfix.so.nm", "symfix_versioned_v2");
 
@@ -577,8 +581,8 @@ static void test_elf_file__vdso_from_memory(void **state)
 	assert_true(elf_file__has_symbols(ef));
 	assert_int_equal(elf_file__find_symbol(ef, &fn, "__vdso_clock_gettime"), 0);
 	/* Runtime address -> vaddr -> symbol, as for any mapping. */
-	assert_int_equal(elf_file__vaddr(ef, &v, e->start + fn.file_offset + 1, e->start, e->offset),
-			 0);
+	assert_int_equal(
+		elf_file__vaddr(ef, &v, e->start + fn.file_offset + 1, e->start, e->offset), 0);
 	s = elf_file__lookup(ef, v);
 	assert_non_null(s);
 	assert_int_equal(s->addr, fn.vaddr);

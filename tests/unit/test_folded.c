@@ -16,7 +16,7 @@
  * 6 a name with separators in it. */
 static int setup(void **state)
 {
-	struct profile_mapping libc = { .start = 0x7f00, .limit = 0x8f00, .file = "/lib/libc.so.6" };
+	struct profile_mapping libc = {.start = 0x7f00, .limit = 0x8f00, .file = "/lib/libc.so.6"};
 	uint32_t m, fn, id;
 	struct profile *p;
 	int err = 0;
@@ -66,7 +66,7 @@ static char *folded(const struct profile *p)
 static void add(struct profile *p, uint32_t pid, uint32_t tid, const char *process,
 		const uint32_t *stack, uint32_t n, int64_t alloc, int64_t inuse)
 {
-	int64_t v[] = { alloc, inuse };
+	int64_t v[] = {alloc, inuse};
 
 	assert_int_equal(profile__add_sample(p, pid, tid, "thread", process, stack, n, v, false),
 			 0);
@@ -77,7 +77,7 @@ static void test_folded__root_first_with_process(void **state)
 	struct profile *p = *state;
 	char *out;
 
-	add(p, 1, 1, "app", (uint32_t[]){ 3, 2, 1 }, 3, 100, 64);
+	add(p, 1, 1, "app", (uint32_t[]){3, 2, 1}, 3, 100, 64);
 	out = folded(p);
 	assert_string_equal(out, "app;main;work;malloc 64\n");
 	free(out);
@@ -88,10 +88,10 @@ static void test_folded__threads_merged_and_sorted(void **state)
 	struct profile *p = *state;
 	char *out;
 
-	add(p, 1, 2, "zeta", (uint32_t[]){ 3, 1 }, 2, 1, 1);
-	add(p, 1, 1, "app", (uint32_t[]){ 3, 2, 1 }, 3, 100, 64);
-	add(p, 1, 2, "app", (uint32_t[]){ 3, 2, 1 }, 3, 100, 36);
-	add(p, 1, 3, "app", (uint32_t[]){ 3, 1 }, 2, 100, 5);
+	add(p, 1, 2, "zeta", (uint32_t[]){3, 1}, 2, 1, 1);
+	add(p, 1, 1, "app", (uint32_t[]){3, 2, 1}, 3, 100, 64);
+	add(p, 1, 2, "app", (uint32_t[]){3, 2, 1}, 3, 100, 36);
+	add(p, 1, 3, "app", (uint32_t[]){3, 1}, 2, 100, 5);
 	out = folded(p);
 	assert_string_equal(out, "app;main;malloc 5\n"
 				 "app;main;work;malloc 100\n"
@@ -104,8 +104,8 @@ static void test_folded__same_function_other_address_merged(void **state)
 	struct profile *p = *state;
 	char *out;
 
-	add(p, 1, 1, "app", (uint32_t[]){ 3, 2, 1 }, 3, 0, 10);
-	add(p, 1, 1, "app", (uint32_t[]){ 3, 4, 1 }, 3, 0, 20);
+	add(p, 1, 1, "app", (uint32_t[]){3, 2, 1}, 3, 0, 10);
+	add(p, 1, 1, "app", (uint32_t[]){3, 4, 1}, 3, 0, 20);
 	out = folded(p);
 	assert_string_equal(out, "app;main;work;malloc 30\n");
 	free(out);
@@ -117,8 +117,8 @@ static void test_folded__zero_values_omitted(void **state)
 	char *out;
 
 	/* All freed: allocated bytes but nothing in use (the default type). */
-	add(p, 1, 1, "app", (uint32_t[]){ 3, 2, 1 }, 3, 4096, 0);
-	add(p, 1, 1, "app", (uint32_t[]){ 3, 1 }, 2, 4096, 8);
+	add(p, 1, 1, "app", (uint32_t[]){3, 2, 1}, 3, 4096, 0);
+	add(p, 1, 1, "app", (uint32_t[]){3, 1}, 2, 4096, 8);
 	out = folded(p);
 	assert_string_equal(out, "app;main;malloc 8\n");
 	free(out);
@@ -129,7 +129,7 @@ static void test_folded__unknown_frames_named(void **state)
 	struct profile *p = *state;
 	char *out;
 
-	add(p, 1, 1, "app", (uint32_t[]){ 5, 1 }, 2, 0, 7);
+	add(p, 1, 1, "app", (uint32_t[]){5, 1}, 2, 0, 7);
 	out = folded(p);
 	assert_string_equal(out, "app;main;[unknown] 0x7f20 (libc.so.6) 7\n");
 	free(out);
@@ -140,7 +140,7 @@ static void test_folded__separators_in_names_replaced(void **state)
 	struct profile *p = *state;
 	char *out;
 
-	add(p, 1, 1, "my;app\n", (uint32_t[]){ 6, 1 }, 2, 0, 3);
+	add(p, 1, 1, "my;app\n", (uint32_t[]){6, 1}, 2, 0, 3);
 	out = folded(p);
 	/* Spaces survive: readers split the count off at the last space. */
 	assert_string_equal(out, "my_app_;main;operator<<(std::ostream&_ int)_x 3\n");

@@ -133,11 +133,11 @@ static void test_maps__is_file(void **state)
 
 	m = parse_text(sample, &err);
 	assert_int_equal(err, 0);
-	assert_true(maps_entry__is_file(&m->entries[1]));   /* /usr/bin/cat */
-	assert_false(maps_entry__is_file(&m->entries[2]));  /* [heap] */
-	assert_false(maps_entry__is_file(&m->entries[3]));  /* anonymous */
-	assert_true(maps_entry__is_file(&m->entries[4]));   /* deleted, still a file */
-	assert_false(maps_entry__is_file(&m->entries[6]));  /* [vdso] */
+	assert_true(maps_entry__is_file(&m->entries[1]));  /* /usr/bin/cat */
+	assert_false(maps_entry__is_file(&m->entries[2])); /* [heap] */
+	assert_false(maps_entry__is_file(&m->entries[3])); /* anonymous */
+	assert_true(maps_entry__is_file(&m->entries[4]));  /* deleted, still a file */
+	assert_false(maps_entry__is_file(&m->entries[6])); /* [vdso] */
 	maps__free(m);
 }
 

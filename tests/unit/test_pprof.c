@@ -69,7 +69,7 @@ static bool next_field(struct cursor *c, struct field *f)
 static struct cursor sub(const struct field *f)
 {
 	assert_int_equal(f->wire, 2);
-	return (struct cursor){ f->data, f->data + f->len };
+	return (struct cursor){f->data, f->data + f->len};
 }
 
 /* The decoded top level, with the string table gathered. */
@@ -131,7 +131,7 @@ static void decode(const struct profile *p, struct decoded *d)
 	fclose(f);
 	d->strs = NULL;
 	d->nstrs = 0;
-	c = (struct cursor){ d->buf, d->buf + d->len };
+	c = (struct cursor){d->buf, d->buf + d->len};
 	while (next_field(&c, &fl)) {
 		if (fl.num != 6)
 			continue;
@@ -155,11 +155,12 @@ static void decoded_free(struct decoded *d)
 /* Two processes, a merged sample, an unsymbolized frame, a partial stack, a counter. */
 static int setup(void **state)
 {
-	struct profile_mapping exe = { 0x400000, 0x500000, 0, "/usr/bin/leaky", "abc123", true };
-	struct profile_mapping libc = { 0x7f0000000000, 0x7f0000100000, 0x1000,
-					"/lib/x86_64-linux-gnu/libc.so.6", "", false };
+	struct profile_mapping exe = {0x400000, 0x500000, 0, "/usr/bin/leaky", "abc123", true};
+	struct profile_mapping libc = {
+		0x7f0000000000, 0x7f0000100000, 0x1000, "/lib/x86_64-linux-gnu/libc.so.6", "",
+		false};
 	uint32_t m1, m2, f_leak, f_main, l_leak, l_main, l_unk;
-	int64_t v[] = { 1000, 4096000 };
+	int64_t v[] = {1000, 4096000};
 	struct profile *p;
 	int err = 0;
 
@@ -181,11 +182,10 @@ static int setup(void **state)
 	err |= profile__location(p, &l_main, 0x402000, m1, f_main, 33);
 	err |= profile__location(p, &l_unk, 0x7f0000005555, m2, 0, 0);
 	err |= profile__add_sample(p, 100, 101, "worker", "leaky",
-				   (uint32_t[]){ l_unk, l_leak, l_main }, 3, v, false);
+				   (uint32_t[]){l_unk, l_leak, l_main}, 3, v, false);
 	err |= profile__add_sample(p, 100, 101, "worker", "leaky",
-				   (uint32_t[]){ l_unk, l_leak, l_main }, 3, v, false);
-	err |= profile__add_sample(p, 200, 200, "leaky", "leaky", (uint32_t[]){ l_main }, 1, v,
-				   true);
+				   (uint32_t[]){l_unk, l_leak, l_main}, 3, v, false);
+	err |= profile__add_sample(p, 200, 200, "leaky", "leaky", (uint32_t[]){l_main}, 1, v, true);
 	err |= profile__add_comment(p, "cmdline: bpftrace-prof --heap -p 100");
 	err |= profile__add_counter(p, "ringbuf_full", "events lost: ring buffer full", 0);
 	err |= profile__add_counter(p, "unknown_free", "frees of blocks never seen", 7);
@@ -227,10 +227,10 @@ static void test_pprof__header_fields(void **state)
 	const char *dflt = NULL;
 
 	decode(*state, &d);
-	c = (struct cursor){ d.buf, d.buf + d.len };
+	c = (struct cursor){d.buf, d.buf + d.len};
 	while (next_field(&c, &f)) {
 		switch (f.num) {
-		case 1: /* sample_type */
+		case 1:	 /* sample_type */
 		case 11: /* period_type */
 			vc = sub(&f);
 			if (f.num == 1) {
@@ -293,7 +293,7 @@ static void test_pprof__samples_with_labels(void **state)
 	int nsamples = 0;
 
 	decode(*state, &d);
-	c = (struct cursor){ d.buf, d.buf + d.len };
+	c = (struct cursor){d.buf, d.buf + d.len};
 	while (next_field(&c, &f)) {
 		uint64_t locs[8], vals[4];
 		struct label labels[8];
@@ -367,9 +367,9 @@ static void test_pprof__mappings_locations_functions(void **state)
 	int nmap = 0, nloc = 0, nfn = 0;
 
 	decode(*state, &d);
-	c = (struct cursor){ d.buf, d.buf + d.len };
+	c = (struct cursor){d.buf, d.buf + d.len};
 	while (next_field(&c, &f)) {
-		uint64_t v[11] = { 0 };
+		uint64_t v[11] = {0};
 		uint64_t line_fn = 0, line_no = 0;
 
 		if (f.num < 3 || f.num > 5)
@@ -444,7 +444,7 @@ static void test_pprof__comments_carry_counters(void **state)
 	size_t n = 0;
 
 	decode(*state, &d);
-	c = (struct cursor){ d.buf, d.buf + d.len };
+	c = (struct cursor){d.buf, d.buf + d.len};
 	while (next_field(&c, &f)) {
 		if (f.num != 13)
 			continue;
@@ -492,7 +492,7 @@ static void test_pprof__large_profile_roundtrips(void **state)
 		assert_int_equal(profile__add_sample(p, 1, i, "t", "proc", &lid, 1, &v, false), 0);
 	}
 	decode(p, &d);
-	c = (struct cursor){ d.buf, d.buf + d.len };
+	c = (struct cursor){d.buf, d.buf + d.len};
 	while (next_field(&c, &f))
 		nsamples += f.num == 2;
 	assert_int_equal(nsamples, 20000);

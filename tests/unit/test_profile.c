@@ -67,7 +67,7 @@ static void test_profile__mappings_dedup(void **state)
 {
 	struct profile *p = *state;
 	char file1[] = "/usr/lib/libc.so.6", file2[] = "/usr/lib/libc.so.6";
-	struct profile_mapping m = { .start = 0x1000, .limit = 0x2000, .offset = 0, .file = file1 };
+	struct profile_mapping m = {.start = 0x1000, .limit = 0x2000, .offset = 0, .file = file1};
 	uint32_t a, b, c, d;
 
 	assert_int_equal(profile__mapping(p, &a, &m), 0);
@@ -91,7 +91,7 @@ static void test_profile__mappings_dedup(void **state)
 static void test_profile__mapping_learns_symbols_later(void **state)
 {
 	struct profile *p = *state;
-	struct profile_mapping m = { .start = 0x1000, .limit = 0x2000, .file = "/bin/x" };
+	struct profile_mapping m = {.start = 0x1000, .limit = 0x2000, .file = "/bin/x"};
 	uint32_t a, b;
 
 	assert_int_equal(profile__mapping(p, &a, &m), 0);
@@ -125,7 +125,7 @@ static void test_profile__functions_dedup(void **state)
 static void test_profile__locations_dedup(void **state)
 {
 	struct profile *p = *state;
-	struct profile_mapping m = { .start = 0x1000, .limit = 0x2000, .file = "/bin/x" };
+	struct profile_mapping m = {.start = 0x1000, .limit = 0x2000, .file = "/bin/x"};
 	uint32_t mid, fid, a, b, c, d, e;
 
 	assert_int_equal(profile__mapping(p, &mid, &m), 0);
@@ -169,8 +169,8 @@ static void add_locations(struct profile *p)
 static void test_profile__samples_merge(void **state)
 {
 	struct profile *p = *state;
-	uint32_t stack[] = { 1, 2 }, other[] = { 3, 2 };
-	int64_t v[] = { 1, 64 };
+	uint32_t stack[] = {1, 2}, other[] = {3, 2};
+	int64_t v[] = {1, 64};
 
 	add_locations(p);
 	assert_int_equal(profile__add_sample(p, 10, 11, "worker", "app", stack, 2, v, false), 0);
@@ -203,16 +203,16 @@ static void test_profile__samples_merge(void **state)
 static void test_profile__samples_merge_after_growth(void **state)
 {
 	struct profile *p = *state;
-	int64_t v[] = { 1, 8 };
+	int64_t v[] = {1, 8};
 
 	add_locations(p);
 	for (int round = 0; round < 3; round++)
 		for (uint32_t i = 0; i < 5000; i++) {
-			uint32_t stack[] = { 1 + i % 3, 2, 3 };
+			uint32_t stack[] = {1 + i % 3, 2, 3};
 
-			assert_int_equal(profile__add_sample(p, i / 3, i, "t", "proc", stack, 3, v,
-							     false),
-					 0);
+			assert_int_equal(
+				profile__add_sample(p, i / 3, i, "t", "proc", stack, 3, v, false),
+				0);
 		}
 	assert_int_equal(p->nsamples, 5000);
 	for (uint32_t i = 0; i < p->nsamples; i++) {
@@ -225,8 +225,8 @@ static void test_profile__samples_merge_after_growth(void **state)
 static void test_profile__sample_rejects_unknown_location(void **state)
 {
 	struct profile *p = *state;
-	uint32_t stack[] = { 1, 4 };
-	int64_t v[] = { 1, 1 };
+	uint32_t stack[] = {1, 4};
+	int64_t v[] = {1, 1};
 
 	add_locations(p);
 	assert_int_equal(profile__add_sample(p, 1, 1, "a", "a", stack, 2, v, false), -EINVAL);

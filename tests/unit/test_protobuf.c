@@ -25,12 +25,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-#define assert_bytes(b, ...)                                                                  \
-	do {                                                                                  \
-		static const uint8_t want_[] = { __VA_ARGS__ };                               \
-		assert_int_equal(pbuf__err(b), 0);                                            \
-		assert_int_equal((b)->len, sizeof(want_));                                    \
-		assert_memory_equal((b)->data, want_, sizeof(want_));                         \
+#define assert_bytes(b, ...)                                          \
+	do {                                                          \
+		static const uint8_t want_[] = {__VA_ARGS__};         \
+		assert_int_equal(pbuf__err(b), 0);                    \
+		assert_int_equal((b)->len, sizeof(want_));            \
+		assert_memory_equal((b)->data, want_, sizeof(want_)); \
 	} while (0)
 
 /* Expected bytes worked out by hand: 7 bits a byte, least significant group first, the high
@@ -72,9 +72,8 @@ static void test_protobuf__negative_int64_is_ten_bytes(void **state)
 	pb__varint(b, (uint64_t)(int64_t)-1);
 	assert_bytes(b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
 	pbuf__reset(b);
-	pb__field_packed_i64(b, 2, (const int64_t[]){ -2, 5 }, 2);
-	assert_bytes(b, 0x12, 11, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
-		     0x05);
+	pb__field_packed_i64(b, 2, (const int64_t[]){-2, 5}, 2);
+	assert_bytes(b, 0x12, 11, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x05);
 }
 
 static void test_protobuf__encode_varint_returns_length(void **state)
@@ -119,10 +118,10 @@ static void test_protobuf__packed_field(void **state)
 	struct pbuf *b = *state;
 
 	/* 3 -> 03, 270 -> 8e 02, 86942 -> 9e a7 05: six payload bytes. */
-	pb__field_packed_u64(b, 4, (const uint64_t[]){ 3, 270, 86942 }, 3);
+	pb__field_packed_u64(b, 4, (const uint64_t[]){3, 270, 86942}, 3);
 	assert_bytes(b, 0x22, 0x06, 0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05);
 	pbuf__reset(b);
-	pb__field_packed_u32(b, 1, (const uint32_t[]){ 1, 2, 300 }, 3);
+	pb__field_packed_u32(b, 1, (const uint32_t[]){1, 2, 300}, 3);
 	assert_bytes(b, 0x0a, 0x04, 0x01, 0x02, 0xac, 0x02);
 }
 

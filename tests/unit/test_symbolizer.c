@@ -31,22 +31,22 @@
 #include "maps.h"
 #include "symbolizer.h"
 
-#define FIX "build/fixtures/"
-#define PID 4242
+#define FIX  "build/fixtures/"
+#define PID  4242
 #define PAGE ((uint64_t)0x1000)
 
-#define PIE_BIAS 0x555555554000ULL
-#define LIB_BIAS 0x7f0000000000ULL
+#define PIE_BIAS      0x555555554000ULL
+#define LIB_BIAS      0x7f0000000000ULL
 #define STRIPPED_BIAS 0x560000000000ULL
-#define OVERLAY_BIAS 0x7f3000000000ULL
-#define NOTELF_START 0x7f1000000000ULL
-#define DELETED_BIAS 0x7f2000000000ULL
-#define JIT_START 0x7f4000000000ULL
-#define VDSO_START 0x7ff000000000ULL
+#define OVERLAY_BIAS  0x7f3000000000ULL
+#define NOTELF_START  0x7f1000000000ULL
+#define DELETED_BIAS  0x7f2000000000ULL
+#define JIT_START     0x7f4000000000ULL
+#define VDSO_START    0x7ff000000000ULL
 
 static struct {
-	char root[64];       /* fake proc root */
-	char perfdir[96];    /* perfmap_dir */
+	char root[64];	  /* fake proc root */
+	char perfdir[96]; /* perfmap_dir */
 	char kallsyms[128];
 	char pie[PATH_MAX], nopie[PATH_MAX], lib[PATH_MAX], stripped[PATH_MAX], src[PATH_MAX];
 	char pie_build_id[128];
@@ -585,7 +585,7 @@ static void test_symbolizer__process_name(void **state)
 static void test_symbolizer__kernel_addresses(void **state)
 {
 	struct symbolizer *s = new_sym();
-	struct symbolizer_opts hidden = { .proc_root = fx.root, .kallsyms = fx.kallsyms };
+	struct symbolizer_opts hidden = {.proc_root = fx.root, .kallsyms = fx.kallsyms};
 	char p[PATH_MAX];
 	struct sym_result r;
 
@@ -686,7 +686,7 @@ static void test_symbolizer__live_child_dlopen_and_exit(void **state)
 	assert_non_null(fgets(line, sizeof(line), in));
 	assert_int_equal(sscanf(line, "%lx %lx %lx %lx", &alpha, &beta, &local, &gamma), 4);
 
-	assert_int_equal(symbolizer__new(&s, &(struct symbolizer_opts){ .debug_dir = "" }), 0);
+	assert_int_equal(symbolizer__new(&s, &(struct symbolizer_opts){.debug_dir = ""}), 0);
 	assert_int_equal(symbolizer__load_pid(s, (uint32_t)pid), 0);
 	assert_resolves(s, (uint32_t)pid, alpha + 1, "symfix_alpha", alpha, fx.pie);
 	assert_resolves(s, (uint32_t)pid, local, "symfix_local_helper", local, fx.pie);

@@ -71,7 +71,7 @@ static char *report(const struct profile *p, unsigned top)
 static void add(struct profile *p, uint32_t pid, uint32_t tid, const char *process,
 		const uint32_t *stack, uint32_t n, int64_t objects, int64_t bytes, int64_t inuse)
 {
-	int64_t v[] = { objects, bytes, inuse ? objects : 0, inuse };
+	int64_t v[] = {objects, bytes, inuse ? objects : 0, inuse};
 
 	assert_int_equal(profile__add_sample(p, pid, tid, "t", process, stack, n, v, false), 0);
 }
@@ -105,11 +105,11 @@ static void test_text__totals_per_process_ordered_by_pid(void **state)
 	struct profile *p = *state;
 	char *out, *l;
 
-	add(p, 200, 200, "second", (uint32_t[]){ L_MALLOC, L_MAIN }, 2, 1, 100, 100);
-	add(p, 100, 100, "leaky", (uint32_t[]){ L_MALLOC, L_LEAK, L_MAIN }, 3, 1000, 4096000,
+	add(p, 200, 200, "second", (uint32_t[]){L_MALLOC, L_MAIN}, 2, 1, 100, 100);
+	add(p, 100, 100, "leaky", (uint32_t[]){L_MALLOC, L_LEAK, L_MAIN}, 3, 1000, 4096000,
 	    4096000);
-	add(p, 100, 101, "leaky", (uint32_t[]){ L_MALLOC, L_MAIN }, 2, 100000, 6400000, 0);
-	add(p, 100, 102, "leaky", (uint32_t[]){ L_MALLOC, L_MAIN }, 2, 1, 64, 0);
+	add(p, 100, 101, "leaky", (uint32_t[]){L_MALLOC, L_MAIN}, 2, 100000, 6400000, 0);
+	add(p, 100, 102, "leaky", (uint32_t[]){L_MALLOC, L_MAIN}, 2, 1, 64, 0);
 	out = report(p, 10);
 	assert_non_null(strstr(out, "pid 100 (leaky): "));
 	assert_non_null(strstr(out, "pid 200 (second): "));
@@ -133,9 +133,9 @@ static void test_text__top_table_exact_flat_and_cum(void **state)
 	struct profile *p = *state;
 	char *out, *l;
 
-	add(p, 100, 100, "leaky", (uint32_t[]){ L_MALLOC, L_LEAK, L_MAIN }, 3, 1000, 4096000,
+	add(p, 100, 100, "leaky", (uint32_t[]){L_MALLOC, L_LEAK, L_MAIN}, 3, 1000, 4096000,
 	    4096000);
-	add(p, 100, 100, "leaky", (uint32_t[]){ L_UNKNOWN, L_MAIN }, 2, 10, 1024000, 1024000);
+	add(p, 100, 100, "leaky", (uint32_t[]){L_UNKNOWN, L_MAIN}, 2, 10, 1024000, 1024000);
 	out = report(p, 10);
 	/* First table: inuse_space, total 5120000. */
 	l = row(out, "top 10 by inuse_space", "malloc");
@@ -161,9 +161,9 @@ static void test_text__rows_sorted_by_flat_and_limited(void **state)
 	struct profile *p = *state;
 	char *out;
 
-	add(p, 1, 1, "a", (uint32_t[]){ L_MALLOC, L_MAIN }, 2, 1, 10, 10);
-	add(p, 1, 1, "a", (uint32_t[]){ L_LEAK, L_MAIN }, 2, 1, 30, 30);
-	add(p, 1, 1, "a", (uint32_t[]){ L_RECURSE, L_MAIN }, 2, 1, 20, 20);
+	add(p, 1, 1, "a", (uint32_t[]){L_MALLOC, L_MAIN}, 2, 1, 10, 10);
+	add(p, 1, 1, "a", (uint32_t[]){L_LEAK, L_MAIN}, 2, 1, 30, 30);
+	add(p, 1, 1, "a", (uint32_t[]){L_RECURSE, L_MAIN}, 2, 1, 20, 20);
 	out = report(p, 2);
 	assert_non_null(strstr(out, "%  leak_pages\n"));
 	assert_non_null(strstr(out, "%  recurse\n"));
@@ -178,9 +178,8 @@ static void test_text__recursion_counted_once_in_cum(void **state)
 	struct profile *p = *state;
 	char *out, *l;
 
-	add(p, 1, 1, "a", (uint32_t[]){ L_RECURSE, L_RECURSE, L_RECURSE, L_MAIN }, 4, 1, 300,
-	    300);
-	add(p, 1, 1, "a", (uint32_t[]){ L_MALLOC, L_RECURSE, L_MAIN }, 3, 1, 100, 100);
+	add(p, 1, 1, "a", (uint32_t[]){L_RECURSE, L_RECURSE, L_RECURSE, L_MAIN}, 4, 1, 300, 300);
+	add(p, 1, 1, "a", (uint32_t[]){L_MALLOC, L_RECURSE, L_MAIN}, 3, 1, 100, 100);
 	out = report(p, 10);
 	l = row(out, "by inuse_space", "recurse");
 	assert_non_null(strstr(l, " 300  75.00% "));
@@ -194,7 +193,7 @@ static void test_text__top_zero_prints_totals_and_counters_only(void **state)
 	struct profile *p = *state;
 	char *out;
 
-	add(p, 1, 1, "a", (uint32_t[]){ L_MALLOC, L_MAIN }, 2, 1, 4096, 4096);
+	add(p, 1, 1, "a", (uint32_t[]){L_MALLOC, L_MAIN}, 2, 1, 4096, 4096);
 	out = report(p, 0);
 	assert_non_null(strstr(out, "pid 1 (a): "));
 	assert_null(strstr(out, "flat"));
@@ -217,7 +216,7 @@ static void test_text__time_units(void **state)
 {
 	struct profile *p;
 	uint32_t fn, id;
-	int64_t v[2] = { 7, 1500000000 };
+	int64_t v[2] = {7, 1500000000};
 	char *out, *l;
 
 	(void)state;
