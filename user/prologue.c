@@ -59,15 +59,29 @@ static bool emulated(const uint8_t *c, size_t len)
 	return false;
 }
 
+/*
+ * Length of an instruction that changes neither the stack pointer nor an argument register
+ * nor control flow, so an entry probe after it sees the function's arguments: endbr64, a
+ * flag-only test/cmp, `mov $imm32,%eax` (eax is not an argument register).  0 otherwise.
+ */
+static size_t skippable_len(const uint8_t *c, size_t len)
+{
+	if (len >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+		return 4; /* endbr64: single-stepped by the kernel, a no-op for us */
+	if (len >= 5 && c[0] == 0xb8)
+		return 5; /* mov $imm32,%eax */
+	return flag_only_len(c, len);
+}
+
 size_t prologue__probe_offset(const uint8_t *code, size_t len)
 {
 	size_t off = 0;
 
 	if (emulated(code, len))
 		return 0;
-	/* At most two flag-only instructions; anything else could move an argument register. */
-	for (int i = 0; i < 2; i++) {
-		size_t n = flag_only_len(code + off, len - off);
+	/* A few skippable instructions at most: anything else could move an argument register. */
+	for (int i = 0; i < 4; i++) {
+		size_t n = skippable_len(code + off, len - off);
 
 		if (!n)
 			return 0;

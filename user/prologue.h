@@ -3,8 +3,9 @@
  * Where to put an entry uprobe so the kernel emulates the probed instruction instead of
  * single-stepping it out of line (≈ 0.8 µs instead of ≈ 15 µs a hit on our machines,
  * DESIGN.md §7).  glibc's free begins with `test %rdi,%rdi; je`, posix_memalign & co with
- * `cmpb $0,rip-rel; …`: the flag-only instructions are skipped and the probe lands on the
- * first emulated instruction (jcc, jmp, push, nop), before any argument register changes.
+ * `cmpb $0,rip-rel; …`, libstdc++'s operator new with `endbr64; test; mov $1,%eax`: those
+ * are skipped and the probe lands on the first emulated instruction (jcc, jmp, push, nop),
+ * before any argument register or the stack pointer changes.
  */
 #ifndef PROF_PROLOGUE_H
 #define PROF_PROLOGUE_H

@@ -38,14 +38,33 @@ static void test_prologue__register_writes_are_not_skipped(void **state)
 {
 	/* mov %rdi,%rbx then push: the mov is not flag-only, so stay at the entry */
 	const uint8_t mov_first[] = {0x48, 0x89, 0xfb, 0x55};
-	/* endbr64: not known to be emulated, not flag-only */
-	const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55};
+	/* endbr64 then a register move: no emulated instruction before the move */
+	const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x89, 0xfb};
+	/* mov $imm32 into an argument register (edi) is not skippable */
+	const uint8_t mov_edi[] = {0xbf, 0x01, 0x00, 0x00, 0x00, 0x55};
 	/* test then a mov: no emulated instruction within reach */
 	const uint8_t test_mov[] = {0x48, 0x85, 0xff, 0x48, 0x89, 0xfb};
 
 	assert_int_equal(prologue__probe_offset(mov_first, sizeof(mov_first)), 0);
 	assert_int_equal(prologue__probe_offset(endbr, sizeof(endbr)), 0);
 	assert_int_equal(prologue__probe_offset(test_mov, sizeof(test_mov)), 0);
+	assert_int_equal(prologue__probe_offset(mov_edi, sizeof(mov_edi)), 0);
+}
+
+/* Debian 12's libstdc++ (CET-enabled): the endbr64 would be single-stepped on every call. */
+static void test_prologue__cxx_new_skips_endbr64(void **state)
+{
+	/* _Znwm: endbr64; test %rdi,%rdi; mov $0x1,%eax; push %rbx */
+	const uint8_t znwm[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x85, 0xff,
+				0xb8, 0x01, 0x00, 0x00, 0x00, 0x53};
+	/* _Znam: endbr64; jmp _Znwm@plt */
+	const uint8_t znam[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xe9, 0xf7, 0x02, 0xff, 0xff};
+	/* _ZnwmSt11align_val_t: endbr64; push %rbp */
+	const uint8_t aligned[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55};
+
+	assert_int_equal(prologue__probe_offset(znwm, sizeof(znwm)), 12);
+	assert_int_equal(prologue__probe_offset(znam, sizeof(znam)), 4);
+	assert_int_equal(prologue__probe_offset(aligned, sizeof(aligned)), 4);
 }
 
 static void test_prologue__truncated_input(void **state)
@@ -64,6 +83,7 @@ int main(void)
 		cmocka_unit_test(test_prologue__push_stays_at_entry),
 		cmocka_unit_test(test_prologue__register_writes_are_not_skipped),
 		cmocka_unit_test(test_prologue__truncated_input),
+		cmocka_unit_test(test_prologue__cxx_new_skips_endbr64),
 	};
 
 	return cmocka_run_group_tests_name("prologue", tests, NULL, NULL);
