@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -133,16 +132,15 @@ cleanup:
 
 int heap_attach__fill_intervals(int map_fd, uint64_t mean)
 {
+	/*
+	 * The exponential's quantiles at the cell midpoints, not random draws: BPF picks a random
+	 * cell, so intervals are still random and exponential, but the table itself carries no
+	 * sampling error that every allocation of the run would share.
+	 */
 	for (uint32_t i = 0; i < PROF_SAMPLE_TABLE; i++) {
-		uint32_t r;
-		uint64_t v;
-		double u;
+		double u = ((double)i + 0.5) / PROF_SAMPLE_TABLE;
+		uint64_t v = (uint64_t)(-log1p(-u) * (double)mean) + 1;
 
-		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			r = (uint32_t)random();
-		/* u in (0, 1): -ln(u) * mean is exponential with that mean */
-		u = ((double)r + 1.0) / 4294967297.0;
-		v = (uint64_t)(-log(u) * (double)mean) + 1;
 		if (bpf_map_update_elem(map_fd, &i, &v, BPF_ANY))
 			return -errno;
 	}
