@@ -4,7 +4,7 @@
  * vectors that grow, a std::list, shared_ptrs — the allocation pattern of ordinary C++ code
  * (operator new -> malloc, many small blocks, realloc-free growth by copy).
  *
- *   cxx_containers [--gate] [ROUNDS]   (default 12)
+ *   cxx_containers [--gate] [ROUNDS]   (default 4)
  *   --gate: read one byte from stdin first (the harness attaches a tracer while we wait).
  */
 #include <unistd.h>
@@ -107,7 +107,7 @@ static NOINLINE size_t one_round(int n)
 
 int main(int argc, char **argv)
 {
-	int rounds = 12;
+	int rounds = 4;
 	size_t sum = 0;
 	char go;
 

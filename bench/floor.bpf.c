@@ -22,6 +22,14 @@ struct {
 	__type(value, struct prof_heap_pending);
 } floor_pending SEC(".maps");
 
+/* FLOOR_RAWSTACK: where bpf_get_stack writes the frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__uint(value_size, PROF_MAX_FRAMES * sizeof(__u64));
+} floor_frames SEC(".maps");
+
 SEC("uprobe")
 int BPF_KPROBE(floor_enter, __u64 size)
 {
@@ -70,6 +78,14 @@ int BPF_KRETPROBE(floor_return, long ret)
 	}
 	if (HAS(FLOOR_STACK))
 		stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
+	if (HAS(FLOOR_RAWSTACK)) {
+		__u32 zero = 0;
+		void *buf = bpf_map_lookup_elem(&floor_frames, &zero);
+
+		if (buf)
+			stack_id = bpf_get_stack(ctx, buf, PROF_MAX_FRAMES * sizeof(__u64),
+						 BPF_F_USER_STACK);
+	}
 	if (e) {
 		e->type = PROF_REC_HEAP_ALLOC;
 		e->pid = id >> 32;

@@ -4,12 +4,15 @@
  * `bpftrace-prof --heap -p PID` puts its probes (same files, same functions, same emulated
  * instruction found by user/prologue.c), say READY, and stay until the process exits.
  *
- *   floor -p PID [--filter] [--pending] [--stack] [--ringbuf]
+ *   floor -p PID [--filter] [--pending] [--stack] [--rawstack] [--ringbuf] [--entry-only]
  *
  * Without options the programs are empty: the cost of the probes themselves.  Each option
- * adds one piece of bpftrace-prof's per-event work (bench/floor.h).  With --ringbuf the
- * records are consumed and counted like bpftrace-prof does (woken per batch, drained on a
- * 100 ms timer).  Prints "floor: probed N functions" and, at the end, "floor: events N".
+ * adds one piece of bpftrace-prof's per-event work (bench/floor.h) or an alternative to it
+ * (--rawstack: bpf_get_stack instead of bpf_get_stackid).  --entry-only leaves out the return
+ * probes (what an allocation that is not sampled would cost if the entry program could cancel
+ * its return probe).  With --ringbuf the records are consumed and counted like bpftrace-prof
+ * does (woken per batch, drained on a 100 ms timer).  Prints "floor: probed N functions" and,
+ * at the end, "floor: events N".
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,12 +35,28 @@
 
 /* The allocator functions user/heap_attach.c probes (run.sh checks the counts agree). */
 static const char *const alloc_fns[] = {
-	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
-	"memalign", "valloc", "pvalloc", "free", "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t",
-	"_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
-	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+	"malloc",
+	"calloc",
+	"realloc",
+	"reallocarray",
+	"posix_memalign",
+	"aligned_alloc",
+	"memalign",
+	"valloc",
+	"pvalloc",
+	"free",
+	"_Znwm",
+	"_Znam",
+	"_ZnwmRKSt9nothrow_t",
+	"_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t",
+	"_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t",
+	"_ZnamSt11align_val_tRKSt9nothrow_t",
 };
 #define NFNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
+
+static bool entry_only;
 
 struct floor_state {
 	struct floor_bpf *skel;
@@ -78,7 +97,7 @@ static int attach_file(struct floor_state *st, int pid, const char *path)
 	unsigned ndone = 0;
 	int err, n = 0;
 
-	err = elf_file__open(&ef, path, &(struct elf_file_opts){ .debug_dir = "" });
+	err = elf_file__open(&ef, path, &(struct elf_file_opts){.debug_dir = ""});
 	if (err)
 		return err;
 	for (size_t i = 0; i < NFNS; i++) {
@@ -104,12 +123,14 @@ static int attach_file(struct floor_state *st, int pid, const char *path)
 		} else {
 			err = attach_at(st, st->skel->progs.floor_enter, false, pid, path,
 					fn.file_offset + probe);
-			if (!err)
+			if (!err && !entry_only)
 				err = attach_at(st, st->skel->progs.floor_return, true, pid, path,
 						fn.file_offset + probe);
 		}
 		if (err)
 			goto cleanup;
+		fprintf(stderr, "floor: probing %s at %s+0x%llx (+%llu)\n", alloc_fns[i], path,
+			(unsigned long long)fn.file_offset, (unsigned long long)probe);
 		n++;
 	}
 	err = n;
@@ -161,7 +182,8 @@ static int on_event(void *ctx, void *data, size_t size)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: floor -p PID [--filter] [--pending] [--stack] [--ringbuf]\n");
+	fprintf(stderr, "usage: floor -p PID [--filter] [--pending] [--stack] [--rawstack] "
+			"[--ringbuf] [--entry-only]\n");
 	return 2;
 }
 
@@ -183,6 +205,10 @@ int main(int argc, char **argv)
 			features |= FLOOR_STACK;
 		else if (!strcmp(argv[i], "--ringbuf"))
 			features |= FLOOR_RINGBUF;
+		else if (!strcmp(argv[i], "--rawstack"))
+			features |= FLOOR_RAWSTACK;
+		else if (!strcmp(argv[i], "--entry-only"))
+			entry_only = true;
 		else
 			return usage();
 	}
@@ -209,7 +235,8 @@ int main(int argc, char **argv)
 		__u32 key = (__u32)pid;
 		__u8 one = 1;
 
-		if (bpf_map_update_elem(bpf_map__fd(st.skel->maps.prof_targets), &key, &one, BPF_ANY)) {
+		if (bpf_map_update_elem(bpf_map__fd(st.skel->maps.prof_targets), &key, &one,
+					BPF_ANY)) {
 			err = -errno;
 			goto cleanup;
 		}
@@ -229,9 +256,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	fprintf(stderr, "floor: probed %d functions\nREADY\n", n);
+	fflush(stderr);
 
 	for (;;) {
-		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
 
 		if (rb) {
 			ring_buffer__poll(rb, 100);

@@ -3,9 +3,10 @@
 #ifndef PROF_BENCH_FLOOR_H
 #define PROF_BENCH_FLOOR_H
 
-#define FLOOR_FILTER (1u << 0)  /* look the tgid up in prof_targets, as every program does */
-#define FLOOR_PENDING (1u << 1) /* per-thread arguments: hash update / lookup / delete */
-#define FLOOR_STACK (1u << 2)   /* bpf_get_stackid of the user stack at the return */
-#define FLOOR_RINGBUF (1u << 3) /* one record per allocation and per free */
+#define FLOOR_FILTER   (1u << 0) /* look the tgid up in prof_targets, as every program does */
+#define FLOOR_PENDING  (1u << 1) /* per-thread arguments: hash update / lookup / delete */
+#define FLOOR_STACK    (1u << 2) /* bpf_get_stackid of the user stack at the return */
+#define FLOOR_RINGBUF  (1u << 3) /* one record per allocation and per free */
+#define FLOOR_RAWSTACK (1u << 4) /* bpf_get_stack (raw IPs) into a per-CPU buffer instead */
 
 #endif /* PROF_BENCH_FLOOR_H */

@@ -4,14 +4,14 @@
 customers in one transaction, an index, then aggregate, join, LIKE and ORDER BY queries.
 Deterministic (fixed seed), so every run does the same work.
 
-    gen_sqlite.py [ROWS]   (default 60000)
+    gen_sqlite.py [ROWS]   (default 5000)
 """
 import random
 import sys
 
 
 def main():
-    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 60000
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     rnd = random.Random(42)
     w = sys.stdout.write
     w(".bail on\n")

@@ -4,7 +4,7 @@
 sorting — the mix of a small data-processing script.  Blocks smaller than 512 bytes come
 from pymalloc's arenas; the larger ones (strings, lists, dict tables, JSON text) call malloc.
 
-    py_workload.py [--gate] [ROUNDS]   (default 6)
+    py_workload.py [--gate] [ROUNDS]   (default 4)
     --gate: read one line from stdin first (the harness attaches a tracer while we wait).
 """
 import json
@@ -18,9 +18,10 @@ def make_records(n, seed):
         x = (x * 1103515245 + 12345) & 0x7FFFFFFF
         out.append({
             "id": i,
-            "name": "user-%d-%s" % (i, "x" * (x % 200)),
+            "name": "user-%d-%s" % (i, "x" * (x % 1500)),
             "tags": ["t%d" % (x % (k + 3)) for k in range(x % 12)],
             "score": (x % 1000) / 7.0,
+            "history": list(range(x % 160)),
         })
     return out
 
@@ -32,7 +33,8 @@ def transform(records):
     for r in back:
         for t in r["tags"]:
             by_tag.setdefault(t, []).append(r["id"])
-    lines = ["%s,%s,%.2f" % (r["id"], r["name"].upper(), r["score"]) for r in back]
+    lines = ["%s,%s,%.2f,%d" % (r["id"], r["name"].upper(), r["score"], sum(r["history"]))
+             for r in back]
     blob = "\n".join(sorted(lines, key=len))
     return len(text) + len(blob) + sum(len(v) for v in by_tag.values())
 
@@ -42,7 +44,7 @@ def main():
     if "--gate" in args:
         args.remove("--gate")
         sys.stdin.readline()
-    rounds = int(args[0]) if args else 6
+    rounds = int(args[0]) if args else 4
     total = 0
     for r in range(rounds):
         total += transform(make_records(20000, r + 1))

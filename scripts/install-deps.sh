@@ -6,7 +6,7 @@ level=${1:-test}
 
 build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc g++"
 test_pkgs="libcmocka-dev golang-go python3.11 php-cli ruby openjdk-17-jdk-headless"
-bench_pkgs="sqlite3 bpftrace bpfcc-tools time"
+bench_pkgs="sqlite3 bpftrace bpfcc-tools time linux-headers-amd64"
 
 case "$level" in
 build) pkgs="$build_pkgs" ;;

@@ -1,0 +1,316 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Turn bench/run.sh's measurements into bench/results/latest.md (markdown on stdout).
+
+    summarize.py META RUNS_TSV SAMPLE_FUNCS_TSV
+
+META: key=value lines (machine, kernel, rounds).  RUNS_TSV: one line per run (see run.sh).
+SAMPLE_FUNCS_TSV: variant, round, sample index, function (or TOTAL), value — from the
+profiles of the sampling section.  Medians throughout; runs that failed are left out.
+"""
+import csv
+import os
+import statistics
+import sys
+
+TOOL_NAMES = {
+    "untraced": "untraced",
+    "ours": "**bpftrace-prof --heap**",
+    "floor": "floor (same probes, empty programs)",
+    "bpftrace": "bpftrace script",
+    "memleak": "memleak-bpfcc",
+}
+COST_ROWS = [
+    ("floor_entry", "entry probes only (no return probes), empty programs"),
+    ("floor", "empty programs (the floor)"),
+    ("floor_filter", "+ target filter (hash lookup of the tgid)"),
+    ("floor_pending", "+ pending-call map (update at entry, lookup + delete at return)"),
+    ("floor_stack", "+ `bpf_get_stackid` of the user stack at the return"),
+    ("floor_rawstack", "+ `bpf_get_stack` (raw IPs into a per-CPU buffer) instead"),
+    ("floor_ringbuf", "+ ring buffer: 40 B per allocation, 24 B per free, batched wake-ups"),
+    ("floor_all", "all four together"),
+    ("ours", "bpftrace-prof --heap"),
+]
+WORKLOADS = [
+    ("malloc_micro", "malloc/free microbenchmark (64 B, 5 frames deep)"),
+    ("cxx_containers", "C++ containers and strings"),
+    ("sqlite3", "sqlite3: bulk insert + queries"),
+    ("python3", "Python 3 script (json, str, dict)"),
+]
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(x, digits=0, suffix=""):
+    if x is None:
+        return "—"
+    return f"{x:,.{digits}f}{suffix}"
+
+
+def load_runs(path):
+    runs = {}
+    with open(path) as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            if row["ok"] != "1":
+                continue
+            runs.setdefault((row["section"], row["workload"], row["variant"]), []).append(row)
+    return runs
+
+
+def col(rows, key):
+    return [num(r[key]) for r in rows]
+
+
+class Heap:
+    def __init__(self, runs, section, workload):
+        self.runs, self.section, self.workload = runs, section, workload
+        self.base = self.wall("untraced")
+        self.allocs = med(col(self.rows("ours"), "allocs"))
+
+    def rows(self, variant):
+        return self.runs.get((self.section, self.workload, variant), [])
+
+    def wall(self, variant):
+        return med(col(self.rows(variant), "wall_s"))
+
+    def ns_per(self, variant):
+        w = self.wall(variant)
+        if w is None or self.base is None or not self.allocs:
+            return None
+        return (w - self.base) / self.allocs * 1e9
+
+    def events_per_s(self, variant):
+        rs = [num(r["events"]) / num(r["wall_s"]) for r in self.rows(variant)
+              if num(r["events"]) is not None and num(r["wall_s"])]
+        return med(rs)
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def heap_table(out, runs):
+    if not any(Heap(runs, "heap", wl).base is not None for wl, _ in WORKLOADS):
+        return
+    out.append("| workload | allocations | tool | median wall (s) | slowdown | ns added per "
+               "malloc+free | events/s consumed | events dropped | peak RSS (MiB) | tool CPU (s) "
+               "| attach (s) |")
+    out.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    goals = []
+    for wl, desc in WORKLOADS:
+        h = Heap(runs, "heap", wl)
+        if h.base is None:
+            continue
+        first = True
+        for v in ["untraced", "ours", "floor", "bpftrace", "memleak"]:
+            rs = h.rows(v)
+            if not rs:
+                continue
+            w = h.wall(v)
+            dropped = "—"
+            if v == "ours":
+                rbf = max(int(num(r["ringbuf_full"]) or 0) for r in rs)
+                other = max(int(num(r["dropped"]) or 0) - int(num(r["ringbuf_full"]) or 0) for r in rs)
+                dropped = f"{rbf:,}" + (f" (+{other:,} stacks lost)" if other else "")
+            out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                desc if first else "", fmt(h.allocs) if first else "", TOOL_NAMES[v], fmt(w, 3),
+                "1" if v == "untraced" else fmt(ratio(w, h.base), 1, "×"),
+                "—" if v == "untraced" else fmt(h.ns_per(v)),
+                fmt(h.events_per_s(v)) if v == "ours" else "—", dropped,
+                "—" if v == "untraced" else fmt(med(col(rs, "rss_kb")) / 1024, 1),
+                "—" if v == "untraced" else fmt(med(col(rs, "cpu_s")), 2),
+                "—" if v == "untraced" else fmt(med(col(rs, "ready_s")), 2)))
+            first = False
+        goals.append((desc, h))
+    out.append("")
+    out.append("Goals (issue 5), per malloc+free pair: bpftrace-prof at most 1.3× the floor, and "
+               "at least 3× cheaper than the bpftrace script and than memleak-bpfcc.")
+    out.append("")
+    out.append("| workload | floor (ns) | bpftrace-prof (ns) | ÷ floor (goal ≤ 1.3) | bpftrace ÷ ours "
+               "(goal ≥ 3) | memleak ÷ ours (goal ≥ 3) |")
+    out.append("|---|---:|---:|---:|---:|---:|")
+    for desc, h in goals:
+        ours, floor = h.ns_per("ours"), h.ns_per("floor")
+
+        def verdict(x, ok):
+            return "—" if x is None else f"{x:.2f} {'✓' if ok(x) else '✗'}"
+        out.append("| {} | {} | {} | {} | {} | {} |".format(
+            desc, fmt(floor), fmt(ours), verdict(ratio(ours, floor), lambda x: x <= 1.3),
+            verdict(ratio(h.ns_per("bpftrace"), ours), lambda x: x >= 3),
+            verdict(ratio(h.ns_per("memleak"), ours), lambda x: x >= 3)))
+
+
+def cost_table(out, runs):
+    h = Heap(runs, "cost", "micro_500k")
+    if not h.rows("floor_stack"):
+        return
+    empty = h.ns_per("floor")
+    out.append(f"The microbenchmark with {fmt(h.allocs)} malloc+free pairs; the floor with one "
+               "piece of bpftrace-prof's per-event work at a time (bench/floor.bpf.c).")
+    out.append("")
+    out.append("| programs at the probes (malloc entry + return, free) | ns per malloc+free | "
+               "over the floor | records/s consumed |")
+    out.append("|---|---:|---:|---:|")
+    for v, what in COST_ROWS:
+        ns = h.ns_per(v)
+        if ns is None:
+            continue
+        eps = h.events_per_s(v)
+        out.append(f"| {what} | {fmt(ns)} | {'—' if v == 'floor' else fmt(ns - empty, 0, ' ns')} "
+                   f"| {fmt(eps) if eps else '—'} |")
+
+
+def sample_table(out, runs, funcs_path, meta):
+    h = Heap(runs, "sample", "mixed_1m")
+    if h.base is None:
+        return
+    n, nf = int(meta.get("sample_n", 0)), int(meta.get("sample_n_fine", 0))
+    names = {"untraced": "untraced", "ours": "exact (`--sample-bytes 0`)",
+             "sampled": f"`--sample-bytes {n}`", "sampled_fine": f"`--sample-bytes {nf}`"}
+    out.append("| mode | median wall (s) | ns added per allocation | ring-buffer records | "
+               "consumer CPU (s) | consumer wake-ups | peak RSS (MiB) |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|")
+    for v in ["untraced", "ours", "sampled", "sampled_fine"]:
+        rs = h.rows(v)
+        if not rs:
+            continue
+        out.append("| {} | {} | {} | {} | {} | {} | {} |".format(
+            names[v], fmt(h.wall(v), 3), "—" if v == "untraced" else fmt(h.ns_per(v)),
+            "—" if v == "untraced" else fmt(med(col(rs, "events"))),
+            "—" if v == "untraced" else fmt(med(col(rs, "cpu_s")), 2),
+            "—" if v == "untraced" else fmt(med(col(rs, "vctx"))),
+            "—" if v == "untraced" else fmt(med(col(rs, "rss_kb")) / 1024, 1)))
+    exact, sampled = h.rows("ours"), h.rows("sampled")
+    if exact and sampled:
+        d_cpu = med(col(exact, "cpu_s")) - med(col(sampled, "cpu_s"))
+        d_rec = med(col(exact, "events")) - med(col(sampled, "events"))
+        d_ctx = med(col(exact, "vctx")) - med(col(sampled, "vctx"))
+        if d_rec > 0:
+            out.append("")
+            out.append(f"Consumer, from the difference exact − `--sample-bytes {n}`: "
+                       f"{d_cpu / d_rec * 1e9:,.0f} ns of CPU per ring-buffer record "
+                       f"(read + aggregate), one wake-up per {d_rec / max(d_ctx, 1):,.0f} "
+                       "records.")
+    if not os.path.exists(funcs_path):
+        return
+    vals = {}
+    with open(funcs_path) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if len(p) == 5 and num(p[4]) is not None:
+                vals[(p[0], p[1], p[2], p[3])] = num(p[4])
+    rounds = sorted({k[1] for k in vals})
+    funcs = ["TOTAL", "small_objs", "medium_objs", "large_objs", "huge_objs"]
+    label = {"TOTAL": "total", "small_objs": "small_objs 48 B", "medium_objs": "medium_objs 1000 B",
+             "large_objs": "large_objs 16 KiB", "huge_objs": "huge_objs 256 KiB"}
+    out.append("")
+    out.append("Accuracy against the exact run of the same round: median |error| (worst) over "
+               "the rounds, per function (1 in 8 blocks kept, so in-use is about 1/8 of "
+               "allocated).")
+    out.append("")
+    out.append("| rate | value | " + " | ".join(label[f] for f in funcs) + " |")
+    out.append("|---|---|" + "---:|" * len(funcs))
+    for v in ["sampled", "sampled_fine"]:
+        for idx in ["alloc_objects", "alloc_space", "inuse_space"]:
+            cells = []
+            for fn in funcs:
+                errs = []
+                for r in rounds:
+                    exact, est = vals.get(("ours", r, idx, fn)), vals.get((v, r, idx, fn))
+                    if exact and est is not None:
+                        errs.append(abs(est - exact) / exact * 100)
+                cells.append(f"{med(errs):.1f}% ({max(errs):.1f}%)" if errs else "—")
+            out.append(f"| {names[v]} | {idx} | " + " | ".join(cells) + " |")
+
+
+def cpu_table(out, runs):
+    base = med(col(runs.get(("cpu", "cpu_spin", "untraced"), []), "wall_s"))
+    if base is None:
+        return
+    out.append("| mode | median wall (s) | fastest – slowest run (s) | slowdown | overhead | "
+               "samples taken | profiler CPU (s) |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|")
+    for v, name in [("untraced", "untraced"), ("cpu99", "`--cpu=99`"), ("cpu999", "`--cpu=999`")]:
+        rs = runs.get(("cpu", "cpu_spin", v), [])
+        if not rs:
+            continue
+        w = med(col(rs, "wall_s"))
+        walls = [x for x in col(rs, "wall_s") if x is not None]
+        out.append("| {} | {} | {} – {} | {} | {} | {} | {} |".format(
+            name, fmt(w, 3), fmt(min(walls), 3), fmt(max(walls), 3), fmt(w / base, 3, "×"),
+            "—" if v == "untraced" else fmt((w / base - 1) * 100, 1, "%"),
+            "—" if v == "untraced" else fmt(med(col(rs, "allocs"))),
+            "—" if v == "untraced" else fmt(med(col(rs, "cpu_s")), 2)))
+
+
+def main():
+    meta = dict(line.rstrip("\n").split("=", 1) for line in open(sys.argv[1]) if "=" in line)
+    runs = load_runs(sys.argv[2])
+    out = ["# bpftrace-prof benchmarks (`make bench`)", ""]
+    out.append(f"{meta['date']} · bpftrace-prof {meta.get('rev', '?')} · kernel {meta['kernel']} · {meta['cpu']} × {meta['nproc']} · "
+               f"{meta['mem']} · {meta['os']} · glibc {meta['glibc']} · bpftrace {meta['bpftrace']}"
+               f" · bcc {meta['bcc']} · {meta['rounds']} rounds, runs alternated · "
+               f"load average {meta['load_start']} at start, {meta['load_end']} at end · "
+               f"{meta['minutes']} min")
+    out.append("")
+    with open(sys.argv[2]) as f:
+        all_rows = list(csv.DictReader(f, delimiter="\t"))
+    failed = sum(1 for r in all_rows if r["ok"] != "1")
+    foreign = [f"{r['workload']}/{r['variant']}#{r['round']}" for r in all_rows
+               if (num(r["foreign"]) or 0) > 0]
+    probes = {(r["workload"], r["variant"]): r["probes"] for r in all_rows
+              if r["probes"] and r["variant"] in ("ours", "floor")}
+    notes = []
+    if failed:
+        notes.append(f"{failed} runs failed and are left out (see latest-runs.tsv).")
+    if foreign:
+        notes.append(f"{len(foreign)} runs started while uprobes of other processes were "
+                     "attached (another profiler on this machine), so their times may be "
+                     "inflated: " + ", ".join(foreign[:12]) + (" …" if len(foreign) > 12 else "") + ".")
+    if meta.get("memleak_why"):
+        notes.append(f"memleak-bpfcc: not measured: {meta['memleak_why']}.")
+    for wl, _ in WORKLOADS:
+        a, b = probes.get((wl, "ours")), probes.get((wl, "floor"))
+        if a and b and a != b:
+            notes.append(f"{wl}: bpftrace-prof probed {a} functions, the floor {b}: the floor "
+                         "is not the same probe set.")
+    sections = [("Heap tracing overhead", heap_table), ("Where the cost per event goes",
+                                                        cost_table)]
+    for title, fn in sections:
+        body = []
+        fn(body, runs)
+        if body:
+            out += [f"## {title}", ""] + body + [""]
+    body = []
+    sample_table(body, runs, sys.argv[3], meta)
+    if body:
+        out += ["## `--sample-bytes` on 1,000,000 allocations (1.35 GB) of four sizes", ""] + body + [""]
+    body = []
+    cpu_table(body, runs)
+    if body:
+        out += ["## `--cpu` sampling overhead (CPU-bound, single thread)", ""] + body + [""]
+    if meta.get("pprof_write"):
+        out += ["## Writing a profile", "", f"`{meta['pprof_write']}`", ""]
+    if notes:
+        out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    out += ["Wall time: from opening the workload's gate to its exit (the tools attach to the "
+            "waiting process first; start-up and report time are not counted). Slowdown: "
+            "÷ untraced. ns added per malloc+free: (wall − untraced wall) ÷ allocations "
+            "(bpftrace-prof's exact count). Events: ring-buffer records (allocations + frees) "
+            "÷ wall. Peak RSS, tool CPU (user + system) and wake-ups (voluntary context "
+            "switches): /usr/bin/time -v of the tool."]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

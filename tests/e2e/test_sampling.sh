@@ -1,0 +1,88 @@
+# --sample-bytes end to end: tests/targets/sampling_target makes 3,200,000 allocations of known
+# sizes.  Exact with --sample-bytes 0; with sampling, the weighted totals must stay unbiased.
+#
+# Tolerances follow from the sampling statistics, not from taste.  An allocation of s bytes is
+# taken with probability p = 1 - exp(-s/N), so a count estimated from n allocations has a
+# relative standard error of sqrt((1-p)/(n p)): for churn_64 (3,000,000 x 64 B) 5.2% at
+# N = 524288 (a ±5% assertion there would fail one run in three), 0.92% at N = 16384.
+# On top of that, the intervals come from a table of 4096 random exponential draws made once
+# per run (user/heap_attach.c): its own sampling error (1.6% on the mean, ~3% on the CDF near
+# N/4) is shared by every allocation of the run and does not average out — measured here,
+# 6 runs at N = 16384: sigma 2.8% on both counts.  A table of the exponential's quantiles
+# instead of random draws removes it (measured: sigma 1.1% and 0.45%, the Poisson floor); with
+# that, TOL can be 5.  Until then 15% (5 sigma), so the test never flakes.
+TOL=5
+ST=build/targets/sampling_target
+
+# Total of sample index INDEX over the whole profile, as go tool pprof computes it.
+pprof_total() { # FILE INDEX
+	go tool pprof -symbolize=none -top -nodecount=1 -unit=B -sample_index="$2" "$1" 2>/dev/null |
+		sed -n 's/.* of \([0-9.]*\)B* total.*/\1/p' | head -1
+}
+
+pprof_period() { # FILE
+	go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n 's/^Period: //p'
+}
+
+# expect_near WHAT EXPECTED PERCENT ACTUAL
+expect_near() {
+	local lo hi
+	lo=$(awk -v e="$2" -v p="$3" 'BEGIN { printf "%.0f", e * (1 - p / 100) }')
+	hi=$(awk -v e="$2" -v p="$3" 'BEGIN { printf "%.0f", e * (1 + p / 100) }')
+	expect_range "$1 (exact $2, ±$3%)" "$lo" "$hi" "$4"
+}
+
+# Ring-buffer records the profiler consumed (its -v summary line).
+events_of() { # LOG
+	sed -n 's/.*events: \([0-9]*\) in .*/\1/p' "$1" | tail -1
+}
+
+t_sampling_exact_when_zero() {
+	local f=$E2E_TMP/exact.pb.gz
+	"$PROF" -v --heap --sample-bytes 0 -o "$f" --top 0 -- "$ST" 2>"$E2E_TMP/exact.log" ||
+		fail "profiler exit status $?"
+	expect_eq "period" 0 "$(pprof_period "$f")"
+	expect_eq "churn_64 alloc_objects" 3000000 "$(pprof_flat "$f" alloc_objects churn_64)"
+	expect_eq "churn_64 alloc_space" 192000000 "$(pprof_flat "$f" alloc_space churn_64)"
+	expect_eq "churn_64 inuse_objects" 0 "$(pprof_flat "$f" inuse_objects churn_64)"
+	expect_eq "pages_4096 alloc_objects" 200000 "$(pprof_flat "$f" alloc_objects pages_4096)"
+	expect_eq "pages_4096 alloc_space" 819200000 "$(pprof_flat "$f" alloc_space pages_4096)"
+	expect_eq "pages_4096 inuse_objects" 20000 "$(pprof_flat "$f" inuse_objects pages_4096)"
+	expect_eq "pages_4096 inuse_space" 81920000 "$(pprof_flat "$f" inuse_space pages_4096)"
+	# Libc's own start-up allocations come on top of the two functions': a few, not thousands.
+	expect_range "total alloc_objects" 3200000 3200100 "$(pprof_total "$f" alloc_objects)"
+	expect_range "ring-buffer events (allocs + frees)" 6380000 6380300 "$(events_of "$E2E_TMP/exact.log")"
+	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: ringbuf_full=0 ' ||
+		fail "events were dropped; the exact numbers above cannot be trusted"
+}
+
+t_sampling_unbiased_totals() {
+	local f=$E2E_TMP/sampled.pb.gz
+	"$PROF" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$ST" || fail "profiler exit status $?"
+	expect_eq "period" 16384 "$(pprof_period "$f")"
+	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: sampled: one allocation per 16384 bytes' ||
+		fail "no sampling comment in the profile"
+	expect_near "total alloc_objects" 3200000 "$TOL" "$(pprof_total "$f" alloc_objects)"
+	expect_near "total alloc_space" 1011200000 "$TOL" "$(pprof_total "$f" alloc_space)"
+	expect_near "churn_64 alloc_objects" 3000000 "$TOL" "$(pprof_flat "$f" alloc_objects churn_64)"
+	expect_near "churn_64 alloc_space" 192000000 "$TOL" "$(pprof_flat "$f" alloc_space churn_64)"
+	expect_near "pages_4096 alloc_objects" 200000 "$TOL" "$(pprof_flat "$f" alloc_objects pages_4096)"
+	expect_near "pages_4096 alloc_space" 819200000 "$TOL" "$(pprof_flat "$f" alloc_space pages_4096)"
+	expect_near "pages_4096 inuse_objects" 20000 "$TOL" "$(pprof_flat "$f" inuse_objects pages_4096)"
+	expect_near "pages_4096 inuse_space" 81920000 "$TOL" "$(pprof_flat "$f" inuse_space pages_4096)"
+	# Sampled blocks of churn_64 are all freed: their weighted in-use value must cancel exactly.
+	expect_eq "churn_64 inuse_space" 0 "$(pprof_flat "$f" inuse_space churn_64)"
+}
+
+t_sampling_default_rate_saves_traffic() {
+	local f=$E2E_TMP/sampled512k.pb.gz log=$E2E_TMP/sampled512k.log
+	"$PROF" -v --heap --sample-bytes 524288 -o "$f" --top 0 -- "$ST" 2>"$log" ||
+		fail "profiler exit status $?"
+	expect_eq "period" 524288 "$(pprof_period "$f")"
+	# 5.2% Poisson + 1.6% table error on the count: ±25% is more than 4 sigma.
+	expect_near "total alloc_objects" 3200000 25 "$(pprof_total "$f" alloc_objects)"
+	expect_near "total alloc_space" 1011200000 25 "$(pprof_total "$f" alloc_space)"
+	# About 1 GB / 512 KiB = 1930 sampled blocks and their frees travel, instead of 6.4 million
+	# records (a count, not a timing).
+	expect_range "ring-buffer events" 1 20000 "$(events_of "$log")"
+}

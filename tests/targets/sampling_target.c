@@ -1,0 +1,45 @@
+// Sampling end-to-end target (tests/e2e/test_sampling.sh): a few million allocations of known
+// sizes from two named noinline functions, on the main thread.
+//
+//   churn_64     3,000,000 x malloc(64), each freed at once            (192,000,000 bytes)
+//   pages_4096     200,000 x malloc(4096), 1 in 10 kept (20,000 kept)  (819,200,000 bytes)
+//
+// Usage: sampling_target
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static void *volatile sink;
+static void *kept[20000];
+
+NOINLINE void churn_64(void)
+{
+	for (int i = 0; i < 3000000; i++) {
+		char *p = malloc(64);
+
+		p[0] = 1;
+		sink = p; /* escapes: the pair cannot be optimised away */
+		free(p);
+	}
+}
+
+NOINLINE void pages_4096(void)
+{
+	for (int i = 0; i < 200000; i++) {
+		char *p = malloc(4096);
+
+		p[0] = 1;
+		sink = p;
+		if (i % 10 == 9)
+			kept[i / 10] = p;
+		else
+			free(p);
+	}
+}
+
+int main(void)
+{
+	churn_64();
+	pages_4096();
+	return 0;
+}
