@@ -34,6 +34,8 @@ struct collect {
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	struct hashmap *targets;    /* pid -> uint8_t alive */
 	uint64_t bad_records;
+	uint32_t last_tid, last_stack_pid; /* on_heap's last-seen cache */
+	int32_t last_stack_id;
 };
 
 int collect__new(struct collect **out, const struct env *env, struct loader *l)
@@ -228,8 +230,17 @@ void collect__signal_all(struct collect *c, int sig)
 
 static void on_heap(struct collect *c, const struct prof_heap_event *e)
 {
-	procinfo__note(c->procs, e->pid, e->tid);
-	stackres__note(c->stacks, e->pid, e->stack_id, STACK_USER_RET);
+	/* Runs of events from one thread and one call site are the common case: skip the lookups.
+	 */
+	if (e->tid != c->last_tid) {
+		procinfo__note(c->procs, e->pid, e->tid);
+		c->last_tid = e->tid;
+	}
+	if (e->stack_id != c->last_stack_id || e->pid != c->last_stack_pid) {
+		stackres__note(c->stacks, e->pid, e->stack_id, STACK_USER_RET);
+		c->last_stack_id = e->stack_id;
+		c->last_stack_pid = e->pid;
+	}
 	if (e->type == PROF_REC_HEAP_ALLOC)
 		heap_agg__alloc(c->heap, e->pid, e->tid, e->stack_id, e->addr, e->size);
 	else

@@ -15,11 +15,22 @@ struct hashmap {
 
 uint64_t hash_bytes(const void *data, size_t len)
 {
-	/* FNV-1a followed by a 64-bit finaliser so low bits mix well for masking. */
+	/*
+	 * Eight bytes a step (the consumer hashes a key per event: bytewise FNV showed up in its
+	 * profile), the tail bytewise, then a 64-bit finaliser so low bits mix well for masking.
+	 */
 	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0xcbf29ce484222325ULL ^ len;
+	size_t i = 0;
 
-	for (size_t i = 0; i < len; i++)
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	for (; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
@@ -59,13 +70,21 @@ size_t hashmap__count(const struct hashmap *h)
 	return h->count;
 }
 
-static size_t probe(const struct hashmap *h, const void *key, bool *found)
+/* used[] holds 0 for an empty slot, else a tag from the key's hash: most mismatches are
+ * rejected without comparing keys. */
+static unsigned char tag_of(uint64_t hash)
+{
+	return (unsigned char)((hash >> 56) | 1);
+}
+
+static size_t probe_hashed(const struct hashmap *h, const void *key, uint64_t hash, bool *found)
 {
 	size_t mask = h->cap - 1;
-	size_t i = hash_bytes(key, h->key_size) & mask;
+	size_t i = hash & mask;
+	unsigned char tag = tag_of(hash);
 
 	while (h->used[i]) {
-		if (memcmp(slot(h, i), key, h->key_size) == 0) {
+		if (h->used[i] == tag && memcmp(slot(h, i), key, h->key_size) == 0) {
 			*found = true;
 			return i;
 		}
@@ -73,6 +92,11 @@ static size_t probe(const struct hashmap *h, const void *key, bool *found)
 	}
 	*found = false;
 	return i;
+}
+
+static size_t probe(const struct hashmap *h, const void *key, bool *found)
+{
+	return probe_hashed(h, key, hash_bytes(key, h->key_size), found);
 }
 
 void *hashmap__find(const struct hashmap *h, const void *key)
@@ -109,7 +133,7 @@ static int grow(struct hashmap *h)
 			continue;
 		j = probe(h, old_slots + i * h->slot_size, &found);
 		memcpy(slot(h, j), old_slots + i * h->slot_size, h->slot_size);
-		h->used[j] = 1;
+		h->used[j] = old_used[i];
 	}
 	free(old_used);
 	free(old_slots);
@@ -118,6 +142,7 @@ static int grow(struct hashmap *h)
 
 int hashmap__upsert(struct hashmap *h, void **out, const void *key, bool *created)
 {
+	uint64_t hash;
 	bool found;
 	size_t i;
 	int err;
@@ -128,11 +153,12 @@ int hashmap__upsert(struct hashmap *h, void **out, const void *key, bool *create
 		if (err)
 			return err;
 	}
-	i = probe(h, key, &found);
+	hash = hash_bytes(key, h->key_size);
+	i = probe_hashed(h, key, hash, &found);
 	if (!found) {
 		memcpy(slot(h, i), key, h->key_size);
 		memset(slot(h, i) + h->key_size, 0, h->slot_size - h->key_size);
-		h->used[i] = 1;
+		h->used[i] = tag_of(hash);
 		h->count++;
 	}
 	if (created)
@@ -165,6 +191,7 @@ int hashmap__delete(struct hashmap *h, const void *key)
 		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
 			continue;
 		memcpy(slot(h, i), slot(h, j), h->slot_size);
+		h->used[i] = h->used[j];
 		i = j;
 	}
 	h->used[i] = 0;
