@@ -1,5 +1,7 @@
 # Shared helpers of the end-to-end tests (sourced).
 PROF=${PROF:-./bpftrace-prof}
+# go tool pprof wants a home for its caches (CI may run without HOME)
+export HOME=${HOME:-/root}
 TARGETS=build/targets
 E2E_TMP=${E2E_TMP:-$(mktemp -d /tmp/bpftrace-prof-e2e.XXXXXX)}
 export E2E_TMP
