@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "calls_agg.h"
+#include "cmdpath.h"
 #include "elf_file.h"
 #include "hashmap.h"
 #include "loader.h"
@@ -672,27 +673,6 @@ int calls_attach__rescan(struct calls_attach *ca, uint32_t pid)
 
 /* ---- `-- CMD`: what will it run? ------------------------------------------------------ */
 
-static bool find_in_path(const char *cmd, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL;
-	bool found = false;
-
-	if (strchr(cmd, '/')) {
-		snprintf(out, len, "%s", cmd);
-		return access(out, X_OK) == 0;
-	}
-	copy = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (!copy)
-		return false;
-	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		snprintf(out, len, "%s/%s", *dir ? dir : ".", cmd);
-		found = access(out, X_OK) == 0;
-	}
-	free(copy);
-	return found;
-}
-
 /* "#!/usr/bin/env php" -> the program env would run; "#!/usr/bin/python3.11 -u" -> it. */
 static bool shebang_target(const char *script, char *out, size_t len)
 {
@@ -714,7 +694,7 @@ static bool shebang_target(const char *script, char *out, size_t len)
 	if (!strcmp(base_name(interp), "env") && arg) {
 		if (!strcmp(arg, "-S"))
 			arg = strtok_r(NULL, " \t\n", &p);
-		return arg && find_in_path(arg, out, len);
+		return arg && cmdpath__resolve(arg, out, len);
 	}
 	snprintf(out, len, "%s", interp);
 	return true;
@@ -859,7 +839,7 @@ int calls_attach__cmd(struct calls_attach *ca, char **cmd)
 	size_t env_len = 0, args_len = 0;
 	int err = 0, total = 0;
 
-	if (!find_in_path(cmd[0], exe, sizeof(exe)) || !realpath(exe, real))
+	if (!cmdpath__resolve(cmd[0], exe, sizeof(exe)) || !realpath(exe, real))
 		return 0; /* session reports the failed exec */
 	if (shebang_target(real, interp, sizeof(interp)) && realpath(interp, exe))
 		snprintf(real, sizeof(real), "%s", exe);

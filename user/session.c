@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmdpath.h"
 #include "collect.h"
 #include "loader.h"
 #include "log.h"
@@ -158,34 +159,12 @@ static int release(struct child *c)
 	return 0;
 }
 
-/* Path of cmd as execvp would find it, for probing an executable that brings its own malloc. */
-static bool which(const char *cmd, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL;
-	bool found = false;
-
-	if (strchr(cmd, '/')) {
-		snprintf(out, len, "%s", cmd);
-		return access(out, X_OK) == 0;
-	}
-	copy = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (!copy)
-		return false;
-	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		snprintf(out, len, "%s/%s", *dir ? dir : ".", cmd);
-		found = access(out, X_OK) == 0;
-	}
-	free(copy);
-	return found;
-}
-
 static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 {
 	char exe[PATH_MAX];
 	int err, n;
 
-	if (!which(cmd[0], exe, sizeof(exe)))
+	if (!cmdpath__resolve(cmd[0], exe, sizeof(exe)))
 		return -ENOENT;
 	/* A static executable brings its own allocator (or none): probe only the file itself. */
 	n = heap_attach__is_static(exe);
