@@ -108,13 +108,6 @@ int collect__add_child(struct collect *c, uint32_t pid)
 	return track(c, pid);
 }
 
-void collect__exec_done(struct collect *c, uint32_t pid)
-{
-	symbolizer__forget_pid(c->sym, pid);
-	symbolizer__load_pid(c->sym, pid);
-	procinfo__note(c->procs, pid, pid);
-}
-
 /* --calls: the runtimes of every -p process, or those `-- CMD` will run (attached before it
  * execs, for every process, filtered in BPF, so its first call is seen). */
 static int attach_calls(struct collect *c)

@@ -28,10 +28,8 @@ int collect__on_event(void *ctx, void *data, size_t size);
 
 /* A target given with -p: load its symbols now, while it lives. */
 int collect__add_pid(struct collect *c, uint32_t pid);
-/* The `-- CMD` child, not yet exec'd. */
+/* The `-- CMD` child, not yet exec'd (its exec arrives as an event that loads its maps). */
 int collect__add_child(struct collect *c, uint32_t pid);
-/* The child has exec'd CMD: its maps are final. */
-void collect__exec_done(struct collect *c, uint32_t pid);
 /* Attach the modes other than heap (cpu, calls) once targets are known. */
 int collect__attach_modes(struct collect *c);
 bool collect__any_alive(struct collect *c);

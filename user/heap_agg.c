@@ -79,10 +79,20 @@ static double weight(const struct heap_agg *h, uint64_t size)
 	return 1.0 / -expm1(-(double)size / (double)h->sample_bytes);
 }
 
+/* Take a live block's share out of its site's in-use values. */
+static void uncount(struct heap_agg *h, const struct live_block *b)
+{
+	struct heap_site_values *v = hashmap__find(h->sites, &b->site);
+
+	if (v) {
+		v->inuse_objects -= b->objects;
+		v->inuse_bytes -= b->bytes;
+	}
+}
+
 void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
 {
 	struct live_key lk = {.addr = addr, .pid = pid};
-	struct heap_site_values *v;
 	struct live_block *b;
 
 	if (!addr)
@@ -92,11 +102,7 @@ void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
 		h->stats.unknown_frees++;
 		return;
 	}
-	v = hashmap__find(h->sites, &b->site);
-	if (v) {
-		v->inuse_objects -= b->objects;
-		v->inuse_bytes -= b->bytes;
-	}
+	uncount(h, b);
 	h->stats.frees++;
 	hashmap__delete(h->live, &lk);
 }
@@ -109,7 +115,6 @@ void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t sta
 	struct heap_site_values *v;
 	struct live_block *b;
 	double w = weight(h, size);
-	bool created;
 
 	if (!addr) {
 		h->stats.failed_allocs++;
@@ -117,11 +122,11 @@ void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t sta
 	}
 	if (stack_id < 0)
 		h->stats.no_stack++;
-	if (hashmap__find(h->live, &lk)) {
-		/* Its free was lost (or happened before an exec): don't count the block twice. */
+	b = hashmap__find(h->live, &lk);
+	if (b) {
+		/* Its free was lost (or happened before an exec): the slot is reused below. */
 		h->stats.replaced_live++;
-		heap_agg__free_block(h, pid, addr);
-		h->stats.frees--;
+		uncount(h, b);
 	}
 	if (hashmap__upsert(h->sites, (void **)&v, &sk, NULL)) {
 		oom(h);
@@ -132,7 +137,7 @@ void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t sta
 	v->inuse_objects += w;
 	v->inuse_bytes += w * (double)size;
 	h->stats.allocs++;
-	if (hashmap__upsert(h->live, (void **)&b, &lk, &created)) {
+	if (!b && hashmap__upsert(h->live, (void **)&b, &lk, NULL)) {
 		oom(h);
 		return;
 	}

@@ -330,7 +330,6 @@ int session__run(const struct env *env)
 			status = 2;
 			goto cleanup;
 		}
-		collect__exec_done(r.collect, (uint32_t)r.child.pid);
 	}
 	pr_info("profiling; Ctrl-C to stop\n");
 
