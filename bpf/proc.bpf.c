@@ -9,7 +9,7 @@
 /* `-- CMD` follows children; `-p` does not. */
 const volatile bool follow_children = false;
 
-static __always_inline void emit(__u32 type, __u32 pid, __u32 tid, __u32 ppid)
+static __always_inline void emit(__u32 type, __u32 pid, __u32 tid, __u32 ppid, __u32 flags)
 {
 	struct prof_proc_event *e = prof_reserve(sizeof(*e));
 
@@ -19,6 +19,8 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 tid, __u32 ppid)
 	e->pid = pid;
 	e->tid = tid;
 	e->ppid = ppid;
+	e->flags = flags;
+	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* Lifecycle events are rare and gate the stop condition: deliver them promptly. */
 	bpf_ringbuf_submit(e, 0);
@@ -40,7 +42,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 		prof_count(PROF_CNT_TARGETS_FULL);
 		return 0;
 	}
-	emit(PROF_REC_PROC_FORK, pid, BPF_CORE_READ(child, pid), ppid);
+	emit(PROF_REC_PROC_FORK, pid, BPF_CORE_READ(child, pid), ppid, 0);
 	return 0;
 }
 
@@ -51,7 +53,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 
 	if (!prof_is_target(pid))
 		return 0;
-	emit(PROF_REC_PROC_EXEC, pid, (__u32)bpf_get_current_pid_tgid(), 0);
+	emit(PROF_REC_PROC_EXEC, pid, (__u32)bpf_get_current_pid_tgid(), 0, 0);
 	return 0;
 }
 
@@ -59,12 +61,21 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id;
+	__u32 pid = id >> 32, tid = (__u32)id, flags = 0;
 
 	if (prof_all_targets || !bpf_map_lookup_elem(&prof_targets, &pid))
 		return 0;
 	bpf_map_delete_elem(&prof_pending, &tid);
-	/* One record per thread: carries its final name; the main thread's marks the process. */
-	emit(PROF_REC_PROC_EXIT, pid, (__u32)id, 0);
+	/*
+	 * do_exit() decrements signal->live before this tracepoint: zero means the whole thread
+	 * group is gone.  Its tgid leaves the target set, so a process that later reuses the pid is
+	 * not profiled (nor its children followed).
+	 */
+	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
+		flags |= PROF_PROC_GROUP_DEAD;
+		bpf_map_delete_elem(&prof_targets, &pid);
+	}
+	/* One record per thread: carries its final name; the last one marks the process gone. */
+	emit(PROF_REC_PROC_EXIT, pid, tid, 0, flags);
 	return 0;
 }

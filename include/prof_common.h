@@ -50,14 +50,25 @@ enum prof_rec_type {
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 #undef PROF_CNT_ENUM
 
+/* prof_proc_event.flags */
+enum prof_proc_flags {
+	/*
+	 * Exit: the last thread of the process is leaving (signal->live reached 0).  The leader's
+	 * exit is not that: a leader may pthread_exit while other threads run on.
+	 */
+	PROF_PROC_GROUP_DEAD = 1,
+};
+
 /* Process lifecycle (bpf/proc.bpf.c): follow children, learn exec and exit. */
 struct prof_proc_event {
-	__u32 type; /* PROF_REC_PROC_* */
-	__u32 pid;  /* tgid of the process concerned */
-	__u32 tid;  /* thread concerned (exit: the exiting thread) */
-	__u32 ppid; /* fork: parent tgid */
+	__u32 type;  /* PROF_REC_PROC_* */
+	__u32 pid;   /* tgid of the process concerned */
+	__u32 tid;   /* thread concerned (exit: the exiting thread) */
+	__u32 ppid;  /* fork: parent tgid */
+	__u32 flags; /* enum prof_proc_flags */
+	__u32 pad;
 	char comm[PROF_COMM_LEN];
 };
-_Static_assert(sizeof(struct prof_proc_event) == 32, "prof_proc_event layout");
+_Static_assert(sizeof(struct prof_proc_event) == 40, "prof_proc_event layout");
 
 #endif /* PROF_COMMON_H */

@@ -286,7 +286,7 @@ static void on_proc(struct collect *c, const struct prof_proc_event *e)
 		procinfo__set_comm(c->procs, e->pid, e->tid, comm);
 		if (c->calls)
 			calls_agg__thread_exit(c->calls, e->pid, e->tid);
-		if (e->tid == e->pid) {
+		if (e->flags & PROF_PROC_GROUP_DEAD) {
 			alive = hashmap__find(c->targets, &e->pid);
 			if (alive)
 				*alive = 0;
