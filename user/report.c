@@ -21,12 +21,34 @@
 #include "procinfo.h"
 #include "profile.h"
 #include "stackres.h"
+#include "symbolizer.h"
 #include "text.h"
 
 #define CNT_NAME(e, n, d) n,
 #define CNT_DESC(e, n, d) d,
 static const char *const counter_names[] = {PROF_COUNTERS(CNT_NAME)};
 static const char *const counter_descs[] = {PROF_COUNTERS(CNT_DESC)};
+
+/* Files refused as unsafe and lines skipped: symbols lost, so counted like every drop. */
+static int add_symbolizer_counters(struct collect *c, struct profile *p)
+{
+	const struct symbolizer_stats *st = symbolizer__stats(collect__symbolizer(c));
+	int err;
+
+	err = profile__add_counter(p, "files_refused",
+				   "mapped files not read: not regular, too large, or swapped",
+				   st->files_refused);
+	if (!err)
+		err = profile__add_counter(
+			p, "perfmaps_refused",
+			"perf maps not read: symlink, FIFO, device, other owner, or too large",
+			st->perfmaps_refused);
+	if (!err)
+		err = profile__add_counter(p, "perfmap_lines_skipped",
+					   "perf map lines skipped: too long, or too many",
+					   st->perfmap_lines_skipped);
+	return err;
+}
 
 int report__add_common(struct collect *c, const struct env *env, struct profile *p)
 {
@@ -46,8 +68,11 @@ int report__add_common(struct collect *c, const struct env *env, struct profile 
 		if (err)
 			return err;
 	}
-	return profile__add_counter(p, "bad_records", "ring-buffer records not understood",
-				    collect__bad_records(c));
+	err = profile__add_counter(p, "bad_records", "ring-buffer records not understood",
+				   collect__bad_records(c));
+	if (!err)
+		err = add_symbolizer_counters(c, p);
+	return err;
 }
 
 int report__build_heap(struct collect *c, const struct env *env, struct profile **out)

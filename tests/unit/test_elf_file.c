@@ -512,7 +512,7 @@ static void test_elf_file__not_elf(void **state)
 	struct elf_file *ef = NULL;
 
 	assert_int_equal(elf_file__open(&ef, "tests/fixtures/symfix.c", NULL), -ENOEXEC);
-	assert_int_equal(elf_file__open(&ef, "tests/fixtures", NULL), -ENOEXEC);
+	assert_int_equal(elf_file__open(&ef, "tests/fixtures", NULL), -EINVAL); /* not regular */
 	assert_int_equal(elf_file__open(&ef, FIX "no-such-file", NULL), -ENOENT);
 	assert_null(ef);
 	elf_file__free(NULL);
@@ -526,7 +526,10 @@ static void test_elf_file__open_fd_keeps_its_own_copy(void **state)
 	struct elf_func fn;
 
 	assert_true(fd >= 0);
-	assert_int_equal(elf_file__open_fd(&ef, fd, &no_debug), 0);
+	assert_int_equal(
+		elf_file__open_fd(&ef, fd,
+				  &(struct elf_file_opts){.debug_dir = "", .keep_fd = true}),
+		0);
 	close(fd); /* the caller's fd is the caller's */
 	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_SYMTAB);
 	assert_int_equal(elf_file__find_symbol(ef, &fn, "symfix_gamma"), 0);
