@@ -24,6 +24,7 @@
 #include "hashmap.h"
 #include "loader.h"
 #include "log.h"
+#include "safe_open.h"
 #include "maps.h"
 
 #define MAX_RUNTIME_FILES 16
@@ -405,7 +406,7 @@ static bool java_entry_keeps_frame_pointer(const char *path)
 /*
  * Attach the plan's probes to one file: all or none (entries without their returns would
  * grow stacks forever).  pid -1 = every process mapping the file.  at_path is where we open
- * it (through /proc/PID/root for a process in another mount namespace).
+ * it: /proc/self/fd/N of the verified mapped file (safe_open.h).
  * Returns probes attached, 0 when the file has none usable, or -errno.
  */
 static int attach_file(struct calls_attach *ca, const struct calls_runtime_file *rf, int pid,
@@ -621,14 +622,19 @@ static int attach_maps(struct calls_attach *ca, uint32_t pid, int probe_pid, boo
 	char *cmdline = NULL, *environ = NULL;
 	size_t n, cmdline_len = 0, environ_len = 0;
 	struct maps *m = NULL;
-	int err, total = 0;
+	int err, total = 0, root_fd = -1;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	err = maps__read(&m, path);
 	if (err)
 		return err;
 	n = calls_attach__detect(m, files, MAX_RUNTIME_FILES);
-	maps__free(m);
+	if (n) {
+		/* The target's paths resolve inside its root, never on the host. */
+		err = safe_open__root(&root_fd, "/proc", pid);
+		if (err)
+			goto cleanup;
+	}
 	if (n && check_env) {
 		snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
 		slurp(path, &cmdline, &cmdline_len);
@@ -637,17 +643,40 @@ static int attach_maps(struct calls_attach *ca, uint32_t pid, int probe_pid, boo
 	}
 	snprintf(who, sizeof(who), "process %u", pid);
 	for (size_t i = 0; i < n; i++) {
+		const struct maps_entry *e = NULL;
+		int fd;
+
+		for (size_t j = 0; j < m->count && !e; j++)
+			if (m->entries[j].exec && !strcmp(m->entries[j].path, files[i].path))
+				e = &m->entries[j];
+		if (!e)
+			continue;
+		err = safe_open__mapping(&fd, "/proc", pid, e, root_fd);
+		if (err) {
+			if (safe_open__refused(err))
+				pr_warn("--calls: not probing %s of %u: %s\n", e->path, pid,
+					safe_open__strerror(err));
+			err = 0;
+			continue;
+		}
 		snprintf(at, sizeof(at), "/proc/%u/root%s", pid, files[i].path);
 		if (files[i].runtime == PROF_RT_JAVA && files[i].major < 0)
 			java_version(&files[i], at);
 		if (check_env)
 			check_runtime_env(ca, &files[i], who, cmdline, cmdline_len, environ,
 					  environ_len);
+		/* libbpf and the kernel open the file again by path: the verified fd's own. */
+		safe_open__fd_path(at, sizeof(at), fd);
 		err = attach_file(ca, &files[i], probe_pid, at);
+		close(fd);
 		if (err < 0)
 			break;
 		total += err;
 	}
+cleanup:
+	if (root_fd >= 0)
+		close(root_fd);
+	maps__free(m);
 	free(cmdline);
 	free(environ);
 	return err < 0 ? err : total;
