@@ -53,7 +53,7 @@ static const struct alloc_fn alloc_fns[] = {
 
 int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef)
 {
-	uint64_t done[MAX_FNS];
+	uint64_t done[MAX_FNS] = {0};
 	struct heap_probe entries[MAX_FNS];
 	unsigned ndone = 0, nentries = 0;
 
