@@ -129,16 +129,68 @@ size_t calls_attach__detect(const struct maps *m, struct calls_runtime_file *out
 	return n;
 }
 
-int calls_attach__java_release_major(const char *text)
+int calls_attach__java_release_major(const char *text, size_t len)
 {
-	const char *v = strstr(text, "JAVA_VERSION=\"");
-	int major, minor;
+	static const char key[] = "JAVA_VERSION=\"";
+	const size_t klen = sizeof(key) - 1;
+	size_t i = 0;
 
-	if (!v || (v != text && v[-1] != '\n'))
-		return -1;
-	if (!parse_version(v + strlen("JAVA_VERSION=\""), &major, &minor))
-		return -1;
-	return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
+	/* Bounded: the text is the target's file, not a C string. */
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		if (end - i > klen && !memcmp(text + i, key, klen)) {
+			char v[16];
+			int major, minor;
+
+			snprintf(v, sizeof(v), "%.*s", (int)(end - i - klen), text + i + klen);
+			if (!parse_version(v, &major, &minor))
+				return -1;
+			return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
+		}
+		i = end + 1;
+	}
+	return -1;
+}
+
+int calls_attach__java_release_read(int *out, const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	ssize_t n = 0;
+	struct stat st;
+	int fd, err = 0;
+
+	/* The target's file: never through a final symlink, never waiting on a FIFO, never
+	 * more than a release file holds (a link to /dev/zero must not fill our memory). */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	buf = malloc(CALLS_RELEASE_MAX);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (len < CALLS_RELEASE_MAX && (n = read(fd, buf + len, CALLS_RELEASE_MAX - len)) > 0)
+		len += (size_t)n;
+	if (n < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	*out = calls_attach__java_release_major(buf, len);
+cleanup:
+	free(buf);
+	close(fd);
+	return err;
 }
 
 static void add_probe(struct calls_plan *out, const char *provider, const char *name, bool ret,
@@ -541,8 +593,8 @@ cleanup:
  * <home>/release. */
 static void java_version(struct calls_runtime_file *rf, const char *at_path)
 {
-	char path[PATH_MAX + 32], *text = NULL, *cut;
-	size_t len;
+	char path[PATH_MAX + 32], *cut;
+	int major;
 
 	snprintf(path, sizeof(path), "%s", at_path);
 	for (int up = 0; up < 3; up++) {
@@ -552,10 +604,8 @@ static void java_version(struct calls_runtime_file *rf, const char *at_path)
 		*cut = 0;
 	}
 	strncat(path, "/release", sizeof(path) - strlen(path) - 1);
-	if (slurp(path, &text, &len))
-		return;
-	rf->major = calls_attach__java_release_major(text);
-	free(text);
+	if (!calls_attach__java_release_read(&major, path))
+		rf->major = major;
 }
 
 /* What each runtime needs from the process to fire its probes. */

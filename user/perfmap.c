@@ -51,22 +51,16 @@ static int parse_line(struct entry *e, char *line)
 	return e->pub.name ? 0 : -ENOMEM;
 }
 
-int perfmap__load(struct perfmap **out, const char *path)
+int perfmap__parse(struct perfmap **out, FILE *f)
 {
 	struct perfmap *pm = calloc(1, sizeof(*pm));
 	size_t cap = 0, linecap = 0, n = 0;
 	char *line = NULL;
 	ssize_t len;
-	FILE *f = NULL;
 	int err = 0;
 
 	if (!pm)
 		return -ENOMEM;
-	f = fopen(path, "re");
-	if (!f) {
-		err = -errno;
-		goto cleanup;
-	}
 	while ((len = getline(&line, &linecap, f)) >= 0) {
 		/* Only whole lines: the runtime may be mid-write on the last one. */
 		if (!len || line[len - 1] != '\n')
@@ -107,10 +101,20 @@ int perfmap__load(struct perfmap **out, const char *path)
 	*out = pm;
 	pm = NULL;
 cleanup:
-	if (f)
-		fclose(f);
 	free(line);
 	perfmap__free(pm);
+	return err;
+}
+
+int perfmap__load(struct perfmap **out, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = perfmap__parse(out, f);
+	fclose(f);
 	return err;
 }
 

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct perfmap;
 
@@ -19,6 +20,8 @@ struct perfmap_sym {
 /* -ENOENT when there is no such file; malformed lines are skipped (the runtime may be
  * writing the last one as we read). */
 int perfmap__load(struct perfmap **out, const char *path);
+/* The same over an open stream (the parser; the caller owns f). */
+int perfmap__parse(struct perfmap **out, FILE *f);
 void perfmap__free(struct perfmap *pm);
 size_t perfmap__count(const struct perfmap *pm);
 /* Bytes of the file parsed: a larger file means new entries were appended since. */
