@@ -234,10 +234,22 @@ demo: deps
 install: bpftrace-prof
 	install -D -m 0755 bpftrace-prof $(DESTDIR)$(PREFIX)/bin/bpftrace-prof
 
+# Shell scripts we own are shellcheck-clean at its default severity.  tests/e2e/*.sh: errors and
+# warnings, except those still listed here (to be fixed there): SC1090 (run.sh sources the
+# tests by a computed path), SC2034 (variables lib.sh sets for the tests it is sourced into),
+# SC2010 (ls | grep in test_pprof.sh).
+SHELL_SCRIPTS := $(wildcard scripts/*.sh bench/*.sh tests/run-*.sh) .ci/run
+E2E_SHELLCHECK := -s bash -S warning -e SC1090,SC2034,SC2010
+CPPCHECK   := cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		-D__x86_64__ "-DLIBBPF_OPTS(t,n,...)=struct t n = { __VA_ARGS__ }" -Iinclude -Iuser
+
 lint:
-	$(Q)clang-format --dry-run -Werror user/*.c user/*.h include/*.h bpf/*.c bpf/*.h tests/unit/*.c
-	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		-D__x86_64__ "-DLIBBPF_OPTS(t,n,...)=struct t n = { __VA_ARGS__ }" -Iinclude -Iuser user/
+	$(Q)clang-format --dry-run -Werror user/*.c user/*.h include/*.h bpf/*.c bpf/*.h tests/unit/*.c \
+		tests/fuzz/*.c bench/*.c bench/*.h bench/*.cc
+	$(Q)$(CPPCHECK) user/
+	$(Q)$(CPPCHECK) -Ibench $(filter-out %.bpf.c,$(wildcard bench/*.c)) tests/fuzz/*.c
+	$(Q)shellcheck $(SHELL_SCRIPTS)
+	$(Q)shellcheck $(E2E_SHELLCHECK) tests/e2e/*.sh
 
 clean:
 	$(Q)rm -rf $(OUTPUT) bpftrace-prof

@@ -14,6 +14,7 @@ for bin in "$@"; do
 	work=build/fuzz/corpus/$parser
 	art=build/fuzz/artifacts/$parser
 	log=build/fuzz/$name.log
+	rm -rf "$art"
 	mkdir -p "$work" "$art"
 	if [ ! -d "$seeds" ]; then
 		echo "fuzz: $name: no seed corpus $seeds"
@@ -30,7 +31,7 @@ for bin in "$@"; do
 		echo "fuzz: $name: ok (${stats:-?} inputs in ${seconds}s)"
 		passed=$((passed + 1))
 	else
-		echo "fuzz: $name: FAILED (log: $log, input: $(ls "$art" | tail -1))"
+		echo "fuzz: $name: FAILED (log: $log, input: $(find "$art" -type f | head -1))"
 		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$log" | head -5
 		failed=$((failed + 1))
 	fi
