@@ -2,9 +2,11 @@
 /*
  * An ELF file a target maps (its executable, its libraries, the vDSO): symbols, build id,
  * program headers, notes, .gnu_debuglink.  Opened from memory (the vDSO path) and from a file
- * (the path with a debug-file search), then looked up as the symbolizer and the attach code do.
+ * (the path with a debug-file search), then looked up as the symbolizer and the attach code do;
+ * and --heap's static-executable check (PT_INTERP) on the same file.
  */
 #include <fcntl.h>
+#include <ftw.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,9 +16,20 @@
 #include <unistd.h>
 
 #include "elf_file.h"
+#include "heap_attach.h"
 #include "prologue.h"
 
 static char dir[64], file[96], debug[96];
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void remove_dir(void)
+{
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -27,6 +40,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(debug, sizeof(debug), "%s/debug", dir);
 	if (mkdir(debug, 0700))
 		abort();
+	atexit(remove_dir);
 	return 0;
 }
 
@@ -97,8 +111,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct elf_file_opts opts = {.debug_dir = debug};
 	struct elf_file *ef = NULL;
 	char copy[256] = "";
+	bool mem_ok = false;
+	int err;
 
 	if (!elf_file__open_mem(&ef, data, size)) {
+		mem_ok = true;
 		const char *id = elf_file__build_id(ef);
 
 		exercise(ef, data, size, false);
@@ -117,9 +134,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		elf_file__free(ef);
 	}
-	if (!write_file(file, data, size) && !elf_file__open(&ef, file, &opts)) {
-		exercise(ef, data, size, true);
-		elf_file__free(ef);
+	if (!write_file(file, data, size)) {
+		err = elf_file__open(&ef, file, &opts);
+		/* The same bytes from a file: a debug-file search (whatever the file's debuglink
+		 * or build id names) may add symbols, never lose the file. */
+		if (mem_ok && err)
+			__builtin_trap();
+		if (!err) {
+			exercise(ef, data, size, true);
+			elf_file__free(ef);
+		}
+		/* The --heap check for a static executable: its program headers. */
+		heap_attach__is_static(file);
 	}
 	if (copy[0])
 		unlink(copy);

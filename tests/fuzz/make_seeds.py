@@ -63,6 +63,13 @@ def elf_seeds():
     for f in ["/usr/lib/x86_64-linux-gnu/libdl.so.2"]:
         if os.path.exists(f):
             put("elf", "debian-" + os.path.basename(f), read(f))
+    # The vDSO, as the symbolizer reads it from a process's memory.
+    for line in open("/proc/self/maps"):
+        if line.rstrip().endswith("[vdso]"):
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            with open("/proc/self/mem", "rb") as mem:
+                mem.seek(lo)
+                put("elf", "vdso", mem.read(hi - lo))
     pie = read(f"{fx}/symfix-pie")
     link = read(f"{fx}/symfix-debuglink")
     phoff, shoff, phentsize, phnum, shentsize, shnum, shstrndx = ehdr(pie)
@@ -121,6 +128,11 @@ def elf_seeds():
     b = bytearray(link)
     b[dl["off"]:dl["off"] + 8] = b"in.elf\0\0"  # the harness's own file name: itself
     put("elf", "debuglink-self", bytes(b))
+    # Reproducer (fixed): a debuglink naming a directory (the harness's debug/) failed the
+    # whole file with EISDIR instead of falling back to .dynsym.
+    b = bytearray(link)
+    b[dl["off"]:dl["off"] + 8] = b"debug\0\0\0"
+    put("elf", "debuglink-directory", bytes(b))
     # A 32-bit object (ELFCLASS32) from the same source, when the compiler can make one.
     if os.system("clang -m32 -O1 -c tests/fixtures/symfix.c -o /tmp/symfix32.o 2>/dev/null") == 0:
         put("elf", "symfix-32.o", read("/tmp/symfix32.o"))
