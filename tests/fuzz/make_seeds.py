@@ -6,6 +6,7 @@ we read); real Debian files are copied from the system when present."""
 import os
 import shutil
 import struct
+import subprocess
 import sys
 
 C = "tests/fuzz/corpus"
@@ -133,15 +134,19 @@ def elf_seeds():
     b = bytearray(link)
     b[dl["off"]:dl["off"] + 8] = b"debug\0\0\0"
     put("elf", "debuglink-directory", bytes(b))
-    # A 32-bit object (ELFCLASS32) from the same source, when the compiler can make one.
-    if os.system("clang -m32 -O1 -c tests/fixtures/symfix.c -o /tmp/symfix32.o 2>/dev/null") == 0:
-        put("elf", "symfix-32.o", read("/tmp/symfix32.o"))
-        os.unlink("/tmp/symfix32.o")
+    # Other classes and byte orders: a 32-bit and a big-endian object (no headers needed).
+    src = "int f(int x) { return x + 1; }\nint g(void) { return f(2); }\n"
+    for name, target in (("obj-i386.o", "i386-linux-gnu"), ("obj-ppc64-be.o", "powerpc64-linux-gnu")):
+        cmd = ["clang", f"--target={target}", "-O1", "-c", "-x", "c", "-", "-o", f"/tmp/{name}"]
+        if subprocess.run(cmd, input=src.encode()).returncode == 0:
+            put("elf", name, read(f"/tmp/{name}"))
+            os.unlink(f"/tmp/{name}")
 
 
 # ---- text parsers ----------------------------------------------------------------------
 def text_seeds():
-    put("maps", "real", read("/proc/self/maps"))
+    if not os.path.exists(f"{C}/maps/real"):  # addresses change at every run: made once
+        put("maps", "real", read("/proc/self/maps"))
     put("maps", "edge",
         "00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/dbus-daemon\n"
         "7f0000000000-7f0000001000 rw-s 00000000 00:05 1 /dev/zero (deleted)\n"
