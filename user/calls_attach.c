@@ -130,16 +130,59 @@ size_t calls_attach__detect(const struct maps *m, struct calls_runtime_file *out
 	return n;
 }
 
-int calls_attach__java_release_major(const char *text)
+int calls_attach__java_release_major(const char *text, size_t len)
 {
-	const char *v = strstr(text, "JAVA_VERSION=\"");
-	int major, minor;
+	static const char key[] = "JAVA_VERSION=\"";
+	const size_t klen = sizeof(key) - 1;
+	size_t i = 0;
 
-	if (!v || (v != text && v[-1] != '\n'))
-		return -1;
-	if (!parse_version(v + strlen("JAVA_VERSION=\""), &major, &minor))
-		return -1;
-	return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
+	/* Bounded: the text is the target's file, not a C string. */
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		if (end - i > klen && !memcmp(text + i, key, klen)) {
+			char v[16];
+			int major, minor;
+
+			snprintf(v, sizeof(v), "%.*s", (int)(end - i - klen), text + i + klen);
+			if (!parse_version(v, &major, &minor))
+				return -1;
+			return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
+		}
+		i = end + 1;
+	}
+	return -1;
+}
+
+int calls_attach__java_release_read(int *out, int root_fd, const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	ssize_t n = 0;
+	int fd, err;
+
+	/* The target's file: inside its root, never through a final symlink, never waiting on a
+	 * FIFO, never more than a release file holds (a link to /dev/zero must not fill memory). */
+	err = safe_open__at(&fd, root_fd, path, SAFE_OPEN_NOFOLLOW, 0, NULL);
+	if (err)
+		return err;
+	buf = malloc(CALLS_RELEASE_MAX);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (len < CALLS_RELEASE_MAX && (n = read(fd, buf + len, CALLS_RELEASE_MAX - len)) > 0)
+		len += (size_t)n;
+	if (n < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	*out = calls_attach__java_release_major(buf, len);
+cleanup:
+	free(buf);
+	close(fd);
+	return err;
 }
 
 static void add_probe(struct calls_plan *out, const char *provider, const char *name, bool ret,
@@ -540,12 +583,12 @@ cleanup:
 
 /* Java's version, when the file name does not carry it: <home>/lib/server/libjvm.so next to
  * <home>/release. */
-static void java_version(struct calls_runtime_file *rf, const char *at_path)
+static void java_version(struct calls_runtime_file *rf, int root_fd)
 {
-	char path[PATH_MAX + 32], *text = NULL, *cut;
-	size_t len;
+	char path[PATH_MAX + 32], *cut;
+	int major;
 
-	snprintf(path, sizeof(path), "%s", at_path);
+	snprintf(path, sizeof(path), "%s", rf->path);
 	for (int up = 0; up < 3; up++) {
 		cut = strrchr(path, '/');
 		if (!cut)
@@ -553,10 +596,8 @@ static void java_version(struct calls_runtime_file *rf, const char *at_path)
 		*cut = 0;
 	}
 	strncat(path, "/release", sizeof(path) - strlen(path) - 1);
-	if (slurp(path, &text, &len))
-		return;
-	rf->major = calls_attach__java_release_major(text);
-	free(text);
+	if (!calls_attach__java_release_read(&major, root_fd, path))
+		rf->major = major;
 }
 
 /* What each runtime needs from the process to fire its probes. */
@@ -659,9 +700,8 @@ static int attach_maps(struct calls_attach *ca, uint32_t pid, int probe_pid, boo
 			err = 0;
 			continue;
 		}
-		snprintf(at, sizeof(at), "/proc/%u/root%s", pid, files[i].path);
 		if (files[i].runtime == PROF_RT_JAVA && files[i].major < 0)
-			java_version(&files[i], at);
+			java_version(&files[i], root_fd);
 		if (check_env)
 			check_runtime_env(ca, &files[i], who, cmdline, cmdline_len, environ,
 					  environ_len);
@@ -903,7 +943,7 @@ int calls_attach__cmd(struct calls_attach *ca, char **cmd)
 
 	for (size_t i = 0; i < c.n; i++) {
 		if (c.files[i].runtime == PROF_RT_JAVA && c.files[i].major < 0)
-			java_version(&c.files[i], c.files[i].path);
+			java_version(&c.files[i], -1);
 		check_runtime_env(ca, &c.files[i], cmd[0], args, args_len, env_list, env_len);
 		err = attach_file(ca, &c.files[i], -1, c.files[i].path);
 		if (err < 0)

@@ -443,12 +443,12 @@ static char *dir_of(const char *path)
 	return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 }
 
-/* Candidates that merely do not fit (or that we refuse to read): try the next one. */
+/* A candidate that failed, whatever the reason (absent, not ours, a directory or FIFO the
+ * file's own debuglink names): try the next one, and keep the file's own symbols.  Only running
+ * out of memory fails the file. */
 static bool debug_miss(int err)
 {
-	return err == -ENOENT || err == -ENOTDIR || err == -ENOEXEC || err == -ESTALE ||
-	       err == -EACCES || err == -EINVAL || err == -EFBIG || err == -ELOOP ||
-	       err == -EXDEV || err == -ENAMETOOLONG;
+	return err && err != -ENOMEM;
 }
 
 /* .gnu_debuglink holds a file name, padding to 4 bytes, and the CRC32 of the debug file. */

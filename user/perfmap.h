@@ -22,8 +22,8 @@ struct perfmap_sym {
 	const char *name;
 };
 
-/* -ENOENT when there is no such file; malformed lines are skipped (the runtime may be
- * writing the last one as we read). */
+/* Parse a perf map from a stream (the caller owns f); malformed lines are skipped (the runtime
+ * may be writing the last one as we read). */
 int perfmap__parse(struct perfmap **out, FILE *f);
 /* From an fd the caller opened and vetted (a regular file of bounded size). */
 int perfmap__load_fd(struct perfmap **out, int fd);

@@ -588,6 +588,48 @@ static void test_elf_file__find_symbol_prefers_default_version(void **state)
 	}
 }
 
+/*
+ * A .gnu_debuglink is the file's own bytes: one naming a directory (found by make fuzz) or
+ * anything else that cannot be read as a debug file is a miss, and the file keeps its .dynsym
+ * symbols -- it used to fail the whole file with -EISDIR.
+ */
+static void test_elf_file__debuglink_to_a_directory_falls_back(void **state)
+{
+	static const char link[] = "symfix-pie.debug";
+	char dir[] = "/tmp/elf-debug.XXXXXX", p[PATH_MAX];
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	struct elf_file *ef = NULL;
+	char *buf, *at;
+	size_t len;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	f = fopen(FIX "symfix-debuglink", "r");
+	assert_non_null(f);
+	buf = malloc(1 << 20);
+	assert_non_null(buf);
+	len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	at = memmem(buf, len, link, sizeof(link));
+	assert_non_null(at);
+	/* Same section size, a shorter name: "sub", NUL padding, then bytes taken as the CRC. */
+	memset(at, 0, sizeof(link));
+	memcpy(at, "sub", 3);
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/file", dir);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(buf);
+	assert_int_equal(elf_file__open(&ef, p, &(struct elf_file_opts){.debug_dir = dir}), 0);
+	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DYNSYM);
+	assert_symbol(ef, alpha, "symfix_alpha", alpha);
+	elf_file__free(ef);
+	rm_rf(dir);
+}
+
 static void test_elf_file__not_elf(void **state)
 {
 	struct elf_file *ef = NULL;
@@ -693,6 +735,7 @@ int main(void)
 		cmocka_unit_test(test_elf_file__debuglink_next_to_the_file),
 		cmocka_unit_test(test_elf_file__find_symbol_gives_file_offset_and_bytes),
 		cmocka_unit_test(test_elf_file__find_symbol_prefers_default_version),
+		cmocka_unit_test(test_elf_file__debuglink_to_a_directory_falls_back),
 		cmocka_unit_test(test_elf_file__not_elf),
 		cmocka_unit_test(test_elf_file__open_fd_keeps_its_own_copy),
 		cmocka_unit_test(test_elf_file__debuglink_fifo_and_dev_zero_skipped),

@@ -167,6 +167,21 @@ static void test_perfmap__load_refuses_fifo_and_symlinks(void **state)
 	rmdir(dir);
 }
 
+/* The parser over a stream (what the loader and the fuzzer feed it): the same entries. */
+static void test_perfmap__parses_a_stream(void **state)
+{
+	FILE *f = fmemopen((void *)sample, strlen(sample), "r");
+	struct perfmap *pm = NULL;
+
+	assert_non_null(f);
+	assert_int_equal(perfmap__parse(&pm, f), 0);
+	fclose(f);
+	assert_int_equal(perfmap__count(pm), 3);
+	assert_int_equal(perfmap__file_size(pm), strlen(sample));
+	assert_string_equal(perfmap__resolve(pm, 0x7f0000002010)->name, "py::bar:/srv/app.py");
+	perfmap__free(pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_perfmap__empty_and_missing),
 		cmocka_unit_test(test_perfmap__overlong_line_skipped_and_counted),
 		cmocka_unit_test(test_perfmap__load_refuses_fifo_and_symlinks),
+		cmocka_unit_test(test_perfmap__parses_a_stream),
 	};
 
 	return cmocka_run_group_tests_name("perfmap", tests, NULL, NULL);
