@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,9 +191,13 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case 'd':
 			errno = 0;
 			env.duration = strtod(optarg, &end);
+			/* Bounded so that the nanosecond deadline fits an int64_t (a cast of
+			 * 1e300 is undefined); NaN fails the comparisons too. */
 			if (errno || *end || end == optarg || !(env.duration > 0) ||
-			    isinf(env.duration))
-				return bad("invalid duration '%s' (seconds, > 0)", optarg);
+			    !(env.duration <= CLI_MAX_DURATION))
+				return bad("invalid duration '%s' (seconds, > 0 and at most "
+					   "31536000, one year)",
+					   optarg);
 			break;
 		case OPT_TOP:
 			if (parse_u64(optarg, 100000, &v))
