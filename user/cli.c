@@ -264,11 +264,6 @@ void cli__free(struct env *env)
 	env->cmdline = NULL;
 }
 
-const char *cli__format_name(enum out_format f)
-{
-	return f == FMT_PPROF ? "pprof" : f == FMT_FOLDED ? "folded" : "text";
-}
-
 const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len)
 {
 	const char *path = env->output, *base, *dot;

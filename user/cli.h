@@ -48,6 +48,5 @@ void cli__free(struct env *env);
 /* Output path for one mode: the path itself with one mode, "x.pb.gz" -> "x.<mode>.pb.gz" with
  * several.  Writes into buf. */
 const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len);
-const char *cli__format_name(enum out_format f);
 
 #endif /* PROF_CLI_H */

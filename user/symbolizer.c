@@ -835,10 +835,3 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 	}
 	return 0;
 }
-
-const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid)
-{
-	const struct sym_proc *p = find_proc(s, pid);
-
-	return p ? p->comm : NULL;
-}
