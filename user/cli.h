@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define CLI_MAX_PIDS 64
+#define CLI_MAX_PIDS	 64
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
 #define CLI_MAX_DURATION 31536000.0
 

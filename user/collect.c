@@ -238,8 +238,7 @@ int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nf
 
 	/* A process that is gone has nothing left to probe; anything else loses allocations. */
 	if (err && err != -ENOENT && err != -ESRCH)
-		pr_err("attaching the heap probes to process %u failed: %s\n", pid,
-		       strerror(-err));
+		pr_err("attaching the heap probes to process %u failed: %s\n", pid, strerror(-err));
 	return err;
 }
 

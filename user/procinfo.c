@@ -96,8 +96,7 @@ int procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid)
 	return err ? err : note_one(pi, pid, 0);
 }
 
-static int set_one(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm,
-		   bool exited)
+static int set_one(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm, bool exited)
 {
 	struct name_key k = {pid, tid};
 	struct name_val *v;
