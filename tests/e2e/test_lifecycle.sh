@@ -3,6 +3,11 @@
 
 LT=build/targets/lifecycle_target
 
+# Running or sleeping: not gone, and not a zombie (a killed child its parent has not reaped).
+running() { # PID
+	[ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat"
+}
+
 expect_no_ringbuf_drops() { # FILE
 	go tool pprof -symbolize=none -raw "$1" | grep -q '^Comment: ringbuf_full=0 ' ||
 		fail "ringbuf_full is not 0 in $1"
@@ -146,7 +151,7 @@ t_life_exec_attach_failure_reported() {
 
 t_life_reused_pid_is_not_a_target() {
 	local log=$E2E_TMP/prof.log f=$E2E_TMP/reuse.pb.gz child rpid gpid i
-	start_profiler "$log" --heap -o "$f" --top 0 -- "$LT" fork-exit
+	start_profiler "$log" -v --heap -o "$f" --top 0 -- "$LT" fork-exit
 	wait_for_line "$log.out" CHILD 10 || fail "no CHILD line"
 	child=$(awk '/^CHILD/ { print $2 }' "$log.out")
 	# A process outside CMD's tree takes the dead child's pid (retried: other work forks too).
@@ -164,10 +169,11 @@ t_life_reused_pid_is_not_a_target() {
 	gpid=$(awk '/^GRANDCHILD/ { print $2 }' "$E2E_TMP/reuser.out")
 	kill -INT "$PROF_PID"
 	wait "$PROF_PID" || fail "profiler exit status $?"
-	# Not followed, not profiled, not signalled.
+	# Not followed, not profiled, not signalled.  (-vv logs every child followed: CMD's was.)
+	grep -q "following child $child " "$log" || { cat "$log"; fail "CMD's own child not logged as followed"; }
 	grep -q "following child $gpid " "$log" && fail "the reuser's child was followed"
-	kill -0 "$gpid" 2>/dev/null || fail "the reuser's child was killed"
-	kill -0 "$rpid" 2>/dev/null || fail "the reuser was killed"
+	running "$gpid" || fail "the reuser's child was killed"
+	running "$rpid" || fail "the reuser was killed"
 	expect_eq "reuser_alloc alloc_objects" 0 "$(pprof_flat "$f" alloc_objects reuser_alloc)"
 	kill "$gpid" "$rpid"
 }

@@ -13,9 +13,11 @@
 //   reuser           forks a child that sleeps ("GRANDCHILD pid"), makes 10 malloc(48) (kept)
 //                    in reuser_alloc, prints DONE, and sleeps until a signal ends it.
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,6 +168,8 @@ int main(int argc, char **argv)
 		pid_t c = fork();
 
 		if (c == 0) {
+			/* Gone with its parent: a failed test leaves nothing behind. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			for (;;)
 				pause();
 		}

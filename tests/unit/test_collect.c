@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The consumer without BPF: a NULL loader stands for one whose ring buffer never opened. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -65,11 +71,83 @@ static void test_collect__exec_ends_live_blocks(void **state)
 	collect__free(c);
 }
 
+/* Exit status of the reuse scenario, run as init of a fresh pid namespace. */
+enum { REUSE_OK, REUSE_SIGNALLED, REUSE_SETUP };
+
+static int reuse_scenario(void)
+{
+	static struct env cmd_env = {.modes = MODE_HEAP};
+	struct prof_proc_event fork_ev = {.type = PROF_REC_PROC_FORK, .ppid = 1};
+	struct collect *c;
+	pid_t x, r, w;
+	int fd, st;
+
+	if (collect__new(&c, &cmd_env, NULL))
+		return REUSE_SETUP;
+	x = fork();
+	if (x == 0) {
+		pause();
+		_exit(0);
+	}
+	/* A followed child... */
+	fork_ev.pid = fork_ev.tid = (uint32_t)x;
+	if (x < 0 || collect__on_event(c, &fork_ev, sizeof(fork_ev)))
+		return REUSE_SETUP;
+	/* ...dies, and its exit event is not consumed yet (or was lost)... */
+	kill(x, SIGKILL);
+	if (waitpid(x, NULL, 0) != x)
+		return REUSE_SETUP;
+	/* ...and a stranger takes its pid. */
+	fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+	if (fd < 0 || dprintf(fd, "%d", (int)x - 1) < 0)
+		return REUSE_SETUP;
+	close(fd);
+	r = fork();
+	if (r == 0) {
+		pause();
+		_exit(0);
+	}
+	if (r != x)
+		return REUSE_SETUP;
+	collect__signal_all(c, SIGTERM);
+	usleep(100000); /* a signal sent would have landed by now */
+	w = waitpid(r, &st, WNOHANG);
+	kill(r, SIGKILL);
+	waitpid(r, NULL, 0);
+	collect__free(c);
+	return w == 0 ? REUSE_OK : REUSE_SIGNALLED;
+}
+
+static void test_collect__signal_never_reaches_a_reused_pid(void **state)
+{
+	pid_t outer = fork(), init;
+	int st;
+
+	assert_true(outer >= 0);
+	if (outer == 0) {
+		/* Own pid namespace (and user namespace, so no privilege is needed): its pids
+		 * are ours to reuse through ns_last_pid. */
+		if (unshare(CLONE_NEWUSER | CLONE_NEWPID))
+			_exit(10 + REUSE_SETUP);
+		init = fork();
+		if (init == 0)
+			_exit(10 + reuse_scenario());
+		if (init < 0 || waitpid(init, &st, 0) != init || !WIFEXITED(st))
+			_exit(10 + REUSE_SETUP);
+		_exit(WEXITSTATUS(st));
+	}
+	assert_int_equal(waitpid(outer, &st, 0), outer);
+	assert_true(WIFEXITED(st));
+	assert_int_not_equal(WEXITSTATUS(st), 10 + REUSE_SETUP);
+	assert_int_equal(WEXITSTATUS(st), 10 + REUSE_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_collect__exiting_before_events_started),
 		cmocka_unit_test(test_collect__exec_ends_live_blocks),
+		cmocka_unit_test(test_collect__signal_never_reaches_a_reused_pid),
 	};
 
 	return cmocka_run_group_tests_name("collect", tests, NULL, NULL);
