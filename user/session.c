@@ -283,8 +283,8 @@ static int resolve_pids(struct env *env)
 static void signal_cmd(struct run *r, int sig)
 {
 	if (r->collect)
-		collect__signal_all(r->collect, sig);
-	if (r->child.pidfd >= 0)
+		collect__signal_all(r->collect, sig); /* CMD is one of the targets */
+	else if (r->child.pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, r->child.pidfd, sig, NULL, 0);
 }
 
