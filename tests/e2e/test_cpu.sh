@@ -46,7 +46,7 @@ t_cpu_cmd_split_threads_kernel() {
 t_cpu_pid_attach_duration() {
 	local f=$E2E_TMP/cpu_pid.folded
 	start_waiting_target "$E2E_TMP/target.out" "$CT" 30 --wait
-	echo go >&$TARGET_IN
+	echo go >&"$TARGET_IN"
 	"$PROF" --cpu=199 -p "$TARGET_PID" -d 2 -f folded -o "$f" --top 0 || fail "exit status $?"
 	kill -0 "$TARGET_PID" || fail "-d stopped the -p target"
 	kill "$TARGET_PID"
@@ -67,7 +67,7 @@ t_cpu_pid_attach_duration() {
 t_cpu_sigint_and_heap_together() {
 	local base=$E2E_TMP/both.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$CT" 30 --wait
-	echo go >&$TARGET_IN
+	echo go >&"$TARGET_IN"
 	start_profiler "$E2E_TMP/prof.log" --cpu --heap -p "$TARGET_PID" -o "$base" --top 3
 	sleep 1.5
 	kill -INT "$PROF_PID"

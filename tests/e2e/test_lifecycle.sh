@@ -76,7 +76,7 @@ t_life_exec_releases_old_image_blocks() {
 	wait_for_line "$log.out" READY 10 || fail "target not ready"
 	# Its first image's maps are read at its first exec; only then may it exec again.
 	wait_for_line "$log" "exec'd lifecycle_targe" 20 || { cat "$log"; fail "no exec seen"; }
-	echo go >&$IN
+	echo go >&"$IN"
 	wait "$PROF_PID" || fail "profiler exit status $?"
 	expect_no_ringbuf_drops "$f"
 	expect_eq "first_image_alloc alloc_objects" 100 "$(pprof_flat "$f" alloc_objects first_image_alloc)"
@@ -94,17 +94,17 @@ leader_exit_run() { # PID_OR_WORKER
 	id=$pid
 	[ "$1" = worker ] && id=$tid
 	start_profiler "$log" --heap -p "$id" -o "$f" --top 0
-	echo go >&$TARGET_IN
+	echo go >&"$TARGET_IN"
 	wait_for_line "$E2E_TMP/target.out" LEADER-GONE 30 || fail "leader did not exit: $(cat "$E2E_TMP/target.out")"
 	# The kernel's per-process uprobe filter went with the leader's memory: the profiler moves
 	# the probes to a running thread (README: limits); wait for that, then allocate.
 	wait_for_line "$log" "main thread of $pid exited: heap probes moved to its thread $tid" 30 ||
 		{ cat "$log"; fail "probes not moved to the worker"; }
-	echo alloc >&$TARGET_IN
+	echo alloc >&"$TARGET_IN"
 	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "worker did not finish: $(cat "$E2E_TMP/target.out")"
 	# The leader is gone, the process is not: profiling goes on until the worker exits.
 	kill -0 "$PROF_PID" 2>/dev/null || fail "profiler stopped when the leader thread exited"
-	echo bye >&$TARGET_IN
+	echo bye >&"$TARGET_IN"
 	wait "$TARGET_PID" || fail "target exit status $?"
 	for ((i = 0; i < 200; i++)); do kill -0 "$PROF_PID" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$PROF_PID" 2>/dev/null && fail "profiler still running after the process exited"
@@ -139,7 +139,7 @@ t_life_exec_attach_failure_reported() {
 	while [ -e "/proc/$PROF_PID/fd/$lowest" ]; do lowest=$((lowest + 1)); done
 	hard=$(prlimit --pid "$PROF_PID" --nofile -o HARD --noheadings | tr -d ' ')
 	prlimit --pid "$PROF_PID" --nofile="$lowest:$hard" || fail "prlimit"
-	echo go >&$IN
+	echo go >&"$IN"
 	wait_for_line "$log" "attaching the heap probes to process" 20 || { cat "$log"; fail "exec attach failure not reported"; }
 	prlimit --pid "$PROF_PID" --nofile="$hard:$hard"
 	for ((i = 0; i < 200; i++)); do kill -0 "$PROF_PID" 2>/dev/null || break; sleep 0.1; done
