@@ -258,7 +258,7 @@ t_calls_with_heap_two_profiles() {
 		awk '/ total$/ { for (i = 1; i <= NF; i++) if ($i == "of") { v = $(i + 1); sub(/B$/, "", v); print v } }')
 	inuse=$(go tool pprof -symbolize=none -top -sample_index=inuse_space -unit=B "$E2E_TMP/both.heap.pb.gz" 2>/dev/null |
 		awk '/ total$/ { for (i = 1; i <= NF; i++) if ($i == "of") { v = $(i + 1); sub(/B$/, "", v); print v } }')
-	[ -n "$alloc" ] && [ "$alloc" -gt 0 ] || fail "no allocated bytes: '$alloc'"
+	[ "${alloc:-0}" -gt 0 ] || fail "no allocated bytes: '$alloc'"
 	[ "$inuse" -le "$alloc" ] || fail "inuse $inuse > alloc $alloc"
 	echo "ok: alloc_space $alloc >= inuse_space $inuse"
 }
