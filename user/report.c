@@ -32,7 +32,7 @@ static const char *const counter_descs[] = {PROF_COUNTERS(CNT_DESC)};
 /* Files refused as unsafe and lines skipped: symbols lost, so counted like every drop. */
 static int add_symbolizer_counters(struct collect *c, struct profile *p)
 {
-	const struct symbolizer_stats *st = symbolizer__stats(collect__symbolizer(c));
+	const struct symbolizer_stats *st = collect__symbolizer_stats(c);
 	int err;
 
 	err = profile__add_counter(p, "files_refused",
