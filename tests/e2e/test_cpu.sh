@@ -11,7 +11,7 @@ check_period_values() { # FILE PERIOD_NS
 	local bad n
 	read -r n bad < <(go tool pprof -symbolize=none -raw "$1" 2>/dev/null |
 		awk -v p="$2" '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
-			s && /^ *[0-9]+ +[0-9]+:/ { v = $2; sub(/:$/, "", v); n++; if (v != $1 * p) bad++ }
+			s && /^ *[0-9]+ +[0-9]+:/ { v = $2; sub(/:$/, "", v); n++; if (v + 0 != $1 * p) bad++ }
 			END { print n + 0, bad + 0 }')
 	[ "$n" -gt 0 ] || fail "no samples in $1"
 	expect_eq "samples whose cpu ns != count x $2" 0 "$bad"
