@@ -6,15 +6,10 @@
  * which allocator function fired, so one program serves them all.
  */
 #include "common.bpf.h"
+#include "events.bpf.h"
+#include "heap_state.bpf.h"
 #include "prof_heap.h"
-
-/* --sample-bytes: per-thread bytes left until the next sampled allocation. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __s64);
-} prof_sample_left SEC(".maps");
+#include "stacks.bpf.h"
 
 /* --sample-bytes: exponentially distributed intervals (mean = sample_bytes), from userspace. */
 struct {
@@ -24,11 +19,11 @@ struct {
 	__type(value, __u64);
 } prof_sample_intervals SEC(".maps");
 
-/* --sample-bytes: addresses of sampled live blocks, so only their frees travel. */
+/* --sample-bytes: sampled live blocks, so only their frees travel. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 20);
-	__type(key, __u64);
+	__uint(max_entries, PROF_SAMPLED_ENTRIES);
+	__type(key, struct prof_sampled_key);
 	__type(value, __u8);
 } prof_sampled SEC(".maps");
 
@@ -53,17 +48,18 @@ static __always_inline __s64 next_interval(void)
 static __always_inline bool sample_take(__u32 tid, __u64 size)
 {
 	__s64 *left, first;
+	bool taken;
 
 	left = bpf_map_lookup_elem(&prof_sample_left, &tid);
 	if (!left) {
 		first = next_interval() - (__s64)size;
-		if (first > 0) {
-			bpf_map_update_elem(&prof_sample_left, &tid, &first, BPF_ANY);
-			return false;
-		}
-		first = next_interval();
-		bpf_map_update_elem(&prof_sample_left, &tid, &first, BPF_ANY);
-		return true;
+		taken = first <= 0;
+		if (taken)
+			first = next_interval();
+		/* Full: the draw above still holds (the interval is memoryless), but counted. */
+		if (bpf_map_update_elem(&prof_sample_left, &tid, &first, BPF_ANY))
+			prof_count(PROF_CNT_SAMPLE_LEFT_FULL);
+		return taken;
 	}
 	*left -= (__s64)size;
 	if (*left > 0)
@@ -81,15 +77,29 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 
 	if (!heap_target(id >> 32))
 		return 0;
-	if (sample_bytes) {
-		/* An inner call (new -> malloc) must not draw from the sampling budget twice. */
-		if (bpf_map_lookup_elem(&prof_pending, &tid) || !sample_take(tid, size))
-			return 0;
-	}
 	p.size = size;
 	p.old_addr = old_addr;
 	p.sp = PT_REGS_SP(ctx);
 	p.fn = fn;
+	if (sample_bytes) {
+		/*
+		 * An outer call in flight (higher on the stack, or at the same sp for a tail call)
+		 * drew for this one: operator new -> malloc, realloc(NULL) -> malloc draw once.
+		 * Unsampled outer calls leave an entry too, so that their inner calls see them.
+		 */
+		cur = bpf_map_lookup_elem(&prof_pending, &tid);
+		if (cur && cur->sp >= p.sp)
+			return 0;
+		if (!sample_take(tid, size))
+			p.flags = PROF_PENDING_UNSAMPLED;
+		if (cur) {
+			*cur = p; /* stale: its return never came (longjmp, exception) */
+			return 0;
+		}
+		if (bpf_map_update_elem(&prof_pending, &tid, &p, BPF_NOEXIST))
+			prof_count(PROF_CNT_PENDING_FULL);
+		return 0;
+	}
 	/*
 	 * BPF_NOEXIST: a call already in flight on this thread is an outer allocator entry point
 	 * (operator new calling malloc, reallocarray calling realloc); only the outer one counts.
@@ -133,10 +143,36 @@ int BPF_KPROBE(heap_enter)
 	case PROF_FN_MEMALIGN:
 		return enter(ctx, fn, a1, 0);
 	default:
-		if (fn >= PROF_FN_CXX_NEW && fn < PROF_FN__COUNT)
+		if (prof_fn_is_cxx_new(fn))
 			return enter(ctx, fn, a0, 0); /* every operator new takes the size first */
 		return 0;
 	}
+}
+
+/*
+ * --sample-bytes: a block of this process left the heap (freed, or moved by a realloc).  Only
+ * a sampled block is news to userspace: the others it never saw.
+ */
+static __always_inline void emit_free(__u64 id, __u64 addr)
+{
+	struct prof_sampled_key key = {.tgid = id >> 32, .addr = addr};
+	struct prof_heap_free *e;
+
+	if (sample_bytes && bpf_map_delete_elem(&prof_sampled, &key))
+		return;
+	e = prof_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->type = PROF_REC_HEAP_FREE;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->addr = addr;
+	prof_submit(e);
+}
+
+static __always_inline bool is_realloc(__u32 fn)
+{
+	return fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY;
 }
 
 SEC("uretprobe")
@@ -144,27 +180,41 @@ int BPF_KRETPROBE(heap_return, long ret)
 {
 	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
+	struct prof_sampled_key key = {.tgid = id >> 32};
 	__u32 tid = (__u32)id;
 	struct prof_heap_pending *p;
 	struct prof_heap_event *e;
 	__u64 addr = (__u64)ret;
 	long stack_id;
+	__u8 one = 1;
 
 	/* Only a target's entry probe records a pending call: that lookup is the filter. */
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
 	if (!p) {
-		if (!sample_bytes && heap_target(id >> 32))
+		if (heap_target(id >> 32))
 			prof_count(PROF_CNT_PENDING_MISSING); /* entered before attach */
-		return 0;				      /* (or not sampled) */
+		return 0;
 	}
 	/* An inner call of an outer entry point (or a tail call of one): the outer reports it. */
 	if (p->fn != fn || p->sp + 8 != PT_REGS_SP(ctx))
 		return 0;
 
+	if (p->flags & PROF_PENDING_UNSAMPLED) {
+		/*
+		 * A realloc that was not sampled still ends the old block: if that one was sampled,
+		 * it must leave the in-use values.  (A failed realloc keeps it; realloc(p, 0) frees
+		 * it through free, which the free probe sees.)
+		 */
+		if (is_realloc(fn) && p->old_addr && addr)
+			emit_free(id, p->old_addr);
+		goto out;
+	}
 	if (fn == PROF_FN_POSIX_MEMALIGN) {
 		addr = 0;
-		if (ret == 0)
-			bpf_probe_read_user(&addr, sizeof(addr), (void *)p->old_addr);
+		if (ret == 0 && bpf_probe_read_user(&addr, sizeof(addr), (void *)p->old_addr)) {
+			prof_count(PROF_CNT_HEAP_READ_FAIL);
+			addr = 0;
+		}
 	}
 
 	e = prof_reserve(sizeof(*e));
@@ -173,18 +223,22 @@ int BPF_KRETPROBE(heap_return, long ret)
 	stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
 	if (stack_id < 0)
 		prof_count(stack_id == -EEXIST ? PROF_CNT_STACK_COLLISION : PROF_CNT_STACK_FAIL);
-	e->type = (fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY) ? PROF_REC_HEAP_REALLOC
-									: PROF_REC_HEAP_ALLOC;
+	e->type = is_realloc(fn) ? PROF_REC_HEAP_REALLOC : PROF_REC_HEAP_ALLOC;
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->stack_id = (__s32)stack_id;
 	e->addr = addr;
-	e->old_addr = e->type == PROF_REC_HEAP_REALLOC ? p->old_addr : 0;
 	e->size = p->size;
+	if (is_realloc(fn)) {
+		e->old_addr = p->old_addr;
+		/* Sampling: the old block is userspace's only if it was sampled, and it is gone. */
+		key.addr = p->old_addr;
+		if (sample_bytes && addr && p->old_addr && bpf_map_delete_elem(&prof_sampled, &key))
+			e->old_addr = 0;
+	}
 	if (sample_bytes && addr) {
-		__u8 one = 1;
-
-		if (bpf_map_update_elem(&prof_sampled, &addr, &one, BPF_ANY))
+		key.addr = addr;
+		if (bpf_map_update_elem(&prof_sampled, &key, &one, BPF_ANY))
 			prof_count(PROF_CNT_SAMPLED_FULL);
 	}
 	prof_submit(e);
@@ -193,25 +247,35 @@ out:
 	return 0;
 }
 
+/*
+ * An exception thrown while operator new is in flight (std::bad_alloc, from operator new or a
+ * new_handler): the allocation failed and its return never comes.  Counted, never live.
+ */
+static __always_inline int cxx_throw(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct prof_heap_pending *p;
+	__u32 tid = (__u32)id;
+
+	p = bpf_map_lookup_elem(&prof_pending, &tid);
+	if (!p || !prof_fn_is_cxx_new(p->fn) || p->sp <= PT_REGS_SP(ctx))
+		return 0; /* no operator new in flight above the throw */
+	prof_count(PROF_CNT_CXX_THROWS);
+	bpf_map_delete_elem(&prof_pending, &tid);
+	return 0;
+}
+
+/* Entry-only probes: free, and __cxa_throw (by its cookie). */
 SEC("uprobe")
 int BPF_KPROBE(heap_free, __u64 addr)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct prof_heap_free *e;
+	__u64 id;
 
+	if (bpf_get_attach_cookie(ctx) == PROF_FN_CXX_THROW)
+		return cxx_throw(ctx);
+	id = bpf_get_current_pid_tgid();
 	if (!addr || !heap_target(id >> 32))
 		return 0;
-	/* Sampling: only blocks that were sampled are of interest to userspace. */
-	if (sample_bytes && bpf_map_delete_elem(&prof_sampled, &addr))
-		return 0;
-	e = prof_reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	e->type = PROF_REC_HEAP_FREE;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->pad = 0;
-	e->addr = addr;
-	prof_submit(e);
+	emit_free(id, addr);
 	return 0;
 }

@@ -40,6 +40,15 @@ enum prof_call_flags {
 #define PROF_CALL_CLS_LEN      128
 #define PROF_CALL_FN_LEN       128
 #define PROF_CALL_FILE_LEN     256 /* Java: the method signature */
+/* libbpf's USDT argument specs: one per distinct argument layout per attach (ruby alone has a
+ * dozen call sites, times every -p pid). */
+#define PROF_USDT_SPEC_ENTRIES 4096
+
+/* read_str() bounds a length with `len &= size - 1`: only a power of two makes that a bound. */
+#define PROF_IS_POW2(n) ((n) > 0 && ((n) & ((n)-1)) == 0)
+_Static_assert(PROF_IS_POW2(PROF_CALL_CLS_LEN), "PROF_CALL_CLS_LEN must be a power of two");
+_Static_assert(PROF_IS_POW2(PROF_CALL_FN_LEN), "PROF_CALL_FN_LEN must be a power of two");
+_Static_assert(PROF_IS_POW2(PROF_CALL_FILE_LEN), "PROF_CALL_FILE_LEN must be a power of two");
 
 /* PROF_REC_CALL_ENTRY / PROF_REC_CALL_RETURN */
 struct prof_call_event {

@@ -29,7 +29,23 @@ enum prof_alloc_fn {
 	PROF_FN_CXX_NEW_ARRAY_ALIGNED,
 	PROF_FN_CXX_NEW_ALIGNED_NOTHROW,
 	PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW,
+	/* __cxa_throw: an exception leaving an operator new in flight (entry probe only). */
+	PROF_FN_CXX_THROW,
 	PROF_FN__COUNT,
+};
+
+static inline int prof_fn_is_cxx_new(__u32 fn)
+{
+	return fn >= PROF_FN_CXX_NEW && fn <= PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW;
+}
+
+/* prof_heap_pending.flags */
+enum prof_pending_flags {
+	/*
+	 * --sample-bytes: the outermost call in flight drew and was not sampled.  Its entry stays
+	 * so that inner calls (operator new -> malloc) neither draw again nor report.
+	 */
+	PROF_PENDING_UNSAMPLED = 1,
 };
 
 /* Entry arguments kept per thread until the return probe fires. */
@@ -38,8 +54,17 @@ struct prof_heap_pending {
 	__u64 old_addr; /* realloc: block passed in; posix_memalign: the memptr out-parameter */
 	__u64 sp;	/* stack pointer at entry: the return must come back to sp + 8 */
 	__u32 fn;	/* enum prof_alloc_fn */
-	__u32 pad;
+	__u32 flags;	/* enum prof_pending_flags */
 };
+
+/* --sample-bytes: a sampled live block.  Per process: a forked child's copy of the address is
+ * another block. */
+struct prof_sampled_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;
+};
+_Static_assert(sizeof(struct prof_sampled_key) == 16, "prof_sampled_key layout");
 _Static_assert(sizeof(struct prof_heap_pending) == 32, "prof_heap_pending layout");
 
 /* PROF_REC_HEAP_ALLOC and PROF_REC_HEAP_REALLOC. */
@@ -66,5 +91,10 @@ _Static_assert(sizeof(struct prof_heap_free) == 24, "prof_heap_free layout");
 
 /* --sample-bytes: userspace fills this many exponentially distributed intervals. */
 #define PROF_SAMPLE_TABLE 4096
+
+/* Map sizes, set by the loader between open and load (1 when the map is not needed). */
+#define PROF_PENDING_ENTRIES	 16384	   /* threads inside an allocator call at once */
+#define PROF_SAMPLE_LEFT_ENTRIES 16384	   /* --sample-bytes: live threads with a countdown */
+#define PROF_SAMPLED_ENTRIES	 (1 << 20) /* --sample-bytes: sampled blocks live at once */
 
 #endif /* PROF_HEAP_H */

@@ -46,6 +46,8 @@ static const struct alloc_fn alloc_fns[] = {
 	{"_ZnamSt11align_val_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED},
 	{"_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ALIGNED_NOTHROW},
 	{"_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW},
+	/* entry only, on the free program: lets a bad_alloc unwind through probed operator new */
+	{"__cxa_throw", PROF_FN_CXX_THROW},
 };
 
 #define MAX_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
@@ -100,7 +102,7 @@ int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_pr
 		 * Entry and return probes share the (emulated) instruction at off+probe: only flag
 		 * setters were skipped, so the return address is still at the top of the stack.
 		 */
-		if (a->fn == PROF_FN_FREE) {
+		if (a->fn == PROF_FN_FREE || a->fn == PROF_FN_CXX_THROW) {
 			err = attach_one(l, free_, false, path, pid, off + probe, a->fn);
 		} else {
 			err = attach_one(l, enter, false, path, pid, off + probe, a->fn);
