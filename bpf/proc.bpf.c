@@ -66,7 +66,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 
 	if (!prof_is_target(pid))
 		return 0;
-	/* The thread's heap state: its id may be reused, and dead threads' entries fill the maps. */
+	/* Its heap state: tids are reused, and dead threads' entries would fill the maps. */
 	bpf_map_delete_elem(&prof_pending, &tid);
 	bpf_map_delete_elem(&prof_sample_left, &tid);
 	if (prof_all_targets)

@@ -35,9 +35,9 @@ enum shared_map {
 };
 
 static const char *const shared_names[SHARED__COUNT] = {
-	[SHARED_TARGETS] = "prof_targets",	 [SHARED_COUNTERS] = "prof_counters",
-	[SHARED_EVENTS] = "prof_events",	 [SHARED_STACKS] = "prof_stacks",
-	[SHARED_PENDING] = "prof_pending",	 [SHARED_SAMPLE_LEFT] = "prof_sample_left",
+	[SHARED_TARGETS] = "prof_targets", [SHARED_COUNTERS] = "prof_counters",
+	[SHARED_EVENTS] = "prof_events",   [SHARED_STACKS] = "prof_stacks",
+	[SHARED_PENDING] = "prof_pending", [SHARED_SAMPLE_LEFT] = "prof_sample_left",
 };
 
 struct loader {
@@ -51,7 +51,7 @@ struct loader {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks, cap;
-	struct hashmap *attached; /* (dev, ino, pid) of files already probed */
+	struct hashmap *attached;     /* (dev, ino, pid) of files already probed */
 	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
 };
 
