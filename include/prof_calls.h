@@ -91,17 +91,6 @@ _Static_assert(sizeof(struct prof_call_name) ==
 		       24 + PROF_CALL_CLS_LEN + PROF_CALL_FN_LEN + PROF_CALL_FILE_LEN,
 	       "prof_call_name layout");
 
-/* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
-static inline __u64 prof_mix64(__u64 h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb53a185ec87cULL;
-	h ^= h >> 33;
-	return h;
-}
-
 /*
  * Identity of a function as a probe names it.  The exec generation keeps a pointer of the
  * old image from naming a function of the new one; the runtime keeps two runtimes in one

@@ -47,6 +47,8 @@ enum prof_rec_type {
 	  "threads sampled without their byte countdown: countdown map full")                   \
 	X(HEAP_READ_FAIL, "heap_read_fail",                                                     \
 	  "posix_memalign results unreadable (block not counted)")                              \
+	X(CXX_NEW_LOST, "cxx_new_lost",                                                         \
+	  "operator new calls whose block was never seen (it called no probed allocator)")      \
 	X(CXX_THROWS, "cxx_throws",                                                             \
 	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)")   \
 	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")        \
@@ -91,6 +93,17 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 
 /* Counted by the ring-buffer consumer (user/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
+
+/* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
+static inline __u64 prof_mix64(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb53a185ec87cULL;
+	h ^= h >> 33;
+	return h;
+}
 
 /* prof_proc_event.flags */
 enum prof_proc_flags {

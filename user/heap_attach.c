@@ -53,9 +53,9 @@ static const struct alloc_fn alloc_fns[] = {
 #define MAX_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
 
 static int attach_one(struct loader *l, struct bpf_program *prog, bool retprobe, const char *path,
-		      int pid, uint64_t off, enum prof_alloc_fn fn)
+		      int pid, uint64_t off, uint64_t cookie)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = fn);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_link *link;
 
 	link = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
@@ -104,6 +104,10 @@ int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_pr
 		 */
 		if (a->fn == PROF_FN_FREE || a->fn == PROF_FN_CXX_THROW) {
 			err = attach_one(l, free_, false, path, pid, off + probe, a->fn);
+		} else if (prof_fn_entry_only(a->fn)) {
+			/* no uretprobe: a bad_alloc must unwind through it (include/prof_heap.h) */
+			err = attach_one(l, enter, false, path, pid, off + probe,
+					 PROF_COOKIE(a->fn, fn.size ? fn.size : 64));
 		} else {
 			err = attach_one(l, enter, false, path, pid, off + probe, a->fn);
 			if (!err)

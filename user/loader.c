@@ -92,6 +92,7 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_sample_left",
 		 l->opts.heap && l->opts.sample_bytes ? PROF_SAMPLE_LEFT_ENTRIES : 1},
 		{"prof_sampled", l->opts.sample_bytes ? PROF_SAMPLED_ENTRIES : 1},
+		{"prof_new_stacks", PROF_NEW_STACK_ENTRIES},
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 	};
 	struct bpf_map *map;
@@ -414,13 +415,17 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
 
 int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES], unsigned *n)
 {
+	int fd = l->shared_fd[SHARED_STACKS];
 	unsigned i;
 
 	*n = 0;
-	if (stack_id < 0 || l->shared_fd[SHARED_STACKS] < 0)
+	/* Stacks of operator new blocks live in the heap object's own map (include/prof_heap.h). */
+	if (stack_id >= 0 && (stack_id & PROF_STACK_ID_OWN))
+		fd = l->heap ? bpf_map__fd(l->heap->maps.prof_new_stacks) : -1;
+	if (stack_id < 0 || fd < 0)
 		return -ENOENT;
 	memset(ips, 0, PROF_MAX_FRAMES * sizeof(ips[0]));
-	if (bpf_map_lookup_elem(l->shared_fd[SHARED_STACKS], &stack_id, ips))
+	if (bpf_map_lookup_elem(fd, &stack_id, ips))
 		return -errno;
 	for (i = 0; i < PROF_MAX_FRAMES && ips[i]; i++)
 		;

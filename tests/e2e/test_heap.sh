@@ -186,3 +186,27 @@ t_heap_static_binary_own_allocator() {
 	expect_eq "static_leak inuse_space (-p)" 200000 "$(pprof_flat "$f" inuse_space static_leak)"
 	expect_eq "static_churn alloc_space (-p)" 160000 "$(pprof_flat "$f" alloc_space static_churn)"
 }
+
+# A std::bad_alloc thrown by operator new unwinds and is caught while --heap probes operator
+# new: a uretprobe there put the kernel's trampoline in the return-address slot, where the C++
+# unwinder finds no unwind info and calls std::terminate.
+t_heap_cxx_bad_alloc_caught() {
+	local f=$E2E_TMP/bad_alloc.pb.gz lib=$E2E_TMP/lib out=$E2E_TMP/bad_alloc.out err=$E2E_TMP/bad_alloc.err
+	# A private copy of libstdc++: uprobes belong to an inode, so probes another session holds on
+	# the system's copy (a --heap -- CMD probes every process mapping it) cannot decide this test.
+	mkdir -p "$lib"
+	cp "$(g++ -print-file-name=libstdc++.so.6)" "$lib/libstdc++.so.6" || fail "no libstdc++ to copy"
+	LD_LIBRARY_PATH=$lib "$PROF" --heap -o "$f" --top 0 -- build/targets/bad_alloc >"$out" 2>"$err" ||
+		fail "profiler exit status $?"
+	grep -q terminate "$err" && fail "the target aborted: $(cat "$err")"
+	expect_eq "target output (it caught the exception and returned 0 after it)" caught "$(cat "$out")"
+	expect_no_drops "$f"
+	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: cxx_throws=1 ' ||
+		fail "the throw was not seen: $(go tool pprof -symbolize=none -raw "$f" | grep cxx_throws)"
+	# The failed allocation is not an allocation: nothing of huge_new, live or not.
+	expect_eq "huge_new alloc_objects" 0 "$(pprof_flat "$f" alloc_objects huge_new)"
+	expect_eq "huge_new inuse_space" 0 "$(pprof_flat "$f" inuse_space huge_new)"
+	# Allocations after the throw are counted as usual, with their caller as the leaf.
+	expect_eq "after_throw alloc_objects" 10 "$(pprof_flat "$f" alloc_objects after_throw)"
+	expect_eq "after_throw inuse_space" 10000 "$(pprof_flat "$f" inuse_space after_throw)"
+}

@@ -11,7 +11,7 @@
 #define NOINLINE __attribute__((noinline))
 
 static char *volatile sink;
-static char *kept[10];
+static char *volatile kept[10]; /* volatile: the allocations cannot be elided */
 
 extern "C" NOINLINE int huge_new(void)
 {
