@@ -187,6 +187,8 @@ static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtim
 		if (bp && !bpf_probe_read_user(&ret, sizeof(ret), (const void *)(bp + 8))) {
 			e->frame_sp = bp + 16;
 			e->site = (__u32)ret;
+		} else {
+			prof_count(PROF_CNT_CALL_READ_FAIL); /* the frame stays unknown (0) */
 		}
 	}
 	e->type = type;
