@@ -46,7 +46,7 @@ static const struct alloc_fn alloc_fns[] = {
 	{"_ZnamSt11align_val_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED},
 	{"_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ALIGNED_NOTHROW},
 	{"_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW},
-	/* entry only, on the free program: lets a bad_alloc unwind through probed operator new */
+	/* entry only, on the free program: a throw while operator new is in flight is counted */
 	{"__cxa_throw", PROF_FN_CXX_THROW},
 };
 
