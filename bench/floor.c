@@ -30,31 +30,9 @@
 #include "elf_file.h"
 #include "floor.h"
 #include "floor.skel.h"
+#include "heap_attach.h"
 #include "maps.h"
-#include "prologue.h"
-
-/* The allocator functions user/heap_attach.c probes (run.sh checks the counts agree). */
-static const char *const alloc_fns[] = {
-	"malloc",
-	"calloc",
-	"realloc",
-	"reallocarray",
-	"posix_memalign",
-	"aligned_alloc",
-	"memalign",
-	"valloc",
-	"pvalloc",
-	"free",
-	"_Znwm",
-	"_Znam",
-	"_ZnwmRKSt9nothrow_t",
-	"_ZnamRKSt9nothrow_t",
-	"_ZnwmSt11align_val_t",
-	"_ZnamSt11align_val_t",
-	"_ZnwmSt11align_val_tRKSt9nothrow_t",
-	"_ZnamSt11align_val_tRKSt9nothrow_t",
-};
-#define NFNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
+#include "safe_open.h"
 
 static bool entry_only;
 
@@ -89,51 +67,42 @@ static int attach_at(struct floor_state *st, struct bpf_program *prog, bool ret,
 	return keep(st, link);
 }
 
-/* Probe the allocator functions one file defines; returns how many, or -errno. */
-static int attach_file(struct floor_state *st, int pid, const char *path)
+/* Probe the allocator functions one file defines, by bpftrace-prof's own plan; returns how
+ * many, or -errno. */
+static int attach_file(struct floor_state *st, int pid, int fd, const char *name)
 {
 	struct elf_file *ef = NULL;
-	uint64_t done[NFNS];
-	unsigned ndone = 0;
-	int err, n = 0;
+	struct heap_plan plan;
+	char path[64];
+	int err;
 
-	err = elf_file__open(&ef, path, &(struct elf_file_opts){.debug_dir = ""});
+	err = elf_file__open_fd(&ef, fd, &(struct elf_file_opts){.debug_dir = "", .keep_fd = true});
 	if (err)
 		return err;
-	for (size_t i = 0; i < NFNS; i++) {
-		struct elf_func fn;
-		uint8_t code[32];
-		uint64_t probe = 0;
-		bool dup = false;
-		size_t len;
+	err = heap_attach__plan(&plan, ef);
+	if (err)
+		goto cleanup;
+	safe_open__fd_path(path, sizeof(path), fd);
+	for (unsigned i = 0; i < plan.count; i++) {
+		const struct heap_probe *p = &plan.probes[i];
 
-		if (elf_file__find_symbol(ef, &fn, alloc_fns[i]) || fn.ifunc)
-			continue;
-		for (unsigned j = 0; j < ndone; j++)
-			dup |= done[j] == fn.file_offset;
-		if (dup)
-			continue;
-		done[ndone++] = fn.file_offset;
-		len = fn.size && fn.size < sizeof(code) ? fn.size : sizeof(code);
-		if (elf_file__read_at(ef, code, len, fn.file_offset) == 0)
-			probe = prologue__probe_offset(code, len);
-		if (!strcmp(alloc_fns[i], "free")) {
+		if (p->kind == HEAP_PROBE_FREE)
 			err = attach_at(st, st->skel->progs.floor_free, false, pid, path,
-					fn.file_offset + probe);
-		} else {
+					p->offset);
+		else if (p->kind == HEAP_PROBE_ENTRY)
 			err = attach_at(st, st->skel->progs.floor_enter, false, pid, path,
-					fn.file_offset + probe);
-			if (!err && !entry_only)
-				err = attach_at(st, st->skel->progs.floor_return, true, pid, path,
-						fn.file_offset + probe);
-		}
+					p->offset);
+		else if (!entry_only)
+			err = attach_at(st, st->skel->progs.floor_return, true, pid, path,
+					p->offset);
 		if (err)
 			goto cleanup;
-		fprintf(stderr, "floor: probing %s at %s+0x%llx (+%llu)\n", alloc_fns[i], path,
-			(unsigned long long)fn.file_offset, (unsigned long long)probe);
-		n++;
+		if (p->kind != HEAP_PROBE_RETURN)
+			fprintf(stderr, "floor: probing %s at %s+0x%llx (+%llu)\n", p->name, name,
+				(unsigned long long)(p->offset - p->skipped),
+				(unsigned long long)p->skipped);
 	}
-	err = n;
+	err = (int)plan.nfns;
 cleanup:
 	elf_file__free(ef);
 	return err;
@@ -142,17 +111,23 @@ cleanup:
 /* Every executable file mapping of pid, each file once, as heap_attach__process does. */
 static int attach_pid(struct floor_state *st, int pid)
 {
-	char path[PATH_MAX + 64];
+	char path[64];
 	struct maps *m = NULL;
-	int err, total = 0;
+	int err, total = 0, root_fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	err = maps__read(&m, path);
 	if (err)
 		return err;
+	err = safe_open__root(&root_fd, "/proc", (uint32_t)pid);
+	if (err) {
+		maps__free(m);
+		return err;
+	}
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
 		bool seen = false;
+		int fd;
 
 		if (!e->exec || !maps_entry__is_file(e))
 			continue;
@@ -160,14 +135,18 @@ static int attach_pid(struct floor_state *st, int pid)
 			seen |= m->entries[j].exec && !strcmp(m->entries[j].path, e->path);
 		if (seen)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-		err = attach_file(st, pid, path);
+		err = safe_open__mapping(&fd, "/proc", (uint32_t)pid, e, root_fd);
+		if (!err) {
+			err = attach_file(st, pid, fd, e->path);
+			close(fd);
+		}
 		if (err < 0) {
 			fprintf(stderr, "floor: not probing %s: %s\n", e->path, strerror(-err));
 			continue;
 		}
 		total += err;
 	}
+	close(root_fd);
 	maps__free(m);
 	return total;
 }

@@ -12,9 +12,9 @@
 #include "pprof.h"
 #include "profile.h"
 
-#define NSTACKS 100000
-#define NFUNCTIONS 5000
-#define NMAPPINGS 20
+#define NSTACKS		   100000
+#define NFUNCTIONS	   5000
+#define NMAPPINGS	   20
 #define SITES_PER_FUNCTION 4
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -53,8 +53,8 @@ static int build(struct profile *p)
 		};
 
 		snprintf(file, sizeof(file), "/usr/lib/x86_64-linux-gnu/libbench%u.so.1", m);
-		snprintf(name, sizeof(name), "bench::module%u::function_%u(int, char const*)",
-			 m, f);
+		snprintf(name, sizeof(name), "bench::module%u::function_%u(int, char const*)", m,
+			 f);
 		err = profile__mapping(p, &mid, &pm);
 		err = err ?: profile__function(p, &fid, name, name + 7, "bench.cc", f);
 		if (err)
@@ -68,7 +68,7 @@ static int build(struct profile *p)
 	}
 	while (p->nsamples < NSTACKS) {
 		uint32_t n = 10 + rnd() % 21, pid = 1000 + rnd() % 50;
-		int64_t size = 16 << (rnd() % 12), v[4] = { 1, size, 1, size };
+		int64_t size = 16 << (rnd() % 12), v[4] = {1, size, 1, size};
 
 		for (uint32_t i = 0; i < n; i++)
 			stack[i] = locs[rnd() % (NFUNCTIONS * SITES_PER_FUNCTION)];

@@ -58,7 +58,9 @@ for f in $PROF $B/floor $B/malloc_micro $B/cxx_containers $B/cpu_spin $B/pprof_w
 	[ -e "$f" ] || die "$f is missing: run 'make bench' (it builds everything first)"
 done
 # Others may rebuild the tree while we run: measure copies of the binaries taken now.
-cp $PROF "$TMP/bpftrace-prof" && cp $B/floor "$TMP/floor" || die "cannot copy the binaries"
+if ! cp "$PROF" "$TMP/bpftrace-prof" || ! cp "$B/floor" "$TMP/floor"; then
+	die "cannot copy the binaries"
+fi
 PROF=$TMP/bpftrace-prof
 FLOOR=$TMP/floor
 REV=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- user bpf include 2>/dev/null || echo "+local changes")
@@ -77,7 +79,7 @@ command -v bpftrace >/dev/null && HAVE_BPFTRACE=1
 if command -v memleak-bpfcc >/dev/null; then
 	kdir=/lib/modules/$(uname -r)
 	if [ ! -e "$kdir/build/include/linux/kconfig.h" ] && [ ! -e "$kdir/source/include/linux/kconfig.h" ]; then
-		hdr=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)
+		hdr=$(find /usr/src -maxdepth 1 -name 'linux-headers-*-amd64' 2>/dev/null | sort -V | tail -1)
 		if [ -n "$hdr" ] && [ -d "${hdr%-amd64}-common" ]; then
 			say "bcc: no headers for kernel $(uname -r); using $hdr (symlinks in $kdir)"
 			mkdir -p "$kdir" && ln -sfn "$hdr" "$kdir/build" && ln -sfn "${hdr%-amd64}-common" "$kdir/source"
@@ -173,21 +175,21 @@ wait_log() { # FILE PATTERN SECONDS
 start_tool() { # VARIANT RUNDIR
 	local v=$1 d=$2 t0 i
 	local cmd=()
-	TIME_PID= TOOL_PID=
+	TIME_PID="" TOOL_PID=""
 	case $v in
-	ours) cmd=($PROF -vv --heap -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
-	sampled) cmd=($PROF -vv --heap --sample-bytes $SAMPLE_N -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
-	sampled_fine) cmd=($PROF -vv --heap --sample-bytes $SAMPLE_N_FINE -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
-	cpu99) cmd=($PROF -v --cpu=99 -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
-	cpu999) cmd=($PROF -v --cpu=999 -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
-	floor) cmd=($FLOOR -p "$WPID") ;;
-	floor_filter) cmd=($FLOOR -p "$WPID" --filter) ;;
-	floor_pending) cmd=($FLOOR -p "$WPID" --pending) ;;
-	floor_stack) cmd=($FLOOR -p "$WPID" --stack) ;;
-	floor_ringbuf) cmd=($FLOOR -p "$WPID" --ringbuf) ;;
-	floor_all) cmd=($FLOOR -p "$WPID" --filter --pending --stack --ringbuf) ;;
-	floor_entry) cmd=($FLOOR -p "$WPID" --entry-only) ;;
-	floor_rawstack) cmd=($FLOOR -p "$WPID" --rawstack) ;;
+	ours) cmd=("$PROF" -vv --heap -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
+	sampled) cmd=("$PROF" -vv --heap --sample-bytes "$SAMPLE_N" -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
+	sampled_fine) cmd=("$PROF" -vv --heap --sample-bytes "$SAMPLE_N_FINE" -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
+	cpu99) cmd=("$PROF" -v --cpu=99 -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
+	cpu999) cmd=("$PROF" -v --cpu=999 -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
+	floor) cmd=("$FLOOR" -p "$WPID") ;;
+	floor_filter) cmd=("$FLOOR" -p "$WPID" --filter) ;;
+	floor_pending) cmd=("$FLOOR" -p "$WPID" --pending) ;;
+	floor_stack) cmd=("$FLOOR" -p "$WPID" --stack) ;;
+	floor_ringbuf) cmd=("$FLOOR" -p "$WPID" --ringbuf) ;;
+	floor_all) cmd=("$FLOOR" -p "$WPID" --filter --pending --stack --ringbuf) ;;
+	floor_entry) cmd=("$FLOOR" -p "$WPID" --entry-only) ;;
+	floor_rawstack) cmd=("$FLOOR" -p "$WPID" --rawstack) ;;
 	bpftrace)
 		bpftrace_script "$WPID" >"$d/peer.bt"
 		cmd=(bpftrace -p "$WPID" "$d/peer.bt")
@@ -212,7 +214,7 @@ start_tool() { # VARIANT RUNDIR
 		# It says "Attaching" before attaching; it is attached once it sleeps between reports.
 		wait_log "$d/log" "Attaching to pid" 300 &&
 			for ((i = 0; i < 6000; i++)); do
-				[[ "$(cat /proc/$TOOL_PID/syscall 2>/dev/null)" == "230 "* ]] && break
+				[[ "$(cat "/proc/$TOOL_PID/syscall" 2>/dev/null)" == "230 "* ]] && break
 				kill -0 "$TOOL_PID" 2>/dev/null || return 1
 				sleep 0.01
 			done
@@ -233,7 +235,7 @@ stop_tool() { # VARIANT
 	done
 	kill -0 "$TIME_PID" 2>/dev/null && kill -KILL "$TOOL_PID" 2>/dev/null
 	wait "$TIME_PID" 2>/dev/null
-	TIME_PID= TOOL_PID=
+	TIME_PID="" TOOL_PID=""
 }
 
 time_field() { # FILE "Label"
@@ -260,7 +262,7 @@ run_one() { # SECTION NAME VARIANT ROUND
 	d=$TMP/run.$sec.$name.$v.$r
 	mkdir -p "$d"
 	foreign=$(foreign_uprobes)
-	READY_S=0 TIME_PID= TOOL_PID=
+	READY_S=0 TIME_PID="" TOOL_PID=""
 	start_workload "$name"
 	if [ "$v" != untraced ] && ! start_tool "$v" "$d"; then
 		say "$v did not start on $name (round $r):"
@@ -369,6 +371,7 @@ mkdir -p "$RES"
 	echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 	echo "nproc=$(nproc)"
 	echo "mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+	# shellcheck disable=SC1091 # the host's file, not ours
 	echo "os=$(. /etc/os-release && echo "$PRETTY_NAME")"
 	echo "glibc=$(ldd --version | head -1 | awk '{ print $NF }')"
 	echo "bpftrace=$(bpftrace --version 2>/dev/null | awk '{ print $2 }')"

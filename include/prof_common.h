@@ -91,6 +91,15 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(depth_exceeded, "call_depth_exceeded", "entries deeper than the stack limit (not kept)") \
 	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)")
 
+/* Counted by the symbolizer (user/symbolizer.c): foreign files it would not read. */
+#define PROF_SYMBOLIZER_STATS(X)                                                  \
+	X(files_refused, "files_refused",                                         \
+	  "mapped files not read: not regular, too large, or swapped")            \
+	X(perfmaps_refused, "perfmaps_refused",                                   \
+	  "perf maps not read: symlink, FIFO, device, other owner, or too large") \
+	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
+	  "perf map lines skipped: too long, or too many")
+
 /* Counted by the ring-buffer consumer (user/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 

@@ -5,7 +5,9 @@ set -eu
 level=${1:-test}
 
 build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc g++"
-test_pkgs="libcmocka-dev golang-go python3.11 php-cli ruby openjdk-17-jdk-headless"
+# libclang-rt-dev: libFuzzer for `make fuzz` (part of `make test`); the rest is `make lint`.
+test_pkgs="libcmocka-dev golang-go python3.11 php-cli ruby openjdk-17-jdk-headless libclang-rt-dev"
+test_pkgs="$test_pkgs shellcheck cppcheck clang-format"
 bench_pkgs="sqlite3 bpftrace bpfcc-tools time linux-headers-amd64"
 
 case "$level" in

@@ -24,6 +24,7 @@
 #include "hashmap.h"
 #include "loader.h"
 #include "log.h"
+#include "safe_open.h"
 #include "maps.h"
 
 #define MAX_RUNTIME_FILES 16
@@ -129,16 +130,59 @@ size_t calls_attach__detect(const struct maps *m, struct calls_runtime_file *out
 	return n;
 }
 
-int calls_attach__java_release_major(const char *text)
+int calls_attach__java_release_major(const char *text, size_t len)
 {
-	const char *v = strstr(text, "JAVA_VERSION=\"");
-	int major, minor;
+	static const char key[] = "JAVA_VERSION=\"";
+	const size_t klen = sizeof(key) - 1;
+	size_t i = 0;
 
-	if (!v || (v != text && v[-1] != '\n'))
-		return -1;
-	if (!parse_version(v + strlen("JAVA_VERSION=\""), &major, &minor))
-		return -1;
-	return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
+	/* Bounded: the text is the target's file, not a C string. */
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		if (end - i > klen && !memcmp(text + i, key, klen)) {
+			char v[16];
+			int major, minor;
+
+			snprintf(v, sizeof(v), "%.*s", (int)(end - i - klen), text + i + klen);
+			if (!parse_version(v, &major, &minor))
+				return -1;
+			return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
+		}
+		i = end + 1;
+	}
+	return -1;
+}
+
+int calls_attach__java_release_read(int *out, int root_fd, const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	ssize_t n = 0;
+	int fd, err;
+
+	/* The target's file: inside its root, never through a final symlink, never waiting on a
+	 * FIFO, never more than a release file holds (a link to /dev/zero must not fill memory). */
+	err = safe_open__at(&fd, root_fd, path, SAFE_OPEN_NOFOLLOW, 0, NULL);
+	if (err)
+		return err;
+	buf = malloc(CALLS_RELEASE_MAX);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (len < CALLS_RELEASE_MAX && (n = read(fd, buf + len, CALLS_RELEASE_MAX - len)) > 0)
+		len += (size_t)n;
+	if (n < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	*out = calls_attach__java_release_major(buf, len);
+cleanup:
+	free(buf);
+	close(fd);
+	return err;
 }
 
 static void add_probe(struct calls_plan *out, const char *provider, const char *name, bool ret,
@@ -405,7 +449,7 @@ static bool java_entry_keeps_frame_pointer(const char *path)
 /*
  * Attach the plan's probes to one file: all or none (entries without their returns would
  * grow stacks forever).  pid -1 = every process mapping the file.  at_path is where we open
- * it (through /proc/PID/root for a process in another mount namespace).
+ * it: /proc/self/fd/N of the verified mapped file (safe_open.h).
  * Returns probes attached, 0 when the file has none usable, or -errno.
  */
 static int attach_file(struct calls_attach *ca, const struct calls_runtime_file *rf, int pid,
@@ -539,12 +583,12 @@ cleanup:
 
 /* Java's version, when the file name does not carry it: <home>/lib/server/libjvm.so next to
  * <home>/release. */
-static void java_version(struct calls_runtime_file *rf, const char *at_path)
+static void java_version(struct calls_runtime_file *rf, int root_fd)
 {
-	char path[PATH_MAX + 32], *text = NULL, *cut;
-	size_t len;
+	char path[PATH_MAX + 32], *cut;
+	int major;
 
-	snprintf(path, sizeof(path), "%s", at_path);
+	snprintf(path, sizeof(path), "%s", rf->path);
 	for (int up = 0; up < 3; up++) {
 		cut = strrchr(path, '/');
 		if (!cut)
@@ -552,10 +596,8 @@ static void java_version(struct calls_runtime_file *rf, const char *at_path)
 		*cut = 0;
 	}
 	strncat(path, "/release", sizeof(path) - strlen(path) - 1);
-	if (slurp(path, &text, &len))
-		return;
-	rf->major = calls_attach__java_release_major(text);
-	free(text);
+	if (!calls_attach__java_release_read(&major, root_fd, path))
+		rf->major = major;
 }
 
 /* What each runtime needs from the process to fire its probes. */
@@ -621,14 +663,19 @@ static int attach_maps(struct calls_attach *ca, uint32_t pid, int probe_pid, boo
 	char *cmdline = NULL, *environ = NULL;
 	size_t n, cmdline_len = 0, environ_len = 0;
 	struct maps *m = NULL;
-	int err, total = 0;
+	int err, total = 0, root_fd = -1;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	err = maps__read(&m, path);
 	if (err)
 		return err;
 	n = calls_attach__detect(m, files, MAX_RUNTIME_FILES);
-	maps__free(m);
+	if (n) {
+		/* The target's paths resolve inside its root, never on the host. */
+		err = safe_open__root(&root_fd, "/proc", pid);
+		if (err)
+			goto cleanup;
+	}
 	if (n && check_env) {
 		snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
 		slurp(path, &cmdline, &cmdline_len);
@@ -637,17 +684,39 @@ static int attach_maps(struct calls_attach *ca, uint32_t pid, int probe_pid, boo
 	}
 	snprintf(who, sizeof(who), "process %u", pid);
 	for (size_t i = 0; i < n; i++) {
-		snprintf(at, sizeof(at), "/proc/%u/root%s", pid, files[i].path);
+		const struct maps_entry *e = NULL;
+		int fd;
+
+		for (size_t j = 0; j < m->count && !e; j++)
+			if (m->entries[j].exec && !strcmp(m->entries[j].path, files[i].path))
+				e = &m->entries[j];
+		if (!e)
+			continue;
+		err = safe_open__mapping(&fd, "/proc", pid, e, root_fd);
+		if (err) {
+			if (safe_open__refused(err))
+				pr_warn("--calls: not probing %s of %u: %s\n", e->path, pid,
+					safe_open__strerror(err));
+			err = 0;
+			continue;
+		}
 		if (files[i].runtime == PROF_RT_JAVA && files[i].major < 0)
-			java_version(&files[i], at);
+			java_version(&files[i], root_fd);
 		if (check_env)
 			check_runtime_env(ca, &files[i], who, cmdline, cmdline_len, environ,
 					  environ_len);
+		/* libbpf and the kernel open the file again by path: the verified fd's own. */
+		safe_open__fd_path(at, sizeof(at), fd);
 		err = attach_file(ca, &files[i], probe_pid, at);
+		close(fd);
 		if (err < 0)
 			break;
 		total += err;
 	}
+cleanup:
+	if (root_fd >= 0)
+		close(root_fd);
+	maps__free(m);
 	free(cmdline);
 	free(environ);
 	return err < 0 ? err : total;
@@ -874,7 +943,7 @@ int calls_attach__cmd(struct calls_attach *ca, char **cmd)
 
 	for (size_t i = 0; i < c.n; i++) {
 		if (c.files[i].runtime == PROF_RT_JAVA && c.files[i].major < 0)
-			java_version(&c.files[i], c.files[i].path);
+			java_version(&c.files[i], -1);
 		check_runtime_env(ca, &c.files[i], cmd[0], args, args_len, env_list, env_len);
 		err = attach_file(ca, &c.files[i], -1, c.files[i].path);
 		if (err < 0)

@@ -47,8 +47,16 @@ struct calls_plan {
 bool calls_attach__classify(const char *path, struct calls_runtime_file *out);
 /* Every distinct runtime file mapped executable in m.  Returns how many were stored. */
 size_t calls_attach__detect(const struct maps *m, struct calls_runtime_file *out, size_t max);
-/* JAVA_VERSION="17.0.15" / "1.8.0_392" from a JDK's release file text -> major (17, 8), -1. */
-int calls_attach__java_release_major(const char *release_text);
+/* JAVA_VERSION="17.0.15" / "1.8.0_392" from the len bytes of a JDK's release file (no NUL
+ * needed) -> major (17, 8), -1. */
+int calls_attach__java_release_major(const char *text, size_t len);
+/* Biggest release file read: OpenJDK's is about 1.5 KiB. */
+#define CALLS_RELEASE_MAX (64 * 1024)
+/* *out = the major version in the release file at path, resolved inside root_fd (-1: on the
+ * host; safe_open__at), -1 when it names none.  Only a
+ * regular file, not through a final symlink, first CALLS_RELEASE_MAX bytes: -ELOOP for a
+ * symlink, -EINVAL for a FIFO or device, -errno. */
+int calls_attach__java_release_read(int *out, int root_fd, const char *path);
 void calls_attach__plan(struct calls_plan *out, enum prof_runtime rt, int major, int minor);
 /* Whether a NUL-separated list (environ, cmdline) has NAME=VALUE with VALUE a nonzero
  * integer (PHP's getenv test) / holds the string exactly. */

@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "safe_open.h"
+
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 
 struct seg {
@@ -367,18 +369,24 @@ static int crc32_file(int fd, uint32_t *out)
  * Use the .symtab of debug file path: it must carry the same build id (when we know ours) or,
  * for a .gnu_debuglink candidate (want_crc), the CRC the link records.  0 when used.
  */
-static int try_debug_file(struct elf_file *ef, const char *path, bool want_crc, uint32_t crc)
+static int try_debug_file(struct elf_file *ef, int root_fd, const char *path, bool want_crc,
+			  uint32_t crc)
 {
 	struct elf_file probe = {.fd = -1};
 	struct symtab_src src = {0};
 	struct stat st;
 	int err, fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	/*
+	 * Regular files only, size capped (a link to /dev/zero would be CRC'd forever),
+	 * non-blocking (a FIFO), and inside the target's root when the candidate lies next to its
+	 * file.
+	 */
+	err = safe_open__at(&fd, root_fd, path, 0, SAFE_OPEN_ELF_MAX, &st);
+	if (err)
+		return err;
 	/* A debuglink in the file's own directory may name the file itself. */
-	if (fstat(fd, &st) || (st.st_dev == ef->dev && st.st_ino == ef->ino)) {
+	if (st.st_dev == ef->dev && st.st_ino == ef->ino) {
 		err = -ENOENT;
 		goto cleanup;
 	}
@@ -393,7 +401,7 @@ static int try_debug_file(struct elf_file *ef, const char *path, bool want_crc, 
 			goto cleanup;
 		}
 	}
-	src.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	src.elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!src.elf || elf_kind(src.elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto cleanup;
@@ -435,17 +443,21 @@ static char *dir_of(const char *path)
 	return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 }
 
-/* Candidates that merely do not fit: try the next one. */
+/* A candidate that failed, whatever the reason (absent, not ours, a directory or FIFO the
+ * file's own debuglink names): try the next one, and keep the file's own symbols.  Only running
+ * out of memory fails the file. */
 static bool debug_miss(int err)
 {
-	return err == -ENOENT || err == -ENOTDIR || err == -ENOEXEC || err == -ESTALE ||
-	       err == -EACCES;
+	return err && err != -ENOMEM;
 }
 
 /* .gnu_debuglink holds a file name, padding to 4 bytes, and the CRC32 of the debug file. */
-static int try_debuglink(struct elf_file *ef, Elf *elf, const char *path, const char *tpath,
-			 const char *ddir)
+static int try_debuglink(struct elf_file *ef, Elf *elf, const char *path,
+			 const struct elf_file_opts *opts, const char *ddir)
 {
+	/* Next to a target's file means inside the target's root, when we know it. */
+	bool in_root = opts && opts->in_root && opts->target_path;
+	const char *tpath = opts && opts->target_path ? opts->target_path : path;
 	char *dir = NULL, *tdir = NULL, *cand = NULL;
 	const char *link;
 	Elf_Data *data;
@@ -457,7 +469,7 @@ static int try_debuglink(struct elf_file *ef, Elf *elf, const char *path, const 
 
 	scn = find_section(elf, ".gnu_debuglink", SHT_PROGBITS, &sh);
 	data = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!data || !path || data->d_size < 8)
+	if (!data || !tpath || (!path && !in_root) || data->d_size < 8)
 		return -ENOENT;
 	link = data->d_buf;
 	len = strnlen(link, data->d_size);
@@ -465,7 +477,7 @@ static int try_debuglink(struct elf_file *ef, Elf *elf, const char *path, const 
 	if (!len || crc_off + 4 > data->d_size || strchr(link, '/'))
 		return -ENOENT;
 	memcpy(&crc, (const char *)data->d_buf + crc_off, sizeof(crc));
-	dir = dir_of(path);
+	dir = dir_of(in_root ? tpath : path);
 	tdir = dir_of(tpath);
 	if (!dir || !tdir) {
 		err = -ENOMEM;
@@ -482,7 +494,7 @@ static int try_debuglink(struct elf_file *ef, Elf *elf, const char *path, const 
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		err = try_debug_file(ef, cand, true, crc);
+		err = try_debug_file(ef, i < 2 && in_root ? opts->root_fd : -1, cand, true, crc);
 		free(cand);
 	}
 cleanup:
@@ -496,7 +508,6 @@ static int load_debug_syms(struct elf_file *ef, Elf *elf, const char *path,
 			   const struct elf_file_opts *opts)
 {
 	const char *ddir = debug_dir(opts);
-	const char *tpath = opts && opts->target_path ? opts->target_path : path;
 	char *cand;
 	int err;
 
@@ -506,12 +517,12 @@ static int load_debug_syms(struct elf_file *ef, Elf *elf, const char *path,
 		if (asprintf(&cand, "%s/.build-id/%.2s/%s.debug", ddir, ef->build_id,
 			     ef->build_id + 2) < 0)
 			return -ENOMEM;
-		err = try_debug_file(ef, cand, false, 0);
+		err = try_debug_file(ef, -1, cand, false, 0);
 		free(cand);
 		if (!debug_miss(err))
 			return err;
 	}
-	return try_debuglink(ef, elf, path, tpath, ddir);
+	return try_debuglink(ef, elf, path, opts, ddir);
 }
 
 static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
@@ -591,7 +602,7 @@ static int load_fd(struct elf_file *ef, int fd, const char *path, const struct e
 	ef->dev = st.st_dev;
 	ef->ino = st.st_ino;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	err = load_elf(ef, elf, path, opts);
@@ -611,11 +622,9 @@ int elf_file__open(struct elf_file **out, const char *path, const struct elf_fil
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
+	err = safe_open__at(&fd, -1, path, 0, SAFE_OPEN_ELF_MAX, NULL);
+	if (err)
 		goto cleanup;
-	}
 	err = load_fd(ef, fd, path, opts);
 	if (err)
 		goto cleanup;
@@ -635,12 +644,14 @@ int elf_file__open_fd(struct elf_file **out, int fd, const struct elf_file_opts 
 
 	if (!ef)
 		return -ENOMEM;
-	ef->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (ef->fd < 0) {
-		err = -errno;
-		goto cleanup;
+	if (opts && opts->keep_fd) {
+		ef->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (ef->fd < 0) {
+			err = -errno;
+			goto cleanup;
+		}
 	}
-	err = load_fd(ef, ef->fd, NULL, opts);
+	err = load_fd(ef, fd, NULL, opts);
 	if (err)
 		goto cleanup;
 	*out = ef;
@@ -852,13 +863,9 @@ int elf_file__read_at(const struct elf_file *ef, void *buf, size_t len, uint64_t
 		return pread_all(ef->fd, buf, len, file_offset);
 	if (!ef->path)
 		return -EBADF;
-	fd = open(ef->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
+	err = safe_open__at(&fd, -1, ef->path, 0, SAFE_OPEN_ELF_MAX, &st);
+	if (err)
+		return err;
 	/* A package upgrade replaces the file: its bytes would not match our offsets. */
 	if (st.st_dev != ef->dev || st.st_ino != ef->ino) {
 		err = -ESTALE;

@@ -21,6 +21,14 @@ struct elf_file_opts {
 	/* The file's path as its process sees it, for the .gnu_debuglink search under debug_dir
 	 * (NULL: the path opened). */
 	const char *target_path;
+	/*
+	 * in_root: target_path lies in the root root_fd (safe_open__root): debuglink candidates
+	 * next to the file are looked up there, confined to it (safe_open__at).
+	 */
+	bool in_root;
+	int root_fd;
+	/* elf_file__open_fd: keep a dup of the fd for elf_file__read_at (else -EBADF). */
+	bool keep_fd;
 };
 
 struct elf_sym {
@@ -47,7 +55,7 @@ struct elf_func {
 
 /* -ENOEXEC when path is not an ELF file.  opts may be NULL. */
 int elf_file__open(struct elf_file **out, const char *path, const struct elf_file_opts *opts);
-/* Same for an open file; fd is duplicated, so the caller still owns (and closes) fd. */
+/* Same for an open file; the caller still owns (and closes) fd, dup'd when opts.keep_fd. */
 int elf_file__open_fd(struct elf_file **out, int fd, const struct elf_file_opts *opts);
 /* An ELF image in memory (the vDSO); the image is copied. elf_file__read_at is -EBADF on it. */
 int elf_file__open_mem(struct elf_file **out, const void *image, size_t size);

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "prof_heap.h"
 #include "prologue.h"
+#include "safe_open.h"
 
 struct alloc_fn {
 	const char *name;
@@ -52,30 +53,14 @@ static const struct alloc_fn alloc_fns[] = {
 
 #define MAX_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
 
-static int attach_one(struct loader *l, struct bpf_program *prog, bool retprobe, const char *path,
-		      int pid, uint64_t off, uint64_t cookie)
+int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
-	struct bpf_link *link;
+	uint64_t done[MAX_FNS] = {0};
+	struct heap_probe entries[MAX_FNS];
+	unsigned ndone = 0, nentries = 0;
 
-	link = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
-	if (!link)
-		return -errno;
-	return loader__keep_link(l, link);
-}
-
-int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_program *ret,
-		      struct bpf_program *free_, const char *path, int pid)
-{
-	uint64_t done[MAX_FNS];
-	struct elf_file *ef = NULL;
-	unsigned ndone = 0, nfns = 0;
-	int err;
-
-	/* Only the symbol table is needed: skip the separate debug-file search. */
-	err = elf_file__open(&ef, path, &(struct elf_file_opts){.debug_dir = ""});
-	if (err)
-		return err;
+	out->count = 0;
+	out->nfns = 0;
 	for (size_t i = 0; i < MAX_FNS; i++) {
 		const struct alloc_fn *a = &alloc_fns[i];
 		uint64_t off, probe;
@@ -103,22 +88,87 @@ int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_pr
 		 * setters were skipped, so the return address is still at the top of the stack.
 		 */
 		if (a->fn == PROF_FN_FREE || a->fn == PROF_FN_CXX_THROW) {
-			err = attach_one(l, free_, false, path, pid, off + probe, a->fn);
+			out->probes[out->count++] = (struct heap_probe){.name = a->name,
+									.offset = off + probe,
+									.skipped = probe,
+									.fn = a->fn,
+									.kind = HEAP_PROBE_FREE};
 		} else if (prof_fn_entry_only(a->fn)) {
-			/* no uretprobe: a bad_alloc must unwind through it (include/prof_heap.h) */
-			err = attach_one(l, enter, false, path, pid, off + probe,
-					 PROF_COOKIE(a->fn, fn.size ? fn.size : 64));
+			/* no return probe: bad_alloc must unwind through it (prof_heap.h) */
+			entries[nentries++] =
+				(struct heap_probe){.name = a->name,
+						    .offset = off + probe,
+						    .skipped = probe,
+						    .fn = a->fn,
+						    .code_size = fn.size ? fn.size : 64,
+						    .kind = HEAP_PROBE_ENTRY};
 		} else {
-			err = attach_one(l, enter, false, path, pid, off + probe, a->fn);
-			if (!err)
-				err = attach_one(l, ret, true, path, pid, off + probe, a->fn);
+			out->probes[out->count++] = (struct heap_probe){.name = a->name,
+									.offset = off + probe,
+									.skipped = probe,
+									.fn = a->fn,
+									.kind = HEAP_PROBE_RETURN};
+			entries[nentries++] = (struct heap_probe){.name = a->name,
+								  .offset = off + probe,
+								  .skipped = probe,
+								  .fn = a->fn,
+								  .kind = HEAP_PROBE_ENTRY};
 		}
+		out->nfns++;
+	}
+	/*
+	 * Entries last: an entry that fires before its return probe exists leaves a pending call
+	 * that never completes (and, sampled, stops its thread from being sampled again); a free
+	 * probe attached after the allocation probes would miss frees of blocks it saw allocated.
+	 */
+	for (unsigned i = 0; i < nentries; i++)
+		out->probes[out->count++] = entries[i];
+	return 0;
+}
+
+static int attach_one(struct loader *l, struct bpf_program *prog, bool retprobe, const char *path,
+		      int pid, uint64_t off, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
+	if (!link)
+		return -errno;
+	return loader__keep_link(l, link);
+}
+
+int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_program *ret,
+		      struct bpf_program *free_, int fd, const char *name, int pid)
+{
+	struct elf_file *ef = NULL;
+	struct heap_plan plan;
+	char path[64];
+	int err;
+
+	/* Only the symbol table is needed: skip the separate debug-file search. */
+	err = elf_file__open_fd(&ef, fd, &(struct elf_file_opts){.debug_dir = "", .keep_fd = true});
+	if (err)
+		return err;
+	err = heap_attach__plan(&plan, ef);
+	if (err)
+		goto cleanup;
+	/* The kernel looks the path up again: give it our verified fd, not the target's path. */
+	safe_open__fd_path(path, sizeof(path), fd);
+	for (unsigned i = 0; i < plan.count; i++) {
+		const struct heap_probe *p = &plan.probes[i];
+		struct bpf_program *prog = p->kind == HEAP_PROBE_FREE	 ? free_
+					   : p->kind == HEAP_PROBE_ENTRY ? enter
+									 : ret;
+
+		err = attach_one(l, prog, p->kind == HEAP_PROBE_RETURN, path, pid, p->offset,
+				 PROF_COOKIE(p->fn, p->code_size));
 		if (err) {
 			/*
 			 * Seen with Debian's bcc 0.26 memleak running: its uprobes carry a bogus
 			 * ref_ctr_offset, and the kernel refuses any other probe on that spot.
 			 */
-			pr_err("attaching to %s in %s failed: %s%s\n", a->name, path,
+			pr_err("attaching to %s in %s failed: %s%s\n", p->name, name,
 			       strerror(-err),
 			       err == -EINVAL
 				       ? " (another tracer may hold a conflicting probe there; "
@@ -126,11 +176,12 @@ int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_pr
 				       : "");
 			goto cleanup;
 		}
-		pr_debug("probing %s at %s+0x%llx (+%llu)\n", a->name, path,
-			 (unsigned long long)off, (unsigned long long)probe);
-		nfns++;
+		if (p->kind != HEAP_PROBE_RETURN)
+			pr_debug("probing %s at %s+0x%llx (+%llu)\n", p->name, name,
+				 (unsigned long long)(p->offset - p->skipped),
+				 (unsigned long long)p->skipped);
 	}
-	err = (int)nfns;
+	err = (int)plan.nfns;
 cleanup:
 	elf_file__free(ef);
 	return err;
@@ -155,29 +206,46 @@ int heap_attach__fill_intervals(int map_fd, uint64_t mean)
 
 int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns)
 {
-	char path[PATH_MAX + 64];
+	char path[64];
 	struct maps *m = NULL;
-	int err;
+	int err, root_fd = -1;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	err = maps__read(&m, path);
 	if (err)
 		return err;
+	/* Paths are the target's: resolved inside its root, never on the host. */
+	err = safe_open__root(&root_fd, "/proc", pid);
+	if (err)
+		goto cleanup;
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
+		int fd;
 
 		if (!e->exec || !maps_entry__is_file(e))
 			continue;
-		/* Through the target's root, so a process in another mount namespace works. */
-		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, e->path);
-		err = loader__attach_heap(l, path, probe_pid);
+		err = safe_open__mapping(&fd, "/proc", pid, e, root_fd);
+		if (err) {
+			if (safe_open__refused(err))
+				pr_warn("not probing %s of %u: %s\n", e->path, pid,
+					safe_open__strerror(err));
+			else
+				pr_debug("not probing %s: %s\n", e->path, strerror(-err));
+			continue;
+		}
+		err = loader__attach_heap(l, fd, e->path, probe_pid);
+		close(fd);
 		if (err > 0)
 			*nfns += err;
 		else if (err < 0)
 			pr_debug("not probing %s: %s\n", e->path, strerror(-err));
 	}
+	err = 0;
+cleanup:
+	if (root_fd >= 0)
+		close(root_fd);
 	maps__free(m);
-	return 0;
+	return err;
 }
 
 int heap_attach__is_static(const char *path)
@@ -187,9 +255,10 @@ int heap_attach__is_static(const char *path)
 	size_t nph;
 	Elf *e;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	ret = safe_open__at(&fd, -1, path, 0, SAFE_OPEN_ELF_MAX, NULL);
+	if (ret)
+		return ret == -EINVAL ? -ENOEXEC : ret;
+	ret = 1;
 	if (pread(fd, magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!') {
 		close(fd);
 		return 0; /* a script: its interpreter is a dynamic program */

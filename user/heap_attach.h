@@ -9,13 +9,44 @@
 
 #include <stdint.h>
 
+#include "prof_heap.h"
+
 struct loader;
 struct bpf_program;
+struct elf_file;
 
-/* Attach enter/return/free programs to every allocator function in path (see loader.h).
- * Returns the number of functions probed, or -errno. */
+enum heap_probe_kind {
+	HEAP_PROBE_RETURN,
+	HEAP_PROBE_FREE,
+	HEAP_PROBE_ENTRY,
+};
+
+struct heap_probe {
+	const char *name;	   /* the allocator function */
+	uint64_t offset;	   /* file offset of the probed instruction */
+	uint64_t skipped;	   /* prologue bytes skipped to reach an emulated instruction */
+	enum prof_alloc_fn fn;	   /* the uprobe cookie */
+	uint64_t code_size;	   /* entry-only operator new: its size, in the cookie too */
+	enum heap_probe_kind kind; /* which program */
+};
+
+/* Every probe a file needs, in attach order: all return probes, then free, then entries. */
+struct heap_plan {
+	struct heap_probe probes[2 * PROF_FN__COUNT];
+	unsigned count;
+	unsigned nfns; /* allocator functions covered */
+};
+
+/* What to probe in ef (opened with keep_fd, so prologues can be decoded). */
+int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef);
+
+/*
+ * Attach enter/return/free programs to every allocator function of the file open as fd (see
+ * loader.h), by the fd's own path: what the kernel attaches to is the file verified.  name is
+ * for messages.  Returns the number of functions probed, or -errno.
+ */
 int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_program *ret,
-		      struct bpf_program *free_, const char *path, int pid);
+		      struct bpf_program *free_, int fd, const char *name, int pid);
 /* Attach to every file pid maps executable that defines allocator functions; probe_pid is the
  * process the uprobes are limited to (-1: any, filtered in BPF).  Adds the count to *nfns. */
 int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns);

@@ -144,22 +144,16 @@ cleanup:
 	return err;
 }
 
-int kallsyms__load(struct kallsyms **out, const char *path)
+int kallsyms__parse(struct kallsyms **out, FILE *f)
 {
 	struct kallsyms *k = calloc(1, sizeof(*k));
 	struct raw_ksym *raw = NULL;
 	size_t n = 0;
 	bool any_addr = false;
-	FILE *f = NULL;
 	int err;
 
 	if (!k)
 		return -ENOMEM;
-	f = fopen(path ? path : "/proc/kallsyms", "re");
-	if (!f) {
-		err = -errno;
-		goto cleanup;
-	}
 	err = read_raw(k, f, &raw, &n);
 	if (err)
 		goto cleanup;
@@ -189,10 +183,20 @@ int kallsyms__load(struct kallsyms **out, const char *path)
 	*out = k;
 	k = NULL;
 cleanup:
-	if (f)
-		fclose(f);
 	free(raw);
 	kallsyms__free(k);
+	return err;
+}
+
+int kallsyms__load(struct kallsyms **out, const char *path)
+{
+	FILE *f = fopen(path ? path : "/proc/kallsyms", "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = kallsyms__parse(out, f);
+	fclose(f);
 	return err;
 }
 

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct kallsyms;
 
@@ -22,6 +23,8 @@ struct ksym {
  * every address reads as 0: kernel symbols are hidden from us (kptr_restrict, not root).
  */
 int kallsyms__load(struct kallsyms **out, const char *path);
+/* The same over an open stream (the parser; the caller owns f). */
+int kallsyms__parse(struct kallsyms **out, FILE *f);
 void kallsyms__free(struct kallsyms *k);
 size_t kallsyms__count(const struct kallsyms *k);
 

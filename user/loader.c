@@ -433,7 +433,7 @@ int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAM
 	return 0;
 }
 
-int loader__attach_heap(struct loader *l, const char *path, int pid)
+int loader__attach_heap(struct loader *l, int fd, const char *name, int pid)
 {
 	struct attached_key key = {.pid = pid};
 	struct stat st;
@@ -443,7 +443,7 @@ int loader__attach_heap(struct loader *l, const char *path, int pid)
 
 	if (!l->heap)
 		return 0;
-	if (stat(path, &st))
+	if (fstat(fd, &st))
 		return -errno;
 	/* Uprobes live on the inode: one set per file (per pid), whatever path reached it. */
 	key.dev = st.st_dev;
@@ -454,7 +454,7 @@ int loader__attach_heap(struct loader *l, const char *path, int pid)
 	if (!created)
 		return *(uint8_t *)val;
 	err = heap_attach__file(l, l->heap->progs.heap_enter, l->heap->progs.heap_return,
-				l->heap->progs.heap_free, path, pid);
+				l->heap->progs.heap_free, fd, name, pid);
 	if (err < 0) {
 		hashmap__delete(l->attached, &key);
 		return err;

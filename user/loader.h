@@ -39,11 +39,12 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
 int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES], unsigned *n);
 
 /*
- * Attach the heap probes to every allocator function `path` defines.  pid -1 = every process
- * mapping the file (BPF filters on the target set); otherwise only that process.
- * Returns the number of functions probed (0 if the file defines none) or -errno.
+ * Attach the heap probes to every allocator function the file open as fd defines (name: its
+ * path, for messages).  pid -1 = every process mapping the file (BPF filters on the target
+ * set); otherwise only that process.  Returns the number of functions probed (0 if the file
+ * defines none) or -errno.
  */
-int loader__attach_heap(struct loader *l, const char *path, int pid);
+int loader__attach_heap(struct loader *l, int fd, const char *name, int pid);
 
 /* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
 int loader__attach_cpu(struct loader *l);

@@ -92,17 +92,15 @@ int output__open(struct output **out, const char *path)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	fd = mkostemp(o->tmp, O_CLOEXEC); /* O_EXCL, mode 0600 */
+	/*
+	 * O_EXCL, mode 0600 less the umask: a profile holds command lines (secrets passed as
+	 * arguments), paths and symbols, so like perf.data it is its owner's alone.
+	 */
+	fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 		free(o->tmp);
 		o->tmp = NULL;
-		goto cleanup;
-	}
-	/* A profile is not secret from its owner's tools; mkstemp's 0600 would hide it from
-	 * the user who ran us through sudo. */
-	if (fchmod(fd, 0644) < 0) {
-		err = -errno;
 		goto cleanup;
 	}
 	o->f = fdopen(fd, "w");

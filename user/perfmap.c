@@ -3,9 +3,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "safe_open.h"
 
 struct entry {
 	struct perfmap_sym pub;
@@ -16,6 +20,7 @@ struct perfmap {
 	struct entry *entries; /* by start, one per start */
 	size_t count;
 	uint64_t file_size;
+	uint64_t skipped; /* lines over PERFMAP_LINE_MAX, entries over PERFMAP_MAX_ENTRIES */
 };
 
 static int cmp_entry(const void *pa, const void *pb)
@@ -51,27 +56,49 @@ static int parse_line(struct entry *e, char *line)
 	return e->pub.name ? 0 : -ENOMEM;
 }
 
-int perfmap__load(struct perfmap **out, const char *path)
+/*
+ * Next line of f into buf (NUL-terminated, with its '\n').  A line longer than the buffer is
+ * consumed and reported as -E2BIG; 0 at EOF or on a last line without '\n' (the runtime may be
+ * writing it).  *len gets the bytes consumed.
+ */
+static int next_line(FILE *f, char *buf, size_t size, size_t *len)
+{
+	size_t n;
+	int c;
+
+	if (!fgets(buf, (int)size, f))
+		return 0;
+	n = strlen(buf);
+	*len = n;
+	if (n && buf[n - 1] == '\n')
+		return 1;
+	if (feof(f))
+		return 0;
+	while ((c = getc(f)) != EOF) {
+		(*len)++;
+		if (c == '\n')
+			return -E2BIG;
+	}
+	return 0;
+}
+
+int perfmap__parse(struct perfmap **out, FILE *f)
 {
 	struct perfmap *pm = calloc(1, sizeof(*pm));
-	size_t cap = 0, linecap = 0, n = 0;
-	char *line = NULL;
-	ssize_t len;
-	FILE *f = NULL;
-	int err = 0;
+	char *line = malloc(PERFMAP_LINE_MAX + 2);
+	size_t cap = 0, n = 0, len;
+	int err = 0, r;
 
-	if (!pm)
-		return -ENOMEM;
-	f = fopen(path, "re");
-	if (!f) {
-		err = -errno;
+	if (!pm || !line) {
+		err = -ENOMEM;
 		goto cleanup;
 	}
-	while ((len = getline(&line, &linecap, f)) >= 0) {
-		/* Only whole lines: the runtime may be mid-write on the last one. */
-		if (!len || line[len - 1] != '\n')
-			break;
+	while ((r = next_line(f, line, PERFMAP_LINE_MAX + 2, &len))) {
 		pm->file_size += (uint64_t)len;
+		if (r < 0 || pm->count >= PERFMAP_MAX_ENTRIES) {
+			pm->skipped++; /* a line too long, or past the entry cap */
+			continue;
+		}
 		if (pm->count == cap) {
 			size_t ncap = cap ? cap * 2 : 256;
 			struct entry *ne = realloc(pm->entries, ncap * sizeof(*ne));
@@ -91,6 +118,10 @@ int perfmap__load(struct perfmap **out, const char *path)
 			pm->count++;
 		err = 0;
 	}
+	if (ferror(f)) {
+		err = -EIO;
+		goto cleanup;
+	}
 	if (pm->count) {
 		size_t w = 0;
 
@@ -107,10 +138,39 @@ int perfmap__load(struct perfmap **out, const char *path)
 	*out = pm;
 	pm = NULL;
 cleanup:
-	if (f)
-		fclose(f);
 	free(line);
 	perfmap__free(pm);
+	return err;
+}
+
+int perfmap__load_fd(struct perfmap **out, int fd)
+{
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	FILE *f;
+	int err;
+
+	if (dfd < 0)
+		return -errno;
+	f = fdopen(dfd, "r");
+	if (!f) {
+		err = -errno;
+		close(dfd);
+		return err;
+	}
+	err = perfmap__parse(out, f);
+	fclose(f);
+	return err;
+}
+
+int perfmap__load(struct perfmap **out, const char *path)
+{
+	int fd, err;
+
+	err = safe_open__at(&fd, -1, path, SAFE_OPEN_NOFOLLOW, PERFMAP_SIZE_MAX, NULL);
+	if (err)
+		return err;
+	err = perfmap__load_fd(out, fd);
+	close(fd);
 	return err;
 }
 
@@ -127,6 +187,11 @@ void perfmap__free(struct perfmap *pm)
 size_t perfmap__count(const struct perfmap *pm)
 {
 	return pm->count;
+}
+
+uint64_t perfmap__skipped(const struct perfmap *pm)
+{
+	return pm->skipped;
 }
 
 uint64_t perfmap__file_size(const struct perfmap *pm)

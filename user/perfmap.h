@@ -8,6 +8,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+/* Bounds on a file any local user or container can write (DESIGN.md: hostile files). */
+#define PERFMAP_SIZE_MAX    (256ULL << 20)
+#define PERFMAP_LINE_MAX    16384
+#define PERFMAP_MAX_ENTRIES (1u << 22)
 
 struct perfmap;
 
@@ -16,11 +22,17 @@ struct perfmap_sym {
 	const char *name;
 };
 
-/* -ENOENT when there is no such file; malformed lines are skipped (the runtime may be
- * writing the last one as we read). */
+/* Parse a perf map from a stream (the caller owns f); malformed lines are skipped (the runtime
+ * may be writing the last one as we read). */
+int perfmap__parse(struct perfmap **out, FILE *f);
+/* From an fd the caller opened and vetted (a regular file of bounded size). */
+int perfmap__load_fd(struct perfmap **out, int fd);
+/* A host path: refused unless a regular file of at most PERFMAP_SIZE_MAX, not a symlink. */
 int perfmap__load(struct perfmap **out, const char *path);
 void perfmap__free(struct perfmap *pm);
 size_t perfmap__count(const struct perfmap *pm);
+/* Lines skipped for being longer than PERFMAP_LINE_MAX or past PERFMAP_MAX_ENTRIES. */
+uint64_t perfmap__skipped(const struct perfmap *pm);
 /* Bytes of the file parsed: a larger file means new entries were appended since. */
 uint64_t perfmap__file_size(const struct perfmap *pm);
 

@@ -22,6 +22,7 @@
 #include "procinfo.h"
 #include "profile.h"
 #include "stackres.h"
+#include "symbolizer.h"
 #include "text.h"
 
 /* The counter lists of include/prof_common.h, as (name, meaning) rows. */
@@ -36,6 +37,7 @@ static const struct counter_row bpf_rows[] = {PROF_COUNTERS(COUNTER_ROW)};
 static const struct counter_row heap_rows[] = {PROF_HEAP_STATS(STAT_ROW)};
 static const struct counter_row call_rows[] = {PROF_CALL_STATS(STAT_ROW)};
 static const struct counter_row collect_rows[] = {PROF_COLLECT_STATS(STAT_ROW)};
+static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_ROW)};
 #undef STAT_ROW
 
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
@@ -46,6 +48,8 @@ _Static_assert(sizeof(struct heap_agg_stats) == (2 + NROWS(heap_rows)) * sizeof(
 	       "every heap_agg_stats member but allocs/frees is in PROF_HEAP_STATS");
 _Static_assert(sizeof(struct calls_agg_stats) == NROWS(call_rows) * sizeof(uint64_t),
 	       "every calls_agg_stats member is in PROF_CALL_STATS");
+_Static_assert(sizeof(struct symbolizer_stats) == NROWS(symbolizer_rows) * sizeof(uint64_t),
+	       "every symbolizer_stats member is in PROF_SYMBOLIZER_STATS");
 
 static int add_rows(struct profile *p, const struct counter_row *rows, const uint64_t *vals,
 		    size_t n)
@@ -89,6 +93,15 @@ int report__add_collect_stats(struct profile *p, const struct report_collect_sta
 	return add_rows(p, collect_rows, vals, NROWS(collect_rows));
 }
 
+int report__add_symbolizer_stats(struct profile *p, const struct symbolizer_stats *st)
+{
+#define STAT_VAL(f, n, d) st->f,
+	const uint64_t vals[] = {PROF_SYMBOLIZER_STATS(STAT_VAL)};
+#undef STAT_VAL
+
+	return add_rows(p, symbolizer_rows, vals, NROWS(symbolizer_rows));
+}
+
 int report__add_common(struct collect *c, const struct env *env, struct profile *p)
 {
 	struct report_collect_stats cs = {.bad_records = collect__bad_records(c)};
@@ -103,7 +116,11 @@ int report__add_common(struct collect *c, const struct env *env, struct profile 
 	err = loader__counters(collect__loader(c), counters);
 	if (!err)
 		err = report__add_bpf_counters(p, counters);
-	return err ? err : report__add_collect_stats(p, &cs);
+	if (!err)
+		err = report__add_collect_stats(p, &cs);
+	if (!err && collect__symbolizer(c))
+		err = report__add_symbolizer_stats(p, symbolizer__stats(collect__symbolizer(c)));
+	return err;
 }
 
 int report__build_heap(struct collect *c, const struct env *env, struct profile **out)

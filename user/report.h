@@ -13,6 +13,7 @@ struct collect;
 struct env;
 struct heap_agg_stats;
 struct profile;
+struct symbolizer_stats;
 
 /* PROF_COLLECT_STATS as a struct: the consumer's own counts. */
 #define REPORT_STAT_FIELD(f, n, d) uint64_t f;
@@ -38,5 +39,6 @@ int report__add_bpf_counters(struct profile *p, const uint64_t vals[PROF_CNT__CO
 int report__add_heap_stats(struct profile *p, const struct heap_agg_stats *st);
 int report__add_call_stats(struct profile *p, const struct calls_agg_stats *st);
 int report__add_collect_stats(struct profile *p, const struct report_collect_stats *st);
+int report__add_symbolizer_stats(struct profile *p, const struct symbolizer_stats *st);
 
 #endif /* PROF_REPORT_H */

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "heap_attach.h"
 #include "report.h"
+#include "safe_open.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -162,7 +163,7 @@ static int release(struct child *c)
 static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 {
 	char exe[PATH_MAX];
-	int err, n;
+	int err, n, fd;
 
 	if (!cmdpath__resolve(cmd[0], exe, sizeof(exe)))
 		return -ENOENT;
@@ -177,7 +178,11 @@ static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 		if (err)
 			return err;
 	}
-	err = loader__attach_heap(l, exe, -1);
+	err = safe_open__at(&fd, -1, exe, 0, SAFE_OPEN_ELF_MAX, NULL);
+	if (err)
+		return err;
+	err = loader__attach_heap(l, fd, exe, -1);
+	close(fd);
 	if (err > 0)
 		*nfns += err;
 	return 0;

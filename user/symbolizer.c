@@ -2,6 +2,7 @@
 #include "symbolizer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "demangle.h"
 #include "elf_file.h"
@@ -19,6 +21,7 @@
 #include "log.h"
 #include "maps.h"
 #include "perfmap.h"
+#include "safe_open.h"
 #include "strpool.h"
 
 /*
@@ -66,9 +69,13 @@ struct sym_proc {
 	uint64_t resolves, reread_at, reread_every;
 	struct hashmap *unknown; /* uint64_t addr -> char: outside every mapping after a re-read */
 	struct perfmap *perfmap;
-	const char *perfmap_path; /* interned; NULL when none was found */
+	int perfmap_cand;      /* which candidate it came from (load_perfmap) */
+	uint64_t perfmap_size; /* its size then: a larger file has new entries */
 	bool perfmap_checked;
 	uint64_t perfmap_checked_at;
+	bool uid_known;
+	bool perfmap_refused; /* said and counted once per process */
+	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
 };
 
 /* Mappings are shared by every result that falls in them; compared by interned pointers. */
@@ -95,6 +102,7 @@ struct symbolizer {
 	struct sym_file vdso;
 	uint64_t vdso_size;
 	bool vdso_tried;
+	struct symbolizer_stats stats;
 };
 
 static int fmt_path(char *buf, size_t size, const char *fmt, ...)
@@ -173,8 +181,10 @@ static void clear_proc(struct sym_proc *p)
 	p->unknown = NULL;
 	perfmap__free(p->perfmap);
 	p->perfmap = NULL;
-	p->perfmap_path = NULL;
+	p->perfmap_size = 0;
 	p->perfmap_checked = false;
+	p->uid_known = false;
+	p->perfmap_refused = false;
 	p->load_tried = p->loaded = p->gone = p->reread = false;
 }
 
@@ -337,21 +347,26 @@ cleanup:
 	return err;
 }
 
+/* A file we would not read: counted, and said once per file at -v. */
+static void refused(struct symbolizer *s, uint64_t *counter, const char *what, const char *path,
+		    int err)
+{
+	(*counter)++;
+	pr_warn("not reading %s %s: %s\n", what, path, safe_open__strerror(err));
+}
+
 /*
- * The ELF file behind a file mapping, opened once per (dev, inode).  Tried in order: through
- * the process's root (its mount namespace), its map_files link (the very object mapped, even
- * when deleted), the path as seen from here.  A candidate whose (dev, inode) differs from the
- * maps line is another file (upgraded or deleted in between); it is still used, for lack of a
- * better one, unless the mapped file was deleted.  *out is NULL when nothing could be opened.
+ * The ELF file behind a file mapping, opened once per (dev, inode) (safe_open__mapping says
+ * how).
+ * *out is NULL when nothing could be opened.
  */
 static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
-		    const struct maps_entry *e)
+		    const struct maps_entry *e, int root_fd)
 {
 	struct file_key key = {.major = e->dev_major, .minor = e->dev_minor, .inode = e->inode};
-	char cand[3][PATH_MAX + 128];
 	struct elf_file *elf = NULL;
 	struct sym_file **cached, *f;
-	int err, chosen = -1, fallback = -1;
+	int err, fd;
 	void *v;
 
 	*out = NULL;
@@ -360,34 +375,25 @@ static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
 		*out = *cached;
 		return 0;
 	}
-	if (fmt_path(cand[0], sizeof(cand[0]), "%s/%u/root%s", s->proc_root, pid, e->path) ||
-	    fmt_path(cand[1], sizeof(cand[1]), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, s->proc_root,
-		     pid, e->start, e->end) ||
-	    fmt_path(cand[2], sizeof(cand[2]), "%s", e->path))
-		return 0;
-	for (int i = 0; i < 3 && chosen < 0; i++) {
-		struct stat st;
-
-		if (stat(cand[i], &st) || !S_ISREG(st.st_mode))
-			continue;
-		if (major(st.st_dev) == e->dev_major && minor(st.st_dev) == e->dev_minor &&
-		    st.st_ino == e->inode)
-			chosen = i;
-		else if (fallback < 0)
-			fallback = i;
-	}
-	/* Overlay and btrfs report other device numbers in maps than stat does. */
-	if (chosen < 0 && !e->deleted)
-		chosen = fallback;
-	if (chosen < 0)
+	err = safe_open__mapping(&fd, s->proc_root, pid, e, root_fd);
+	if (err && !safe_open__refused(err))
 		return 0; /* maybe gone for now: not cached, a later load tries again */
-	err = elf_file__open(
-		&elf, cand[chosen],
-		&(struct elf_file_opts){.debug_dir = s->debug_dir, .target_path = e->path});
-	if (err == -ENOMEM)
-		return err;
-	if (err)
-		pr_debug("symbolizer: %s: %s\n", e->path, strerror(-err));
+	if (err) {
+		/* Refused once, remembered as a file without symbols: not retried, not recounted.
+		 */
+		refused(s, &s->stats.files_refused, "mapped file", e->path, err);
+	} else {
+		err = elf_file__open_fd(&elf, fd,
+					&(struct elf_file_opts){.debug_dir = s->debug_dir,
+								.target_path = e->path,
+								.in_root = root_fd >= 0,
+								.root_fd = root_fd});
+		close(fd);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			pr_debug("symbolizer: %s: %s\n", e->path, strerror(-err));
+	}
 	err = elf ? dedupe_by_build_id(s, &f, elf) : add_file(s, &f, NULL);
 	if (err)
 		return err;
@@ -437,11 +443,14 @@ static enum map_kind kind_of(const struct maps_entry *e)
 static int build_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid, const struct maps *m)
 {
 	struct proc_map *pm = calloc(m->count ? m->count : 1, sizeof(*pm));
+	int err, root_fd = -1;
 	size_t n = 0;
-	int err;
 
 	if (!pm)
 		return -ENOMEM;
+	/* Its root, for paths inside its mount namespace; -1 once it is gone. */
+	if (safe_open__root(&root_fd, s->proc_root, pid))
+		root_fd = -1;
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
 		struct proc_map *x = &pm[n];
@@ -458,7 +467,7 @@ static int build_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid, co
 			goto cleanup;
 		}
 		if (x->kind == MAP_FILE) {
-			err = get_file(s, &x->file, pid, e);
+			err = get_file(s, &x->file, pid, e, root_fd);
 			if (err)
 				goto cleanup;
 		} else if (x->kind == MAP_VDSO) {
@@ -470,8 +479,11 @@ static int build_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid, co
 	p->maps = pm;
 	p->nmaps = n;
 	p->loaded = true;
-	return 0;
+	pm = NULL;
+	err = 0;
 cleanup:
+	if (root_fd >= 0)
+		close(root_fd);
 	free(pm);
 	return err;
 }
@@ -521,33 +533,89 @@ static uint32_t ns_pid(const struct symbolizer *s, uint32_t pid)
 	return nspid;
 }
 
+/* The process's owner (its /proc directory's), remembered for after it exits. */
+static int proc_uid(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (p->uid_known)
+		return 0;
+	err = fmt_path(path, sizeof(path), "%s/%u", s->proc_root, pid);
+	if (err)
+		return err;
+	if (stat(path, &st))
+		return -errno;
+	p->uid = st.st_uid;
+	p->uid_known = true;
+	return 0;
+}
+
+/*
+ * Open the perf map: candidate 0 inside the process's root (its own pid there), 1 on the host.
+ * Anyone can create /tmp/perf-PID.map, so perf's rule applies: a regular file (no symlink, no
+ * FIFO, no device) owned by the process's user or root, of bounded size.
+ */
+static int open_perfmap(struct symbolizer *s, struct sym_proc *p, uint32_t pid, int cand, int *fd,
+			struct stat *st)
+{
+	char path[PATH_MAX + 32];
+	int err, root_fd = -1;
+
+	err = proc_uid(s, p, pid);
+	if (err)
+		return err;
+	if (cand == 0) {
+		err = safe_open__root(&root_fd, s->proc_root, pid);
+		if (err)
+			return err;
+		err = fmt_path(path, sizeof(path), "%s/perf-%u.map", s->perfmap_dir,
+			       ns_pid(s, pid));
+	} else {
+		err = fmt_path(path, sizeof(path), "%s/perf-%u.map", s->perfmap_dir, pid);
+	}
+	if (!err)
+		err = safe_open__at(fd, root_fd, path, SAFE_OPEN_NOFOLLOW, PERFMAP_SIZE_MAX, st);
+	if (root_fd >= 0)
+		close(root_fd);
+	if (!err && st->st_uid != 0 && st->st_uid != p->uid) {
+		close(*fd);
+		err = -EPERM;
+	}
+	if (safe_open__refused(err) && !p->perfmap_refused) {
+		p->perfmap_refused = true;
+		refused(s, &s->stats.perfmaps_refused, "perf map", path, err);
+	}
+	return err;
+}
+
 /* (Re)load the perf map: through the process's root while it lives, else from here. */
 static int load_perfmap(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 {
-	char cand[2][PATH_MAX + 128];
 	struct perfmap *pm = NULL;
-	int err = -ENOENT;
+	int err = -ENOENT, cand, fd = -1;
+	struct stat st;
 
-	if (fmt_path(cand[0], sizeof(cand[0]), "%s/%u/root%s/perf-%u.map", s->proc_root, pid,
-		     s->perfmap_dir, ns_pid(s, pid)) ||
-	    fmt_path(cand[1], sizeof(cand[1]), "%s/perf-%u.map", s->perfmap_dir, pid))
-		return -ENAMETOOLONG;
-	for (int i = 0; i < 2 && err; i++) {
-		err = perfmap__load(&pm, cand[i]);
+	for (cand = 0; cand < 2 && err; cand++) {
+		err = open_perfmap(s, p, pid, cand, &fd, &st);
 		if (err == -ENOMEM)
 			return err;
-		if (!err) {
-			p->perfmap_path = strpool__intern(s->pool, cand[i]);
-			if (!p->perfmap_path) {
-				perfmap__free(pm);
-				return -ENOMEM;
-			}
-		}
 	}
 	if (err)
 		return err;
+	err = perfmap__load_fd(&pm, fd);
+	close(fd);
+	if (err)
+		return err;
+	if (perfmap__skipped(pm))
+		pr_info("perf map of %u: %llu lines skipped (too long, or too many)\n", pid,
+			(unsigned long long)perfmap__skipped(pm));
+	s->stats.perfmap_lines_skipped += perfmap__skipped(pm);
 	perfmap__free(p->perfmap);
 	p->perfmap = pm;
+	p->perfmap_cand = cand - 1;
+	p->perfmap_size = perfmap__file_size(pm);
 	return 0;
 }
 
@@ -555,14 +623,20 @@ static int load_perfmap(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 static void refresh_perfmap(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 {
 	struct stat st;
+	int fd;
 
 	if (p->perfmap_checked && p->resolves - p->perfmap_checked_at < REREAD_EVERY)
 		return;
 	p->perfmap_checked = true;
 	p->perfmap_checked_at = p->resolves;
-	if (p->perfmap && p->perfmap_path &&
-	    (stat(p->perfmap_path, &st) || (uint64_t)st.st_size <= perfmap__file_size(p->perfmap)))
-		return;
+	if (p->perfmap) {
+		/* Same file, vetted the same way, merely grown? */
+		if (open_perfmap(s, p, pid, p->perfmap_cand, &fd, &st))
+			return;
+		close(fd);
+		if ((uint64_t)st.st_size <= p->perfmap_size)
+			return;
+	}
 	load_perfmap(s, p, pid);
 }
 
@@ -834,6 +908,11 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 		out->sym_addr = k->addr;
 	}
 	return 0;
+}
+
+const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
+{
+	return &s->stats;
 }
 
 const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid)

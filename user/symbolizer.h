@@ -2,8 +2,9 @@
 /*
  * Address -> (file mapping, function) for user and kernel addresses.
  * Maps are read from <proc>/PID/maps when a pid is loaded and again when an address falls
- * outside every known mapping; ELF files are opened through <proc>/PID/root/<path> (so other
- * mount namespaces work) and cached per (dev, inode); their symbols are read with libelf
+ * outside every known mapping; ELF files are opened through <proc>/PID/map_files (else
+ * <path> resolved inside <proc>/PID/root: other mount namespaces work, and a target cannot point
+ * us at a host file; safe_open.h) and cached per (dev, inode); their symbols are read with libelf
  * (.symtab, then .dynsym) while the process is alive, so resolving works after it exits.
  * Kernel addresses come from /proc/kallsyms, JIT code from /tmp/perf-PID.map.
  */
@@ -30,6 +31,13 @@ struct sym_result {
 	const struct sym_mapping *map; /* NULL when the address is in no mapping */
 };
 
+/* Files we refused to read (hostile or odd), and what we skipped in those we read. */
+struct symbolizer_stats {
+	uint64_t files_refused;		/* mapped files: not regular, too big, swapped */
+	uint64_t perfmaps_refused;	/* perf maps: symlink, FIFO, device, wrong owner, too big */
+	uint64_t perfmap_lines_skipped; /* lines too long, or past the entry cap */
+};
+
 struct symbolizer_opts {
 	const char *proc_root;	 /* "/proc" unless a test points elsewhere */
 	const char *kallsyms;	 /* "/proc/kallsyms" unless a test points elsewhere */
@@ -40,6 +48,7 @@ struct symbolizer_opts {
 /* opts may be NULL for the defaults. */
 int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
+const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
 
 /* Read the process's mappings and load symbols of its executable mappings now. */
 int symbolizer__load_pid(struct symbolizer *s, uint32_t pid);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,11 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "calls_attach.h"
 #include "maps.h"
+
+/* A literal and its length without the final NUL. */
+#define LIST(s) s, sizeof(s) - 1
 
 static void classify(const char *path, enum prof_runtime rt, int major, int minor)
 {
@@ -84,13 +90,77 @@ static void test_calls_attach__detect_from_maps(void **state)
 
 static void test_calls_attach__java_release(void **state)
 {
-	assert_int_equal(calls_attach__java_release_major("IMPLEMENTOR=\"Debian\"\n"
-							  "JAVA_VERSION=\"17.0.15\"\n"),
+	assert_int_equal(calls_attach__java_release_major(
+				 LIST("IMPLEMENTOR=\"Debian\"\nJAVA_VERSION=\"17.0.15\"\n")),
 			 17);
-	assert_int_equal(calls_attach__java_release_major("JAVA_VERSION=\"1.8.0_392\"\n"), 8);
-	assert_int_equal(calls_attach__java_release_major("JAVA_VERSION=\"21\"\n"), 21);
-	assert_int_equal(calls_attach__java_release_major("X_JAVA_VERSION=\"21\"\n"), -1);
-	assert_int_equal(calls_attach__java_release_major(""), -1);
+	assert_int_equal(calls_attach__java_release_major(LIST("JAVA_VERSION=\"1.8.0_392\"\n")), 8);
+	assert_int_equal(calls_attach__java_release_major(LIST("JAVA_VERSION=\"21\"\n")), 21);
+	assert_int_equal(calls_attach__java_release_major(LIST("X_JAVA_VERSION=\"21\"\n")), -1);
+	assert_int_equal(calls_attach__java_release_major(LIST("")), -1);
+	/* Bounded by len, not by a NUL: the version past len is not read. */
+	assert_int_equal(calls_attach__java_release_major("JAVA_VERSION=\"21\"", 15), 2);
+	assert_int_equal(calls_attach__java_release_major("JAVA_VERSION=\"21\"", 14), -1);
+	assert_int_equal(calls_attach__java_release_major(LIST("A=1\nJAVA_VERSION=\"11")), 11);
+}
+
+/* A scratch directory for release files, removed by the test. */
+static void release_dir(char *dir, size_t len, char *path, size_t plen)
+{
+	snprintf(dir, len, "/tmp/prof-release.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, plen, "%s/release", dir);
+}
+
+static void test_calls_attach__release_file_read(void **state)
+{
+	static const char text[] = "IMPLEMENTOR=\"Debian\"\nJAVA_VERSION=\"17.0.15\"\n";
+	char dir[64], path[96];
+	int major = 0;
+	FILE *f;
+
+	release_dir(dir, sizeof(dir), path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, sizeof(text) - 1, f), sizeof(text) - 1);
+	/* A huge file: only its first CALLS_RELEASE_MAX bytes are read. */
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(
+			fputs("# padding line of a release file that keeps going on and on\n", f) >=
+				0,
+			1);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(calls_attach__java_release_read(&major, -1, path), 0);
+	assert_int_equal(major, 17);
+	assert_int_equal(calls_attach__java_release_read(&major, -1, "/nonexistent/release"),
+			 -ENOENT);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A FIFO would block the open (no writer) or the read forever; a symlink to /dev/zero would
+ * be read until memory runs out.  Both are refused at once; the alarm turns a hang into a
+ * failure. */
+static void test_calls_attach__release_fifo_and_zero_refused(void **state)
+{
+	char dir[64], path[96];
+	int major = 0;
+
+	release_dir(dir, sizeof(dir), path, sizeof(path));
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(20);
+	assert_int_equal(calls_attach__java_release_read(&major, -1, path), -EINVAL);
+	alarm(0);
+	unlink(path);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	alarm(20);
+	assert_int_equal(calls_attach__java_release_read(&major, -1, path), -ELOOP);
+	alarm(0);
+	/* /dev/zero itself, named directly: a device, not a regular file. */
+	alarm(20);
+	assert_int_equal(calls_attach__java_release_read(&major, -1, "/dev/zero"), -EINVAL);
+	alarm(0);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_calls_attach__plans_follow_measured_probes(void **state)
@@ -137,8 +207,6 @@ static void test_calls_attach__plans_follow_measured_probes(void **state)
 	assert_string_equal(p.probes[1].name, "method__return");
 }
 
-#define LIST(s) s, sizeof(s) - 1
-
 static void test_calls_attach__php_environment(void **state)
 {
 	assert_true(calls_attach__env_enabled(LIST("HOME=/root\0USE_ZEND_DTRACE=1\0"),
@@ -171,6 +239,8 @@ int main(void)
 		cmocka_unit_test(test_calls_attach__classify_runtimes),
 		cmocka_unit_test(test_calls_attach__detect_from_maps),
 		cmocka_unit_test(test_calls_attach__java_release),
+		cmocka_unit_test(test_calls_attach__release_file_read),
+		cmocka_unit_test(test_calls_attach__release_fifo_and_zero_refused),
 		cmocka_unit_test(test_calls_attach__plans_follow_measured_probes),
 		cmocka_unit_test(test_calls_attach__php_environment),
 		cmocka_unit_test(test_calls_attach__java_flags),

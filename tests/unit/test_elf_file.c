@@ -452,6 +452,87 @@ static void test_elf_file__debuglink_next_to_the_file(void **state)
 	rm_rf(dir);
 }
 
+/*
+ * A .gnu_debuglink candidate that is a FIFO or a link to /dev/zero: opening the one blocked
+ * forever, CRC'ing the other never ended.  Both are skipped at once; .dynsym is used.
+ */
+static void test_elf_file__debuglink_fifo_and_dev_zero_skipped(void **state)
+{
+	char dir[] = "/tmp/elf-debug.XXXXXX", p[PATH_MAX], d[PATH_MAX];
+	struct elf_file *ef;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/symfix-debuglink", dir);
+	copy_file(FIX "symfix-debuglink", p);
+	snprintf(d, sizeof(d), "%s/symfix-pie.debug", dir);
+	alarm(10); /* blocking is the failure */
+	assert_int_equal(mkfifo(d, 0644), 0);
+	ef = open_ok(p, &(struct elf_file_opts){.debug_dir = dir});
+	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DYNSYM);
+	elf_file__free(ef);
+	unlink(d);
+	assert_int_equal(symlink("/dev/zero", d), 0);
+	ef = open_ok(p, &(struct elf_file_opts){.debug_dir = dir});
+	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DYNSYM);
+	elf_file__free(ef);
+	alarm(0);
+	rm_rf(dir);
+}
+
+/*
+ * A target's file in its root: the debuglink next to it is looked up inside that root, so a
+ * link to an absolute host path cannot reach the host's file; a link that stays inside works.
+ */
+static void test_elf_file__debuglink_confined_to_the_target_root(void **state)
+{
+	char dir[] = "/tmp/elf-root.XXXXXX", p[PATH_MAX], host[PATH_MAX + 64], cwd[PATH_MAX];
+	/* A debug root with nothing in it: only the debuglink next to the file can match. */
+	struct elf_file_opts opts = {.debug_dir = "/nonexistent",
+				     .target_path = "/lib/symfix-debuglink"};
+	struct elf_file *ef = NULL;
+	int fd, root;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/lib", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/lib/symfix-debuglink", dir);
+	copy_file(FIX "symfix-debuglink", p);
+	/* The right debug file exists on the host: an absolute link would find it there. */
+	snprintf(host, sizeof(host), "%s/" FIX "symfix-pie.debug", cwd);
+	snprintf(p, sizeof(p), "%s/lib/symfix-pie.debug", dir);
+	assert_int_equal(symlink(host, p), 0);
+	root = open(dir, O_PATH | O_DIRECTORY);
+	assert_true(root >= 0);
+	opts.in_root = true;
+	opts.root_fd = root;
+	snprintf(p, sizeof(p), "%s/lib/symfix-debuglink", dir);
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(elf_file__open_fd(&ef, fd, &opts), 0);
+	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DYNSYM);
+	elf_file__free(ef);
+	/* Opened by path, unconfined (as through /proc/PID/root before), the link reaches out. */
+	ef = open_ok(p, &(struct elf_file_opts){.debug_dir = "/nonexistent"});
+	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DEBUG_FILE);
+	elf_file__free(ef);
+
+	/* A copy inside the root, linked relatively: found and used. */
+	snprintf(p, sizeof(p), "%s/lib/symfix-pie.debug", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/lib/.debug", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/lib/.debug/symfix-pie.debug", dir);
+	copy_file(FIX "symfix-pie.debug", p);
+	assert_int_equal(elf_file__open_fd(&ef, fd, &opts), 0);
+	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DEBUG_FILE);
+	assert_string_equal(elf_file__debug_path(ef), "/lib/.debug/symfix-pie.debug");
+	elf_file__free(ef);
+	close(fd);
+	close(root);
+	rm_rf(dir);
+}
+
 static void test_elf_file__find_symbol_gives_file_offset_and_bytes(void **state)
 {
 	static const char *const files[] = {FIX "symfix-pie", FIX "symfix-nopie",
@@ -507,12 +588,54 @@ static void test_elf_file__find_symbol_prefers_default_version(void **state)
 	}
 }
 
+/*
+ * A .gnu_debuglink is the file's own bytes: one naming a directory (found by make fuzz) or
+ * anything else that cannot be read as a debug file is a miss, and the file keeps its .dynsym
+ * symbols -- it used to fail the whole file with -EISDIR.
+ */
+static void test_elf_file__debuglink_to_a_directory_falls_back(void **state)
+{
+	static const char link[] = "symfix-pie.debug";
+	char dir[] = "/tmp/elf-debug.XXXXXX", p[PATH_MAX];
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	struct elf_file *ef = NULL;
+	char *buf, *at;
+	size_t len;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	f = fopen(FIX "symfix-debuglink", "r");
+	assert_non_null(f);
+	buf = malloc(1 << 20);
+	assert_non_null(buf);
+	len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	at = memmem(buf, len, link, sizeof(link));
+	assert_non_null(at);
+	/* Same section size, a shorter name: "sub", NUL padding, then bytes taken as the CRC. */
+	memset(at, 0, sizeof(link));
+	memcpy(at, "sub", 3);
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/file", dir);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(buf);
+	assert_int_equal(elf_file__open(&ef, p, &(struct elf_file_opts){.debug_dir = dir}), 0);
+	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_DYNSYM);
+	assert_symbol(ef, alpha, "symfix_alpha", alpha);
+	elf_file__free(ef);
+	rm_rf(dir);
+}
+
 static void test_elf_file__not_elf(void **state)
 {
 	struct elf_file *ef = NULL;
 
 	assert_int_equal(elf_file__open(&ef, "tests/fixtures/symfix.c", NULL), -ENOEXEC);
-	assert_int_equal(elf_file__open(&ef, "tests/fixtures", NULL), -ENOEXEC);
+	assert_int_equal(elf_file__open(&ef, "tests/fixtures", NULL), -EINVAL); /* not regular */
 	assert_int_equal(elf_file__open(&ef, FIX "no-such-file", NULL), -ENOENT);
 	assert_null(ef);
 	elf_file__free(NULL);
@@ -526,7 +649,10 @@ static void test_elf_file__open_fd_keeps_its_own_copy(void **state)
 	struct elf_func fn;
 
 	assert_true(fd >= 0);
-	assert_int_equal(elf_file__open_fd(&ef, fd, &no_debug), 0);
+	assert_int_equal(
+		elf_file__open_fd(&ef, fd,
+				  &(struct elf_file_opts){.debug_dir = "", .keep_fd = true}),
+		0);
 	close(fd); /* the caller's fd is the caller's */
 	assert_int_equal(elf_file__syms(ef), ELF_FILE_SYMS_SYMTAB);
 	assert_int_equal(elf_file__find_symbol(ef, &fn, "symfix_gamma"), 0);
@@ -609,8 +735,11 @@ int main(void)
 		cmocka_unit_test(test_elf_file__debuglink_next_to_the_file),
 		cmocka_unit_test(test_elf_file__find_symbol_gives_file_offset_and_bytes),
 		cmocka_unit_test(test_elf_file__find_symbol_prefers_default_version),
+		cmocka_unit_test(test_elf_file__debuglink_to_a_directory_falls_back),
 		cmocka_unit_test(test_elf_file__not_elf),
 		cmocka_unit_test(test_elf_file__open_fd_keeps_its_own_copy),
+		cmocka_unit_test(test_elf_file__debuglink_fifo_and_dev_zero_skipped),
+		cmocka_unit_test(test_elf_file__debuglink_confined_to_the_target_root),
 		cmocka_unit_test(test_elf_file__read_at_errors),
 		cmocka_unit_test(test_elf_file__vdso_from_memory),
 	};

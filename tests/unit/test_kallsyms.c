@@ -180,6 +180,24 @@ static void test_kallsyms__live_proc_kallsyms(void **state)
 	kallsyms__free(k);
 }
 
+/* The parser over a stream (what the loader and the fuzzer feed it): the same symbols. */
+static void test_kallsyms__parses_a_stream(void **state)
+{
+	FILE *f = fmemopen((void *)sample, strlen(sample), "r");
+	struct kallsyms *k = NULL;
+	const struct ksym *s;
+
+	assert_non_null(f);
+	assert_int_equal(kallsyms__parse(&k, f), 0);
+	fclose(f);
+	s = kallsyms__resolve(k, 0xffffffffc0a01104);
+	assert_non_null(s);
+	assert_string_equal(s->name, "ext4_main");
+	assert_string_equal(s->module, "ext4");
+	assert_int_equal(s->addr, 0xffffffffc0a01100);
+	kallsyms__free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms__hidden_addresses),
 		cmocka_unit_test(test_kallsyms__rejects_garbage),
 		cmocka_unit_test(test_kallsyms__missing_file),
+		cmocka_unit_test(test_kallsyms__parses_a_stream),
 		cmocka_unit_test(test_kallsyms__live_proc_kallsyms),
 	};
 

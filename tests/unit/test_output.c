@@ -109,7 +109,29 @@ static void test_output__atomic_rename(void **state)
 	read_file(fx->path, buf, sizeof(buf));
 	assert_string_equal(buf, "profile");
 	assert_int_equal(stat(fx->path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+/* Profiles hold command lines: never readable by others, and a stricter umask is honoured. */
+static void test_output__private_mode_honours_umask(void **state)
+{
+	static const mode_t masks[] = {0, 022, 077, 0277};
+	static const mode_t want[] = {0600, 0600, 0600, 0400};
+	struct fixture *fx = *state;
+	struct output *o;
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		mode_t old = umask(masks[i]);
+
+		assert_int_equal(output__open(&o, fx->path), 0);
+		fputs("profile", output__file(o));
+		assert_int_equal(output__commit(o), 0);
+		umask(old);
+		assert_int_equal(stat(fx->path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, want[i]);
+		assert_int_equal(unlink(fx->path), 0);
+	}
 }
 
 static void test_output__replaces_existing_file_only_on_commit(void **state)
@@ -264,6 +286,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_output__atomic_rename),
+		T(test_output__private_mode_honours_umask),
 		T(test_output__replaces_existing_file_only_on_commit),
 		T(test_output__relative_path),
 		T(test_output__symlink_refused),

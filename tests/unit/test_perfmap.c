@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,6 +123,65 @@ static void test_perfmap__empty_and_missing(void **state)
 	assert_null(pm);
 }
 
+/* A line longer than PERFMAP_LINE_MAX is skipped and counted; the lines around it stay. */
+static void test_perfmap__overlong_line_skipped_and_counted(void **state)
+{
+	size_t big = PERFMAP_LINE_MAX * 4;
+	char *text = malloc(big + 256);
+	struct perfmap *pm;
+	int err;
+
+	assert_non_null(text);
+	strcpy(text, "1000 10 before\n2000 10 ");
+	memset(text + strlen(text), 'x', big);
+	strcpy(text + strlen("1000 10 before\n2000 10 ") + big, "\n3000 10 after\n");
+	pm = load_text(text, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(perfmap__count(pm), 2);
+	assert_int_equal(perfmap__skipped(pm), 1);
+	assert_string_equal(perfmap__resolve(pm, 0x1000)->name, "before");
+	assert_null(perfmap__resolve(pm, 0x2000));
+	assert_string_equal(perfmap__resolve(pm, 0x3000)->name, "after");
+	assert_int_equal(perfmap__file_size(pm), strlen(text));
+	perfmap__free(pm);
+	free(text);
+}
+
+/* Anyone can create /tmp/perf-PID.map: a FIFO, a link to /dev/zero — refused, never read. */
+static void test_perfmap__load_refuses_fifo_and_symlinks(void **state)
+{
+	char dir[] = "/tmp/perfmap-test.XXXXXX", p[PATH_MAX];
+	struct perfmap *pm = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/perf-1.map", dir);
+	alarm(10); /* blocking on the FIFO is the failure */
+	assert_int_equal(mkfifo(p, 0666), 0);
+	assert_int_equal(perfmap__load(&pm, p), -EINVAL);
+	unlink(p);
+	assert_int_equal(symlink("/dev/zero", p), 0);
+	assert_int_equal(perfmap__load(&pm, p), -ELOOP);
+	alarm(0);
+	assert_null(pm);
+	unlink(p);
+	rmdir(dir);
+}
+
+/* The parser over a stream (what the loader and the fuzzer feed it): the same entries. */
+static void test_perfmap__parses_a_stream(void **state)
+{
+	FILE *f = fmemopen((void *)sample, strlen(sample), "r");
+	struct perfmap *pm = NULL;
+
+	assert_non_null(f);
+	assert_int_equal(perfmap__parse(&pm, f), 0);
+	fclose(f);
+	assert_int_equal(perfmap__count(pm), 3);
+	assert_int_equal(perfmap__file_size(pm), strlen(sample));
+	assert_string_equal(perfmap__resolve(pm, 0x7f0000002010)->name, "py::bar:/srv/app.py");
+	perfmap__free(pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +190,9 @@ int main(void)
 		cmocka_unit_test(test_perfmap__recompiled_code_last_line_wins),
 		cmocka_unit_test(test_perfmap__skips_bad_and_partial_lines),
 		cmocka_unit_test(test_perfmap__empty_and_missing),
+		cmocka_unit_test(test_perfmap__overlong_line_skipped_and_counted),
+		cmocka_unit_test(test_perfmap__load_refuses_fifo_and_symlinks),
+		cmocka_unit_test(test_perfmap__parses_a_stream),
 	};
 
 	return cmocka_run_group_tests_name("perfmap", tests, NULL, NULL);
