@@ -73,7 +73,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "frees of blocks never seen allocated (before attach, or inside libc)")               \
 	X(failed_allocs, "failed_allocs", "allocations that returned NULL")                     \
 	X(replaced_live, "replaced_live", "blocks handed out again before their free was seen") \
-	X(no_stack, "no_stack", "allocations kept without a stack")
+	X(no_stack, "no_stack", "allocations kept without a stack")                             \
+	X(exec_released, "exec_released",                                                       \
+	  "live blocks ended by their process's exec (freed, not leaked)")
 
 #define PROF_CALL_STATS(X)                                                                         \
 	X(entries, "call_entries", "function entries seen")                                        \

@@ -339,7 +339,7 @@ static void on_return(struct calls_agg *a, const struct thread_key *k, struct th
 	name_base(a, k, t, e->name_id, e->line, e->ts);
 }
 
-void calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
+int calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
 {
 	struct thread_key k = {.pid = e->pid, .tid = e->tid};
 	struct thread *t;
@@ -350,11 +350,11 @@ void calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
 		a->stats.return_only++;
 		add_sample(a, e->pid, e->tid, child_node(a, NODE_RETURN_ONLY, e->name_id, e->line),
 			   1, 0);
-		return;
+		return 0;
 	}
 	t = get_thread(a, &k, e->ts);
 	if (!t)
-		return;
+		return -ENOMEM;
 	if (e->flags & PROF_CALL_F_LOST) {
 		/* Entries or returns of this thread were dropped: its stack cannot be trusted.
 		 * Close it where we last knew it; the frames still open will name the new
@@ -373,13 +373,13 @@ void calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
 		if (t->overflow || t->depth >= CALLS_AGG_MAX_DEPTH) {
 			a->stats.depth_exceeded++;
 			t->overflow++;
-			return;
+			return 0;
 		}
-		push(a, t, e);
-		return;
+		return push(a, t, e);
 	}
 	a->stats.returns++;
 	on_return(a, &k, t, e);
+	return 0;
 }
 
 static void copy_field(char *dst, const char *src, uint16_t len, size_t size)

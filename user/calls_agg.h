@@ -56,8 +56,8 @@ struct calls_name {
 int calls_agg__new(struct calls_agg **out);
 void calls_agg__free(struct calls_agg *a);
 
-/* A PROF_REC_CALL_ENTRY / _RETURN record. */
-void calls_agg__event(struct calls_agg *a, const struct prof_call_event *e);
+/* A PROF_REC_CALL_ENTRY / _RETURN record.  0 or -ENOMEM (the event is then lost). */
+int calls_agg__event(struct calls_agg *a, const struct prof_call_event *e);
 /* A PROF_REC_CALL_NAME record. */
 int calls_agg__name(struct calls_agg *a, const struct prof_call_name *n);
 

@@ -35,11 +35,6 @@ static const char *const runtime_names[PROF_RT__COUNT] = {
 	[PROF_RT_PHP] = "php",	 [PROF_RT_JAVA] = "java",
 };
 
-const char *calls_attach__runtime_name(enum prof_runtime rt)
-{
-	return rt < PROF_RT__COUNT ? runtime_names[rt] : "?";
-}
-
 /* "3.11…" -> 3, 11; "8" -> 8, -1.  false when s does not start with a digit. */
 static bool parse_version(const char *s, int *major, int *minor)
 {
@@ -763,7 +758,7 @@ static bool shebang_target(const char *script, char *out, size_t len)
 	if (!strcmp(base_name(interp), "env") && arg) {
 		if (!strcmp(arg, "-S"))
 			arg = strtok_r(NULL, " \t\n", &p);
-		return arg && cmdpath__resolve(arg, out, len);
+		return arg && !cmdpath__resolve(out, len, arg);
 	}
 	snprintf(out, len, "%s", interp);
 	return true;
@@ -908,7 +903,7 @@ int calls_attach__cmd(struct calls_attach *ca, char **cmd)
 	size_t env_len = 0, args_len = 0;
 	int err = 0, total = 0;
 
-	if (!cmdpath__resolve(cmd[0], exe, sizeof(exe)) || !realpath(exe, real))
+	if (cmdpath__resolve(exe, sizeof(exe), cmd[0]) || !realpath(exe, real))
 		return 0; /* session reports the failed exec */
 	if (shebang_target(real, interp, sizeof(interp)) && realpath(interp, exe))
 		snprintf(real, sizeof(real), "%s", exe);

@@ -65,7 +65,6 @@ bool calls_attach__list_has(const char *list, size_t len, const char *s);
 /* Whether a HotSpot command line / option variables enable the method probes. */
 bool calls_attach__java_probes_enabled(const char *cmdline, size_t cmdline_len, const char *environ,
 				       size_t environ_len);
-const char *calls_attach__runtime_name(enum prof_runtime rt);
 
 struct calls_attach;
 

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,9 @@ static const char usage[] =
 	"Profile live processes with eBPF: where their memory and their time go.\n"
 	"\n"
 	"TARGET, exactly one of:\n"
-	"  -p, --pid PID[,PID...]   attach to running processes (all their threads)\n"
+	"  -p, --pid PID[,PID...]   attach to running processes (all their threads); a thread "
+	"id\n"
+	"                           stands for its process\n"
 	"  -- CMD [ARG...]          start CMD, profile it from its first instruction, and its\n"
 	"                           children (fork/exec are followed); stop when CMD exits\n"
 	"MODES, any combination (default --heap):\n"
@@ -28,8 +29,9 @@ static const char usage[] =
 	"the\n"
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
 	"  -f, --format FMT         pprof (default) | folded | text\n"
-	"  -d, --duration SECONDS   stop after this long (default: until the target exits or "
-	"SIGINT)\n"
+	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
+	"until\n"
+	"                           the target exits or SIGINT\n"
 	"      --top N              rows per table in the summary printed at exit (default 10, 0 = "
 	"none)\n"
 	"      --sample-bytes N     sample about one allocation per N bytes (0 = every "
@@ -192,9 +194,13 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case 'd':
 			errno = 0;
 			env.duration = strtod(optarg, &end);
+			/* Bounded so that the nanosecond deadline fits an int64_t (a cast of
+			 * 1e300 is undefined); NaN fails the comparisons too. */
 			if (errno || *end || end == optarg || !(env.duration > 0) ||
-			    isinf(env.duration))
-				return bad("invalid duration '%s' (seconds, > 0)", optarg);
+			    !(env.duration <= CLI_MAX_DURATION))
+				return bad("invalid duration '%s' (seconds, > 0 and at most "
+					   "31536000, one year)",
+					   optarg);
 			break;
 		case OPT_TOP:
 			if (parse_u64(optarg, 100000, &v))
@@ -259,11 +265,6 @@ void cli__free(struct env *env)
 {
 	free(env->cmdline);
 	env->cmdline = NULL;
-}
-
-const char *cli__format_name(enum out_format f)
-{
-	return f == FMT_PPROF ? "pprof" : f == FMT_FOLDED ? "folded" : "text";
 }
 
 const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len)

@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define CLI_MAX_PIDS 64
+#define CLI_MAX_PIDS	 64
+/* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
+#define CLI_MAX_DURATION 31536000.0
 
 enum prof_mode_bit {
 	MODE_HEAP = 1 << 0,
@@ -46,6 +48,5 @@ void cli__free(struct env *env);
 /* Output path for one mode: the path itself with one mode, "x.pb.gz" -> "x.<mode>.pb.gz" with
  * several.  Writes into buf. */
 const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len);
-const char *cli__format_name(enum out_format f);
 
 #endif /* PROF_CLI_H */

@@ -4,10 +4,10 @@
 #ifndef PROF_CMDPATH_H
 #define PROF_CMDPATH_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
-/* cmd as given if it contains a '/', else the first executable match in $PATH. */
-bool cmdpath__resolve(const char *cmd, char *out, size_t len);
+/* cmd as given if it contains a '/', else the first executable match in $PATH, into out.
+ * 0, -ENOENT (no executable match), -errno of access(2) for a path, or -ENOMEM. */
+int cmdpath__resolve(char *out, size_t len, const char *cmd);
 
 #endif /* PROF_CMDPATH_H */

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "collect.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "calls_agg.h"
 #include "calls_attach.h"
@@ -32,11 +36,32 @@ struct collect {
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
-	struct hashmap *targets;    /* pid -> uint8_t alive */
+	struct hashmap *targets;    /* pid -> struct target */
 	uint64_t bad_records;
+	int err;	     /* first fatal error while consuming events (0 or -errno) */
+	bool events_started; /* the ring buffer exists: polling it is allowed */
 	uint32_t last_tid, last_stack_pid; /* on_heap's last-seen cache */
 	int32_t last_stack_id;
 };
+
+/*
+ * A process being profiled.  The pidfd pins the process itself, not its number: once it is
+ * gone, signals sent through the pidfd go nowhere, even if a new process took the pid.
+ */
+struct target {
+	int pidfd; /* -1 if the process was gone before we could open one */
+	uint8_t alive;
+};
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_send_signal_(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
 
 int collect__new(struct collect **out, const struct env *env, struct loader *l)
 {
@@ -53,7 +78,7 @@ int collect__new(struct collect **out, const struct env *env, struct loader *l)
 	if (!err)
 		err = stackres__new(&c->stacks, l, c->sym);
 	if (!err)
-		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(uint8_t));
+		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(struct target));
 	if (!err && (env->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, env->sample_bytes);
 	if (!err && (env->modes & MODE_CALLS))
@@ -68,10 +93,23 @@ int collect__new(struct collect **out, const struct env *env, struct loader *l)
 	return 0;
 }
 
+static void target_close(struct target *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+	t->alive = 0;
+}
+
 void collect__free(struct collect *c)
 {
+	struct target *t;
+	size_t it = 0;
+
 	if (!c)
 		return;
+	while (c->targets && hashmap__next(c->targets, &it, NULL, (void **)&t))
+		target_close(t);
 	heap_agg__free(c->heap);
 	calls_attach__free(c->calls_at);
 	calls_agg__free(c->calls);
@@ -82,13 +120,34 @@ void collect__free(struct collect *c)
 	free(c);
 }
 
+/*
+ * pid became a target (given, started, or a followed child).  Its pidfd is opened now; the
+ * pid is a target still only if BPF has not dropped it (its thread group died), so a pidfd
+ * opened before that check names the process we meant, or a dead one: never a stranger that
+ * reused the number.
+ */
 static int track(struct collect *c, uint32_t pid)
 {
-	uint8_t *alive;
+	struct target *t;
+	bool created;
+	int fd;
 
-	if (hashmap__upsert(c->targets, (void **)&alive, &pid, NULL))
+	if (hashmap__upsert(c->targets, (void **)&t, &pid, &created))
 		return -ENOMEM;
-	*alive = 1;
+	if (!created)
+		target_close(t);
+	t->pidfd = -1;
+	fd = pidfd_open_((pid_t)pid);
+	if (fd < 0) {
+		pr_debug("no pidfd for %u: %s\n", pid, strerror(errno));
+		return 0; /* gone already: its exit event follows */
+	}
+	if (c->loader && loader__has_target(c->loader, pid) != 1) {
+		close(fd);
+		return 0;
+	}
+	t->pidfd = fd;
+	t->alive = 1;
 	return 0;
 }
 
@@ -96,9 +155,10 @@ int collect__add_pid(struct collect *c, uint32_t pid)
 {
 	int err = track(c, pid);
 
+	if (!err)
+		err = procinfo__note(c->procs, pid, pid);
 	if (err)
 		return err;
-	procinfo__note(c->procs, pid, pid);
 	err = symbolizer__load_pid(c->sym, pid);
 	return err == -ESRCH || err == -ENOENT ? 0 : err;
 }
@@ -163,14 +223,41 @@ int collect__attach_modes(struct collect *c)
 	return 0;
 }
 
+int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx)
+{
+	int err = loader__start_events(c->loader, fn, ctx);
+
+	if (!err)
+		c->events_started = true;
+	return err;
+}
+
+int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
+{
+	int err = heap_attach__process(c->loader, pid, probe_pid, nfns);
+
+	/* A process that is gone has nothing left to probe; anything else loses allocations. */
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_err("attaching the heap probes to process %u failed: %s\n", pid, strerror(-err));
+	return err;
+}
+
 void collect__process_exiting(struct collect *c, uint32_t pid)
 {
 	/* Its mappings are final and still readable: reload, then let queued events resolve. */
 	symbolizer__forget_pid(c->sym, pid);
 	symbolizer__load_pid(c->sym, pid);
+	/* Without a ring buffer (setting it up failed) there is nothing queued to resolve. */
+	if (!c->events_started)
+		return;
 	while (loader__poll(c->loader, 0) > 0)
 		;
 	collect__tick(c);
+}
+
+int collect__error(struct collect *c)
+{
+	return c->err;
 }
 
 /* `-- CMD`: a followed child may have exec'd another interpreter, or loaded one (dlopen):
@@ -178,59 +265,87 @@ void collect__process_exiting(struct collect *c, uint32_t pid)
 static void rescan_calls(struct collect *c)
 {
 	const uint32_t *pid;
+	struct target *t;
 	size_t it = 0;
-	uint8_t *alive;
 
-	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&alive))
-		if (*alive)
+	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t))
+		if (t->alive)
 			calls_attach__rescan(c->calls_at, *pid);
+}
+
+/* Remember the first fatal error (already reported where it happened). */
+static int fatal(struct collect *c, int err)
+{
+	if (err && !c->err)
+		c->err = err;
+	return err;
 }
 
 void collect__tick(struct collect *c)
 {
-	if (c->env->modes & MODE_CPU)
-		cpu_profile__scan(c);
+	int err;
+
+	if (c->env->modes & MODE_CPU) {
+		err = cpu_profile__scan(c);
+		if (err == -ENOMEM)
+			pr_err("out of memory while reading CPU samples\n");
+		if (err == -ENOMEM)
+			fatal(c, err);
+	}
 	if (c->calls_at && c->env->cmd)
 		rescan_calls(c);
 }
 
+/*
+ * A pidfd polls readable once its whole thread group has exited (a leader that called
+ * pthread_exit is not that), and it never follows the pid to another process.
+ */
 bool collect__any_alive(struct collect *c)
 {
-	const uint32_t *pid;
+	struct pollfd pfd = {.events = POLLIN};
+	struct target *t;
 	size_t it = 0;
-	uint8_t *alive;
+	bool any = false;
 
-	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&alive)) {
-		if (*alive && kill((pid_t)*pid, 0) == 0)
-			return true;
-		if (*alive && errno == EPERM)
-			return true;
-		*alive = 0;
+	while (hashmap__next(c->targets, &it, NULL, (void **)&t)) {
+		if (!t->alive)
+			continue;
+		pfd.fd = t->pidfd;
+		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			target_close(t);
+		else
+			any = true;
 	}
-	return false;
+	return any;
 }
 
 void collect__signal_all(struct collect *c, int sig)
 {
 	const uint32_t *pid;
+	struct target *t;
 	size_t it = 0;
-	uint8_t *alive;
 
-	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&alive))
-		if (*alive)
-			kill((pid_t)*pid, sig);
+	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t))
+		if (t->alive && pidfd_send_signal_(t->pidfd, sig) && errno != ESRCH)
+			pr_debug("signal %d to %u: %s\n", sig, *pid, strerror(errno));
 }
 
-static void on_heap(struct collect *c, const struct prof_heap_event *e)
+static int on_heap(struct collect *c, const struct prof_heap_event *e)
 {
+	int err;
+
 	/* Runs of events from one thread and one call site are the common case: skip the lookups.
 	 */
 	if (e->tid != c->last_tid) {
-		procinfo__note(c->procs, e->pid, e->tid);
+		err = procinfo__note(c->procs, e->pid, e->tid);
+		if (err)
+			return err;
 		c->last_tid = e->tid;
 	}
 	if (e->stack_id != c->last_stack_id || e->pid != c->last_stack_pid) {
-		stackres__note(c->stacks, e->pid, e->stack_id, STACK_USER_RET);
+		err = stackres__note(c->stacks, e->pid, e->stack_id, STACK_USER_RET);
+		if (err)
+			return err;
 		c->last_stack_id = e->stack_id;
 		c->last_stack_pid = e->pid;
 	}
@@ -239,67 +354,137 @@ static void on_heap(struct collect *c, const struct prof_heap_event *e)
 	else
 		heap_agg__realloc(c->heap, e->pid, e->tid, e->stack_id, e->old_addr, e->addr,
 				  e->size);
+	return 0;
 }
 
-static void on_call(struct collect *c, const struct prof_call_event *e)
+static int on_call(struct collect *c, const struct prof_call_event *e)
 {
 	uint64_t thread = (uint64_t)e->pid << 32 | e->tid;
+	int err;
 
 	/* Events come in runs per thread: look its name up only when the thread changes. */
 	if (thread != c->calls_last_thread) {
-		procinfo__note(c->procs, e->pid, e->tid);
+		err = procinfo__note(c->procs, e->pid, e->tid);
+		if (err)
+			return err;
 		c->calls_last_thread = thread;
 	}
-	calls_agg__event(c->calls, e);
+	return calls_agg__event(c->calls, e);
 }
 
-static void on_proc(struct collect *c, const struct prof_proc_event *e)
+/* exec replaced pid's image: new maps, names, runtimes, allocator. */
+static int on_exec(struct collect *c, uint32_t pid, const char *comm)
+{
+	int err, n = 0;
+
+	symbolizer__forget_pid(c->sym, pid);
+	symbolizer__load_pid(c->sym, pid);
+	pr_debug("%u exec'd %s\n", pid, comm);
+	err = procinfo__set_comm(c->procs, pid, pid, comm);
+	if (err)
+		return err;
+	if (c->calls)
+		calls_agg__process_exec(c->calls, pid);
+	if (!c->heap)
+		return 0;
+	/* The old address space is gone, and every block still live in it. */
+	err = heap_agg__exec(c->heap, pid);
+	if (err)
+		return err;
+	/* A new image may bring an allocator of its own (static binary). */
+	if (c->env->cmd) {
+		err = collect__attach_heap(c, pid, -1, &n);
+		if (err && err != -ENOENT && err != -ESRCH)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * -p: the kernel filters per-process uprobes by the memory of the thread they were opened on,
+ * the leader, and a leader that left (pthread_exit) has none: probes opened on a thread still
+ * running take over.  Allocations between the two are missed (README: limits).
+ */
+static int leader_left(struct collect *c, uint32_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	uint32_t tid = 0;
+	int err, n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0; /* the whole process is going: its last exit event follows */
+	while (!tid && (d = readdir(dir))) {
+		unsigned long v = strtoul(d->d_name, NULL, 10); /* 0 for "." and ".." */
+
+		if (v && v != pid)
+			tid = (uint32_t)v;
+	}
+	closedir(dir);
+	if (!tid)
+		return 0;
+	/* /proc/TID/maps: the leader's own maps read empty now. */
+	err = collect__attach_heap(c, tid, (int)tid, &n);
+	if (err == -ENOENT || err == -ESRCH)
+		return 0;
+	if (!err)
+		pr_info("main thread of %u exited: heap probes moved to its thread %u\n", pid, tid);
+	return err;
+}
+
+static int on_proc(struct collect *c, const struct prof_proc_event *e)
 {
 	char comm[PROF_COMM_LEN + 1];
-	uint8_t *alive;
+	struct target *t;
+	int err;
 
 	memcpy(comm, e->comm, PROF_COMM_LEN);
 	comm[PROF_COMM_LEN] = 0;
 	switch (e->type) {
 	case PROF_REC_PROC_FORK:
 		pr_debug("following child %u of %u\n", e->pid, e->ppid);
-		track(c, e->pid);
+		err = track(c, e->pid);
+		if (err)
+			return err;
 		/* Same image as the parent until it execs: same mappings, same symbols. */
 		symbolizer__load_pid(c->sym, e->pid);
-		procinfo__note(c->procs, e->pid, e->pid);
-		break;
+		return procinfo__note(c->procs, e->pid, e->pid);
 	case PROF_REC_PROC_EXEC:
-		pr_debug("%u exec'd %s\n", e->pid, comm);
-		symbolizer__forget_pid(c->sym, e->pid);
-		symbolizer__load_pid(c->sym, e->pid);
-		procinfo__set_comm(c->procs, e->pid, e->pid, comm);
-		if (c->calls)
-			calls_agg__process_exec(c->calls, e->pid);
-		if (c->heap && c->env->cmd) {
-			int n = 0;
-
-			/* A new image may bring an allocator of its own (static binary). */
-			heap_attach__process(c->loader, e->pid, -1, &n);
-		}
-		break;
+		return on_exec(c, e->pid, comm);
 	case PROF_REC_PROC_EXIT:
-		procinfo__set_comm(c->procs, e->pid, e->tid, comm);
+		/* The tid may come back as another thread: look its name up again then. */
+		c->last_tid = 0;
+		c->calls_last_thread = 0;
+		err = procinfo__exited(c->procs, e->pid, e->tid, comm,
+				       e->flags & PROF_PROC_GROUP_DEAD);
+		if (err)
+			return err;
 		if (c->calls)
 			calls_agg__thread_exit(c->calls, e->pid, e->tid);
 		if (e->flags & PROF_PROC_GROUP_DEAD) {
-			alive = hashmap__find(c->targets, &e->pid);
-			if (alive)
-				*alive = 0;
+			t = hashmap__find(c->targets, &e->pid);
+			if (t)
+				target_close(t);
+		} else if (e->tid == e->pid && c->heap && !c->env->cmd) {
+			return leader_left(c, e->pid);
 		}
-		break;
+		return 0;
 	}
+	return 0;
 }
 
+/* A negative return stops the ring buffer's poll: only for errors that end the session. */
 int collect__on_event(void *ctx, void *data, size_t size)
 {
 	struct collect *c = ctx;
 	uint32_t type;
+	int err;
 
+	if (c->err)
+		return c->err;
 	if (size < sizeof(type)) {
 		c->bad_records++;
 		return 0;
@@ -310,8 +495,8 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_HEAP_REALLOC:
 		if (size < sizeof(struct prof_heap_event) || !c->heap)
 			break;
-		on_heap(c, data);
-		return 0;
+		err = on_heap(c, data);
+		goto done;
 	case PROF_REC_HEAP_FREE:
 		if (size < sizeof(struct prof_heap_free) || !c->heap)
 			break;
@@ -323,14 +508,14 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_PROC_EXIT:
 		if (size < sizeof(struct prof_proc_event))
 			break;
-		on_proc(c, data);
-		return 0;
+		err = on_proc(c, data);
+		goto done;
 	case PROF_REC_CALL_ENTRY:
 	case PROF_REC_CALL_RETURN:
 		if (size < sizeof(struct prof_call_event) || !c->calls)
 			break;
-		on_call(c, data);
-		return 0;
+		err = on_call(c, data);
+		goto done;
 	case PROF_REC_CALL_NAME:
 		if (size < sizeof(struct prof_call_name) || !c->calls)
 			break;
@@ -341,6 +526,11 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	}
 	c->bad_records++;
 	return 0;
+done:
+	/* Attach failures were reported where they happened; memory runs out anywhere. */
+	if (err == -ENOMEM)
+		pr_err("out of memory while collecting events\n");
+	return fatal(c, err);
 }
 
 struct loader *collect__loader(struct collect *c)
@@ -373,12 +563,12 @@ struct procinfo *collect__procinfo(struct collect *c)
 	return c->procs;
 }
 
-struct symbolizer *collect__symbolizer(struct collect *c)
-{
-	return c->sym;
-}
-
 uint64_t collect__bad_records(struct collect *c)
 {
 	return c->bad_records;
+}
+
+const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c)
+{
+	return symbolizer__stats(c->sym);
 }

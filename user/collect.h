@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <bpf/libbpf.h>
+
 struct collect;
 struct env;
 struct loader;
@@ -18,24 +20,35 @@ struct calls_agg;
 struct calls_attach;
 struct stackres;
 struct procinfo;
-struct symbolizer;
+struct symbolizer_stats;
 
 int collect__new(struct collect **out, const struct env *env, struct loader *l);
 void collect__free(struct collect *c);
 
-/* ring_buffer_sample_fn */
+/* Open the ring buffer: fn(ctx, …) gets each record (session counts, then calls
+ * collect__on_event).  Until this succeeds nothing polls it. */
+int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx);
+/* ring_buffer_sample_fn.  Returns a negative errno (stopping the poll) after a fatal error:
+ * out of memory, or a new image that could not be probed. */
 int collect__on_event(void *ctx, void *data, size_t size);
+/* The first fatal error met while consuming events (reported on stderr already), or 0. */
+int collect__error(struct collect *c);
 
 /* A target given with -p: load its symbols now, while it lives. */
 int collect__add_pid(struct collect *c, uint32_t pid);
 /* The `-- CMD` child, not yet exec'd (its exec arrives as an event that loads its maps). */
 int collect__add_child(struct collect *c, uint32_t pid);
+/* heap_attach__process, reporting failures other than a vanished process (-ENOENT/-ESRCH,
+ * returned quietly) in one line on stderr. */
+int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns);
 /* Attach the modes other than heap (cpu, calls) once targets are known. */
 int collect__attach_modes(struct collect *c);
+/* Whether a target process (any of its threads) still runs; a reused pid does not count. */
 bool collect__any_alive(struct collect *c);
 /* pid is stopped at its exit with its address space intact: last chance to symbolize. */
 void collect__process_exiting(struct collect *c, uint32_t pid);
-/* Send sig to every target still alive (ending `-- CMD` and its children early). */
+/* Send sig to every target still alive (ending `-- CMD` and its children early), through
+ * pidfds: a process that took a dead target's pid is never signalled. */
 void collect__signal_all(struct collect *c, int sig);
 /* Periodic work while profiling (about once a second): symbolize while targets live. */
 void collect__tick(struct collect *c);
@@ -47,8 +60,9 @@ struct calls_agg *collect__calls(struct collect *c);
 struct calls_attach *collect__calls_attach(struct collect *c);
 struct stackres *collect__stacks(struct collect *c);
 struct procinfo *collect__procinfo(struct collect *c);
-struct symbolizer *collect__symbolizer(struct collect *c);
 /* Records that were malformed or of an unknown type (should stay 0). */
 uint64_t collect__bad_records(struct collect *c);
+/* Files the symbolizer refused and perf-map lines it skipped. */
+const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c);
 
 #endif /* PROF_COLLECT_H */

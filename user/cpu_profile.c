@@ -43,10 +43,13 @@ static int for_each_count(struct collect *c,
 
 static int note(struct collect *c, const struct prof_cpu_key *k, uint64_t count, void *arg)
 {
-	procinfo__note(collect__procinfo(c), k->pid, k->tid);
-	stackres__note(collect__stacks(c), k->pid, k->user_stack_id, STACK_USER);
-	stackres__note(collect__stacks(c), k->pid, k->kern_stack_id, STACK_KERNEL);
-	return 0;
+	int err = procinfo__note(collect__procinfo(c), k->pid, k->tid);
+
+	if (!err)
+		err = stackres__note(collect__stacks(c), k->pid, k->user_stack_id, STACK_USER);
+	if (!err)
+		err = stackres__note(collect__stacks(c), k->pid, k->kern_stack_id, STACK_KERNEL);
+	return err;
 }
 
 int cpu_profile__scan(struct collect *c)

@@ -157,6 +157,40 @@ void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t s
 	heap_agg__alloc(h, pid, tid, stack_id, addr, size);
 }
 
+int heap_agg__exec(struct heap_agg *h, uint32_t pid)
+{
+	const struct live_key *k;
+	struct live_key *gone = NULL;
+	size_t it = 0, n = 0, cap = 0;
+	struct live_block *b;
+	int err = 0;
+
+	/* Keys first, deletions after: a deletion shifts entries under the iterator. */
+	while (hashmap__next(h->live, &it, (const void **)&k, (void **)&b)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct live_key *g = realloc(gone, ncap * sizeof(*g));
+
+			if (!g) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			gone = g;
+			cap = ncap;
+		}
+		uncount(h, b);
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(h->live, &gone[i]);
+	h->stats.exec_released += n;
+cleanup:
+	free(gone);
+	return err;
+}
+
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
 					      int32_t stack_id)
 {

@@ -27,6 +27,7 @@ struct heap_agg_stats {
 	uint64_t failed_allocs; /* allocator returned NULL */
 	uint64_t replaced_live; /* block handed out again while we thought it live */
 	uint64_t no_stack;	/* allocations whose stack was lost (kept, stack empty) */
+	uint64_t exec_released; /* live blocks ended by their process's exec (freed, not leaked) */
 };
 
 /* sample_bytes: 0 = every allocation recorded; N = allocations were sampled at one per N
@@ -41,6 +42,10 @@ void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr);
  * the free probe, which sees glibc's internal free of a zero-size realloc). */
 void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
 		       uint64_t old_addr, uint64_t addr, uint64_t size);
+
+/* pid exec'd: its address space, and every block still live in it, is gone.  Those blocks
+ * leave the in-use values (they were not leaked).  0 or -ENOMEM (nothing released then). */
+int heap_agg__exec(struct heap_agg *h, uint32_t pid);
 
 /* Values of one site (NULL if never seen) — for tests and reports. */
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,

@@ -370,6 +370,15 @@ int loader__add_target(struct loader *l, uint32_t pid)
 	return 0;
 }
 
+int loader__has_target(struct loader *l, uint32_t pid)
+{
+	__u8 v;
+
+	if (!bpf_map_lookup_elem(l->shared_fd[SHARED_TARGETS], &pid, &v))
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
+}
+
 int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx)
 {
 	l->rb = ring_buffer__new(l->shared_fd[SHARED_EVENTS], fn, ctx, NULL);

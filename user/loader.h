@@ -30,6 +30,8 @@ int loader__open(struct loader **out, const struct loader_opts *opts);
 void loader__free(struct loader *l);
 
 int loader__add_target(struct loader *l, uint32_t pid);
+/* 1 if pid is in the target set now (BPF drops a tgid when its thread group dies), 0 if not. */
+int loader__has_target(struct loader *l, uint32_t pid);
 int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx);
 /* Wait up to timeout_ms for a batch, then drain whatever is queued. Returns events or -errno. */
 int loader__poll(struct loader *l, int timeout_ms);

@@ -13,11 +13,6 @@ void log__set_verbosity(int v)
 	verbosity = v;
 }
 
-int log__verbosity(void)
-{
-	return verbosity;
-}
-
 void log__printf(enum log_level lvl, const char *fmt, ...)
 {
 	va_list ap;

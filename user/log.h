@@ -12,7 +12,6 @@ enum log_level {
 };
 
 void log__set_verbosity(int v);
-int log__verbosity(void);
 void log__printf(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Install as libbpf's print callback. */
 void log__hook_libbpf(void);

@@ -101,6 +101,15 @@ int maps__read(struct maps **out, const char *path)
 		return -errno;
 	err = maps__parse(out, f);
 	fclose(f);
+	/*
+	 * Every live process maps something: empty maps mean its memory is gone (exiting, or read
+	 * through a leader thread that left with pthread_exit).  Not a set of mappings to use.
+	 */
+	if (!err && !(*out)->count) {
+		maps__free(*out);
+		*out = NULL;
+		err = -ESRCH;
+	}
 	return err;
 }
 

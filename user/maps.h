@@ -27,7 +27,8 @@ struct maps {
 
 /* Parse maps text from f; -EINVAL for a malformed line. */
 int maps__parse(struct maps **out, FILE *f);
-/* Parse the file at path (e.g. "/proc/1234/maps"); -ENOENT/-ESRCH when the process is gone. */
+/* Parse the file at path (e.g. "/proc/1234/maps"); -ENOENT/-ESRCH when the process is gone
+ * (-ESRCH also for empty maps: a process whose memory is gone). */
 int maps__read(struct maps **out, const char *path);
 void maps__free(struct maps *m);
 

@@ -14,9 +14,16 @@ struct name_key {
 	uint32_t pid, tid; /* tid 0 = the process */
 };
 
+/* A name and whether its thread (or, for tid 0, its process) has exited: a later sight of the
+ * same id is a new thread or process that reused it, whose name must be read again. */
+struct name_val {
+	char name[NAME_LEN];
+	uint8_t exited;
+};
+
 struct procinfo {
 	char root[256];
-	struct hashmap *names; /* name_key -> char[NAME_LEN] */
+	struct hashmap *names; /* name_key -> struct name_val */
 };
 
 int procinfo__new(struct procinfo **out, const char *proc_root)
@@ -27,7 +34,7 @@ int procinfo__new(struct procinfo **out, const char *proc_root)
 	if (!pi)
 		return -ENOMEM;
 	snprintf(pi->root, sizeof(pi->root), "%s", proc_root ? proc_root : "/proc");
-	err = hashmap__new(&pi->names, sizeof(struct name_key), NAME_LEN);
+	err = hashmap__new(&pi->names, sizeof(struct name_key), sizeof(struct name_val));
 	if (err) {
 		free(pi);
 		return err;
@@ -44,60 +51,96 @@ void procinfo__free(struct procinfo *pi)
 	free(pi);
 }
 
-static void read_name(const char *path, char *out)
+/* -errno, leaving out untouched, when the file cannot be read (the thread is gone). */
+static int read_name(const char *path, char *out)
 {
+	char buf[NAME_LEN];
 	FILE *f = fopen(path, "re");
 	size_t n;
 
 	if (!f)
-		return;
-	n = fread(out, 1, NAME_LEN - 1, f);
+		return -errno;
+	n = fread(buf, 1, NAME_LEN - 1, f);
 	fclose(f);
-	out[n] = 0;
-	out[strcspn(out, "\n")] = 0;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	memcpy(out, buf, NAME_LEN);
+	return 0;
 }
 
-static void note_one(struct procinfo *pi, uint32_t pid, uint32_t tid)
+static int note_one(struct procinfo *pi, uint32_t pid, uint32_t tid)
 {
 	struct name_key k = {pid, tid};
-	char path[320], *name;
+	struct name_val *v;
+	char path[320];
 	bool created;
 
-	if (hashmap__upsert(pi->names, (void **)&name, &k, &created) || !created)
-		return;
+	if (hashmap__upsert(pi->names, (void **)&v, &k, &created))
+		return -ENOMEM;
+	if (!created && !v->exited)
+		return 0;
 	if (tid)
 		snprintf(path, sizeof(path), "%s/%u/task/%u/comm", pi->root, pid, tid);
 	else
 		snprintf(path, sizeof(path), "%s/%u/comm", pi->root, pid);
-	read_name(path, name);
+	/* An exited id that cannot be read is still the old one: keep its final name. */
+	if (!read_name(path, v->name))
+		v->exited = 0;
+	return 0;
 }
 
-void procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid)
+int procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid)
 {
-	note_one(pi, pid, tid);
-	note_one(pi, pid, 0);
+	int err = note_one(pi, pid, tid);
+
+	return err ? err : note_one(pi, pid, 0);
 }
 
-void procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm)
+static int set_one(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm, bool exited)
 {
 	struct name_key k = {pid, tid};
-	char *name;
+	struct name_val *v;
 
-	if (hashmap__upsert(pi->names, (void **)&name, &k, NULL))
-		return;
-	snprintf(name, NAME_LEN, "%s", comm);
+	if (hashmap__upsert(pi->names, (void **)&v, &k, NULL))
+		return -ENOMEM;
+	snprintf(v->name, NAME_LEN, "%s", comm);
+	v->exited = exited;
+	return 0;
+}
+
+int procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm)
+{
+	int err = set_one(pi, pid, tid, comm, false);
+
 	/* The main thread's name is the process name ps shows. */
-	if (tid == pid &&
-	    hashmap__upsert(pi->names, (void **)&name, &(struct name_key){pid, 0}, NULL) == 0)
-		snprintf(name, NAME_LEN, "%s", comm);
+	if (!err && tid == pid)
+		err = set_one(pi, pid, 0, comm, false);
+	return err;
+}
+
+int procinfo__exited(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm,
+		     bool group_dead)
+{
+	int err = set_one(pi, pid, tid, comm, true);
+
+	if (!err && tid == pid)
+		err = set_one(pi, pid, 0, comm, group_dead);
+	/* A leader that left first keeps the name; the process ends with its last thread. */
+	if (!err && tid != pid && group_dead) {
+		struct name_val *v = hashmap__find(pi->names, &(struct name_key){pid, 0});
+
+		if (v)
+			v->exited = 1;
+	}
+	return err;
 }
 
 static const char *lookup(struct procinfo *pi, uint32_t pid, uint32_t tid)
 {
 	struct name_key k = {pid, tid};
-	const char *name = hashmap__find(pi->names, &k);
+	const struct name_val *v = hashmap__find(pi->names, &k);
 
-	return name && *name ? name : NULL;
+	return v && v->name[0] ? v->name : NULL;
 }
 
 const char *procinfo__comm(struct procinfo *pi, uint32_t pid, uint32_t tid)

@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Thread and process names for the comm/process labels, read at first sight of a tid and
- * replaced by the final name the exit tracepoint reports. */
+ * replaced by the final name the exit tracepoint reports.  An id seen again after its exit
+ * belongs to a new thread or process (pid reuse): its name is read again. */
 #ifndef PROF_PROCINFO_H
 #define PROF_PROCINFO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct procinfo;
 
 int procinfo__new(struct procinfo **out, const char *proc_root);
 void procinfo__free(struct procinfo *pi);
-/* First sight of a thread: read its name (and its process's) while it lives. Cheap if known. */
-void procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid);
-/* Authoritative name from the kernel (exit, exec). */
-void procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm);
+/* First sight of a thread: read its name (and its process's) while it lives; again if the id
+ * was last seen exiting.  Cheap if known.  0 or -ENOMEM. */
+int procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid);
+/* Authoritative name from the kernel (exec).  0 or -ENOMEM. */
+int procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm);
+/* A thread's final name at its exit; group_dead: the last thread of its process.  Kept for the
+ * report until the id is noted again.  0 or -ENOMEM. */
+int procinfo__exited(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm,
+		     bool group_dead);
 const char *procinfo__comm(struct procinfo *pi, uint32_t pid, uint32_t tid);
 const char *procinfo__process(struct procinfo *pi, uint32_t pid);
 

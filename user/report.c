@@ -118,8 +118,8 @@ int report__add_common(struct collect *c, const struct env *env, struct profile 
 		err = report__add_bpf_counters(p, counters);
 	if (!err)
 		err = report__add_collect_stats(p, &cs);
-	if (!err && collect__symbolizer(c))
-		err = report__add_symbolizer_stats(p, symbolizer__stats(collect__symbolizer(c)));
+	if (!err)
+		err = report__add_symbolizer_stats(p, collect__symbolizer_stats(c));
 	return err;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,11 +24,16 @@
 #include "report.h"
 #include "safe_open.h"
 
+/* How long `-- CMD` has between SIGTERM and SIGKILL when profiling stops before it exits. */
+#define STOP_GRACE_NS (2 * 1000000000LL)
+
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t signal_count; /* a second SIGINT/SIGTERM cuts the grace short */
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	signal_count++;
 }
 
 static int64_t now_ns(int clock)
@@ -38,14 +44,31 @@ static int64_t now_ns(int clock)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static bool pid_alive(uint32_t pid)
+/* The process (thread group) a -p id belongs to: -p takes a thread id as its process. */
+static int pid_tgid(uint32_t *out, uint32_t pid)
 {
-	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	char path[64], line[256];
+	int err = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Tgid: %u", out) == 1) {
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
 }
 
 /* Child of `-- CMD`: wait until the probes are attached, then exec. */
 struct child {
 	pid_t pid;
+	int pidfd;  /* signals reach this child only, never a process that reuses its pid */
 	int go_fd;  /* write a byte: the child may exec */
 	int err_fd; /* exec failure: the child writes errno here (closed on exec) */
 	int status;
@@ -68,13 +91,18 @@ static int spawn(struct child *c, char **cmd)
 		goto fail;
 	}
 	if (c->pid == 0) {
+		sigset_t none;
 		char b;
 		int e;
 
 		close(go[1]);
 		close(ef[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
+		/* CMD starts as if run by a shell: no signal ignored (we ignore SIGPIPE) or
+		 * blocked.  Handlers are reset by exec anyway; ignored ones would survive it. */
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL); /* fails harmlessly for SIGKILL, SIGSTOP, gaps */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (read(go[0], &b, 1) != 1)
 			_exit(127); /* the profiler gave up */
 		execvp(cmd[0], cmd);
@@ -87,6 +115,10 @@ static int spawn(struct child *c, char **cmd)
 	close(ef[1]);
 	c->go_fd = go[1];
 	c->err_fd = ef[0];
+	/* Our child, not reaped yet: its pid cannot have been reused. */
+	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	if (c->pidfd < 0)
+		pr_debug("pidfd_open(%d): %s\n", c->pid, strerror(errno));
 	return 0;
 fail:
 	for (int i = 0; i < 2; i++) {
@@ -165,8 +197,9 @@ static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 	char exe[PATH_MAX];
 	int err, n, fd;
 
-	if (!cmdpath__resolve(cmd[0], exe, sizeof(exe)))
-		return -ENOENT;
+	err = cmdpath__resolve(exe, sizeof(exe), cmd[0]);
+	if (err)
+		return err;
 	/* A static executable brings its own allocator (or none): probe only the file itself. */
 	n = heap_attach__is_static(exe);
 	if (n < 0)
@@ -204,7 +237,7 @@ static void log_events(struct loader *l, uint64_t events, int64_t ns)
 }
 
 struct run {
-	const struct env *env;
+	struct env env; /* the caller's, with -p thread ids replaced by their process ids */
 	struct loader *loader;
 	struct collect *collect;
 	struct child child;
@@ -221,8 +254,74 @@ static int on_event(void *ctx, void *data, size_t size)
 	return collect__on_event(r->collect, data, size);
 }
 
-int session__run(const struct env *env)
+/*
+ * -p takes any thread id as its process (the kernel and /proc accept either); say so, and
+ * profile each process once.  Returns 0 or the exit status.
+ */
+static int resolve_pids(struct env *env)
 {
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < env->npids; i++) {
+		uint32_t tgid;
+		bool dup = false;
+		int err = pid_tgid(&tgid, env->pids[i]);
+
+		if (err) {
+			pr_err("no such process: %u\n", env->pids[i]);
+			return 2;
+		}
+		if (tgid != env->pids[i])
+			pr_warn("%u is a thread of process %u: profiling process %u (all its "
+				"threads)\n",
+				env->pids[i], tgid, tgid);
+		for (unsigned j = 0; j < n; j++)
+			dup |= env->pids[j] == tgid;
+		if (!dup)
+			env->pids[n++] = tgid;
+	}
+	env->npids = n;
+	return 0;
+}
+
+/* Send sig to CMD (and the children it made, while they are targets) through pidfds. */
+static void signal_cmd(struct run *r, int sig)
+{
+	if (r->collect)
+		collect__signal_all(r->collect, sig); /* CMD is one of the targets */
+	else if (r->child.pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, r->child.pidfd, sig, NULL, 0);
+}
+
+/*
+ * Profiling stopped before CMD exited: SIGTERM, then SIGKILL after STOP_GRACE_NS or at a
+ * further SIGINT/SIGTERM to us, so a command that ignores SIGTERM cannot hold us forever.
+ */
+static void stop_cmd(struct run *r)
+{
+	int64_t deadline = now_ns(CLOCK_MONOTONIC) + STOP_GRACE_NS;
+	sig_atomic_t seen = signal_count;
+	struct timespec tick = {.tv_nsec = 20 * 1000000L};
+
+	signal_cmd(r, SIGTERM);
+	for (;;) {
+		child_wait(&r->child, r->collect, WNOHANG);
+		if (r->child.exited)
+			return;
+		if (signal_count != seen || now_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
+		nanosleep(&tick, NULL); /* a signal cuts it short */
+	}
+	pr_warn("%s still running %s SIGTERM: sending SIGKILL\n", r->env.cmd[0],
+		signal_count != seen ? "after another signal to us and" : "2 s after");
+	signal_cmd(r, SIGKILL);
+	child_wait(&r->child, r->collect, 0);
+}
+
+int session__run(const struct env *caller_env)
+{
+	struct run r = {.env = *caller_env, .child = {.go_fd = -1, .err_fd = -1, .pidfd = -1}};
+	const struct env *env = &r.env;
 	struct loader_opts lo = {
 		.heap = env->modes & MODE_HEAP,
 		.cpu = env->modes & MODE_CPU,
@@ -231,17 +330,15 @@ int session__run(const struct env *env)
 		.follow_children = env->cmd != NULL,
 		.sample_bytes = env->sample_bytes,
 	};
-	struct run r = {.env = env, .child = {.go_fd = -1, .err_fd = -1}};
 	int64_t start_mono, start_wall, last_tick, deadline = 0;
 	struct sigaction sa = {.sa_handler = on_signal};
 	int status = 1, err, nfns = 0;
+	bool poll_err = false;
 
-	for (unsigned i = 0; i < env->npids; i++) {
-		if (!pid_alive(env->pids[i])) {
-			pr_err("no such process: %u\n", env->pids[i]);
-			return 2;
-		}
-	}
+	status = resolve_pids(&r.env);
+	if (status)
+		return status;
+	status = 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -271,7 +368,7 @@ int session__run(const struct env *env)
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	err = loader__start_events(r.loader, on_event, &r);
+	err = collect__start_events(r.collect, on_event, &r);
 	if (err) {
 		pr_err("opening the ring buffer failed: %s\n", strerror(-err));
 		goto cleanup;
@@ -286,14 +383,15 @@ int session__run(const struct env *env)
 			goto cleanup;
 		}
 		if (lo.heap) {
-			err = heap_attach__process(r.loader, env->pids[i], (int)env->pids[i],
+			err = collect__attach_heap(r.collect, env->pids[i], (int)env->pids[i],
 						   &nfns);
 			if (err == -ENOENT || err == -ESRCH) {
 				pr_err("process %u exited before it could be attached\n",
 				       env->pids[i]);
 				status = 2;
-				goto cleanup;
 			}
+			if (err)
+				goto cleanup; /* anything else was reported: status 1 */
 		}
 	}
 	if (r.have_child) {
@@ -344,7 +442,10 @@ int session__run(const struct env *env)
 
 		err = loader__poll(r.loader, 100);
 		if (err < 0) {
-			pr_err("reading events failed: %s\n", strerror(-err));
+			/* The collector's own failures were reported where they happened. */
+			if (!collect__error(r.collect))
+				pr_err("reading events failed: %s\n", strerror(-err));
+			poll_err = true;
 			break;
 		}
 		now = now_ns(CLOCK_MONOTONIC);
@@ -367,22 +468,23 @@ int session__run(const struct env *env)
 		pr_info("stopping on signal %d\n", (int)stop_signal);
 
 	err = report__write(r.collect, env, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
-	status = err ? 1 : 0;
+	/* A profile written after a fatal collection error is incomplete: still a failure. */
+	status = err || collect__error(r.collect) || poll_err ? 1 : 0;
 cleanup:
 	if (r.have_child && !r.child.exited) {
 		if (r.child.go_fd >= 0) {
 			/* Never released: let it go away without running CMD. */
 			close(r.child.go_fd);
 			r.child.go_fd = -1;
-		} else if (r.collect)
-			collect__signal_all(r.collect,
-					    SIGTERM); /* stopped early: CMD ends with us */
-		else
-			kill(r.child.pid, SIGTERM);
-		child_wait(&r.child, r.collect, 0);
+			child_wait(&r.child, r.collect, 0);
+		} else {
+			stop_cmd(&r); /* stopped early: CMD ends with us */
+		}
 	}
 	if (r.child.err_fd >= 0)
 		close(r.child.err_fd);
+	if (r.child.pidfd >= 0)
+		close(r.child.pidfd);
 	collect__free(r.collect);
 	loader__free(r.loader);
 	return status;

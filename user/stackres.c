@@ -70,7 +70,7 @@ static struct stack_key make_key(uint32_t pid, int32_t stack_id, enum stack_kind
 	return k;
 }
 
-void stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum stack_kind kind)
+int stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum stack_kind kind)
 {
 	struct stack_key k = make_key(pid, stack_id, kind);
 	uint64_t ips[PROF_MAX_FRAMES];
@@ -78,13 +78,16 @@ void stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum sta
 	bool created;
 	unsigned n;
 
-	if (stack_id < 0 || hashmap__upsert(r->stacks, (void **)&st, &k, &created) || !created)
-		return;
-	if (loader__stack(r->loader, stack_id, ips, &n) || !n)
-		return;
+	if (stack_id < 0)
+		return 0;
+	if (hashmap__upsert(r->stacks, (void **)&st, &k, &created))
+		return -ENOMEM;
+	/* A stack the map no longer holds stays empty: its samples keep no frames. */
+	if (!created || loader__stack(r->loader, stack_id, ips, &n) || !n)
+		return 0;
 	st->frames = calloc(n, sizeof(*st->frames));
 	if (!st->frames)
-		return;
+		return -ENOMEM;
 	st->n = n;
 	for (unsigned i = 0; i < n; i++) {
 		/* A return address points after the call: look up the call itself. */
@@ -97,6 +100,7 @@ void stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum sta
 		else
 			symbolizer__resolve_user(r->sym, pid, lookup, &f->sym);
 	}
+	return 0;
 }
 
 static int frame_location(struct profile *p, const struct frame *f, uint32_t *out)

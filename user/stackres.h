@@ -25,8 +25,9 @@ enum stack_kind {
 int stackres__new(struct stackres **out, struct loader *l, struct symbolizer *s);
 void stackres__free(struct stackres *r);
 
-/* First sight of (pid, stack_id): copy and symbolize.  Cheap when already known. */
-void stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum stack_kind kind);
+/* First sight of (pid, stack_id): copy and symbolize.  Cheap when already known.
+ * 0 (also when the stack is gone from the map) or -ENOMEM. */
+int stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum stack_kind kind);
 
 /*
  * Append the stack's profile location ids (leaf first) to out[*n..max), creating mappings,

@@ -914,10 +914,3 @@ const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
 {
 	return &s->stats;
 }
-
-const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid)
-{
-	const struct sym_proc *p = find_proc(s, pid);
-
-	return p ? p->comm : NULL;
-}

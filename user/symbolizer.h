@@ -64,7 +64,4 @@ int symbolizer__resolve_user(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			     struct sym_result *out);
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
 
-/* "comm" of the process (from /proc/PID/comm when loaded), or NULL if never seen. */
-const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid);
-
 #endif /* PROF_SYMBOLIZER_H */

@@ -82,6 +82,23 @@ static void test_cli__errors(void **state)
 	assert_int_equal(PARSE(&env, "-p"), -EINVAL); /* missing value */
 }
 
+static void test_cli__duration_bounds(void **state)
+{
+	struct env env;
+
+	/* Each of these used to reach an out-of-range double -> int64_t cast. */
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "1e300"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "31536001"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "inf"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "nan"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "-1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "1e999"), -EINVAL);
+	/* The bound itself is accepted. */
+	assert_int_equal(PARSE(&env, "-p", "1", "-d", "31536000"), CLI_RUN);
+	assert_true(env.duration == CLI_MAX_DURATION);
+	cli__free(&env);
+}
+
 static void test_cli__help_and_version_exit(void **state)
 {
 	struct env env;
@@ -116,6 +133,7 @@ int main(void)
 		cmocka_unit_test(test_cli__command_keeps_its_options),
 		cmocka_unit_test(test_cli__modes_and_options),
 		cmocka_unit_test(test_cli__errors),
+		cmocka_unit_test(test_cli__duration_bounds),
 		cmocka_unit_test(test_cli__help_and_version_exit),
 		cmocka_unit_test(test_cli__output_path_per_mode),
 	};

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <limits.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,13 +37,13 @@ static void test_cmdpath__searches_path_in_order(void **state)
 	snprintf(path, sizeof(path), "%s:%s", dir1, dir2);
 	setenv("PATH", path, 1);
 
-	assert_true(cmdpath__resolve("tool", out, sizeof(out)));
+	assert_int_equal(cmdpath__resolve(out, sizeof(out), "tool"), 0);
 	assert_string_equal(out, exe);
-	assert_false(cmdpath__resolve("no-such-tool", out, sizeof(out)));
+	assert_int_equal(cmdpath__resolve(out, sizeof(out), "no-such-tool"), -ENOENT);
 	/* a name with a slash is taken as given */
-	assert_true(cmdpath__resolve(exe, out, sizeof(out)));
+	assert_int_equal(cmdpath__resolve(out, sizeof(out), exe), 0);
 	assert_string_equal(out, exe);
-	assert_false(cmdpath__resolve("/nonexistent/tool", out, sizeof(out)));
+	assert_int_equal(cmdpath__resolve(out, sizeof(out), "/nonexistent/tool"), -ENOENT);
 
 	if (saved)
 		setenv("PATH", saved, 1);

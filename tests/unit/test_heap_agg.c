@@ -116,6 +116,34 @@ static void test_heap_agg__reused_address_not_double_counted(void **state)
 	assert_int_equal(heap_agg__stats(h)->replaced_live, 1);
 }
 
+static void test_heap_agg__exec_releases_live_blocks(void **state)
+{
+	struct heap_agg *h = *state;
+
+	/* 300 live blocks in pid 1 (two sites, one reached by realloc), 2 in pid 2. */
+	for (uint64_t i = 0; i < 200; i++)
+		heap_agg__alloc(h, 1, 1, 5, 0x10000 + i * 16, 16);
+	for (uint64_t i = 0; i < 100; i++)
+		heap_agg__realloc(h, 1, 3, 6, 0, 0x90000 + i * 32, 32);
+	heap_agg__alloc(h, 2, 2, 5, 0x10000, 100);
+	heap_agg__alloc(h, 2, 2, 5, 0x20000, 100);
+	assert_int_equal(heap_agg__exec(h, 1), 0);
+	/* The old image's blocks are gone with its address space: not in use, still allocated. */
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_objects, 0);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_bytes, 0);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->alloc_objects, 200);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 3, 6)->inuse_bytes, 0);
+	assert_int_equal(heap_agg__stats(h)->exec_released, 300);
+	/* Another process is untouched. */
+	assert_int_equal((int64_t)heap_agg__site(h, 2, 2, 5)->inuse_bytes, 200);
+	/* The new image's allocator hands out the same addresses: new blocks, nothing replaced. */
+	heap_agg__alloc(h, 1, 1, 7, 0x10000, 16);
+	assert_int_equal(heap_agg__stats(h)->replaced_live, 0);
+	heap_agg__free_block(h, 1, 0x10010);
+	assert_int_equal(heap_agg__stats(h)->unknown_frees, 1);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 7)->inuse_objects, 1);
+}
+
 static void test_heap_agg__sampling_weights_are_unbiased(void **state)
 {
 	const uint64_t rate = 4096, n = 2000000, size = 256;
@@ -157,6 +185,8 @@ int main(void)
 			test_heap_agg__realloc_null_is_malloc_and_failure_keeps_old, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__failed_alloc_and_lost_stack, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__exec_releases_live_blocks, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__reused_address_not_double_counted,
 						setup, teardown),

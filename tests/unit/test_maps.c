@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -174,6 +175,20 @@ static void test_maps__missing_file(void **state)
 	maps__free(NULL);
 }
 
+static void test_maps__empty_file_is_a_gone_process(void **state)
+{
+	char path[] = "/tmp/maps-empty.XXXXXX";
+	struct maps *m = NULL;
+	int fd = mkstemp(path);
+
+	/* What /proc/PID/maps reads once the process's memory is gone. */
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(maps__read(&m, path), -ESRCH);
+	assert_null(m);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_maps__is_file),
 		cmocka_unit_test(test_maps__reads_own_process),
 		cmocka_unit_test(test_maps__missing_file),
+		cmocka_unit_test(test_maps__empty_file_is_a_gone_process),
 	};
 
 	return cmocka_run_group_tests_name("maps", tests, NULL, NULL);

@@ -85,11 +85,57 @@ static void test_procinfo__exit_name_wins(void **state)
 	procinfo__free(pi);
 }
 
+static void test_procinfo__reused_ids_read_again(void **state)
+{
+	struct procinfo *pi;
+
+	put("300/comm", "first\n");
+	put("300/task/300/comm", "first\n");
+	put("300/task/301/comm", "first-worker\n");
+	assert_int_equal(procinfo__new(&pi, root), 0);
+	assert_int_equal(procinfo__note(pi, 300, 301), 0);
+	assert_string_equal(procinfo__comm(pi, 300, 301), "first-worker");
+	/* The worker exits: its final name stays for the report. */
+	assert_int_equal(procinfo__exited(pi, 300, 301, "first-worker", false), 0);
+	assert_string_equal(procinfo__comm(pi, 300, 301), "first-worker");
+	/* A new thread of the same process reuses the tid. */
+	put("300/task/301/comm", "second-worker\n");
+	assert_int_equal(procinfo__note(pi, 300, 301), 0);
+	assert_string_equal(procinfo__comm(pi, 300, 301), "second-worker");
+	/* The process dies; a new process reuses its pid (fork event). */
+	assert_int_equal(procinfo__exited(pi, 300, 300, "first", true), 0);
+	assert_string_equal(procinfo__process(pi, 300), "first");
+	put("300/comm", "reuser\n");
+	put("300/task/300/comm", "reuser\n");
+	assert_int_equal(procinfo__note(pi, 300, 300), 0);
+	assert_string_equal(procinfo__process(pi, 300), "reuser");
+	assert_string_equal(procinfo__comm(pi, 300, 300), "reuser");
+	/* Still alive: a second sight does not read again (the name is cached). */
+	put("300/comm", "renamed-later\n");
+	assert_int_equal(procinfo__note(pi, 300, 300), 0);
+	assert_string_equal(procinfo__process(pi, 300), "reuser");
+	procinfo__free(pi);
+}
+
+static void test_procinfo__gone_thread_keeps_exit_name(void **state)
+{
+	struct procinfo *pi;
+
+	assert_int_equal(procinfo__new(&pi, root), 0);
+	/* Exited, then noted again (a late sample) with no /proc entry: the exit name stays. */
+	assert_int_equal(procinfo__exited(pi, 400, 401, "gone", false), 0);
+	assert_int_equal(procinfo__note(pi, 400, 401), 0);
+	assert_string_equal(procinfo__comm(pi, 400, 401), "gone");
+	procinfo__free(pi);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_procinfo__names_read_at_first_sight),
 		cmocka_unit_test(test_procinfo__exit_name_wins),
+		cmocka_unit_test(test_procinfo__reused_ids_read_again),
+		cmocka_unit_test(test_procinfo__gone_thread_keeps_exit_name),
 	};
 
 	return cmocka_run_group_tests_name("procinfo", tests, setup, teardown);

@@ -503,7 +503,6 @@ static void test_symbolizer__survives_process_exit(void **state)
 	assert_resolves(s, pid, PIE_BIAS + alpha, "symfix_alpha", PIE_BIAS + alpha, fx.pie);
 	/* Unknown addresses of a dead process: no mapping, no error. */
 	assert_null(resolve(s, pid, 0x1234).map);
-	assert_string_equal(symbolizer__process_name(s, pid), "fixture");
 	symbolizer__free(s);
 }
 
@@ -520,7 +519,6 @@ static void test_symbolizer__unknown_pid(void **state)
 	assert_int_equal(r.sym_addr, 0);
 	/* Never loaded at all: same answer. */
 	assert_null(resolve(s, 99998, 0x401000).map);
-	assert_null(symbolizer__process_name(s, 99998));
 	symbolizer__free(s);
 }
 
@@ -569,16 +567,6 @@ static void test_symbolizer__mappings_are_shared(void **state)
 	assert_ptr_equal(m, resolve(s, pid, PIE_BIAS + beta).map);
 	assert_ptr_not_equal(resolve(s, PID, PIE_BIAS + alpha).map,
 			     resolve(s, PID, STRIPPED_BIAS + alpha).map);
-	symbolizer__free(s);
-}
-
-static void test_symbolizer__process_name(void **state)
-{
-	struct symbolizer *s = new_sym();
-
-	assert_null(symbolizer__process_name(s, PID));
-	assert_int_equal(symbolizer__load_pid(s, PID), 0);
-	assert_string_equal(symbolizer__process_name(s, PID), "fixture");
 	symbolizer__free(s);
 }
 
@@ -653,7 +641,6 @@ static void test_symbolizer__live_self(void **state)
 	assert_non_null(strstr(r.map->path, "libc.so.6"));
 	assert_true(strlen(r.map->build_id) == 40);
 	dlclose(libc);
-	assert_string_equal(symbolizer__process_name(s, (uint32_t)getpid()), "test_symbolizer");
 	symbolizer__free(s);
 }
 
@@ -706,7 +693,6 @@ static void test_symbolizer__live_child_dlopen_and_exit(void **state)
 	assert_int_equal(symbolizer__load_pid(s, (uint32_t)pid), -ESRCH);
 	assert_resolves(s, (uint32_t)pid, gamma, "symfix_gamma", gamma, fx.pie);
 	assert_resolves(s, (uint32_t)pid, lib, "symfix_lib_only", lib, fx.lib);
-	assert_string_equal(symbolizer__process_name(s, (uint32_t)pid), "symfix-pie");
 	symbolizer__free(s);
 }
 
@@ -724,7 +710,6 @@ int main(void)
 		cmocka_unit_test(test_symbolizer__unknown_pid),
 		cmocka_unit_test(test_symbolizer__forget_pid_after_exec),
 		cmocka_unit_test(test_symbolizer__mappings_are_shared),
-		cmocka_unit_test(test_symbolizer__process_name),
 		cmocka_unit_test(test_symbolizer__kernel_addresses),
 		cmocka_unit_test(test_symbolizer__live_self),
 		cmocka_unit_test(test_symbolizer__live_child_dlopen_and_exit),
