@@ -7,7 +7,9 @@
  * dead branches: the programs are empty.
  */
 #include "common.bpf.h"
+#include "events.bpf.h"
 #include "prof_heap.h"
+#include "stacks.bpf.h"
 
 #include "floor.h"
 
@@ -17,7 +19,7 @@ const volatile __u32 floor_features = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, PROF_PENDING_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct prof_heap_pending);
 } floor_pending SEC(".maps");

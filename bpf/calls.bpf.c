@@ -17,6 +17,7 @@
  * lookup.
  */
 #include "common.bpf.h"
+#include "events.bpf.h"
 
 #include <bpf/usdt.bpf.h>
 
@@ -112,7 +113,7 @@ static __always_inline __u16 read_str(char *dst, __u32 size, __u64 src, __u32 le
 		}
 		return (__u16)size;
 	}
-	len &= size - 1; /* size is a power of two: proves the bound to the verifier */
+	len &= size - 1; /* size is a power of two (prof_calls.h asserts it): proves the bound */
 	if (bpf_probe_read_user(dst, len, (const void *)src)) {
 		prof_count(PROF_CNT_CALL_READ_FAIL);
 		return 0;
@@ -138,7 +139,6 @@ static __noinline int send_name(__u64 id, __u32 pid, __u32 runtime, struct call_
 		bpf_map_delete_elem(&prof_call_names, &id);
 		return 0;
 	}
-	__builtin_memset(n, 0, sizeof(*n));
 	n->type = PROF_REC_CALL_NAME;
 	n->pid = pid;
 	n->name_id = id;
@@ -172,14 +172,13 @@ static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtim
 	if (!e) {
 		/* The thread's stack is now unknown: tell userspace with its next event. */
 		__sync_fetch_and_add(&call_drops, 1);
-		bpf_map_update_elem(&prof_call_lost, &id, &one, BPF_ANY);
+		if (bpf_map_update_elem(&prof_call_lost, &id, &one, BPF_ANY))
+			prof_count(PROF_CNT_CALL_LOST_FULL);
 		return 0;
 	}
 	if (flags & PROF_CALL_F_LOST)
 		bpf_map_delete_elem(&prof_call_lost, &id);
 	flags |= (__u8)bpf_usdt_cookie(ctx);
-	e->site = 0;
-	e->frame_sp = 0;
 	if ((flags & PROF_CALL_F_FRAME) && type == PROF_REC_CALL_ENTRY) {
 		/* The probe's function was entered by a call from the Java frame: its saved
 		 * frame pointer sits under the return address, the caller's SP above them. */
@@ -188,6 +187,8 @@ static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtim
 		if (bp && !bpf_probe_read_user(&ret, sizeof(ret), (const void *)(bp + 8))) {
 			e->frame_sp = bp + 16;
 			e->site = (__u32)ret;
+		} else {
+			prof_count(PROF_CNT_CALL_READ_FAIL); /* the frame stays unknown (0) */
 		}
 	}
 	e->type = type;
@@ -198,23 +199,30 @@ static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtim
 	e->name_id = name_id;
 	e->runtime = runtime;
 	e->flags = flags;
-	e->pad0 = 0;
 	prof_submit(e);
 	return 0;
+}
+
+/* One probe argument; a spec libbpf cannot fetch leaves it 0, counted. */
+static __always_inline __u64 usdt_arg(struct pt_regs *ctx, __u64 i)
+{
+	long v;
+
+	if (bpf_usdt_arg(ctx, i, &v)) {
+		prof_count(PROF_CNT_CALL_ARG_FAIL);
+		return 0;
+	}
+	return (__u64)v;
 }
 
 /* python:function__entry/return(const char *file, const char *function, int line) */
 static __always_inline int python_call(struct pt_regs *ctx, __u32 type)
 {
 	struct call_args a = {};
-	long v;
 
-	if (!bpf_usdt_arg(ctx, 0, &v))
-		a.file = v;
-	if (!bpf_usdt_arg(ctx, 1, &v))
-		a.fn = v;
-	if (!bpf_usdt_arg(ctx, 2, &v))
-		a.line = (__u32)v;
+	a.file = usdt_arg(ctx, 0);
+	a.fn = usdt_arg(ctx, 1);
+	a.line = (__u32)usdt_arg(ctx, 2);
 	return on_call(ctx, type, PROF_RT_PYTHON, &a);
 }
 
@@ -235,16 +243,11 @@ int python_return(struct pt_regs *ctx)
 static __always_inline int ruby_call(struct pt_regs *ctx, __u32 type)
 {
 	struct call_args a = {};
-	long v;
 
-	if (!bpf_usdt_arg(ctx, 0, &v))
-		a.cls = v;
-	if (!bpf_usdt_arg(ctx, 1, &v))
-		a.fn = v;
-	if (!bpf_usdt_arg(ctx, 2, &v))
-		a.file = v;
-	if (!bpf_usdt_arg(ctx, 3, &v))
-		a.line = (__u32)v;
+	a.cls = usdt_arg(ctx, 0);
+	a.fn = usdt_arg(ctx, 1);
+	a.file = usdt_arg(ctx, 2);
+	a.line = (__u32)usdt_arg(ctx, 3);
 	a.cls_by_content = true;
 	return on_call(ctx, type, PROF_RT_RUBY, &a);
 }
@@ -266,16 +269,11 @@ int ruby_return(struct pt_regs *ctx)
 static __always_inline int php_call(struct pt_regs *ctx, __u32 type)
 {
 	struct call_args a = {};
-	long v;
 
-	if (!bpf_usdt_arg(ctx, 0, &v))
-		a.fn = v;
-	if (!bpf_usdt_arg(ctx, 1, &v))
-		a.file = v;
-	if (!bpf_usdt_arg(ctx, 2, &v))
-		a.line = (__u32)v;
-	if (!bpf_usdt_arg(ctx, 3, &v))
-		a.cls = v;
+	a.fn = usdt_arg(ctx, 0);
+	a.file = usdt_arg(ctx, 1);
+	a.line = (__u32)usdt_arg(ctx, 2);
+	a.cls = usdt_arg(ctx, 3);
 	return on_call(ctx, type, PROF_RT_PHP, &a);
 }
 
@@ -297,20 +295,13 @@ int php_return(struct pt_regs *ctx)
 static __always_inline int java_call(struct pt_regs *ctx, __u32 type)
 {
 	struct call_args a = {};
-	long v;
 
-	if (!bpf_usdt_arg(ctx, 1, &v))
-		a.cls = v;
-	if (!bpf_usdt_arg(ctx, 2, &v))
-		a.cls_len = (__u32)v;
-	if (!bpf_usdt_arg(ctx, 3, &v))
-		a.fn = v;
-	if (!bpf_usdt_arg(ctx, 4, &v))
-		a.fn_len = (__u32)v;
-	if (!bpf_usdt_arg(ctx, 5, &v))
-		a.file = v;
-	if (!bpf_usdt_arg(ctx, 6, &v))
-		a.file_len = (__u32)v;
+	a.cls = usdt_arg(ctx, 1);
+	a.cls_len = (__u32)usdt_arg(ctx, 2);
+	a.fn = usdt_arg(ctx, 3);
+	a.fn_len = (__u32)usdt_arg(ctx, 4);
+	a.file = usdt_arg(ctx, 5);
+	a.file_len = (__u32)usdt_arg(ctx, 6);
 	/* A zero length would read as "NUL-terminated": an empty symbol has no bytes to read. */
 	if (!a.cls_len)
 		a.cls = 0;

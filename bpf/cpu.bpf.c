@@ -4,6 +4,7 @@
  * are counted in place by (pid, tid, user stack, kernel stack).
  */
 #include "common.bpf.h"
+#include "stacks.bpf.h"
 #include "prof_cpu.h"
 
 #ifndef EFAULT

@@ -6,15 +6,10 @@
  * which allocator function fired, so one program serves them all.
  */
 #include "common.bpf.h"
+#include "events.bpf.h"
+#include "heap_state.bpf.h"
 #include "prof_heap.h"
-
-/* --sample-bytes: per-thread bytes left until the next sampled allocation. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __s64);
-} prof_sample_left SEC(".maps");
+#include "stacks.bpf.h"
 
 /* --sample-bytes: exponentially distributed intervals (mean = sample_bytes), from userspace. */
 struct {
@@ -24,13 +19,30 @@ struct {
 	__type(value, __u64);
 } prof_sample_intervals SEC(".maps");
 
-/* --sample-bytes: addresses of sampled live blocks, so only their frees travel. */
+/* --sample-bytes: sampled live blocks, so only their frees travel. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 20);
-	__type(key, __u64);
+	__uint(max_entries, PROF_SAMPLED_ENTRIES);
+	__type(key, struct prof_sampled_key);
 	__type(value, __u8);
 } prof_sampled SEC(".maps");
+
+/* Stacks of blocks from entry-only operator new (new_stack_id): id -> frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PROF_NEW_STACK_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct prof_stack);
+} prof_new_stacks SEC(".maps");
+
+/* A stack being built (too big for the 512-byte BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_stack);
+} new_stack_scratch SEC(".maps");
 
 const volatile __u64 sample_bytes = 0;
 /* -p: the uprobes are attached per process, so the kernel filters already. */
@@ -53,17 +65,18 @@ static __always_inline __s64 next_interval(void)
 static __always_inline bool sample_take(__u32 tid, __u64 size)
 {
 	__s64 *left, first;
+	bool taken;
 
 	left = bpf_map_lookup_elem(&prof_sample_left, &tid);
 	if (!left) {
 		first = next_interval() - (__s64)size;
-		if (first > 0) {
-			bpf_map_update_elem(&prof_sample_left, &tid, &first, BPF_ANY);
-			return false;
-		}
-		first = next_interval();
-		bpf_map_update_elem(&prof_sample_left, &tid, &first, BPF_ANY);
-		return true;
+		taken = first <= 0;
+		if (taken)
+			first = next_interval();
+		/* Full: the draw above still holds (the interval is memoryless), but counted. */
+		if (bpf_map_update_elem(&prof_sample_left, &tid, &first, BPF_ANY))
+			prof_count(PROF_CNT_SAMPLE_LEFT_FULL);
+		return taken;
 	}
 	*left -= (__s64)size;
 	if (*left > 0)
@@ -73,7 +86,18 @@ static __always_inline bool sample_take(__u32 tid, __u64 size)
 	return true;
 }
 
-static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 old_addr)
+/* new[] jumps to new (same sp): the allocator call that makes the block then returns into new. */
+static __always_inline void tail_call(struct prof_heap_pending *cur,
+				      const struct prof_heap_pending *p)
+{
+	if (cur->sp == p->sp && prof_fn_entry_only(cur->fn) && prof_fn_entry_only(p->fn)) {
+		cur->code_start = p->code_start;
+		cur->code_end = p->code_end;
+	}
+}
+
+static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 old_addr,
+				 __u64 code_size)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -81,15 +105,38 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 
 	if (!heap_target(id >> 32))
 		return 0;
-	if (sample_bytes) {
-		/* An inner call (new -> malloc) must not draw from the sampling budget twice. */
-		if (bpf_map_lookup_elem(&prof_pending, &tid) || !sample_take(tid, size))
-			return 0;
-	}
 	p.size = size;
 	p.old_addr = old_addr;
 	p.sp = PT_REGS_SP(ctx);
 	p.fn = fn;
+	if (prof_fn_entry_only(fn)) {
+		p.code_start = PT_REGS_IP(ctx);
+		p.code_end = p.code_start + code_size;
+	}
+	if (sample_bytes) {
+		/*
+		 * An outer call in flight (higher on the stack, or at the same sp for a tail call)
+		 * drew for this one: operator new -> malloc, realloc(NULL) -> malloc draw once.
+		 * Unsampled outer calls leave an entry too, so that their inner calls see them.
+		 */
+		cur = bpf_map_lookup_elem(&prof_pending, &tid);
+		if (cur && cur->sp >= p.sp) {
+			tail_call(cur, &p);
+			return 0;
+		}
+		if (!sample_take(tid, size))
+			p.flags = PROF_PENDING_UNSAMPLED;
+		if (cur) {
+			/* stale: its return never came (longjmp, exception) */
+			if (prof_fn_entry_only(cur->fn) && !(cur->flags & PROF_PENDING_UNSAMPLED))
+				prof_count(PROF_CNT_CXX_NEW_LOST);
+			*cur = p;
+			return 0;
+		}
+		if (bpf_map_update_elem(&prof_pending, &tid, &p, BPF_NOEXIST))
+			prof_count(PROF_CNT_PENDING_FULL);
+		return 0;
+	}
 	/*
 	 * BPF_NOEXIST: a call already in flight on this thread is an outer allocator entry point
 	 * (operator new calling malloc, reallocarray calling realloc); only the outer one counts.
@@ -105,38 +152,177 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 	 * An outer call lives higher on the stack (or at the same sp for a tail call).  An entry
 	 * deeper than us is stale — its return never came (longjmp, a thread that died): replace.
 	 */
-	if (cur->sp < p.sp)
+	if (cur->sp < p.sp) {
+		if (prof_fn_entry_only(cur->fn))
+			prof_count(PROF_CNT_CXX_NEW_LOST);
 		*cur = p;
+	} else {
+		tail_call(cur, &p);
+	}
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(heap_enter)
 {
-	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 fn = (__u32)cookie;
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx);
 
 	switch (fn) {
 	case PROF_FN_MALLOC:
 	case PROF_FN_VALLOC:
 	case PROF_FN_PVALLOC:
-		return enter(ctx, fn, a0, 0);
+		return enter(ctx, fn, a0, 0, 0);
 	case PROF_FN_CALLOC:
-		return enter(ctx, fn, a0 * a1, 0);
+		return enter(ctx, fn, a0 * a1, 0, 0);
 	case PROF_FN_REALLOC:
-		return enter(ctx, fn, a1, a0);
+		return enter(ctx, fn, a1, a0, 0);
 	case PROF_FN_REALLOCARRAY:
-		return enter(ctx, fn, a1 * a2, a0);
+		return enter(ctx, fn, a1 * a2, a0, 0);
 	case PROF_FN_POSIX_MEMALIGN:
-		return enter(ctx, fn, a2, a0);
+		return enter(ctx, fn, a2, a0, 0);
 	case PROF_FN_ALIGNED_ALLOC:
 	case PROF_FN_MEMALIGN:
-		return enter(ctx, fn, a1, 0);
+		return enter(ctx, fn, a1, 0, 0);
 	default:
-		if (fn >= PROF_FN_CXX_NEW && fn < PROF_FN__COUNT)
-			return enter(ctx, fn, a0, 0); /* every operator new takes the size first */
+		if (prof_fn_is_cxx_new(fn))
+			return enter(ctx, fn, a0, 0,
+				     cookie >> 32); /* size: always the first argument */
 		return 0;
 	}
+}
+
+/*
+ * --sample-bytes: a block of this process left the heap (freed, or moved by a realloc).  Only
+ * a sampled block is news to userspace: the others it never saw.
+ */
+static __always_inline void emit_free(__u64 id, __u64 addr)
+{
+	struct prof_sampled_key key = {.tgid = id >> 32, .addr = addr};
+	struct prof_heap_free *e;
+
+	if (sample_bytes && bpf_map_delete_elem(&prof_sampled, &key))
+		return;
+	e = prof_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->type = PROF_REC_HEAP_FREE;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->addr = addr;
+	prof_submit(e);
+}
+
+static __always_inline bool is_realloc(__u32 fn)
+{
+	return fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY;
+}
+
+/*
+ * The stack of a block from an entry-only operator new, taken at the return of the allocator it
+ * called.  Frame 0 is then inside operator new, which keeps no frame pointer: the walk goes on
+ * from its caller's frame, so the caller itself is missing.  Its return address is still in the
+ * slot at operator new's entry sp: it becomes frame 0, and the stack is exactly the one a
+ * uretprobe on operator new would see.  Such stacks go to their own map under a hash id.
+ */
+static __noinline __s32 new_stack_id(struct pt_regs *ctx, __u64 entry_sp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 h = 0x9e3779b97f4a7c15ULL, caller = 0;
+	struct return_instance *ri;
+	struct prof_stack *s, *old;
+	__u32 zero = 0, id;
+	long n;
+
+	s = bpf_map_lookup_elem(&new_stack_scratch, &zero);
+	if (!s)
+		return -1;
+	n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK); /* zero-fills the rest */
+	if (n <= 0 || bpf_probe_read_user(&caller, sizeof(caller), (void *)entry_sp)) {
+		prof_count(PROF_CNT_STACK_FAIL);
+		return -1;
+	}
+	/*
+	 * Another tracer's uretprobe on operator new replaced that slot with the kernel's
+	 * trampoline; the kernel keeps the real address in the thread's return instances.
+	 */
+	ri = BPF_CORE_READ(task, utask, return_instances);
+	for (int i = 0; i < PROF_RET_INSTANCES_SEEN && ri; i++) {
+		if (BPF_CORE_READ(ri, stack) == entry_sp) {
+			caller = BPF_CORE_READ(ri, orig_ret_vaddr);
+			break;
+		}
+		ri = BPF_CORE_READ(ri, next);
+	}
+	s->ips[0] = caller;
+	for (int i = 0; i < PROF_MAX_FRAMES && s->ips[i]; i++)
+		h = prof_mix64(h ^ s->ips[i]);
+	id = PROF_STACK_ID_OWN | ((__u32)h & PROF_STACK_ID_OWN_MASK);
+	old = bpf_map_lookup_elem(&prof_new_stacks, &id);
+	if (!old) {
+		if (!bpf_map_update_elem(&prof_new_stacks, &id, s, BPF_NOEXIST))
+			return (__s32)id;
+		old = bpf_map_lookup_elem(&prof_new_stacks, &id); /* another CPU put it there? */
+		if (!old) {
+			prof_count(PROF_CNT_STACK_FAIL); /* full */
+			return -1;
+		}
+	}
+	for (int i = 0; i < PROF_MAX_FRAMES; i++) {
+		if (old->ips[i] != s->ips[i]) {
+			prof_count(PROF_CNT_STACK_COLLISION);
+			return -1;
+		}
+	}
+	return (__s32)id;
+}
+
+static __always_inline void emit_alloc(__u64 id, __u32 type, long stack_id, __u64 addr,
+				       __u64 old_addr, __u64 size)
+{
+	struct prof_sampled_key key = {.tgid = id >> 32};
+	struct prof_heap_event *e;
+	__u8 one = 1;
+
+	e = prof_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->type = type;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->stack_id = (__s32)stack_id;
+	e->addr = addr;
+	e->size = size;
+	if (type == PROF_REC_HEAP_REALLOC) {
+		e->old_addr = old_addr;
+		/* Sampling: the old block is userspace's only if it was sampled, and it is gone. */
+		key.addr = old_addr;
+		if (sample_bytes && addr && old_addr && bpf_map_delete_elem(&prof_sampled, &key))
+			e->old_addr = 0;
+	}
+	if (sample_bytes && addr) {
+		key.addr = addr;
+		if (bpf_map_update_elem(&prof_sampled, &key, &one, BPF_ANY))
+			prof_count(PROF_CNT_SAMPLED_FULL);
+	}
+	prof_submit(e);
+}
+
+/* An allocator called by an entry-only operator new returned: its block is operator new's. */
+static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_pending *p, __u32 fn,
+					__u64 id, __u64 addr)
+{
+	__u32 tid = (__u32)id;
+
+	/* posix_memalign's result lives behind an argument inner calls do not keep; NULL: a
+	 * new_handler retry or a throw follows (see cxx_throw). */
+	if (fn == PROF_FN_POSIX_MEMALIGN || !addr)
+		return 0;
+	if (!(p->flags & PROF_PENDING_UNSAMPLED))
+		emit_alloc(id, PROF_REC_HEAP_ALLOC, new_stack_id(ctx, p->sp), addr, 0, p->size);
+	bpf_map_delete_elem(&prof_pending, &tid);
+	return 0;
 }
 
 SEC("uretprobe")
@@ -146,72 +332,82 @@ int BPF_KRETPROBE(heap_return, long ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct prof_heap_pending *p;
-	struct prof_heap_event *e;
 	__u64 addr = (__u64)ret;
 	long stack_id;
 
 	/* Only a target's entry probe records a pending call: that lookup is the filter. */
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
 	if (!p) {
-		if (!sample_bytes && heap_target(id >> 32))
+		if (heap_target(id >> 32))
 			prof_count(PROF_CNT_PENDING_MISSING); /* entered before attach */
-		return 0;				      /* (or not sampled) */
+		return 0;
+	}
+	if (prof_fn_entry_only(p->fn)) {
+		if (PT_REGS_IP(ctx) < p->code_start || PT_REGS_IP(ctx) >= p->code_end)
+			return 0; /* called deeper, or returning elsewhere: not operator new's block
+				   */
+		return new_returned(ctx, p, fn, id, addr);
 	}
 	/* An inner call of an outer entry point (or a tail call of one): the outer reports it. */
 	if (p->fn != fn || p->sp + 8 != PT_REGS_SP(ctx))
 		return 0;
 
+	if (p->flags & PROF_PENDING_UNSAMPLED) {
+		/*
+		 * A realloc that was not sampled still ends the old block: if that one was sampled,
+		 * it must leave the in-use values.  (A failed realloc keeps it; realloc(p, 0) frees
+		 * it through free, which the free probe sees.)
+		 */
+		if (is_realloc(fn) && p->old_addr && addr)
+			emit_free(id, p->old_addr);
+		goto out;
+	}
 	if (fn == PROF_FN_POSIX_MEMALIGN) {
 		addr = 0;
-		if (ret == 0)
-			bpf_probe_read_user(&addr, sizeof(addr), (void *)p->old_addr);
+		if (ret == 0 && bpf_probe_read_user(&addr, sizeof(addr), (void *)p->old_addr)) {
+			prof_count(PROF_CNT_HEAP_READ_FAIL);
+			addr = 0;
+		}
 	}
-
-	e = prof_reserve(sizeof(*e));
-	if (!e)
-		goto out;
 	stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
 	if (stack_id < 0)
 		prof_count(stack_id == -EEXIST ? PROF_CNT_STACK_COLLISION : PROF_CNT_STACK_FAIL);
-	e->type = (fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY) ? PROF_REC_HEAP_REALLOC
-									: PROF_REC_HEAP_ALLOC;
-	e->pid = id >> 32;
-	e->tid = tid;
-	e->stack_id = (__s32)stack_id;
-	e->addr = addr;
-	e->old_addr = e->type == PROF_REC_HEAP_REALLOC ? p->old_addr : 0;
-	e->size = p->size;
-	if (sample_bytes && addr) {
-		__u8 one = 1;
-
-		if (bpf_map_update_elem(&prof_sampled, &addr, &one, BPF_ANY))
-			prof_count(PROF_CNT_SAMPLED_FULL);
-	}
-	prof_submit(e);
+	emit_alloc(id, is_realloc(fn) ? PROF_REC_HEAP_REALLOC : PROF_REC_HEAP_ALLOC, stack_id, addr,
+		   p->old_addr, p->size);
 out:
 	bpf_map_delete_elem(&prof_pending, &tid);
 	return 0;
 }
 
+/*
+ * An exception thrown while operator new is in flight (std::bad_alloc, from operator new or a
+ * new_handler): the allocation failed and its return never comes.  Counted, never live.
+ */
+static __always_inline int cxx_throw(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct prof_heap_pending *p;
+	__u32 tid = (__u32)id;
+
+	p = bpf_map_lookup_elem(&prof_pending, &tid);
+	if (!p || !prof_fn_cxx_throws(p->fn) || p->sp <= PT_REGS_SP(ctx))
+		return 0; /* no operator new in flight above the throw */
+	prof_count(PROF_CNT_CXX_THROWS);
+	bpf_map_delete_elem(&prof_pending, &tid);
+	return 0;
+}
+
+/* Entry-only probes: free, and __cxa_throw (by its cookie). */
 SEC("uprobe")
 int BPF_KPROBE(heap_free, __u64 addr)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct prof_heap_free *e;
+	__u64 id;
 
+	if (bpf_get_attach_cookie(ctx) == PROF_FN_CXX_THROW)
+		return cxx_throw(ctx);
+	id = bpf_get_current_pid_tgid();
 	if (!addr || !heap_target(id >> 32))
 		return 0;
-	/* Sampling: only blocks that were sampled are of interest to userspace. */
-	if (sample_bytes && bpf_map_delete_elem(&prof_sampled, &addr))
-		return 0;
-	e = prof_reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	e->type = PROF_REC_HEAP_FREE;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->pad = 0;
-	e->addr = addr;
-	prof_submit(e);
+	emit_free(id, addr);
 	return 0;
 }

@@ -5,6 +5,8 @@
  * stop condition).
  */
 #include "common.bpf.h"
+#include "events.bpf.h"
+#include "heap_state.bpf.h"
 
 /* `-- CMD` follows children; `-p` does not. */
 const volatile bool follow_children = false;
@@ -20,7 +22,6 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 tid, __u32 ppid, _
 	e->tid = tid;
 	e->ppid = ppid;
 	e->flags = flags;
-	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* Lifecycle events are rare and gate the stop condition: deliver them promptly. */
 	bpf_ringbuf_submit(e, 0);
@@ -63,9 +64,13 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id, flags = 0;
 
-	if (prof_all_targets || !bpf_map_lookup_elem(&prof_targets, &pid))
+	if (!prof_is_target(pid))
 		return 0;
+	/* Its heap state: tids are reused, and dead threads' entries would fill the maps. */
 	bpf_map_delete_elem(&prof_pending, &tid);
+	bpf_map_delete_elem(&prof_sample_left, &tid);
+	if (prof_all_targets)
+		return 0;
 	/*
 	 * do_exit() decrements signal->live before this tracepoint: zero means the whole thread
 	 * group is gone.  Its tgid leaves the target set, so a process that later reuses the pid is

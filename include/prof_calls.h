@@ -40,6 +40,15 @@ enum prof_call_flags {
 #define PROF_CALL_CLS_LEN      128
 #define PROF_CALL_FN_LEN       128
 #define PROF_CALL_FILE_LEN     256 /* Java: the method signature */
+/* libbpf's USDT argument specs: one per distinct argument layout per attach (ruby alone has a
+ * dozen call sites, times every -p pid). */
+#define PROF_USDT_SPEC_ENTRIES 4096
+
+/* read_str() bounds a length with `len &= size - 1`: only a power of two makes that a bound. */
+#define PROF_IS_POW2(n) ((n) > 0 && ((n) & ((n)-1)) == 0)
+_Static_assert(PROF_IS_POW2(PROF_CALL_CLS_LEN), "PROF_CALL_CLS_LEN must be a power of two");
+_Static_assert(PROF_IS_POW2(PROF_CALL_FN_LEN), "PROF_CALL_FN_LEN must be a power of two");
+_Static_assert(PROF_IS_POW2(PROF_CALL_FILE_LEN), "PROF_CALL_FILE_LEN must be a power of two");
 
 /* PROF_REC_CALL_ENTRY / PROF_REC_CALL_RETURN */
 struct prof_call_event {
@@ -81,17 +90,6 @@ struct prof_call_name {
 _Static_assert(sizeof(struct prof_call_name) ==
 		       24 + PROF_CALL_CLS_LEN + PROF_CALL_FN_LEN + PROF_CALL_FILE_LEN,
 	       "prof_call_name layout");
-
-/* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
-static inline __u64 prof_mix64(__u64 h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb53a185ec87cULL;
-	h ^= h >> 33;
-	return h;
-}
 
 /*
  * Identity of a function as a probe names it.  The exec generation keeps a pointer of the

@@ -15,6 +15,8 @@
 #define PROF_MAX_TARGETS   65536	/* tgids in the filter set */
 #define PROF_STACK_ENTRIES 65536	/* default stack-map size (slots) */
 #define PROF_WAKEUP_BYTES  (256 * 1024) /* wake the consumer once this much is queued */
+/* The ring buffer every program writes (a power-of-two number of pages). */
+#define PROF_RINGBUF_BYTES (16 << 20)
 
 /* Tag at offset 0 of every ring-buffer record. */
 enum prof_rec_type {
@@ -33,22 +35,86 @@ enum prof_rec_type {
  * Every way data can be lost, counted per CPU in BPF and printed by userspace.
  * X(enum suffix, short name, what it means)
  */
-#define PROF_COUNTERS(X)                                                                     \
-	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                  \
-	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")        \
-	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")            \
-	X(STACK_COLLISION, "stack_collision",                                                \
-	  "stacks lost: stack map bucket taken by another stack")                            \
-	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed or stack map full")   \
-	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full") \
-	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")     \
-	X(CPU_COUNTS_FULL, "cpu_counts_full", "cpu samples dropped: count map full")         \
-	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")        \
-	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments")
+#define PROF_COUNTERS(X)                                                                        \
+	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                     \
+	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")           \
+	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")               \
+	X(STACK_COLLISION, "stack_collision",                                                   \
+	  "stacks lost: stack map bucket taken by another stack")                               \
+	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed or stack map full")      \
+	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full")    \
+	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                 \
+	  "threads sampled without their byte countdown: countdown map full")                   \
+	X(HEAP_READ_FAIL, "heap_read_fail",                                                     \
+	  "posix_memalign results unreadable (block not counted)")                              \
+	X(CXX_NEW_LOST, "cxx_new_lost",                                                         \
+	  "operator new calls whose block was never seen (it called no probed allocator)")      \
+	X(CXX_THROWS, "cxx_throws",                                                             \
+	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)")   \
+	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")        \
+	X(CPU_COUNTS_FULL, "cpu_counts_full", "cpu samples dropped: count map full")            \
+	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")           \
+	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments")            \
+	X(CALL_ARG_FAIL, "call_arg_fail", "call probe arguments the USDT spec could not fetch") \
+	X(CALL_LOST_FULL, "call_lost_full",                                                     \
+	  "threads whose dropped call events could not be flagged (lost-thread map full)")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 #undef PROF_CNT_ENUM
+
+/*
+ * Counted in userspace, printed beside the BPF counters: X(field, short name, what it means).
+ * The field is the member of the aggregator's stats struct that holds the value; report.c
+ * checks at compile time that every member of those structs is listed here.
+ */
+#define PROF_HEAP_STATS(X)                                                                      \
+	X(unknown_frees, "unknown_frees",                                                       \
+	  "frees of blocks never seen allocated (before attach, or inside libc)")               \
+	X(failed_allocs, "failed_allocs", "allocations that returned NULL")                     \
+	X(replaced_live, "replaced_live", "blocks handed out again before their free was seen") \
+	X(no_stack, "no_stack", "allocations kept without a stack")                             \
+	X(exec_released, "exec_released",                                                       \
+	  "live blocks ended by their process's exec (freed, not leaked)")
+
+#define PROF_CALL_STATS(X)                                                                         \
+	X(entries, "call_entries", "function entries seen")                                        \
+	X(returns, "call_returns", "function returns seen")                                        \
+	X(return_only, "call_return_only", "calls seen only by their return (callers unknown)")    \
+	X(outer_returns, "call_outer_returns",                                                     \
+	  "returns of frames entered before the thread was seen")                                  \
+	X(unwound_frames, "call_unwound_frames",                                                   \
+	  "frames closed without their own return (exceptions)")                                   \
+	X(mismatched_returns, "call_mismatched_returns",                                           \
+	  "returns matching no open frame (ignored)")                                              \
+	X(resyncs, "call_resyncs", "thread stacks restarted after lost events")                    \
+	X(unfinished_frames, "call_unfinished_frames",                                             \
+	  "frames still open at thread exit or end (time kept, not counted as calls)")             \
+	X(depth_exceeded, "call_depth_exceeded", "entries deeper than the stack limit (not kept)") \
+	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)")
+
+/* Counted by the symbolizer (user/symbolizer.c): foreign files it would not read. */
+#define PROF_SYMBOLIZER_STATS(X)                                                  \
+	X(files_refused, "files_refused",                                         \
+	  "mapped files not read: not regular, too large, or swapped")            \
+	X(perfmaps_refused, "perfmaps_refused",                                   \
+	  "perf maps not read: symlink, FIFO, device, other owner, or too large") \
+	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
+	  "perf map lines skipped: too long, or too many")
+
+/* Counted by the ring-buffer consumer (user/collect.c). */
+#define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
+
+/* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
+static inline __u64 prof_mix64(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb53a185ec87cULL;
+	h ^= h >> 33;
+	return h;
+}
 
 /* prof_proc_event.flags */
 enum prof_proc_flags {

@@ -29,7 +29,43 @@ enum prof_alloc_fn {
 	PROF_FN_CXX_NEW_ARRAY_ALIGNED,
 	PROF_FN_CXX_NEW_ALIGNED_NOTHROW,
 	PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW,
+	/* __cxa_throw: an exception leaving an operator new in flight (entry probe only). */
+	PROF_FN_CXX_THROW,
 	PROF_FN__COUNT,
+};
+
+static inline int prof_fn_is_cxx_new(__u32 fn)
+{
+	return fn >= PROF_FN_CXX_NEW && fn <= PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW;
+}
+
+/*
+ * Probed at entry only, without a uretprobe: operator new and new[], which throw std::bad_alloc.
+ * A uretprobe puts the kernel's trampoline in the return-address slot, where the C++ unwinder
+ * finds no unwind info and calls std::terminate; writing the slot back from BPF is refused under
+ * kernel lockdown.  Their block is reported by the return of the allocator they call
+ * (bpf/heap.bpf.c new_returned).  The aligned variants keep their uretprobe: they use %rbp as a
+ * scratch register, so no stack can be walked from inside them.
+ */
+static inline int prof_fn_entry_only(__u32 fn)
+{
+	return fn == PROF_FN_CXX_NEW || fn == PROF_FN_CXX_NEW_ARRAY;
+}
+
+/* Operator new variants that let std::bad_alloc out (the nothrow ones catch it inside). */
+static inline int prof_fn_cxx_throws(__u32 fn)
+{
+	return fn == PROF_FN_CXX_NEW || fn == PROF_FN_CXX_NEW_ARRAY ||
+	       fn == PROF_FN_CXX_NEW_ALIGNED || fn == PROF_FN_CXX_NEW_ARRAY_ALIGNED;
+}
+
+/* prof_heap_pending.flags */
+enum prof_pending_flags {
+	/*
+	 * --sample-bytes: the outermost call in flight drew and was not sampled.  Its entry stays
+	 * so that inner calls (operator new -> malloc) neither draw again nor report.
+	 */
+	PROF_PENDING_UNSAMPLED = 1,
 };
 
 /* Entry arguments kept per thread until the return probe fires. */
@@ -37,10 +73,25 @@ struct prof_heap_pending {
 	__u64 size;
 	__u64 old_addr; /* realloc: block passed in; posix_memalign: the memptr out-parameter */
 	__u64 sp;	/* stack pointer at entry: the return must come back to sp + 8 */
-	__u32 fn;	/* enum prof_alloc_fn */
-	__u32 pad;
+	/* Entry-only operator new: its code, [probe address, + symbol size).  Only an allocator
+	 * returning into it made its block (not one called deeper, like the exception's). */
+	__u64 code_start, code_end;
+	__u32 fn;    /* enum prof_alloc_fn */
+	__u32 flags; /* enum prof_pending_flags */
 };
-_Static_assert(sizeof(struct prof_heap_pending) == 32, "prof_heap_pending layout");
+_Static_assert(sizeof(struct prof_heap_pending) == 48, "prof_heap_pending layout");
+
+/* Uprobe cookie: the function id, and for entry-only operator new its symbol size above. */
+#define PROF_COOKIE(fn, size) ((__u64)(fn) | (__u64)(size) << 32)
+
+/* --sample-bytes: a sampled live block.  Per process: a forked child's copy of the address is
+ * another block. */
+struct prof_sampled_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;
+};
+_Static_assert(sizeof(struct prof_sampled_key) == 16, "prof_sampled_key layout");
 
 /* PROF_REC_HEAP_ALLOC and PROF_REC_HEAP_REALLOC. */
 struct prof_heap_event {
@@ -66,5 +117,26 @@ _Static_assert(sizeof(struct prof_heap_free) == 24, "prof_heap_free layout");
 
 /* --sample-bytes: userspace fills this many exponentially distributed intervals. */
 #define PROF_SAMPLE_TABLE 4096
+
+/*
+ * Stacks of blocks from entry-only operator new live in their own map (bpf/heap.bpf.c); their ids
+ * carry this bit, which the stack map's ids (< PROF_STACK_ENTRIES) never have.
+ */
+#define PROF_STACK_ID_OWN      0x40000000
+#define PROF_STACK_ID_OWN_MASK 0x3fffffff
+
+/* Uprobe return instances searched for the real return address of operator new (its own and
+ * whatever the thread has in flight below it: malloc's). */
+#define PROF_RET_INSTANCES_SEEN 8
+
+struct prof_stack {
+	__u64 ips[PROF_MAX_FRAMES]; /* leaf first, 0 after the last frame */
+};
+
+/* Map sizes, set by the loader between open and load (1 when the map is not needed). */
+#define PROF_PENDING_ENTRIES	 16384	   /* threads inside an allocator call at once */
+#define PROF_SAMPLE_LEFT_ENTRIES 16384	   /* --sample-bytes: live threads with a countdown */
+#define PROF_SAMPLED_ENTRIES	 (1 << 20) /* --sample-bytes: sampled blocks live at once */
+#define PROF_NEW_STACK_ENTRIES	 16384	   /* distinct stacks of operator new blocks */
 
 #endif /* PROF_HEAP_H */

@@ -116,39 +116,6 @@ static int path_locations(struct build *b, uint32_t node, uint32_t *n, bool *par
 	return 0;
 }
 
-static int add_counters(struct profile *p, const struct calls_agg_stats *st)
-{
-	const struct {
-		const char *name, *desc;
-		uint64_t v;
-	} rows[] = {
-		{"call_entries", "function entries seen", st->entries},
-		{"call_returns", "function returns seen", st->returns},
-		{"call_return_only", "calls seen only by their return (callers unknown)",
-		 st->return_only},
-		{"call_outer_returns", "returns of frames entered before the thread was seen",
-		 st->outer_returns},
-		{"call_unwound_frames", "frames closed without their own return (exceptions)",
-		 st->unwound_frames},
-		{"call_mismatched_returns", "returns matching no open frame (ignored)",
-		 st->mismatched_returns},
-		{"call_resyncs", "thread stacks restarted after lost events", st->resyncs},
-		{"call_unfinished_frames",
-		 "frames still open at thread exit or end (time kept, "
-		 "not counted as calls)",
-		 st->unfinished_frames},
-		{"call_depth_exceeded", "entries deeper than the stack limit (not kept)",
-		 st->depth_exceeded},
-		{"call_clamped_times", "timestamps going backwards (counted as 0 ns)",
-		 st->clamped_times},
-	};
-	int err = 0;
-
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !err; i++)
-		err = profile__add_counter(p, rows[i].name, rows[i].desc, rows[i].v);
-	return err;
-}
-
 int calls_profile__build(struct collect *c, const struct env *env, struct profile **out)
 {
 	struct build b = {.agg = collect__calls(c)};
@@ -224,7 +191,7 @@ int calls_profile__build(struct collect *c, const struct env *env, struct profil
 			err = profile__add_comment(b.p, "limit: %s", notes[i]);
 	}
 	if (!err && b.agg)
-		err = add_counters(b.p, calls_agg__stats(b.agg));
+		err = report__add_call_stats(b.p, calls_agg__stats(b.agg));
 	if (err)
 		goto cleanup;
 	*out = b.p;

@@ -47,6 +47,8 @@ static const struct alloc_fn alloc_fns[] = {
 	{"_ZnamSt11align_val_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED},
 	{"_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ALIGNED_NOTHROW},
 	{"_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW},
+	/* entry only, on the free program: a throw while operator new is in flight is counted */
+	{"__cxa_throw", PROF_FN_CXX_THROW},
 };
 
 #define MAX_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
@@ -85,12 +87,21 @@ int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef)
 		 * Entry and return probes share the (emulated) instruction at off+probe: only flag
 		 * setters were skipped, so the return address is still at the top of the stack.
 		 */
-		if (a->fn == PROF_FN_FREE) {
+		if (a->fn == PROF_FN_FREE || a->fn == PROF_FN_CXX_THROW) {
 			out->probes[out->count++] = (struct heap_probe){.name = a->name,
 									.offset = off + probe,
 									.skipped = probe,
 									.fn = a->fn,
 									.kind = HEAP_PROBE_FREE};
+		} else if (prof_fn_entry_only(a->fn)) {
+			/* no return probe: bad_alloc must unwind through it (prof_heap.h) */
+			entries[nentries++] =
+				(struct heap_probe){.name = a->name,
+						    .offset = off + probe,
+						    .skipped = probe,
+						    .fn = a->fn,
+						    .code_size = fn.size ? fn.size : 64,
+						    .kind = HEAP_PROBE_ENTRY};
 		} else {
 			out->probes[out->count++] = (struct heap_probe){.name = a->name,
 									.offset = off + probe,
@@ -116,9 +127,9 @@ int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef)
 }
 
 static int attach_one(struct loader *l, struct bpf_program *prog, bool retprobe, const char *path,
-		      int pid, uint64_t off, enum prof_alloc_fn fn)
+		      int pid, uint64_t off, uint64_t cookie)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = fn);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_link *link;
 
 	link = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
@@ -151,7 +162,7 @@ int heap_attach__file(struct loader *l, struct bpf_program *enter, struct bpf_pr
 									 : ret;
 
 		err = attach_one(l, prog, p->kind == HEAP_PROBE_RETURN, path, pid, p->offset,
-				 p->fn);
+				 PROF_COOKIE(p->fn, p->code_size));
 		if (err) {
 			/*
 			 * Seen with Debian's bcc 0.26 memleak running: its uprobes carry a bogus

@@ -26,6 +26,7 @@ struct heap_probe {
 	uint64_t offset;	   /* file offset of the probed instruction */
 	uint64_t skipped;	   /* prologue bytes skipped to reach an emulated instruction */
 	enum prof_alloc_fn fn;	   /* the uprobe cookie */
+	uint64_t code_size;	   /* entry-only operator new: its size, in the cookie too */
 	enum heap_probe_kind kind; /* which program */
 };
 

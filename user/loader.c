@@ -18,6 +18,27 @@
 #include "heap_attach.h"
 #include "log.h"
 #include "proc.skel.h"
+#include "prof_heap.h"
+
+/*
+ * Maps that several objects declare under one name (bpf/common.bpf.h and the headers beside
+ * it).  The first object loaded that declares one creates it; every later one reuses its fd.
+ */
+enum shared_map {
+	SHARED_TARGETS,
+	SHARED_COUNTERS,
+	SHARED_EVENTS,
+	SHARED_STACKS,
+	SHARED_PENDING,
+	SHARED_SAMPLE_LEFT,
+	SHARED__COUNT,
+};
+
+static const char *const shared_names[SHARED__COUNT] = {
+	[SHARED_TARGETS] = "prof_targets", [SHARED_COUNTERS] = "prof_counters",
+	[SHARED_EVENTS] = "prof_events",   [SHARED_STACKS] = "prof_stacks",
+	[SHARED_PENDING] = "prof_pending", [SHARED_SAMPLE_LEFT] = "prof_sample_left",
+};
 
 struct loader {
 	struct loader_opts opts;
@@ -30,8 +51,8 @@ struct loader {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks, cap;
-	struct hashmap *attached; /* (dev, ino, pid) of files already probed */
-	int targets_fd, events_fd, counters_fd, stacks_fd;
+	struct hashmap *attached;     /* (dev, ino, pid) of files already probed */
+	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
 };
 
 struct attached_key {
@@ -56,29 +77,74 @@ int loader__keep_link(struct loader *l, struct bpf_link *link)
 	return 0;
 }
 
-/* Make obj's copy of a shared map use the fd the first skeleton created. */
-static int share_map(struct bpf_map *map, int fd)
+/*
+ * Map sizes, set between open and load: the limits in include/, or 1 entry for a map this run
+ * does not use (a hash map's entries are allocated at creation).
+ */
+static int size_maps(const struct loader *l, struct bpf_object *obj)
 {
-	int err = bpf_map__reuse_fd(map, fd);
-
-	if (err)
-		pr_err("sharing map %s failed: %s\n", bpf_map__name(map), strerror(-err));
-	return err;
-}
-
-static int share_common(struct loader *l, struct bpf_map *targets, struct bpf_map *events,
-			struct bpf_map *counters, struct bpf_map *stacks)
-{
+	const struct {
+		const char *name;
+		uint32_t entries;
+	} sizes[] = {
+		{"prof_events", PROF_RINGBUF_BYTES},
+		{"prof_pending", l->opts.heap ? PROF_PENDING_ENTRIES : 1},
+		{"prof_sample_left",
+		 l->opts.heap && l->opts.sample_bytes ? PROF_SAMPLE_LEFT_ENTRIES : 1},
+		{"prof_sampled", l->opts.sample_bytes ? PROF_SAMPLED_ENTRIES : 1},
+		{"prof_new_stacks", PROF_NEW_STACK_ENTRIES},
+		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
+	};
+	struct bpf_map *map;
 	int err;
 
-	err = share_map(targets, l->targets_fd);
-	if (!err)
-		err = share_map(events, l->events_fd);
-	if (!err)
-		err = share_map(counters, l->counters_fd);
-	if (!err)
-		err = share_map(stacks, l->stacks_fd);
-	return err;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		map = bpf_object__find_map_by_name(obj, sizes[i].name);
+		if (!map)
+			continue;
+		err = bpf_map__set_max_entries(map, sizes[i].entries);
+		if (err) {
+			pr_err("sizing map %s failed: %s\n", sizes[i].name, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Before load: obj's copies of shared maps that exist already use their fds. */
+static int share_maps(const struct loader *l, struct bpf_object *obj)
+{
+	for (int i = 0; i < SHARED__COUNT; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, shared_names[i]);
+		int err;
+
+		if (!map || l->shared_fd[i] < 0)
+			continue;
+		err = bpf_map__reuse_fd(map, l->shared_fd[i]);
+		if (err) {
+			pr_err("sharing map %s failed: %s\n", shared_names[i], strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* After load: shared maps obj created are the ones later objects reuse. */
+static void adopt_maps(struct loader *l, struct bpf_object *obj)
+{
+	for (int i = 0; i < SHARED__COUNT; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, shared_names[i]);
+
+		if (map && l->shared_fd[i] < 0)
+			l->shared_fd[i] = bpf_map__fd(map);
+	}
+}
+
+static int prepare(struct loader *l, struct bpf_object *obj)
+{
+	int err = size_maps(l, obj);
+
+	return err ? err : share_maps(l, obj);
 }
 
 static int load_failed(const char *what, int err)
@@ -103,16 +169,13 @@ static int open_heap(struct loader *l)
 		return load_failed("heap", -errno);
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
 	l->heap->rodata->pid_filtered = !l->opts.follow_children;
-	err = share_common(l, l->heap->maps.prof_targets, l->heap->maps.prof_events,
-			   l->heap->maps.prof_counters, l->heap->maps.prof_stacks);
-	if (!err)
-		err = share_map(l->heap->maps.prof_pending,
-				bpf_map__fd(l->proc->maps.prof_pending));
+	err = prepare(l, l->heap->obj);
 	if (err)
 		return err;
 	err = heap_bpf__load(l->heap);
 	if (err)
 		return load_failed("heap", err);
+	adopt_maps(l, l->heap->obj);
 	if (l->opts.sample_bytes)
 		return heap_attach__fill_intervals(bpf_map__fd(l->heap->maps.prof_sample_intervals),
 						   l->opts.sample_bytes);
@@ -126,13 +189,13 @@ static int open_cpu(struct loader *l)
 	l->cpu = cpu_bpf__open();
 	if (!l->cpu)
 		return load_failed("cpu", -errno);
-	err = share_common(l, l->cpu->maps.prof_targets, l->cpu->maps.prof_events,
-			   l->cpu->maps.prof_counters, l->cpu->maps.prof_stacks);
+	err = prepare(l, l->cpu->obj);
 	if (err)
 		return err;
 	err = cpu_bpf__load(l->cpu);
 	if (err)
 		return load_failed("cpu", err);
+	adopt_maps(l, l->cpu->obj);
 	return 0;
 }
 
@@ -188,18 +251,13 @@ static int open_calls(struct loader *l)
 	l->calls = calls_bpf__open();
 	if (!l->calls)
 		return load_failed("calls", -errno);
-	err = share_common(l, l->calls->maps.prof_targets, l->calls->maps.prof_events,
-			   l->calls->maps.prof_counters, l->calls->maps.prof_stacks);
-	if (err)
-		return err;
-	/* libbpf keeps one spec per distinct argument layout per attach; ruby alone has a dozen
-	 * call sites, times every -p pid. */
-	err = bpf_map__set_max_entries(l->calls->maps.__bpf_usdt_specs, 4096);
+	err = prepare(l, l->calls->obj);
 	if (err)
 		return err;
 	err = calls_bpf__load(l->calls);
 	if (err)
 		return load_failed("calls", err);
+	adopt_maps(l, l->calls->obj);
 	return 0;
 }
 
@@ -234,6 +292,8 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 	if (!l)
 		return -ENOMEM;
 	l->opts = *opts;
+	for (int i = 0; i < SHARED__COUNT; i++)
+		l->shared_fd[i] = -1;
 	err = hashmap__new(&l->attached, sizeof(struct attached_key), 1);
 	if (err)
 		goto cleanup;
@@ -245,15 +305,15 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 		goto cleanup;
 	}
 	l->proc->rodata->follow_children = opts->follow_children;
+	err = size_maps(l, l->proc->obj);
+	if (err)
+		goto cleanup;
 	err = proc_bpf__load(l->proc);
 	if (err) {
 		err = load_failed("process-tracking", err);
 		goto cleanup;
 	}
-	l->targets_fd = bpf_map__fd(l->proc->maps.prof_targets);
-	l->events_fd = bpf_map__fd(l->proc->maps.prof_events);
-	l->counters_fd = bpf_map__fd(l->proc->maps.prof_counters);
-	l->stacks_fd = bpf_map__fd(l->proc->maps.prof_stacks);
+	adopt_maps(l, l->proc->obj);
 	err = proc_bpf__attach(l->proc);
 	if (err) {
 		pr_err("attaching the process-lifecycle tracepoints failed: %s\n", strerror(-err));
@@ -305,7 +365,7 @@ int loader__add_target(struct loader *l, uint32_t pid)
 {
 	__u8 one = 1;
 
-	if (bpf_map_update_elem(l->targets_fd, &pid, &one, BPF_ANY))
+	if (bpf_map_update_elem(l->shared_fd[SHARED_TARGETS], &pid, &one, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -314,14 +374,14 @@ int loader__has_target(struct loader *l, uint32_t pid)
 {
 	__u8 v;
 
-	if (!bpf_map_lookup_elem(l->targets_fd, &pid, &v))
+	if (!bpf_map_lookup_elem(l->shared_fd[SHARED_TARGETS], &pid, &v))
 		return 1;
 	return errno == ENOENT ? 0 : -errno;
 }
 
 int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx)
 {
-	l->rb = ring_buffer__new(l->events_fd, fn, ctx, NULL);
+	l->rb = ring_buffer__new(l->shared_fd[SHARED_EVENTS], fn, ctx, NULL);
 	if (!l->rb)
 		return -errno;
 	return 0;
@@ -353,7 +413,7 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
 		return -ENOMEM;
 	for (uint32_t k = 0; k < PROF_CNT__COUNT; k++) {
 		out[k] = 0;
-		if (bpf_map_lookup_elem(l->counters_fd, &k, vals))
+		if (bpf_map_lookup_elem(l->shared_fd[SHARED_COUNTERS], &k, vals))
 			continue;
 		for (int c = 0; c < ncpu; c++)
 			out[k] += vals[c];
@@ -364,13 +424,17 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
 
 int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES], unsigned *n)
 {
+	int fd = l->shared_fd[SHARED_STACKS];
 	unsigned i;
 
 	*n = 0;
-	if (stack_id < 0)
+	/* Stacks of operator new blocks live in the heap object's own map (include/prof_heap.h). */
+	if (stack_id >= 0 && (stack_id & PROF_STACK_ID_OWN))
+		fd = l->heap ? bpf_map__fd(l->heap->maps.prof_new_stacks) : -1;
+	if (stack_id < 0 || fd < 0)
 		return -ENOENT;
 	memset(ips, 0, PROF_MAX_FRAMES * sizeof(ips[0]));
-	if (bpf_map_lookup_elem(l->stacks_fd, &stack_id, ips))
+	if (bpf_map_lookup_elem(fd, &stack_id, ips))
 		return -errno;
 	for (i = 0; i < PROF_MAX_FRAMES && ips[i]; i++)
 		;

@@ -11,6 +11,7 @@
 #include "calls_profile.h"
 #include "cli.h"
 #include "collect.h"
+#include "calls_agg.h"
 #include "cpu_profile.h"
 #include "folded.h"
 #include "heap_agg.h"
@@ -24,34 +25,86 @@
 #include "symbolizer.h"
 #include "text.h"
 
-#define CNT_NAME(e, n, d) n,
-#define CNT_DESC(e, n, d) d,
-static const char *const counter_names[] = {PROF_COUNTERS(CNT_NAME)};
-static const char *const counter_descs[] = {PROF_COUNTERS(CNT_DESC)};
+/* The counter lists of include/prof_common.h, as (name, meaning) rows. */
+struct counter_row {
+	const char *name, *desc;
+};
 
-/* Files refused as unsafe and lines skipped: symbols lost, so counted like every drop. */
-static int add_symbolizer_counters(struct collect *c, struct profile *p)
+#define COUNTER_ROW(e, n, d) {n, d},
+static const struct counter_row bpf_rows[] = {PROF_COUNTERS(COUNTER_ROW)};
+#undef COUNTER_ROW
+#define STAT_ROW(f, n, d) {n, d},
+static const struct counter_row heap_rows[] = {PROF_HEAP_STATS(STAT_ROW)};
+static const struct counter_row call_rows[] = {PROF_CALL_STATS(STAT_ROW)};
+static const struct counter_row collect_rows[] = {PROF_COLLECT_STATS(STAT_ROW)};
+static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_ROW)};
+#undef STAT_ROW
+
+#define NROWS(a) (sizeof(a) / sizeof((a)[0]))
+_Static_assert(NROWS(bpf_rows) == PROF_CNT__COUNT, "one row per BPF counter");
+/* A stats member missing from its list would never be printed: the sizes catch it.  The heap
+ * aggregator's allocs and frees are its bookkeeping, not losses. */
+_Static_assert(sizeof(struct heap_agg_stats) == (2 + NROWS(heap_rows)) * sizeof(uint64_t),
+	       "every heap_agg_stats member but allocs/frees is in PROF_HEAP_STATS");
+_Static_assert(sizeof(struct calls_agg_stats) == NROWS(call_rows) * sizeof(uint64_t),
+	       "every calls_agg_stats member is in PROF_CALL_STATS");
+_Static_assert(sizeof(struct symbolizer_stats) == NROWS(symbolizer_rows) * sizeof(uint64_t),
+	       "every symbolizer_stats member is in PROF_SYMBOLIZER_STATS");
+
+static int add_rows(struct profile *p, const struct counter_row *rows, const uint64_t *vals,
+		    size_t n)
 {
-	const struct symbolizer_stats *st = collect__symbolizer_stats(c);
-	int err;
+	int err = 0;
 
-	err = profile__add_counter(p, "files_refused",
-				   "mapped files not read: not regular, too large, or swapped",
-				   st->files_refused);
-	if (!err)
-		err = profile__add_counter(
-			p, "perfmaps_refused",
-			"perf maps not read: symlink, FIFO, device, other owner, or too large",
-			st->perfmaps_refused);
-	if (!err)
-		err = profile__add_counter(p, "perfmap_lines_skipped",
-					   "perf map lines skipped: too long, or too many",
-					   st->perfmap_lines_skipped);
+	for (size_t i = 0; i < n && !err; i++)
+		err = profile__add_counter(p, rows[i].name, rows[i].desc, vals[i]);
 	return err;
+}
+
+int report__add_bpf_counters(struct profile *p, const uint64_t vals[PROF_CNT__COUNT])
+{
+	return add_rows(p, bpf_rows, vals, PROF_CNT__COUNT);
+}
+
+int report__add_heap_stats(struct profile *p, const struct heap_agg_stats *st)
+{
+#define STAT_VAL(f, n, d) st->f,
+	const uint64_t vals[] = {PROF_HEAP_STATS(STAT_VAL)};
+#undef STAT_VAL
+
+	return add_rows(p, heap_rows, vals, NROWS(heap_rows));
+}
+
+int report__add_call_stats(struct profile *p, const struct calls_agg_stats *st)
+{
+#define STAT_VAL(f, n, d) st->f,
+	const uint64_t vals[] = {PROF_CALL_STATS(STAT_VAL)};
+#undef STAT_VAL
+
+	return add_rows(p, call_rows, vals, NROWS(call_rows));
+}
+
+int report__add_collect_stats(struct profile *p, const struct report_collect_stats *st)
+{
+#define STAT_VAL(f, n, d) st->f,
+	const uint64_t vals[] = {PROF_COLLECT_STATS(STAT_VAL)};
+#undef STAT_VAL
+
+	return add_rows(p, collect_rows, vals, NROWS(collect_rows));
+}
+
+int report__add_symbolizer_stats(struct profile *p, const struct symbolizer_stats *st)
+{
+#define STAT_VAL(f, n, d) st->f,
+	const uint64_t vals[] = {PROF_SYMBOLIZER_STATS(STAT_VAL)};
+#undef STAT_VAL
+
+	return add_rows(p, symbolizer_rows, vals, NROWS(symbolizer_rows));
 }
 
 int report__add_common(struct collect *c, const struct env *env, struct profile *p)
 {
+	struct report_collect_stats cs = {.bad_records = collect__bad_records(c)};
 	uint64_t counters[PROF_CNT__COUNT];
 	int err;
 
@@ -61,17 +114,12 @@ int report__add_common(struct collect *c, const struct env *env, struct profile 
 	if (err)
 		return err;
 	err = loader__counters(collect__loader(c), counters);
-	if (err)
-		return err;
-	for (int i = 0; i < PROF_CNT__COUNT; i++) {
-		err = profile__add_counter(p, counter_names[i], counter_descs[i], counters[i]);
-		if (err)
-			return err;
-	}
-	err = profile__add_counter(p, "bad_records", "ring-buffer records not understood",
-				   collect__bad_records(c));
 	if (!err)
-		err = add_symbolizer_counters(c, p);
+		err = report__add_bpf_counters(p, counters);
+	if (!err)
+		err = report__add_collect_stats(p, &cs);
+	if (!err)
+		err = report__add_symbolizer_stats(p, collect__symbolizer_stats(c));
 	return err;
 }
 
@@ -127,24 +175,8 @@ int report__build_heap(struct collect *c, const struct env *env, struct profile 
 					   "sampled: one allocation per %llu bytes on average, "
 					   "values scaled to unbiased totals",
 					   (unsigned long long)env->sample_bytes);
-	if (!err && st) {
-		err = profile__add_counter(
-			p, "unknown_frees",
-			"frees of blocks never seen allocated (before attach, or inside libc)",
-			st->unknown_frees);
-		if (!err)
-			err = profile__add_counter(p, "failed_allocs",
-						   "allocations that returned NULL",
-						   st->failed_allocs);
-		if (!err)
-			err = profile__add_counter(
-				p, "replaced_live",
-				"blocks handed out again before their free was seen",
-				st->replaced_live);
-		if (!err)
-			err = profile__add_counter(
-				p, "no_stack", "allocations kept without a stack", st->no_stack);
-	}
+	if (!err && st)
+		err = report__add_heap_stats(p, st);
 	if (err)
 		goto cleanup;
 	*out = p;

@@ -92,3 +92,37 @@ start_profiler() { # LOG ARGS...
 	PROF_PID=$!
 	wait_for_line "$log" "profiling; Ctrl-C to stop" 20 || { cat "$log"; fail "profiler did not start"; }
 }
+
+# Counters of lost data an exact count depends on: each must be 0 before exact numbers are
+# trusted (a dropped event makes any exact assertion meaningless).
+DROP_COUNTERS=${DROP_COUNTERS:-"ringbuf_full pending_full pending_missing stack_collision stack_fail
+	sampled_full sample_left_full heap_read_fail targets_full bad_records"}
+
+# expect_no_drops FILE: from a pprof profile's counter comments.
+expect_no_drops() {
+	local raw c
+	raw=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | grep '^Comment: ')
+	[ -n "$raw" ] || fail "no counter comments in $1"
+	for c in $DROP_COUNTERS; do
+		grep -q "^Comment: $c=0 " <<<"$raw" ||
+			fail "drop counter $c is not 0 ($(grep "^Comment: $c=" <<<"$raw")): exact numbers cannot be trusted"
+	done
+	echo "ok: no drops in $1"
+}
+
+# expect_no_drops_text FILE: from a text report's counter lines.
+expect_no_drops_text() {
+	local c
+	for c in $DROP_COUNTERS; do
+		grep -Eq "^ +$c: 0 " "$1" ||
+			fail "drop counter $c is not 0 ($(grep -E "^ +$c:" "$1")): exact numbers cannot be trusted"
+	done
+	echo "ok: no drops in $1"
+}
+
+# expect_no_drops_log LOG: from the -v summary of a run whose output carries no counters.
+expect_no_drops_log() {
+	grep -q 'dropped 0 (ringbuf_full 0)' "$1" ||
+		fail "events were dropped ($(grep -o 'dropped [0-9]* (ringbuf_full [0-9]*)' "$1")): exact numbers cannot be trusted"
+	echo "ok: no drops in $1"
+}

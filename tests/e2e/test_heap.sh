@@ -6,6 +6,7 @@ HT=build/targets/heap_target
 # The exact allocation table of heap_target (see its header comment).
 check_heap_numbers() { # FILE
 	local f=$1
+	expect_no_drops "$f"
 	expect_eq "leak_pages alloc_objects" 1000 "$(pprof_flat "$f" alloc_objects leak_pages)"
 	expect_eq "leak_pages alloc_space" 4096000 "$(pprof_flat "$f" alloc_space leak_pages)"
 	expect_eq "leak_pages inuse_objects" 1000 "$(pprof_flat "$f" inuse_objects leak_pages)"
@@ -91,26 +92,40 @@ t_heap_sigkilled_target_still_written() {
 	for ((i = 0; i < 100; i++)); do kill -0 "$PROF_PID" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$PROF_PID" 2>/dev/null && fail "profiler still running after its target died"
 	wait "$PROF_PID" || fail "profiler exit status $?"
+	expect_no_drops "$f"
 	expect_eq "leak_pages inuse_space after SIGKILL" 4096000 "$(pprof_flat "$f" inuse_space leak_pages)"
 	expect_eq "churn_small alloc_objects after SIGKILL" 400000 "$(pprof_flat "$f" alloc_objects churn_small)"
 }
 
+# Is PID still a live process named NAME?  (A zombie or a reused pid is not.)
+alive_as() { # PID NAME
+	[ -r "/proc/$1/stat" ] || return 1
+	[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] || return 1
+	! grep -q '^[0-9]* ([^)]*) Z ' "/proc/$1/stat"
+}
+
 t_heap_duration_stops_and_kills_cmd() {
-	local f=$E2E_TMP/dur.folded start end
+	local f=$E2E_TMP/dur.folded start end spid i pidfile=$E2E_TMP/sleep.pid
 	start=$(date +%s)
-	"$PROF" --heap -d 1 -f folded -o "$f" --top 0 -- sh -c 'build/targets/heap_target; sleep 31.5' ||
+	# CMD's child sleep starts first and says its pid: after -d, that very process must be gone.
+	"$PROF" -v --heap -d 1 -f folded -o "$f" --top 0 -- \
+		sh -c "sleep 31.5 & echo \$! >$pidfile; build/targets/heap_target; wait" 2>"$E2E_TMP/dur.log" ||
 		fail "exit status $?"
 	end=$(date +%s)
 	[ $((end - start)) -lt 15 ] || fail "-d 1 did not stop the run"
+	expect_no_drops_log "$E2E_TMP/dur.log"
 	# children are followed: heap_target ran as a child of sh
 	grep -q '^heap_target;.*;main;leak_pages 4096000$' "$f" || { head "$f"; fail "folded line for leak_pages"; }
-	pgrep -f 'sleep 31.5' >/dev/null && fail "CMD left running after -d"
+	spid=$(cat "$pidfile") || fail "CMD never started its sleep"
+	for ((i = 0; i < 50; i++)); do alive_as "$spid" sleep || break; sleep 0.1; done
+	alive_as "$spid" sleep && fail "CMD's child sleep (pid $spid) left running after -d"
 	echo "ok: folded + follow children + -d"
 }
 
 t_heap_text_to_stdout() {
 	local out=$E2E_TMP/text.out
 	"$PROF" --heap -f text -o - --top 20 -- "$HT" >"$out" || fail "exit status $?"
+	expect_no_drops_text "$out"
 	grep -Eq '^ +4096000 .* leak_pages$' "$out" || { cat "$out"; fail "text report lacks leak_pages 4096000"; }
 	grep -Eq '^ +25600000 .* churn_small$' "$out" || fail "text report lacks churn_small 25600000"
 	grep -q 'unknown_frees' "$out" || fail "no drop counters in the text report"
@@ -154,6 +169,7 @@ t_heap_static_binary_own_allocator() {
 	local f=$E2E_TMP/static.pb.gz
 	readelf -l build/targets/static_target | grep -q INTERP && fail "static_target is not static"
 	"$PROF" --heap -o "$f" --top 0 -- build/targets/static_target || fail "exit status $?"
+	expect_no_drops "$f"
 	expect_eq "static_leak inuse_space (-- CMD)" 200000 "$(pprof_flat "$f" inuse_space static_leak)"
 	expect_eq "static_churn alloc_objects (-- CMD)" 5000 "$(pprof_flat "$f" alloc_objects static_churn)"
 	expect_eq "static_churn inuse_objects (-- CMD)" 0 "$(pprof_flat "$f" inuse_objects static_churn)"
@@ -166,6 +182,31 @@ t_heap_static_binary_own_allocator() {
 	echo bye >&$TARGET_IN
 	wait "$TARGET_PID"
 	wait "$PROF_PID" || fail "profiler exit status $?"
+	expect_no_drops "$f"
 	expect_eq "static_leak inuse_space (-p)" 200000 "$(pprof_flat "$f" inuse_space static_leak)"
 	expect_eq "static_churn alloc_space (-p)" 160000 "$(pprof_flat "$f" alloc_space static_churn)"
+}
+
+# A std::bad_alloc thrown by operator new unwinds and is caught while --heap probes operator
+# new: a uretprobe there put the kernel's trampoline in the return-address slot, where the C++
+# unwinder finds no unwind info and calls std::terminate.
+t_heap_cxx_bad_alloc_caught() {
+	local f=$E2E_TMP/bad_alloc.pb.gz lib=$E2E_TMP/lib out=$E2E_TMP/bad_alloc.out err=$E2E_TMP/bad_alloc.err
+	# A private copy of libstdc++: uprobes belong to an inode, so probes another session holds on
+	# the system's copy (a --heap -- CMD probes every process mapping it) cannot decide this test.
+	mkdir -p "$lib"
+	cp "$(g++ -print-file-name=libstdc++.so.6)" "$lib/libstdc++.so.6" || fail "no libstdc++ to copy"
+	LD_LIBRARY_PATH=$lib "$PROF" --heap -o "$f" --top 0 -- build/targets/bad_alloc >"$out" 2>"$err" ||
+		fail "profiler exit status $?"
+	grep -q terminate "$err" && fail "the target aborted: $(cat "$err")"
+	expect_eq "target output (it caught the exception and returned 0 after it)" caught "$(cat "$out")"
+	expect_no_drops "$f"
+	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: cxx_throws=1 ' ||
+		fail "the throw was not seen: $(go tool pprof -symbolize=none -raw "$f" | grep cxx_throws)"
+	# The failed allocation is not an allocation: nothing of huge_new, live or not.
+	expect_eq "huge_new alloc_objects" 0 "$(pprof_flat "$f" alloc_objects huge_new)"
+	expect_eq "huge_new inuse_space" 0 "$(pprof_flat "$f" inuse_space huge_new)"
+	# Allocations after the throw are counted as usual, with their caller as the leaf.
+	expect_eq "after_throw alloc_objects" 10 "$(pprof_flat "$f" alloc_objects after_throw)"
+	expect_eq "after_throw inuse_space" 10000 "$(pprof_flat "$f" inuse_space after_throw)"
 }

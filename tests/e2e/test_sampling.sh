@@ -39,6 +39,7 @@ t_sampling_exact_when_zero() {
 	local f=$E2E_TMP/exact.pb.gz
 	"$PROF" -v --heap --sample-bytes 0 -o "$f" --top 0 -- "$ST" 2>"$E2E_TMP/exact.log" ||
 		fail "profiler exit status $?"
+	expect_no_drops "$f"
 	expect_eq "period" 0 "$(pprof_period "$f")"
 	expect_eq "churn_64 alloc_objects" 3000000 "$(pprof_flat "$f" alloc_objects churn_64)"
 	expect_eq "churn_64 alloc_space" 192000000 "$(pprof_flat "$f" alloc_space churn_64)"
@@ -50,13 +51,12 @@ t_sampling_exact_when_zero() {
 	# Libc's own start-up allocations come on top of the two functions': a few, not thousands.
 	expect_range "total alloc_objects" 3200000 3200100 "$(pprof_total "$f" alloc_objects)"
 	expect_range "ring-buffer events (allocs + frees)" 6380000 6380300 "$(events_of "$E2E_TMP/exact.log")"
-	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: ringbuf_full=0 ' ||
-		fail "events were dropped; the exact numbers above cannot be trusted"
 }
 
 t_sampling_unbiased_totals() {
 	local f=$E2E_TMP/sampled.pb.gz
 	"$PROF" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$ST" || fail "profiler exit status $?"
+	expect_no_drops "$f"
 	expect_eq "period" 16384 "$(pprof_period "$f")"
 	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: sampled: one allocation per 16384 bytes' ||
 		fail "no sampling comment in the profile"
@@ -76,6 +76,7 @@ t_sampling_default_rate_saves_traffic() {
 	local f=$E2E_TMP/sampled512k.pb.gz log=$E2E_TMP/sampled512k.log
 	"$PROF" -v --heap --sample-bytes 524288 -o "$f" --top 0 -- "$ST" 2>"$log" ||
 		fail "profiler exit status $?"
+	expect_no_drops "$f"
 	expect_eq "period" 524288 "$(pprof_period "$f")"
 	# 5.2% Poisson + 1.6% table error on the count: ±25% is more than 4 sigma.
 	expect_near "total alloc_objects" 3200000 25 "$(pprof_total "$f" alloc_objects)"
@@ -83,4 +84,80 @@ t_sampling_default_rate_saves_traffic() {
 	# About 1 GB / 512 KiB = 1930 sampled blocks and their frees travel, instead of 6.4 million
 	# records (a count, not a timing).
 	expect_range "ring-buffer events" 1 20000 "$(events_of "$log")"
+}
+
+# No allocator frame may be the leaf of a sample: the caller of malloc / operator new is.
+expect_no_allocator_leaf() { # FILE
+	local bad
+	pprof_traces "$1" >"$1.traces"
+	[ -s "$1.traces" ] || fail "no samples in $1"
+	bad=$(grep -E '\|(malloc|calloc|realloc|operator[^;]*)(;|$)' "$1.traces" | head -1)
+	[ -z "$bad" ] || fail "allocator frame as the counted leaf: $bad"
+	echo "ok: no allocator leaf"
+}
+
+SC=build/targets/sampling_cxx
+
+t_sampling_cxx_exact_when_zero() {
+	local f=$E2E_TMP/cxx_exact.pb.gz
+	"$PROF" --heap --sample-bytes 0 -o "$f" --top 0 -- "$SC" || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	expect_eq "cxx_churn_64 alloc_objects" 1000000 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
+	expect_eq "cxx_churn_64 alloc_space" 64000000 "$(pprof_flat "$f" alloc_space cxx_churn_64)"
+	expect_eq "cxx_churn_64 inuse_objects" 0 "$(pprof_flat "$f" inuse_objects cxx_churn_64)"
+	expect_eq "cxx_pages_4096 alloc_objects" 100000 "$(pprof_flat "$f" alloc_objects cxx_pages_4096)"
+	expect_eq "cxx_pages_4096 alloc_space" 409600000 "$(pprof_flat "$f" alloc_space cxx_pages_4096)"
+	expect_eq "cxx_pages_4096 inuse_objects" 10000 "$(pprof_flat "$f" inuse_objects cxx_pages_4096)"
+	expect_eq "cxx_pages_4096 inuse_space" 40960000 "$(pprof_flat "$f" inuse_space cxx_pages_4096)"
+	expect_no_allocator_leaf "$f"
+}
+
+# new char[64] is new[] -> new -> malloc: three probed calls, one draw.  Were the inner calls to
+# draw again, cxx_churn_64 would be sampled about 3x too often and its weighted count ~3e6.
+# Poisson error at N = 16384: 1.6% for 1e6 x 64 B, 1.9% for the 1e4 kept pages: ±10% is > 5 sigma.
+t_sampling_cxx_one_draw_per_new() {
+	local f=$E2E_TMP/cxx_sampled.pb.gz
+	"$PROF" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$SC" || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	expect_near "cxx_churn_64 alloc_objects" 1000000 10 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
+	expect_near "cxx_churn_64 alloc_space" 64000000 10 "$(pprof_flat "$f" alloc_space cxx_churn_64)"
+	expect_eq "cxx_churn_64 inuse_space" 0 "$(pprof_flat "$f" inuse_space cxx_churn_64)"
+	expect_near "cxx_pages_4096 alloc_objects" 100000 10 "$(pprof_flat "$f" alloc_objects cxx_pages_4096)"
+	expect_near "cxx_pages_4096 alloc_space" 409600000 10 "$(pprof_flat "$f" alloc_space cxx_pages_4096)"
+	expect_near "cxx_pages_4096 inuse_objects" 10000 10 "$(pprof_flat "$f" inuse_objects cxx_pages_4096)"
+	# Blocks sampled through an inner malloc would have operator new as their leaf.
+	expect_no_allocator_leaf "$f"
+}
+
+RF=build/targets/realloc_fork
+
+# Every block of realloc_fork ends freed: sampled blocks moved by a realloc that was not itself
+# sampled, and blocks a forked child frees in its own copy of the heap, must not stay in use.
+t_sampling_realloc_and_fork_end_freed() {
+	local f=$E2E_TMP/realloc_fork.pb.gz
+	"$PROF" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$RF" || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	# Sampling did happen: 2,000 x (4096 + 16384) bytes; Poisson error 1.6%, ±25% is wide.
+	expect_near "realloc_moved alloc_space" 40960000 25 "$(pprof_flat "$f" alloc_space realloc_moved)"
+	expect_eq "realloc_moved inuse_objects" 0 "$(pprof_flat "$f" inuse_objects realloc_moved)"
+	expect_eq "realloc_moved inuse_space" 0 "$(pprof_flat "$f" inuse_space realloc_moved)"
+	# 1 MiB blocks are always sampled, with weight 1: the parent's numbers are exact.
+	pprof_traces "$f" | grep '|fork_blocks;' >"$f.fork"
+	expect_eq "fork_blocks stacks (the parent's only)" 1 "$(wc -l <"$f.fork")"
+	expect_eq "fork_blocks alloc_objects" 100 "$(pprof_flat "$f" alloc_objects fork_blocks)"
+	expect_eq "fork_blocks inuse_objects (parent freed them after the child did)" 0 \
+		"$(pprof_flat "$f" inuse_objects fork_blocks)"
+	expect_eq "fork_blocks inuse_space" 0 "$(pprof_flat "$f" inuse_space fork_blocks)"
+}
+
+# 20,000 threads one after another, more than the per-thread countdown map holds: entries of
+# exited threads must go, or new threads find the map full.
+t_sampling_thread_entries_deleted_at_exit() {
+	local f=$E2E_TMP/threads.pb.gz
+	"$PROF" --heap --sample-bytes 1024 -o "$f" --top 0 -- build/targets/thread_churn ||
+		fail "profiler exit status $?"
+	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: sample_left_full=0 ' ||
+		fail "countdown map filled up: $(go tool pprof -symbolize=none -raw "$f" | grep 'sample_left_full=')"
+	expect_no_drops "$f"
+	expect_near "thread_alloc alloc_objects" 20000 25 "$(pprof_flat "$f" alloc_objects thread_alloc)"
 }

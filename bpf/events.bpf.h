@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The one ring buffer of records to userspace (shared by every object that includes this). */
+#ifndef PROF_EVENTS_BPF_H
+#define PROF_EVENTS_BPF_H
+
+#include "common.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PROF_RINGBUF_BYTES); /* the loader sets the size it uses */
+} prof_events SEC(".maps");
+
+/*
+ * Wake the consumer only once a batch has queued: a wake-up per event costs more than the
+ * probe itself (DESIGN.md §7).  The consumer also drains on a short timer.
+ */
+static __always_inline __u64 prof_wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&prof_events, BPF_RB_AVAIL_DATA) >= PROF_WAKEUP_BYTES
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
+/*
+ * A zeroed record of size bytes, or NULL (counted).  Zeroed: a reserved slot holds whatever an
+ * earlier record left there, and padding or a field a path forgets must not carry it out.
+ * size is a constant at every call site (always inlined), so the memset becomes plain stores.
+ */
+static __always_inline void *prof_reserve(__u64 size)
+{
+	void *rec = bpf_ringbuf_reserve(&prof_events, size, 0);
+
+	if (!rec) {
+		prof_count(PROF_CNT_RINGBUF_FULL);
+		return NULL;
+	}
+	__builtin_memset(rec, 0, size);
+	return rec;
+}
+
+static __always_inline void prof_submit(void *rec)
+{
+	bpf_ringbuf_submit(rec, prof_wakeup_flags());
+}
+
+#endif /* PROF_EVENTS_BPF_H */

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Each BPF object declares only the maps it uses (a declared map is created, or must be shared,
+ * at load), and the limits the loader sets are the ones in include/.  Opening a skeleton only
+ * parses its ELF: no privileges, no kernel.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "calls.skel.h"
+#include "cpu.skel.h"
+#include "heap.skel.h"
+#include "proc.skel.h"
+#include "prof_calls.h"
+#include "prof_heap.h"
+
+/* The maps of obj other than libbpf's own (.rodata, .bss, .kconfig), as "a b c ". */
+static void map_names(struct bpf_object *obj, char *out, size_t len)
+{
+	struct bpf_map *map;
+
+	out[0] = 0;
+	bpf_object__for_each_map(map, obj)
+	{
+		const char *name = bpf_map__name(map);
+
+		if (strchr(name, '.'))
+			continue;
+		strncat(out, name, len - strlen(out) - 1);
+		strncat(out, " ", len - strlen(out) - 1);
+	}
+}
+
+static void test_loader__each_object_declares_only_its_maps(void **state)
+{
+	struct proc_bpf *proc = proc_bpf__open();
+	struct heap_bpf *heap = heap_bpf__open();
+	struct cpu_bpf *cpu = cpu_bpf__open();
+	struct calls_bpf *calls = calls_bpf__open();
+	char names[1024];
+
+	(void)state;
+	assert_non_null(proc);
+	assert_non_null(heap);
+	assert_non_null(cpu);
+	assert_non_null(calls);
+	map_names(proc->obj, names, sizeof(names));
+	assert_string_equal(names, "prof_targets prof_counters prof_events prof_pending "
+				   "prof_sample_left ");
+	map_names(cpu->obj, names, sizeof(names));
+	assert_string_equal(names, "prof_stacks prof_cpu_counts prof_targets prof_counters ");
+	map_names(calls->obj, names, sizeof(names));
+	assert_null(strstr(names, "prof_pending"));
+	assert_null(strstr(names, "prof_stacks"));
+	assert_null(strstr(names, "prof_sample_left"));
+	assert_non_null(strstr(names, "prof_events"));
+	map_names(heap->obj, names, sizeof(names));
+	assert_non_null(strstr(names, "prof_pending"));
+	assert_non_null(strstr(names, "prof_sampled"));
+	calls_bpf__destroy(calls);
+	cpu_bpf__destroy(cpu);
+	heap_bpf__destroy(heap);
+	proc_bpf__destroy(proc);
+}
+
+/* The declared sizes are the named limits (the loader sets the same ones before load). */
+static void test_loader__limits_come_from_include(void **state)
+{
+	struct proc_bpf *proc = proc_bpf__open();
+	struct heap_bpf *heap = heap_bpf__open();
+
+	(void)state;
+	assert_non_null(proc);
+	assert_non_null(heap);
+	assert_int_equal(bpf_map__max_entries(proc->maps.prof_events), PROF_RINGBUF_BYTES);
+	assert_int_equal(bpf_map__max_entries(proc->maps.prof_pending), PROF_PENDING_ENTRIES);
+	assert_int_equal(bpf_map__max_entries(proc->maps.prof_sample_left),
+			 PROF_SAMPLE_LEFT_ENTRIES);
+	assert_int_equal(bpf_map__max_entries(heap->maps.prof_sampled), PROF_SAMPLED_ENTRIES);
+	assert_int_equal(bpf_map__key_size(heap->maps.prof_sampled),
+			 sizeof(struct prof_sampled_key));
+	heap_bpf__destroy(heap);
+	proc_bpf__destroy(proc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loader__each_object_declares_only_its_maps),
+		cmocka_unit_test(test_loader__limits_come_from_include),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
