@@ -884,21 +884,28 @@ static int find_sec(Elf *elf, const char *name, struct cfi_sec *out, uint64_t ma
 	return -ENODATA;
 }
 
+/* opts with the defaults filled in. */
+static void opts__fill(struct unwind_table_opts *o, const struct unwind_table_opts *opts)
+{
+	*o = opts ? *opts : (struct unwind_table_opts){0};
+	if (!o->max_rows || o->max_rows > PROF_UNWIND_MAX_ROWS)
+		o->max_rows = o->max_rows ? PROF_UNWIND_MAX_ROWS : UNWIND_TABLE_MAX_ROWS;
+	if (!o->max_bytes)
+		o->max_bytes = UNWIND_TABLE_MAX_BYTES;
+	if (!o->max_ms)
+		o->max_ms = UNWIND_TABLE_MAX_MS;
+}
+
 static int build_elf(struct unwind_table **out, Elf *elf, const struct unwind_table_opts *opts)
 {
-	struct unwind_table_opts o = opts ? *opts : (struct unwind_table_opts){0};
+	struct unwind_table_opts o;
 	struct unwind_table *t = NULL;
 	struct cfi_sec s;
 	GElf_Ehdr eh;
 	int err;
 
 	*out = NULL;
-	if (!o.max_rows || o.max_rows > PROF_UNWIND_MAX_ROWS)
-		o.max_rows = o.max_rows ? PROF_UNWIND_MAX_ROWS : UNWIND_TABLE_MAX_ROWS;
-	if (!o.max_bytes)
-		o.max_bytes = UNWIND_TABLE_MAX_BYTES;
-	if (!o.max_ms)
-		o.max_ms = UNWIND_TABLE_MAX_MS;
+	opts__fill(&o, opts);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
 	    !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
@@ -918,6 +925,34 @@ static int build_elf(struct unwind_table **out, Elf *elf, const struct unwind_ta
 			err = build_sec(t, &s, &o);
 		}
 	}
+	if (err)
+		goto cleanup;
+	*out = t;
+	t = NULL;
+cleanup:
+	unwind_table__free(t);
+	return err;
+}
+
+int unwind_table__build_cfi(struct unwind_table **out, const void *data, size_t size,
+			    uint64_t vaddr, bool debug_frame, const struct unwind_table_opts *opts)
+{
+	struct unwind_table_opts o;
+	struct cfi_sec s = {data, size, vaddr, !debug_frame};
+	struct unwind_table *t = NULL;
+	int err;
+
+	*out = NULL;
+	opts__fill(&o, opts);
+	if (size == 0)
+		return -ENODATA;
+	if (size > o.max_bytes)
+		return -EFBIG;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->source = debug_frame ? UNWIND_TABLE_DEBUG_FRAME : UNWIND_TABLE_EH_FRAME;
+	err = build_sec(t, &s, &o);
 	if (err)
 		goto cleanup;
 	*out = t;

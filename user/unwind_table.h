@@ -9,6 +9,7 @@
 #ifndef PROF_UNWIND_TABLE_H
 #define PROF_UNWIND_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,13 @@ int unwind_table__build(struct unwind_table **out, int fd, const struct unwind_t
 /* Same for an ELF image in memory (the vDSO, fuzzing); the image is not kept. */
 int unwind_table__build_mem(struct unwind_table **out, const void *image, size_t size,
 			    const struct unwind_table_opts *opts);
+/*
+ * From the bytes of a .eh_frame (debug_frame false) or .debug_frame section alone, vaddr being
+ * the section's address (the base of pc-relative pointers): .eh_frame read from process memory,
+ * and the fuzz harness of the CFI reader.  Errors as above.
+ */
+int unwind_table__build_cfi(struct unwind_table **out, const void *data, size_t size,
+			    uint64_t vaddr, bool debug_frame, const struct unwind_table_opts *opts);
 void unwind_table__free(struct unwind_table *t);
 
 /* Row pcs are ELF virtual addresses minus this. */

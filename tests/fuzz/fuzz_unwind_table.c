@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libFuzzer harness of the unwind-table builder (user/unwind_table.c): the input is an ELF image
- * in memory, as a container's library or the vDSO would be.  A table that builds must be sorted,
- * end with "no information", and answer lookups the same way as a linear search.  Built by hand
- * until `make fuzz` exists:
+ * in memory, as a container's library or the vDSO would be, or one raw CFI section.  A table that
+ * builds must be sorted, end with "no information", and answer lookups the same way as a linear
+ * search.  Built by hand until `make fuzz` exists:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Iuser \
  *     tests/fuzz/fuzz_unwind_table.c user/unwind_table.c -lelf -lz -o build/fuzz_unwind_table
  *   build/fuzz_unwind_table -max_total_time=60 tests/fuzz/corpus/unwind_table
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "unwind_table.h"
 
@@ -21,7 +22,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct unwind_table *t = NULL;
 	uint32_t nr;
 
-	if (unwind_table__build_mem(&t, data, size, &opts) != 0) {
+	int err;
+
+	/*
+	 * An ELF image goes through libelf to its sections; anything else is one CFI section
+	 * itself (first byte: 'e' .eh_frame at address 0x1000, 'd' .debug_frame), so mutations
+	 * reach the CFI reader without first having to keep an ELF header intact.
+	 */
+	if (size >= 4 && memcmp(data, "\177ELF", 4) == 0)
+		err = unwind_table__build_mem(&t, data, size, &opts);
+	else if (size >= 1)
+		err = unwind_table__build_cfi(&t, data + 1, size - 1, 0x1000, data[0] == 'd',
+					      &opts);
+	else
+		return 0;
+	if (err != 0) {
 		if (t)
 			abort(); /* a failed build hands back nothing */
 		return 0;

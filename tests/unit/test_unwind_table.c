@@ -636,6 +636,34 @@ static void test_unwind_table__mem_equals_fd(void **state)
 	free(img);
 }
 
+static void test_unwind_table__cfi_section_equals_fd(void **state)
+{
+	size_t size;
+	uint8_t *img = slurp(cold_bin, &size);
+	struct unwind_table *a = build_ok(cold_bin), *b = NULL;
+	const struct prof_unwind_row *ra, *rb;
+	uint64_t off, len, addr, sz;
+	uint32_t na, nb;
+
+	/* The section's bytes alone, with its address: the same table (the vDSO's path). */
+	eh_frame_at(img, size, &off, &len);
+	section(cold_bin, ".eh_frame", &addr, &sz);
+	assert_int_equal(sz, len);
+	assert_int_equal(unwind_table__build_cfi(&b, img + off, len, addr, false, NULL), 0);
+	ra = unwind_table__rows(a, &na);
+	rb = unwind_table__rows(b, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(ra, rb, na * sizeof(*ra));
+	assert_int_equal(unwind_table__base(a), unwind_table__base(b));
+	unwind_table__free(b);
+	/* One byte short: the last record no longer fits. */
+	assert_int_equal(unwind_table__build_cfi(&b, img + off, len - 1, addr, false, NULL),
+			 -EBADMSG);
+	assert_null(b);
+	unwind_table__free(a);
+	free(img);
+}
+
 static void test_unwind_table__garbage_eh_frame_refused(void **state)
 {
 	struct unwind_table *t = NULL;
@@ -727,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_unwind_table__libc_matches_readelf),
 		cmocka_unit_test(test_unwind_table__libc_restore_rt_is_signal_frame),
 		cmocka_unit_test(test_unwind_table__mem_equals_fd),
+		cmocka_unit_test(test_unwind_table__cfi_section_equals_fd),
 		cmocka_unit_test(test_unwind_table__garbage_eh_frame_refused),
 		cmocka_unit_test(test_unwind_table__caps_refuse),
 		cmocka_unit_test(test_unwind_table__search_matches_linear),
