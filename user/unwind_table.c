@@ -250,7 +250,7 @@ static int rd_cie(const struct cfi_sec *s, size_t off, struct cie *out)
 	if (aug[0] == 'z') {
 		uint64_t zlen;
 		const uint8_t *zdata = rd_block(c, &zlen);
-		struct cur z = {zdata, zdata + zlen, c->err};
+		struct cur z = {zdata, zdata ? zdata + zlen : NULL, !zdata};
 
 		out->has_z = true;
 		for (size_t i = 1; i < auglen && !z.err; i++) {
@@ -497,6 +497,16 @@ static struct rule *reg_rule(struct cfa_state *st, const struct cie *cie, uint64
 	return NULL;
 }
 
+/* v * align, or INT64_MAX (an offset no row accepts) when that overflows: hostile input. */
+static int64_t mul_off(int64_t v, int64_t align)
+{
+	int64_t r;
+
+	if (__builtin_mul_overflow(v, align, &r))
+		return INT64_MAX;
+	return r;
+}
+
 /* The CIE's rule for the register whose rule in st is rr. */
 static const struct rule *init_rule(const struct cfa_state *init, const struct cfa_state *st,
 				    const struct rule *rr)
@@ -533,8 +543,9 @@ static int run_cfi(struct builder *b, const struct cie *cie, const uint8_t *p, c
 			reg = op & 0x3f;
 			rr = reg_rule(st, cie, reg);
 			if (rr)
-				*rr = (struct rule){.kind = RULE_OFFSET,
-						    .off = (int64_t)rd_uleb(&c) * cie->data_align};
+				*rr = (struct rule){
+					.kind = RULE_OFFSET,
+					.off = mul_off((int64_t)rd_uleb(&c), cie->data_align)};
 			else
 				rd_uleb(&c);
 			break;
@@ -566,16 +577,18 @@ static int run_cfi(struct builder *b, const struct cie *cie, const uint8_t *p, c
 				reg = rd_uleb(&c);
 				delta = rd_uleb(&c);
 				rr = reg_rule(st, cie, reg);
-				if (rr && op == 0x05)
-					*rr = (struct rule){.kind = RULE_OFFSET,
-							    .off = (int64_t)delta *
-								   cie->data_align};
-				else if (rr && op == 0x2f)
-					*rr = (struct rule){.kind = RULE_OFFSET,
-							    .off = -(int64_t)delta *
-								   cie->data_align};
-				else if (rr)
+				if (rr && op != 0x14) {
+					int64_t off = mul_off((int64_t)delta, cie->data_align);
+
+					/* negative_offset: -off, unless that overflows too */
+					if (op == 0x2f)
+						off = off == INT64_MAX || off == INT64_MIN
+							      ? INT64_MAX
+							      : -off;
+					*rr = (struct rule){.kind = RULE_OFFSET, .off = off};
+				} else if (rr) {
 					*rr = (struct rule){.kind = RULE_OTHER};
+				}
 				delta = 0;
 				break;
 			case 0x11: /* offset_extended_sf */
@@ -583,7 +596,7 @@ static int run_cfi(struct builder *b, const struct cie *cie, const uint8_t *p, c
 				reg = rd_uleb(&c);
 				rr = reg_rule(st, cie, reg);
 				{
-					int64_t off = rd_sleb(&c) * cie->data_align;
+					int64_t off = mul_off(rd_sleb(&c), cie->data_align);
 
 					if (rr)
 						*rr = (struct rule){.kind = op == 0x11 ? RULE_OFFSET
@@ -628,7 +641,7 @@ static int run_cfi(struct builder *b, const struct cie *cie, const uint8_t *p, c
 			case 0x12: /* def_cfa_sf */
 				st->cfa_expr = false;
 				st->cfa_reg = rd_uleb(&c);
-				st->cfa_off = rd_sleb(&c) * cie->data_align;
+				st->cfa_off = mul_off(rd_sleb(&c), cie->data_align);
 				break;
 			case 0x0d: /* def_cfa_register */
 				st->cfa_expr = false;
@@ -638,7 +651,7 @@ static int run_cfi(struct builder *b, const struct cie *cie, const uint8_t *p, c
 				st->cfa_off = (int64_t)rd_uleb(&c);
 				break;
 			case 0x13: /* def_cfa_offset_sf */
-				st->cfa_off = rd_sleb(&c) * cie->data_align;
+				st->cfa_off = mul_off(rd_sleb(&c), cie->data_align);
 				break;
 			case 0x0f: /* def_cfa_expression */
 				st->cfa_expr = true;
@@ -667,8 +680,8 @@ static int run_cfi(struct builder *b, const struct cie *cie, const uint8_t *p, c
 		if (!fde || (!advance && !setloc))
 			continue;
 		if (advance) {
-			delta *= cie->code_align;
-			if (*loc + delta < *loc)
+			if (__builtin_mul_overflow(delta, cie->code_align, &delta) ||
+			    *loc + delta < *loc)
 				return -EBADMSG;
 			newloc = *loc + delta;
 		}
@@ -798,6 +811,8 @@ static int finish(struct unwind_table *t, struct builder *b, uint32_t max_rows)
 	struct prof_unwind_row *rows;
 	size_t n = 0, i = 0;
 
+	if (b->nr == 0)
+		return -ENODATA;
 	qsort(b->raw, b->nr, sizeof(*b->raw), cmp_raw);
 	while (i < b->nr && b->raw[i].kinds == PROF_UNWIND_CFA_NONE)
 		i++;
@@ -970,7 +985,8 @@ int unwind_table__build(struct unwind_table **out, int fd, const struct unwind_t
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mmapped: a file its owner truncates under us must not raise SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	err = build_elf(out, elf, opts);

@@ -172,7 +172,7 @@ static int one(const char *path, int runs)
 	for (int r = 0; r < runs; r++) {
 		double t0 = now_ms();
 		int fd = open(path, O_RDONLY);
-		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 		Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
 		uint64_t *starts = fde_starts(elf, &nfde);
 
