@@ -882,12 +882,24 @@ static int find_sec(Elf *elf, const char *name, struct cfi_sec *out, uint64_t ma
 		n = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!n || strcmp(n, name) != 0)
 			continue;
-		if (sh.sh_flags & SHF_COMPRESSED)
-			return -ENODATA; /* compressed .debug_frame: not read (yet) */
 		if (sh.sh_size > max_bytes)
 			return -EFBIG;
-		/* libelf checks that the section lies inside the file. */
-		d = elf_rawdata(scn, NULL);
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			/* Debug files compress .debug_frame; the cap applies to the size the header
+			 * announces, before anything is inflated (libelf inflates exactly that). */
+			GElf_Chdr ch;
+
+			if (!gelf_getchdr(scn, &ch))
+				return -EBADMSG;
+			if (ch.ch_size > max_bytes)
+				return -EFBIG;
+			if (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh))
+				return -EBADMSG;
+			d = elf_getdata(scn, NULL);
+		} else {
+			/* libelf checks that the section lies inside the file. */
+			d = elf_rawdata(scn, NULL);
+		}
 		if (!d || !d->d_buf || d->d_size == 0 || d->d_size != sh.sh_size)
 			return -ENODATA;
 		out->data = d->d_buf;

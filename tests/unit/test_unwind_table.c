@@ -104,6 +104,11 @@ static int setup(void **state)
 		 "cc -g -O2 -fno-asynchronous-unwind-tables -fno-unwind-tables %s/cold.c -o %s.full"
 		 " && objcopy --remove-section .eh_frame --remove-section .eh_frame_hdr %s.full %s",
 		 fixdir, debug_bin, debug_bin, debug_bin);
+	if (system(cmd) != 0)
+		return -1;
+	/* The same with .debug_frame compressed, as in Debian's debug files. */
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib %s %s.z", debug_bin,
+		 debug_bin);
 	return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -390,7 +395,9 @@ static uint64_t sym_addr(const char *path, const char *name)
 	return addr;
 }
 
-/* sh_addr and sh_size of a section, or 0 size when absent. */
+/* sh_addr and sh_size of a section, or 0 size when absent; its sh_flags in last_flags. */
+static uint64_t last_flags;
+
 static void section(const char *path, const char *name, uint64_t *addr, uint64_t *size)
 {
 	int fd = open(path, O_RDONLY);
@@ -411,6 +418,7 @@ static void section(const char *path, const char *name, uint64_t *addr, uint64_t
 		if (strcmp(elf_strptr(elf, shstrndx, sh.sh_name), name) == 0) {
 			*addr = sh.sh_addr;
 			*size = sh.sh_size;
+			last_flags = sh.sh_flags;
 		}
 	}
 	elf_end(elf);
@@ -520,9 +528,26 @@ static void test_unwind_table__debug_frame(void **state)
 	struct unwind_table *t = build_ok(debug_bin);
 	struct tally tl;
 
+	char zpath[300];
+	struct unwind_table *z;
+	const struct prof_unwind_row *rt, *rz;
+	uint32_t nt, nz;
+	uint64_t addr, size;
+
 	assert_int_equal(unwind_table__source(t), UNWIND_TABLE_DEBUG_FRAME);
 	check_readelf(t, debug_bin, ".debug_frame", &tl);
 	assert_true(tl.rows >= 5);
+	/* Compressed: the same rows. */
+	snprintf(zpath, sizeof(zpath), "%s.z", debug_bin);
+	section(zpath, ".debug_frame", &addr, &size);
+	assert_true(last_flags & SHF_COMPRESSED);
+	z = build_ok(zpath);
+	assert_int_equal(unwind_table__source(z), UNWIND_TABLE_DEBUG_FRAME);
+	rt = unwind_table__rows(t, &nt);
+	rz = unwind_table__rows(z, &nz);
+	assert_int_equal(nt, nz);
+	assert_memory_equal(rt, rz, nt * sizeof(*rt));
+	unwind_table__free(z);
 	unwind_table__free(t);
 }
 
@@ -546,6 +571,29 @@ static void test_unwind_table__libc_matches_readelf(void **state)
 		assert_int_equal(prof_unwind_row__cfa(&r), PROF_UNWIND_CFA_PLT);
 	}
 	unwind_table__free(t);
+}
+
+static void test_unwind_table__debian_libraries_match_readelf(void **state)
+{
+	/* The files of the README's table (python3.11 is a test dependency, libstdc++ comes with
+	 * g++); libsqlite3 only with the bench dependencies. */
+	static const char *const files[] = {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+					    "/usr/bin/python3.11",
+					    "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct unwind_table *t;
+		struct tally tl;
+
+		if (i == 2 && access(files[i], R_OK) != 0)
+			continue;
+		t = build_ok(files[i]);
+		check_readelf(t, files[i], ".eh_frame", &tl);
+		assert_true(tl.rows > 10000);
+		assert_true(tl.gaps >= 1);
+		assert_int_equal(unwind_table__stats(t)->bad_fdes, 0);
+		unwind_table__free(t);
+	}
 }
 
 static void test_unwind_table__libc_restore_rt_is_signal_frame(void **state)
@@ -754,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_unwind_table__debug_frame),
 		cmocka_unit_test(test_unwind_table__libc_matches_readelf),
 		cmocka_unit_test(test_unwind_table__libc_restore_rt_is_signal_frame),
+		cmocka_unit_test(test_unwind_table__debian_libraries_match_readelf),
 		cmocka_unit_test(test_unwind_table__mem_equals_fd),
 		cmocka_unit_test(test_unwind_table__cfi_section_equals_fd),
 		cmocka_unit_test(test_unwind_table__garbage_eh_frame_refused),
