@@ -32,8 +32,11 @@ enum prof_unwind_cfa {
 	PROF_UNWIND_CFA_PLT = 3,
 	PROF_UNWIND_CFA_DEREF_RBP = 4, /* CFA = *(rbp + off*8): stack realignment (and $-16,%rsp) */
 	PROF_UNWIND_CFA_DEREF_RSP = 5, /* CFA = *(rsp + off*8) */
-	/* A signal trampoline (CIE augmentation "S", glibc's __restore_rt): registers come from the
-	 * ucontext on the stack (rsp + 40), not from the rule fields. */
+	/*
+	 * A signal trampoline (CIE augmentation "S", glibc's __restore_rt): rsp points at the
+	 * ucontext; the interrupted registers are in it (glibc's CFI: rbp at rsp+120, rsp at
+	 * rsp+160, rip at rsp+168), not given by the rule fields.
+	 */
 	PROF_UNWIND_CFA_SIGNAL = 6,
 	/* The return address is undefined: the outermost frame (_start, clone's child). */
 	PROF_UNWIND_CFA_STOP = 7,
