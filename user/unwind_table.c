@@ -911,6 +911,63 @@ static int find_sec(Elf *elf, const char *name, struct cfi_sec *out, uint64_t ma
 	return -ENODATA;
 }
 
+/*
+ * .eh_frame of a file without section headers (sstripped), found as the loader finds it:
+ * PT_GNU_EH_FRAME → .eh_frame_hdr → its eh_frame_ptr.  The section's size is not recorded
+ * anywhere, so it runs to the end of the PT_LOAD segment that holds it (capped); the scan stops
+ * at .eh_frame's zero terminator.
+ */
+static int find_eh_frame_phdr(Elf *elf, struct cfi_sec *out, uint64_t max_bytes)
+{
+	GElf_Phdr hdr = {0}, ph;
+	struct cfi_sec h;
+	struct cur c;
+	Elf_Data *d;
+	uint64_t ptr;
+	size_t n;
+	uint8_t enc;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -ENODATA;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			hdr = ph;
+	if (hdr.p_type != PT_GNU_EH_FRAME || hdr.p_filesz < 4 || hdr.p_filesz > max_bytes)
+		return -ENODATA;
+	/* libelf checks that the chunk lies inside the file. */
+	d = elf_getdata_rawchunk(elf, (int64_t)hdr.p_offset, hdr.p_filesz, ELF_T_BYTE);
+	if (!d || !d->d_buf)
+		return -ENODATA;
+	h = (struct cfi_sec){d->d_buf, d->d_size, hdr.p_vaddr, true};
+	c = (struct cur){h.data, h.data + h.size, false};
+	if (rd_u(&c, 1) != 1)
+		return -ENODATA; /* version */
+	enc = (uint8_t)rd_u(&c, 1);
+	rd_u(&c, 2); /* fde_count_enc, table_enc: the table is not used, we scan */
+	if (enc == PE_OMIT)
+		return -ENODATA;
+	ptr = rd_encoded(&c, enc, &h);
+	if (c.err)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off, len;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || ptr < ph.p_vaddr ||
+		    ptr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		off = ph.p_offset + (ptr - ph.p_vaddr);
+		len = ph.p_filesz - (ptr - ph.p_vaddr);
+		if (len > max_bytes)
+			len = max_bytes;
+		d = elf_getdata_rawchunk(elf, (int64_t)off, len, ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			return -ENODATA;
+		*out = (struct cfi_sec){d->d_buf, d->d_size, ptr, true};
+		return 0;
+	}
+	return -ENODATA;
+}
+
 /* opts with the defaults filled in. */
 static void opts__fill(struct unwind_table_opts *o, const struct unwind_table_opts *opts)
 {
@@ -949,6 +1006,13 @@ static int build_elf(struct unwind_table **out, Elf *elf, const struct unwind_ta
 		err = find_sec(elf, ".debug_frame", &s, o.max_bytes);
 		if (!err) {
 			t->source = UNWIND_TABLE_DEBUG_FRAME;
+			err = build_sec(t, &s, &o);
+		}
+	}
+	if (err == -ENODATA) {
+		err = find_eh_frame_phdr(elf, &s, o.max_bytes);
+		if (!err) {
+			t->source = UNWIND_TABLE_EH_FRAME;
 			err = build_sec(t, &s, &o);
 		}
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * One ELF file's unwind table (include/prof_unwind.h rows), built from its .eh_frame, else its
- * .debug_frame, by our own CFI reader (README "Unwind tables": measured against libdw).  The
+ * .debug_frame (compressed or not), else the .eh_frame that PT_GNU_EH_FRAME points to (no
+ * section headers), by our own CFI reader (README "Unwind tables": measured against libdw).  The
  * bytes come from files other users and containers control: every length and offset is checked
  * against the section, and the work per file is capped (rows, section bytes, time).
  * Not used by the BPF side yet.

@@ -712,6 +712,31 @@ static void test_unwind_table__cfi_section_equals_fd(void **state)
 	free(img);
 }
 
+static void test_unwind_table__no_section_headers(void **state)
+{
+	size_t size;
+	uint8_t *img = slurp(LIBC, &size);
+	struct unwind_table *a = build_ok(LIBC), *b = NULL;
+	const struct prof_unwind_row *ra, *rb;
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	uint32_t na, nb;
+
+	/* Section headers gone (sstrip): .eh_frame is found through PT_GNU_EH_FRAME. */
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+	assert_int_equal(unwind_table__build_mem(&b, img, size, NULL), 0);
+	assert_int_equal(unwind_table__source(b), UNWIND_TABLE_EH_FRAME);
+	ra = unwind_table__rows(a, &na);
+	rb = unwind_table__rows(b, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(ra, rb, na * sizeof(*ra));
+	assert_int_equal(unwind_table__base(a), unwind_table__base(b));
+	unwind_table__free(a);
+	unwind_table__free(b);
+	free(img);
+}
+
 static void test_unwind_table__garbage_eh_frame_refused(void **state)
 {
 	struct unwind_table *t = NULL;
@@ -805,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_unwind_table__debian_libraries_match_readelf),
 		cmocka_unit_test(test_unwind_table__mem_equals_fd),
 		cmocka_unit_test(test_unwind_table__cfi_section_equals_fd),
+		cmocka_unit_test(test_unwind_table__no_section_headers),
 		cmocka_unit_test(test_unwind_table__garbage_eh_frame_refused),
 		cmocka_unit_test(test_unwind_table__caps_refuse),
 		cmocka_unit_test(test_unwind_table__search_matches_linear),
