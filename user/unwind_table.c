@@ -312,11 +312,14 @@ struct cfa_state {
 struct raw_row {
 	uint64_t pc;
 	uint32_t seq; /* emission order: at one pc the last row wins */
-	uint8_t real; /* 0: the end of an FDE, loses against a row of another FDE at its pc */
+	/* PROF_UNWIND_CFA_NONE only for the end of an FDE: it loses against a row of another FDE
+	 * starting at the same pc. */
 	uint8_t kinds;
 	int8_t rbp_off;
 	int16_t cfa_off;
 };
+
+_Static_assert(sizeof(struct raw_row) == 16, "raw rows: 16 B each, twice the cap at most");
 
 struct builder {
 	const struct cfi_sec *sec;
@@ -469,7 +472,7 @@ static void to_row(const struct cie *cie, const struct cfa_state *st, struct raw
 /* The row for [pc, …) of the FDE being read: replaces one at the same pc, skips a repeat. */
 static int emit(struct builder *b, const struct cie *cie, const struct cfa_state *st, uint64_t pc)
 {
-	struct raw_row r = {.pc = pc, .real = 1};
+	struct raw_row r = {.pc = pc};
 
 	to_row(cie, st, &r);
 	if (b->nr > b->fde_first) {
@@ -702,7 +705,7 @@ static int read_fde(struct builder *b, struct rec *r, size_t cie_off)
 	const struct cfi_sec *s = b->sec;
 	struct cfa_state init = {0}, st;
 	struct cur *c = &r->body;
-	struct raw_row end = {.real = 0, .kinds = PROF_UNWIND_CFA_NONE};
+	struct raw_row end = {.kinds = PROF_UNWIND_CFA_NONE};
 	uint64_t pc, range, loc;
 	struct cie cie;
 	int err;
@@ -734,7 +737,7 @@ static int read_fde(struct builder *b, struct rec *r, size_t cie_off)
 		err = emit(b, &cie, &st, loc);
 	if (err == -EBADMSG) {
 		/* Unreadable instructions: the whole function is unsupported, not a guess. */
-		struct raw_row bad = {.pc = pc, .real = 1, .kinds = PROF_UNWIND_CFA_UNSUPPORTED};
+		struct raw_row bad = {.pc = pc, .kinds = PROF_UNWIND_CFA_UNSUPPORTED};
 
 		b->nr = b->fde_first;
 		b->stats.bad_fdes++;
@@ -797,11 +800,12 @@ static int scan(struct builder *b, const struct unwind_table_opts *o)
 static int cmp_raw(const void *pa, const void *pb)
 {
 	const struct raw_row *a = pa, *b = pb;
+	bool ea = a->kinds == PROF_UNWIND_CFA_NONE, eb = b->kinds == PROF_UNWIND_CFA_NONE;
 
 	if (a->pc != b->pc)
 		return a->pc < b->pc ? -1 : 1;
-	if (a->real != b->real)
-		return a->real < b->real ? -1 : 1;
+	if (ea != eb)
+		return ea ? -1 : 1;
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
