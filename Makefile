@@ -173,6 +173,10 @@ $(OUTPUT)/bench/pprof_write: bench/pprof_write.c $(LIB_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
+$(OUTPUT)/bench/unwind_tables: bench/unwind_tables.c $(LIB_OBJS) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
+
 # The floor of `make bench`: the same probes as bpftrace-prof --heap with empty programs (or one
 # piece of its work each), beside the real shared maps; the loader reuses the ELF, maps and
 # prologue code of user/ to put the probes exactly where bpftrace-prof does.

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Unwind tables shared by userspace (user/unwind_table.c builds them from .eh_frame /
+ * .debug_frame) and the BPF unwinder (not written yet): one sorted array of rows per ELF file.
+ * A row holds from its pc up to the next row's pc.  On x86_64 the return address is always at
+ * CFA-8; rows where the CFI says otherwise are PROF_UNWIND_CFA_UNSUPPORTED.
+ *
+ * A row is 8 bytes: the four libraries of shared/notes/unwinding.md (libc, libstdc++,
+ * libsqlite3, python3.11) have about 150 k rows together, so 8 B keeps them near 1.2 MiB of
+ * locked kernel memory (the goal is < 4 MiB) and one binary-search probe reads one u64.  That
+ * needs pc relative to the table's base (ELF files span < 4 GiB) and offsets in units of 8 bytes
+ * (every stack slot on x86_64 is 8 bytes; an offset that is not a multiple of 8 or out of range
+ * makes the row unsupported, counted at build time).
+ */
+#ifndef PROF_UNWIND_H
+#define PROF_UNWIND_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* How to compute the CFA (the caller's rsp after return: return address at CFA-8). */
+enum prof_unwind_cfa {
+	/* No FDE covers this pc (a gap between functions, past the last one): no information. */
+	PROF_UNWIND_CFA_NONE = 0,
+	PROF_UNWIND_CFA_RSP = 1, /* CFA = rsp + off*8 */
+	PROF_UNWIND_CFA_RBP = 2, /* CFA = rbp + off*8 */
+	/*
+	 * A PLT stub: CFA = rsp + off*8 + ((pc & 15) >= thr ? 8 : 0), thr in the rbp_off byte (the
+	 * PLT's RBP rule is always "unchanged"): the stub pushes once more after its jmp.
+	 */
+	PROF_UNWIND_CFA_PLT = 3,
+	PROF_UNWIND_CFA_DEREF_RBP = 4, /* CFA = *(rbp + off*8): stack realignment (and $-16,%rsp) */
+	PROF_UNWIND_CFA_DEREF_RSP = 5, /* CFA = *(rsp + off*8) */
+	/*
+	 * A signal trampoline (CIE augmentation "S", glibc's __restore_rt): rsp points at the
+	 * ucontext; the interrupted registers are in it (glibc's CFI: rbp at rsp+120, rsp at
+	 * rsp+160, rip at rsp+168), not given by the rule fields.
+	 */
+	PROF_UNWIND_CFA_SIGNAL = 6,
+	/* The return address is undefined: the outermost frame (_start, clone's child). */
+	PROF_UNWIND_CFA_STOP = 7,
+	/* A rule we cannot follow (another base register, an expression, RA not at CFA-8). */
+	PROF_UNWIND_CFA_UNSUPPORTED = 8,
+};
+
+/* How to recover the caller's rbp. */
+enum prof_unwind_rbp {
+	PROF_UNWIND_RBP_UNCHANGED = 0,	 /* the caller's rbp is the current rbp */
+	PROF_UNWIND_RBP_CFA = 1,	 /* saved at CFA + off*8 */
+	PROF_UNWIND_RBP_DEREF_RBP = 2,	 /* saved at rbp + off*8 (realigned frames) */
+	PROF_UNWIND_RBP_UNDEFINED = 3,	 /* not recoverable: an rbp-based CFA above must stop */
+	PROF_UNWIND_RBP_UNSUPPORTED = 4, /* another register, val_offset, an expression */
+};
+
+struct prof_unwind_row {
+	__u32 pc;      /* ELF virtual address - the table's base */
+	__u8 kinds;    /* enum prof_unwind_cfa | enum prof_unwind_rbp << 4 */
+	__s8 rbp_off;  /* RBP rule offset / 8; PLT: the pc & 15 threshold */
+	__s16 cfa_off; /* CFA rule offset / 8 */
+};
+_Static_assert(sizeof(struct prof_unwind_row) == 8, "prof_unwind_row layout");
+
+/* Enough halvings for 2^24 rows: the largest binaries seen have about 2 M (Parca). */
+#define PROF_UNWIND_SEARCH_STEPS 24
+#define PROF_UNWIND_MAX_ROWS	 (1u << PROF_UNWIND_SEARCH_STEPS)
+
+static inline __u32 prof_unwind_row__cfa(const struct prof_unwind_row *r)
+{
+	return r->kinds & 15;
+}
+
+static inline __u32 prof_unwind_row__rbp(const struct prof_unwind_row *r)
+{
+	return r->kinds >> 4;
+}
+
+/*
+ * Index of the last row whose pc <= pc, or -1 when pc is below the first row.  A bounded loop so
+ * the BPF side can use it as is (nr <= PROF_UNWIND_MAX_ROWS).  The caller reads a row of kind
+ * PROF_UNWIND_CFA_NONE as "no information" (gaps and the end of the table are such rows).
+ */
+static inline long prof_unwind__search(const struct prof_unwind_row *rows, __u32 nr, __u32 pc)
+{
+	__u32 lo = 0, hi = nr; /* invariant: rows[< lo].pc <= pc, rows[>= hi].pc > pc */
+
+	for (int i = 0; i <= PROF_UNWIND_SEARCH_STEPS && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+#endif /* PROF_UNWIND_H */
