@@ -38,7 +38,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (calls_attach__classify(path, &rf)) {
 		struct calls_plan plan;
 
-		calls_attach__runtime_name(rf.runtime);
 		calls_attach__plan(&plan, rf.runtime, rf.major, rf.minor);
 		if (plan.nprobes > CALLS_MAX_PROBES)
 			__builtin_trap();
