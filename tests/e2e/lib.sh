@@ -1,4 +1,6 @@
 # Shared helpers of the end-to-end tests (sourced).
+# Variables set here (TARGETS, BPF_WHY, TARGET_PID, …) are read by the files this is sourced into.
+# shellcheck disable=SC2034
 PROF=${PROF:-./bpftrace-prof}
 # go tool pprof wants a home for its caches (CI may run without HOME)
 export HOME=${HOME:-/root}

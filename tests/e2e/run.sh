@@ -25,6 +25,7 @@ for file in tests/e2e/test_*.sh; do
 		log="$E2E_BASE/$t.log"
 		start=$(date +%s)
 		# Each test gets its own scratch directory: no file leaks from one test into the next.
+		# shellcheck disable=SC1090,SC2030 # a test file by its path; E2E_TMP is per subshell
 		( export E2E_TMP="$E2E_BASE/$t"; mkdir -p "$E2E_TMP"; trap 'kill $(jobs -p) 2>/dev/null' EXIT; . "$file"; set -u; "$t" ) >"$log" 2>&1
 		rc=$?
 		secs=$(( $(date +%s) - start ))
@@ -40,6 +41,7 @@ for file in tests/e2e/test_*.sh; do
 	done
 done
 [ -n "$failures" ] && echo "e2e failures:$failures"
+# shellcheck disable=SC2031 # the base directory, set before the per-test subshells
 [ -z "${E2E_KEEP:-}" ] && [ $failed -eq 0 ] && rm -rf "$E2E_TMP"
 echo "e2e: $passed passed, $failed failed"
 [ $failed -eq 0 ]

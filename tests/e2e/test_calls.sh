@@ -105,7 +105,7 @@ t_calls_php_without_env_warns() {
 t_calls_java_exact_stacks() {
 	need javac
 	local d=$E2E_TMP/java f=$E2E_TMP/java.pb.gz s=$E2E_TMP/java.samples
-	mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java || fail "javac failed"
+	{ mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java; } || fail "javac failed"
 	"$PROF" --calls -o "$f" --top 0 -- java -XX:+ExtendedDTraceProbes -cp "$d" Calls \
 		>"$E2E_TMP/java.out" 2>"$E2E_TMP/java.err" || { cat "$E2E_TMP/java.err"; fail "profiler exit status"; }
 	expect_eq "program output" 5550 "$(cat "$E2E_TMP/java.out")"
@@ -137,7 +137,7 @@ t_calls_java_exact_stacks() {
 t_calls_java_without_flag_warns() {
 	need javac
 	local d=$E2E_TMP/java2 f=$E2E_TMP/java2.pb.gz
-	mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java || fail "javac failed"
+	{ mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java; } || fail "javac failed"
 	"$PROF" --calls -o "$f" --top 0 -- java -cp "$d" Calls >/dev/null 2>"$E2E_TMP/java2.err" ||
 		fail "profiler exit status $?"
 	cat "$E2E_TMP/java2.err"
@@ -266,7 +266,7 @@ t_calls_with_heap_two_profiles() {
 t_calls_java_exceptions_through_compiled_code() {
 	need javac
 	local d=$E2E_TMP/javaex f=$E2E_TMP/javaex.pb.gz s=$E2E_TMP/javaex.samples
-	mkdir -p "$d" && javac -d "$d" tests/targets/CallsEx.java || fail "javac failed"
+	{ mkdir -p "$d" && javac -d "$d" tests/targets/CallsEx.java; } || fail "javac failed"
 	"$PROF" --calls -o "$f" --top 0 -- java -XX:+ExtendedDTraceProbes -cp "$d" CallsEx \
 		>"$E2E_TMP/javaex.out" 2>"$E2E_TMP/javaex.err" || { cat "$E2E_TMP/javaex.err"; fail "profiler exit status"; }
 	expect_eq "program output" 50000 "$(cat "$E2E_TMP/javaex.out")"

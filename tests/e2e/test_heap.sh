@@ -68,11 +68,11 @@ t_heap_pid_attach_and_sigint() {
 	local f=$E2E_TMP/pid.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
 	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 5
-	echo go >&$TARGET_IN
+	echo go >&"$TARGET_IN"
 	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
 	kill -INT "$PROF_PID"
 	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
-	echo bye >&$TARGET_IN
+	echo bye >&"$TARGET_IN"
 	wait "$TARGET_PID"
 	check_heap_numbers "$f"
 	check_heap_threads "$f" "$TARGET_PID"
@@ -83,7 +83,7 @@ t_heap_sigkilled_target_still_written() {
 	local f=$E2E_TMP/killed.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
 	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
-	echo go >&$TARGET_IN
+	echo go >&"$TARGET_IN"
 	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
 	kill -KILL "$TARGET_PID"
 	wait "$TARGET_PID" 2>/dev/null
@@ -177,9 +177,9 @@ t_heap_static_binary_own_allocator() {
 	f=$E2E_TMP/static_pid.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" build/targets/static_target --wait
 	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
-	echo go >&$TARGET_IN
+	echo go >&"$TARGET_IN"
 	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
-	echo bye >&$TARGET_IN
+	echo bye >&"$TARGET_IN"
 	wait "$TARGET_PID"
 	wait "$PROF_PID" || fail "profiler exit status $?"
 	expect_no_drops "$f"

@@ -8,7 +8,8 @@ t_pprof_structure_and_mappings() {
 	(cd "$dir" && "$OLDPWD/$PROF" --heap --top 0 -- "$OLDPWD/build/targets/heap_target") || fail "exit status $?"
 	f=$dir/bpftrace-prof.pb.gz
 	[ -s "$f" ] || fail "default output bpftrace-prof.pb.gz not written"
-	ls -A "$dir" | grep -q '^\.' && fail "temporary file left behind: $(ls -A "$dir")"
+	[ -n "$(find "$dir" -mindepth 1 -maxdepth 1 -name '.*')" ] &&
+		fail "temporary file left behind: $(ls -A "$dir")"
 	[ "$(head -c2 "$f" | od -An -tx1 | tr -d ' ')" = "1f8b" ] || fail "not gzip"
 	raw=$dir/raw.txt
 	go tool pprof -symbolize=none -raw "$f" >"$raw" 2>"$dir/err" || fail "go tool pprof failed: $(cat "$dir/err")"
@@ -55,7 +56,7 @@ t_pprof_write_failure_leaves_nothing() {
 	"$PROF" --heap -o "$dir/out.pb.gz" --top 0 -- build/targets/heap_target 2>"$E2E_TMP/full.err"
 	rc=$?
 	local left
-	left=$(ls -A "$dir" | grep -v '^filler$')
+	left=$(find "$dir" -mindepth 1 -maxdepth 1 ! -name filler -printf '%f\n')
 	umount "$dir"
 	expect_eq "status writing into a full file system" 1 "$rc"
 	[ -z "$left" ] || fail "left files: $left"
