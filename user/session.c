@@ -97,12 +97,25 @@ static int spawn(struct child *c, char **cmd)
 
 		close(go[1]);
 		close(ef[0]);
-		/* CMD starts as if run by a shell: no signal ignored (we ignore SIGPIPE) or
-		 * blocked.  Handlers are reset by exec anyway; ignored ones would survive it. */
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL); /* fails harmlessly for SIGKILL, SIGSTOP, gaps */
+		/*
+		 * CMD starts as if run by a shell: no signal ignored (we ignore SIGPIPE; whoever
+		 * started us may ignore more) or blocked.  Handlers are reset by exec anyway;
+		 * ignored ones would survive it.  The raw system calls: glibc refuses to touch the
+		 * two signals it reserves (32, 33), and an ignored one is inherited all the same.
+		 */
+		for (int sig = 1; sig <= 64; sig++) {
+			struct {
+				void (*handler)(int);
+				unsigned long flags;
+				void (*restorer)(void);
+				uint64_t mask;
+			} dfl = {.handler = SIG_DFL};
+
+			/* fails harmlessly for SIGKILL and SIGSTOP */
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
+		}
 		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t));
 		if (read(go[0], &b, 1) != 1)
 			_exit(127); /* the profiler gave up */
 		execvp(cmd[0], cmd);

@@ -23,6 +23,13 @@ t_life_cmd_signal_state_is_default() {
 	expect_eq "CMD SigIgn" "SigIgn:	0000000000000000" "$(grep SigIgn "$out")"
 	expect_eq "CMD SigBlk" "SigBlk:	0000000000000000" "$(grep SigBlk "$out")"
 
+	# Started by a launcher that ignores more, glibc's reserved 32 and 33 among them.
+	build/targets/sigign_exec "$PROF" --heap -o "$E2E_TMP/s.pb.gz" --top 0 -- \
+		grep -E '^Sig(Ign|Blk):' /proc/self/status >"$out" 2>"$err" ||
+		fail "profiler under sigign_exec: exit status $?: $(cat "$err")"
+	expect_eq "CMD SigIgn (launcher ignoring 1, 32, 33, 40)" "SigIgn:	0000000000000000" \
+		"$(grep SigIgn "$out")"
+
 	"$PROF" --heap -o "$E2E_TMP/p.pb.gz" --top 0 -- sh -c 'yes | head -1' >"$out" 2>"$err" ||
 		fail "yes | head: exit status $?: $(cat "$err")"
 	expect_eq "yes | head output" "y" "$(cat "$out")"
