@@ -169,7 +169,9 @@ int collect__add_child(struct collect *c, uint32_t pid)
 }
 
 /* --calls: the runtimes of every -p process, or those `-- CMD` will run (attached before it
- * execs, for every process, filtered in BPF, so its first call is seen). */
+ * execs, for every process, filtered in BPF, so its first call is seen).  For `-- CMD` this
+ * is only the fast path: a launcher (sh -c, env, javac, mvn) shows no runtime up front, and
+ * each exec in its tree attaches what it runs (collect__exec_stop). */
 static int attach_calls(struct collect *c)
 {
 	int n, total = 0;
@@ -178,10 +180,6 @@ static int attach_calls(struct collect *c)
 		n = calls_attach__cmd(c->calls_at, c->env->cmd);
 		if (n < 0)
 			goto failed;
-		if (!n) {
-			calls_attach__explain_none(c->calls_at, c->env->cmd[0]);
-			return -ENOENT;
-		}
 		return 0;
 	}
 	for (unsigned i = 0; i < c->env->npids; i++) {
@@ -253,6 +251,24 @@ void collect__process_exiting(struct collect *c, uint32_t pid)
 	while (loader__poll(c->loader, 0) > 0)
 		;
 	collect__tick(c);
+}
+
+void collect__exec_stop(struct collect *c, uint32_t pid)
+{
+	int err;
+
+	if (!c->calls_at)
+		return;
+	err = calls_attach__exec(c->calls_at, pid);
+	/* Not fatal: the periodic rescan of the tree's maps tries again. */
+	if (err < 0)
+		pr_warn("--calls: attaching to the runtime of process %u at its exec failed: %s\n",
+			pid, strerror(-err));
+}
+
+bool collect__calls_none(struct collect *c)
+{
+	return c->calls_at && !calls_attach__total(c->calls_at);
 }
 
 int collect__error(struct collect *c)

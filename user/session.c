@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calls_attach.h"
 #include "cli.h"
 #include "cmdpath.h"
 #include "collect.h"
@@ -28,6 +29,13 @@
 #define STOP_GRACE_NS (2 * 1000000000LL)
 
 static volatile sig_atomic_t stop_signal;
+
+/* SIGCHLD only interrupts the ring buffer's wait, so a process of the tree stopped at its exec
+ * waits for us a moment, not a whole poll period. */
+static void on_sigchld(int sig)
+{
+	(void)sig;
+}
 static volatile sig_atomic_t signal_count; /* a second SIGINT/SIGTERM cuts the grace short */
 
 static void on_signal(int sig)
@@ -131,16 +139,59 @@ fail:
 }
 
 /*
- * Reap or handle the child's ptrace stops.  At its exit stop the address space is still intact:
- * the collector reads its maps and drains queued events so every stack gets symbolized, even for
- * a command that lives a few milliseconds.  flags: WNOHANG or 0 (wait for the exit).
+ * One ptrace stop of a traced process p: CMD, or with --calls any process or thread of its tree
+ * (fork, vfork and clone children are attached automatically and start stopped).
+ */
+static void tracee_stop(pid_t p, int st, struct collect *col)
+{
+	int sig = WSTOPSIG(st);
+	uint32_t tgid;
+
+	switch (st >> 16) {
+	case PTRACE_EVENT_EXIT:
+		/* At a process's exit stop its address space is still intact: the collector reads
+		 * its maps and drains queued events so every stack gets symbolized, even for one
+		 * that lives a few milliseconds.  A thread's exit changes no maps. */
+		if (col && !pid_tgid(&tgid, (uint32_t)p) && tgid == (uint32_t)p)
+			collect__process_exiting(col, (uint32_t)p);
+		ptrace(PTRACE_CONT, p, 0, 0);
+		break;
+	case PTRACE_EVENT_EXEC:
+		/* The new image is mapped but has not run one instruction: attach to its runtime
+		 * now, so its first call is seen. */
+		if (col)
+			collect__exec_stop(col, (uint32_t)p);
+		ptrace(PTRACE_CONT, p, 0, 0);
+		break;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		ptrace(PTRACE_CONT, p, 0, 0); /* SIGTRAP is ours, not the process's */
+		break;
+	case PTRACE_EVENT_STOP:
+		/* A new child's first stop (SIGTRAP): let it run.  A group stop (SIGSTOP & co):
+		 * stay stopped, keep tracing. */
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+			ptrace(PTRACE_LISTEN, p, 0, 0);
+		else
+			ptrace(PTRACE_CONT, p, 0, 0);
+		break;
+	default: /* a signal on its way to the process: deliver it */
+		ptrace(PTRACE_CONT, p, 0, (void *)(long)sig);
+		break;
+	}
+}
+
+/*
+ * Reap CMD or handle the ptrace stops of its tree until CMD has exited.  flags: WNOHANG or 0
+ * (wait for the exit).  We have no other children: every report is CMD's or a tracee's.
  */
 static void child_wait(struct child *c, struct collect *col, int flags)
 {
 	int st;
 
 	while (!c->exited) {
-		pid_t p = waitpid(c->pid, &st, flags | __WALL);
+		pid_t p = waitpid(-1, &st, flags | __WALL);
 
 		if (p <= 0) {
 			if (p < 0 && errno == EINTR)
@@ -150,25 +201,15 @@ static void child_wait(struct child *c, struct collect *col, int flags)
 			return;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			c->status = st;
-			c->exited = true;
-			return;
+			if (p == c->pid) {
+				c->status = st;
+				c->exited = true;
+				return;
+			}
+			continue; /* a traced descendant (or thread) went away */
 		}
-		if (!WIFSTOPPED(st))
-			continue;
-		switch (st >> 16) {
-		case PTRACE_EVENT_EXIT:
-			if (col)
-				collect__process_exiting(col, (uint32_t)c->pid);
-			ptrace(PTRACE_CONT, c->pid, 0, 0);
-			break;
-		case PTRACE_EVENT_STOP: /* group stop (SIGSTOP & co): stay stopped, keep tracing */
-			ptrace(PTRACE_LISTEN, c->pid, 0, 0);
-			break;
-		default: /* a signal on its way to the child: deliver it */
-			ptrace(PTRACE_CONT, c->pid, 0, (void *)(long)WSTOPSIG(st));
-			break;
-		}
+		if (WIFSTOPPED(st))
+			tracee_stop(p, st, col);
 	}
 }
 
@@ -342,6 +383,11 @@ int session__run(const struct env *caller_env)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (env->cmd) {
+		struct sigaction sc = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART};
+
+		sigaction(SIGCHLD, &sc, NULL);
+	}
 
 	if (env->cmd) {
 		err = spawn(&r.child, env->cmd);
@@ -350,9 +396,15 @@ int session__run(const struct env *caller_env)
 			return 1;
 		}
 		r.have_child = true;
-		/* Not fatal: without it a command that exits very fast may lose some symbols. */
+		/* Not fatal: without it a command that exits very fast may lose some symbols.
+		 * --calls traces the whole tree: every exec stops until its runtime is attached. */
 		r.child.traced =
-			ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)PTRACE_O_TRACEEXIT) == 0;
+			ptrace(PTRACE_SEIZE, r.child.pid, 0,
+			       (void *)(long)(PTRACE_O_TRACEEXIT |
+					      (lo.calls ? PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
+								  PTRACE_O_TRACEVFORK |
+								  PTRACE_O_TRACECLONE
+							: 0))) == 0;
 		if (!r.child.traced)
 			pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting "
 				"command may "
@@ -467,6 +519,12 @@ int session__run(const struct env *caller_env)
 	if (stop_signal)
 		pr_info("stopping on signal %d\n", (int)stop_signal);
 
+	/* --calls: no process of the tree ever ran a runtime with probes.  Nothing to write. */
+	if (r.have_child && collect__calls_none(r.collect)) {
+		calls_attach__explain_none(collect__calls_attach(r.collect), env->cmd[0]);
+		status = 2;
+		goto cleanup;
+	}
 	err = report__write(r.collect, env, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
 	status = err || collect__error(r.collect) || poll_err ? 1 : 0;
