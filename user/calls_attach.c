@@ -1016,6 +1016,61 @@ static const char *env_value(const char *list, size_t len, const char *name)
 	return NULL;
 }
 
+/* Key pid of the dynamic-loader hooks in ca->attached: not a process, not "every" (-1). */
+#define DL_HOOK_KEY_PID (-2)
+
+/*
+ * Hook the dynamic loader mapped by a process at its exec (the executable mapping that is not
+ * the executable), every process filtered in BPF, once per file: its dlopen()s are then seen.
+ * Returns 0 or -errno; a loader without the hook (not glibc's) is none of our business.
+ */
+static int hook_dl(struct calls_attach *ca, uint32_t pid, const struct maps *m, const char *exe,
+		   int root_fd)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "_dl_debug_state");
+	struct attached_key key = {.pid = DL_HOOK_KEY_PID};
+	char at[PATH_MAX + 64];
+	struct bpf_link *link;
+	int32_t *done;
+	struct stat st;
+	bool created;
+	int err = 0, fd;
+
+	for (size_t j = 0; j < m->count; j++) {
+		const struct maps_entry *e = &m->entries[j];
+
+		if (!e->exec || e->path[0] != '/' || !strcmp(e->path, exe))
+			continue;
+		if (safe_open__mapping(&fd, "/proc", pid, e, root_fd))
+			continue;
+		if (fstat(fd, &st)) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		key.dev = st.st_dev;
+		key.ino = st.st_ino;
+		err = hashmap__upsert(ca->attached, (void **)&done, &key, &created);
+		if (err || !created) {
+			close(fd);
+			return err;
+		}
+		*done = 0;
+		safe_open__fd_path(at, sizeof(at), fd);
+		link = bpf_program__attach_uprobe_opts(loader__dl_hook_prog(ca->l), -1, at, 0,
+						       &opts);
+		close(fd);
+		if (!link) {
+			pr_debug("--calls: no _dl_debug_state hook in %s: %s\n", e->path,
+				 strerror(errno));
+			return 0;
+		}
+		pr_info("--calls: watching dlopen() through %s\n", e->path);
+		return loader__keep_link(ca->l, link);
+	}
+	return 0;
+}
+
 int calls_attach__exec(struct calls_attach *ca, uint32_t pid)
 {
 	struct exec_libs x = {.ca = ca, .root_fd = -1};
@@ -1047,6 +1102,8 @@ int calls_attach__exec(struct calls_attach *ca, uint32_t pid)
 	err = safe_open__root(&x.root_fd, "/proc", pid);
 	if (!err && e)
 		err = safe_open__mapping(&fd, "/proc", pid, e, x.root_fd);
+	if (!err)
+		err = hook_dl(ca, pid, m, exe, x.root_fd);
 	if (err || !e) {
 		err = 0; /* exited, or an executable we may not open: its maps rescan later */
 		goto cleanup;

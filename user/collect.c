@@ -470,6 +470,12 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		return procinfo__note(c->procs, e->pid, e->pid);
 	case PROF_REC_PROC_EXEC:
 		return on_exec(c, e->pid, comm);
+	case PROF_REC_PROC_DLOPEN:
+		/* A runtime loaded by dlopen (a JDK launcher's libjvm, mod_php's libphp): attach
+		 * now.  The process runs on meanwhile: its calls until then are missed (README). */
+		if (c->calls_at && c->env->cmd)
+			calls_attach__rescan(c->calls_at, e->pid);
+		return 0;
 	case PROF_REC_PROC_EXIT:
 		/* The tid may come back as another thread: look its name up again then. */
 		c->last_tid = 0;
@@ -522,6 +528,7 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_PROC_FORK:
 	case PROF_REC_PROC_EXEC:
 	case PROF_REC_PROC_EXIT:
+	case PROF_REC_PROC_DLOPEN:
 		if (size < sizeof(struct prof_proc_event))
 			break;
 		err = on_proc(c, data);

@@ -349,13 +349,15 @@ t_calls_launcher_javac_then_java() {
 	grep 'Calls\.' "$s"
 	expect_eq "Calls.alpha calls from main" 100 "$(calls_on_stack "$s" 'Calls.main;Calls.alpha')"
 	expect_eq "Calls.beta calls from alpha" 300 "$(calls_on_stack "$s" 'Calls.main;Calls.alpha;Calls.beta')"
-	expect_eq "pprof flat Calls.beta" 300 "$(pprof_flat "$f" calls Calls.beta)"
-	expect_eq "Calls.main calls" 1 "$(pprof_flat "$f" calls Calls.main)"
+	# (From the samples: javac's profile is large, each go tool pprof pass over it is slow.)
+	expect_eq "Calls.beta calls anywhere" 300 "$(awk '$NF ~ /(^|;)Calls\.beta$/ { c += $1 } END { print c + 0 }' "$s")"
+	expect_eq "Calls.main calls" 1 "$(awk '$NF == "Calls.main" { c += $1 } END { print c + 0 }' "$s")"
 	# The compiler's own Java code, seen from javac's first calls on.
+	local compile='com.sun.tools.javac.main.Main.compile'
 	expect_range "javac Main.compile calls" 1 100 \
-		"$(pprof_flat "$f" calls com.sun.tools.javac.main.Main.compile)"
+		"$(awk -v fn="$compile" 'substr(";" $NF, length(";" $NF) - length(fn)) == ";" fn { c += $1 } END { print c + 0 }' "$s")"
 	expect_range "calls under javac Main.compile" 10000 1000000000 \
-		"$(pprof_cum "$f" calls com.sun.tools.javac.main.Main.compile)"
+		"$(awk -v fn="$compile" 'index(";" $NF ";", ";" fn ";") { c += $1 } END { print c + 0 }' "$s")"
 	# Two JVM processes (javac, java) under sh.
 	expect_eq "processes with Java calls" 2 "$(awk '{ print $3 }' "$s" | sort -u | wc -l)"
 }
