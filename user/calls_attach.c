@@ -323,7 +323,8 @@ struct calls_attach {
 	size_t nnotes;
 	char *why[MAX_NOTES]; /* runtimes found but not attachable, for explain_none */
 	size_t nwhy;
-	int total; /* probes attached so far, over every file */
+	int total;	 /* probes attached so far, over every file */
+	bool exec_stops; /* `-- CMD`'s tree is traced: flags are checked at each exec */
 };
 
 int calls_attach__new(struct calls_attach **out, struct loader *l, struct calls_agg *agg)
@@ -952,7 +953,10 @@ int calls_attach__cmd(struct calls_attach *ca, char **cmd)
 	for (size_t i = 0; i < c.n; i++) {
 		if (c.files[i].runtime == PROF_RT_JAVA && c.files[i].major < 0)
 			java_version(&c.files[i], -1);
-		check_runtime_env(ca, &c.files[i], cmd[0], args, args_len, env_list, env_len);
+		/* Without the exec stop, our environment and CMD's argv are the best guess. */
+		if (!ca->exec_stops)
+			check_runtime_env(ca, &c.files[i], cmd[0], args, args_len, env_list,
+					  env_len);
 		err = attach_file(ca, &c.files[i], -1, c.files[i].path);
 		if (err < 0)
 			goto cleanup;
@@ -1143,6 +1147,11 @@ cleanup:
 	free(cmdline);
 	free(environ);
 	return err ? err : n + x.total;
+}
+
+void calls_attach__set_exec_stops(struct calls_attach *ca, bool on)
+{
+	ca->exec_stops = on;
 }
 
 int calls_attach__total(const struct calls_attach *ca)

@@ -266,6 +266,12 @@ void collect__exec_stop(struct collect *c, uint32_t pid)
 			pid, strerror(-err));
 }
 
+void collect__set_exec_stops(struct collect *c, bool on)
+{
+	if (c->calls_at)
+		calls_attach__set_exec_stops(c->calls_at, on);
+}
+
 bool collect__calls_none(struct collect *c)
 {
 	return c->calls_at && !calls_attach__total(c->calls_at);

@@ -29,6 +29,7 @@
 #define STOP_GRACE_NS (2 * 1000000000LL)
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t signal_count; /* a second SIGINT/SIGTERM cuts the grace short */
 
 /* SIGCHLD only interrupts the ring buffer's wait, so a process of the tree stopped at its exec
  * waits for us a moment, not a whole poll period. */
@@ -36,7 +37,6 @@ static void on_sigchld(int sig)
 {
 	(void)sig;
 }
-static volatile sig_atomic_t signal_count; /* a second SIGINT/SIGTERM cuts the grace short */
 
 static void on_signal(int sig)
 {
@@ -385,26 +385,21 @@ int session__run(const struct env *caller_env)
 	signal(SIGPIPE, SIG_IGN);
 	if (env->cmd) {
 		struct sigaction sc = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART};
+		/* --calls traces the whole tree: every exec stops until its runtime is attached. */
+		long trace_opts = PTRACE_O_TRACEEXIT;
 
 		sigaction(SIGCHLD, &sc, NULL);
-	}
-
-	if (env->cmd) {
+		if (lo.calls)
+			trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
+				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
 		err = spawn(&r.child, env->cmd);
 		if (err) {
 			pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));
 			return 1;
 		}
 		r.have_child = true;
-		/* Not fatal: without it a command that exits very fast may lose some symbols.
-		 * --calls traces the whole tree: every exec stops until its runtime is attached. */
-		r.child.traced =
-			ptrace(PTRACE_SEIZE, r.child.pid, 0,
-			       (void *)(long)(PTRACE_O_TRACEEXIT |
-					      (lo.calls ? PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
-								  PTRACE_O_TRACEVFORK |
-								  PTRACE_O_TRACECLONE
-							: 0))) == 0;
+		/* Not fatal: without it a command that exits very fast may lose some symbols. */
+		r.child.traced = ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)trace_opts) == 0;
 		if (!r.child.traced)
 			pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting "
 				"command may "
@@ -468,6 +463,7 @@ int session__run(const struct env *caller_env)
 		status = 2;
 		goto cleanup;
 	}
+	collect__set_exec_stops(r.collect, r.child.traced && lo.calls);
 	err = collect__attach_modes(r.collect);
 	if (err) {
 		status = err == -ENOENT || err == -ENOTSUP ? 2 : 1;
