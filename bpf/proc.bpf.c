@@ -84,3 +84,21 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	emit(PROF_REC_PROC_EXIT, pid, tid, 0, flags);
 	return 0;
 }
+
+/*
+ * --calls with `-- CMD`: attached (every process, filtered here) to _dl_debug_state of the
+ * dynamic loaders the tree's processes run, the hook glibc calls for debuggers before and after
+ * it maps objects (startup, dlopen).  Userspace then rescans the process's maps for a runtime
+ * (a JDK launcher's libjvm, mod_php's libphp): asynchronously, the process runs on.
+ */
+SEC("uprobe")
+int BPF_KPROBE(proc_dl_state)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+
+	if (!prof_is_target(pid))
+		return 0;
+	emit(PROF_REC_PROC_DLOPEN, pid, (__u32)id, 0, 0);
+	return 0;
+}

@@ -29,6 +29,7 @@ enum prof_rec_type {
 	PROF_REC_CALL_ENTRY,
 	PROF_REC_CALL_RETURN,
 	PROF_REC_CALL_NAME,
+	PROF_REC_PROC_DLOPEN, /* the dynamic loader changed a target's link map (prof_proc_event) */
 };
 
 /*

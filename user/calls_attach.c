@@ -300,8 +300,11 @@ bool calls_attach__java_probes_enabled(const char *cmdline, size_t cmdline_len, 
 				       size_t environ_len)
 {
 	/* The last occurrence wins in HotSpot, but "-XX:-…" after "+" is not worth parsing. */
+	/* javac, jshell, jar…: the launcher runs the JVM in process with its -J options. */
 	return calls_attach__list_has(cmdline, cmdline_len, "-XX:+ExtendedDTraceProbes") ||
 	       calls_attach__list_has(cmdline, cmdline_len, "-XX:+DTraceMethodProbes") ||
+	       calls_attach__list_has(cmdline, cmdline_len, "-J-XX:+ExtendedDTraceProbes") ||
+	       calls_attach__list_has(cmdline, cmdline_len, "-J-XX:+DTraceMethodProbes") ||
 	       list_any(environ, environ_len, java_flag_in, NULL);
 }
 
@@ -320,6 +323,8 @@ struct calls_attach {
 	size_t nnotes;
 	char *why[MAX_NOTES]; /* runtimes found but not attachable, for explain_none */
 	size_t nwhy;
+	int total;	 /* probes attached so far, over every file */
+	bool exec_stops; /* `-- CMD`'s tree is traced: flags are checked at each exec */
 };
 
 int calls_attach__new(struct calls_attach **out, struct loader *l, struct calls_agg *agg)
@@ -531,6 +536,7 @@ static int attach_file(struct calls_attach *ca, const struct calls_runtime_file 
 	done = hashmap__find(ca->attached, &key);
 	if (done)
 		*done = plan.nprobes;
+	ca->total += plan.nprobes;
 	return plan.nprobes;
 }
 
@@ -767,7 +773,7 @@ static bool shebang_target(const char *script, char *out, size_t len)
 /* Directories the dynamic loader searches for path's DT_NEEDED libraries, in its order
  * (without /etc/ld.so.cache: the standard directories stand for it). */
 static void needed_dirs(const char *rpath, const char *runpath, const char *origin,
-			void (*fn)(const char *dir, void *arg), void *arg)
+			const char *ld_path, void (*fn)(const char *dir, void *arg), void *arg)
 {
 	static const char *const std_dirs[] = {
 		"/lib/x86_64-linux-gnu",
@@ -780,7 +786,7 @@ static void needed_dirs(const char *rpath, const char *runpath, const char *orig
 		"/usr/lib",
 		"/usr/local/lib",
 	};
-	const char *lists[3] = {runpath ? NULL : rpath, getenv("LD_LIBRARY_PATH"), runpath};
+	const char *lists[3] = {runpath ? NULL : rpath, ld_path, runpath};
 
 	for (int l = 0; l < 3; l++) {
 		char *copy, *dir, *save = NULL;
@@ -804,6 +810,7 @@ static void needed_dirs(const char *rpath, const char *runpath, const char *orig
 
 struct lib_search {
 	const char *name;
+	int root_fd; /* the target's root (-1: ours) */
 	char found[PATH_MAX * 2];
 };
 
@@ -811,28 +818,31 @@ static void try_dir(const char *dir, void *arg)
 {
 	struct lib_search *s = arg;
 	char path[PATH_MAX * 2];
+	int fd;
 
 	if (s->found[0])
 		return;
 	snprintf(path, sizeof(path), "%s/%s", dir, s->name);
-	if (access(path, R_OK) == 0)
-		snprintf(s->found, sizeof(s->found), "%s", path);
+	if (safe_open__at(&fd, s->root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
+		return;
+	close(fd);
+	snprintf(s->found, sizeof(s->found), "%s", path);
 }
 
-/* Calls fn with every DT_NEEDED library of exe that names a runtime, resolved to a path. */
-static void runtime_libs(const char *exe, void (*fn)(const char *path, void *arg), void *arg)
+/*
+ * Calls fn with every DT_NEEDED library of the executable open at fd that names a runtime,
+ * resolved to a path inside root_fd (-1: ours) the way the dynamic loader would, with
+ * ld_path as LD_LIBRARY_PATH.  origin: the directory of the executable ($ORIGIN).
+ */
+static void runtime_libs(int fd, const char *origin, int root_fd, const char *ld_path,
+			 void (*fn)(const char *path, void *arg), void *arg)
 {
 	const char *needed[64], *rpath = NULL, *runpath = NULL;
-	char origin[PATH_MAX];
 	size_t nneeded = 0;
 	Elf_Scn *scn = NULL;
 	Elf *e = NULL;
-	int fd;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return;
-	fd = open(exe, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
 		return;
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	while (e && (scn = elf_nextscn(e, scn))) {
@@ -861,18 +871,15 @@ static void runtime_libs(const char *exe, void (*fn)(const char *path, void *arg
 				needed[nneeded++] = s;
 		}
 	}
-	snprintf(origin, sizeof(origin), "%s", exe);
-	*strrchr(origin, '/') = 0;
 	for (size_t i = 0; i < nneeded; i++) {
-		struct lib_search s = {.name = needed[i]};
+		struct lib_search s = {.name = needed[i], .root_fd = root_fd};
 
-		needed_dirs(rpath, runpath, origin, try_dir, &s);
+		needed_dirs(rpath, runpath, origin, ld_path, try_dir, &s);
 		if (s.found[0])
 			fn(s.found, arg);
 	}
 	if (e)
 		elf_end(e);
-	close(fd);
 }
 
 struct cmd_files {
@@ -899,16 +906,23 @@ int calls_attach__cmd(struct calls_attach *ca, char **cmd)
 	extern char **environ;
 	struct cmd_files c = {.n = 0};
 	char exe[PATH_MAX], real[PATH_MAX], interp[PATH_MAX], jvm[PATH_MAX + 32];
+	char origin[PATH_MAX];
 	char *env_list = NULL, *args = NULL;
 	size_t env_len = 0, args_len = 0;
-	int err = 0, total = 0;
+	int err = 0, total = 0, fd;
 
 	if (cmdpath__resolve(exe, sizeof(exe), cmd[0]) || !realpath(exe, real))
 		return 0; /* session reports the failed exec */
 	if (shebang_target(real, interp, sizeof(interp)) && realpath(interp, exe))
 		snprintf(real, sizeof(real), "%s", exe);
 	add_candidate(real, &c);
-	runtime_libs(real, add_candidate, &c);
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		snprintf(origin, sizeof(origin), "%s", real);
+		*strrchr(origin, '/') = 0;
+		runtime_libs(fd, origin, -1, getenv("LD_LIBRARY_PATH"), add_candidate, &c);
+		close(fd);
+	}
 	if (!strcmp(base_name(real), "java")) {
 		/* libjli dlopen()s <home>/lib/server/libjvm.so: not a DT_NEEDED. */
 		snprintf(jvm, sizeof(jvm), "%s", real);
@@ -939,7 +953,10 @@ int calls_attach__cmd(struct calls_attach *ca, char **cmd)
 	for (size_t i = 0; i < c.n; i++) {
 		if (c.files[i].runtime == PROF_RT_JAVA && c.files[i].major < 0)
 			java_version(&c.files[i], -1);
-		check_runtime_env(ca, &c.files[i], cmd[0], args, args_len, env_list, env_len);
+		/* Without the exec stop, our environment and CMD's argv are the best guess. */
+		if (!ca->exec_stops)
+			check_runtime_env(ca, &c.files[i], cmd[0], args, args_len, env_list,
+					  env_len);
 		err = attach_file(ca, &c.files[i], -1, c.files[i].path);
 		if (err < 0)
 			goto cleanup;
@@ -950,6 +967,196 @@ cleanup:
 	free(env_list);
 	free(args);
 	return err ? err : total;
+}
+
+/* ---- a process of the tree stopped at its exec ------------------------------------------ */
+
+struct exec_libs {
+	struct calls_attach *ca;
+	int root_fd;
+	const char *who, *cmdline, *environ;
+	size_t cmdline_len, environ_len;
+	int total, err;
+};
+
+/* A runtime library the new image will load: attach (every process, filtered) by its path
+ * inside the target's root. */
+static void exec_lib(const char *path, void *arg)
+{
+	struct exec_libs *x = arg;
+	struct calls_runtime_file rf;
+	char at[PATH_MAX + 64];
+	int fd, n;
+
+	if (x->err || !calls_attach__classify(path, &rf))
+		return;
+	if (safe_open__at(&fd, x->root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
+		return;
+	if (rf.runtime == PROF_RT_JAVA && rf.major < 0)
+		java_version(&rf, x->root_fd);
+	check_runtime_env(x->ca, &rf, x->who, x->cmdline, x->cmdline_len, x->environ,
+			  x->environ_len);
+	safe_open__fd_path(at, sizeof(at), fd);
+	n = attach_file(x->ca, &rf, -1, at);
+	close(fd);
+	if (n < 0)
+		x->err = n;
+	else
+		x->total += n;
+}
+
+/* NAME's value in a NUL-separated environment, or NULL. */
+static const char *env_value(const char *list, size_t len, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < len;) {
+		size_t n = strnlen(list + i, len - i);
+
+		if (n > nl && !strncmp(list + i, name, nl) && list[i + nl] == '=')
+			return list + i + nl + 1;
+		i += n + 1;
+	}
+	return NULL;
+}
+
+/* Key pid of the dynamic-loader hooks in ca->attached: not a process, not "every" (-1). */
+#define DL_HOOK_KEY_PID (-2)
+
+/*
+ * Hook the dynamic loader mapped by a process at its exec (the executable mapping that is not
+ * the executable), every process filtered in BPF, once per file: its dlopen()s are then seen.
+ * Returns 0 or -errno; a loader without the hook (not glibc's) is none of our business.
+ */
+static int hook_dl(struct calls_attach *ca, uint32_t pid, const struct maps *m, const char *exe,
+		   int root_fd)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "_dl_debug_state");
+	struct attached_key key = {.pid = DL_HOOK_KEY_PID};
+	char at[PATH_MAX + 64];
+	struct bpf_link *link;
+	int32_t *done;
+	struct stat st;
+	bool created;
+	int err = 0, fd;
+
+	for (size_t j = 0; j < m->count; j++) {
+		const struct maps_entry *e = &m->entries[j];
+
+		if (!e->exec || e->path[0] != '/' || !strcmp(e->path, exe))
+			continue;
+		if (safe_open__mapping(&fd, "/proc", pid, e, root_fd))
+			continue;
+		if (fstat(fd, &st)) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		key.dev = st.st_dev;
+		key.ino = st.st_ino;
+		err = hashmap__upsert(ca->attached, (void **)&done, &key, &created);
+		if (err || !created) {
+			close(fd);
+			return err;
+		}
+		*done = 0;
+		safe_open__fd_path(at, sizeof(at), fd);
+		link = bpf_program__attach_uprobe_opts(loader__dl_hook_prog(ca->l), -1, at, 0,
+						       &opts);
+		close(fd);
+		if (!link) {
+			pr_debug("--calls: no _dl_debug_state hook in %s: %s\n", e->path,
+				 strerror(errno));
+			return 0;
+		}
+		pr_info("--calls: watching dlopen() through %s\n", e->path);
+		return loader__keep_link(ca->l, link);
+	}
+	return 0;
+}
+
+int calls_attach__exec(struct calls_attach *ca, uint32_t pid)
+{
+	struct exec_libs x = {.ca = ca, .root_fd = -1};
+	char path[64], exe[PATH_MAX], origin[PATH_MAX], jvm[PATH_MAX + 32], who[64];
+	char *cmdline = NULL, *environ = NULL;
+	const struct maps_entry *e = NULL;
+	struct maps *m = NULL;
+	ssize_t len;
+	int n, fd = -1, err;
+
+	/* The new image itself (php, python3.11): mapped already. */
+	n = attach_maps(ca, pid, -1, true);
+	if (n == -ENOENT || n == -ESRCH)
+		return 0; /* killed at its exec */
+	if (n < 0)
+		return n;
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return n; /* gone */
+	exe[len] = 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	err = maps__read(&m, path);
+	if (err)
+		return err == -ENOENT || err == -ESRCH ? n : err;
+	for (size_t j = 0; j < m->count && !e; j++)
+		if (!strcmp(m->entries[j].path, exe))
+			e = &m->entries[j];
+	err = safe_open__root(&x.root_fd, "/proc", pid);
+	if (!err && e)
+		err = safe_open__mapping(&fd, "/proc", pid, e, x.root_fd);
+	if (!err)
+		err = hook_dl(ca, pid, m, exe, x.root_fd);
+	if (err || !e) {
+		err = 0; /* exited, or an executable we may not open: its maps rescan later */
+		goto cleanup;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	slurp(path, &cmdline, &x.cmdline_len);
+	snprintf(path, sizeof(path), "/proc/%u/environ", pid);
+	slurp(path, &environ, &x.environ_len);
+	snprintf(who, sizeof(who), "process %u", pid);
+	x.who = who;
+	x.cmdline = cmdline ? cmdline : "";
+	x.environ = environ ? environ : "";
+	if (!cmdline)
+		x.cmdline_len = 0;
+	if (!environ)
+		x.environ_len = 0;
+	/* Its DT_NEEDED runtimes (libpython, libruby, libphp): ld.so maps them only after this
+	 * stop, and a uprobe on the file is in place when it does. */
+	snprintf(origin, sizeof(origin), "%s", exe);
+	*strrchr(origin, '/') = 0;
+	runtime_libs(fd, origin, x.root_fd, env_value(x.environ, x.environ_len, "LD_LIBRARY_PATH"),
+		     exec_lib, &x);
+	/* A JDK launcher (java, javac, jshell, jar…) dlopen()s <home>/lib/server/libjvm.so,
+	 * which no DT_NEEDED names: <home>/bin/<launcher>. */
+	if (!x.err && strlen(origin) > 4 && !strcmp(origin + strlen(origin) - 4, "/bin")) {
+		snprintf(jvm, sizeof(jvm), "%.*s/lib/server/libjvm.so", (int)strlen(origin) - 4,
+			 origin);
+		exec_lib(jvm, &x);
+	}
+	err = x.err;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (x.root_fd >= 0)
+		close(x.root_fd);
+	maps__free(m);
+	free(cmdline);
+	free(environ);
+	return err ? err : n + x.total;
+}
+
+void calls_attach__set_exec_stops(struct calls_attach *ca, bool on)
+{
+	ca->exec_stops = on;
+}
+
+int calls_attach__total(const struct calls_attach *ca)
+{
+	return ca->total;
 }
 
 void calls_attach__explain_none(struct calls_attach *ca, const char *target)

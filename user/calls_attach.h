@@ -78,6 +78,17 @@ int calls_attach__pid(struct calls_attach *ca, uint32_t pid);
 int calls_attach__cmd(struct calls_attach *ca, char **cmd);
 /* A followed child exec'd: attach to runtimes its maps show that were not attached yet. */
 int calls_attach__rescan(struct calls_attach *ca, uint32_t pid);
+/* A process of `-- CMD`'s tree is stopped at its exec (ptrace), the new image not yet run:
+ * attach (every process, filtered in BPF) to the runtime it is, the runtime libraries its
+ * DT_NEEDED names and, for a JDK launcher, the libjvm.so it will dlopen — all resolved
+ * inside its root — and check its own environment and command line for the flags the
+ * runtime needs.  Returns probes newly attached or -errno. */
+int calls_attach__exec(struct calls_attach *ca, uint32_t pid);
+/* Every exec of `-- CMD`'s tree will reach calls_attach__exec (the tree is traced): the flags
+ * are checked there, against the process itself, and calls_attach__cmd does not guess them. */
+void calls_attach__set_exec_stops(struct calls_attach *ca, bool on);
+/* Probes attached so far over the session (0: no runtime seen yet). */
+int calls_attach__total(const struct calls_attach *ca);
 /* Print why nothing could be attached (one line) — after calls_attach__pid/cmd found none —
  * and forget the reasons. */
 void calls_attach__explain_none(struct calls_attach *ca, const char *target);

@@ -169,7 +169,9 @@ int collect__add_child(struct collect *c, uint32_t pid)
 }
 
 /* --calls: the runtimes of every -p process, or those `-- CMD` will run (attached before it
- * execs, for every process, filtered in BPF, so its first call is seen). */
+ * execs, for every process, filtered in BPF, so its first call is seen).  For `-- CMD` this
+ * is only the fast path: a launcher (sh -c, env, javac, mvn) shows no runtime up front, and
+ * each exec in its tree attaches what it runs (collect__exec_stop). */
 static int attach_calls(struct collect *c)
 {
 	int n, total = 0;
@@ -178,10 +180,6 @@ static int attach_calls(struct collect *c)
 		n = calls_attach__cmd(c->calls_at, c->env->cmd);
 		if (n < 0)
 			goto failed;
-		if (!n) {
-			calls_attach__explain_none(c->calls_at, c->env->cmd[0]);
-			return -ENOENT;
-		}
 		return 0;
 	}
 	for (unsigned i = 0; i < c->env->npids; i++) {
@@ -253,6 +251,30 @@ void collect__process_exiting(struct collect *c, uint32_t pid)
 	while (loader__poll(c->loader, 0) > 0)
 		;
 	collect__tick(c);
+}
+
+void collect__exec_stop(struct collect *c, uint32_t pid)
+{
+	int err;
+
+	if (!c->calls_at)
+		return;
+	err = calls_attach__exec(c->calls_at, pid);
+	/* Not fatal: the periodic rescan of the tree's maps tries again. */
+	if (err < 0)
+		pr_warn("--calls: attaching to the runtime of process %u at its exec failed: %s\n",
+			pid, strerror(-err));
+}
+
+void collect__set_exec_stops(struct collect *c, bool on)
+{
+	if (c->calls_at)
+		calls_attach__set_exec_stops(c->calls_at, on);
+}
+
+bool collect__calls_none(struct collect *c)
+{
+	return c->calls_at && !calls_attach__total(c->calls_at);
 }
 
 int collect__error(struct collect *c)
@@ -454,6 +476,12 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		return procinfo__note(c->procs, e->pid, e->pid);
 	case PROF_REC_PROC_EXEC:
 		return on_exec(c, e->pid, comm);
+	case PROF_REC_PROC_DLOPEN:
+		/* A runtime loaded by dlopen (a JDK launcher's libjvm, mod_php's libphp): attach
+		 * now.  The process runs on meanwhile: its calls until then are missed (README). */
+		if (c->calls_at && c->env->cmd)
+			calls_attach__rescan(c->calls_at, e->pid);
+		return 0;
 	case PROF_REC_PROC_EXIT:
 		/* The tid may come back as another thread: look its name up again then. */
 		c->last_tid = 0;
@@ -506,6 +534,7 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_PROC_FORK:
 	case PROF_REC_PROC_EXEC:
 	case PROF_REC_PROC_EXIT:
+	case PROF_REC_PROC_DLOPEN:
 		if (size < sizeof(struct prof_proc_event))
 			break;
 		err = on_proc(c, data);

@@ -47,6 +47,13 @@ int collect__attach_modes(struct collect *c);
 bool collect__any_alive(struct collect *c);
 /* pid is stopped at its exit with its address space intact: last chance to symbolize. */
 void collect__process_exiting(struct collect *c, uint32_t pid);
+/* A process of `-- CMD`'s tree is stopped (ptrace) at its exec, the new image not yet run:
+ * --calls attaches to the runtime it runs or will load. */
+void collect__exec_stop(struct collect *c, uint32_t pid);
+/* Every exec of `-- CMD`'s tree stops and reaches collect__exec_stop (ptrace holds it). */
+void collect__set_exec_stops(struct collect *c, bool on);
+/* --calls found no runtime to probe in any target (so far). */
+bool collect__calls_none(struct collect *c);
 /* Send sig to every target still alive (ending `-- CMD` and its children early), through
  * pidfds: a process that took a dead target's pid is never signalled. */
 void collect__signal_all(struct collect *c, int sig);

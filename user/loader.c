@@ -261,6 +261,11 @@ static int open_calls(struct loader *l)
 	return 0;
 }
 
+struct bpf_program *loader__dl_hook_prog(struct loader *l)
+{
+	return l->proc->progs.proc_dl_state;
+}
+
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret)
 {
 	if (!l->calls)

@@ -56,6 +56,9 @@ int loader__cpu_counts_fd(struct loader *l);
 /* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);
 
+/* The uprobe program for a dynamic loader's _dl_debug_state (PROF_REC_PROC_DLOPEN). */
+struct bpf_program *loader__dl_hook_prog(struct loader *l);
+
 /* Keep a link so loader__free destroys it. */
 int loader__keep_link(struct loader *l, struct bpf_link *link);
 

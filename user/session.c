@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calls_attach.h"
 #include "cli.h"
 #include "cmdpath.h"
 #include "collect.h"
@@ -29,6 +30,13 @@
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t signal_count; /* a second SIGINT/SIGTERM cuts the grace short */
+
+/* SIGCHLD only interrupts the ring buffer's wait, so a process of the tree stopped at its exec
+ * waits for us a moment, not a whole poll period. */
+static void on_sigchld(int sig)
+{
+	(void)sig;
+}
 
 static void on_signal(int sig)
 {
@@ -144,16 +152,59 @@ fail:
 }
 
 /*
- * Reap or handle the child's ptrace stops.  At its exit stop the address space is still intact:
- * the collector reads its maps and drains queued events so every stack gets symbolized, even for
- * a command that lives a few milliseconds.  flags: WNOHANG or 0 (wait for the exit).
+ * One ptrace stop of a traced process p: CMD, or with --calls any process or thread of its tree
+ * (fork, vfork and clone children are attached automatically and start stopped).
+ */
+static void tracee_stop(pid_t p, int st, struct collect *col)
+{
+	int sig = WSTOPSIG(st);
+	uint32_t tgid;
+
+	switch (st >> 16) {
+	case PTRACE_EVENT_EXIT:
+		/* At a process's exit stop its address space is still intact: the collector reads
+		 * its maps and drains queued events so every stack gets symbolized, even for one
+		 * that lives a few milliseconds.  A thread's exit changes no maps. */
+		if (col && !pid_tgid(&tgid, (uint32_t)p) && tgid == (uint32_t)p)
+			collect__process_exiting(col, (uint32_t)p);
+		ptrace(PTRACE_CONT, p, 0, 0);
+		break;
+	case PTRACE_EVENT_EXEC:
+		/* The new image is mapped but has not run one instruction: attach to its runtime
+		 * now, so its first call is seen. */
+		if (col)
+			collect__exec_stop(col, (uint32_t)p);
+		ptrace(PTRACE_CONT, p, 0, 0);
+		break;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		ptrace(PTRACE_CONT, p, 0, 0); /* SIGTRAP is ours, not the process's */
+		break;
+	case PTRACE_EVENT_STOP:
+		/* A new child's first stop (SIGTRAP): let it run.  A group stop (SIGSTOP & co):
+		 * stay stopped, keep tracing. */
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+			ptrace(PTRACE_LISTEN, p, 0, 0);
+		else
+			ptrace(PTRACE_CONT, p, 0, 0);
+		break;
+	default: /* a signal on its way to the process: deliver it */
+		ptrace(PTRACE_CONT, p, 0, (void *)(long)sig);
+		break;
+	}
+}
+
+/*
+ * Reap CMD or handle the ptrace stops of its tree until CMD has exited.  flags: WNOHANG or 0
+ * (wait for the exit).  We have no other children: every report is CMD's or a tracee's.
  */
 static void child_wait(struct child *c, struct collect *col, int flags)
 {
 	int st;
 
 	while (!c->exited) {
-		pid_t p = waitpid(c->pid, &st, flags | __WALL);
+		pid_t p = waitpid(-1, &st, flags | __WALL);
 
 		if (p <= 0) {
 			if (p < 0 && errno == EINTR)
@@ -163,25 +214,15 @@ static void child_wait(struct child *c, struct collect *col, int flags)
 			return;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			c->status = st;
-			c->exited = true;
-			return;
+			if (p == c->pid) {
+				c->status = st;
+				c->exited = true;
+				return;
+			}
+			continue; /* a traced descendant (or thread) went away */
 		}
-		if (!WIFSTOPPED(st))
-			continue;
-		switch (st >> 16) {
-		case PTRACE_EVENT_EXIT:
-			if (col)
-				collect__process_exiting(col, (uint32_t)c->pid);
-			ptrace(PTRACE_CONT, c->pid, 0, 0);
-			break;
-		case PTRACE_EVENT_STOP: /* group stop (SIGSTOP & co): stay stopped, keep tracing */
-			ptrace(PTRACE_LISTEN, c->pid, 0, 0);
-			break;
-		default: /* a signal on its way to the child: deliver it */
-			ptrace(PTRACE_CONT, c->pid, 0, (void *)(long)WSTOPSIG(st));
-			break;
-		}
+		if (WIFSTOPPED(st))
+			tracee_stop(p, st, col);
 	}
 }
 
@@ -355,8 +396,15 @@ int session__run(const struct env *caller_env)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
 	if (env->cmd) {
+		struct sigaction sc = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART};
+		/* --calls traces the whole tree: every exec stops until its runtime is attached. */
+		long trace_opts = PTRACE_O_TRACEEXIT;
+
+		sigaction(SIGCHLD, &sc, NULL);
+		if (lo.calls)
+			trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
+				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
 		err = spawn(&r.child, env->cmd);
 		if (err) {
 			pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));
@@ -364,8 +412,7 @@ int session__run(const struct env *caller_env)
 		}
 		r.have_child = true;
 		/* Not fatal: without it a command that exits very fast may lose some symbols. */
-		r.child.traced =
-			ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)PTRACE_O_TRACEEXIT) == 0;
+		r.child.traced = ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)trace_opts) == 0;
 		if (!r.child.traced)
 			pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting "
 				"command may "
@@ -429,6 +476,7 @@ int session__run(const struct env *caller_env)
 		status = 2;
 		goto cleanup;
 	}
+	collect__set_exec_stops(r.collect, r.child.traced && lo.calls);
 	err = collect__attach_modes(r.collect);
 	if (err) {
 		status = err == -ENOENT || err == -ENOTSUP ? 2 : 1;
@@ -480,6 +528,12 @@ int session__run(const struct env *caller_env)
 	if (stop_signal)
 		pr_info("stopping on signal %d\n", (int)stop_signal);
 
+	/* --calls: no process of the tree ever ran a runtime with probes.  Nothing to write. */
+	if (r.have_child && collect__calls_none(r.collect)) {
+		calls_attach__explain_none(collect__calls_attach(r.collect), env->cmd[0]);
+		status = 2;
+		goto cleanup;
+	}
 	err = report__write(r.collect, env, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
 	status = err || collect__error(r.collect) || poll_err ? 1 : 0;

@@ -282,3 +282,101 @@ t_calls_java_exceptions_through_compiled_code() {
 	expect_eq "depth exceeded" "call_depth_exceeded=0" \
 		"$(go tool pprof -symbolize=none -raw "$f" 2>/dev/null | grep -o 'call_depth_exceeded=[0-9]*')"
 }
+
+# ---- launchers: CMD shows no runtime up front; the exec in its tree runs it (issue 14) ----
+
+# The PHP target's exact counts in profile FILE (php ran by a launcher).
+expect_php_counts() { # FILE
+	local s=$E2E_TMP/launch.samples
+	calls_samples "$1" >"$s"
+	cat "$s"
+	expect_eq "alpha calls from main" 100 "$(calls_on_stack "$s" 'main;Calc::alpha')"
+	expect_eq "beta calls from alpha" 300 "$(calls_on_stack "$s" 'main;Calc::alpha;Calc::beta')"
+	expect_eq "sleeper calls" 1 "$(calls_on_stack "$s" 'main;sleeper')"
+	expect_eq "main calls" 1 "$(calls_on_stack "$s" 'main')"
+	expect_eq "returns matching no entry" "call_mismatched_returns=0" \
+		"$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | grep -o 'call_mismatched_returns=[0-9]*')"
+}
+
+t_calls_launcher_env_php() {
+	need php
+	local f=$E2E_TMP/envphp.pb.gz
+	# Only the process env starts has the variable: the flag check must read its environment.
+	env -u USE_ZEND_DTRACE "$PROF" --calls -o "$f" --top 0 -- env USE_ZEND_DTRACE=1 php "$PHP_T" \
+		>"$E2E_TMP/out" 2>"$E2E_TMP/err" || { cat "$E2E_TMP/err"; fail "profiler exit status"; }
+	cat "$E2E_TMP/err"
+	expect_eq "script output" 5550 "$(cat "$E2E_TMP/out")"
+	grep -q 'USE_ZEND_DTRACE' "$E2E_TMP/err" && fail "USE_ZEND_DTRACE warned although php had it"
+	expect_php_counts "$f"
+}
+
+t_calls_launcher_sh_c_php() {
+	need php
+	local f=$E2E_TMP/shphp.pb.gz
+	env -u USE_ZEND_DTRACE "$PROF" --calls -o "$f" --top 0 -- sh -c "USE_ZEND_DTRACE=1 php $PHP_T" \
+		>"$E2E_TMP/out" 2>"$E2E_TMP/err" || { cat "$E2E_TMP/err"; fail "profiler exit status"; }
+	cat "$E2E_TMP/err"
+	expect_eq "script output" 5550 "$(cat "$E2E_TMP/out")"
+	grep -q 'USE_ZEND_DTRACE' "$E2E_TMP/err" && fail "USE_ZEND_DTRACE warned although php had it"
+	expect_php_counts "$f"
+	# The php process is a child of sh (sh forks unless php is its last command; both count).
+	go tool pprof -symbolize=none -raw "$f" 2>/dev/null | grep -q 'comm:\[php\]' || fail "no php comm label"
+}
+
+t_calls_launcher_sh_c_php_without_env_warns() {
+	need php
+	local f=$E2E_TMP/shphp2.pb.gz
+	env -u USE_ZEND_DTRACE "$PROF" --calls -o "$f" --top 0 -- sh -c "php $PHP_T" \
+		>/dev/null 2>"$E2E_TMP/err" || { cat "$E2E_TMP/err"; fail "profiler exit status"; }
+	cat "$E2E_TMP/err"
+	grep -q 'process [0-9]* runs PHP without USE_ZEND_DTRACE=1' "$E2E_TMP/err" ||
+		fail "no USE_ZEND_DTRACE warning about the php process"
+	expect_eq "calls seen" 0 "$(pprof_flat "$f" calls Calc::alpha)"
+}
+
+t_calls_launcher_javac_then_java() {
+	need javac
+	local d=$E2E_TMP/classes f=$E2E_TMP/javac.pb.gz s=$E2E_TMP/javac.samples
+	mkdir -p "$d" || fail "mkdir"
+	# javac dlopen()s libjvm.so (no DT_NEEDED names it) and takes the JVM flag as -J….
+	"$PROF" --calls -o "$f" --top 0 -- sh -c "javac -J-XX:+ExtendedDTraceProbes -d $d tests/targets/Calls.java &&
+		java -XX:+ExtendedDTraceProbes -cp $d Calls" \
+		>"$E2E_TMP/out" 2>"$E2E_TMP/err" || { cat "$E2E_TMP/err"; fail "profiler exit status"; }
+	cat "$E2E_TMP/err"
+	expect_eq "program output" 5550 "$(cat "$E2E_TMP/out")"
+	grep -q 'ExtendedDTraceProbes' "$E2E_TMP/err" && fail "JVM flag warned although both JVMs had it"
+	calls_samples "$f" >"$s"
+	grep 'Calls\.' "$s"
+	expect_eq "Calls.alpha calls from main" 100 "$(calls_on_stack "$s" 'Calls.main;Calls.alpha')"
+	expect_eq "Calls.beta calls from alpha" 300 "$(calls_on_stack "$s" 'Calls.main;Calls.alpha;Calls.beta')"
+	# (From the samples: javac's profile is large, each go tool pprof pass over it is slow.)
+	expect_eq "Calls.beta calls anywhere" 300 "$(awk '$NF ~ /(^|;)Calls\.beta$/ { c += $1 } END { print c + 0 }' "$s")"
+	expect_eq "Calls.main calls" 1 "$(awk '$NF == "Calls.main" { c += $1 } END { print c + 0 }' "$s")"
+	# The compiler's own Java code, seen from javac's first calls on.
+	local compile='com.sun.tools.javac.main.Main.compile'
+	expect_range "javac Main.compile calls" 1 100 \
+		"$(awk -v fn="$compile" 'substr(";" $NF, length(";" $NF) - length(fn)) == ";" fn { c += $1 } END { print c + 0 }' "$s")"
+	expect_range "calls under javac Main.compile" 10000 1000000000 \
+		"$(awk -v fn="$compile" 'index(";" $NF ";", ";" fn ";") { c += $1 } END { print c + 0 }' "$s")"
+	# Two JVM processes (javac, java) under sh.
+	expect_eq "processes with Java calls" 2 "$(awk '{ print $3 }' "$s" | sort -u | wc -l)"
+}
+
+t_calls_launcher_no_runtime_exit_2() {
+	local f=$E2E_TMP/none.pb.gz
+	# CMD runs (nothing up front says it will not start a runtime), then exit 2 at its end.
+	"$PROF" --calls -o "$f" -- sh -c 'echo ran; exit 0' >"$E2E_TMP/out" 2>"$E2E_TMP/err"
+	local rc=$?
+	cat "$E2E_TMP/err"
+	expect_eq "exit status" 2 "$rc"
+	expect_eq "CMD ran" ran "$(cat "$E2E_TMP/out")"
+	grep -q 'no interpreter with call probes in sh (looked for python' "$E2E_TMP/err" ||
+		fail "message does not say what was looked for"
+	expect_eq "stderr lines" 1 "$(wc -l <"$E2E_TMP/err")"
+	local left=""
+	for x in "$E2E_TMP"/* "$E2E_TMP"/.[!.]*; do
+		[ -e "$x" ] || continue
+		case ${x##*/} in err | out) ;; *) left="$left ${x##*/}" ;; esac
+	done
+	expect_eq "files left in the output directory" "" "$left"
+}

@@ -233,6 +233,18 @@ static void test_calls_attach__java_flags(void **state)
 	assert_false(calls_attach__java_probes_enabled(LIST("java\0Calls\0"), LIST("")));
 }
 
+/* javac, jshell, jar run the JVM in process and hand it their -J options. */
+static void test_calls_attach__java_flags_of_jdk_tools(void **state)
+{
+	(void)state;
+	assert_true(calls_attach__java_probes_enabled(
+		LIST("javac\0-J-XX:+ExtendedDTraceProbes\0-d\0out\0Calls.java\0"), LIST("")));
+	assert_true(calls_attach__java_probes_enabled(LIST("jshell\0-J-XX:+DTraceMethodProbes\0"),
+						      LIST("")));
+	assert_false(calls_attach__java_probes_enabled(
+		LIST("javac\0-J-XX:-ExtendedDTraceProbes\0Calls.java\0"), LIST("")));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_calls_attach__plans_follow_measured_probes),
 		cmocka_unit_test(test_calls_attach__php_environment),
 		cmocka_unit_test(test_calls_attach__java_flags),
+		cmocka_unit_test(test_calls_attach__java_flags_of_jdk_tools),
 	};
 
 	return cmocka_run_group_tests_name("calls_attach", tests, NULL, NULL);
