@@ -36,7 +36,7 @@ for file in tests/e2e/test_*.sh; do
 			failed=$((failed + 1))
 			failures="$failures $t"
 			echo "[ FAIL ] $t (${secs}s)"
-			sed 's/^/    | /' "$log" | tail -40
+			sed 's/^/    | /' "$log" | tail -120
 		fi
 	done
 done
