@@ -100,11 +100,6 @@ int safe_open__mapped(int *out, const char *proc_root, uint32_t pid, const struc
 	return 0;
 }
 
-static bool refusal(int err)
-{
-	return err == -ELOOP || err == -EINVAL || err == -EFBIG || err == -EPERM;
-}
-
 int safe_open__mapping(int *out, const char *proc_root, uint32_t pid, const struct maps_entry *e,
 		       int root_fd)
 {
@@ -127,12 +122,12 @@ int safe_open__mapping(int *out, const char *proc_root, uint32_t pid, const stru
 		close(*out);
 		err = -ESTALE;
 	}
-	return refusal(first) ? first : err;
+	return safe_open__refused(first) ? first : err;
 }
 
 bool safe_open__refused(int err)
 {
-	return refusal(err);
+	return err == -ELOOP || err == -EINVAL || err == -EFBIG || err == -EPERM;
 }
 
 int safe_open__read_all(char **out, size_t *len, int fd, size_t max)

@@ -23,8 +23,7 @@
 struct maps_entry;
 
 /* Caps on what we read from files we do not control. */
-#define SAFE_OPEN_ELF_MAX   (8ULL << 30)  /* executables, libraries, debug files (mmapped) */
-#define SAFE_OPEN_SMALL_MAX (64ULL << 10) /* small metadata files (a JDK's release file) */
+#define SAFE_OPEN_ELF_MAX (8ULL << 30) /* executables, libraries, debug files (mmapped) */
 
 enum safe_open_flags {
 	SAFE_OPEN_NOFOLLOW = 1 << 0, /* the last component must not be a symbolic link */

@@ -55,26 +55,8 @@ static uint64_t rd_u(struct cur *c, unsigned n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct cur *c)
-{
-	uint64_t v = 0;
-
-	for (unsigned shift = 0; !c->err; shift += 7) {
-		uint8_t b;
-
-		if (c->p >= c->end || shift > 63) {
-			c->err = true;
-			break;
-		}
-		b = *c->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	return 0;
-}
-
-static int64_t rd_sleb(struct cur *c)
+/* LEB128: the value's bits, and the shift past its last byte and that byte (for the sign). */
+static uint64_t rd_leb(struct cur *c, unsigned *bits, uint8_t *last)
 {
 	uint64_t v = 0;
 
@@ -88,12 +70,31 @@ static int64_t rd_sleb(struct cur *c)
 		b = *c->p++;
 		v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
-			if (shift + 7 < 64 && (b & 0x40))
-				v |= ~0ULL << (shift + 7);
-			return (int64_t)v;
+			*bits = shift + 7;
+			*last = b;
+			return v;
 		}
 	}
 	return 0;
+}
+
+static uint64_t rd_uleb(struct cur *c)
+{
+	unsigned bits;
+	uint8_t last;
+
+	return rd_leb(c, &bits, &last);
+}
+
+static int64_t rd_sleb(struct cur *c)
+{
+	unsigned bits = 0;
+	uint8_t last = 0;
+	uint64_t v = rd_leb(c, &bits, &last);
+
+	if (!c->err && bits < 64 && (last & 0x40))
+		v |= ~0ULL << bits;
+	return c->err ? 0 : (int64_t)v;
 }
 
 /* A block (uleb length, bytes) inside the cursor. */
