@@ -30,35 +30,48 @@ enum prof_rec_type {
 	PROF_REC_CALL_RETURN,
 	PROF_REC_CALL_NAME,
 	PROF_REC_PROC_DLOPEN, /* the dynamic loader changed a target's link map (prof_proc_event) */
+	PROF_REC_CPU_SAMPLE,  /* one cpu sample with its frames (include/prof_cpu.h) */
+	/* The unwinder met a pc outside the process's known mappings (prof_proc_event): re-read */
+	PROF_REC_UNWIND_MISS,
 };
 
 /*
  * Every way data can be lost, counted per CPU in BPF and printed by userspace.
  * X(enum suffix, short name, what it means)
  */
-#define PROF_COUNTERS(X)                                                                        \
-	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                     \
-	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")           \
-	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")               \
-	X(STACK_COLLISION, "stack_collision",                                                   \
-	  "stacks lost: stack map bucket taken by another stack")                               \
-	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed or stack map full")      \
-	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full")    \
-	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                 \
-	  "threads sampled without their byte countdown: countdown map full")                   \
-	X(HEAP_READ_FAIL, "heap_read_fail",                                                     \
-	  "posix_memalign results unreadable (block not counted)")                              \
-	X(CXX_NEW_LOST, "cxx_new_lost",                                                         \
-	  "operator new calls whose block was never seen (it called no probed allocator)")      \
-	X(CXX_THROWS, "cxx_throws",                                                             \
-	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)")   \
-	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")        \
-	X(CPU_COUNTS_FULL, "cpu_counts_full", "cpu samples dropped: count map full")            \
-	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")           \
-	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments")            \
-	X(CALL_ARG_FAIL, "call_arg_fail", "call probe arguments the USDT spec could not fetch") \
-	X(CALL_LOST_FULL, "call_lost_full",                                                     \
-	  "threads whose dropped call events could not be flagged (lost-thread map full)")
+#define PROF_COUNTERS(X)                                                                           \
+	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                        \
+	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")              \
+	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")                  \
+	X(STACK_COLLISION, "stack_collision",                                                      \
+	  "stacks lost: stack map bucket taken by another stack")                                  \
+	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed or stack map full")         \
+	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full")       \
+	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                    \
+	  "threads sampled without their byte countdown: countdown map full")                      \
+	X(HEAP_READ_FAIL, "heap_read_fail",                                                        \
+	  "posix_memalign results unreadable (block not counted)")                                 \
+	X(CXX_NEW_LOST, "cxx_new_lost",                                                            \
+	  "operator new calls whose block was never seen (it called no probed allocator)")         \
+	X(CXX_THROWS, "cxx_throws",                                                                \
+	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)")      \
+	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")           \
+	X(CPU_COUNTS_FULL, "cpu_counts_full", "cpu samples dropped: count map full")               \
+	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")              \
+	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments")               \
+	X(CALL_ARG_FAIL, "call_arg_fail", "call probe arguments the USDT spec could not fetch")    \
+	X(CALL_LOST_FULL, "call_lost_full",                                                        \
+	  "threads whose dropped call events could not be flagged (lost-thread map full)")         \
+	X(UNWIND_NO_MAPPING, "unwind_no_mapping",                                                  \
+	  "stacks cut: a pc in no known mapping, and no frame pointer to go on")                   \
+	X(UNWIND_NO_TABLE, "unwind_no_table",                                                      \
+	  "stacks cut: a file without an unwind table (yet), and no frame pointer to go on")       \
+	X(UNWIND_UNSUPPORTED, "unwind_unsupported", "stacks cut: an unwind rule we cannot follow") \
+	X(UNWIND_READ_FAULT, "unwind_read_fault", "stacks cut: stack memory unreadable")           \
+	X(UNWIND_CFA_STUCK, "unwind_cfa_stuck", "stacks cut: the stack pointer did not grow")      \
+	X(UNWIND_DEPTH, "unwind_depth", "stacks cut at the frame limit (127)")                     \
+	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
+	  "frames walked by frame pointer (no unwind table for their file)")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

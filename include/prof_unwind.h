@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Unwind tables shared by userspace (user/unwind_table.c builds them from .eh_frame /
- * .debug_frame) and the BPF unwinder (not written yet): one sorted array of rows per ELF file.
+ * .debug_frame) and the BPF unwinder (bpf/unwind.bpf.h): one sorted array of rows per ELF file.
  * A row holds from its pc up to the next row's pc.  On x86_64 the return address is always at
  * CFA-8; rows where the CFI says otherwise are PROF_UNWIND_CFA_UNSUPPORTED.
  *
@@ -94,5 +94,54 @@ static inline long prof_unwind__search(const struct prof_unwind_row *rows, __u32
 	}
 	return (long)lo - 1;
 }
+
+/*
+ * In the kernel a table is an inner array map of 16 KiB chunks (exact size per file: the number
+ * of chunks), in the outer map prof_unwind_tables under its table id.  A table of one chunk
+ * holds its rows in chunk 0.  A larger one has an index in chunk 0 (index.pcs[i] = the first pc
+ * of chunk i + 1, UINT32_MAX past the last) and its rows in chunks 1..n-1: a lookup costs two
+ * map lookups and two in-memory binary searches.  The last chunk is padded with rows of pc
+ * UINT32_MAX, kind PROF_UNWIND_CFA_NONE.
+ */
+#define PROF_UNWIND_CHUNK_ROWS	   2048
+#define PROF_UNWIND_CHUNK_STEPS	   11 /* log2(PROF_UNWIND_CHUNK_ROWS) */
+#define PROF_UNWIND_INDEX_PCS	   4096
+#define PROF_UNWIND_INDEX_STEPS	   12 /* log2(PROF_UNWIND_INDEX_PCS) */
+#define PROF_UNWIND_TABLE_ROWS_MAX ((__u64)PROF_UNWIND_CHUNK_ROWS * PROF_UNWIND_INDEX_PCS)
+
+struct prof_unwind_chunk {
+	struct prof_unwind_row rows[PROF_UNWIND_CHUNK_ROWS];
+};
+
+struct prof_unwind_index {
+	__u32 pcs[PROF_UNWIND_INDEX_PCS];
+};
+_Static_assert(sizeof(struct prof_unwind_chunk) == sizeof(struct prof_unwind_index),
+	       "index and row chunks share the inner map's value");
+
+#define PROF_UNWIND_TABLES	 8192 /* tables loaded at once (distinct unwind tables) */
+#define PROF_UNWIND_MAX_MAPPINGS 256  /* executable mappings per process the unwinder knows */
+
+/* One executable mapping of a process, as the unwinder sees it. */
+struct prof_unwind_mapping {
+	__u64 start, end; /* [start, end) */
+	__u64 bias;	  /* table pc = address - bias (must fit in 32 bits) */
+	__u32 table_id;	  /* key in prof_unwind_tables; 0 = no table: frame pointers */
+	__u32 nchunks; /* chunks in that table (1: rows in chunk 0; more: chunk 0 is the index) */
+};
+_Static_assert(sizeof(struct prof_unwind_mapping) == 32, "prof_unwind_mapping layout");
+
+/* prof_unwind_procs value: a process's executable mappings, sorted by start, disjoint. */
+struct prof_unwind_proc {
+	__u32 nr;
+	__u32 flags; /* enum prof_unwind_proc_flags, set by BPF; userspace writes 0 */
+	struct prof_unwind_mapping maps[PROF_UNWIND_MAX_MAPPINGS];
+};
+
+enum prof_unwind_proc_flags {
+	/* A pc outside every mapping was reported (PROF_REC_UNWIND_MISS): no more until the entry
+	 * is rewritten. */
+	PROF_UNWIND_PROC_MISS_SENT = 1,
+};
 
 #endif /* PROF_UNWIND_H */

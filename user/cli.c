@@ -36,6 +36,10 @@ static const char usage[] =
 	"none)\n"
 	"      --sample-bytes N     sample about one allocation per N bytes (0 = every "
 	"allocation)\n"
+	"      --unwind MODE        user stacks: auto (default: unwind tables from .eh_frame "
+	"where\n"
+	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
+	"                           fp (frame pointers only)\n"
 	"  -v, --verbose            more diagnostics (repeat for more)\n"
 	"  -q, --quiet              only errors\n"
 	"  -h, --help               this text\n"
@@ -49,6 +53,7 @@ enum {
 	OPT_CPU,
 	OPT_TOP,
 	OPT_SAMPLE_BYTES,
+	OPT_UNWIND,
 	OPT_VERSION,
 };
 
@@ -62,6 +67,7 @@ static const struct option long_opts[] = {
 	{"duration", required_argument, NULL, 'd'},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
+	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -211,6 +217,16 @@ int cli__parse(struct env *out, int argc, char **argv)
 			if (parse_u64(optarg, 1ULL << 40, &v))
 				return bad("invalid --sample-bytes '%s'", optarg);
 			env.sample_bytes = v;
+			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "auto"))
+				env.unwind = UNWIND_AUTO;
+			else if (!strcmp(optarg, "dwarf"))
+				env.unwind = UNWIND_DWARF;
+			else if (!strcmp(optarg, "fp"))
+				env.unwind = UNWIND_FP;
+			else
+				return bad("invalid --unwind '%s' (auto, dwarf or fp)", optarg);
 			break;
 		case 'v':
 			if (env.verbosity >= 0)

@@ -22,6 +22,13 @@ enum out_format {
 	FMT_TEXT,
 };
 
+/* --unwind: how user stacks are walked (include/prof_unwind.h). */
+enum unwind_mode {
+	UNWIND_AUTO,  /* unwind tables where a file has one, frame pointers elsewhere */
+	UNWIND_DWARF, /* unwind tables only: a frame without one ends the stack (counted) */
+	UNWIND_FP,    /* frame pointers only (bpf_get_stack) */
+};
+
 struct env {
 	unsigned modes;	 /* enum prof_mode_bit */
 	unsigned cpu_hz; /* --cpu[=HZ] */
@@ -33,6 +40,7 @@ struct env {
 	double duration; /* -d seconds; 0 = until exit or signal */
 	unsigned top;	 /* --top N */
 	uint64_t sample_bytes;
+	enum unwind_mode unwind;
 	int verbosity; /* -v count, -1 for -q */
 	char *cmdline; /* our own argv joined, for the profile's comments */
 };
