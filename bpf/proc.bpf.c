@@ -7,6 +7,7 @@
 #include "common.bpf.h"
 #include "events.bpf.h"
 #include "heap_state.bpf.h"
+#include "unwind_maps.bpf.h"
 
 /* `-- CMD` follows children; `-p` does not. */
 const volatile bool follow_children = false;
@@ -32,6 +33,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ppid = BPF_CORE_READ(parent, tgid);
 	__u32 pid = BPF_CORE_READ(child, tgid);
+	struct prof_unwind_proc *m;
 	__u8 one = 1;
 
 	/* New threads share the process's tgid and are covered already. */
@@ -43,6 +45,10 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 		prof_count(PROF_CNT_TARGETS_FULL);
 		return 0;
 	}
+	/* Same image as the parent: its mappings hold for the child until userspace re-reads. */
+	m = bpf_map_lookup_elem(&prof_unwind_procs, &ppid);
+	if (m)
+		bpf_map_update_elem(&prof_unwind_procs, &pid, m, BPF_ANY);
 	emit(PROF_REC_PROC_FORK, pid, BPF_CORE_READ(child, pid), ppid, 0);
 	return 0;
 }
@@ -54,6 +60,8 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 
 	if (!prof_is_target(pid))
 		return 0;
+	/* The old image's mappings: wrong from now on (frame pointers until userspace re-reads). */
+	bpf_map_delete_elem(&prof_unwind_procs, &pid);
 	emit(PROF_REC_PROC_EXEC, pid, (__u32)bpf_get_current_pid_tgid(), 0, 0);
 	return 0;
 }
@@ -69,16 +77,19 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	/* Its heap state: tids are reused, and dead threads' entries would fill the maps. */
 	bpf_map_delete_elem(&prof_pending, &tid);
 	bpf_map_delete_elem(&prof_sample_left, &tid);
-	if (prof_all_targets)
-		return 0;
 	/*
 	 * do_exit() decrements signal->live before this tracepoint: zero means the whole thread
 	 * group is gone.  Its tgid leaves the target set, so a process that later reuses the pid is
 	 * not profiled (nor its children followed).
 	 */
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
+		bpf_map_delete_elem(&prof_unwind_procs, &pid);
+		if (prof_all_targets)
+			return 0;
 		flags |= PROF_PROC_GROUP_DEAD;
 		bpf_map_delete_elem(&prof_targets, &pid);
+	} else if (prof_all_targets) {
+		return 0;
 	}
 	/* One record per thread: carries its final name; the last one marks the process gone. */
 	emit(PROF_REC_PROC_EXIT, pid, tid, 0, flags);

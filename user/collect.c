@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "calls_agg.h"
 #include "calls_attach.h"
@@ -20,11 +23,14 @@
 #include "heap_attach.h"
 #include "loader.h"
 #include "log.h"
+#include "maps.h"
 #include "procinfo.h"
 #include "prof_calls.h"
 #include "prof_heap.h"
 #include "stackres.h"
+#include "safe_open.h"
 #include "symbolizer.h"
+#include "unwinder.h"
 
 struct collect {
 	const struct env *env;
@@ -35,6 +41,8 @@ struct collect {
 	struct heap_agg *heap;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
+	struct unwinder *unw;	    /* NULL with --unwind fp, or without --heap and --cpu */
+	bool unwind_stale;	    /* some target waits for a re-read of its mappings */
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	struct hashmap *targets;    /* pid -> struct target */
 	uint64_t bad_records;
@@ -51,7 +59,20 @@ struct collect {
 struct target {
 	int pidfd; /* -1 if the process was gone before we could open one */
 	uint8_t alive;
+	uint8_t unwind_stale;	   /* its mappings changed: re-read them when the time comes */
+	int64_t unwind_read_ns;	   /* CLOCK_MONOTONIC of the last read of its mappings */
 };
+
+/* A process's mappings are re-read at most this often (an unknown pc asks for it). */
+#define UNWIND_REREAD_NS (200 * 1000000LL)
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static int pidfd_open_(pid_t pid)
 {
@@ -61,6 +82,142 @@ static int pidfd_open_(pid_t pid)
 static int pidfd_send_signal_(int pidfd, int sig)
 {
 	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static int fatal(struct collect *c, int err);
+
+static int unwinder_start(struct collect *c)
+{
+	struct unwinder_opts o = {0};
+	int asked_fd, err;
+
+	if (!c->loader)
+		return 0; /* unit tests without BPF */
+	err = loader__unwind_fds(c->loader, &o.procs_fd, &o.tables_fd, &asked_fd);
+	if (err)
+		return 0; /* no program that walks stacks was loaded */
+	err = unwinder__new(&c->unw, &o);
+	if (err)
+		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));
+	return err;
+}
+
+/*
+ * Read pid's mappings for the unwinder (first sight, exec, an unknown pc).  A process that is
+ * gone is not an error; a full process map is counted by the unwinder.
+ */
+static void unwind_read(struct collect *c, uint32_t pid, struct target *t)
+{
+	int asked_fd, procs_fd, tables_fd, err;
+
+	if (!c->unw)
+		return;
+	if (t) {
+		t->unwind_stale = 0;
+		t->unwind_read_ns = mono_ns();
+	}
+	err = unwinder__add_process(c->unw, pid);
+	if (err && err != -ESRCH && err != -ENOENT && err != -ENOSPC)
+		pr_debug("reading the mappings of %u for unwinding: %s\n", pid, strerror(-err));
+	/* A process that had no entry asked once: it may ask again. */
+	if (!loader__unwind_fds(c->loader, &procs_fd, &tables_fd, &asked_fd))
+		bpf_map_delete_elem(asked_fd, &pid);
+}
+
+/* The BPF walker met a pc outside pid's known mappings (a dlopen since we read them). */
+static void unwind_miss(struct collect *c, uint32_t pid)
+{
+	struct target *t = hashmap__find(c->targets, &pid);
+
+	if (!c->unw)
+		return;
+	if (!t || mono_ns() - t->unwind_read_ns >= UNWIND_REREAD_NS) {
+		unwind_read(c, pid, t);
+		return;
+	}
+	t->unwind_stale = 1; /* read recently: collect__poll_unwinder re-reads it later */
+	c->unwind_stale = true;
+}
+
+int collect__poll_unwinder(struct collect *c)
+{
+	const uint32_t *pid;
+	struct target *t;
+	size_t it = 0;
+	int64_t now;
+	bool left = false;
+	int err;
+
+	if (!c->unw)
+		return 0;
+	if (c->unwind_stale) {
+		now = mono_ns();
+		while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t)) {
+			if (!t->unwind_stale)
+				continue;
+			if (t->alive && now - t->unwind_read_ns >= UNWIND_REREAD_NS)
+				unwind_read(c, *pid, t);
+			else if (t->alive)
+				left = true;
+			else
+				t->unwind_stale = 0;
+		}
+		c->unwind_stale = left;
+	}
+	err = unwinder__poll(c->unw);
+	if (err == -ENOMEM) {
+		pr_err("out of memory while loading unwind tables\n");
+		return fatal(c, err);
+	}
+	return 0;
+}
+
+int collect__wait_unwinder(struct collect *c, int timeout_ms)
+{
+	int err;
+
+	if (!c->unw)
+		return 0;
+	err = unwinder__wait(c->unw, timeout_ms);
+	if (err == -ETIMEDOUT)
+		pr_warn("unwind tables still building after %d ms: frame pointers meanwhile\n",
+			timeout_ms);
+	return err == -ETIMEDOUT ? 0 : err;
+}
+
+/*
+ * `-- CMD`: build the tables of what CMD will map before it starts, so its first stacks are
+ * complete: its executable, and the system libraries we map ourselves (libc, libstdc++, ld.so —
+ * the ones a dynamic CMD loads too).
+ */
+int collect__prepare_unwind(struct collect *c, const char *exe)
+{
+	char path[64];
+	struct maps *m = NULL;
+	int fd, err;
+
+	if (!c->unw)
+		return 0;
+	if (!safe_open__at(&fd, -1, exe, 0, SAFE_OPEN_ELF_MAX, NULL)) {
+		unwinder__prepare(c->unw, fd);
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
+	err = maps__read(&m, path);
+	if (err)
+		return 0;
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+
+		if (!e->exec || !maps_entry__is_file(e))
+			continue;
+		if (safe_open__mapped(&fd, NULL, (uint32_t)getpid(), e, NULL) == 0) {
+			unwinder__prepare(c->unw, fd);
+			close(fd);
+		}
+	}
+	maps__free(m);
+	return 0;
 }
 
 int collect__new(struct collect **out, const struct env *env, struct loader *l)
@@ -85,6 +242,8 @@ int collect__new(struct collect **out, const struct env *env, struct loader *l)
 		err = calls_agg__new(&c->calls);
 	if (!err && (env->modes & MODE_CALLS))
 		err = calls_attach__new(&c->calls_at, l, c->calls);
+	if (!err && env->unwind != UNWIND_FP && (env->modes & (MODE_HEAP | MODE_CPU)))
+		err = unwinder_start(c);
 	if (err) {
 		collect__free(c);
 		return err;
@@ -110,6 +269,7 @@ void collect__free(struct collect *c)
 		return;
 	while (c->targets && hashmap__next(c->targets, &it, NULL, (void **)&t))
 		target_close(t);
+	unwinder__free(c->unw);
 	heap_agg__free(c->heap);
 	calls_attach__free(c->calls_at);
 	calls_agg__free(c->calls);
@@ -148,6 +308,7 @@ static int track(struct collect *c, uint32_t pid)
 	}
 	t->pidfd = fd;
 	t->alive = 1;
+	unwind_read(c, pid, t);
 	return 0;
 }
 
@@ -401,6 +562,7 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 
 	symbolizer__forget_pid(c->sym, pid);
 	symbolizer__load_pid(c->sym, pid);
+	unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	pr_debug("%u exec'd %s\n", pid, comm);
 	err = procinfo__set_comm(c->procs, pid, pid, comm);
 	if (err)
@@ -496,6 +658,8 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 			t = hashmap__find(c->targets, &e->pid);
 			if (t)
 				target_close(t);
+			if (c->unw)
+				unwinder__remove_process(c->unw, e->pid);
 		} else if (e->tid == e->pid && c->heap && !c->env->cmd) {
 			return leader_left(c, e->pid);
 		}
@@ -539,6 +703,11 @@ int collect__on_event(void *ctx, void *data, size_t size)
 			break;
 		err = on_proc(c, data);
 		goto done;
+	case PROF_REC_UNWIND_MISS:
+		if (size < sizeof(struct prof_proc_event))
+			break;
+		unwind_miss(c, ((struct prof_proc_event *)data)->pid);
+		return 0;
 	case PROF_REC_CALL_ENTRY:
 	case PROF_REC_CALL_RETURN:
 		if (size < sizeof(struct prof_call_event) || !c->calls)
@@ -595,6 +764,11 @@ struct procinfo *collect__procinfo(struct collect *c)
 uint64_t collect__bad_records(struct collect *c)
 {
 	return c->bad_records;
+}
+
+const struct unwinder_stats *collect__unwinder_stats(struct collect *c)
+{
+	return c->unw ? unwinder__stats(c->unw) : NULL;
 }
 
 const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c)

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 struct collect;
+struct unwinder_stats;
 struct env;
 struct loader;
 struct heap_agg;
@@ -59,6 +60,13 @@ bool collect__calls_none(struct collect *c);
 void collect__signal_all(struct collect *c, int sig);
 /* Periodic work while profiling (about once a second): symbolize while targets live. */
 void collect__tick(struct collect *c);
+/* Load finished unwind tables and re-read the mappings of processes that asked (never waits for
+ * a build): call it often.  0 or a fatal -errno. */
+int collect__poll_unwinder(struct collect *c);
+/* Session start: wait up to timeout_ms for the tables being built (a warning past it). */
+int collect__wait_unwinder(struct collect *c, int timeout_ms);
+/* `-- CMD`: build the tables of exe and of the system libraries before CMD starts. */
+int collect__prepare_unwind(struct collect *c, const char *exe);
 
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);
@@ -71,5 +79,7 @@ struct procinfo *collect__procinfo(struct collect *c);
 uint64_t collect__bad_records(struct collect *c);
 /* Files the symbolizer refused and perf-map lines it skipped. */
 const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c);
+/* NULL when the unwinder is not running (--unwind fp). */
+const struct unwinder_stats *collect__unwinder_stats(struct collect *c);
 
 #endif /* PROF_COLLECT_H */

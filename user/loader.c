@@ -31,6 +31,9 @@ enum shared_map {
 	SHARED_STACKS,
 	SHARED_PENDING,
 	SHARED_SAMPLE_LEFT,
+	SHARED_UNWIND_TABLES,
+	SHARED_UNWIND_PROCS,
+	SHARED_UNWIND_ASKED,
 	SHARED__COUNT,
 };
 
@@ -38,6 +41,8 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_TARGETS] = "prof_targets", [SHARED_COUNTERS] = "prof_counters",
 	[SHARED_EVENTS] = "prof_events",   [SHARED_STACKS] = "prof_stacks",
 	[SHARED_PENDING] = "prof_pending", [SHARED_SAMPLE_LEFT] = "prof_sample_left",
+	[SHARED_UNWIND_TABLES] = "prof_unwind_tables", [SHARED_UNWIND_PROCS] = "prof_unwind_procs",
+	[SHARED_UNWIND_ASKED] = "prof_unwind_asked",
 };
 
 struct loader {
@@ -93,6 +98,10 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		 l->opts.heap && l->opts.sample_bytes ? PROF_SAMPLE_LEFT_ENTRIES : 1},
 		{"prof_sampled", l->opts.sample_bytes ? PROF_SAMPLED_ENTRIES : 1},
 		{"prof_new_stacks", PROF_NEW_STACK_ENTRIES},
+		/* --unwind fp walks frame pointers in the kernel: no tables, no mappings. */
+		{"prof_unwind_tables", l->opts.unwind_fp ? 1 : PROF_UNWIND_TABLES},
+		{"prof_unwind_procs", l->opts.unwind_fp ? 1 : PROF_MAX_TARGETS},
+		{"prof_unwind_asked", l->opts.unwind_fp ? 1 : PROF_UNWIND_ASKED_ENTRIES},
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 	};
 	struct bpf_map *map;
@@ -169,6 +178,7 @@ static int open_heap(struct loader *l)
 		return load_failed("heap", -errno);
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
 	l->heap->rodata->pid_filtered = !l->opts.follow_children;
+	l->heap->rodata->prof_unwind_mode = l->opts.unwind;
 	err = prepare(l, l->heap->obj);
 	if (err)
 		return err;
@@ -189,6 +199,7 @@ static int open_cpu(struct loader *l)
 	l->cpu = cpu_bpf__open();
 	if (!l->cpu)
 		return load_failed("cpu", -errno);
+	l->cpu->rodata->prof_unwind_mode = l->opts.unwind;
 	err = prepare(l, l->cpu->obj);
 	if (err)
 		return err;
@@ -287,6 +298,14 @@ struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, b
 int loader__cpu_counts_fd(struct loader *l)
 {
 	return l->cpu ? bpf_map__fd(l->cpu->maps.prof_cpu_counts) : -1;
+}
+
+int loader__unwind_fds(struct loader *l, int *procs_fd, int *tables_fd, int *asked_fd)
+{
+	*procs_fd = l->shared_fd[SHARED_UNWIND_PROCS];
+	*tables_fd = l->shared_fd[SHARED_UNWIND_TABLES];
+	*asked_fd = l->shared_fd[SHARED_UNWIND_ASKED];
+	return *procs_fd >= 0 && *tables_fd >= 0 && *asked_fd >= 0 ? 0 : -ENOENT;
 }
 
 int loader__open(struct loader **out, const struct loader_opts *opts)

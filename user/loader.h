@@ -24,6 +24,8 @@ struct loader_opts {
 	bool calls;
 	bool follow_children; /* -- CMD: children of targets become targets */
 	uint64_t sample_bytes;
+	uint32_t unwind;  /* enum unwind_mode (user/cli.h), for the BPF walker */
+	bool unwind_fp;	  /* --unwind fp: the unwinder's maps are not used */
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
@@ -47,6 +49,10 @@ int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAM
  * defines none) or -errno.
  */
 int loader__attach_heap(struct loader *l, int fd, const char *name, int pid);
+
+/* The unwinder's maps (bpf/unwind_maps.bpf.h, bpf/unwind.bpf.h): -ENOENT before a program that
+ * walks stacks is loaded. */
+int loader__unwind_fds(struct loader *l, int *procs_fd, int *tables_fd, int *asked_fd);
 
 /* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
 int loader__attach_cpu(struct loader *l);

@@ -27,6 +27,8 @@
 
 /* How long `-- CMD` has between SIGTERM and SIGKILL when profiling stops before it exits. */
 #define STOP_GRACE_NS (2 * 1000000000LL)
+/* How long the start waits for the unwind tables of what the targets map (a few ms each). */
+#define UNWIND_START_WAIT_MS 10000
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t signal_count; /* a second SIGINT/SIGTERM cuts the grace short */
@@ -383,6 +385,8 @@ int session__run(const struct env *caller_env)
 		.calls = env->modes & MODE_CALLS,
 		.follow_children = env->cmd != NULL,
 		.sample_bytes = env->sample_bytes,
+		.unwind = env->unwind,
+		.unwind_fp = env->unwind == UNWIND_FP,
 	};
 	int64_t start_mono, start_wall, last_tick, deadline = 0;
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -476,6 +480,18 @@ int session__run(const struct env *caller_env)
 		status = 2;
 		goto cleanup;
 	}
+	if (r.have_child) {
+		char exe[PATH_MAX];
+
+		if (!cmdpath__resolve(exe, sizeof(exe), env->cmd[0]))
+			collect__prepare_unwind(r.collect, exe);
+	}
+	/* Complete stacks from the first event: the tables of what the targets map (a few ms each). */
+	err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
+	if (err) {
+		pr_err("loading unwind tables failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	collect__set_exec_stops(r.collect, r.child.traced && lo.calls);
 	err = collect__attach_modes(r.collect);
 	if (err) {
@@ -506,6 +522,10 @@ int session__run(const struct env *caller_env)
 			/* The collector's own failures were reported where they happened. */
 			if (!collect__error(r.collect))
 				pr_err("reading events failed: %s\n", strerror(-err));
+			poll_err = true;
+			break;
+		}
+		if (collect__poll_unwinder(r.collect)) {
 			poll_err = true;
 			break;
 		}
