@@ -28,16 +28,15 @@ enum shared_map {
 	SHARED_TARGETS,
 	SHARED_COUNTERS,
 	SHARED_EVENTS,
-	SHARED_STACKS,
 	SHARED_PENDING,
 	SHARED_SAMPLE_LEFT,
 	SHARED__COUNT,
 };
 
 static const char *const shared_names[SHARED__COUNT] = {
-	[SHARED_TARGETS] = "prof_targets", [SHARED_COUNTERS] = "prof_counters",
-	[SHARED_EVENTS] = "prof_events",   [SHARED_STACKS] = "prof_stacks",
-	[SHARED_PENDING] = "prof_pending", [SHARED_SAMPLE_LEFT] = "prof_sample_left",
+	[SHARED_TARGETS] = "prof_targets",	   [SHARED_COUNTERS] = "prof_counters",
+	[SHARED_EVENTS] = "prof_events",	   [SHARED_PENDING] = "prof_pending",
+	[SHARED_SAMPLE_LEFT] = "prof_sample_left",
 };
 
 struct loader {
@@ -92,7 +91,6 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_sample_left",
 		 l->opts.heap && l->opts.sample_bytes ? PROF_SAMPLE_LEFT_ENTRIES : 1},
 		{"prof_sampled", l->opts.sample_bytes ? PROF_SAMPLED_ENTRIES : 1},
-		{"prof_new_stacks", PROF_NEW_STACK_ENTRIES},
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 	};
 	struct bpf_map *map;
@@ -284,11 +282,6 @@ struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, b
 	}
 }
 
-int loader__cpu_counts_fd(struct loader *l)
-{
-	return l->cpu ? bpf_map__fd(l->cpu->maps.prof_cpu_counts) : -1;
-}
-
 int loader__open(struct loader **out, const struct loader_opts *opts)
 {
 	struct loader *l = calloc(1, sizeof(*l));
@@ -424,26 +417,6 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
 			out[k] += vals[c];
 	}
 	free(vals);
-	return 0;
-}
-
-int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES], unsigned *n)
-{
-	int fd = l->shared_fd[SHARED_STACKS];
-	unsigned i;
-
-	*n = 0;
-	/* Stacks of operator new blocks live in the heap object's own map (include/prof_heap.h). */
-	if (stack_id >= 0 && (stack_id & PROF_STACK_ID_OWN))
-		fd = l->heap ? bpf_map__fd(l->heap->maps.prof_new_stacks) : -1;
-	if (stack_id < 0 || fd < 0)
-		return -ENOENT;
-	memset(ips, 0, PROF_MAX_FRAMES * sizeof(ips[0]));
-	if (bpf_map_lookup_elem(fd, &stack_id, ips))
-		return -errno;
-	for (i = 0; i < PROF_MAX_FRAMES && ips[i]; i++)
-		;
-	*n = i;
 	return 0;
 }
 
