@@ -9,7 +9,6 @@
 #include "common.bpf.h"
 #include "events.bpf.h"
 #include "prof_heap.h"
-#include "stacks.bpf.h"
 
 #include "floor.h"
 
@@ -23,6 +22,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct prof_heap_pending);
 } floor_pending SEC(".maps");
+
+/* FLOOR_STACK: the floor keeps a stack map of its own (bpftrace-prof sends frames instead). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 65536); /* the size bpftrace-prof's stack map had */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROF_MAX_FRAMES * sizeof(__u64));
+} floor_stacks SEC(".maps");
 
 /* FLOOR_RAWSTACK: where bpf_get_stack writes the frames. */
 struct {
@@ -79,7 +86,7 @@ int BPF_KRETPROBE(floor_return, long ret)
 			goto out;
 	}
 	if (HAS(FLOOR_STACK))
-		stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
+		stack_id = bpf_get_stackid(ctx, &floor_stacks, BPF_F_USER_STACK);
 	if (HAS(FLOOR_RAWSTACK)) {
 		__u32 zero = 0;
 		void *buf = bpf_map_lookup_elem(&floor_frames, &zero);
@@ -92,7 +99,9 @@ int BPF_KRETPROBE(floor_return, long ret)
 		e->type = PROF_REC_HEAP_ALLOC;
 		e->pid = id >> 32;
 		e->tid = tid;
-		e->stack_id = (__s32)stack_id;
+		/* The floor measures the capture, not the copy: it sends no frames. */
+		e->nframes = 0;
+		e->flags = stack_id < 0 ? PROF_HEAP_STACK_FAILED : 0;
 		e->addr = (__u64)ret;
 		e->old_addr = 0;
 		e->size = p ? p->size : 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What every program shares: the target set and the drop counters.  Maps a program may or may
- * not use live in their own headers (events.bpf.h, stacks.bpf.h, heap_state.bpf.h), so each
+ * not use live in their own headers (events.bpf.h, heap_state.bpf.h), so each
  * skeleton declares only the maps it uses.  Every object declares a shared map under the same
  * name; the loader creates it once and hands the same fd to every skeleton that declares it
  * (bpf_map__reuse_fd), so all programs filter on one target set, write one ring buffer and
@@ -17,8 +17,8 @@
 
 #include "prof_common.h"
 
-#ifndef EEXIST
-#define EEXIST 17 /* errno values are not in vmlinux.h */
+#ifndef EFAULT
+#define EFAULT 14 /* errno values are not in vmlinux.h */
 #endif
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

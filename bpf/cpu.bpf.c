@@ -1,56 +1,54 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * On-CPU sampling: a cpu-clock perf event per CPU runs this at HZ; samples of target threads
- * are counted in place by (pid, tid, user stack, kernel stack).
+ * On-CPU sampling: a cpu-clock perf event per CPU runs this at HZ; each sample of a target
+ * thread goes to userspace with its kernel and user frames, which counts them per (pid, tid,
+ * user stack, kernel stack).  Frames rather than stack-map ids: a map bucket shared by two
+ * stacks lost one of them.
  */
 #include "common.bpf.h"
-#include "stacks.bpf.h"
+#include "events.bpf.h"
 #include "prof_cpu.h"
+#include "unwind.bpf.h"
 
-#ifndef EFAULT
-#define EFAULT 14
-#endif
-
+/* A sample with its frames, built here and copied into the ring buffer at its real size. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PROF_CPU_COUNT_ENTRIES);
-	__type(key, struct prof_cpu_key);
-	__type(value, __u64);
-} prof_cpu_counts SEC(".maps");
-
-static __always_inline __s32 stack_or_count(long id)
-{
-	/* -EFAULT: no stack of that kind at this sample (user mode for kernel stacks). */
-	if (id < 0 && id != -EFAULT)
-		prof_count(id == -EEXIST ? PROF_CNT_STACK_COLLISION : PROF_CNT_STACK_FAIL);
-	return (__s32)id;
-}
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_cpu_record);
+} prof_cpu_scratch SEC(".maps");
 
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct prof_cpu_key key = {};
-	__u64 one = 1, *v;
+	struct prof_cpu_record *r;
+	__u32 zero = 0, nkern, nuser;
+	long got;
 
-	key.pid = id >> 32;
-	key.tid = (__u32)id;
-	if (!key.tid || !prof_is_target(key.pid))
+	if (!(__u32)id || !prof_is_target(id >> 32))
 		return 0; /* idle, or not ours */
-	key.user_stack_id = stack_or_count(bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK));
-	key.kern_stack_id = stack_or_count(bpf_get_stackid(ctx, &prof_stacks, 0));
-	v = bpf_map_lookup_elem(&prof_cpu_counts, &key);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
+	r = bpf_map_lookup_elem(&prof_cpu_scratch, &zero);
+	if (!r)
 		return 0;
-	}
-	if (bpf_map_update_elem(&prof_cpu_counts, &key, &one, BPF_NOEXIST)) {
-		/* Another CPU may have inserted it meanwhile. */
-		v = bpf_map_lookup_elem(&prof_cpu_counts, &key);
-		if (v)
-			__sync_fetch_and_add(v, 1);
-		else
-			prof_count(PROF_CNT_CPU_COUNTS_FULL);
-	}
+	r->s.type = PROF_REC_CPU_SAMPLE;
+	r->s.pid = id >> 32;
+	r->s.tid = (__u32)id;
+	/* No kernel frames when the sample hit user mode: 0 frames (or -EFAULT, not a loss). */
+	got = bpf_get_stack(ctx, r->frames, PROF_MAX_FRAMES * sizeof(__u64), 0);
+	if (got < 0 && got != -EFAULT)
+		prof_count(PROF_CNT_STACK_FAIL);
+	nkern = got > 0 ? (__u32)got / sizeof(__u64) : 0;
+	if (nkern > PROF_MAX_FRAMES)
+		nkern = PROF_MAX_FRAMES;
+	got = prof_user_stack(ctx, &r->frames[nkern], PROF_USTACK_PERF); /* failures counted */
+	nuser = got > 0 ? (__u32)got : 0;
+	if (nuser > PROF_MAX_FRAMES)
+		nuser = PROF_MAX_FRAMES;
+	r->s.nkern = (__u16)nkern;
+	r->s.nuser = (__u16)nuser;
+	if (bpf_ringbuf_output(&prof_events, r, sizeof(r->s) + (nkern + nuser) * sizeof(__u64),
+			       prof_wakeup_flags()))
+		prof_count(PROF_CNT_RINGBUF_FULL);
 	return 0;
 }

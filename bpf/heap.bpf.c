@@ -2,14 +2,14 @@
 /*
  * Allocator tracing.  Entry probes remember the arguments per thread; return probes, whose
  * user stack is complete (DESIGN.md §7: at the entry of glibc's malloc the frame-pointer walk
- * skips the immediate caller), emit the allocation with its stack id.  The uprobe cookie says
+ * skips the immediate caller), emit the allocation with its frames.  The uprobe cookie says
  * which allocator function fired, so one program serves them all.
  */
 #include "common.bpf.h"
 #include "events.bpf.h"
 #include "heap_state.bpf.h"
 #include "prof_heap.h"
-#include "stacks.bpf.h"
+#include "unwind.bpf.h"
 
 /* --sample-bytes: exponentially distributed intervals (mean = sample_bytes), from userspace. */
 struct {
@@ -27,22 +27,14 @@ struct {
 	__type(value, __u8);
 } prof_sampled SEC(".maps");
 
-/* Stacks of blocks from entry-only operator new (new_stack_id): id -> frames. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, PROF_NEW_STACK_ENTRIES);
-	__type(key, __u32);
-	__type(value, struct prof_stack);
-} prof_new_stacks SEC(".maps");
-
-/* A stack being built (too big for the 512-byte BPF stack). */
+/* An allocation record with its frames, built here and copied into the ring buffer at its
+ * real size (too big for the 512-byte BPF stack, and its size is known only at the end). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct prof_stack);
-} new_stack_scratch SEC(".maps");
+	__type(value, struct prof_heap_record);
+} prof_heap_scratch SEC(".maps");
 
 const volatile __u64 sample_bytes = 0;
 /* -p: the uprobes are attached per process, so the kernel filters already. */
@@ -220,29 +212,21 @@ static __always_inline bool is_realloc(__u32 fn)
 }
 
 /*
- * The stack of a block from an entry-only operator new, taken at the return of the allocator it
- * called.  Frame 0 is then inside operator new, which keeps no frame pointer: the walk goes on
- * from its caller's frame, so the caller itself is missing.  Its return address is still in the
- * slot at operator new's entry sp: it becomes frame 0, and the stack is exactly the one a
- * uretprobe on operator new would see.  Such stacks go to their own map under a hash id.
+ * The stack of a block from an entry-only operator new is taken at the return of the allocator
+ * it called: frame 0 is inside operator new.  Its caller's return address is in the slot at
+ * operator new's entry sp.  An unwind-table walk saw operator new's frame and went on to that
+ * caller: frame 0 is dropped.  A frame-pointer walk skipped the caller (operator new keeps no
+ * frame pointer): frame 0 becomes the caller.  Either way the stack is exactly the one a
+ * uretprobe on operator new would see.  The frame count, or -1 when the slot is unreadable.
  */
-static __noinline __s32 new_stack_id(struct pt_regs *ctx, __u64 entry_sp)
+static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 h = 0x9e3779b97f4a7c15ULL, caller = 0;
 	struct return_instance *ri;
-	struct prof_stack *s, *old;
-	__u32 zero = 0, id;
-	long n;
+	__u64 caller = 0;
 
-	s = bpf_map_lookup_elem(&new_stack_scratch, &zero);
-	if (!s)
+	if (bpf_probe_read_user(&caller, sizeof(caller), (void *)entry_sp))
 		return -1;
-	n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK); /* zero-fills the rest */
-	if (n <= 0 || bpf_probe_read_user(&caller, sizeof(caller), (void *)entry_sp)) {
-		prof_count(PROF_CNT_STACK_FAIL);
-		return -1;
-	}
 	/*
 	 * Another tracer's uretprobe on operator new replaced that slot with the kernel's
 	 * trampoline; the kernel keeps the real address in the thread's return instances.
@@ -255,58 +239,78 @@ static __noinline __s32 new_stack_id(struct pt_regs *ctx, __u64 entry_sp)
 		}
 		ri = BPF_CORE_READ(ri, next);
 	}
-	s->ips[0] = caller;
-	for (int i = 0; i < PROF_MAX_FRAMES && s->ips[i]; i++)
-		h = prof_mix64(h ^ s->ips[i]);
-	id = PROF_STACK_ID_OWN | ((__u32)h & PROF_STACK_ID_OWN_MASK);
-	old = bpf_map_lookup_elem(&prof_new_stacks, &id);
-	if (!old) {
-		if (!bpf_map_update_elem(&prof_new_stacks, &id, s, BPF_NOEXIST))
-			return (__s32)id;
-		old = bpf_map_lookup_elem(&prof_new_stacks, &id); /* another CPU put it there? */
-		if (!old) {
-			prof_count(PROF_CNT_STACK_FAIL); /* full */
-			return -1;
-		}
+	if (n < 2 || n > PROF_MAX_FRAMES || ips[1] != caller) {
+		ips[0] = caller;
+		return n ? n : 1;
 	}
-	for (int i = 0; i < PROF_MAX_FRAMES; i++) {
-		if (old->ips[i] != s->ips[i]) {
-			prof_count(PROF_CNT_STACK_COLLISION);
-			return -1;
-		}
+	for (__u32 i = 0; i + 1 < PROF_MAX_FRAMES; i++) {
+		if (i + 1 >= n)
+			break;
+		ips[i] = ips[i + 1];
 	}
-	return (__s32)id;
+	return n - 1;
 }
 
-static __always_inline void emit_alloc(__u64 id, __u32 type, long stack_id, __u64 addr,
+/*
+ * Send an allocation with the current user stack (entry_sp != 0: an entry-only operator new's,
+ * see new_caller_fixup).  The record is built in per-CPU scratch and copied out at its real
+ * length; a full ring buffer loses it (counted) and leaves the sampled set as it was.
+ */
+static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 entry_sp, __u64 addr,
 				       __u64 old_addr, __u64 size)
 {
 	struct prof_sampled_key key = {.tgid = id >> 32};
-	struct prof_heap_event *e;
+	struct prof_heap_record *r;
+	bool old_sampled = false;
+	__u32 zero = 0, n;
 	__u8 one = 1;
+	long got;
 
-	e = prof_reserve(sizeof(*e));
-	if (!e)
+	r = bpf_map_lookup_elem(&prof_heap_scratch, &zero);
+	if (!r)
 		return;
-	e->type = type;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->stack_id = (__s32)stack_id;
-	e->addr = addr;
-	e->size = size;
+	r->e.type = type;
+	r->e.pid = id >> 32;
+	r->e.tid = (__u32)id;
+	r->e.flags = 0;
+	r->e.addr = addr;
+	r->e.old_addr = 0;
+	r->e.size = size;
+	got = prof_user_stack(ctx, r->frames, 0); /* a failure is counted there */
+	if (got >= 0 && entry_sp) {
+		got = new_caller_fixup(r->frames, (__u32)got, entry_sp);
+		if (got < 0)
+			prof_count(PROF_CNT_STACK_FAIL);
+	}
+	if (got < 0)
+		r->e.flags = PROF_HEAP_STACK_FAILED;
+	n = got > 0 ? (__u32)got : 0;
+	if (n > PROF_MAX_FRAMES)
+		n = PROF_MAX_FRAMES;
+	r->e.nframes = (__u16)n;
 	if (type == PROF_REC_HEAP_REALLOC) {
-		e->old_addr = old_addr;
+		r->e.old_addr = old_addr;
 		/* Sampling: the old block is userspace's only if it was sampled, and it is gone. */
 		key.addr = old_addr;
-		if (sample_bytes && addr && old_addr && bpf_map_delete_elem(&prof_sampled, &key))
-			e->old_addr = 0;
+		if (sample_bytes && addr && old_addr) {
+			old_sampled = !bpf_map_delete_elem(&prof_sampled, &key);
+			if (!old_sampled)
+				r->e.old_addr = 0;
+		}
+	}
+	if (bpf_ringbuf_output(&prof_events, r, sizeof(r->e) + n * sizeof(__u64),
+			       prof_wakeup_flags())) {
+		prof_count(PROF_CNT_RINGBUF_FULL);
+		/* Userspace never heard of the move: the old block stays sampled. */
+		if (old_sampled)
+			bpf_map_update_elem(&prof_sampled, &key, &one, BPF_ANY);
+		return;
 	}
 	if (sample_bytes && addr) {
 		key.addr = addr;
 		if (bpf_map_update_elem(&prof_sampled, &key, &one, BPF_ANY))
 			prof_count(PROF_CNT_SAMPLED_FULL);
 	}
-	prof_submit(e);
 }
 
 /* An allocator called by an entry-only operator new returned: its block is operator new's. */
@@ -320,7 +324,7 @@ static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_pe
 	if (fn == PROF_FN_POSIX_MEMALIGN || !addr)
 		return 0;
 	if (!(p->flags & PROF_PENDING_UNSAMPLED))
-		emit_alloc(id, PROF_REC_HEAP_ALLOC, new_stack_id(ctx, p->sp), addr, 0, p->size);
+		emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, p->sp, addr, 0, p->size);
 	bpf_map_delete_elem(&prof_pending, &tid);
 	return 0;
 }
@@ -333,7 +337,6 @@ int BPF_KRETPROBE(heap_return, long ret)
 	__u32 tid = (__u32)id;
 	struct prof_heap_pending *p;
 	__u64 addr = (__u64)ret;
-	long stack_id;
 
 	/* Only a target's entry probe records a pending call: that lookup is the filter. */
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
@@ -369,10 +372,7 @@ int BPF_KRETPROBE(heap_return, long ret)
 			addr = 0;
 		}
 	}
-	stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
-	if (stack_id < 0)
-		prof_count(stack_id == -EEXIST ? PROF_CNT_STACK_COLLISION : PROF_CNT_STACK_FAIL);
-	emit_alloc(id, is_realloc(fn) ? PROF_REC_HEAP_REALLOC : PROF_REC_HEAP_ALLOC, stack_id, addr,
+	emit_alloc(ctx, id, is_realloc(fn) ? PROF_REC_HEAP_REALLOC : PROF_REC_HEAP_ALLOC, 0, addr,
 		   p->old_addr, p->size);
 out:
 	bpf_map_delete_elem(&prof_pending, &tid);

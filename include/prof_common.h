@@ -13,7 +13,6 @@
 #define PROF_MAX_FRAMES	   127 /* kernel.perf_event_max_stack default */
 #define PROF_COMM_LEN	   16
 #define PROF_MAX_TARGETS   65536	/* tgids in the filter set */
-#define PROF_STACK_ENTRIES 65536	/* default stack-map size (slots) */
 #define PROF_WAKEUP_BYTES  (256 * 1024) /* wake the consumer once this much is queued */
 /* The ring buffer every program writes (a power-of-two number of pages). */
 #define PROF_RINGBUF_BYTES (16 << 20)
@@ -43,9 +42,7 @@ enum prof_rec_type {
 	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                        \
 	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")              \
 	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")                  \
-	X(STACK_COLLISION, "stack_collision",                                                      \
-	  "stacks lost: stack map bucket taken by another stack")                                  \
-	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed or stack map full")         \
+	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed")                           \
 	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full")       \
 	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                    \
 	  "threads sampled without their byte countdown: countdown map full")                      \
@@ -56,7 +53,6 @@ enum prof_rec_type {
 	X(CXX_THROWS, "cxx_throws",                                                                \
 	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)")      \
 	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")           \
-	X(CPU_COUNTS_FULL, "cpu_counts_full", "cpu samples dropped: count map full")               \
 	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")              \
 	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments")               \
 	X(CALL_ARG_FAIL, "call_arg_fail", "call probe arguments the USDT spec could not fetch")    \

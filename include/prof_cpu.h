@@ -1,19 +1,32 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* On-CPU sampling (bpf/cpu.bpf.c): samples are counted in the kernel per (pid, tid, stacks);
- * userspace reads the count map, so no sample travels through the ring buffer. */
+/*
+ * On-CPU sampling (bpf/cpu.bpf.c): each sample of a target thread travels through the ring
+ * buffer with its frames; userspace counts them per (pid, tid, user stack, kernel stack)
+ * (user/cpu_agg.c).  Raw frames instead of stack-map ids: no sample loses its stack to a
+ * bucket collision.
+ */
 #ifndef PROF_CPU_H
 #define PROF_CPU_H
 
 #include "prof_common.h"
 
-#define PROF_CPU_COUNT_ENTRIES 65536
-
-struct prof_cpu_key {
+/*
+ * PROF_REC_CPU_SAMPLE, followed by __u64 frames[nkern + nuser]: the kernel frames (none when
+ * the sample hit user mode), then the user frames, each part leaf first.
+ */
+struct prof_cpu_sample {
+	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	__s32 user_stack_id; /* < 0: none (kernel thread) or lost (counted) */
-	__s32 kern_stack_id; /* < 0: the sample hit user mode, or lost (counted) */
+	__u16 nuser; /* user frames (<= PROF_MAX_FRAMES); 0: none or capture failed (counted) */
+	__u16 nkern; /* kernel frames (<= PROF_MAX_FRAMES) */
 };
-_Static_assert(sizeof(struct prof_cpu_key) == 16, "prof_cpu_key layout");
+_Static_assert(sizeof(struct prof_cpu_sample) == 16, "prof_cpu_sample layout");
+
+/* A cpu record at its largest: the per-CPU scratch BPF builds it in before sending it. */
+struct prof_cpu_record {
+	struct prof_cpu_sample s;
+	__u64 frames[2 * PROF_MAX_FRAMES];
+};
 
 #endif /* PROF_CPU_H */

@@ -93,17 +93,32 @@ struct prof_sampled_key {
 };
 _Static_assert(sizeof(struct prof_sampled_key) == 16, "prof_sampled_key layout");
 
-/* PROF_REC_HEAP_ALLOC and PROF_REC_HEAP_REALLOC. */
+/* prof_heap_event.flags */
+enum prof_heap_event_flags {
+	PROF_HEAP_STACK_FAILED = 1, /* the stack capture failed (counted in BPF): no frames */
+};
+
+/*
+ * PROF_REC_HEAP_ALLOC and PROF_REC_HEAP_REALLOC, followed by __u64 frames[nframes] (leaf
+ * first): the stack travels with the event, so no stack is lost to a map bucket.
+ */
 struct prof_heap_event {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	__s32 stack_id; /* < 0: capture failed (counted in BPF) */
+	__u16 nframes;	/* frames after this header (<= PROF_MAX_FRAMES) */
+	__u16 flags;	/* enum prof_heap_event_flags */
 	__u64 addr;	/* block returned; 0 = allocation failed */
 	__u64 old_addr; /* realloc: block given back (0 if none) */
 	__u64 size;	/* bytes requested */
 };
 _Static_assert(sizeof(struct prof_heap_event) == 40, "prof_heap_event layout");
+
+/* A heap record at its largest: the per-CPU scratch BPF builds it in before sending it. */
+struct prof_heap_record {
+	struct prof_heap_event e;
+	__u64 frames[PROF_MAX_FRAMES];
+};
 
 /* PROF_REC_HEAP_FREE. */
 struct prof_heap_free {
@@ -118,25 +133,13 @@ _Static_assert(sizeof(struct prof_heap_free) == 24, "prof_heap_free layout");
 /* --sample-bytes: userspace fills this many exponentially distributed intervals. */
 #define PROF_SAMPLE_TABLE 4096
 
-/*
- * Stacks of blocks from entry-only operator new live in their own map (bpf/heap.bpf.c); their ids
- * carry this bit, which the stack map's ids (< PROF_STACK_ENTRIES) never have.
- */
-#define PROF_STACK_ID_OWN      0x40000000
-#define PROF_STACK_ID_OWN_MASK 0x3fffffff
-
 /* Uprobe return instances searched for the real return address of operator new (its own and
  * whatever the thread has in flight below it: malloc's). */
 #define PROF_RET_INSTANCES_SEEN 8
-
-struct prof_stack {
-	__u64 ips[PROF_MAX_FRAMES]; /* leaf first, 0 after the last frame */
-};
 
 /* Map sizes, set by the loader between open and load (1 when the map is not needed). */
 #define PROF_PENDING_ENTRIES	 16384	   /* threads inside an allocator call at once */
 #define PROF_SAMPLE_LEFT_ENTRIES 16384	   /* --sample-bytes: live threads with a countdown */
 #define PROF_SAMPLED_ENTRIES	 (1 << 20) /* --sample-bytes: sampled blocks live at once */
-#define PROF_NEW_STACK_ENTRIES	 16384	   /* distinct stacks of operator new blocks */
 
 #endif /* PROF_HEAP_H */

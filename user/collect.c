@@ -17,7 +17,7 @@
 #include "calls_agg.h"
 #include "calls_attach.h"
 #include "cli.h"
-#include "cpu_profile.h"
+#include "cpu_agg.h"
 #include "hashmap.h"
 #include "heap_agg.h"
 #include "heap_attach.h"
@@ -26,11 +26,23 @@
 #include "maps.h"
 #include "procinfo.h"
 #include "prof_calls.h"
+#include "prof_cpu.h"
 #include "prof_heap.h"
 #include "stackres.h"
 #include "safe_open.h"
 #include "symbolizer.h"
 #include "unwinder.h"
+
+/*
+ * The last stack a heap event carried.  Runs of events from one call site are the common case:
+ * comparing the frames with the last ones is cheaper than hashing them.
+ */
+struct last_stack {
+	uint32_t pid; /* 0: nothing cached */
+	unsigned n;
+	int32_t id;
+	uint64_t ips[PROF_MAX_FRAMES];
+};
 
 struct collect {
 	const struct env *env;
@@ -39,6 +51,7 @@ struct collect {
 	struct procinfo *procs;
 	struct stackres *stacks;
 	struct heap_agg *heap;
+	struct cpu_agg *cpu;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
 	struct unwinder *unw;	    /* NULL with --unwind fp, or without --heap and --cpu */
@@ -46,10 +59,11 @@ struct collect {
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	struct hashmap *targets;    /* pid -> struct target */
 	uint64_t bad_records;
-	int err;	     /* first fatal error while consuming events (0 or -errno) */
-	bool events_started; /* the ring buffer exists: polling it is allowed */
-	uint32_t last_tid, last_stack_pid; /* on_heap's last-seen cache */
-	int32_t last_stack_id;
+	int err;		      /* first fatal error while consuming events (0 or -errno) */
+	bool events_started;	      /* the ring buffer exists: polling it is allowed */
+	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
+	uint64_t cpu_last_thread;     /* pid << 32 | tid: on_cpu's */
+	struct last_stack last_stack; /* on_heap's */
 };
 
 /*
@@ -233,11 +247,13 @@ int collect__new(struct collect **out, const struct env *env, struct loader *l)
 	if (!err)
 		err = procinfo__new(&c->procs, NULL);
 	if (!err)
-		err = stackres__new(&c->stacks, l, c->sym);
+		err = stackres__new(&c->stacks, c->sym);
 	if (!err)
 		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(struct target));
 	if (!err && (env->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, env->sample_bytes);
+	if (!err && (env->modes & MODE_CPU))
+		err = cpu_agg__new(&c->cpu);
 	if (!err && (env->modes & MODE_CALLS))
 		err = calls_agg__new(&c->calls);
 	if (!err && (env->modes & MODE_CALLS))
@@ -271,6 +287,7 @@ void collect__free(struct collect *c)
 		target_close(t);
 	unwinder__free(c->unw);
 	heap_agg__free(c->heap);
+	cpu_agg__free(c->cpu);
 	calls_attach__free(c->calls_at);
 	calls_agg__free(c->calls);
 	stackres__free(c->stacks);
@@ -411,7 +428,6 @@ void collect__process_exiting(struct collect *c, uint32_t pid)
 		return;
 	while (loader__poll(c->loader, 0) > 0)
 		;
-	collect__tick(c);
 }
 
 void collect__exec_stop(struct collect *c, uint32_t pid)
@@ -466,15 +482,6 @@ static int fatal(struct collect *c, int err)
 
 void collect__tick(struct collect *c)
 {
-	int err;
-
-	if (c->env->modes & MODE_CPU) {
-		err = cpu_profile__scan(c);
-		if (err == -ENOMEM)
-			pr_err("out of memory while reading CPU samples\n");
-		if (err == -ENOMEM)
-			fatal(c, err);
-	}
 	if (c->calls_at && c->env->cmd)
 		rescan_calls(c);
 }
@@ -513,31 +520,79 @@ void collect__signal_all(struct collect *c, int sig)
 			pr_debug("signal %d to %u: %s\n", sig, *pid, strerror(errno));
 }
 
-static int on_heap(struct collect *c, const struct prof_heap_event *e)
+/* The id of a heap event's stack, through the last-stack cache. */
+static int heap_stack(struct collect *c, int32_t *id, const struct prof_heap_event *e,
+		      const uint64_t *ips)
 {
+	struct last_stack *last = &c->last_stack;
+	unsigned n = e->nframes;
 	int err;
 
-	/* Runs of events from one thread and one call site are the common case: skip the lookups.
-	 */
+	if (last->pid == e->pid && last->n == n && !memcmp(last->ips, ips, n * sizeof(*ips))) {
+		*id = last->id;
+		return 0;
+	}
+	err = stackres__intern(c->stacks, id, e->pid, STACK_USER_RET, ips, n);
+	if (err)
+		return err;
+	last->pid = e->pid;
+	last->n = n;
+	last->id = *id;
+	memcpy(last->ips, ips, n * sizeof(*ips));
+	return 0;
+}
+
+/* size: the record's, checked against its frame count by the caller. */
+static int on_heap(struct collect *c, const struct prof_heap_event *e, const uint64_t *ips)
+{
+	int32_t id = STACKRES_NONE;
+	int err;
+
+	/* Runs of events from one thread are the common case: skip the lookup. */
 	if (e->tid != c->last_tid) {
 		err = procinfo__note(c->procs, e->pid, e->tid);
 		if (err)
 			return err;
 		c->last_tid = e->tid;
 	}
-	if (e->stack_id != c->last_stack_id || e->pid != c->last_stack_pid) {
-		err = stackres__note(c->stacks, e->pid, e->stack_id, STACK_USER_RET);
+	if (!(e->flags & PROF_HEAP_STACK_FAILED)) {
+		err = heap_stack(c, &id, e, ips);
 		if (err)
 			return err;
-		c->last_stack_id = e->stack_id;
-		c->last_stack_pid = e->pid;
 	}
 	if (e->type == PROF_REC_HEAP_ALLOC)
-		heap_agg__alloc(c->heap, e->pid, e->tid, e->stack_id, e->addr, e->size);
+		heap_agg__alloc(c->heap, e->pid, e->tid, id, e->addr, e->size);
 	else
-		heap_agg__realloc(c->heap, e->pid, e->tid, e->stack_id, e->old_addr, e->addr,
-				  e->size);
+		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->old_addr, e->addr, e->size);
 	return 0;
+}
+
+/* A cpu sample: frames[0..nkern) kernel, then nuser user frames. */
+static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint64_t *frames)
+{
+	uint64_t thread = (uint64_t)s->pid << 32 | s->tid;
+	struct cpu_agg_key k = {.pid = s->pid, .tid = s->tid};
+	int err;
+
+	if (thread != c->cpu_last_thread) {
+		err = procinfo__note(c->procs, s->pid, s->tid);
+		if (err)
+			return err;
+		c->cpu_last_thread = thread;
+	}
+	err = stackres__intern(c->stacks, &k.kern_stack, s->pid, STACK_KERNEL, frames, s->nkern);
+	if (!err)
+		err = stackres__intern(c->stacks, &k.user_stack, s->pid, STACK_USER,
+				       frames + s->nkern, s->nuser);
+	if (!err)
+		err = cpu_agg__add(c->cpu, &k);
+	return err;
+}
+
+/* Does a record of size bytes hold its header and the nframes frames it announces? */
+static bool frames_fit(size_t size, size_t header, unsigned nframes, unsigned max)
+{
+	return nframes <= max && size >= header + (size_t)nframes * sizeof(uint64_t);
 }
 
 static int on_call(struct collect *c, const struct prof_call_event *e)
@@ -564,6 +619,11 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 	symbolizer__load_pid(c->sym, pid);
 	unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	pr_debug("%u exec'd %s\n", pid, comm);
+	err = stackres__exec(c->stacks, pid);
+	if (err)
+		return err;
+	if (c->last_stack.pid == pid)
+		c->last_stack.pid = 0;
 	err = procinfo__set_comm(c->procs, pid, pid, comm);
 	if (err)
 		return err;
@@ -648,6 +708,7 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		/* The tid may come back as another thread: look its name up again then. */
 		c->last_tid = 0;
 		c->calls_last_thread = 0;
+		c->cpu_last_thread = 0;
 		err = procinfo__exited(c->procs, e->pid, e->tid, comm,
 				       e->flags & PROF_PROC_GROUP_DEAD);
 		if (err)
@@ -684,11 +745,24 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	memcpy(&type, data, sizeof(type));
 	switch (type) {
 	case PROF_REC_HEAP_ALLOC:
-	case PROF_REC_HEAP_REALLOC:
-		if (size < sizeof(struct prof_heap_event) || !c->heap)
+	case PROF_REC_HEAP_REALLOC: {
+		const struct prof_heap_event *e = data;
+
+		if (size < sizeof(*e) || !c->heap ||
+		    !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
 			break;
-		err = on_heap(c, data);
+		err = on_heap(c, e, (const uint64_t *)(e + 1));
 		goto done;
+	}
+	case PROF_REC_CPU_SAMPLE: {
+		const struct prof_cpu_sample *s = data;
+
+		if (size < sizeof(*s) || !c->cpu || s->nkern > PROF_MAX_FRAMES ||
+		    !frames_fit(size, sizeof(*s), s->nkern + s->nuser, 2 * PROF_MAX_FRAMES))
+			break;
+		err = on_cpu(c, s, (const uint64_t *)(s + 1));
+		goto done;
+	}
 	case PROF_REC_HEAP_FREE:
 		if (size < sizeof(struct prof_heap_free) || !c->heap)
 			break;
@@ -739,6 +813,11 @@ struct loader *collect__loader(struct collect *c)
 struct heap_agg *collect__heap(struct collect *c)
 {
 	return c->heap;
+}
+
+struct cpu_agg *collect__cpu(struct collect *c)
+{
+	return c->cpu;
 }
 
 struct calls_agg *collect__calls(struct collect *c)

@@ -17,6 +17,7 @@ struct unwinder_stats;
 struct env;
 struct loader;
 struct heap_agg;
+struct cpu_agg;
 struct calls_agg;
 struct calls_attach;
 struct stackres;
@@ -58,7 +59,7 @@ bool collect__calls_none(struct collect *c);
 /* Send sig to every target still alive (ending `-- CMD` and its children early), through
  * pidfds: a process that took a dead target's pid is never signalled. */
 void collect__signal_all(struct collect *c, int sig);
-/* Periodic work while profiling (about once a second): symbolize while targets live. */
+/* Periodic work while profiling (about once a second): --calls rescans `-- CMD`'s tree. */
 void collect__tick(struct collect *c);
 /* Load finished unwind tables and re-read the mappings of processes that asked (never waits for
  * a build): call it often.  0 or a fatal -errno. */
@@ -70,6 +71,8 @@ int collect__prepare_unwind(struct collect *c, const char *exe);
 
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);
+/* --cpu sample counts, NULL without --cpu. */
+struct cpu_agg *collect__cpu(struct collect *c);
 /* --calls state, NULL without --calls. */
 struct calls_agg *collect__calls(struct collect *c);
 struct calls_attach *collect__calls_attach(struct collect *c);

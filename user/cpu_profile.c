@@ -4,73 +4,27 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include <bpf/bpf.h>
-
 #include "cli.h"
 #include "collect.h"
-#include "loader.h"
+#include "cpu_agg.h"
 #include "procinfo.h"
-#include "prof_cpu.h"
+#include "prof_common.h"
 #include "profile.h"
 #include "report.h"
 #include "stackres.h"
 
-/* Calls fn for every (key, count) in the count map. */
-static int for_each_count(struct collect *c,
-			  int (*fn)(struct collect *, const struct prof_cpu_key *, uint64_t,
-				    void *),
-			  void *arg)
+static int add(struct collect *c, struct profile *p, const struct cpu_agg_key *k, uint64_t count)
 {
-	int fd = loader__cpu_counts_fd(collect__loader(c));
-	struct prof_cpu_key key, next;
-	void *prev = NULL;
-	uint64_t count;
-	int err;
-
-	if (fd < 0)
-		return 0;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &count))
-			continue;
-		err = fn(c, &key, count, arg);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static int note(struct collect *c, const struct prof_cpu_key *k, uint64_t count, void *arg)
-{
-	int err = procinfo__note(collect__procinfo(c), k->pid, k->tid);
-
-	if (!err)
-		err = stackres__note(collect__stacks(c), k->pid, k->user_stack_id, STACK_USER);
-	if (!err)
-		err = stackres__note(collect__stacks(c), k->pid, k->kern_stack_id, STACK_KERNEL);
-	return err;
-}
-
-int cpu_profile__scan(struct collect *c)
-{
-	return for_each_count(c, note, NULL);
-}
-
-static int add(struct collect *c, const struct prof_cpu_key *k, uint64_t count, void *arg)
-{
-	struct profile *p = arg;
 	uint32_t locs[2 * PROF_MAX_FRAMES], n = 0;
 	int64_t vals[2] = {(int64_t)count, (int64_t)count * p->period};
 	int err;
 
-	note(c, k, count, NULL);
 	/* As perf shows them: kernel frames on top of (leafward of) the user frames. */
-	err = stackres__locations(collect__stacks(c), p, k->pid, k->kern_stack_id, STACK_KERNEL,
-				  locs, 2 * PROF_MAX_FRAMES, &n);
+	err = stackres__locations(collect__stacks(c), p, k->kern_stack, locs, 2 * PROF_MAX_FRAMES,
+				  &n);
 	if (!err)
-		err = stackres__locations(collect__stacks(c), p, k->pid, k->user_stack_id,
-					  STACK_USER, locs, 2 * PROF_MAX_FRAMES, &n);
+		err = stackres__locations(collect__stacks(c), p, k->user_stack, locs,
+					  2 * PROF_MAX_FRAMES, &n);
 	if (err)
 		return err;
 	return profile__add_sample(
@@ -80,7 +34,11 @@ static int add(struct collect *c, const struct prof_cpu_key *k, uint64_t count, 
 
 int cpu_profile__build(struct collect *c, const struct env *env, struct profile **out)
 {
+	struct cpu_agg *cpu = collect__cpu(c);
+	const struct cpu_agg_key *k;
 	struct profile *p = NULL;
+	uint64_t count;
+	size_t it = 0;
 	int err;
 
 	err = profile__new(&p, "cpu");
@@ -97,9 +55,12 @@ int cpu_profile__build(struct collect *c, const struct env *env, struct profile 
 	p->period_type.type = profile__intern(p, "cpu");
 	p->period_type.unit = profile__intern(p, "nanoseconds");
 	p->period = 1000000000LL / env->cpu_hz;
-	err = for_each_count(c, add, p);
-	if (!err)
-		err = report__add_common(c, env, p);
+	while (cpu && cpu_agg__next(cpu, &it, &k, &count)) {
+		err = add(c, p, k, count);
+		if (err)
+			goto cleanup;
+	}
+	err = report__add_common(c, env, p);
 	if (!err)
 		err = profile__add_comment(p, "cpu-clock sampling at %u Hz", env->cpu_hz);
 	if (err)

@@ -28,7 +28,6 @@ enum shared_map {
 	SHARED_TARGETS,
 	SHARED_COUNTERS,
 	SHARED_EVENTS,
-	SHARED_STACKS,
 	SHARED_PENDING,
 	SHARED_SAMPLE_LEFT,
 	SHARED_UNWIND_TABLES,
@@ -38,10 +37,13 @@ enum shared_map {
 };
 
 static const char *const shared_names[SHARED__COUNT] = {
-	[SHARED_TARGETS] = "prof_targets", [SHARED_COUNTERS] = "prof_counters",
-	[SHARED_EVENTS] = "prof_events",   [SHARED_STACKS] = "prof_stacks",
-	[SHARED_PENDING] = "prof_pending", [SHARED_SAMPLE_LEFT] = "prof_sample_left",
-	[SHARED_UNWIND_TABLES] = "prof_unwind_tables", [SHARED_UNWIND_PROCS] = "prof_unwind_procs",
+	[SHARED_TARGETS] = "prof_targets",
+	[SHARED_COUNTERS] = "prof_counters",
+	[SHARED_EVENTS] = "prof_events",
+	[SHARED_PENDING] = "prof_pending",
+	[SHARED_SAMPLE_LEFT] = "prof_sample_left",
+	[SHARED_UNWIND_TABLES] = "prof_unwind_tables",
+	[SHARED_UNWIND_PROCS] = "prof_unwind_procs",
 	[SHARED_UNWIND_ASKED] = "prof_unwind_asked",
 };
 
@@ -97,7 +99,6 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_sample_left",
 		 l->opts.heap && l->opts.sample_bytes ? PROF_SAMPLE_LEFT_ENTRIES : 1},
 		{"prof_sampled", l->opts.sample_bytes ? PROF_SAMPLED_ENTRIES : 1},
-		{"prof_new_stacks", PROF_NEW_STACK_ENTRIES},
 		/* --unwind fp walks frame pointers in the kernel: no tables, no mappings. */
 		{"prof_unwind_tables", l->opts.unwind_fp ? 1 : PROF_UNWIND_TABLES},
 		{"prof_unwind_procs", l->opts.unwind_fp ? 1 : PROF_MAX_TARGETS},
@@ -295,11 +296,6 @@ struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, b
 	}
 }
 
-int loader__cpu_counts_fd(struct loader *l)
-{
-	return l->cpu ? bpf_map__fd(l->cpu->maps.prof_cpu_counts) : -1;
-}
-
 int loader__unwind_fds(struct loader *l, int *procs_fd, int *tables_fd, int *asked_fd)
 {
 	*procs_fd = l->shared_fd[SHARED_UNWIND_PROCS];
@@ -443,26 +439,6 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
 			out[k] += vals[c];
 	}
 	free(vals);
-	return 0;
-}
-
-int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES], unsigned *n)
-{
-	int fd = l->shared_fd[SHARED_STACKS];
-	unsigned i;
-
-	*n = 0;
-	/* Stacks of operator new blocks live in the heap object's own map (include/prof_heap.h). */
-	if (stack_id >= 0 && (stack_id & PROF_STACK_ID_OWN))
-		fd = l->heap ? bpf_map__fd(l->heap->maps.prof_new_stacks) : -1;
-	if (stack_id < 0 || fd < 0)
-		return -ENOENT;
-	memset(ips, 0, PROF_MAX_FRAMES * sizeof(ips[0]));
-	if (bpf_map_lookup_elem(fd, &stack_id, ips))
-		return -errno;
-	for (i = 0; i < PROF_MAX_FRAMES && ips[i]; i++)
-		;
-	*n = i;
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * BPF lifecycle: open every needed skeleton, point them at one set of shared maps (targets,
- * ring buffer, counters, stacks), load, attach, poll, read counters, destroy.
+ * ring buffer, counters), load, attach, poll, read counters, destroy.
  */
 #ifndef PROF_LOADER_H
 #define PROF_LOADER_H
@@ -39,8 +39,6 @@ int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx);
 int loader__poll(struct loader *l, int timeout_ms);
 /* Sum of each drop counter over CPUs. */
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
-/* Copy a stack from the stack map: *n frames into ips (leaf first). */
-int loader__stack(struct loader *l, int32_t stack_id, uint64_t ips[PROF_MAX_FRAMES], unsigned *n);
 
 /*
  * Attach the heap probes to every allocator function the file open as fd defines (name: its
@@ -56,8 +54,6 @@ int loader__unwind_fds(struct loader *l, int *procs_fd, int *tables_fd, int *ask
 
 /* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
 int loader__attach_cpu(struct loader *l);
-/* The (pid, tid, stacks) -> samples map, or -1 without --cpu. */
-int loader__cpu_counts_fd(struct loader *l);
 
 /* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);

@@ -160,8 +160,8 @@ int report__build_heap(struct collect *c, const struct env *env, struct profile 
 				   llround(v->inuse_objects), llround(v->inuse_bytes)};
 		uint32_t n = 0;
 
-		err = stackres__locations(collect__stacks(c), p, pid, stack_id, STACK_USER_RET,
-					  locs, PROF_MAX_FRAMES, &n);
+		err = stackres__locations(collect__stacks(c), p, stack_id, locs, PROF_MAX_FRAMES,
+					  &n);
 		if (!err)
 			err = profile__add_sample(
 				p, pid, tid, procinfo__comm(collect__procinfo(c), pid, tid),

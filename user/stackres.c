@@ -6,14 +6,22 @@
 #include <string.h>
 
 #include "hashmap.h"
-#include "loader.h"
 #include "profile.h"
+#include "prof_common.h"
 #include "symbolizer.h"
 
+/*
+ * Index of interned stacks.  Frames do not fit a fixed-size key, so the key is their hash; two
+ * different stacks with one hash take consecutive `dup` numbers, and a lookup compares frames
+ * until it finds its own or a free number.
+ */
 struct stack_key {
+	uint64_t hash;
 	uint32_t pid; /* 0 for kernel stacks: the kernel's addresses are shared */
-	int32_t stack_id;
-	uint32_t kind;
+	uint16_t kind;
+	uint16_t n;
+	uint32_t dup;
+	uint32_t image; /* how many execs of pid came before (0 for kernel stacks) */
 };
 
 struct frame {
@@ -22,28 +30,33 @@ struct frame {
 };
 
 struct stack {
+	uint32_t pid;
+	enum stack_kind kind;
 	unsigned n;
 	struct frame *frames;
 };
 
 struct stackres {
-	struct loader *loader;
 	struct symbolizer *sym;
-	struct hashmap *stacks; /* stack_key -> struct stack */
+	struct hashmap *index;	/* stack_key -> int32_t id */
+	struct hashmap *images; /* pid -> uint32_t execs seen (absent: none) */
+	struct stack *stacks;	/* by id */
+	unsigned count, cap;
 };
 
-int stackres__new(struct stackres **out, struct loader *l, struct symbolizer *s)
+int stackres__new(struct stackres **out, struct symbolizer *s)
 {
 	struct stackres *r = calloc(1, sizeof(*r));
 	int err;
 
 	if (!r)
 		return -ENOMEM;
-	r->loader = l;
 	r->sym = s;
-	err = hashmap__new(&r->stacks, sizeof(struct stack_key), sizeof(struct stack));
+	err = hashmap__new(&r->index, sizeof(struct stack_key), sizeof(int32_t));
+	if (!err)
+		err = hashmap__new(&r->images, sizeof(uint32_t), sizeof(uint32_t));
 	if (err) {
-		free(r);
+		stackres__free(r);
 		return err;
 	}
 	*out = r;
@@ -52,42 +65,62 @@ int stackres__new(struct stackres **out, struct loader *l, struct symbolizer *s)
 
 void stackres__free(struct stackres *r)
 {
-	size_t it = 0;
-	void *v;
-
 	if (!r)
 		return;
-	while (hashmap__next(r->stacks, &it, NULL, &v))
-		free(((struct stack *)v)->frames);
-	hashmap__free(r->stacks);
+	for (unsigned i = 0; i < r->count; i++)
+		free(r->stacks[i].frames);
+	free(r->stacks);
+	hashmap__free(r->index);
+	hashmap__free(r->images);
 	free(r);
 }
 
-static struct stack_key make_key(uint32_t pid, int32_t stack_id, enum stack_kind kind)
+int stackres__exec(struct stackres *r, uint32_t pid)
 {
-	struct stack_key k = {
-		.pid = kind == STACK_KERNEL ? 0 : pid, .stack_id = stack_id, .kind = kind};
-	return k;
+	uint32_t *gen;
+
+	if (hashmap__upsert(r->images, (void **)&gen, &pid, NULL))
+		return -ENOMEM;
+	(*gen)++;
+	return 0;
 }
 
-int stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum stack_kind kind)
+unsigned stackres__count(const struct stackres *r)
 {
-	struct stack_key k = make_key(pid, stack_id, kind);
-	uint64_t ips[PROF_MAX_FRAMES];
-	struct stack *st;
-	bool created;
-	unsigned n;
+	return r->count;
+}
 
-	if (stack_id < 0)
-		return 0;
-	if (hashmap__upsert(r->stacks, (void **)&st, &k, &created))
-		return -ENOMEM;
-	/* A stack the map no longer holds stays empty: its samples keep no frames. */
-	if (!created || loader__stack(r->loader, stack_id, ips, &n) || !n)
-		return 0;
+static bool same_frames(const struct stack *st, const uint64_t *ips, unsigned n)
+{
+	if (st->n != n)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (st->frames[i].addr != ips[i])
+			return false;
+	return true;
+}
+
+/* A new stack: copied and symbolized into r->stacks[r->count]. */
+static int add_stack(struct stackres *r, uint32_t pid, enum stack_kind kind, const uint64_t *ips,
+		     unsigned n)
+{
+	struct stack *st;
+
+	if (r->count == r->cap) {
+		unsigned cap = r->cap ? r->cap * 2 : 256;
+		struct stack *s = realloc(r->stacks, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		r->stacks = s;
+		r->cap = cap;
+	}
+	st = &r->stacks[r->count];
 	st->frames = calloc(n, sizeof(*st->frames));
 	if (!st->frames)
 		return -ENOMEM;
+	st->pid = pid;
+	st->kind = kind;
 	st->n = n;
 	for (unsigned i = 0; i < n; i++) {
 		/* A return address points after the call: look up the call itself. */
@@ -100,7 +133,51 @@ int stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum stac
 		else
 			symbolizer__resolve_user(r->sym, pid, lookup, &f->sym);
 	}
+	r->count++;
 	return 0;
+}
+
+int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
+		     const uint64_t *ips, unsigned n)
+{
+	struct stack_key k = {.kind = (uint16_t)kind};
+	const uint32_t *image;
+	bool created;
+	int32_t *v;
+	int err;
+
+	*id = STACKRES_NONE;
+	if (!n)
+		return 0;
+	if (n > PROF_MAX_FRAMES)
+		n = PROF_MAX_FRAMES;
+	if (kind != STACK_KERNEL) {
+		k.pid = pid;
+		image = hashmap__find(r->images, &pid);
+		k.image = image ? *image : 0;
+	}
+	k.n = (uint16_t)n;
+	k.hash = hash_bytes(ips, n * sizeof(*ips));
+	for (;; k.dup++) {
+		if (hashmap__upsert(r->index, (void **)&v, &k, &created))
+			return -ENOMEM;
+		if (!created) {
+			if (same_frames(&r->stacks[*v], ips, n)) {
+				*id = *v;
+				return 0;
+			}
+			continue; /* another stack with this hash */
+		}
+		/* Ids are positions in r->stacks; INT32_MAX of them is far beyond memory. */
+		*v = (int32_t)r->count;
+		err = add_stack(r, k.pid, kind, ips, n);
+		if (err) {
+			hashmap__delete(r->index, &k);
+			return err;
+		}
+		*id = (int32_t)(r->count - 1);
+		return 0;
+	}
 }
 
 static int frame_location(struct profile *p, const struct frame *f, uint32_t *out)
@@ -133,18 +210,15 @@ static int frame_location(struct profile *p, const struct frame *f, uint32_t *ou
 	return profile__location(p, out, f->addr, mapping_id, function_id, 0);
 }
 
-int stackres__locations(struct stackres *r, struct profile *p, uint32_t pid, int32_t stack_id,
-			enum stack_kind kind, uint32_t *out, uint32_t max, uint32_t *n)
+int stackres__locations(struct stackres *r, struct profile *p, int32_t id, uint32_t *out,
+			uint32_t max, uint32_t *n)
 {
-	struct stack_key k = make_key(pid, stack_id, kind);
 	const struct stack *st;
 	int err;
 
-	if (stack_id < 0)
+	if (id < 0 || (unsigned)id >= r->count)
 		return 0;
-	st = hashmap__find(r->stacks, &k);
-	if (!st)
-		return 0;
+	st = &r->stacks[id];
 	for (unsigned i = 0; i < st->n && *n < max; i++) {
 		err = frame_location(p, &st->frames[i], &out[*n]);
 		if (err)

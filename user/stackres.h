@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Stack ids -> symbolized frames -> profile locations.  A stack is copied out of the BPF stack
- * map and symbolized the first time it is seen, while its process is alive (so mappings added
- * by dlopen are still readable); locations are made when a profile is built.
+ * Stacks as they arrive in records (raw frames) -> small ids -> symbolized frames -> profile
+ * locations.  A stack is interned and symbolized the first time it is seen, while its process
+ * is alive (so mappings added by dlopen are still readable); locations are made when a profile
+ * is built.
  */
 #ifndef PROF_STACKRES_H
 #define PROF_STACKRES_H
@@ -11,7 +12,6 @@
 #include <stdint.h>
 
 struct stackres;
-struct loader;
 struct symbolizer;
 struct profile;
 
@@ -22,18 +22,31 @@ enum stack_kind {
 	STACK_KERNEL,
 };
 
-int stackres__new(struct stackres **out, struct loader *l, struct symbolizer *s);
+/* The id of the empty stack (no frames, or lost): it adds no location. */
+#define STACKRES_NONE (-1)
+
+int stackres__new(struct stackres **out, struct symbolizer *s);
 void stackres__free(struct stackres *r);
 
-/* First sight of (pid, stack_id): copy and symbolize.  Cheap when already known.
- * 0 (also when the stack is gone from the map) or -ENOMEM. */
-int stackres__note(struct stackres *r, uint32_t pid, int32_t stack_id, enum stack_kind kind);
+/*
+ * The id of the stack ips[0..n) (leaf first) of process pid: the same (pid, kind, frames) give
+ * the same id; kernel stacks are shared by every process.  A stack seen for the first time is
+ * symbolized now.  n == 0 gives STACKRES_NONE.  0 or -ENOMEM.
+ */
+int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
+		     const uint64_t *ips, unsigned n);
+
+/* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
+int stackres__exec(struct stackres *r, uint32_t pid);
+
+/* Stacks interned so far (STACKRES_NONE is not one). */
+unsigned stackres__count(const struct stackres *r);
 
 /*
  * Append the stack's profile location ids (leaf first) to out[*n..max), creating mappings,
- * functions and locations in p.  A stack never noted or lost adds nothing.
+ * functions and locations in p.  STACKRES_NONE or an unknown id adds nothing.
  */
-int stackres__locations(struct stackres *r, struct profile *p, uint32_t pid, int32_t stack_id,
-			enum stack_kind kind, uint32_t *out, uint32_t max, uint32_t *n);
+int stackres__locations(struct stackres *r, struct profile *p, int32_t id, uint32_t *out,
+			uint32_t max, uint32_t *n);
 
 #endif /* PROF_STACKRES_H */

@@ -210,3 +210,24 @@ t_heap_cxx_bad_alloc_caught() {
 	expect_eq "after_throw alloc_objects" 10 "$(pprof_flat "$f" alloc_objects after_throw)"
 	expect_eq "after_throw inuse_space" 10000 "$(pprof_flat "$f" inuse_space after_throw)"
 }
+
+# tests/targets/many_stacks.c: 131072 allocations of 24 bytes on 131072 distinct stacks, twice
+# what the old stack map held.  Frames travel with each event, so none is lost or merged.
+t_heap_no_stack_lost_with_many_distinct_stacks() {
+	local f=$E2E_TMP/many.pb.gz
+	"$PROF" --heap -o "$f" --top 0 -- build/targets/many_stacks >"$E2E_TMP/many.out" ||
+		fail "profiler exit status $?"
+	grep -q '^131072 blocks of 24 bytes, 0 failed$' "$E2E_TMP/many.out" || fail "target: $(cat "$E2E_TMP/many.out")"
+	expect_no_drops "$f"
+	expect_eq "no_stack" 1 "$(go tool pprof -symbolize=none -raw "$f" | grep -c '^Comment: no_stack=0 ')"
+	expect_eq "alloc_leaf alloc_objects" 131072 "$(pprof_flat "$f" alloc_objects alloc_leaf)"
+	expect_eq "alloc_leaf alloc_space" 3145728 "$(pprof_flat "$f" alloc_space alloc_leaf)"
+	expect_eq "alloc_leaf inuse_objects" 131072 "$(pprof_flat "$f" inuse_objects alloc_leaf)"
+	expect_eq "alloc_leaf inuse_space" 3145728 "$(pprof_flat "$f" inuse_space alloc_leaf)"
+	pprof_traces "$f" | grep '|alloc_leaf;' | sed 's/.*|//' >"$f.stacks"
+	expect_eq "samples through alloc_leaf" 131072 "$(wc -l <"$f.stacks")"
+	expect_eq "distinct stacks through alloc_leaf" 131072 "$(sort -u "$f.stacks" | wc -l)"
+	# each one whole: 17 levels of left/right between alloc_leaf and main
+	expect_eq "stacks with 17 levels under main" 131072 \
+		"$(grep -cE '^alloc_leaf;level;((left|right);level;){17}main;' "$f.stacks")"
+}

@@ -17,8 +17,11 @@
 
 #include "cli.h"
 #include "collect.h"
+#include "cpu_agg.h"
 #include "heap_agg.h"
+#include "prof_cpu.h"
 #include "prof_heap.h"
+#include "stackres.h"
 
 static struct env heap_env = {.modes = MODE_HEAP};
 
@@ -42,7 +45,6 @@ static void send_alloc(struct collect *c, uint32_t pid, uint64_t addr, uint64_t 
 		.type = PROF_REC_HEAP_ALLOC,
 		.pid = pid,
 		.tid = pid,
-		.stack_id = -1,
 		.addr = addr,
 		.size = size,
 	};
@@ -68,6 +70,114 @@ static void test_collect__exec_ends_live_blocks(void **state)
 	assert_int_equal((int64_t)v->inuse_objects, 0);
 	assert_int_equal((int64_t)v->inuse_bytes, 0);
 	assert_int_equal(heap_agg__stats(collect__heap(c))->exec_released, 10);
+	collect__free(c);
+}
+
+/* A heap record with its frames, as bpf/heap.bpf.c sends it. */
+struct heap_rec {
+	struct prof_heap_event e;
+	uint64_t frames[4];
+};
+
+static struct heap_rec heap_rec(uint32_t pid, uint64_t addr, uint64_t root)
+{
+	struct heap_rec r = {
+		.e = {.type = PROF_REC_HEAP_ALLOC,
+		      .pid = pid,
+		      .tid = pid,
+		      .nframes = 3,
+		      .addr = addr,
+		      .size = 16},
+		.frames = {0x401000, 0x402000, root},
+	};
+	return r;
+}
+
+static void test_collect__heap_frames_interned_per_stack(void **state)
+{
+	const uint32_t pid = 999999;
+	struct heap_rec a = heap_rec(pid, 0x1000, 0x403000), b = heap_rec(pid, 0x2000, 0x403000);
+	struct heap_rec other = heap_rec(pid, 0x3000, 0x404000);
+	const struct heap_site_values *v;
+	struct collect *c;
+	int32_t id;
+
+	assert_int_equal(collect__new(&c, &heap_env, NULL), 0);
+	/* a, then b with the same frames (the last-stack fast path), then another stack, then a's
+	 * frames again (the interned path) */
+	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
+	assert_int_equal(collect__on_event(c, &b, sizeof(b.e) + 3 * 8), 0);
+	assert_int_equal(collect__on_event(c, &other, sizeof(other.e) + 3 * 8), 0);
+	a.e.addr = 0x4000;
+	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
+	assert_int_equal(stackres__count(collect__stacks(c)), 2);
+	assert_int_equal(
+		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, a.frames, 3), 0);
+	v = heap_agg__site(collect__heap(c), pid, pid, id);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_objects, 3);
+	assert_int_equal(
+		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, other.frames, 3), 0);
+	assert_int_equal((int64_t)heap_agg__site(collect__heap(c), pid, pid, id)->alloc_objects, 1);
+	assert_int_equal(heap_agg__stats(collect__heap(c))->no_stack, 0);
+	assert_int_equal(collect__bad_records(c), 0);
+	collect__free(c);
+}
+
+static void test_collect__short_records_are_bad(void **state)
+{
+	struct heap_rec a = heap_rec(999999, 0x1000, 0x403000);
+	struct prof_cpu_sample s = {.type = PROF_REC_CPU_SAMPLE, .pid = 1, .tid = 1, .nuser = 2};
+	static struct env both = {.modes = MODE_HEAP | MODE_CPU, .cpu_hz = 99};
+	struct collect *c;
+
+	assert_int_equal(collect__new(&c, &both, NULL), 0);
+	/* one frame short */
+	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 2 * 8), 0);
+	/* more frames than a stack can have */
+	a.e.nframes = 128;
+	assert_int_equal(collect__on_event(c, &a, sizeof(a)), 0);
+	/* a cpu sample announcing two frames and carrying none */
+	assert_int_equal(collect__on_event(c, &s, sizeof(s)), 0);
+	assert_int_equal(collect__bad_records(c), 3);
+	assert_int_equal(heap_agg__stats(collect__heap(c))->allocs, 0);
+	assert_int_equal(stackres__count(collect__stacks(c)), 0);
+	collect__free(c);
+}
+
+static void test_collect__cpu_samples_counted_per_stacks(void **state)
+{
+	static struct env cpu_env = {.modes = MODE_CPU, .cpu_hz = 99};
+	struct {
+		struct prof_cpu_sample s;
+		uint64_t frames[3];
+	} in_kernel = {{.type = PROF_REC_CPU_SAMPLE,
+			.pid = 999999,
+			.tid = 999998,
+			.nuser = 2,
+			.nkern = 1},
+		       {0xffffffff81001000, 0x401000, 0x402000}},
+	  in_user = {{.type = PROF_REC_CPU_SAMPLE, .pid = 999999, .tid = 999998, .nuser = 2},
+		     {0x401000, 0x402000}};
+	struct cpu_agg_key k = {.pid = 999999, .tid = 999998};
+	struct collect *c;
+
+	assert_int_equal(collect__new(&c, &cpu_env, NULL), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(collect__on_event(c, &in_kernel, sizeof(in_kernel)), 0);
+	assert_int_equal(collect__on_event(c, &in_user, sizeof(in_user.s) + 2 * 8), 0);
+	assert_int_equal(collect__bad_records(c), 0);
+	/* user stack {401000, 402000} and kernel stack {ffffffff81001000} */
+	assert_int_equal(stackres__count(collect__stacks(c)), 2);
+	assert_int_equal(stackres__intern(collect__stacks(c), &k.user_stack, k.pid, STACK_USER,
+					  in_user.frames, 2),
+			 0);
+	assert_int_equal(stackres__intern(collect__stacks(c), &k.kern_stack, k.pid, STACK_KERNEL,
+					  in_kernel.frames, 1),
+			 0);
+	assert_int_equal(cpu_agg__count(collect__cpu(c), &k), 3);
+	k.kern_stack = STACKRES_NONE;
+	assert_int_equal(cpu_agg__count(collect__cpu(c), &k), 1);
 	collect__free(c);
 }
 
@@ -147,6 +257,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_collect__exiting_before_events_started),
 		cmocka_unit_test(test_collect__exec_ends_live_blocks),
+		cmocka_unit_test(test_collect__heap_frames_interned_per_stack),
+		cmocka_unit_test(test_collect__short_records_are_bad),
+		cmocka_unit_test(test_collect__cpu_samples_counted_per_stacks),
 		cmocka_unit_test(test_collect__signal_never_reaches_a_reused_pid),
 	};
 

@@ -53,7 +53,7 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 	assert_string_equal(names, "prof_targets prof_counters prof_events prof_pending "
 				   "prof_sample_left ");
 	map_names(cpu->obj, names, sizeof(names));
-	assert_string_equal(names, "prof_stacks prof_cpu_counts prof_targets prof_counters ");
+	assert_string_equal(names, "prof_cpu_scratch prof_events prof_targets prof_counters ");
 	map_names(calls->obj, names, sizeof(names));
 	assert_null(strstr(names, "prof_pending"));
 	assert_null(strstr(names, "prof_stacks"));

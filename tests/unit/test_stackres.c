@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Interning raw frames: ids are exact per (pid, kind, frames), kernel stacks are shared, the
+ * empty stack is no stack.  The symbolizer reads a fixture proc root (no processes) and a
+ * fixture kallsyms, so kernel frames get known names and user frames none.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "profile.h"
+#include "stackres.h"
+#include "symbolizer.h"
+
+struct fixture {
+	char root[64];
+	char kallsyms[96];
+	struct symbolizer *sym;
+	struct stackres *r;
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct symbolizer_opts opts = {.debug_dir = ""};
+	FILE *f;
+
+	if (!fx)
+		return -1;
+	strcpy(fx->root, "/tmp/stackres.XXXXXX");
+	if (!mkdtemp(fx->root))
+		return -1;
+	snprintf(fx->kallsyms, sizeof(fx->kallsyms), "%s/kallsyms", fx->root);
+	f = fopen(fx->kallsyms, "w");
+	if (!f)
+		return -1;
+	fputs("ffffffff81000000 T _text\n"
+	      "ffffffff81001000 T do_sys_open\n"
+	      "ffffffff81002000 T vfs_read\n",
+	      f);
+	fclose(f);
+	opts.proc_root = fx->root;
+	opts.kallsyms = fx->kallsyms;
+	opts.perfmap_dir = fx->root;
+	if (symbolizer__new(&fx->sym, &opts) || stackres__new(&fx->r, fx->sym))
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	stackres__free(fx->r);
+	symbolizer__free(fx->sym);
+	unlink(fx->kallsyms);
+	rmdir(fx->root);
+	free(fx);
+	return 0;
+}
+
+static void test_stackres__same_frames_same_id(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t a[] = {0x401000, 0x402000, 0x403000};
+	uint64_t b[] = {0x401000, 0x402000, 0x403000};
+	uint64_t shorter[] = {0x401000, 0x402000};
+	uint64_t other[] = {0x401000, 0x402000, 0x403008};
+	int32_t ida, idb, ids, ido;
+
+	assert_int_equal(stackres__intern(fx->r, &ida, 100, STACK_USER_RET, a, 3), 0);
+	assert_int_equal(stackres__intern(fx->r, &idb, 100, STACK_USER_RET, b, 3), 0);
+	assert_int_equal(stackres__intern(fx->r, &ids, 100, STACK_USER_RET, shorter, 2), 0);
+	assert_int_equal(stackres__intern(fx->r, &ido, 100, STACK_USER_RET, other, 3), 0);
+	assert_true(ida >= 0);
+	assert_int_equal(idb, ida);
+	/* A prefix of a stack, and a stack differing in its root frame only, are other stacks. */
+	assert_int_not_equal(ids, ida);
+	assert_int_not_equal(ido, ida);
+	assert_int_not_equal(ido, ids);
+	assert_int_equal(stackres__count(fx->r), 3);
+}
+
+static void test_stackres__user_stacks_differ_per_pid(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t ips[] = {0x401000, 0x402000};
+	int32_t p1, p2, p1again, as_leaf;
+
+	assert_int_equal(stackres__intern(fx->r, &p1, 100, STACK_USER_RET, ips, 2), 0);
+	assert_int_equal(stackres__intern(fx->r, &p2, 200, STACK_USER_RET, ips, 2), 0);
+	assert_int_equal(stackres__intern(fx->r, &p1again, 100, STACK_USER_RET, ips, 2), 0);
+	/* The same addresses with an interrupted leaf resolve differently: another stack. */
+	assert_int_equal(stackres__intern(fx->r, &as_leaf, 100, STACK_USER, ips, 2), 0);
+	assert_int_not_equal(p1, p2);
+	assert_int_equal(p1again, p1);
+	assert_int_not_equal(as_leaf, p1);
+	assert_int_equal(stackres__count(fx->r), 3);
+}
+
+static void test_stackres__kernel_stacks_shared_across_pids(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t ips[] = {0xffffffff81002010, 0xffffffff81001020};
+	uint32_t locs[8], n = 0;
+	struct profile *p;
+	int32_t k1, k2;
+	char buf[64];
+
+	assert_int_equal(stackres__intern(fx->r, &k1, 100, STACK_KERNEL, ips, 2), 0);
+	assert_int_equal(stackres__intern(fx->r, &k2, 200, STACK_KERNEL, ips, 2), 0);
+	assert_true(k1 >= 0);
+	assert_int_equal(k2, k1);
+	assert_int_equal(stackres__count(fx->r), 1);
+	/* Symbolized at first sight, leaf first. */
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(stackres__locations(fx->r, p, k1, locs, 8, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(profile__location_name(p, locs[0], buf, sizeof(buf)), "vfs_read");
+	assert_string_equal(profile__location_name(p, locs[1], buf, sizeof(buf)), "do_sys_open");
+	profile__free(p);
+}
+
+static void test_stackres__no_frames_no_stack(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t ips[] = {0x401000};
+	uint32_t locs[4], n = 0;
+	struct profile *p;
+	int32_t id = 7;
+
+	assert_int_equal(stackres__intern(fx->r, &id, 100, STACK_USER_RET, ips, 0), 0);
+	assert_int_equal(id, STACKRES_NONE);
+	assert_int_equal(stackres__intern(fx->r, &id, 100, STACK_KERNEL, NULL, 0), 0);
+	assert_int_equal(id, STACKRES_NONE);
+	assert_int_equal(stackres__count(fx->r), 0);
+	assert_int_equal(profile__new(&p, "heap"), 0);
+	assert_int_equal(stackres__locations(fx->r, p, STACKRES_NONE, locs, 4, &n), 0);
+	assert_int_equal(stackres__locations(fx->r, p, 12345, locs, 4, &n), 0);
+	assert_int_equal(n, 0);
+	profile__free(p);
+}
+
+static void test_stackres__exec_starts_new_stacks(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t ips[] = {0x401000, 0x402000};
+	uint64_t kips[] = {0xffffffff81001020};
+	int32_t before, after, again, kbefore, kafter;
+
+	assert_int_equal(stackres__intern(fx->r, &before, 100, STACK_USER_RET, ips, 2), 0);
+	assert_int_equal(stackres__intern(fx->r, &kbefore, 100, STACK_KERNEL, kips, 1), 0);
+	assert_int_equal(stackres__exec(fx->r, 100), 0);
+	/* Same addresses in the new image: other code, symbolized again. */
+	assert_int_equal(stackres__intern(fx->r, &after, 100, STACK_USER_RET, ips, 2), 0);
+	assert_int_equal(stackres__intern(fx->r, &again, 100, STACK_USER_RET, ips, 2), 0);
+	assert_int_equal(stackres__intern(fx->r, &kafter, 100, STACK_KERNEL, kips, 1), 0);
+	assert_int_not_equal(after, before);
+	assert_int_equal(again, after);
+	assert_int_equal(kafter, kbefore);
+}
+
+static void test_stackres__many_distinct_stacks_keep_their_ids(void **state)
+{
+	struct fixture *fx = *state;
+	enum { N = 20000 };
+	uint64_t ips[4] = {0x401000, 0, 0x403000, 0x404000};
+	int32_t *ids = calloc(N, sizeof(*ids)), id;
+
+	assert_non_null(ids);
+	for (unsigned i = 0; i < N; i++) {
+		ips[1] = 0x500000 + i * 8;
+		assert_int_equal(stackres__intern(fx->r, &ids[i], 100, STACK_USER_RET, ips, 4), 0);
+		assert_int_equal(ids[i], (int32_t)i);
+	}
+	assert_int_equal(stackres__count(fx->r), N);
+	for (unsigned i = 0; i < N; i++) {
+		ips[1] = 0x500000 + i * 8;
+		assert_int_equal(stackres__intern(fx->r, &id, 100, STACK_USER_RET, ips, 4), 0);
+		assert_int_equal(id, ids[i]);
+	}
+	assert_int_equal(stackres__count(fx->r), N);
+	free(ids);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_stackres__same_frames_same_id, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__user_stacks_differ_per_pid, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__kernel_stacks_shared_across_pids,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__no_frames_no_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__exec_starts_new_stacks, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__many_distinct_stacks_keep_their_ids,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
