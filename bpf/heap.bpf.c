@@ -244,9 +244,13 @@ static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 		return n ? n : 1;
 	}
 	for (__u32 i = 0; i + 1 < PROF_MAX_FRAMES; i++) {
+		__u64 next;
+
 		if (i + 1 >= n)
 			break;
-		ips[i] = ips[i + 1];
+		next = ips[i + 1];
+		barrier_var(next); /* a loop clang would turn into memmove, which BPF has not */
+		ips[i] = next;
 	}
 	return n - 1;
 }

@@ -121,6 +121,7 @@ _Static_assert(sizeof(struct prof_unwind_chunk) == sizeof(struct prof_unwind_ind
 
 #define PROF_UNWIND_TABLES	 8192 /* tables loaded at once (distinct unwind tables) */
 #define PROF_UNWIND_MAX_MAPPINGS 256  /* executable mappings per process the unwinder knows */
+#define PROF_UNWIND_ASKED_ENTRIES 4096 /* processes without mappings waiting for a re-read */
 
 /* One executable mapping of a process, as the unwinder sees it. */
 struct prof_unwind_mapping {
