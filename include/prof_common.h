@@ -112,6 +112,24 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
 	  "perf map lines skipped: too long, or too many")
 
+/* Counted by the unwind-table registry (user/unwinder.c). */
+#define PROF_UNWINDER_STATS(X)                                                                    \
+	X(tables_built, "unwind_tables_built", "unwind tables built and loaded into the kernel")  \
+	X(tables_shared, "unwind_tables_shared",                                                  \
+	  "files whose unwind table equals one already loaded (one kernel copy)")                 \
+	X(table_bytes, "unwind_table_bytes", "kernel memory of the loaded unwind tables (bytes)") \
+	X(table_build_failed, "unwind_table_build_failed",                                        \
+	  "files without an unwind table (no CFI, over a cap, malformed): frame pointers")        \
+	X(table_load_failed, "unwind_table_load_failed",                                          \
+	  "unwind tables built but not loaded (table map full, kernel refused): frame pointers")  \
+	X(files_refused, "unwind_files_refused",                                                  \
+	  "mapped files or vDSOs not read for unwinding (swapped, not regular, too large)")       \
+	X(mappings_dropped, "unwind_mappings_dropped",                                            \
+	  "executable mappings past the per-process limit (256): no unwinding there")             \
+	X(procs_failed, "unwind_procs_failed",                                                    \
+	  "process mappings not written to the kernel (process map full)")                        \
+	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)")
+
 /* Counted by the ring-buffer consumer (user/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 

@@ -24,6 +24,7 @@
 #include "stackres.h"
 #include "symbolizer.h"
 #include "text.h"
+#include "unwinder.h"
 
 /* The counter lists of include/prof_common.h, as (name, meaning) rows. */
 struct counter_row {
@@ -38,6 +39,7 @@ static const struct counter_row heap_rows[] = {PROF_HEAP_STATS(STAT_ROW)};
 static const struct counter_row call_rows[] = {PROF_CALL_STATS(STAT_ROW)};
 static const struct counter_row collect_rows[] = {PROF_COLLECT_STATS(STAT_ROW)};
 static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_ROW)};
+static const struct counter_row unwinder_rows[] = {PROF_UNWINDER_STATS(STAT_ROW)};
 #undef STAT_ROW
 
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
@@ -100,6 +102,15 @@ int report__add_symbolizer_stats(struct profile *p, const struct symbolizer_stat
 #undef STAT_VAL
 
 	return add_rows(p, symbolizer_rows, vals, NROWS(symbolizer_rows));
+}
+
+int report__add_unwinder_stats(struct profile *p, const struct unwinder_stats *st)
+{
+#define STAT_VAL(f, n, d) st->f,
+	const uint64_t vals[] = {PROF_UNWINDER_STATS(STAT_VAL)};
+#undef STAT_VAL
+
+	return add_rows(p, unwinder_rows, vals, NROWS(unwinder_rows));
 }
 
 int report__add_common(struct collect *c, const struct env *env, struct profile *p)
