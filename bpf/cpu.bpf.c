@@ -43,8 +43,9 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		nkern = PROF_MAX_FRAMES;
 	got = prof_user_stack(ctx, &r->frames[nkern], PROF_USTACK_PERF); /* failures counted */
 	nuser = got > 0 ? (__u32)got : 0;
-	if (nuser > PROF_MAX_FRAMES)
-		nuser = PROF_MAX_FRAMES;
+	/* got <= PROF_MAX_FRAMES (127): clang drops a clamp; a mask after a barrier stays. */
+	barrier_var(nuser);
+	nuser &= PROF_MAX_FRAMES;
 	r->s.nkern = (__u16)nkern;
 	r->s.nuser = (__u16)nuser;
 	if (bpf_ringbuf_output(&prof_events, r, sizeof(r->s) + (nkern + nuser) * sizeof(__u64),

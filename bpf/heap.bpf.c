@@ -289,8 +289,12 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	if (got < 0)
 		r->e.flags = PROF_HEAP_STACK_FAILED;
 	n = got > 0 ? (__u32)got : 0;
-	if (n > PROF_MAX_FRAMES)
-		n = PROF_MAX_FRAMES;
+	/*
+	 * got <= PROF_MAX_FRAMES (127), as clang proves and drops any clamp: a mask after a
+	 * barrier is a bound the verifier sees.
+	 */
+	barrier_var(n);
+	n &= PROF_MAX_FRAMES;
 	r->e.nframes = (__u16)n;
 	if (type == PROF_REC_HEAP_REALLOC) {
 		r->e.old_addr = old_addr;

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "proc.skel.h"
 #include "prof_heap.h"
+#include "prof_unwind.h"
 
 /*
  * Maps that several objects declare under one name (bpf/common.bpf.h and the headers beside

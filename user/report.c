@@ -131,6 +131,8 @@ int report__add_common(struct collect *c, const struct env *env, struct profile 
 		err = report__add_collect_stats(p, &cs);
 	if (!err)
 		err = report__add_symbolizer_stats(p, collect__symbolizer_stats(c));
+	if (!err && collect__unwinder_stats(c))
+		err = report__add_unwinder_stats(p, collect__unwinder_stats(c));
 	return err;
 }
 

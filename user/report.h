@@ -41,7 +41,6 @@ int report__add_heap_stats(struct profile *p, const struct heap_agg_stats *st);
 int report__add_call_stats(struct profile *p, const struct calls_agg_stats *st);
 int report__add_collect_stats(struct profile *p, const struct report_collect_stats *st);
 int report__add_symbolizer_stats(struct profile *p, const struct symbolizer_stats *st);
-/* Not called yet: the session adds its unwinder's stats once it runs one (issue 10). */
 int report__add_unwinder_stats(struct profile *p, const struct unwinder_stats *st);
 
 #endif /* PROF_REPORT_H */

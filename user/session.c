@@ -446,6 +446,16 @@ int session__run(const struct env *caller_env)
 			pr_err("adding pid %u failed: %s\n", env->pids[i], strerror(-err));
 			goto cleanup;
 		}
+	}
+	/* Complete stacks from the first event: the tables of what the targets map (a few ms each). */
+	if (env->npids) {
+		err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
+		if (err) {
+			pr_err("loading unwind tables failed: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
+	for (unsigned i = 0; i < env->npids; i++) {
 		if (lo.heap) {
 			err = collect__attach_heap(r.collect, env->pids[i], (int)env->pids[i],
 						   &nfns);
@@ -486,7 +496,7 @@ int session__run(const struct env *caller_env)
 		if (!cmdpath__resolve(exe, sizeof(exe), env->cmd[0]))
 			collect__prepare_unwind(r.collect, exe);
 	}
-	/* Complete stacks from the first event: the tables of what the targets map (a few ms each). */
+	/* `-- CMD`: the tables of its executable and libraries before it runs. */
 	err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
 	if (err) {
 		pr_err("loading unwind tables failed: %s\n", strerror(-err));
