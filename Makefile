@@ -57,6 +57,7 @@ FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix
 # Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
 # of the functions the tests name).
 TARGET_CFLAGS := -g -O1 -Wall -Werror -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread
+NOFP_CFLAGS   := -g -O2 -Wall -Werror -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 TARGETS_C  := $(patsubst tests/targets/%.c,$(OUTPUT)/targets/%,$(wildcard tests/targets/*.c))
 TARGETS_CC := $(patsubst tests/targets/%.cc,$(OUTPUT)/targets/%,$(wildcard tests/targets/*.cc))
 BENCH_C    := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
@@ -158,6 +159,17 @@ $(OUTPUT)/targets/noalloc: tests/targets/noalloc.c | $(OUTPUT)/targets
 $(OUTPUT)/targets/static_target: tests/targets/static_target.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CLANG) $(TARGET_CFLAGS) -static $< -o $@
+
+# Targets named *_nofp are built as Debian builds its packages, without frame pointers, so only
+# .eh_frame unwinding gives their stacks; sibling calls stay calls so every function the tests
+# name keeps a frame of its own.  gcc, as Debian's packages are.
+$(OUTPUT)/targets/%_nofp: tests/targets/%_nofp.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) $< -o $@
+
+$(OUTPUT)/targets/%_nofp: tests/targets/%_nofp.cc | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CXX) $(NOFP_CFLAGS) $< -o $@
 
 # clang: gcc 12 drops the frame pointer of leaf functions despite -mno-omit-leaf-frame-pointer.
 $(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets

@@ -6,9 +6,9 @@ level=${1:-test}
 
 build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc g++"
 # libclang-rt-dev: libFuzzer for `make fuzz` (part of `make test`); the rest is `make lint`.
-test_pkgs="libcmocka-dev golang-go python3.11 php-cli ruby openjdk-17-jdk-headless libclang-rt-dev"
+test_pkgs="libcmocka-dev golang-go python3.11 sqlite3 php-cli ruby openjdk-17-jdk-headless libclang-rt-dev"
 test_pkgs="$test_pkgs shellcheck cppcheck clang-format"
-bench_pkgs="sqlite3 bpftrace bpfcc-tools time linux-headers-amd64"
+bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64"
 
 case "$level" in
 build) pkgs="$build_pkgs" ;;

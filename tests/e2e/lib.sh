@@ -128,3 +128,14 @@ expect_no_drops_log() {
 		fail "events were dropped ($(grep -o 'dropped [0-9]* (ringbuf_full [0-9]*)' "$1")): exact numbers cannot be trusted"
 	echo "ok: no drops in $1"
 }
+
+# E2E_PROF_ARGS (e.g. "--unwind fp"): options put in front of the options of every profiler run,
+# through tests/e2e/prof_args.sh, so no test's "$PROF …" line has to know about them.  PROF stays
+# relative to the tree's root (test_pprof.sh runs "$OLDPWD/$PROF" from another directory).
+prof_wrap() {
+	[ -n "${E2E_PROF_ARGS:-}" ] || return 0
+	[ -n "${E2E_PROF_BIN:-}" ] || E2E_PROF_BIN=$(realpath "$PROF") || fail "no profiler at $PROF"
+	export E2E_PROF_BIN E2E_PROF_ARGS
+	PROF=tests/e2e/prof_args.sh
+}
+prof_wrap

@@ -19,27 +19,51 @@ fi
 E2E_BASE=$E2E_TMP
 passed=0 failed=0 failures=""
 only=${E2E_ONLY:-}
-for file in tests/e2e/test_*.sh; do
-	for t in $(bash -c ". tests/e2e/lib.sh; . $file; declare -F" | awk '{print $3}' | grep '^t_'); do
-		if [ -n "$only" ] && ! [[ "$t" == *$only* ]]; then continue; fi
-		log="$E2E_BASE/$t.log"
-		start=$(date +%s)
-		# Each test gets its own scratch directory: no file leaks from one test into the next.
-		# shellcheck disable=SC1090,SC2030 # a test file by its path; E2E_TMP is per subshell
-		( export E2E_TMP="$E2E_BASE/$t"; mkdir -p "$E2E_TMP"; trap 'kill $(jobs -p) 2>/dev/null' EXIT; . "$file"; set -u; "$t" ) >"$log" 2>&1
-		rc=$?
-		secs=$(( $(date +%s) - start ))
-		if [ $rc -eq 0 ]; then
-			passed=$((passed + 1))
-			echo "[ OK   ] $t (${secs}s)"
-		else
-			failed=$((failed + 1))
-			failures="$failures $t"
-			echo "[ FAIL ] $t (${secs}s)"
-			sed 's/^/    | /' "$log" | tail -120
-		fi
+
+# run_pass LABEL PROF_ARGS FILE…: every t_* of the files, each in its own subshell; with a LABEL
+# the tests run again with PROF_ARGS in front of the profiler's options (lib.sh's prof_wrap) and
+# are named t_…[LABEL].  E2E_ONLY matches that name.
+run_pass() {
+	local label=$1 args=$2 file t name log start rc secs
+	shift 2
+	for file in "$@"; do
+		for t in $(bash -c ". tests/e2e/lib.sh; . $file; declare -F" | awk '{print $3}' | grep '^t_'); do
+			name=$t${label:+[$label]}
+			if [ -n "$only" ] && ! [[ "$name" == *$only* ]]; then continue; fi
+			log="$E2E_BASE/$t${label:+.${label//[^a-z0-9]/}}.log"
+			start=$(date +%s)
+			# Each test gets its own scratch directory: no file leaks from one test into the next.
+			# shellcheck disable=SC1090,SC2030 # a test file by its path; E2E_TMP is per subshell
+			(
+				export E2E_TMP="$E2E_BASE/$t${label:+.${label//[^a-z0-9]/}}"
+				mkdir -p "$E2E_TMP"
+				trap 'kill $(jobs -p) 2>/dev/null' EXIT
+				if [ -n "$label" ]; then E2E_PROF_ARGS=$args; prof_wrap; fi
+				. "$file"
+				set -u
+				"$t"
+			) >"$log" 2>&1
+			rc=$?
+			secs=$(($(date +%s) - start))
+			if [ $rc -eq 0 ]; then
+				passed=$((passed + 1))
+				echo "[ OK   ] $name (${secs}s)"
+			else
+				failed=$((failed + 1))
+				failures="$failures $name"
+				echo "[ FAIL ] $name (${secs}s)"
+				sed 's/^/    | /' "$log" | tail -120
+			fi
+		done
 	done
-done
+}
+
+run_pass "" "" tests/e2e/test_*.sh
+# The frame-pointer tests through the frame-pointer walker too: the default (auto) unwinds with
+# .eh_frame tables, and --unwind fp must keep what these tests assert (about a minute).
+if [ -z "${E2E_NO_FP_PASS:-}" ]; then
+	run_pass "--unwind fp" "--unwind fp" tests/e2e/test_heap.sh tests/e2e/test_cpu.sh
+fi
 [ -n "$failures" ] && echo "e2e failures:$failures"
 # shellcheck disable=SC2031 # the base directory, set before the per-test subshells
 [ -z "${E2E_KEEP:-}" ] && [ $failed -eq 0 ] && rm -rf "$E2E_TMP"

@@ -1,0 +1,258 @@
+# Complete user stacks without frame pointers (issue 10): targets built -O2 -fomit-frame-pointer
+# (tests/targets/*_nofp.*), Debian's own sqlite3 and python3.11, the demo, and code without an
+# unwind table.  Read back with go tool pprof only.
+
+HN=build/targets/heap_nofp
+# The frames a thread's stack ends in once it is unwound all the way: main's caller in glibc, or
+# a thread's start (clone3's child is the outermost frame).
+ROOTS='(__libc_start_call_main|start_thread|clone3)'
+
+# `go tool pprof -traces` as one line per sample: "VALUE LABELS |leaf;caller;…", VALUE the
+# sample's value of INDEX, exact (-unit=B prints bytes unscaled), frame names whole.
+pprof_stacks() { # FILE INDEX
+	go tool pprof -symbolize=none -traces -unit=B -sample_index="$2" "$1" 2>/dev/null | awk '
+		function flush() {
+			if (stack != "") print value " " labels "|" stack
+			labels = ""; stack = ""; value = ""
+		}
+		/^-----------/ { flush(); next }
+		/^ *(comm|process|pid|tid):/ && stack == "" {
+			k = $1; sub(/:$/, "", k); $1 = ""; sub(/^ +/, ""); labels = labels k "=" $0 " "; next
+		}
+		labels != "" && stack == "" && /^ *[0-9][0-9.]*[a-zA-Z]* +[^ ]/ {
+			value = $1; sub(/[a-zA-Z]+$/, "", value)
+			f = $0; sub(/^ *[^ ]+ +/, "", f); stack = f; next
+		}
+		stack != "" && /^ +[^ ]/ { f = $0; sub(/^ +/, "", f); stack = stack ";" f; next }
+		END { flush() }'
+}
+
+# Sum of the values of a pprof_stacks file's lines (that match an extended regex).
+sum_all() { # STACKS
+	awk '{ s += $1 } END { printf "%.0f\n", s }' "$1"
+}
+sum_matching() { # STACKS ERE
+	grep -E -- "$2" "$1" | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+ratio() { # A B
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f\n", b ? a / b : 0 }'
+}
+
+# A counter from the profile's comments ("Comment: NAME=VALUE (…)").
+pprof_counter() { # FILE NAME
+	local v
+	v=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n "s/^Comment: $2=\([0-9]*\) .*/\1/p")
+	[ -n "$v" ] || fail "no counter $2 in $1"
+	echo "$v"
+}
+
+# No stack may have an allocator of its own as its leaf: the heap probe charges the caller.
+expect_no_allocator_leaf() { # STACKS
+	local bad
+	bad=$(grep -E '\|(malloc|calloc|realloc|posix_memalign|aligned_alloc|operator new[^;]*)(;|$)' "$1" | head -1)
+	[ -z "$bad" ] || fail "allocator frame as leaf: $bad"
+}
+
+# heap_nofp's exact table (tests/targets/heap_nofp.c), main above every allocating function and
+# the stack unwound to glibc's __libc_start_call_main.  Args: the profiler's --unwind options.
+check_heap_nofp() { # [--unwind MODE]
+	local f=$E2E_TMP/heap_nofp.pb.gz s=$E2E_TMP/heap_nofp.stacks fns='(alloc_a|alloc_b|use_strdup|use_fopen)'
+	"$PROF" --heap "$@" -o "$f" --top 0 -- "$HN" >"$E2E_TMP/target.out" || fail "profiler exit status $?"
+	expect_eq "target output" "DONE 1" "$(cat "$E2E_TMP/target.out")"
+	expect_no_drops "$f"
+	pprof_stacks "$f" alloc_space >"$s"
+	expect_eq "alloc_a alloc_objects" 1000 "$(pprof_flat "$f" alloc_objects alloc_a)"
+	expect_eq "alloc_a alloc_space" 3000000 "$(pprof_flat "$f" alloc_space alloc_a)"
+	expect_eq "alloc_a inuse_space" 3000000 "$(pprof_flat "$f" inuse_space alloc_a)"
+	expect_eq "alloc_b alloc_objects" 1000 "$(pprof_flat "$f" alloc_objects alloc_b)"
+	expect_eq "alloc_b alloc_space" 1000000 "$(pprof_flat "$f" alloc_space alloc_b)"
+	expect_eq "alloc_b inuse_space" 1000000 "$(pprof_flat "$f" inuse_space alloc_b)"
+	# strdup and fopen call malloc themselves, inside glibc (no frame pointers): their frames are
+	# the leaves, and the callers the frame-pointer walk lost must come right after them.
+	expect_eq "use_strdup alloc_space" 32000 "$(pprof_cum "$f" alloc_space use_strdup)"
+	expect_eq "use_strdup inuse_space" 32000 "$(pprof_cum "$f" inuse_space use_strdup)"
+	expect_eq "bytes on strdup;use_strdup;main" 32000 \
+		"$(sum_matching "$s" '\|[^;|]*strdup;use_strdup;main;')"
+	# 200 FILE objects of 472 bytes (glibc 2.36's locked FILE), all closed again.
+	expect_eq "use_fopen alloc_space" 94400 "$(pprof_cum "$f" alloc_space use_fopen)"
+	expect_eq "use_fopen alloc_objects" 200 "$(pprof_cum "$f" alloc_objects use_fopen)"
+	expect_eq "use_fopen inuse_space" 0 "$(pprof_cum "$f" inuse_space use_fopen)"
+	expect_eq "bytes on fopen's frames;use_fopen;main" 94400 \
+		"$(sum_matching "$s" '\|([^;|]*fopen[^;|]*;)+use_fopen;main;')"
+	expect_no_allocator_leaf "$s"
+	# Every byte of the four functions sits on a stack with main right above the function and
+	# glibc's start below main: 3000000 + 1000000 + 32000 + 94400.
+	expect_eq "bytes of the four functions with main above and the root below" 4126400 \
+		"$(sum_matching "$s" "[|;]$fns;main;([^|]*;)?__libc_start_call_main(;|\$)")"
+	expect_eq "bytes of the four functions in all" 4126400 "$(sum_matching "$s" "[|;]$fns(;|\$)")"
+}
+
+t_unwind_c_nofp_exact_bytes() {
+	check_heap_nofp --unwind dwarf
+}
+
+# The default (--unwind auto) must be as complete as dwarf where the files have tables.
+t_unwind_c_nofp_auto() {
+	check_heap_nofp
+}
+
+t_unwind_cxx_nofp_new_charged_to_caller() {
+	local f=$E2E_TMP/cxx_nofp.pb.gz s=$E2E_TMP/cxx_nofp.stacks
+	"$PROF" --heap -o "$f" --top 0 -- build/targets/heap_cxx_nofp >"$E2E_TMP/target.out" ||
+		fail "profiler exit status $?"
+	expect_eq "target output" "DONE 1" "$(cat "$E2E_TMP/target.out")"
+	expect_no_drops "$f"
+	# Flat at the function that wrote `new`: operator new (libstdc++) is not a frame of its own.
+	expect_eq "make_a alloc_objects" 400 "$(pprof_flat "$f" alloc_objects make_a)"
+	expect_eq "make_a alloc_space" 480000 "$(pprof_flat "$f" alloc_space make_a)"
+	expect_eq "make_a inuse_space" 480000 "$(pprof_flat "$f" inuse_space make_a)"
+	expect_eq "make_b alloc_objects" 600 "$(pprof_flat "$f" alloc_objects make_b)"
+	expect_eq "make_b alloc_space" 300000 "$(pprof_flat "$f" alloc_space make_b)"
+	expect_eq "make_b inuse_space" 300000 "$(pprof_flat "$f" inuse_space make_b)"
+	pprof_stacks "$f" alloc_space >"$s"
+	expect_no_allocator_leaf "$s"
+	expect_eq "make_a bytes with main above and the root below" 480000 \
+		"$(sum_matching "$s" '\|make_a;main;([^|]*;)?__libc_start_call_main(;|$)')"
+	expect_eq "make_b bytes with main above and the root below" 300000 \
+		"$(sum_matching "$s" '\|make_b;main;([^|]*;)?__libc_start_call_main(;|$)')"
+}
+
+# cpu_nofp (tests/targets/cpu_nofp.c) for SECONDS, its samples as pprof_stacks lines in STACKS.
+profile_cpu_nofp() { # SECONDS STACKS [--unwind MODE]
+	local secs=$1 s=$2 f=$2.pb.gz
+	shift 2
+	"$PROF" --cpu "$@" -o "$f" --top 0 -- build/targets/cpu_nofp "$secs" || fail "profiler exit status $?"
+	expect_eq "cpu_counts_full" 0 "$(pprof_counter "$f" cpu_counts_full)"
+	expect_eq "ringbuf_full" 0 "$(pprof_counter "$f" ringbuf_full)"
+	pprof_stacks "$f" samples >"$s"
+	[ -s "$s" ] || fail "no samples in $f"
+}
+
+t_unwind_cpu_nofp_split_and_root() {
+	local s=$E2E_TMP/cpu_nofp.stacks total a b hot rooted
+	profile_cpu_nofp 3 "$s"
+	total=$(sum_all "$s")
+	[ "$total" -ge 100 ] || fail "only $total samples in 3 s of two busy threads"
+	# hot_a and hot_b with their callers up to glibc's start (a timer interrupt's kernel frames
+	# may sit on top of them).
+	a=$(sum_matching "$s" '[|;]hot_a;work;main;([^|]*;)?__libc_start_call_main(;|$)')
+	b=$(sum_matching "$s" '[|;]hot_b;work;main;([^|]*;)?__libc_start_call_main(;|$)')
+	hot=$(sum_matching "$s" '[|;]hot_[ab](;|$)')
+	[ "$b" -gt 0 ] || fail "no complete stack of hot_b ($hot samples in hot_a or hot_b)"
+	expect_eq "hot_a/hot_b samples without work;main;…;__libc_start_call_main below" 0 $((hot - a - b))
+	expect_range "hot_a/hot_b" 2.3 3.9 "$(ratio "$a" "$b")"
+	rooted=$(sum_matching "$s" "[|;]$ROOTS(;|\$)")
+	expect_range "share of samples whose stack reaches the thread's root ($rooted of $total)" \
+		0.97 1 "$(ratio "$rooted" "$total")"
+}
+
+# glibc's syscall() has no frame pointer: its caller is the frame the frame-pointer walk skipped.
+t_unwind_cpu_kernel_frames_under_syscall() {
+	local s=$E2E_TMP/syscall.stacks k good
+	profile_cpu_nofp 2 "$s"
+	grep ' comm=syscaller ' "$s" >"$s.syscaller"
+	k=$(sum_matching "$s.syscaller" '[|;]entry_SYSCALL_64[a-z_]*(;|$)')
+	[ "$k" -ge 5 ] || fail "only $k samples of the syscall thread in the kernel"
+	good=$(sum_matching "$s.syscaller" \
+		'[|;]entry_SYSCALL_64[a-z_]*;syscall;in_syscall;syscaller;([^|]*;)?start_thread(;|$)')
+	expect_eq "kernel samples with syscall;in_syscall;syscaller;…;start_thread under the kernel frames" "$k" "$good"
+}
+
+t_unwind_sqlite3_bulk_reaches_root() {
+	local f=$E2E_TMP/sqlite3.pb.gz s=$E2E_TMP/sqlite3.stacks sql=$E2E_TMP/bulk.sql total rooted api
+	command -v sqlite3 >/dev/null || fail "no sqlite3 (scripts/install-deps.sh test installs it)"
+	{
+		echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);"
+		echo "BEGIN;"
+		seq 1 20000 | awk '{ printf "INSERT INTO t(name, v) VALUES(\047name-%d\047, %d.5);\n", $1 * 7919 % 20000, $1 }'
+		echo "COMMIT;"
+		echo "CREATE INDEX t_name ON t(name);"
+		echo "SELECT count(*), sum(v) FROM t;"
+	} >"$sql"
+	"$PROF" --heap -o "$f" --top 0 -- sh -c "exec sqlite3 :memory: < $sql" >"$E2E_TMP/sqlite3.out" ||
+		fail "profiler exit status $?"
+	expect_eq "sqlite3 output" "20000|200020000.0" "$(cat "$E2E_TMP/sqlite3.out")"
+	expect_no_drops "$f"
+	pprof_stacks "$f" alloc_space >"$s"
+	total=$(sum_all "$s")
+	[ "$total" -ge 1000000 ] || fail "only $total bytes allocated by a 20000-row insert"
+	rooted=$(sum_matching "$s" "[|;]$ROOTS(;|\$)")
+	expect_range "share of allocated bytes on stacks that reach the root ($rooted of $total)" \
+		0.99 1 "$(ratio "$rooted" "$total")"
+	# Through the library's exported API (the frames a .dynsym names) down to the root; heaptrack
+	# puts 99.98 % of this run's allocations under sqlite3_* functions.
+	api=$(sum_matching "$s" "[|;]sqlite3_[a-z0-9_]+;([^|]*;)?$ROOTS(;|\$)")
+	expect_range "share of allocated bytes under sqlite3_* and the root ($api of $total)" \
+		0.95 1 "$(ratio "$api" "$total")"
+	[ "$(sum_matching "$s" '[|;]sqlite3_step;')" -gt 0 ] || fail "no bytes under sqlite3_step"
+	[ "$(sum_matching "$s" '[|;]sqlite3_prepare[a-z0-9_]*;')" -gt 0 ] || fail "no bytes under sqlite3_prepare*"
+}
+
+t_unwind_python311_reaches_root() {
+	local f=$E2E_TMP/python.pb.gz s=$E2E_TMP/python.stacks py=$E2E_TMP/alloc.py total rooted
+	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (scripts/install-deps.sh test)"
+	# Buffers, dicts and lists larger than pymalloc's 512-byte limit: malloc and realloc.
+	cat >"$py" <<-'EOF'
+		keep = []
+		for i in range(10000):
+		    keep.append(bytes(4000 + i % 64))
+		    keep.append({j: str(j) * 40 for j in range(100)})
+		    keep.append([x * i for x in range(400)])
+		    if len(keep) > 3000:
+		        keep.clear()
+		print("done", len(keep))
+	EOF
+	"$PROF" --heap -o "$f" --top 0 -- /usr/bin/python3.11 "$py" >"$E2E_TMP/python.out" ||
+		fail "profiler exit status $?"
+	expect_eq "python output" "done 2973" "$(cat "$E2E_TMP/python.out")"
+	expect_no_drops "$f"
+	pprof_stacks "$f" alloc_space >"$s"
+	total=$(sum_all "$s")
+	[ "$total" -ge 40000000 ] || fail "only $total bytes allocated (10000 x 4000-byte buffers alone are 40 MB)"
+	rooted=$(sum_matching "$s" "[|;]$ROOTS(;|\$)")
+	expect_range "share of allocated bytes on stacks that reach the root ($rooted of $total)" \
+		0.99 1 "$(ratio "$rooted" "$total")"
+}
+
+# `make demo`'s program (frame pointers kept): strdup (glibc, none) calls malloc, and the
+# frame-pointer walk lost strdup's caller, cache_response.
+t_unwind_demo_strdup_has_caller() {
+	local f=$E2E_TMP/demo.pb.gz s=$E2E_TMP/demo.stacks
+	"$PROF" --heap -o "$f" --top 0 -- build/targets/demo >/dev/null || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	pprof_stacks "$f" alloc_space >"$s"
+	# 2000 keys "GET /item/N HTTP/1.1" (N = 0, 10, …, 490 forty times): 40 x (21 + 9 x 22 + 40 x 23)
+	expect_eq "strdup's bytes under cache_response;handle;main" 45560 \
+		"$(sum_matching "$s" '\|[^;|]*strdup;cache_response;handle;main;')"
+	# entries 2000 x 24 + keys 45560 + values 2000 x 1024
+	expect_eq "cache_response alloc_space" 2141560 "$(pprof_cum "$f" alloc_space cache_response)"
+	expect_no_allocator_leaf "$s"
+}
+
+# jit_target runs code from anonymous memory: no file, no unwind table, and with --unwind dwarf
+# no frame-pointer fallback.  Each sample there is a cut stack, and each cut must be counted.
+t_unwind_cut_stacks_are_counted() {
+	local f=$E2E_TMP/jit.pb.gz out=$E2E_TMP/jit.out code size lo hi jit=0 cut=0 id addr n
+	"$PROF" --cpu --unwind dwarf -d 2 -o "$f" --top 0 -- build/targets/jit_target >"$out" ||
+		fail "profiler exit status $?"
+	read -r _ _ code size < <(grep '^READY ' "$out") || fail "jit_target never said READY"
+	lo=$((16#$code))
+	hi=$((lo + 16#$size))
+	# Samples whose leaf is in the anonymous code, from go tool pprof -raw: "count value: ids"
+	# (leaf first) and "id: 0xaddress …".
+	go tool pprof -symbolize=none -raw "$f" >"$f.raw" 2>/dev/null || fail "pprof cannot read $f"
+	declare -A leaf_addr=()
+	while read -r id addr; do
+		leaf_addr[$id]=$((addr))
+	done < <(sed -n '/^Locations/,/^Mappings/p' "$f.raw" | awk '$1 ~ /^[0-9]+:$/ { sub(/:$/, "", $1); print $1, $2 }')
+	while read -r n id; do
+		addr=${leaf_addr[$id]:-0}
+		if [ "$addr" -ge "$lo" ] && [ "$addr" -lt "$hi" ]; then jit=$((jit + n)); fi
+	done < <(sed -n '/^Samples:/,/^Locations/p' "$f.raw" | awk '/^ *[0-9]+ +[0-9]+: [0-9]/ { print $1, $3 }')
+	[ "$jit" -ge 10 ] || fail "only $jit samples in jit_target's code in 2 s"
+	cut=$(($(pprof_counter "$f" unwind_no_mapping) + $(pprof_counter "$f" unwind_no_table)))
+	[ "$cut" -ge "$jit" ] ||
+		fail "$jit samples stopped in code without an unwind table, but unwind_no_mapping + unwind_no_table = $cut: cut stacks went uncounted"
+	echo "ok: $jit samples in the anonymous code, $cut stacks counted as cut"
+}
