@@ -45,6 +45,12 @@ struct {
 #define PROF_SIGFRAME_RSP 160
 #define PROF_SIGFRAME_RIP 168
 
+/* bpf_find_vma's answer for one pc: a mapping as userspace would have written it. */
+struct vma_lookup {
+	__u64 pc;
+	struct prof_unwind_mapping m; /* table_id 0: no table for the pc's file */
+};
+
 struct unwind_walk {
 	__u64 *ips;			/* out: frames, leaf first */
 	struct prof_unwind_proc *proc;	/* NULL: no entry for this process */
@@ -56,6 +62,7 @@ struct unwind_walk {
 	bool exact;			/* ip is not a return address: look it up as is */
 	bool reliable;			/* ip came from registers or a table (not a frame pointer) */
 	bool bp_lost;			/* the caller's rbp is unknown */
+	struct vma_lookup vma;		/* scratch of vma_mapping */
 	__u32 done; /* 1: the walk is over (a __u32 the verifier sees masked to 0..1) */
 };
 
@@ -153,6 +160,56 @@ static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
 		return 0;
 	*out = c->rows[base];
 	return prof_unwind_row__cfa(out) != PROF_UNWIND_CFA_NONE;
+}
+
+#ifndef VM_EXEC
+#define VM_EXEC 0x4
+#endif
+
+static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void *arg)
+{
+	struct vma_lookup *q = arg;
+	struct prof_unwind_file_key key = {};
+	struct prof_unwind_file *f;
+	struct inode *inode;
+	__u64 off;
+
+	if (!vma->vm_file || !(vma->vm_flags & VM_EXEC))
+		return 0;
+	inode = vma->vm_file->f_inode;
+	key.dev = inode->i_sb->s_dev;
+	key.ino = inode->i_ino;
+	f = bpf_map_lookup_elem(&prof_unwind_files, &key);
+	if (!f)
+		return 0;
+	off = q->pc - vma->vm_start + (vma->vm_pgoff << 12);
+	for (__u32 i = 0; i < PROF_UNWIND_FILE_SEGS && i < f->nsegs; i++) {
+		if (off < (f->segs[i].offset & ~4095ULL) ||
+		    off >= f->segs[i].offset + f->segs[i].filesz)
+			continue;
+		q->m.start = vma->vm_start;
+		q->m.end = vma->vm_end;
+		q->m.bias = vma->vm_start - (vma->vm_pgoff << 12) + f->segs[i].offset -
+			    f->segs[i].vaddr + f->base;
+		q->m.table_id = f->table_id;
+		q->m.nchunks = f->nchunks;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * A pc in no mapping userspace has written (a library ld.so or dlopen mapped since it read the
+ * process's maps): the kernel's vma for it, and the table of its file if one is loaded.  From a
+ * perf event the lookup may fail (the mm lock is busy): frame pointers then.
+ */
+static __always_inline bool vma_mapping(struct vma_lookup *q, __u64 pc)
+{
+	q->pc = pc;
+	q->m.table_id = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found, q, 0))
+		return false;
+	return q->m.table_id != 0;
 }
 
 /* Ask userspace to re-read the process's mappings (once, until it has). */
@@ -337,8 +394,11 @@ static long unwind_frame(__u64 i, void *arg)
 	if (!m) {
 		if (w->reliable)
 			ask_refresh(w); /* a library loaded since the maps were read? */
-		fp_step(w, PROF_CNT_UNWIND_NO_MAPPING);
-		return w->done & 1;
+		if (!w->reliable || !vma_mapping(&w->vma, pc)) {
+			fp_step(w, PROF_CNT_UNWIND_NO_MAPPING);
+			return w->done & 1;
+		}
+		m = &w->vma.m;
 	}
 	found = m->table_id ? find_row(m, pc, &row) : -1;
 	if (found <= 0) {

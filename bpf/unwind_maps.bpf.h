@@ -41,4 +41,13 @@ struct {
 	__type(value, struct prof_unwind_proc);
 } prof_unwind_procs SEC(".maps");
 
+/* (dev, inode) of a mapped file -> its table (include/prof_unwind.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PROF_UNWIND_FILES);
+	__type(key, struct prof_unwind_file_key);
+	__type(value, struct prof_unwind_file);
+} prof_unwind_files SEC(".maps");
+
 #endif /* PROF_UNWIND_MAPS_BPF_H */

@@ -126,6 +126,8 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "mapped files or vDSOs not read for unwinding (swapped, not regular, too large)")       \
 	X(mappings_dropped, "unwind_mappings_dropped",                                            \
 	  "executable mappings past the per-process limit (256): no unwinding there")             \
+	X(files_unpublished, "unwind_files_unpublished",                                          \
+	  "unwind tables not findable by inode (file map full): only through process entries")    \
 	X(procs_failed, "unwind_procs_failed",                                                    \
 	  "process mappings not written to the kernel (process map full)")                        \
 	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)")

@@ -139,6 +139,29 @@ struct prof_unwind_proc {
 	struct prof_unwind_mapping maps[PROF_UNWIND_MAX_MAPPINGS];
 };
 
+/*
+ * prof_unwind_files: the tables of files by the inode the kernel maps (the vma's file), so that
+ * the BPF walker can unwind through a mapping userspace has not read yet (a library mapped since:
+ * ld.so at startup, dlopen) by asking the kernel for the pc's vma.
+ */
+#define PROF_UNWIND_FILES     16384
+#define PROF_UNWIND_FILE_SEGS 4
+
+struct prof_unwind_file_key {
+	__u64 dev; /* the kernel's encoding: major << 20 | minor */
+	__u64 ino;
+};
+
+struct prof_unwind_file {
+	__u32 table_id, nchunks;
+	__u64 base;  /* the table's base (row pcs are ELF addresses - base) */
+	__u32 nsegs; /* executable PT_LOAD segments below */
+	__u32 pad;
+	struct {
+		__u64 offset, vaddr, filesz;
+	} segs[PROF_UNWIND_FILE_SEGS];
+};
+
 enum prof_unwind_proc_flags {
 	/* A pc outside every mapping was reported (PROF_REC_UNWIND_MISS): no more until the entry
 	 * is rewritten. */

@@ -103,13 +103,17 @@ static int fatal(struct collect *c, int err);
 static int unwinder_start(struct collect *c)
 {
 	struct unwinder_opts o = {0};
-	int asked_fd, err;
+	struct loader_unwind_fds fds;
+	int err;
 
 	if (!c->loader)
 		return 0; /* unit tests without BPF */
-	err = loader__unwind_fds(c->loader, &o.procs_fd, &o.tables_fd, &asked_fd);
+	err = loader__unwind_fds(c->loader, &fds);
 	if (err)
 		return 0; /* no program that walks stacks was loaded */
+	o.procs_fd = fds.procs;
+	o.tables_fd = fds.tables;
+	o.files_fd = fds.files;
 	err = unwinder__new(&c->unw, &o);
 	if (err)
 		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));
@@ -122,7 +126,8 @@ static int unwinder_start(struct collect *c)
  */
 static void unwind_read(struct collect *c, uint32_t pid, struct target *t)
 {
-	int asked_fd, procs_fd, tables_fd, err;
+	struct loader_unwind_fds fds;
+	int err;
 
 	if (!c->unw)
 		return;
@@ -134,8 +139,8 @@ static void unwind_read(struct collect *c, uint32_t pid, struct target *t)
 	if (err && err != -ESRCH && err != -ENOENT && err != -ENOSPC)
 		pr_debug("reading the mappings of %u for unwinding: %s\n", pid, strerror(-err));
 	/* A process that had no entry asked once: it may ask again. */
-	if (!loader__unwind_fds(c->loader, &procs_fd, &tables_fd, &asked_fd))
-		bpf_map_delete_elem(asked_fd, &pid);
+	if (!loader__unwind_fds(c->loader, &fds))
+		bpf_map_delete_elem(fds.asked, &pid);
 }
 
 /* The BPF walker met a pc outside pid's known mappings (a dlopen since we read them). */

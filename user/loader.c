@@ -34,6 +34,7 @@ enum shared_map {
 	SHARED_UNWIND_TABLES,
 	SHARED_UNWIND_PROCS,
 	SHARED_UNWIND_ASKED,
+	SHARED_UNWIND_FILES,
 	SHARED__COUNT,
 };
 
@@ -46,6 +47,7 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_UNWIND_TABLES] = "prof_unwind_tables",
 	[SHARED_UNWIND_PROCS] = "prof_unwind_procs",
 	[SHARED_UNWIND_ASKED] = "prof_unwind_asked",
+	[SHARED_UNWIND_FILES] = "prof_unwind_files",
 };
 
 struct loader {
@@ -104,6 +106,7 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_unwind_tables", l->opts.unwind_fp ? 1 : PROF_UNWIND_TABLES},
 		{"prof_unwind_procs", l->opts.unwind_fp ? 1 : PROF_MAX_TARGETS},
 		{"prof_unwind_asked", l->opts.unwind_fp ? 1 : PROF_UNWIND_ASKED_ENTRIES},
+		{"prof_unwind_files", l->opts.unwind_fp ? 1 : PROF_UNWIND_FILES},
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 	};
 	struct bpf_map *map;
@@ -297,12 +300,15 @@ struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, b
 	}
 }
 
-int loader__unwind_fds(struct loader *l, int *procs_fd, int *tables_fd, int *asked_fd)
+int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out)
 {
-	*procs_fd = l->shared_fd[SHARED_UNWIND_PROCS];
-	*tables_fd = l->shared_fd[SHARED_UNWIND_TABLES];
-	*asked_fd = l->shared_fd[SHARED_UNWIND_ASKED];
-	return *procs_fd >= 0 && *tables_fd >= 0 && *asked_fd >= 0 ? 0 : -ENOENT;
+	out->procs = l->shared_fd[SHARED_UNWIND_PROCS];
+	out->tables = l->shared_fd[SHARED_UNWIND_TABLES];
+	out->asked = l->shared_fd[SHARED_UNWIND_ASKED];
+	out->files = l->shared_fd[SHARED_UNWIND_FILES];
+	return out->procs >= 0 && out->tables >= 0 && out->asked >= 0 && out->files >= 0
+		       ? 0
+		       : -ENOENT;
 }
 
 int loader__open(struct loader **out, const struct loader_opts *opts)

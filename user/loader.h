@@ -50,7 +50,10 @@ int loader__attach_heap(struct loader *l, int fd, const char *name, int pid);
 
 /* The unwinder's maps (bpf/unwind_maps.bpf.h, bpf/unwind.bpf.h): -ENOENT before a program that
  * walks stacks is loaded. */
-int loader__unwind_fds(struct loader *l, int *procs_fd, int *tables_fd, int *asked_fd);
+struct loader_unwind_fds {
+	int procs, tables, asked, files;
+};
+int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out);
 
 /* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
 int loader__attach_cpu(struct loader *l);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,7 @@ struct table {
 
 struct file {
 	struct file *next; /* every file record, for unwinder__free */
+	struct prof_unwind_file_key inode; /* a file's inode (dev 0: the vDSO), for prof_unwind_files */
 	enum file_state state;
 	struct table *table; /* FILE_READY */
 	uint32_t ready_gen;  /* poll generation that made it ready */
@@ -95,7 +97,7 @@ struct job {
 };
 
 struct unwinder {
-	int procs_fd, tables_fd;
+	int procs_fd, tables_fd, files_fd;
 	char *proc_root;
 	struct unwind_table_opts table_opts;
 	void (*build_hook)(void *arg);
@@ -292,6 +294,10 @@ static int file__queue(struct unwinder *u, struct file **out, const struct file_
 	if (err)
 		goto cleanup;
 	memcpy(slot, &f, sizeof(f));
+	if (key->kind == KEY_FILE) {
+		f->inode.dev = (uint64_t)major(key->dev) << 20 | minor(key->dev);
+		f->inode.ino = key->ino;
+	}
 	f->state = FILE_BUILDING;
 	f->next = u->all_files;
 	u->all_files = f;
@@ -620,6 +626,30 @@ cleanup:
 	return err;
 }
 
+/*
+ * Make a ready file's table findable by its inode (prof_unwind_files): the BPF walker then unwinds
+ * through a mapping of it that no process entry holds yet.  Not for the vDSO, nor for a file with
+ * more executable segments than the entry holds (its processes' entries still serve).
+ */
+static void file__publish(struct unwinder *u, const struct file *f)
+{
+	struct prof_unwind_file v = {0};
+
+	if (u->files_fd < 0 || !f->inode.dev || f->nsegs > PROF_UNWIND_FILE_SEGS)
+		return;
+	v.table_id = f->table->id;
+	v.nchunks = f->table->nchunks;
+	v.base = f->table->base;
+	v.nsegs = f->nsegs;
+	for (uint32_t i = 0; i < f->nsegs; i++) {
+		v.segs[i].offset = f->segs[i].offset;
+		v.segs[i].vaddr = f->segs[i].vaddr;
+		v.segs[i].filesz = f->segs[i].filesz;
+	}
+	if (bpf_map_update_elem(u->files_fd, &f->inode, &v, BPF_ANY))
+		u->stats.files_unpublished++;
+}
+
 /* Take one finished build back: share or load its table.  Whether the file became ready. */
 static bool job__install(struct unwinder *u, struct job *j)
 {
@@ -650,6 +680,7 @@ static bool job__install(struct unwinder *u, struct job *j)
 	f->table = t;
 	f->state = FILE_READY;
 	f->ready_gen = u->gen;
+	file__publish(u, f);
 	return true;
 }
 
@@ -747,7 +778,7 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	u->procs_fd = u->tables_fd = -1;
+	u->procs_fd = u->tables_fd = u->files_fd = -1;
 	u->next_id = 1;
 	u->table_opts = opts->table_opts;
 	u->build_hook = opts->build_hook;
@@ -782,6 +813,13 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
 	if (u->tables_fd < 0) {
 		err = -errno;
 		goto cleanup;
+	}
+	if (opts->files_fd > 0) {
+		u->files_fd = fcntl(opts->files_fd, F_DUPFD_CLOEXEC, 0);
+		if (u->files_fd < 0) {
+			err = -errno;
+			goto cleanup;
+		}
 	}
 	/* Signals (SIGINT, SIGCHLD) stay with the caller's thread. */
 	sigfillset(&all);
@@ -836,6 +874,8 @@ void unwinder__free(struct unwinder *u)
 		close(u->procs_fd);
 	if (u->tables_fd >= 0)
 		close(u->tables_fd);
+	if (u->files_fd >= 0)
+		close(u->files_fd);
 	pthread_cond_destroy(&u->work);
 	pthread_cond_destroy(&u->done);
 	pthread_mutex_destroy(&u->lock);

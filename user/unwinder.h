@@ -36,6 +36,7 @@ struct unwinder_stats {
 struct unwinder_opts {
 	int procs_fd;	       /* prof_unwind_procs (dup'd: the caller keeps its own fd) */
 	int tables_fd;	       /* prof_unwind_tables (dup'd likewise) */
+	int files_fd;	       /* prof_unwind_files (dup'd likewise); 0 or -1: none */
 	const char *proc_root; /* "/proc" when NULL */
 	struct unwind_table_opts table_opts; /* caps per file (0: unwind_table's defaults) */
 	/*
