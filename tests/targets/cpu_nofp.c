@@ -4,13 +4,14 @@
 //                         as many times as hot_b, so it gets 3x the samples
 //   thread "syscaller":   syscaller -> in_syscall, a loop on glibc's syscall(SYS_getppid): the
 //                         samples in the kernel sit on top of glibc's syscall() and its caller
-// Usage: cpu_nofp [SECONDS]  (default 3).  Sleeps 1 s first (not sampled), so the profiler's
-// unwind tables for the files it maps are ready before the work starts.
+// Usage: cpu_nofp [ROUNDS]  (default 300 rounds of hot_a + hot_b, about 3 s of CPU here): a fixed
+// amount of work, so the number of samples does not depend on how loaded the machine is.
+// Sleeps 1 s first (not sampled), so the profiler's unwind tables for the files it maps are ready
+// before the work starts.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NOIPA __attribute__((noinline, noipa))
@@ -37,16 +38,12 @@ NOIPA void hot_b(void)
 	spin(2000000UL);
 }
 
-NOIPA void work(double secs)
+NOIPA void work(long rounds)
 {
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
+	for (long i = 0; i < rounds; i++) {
 		hot_a();
 		hot_b();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	}
 }
 
 NOIPA void in_syscall(void)
@@ -64,14 +61,14 @@ static void *syscaller(void *arg)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 3.0;
+	long rounds = argc > 1 ? atol(argv[1]) : 300;
 	pthread_t t;
 
 	sleep(1);
 	pthread_setname_np(pthread_self(), "split");
 	if (pthread_create(&t, NULL, syscaller, NULL))
 		return 1;
-	work(secs);
+	work(rounds);
 	stop = 1;
 	pthread_join(t, NULL);
 	return 0;
