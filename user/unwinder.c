@@ -127,6 +127,20 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Hashmap values are stored unaligned: pointers in them are copied, never dereferenced. */
+static void *slot__get(const void *slot)
+{
+	void *p;
+
+	memcpy(&p, slot, sizeof(p));
+	return p;
+}
+
+static void slot__set(void *slot, const void *p)
+{
+	memcpy(slot, &p, sizeof(p));
+}
+
 /* ---- the worker's side ------------------------------------------------------------------- */
 
 static int job__read_segs(struct job *j)
@@ -291,7 +305,7 @@ static int file__queue(struct unwinder *u, struct file **out, const struct file_
 	err = hashmap__upsert(u->files, &slot, key, NULL);
 	if (err)
 		goto cleanup;
-	memcpy(slot, &f, sizeof(f));
+	slot__set(slot, f);
 	f->state = FILE_BUILDING;
 	f->next = u->all_files;
 	u->all_files = f;
@@ -322,9 +336,9 @@ cleanup:
 
 static struct file *file__find(struct unwinder *u, const struct file_key *key)
 {
-	struct file **slot = hashmap__find(u->files, key);
+	void *slot = hashmap__find(u->files, key);
 
-	return slot ? *slot : NULL;
+	return slot ? slot__get(slot) : NULL;
 }
 
 static void key__from_stat(struct file_key *key, const struct stat *st)
@@ -465,7 +479,7 @@ static void proc__keep_first(struct proc *p, struct unwinder_stats *stats)
 
 int unwinder__add_process(struct unwinder *u, uint32_t pid)
 {
-	struct proc *p = NULL, **slot;
+	struct proc *p = NULL;
 	struct maps *m = NULL;
 	char path[PATH_MAX];
 	void *v;
@@ -502,9 +516,8 @@ int unwinder__add_process(struct unwinder *u, uint32_t pid)
 	err = hashmap__upsert(u->procs, &v, &pid, NULL);
 	if (err)
 		goto cleanup;
-	slot = v;
-	free(*slot);
-	*slot = p;
+	free(slot__get(v));
+	slot__set(v, p);
 	err = proc__write(u, pid, p);
 	p = NULL;
 cleanup:
@@ -515,11 +528,11 @@ cleanup:
 
 int unwinder__remove_process(struct unwinder *u, uint32_t pid)
 {
-	struct proc **slot = hashmap__find(u->procs, &pid);
+	void *slot = hashmap__find(u->procs, &pid);
 
 	if (!slot)
 		return -ENOENT;
-	free(*slot);
+	free(slot__get(slot));
 	hashmap__delete(u->procs, &pid);
 	/* Already gone from the kernel map is fine: the loader may have cleaned up first. */
 	if (bpf_map_delete_elem(u->procs_fd, &pid) && errno != ENOENT)
@@ -576,7 +589,7 @@ static bool table__same(struct unwinder *u, const struct table *t, const struct 
 static int table__load(struct unwinder *u, struct table **out, const struct job *j)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP);
-	struct table *t = NULL, **head;
+	struct table *t = NULL;
 	void *slot = NULL;
 	bool created = false;
 	int fd = -1, err;
@@ -606,9 +619,8 @@ static int table__load(struct unwinder *u, struct table **out, const struct job 
 	*t = (struct table){
 		.hash = j->hash, .base = j->base, .id = u->next_id, .nchunks = j->nchunks};
 	u->next_id++;
-	head = slot;
-	t->next = created ? NULL : *head;
-	*head = t;
+	t->next = created ? NULL : slot__get(slot);
+	slot__set(slot, t);
 	*out = t;
 	t = NULL;
 cleanup:
@@ -624,7 +636,8 @@ cleanup:
 static bool job__install(struct unwinder *u, struct job *j)
 {
 	struct file *f = j->file;
-	struct table **head, *t = NULL;
+	struct table *t = NULL;
+	void *head;
 
 	u->stats.build_ms += j->ms;
 	f->state = FILE_FAILED;
@@ -635,7 +648,7 @@ static bool job__install(struct unwinder *u, struct job *j)
 	f->nsegs = j->nsegs;
 	memcpy(f->segs, j->segs, sizeof(f->segs));
 	head = hashmap__find(u->tables, &j->hash);
-	for (t = head ? *head : NULL; t; t = t->next)
+	for (t = head ? slot__get(head) : NULL; t; t = t->next)
 		if (table__same(u, t, j))
 			break;
 	if (t) {
@@ -680,7 +693,7 @@ int unwinder__poll(struct unwinder *u)
 		return 0;
 	/* Rewrite the entries that map a file made ready just now. */
 	while (hashmap__next(u->procs, &it, &key, &val)) {
-		const struct proc *p = *(struct proc **)val;
+		const struct proc *p = slot__get(val);
 
 		for (uint32_t i = 0; i < p->n; i++)
 			if (p->maps[i].file && p->maps[i].file->state == FILE_READY &&
@@ -822,13 +835,13 @@ void unwinder__free(struct unwinder *u)
 		u->all_files = next;
 	}
 	while (u->tables && hashmap__next(u->tables, &it, &key, &val))
-		for (struct table *t = *(struct table **)val, *next; t; t = next) {
+		for (struct table *t = slot__get(val), *next; t; t = next) {
 			next = t->next;
 			free(t);
 		}
 	it = 0;
 	while (u->procs && hashmap__next(u->procs, &it, &key, &val))
-		free(*(struct proc **)val);
+		free(slot__get(val));
 	hashmap__free(u->files);
 	hashmap__free(u->tables);
 	hashmap__free(u->procs);
