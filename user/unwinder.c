@@ -25,10 +25,16 @@
 #include "safe_open.h"
 
 /* Executable PT_LOAD segments kept per file (ELF files have one or two). */
-#define MAX_SEGS  8
-#define PAGE_MASK 4095ULL /* mappings start at a page boundary of the file */
+#define MAX_SEGS   8
+#define PAGE_MASK  4095ULL /* mappings start at a page boundary of the file */
+/* Builds queued at once, each holding an open file: bounded so that a host with thousands of
+ * distinct files never runs us out of descriptors. */
+#define MAX_QUEUED 64
 
 enum file_state {
+	/* Known, but the queue holds its cap of open files: opened again and queued when a
+	 * build ends (from a process that maps it) or when a process mapping it is added. */
+	FILE_DEFERRED,
 	FILE_BUILDING,
 	FILE_READY,  /* table set */
 	FILE_FAILED, /* no table: frame pointers, never rebuilt */
@@ -45,15 +51,6 @@ struct table {
 	uint32_t id, nchunks;
 };
 
-struct file {
-	struct file *next; /* every file record, for unwinder__free */
-	enum file_state state;
-	struct table *table; /* FILE_READY */
-	uint32_t ready_gen;  /* poll generation that made it ready */
-	uint32_t nsegs;
-	struct seg segs[MAX_SEGS];
-};
-
 enum file_kind {
 	KEY_FILE = 1, /* dev, ino, size, mtime of the mapped file */
 	KEY_VDSO = 2, /* ino = hash of the image, size = its size */
@@ -66,8 +63,20 @@ struct file_key {
 	int64_t mtime_sec, mtime_nsec;
 };
 
+struct file {
+	struct file *next; /* every file record, for unwinder__free */
+	struct file_key key;
+	enum file_state state;
+	struct table *table; /* FILE_READY */
+	uint32_t ready_gen;  /* poll generation that made it ready */
+	uint32_t nsegs;
+	struct seg segs[MAX_SEGS];
+};
+
 struct mapping {
 	uint64_t start, end, offset;
+	uint64_t inode; /* the maps line's identity, to open the file again (deferred) */
+	uint32_t dev_major, dev_minor;
 	struct file *file; /* NULL: anonymous, refused or gone: frame pointers */
 	bool file_backed;  /* a path or the vDSO: kept first when there are too many */
 };
@@ -105,8 +114,10 @@ struct unwinder {
 	struct hashmap *tables; /* content hash -> struct table * (chain head) */
 	struct hashmap *procs;	/* u32 pid -> struct proc * */
 	struct file *all_files;
-	uint32_t next_id;		/* next table id (ids start at 1; 0 means none) */
-	uint32_t pending;		/* jobs queued and not yet taken back by poll */
+	uint32_t next_id;  /* next table id (ids start at 1; 0 means none) */
+	uint32_t queued;   /* jobs queued and not yet taken back by poll */
+	uint32_t deferred; /* files in FILE_DEFERRED */
+	uint32_t max_queued;
 	uint32_t gen;			/* poll generation */
 	struct prof_unwind_proc *entry; /* scratch for one process's kernel entry */
 	struct prof_unwind_chunk *cmp;	/* scratch for comparing a loaded chunk */
@@ -285,34 +296,53 @@ static void jobs__free(struct job *j)
 	}
 }
 
-/* A new file record under key, its build queued from fd or image (owned from here on, also on
- * failure). */
-static int file__queue(struct unwinder *u, struct file **out, const struct file_key *key, int fd,
-		       void *image, size_t image_size)
+static struct file *file__find(struct unwinder *u, const struct file_key *key)
 {
-	struct file *f = NULL;
-	struct job *j = NULL;
+	void *slot = hashmap__find(u->files, key);
+
+	return slot ? slot__get(slot) : NULL;
+}
+
+/* A new record for key, FILE_DEFERRED until file__submit. */
+static int file__new(struct unwinder *u, struct file **out, const struct file_key *key)
+{
+	struct file *f;
 	void *slot;
 	int err;
 
-	*out = NULL;
 	f = calloc(1, sizeof(*f));
-	j = calloc(1, sizeof(*j));
-	if (!f || !j) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
+	if (!f)
+		return -ENOMEM;
 	err = hashmap__upsert(u->files, &slot, key, NULL);
-	if (err)
-		goto cleanup;
+	if (err) {
+		free(f);
+		return err;
+	}
 	slot__set(slot, f);
-	f->state = FILE_BUILDING;
+	f->key = *key;
+	f->state = FILE_DEFERRED;
+	u->deferred++;
 	f->next = u->all_files;
 	u->all_files = f;
-	*j = (struct job){.file = f, .fd = fd, .image = image, .image_size = image_size};
-	fd = -1;
-	image = NULL;
+	*out = f;
+	return 0;
+}
 
+/* Queue the build of deferred file f from fd or image (owned from here on, also on failure). */
+static int file__submit(struct unwinder *u, struct file *f, int fd, void *image, size_t image_size)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		if (fd >= 0)
+			close(fd);
+		free(image);
+		return -ENOMEM;
+	}
+	*j = (struct job){.file = f, .fd = fd, .image = image, .image_size = image_size};
+	f->state = FILE_BUILDING;
+	u->deferred--;
+	u->queued++;
 	pthread_mutex_lock(&u->lock);
 	if (u->queue_tail)
 		u->queue_tail->next = j;
@@ -321,24 +351,24 @@ static int file__queue(struct unwinder *u, struct file **out, const struct file_
 	u->queue_tail = j;
 	pthread_cond_signal(&u->work);
 	pthread_mutex_unlock(&u->lock);
-	u->pending++;
-	*out = f;
-	f = NULL;
-	j = NULL;
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	free(image);
-	free(f);
-	free(j);
-	return err;
+	return 0;
 }
 
-static struct file *file__find(struct unwinder *u, const struct file_key *key)
+/* The record of key (created when new), its build queued from fd when deferred and there is
+ * room; fd is closed otherwise.  NULL only when out of memory. */
+static struct file *file__get(struct unwinder *u, const struct file_key *key, int fd)
 {
-	void *slot = hashmap__find(u->files, key);
+	struct file *f = file__find(u, key);
 
-	return slot ? slot__get(slot) : NULL;
+	if (!f && file__new(u, &f, key)) {
+		close(fd);
+		return NULL;
+	}
+	if (f->state == FILE_DEFERRED && u->queued < u->max_queued)
+		file__submit(u, f, fd, NULL, 0); /* a failure leaves it deferred */
+	else
+		close(fd);
+	return f;
 }
 
 static void key__from_stat(struct file_key *key, const struct stat *st)
@@ -356,7 +386,6 @@ static void key__from_stat(struct file_key *key, const struct stat *st)
 static struct file *file__for_mapping(struct unwinder *u, uint32_t pid, const struct maps_entry *e)
 {
 	struct file_key key;
-	struct file *f;
 	struct stat st;
 	int fd, err;
 
@@ -368,12 +397,7 @@ static struct file *file__for_mapping(struct unwinder *u, uint32_t pid, const st
 		return NULL;
 	}
 	key__from_stat(&key, &st);
-	f = file__find(u, &key);
-	if (f) {
-		close(fd);
-		return f;
-	}
-	return file__queue(u, &f, &key, fd, NULL, 0) ? NULL : f;
+	return file__get(u, &key, fd);
 }
 
 /* The vDSO's record, by content: every process of one kernel shares it. */
@@ -407,7 +431,13 @@ static struct file *file__for_vdso(struct unwinder *u, uint32_t pid, const struc
 		free(buf);
 		return f;
 	}
-	return file__queue(u, &f, &key, -1, buf, size) ? NULL : f;
+	/* Not bounded by max_queued: an image holds no descriptor, and one vDSO is the rule. */
+	if (file__new(u, &f, &key)) {
+		free(buf);
+		return NULL;
+	}
+	file__submit(u, f, -1, buf, size);
+	return f;
 }
 
 /* bias such that table pc = address - bias, for mapping m of a file whose table is loaded. */
@@ -503,7 +533,12 @@ int unwinder__add_process(struct unwinder *u, uint32_t pid)
 		if (!e->exec || strcmp(e->path, "[vsyscall]") == 0)
 			continue;
 		mp = &p->maps[p->n++];
-		*mp = (struct mapping){e->start, e->end, e->offset, NULL, false};
+		*mp = (struct mapping){.start = e->start,
+				       .end = e->end,
+				       .offset = e->offset,
+				       .inode = e->inode,
+				       .dev_major = e->dev_major,
+				       .dev_minor = e->dev_minor};
 		if (maps_entry__is_file(e)) {
 			mp->file_backed = true;
 			mp->file = file__for_mapping(u, pid, e);
@@ -552,12 +587,13 @@ int unwinder__prepare(struct unwinder *u, int fd)
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	key__from_stat(&key, &st);
-	if (file__find(u, &key))
+	f = file__find(u, &key);
+	if (f && f->state != FILE_DEFERRED)
 		return 0;
 	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
-	return file__queue(u, &f, &key, dfd, NULL, 0);
+	return file__get(u, &key, dfd) ? 0 : -ENOMEM;
 }
 
 /* Whether loaded table t holds exactly the chunks of j (a hash match is not enough). */
@@ -666,6 +702,44 @@ static bool job__install(struct unwinder *u, struct job *j)
 	return true;
 }
 
+/* Queue deferred files again while there is room, opened through a process that maps them. */
+static void requeue_deferred(struct unwinder *u)
+{
+	const void *key;
+	void *val;
+	size_t it = 0;
+
+	while (u->deferred && u->queued < u->max_queued &&
+	       hashmap__next(u->procs, &it, &key, &val)) {
+		const struct proc *p = slot__get(val);
+		uint32_t pid;
+
+		memcpy(&pid, key, sizeof(pid));
+		for (uint32_t i = 0; i < p->n && u->queued < u->max_queued; i++) {
+			const struct mapping *m = &p->maps[i];
+			struct maps_entry e = {.start = m->start,
+					       .end = m->end,
+					       .inode = m->inode,
+					       .dev_major = m->dev_major,
+					       .dev_minor = m->dev_minor};
+			struct file_key k;
+			struct stat st;
+			int fd;
+
+			if (!m->file || m->file->state != FILE_DEFERRED)
+				continue;
+			/* Gone or changed since: another process, or a later add, will do. */
+			if (safe_open__mapped(&fd, u->proc_root, pid, &e, &st))
+				continue;
+			key__from_stat(&k, &st);
+			if (memcmp(&k, &m->file->key, sizeof(k)) == 0)
+				file__submit(u, m->file, fd, NULL, 0);
+			else
+				close(fd);
+		}
+	}
+}
+
 int unwinder__poll(struct unwinder *u)
 {
 	struct job *list;
@@ -685,10 +759,11 @@ int unwinder__poll(struct unwinder *u)
 		struct job *next = list->next;
 
 		ready += job__install(u, list);
-		u->pending--;
+		u->queued--;
 		job__free(list);
 		list = next;
 	}
+	requeue_deferred(u);
 	if (!ready)
 		return 0;
 	/* Rewrite the entries that map a file made ready just now. */
@@ -720,7 +795,8 @@ int unwinder__wait(struct unwinder *u, int timeout_ms)
 		err = unwinder__poll(u);
 		if (err < 0)
 			return err;
-		if (u->pending == 0)
+		/* What is still deferred after a poll is mapped by no process we can read. */
+		if (u->queued == 0)
 			return 0;
 		now = now_ms();
 		if (now >= deadline)
@@ -741,7 +817,7 @@ int unwinder__wait(struct unwinder *u, int timeout_ms)
 
 uint32_t unwinder__pending(const struct unwinder *u)
 {
-	return u->pending;
+	return u->queued + u->deferred;
 }
 
 const struct unwinder_stats *unwinder__stats(const struct unwinder *u)
@@ -762,6 +838,7 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
 		return -ENOMEM;
 	u->procs_fd = u->tables_fd = -1;
 	u->next_id = 1;
+	u->max_queued = opts->max_queued ? opts->max_queued : MAX_QUEUED;
 	u->table_opts = opts->table_opts;
 	u->build_hook = opts->build_hook;
 	u->build_hook_arg = opts->build_hook_arg;

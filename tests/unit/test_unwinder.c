@@ -695,6 +695,47 @@ static void test_unwinder__too_many_mappings_keep_files(void **state)
 	ctx_close(&c);
 }
 
+/* With room for one queued build, the files past it are deferred and still all get tables. */
+static void test_unwinder__queue_cap_defers_files(void **state)
+{
+	struct unwinder_opts o = {.max_queued = 1};
+	struct prof_unwind_proc e;
+	uint32_t nfile = 0;
+	char mpath[64];
+	struct maps *mp;
+	struct child ch;
+	struct ctx c;
+
+	ctx_open(&c, &o);
+	child_start(&ch, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid), 0);
+	/* The vDSO (no descriptor held) and one file queued, the rest deferred. */
+	assert_true(unwinder__pending(c.u) > 2);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(unwinder__pending(c.u), 0);
+	read_entry(&c, (uint32_t)ch.pid, &e);
+	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", ch.pid);
+	assert_int_equal(maps__read(&mp, mpath), 0);
+	for (size_t i = 0; i < mp->count; i++) {
+		const struct maps_entry *me = &mp->entries[i];
+		const struct prof_unwind_mapping *m;
+
+		if (!me->exec || me->path[0] != '/')
+			continue;
+		nfile++;
+		m = entry_find(&e, me->start);
+		assert_non_null(m);
+		if (m->table_id == 0)
+			fail_msg("%s: no table", me->path);
+	}
+	maps__free(mp);
+	assert_true(nfile > 2);
+	assert_int_equal(unwinder__stats(c.u)->table_build_failed, 0);
+	assert_int_equal(unwinder__stats(c.u)->files_refused, 0);
+	child_stop(&ch);
+	ctx_close(&c);
+}
+
 /* The build hook holds the worker inside a build until the test lets it go. */
 struct hold {
 	int entered[2], release[2];
@@ -761,6 +802,7 @@ int main(void)
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__too_many_mappings_keep_files,
 					  children_stop),
+		cmocka_unit_test_teardown(test_unwinder__queue_cap_defers_files, children_stop),
 		cmocka_unit_test_teardown(test_unwinder__poll_never_waits_for_a_build,
 					  children_stop),
 	};
