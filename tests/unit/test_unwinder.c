@@ -109,7 +109,7 @@ struct ctx {
 	struct unwinder *u;
 };
 
-static void ctx_open(struct ctx *c, const struct unwinder_opts *base)
+static void ctx_open_n(struct ctx *c, const struct unwinder_opts *base, uint32_t max_tables)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, inner_o, .map_flags = BPF_F_INNER_MAP);
 	LIBBPF_OPTS(bpf_map_create_opts, procs_o, .map_flags = BPF_F_NO_PREALLOC);
@@ -122,8 +122,8 @@ static void ctx_open(struct ctx *c, const struct unwinder_opts *base)
 	tmpl = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unw_tmpl", 4, CHUNK_BYTES, 1, &inner_o);
 	assert_true(tmpl >= 0);
 	outer_o.inner_map_fd = tmpl;
-	c->tables_fd = bpf_map_create(BPF_MAP_TYPE_HASH_OF_MAPS, "unw_tables", 4, 4,
-				      PROF_UNWIND_TABLES, &outer_o);
+	c->tables_fd =
+		bpf_map_create(BPF_MAP_TYPE_HASH_OF_MAPS, "unw_tables", 4, 4, max_tables, &outer_o);
 	assert_true(c->tables_fd >= 0);
 	close(tmpl);
 	c->procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unw_procs", 4,
@@ -134,6 +134,11 @@ static void ctx_open(struct ctx *c, const struct unwinder_opts *base)
 	o.procs_fd = c->procs_fd;
 	o.tables_fd = c->tables_fd;
 	assert_int_equal(unwinder__new(&c->u, &o), 0);
+}
+
+static void ctx_open(struct ctx *c, const struct unwinder_opts *base)
+{
+	ctx_open_n(c, base, PROF_UNWIND_TABLES);
 }
 
 static void ctx_close(struct ctx *c)
@@ -736,6 +741,42 @@ static void test_unwinder__queue_cap_defers_files(void **state)
 	ctx_close(&c);
 }
 
+/* A full table map refuses tables: each refusal counted, those mappings left to frame
+ * pointers, every file accounted for exactly once. */
+static void test_unwinder__table_map_full_counted(void **state)
+{
+	const struct unwinder_stats *st;
+	struct prof_unwind_proc e;
+	uint32_t files, ids[2] = {0}, nids = 0;
+	struct child ch;
+	struct ctx c;
+
+	ctx_open_n(&c, NULL, 2);
+	child_start(&ch, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid), 0);
+	files = unwinder__pending(c.u);
+	assert_true(files > 3);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	st = unwinder__stats(c.u);
+	assert_int_equal(st->tables_built, 2);
+	assert_true(st->table_load_failed > 0);
+	assert_int_equal(st->tables_built + st->tables_shared + st->table_load_failed +
+				 st->table_build_failed,
+			 files);
+	read_entry(&c, (uint32_t)ch.pid, &e);
+	for (uint32_t i = 0; i < e.nr; i++) {
+		uint32_t id = e.maps[i].table_id;
+
+		if (id == 0 || id == ids[0] || id == ids[1])
+			continue;
+		assert_true(nids < 2);
+		ids[nids++] = id;
+	}
+	assert_int_equal(nids, 2);
+	child_stop(&ch);
+	ctx_close(&c);
+}
+
 /* The build hook holds the worker inside a build until the test lets it go. */
 struct hold {
 	int entered[2], release[2];
@@ -803,6 +844,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unwinder__too_many_mappings_keep_files,
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__queue_cap_defers_files, children_stop),
+		cmocka_unit_test_teardown(test_unwinder__table_map_full_counted, children_stop),
 		cmocka_unit_test_teardown(test_unwinder__poll_never_waits_for_a_build,
 					  children_stop),
 	};
