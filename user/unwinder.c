@@ -26,10 +26,16 @@
 #include "safe_open.h"
 
 /* Executable PT_LOAD segments kept per file (ELF files have one or two). */
-#define MAX_SEGS  8
-#define PAGE_MASK 4095ULL /* mappings start at a page boundary of the file */
+#define MAX_SEGS   8
+#define PAGE_MASK  4095ULL /* mappings start at a page boundary of the file */
+/* Builds queued at once, each holding an open file: bounded so that a host with thousands of
+ * distinct files never runs us out of descriptors. */
+#define MAX_QUEUED 64
 
 enum file_state {
+	/* Known, but the queue holds its cap of open files: opened again and queued when a
+	 * build ends (from a process that maps it) or when a process mapping it is added. */
+	FILE_DEFERRED,
 	FILE_BUILDING,
 	FILE_READY,  /* table set */
 	FILE_FAILED, /* no table: frame pointers, never rebuilt */
@@ -46,16 +52,6 @@ struct table {
 	uint32_t id, nchunks;
 };
 
-struct file {
-	struct file *next; /* every file record, for unwinder__free */
-	struct prof_unwind_file_key inode; /* a file's inode (dev 0: the vDSO), for prof_unwind_files */
-	enum file_state state;
-	struct table *table; /* FILE_READY */
-	uint32_t ready_gen;  /* poll generation that made it ready */
-	uint32_t nsegs;
-	struct seg segs[MAX_SEGS];
-};
-
 enum file_kind {
 	KEY_FILE = 1, /* dev, ino, size, mtime of the mapped file */
 	KEY_VDSO = 2, /* ino = hash of the image, size = its size */
@@ -68,8 +64,20 @@ struct file_key {
 	int64_t mtime_sec, mtime_nsec;
 };
 
+struct file {
+	struct file *next; /* every file record, for unwinder__free */
+	struct file_key key;
+	enum file_state state;
+	struct table *table; /* FILE_READY */
+	uint32_t ready_gen;  /* poll generation that made it ready */
+	uint32_t nsegs;
+	struct seg segs[MAX_SEGS];
+};
+
 struct mapping {
 	uint64_t start, end, offset;
+	uint64_t inode; /* the maps line's identity, to open the file again (deferred) */
+	uint32_t dev_major, dev_minor;
 	struct file *file; /* NULL: anonymous, refused or gone: frame pointers */
 	bool file_backed;  /* a path or the vDSO: kept first when there are too many */
 };
@@ -92,7 +100,7 @@ struct job {
 	int err;
 	struct prof_unwind_chunk *chunks;
 	uint32_t nchunks, nsegs;
-	uint64_t hash, base, ms;
+	uint64_t hash, base, us;
 	struct seg segs[MAX_SEGS];
 };
 
@@ -107,12 +115,15 @@ struct unwinder {
 	struct hashmap *tables; /* content hash -> struct table * (chain head) */
 	struct hashmap *procs;	/* u32 pid -> struct proc * */
 	struct file *all_files;
-	uint32_t next_id;		/* next table id (ids start at 1; 0 means none) */
-	uint32_t pending;		/* jobs queued and not yet taken back by poll */
+	uint32_t next_id;  /* next table id (ids start at 1; 0 means none) */
+	uint32_t queued;   /* jobs queued and not yet taken back by poll */
+	uint32_t deferred; /* files in FILE_DEFERRED */
+	uint32_t max_queued;
 	uint32_t gen;			/* poll generation */
 	struct prof_unwind_proc *entry; /* scratch for one process's kernel entry */
 	struct prof_unwind_chunk *cmp;	/* scratch for comparing a loaded chunk */
 	struct unwinder_stats stats;
+	uint64_t build_us;
 
 	pthread_t thread;
 	bool started, stop;
@@ -121,12 +132,31 @@ struct unwinder {
 	struct job *queue, *queue_tail, *results;
 };
 
-static uint64_t now_ms(void)
+static uint64_t now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static uint64_t now_ms(void)
+{
+	return now_us() / 1000;
+}
+
+/* Hashmap values are stored unaligned: pointers in them are copied, never dereferenced. */
+static void *slot__get(const void *slot)
+{
+	void *p;
+
+	memcpy(&p, slot, sizeof(p));
+	return p;
+}
+
+static void slot__set(void *slot, const void *p)
+{
+	memcpy(slot, &p, sizeof(p));
 }
 
 /* ---- the worker's side ------------------------------------------------------------------- */
@@ -201,7 +231,7 @@ static int job__layout(struct job *j, const struct unwind_table *t)
 static void job__run(struct job *j, const struct unwind_table_opts *opts)
 {
 	struct unwind_table *t = NULL;
-	uint64_t t0 = now_ms();
+	uint64_t t0 = now_us();
 
 	j->err = j->fd >= 0 ? unwind_table__build(&t, j->fd, opts)
 			    : unwind_table__build_mem(&t, j->image, j->image_size, opts);
@@ -210,7 +240,7 @@ static void job__run(struct job *j, const struct unwind_table_opts *opts)
 	if (!j->err)
 		j->err = job__layout(j, t);
 	unwind_table__free(t);
-	j->ms = now_ms() - t0;
+	j->us = now_us() - t0;
 	/* The inputs are done with: release them here, off the caller's thread. */
 	if (j->fd >= 0)
 		close(j->fd);
@@ -273,38 +303,53 @@ static void jobs__free(struct job *j)
 	}
 }
 
-/* A new file record under key, its build queued from fd or image (owned from here on, also on
- * failure). */
-static int file__queue(struct unwinder *u, struct file **out, const struct file_key *key, int fd,
-		       void *image, size_t image_size)
+static struct file *file__find(struct unwinder *u, const struct file_key *key)
 {
-	struct file *f = NULL;
-	struct job *j = NULL;
+	void *slot = hashmap__find(u->files, key);
+
+	return slot ? slot__get(slot) : NULL;
+}
+
+/* A new record for key, FILE_DEFERRED until file__submit. */
+static int file__new(struct unwinder *u, struct file **out, const struct file_key *key)
+{
+	struct file *f;
 	void *slot;
 	int err;
 
-	*out = NULL;
 	f = calloc(1, sizeof(*f));
-	j = calloc(1, sizeof(*j));
-	if (!f || !j) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
+	if (!f)
+		return -ENOMEM;
 	err = hashmap__upsert(u->files, &slot, key, NULL);
-	if (err)
-		goto cleanup;
-	memcpy(slot, &f, sizeof(f));
-	if (key->kind == KEY_FILE) {
-		f->inode.dev = (uint64_t)major(key->dev) << 20 | minor(key->dev);
-		f->inode.ino = key->ino;
+	if (err) {
+		free(f);
+		return err;
 	}
-	f->state = FILE_BUILDING;
+	slot__set(slot, f);
+	f->key = *key;
+	f->state = FILE_DEFERRED;
+	u->deferred++;
 	f->next = u->all_files;
 	u->all_files = f;
-	*j = (struct job){.file = f, .fd = fd, .image = image, .image_size = image_size};
-	fd = -1;
-	image = NULL;
+	*out = f;
+	return 0;
+}
 
+/* Queue the build of deferred file f from fd or image (owned from here on, also on failure). */
+static int file__submit(struct unwinder *u, struct file *f, int fd, void *image, size_t image_size)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		if (fd >= 0)
+			close(fd);
+		free(image);
+		return -ENOMEM;
+	}
+	*j = (struct job){.file = f, .fd = fd, .image = image, .image_size = image_size};
+	f->state = FILE_BUILDING;
+	u->deferred--;
+	u->queued++;
 	pthread_mutex_lock(&u->lock);
 	if (u->queue_tail)
 		u->queue_tail->next = j;
@@ -313,24 +358,24 @@ static int file__queue(struct unwinder *u, struct file **out, const struct file_
 	u->queue_tail = j;
 	pthread_cond_signal(&u->work);
 	pthread_mutex_unlock(&u->lock);
-	u->pending++;
-	*out = f;
-	f = NULL;
-	j = NULL;
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	free(image);
-	free(f);
-	free(j);
-	return err;
+	return 0;
 }
 
-static struct file *file__find(struct unwinder *u, const struct file_key *key)
+/* The record of key (created when new), its build queued from fd when deferred and there is
+ * room; fd is closed otherwise.  NULL only when out of memory. */
+static struct file *file__get(struct unwinder *u, const struct file_key *key, int fd)
 {
-	struct file **slot = hashmap__find(u->files, key);
+	struct file *f = file__find(u, key);
 
-	return slot ? *slot : NULL;
+	if (!f && file__new(u, &f, key)) {
+		close(fd);
+		return NULL;
+	}
+	if (f->state == FILE_DEFERRED && u->queued < u->max_queued)
+		file__submit(u, f, fd, NULL, 0); /* a failure leaves it deferred */
+	else
+		close(fd);
+	return f;
 }
 
 static void key__from_stat(struct file_key *key, const struct stat *st)
@@ -348,7 +393,6 @@ static void key__from_stat(struct file_key *key, const struct stat *st)
 static struct file *file__for_mapping(struct unwinder *u, uint32_t pid, const struct maps_entry *e)
 {
 	struct file_key key;
-	struct file *f;
 	struct stat st;
 	int fd, err;
 
@@ -360,12 +404,7 @@ static struct file *file__for_mapping(struct unwinder *u, uint32_t pid, const st
 		return NULL;
 	}
 	key__from_stat(&key, &st);
-	f = file__find(u, &key);
-	if (f) {
-		close(fd);
-		return f;
-	}
-	return file__queue(u, &f, &key, fd, NULL, 0) ? NULL : f;
+	return file__get(u, &key, fd);
 }
 
 /* The vDSO's record, by content: every process of one kernel shares it. */
@@ -399,7 +438,13 @@ static struct file *file__for_vdso(struct unwinder *u, uint32_t pid, const struc
 		free(buf);
 		return f;
 	}
-	return file__queue(u, &f, &key, -1, buf, size) ? NULL : f;
+	/* Not bounded by max_queued: an image holds no descriptor, and one vDSO is the rule. */
+	if (file__new(u, &f, &key)) {
+		free(buf);
+		return NULL;
+	}
+	file__submit(u, f, -1, buf, size);
+	return f;
 }
 
 /* bias such that table pc = address - bias, for mapping m of a file whose table is loaded. */
@@ -471,7 +516,7 @@ static void proc__keep_first(struct proc *p, struct unwinder_stats *stats)
 
 int unwinder__add_process(struct unwinder *u, uint32_t pid)
 {
-	struct proc *p = NULL, **slot;
+	struct proc *p = NULL;
 	struct maps *m = NULL;
 	char path[PATH_MAX];
 	void *v;
@@ -495,7 +540,12 @@ int unwinder__add_process(struct unwinder *u, uint32_t pid)
 		if (!e->exec || strcmp(e->path, "[vsyscall]") == 0)
 			continue;
 		mp = &p->maps[p->n++];
-		*mp = (struct mapping){e->start, e->end, e->offset, NULL, false};
+		*mp = (struct mapping){.start = e->start,
+				       .end = e->end,
+				       .offset = e->offset,
+				       .inode = e->inode,
+				       .dev_major = e->dev_major,
+				       .dev_minor = e->dev_minor};
 		if (maps_entry__is_file(e)) {
 			mp->file_backed = true;
 			mp->file = file__for_mapping(u, pid, e);
@@ -508,9 +558,8 @@ int unwinder__add_process(struct unwinder *u, uint32_t pid)
 	err = hashmap__upsert(u->procs, &v, &pid, NULL);
 	if (err)
 		goto cleanup;
-	slot = v;
-	free(*slot);
-	*slot = p;
+	free(slot__get(v));
+	slot__set(v, p);
 	err = proc__write(u, pid, p);
 	p = NULL;
 cleanup:
@@ -521,11 +570,11 @@ cleanup:
 
 int unwinder__remove_process(struct unwinder *u, uint32_t pid)
 {
-	struct proc **slot = hashmap__find(u->procs, &pid);
+	void *slot = hashmap__find(u->procs, &pid);
 
 	if (!slot)
 		return -ENOENT;
-	free(*slot);
+	free(slot__get(slot));
 	hashmap__delete(u->procs, &pid);
 	/* Already gone from the kernel map is fine: the loader may have cleaned up first. */
 	if (bpf_map_delete_elem(u->procs_fd, &pid) && errno != ENOENT)
@@ -545,12 +594,13 @@ int unwinder__prepare(struct unwinder *u, int fd)
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	key__from_stat(&key, &st);
-	if (file__find(u, &key))
+	f = file__find(u, &key);
+	if (f && f->state != FILE_DEFERRED)
 		return 0;
 	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
-	return file__queue(u, &f, &key, dfd, NULL, 0);
+	return file__get(u, &key, dfd) ? 0 : -ENOMEM;
 }
 
 /* Whether loaded table t holds exactly the chunks of j (a hash match is not enough). */
@@ -582,7 +632,7 @@ static bool table__same(struct unwinder *u, const struct table *t, const struct 
 static int table__load(struct unwinder *u, struct table **out, const struct job *j)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP);
-	struct table *t = NULL, **head;
+	struct table *t = NULL;
 	void *slot = NULL;
 	bool created = false;
 	int fd = -1, err;
@@ -612,9 +662,8 @@ static int table__load(struct unwinder *u, struct table **out, const struct job 
 	*t = (struct table){
 		.hash = j->hash, .base = j->base, .id = u->next_id, .nchunks = j->nchunks};
 	u->next_id++;
-	head = slot;
-	t->next = created ? NULL : *head;
-	*head = t;
+	t->next = created ? NULL : slot__get(slot);
+	slot__set(slot, t);
 	*out = t;
 	t = NULL;
 cleanup:
@@ -634,9 +683,13 @@ cleanup:
 static void file__publish(struct unwinder *u, const struct file *f)
 {
 	struct prof_unwind_file v = {0};
+	struct prof_unwind_file_key inode;
 
-	if (u->files_fd < 0 || !f->inode.dev || f->nsegs > PROF_UNWIND_FILE_SEGS)
+	if (u->files_fd < 0 || f->key.kind != KEY_FILE || f->nsegs > PROF_UNWIND_FILE_SEGS)
 		return;
+	/* The kernel's dev_t encoding, as the vma's inode holds it. */
+	inode.dev = (uint64_t)major(f->key.dev) << 20 | minor(f->key.dev);
+	inode.ino = f->key.ino;
 	v.table_id = f->table->id;
 	v.nchunks = f->table->nchunks;
 	v.base = f->table->base;
@@ -646,7 +699,7 @@ static void file__publish(struct unwinder *u, const struct file *f)
 		v.segs[i].vaddr = f->segs[i].vaddr;
 		v.segs[i].filesz = f->segs[i].filesz;
 	}
-	if (bpf_map_update_elem(u->files_fd, &f->inode, &v, BPF_ANY))
+	if (bpf_map_update_elem(u->files_fd, &inode, &v, BPF_ANY))
 		u->stats.files_unpublished++;
 }
 
@@ -654,9 +707,12 @@ static void file__publish(struct unwinder *u, const struct file *f)
 static bool job__install(struct unwinder *u, struct job *j)
 {
 	struct file *f = j->file;
-	struct table **head, *t = NULL;
+	struct table *t = NULL;
+	void *head;
 
-	u->stats.build_ms += j->ms;
+	/* Summed in µs: most builds take under a millisecond. */
+	u->build_us += j->us;
+	u->stats.build_ms = u->build_us / 1000;
 	f->state = FILE_FAILED;
 	if (j->err) {
 		u->stats.table_build_failed++;
@@ -665,7 +721,7 @@ static bool job__install(struct unwinder *u, struct job *j)
 	f->nsegs = j->nsegs;
 	memcpy(f->segs, j->segs, sizeof(f->segs));
 	head = hashmap__find(u->tables, &j->hash);
-	for (t = head ? *head : NULL; t; t = t->next)
+	for (t = head ? slot__get(head) : NULL; t; t = t->next)
 		if (table__same(u, t, j))
 			break;
 	if (t) {
@@ -682,6 +738,44 @@ static bool job__install(struct unwinder *u, struct job *j)
 	f->ready_gen = u->gen;
 	file__publish(u, f);
 	return true;
+}
+
+/* Queue deferred files again while there is room, opened through a process that maps them. */
+static void requeue_deferred(struct unwinder *u)
+{
+	const void *key;
+	void *val;
+	size_t it = 0;
+
+	while (u->deferred && u->queued < u->max_queued &&
+	       hashmap__next(u->procs, &it, &key, &val)) {
+		const struct proc *p = slot__get(val);
+		uint32_t pid;
+
+		memcpy(&pid, key, sizeof(pid));
+		for (uint32_t i = 0; i < p->n && u->queued < u->max_queued; i++) {
+			const struct mapping *m = &p->maps[i];
+			struct maps_entry e = {.start = m->start,
+					       .end = m->end,
+					       .inode = m->inode,
+					       .dev_major = m->dev_major,
+					       .dev_minor = m->dev_minor};
+			struct file_key k;
+			struct stat st;
+			int fd;
+
+			if (!m->file || m->file->state != FILE_DEFERRED)
+				continue;
+			/* Gone or changed since: another process, or a later add, will do. */
+			if (safe_open__mapped(&fd, u->proc_root, pid, &e, &st))
+				continue;
+			key__from_stat(&k, &st);
+			if (memcmp(&k, &m->file->key, sizeof(k)) == 0)
+				file__submit(u, m->file, fd, NULL, 0);
+			else
+				close(fd);
+		}
+	}
 }
 
 int unwinder__poll(struct unwinder *u)
@@ -703,15 +797,16 @@ int unwinder__poll(struct unwinder *u)
 		struct job *next = list->next;
 
 		ready += job__install(u, list);
-		u->pending--;
+		u->queued--;
 		job__free(list);
 		list = next;
 	}
+	requeue_deferred(u);
 	if (!ready)
 		return 0;
 	/* Rewrite the entries that map a file made ready just now. */
 	while (hashmap__next(u->procs, &it, &key, &val)) {
-		const struct proc *p = *(struct proc **)val;
+		const struct proc *p = slot__get(val);
 
 		for (uint32_t i = 0; i < p->n; i++)
 			if (p->maps[i].file && p->maps[i].file->state == FILE_READY &&
@@ -738,7 +833,8 @@ int unwinder__wait(struct unwinder *u, int timeout_ms)
 		err = unwinder__poll(u);
 		if (err < 0)
 			return err;
-		if (u->pending == 0)
+		/* What is still deferred after a poll is mapped by no process we can read. */
+		if (u->queued == 0)
 			return 0;
 		now = now_ms();
 		if (now >= deadline)
@@ -759,7 +855,7 @@ int unwinder__wait(struct unwinder *u, int timeout_ms)
 
 uint32_t unwinder__pending(const struct unwinder *u)
 {
-	return u->pending;
+	return u->queued + u->deferred;
 }
 
 const struct unwinder_stats *unwinder__stats(const struct unwinder *u)
@@ -780,6 +876,7 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
 		return -ENOMEM;
 	u->procs_fd = u->tables_fd = u->files_fd = -1;
 	u->next_id = 1;
+	u->max_queued = opts->max_queued ? opts->max_queued : MAX_QUEUED;
 	u->table_opts = opts->table_opts;
 	u->build_hook = opts->build_hook;
 	u->build_hook_arg = opts->build_hook_arg;
@@ -860,13 +957,13 @@ void unwinder__free(struct unwinder *u)
 		u->all_files = next;
 	}
 	while (u->tables && hashmap__next(u->tables, &it, &key, &val))
-		for (struct table *t = *(struct table **)val, *next; t; t = next) {
+		for (struct table *t = slot__get(val), *next; t; t = next) {
 			next = t->next;
 			free(t);
 		}
 	it = 0;
 	while (u->procs && hashmap__next(u->procs, &it, &key, &val))
-		free(*(struct proc **)val);
+		free(slot__get(val));
 	hashmap__free(u->files);
 	hashmap__free(u->tables);
 	hashmap__free(u->procs);

@@ -40,6 +40,11 @@ struct unwinder_opts {
 	const char *proc_root; /* "/proc" when NULL */
 	struct unwind_table_opts table_opts; /* caps per file (0: unwind_table's defaults) */
 	/*
+	 * Builds queued at once (each holds an open file; 0: 64).  Files past it wait, known but
+	 * closed, and are opened again through a process mapping them when room is made.
+	 */
+	uint32_t max_queued;
+	/*
 	 * Test seam: called on the worker thread before each build, so a test can hold a build
 	 * in progress and check that the caller's thread goes on.  NULL in the product.
 	 */
@@ -83,7 +88,7 @@ int unwinder__poll(struct unwinder *u);
  * timeout_ms (session start, tests). */
 int unwinder__wait(struct unwinder *u, int timeout_ms);
 
-/* Builds queued or running (0 once everything is loaded). */
+/* Builds queued, running or waiting for room in the queue (0 once everything is loaded). */
 uint32_t unwinder__pending(const struct unwinder *u);
 const struct unwinder_stats *unwinder__stats(const struct unwinder *u);
 

@@ -22,6 +22,7 @@
 #include "report.h"
 #include "symbolizer.h"
 #include "text.h"
+#include "unwinder.h"
 
 #define BASE 7000 /* counter i gets BASE + i: non-zero, and each value tells its counter */
 
@@ -123,6 +124,7 @@ static void test_report__every_user_stat_named_and_written(void **state)
 	struct calls_agg_stats cs = {0};
 	struct report_collect_stats rs = {0};
 	struct symbolizer_stats ss = {0};
+	struct unwinder_stats us = {0};
 	uint64_t v = BASE;
 
 	(void)state;
@@ -130,14 +132,17 @@ static void test_report__every_user_stat_named_and_written(void **state)
 #define SET_CS(f, n, d) cs.f = v++;
 #define SET_RS(f, n, d) rs.f = v++;
 #define SET_SS(f, n, d) ss.f = v++;
+#define SET_US(f, n, d) us.f = v++;
 	PROF_HEAP_STATS(SET_HS)
 	PROF_CALL_STATS(SET_CS)
 	PROF_COLLECT_STATS(SET_RS)
 	PROF_SYMBOLIZER_STATS(SET_SS)
+	PROF_UNWINDER_STATS(SET_US)
 	assert_int_equal(report__add_heap_stats(p, &hs), 0);
 	assert_int_equal(report__add_call_stats(p, &cs), 0);
 	assert_int_equal(report__add_collect_stats(p, &rs), 0);
 	assert_int_equal(report__add_symbolizer_stats(p, &ss), 0);
+	assert_int_equal(report__add_unwinder_stats(p, &us), 0);
 	check_written(p, (uint32_t)(v - BASE));
 	profile__free(p);
 }
