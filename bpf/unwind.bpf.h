@@ -38,7 +38,7 @@ struct {
 /* Return instances searched when a return address is the uretprobe trampoline's. */
 #define PROF_UNWIND_RET_INSTANCES 8
 /* A frame pointer is believed only this far above the stack pointer. */
-#define PROF_UNWIND_FP_SPAN (8ULL << 20)
+#define PROF_UNWIND_FP_SPAN	  (8ULL << 20)
 
 /* glibc's __restore_rt: where the interrupted registers are, from the signal frame's rsp. */
 #define PROF_SIGFRAME_RBP 120
@@ -52,18 +52,18 @@ struct vma_lookup {
 };
 
 struct unwind_walk {
-	__u64 *ips;			/* out: frames, leaf first */
-	struct prof_unwind_proc *proc;	/* NULL: no entry for this process */
+	__u64 *ips;		       /* out: frames, leaf first */
+	struct prof_unwind_proc *proc; /* NULL: no entry for this process */
 	__u64 ip, sp, bp;
-	__u64 ra_slot;			/* where ip was read from (0: from registers) */
+	__u64 ra_slot; /* where ip was read from (0: from registers) */
 	__u32 n;
 	__u32 tgid;
-	__u32 stop;			/* PROF_CNT_* that cut the stack, or 0 */
-	bool exact;			/* ip is not a return address: look it up as is */
-	bool reliable;			/* ip came from registers or a table (not a frame pointer) */
-	bool bp_lost;			/* the caller's rbp is unknown */
-	struct vma_lookup vma;		/* scratch of vma_mapping */
-	__u32 done; /* 1: the walk is over (a __u32 the verifier sees masked to 0..1) */
+	__u32 stop;	       /* PROF_CNT_* that cut the stack, or 0 */
+	bool exact;	       /* ip is not a return address: look it up as is */
+	bool reliable;	       /* ip came from registers or a table (not a frame pointer) */
+	bool bp_lost;	       /* the caller's rbp is unknown */
+	struct vma_lookup vma; /* scratch of vma_mapping */
+	__u32 done;	       /* 1: the walk is over (a __u32 the verifier sees masked to 0..1) */
 };
 
 static __always_inline void walk_cut(struct unwind_walk *w, __u32 reason)
@@ -90,7 +90,8 @@ static __always_inline __u32 masked(__u32 v, __u32 mask)
 }
 
 /* The mapping holding pc (< 2^47), or NULL. */
-static __always_inline struct prof_unwind_mapping *find_mapping(struct prof_unwind_proc *p, __u64 pc)
+static __always_inline struct prof_unwind_mapping *find_mapping(struct prof_unwind_proc *p,
+								__u64 pc)
 {
 	__u32 base = 0, n = p->nr, half, i;
 
@@ -101,7 +102,9 @@ static __always_inline struct prof_unwind_mapping *find_mapping(struct prof_unwi
 	/* the last entry whose start <= pc lies in [base, base + n) */
 	for (i = 0; i < 9; i++) {
 		half = n / 2;
-		base += le_bit(p->maps[masked(base + half, PROF_UNWIND_MAX_MAPPINGS - 1)].start, pc) * half;
+		base += le_bit(p->maps[masked(base + half, PROF_UNWIND_MAX_MAPPINGS - 1)].start,
+			       pc) *
+			half;
 		n -= half;
 	}
 	base = masked(base, PROF_UNWIND_MAX_MAPPINGS - 1);
@@ -137,7 +140,9 @@ static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
 			n = PROF_UNWIND_INDEX_PCS;
 		for (i = 0; i < PROF_UNWIND_INDEX_STEPS; i++) {
 			half = n / 2;
-			base += le_bit(ix->pcs[masked(base + half, PROF_UNWIND_INDEX_PCS - 1)], rel) * half;
+			base += le_bit(ix->pcs[masked(base + half, PROF_UNWIND_INDEX_PCS - 1)],
+				       rel) *
+				half;
 			n -= half;
 		}
 		base = masked(base, PROF_UNWIND_INDEX_PCS - 1);
@@ -152,7 +157,8 @@ static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
 	n = PROF_UNWIND_CHUNK_ROWS;
 	for (i = 0; i < PROF_UNWIND_CHUNK_STEPS; i++) {
 		half = n / 2;
-		base += le_bit(c->rows[masked(base + half, PROF_UNWIND_CHUNK_ROWS - 1)].pc, rel) * half;
+		base += le_bit(c->rows[masked(base + half, PROF_UNWIND_CHUNK_ROWS - 1)].pc, rel) *
+			half;
 		n -= half;
 	}
 	base = masked(base, PROF_UNWIND_CHUNK_ROWS - 1);
@@ -232,7 +238,8 @@ static __always_inline void ask_refresh(struct unwind_walk *w)
 	e->type = PROF_REC_UNWIND_MISS;
 	e->pid = w->tgid;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
-	/* Now, not with the next batch: until the re-read its frames are walked by frame pointer. */
+	/* Now, not with the next batch: until the re-read its frames are walked by frame pointer.
+	 */
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
@@ -294,7 +301,8 @@ static __always_inline void row_step(struct unwind_walk *w, const struct prof_un
 		return;
 	case PROF_UNWIND_CFA_SIGNAL:
 		if (bpf_probe_read_user(&v, sizeof(v), (void *)(w->sp + PROF_SIGFRAME_RBP)) ||
-		    bpf_probe_read_user(regs, 2 * sizeof(__u64), (void *)(w->sp + PROF_SIGFRAME_RSP)))
+		    bpf_probe_read_user(regs, 2 * sizeof(__u64),
+					(void *)(w->sp + PROF_SIGFRAME_RSP)))
 			return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = v;
 		w->sp = regs[0];

@@ -119,8 +119,8 @@ struct prof_unwind_index {
 _Static_assert(sizeof(struct prof_unwind_chunk) == sizeof(struct prof_unwind_index),
 	       "index and row chunks share the inner map's value");
 
-#define PROF_UNWIND_TABLES	 8192 /* tables loaded at once (distinct unwind tables) */
-#define PROF_UNWIND_MAX_MAPPINGS 256  /* executable mappings per process the unwinder knows */
+#define PROF_UNWIND_TABLES	  8192 /* tables loaded at once (distinct unwind tables) */
+#define PROF_UNWIND_MAX_MAPPINGS  256  /* executable mappings per process the unwinder knows */
 #define PROF_UNWIND_ASKED_ENTRIES 4096 /* processes without mappings waiting for a re-read */
 
 /* One executable mapping of a process, as the unwinder sees it. */

@@ -2,6 +2,7 @@
 #include "collect.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include "cli.h"
 #include "cpu_agg.h"
 #include "hashmap.h"
+#include "elf_needed.h"
 #include "heap_agg.h"
 #include "heap_attach.h"
 #include "loader.h"
@@ -73,12 +75,14 @@ struct collect {
 struct target {
 	int pidfd; /* -1 if the process was gone before we could open one */
 	uint8_t alive;
-	uint8_t unwind_stale;	   /* its mappings changed: re-read them when the time comes */
-	int64_t unwind_read_ns;	   /* CLOCK_MONOTONIC of the last read of its mappings */
+	uint8_t unwind_stale;	/* its mappings changed: re-read them when the time comes */
+	int64_t unwind_read_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
 };
 
 /* A process's mappings are re-read at most this often (an unknown pc asks for it). */
-#define UNWIND_REREAD_NS (200 * 1000000LL)
+#define UNWIND_REREAD_NS    (200 * 1000000LL)
+/* How long a new program of `-- CMD`'s tree waits at its exec for its tables. */
+#define UNWIND_EXEC_WAIT_MS 3000
 
 static int64_t mono_ns(void)
 {
@@ -435,10 +439,65 @@ void collect__process_exiting(struct collect *c, uint32_t pid)
 		;
 }
 
+/* Libraries whose tables are built before a new program runs (two levels of DT_NEEDED). */
+struct unwind_libs {
+	struct collect *c;
+	int root_fd;
+	unsigned depth, n;
+};
+
+#define UNWIND_PREPARE_MAX 64
+
+static void unwind_lib(const char *path, void *arg)
+{
+	struct unwind_libs *l = arg;
+	char origin[PATH_MAX];
+	int fd;
+
+	if (l->n >= UNWIND_PREPARE_MAX ||
+	    safe_open__at(&fd, l->root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
+		return;
+	l->n++;
+	unwinder__prepare(l->c->unw, fd); /* 0 at once when the file is known */
+	if (l->depth < 2) {
+		snprintf(origin, sizeof(origin), "%s", path);
+		if (strrchr(origin, '/'))
+			*strrchr(origin, '/') = 0;
+		l->depth++;
+		elf_needed__each(fd, origin, l->root_fd, NULL, NULL, unwind_lib, l);
+		l->depth--;
+	}
+	close(fd);
+}
+
+/*
+ * A process of `-- CMD`'s tree is stopped at its exec, its new image not yet run: read its
+ * mappings (executable, ld.so, vDSO) and build the tables of the libraries ld.so will map, then
+ * let it go — its first stacks are complete.  Each file is built once; a bounded wait.
+ */
+static void unwind_exec_stop(struct collect *c, uint32_t pid)
+{
+	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
+	char path[64], exe[PATH_MAX];
+	ssize_t len;
+
+	unwind_read(c, pid, hashmap__find(c->targets, &pid));
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len > 0 && !safe_open__root(&l.root_fd, "/proc", pid)) {
+		exe[len] = 0;
+		unwind_lib(exe, &l); /* known already: its DT_NEEDED are what is new */
+		close(l.root_fd);
+	}
+	collect__wait_unwinder(c, UNWIND_EXEC_WAIT_MS);
+}
+
 void collect__exec_stop(struct collect *c, uint32_t pid)
 {
 	int err;
 
+	if (c->unw)
+		unwind_exec_stop(c, pid);
 	if (!c->calls_at)
 		return;
 	err = calls_attach__exec(c->calls_at, pid);

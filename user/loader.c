@@ -306,9 +306,8 @@ int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out)
 	out->tables = l->shared_fd[SHARED_UNWIND_TABLES];
 	out->asked = l->shared_fd[SHARED_UNWIND_ASKED];
 	out->files = l->shared_fd[SHARED_UNWIND_FILES];
-	return out->procs >= 0 && out->tables >= 0 && out->asked >= 0 && out->files >= 0
-		       ? 0
-		       : -ENOENT;
+	return out->procs >= 0 && out->tables >= 0 && out->asked >= 0 && out->files >= 0 ? 0
+											 : -ENOENT;
 }
 
 int loader__open(struct loader **out, const struct loader_opts *opts)

@@ -24,8 +24,8 @@ struct loader_opts {
 	bool calls;
 	bool follow_children; /* -- CMD: children of targets become targets */
 	uint64_t sample_bytes;
-	uint32_t unwind;  /* enum unwind_mode (user/cli.h), for the BPF walker */
-	bool unwind_fp;	  /* --unwind fp: the unwinder's maps are not used */
+	uint32_t unwind; /* enum unwind_mode (user/cli.h), for the BPF walker */
+	bool unwind_fp;	 /* --unwind fp: the unwinder's maps are not used */
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);

@@ -26,7 +26,7 @@
 #include "safe_open.h"
 
 /* How long `-- CMD` has between SIGTERM and SIGKILL when profiling stops before it exits. */
-#define STOP_GRACE_NS (2 * 1000000000LL)
+#define STOP_GRACE_NS	     (2 * 1000000000LL)
 /* How long the start waits for the unwind tables of what the targets map (a few ms each). */
 #define UNWIND_START_WAIT_MS 10000
 
@@ -406,7 +406,9 @@ int session__run(const struct env *caller_env)
 		long trace_opts = PTRACE_O_TRACEEXIT;
 
 		sigaction(SIGCHLD, &sc, NULL);
-		if (lo.calls)
+		/* So do they when user stacks are unwound: until their tables are built (a few ms,
+		 * once per file). */
+		if (lo.calls || (env->unwind != UNWIND_FP && (lo.heap || lo.cpu)))
 			trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
 				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
 		err = spawn(&r.child, env->cmd);
@@ -447,7 +449,8 @@ int session__run(const struct env *caller_env)
 			goto cleanup;
 		}
 	}
-	/* Complete stacks from the first event: the tables of what the targets map (a few ms each). */
+	/* Complete stacks from the first event: the tables of what the targets map (a few ms each).
+	 */
 	if (env->npids) {
 		err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
 		if (err) {
