@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,8 +57,11 @@ struct collect {
 	struct cpu_agg *cpu;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
-	struct unwinder *unw;	    /* NULL with --unwind fp, or without --heap and --cpu */
-	bool unwind_stale;	    /* some target waits for a re-read of its mappings */
+	struct unwinder *unw; /* NULL with --unwind fp, or without --heap and --cpu */
+	bool unwind_stale;    /* some target waits for a re-read of its mappings */
+	uint32_t *held;	      /* `-- CMD` processes stopped at exec until their tables load */
+	size_t nheld, held_cap;
+	int64_t held_deadline;	    /* CLOCK_MONOTONIC: let them go even if builds still run */
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	struct hashmap *targets;    /* pid -> struct target */
 	uint64_t bad_records;
@@ -76,11 +80,17 @@ struct target {
 	int pidfd; /* -1 if the process was gone before we could open one */
 	uint8_t alive;
 	uint8_t unwind_stale;	/* its mappings changed: re-read them when the time comes */
+	uint8_t unwind_quick;	/* re-reads in the current UNWIND_REREAD_NS window */
 	int64_t unwind_read_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
 };
 
-/* A process's mappings are re-read at most this often (an unknown pc asks for it). */
+/*
+ * An unknown pc asks for a re-read of the process's mappings: at once for the first few in a
+ * window (a new program maps its libraries right after exec, then dlopens), then at most once
+ * per window (a pc that stays unknown must not make us read the maps at every sample).
+ */
 #define UNWIND_REREAD_NS    (200 * 1000000LL)
+#define UNWIND_REREAD_QUICK 4
 /* How long a new program of `-- CMD`'s tree waits at its exec for its tables. */
 #define UNWIND_EXEC_WAIT_MS 3000
 
@@ -103,6 +113,7 @@ static int pidfd_send_signal_(int pidfd, int sig)
 }
 
 static int fatal(struct collect *c, int err);
+static void unwind_release_held(struct collect *c);
 
 static int unwinder_start(struct collect *c)
 {
@@ -154,7 +165,11 @@ static void unwind_miss(struct collect *c, uint32_t pid)
 
 	if (!c->unw)
 		return;
-	if (!t || mono_ns() - t->unwind_read_ns >= UNWIND_REREAD_NS) {
+	if (t && mono_ns() - t->unwind_read_ns >= UNWIND_REREAD_NS)
+		t->unwind_quick = 0;
+	if (!t || t->unwind_quick < UNWIND_REREAD_QUICK) {
+		if (t)
+			t->unwind_quick++;
 		unwind_read(c, pid, t);
 		return;
 	}
@@ -188,6 +203,13 @@ int collect__poll_unwinder(struct collect *c)
 		c->unwind_stale = left;
 	}
 	err = unwinder__poll(c->unw);
+	if (c->nheld && (!unwinder__pending(c->unw) || mono_ns() >= c->held_deadline)) {
+		if (unwinder__pending(c->unw))
+			pr_warn("unwind tables still building after %d ms: letting %zu new "
+				"process(es) run (frame pointers meanwhile)\n",
+				UNWIND_EXEC_WAIT_MS, c->nheld);
+		unwind_release_held(c);
+	}
 	if (err == -ENOMEM) {
 		pr_err("out of memory while loading unwind tables\n");
 		return fatal(c, err);
@@ -294,6 +316,8 @@ void collect__free(struct collect *c)
 		return;
 	while (c->targets && hashmap__next(c->targets, &it, NULL, (void **)&t))
 		target_close(t);
+	unwind_release_held(c);
+	free(c->held);
 	unwinder__free(c->unw);
 	heap_agg__free(c->heap);
 	cpu_agg__free(c->cpu);
@@ -470,15 +494,27 @@ static void unwind_lib(const char *path, void *arg)
 	close(fd);
 }
 
+/* Let the processes held at their exec run on (their tables are loaded, or it took too long). */
+static void unwind_release_held(struct collect *c)
+{
+	for (size_t i = 0; i < c->nheld; i++)
+		if (ptrace(PTRACE_CONT, (pid_t)c->held[i], 0, 0) && errno != ESRCH)
+			pr_debug("resuming %u after its exec: %s\n", c->held[i], strerror(errno));
+	c->nheld = 0;
+}
+
 /*
  * A process of `-- CMD`'s tree is stopped at its exec, its new image not yet run: read its
- * mappings (executable, ld.so, vDSO) and build the tables of the libraries ld.so will map, then
- * let it go — its first stacks are complete.  Each file is built once; a bounded wait.
+ * mappings (executable, ld.so, vDSO) and queue the tables of the libraries ld.so will map.
+ * True when it stays stopped until they are loaded (collect__poll_unwinder resumes it, at the
+ * latest after UNWIND_EXEC_WAIT_MS): its first stacks are then complete.  Each file is built
+ * once, on the worker: the event loop goes on meanwhile.
  */
-static void unwind_exec_stop(struct collect *c, uint32_t pid)
+static bool unwind_exec_stop(struct collect *c, uint32_t pid)
 {
 	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
 	char path[64], exe[PATH_MAX];
+	uint32_t *held;
 	ssize_t len;
 
 	unwind_read(c, pid, hashmap__find(c->targets, &pid));
@@ -489,22 +525,39 @@ static void unwind_exec_stop(struct collect *c, uint32_t pid)
 		unwind_lib(exe, &l); /* known already: its DT_NEEDED are what is new */
 		close(l.root_fd);
 	}
-	collect__wait_unwinder(c, UNWIND_EXEC_WAIT_MS);
+	unwinder__poll(c->unw);
+	if (!unwinder__pending(c->unw))
+		return false;
+	if (c->nheld == c->held_cap) {
+		size_t cap = c->held_cap ? 2 * c->held_cap : 8;
+
+		held = realloc(c->held, cap * sizeof(*held));
+		if (!held)
+			return false; /* not held: frame pointers until its tables load */
+		c->held = held;
+		c->held_cap = cap;
+	}
+	if (!c->nheld)
+		c->held_deadline = mono_ns() + UNWIND_EXEC_WAIT_MS * 1000000LL;
+	c->held[c->nheld++] = pid;
+	return true;
 }
 
-void collect__exec_stop(struct collect *c, uint32_t pid)
+bool collect__exec_stop(struct collect *c, uint32_t pid)
 {
 	int err;
 
-	if (c->unw)
-		unwind_exec_stop(c, pid);
-	if (!c->calls_at)
-		return;
-	err = calls_attach__exec(c->calls_at, pid);
-	/* Not fatal: the periodic rescan of the tree's maps tries again. */
-	if (err < 0)
-		pr_warn("--calls: attaching to the runtime of process %u at its exec failed: %s\n",
-			pid, strerror(-err));
+	/* --calls first: its probes must be in place before the process runs on. */
+	if (c->calls_at) {
+		err = calls_attach__exec(c->calls_at, pid);
+		/* Not fatal: the periodic rescan of the tree's maps tries again. */
+		if (err < 0)
+			pr_warn("--calls: attaching to the runtime of process %u at its exec "
+				"failed: "
+				"%s\n",
+				pid, strerror(-err));
+	}
+	return c->unw && unwind_exec_stop(c, pid);
 }
 
 void collect__set_exec_stops(struct collect *c, bool on)

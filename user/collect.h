@@ -50,8 +50,10 @@ bool collect__any_alive(struct collect *c);
 /* pid is stopped at its exit with its address space intact: last chance to symbolize. */
 void collect__process_exiting(struct collect *c, uint32_t pid);
 /* A process of `-- CMD`'s tree is stopped (ptrace) at its exec, the new image not yet run:
- * --calls attaches to the runtime it runs or will load. */
-void collect__exec_stop(struct collect *c, uint32_t pid);
+ * --calls attaches to the runtime it runs or will load; the unwinder queues the tables of what
+ * it will map.  True when the collector keeps it stopped (until those tables are loaded; it
+ * resumes it itself, PTRACE_CONT); false: the caller resumes it. */
+bool collect__exec_stop(struct collect *c, uint32_t pid);
 /* Every exec of `-- CMD`'s tree stops and reaches collect__exec_stop (ptrace holds it). */
 void collect__set_exec_stops(struct collect *c, bool on);
 /* --calls found no runtime to probe in any target (so far). */

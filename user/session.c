@@ -174,8 +174,8 @@ static void tracee_stop(pid_t p, int st, struct collect *col)
 	case PTRACE_EVENT_EXEC:
 		/* The new image is mapped but has not run one instruction: attach to its runtime
 		 * now, so its first call is seen. */
-		if (col)
-			collect__exec_stop(col, (uint32_t)p);
+		if (col && collect__exec_stop(col, (uint32_t)p))
+			break; /* held until its unwind tables are loaded */
 		ptrace(PTRACE_CONT, p, 0, 0);
 		break;
 	case PTRACE_EVENT_FORK:
