@@ -23,7 +23,8 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct prof_cpu_record *r;
-	__u32 zero = 0, nkern, nuser;
+	__u64 nkern, nuser, size;
+	__u32 zero = 0;
 	long got;
 
 	if (!(__u32)id || !prof_is_target(id >> 32))
@@ -38,18 +39,13 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	got = bpf_get_stack(ctx, r->frames, PROF_MAX_FRAMES * sizeof(__u64), 0);
 	if (got < 0 && got != -EFAULT)
 		prof_count(PROF_CNT_STACK_FAIL);
-	nkern = got > 0 ? (__u32)got / sizeof(__u64) : 0;
-	if (nkern > PROF_MAX_FRAMES)
-		nkern = PROF_MAX_FRAMES;
+	nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_MAX_FRAMES);
 	got = prof_user_stack(ctx, &r->frames[nkern], PROF_USTACK_PERF); /* failures counted */
-	nuser = got > 0 ? (__u32)got : 0;
-	/* got <= PROF_MAX_FRAMES (127): clang drops a clamp; a mask after a barrier stays. */
-	barrier_var(nuser);
-	nuser &= PROF_MAX_FRAMES;
+	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_MAX_FRAMES);
 	r->s.nkern = (__u16)nkern;
 	r->s.nuser = (__u16)nuser;
-	if (bpf_ringbuf_output(&prof_events, r, sizeof(r->s) + (nkern + nuser) * sizeof(__u64),
-			       prof_wakeup_flags()))
+	size = prof_bound(sizeof(r->s) + (nkern + nuser) * sizeof(__u64), sizeof(*r));
+	if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags()))
 		prof_count(PROF_CNT_RINGBUF_FULL);
 	return 0;
 }

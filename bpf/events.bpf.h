@@ -38,6 +38,20 @@ static __always_inline void *prof_reserve(__u64 size)
 	return rec;
 }
 
+/*
+ * v, never above max, in a form the verifier can bound (frame counts, the length of a record
+ * copied out of scratch).  A plain clamp is not enough: clang may test a zero-extended copy of
+ * the register it then uses, leaving the verifier without a bound on the one it sees.
+ */
+static __always_inline __u64 prof_bound(__u64 v, __u64 max)
+{
+	barrier_var(v);
+	if (v > max)
+		v = max;
+	barrier_var(v);
+	return v;
+}
+
 static __always_inline void prof_submit(void *rec)
 {
 	bpf_ringbuf_submit(rec, prof_wakeup_flags());

@@ -266,8 +266,9 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	struct prof_sampled_key key = {.tgid = id >> 32};
 	struct prof_heap_record *r;
 	bool old_sampled = false;
-	__u32 zero = 0, n;
+	__u32 zero = 0;
 	__u8 one = 1;
+	__u64 n, len;
 	long got;
 
 	r = bpf_map_lookup_elem(&prof_heap_scratch, &zero);
@@ -288,13 +289,7 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	}
 	if (got < 0)
 		r->e.flags = PROF_HEAP_STACK_FAILED;
-	n = got > 0 ? (__u32)got : 0;
-	/*
-	 * got <= PROF_MAX_FRAMES (127), as clang proves and drops any clamp: a mask after a
-	 * barrier is a bound the verifier sees.
-	 */
-	barrier_var(n);
-	n &= PROF_MAX_FRAMES;
+	n = prof_bound(got > 0 ? (__u64)got : 0, PROF_MAX_FRAMES);
 	r->e.nframes = (__u16)n;
 	if (type == PROF_REC_HEAP_REALLOC) {
 		r->e.old_addr = old_addr;
@@ -306,8 +301,8 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 				r->e.old_addr = 0;
 		}
 	}
-	if (bpf_ringbuf_output(&prof_events, r, sizeof(r->e) + n * sizeof(__u64),
-			       prof_wakeup_flags())) {
+	len = prof_bound(sizeof(r->e) + n * sizeof(__u64), sizeof(*r));
+	if (bpf_ringbuf_output(&prof_events, r, len, prof_wakeup_flags())) {
 		prof_count(PROF_CNT_RINGBUF_FULL);
 		/* Userspace never heard of the move: the old block stays sampled. */
 		if (old_sampled)

@@ -659,7 +659,7 @@ static int heap_stack(struct collect *c, int32_t *id, const struct prof_heap_eve
 	return 0;
 }
 
-/* size: the record's, checked against its frame count by the caller. */
+/* ips: the e->nframes frames after the header (the caller checked the record holds them). */
 static int on_heap(struct collect *c, const struct prof_heap_event *e, const uint64_t *ips)
 {
 	int32_t id = STACKRES_NONE;
