@@ -256,7 +256,7 @@ int collect__prepare_unwind(struct collect *c, const char *exe)
 
 		if (!e->exec || !maps_entry__is_file(e))
 			continue;
-		if (safe_open__mapped(&fd, NULL, (uint32_t)getpid(), e, NULL) == 0) {
+		if (safe_open__mapped(&fd, "/proc", (uint32_t)getpid(), e, NULL) == 0) {
 			unwinder__prepare(c->unw, fd);
 			close(fd);
 		}
