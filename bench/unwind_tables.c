@@ -56,29 +56,35 @@ static uint32_t kernel_chunks(uint32_t rows)
 
 /*
  * What the kernel charges for an array map of `chunks` chunks (its "memlock" in fdinfo, the
- * map's own accounting: values plus the map's header), or -1 when no map can be made here (not
- * root).  Measured rather than computed, so a change in the kernel's accounting shows.
+ * map's own accounting: values plus the map's header), measured rather than computed so a change
+ * in the kernel's accounting shows.  Fails without CAP_BPF (not root).
  */
-static long long kernel_memlock(uint32_t chunks)
+static int kernel_memlock(long long *out, uint32_t chunks)
 {
 	char path[64], line[128];
-	long long bytes = -1;
 	FILE *f = NULL;
-	int fd;
+	int fd, err = -ENOENT;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bench_unwind", sizeof(__u32),
 			    sizeof(struct prof_unwind_chunk), chunks, NULL);
 	if (fd < 0)
-		return -1;
+		return fd; /* libbpf returns -errno */
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %lld", &bytes) == 1)
+	if (!f) {
+		err = -errno;
+		goto cleanup;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %lld", out) == 1) {
+			err = 0;
 			break;
+		}
+cleanup:
 	if (f)
 		fclose(f);
 	close(fd);
-	return bytes;
+	return err;
 }
 
 /* Build once in this (child) process; print the row and write the peak RSS to the parent. */
@@ -87,6 +93,7 @@ static int one(const char *path, int runs)
 	struct unwind_table *t = NULL;
 	double best = 1e18;
 	struct rusage before, after;
+	long long memlock = -1;
 	uint32_t nr = 0;
 	int fd = -1, err;
 
@@ -107,12 +114,13 @@ static int one(const char *path, int runs)
 	}
 	unwind_table__rows(t, &nr);
 	getrusage(RUSAGE_SELF, &after);
+	if (kernel_memlock(&memlock, kernel_chunks(nr)))
+		memlock = -1; /* shown as unknown; the computed bytes remain */
 	printf("%-44s %9u %11zu %6u %7u %9.2f %8.2f %9ld %6u %10" PRIu64 " %10lld\n", path, nr,
 	       (size_t)nr * sizeof(struct prof_unwind_row), unwind_table__stats(t)->fdes,
 	       unwind_table__stats(t)->unsupported_rows, best, user_ms(&after, &before) / runs,
 	       after.ru_maxrss - before.ru_maxrss, kernel_chunks(nr),
-	       (uint64_t)kernel_chunks(nr) * sizeof(struct prof_unwind_chunk),
-	       kernel_memlock(kernel_chunks(nr)));
+	       (uint64_t)kernel_chunks(nr) * sizeof(struct prof_unwind_chunk), memlock);
 	fflush(stdout);
 cleanup:
 	if (err)
