@@ -35,6 +35,7 @@ ONLY=${BENCH_ONLY:-tables,heap,cost,sample,cpu,pprof,depth}
 DEPTHS=${BENCH_DEPTHS:-8 32 96}
 DEPTH_ROUNDS=${BENCH_DEPTH_ROUNDS:-3}
 DEPTH_PAIRS=20000 # per run: bpf_stats gives ns per event exactly; more pairs only add time
+DEPTH_PROG=heap_return # the program that walks the stack at each allocation (bpf/heap.bpf.c)
 B=build/bench
 PROF=./bpftrace-prof
 PY=/usr/bin/python3
@@ -176,7 +177,7 @@ open_gate() { # NAME
 			kill -0 "$WPID" 2>/dev/null || break
 			sleep 0.01
 		done
-		[ -n "${TOOL_PID:-}" ] && PROG_STATS=$(prog_stats "$TOOL_PID" heap_return)
+		[ -n "${TOOL_PID:-}" ] && PROG_STATS=$(prog_stats "$TOOL_PID" "$DEPTH_PROG")
 	fi
 	exec {GATE}>&-
 	wait "$WPID"
