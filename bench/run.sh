@@ -36,6 +36,9 @@ DEPTHS=${BENCH_DEPTHS:-8 32 96}
 DEPTH_ROUNDS=${BENCH_DEPTH_ROUNDS:-3}
 DEPTH_PAIRS=20000 # per run: bpf_stats gives ns per event exactly; more pairs only add time
 DEPTH_PROG=heap_return # the program that walks the stack at each allocation (bpf/heap.bpf.c)
+# Unwind tables are built after attaching, off the event path: give them time to be in the
+# kernel before the measured pairs, or the first ones are walked by frame pointer instead.
+DEPTH_SETTLE=0.3
 B=build/bench
 PROF=./bpftrace-prof
 PY=/usr/bin/python3
@@ -335,6 +338,7 @@ run_one() { # SECTION NAME VARIANT ROUND
 		stop_tool "$v"
 		ok=0
 	fi
+	[ "$sec" = depth ] && [ "$ok" = 1 ] && sleep "$DEPTH_SETTLE"
 	open_gate "$name"
 	stop_tool "$v"
 	[ "$WRC" = 0 ] || { say "$name exited with $WRC under $v"; ok=0; }
