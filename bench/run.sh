@@ -1,10 +1,11 @@
 #!/bin/bash
 # `make bench`: what bpftrace-prof costs the programs it profiles, side by side in one run.
 #
-#  heap   each workload untraced, under `bpftrace-prof --heap -p`, under the floor (the same
-#         probes with empty programs, bench/floor.c), and under the peers when installed: the
-#         equivalent bpftrace script and bcc's memleak-bpfcc.  Runs alternate (round-robin,
-#         the order rotated every round), ROUNDS of each; medians are reported.
+#  heap   each workload untraced, under `bpftrace-prof --heap -p` with `--unwind dwarf` and
+#         with `--unwind fp`, under the floor (the same probes with empty programs,
+#         bench/floor.c), and under the peers when installed: the equivalent bpftrace script
+#         and bcc's memleak-bpfcc.  Runs alternate (round-robin, the order rotated every
+#         round), ROUNDS of each; medians are reported.
 #  cost   on the microbenchmark, the floor again with one piece of our per-event work at a time
 #         (target filter, pending-call map, stack walk, ring buffer) or an alternative
 #         (raw-IP stacks, no return probes).
@@ -12,6 +13,11 @@
 #         against the exact run of the same round.
 #  cpu    --cpu=99 and --cpu=999 on a CPU-bound workload.
 #  pprof  build/bench/pprof_write: writing a 100k-stack profile.
+#  tables build/bench/unwind_tables: rows, bytes, kernel memory and build time of the unwind
+#         tables of libc, libstdc++, libsqlite3 and python3.11.
+#  depth  bench/deep_stack.c at several depths under `--heap --unwind dwarf` and `--unwind fp`,
+#         with kernel.bpf_stats_enabled=1: the heap return program's run_time_ns / run_cnt per
+#         event at each depth, and its slope over the frames walked = ns per frame.
 #
 # Every workload is started first and blocks on its stdin (a "gate"); the tracer attaches to the
 # waiting process (-p PID), and the wall time runs from opening the gate to the process's exit.
@@ -19,12 +25,20 @@
 #
 # Writes bench/results/latest.md (the tables, the machine, the kernel) and
 # bench/results/latest-runs.tsv (every run), and prints the tables.
-# Environment: BENCH_ROUNDS (default 5); BENCH_ONLY=heap,cost,sample,cpu,pprof (default all).
+# Environment: BENCH_ROUNDS (default 5); BENCH_ONLY=tables,heap,cost,sample,cpu,pprof,depth
+# (default all); BENCH_DEPTHS (default "8 32 96"), BENCH_DEPTH_ROUNDS (default 3).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
 ROUNDS=${BENCH_ROUNDS:-5}
-ONLY=${BENCH_ONLY:-heap,cost,sample,cpu,pprof}
+ONLY=${BENCH_ONLY:-tables,heap,cost,sample,cpu,pprof,depth}
+DEPTHS=${BENCH_DEPTHS:-8 32 96}
+DEPTH_ROUNDS=${BENCH_DEPTH_ROUNDS:-3}
+DEPTH_PAIRS=20000 # per run: bpf_stats gives ns per event exactly; more pairs only add time
+DEPTH_PROG=heap_return # the program that walks the stack at each allocation (bpf/heap.bpf.c)
+# Unwind tables are built after attaching, off the event path: give them time to be in the
+# kernel before the measured pairs, or the first ones are walked by frame pointer instead.
+DEPTH_SETTLE=0.3
 B=build/bench
 PROF=./bpftrace-prof
 PY=/usr/bin/python3
@@ -41,12 +55,14 @@ die() {
 
 say() { echo "bench: $*" >&2; }
 
-# Processes this script started and still running: stopped on exit, by pid.
+# Processes this script started and still running: stopped on exit, by pid; the BPF statistics
+# switch back to what they were.
 cleanup() {
 	local p
 	for p in ${TOOL_PID:-} ${TIME_PID:-} ${WPID:-}; do
 		kill -TERM "$p" 2>/dev/null
 	done
+	[ -n "${STATS_WAS:-}" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -54,7 +70,7 @@ trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || die "needs root for BPF: run 'sudo make bench'"
 for f in $PROF $B/floor $B/malloc_micro $B/cxx_containers $B/cpu_spin $B/pprof_write \
-	$B/sqlite_bench.sql; do
+	$B/unwind_tables $B/deep_stack $B/sqlite_bench.sql; do
 	[ -e "$f" ] || die "$f is missing: run 'make bench' (it builds everything first)"
 done
 # Others may rebuild the tree while we run: measure copies of the binaries taken now.
@@ -117,7 +133,7 @@ EOF
 }
 
 # --- workloads ---------------------------------------------------------------------------
-declare -A WCMD WIN
+declare -A WCMD WIN WOUT
 WCMD[malloc_micro]="$B/malloc_micro --gate 200000"
 WCMD[micro_500k]="$B/malloc_micro --gate 500000"
 WCMD[cxx_containers]="$B/cxx_containers --gate 4"
@@ -126,14 +142,20 @@ WIN[sqlite3]=$B/sqlite_bench.sql # its gate is its script: sqlite3 blocks readin
 WCMD[python3]="$PY bench/py_workload.py --gate 2"
 WCMD[mixed_1m]="$B/malloc_micro --gate --mixed 1000000"
 WCMD[cpu_spin]="$B/cpu_spin --gate 100"
+for depth in $DEPTHS; do
+	WCMD[deep_$depth]="$B/deep_stack --gate $depth $DEPTH_PAIRS"
+	WOUT[deep_$depth]=1 # it says "done" on stdout, then waits for its stdin to close
+done
 
 # Start workload NAME blocked on its gate; sets WPID and GATE (a write fd to its stdin).
+# Its stdout goes to $TMP/workload.out when WOUT[NAME] is set.
 start_workload() { # NAME
-	local fifo=$TMP/gate i
+	local fifo=$TMP/gate i out=/dev/null
+	[ -n "${WOUT[$1]:-}" ] && out=$TMP/workload.out
 	rm -f "$fifo"
 	mkfifo "$fifo" || die "mkfifo failed"
 	# shellcheck disable=SC2086
-	${WCMD[$1]} <"$fifo" >/dev/null 2>"$TMP/workload.err" &
+	${WCMD[$1]} <"$fifo" >"$out" 2>"$TMP/workload.err" &
 	WPID=$!
 	exec {GATE}>"$fifo"
 	rm -f "$fifo"
@@ -146,11 +168,20 @@ start_workload() { # NAME
 	die "workload $1 never reached its gate"
 }
 
-# Open the gate, wait for the workload's exit; sets WALL (seconds) and WRC.
+# Open the gate, wait for the workload's exit; sets WALL (seconds) and WRC.  A workload that
+# says "done" (WOUT) is held there until the tool's program statistics are read (PROG_STATS).
 open_gate() { # NAME
-	local t0 t1
+	local t0 t1 i
 	t0=$EPOCHREALTIME
 	if [ -n "${WIN[$1]:-}" ]; then cat "${WIN[$1]}" >&"$GATE"; else printf 'g\n' >&"$GATE"; fi
+	if [ -n "${WOUT[$1]:-}" ]; then
+		for ((i = 0; i < 60000; i++)); do
+			grep -q '^done' "$TMP/workload.out" 2>/dev/null && break
+			kill -0 "$WPID" 2>/dev/null || break
+			sleep 0.01
+		done
+		[ -n "${TOOL_PID:-}" ] && PROG_STATS=$(prog_stats "$TOOL_PID" "$DEPTH_PROG")
+	fi
 	exec {GATE}>&-
 	wait "$WPID"
 	WRC=$?
@@ -178,6 +209,9 @@ start_tool() { # VARIANT RUNDIR
 	TIME_PID="" TOOL_PID=""
 	case $v in
 	ours) cmd=("$PROF" -vv --heap -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
+	ours_dwarf | ours_fp)
+		cmd=("$PROF" -vv --heap --unwind "${v#ours_}" -p "$WPID" -o "$d/out.pb.gz" --top 0)
+		;;
 	sampled) cmd=("$PROF" -vv --heap --sample-bytes "$SAMPLE_N" -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
 	sampled_fine) cmd=("$PROF" -vv --heap --sample-bytes "$SAMPLE_N_FINE" -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
 	cpu99) cmd=("$PROF" -v --cpu=99 -p "$WPID" -o "$d/out.pb.gz" --top 0) ;;
@@ -207,7 +241,7 @@ start_tool() { # VARIANT RUNDIR
 		sleep 0.01
 	done
 	case $v in
-	ours | sampled* | cpu*) wait_log "$d/log" "profiling; Ctrl-C" 60 ;;
+	ours* | sampled* | cpu*) wait_log "$d/log" "profiling; Ctrl-C" 60 ;;
 	floor*) wait_log "$d/log" "^READY" 60 ;;
 	bpftrace) wait_log "$d/log" "^READY" 120 ;;
 	memleak)
@@ -238,6 +272,39 @@ stop_tool() { # VARIANT
 	TIME_PID="" TOOL_PID=""
 }
 
+# run_time_ns and run_cnt of the program NAME among those process PID holds (its fds' prog_id:
+# other engineers' profilers on this machine load programs of the same name).
+prog_stats() { # PID NAME
+	local ids
+	ids=$(sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u | paste -sd,)
+	[ -n "$ids" ] || return 0
+	bpftool -j prog show 2>/dev/null | $PY -c '
+import json, sys
+ids = {int(x) for x in sys.argv[1].split(",")}
+for p in json.load(sys.stdin):
+    if p["id"] in ids and p.get("name") == sys.argv[2]:
+        print(p.get("run_time_ns", 0), p.get("run_cnt", 0))
+        break' "$ids" "$2"
+}
+
+# Frames of the heaviest stack (by allocations) in a heap profile, and the unwinder's counters
+# from the profile's comments: "FRAMES CUT FP_FRAMES" (CUT: stacks the unwinder ended early,
+# whatever the reason; FP_FRAMES: frames it walked by frame pointer instead).
+profile_frames() { # FILE
+	go tool pprof -symbolize=none -traces -sample_index=alloc_objects "$1" 2>/dev/null | awk '
+		function flush() { if (n > 0 && v > best) { best = v; frames = n }; n = 0 }
+		/^unwind_[a-z_]*=[0-9]/ {
+			split($1, kv, "=")
+			if (kv[1] == "unwind_fp_frames") fp += kv[2]; else cut += kv[2]
+			next
+		}
+		/^-+\+-+$/ { flush(); next }
+		n == 0 && /^ +[a-z_]+:  / { next } # labels, before the frames
+		n == 0 && /^ +[0-9][0-9.]* +[^ ]/ { v = $1 + 0; n = 1; next }
+		n > 0 && /^ +[^ ]/ { n++ }
+		END { flush(); printf "%d %d %d\n", frames, cut, fp }'
+}
+
 time_field() { # FILE "Label"
 	sed -n "s/^[[:space:]]*$2: *//p" "$1" 2>/dev/null | head -1
 }
@@ -254,15 +321,16 @@ foreign_uprobes() {
 	bpftool perf list 2>/dev/null | grep -c uprobe
 }
 
-printf 'section\tworkload\tvariant\tround\twall_s\tready_s\trss_kb\tcpu_s\tvctx\tevents\tringbuf_full\tdropped\tallocs\tprobes\tforeign\tok\n' >"$RUNS"
+printf 'section\tworkload\tvariant\tround\twall_s\tready_s\trss_kb\tcpu_s\tvctx\tevents\tringbuf_full\tdropped\tallocs\tprobes\tforeign\tprog_ns\tprog_cnt\tframes\tcut\tfp_frames\tok\n' >"$RUNS"
 
 # One measured run: workload NAME under VARIANT; appends a line to $RUNS.
 run_one() { # SECTION NAME VARIANT ROUND
 	local sec=$1 name=$2 v=$3 r=$4 d ok=1 rss=0 cpu=0 vctx=0 events="" rbf="" dropped="" allocs="" probes="" foreign
+	local prog_ns="" prog_cnt="" frames="" cut="" fp_frames=""
 	d=$TMP/run.$sec.$name.$v.$r
 	mkdir -p "$d"
 	foreign=$(foreign_uprobes)
-	READY_S=0 TIME_PID="" TOOL_PID=""
+	READY_S=0 TIME_PID="" TOOL_PID="" PROG_STATS=""
 	start_workload "$name"
 	if [ "$v" != untraced ] && ! start_tool "$v" "$d"; then
 		say "$v did not start on $name (round $r):"
@@ -270,6 +338,7 @@ run_one() { # SECTION NAME VARIANT ROUND
 		stop_tool "$v"
 		ok=0
 	fi
+	[ "$sec" = depth ] && [ "$ok" = 1 ] && sleep "$DEPTH_SETTLE"
 	open_gate "$name"
 	stop_tool "$v"
 	[ "$WRC" = 0 ] || { say "$name exited with $WRC under $v"; ok=0; }
@@ -280,11 +349,17 @@ run_one() { # SECTION NAME VARIANT ROUND
 		vctx=$(time_field "$d/time.txt" "Voluntary context switches")
 	fi
 	case $v in
-	ours | sampled*)
+	ours* | sampled*)
 		read -r events rbf dropped < <(sed -n 's/.*events: \([0-9]*\) in .*dropped \([0-9]*\) (ringbuf_full \([0-9]*\)).*/\1 \3 \2/p' "$d/log" | tail -1)
 		allocs=$(pprof_total "$d/out.pb.gz" alloc_objects)
 		probes=$(grep -c "probing " "$d/log")
 		[ "$sec" = sample ] && cp "$d/out.pb.gz" "$TMP/sample.$v.$r.pb.gz"
+		if [ "$sec" = depth ]; then
+			read -r prog_ns prog_cnt <<<"$PROG_STATS"
+			read -r frames cut fp_frames < <(profile_frames "$d/out.pb.gz")
+			# Statistics off during the run (someone else switched them): no figure.
+			[ "${prog_cnt:-0}" -ge "$DEPTH_PAIRS" ] || { say "no BPF statistics for $name/$v"; ok=0; }
+		fi
 		;;
 	cpu*)
 		allocs=$(pprof_total "$d/out.pb.gz" samples) # cpu samples taken
@@ -295,21 +370,22 @@ run_one() { # SECTION NAME VARIANT ROUND
 		[[ $v == *ringbuf* || $v == floor_all ]] || events=""
 		;;
 	esac
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sec" "$name" "$v" "$r" \
-		"$WALL" "$READY_S" "${rss:-0}" "${cpu:-0}" "${vctx:-0}" "$events" "$rbf" "$dropped" "$allocs" \
-		"$probes" "$foreign" "$ok" >>"$RUNS"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+		"$sec" "$name" "$v" "$r" "$WALL" "$READY_S" "${rss:-0}" "${cpu:-0}" "${vctx:-0}" "$events" \
+		"$rbf" "$dropped" "$allocs" "$probes" "$foreign" "$prog_ns" "$prog_cnt" "$frames" "$cut" \
+		"$fp_frames" "$ok" >>"$RUNS"
 	printf '  %-7s %-15s %-15s round %s: %8.3f s%s\n' "$sec" "$name" "$v" "$r" "$WALL" \
 		"$([ "$ok" = 1 ] || echo "  (FAILED)")" >&2
 	rm -rf "$d"
 }
 
-# ROUNDS rounds over the variants, the order rotated by one every round.
+# ROUNDS (or NROUNDS) rounds over the variants, the order rotated by one every round.
 rounds() { # SECTION NAME VARIANT...
 	local sec=$1 name=$2 r i n
 	shift 2
 	local vs=("$@")
 	n=${#vs[@]}
-	for ((r = 1; r <= ROUNDS; r++)); do
+	for ((r = 1; r <= ${NROUNDS:-$ROUNDS}; r++)); do
 		for ((i = 0; i < n; i++)); do
 			run_one "$sec" "$name" "${vs[$(((i + r - 1) % n))]}" "$r"
 		done
@@ -323,8 +399,14 @@ peers=()
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 START=$(date +%s)
 say "results in $RES/latest.md; $ROUNDS rounds; peers: ${peers[*]:-none}"
+: >"$TMP/tables.txt"
+if want tables; then
+	# Best of 10 builds each; exit status 1 when a file is missing or refused (its line is absent).
+	$B/unwind_tables -n 10 >"$TMP/tables.txt" || say "unwind_tables: some files failed (see above)"
+	cat "$TMP/tables.txt" >&2
+fi
 if want heap; then
-	heap_variants=(untraced ours floor "${peers[@]}")
+	heap_variants=(untraced ours_dwarf ours_fp floor "${peers[@]}")
 	rounds heap malloc_micro "${heap_variants[@]}"
 	rounds heap cxx_containers "${heap_variants[@]}"
 	rounds heap sqlite3 "${heap_variants[@]}"
@@ -355,6 +437,15 @@ fi
 if want cpu; then
 	rounds cpu cpu_spin untraced cpu99 cpu999
 fi
+if want depth; then
+	STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled) || die "cannot read kernel.bpf_stats_enabled"
+	sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+	for depth in $DEPTHS; do
+		NROUNDS=$DEPTH_ROUNDS rounds depth "deep_$depth" ours_dwarf ours_fp
+	done
+	sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
+	STATS_WAS=""
+fi
 PPROF_LINE=""
 if want pprof; then
 	PPROF_LINE=$($B/pprof_write 2>&1 | tail -1)
@@ -384,8 +475,10 @@ mkdir -p "$RES"
 	echo "sample_n=$SAMPLE_N"
 	echo "sample_n_fine=$SAMPLE_N_FINE"
 	echo "pprof_write=$PPROF_LINE"
+	echo "depth_pairs=$DEPTH_PAIRS"
+	echo "depth_rounds=$DEPTH_ROUNDS"
 } >"$TMP/meta.txt"
-$PY bench/summarize.py "$TMP/meta.txt" "$RUNS" "$TMP/sample_funcs.tsv" >"$TMP/latest.md" ||
+$PY bench/summarize.py "$TMP/meta.txt" "$RUNS" "$TMP/sample_funcs.tsv" "$TMP/tables.txt" >"$TMP/latest.md" ||
 	die "summarizing failed; runs kept in $RES/latest-runs.tsv"
 cp "$RUNS" "$RES/latest-runs.tsv"
 cp "$TMP/latest.md" "$RES/latest.md"

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Turn bench/run.sh's measurements into bench/results/latest.md (markdown on stdout).
 
-    summarize.py META RUNS_TSV SAMPLE_FUNCS_TSV
+    summarize.py META RUNS_TSV SAMPLE_FUNCS_TSV [TABLES_TXT]
 
 META: key=value lines (machine, kernel, rounds).  RUNS_TSV: one line per run (see run.sh).
 SAMPLE_FUNCS_TSV: variant, round, sample index, function (or TOTAL), value — from the
-profiles of the sampling section.  Medians throughout; runs that failed are left out.
+profiles of the sampling section.  TABLES_TXT: build/bench/unwind_tables's output (a header
+line of column names, then one line per file).  Medians throughout; runs that failed are left
+out.
 """
 import csv
 import os
@@ -16,6 +18,8 @@ import sys
 TOOL_NAMES = {
     "untraced": "untraced",
     "ours": "**bpftrace-prof --heap**",
+    "ours_dwarf": "**bpftrace-prof --heap --unwind dwarf**",
+    "ours_fp": "**bpftrace-prof --heap --unwind fp**",
     "floor": "floor (same probes, empty programs)",
     "bpftrace": "bpftrace script",
     "memleak": "memleak-bpfcc",
@@ -31,6 +35,10 @@ COST_ROWS = [
     ("floor_all", "all four together"),
     ("ours", "bpftrace-prof --heap"),
 ]
+# Our heap variants: the default, and one per unwind mode (the heap section runs the latter).
+OURS = ["ours", "ours_dwarf", "ours_fp"]
+UNWIND_NAMES = {"ours": "auto", "ours_dwarf": "dwarf", "ours_fp": "fp"}
+KERNEL_GOAL_BYTES = 4 << 20  # issue 10: the four libraries' tables under 4 MiB of kernel memory
 WORKLOADS = [
     ("malloc_micro", "malloc/free microbenchmark (64 B, 5 frames deep)"),
     ("cxx_containers", "C++ containers and strings"),
@@ -75,7 +83,9 @@ class Heap:
     def __init__(self, runs, section, workload):
         self.runs, self.section, self.workload = runs, section, workload
         self.base = self.wall("untraced")
-        self.allocs = med(col(self.rows("ours"), "allocs"))
+        # Every unwind mode sees the same allocations; the first variant that ran counts them.
+        self.allocs = next((a for a in (med(col(self.rows(v), "allocs")) for v in OURS) if a),
+                           None)
 
     def rows(self, variant):
         return self.runs.get((self.section, self.workload, variant), [])
@@ -112,13 +122,13 @@ def heap_table(out, runs):
         if h.base is None:
             continue
         first = True
-        for v in ["untraced", "ours", "floor", "bpftrace", "memleak"]:
+        for v in ["untraced"] + OURS + ["floor", "bpftrace", "memleak"]:
             rs = h.rows(v)
             if not rs:
                 continue
             w = h.wall(v)
             dropped = "—"
-            if v == "ours":
+            if v in OURS:
                 rbf = max(int(num(r["ringbuf_full"]) or 0) for r in rs)
                 other = max(int(num(r["dropped"]) or 0) - int(num(r["ringbuf_full"]) or 0) for r in rs)
                 dropped = f"{rbf:,}" + (f" (+{other:,} stacks lost)" if other else "")
@@ -126,28 +136,149 @@ def heap_table(out, runs):
                 desc if first else "", fmt(h.allocs) if first else "", TOOL_NAMES[v], fmt(w, 3),
                 "1" if v == "untraced" else fmt(ratio(w, h.base), 1, "×"),
                 "—" if v == "untraced" else fmt(h.ns_per(v)),
-                fmt(h.events_per_s(v)) if v == "ours" else "—", dropped,
+                fmt(h.events_per_s(v)) if v in OURS else "—", dropped,
                 "—" if v == "untraced" else fmt(med(col(rs, "rss_kb")) / 1024, 1),
                 "—" if v == "untraced" else fmt(med(col(rs, "cpu_s")), 2),
                 "—" if v == "untraced" else fmt(med(col(rs, "ready_s")), 2)))
             first = False
         goals.append((desc, h))
     out.append("")
-    out.append("Goals (issue 5), per malloc+free pair: bpftrace-prof at most 1.3× the floor, and "
-               "at least 3× cheaper than the bpftrace script and than memleak-bpfcc.")
+    out.append("Goals, per malloc+free pair and per unwind mode: bpftrace-prof at most 1.3× the "
+               "floor (issue 5), and at least 3× cheaper than the bpftrace script and than "
+               "memleak-bpfcc (issues 5 and 10). dwarf ÷ fp: what complete stacks cost the "
+               "whole event.")
     out.append("")
-    out.append("| workload | floor (ns) | bpftrace-prof (ns) | ÷ floor (goal ≤ 1.3) | bpftrace ÷ ours "
-               "(goal ≥ 3) | memleak ÷ ours (goal ≥ 3) |")
-    out.append("|---|---:|---:|---:|---:|---:|")
+    out.append("| workload | unwind | floor (ns) | bpftrace-prof (ns) | ÷ floor (goal ≤ 1.3) | "
+               "bpftrace ÷ ours (goal ≥ 3) | memleak ÷ ours (goal ≥ 3) | dwarf ÷ fp |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for desc, h in goals:
-        ours, floor = h.ns_per("ours"), h.ns_per("floor")
+        floor, first = h.ns_per("floor"), True
+        for v in OURS:
+            if not h.rows(v):
+                continue
+            ours = h.ns_per(v)
+            vs_fp = ratio(ours, h.ns_per("ours_fp")) if v == "ours_dwarf" else None
+            out.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                desc if first else "", UNWIND_NAMES[v], fmt(floor), fmt(ours),
+                verdict(ratio(ours, floor), lambda x: x <= 1.3),
+                verdict(ratio(h.ns_per("bpftrace"), ours), lambda x: x >= 3),
+                verdict(ratio(h.ns_per("memleak"), ours), lambda x: x >= 3), fmt(vs_fp, 2, "×")))
+            first = False
 
-        def verdict(x, ok):
-            return "—" if x is None else f"{x:.2f} {'✓' if ok(x) else '✗'}"
-        out.append("| {} | {} | {} | {} | {} | {} |".format(
-            desc, fmt(floor), fmt(ours), verdict(ratio(ours, floor), lambda x: x <= 1.3),
-            verdict(ratio(h.ns_per("bpftrace"), ours), lambda x: x >= 3),
-            verdict(ratio(h.ns_per("memleak"), ours), lambda x: x >= 3)))
+
+def verdict(x, ok):
+    return "—" if x is None else f"{x:.2f} {'✓' if ok(x) else '✗'}"
+
+
+def tables_table(out, path):
+    """Unwind-table cost per file, from build/bench/unwind_tables's columns."""
+    if not path or not os.path.exists(path):
+        return
+    with open(path) as f:
+        lines = [ln.split() for ln in f if ln.strip()]
+    if len(lines) < 2:
+        return
+    head = lines[0]
+    files = [dict(zip(head, ln)) for ln in lines[1:] if len(ln) == len(head)]
+    if not files:
+        return
+
+    def kib(b):
+        return "—" if b is None or b < 0 else f"{b / 1024:,.0f} KiB"
+    out.append("Each file's table built by `user/unwind_table.c` (best of 10 builds; user CPU is "
+               "the mean per build). In the kernel a table is an array map of 16 KiB chunks, one "
+               "more for the index when the rows fill several (`include/prof_unwind.h`); "
+               "\"charged\" is what the kernel accounts for such a map (its `memlock` in fdinfo), "
+               "measured by creating one.")
+    out.append("")
+    out.append("| file | FDEs | rows | unsupported rows | table (8 B rows) | kernel chunks | kernel "
+               "bytes | charged by the kernel | build (ms) | user CPU (ms) | peak RSS growth |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    tot = {"rows": 0, "table_B": 0, "kernel_B": 0, "memlock_B": 0, "build_ms": 0.0}
+    for r in files:
+        for k in tot:
+            x = num(r.get(k))
+            tot[k] = None if tot[k] is None or x is None or x < 0 else tot[k] + x
+        out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            os.path.basename(r["file"]), fmt(num(r.get("fdes"))), fmt(num(r.get("rows"))),
+            fmt(num(r.get("unsupp"))), kib(num(r.get("table_B"))), fmt(num(r.get("chunks"))),
+            kib(num(r.get("kernel_B"))), kib(num(r.get("memlock_B"))),
+            fmt(num(r.get("build_ms")), 1), fmt(num(r.get("user_ms")), 1),
+            kib((num(r.get("peak+KiB")) or 0) * 1024)))
+    out.append("| **together** | | {} | | {} | | **{}** | **{}** | {} | | |".format(
+        fmt(tot["rows"]), kib(tot["table_B"]), kib(tot["kernel_B"]), kib(tot["memlock_B"]),
+        fmt(tot["build_ms"], 1)))
+    kernel = tot["memlock_B"] or tot["kernel_B"]
+    if kernel is not None and len(files) == 4:
+        out.append("")
+        out.append(f"Goal (issue 10): the tables of these four files together under 4 MiB of "
+                   f"kernel memory: {kernel / 1048576:.2f} MiB "
+                   f"{'✓' if kernel < KERNEL_GOAL_BYTES else '✗'}.")
+
+
+def linfit(points):
+    """Least-squares slope and intercept of (x, y) points; None when x does not vary."""
+    if len(points) < 2:
+        return None, None
+    mx = statistics.mean(x for x, _ in points)
+    my = statistics.mean(y for _, y in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if not sxx:
+        return None, None
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+    return slope, my - slope * mx
+
+
+def depth_table(out, runs, meta):
+    """ns per event of the heap return program against the depth of the stack it walks."""
+    depths = sorted({int(wl[len("deep_"):]) for (sec, wl, _v) in runs if sec == "depth"})
+    if not depths:
+        return
+    modes = [v for v in ("ours_dwarf", "ours_fp")
+             if any(runs.get(("depth", f"deep_{d}", v)) for d in depths)]
+    out.append(f"`bench/deep_stack.c` (frame pointers on) makes {fmt(num(meta.get('depth_pairs')))} "
+               f"malloc(64)+free at a depth of D frames below main under `bpftrace-prof --heap "
+               f"--unwind dwarf` and `--unwind fp` (rounds: {meta.get('depth_rounds', '?')}); "
+               "with `kernel.bpf_stats_enabled=1`, the heap return program's `run_time_ns ÷ "
+               "run_cnt` is the BPF time per allocation (stack walk + the rest of the program). "
+               "Frames: the stack the profile holds (the unwinder also reaches the libc frames "
+               "above main that the frame-pointer walk cannot).")
+    out.append("")
+    out.append("| D | unwind | frames per stack | ns per event | stacks cut | frames by frame "
+               "pointer | dwarf ÷ fp (goal ≤ 2) |")
+    out.append("|---:|---|---:|---:|---:|---:|---:|")
+    points = {v: [] for v in modes}
+    for d in depths:
+        ns = {}
+        for v in modes:
+            rs = runs.get(("depth", f"deep_{d}", v), [])
+            ns[v] = med([num(r["prog_ns"]) / num(r["prog_cnt"]) for r in rs
+                         if num(r.get("prog_ns")) is not None and num(r.get("prog_cnt"))])
+        for v in modes:
+            rs = runs.get(("depth", f"deep_{d}", v), [])
+            frames = med(col(rs, "frames"))
+            if ns[v] is not None:
+                points[v].append((frames if frames else d, ns[v]))
+            out.append("| {} | {} | {} | {} | {} | {} | {} |".format(
+                d, UNWIND_NAMES[v], fmt(frames), fmt(ns[v]), fmt(med(col(rs, "cut"))),
+                fmt(med(col(rs, "fp_frames"))),
+                verdict(ratio(ns[v], ns.get("ours_fp")), lambda x: x <= 2)
+                if v == "ours_dwarf" else "—"))
+    out.append("")
+    out.append("Least squares over the depths, per unwind mode: the slope is the cost of one "
+               "more frame, the intercept the rest of the program's work per event.")
+    out.append("")
+    out.append("| unwind | ns per frame | ns per event at 0 frames |")
+    out.append("|---|---:|---:|")
+    slopes = {}
+    for v in modes:
+        slopes[v], icpt = linfit(points[v])
+        out.append(f"| {UNWIND_NAMES[v]} | {fmt(slopes[v], 1)} | {fmt(icpt)} |")
+    r = ratio(slopes.get("ours_dwarf"), slopes.get("ours_fp"))
+    if r is not None:
+        out.append("")
+        out.append(f"Goal (issue 10): a complete stack at most 2× the frame-pointer walk of the "
+                   f"same depth — per frame, dwarf ÷ fp = {verdict(r, lambda x: x <= 2)}.")
 
 
 def cost_table(out, runs):
@@ -263,13 +394,17 @@ def main():
                f"load average {meta['load_start']} at start, {meta['load_end']} at end · "
                f"{meta['minutes']} min")
     out.append("")
+    body = []
+    tables_table(body, sys.argv[4] if len(sys.argv) > 4 else None)
+    if body:
+        out += ["## Unwind tables: size and build time", ""] + body + [""]
     with open(sys.argv[2]) as f:
         all_rows = list(csv.DictReader(f, delimiter="\t"))
     failed = sum(1 for r in all_rows if r["ok"] != "1")
     foreign = [f"{r['workload']}/{r['variant']}#{r['round']}" for r in all_rows
                if (num(r["foreign"]) or 0) > 0]
     probes = {(r["workload"], r["variant"]): r["probes"] for r in all_rows
-              if r["probes"] and r["variant"] in ("ours", "floor")}
+              if r["probes"] and r["variant"] in OURS + ["floor"]}
     notes = []
     if failed:
         notes.append(f"{failed} runs failed and are left out (see latest-runs.tsv).")
@@ -280,10 +415,12 @@ def main():
     if meta.get("memleak_why"):
         notes.append(f"memleak-bpfcc: not measured: {meta['memleak_why']}.")
     for wl, _ in WORKLOADS:
-        a, b = probes.get((wl, "ours")), probes.get((wl, "floor"))
-        if a and b and a != b:
-            notes.append(f"{wl}: bpftrace-prof probed {a} functions, the floor {b}: the floor "
-                         "is not the same probe set.")
+        b = probes.get((wl, "floor"))
+        for v in OURS:
+            a = probes.get((wl, v))
+            if a and b and a != b:
+                notes.append(f"{wl}: bpftrace-prof ({UNWIND_NAMES[v]}) probed {a} functions, "
+                             f"the floor {b}: the floor is not the same probe set.")
     sections = [("Heap tracing overhead", heap_table), ("Where the cost per event goes",
                                                         cost_table)]
     for title, fn in sections:
@@ -299,6 +436,11 @@ def main():
     cpu_table(body, runs)
     if body:
         out += ["## `--cpu` sampling overhead (CPU-bound, single thread)", ""] + body + [""]
+    body = []
+    depth_table(body, runs, meta)
+    if body:
+        out += ["## Stack walk cost per frame: .eh_frame unwinder against frame pointers", ""] + \
+            body + [""]
     if meta.get("pprof_write"):
         out += ["## Writing a profile", "", f"`{meta['pprof_write']}`", ""]
     if notes:
