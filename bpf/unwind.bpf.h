@@ -63,7 +63,11 @@ struct unwind_walk {
 	bool reliable;	       /* ip came from registers or a table (not a frame pointer) */
 	bool bp_lost;	       /* the caller's rbp is unknown */
 	struct vma_lookup vma; /* scratch of vma_mapping */
-	__u32 done;	       /* 1: the walk is over (a __u32 the verifier sees masked to 0..1) */
+	/* The last row found and the addresses it covers: recursion and loops of calls meet the
+	 * same function frame after frame, and skip the lookups. */
+	__u64 hit_lo, hit_hi;
+	struct prof_unwind_row hit_row;
+	__u32 done; /* 1: the walk is over (a __u32 the verifier sees masked to 0..1) */
 };
 
 static __always_inline void walk_cut(struct unwind_walk *w, __u32 reason)
@@ -118,7 +122,7 @@ static __always_inline struct prof_unwind_mapping *find_mapping(struct prof_unwi
  * loaded.
  */
 static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
-				    struct prof_unwind_row *out)
+				    struct prof_unwind_row *out, __u64 *lo, __u64 *hi)
 {
 	__u32 key = 0, base = 0, n, half, rel, i;
 	struct prof_unwind_chunk *c;
@@ -165,6 +169,11 @@ static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
 	if (c->rows[base].pc > rel)
 		return 0;
 	*out = c->rows[base];
+	/* [this row's pc, the next row's) in addresses; the chunk's last row: this pc only */
+	*lo = m->bias + c->rows[base].pc;
+	*hi = base + 1 < PROF_UNWIND_CHUNK_ROWS
+		      ? m->bias + c->rows[masked(base + 1, PROF_UNWIND_CHUNK_ROWS - 1)].pc
+		      : pc + 1;
 	return prof_unwind_row__cfa(out) != PROF_UNWIND_CFA_NONE;
 }
 
@@ -340,6 +349,15 @@ static __always_inline void row_step(struct unwind_walk *w, const struct prof_un
 		return walk_cut(w, PROF_CNT_UNWIND_CFA_STUCK);
 	/* The caller's rbp, read before sp moves (DEREF_RBP is relative to this frame's rbp). */
 	off = (long)r->rbp_off * 8;
+	/* The common frame (push %rbp first): rbp at CFA-16 beside the return address, one read. */
+	if (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA && r->rbp_off == -2) {
+		if (bpf_probe_read_user(regs, 2 * sizeof(__u64), (void *)(cfa - 16)))
+			return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
+		w->bp = regs[0];
+		w->bp_lost = false;
+		w->ip = regs[1];
+		goto moved;
+	}
 	switch (prof_unwind_row__rbp(r)) {
 	case PROF_UNWIND_RBP_UNCHANGED:
 		break;
@@ -356,6 +374,7 @@ static __always_inline void row_step(struct unwind_walk *w, const struct prof_un
 	}
 	if (bpf_probe_read_user(&w->ip, sizeof(w->ip), (void *)(cfa - 8)))
 		return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
+moved:
 	w->ra_slot = cfa - 8;
 	w->sp = cfa;
 	w->exact = false;
@@ -369,7 +388,7 @@ static long unwind_frame(__u64 i, void *arg)
 	struct unwind_walk *w = arg;
 	struct prof_unwind_mapping *m = NULL;
 	struct prof_unwind_row row;
-	__u64 pc, real;
+	__u64 pc, real, lo, hi;
 	int found;
 	__u32 n;
 
@@ -384,6 +403,16 @@ static long unwind_frame(__u64 i, void *arg)
 		return 1;
 	}
 	pc = w->exact ? w->ip : w->ip - 1;
+	if (pc >= w->hit_lo && pc < w->hit_hi) {
+		n = w->n;
+		if (n >= PROF_MAX_FRAMES) /* checked above; again here for the verifier */
+			return 1;
+		w->ips[n] = w->ip;
+		w->n = n + 1;
+		row = w->hit_row;
+		row_step(w, &row, pc);
+		return w->done & 1;
+	}
 	if (w->proc)
 		m = find_mapping(w->proc, pc);
 	if (!m && w->ra_slot && w->proc) {
@@ -408,11 +437,14 @@ static long unwind_frame(__u64 i, void *arg)
 		}
 		m = &w->vma.m;
 	}
-	found = m->table_id ? find_row(m, pc, &row) : -1;
+	found = m->table_id ? find_row(m, pc, &row, &lo, &hi) : -1;
 	if (found <= 0) {
 		fp_step(w, PROF_CNT_UNWIND_NO_TABLE);
 		return w->done & 1;
 	}
+	w->hit_lo = lo;
+	w->hit_hi = hi;
+	w->hit_row = row;
 	row_step(w, &row, pc);
 	return w->done & 1;
 }
