@@ -32,17 +32,33 @@ static NOINLINE void churn(long pairs)
 	}
 }
 
-/* One frame per level: the empty asm after the call keeps it from becoming a tail call (which
+static NOINLINE void descend_b(int depth, long pairs);
+
+/*
+ * One frame per level, alternating between two functions: consecutive frames are never the same
+ * function, so the unwinder's cache of the last row found never serves (the worst case: every
+ * frame is looked up).  The empty asm after the call keeps it from becoming a tail call (which
  * would reuse the frame) and the volatile depth keeps gcc from turning the recursion into a loop.
  */
-static NOINLINE void descend(int depth, long pairs)
+static NOINLINE void descend_a(int depth, long pairs)
 {
 	volatile int d = depth;
 
 	if (d <= 1)
 		churn(pairs);
 	else
-		descend(d - 1, pairs);
+		descend_b(d - 1, pairs);
+	__asm__ volatile("" ::: "memory");
+}
+
+static NOINLINE void descend_b(int depth, long pairs)
+{
+	volatile int d = depth;
+
+	if (d <= 1)
+		churn(pairs);
+	else
+		descend_a(d - 1, pairs);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -69,7 +85,7 @@ int main(int argc, char **argv)
 	}
 	if (gate && read(0, &c, 1) != 1)
 		return 1;
-	descend(depth, pairs);
+	descend_a(depth, pairs);
 	if (gate) {
 		/* write(), not stdio: no buffer allocation after the measured pairs */
 		if (write(1, "done\n", 5) != 5)
