@@ -221,24 +221,14 @@ static __always_inline bool is_realloc(__u32 fn)
  */
 static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct return_instance *ri;
-	__u64 caller = 0;
+	__u64 caller = 0, real;
 
 	if (bpf_probe_read_user(&caller, sizeof(caller), (void *)entry_sp))
 		return -1;
-	/*
-	 * Another tracer's uretprobe on operator new replaced that slot with the kernel's
-	 * trampoline; the kernel keeps the real address in the thread's return instances.
-	 */
-	ri = BPF_CORE_READ(task, utask, return_instances);
-	for (int i = 0; i < PROF_RET_INSTANCES_SEEN && ri; i++) {
-		if (BPF_CORE_READ(ri, stack) == entry_sp) {
-			caller = BPF_CORE_READ(ri, orig_ret_vaddr);
-			break;
-		}
-		ri = BPF_CORE_READ(ri, next);
-	}
+	/* Another tracer's uretprobe on operator new put its trampoline in that slot. */
+	real = real_return(entry_sp);
+	if (real)
+		caller = real;
 	if (n < 2 || n > PROF_MAX_FRAMES || ips[1] != caller) {
 		ips[0] = caller;
 		return n ? n : 1;

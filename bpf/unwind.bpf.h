@@ -35,7 +35,8 @@ struct {
 	__type(value, __u8);
 } prof_unwind_asked SEC(".maps");
 
-/* Return instances searched when a return address is the uretprobe trampoline's. */
+/* Return instances searched when a return address is the uretprobe trampoline's (the frame's
+ * own and whatever the thread has in flight below it: an allocator's). */
 #define PROF_UNWIND_RET_INSTANCES 8
 /* A frame pointer is believed only this far above the stack pointer. */
 #define PROF_UNWIND_FP_SPAN	  (8ULL << 20)
@@ -383,6 +384,19 @@ moved:
 		w->done = 1;
 }
 
+/* Append the current ip to the stack; false when it is full (checked by the caller before, and
+ * here on the value the verifier sees). */
+static __always_inline bool push_frame(struct unwind_walk *w)
+{
+	__u32 n = w->n;
+
+	if (n >= PROF_MAX_FRAMES)
+		return false;
+	w->ips[n] = w->ip;
+	w->n = n + 1;
+	return true;
+}
+
 static long unwind_frame(__u64 i, void *arg)
 {
 	struct unwind_walk *w = arg;
@@ -390,7 +404,6 @@ static long unwind_frame(__u64 i, void *arg)
 	struct prof_unwind_row row;
 	__u64 pc, real, lo, hi;
 	int found;
-	__u32 n;
 
 	if (w->done)
 		return 1;
@@ -404,11 +417,8 @@ static long unwind_frame(__u64 i, void *arg)
 	}
 	pc = w->exact ? w->ip : w->ip - 1;
 	if (pc >= w->hit_lo && pc < w->hit_hi) {
-		n = w->n;
-		if (n >= PROF_MAX_FRAMES) /* checked above; again here for the verifier */
+		if (!push_frame(w))
 			return 1;
-		w->ips[n] = w->ip;
-		w->n = n + 1;
 		row = w->hit_row;
 		row_step(w, &row, pc);
 		return w->done & 1;
@@ -423,11 +433,8 @@ static long unwind_frame(__u64 i, void *arg)
 			m = find_mapping(w->proc, pc);
 		}
 	}
-	n = w->n;
-	if (n >= PROF_MAX_FRAMES) /* checked above; again here for the verifier */
+	if (!push_frame(w))
 		return 1;
-	w->ips[n] = w->ip;
-	w->n = n + 1;
 	if (!m) {
 		if (w->reliable)
 			ask_refresh(w); /* a library loaded since the maps were read? */

@@ -133,10 +133,6 @@ _Static_assert(sizeof(struct prof_heap_free) == 24, "prof_heap_free layout");
 /* --sample-bytes: userspace fills this many exponentially distributed intervals. */
 #define PROF_SAMPLE_TABLE 4096
 
-/* Uprobe return instances searched for the real return address of operator new (its own and
- * whatever the thread has in flight below it: malloc's). */
-#define PROF_RET_INSTANCES_SEEN 8
-
 /* Map sizes, set by the loader between open and load (1 when the map is not needed). */
 #define PROF_PENDING_ENTRIES	 16384	   /* threads inside an allocator call at once */
 #define PROF_SAMPLE_LEFT_ENTRIES 16384	   /* --sample-bytes: live threads with a countdown */
