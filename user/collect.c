@@ -26,7 +26,6 @@
 #include "heap_attach.h"
 #include "loader.h"
 #include "log.h"
-#include "maps.h"
 #include "procinfo.h"
 #include "prof_calls.h"
 #include "prof_cpu.h"
@@ -58,6 +57,7 @@ struct collect {
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
 	struct unwinder *unw; /* NULL with --unwind fp, or without --heap and --cpu */
+	int unwind_asked_fd;  /* prof_unwind_asked: processes without an entry that asked */
 	bool unwind_stale;    /* some target waits for a re-read of its mappings */
 	uint32_t *held;	      /* `-- CMD` processes stopped at exec until their tables load */
 	size_t nheld, held_cap;
@@ -129,6 +129,7 @@ static int unwinder_start(struct collect *c)
 	o.procs_fd = fds.procs;
 	o.tables_fd = fds.tables;
 	o.files_fd = fds.files;
+	c->unwind_asked_fd = fds.asked;
 	err = unwinder__new(&c->unw, &o);
 	if (err)
 		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));
@@ -141,7 +142,6 @@ static int unwinder_start(struct collect *c)
  */
 static void unwind_read(struct collect *c, uint32_t pid, struct target *t)
 {
-	struct loader_unwind_fds fds;
 	int err;
 
 	if (!c->unw)
@@ -154,8 +154,7 @@ static void unwind_read(struct collect *c, uint32_t pid, struct target *t)
 	if (err && err != -ESRCH && err != -ENOENT && err != -ENOSPC)
 		pr_debug("reading the mappings of %u for unwinding: %s\n", pid, strerror(-err));
 	/* A process that had no entry asked once: it may ask again. */
-	if (!loader__unwind_fds(c->loader, &fds))
-		bpf_map_delete_elem(fds.asked, &pid);
+	bpf_map_delete_elem(c->unwind_asked_fd, &pid);
 }
 
 /* The BPF walker met a pc outside pid's known mappings (a dlopen since we read them). */
@@ -228,41 +227,6 @@ int collect__wait_unwinder(struct collect *c, int timeout_ms)
 		pr_warn("unwind tables still building after %d ms: frame pointers meanwhile\n",
 			timeout_ms);
 	return err == -ETIMEDOUT ? 0 : err;
-}
-
-/*
- * `-- CMD`: build the tables of what CMD will map before it starts, so its first stacks are
- * complete: its executable, and the system libraries we map ourselves (libc, libstdc++, ld.so —
- * the ones a dynamic CMD loads too).
- */
-int collect__prepare_unwind(struct collect *c, const char *exe)
-{
-	char path[64];
-	struct maps *m = NULL;
-	int fd, err;
-
-	if (!c->unw)
-		return 0;
-	if (!safe_open__at(&fd, -1, exe, 0, SAFE_OPEN_ELF_MAX, NULL)) {
-		unwinder__prepare(c->unw, fd);
-		close(fd);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
-	err = maps__read(&m, path);
-	if (err)
-		return 0;
-	for (size_t i = 0; i < m->count; i++) {
-		const struct maps_entry *e = &m->entries[i];
-
-		if (!e->exec || !maps_entry__is_file(e))
-			continue;
-		if (safe_open__mapped(&fd, "/proc", (uint32_t)getpid(), e, NULL) == 0) {
-			unwinder__prepare(c->unw, fd);
-			close(fd);
-		}
-	}
-	maps__free(m);
-	return 0;
 }
 
 int collect__new(struct collect **out, const struct env *env, struct loader *l)
@@ -492,6 +456,20 @@ static void unwind_lib(const char *path, void *arg)
 		l->depth--;
 	}
 	close(fd);
+}
+
+/*
+ * `-- CMD`: build the tables of what CMD will map before it starts, so its first stacks are
+ * complete: its executable and the libraries its DT_NEEDED entries name (ld.so and what a
+ * launcher execs are queued at their exec stop).
+ */
+int collect__prepare_unwind(struct collect *c, const char *exe)
+{
+	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
+
+	if (c->unw)
+		unwind_lib(exe, &l);
+	return 0;
 }
 
 /* Let the processes held at their exec run on (their tables are loaded, or it took too long). */
