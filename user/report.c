@@ -68,50 +68,22 @@ int report__add_bpf_counters(struct profile *p, const uint64_t vals[PROF_CNT__CO
 	return add_rows(p, bpf_rows, vals, PROF_CNT__COUNT);
 }
 
-int report__add_heap_stats(struct profile *p, const struct heap_agg_stats *st)
-{
+/* report__add_<name>(p, st): one counter per member of a stats struct, in its list's order. */
 #define STAT_VAL(f, n, d) st->f,
-	const uint64_t vals[] = {PROF_HEAP_STATS(STAT_VAL)};
+#define STATS_ADDER(name, type, list, rows)                              \
+	int report__add_##name(struct profile *p, const struct type *st) \
+	{                                                                \
+		const uint64_t vals[] = {list(STAT_VAL)};                \
+                                                                         \
+		return add_rows(p, rows, vals, NROWS(rows));             \
+	}
+STATS_ADDER(heap_stats, heap_agg_stats, PROF_HEAP_STATS, heap_rows)
+STATS_ADDER(call_stats, calls_agg_stats, PROF_CALL_STATS, call_rows)
+STATS_ADDER(collect_stats, report_collect_stats, PROF_COLLECT_STATS, collect_rows)
+STATS_ADDER(symbolizer_stats, symbolizer_stats, PROF_SYMBOLIZER_STATS, symbolizer_rows)
+STATS_ADDER(unwinder_stats, unwinder_stats, PROF_UNWINDER_STATS, unwinder_rows)
+#undef STATS_ADDER
 #undef STAT_VAL
-
-	return add_rows(p, heap_rows, vals, NROWS(heap_rows));
-}
-
-int report__add_call_stats(struct profile *p, const struct calls_agg_stats *st)
-{
-#define STAT_VAL(f, n, d) st->f,
-	const uint64_t vals[] = {PROF_CALL_STATS(STAT_VAL)};
-#undef STAT_VAL
-
-	return add_rows(p, call_rows, vals, NROWS(call_rows));
-}
-
-int report__add_collect_stats(struct profile *p, const struct report_collect_stats *st)
-{
-#define STAT_VAL(f, n, d) st->f,
-	const uint64_t vals[] = {PROF_COLLECT_STATS(STAT_VAL)};
-#undef STAT_VAL
-
-	return add_rows(p, collect_rows, vals, NROWS(collect_rows));
-}
-
-int report__add_symbolizer_stats(struct profile *p, const struct symbolizer_stats *st)
-{
-#define STAT_VAL(f, n, d) st->f,
-	const uint64_t vals[] = {PROF_SYMBOLIZER_STATS(STAT_VAL)};
-#undef STAT_VAL
-
-	return add_rows(p, symbolizer_rows, vals, NROWS(symbolizer_rows));
-}
-
-int report__add_unwinder_stats(struct profile *p, const struct unwinder_stats *st)
-{
-#define STAT_VAL(f, n, d) st->f,
-	const uint64_t vals[] = {PROF_UNWINDER_STATS(STAT_VAL)};
-#undef STAT_VAL
-
-	return add_rows(p, unwinder_rows, vals, NROWS(unwinder_rows));
-}
 
 int report__add_common(struct collect *c, const struct env *env, struct profile *p)
 {
