@@ -163,8 +163,21 @@ t_unwind_cpu_kernel_frames_under_syscall() {
 	expect_eq "kernel samples with syscall;in_syscall;syscaller;…;start_thread under the kernel frames" "$k" "$good"
 }
 
+# No drops in FILE, its alloc_space stacks into STACKS, at least MIN bytes allocated, and
+# >= 99 % of them on stacks that reach a thread's root.
+expect_rooted_bytes() { # FILE STACKS MIN WHY
+	local f=$1 s=$2 total rooted
+	expect_no_drops "$f"
+	pprof_stacks "$f" alloc_space >"$s"
+	total=$(sum_all "$s")
+	[ "$total" -ge "$3" ] || fail "only $total bytes allocated $4"
+	rooted=$(sum_matching "$s" "[|;]$ROOTS(;|\$)")
+	expect_range "share of allocated bytes on stacks that reach the root ($rooted of $total)" \
+		0.99 1 "$(ratio "$rooted" "$total")"
+}
+
 t_unwind_sqlite3_bulk_reaches_root() {
-	local f=$E2E_TMP/sqlite3.pb.gz s=$E2E_TMP/sqlite3.stacks sql=$E2E_TMP/bulk.sql total rooted api
+	local f=$E2E_TMP/sqlite3.pb.gz s=$E2E_TMP/sqlite3.stacks sql=$E2E_TMP/bulk.sql total api
 	command -v sqlite3 >/dev/null || fail "no sqlite3 (scripts/install-deps.sh test installs it)"
 	{
 		echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);"
@@ -177,13 +190,8 @@ t_unwind_sqlite3_bulk_reaches_root() {
 	"$PROF" --heap -o "$f" --top 0 -- sh -c "exec sqlite3 :memory: < $sql" >"$E2E_TMP/sqlite3.out" ||
 		fail "profiler exit status $?"
 	expect_eq "sqlite3 output" "20000|200020000.0" "$(cat "$E2E_TMP/sqlite3.out")"
-	expect_no_drops "$f"
-	pprof_stacks "$f" alloc_space >"$s"
+	expect_rooted_bytes "$f" "$s" 1000000 "by a 20000-row insert"
 	total=$(sum_all "$s")
-	[ "$total" -ge 1000000 ] || fail "only $total bytes allocated by a 20000-row insert"
-	rooted=$(sum_matching "$s" "[|;]$ROOTS(;|\$)")
-	expect_range "share of allocated bytes on stacks that reach the root ($rooted of $total)" \
-		0.99 1 "$(ratio "$rooted" "$total")"
 	# Through the library's exported API (the frames a .dynsym names) down to the root; heaptrack
 	# puts 99.98 % of this run's allocations under sqlite3_* functions.
 	api=$(sum_matching "$s" "[|;]sqlite3_[a-z0-9_]+;([^|]*;)?$ROOTS(;|\$)")
@@ -194,7 +202,7 @@ t_unwind_sqlite3_bulk_reaches_root() {
 }
 
 t_unwind_python311_reaches_root() {
-	local f=$E2E_TMP/python.pb.gz s=$E2E_TMP/python.stacks py=$E2E_TMP/alloc.py total rooted
+	local f=$E2E_TMP/python.pb.gz s=$E2E_TMP/python.stacks py=$E2E_TMP/alloc.py
 	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (scripts/install-deps.sh test)"
 	# Buffers, dicts and lists larger than pymalloc's 512-byte limit: malloc and realloc.
 	cat >"$py" <<-'EOF'
@@ -210,13 +218,7 @@ t_unwind_python311_reaches_root() {
 	"$PROF" --heap -o "$f" --top 0 -- /usr/bin/python3.11 "$py" >"$E2E_TMP/python.out" ||
 		fail "profiler exit status $?"
 	expect_eq "python output" "done 2973" "$(cat "$E2E_TMP/python.out")"
-	expect_no_drops "$f"
-	pprof_stacks "$f" alloc_space >"$s"
-	total=$(sum_all "$s")
-	[ "$total" -ge 40000000 ] || fail "only $total bytes allocated (10000 x 4000-byte buffers alone are 40 MB)"
-	rooted=$(sum_matching "$s" "[|;]$ROOTS(;|\$)")
-	expect_range "share of allocated bytes on stacks that reach the root ($rooted of $total)" \
-		0.99 1 "$(ratio "$rooted" "$total")"
+	expect_rooted_bytes "$f" "$s" 40000000 "(10000 x 4000-byte buffers alone are 40 MB)"
 }
 
 # `make demo`'s program (frame pointers kept): strdup (glibc, none) calls malloc, and the
