@@ -28,7 +28,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(A
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS  := $(wildcard user/*.c)
+USER_DIRS  := util proc sym attach agg profile export
+USER_SRCS  := $(wildcard user/*.c $(addsuffix /*.c,$(addprefix user/,$(USER_DIRS))))
 USER_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_OBJS   := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 
@@ -87,11 +88,13 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # User objects may include any skeleton; generate them all first.
-$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(SKELS)
+	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/asan/%.o: user/%.c $(SKELS) | $(OUTPUT)/asan
+$(OUTPUT)/asan/%.o: user/%.c $(SKELS)
+	$(Q)mkdir -p $(@D)
 	$(call msg,CC-ASAN,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(ASAN) -c $< -o $@
 
@@ -99,7 +102,8 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(ASAN_OBJS) | $(OUTPUT)/tests $(FIXTURES)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(ASAN) $< $(ASAN_OBJS) $(LIBS) -lcmocka -o $@
 
-$(OUTPUT)/fuzz/obj/%.o: user/%.c $(SKELS) | $(OUTPUT)/fuzz/obj
+$(OUTPUT)/fuzz/obj/%.o: user/%.c $(SKELS)
+	$(Q)mkdir -p $(@D)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)$(FUZZ_CC) $(USER_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
 
@@ -258,9 +262,10 @@ CPPCHECK   := cppcheck --quiet --error-exitcode=1 --enable=warning,portability -
 		-D__x86_64__ "-DLIBBPF_OPTS(t,n,...)=struct t n = { __VA_ARGS__ }" -Iinclude -Iuser
 
 lint:
-	$(Q)clang-format --dry-run -Werror user/*.c user/*.h include/*.h bpf/*.c bpf/*.h tests/unit/*.c \
+	$(Q)clang-format --dry-run -Werror $(USER_SRCS) $(wildcard user/*.h user/*/*.h) include/*.h bpf/*.c bpf/*.h tests/unit/*.c \
 		tests/fuzz/*.c bench/*.c bench/*.h bench/*.cc
 	$(Q)$(CPPCHECK) user/
+	$(Q)scripts/check-layers.sh
 	$(Q)$(CPPCHECK) -Ibench $(filter-out %.bpf.c,$(wildcard bench/*.c)) tests/fuzz/*.c
 	$(Q)shellcheck $(SHELL_SCRIPTS)
 	$(Q)shellcheck $(E2E_SHELLCHECK) tests/e2e/*.sh
@@ -268,5 +273,5 @@ lint:
 clean:
 	$(Q)rm -rf $(OUTPUT) bpftrace-prof
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/asan/*.d $(OUTPUT)/tests/*.d \
-	$(OUTPUT)/bench/*.d $(OUTPUT)/fuzz/*.d $(OUTPUT)/fuzz/obj/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/asan/*.d $(OUTPUT)/asan/*/*.d $(OUTPUT)/tests/*.d \
+	$(OUTPUT)/bench/*.d $(OUTPUT)/fuzz/*.d $(OUTPUT)/fuzz/obj/*.d $(OUTPUT)/fuzz/obj/*/*.d)

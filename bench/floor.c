@@ -27,12 +27,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "elf_file.h"
+#include "sym/elf_file.h"
 #include "floor.h"
 #include "floor.skel.h"
-#include "heap_attach.h"
-#include "maps.h"
-#include "safe_open.h"
+#include "attach/heap_attach.h"
+#include "proc/maps.h"
+#include "proc/safe_open.h"
 
 static bool entry_only;
 

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "pprof.h"
-#include "profile.h"
+#include "export/pprof.h"
+#include "profile/profile.h"
 
 #define NSTACKS		   100000
 #define NFUNCTIONS	   5000

@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "safe_open.h"
-#include "unwind_table.h"
+#include "proc/safe_open.h"
+#include "sym/unwind_table.h"
 
 static const char *const default_files[] = {
 	"/lib/x86_64-linux-gnu/libc.so.6",

@@ -6,15 +6,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agg/collect.h" /* enum prof_mode_bit */
+
 #define CLI_MAX_PIDS	 64
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
 #define CLI_MAX_DURATION 31536000.0
-
-enum prof_mode_bit {
-	MODE_HEAP = 1 << 0,
-	MODE_CPU = 1 << 1,
-	MODE_CALLS = 1 << 2,
-};
 
 enum out_format {
 	FMT_PPROF,

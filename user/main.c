@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "log.h"
+#include "util/log.h"
 #include "session.h"
 
 int main(int argc, char **argv)

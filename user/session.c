@@ -15,15 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calls_attach.h"
+#include "attach/calls_attach.h"
 #include "cli.h"
-#include "cmdpath.h"
-#include "collect.h"
-#include "loader.h"
-#include "log.h"
-#include "heap_attach.h"
+#include "proc/cmdpath.h"
+#include "agg/collect.h"
+#include "attach/loader.h"
+#include "util/log.h"
+#include "attach/heap_attach.h"
 #include "report.h"
-#include "safe_open.h"
+#include "proc/safe_open.h"
 
 /* How long `-- CMD` has between SIGTERM and SIGKILL when profiling stops before it exits. */
 #define STOP_GRACE_NS	     (2 * 1000000000LL)
@@ -270,7 +270,7 @@ static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 	err = safe_open__at(&fd, -1, exe, 0, SAFE_OPEN_ELF_MAX, NULL);
 	if (err)
 		return err;
-	err = loader__attach_heap(l, fd, exe, -1);
+	err = heap_attach__file(l, fd, exe, -1);
 	close(fd);
 	if (err > 0)
 		*nfns += err;
@@ -429,7 +429,14 @@ int session__run(const struct env *caller_env)
 	err = loader__open(&r.loader, &lo);
 	if (err)
 		goto cleanup;
-	err = collect__new(&r.collect, env, r.loader);
+	err = collect__new(&r.collect,
+			   &(struct collect_opts){.modes = env->modes,
+						  .sample_bytes = env->sample_bytes,
+						  .unwind_tables = env->unwind != UNWIND_FP,
+						  .cmd = env->cmd,
+						  .pids = env->pids,
+						  .npids = env->npids},
+			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
 		goto cleanup;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calls_attach.h"
+#include "attach/calls_attach.h"
 
 /* An exact-size copy (no final NUL): reading past it is an ASan error. */
 static char *dup_exact(const uint8_t *p, size_t n)

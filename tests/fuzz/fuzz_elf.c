@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf_file.h"
-#include "heap_attach.h"
-#include "prologue.h"
+#include "sym/elf_file.h"
+#include "attach/heap_attach.h"
+#include "attach/prologue.h"
 
 static char dir[64], file[96], debug[96];
 

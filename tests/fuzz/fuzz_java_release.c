@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calls_attach.h"
+#include "attach/calls_attach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calls_attach.h"
-#include "maps.h"
+#include "attach/calls_attach.h"
+#include "proc/maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perfmap.h"
+#include "sym/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

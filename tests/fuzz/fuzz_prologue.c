@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prologue.h"
+#include "attach/prologue.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind_table.h"
+#include "sym/unwind_table.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "calls_agg.h"
+#include "agg/calls_agg.h"
 
 #define PID 100
 #define TID 101

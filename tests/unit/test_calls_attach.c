@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "calls_attach.h"
-#include "maps.h"
+#include "attach/calls_attach.h"
+#include "proc/maps.h"
 
 /* A literal and its length without the final NUL. */
 #define LIST(s) s, sizeof(s) - 1

@@ -6,8 +6,8 @@
 
 #include <cmocka.h>
 
-#include "calls_agg.h"
-#include "calls_profile.h"
+#include "agg/calls_agg.h"
+#include "profile/calls_profile.h"
 
 static void name_of(enum prof_runtime rt, const char *cls, const char *fn, const char *file,
 		    const char *want, const char *want_sys)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "cmdpath.h"
+#include "proc/cmdpath.h"
 
 static void test_cmdpath__searches_path_in_order(void **state)
 {

@@ -15,15 +15,14 @@
 
 #include <cmocka.h>
 
-#include "cli.h"
-#include "collect.h"
-#include "cpu_agg.h"
-#include "heap_agg.h"
+#include "agg/collect.h"
+#include "agg/cpu_agg.h"
+#include "agg/heap_agg.h"
 #include "prof_cpu.h"
 #include "prof_heap.h"
-#include "stackres.h"
+#include "agg/stackres.h"
 
-static struct env heap_env = {.modes = MODE_HEAP};
+static struct collect_opts heap_env = {.modes = MODE_HEAP, .unwind_tables = true};
 
 static void test_collect__exiting_before_events_started(void **state)
 {
@@ -128,7 +127,7 @@ static void test_collect__short_records_are_bad(void **state)
 {
 	struct heap_rec a = heap_rec(999999, 0x1000, 0x403000);
 	struct prof_cpu_sample s = {.type = PROF_REC_CPU_SAMPLE, .pid = 1, .tid = 1, .nuser = 2};
-	static struct env both = {.modes = MODE_HEAP | MODE_CPU, .cpu_hz = 99};
+	static struct collect_opts both = {.modes = MODE_HEAP | MODE_CPU, .unwind_tables = true};
 	struct collect *c;
 
 	assert_int_equal(collect__new(&c, &both, NULL), 0);
@@ -147,7 +146,7 @@ static void test_collect__short_records_are_bad(void **state)
 
 static void test_collect__cpu_samples_counted_per_stacks(void **state)
 {
-	static struct env cpu_env = {.modes = MODE_CPU, .cpu_hz = 99};
+	static struct collect_opts cpu_env = {.modes = MODE_CPU, .unwind_tables = true};
 	struct {
 		struct prof_cpu_sample s;
 		uint64_t frames[3];
@@ -186,7 +185,7 @@ enum { REUSE_OK, REUSE_SIGNALLED, REUSE_SETUP };
 
 static int reuse_scenario(void)
 {
-	static struct env cmd_env = {.modes = MODE_HEAP};
+	static struct collect_opts cmd_env = {.modes = MODE_HEAP, .unwind_tables = true};
 	struct prof_proc_event fork_ev = {.type = PROF_REC_PROC_FORK, .ppid = 1};
 	struct collect *c;
 	pid_t x, r, w;

@@ -6,8 +6,8 @@
 
 #include <cmocka.h>
 
-#include "cpu_agg.h"
-#include "stackres.h"
+#include "agg/cpu_agg.h"
+#include "agg/stackres.h"
 
 static void test_cpu_agg__counts_per_thread_and_stacks(void **state)
 {

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "demangle.h"
+#include "sym/demangle.h"
 
 static void assert_demangles(const char *name, const char *want)
 {

@@ -23,8 +23,8 @@
 
 #include <cmocka.h>
 
-#include "elf_file.h"
-#include "maps.h"
+#include "sym/elf_file.h"
+#include "proc/maps.h"
 
 #define FIX "build/fixtures/"
 

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "folded.h"
-#include "profile.h"
+#include "export/folded.h"
+#include "profile/profile.h"
 
 /* Locations: 1 main, 2 work, 3 malloc, 4 work at another address, 5 unsymbolized in libc,
  * 6 a name with separators in it. */

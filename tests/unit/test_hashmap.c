@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "hashmap.h"
-#include "strpool.h"
+#include "util/hashmap.h"
+#include "util/strpool.h"
 
 struct key {
 	uint32_t a, b;

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "heap_agg.h"
+#include "agg/heap_agg.h"
 
 static int setup(void **state)
 {

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "elf_file.h"
-#include "heap_attach.h"
+#include "sym/elf_file.h"
+#include "attach/heap_attach.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "kallsyms.h"
+#include "sym/kallsyms.h"
 
 /* Writes text to a temporary file; the caller unlinks *path. */
 static void write_tmp(char *path, const char *text)

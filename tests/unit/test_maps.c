@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "maps.h"
+#include "proc/maps.h"
 
 static struct maps *parse_text(const char *text, int *err)
 {

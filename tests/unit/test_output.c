@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "output.h"
+#include "export/output.h"
 
 struct fixture {
 	char dir[64];

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "perfmap.h"
+#include "sym/perfmap.h"
 
 static struct perfmap *load_text(const char *text, int *err)
 {

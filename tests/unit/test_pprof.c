@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "pprof.h"
-#include "profile.h"
+#include "export/pprof.h"
+#include "profile/profile.h"
 
 /* One decoded field: a varint, or a length-delimited span. */
 struct field {

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "procinfo.h"
+#include "proc/procinfo.h"
 
 static char root[64];
 

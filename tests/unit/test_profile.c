@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 static int setup(void **state)
 {

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "prologue.h"
+#include "attach/prologue.h"
 
 /* Byte sequences copied from Debian 12's glibc 2.36 (objdump of libc.so.6). */
 static void test_prologue__free_skips_test_to_je(void **state)

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "protobuf.h"
+#include "export/protobuf.h"
 
 static int setup(void **state)
 {

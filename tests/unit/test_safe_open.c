@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "maps.h"
-#include "safe_open.h"
+#include "proc/maps.h"
+#include "proc/safe_open.h"
 
 struct fixture {
 	char dir[64];  /* holds root/ (the "container") and host/ */

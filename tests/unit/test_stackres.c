@@ -15,9 +15,10 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
-#include "stackres.h"
-#include "symbolizer.h"
+#include "profile/profile.h"
+#include "agg/stackres.h"
+#include "profile/build.h"
+#include "sym/symbolizer.h"
 
 struct fixture {
 	char root[64];
@@ -122,7 +123,7 @@ static void test_stackres__kernel_stacks_shared_across_pids(void **state)
 	assert_int_equal(stackres__count(fx->r), 1);
 	/* Symbolized at first sight, leaf first. */
 	assert_int_equal(profile__new(&p, "cpu"), 0);
-	assert_int_equal(stackres__locations(fx->r, p, k1, locs, 8, &n), 0);
+	assert_int_equal(build__locations(p, fx->r, k1, locs, 8, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(profile__location_name(p, locs[0], buf, sizeof(buf)), "vfs_read");
 	assert_string_equal(profile__location_name(p, locs[1], buf, sizeof(buf)), "do_sys_open");
@@ -143,8 +144,8 @@ static void test_stackres__no_frames_no_stack(void **state)
 	assert_int_equal(id, STACKRES_NONE);
 	assert_int_equal(stackres__count(fx->r), 0);
 	assert_int_equal(profile__new(&p, "heap"), 0);
-	assert_int_equal(stackres__locations(fx->r, p, STACKRES_NONE, locs, 4, &n), 0);
-	assert_int_equal(stackres__locations(fx->r, p, 12345, locs, 4, &n), 0);
+	assert_int_equal(build__locations(p, fx->r, STACKRES_NONE, locs, 4, &n), 0);
+	assert_int_equal(build__locations(p, fx->r, 12345, locs, 4, &n), 0);
 	assert_int_equal(n, 0);
 	profile__free(p);
 }

@@ -28,8 +28,8 @@
 
 #include <cmocka.h>
 
-#include "maps.h"
-#include "symbolizer.h"
+#include "proc/maps.h"
+#include "sym/symbolizer.h"
 
 #define FIX  "build/fixtures/"
 #define PID  4242

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
-#include "text.h"
+#include "profile/profile.h"
+#include "export/text.h"
 
 enum { L_MAIN = 1, L_LEAK, L_MALLOC, L_RECURSE, L_UNKNOWN };
 

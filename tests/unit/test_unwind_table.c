@@ -23,8 +23,8 @@
 
 #include <cmocka.h>
 
-#include "safe_open.h"
-#include "unwind_table.h"
+#include "proc/safe_open.h"
+#include "sym/unwind_table.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 

@@ -28,12 +28,12 @@
 
 #include <cmocka.h>
 
-#include "elf_file.h"
-#include "maps.h"
+#include "sym/elf_file.h"
+#include "proc/maps.h"
 #include "prof_unwind.h"
-#include "safe_open.h"
-#include "unwind_table.h"
-#include "unwinder.h"
+#include "proc/safe_open.h"
+#include "sym/unwind_table.h"
+#include "sym/unwinder.h"
 
 #define WAIT_MS	      120000 /* generous: a loaded machine, ASan; never a timing assertion */
 #define ANON_MAPPINGS 300    /* more than PROF_UNWIND_MAX_MAPPINGS executable mappings */

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "agg/calls_agg.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hashmap.h"
+#include "util/strpool.h"
+
+/* Fixed nodes: the root, and the unknown caller of return-only calls (always partial). */
+#define NODE_ROOT	 0
+#define NODE_RETURN_ONLY 1
+
+struct frame {
+	uint64_t name_id;
+	uint64_t start;	   /* entry time */
+	uint64_t child_ns; /* inclusive time of its completed callees */
+	uint64_t sp;	   /* PROF_CALL_F_FRAME: its Java frame's SP at entry, else 0 */
+	uint32_t site;	   /* PROF_CALL_F_FRAME: where in the Java code its entry probe ran */
+	uint32_t node;
+};
+
+struct thread {
+	struct frame *stack;
+	uint32_t depth, cap;
+	uint32_t overflow;   /* entries beyond CALLS_AGG_MAX_DEPTH still open */
+	uint32_t outer;	     /* placeholders named so far: frames below the first one seen */
+	uint32_t base;	     /* node under the stack: the root, or a placeholder */
+	uint64_t base_start; /* when we started seeing the frames above base */
+	uint64_t base_child; /* inclusive time of completed frames directly on base */
+	uint64_t last_ts;
+};
+
+struct thread_key {
+	uint32_t pid, tid;
+};
+
+struct node_key {
+	uint32_t parent, line;
+	uint64_t name_id;
+};
+
+struct sample_key {
+	uint32_t pid, tid, node;
+	uint32_t pad; /* 16 bytes: the values stored after the key stay 8-byte aligned */
+};
+
+struct calls_agg {
+	struct calls_node *nodes;
+	uint32_t nnodes, cap;
+	struct hashmap *node_index; /* node_key -> uint32_t node id (named nodes only) */
+	struct hashmap *threads;    /* thread_key -> struct thread */
+	struct hashmap *samples;    /* sample_key -> struct calls_values */
+	struct hashmap *names;	    /* uint64_t name id -> struct calls_name */
+	struct strpool *strings;
+	struct calls_agg_stats stats;
+};
+
+static int new_node(struct calls_agg *a, uint32_t *out, uint32_t parent, uint64_t name_id,
+		    uint32_t line)
+{
+	if (a->nnodes == a->cap) {
+		uint32_t cap = a->cap ? a->cap * 2 : 1024;
+		struct calls_node *n = realloc(a->nodes, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		a->nodes = n;
+		a->cap = cap;
+	}
+	a->nodes[a->nnodes] =
+		(struct calls_node){.parent = parent, .line = line, .name_id = name_id};
+	*out = a->nnodes++;
+	return 0;
+}
+
+int calls_agg__new(struct calls_agg **out)
+{
+	struct calls_agg *a = calloc(1, sizeof(*a));
+	uint32_t id;
+	int err;
+
+	if (!a)
+		return -ENOMEM;
+	err = hashmap__new(&a->node_index, sizeof(struct node_key), sizeof(uint32_t));
+	if (!err)
+		err = hashmap__new(&a->threads, sizeof(struct thread_key), sizeof(struct thread));
+	if (!err)
+		err = hashmap__new(&a->samples, sizeof(struct sample_key),
+				   sizeof(struct calls_values));
+	if (!err)
+		err = hashmap__new(&a->names, sizeof(uint64_t), sizeof(struct calls_name));
+	if (!err)
+		err = strpool__new(&a->strings);
+	if (!err)
+		err = new_node(a, &id, NODE_ROOT, 0, 0);
+	if (!err)
+		err = new_node(a, &id, NODE_ROOT, 0, 0);
+	if (err) {
+		calls_agg__free(a);
+		return err;
+	}
+	*out = a;
+	return 0;
+}
+
+void calls_agg__free(struct calls_agg *a)
+{
+	const void *k;
+	void *v;
+	size_t it = 0;
+
+	if (!a)
+		return;
+	if (a->threads)
+		while (hashmap__next(a->threads, &it, &k, &v))
+			free(((struct thread *)v)->stack);
+	hashmap__free(a->threads);
+	hashmap__free(a->node_index);
+	hashmap__free(a->samples);
+	hashmap__free(a->names);
+	strpool__free(a->strings);
+	free(a->nodes);
+	free(a);
+}
+
+/* The child of parent for (name_id, line); 0 on allocation failure (the root: the call is
+ * still counted, on a shorter path, rather than lost). */
+static uint32_t child_node(struct calls_agg *a, uint32_t parent, uint64_t name_id, uint32_t line)
+{
+	struct node_key key = {.parent = parent, .line = line, .name_id = name_id};
+	uint32_t *id, nid;
+	bool created;
+
+	if (hashmap__upsert(a->node_index, (void **)&id, &key, &created))
+		return NODE_ROOT;
+	if (!created)
+		return *id;
+	if (new_node(a, &nid, parent, name_id, line)) {
+		hashmap__delete(a->node_index, &key);
+		return NODE_ROOT;
+	}
+	*id = nid;
+	return nid;
+}
+
+static void add_sample(struct calls_agg *a, uint32_t pid, uint32_t tid, uint32_t node,
+		       uint64_t calls, uint64_t wall_ns)
+{
+	struct sample_key key = {.pid = pid, .tid = tid, .node = node};
+	struct calls_values *v;
+
+	if (hashmap__upsert(a->samples, (void **)&v, &key, NULL))
+		return;
+	v->calls += calls;
+	v->wall_ns += wall_ns;
+}
+
+static uint64_t elapsed(struct calls_agg *a, uint64_t from, uint64_t to)
+{
+	if (to >= from)
+		return to - from;
+	a->stats.clamped_times++;
+	return 0;
+}
+
+static void add_to_parent(struct thread *t, uint64_t incl)
+{
+	if (t->depth)
+		t->stack[t->depth - 1].child_ns += incl;
+	else
+		t->base_child += incl;
+}
+
+/* Pop the top frame, ending at ts; calls = 1 when it returned, 0 when it is cut short. */
+static void pop(struct calls_agg *a, const struct thread_key *k, struct thread *t, uint64_t ts,
+		uint64_t calls)
+{
+	struct frame *f = &t->stack[--t->depth];
+	uint64_t incl = elapsed(a, f->start, ts);
+	uint64_t self = incl > f->child_ns ? incl - f->child_ns : 0;
+
+	add_sample(a, k->pid, k->tid, f->node, calls, self);
+	add_to_parent(t, incl);
+}
+
+/* Close every open frame at ts without counting calls: their time so far is real. */
+static void close_open(struct calls_agg *a, const struct thread_key *k, struct thread *t,
+		       uint64_t ts)
+{
+	while (t->depth) {
+		a->stats.unfinished_frames++;
+		pop(a, k, t, ts, 0);
+	}
+	t->overflow = 0;
+}
+
+/* Put a fresh placeholder under an empty stack: what comes next has unknown callers. */
+static int new_base(struct calls_agg *a, struct thread *t, uint64_t ts)
+{
+	uint32_t id;
+	int err = new_node(a, &id, NODE_ROOT, 0, 0);
+
+	if (err)
+		return err;
+	t->base = id;
+	t->base_start = ts;
+	t->base_child = 0;
+	t->outer = 0;
+	return 0;
+}
+
+static struct thread *get_thread(struct calls_agg *a, const struct thread_key *k, uint64_t ts)
+{
+	struct thread *t;
+	bool created;
+
+	if (hashmap__upsert(a->threads, (void **)&t, k, &created))
+		return NULL;
+	if (created) {
+		/* First seen after attach and not listed as pre-existing: seen from its start. */
+		t->base = NODE_ROOT;
+		t->base_start = ts;
+	}
+	return t;
+}
+
+static int push(struct calls_agg *a, struct thread *t, const struct prof_call_event *e)
+{
+	uint32_t parent = t->depth ? t->stack[t->depth - 1].node : t->base;
+
+	if (t->depth == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 32;
+		struct frame *s = realloc(t->stack, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		t->stack = s;
+		t->cap = cap;
+	}
+	t->stack[t->depth++] = (struct frame){
+		.name_id = e->name_id,
+		.start = e->ts,
+		.sp = e->frame_sp,
+		.site = e->site,
+		.node = child_node(a, parent, e->name_id, e->line),
+	};
+	return 0;
+}
+
+/*
+ * HotSpot's compiled code fires no method__return for frames an exception unwinds.  A new
+ * entry shows which open frames are gone.  Open frames deeper than the new one (lower SP)
+ * are.  Frames at the same SP share one physical frame (methods inlined into one compiled
+ * frame); each inlined entry probe has its own site, so if one of them has the new entry's
+ * site, that probe is running again: it and what it entered were left.  Live callers are
+ * above (higher SP), or in the same frame at other sites.
+ */
+static void pop_unwound(struct calls_agg *a, const struct thread_key *k, struct thread *t,
+			const struct prof_call_event *e)
+{
+	uint32_t i;
+
+	while (t->depth && t->stack[t->depth - 1].sp && t->stack[t->depth - 1].sp < e->frame_sp) {
+		a->stats.unwound_frames++;
+		pop(a, k, t, e->ts, 1);
+	}
+	for (i = t->depth; i > 0 && t->stack[i - 1].sp == e->frame_sp; i--)
+		if (t->stack[i - 1].site == e->site)
+			break;
+	if (i == 0 || t->stack[i - 1].sp != e->frame_sp)
+		return; /* no frame of this site in the new entry's frame */
+	while (t->depth >= i) {
+		a->stats.unwound_frames++;
+		pop(a, k, t, e->ts, 1);
+	}
+}
+
+/*
+ * The base placeholder turns out to be a frame of name_id that returned at ts: name it,
+ * count its call with the time we saw of it (a lower bound: it began before base_start),
+ * and give it a new placeholder as caller.
+ */
+static void name_base(struct calls_agg *a, const struct thread_key *k, struct thread *t,
+		      uint64_t name_id, uint32_t line, uint64_t ts)
+{
+	uint64_t incl = elapsed(a, t->base_start, ts);
+	uint64_t self = incl > t->base_child ? incl - t->base_child : 0;
+	uint32_t old = t->base, outer = t->outer;
+
+	a->nodes[old].name_id = name_id;
+	a->nodes[old].line = line;
+	add_sample(a, k->pid, k->tid, old, 1, self);
+	if (new_base(a, t, t->base_start)) {
+		t->base = NODE_ROOT; /* out of memory: what follows goes on the root */
+		return;
+	}
+	a->nodes[old].parent = t->base;
+	t->base_child = incl;
+	t->outer = outer + 1;
+}
+
+static void on_return(struct calls_agg *a, const struct thread_key *k, struct thread *t,
+		      const struct prof_call_event *e)
+{
+	uint32_t i;
+
+	if (t->overflow) {
+		t->overflow--; /* its entry was beyond the depth limit */
+		return;
+	}
+	/* Usually the top frame; deeper when frames were left by an exception without their
+	 * returns (HotSpot's compiled code): those are closed here, as completed calls. */
+	for (i = t->depth; i > 0; i--)
+		if (t->stack[i - 1].name_id == e->name_id)
+			break;
+	if (i > 0) {
+		while (t->depth > i) {
+			a->stats.unwound_frames++;
+			pop(a, k, t, e->ts, 1);
+		}
+		pop(a, k, t, e->ts, 1);
+		return;
+	}
+	/* Seen from its start, yet no such frame: an entry the runtime never reported.  Or more
+	 * outer frames than any real stack has: returns without entries, not a stack. */
+	if (t->base == NODE_ROOT || t->outer >= CALLS_AGG_MAX_DEPTH) {
+		a->stats.mismatched_returns++;
+		return;
+	}
+	/* A frame older than anything we saw: everything open was called by it. */
+	while (t->depth) {
+		a->stats.unwound_frames++;
+		pop(a, k, t, e->ts, 1);
+	}
+	a->stats.outer_returns++;
+	name_base(a, k, t, e->name_id, e->line, e->ts);
+}
+
+int calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
+{
+	struct thread_key k = {.pid = e->pid, .tid = e->tid};
+	struct thread *t;
+
+	if (e->type == PROF_REC_CALL_RETURN && (e->flags & PROF_CALL_F_RETURN_ONLY)) {
+		/* One whole call whose callers and duration the runtime does not tell. */
+		a->stats.returns++;
+		a->stats.return_only++;
+		add_sample(a, e->pid, e->tid, child_node(a, NODE_RETURN_ONLY, e->name_id, e->line),
+			   1, 0);
+		return 0;
+	}
+	t = get_thread(a, &k, e->ts);
+	if (!t)
+		return -ENOMEM;
+	if (e->flags & PROF_CALL_F_LOST) {
+		/* Entries or returns of this thread were dropped: its stack cannot be trusted.
+		 * Close it where we last knew it; the frames still open will name the new
+		 * placeholder as they return. */
+		a->stats.resyncs++;
+		close_open(a, &k, t, t->last_ts);
+		if (new_base(a, t, e->ts))
+			t->base = NODE_ROOT;
+	}
+	if (e->ts > t->last_ts)
+		t->last_ts = e->ts;
+	if (e->type == PROF_REC_CALL_ENTRY) {
+		a->stats.entries++;
+		if (e->frame_sp && !t->overflow)
+			pop_unwound(a, &k, t, e);
+		if (t->overflow || t->depth >= CALLS_AGG_MAX_DEPTH) {
+			a->stats.depth_exceeded++;
+			t->overflow++;
+			return 0;
+		}
+		return push(a, t, e);
+	}
+	a->stats.returns++;
+	on_return(a, &k, t, e);
+	return 0;
+}
+
+static void copy_field(char *dst, const char *src, uint16_t len, size_t size)
+{
+	size_t n = strnlen(src, len < size ? len : size);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+int calls_agg__name(struct calls_agg *a, const struct prof_call_name *n)
+{
+	char cls[PROF_CALL_CLS_LEN + 1], fn[PROF_CALL_FN_LEN + 1], file[PROF_CALL_FILE_LEN + 1];
+	struct calls_name *v;
+
+	/* Bounded by the stored lengths: HotSpot's strings are not NUL-terminated. */
+	copy_field(cls, n->cls, n->cls_len, PROF_CALL_CLS_LEN);
+	copy_field(fn, n->fn, n->fn_len, PROF_CALL_FN_LEN);
+	copy_field(file, n->file, n->file_len, PROF_CALL_FILE_LEN);
+	if (hashmap__upsert(a->names, (void **)&v, &n->name_id, NULL))
+		return -ENOMEM;
+	v->runtime = n->runtime < PROF_RT__COUNT ? (enum prof_runtime)n->runtime : PROF_RT_NONE;
+	v->cls = strpool__intern(a->strings, cls);
+	v->fn = strpool__intern(a->strings, fn);
+	v->file = strpool__intern(a->strings, file);
+	if (!v->cls || !v->fn || !v->file) {
+		hashmap__delete(a->names, &n->name_id);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int calls_agg__thread_preexisting(struct calls_agg *a, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	struct thread_key k = {.pid = pid, .tid = tid};
+	struct thread *t = get_thread(a, &k, ts);
+
+	if (!t)
+		return -ENOMEM;
+	if (t->base != NODE_ROOT || t->depth)
+		return 0; /* already known */
+	return new_base(a, t, ts);
+}
+
+void calls_agg__thread_exit(struct calls_agg *a, uint32_t pid, uint32_t tid)
+{
+	struct thread_key k = {.pid = pid, .tid = tid};
+	struct thread *t = hashmap__find(a->threads, &k);
+
+	if (!t)
+		return;
+	close_open(a, &k, t, t->last_ts);
+	free(t->stack);
+	hashmap__delete(a->threads, &k);
+}
+
+void calls_agg__process_exec(struct calls_agg *a, uint32_t pid)
+{
+	const struct thread_key *k;
+	struct thread_key *gone = NULL;
+	size_t it = 0, n = 0, cap = 0;
+	void *v;
+
+	/* Collect first: deleting while iterating would move entries under the iterator. */
+	while (hashmap__next(a->threads, &it, (const void **)&k, &v)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			struct thread_key *g =
+				realloc(gone, (cap = cap ? cap * 2 : 8) * sizeof(*g));
+
+			if (!g)
+				break;
+			gone = g;
+		}
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++)
+		calls_agg__thread_exit(a, gone[i].pid, gone[i].tid);
+	free(gone);
+}
+
+void calls_agg__finish(struct calls_agg *a, uint64_t ts)
+{
+	const struct thread_key *k;
+	size_t it = 0;
+	void *v;
+
+	while (hashmap__next(a->threads, &it, (const void **)&k, &v)) {
+		struct thread *t = v;
+
+		close_open(a, k, t, ts > t->last_ts ? ts : t->last_ts);
+	}
+}
+
+bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid, uint32_t *tid,
+			    uint32_t *node, const struct calls_values **vals)
+{
+	const struct sample_key *k;
+	void *v;
+
+	if (!hashmap__next(a->samples, it, (const void **)&k, &v))
+		return false;
+	*pid = k->pid;
+	*tid = k->tid;
+	*node = k->node;
+	*vals = v;
+	return true;
+}
+
+const struct calls_values *calls_agg__values(const struct calls_agg *a, uint32_t pid, uint32_t tid,
+					     uint32_t node)
+{
+	struct sample_key key = {.pid = pid, .tid = tid, .node = node};
+
+	return hashmap__find(a->samples, &key);
+}
+
+const struct calls_node *calls_agg__node(const struct calls_agg *a, uint32_t node)
+{
+	return node < a->nnodes ? &a->nodes[node] : NULL;
+}
+
+uint32_t calls_agg__node_count(const struct calls_agg *a)
+{
+	return a->nnodes;
+}
+
+uint32_t calls_agg__find_node(const struct calls_agg *a, uint32_t parent, uint64_t name_id,
+			      uint32_t line)
+{
+	struct node_key key = {.parent = parent, .line = line, .name_id = name_id};
+	uint32_t *id = hashmap__find(a->node_index, &key);
+
+	return id ? *id : 0;
+}
+
+const struct calls_name *calls_agg__lookup_name(const struct calls_agg *a, uint64_t name_id)
+{
+	return hashmap__find(a->names, &name_id);
+}
+
+const struct calls_agg_stats *calls_agg__stats(const struct calls_agg *a)
+{
+	return &a->stats;
+}

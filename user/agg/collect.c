@@ -1,0 +1,955 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "agg/collect.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "agg/calls_agg.h"
+#include "attach/calls_attach.h"
+#include "agg/cpu_agg.h"
+#include "util/hashmap.h"
+#include "sym/elf_needed.h"
+#include "agg/heap_agg.h"
+#include "attach/heap_attach.h"
+#include "attach/loader.h"
+#include "util/log.h"
+#include "proc/procinfo.h"
+#include "prof_calls.h"
+#include "prof_cpu.h"
+#include "prof_heap.h"
+#include "agg/stackres.h"
+#include "proc/safe_open.h"
+#include "sym/symbolizer.h"
+#include "sym/unwinder.h"
+
+/*
+ * The last stack a heap event carried.  Runs of events from one call site are the common case:
+ * comparing the frames with the last ones is cheaper than hashing them.
+ */
+struct last_stack {
+	uint32_t pid; /* 0: nothing cached */
+	unsigned n;
+	int32_t id;
+	uint64_t ips[PROF_MAX_FRAMES];
+};
+
+struct collect {
+	struct collect_opts opts;
+	struct loader *loader;
+	struct symbolizer *sym;
+	struct procinfo *procs;
+	struct stackres *stacks;
+	struct heap_agg *heap;
+	struct cpu_agg *cpu;
+	struct calls_agg *calls;
+	struct calls_attach *calls_at;
+	struct unwinder *unw; /* NULL with --unwind fp, or without --heap and --cpu */
+	int unwind_asked_fd;  /* prof_unwind_asked: processes without an entry that asked */
+	bool unwind_stale;    /* some target waits for a re-read of its mappings */
+	uint32_t *held;	      /* `-- CMD` processes stopped at exec until their tables load */
+	size_t nheld, held_cap;
+	int64_t held_deadline;	    /* CLOCK_MONOTONIC: let them go even if builds still run */
+	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
+	struct hashmap *targets;    /* pid -> struct target */
+	uint64_t bad_records;
+	int err;		      /* first fatal error while consuming events (0 or -errno) */
+	bool events_started;	      /* the ring buffer exists: polling it is allowed */
+	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
+	uint64_t cpu_last_thread;     /* pid << 32 | tid: on_cpu's */
+	struct last_stack last_stack; /* on_heap's */
+};
+
+/*
+ * A process being profiled.  The pidfd pins the process itself, not its number: once it is
+ * gone, signals sent through the pidfd go nowhere, even if a new process took the pid.
+ */
+struct target {
+	int pidfd; /* -1 if the process was gone before we could open one */
+	uint8_t alive;
+	uint8_t unwind_stale;	/* its mappings changed: re-read them when the time comes */
+	uint8_t unwind_quick;	/* re-reads in the current UNWIND_REREAD_NS window */
+	int64_t unwind_read_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
+};
+
+/*
+ * An unknown pc asks for a re-read of the process's mappings: at once for the first few in a
+ * window (a new program maps its libraries right after exec, then dlopens), then at most once
+ * per window (a pc that stays unknown must not make us read the maps at every sample).
+ */
+#define UNWIND_REREAD_NS    (200 * 1000000LL)
+#define UNWIND_REREAD_QUICK 4
+/* How long a new program of `-- CMD`'s tree waits at its exec for its tables. */
+#define UNWIND_EXEC_WAIT_MS 3000
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_send_signal_(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static int fatal(struct collect *c, int err);
+static void unwind_release_held(struct collect *c);
+
+static int unwinder_start(struct collect *c)
+{
+	struct unwinder_opts o = {0};
+	struct loader_unwind_fds fds;
+	int err;
+
+	if (!c->loader)
+		return 0; /* unit tests without BPF */
+	err = loader__unwind_fds(c->loader, &fds);
+	if (err)
+		return 0; /* no program that walks stacks was loaded */
+	o.procs_fd = fds.procs;
+	o.tables_fd = fds.tables;
+	o.files_fd = fds.files;
+	c->unwind_asked_fd = fds.asked;
+	err = unwinder__new(&c->unw, &o);
+	if (err)
+		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));
+	return err;
+}
+
+/*
+ * Read pid's mappings for the unwinder (first sight, exec, an unknown pc).  A process that is
+ * gone is not an error; a full process map is counted by the unwinder.
+ */
+static void unwind_read(struct collect *c, uint32_t pid, struct target *t)
+{
+	int err;
+
+	if (!c->unw)
+		return;
+	if (t) {
+		t->unwind_stale = 0;
+		t->unwind_read_ns = mono_ns();
+	}
+	err = unwinder__add_process(c->unw, pid);
+	if (err && err != -ESRCH && err != -ENOENT && err != -ENOSPC)
+		pr_debug("reading the mappings of %u for unwinding: %s\n", pid, strerror(-err));
+	/* A process that had no entry asked once: it may ask again. */
+	bpf_map_delete_elem(c->unwind_asked_fd, &pid);
+}
+
+/* The BPF walker met a pc outside pid's known mappings (a dlopen since we read them). */
+static void unwind_miss(struct collect *c, uint32_t pid)
+{
+	struct target *t = hashmap__find(c->targets, &pid);
+
+	if (!c->unw)
+		return;
+	if (t && mono_ns() - t->unwind_read_ns >= UNWIND_REREAD_NS)
+		t->unwind_quick = 0;
+	if (!t || t->unwind_quick < UNWIND_REREAD_QUICK) {
+		if (t)
+			t->unwind_quick++;
+		unwind_read(c, pid, t);
+		return;
+	}
+	t->unwind_stale = 1; /* read recently: collect__poll_unwinder re-reads it later */
+	c->unwind_stale = true;
+}
+
+int collect__poll_unwinder(struct collect *c)
+{
+	const uint32_t *pid;
+	struct target *t;
+	size_t it = 0;
+	int64_t now;
+	bool left = false;
+	int err;
+
+	if (!c->unw)
+		return 0;
+	if (c->unwind_stale) {
+		now = mono_ns();
+		while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t)) {
+			if (!t->unwind_stale)
+				continue;
+			if (t->alive && now - t->unwind_read_ns >= UNWIND_REREAD_NS)
+				unwind_read(c, *pid, t);
+			else if (t->alive)
+				left = true;
+			else
+				t->unwind_stale = 0;
+		}
+		c->unwind_stale = left;
+	}
+	err = unwinder__poll(c->unw);
+	if (c->nheld && (!unwinder__pending(c->unw) || mono_ns() >= c->held_deadline)) {
+		if (unwinder__pending(c->unw))
+			pr_warn("unwind tables still building after %d ms: letting %zu new "
+				"process(es) run (frame pointers meanwhile)\n",
+				UNWIND_EXEC_WAIT_MS, c->nheld);
+		unwind_release_held(c);
+	}
+	if (err == -ENOMEM) {
+		pr_err("out of memory while loading unwind tables\n");
+		return fatal(c, err);
+	}
+	return 0;
+}
+
+int collect__wait_unwinder(struct collect *c, int timeout_ms)
+{
+	int err;
+
+	if (!c->unw)
+		return 0;
+	err = unwinder__wait(c->unw, timeout_ms);
+	if (err == -ETIMEDOUT)
+		pr_warn("unwind tables still building after %d ms: frame pointers meanwhile\n",
+			timeout_ms);
+	return err == -ETIMEDOUT ? 0 : err;
+}
+
+static int calls_thread(void *agg, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	return calls_agg__thread_preexisting(agg, pid, tid, ts);
+}
+
+int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l)
+{
+	struct collect *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	c->opts = *opts;
+	c->loader = l;
+	err = symbolizer__new(&c->sym, NULL);
+	if (!err)
+		err = procinfo__new(&c->procs, NULL);
+	if (!err)
+		err = stackres__new(&c->stacks, c->sym);
+	if (!err)
+		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(struct target));
+	if (!err && (opts->modes & MODE_HEAP))
+		err = heap_agg__new(&c->heap, opts->sample_bytes);
+	if (!err && (opts->modes & MODE_CPU))
+		err = cpu_agg__new(&c->cpu);
+	if (!err && (opts->modes & MODE_CALLS))
+		err = calls_agg__new(&c->calls);
+	if (!err && (opts->modes & MODE_CALLS))
+		err = calls_attach__new(&c->calls_at, l, calls_thread, c->calls);
+	if (!err && opts->unwind_tables && (opts->modes & (MODE_HEAP | MODE_CPU)))
+		err = unwinder_start(c);
+	if (err) {
+		collect__free(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+static void target_close(struct target *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+	t->alive = 0;
+}
+
+void collect__free(struct collect *c)
+{
+	struct target *t;
+	size_t it = 0;
+
+	if (!c)
+		return;
+	while (c->targets && hashmap__next(c->targets, &it, NULL, (void **)&t))
+		target_close(t);
+	unwind_release_held(c);
+	free(c->held);
+	unwinder__free(c->unw);
+	heap_agg__free(c->heap);
+	cpu_agg__free(c->cpu);
+	calls_attach__free(c->calls_at);
+	calls_agg__free(c->calls);
+	stackres__free(c->stacks);
+	procinfo__free(c->procs);
+	symbolizer__free(c->sym);
+	hashmap__free(c->targets);
+	free(c);
+}
+
+/*
+ * pid became a target (given, started, or a followed child).  Its pidfd is opened now; the
+ * pid is a target still only if BPF has not dropped it (its thread group died), so a pidfd
+ * opened before that check names the process we meant, or a dead one: never a stranger that
+ * reused the number.
+ */
+static int track(struct collect *c, uint32_t pid)
+{
+	struct target *t;
+	bool created;
+	int fd;
+
+	if (hashmap__upsert(c->targets, (void **)&t, &pid, &created))
+		return -ENOMEM;
+	if (!created)
+		target_close(t);
+	t->pidfd = -1;
+	fd = pidfd_open_((pid_t)pid);
+	if (fd < 0) {
+		pr_debug("no pidfd for %u: %s\n", pid, strerror(errno));
+		return 0; /* gone already: its exit event follows */
+	}
+	if (c->loader && loader__has_target(c->loader, pid) != 1) {
+		close(fd);
+		return 0;
+	}
+	t->pidfd = fd;
+	t->alive = 1;
+	unwind_read(c, pid, t);
+	return 0;
+}
+
+int collect__add_pid(struct collect *c, uint32_t pid)
+{
+	int err = track(c, pid);
+
+	if (!err)
+		err = procinfo__note(c->procs, pid, pid);
+	if (err)
+		return err;
+	err = symbolizer__load_pid(c->sym, pid);
+	return err == -ESRCH || err == -ENOENT ? 0 : err;
+}
+
+int collect__add_child(struct collect *c, uint32_t pid)
+{
+	return track(c, pid);
+}
+
+/* --calls: the runtimes of every -p process, or those `-- CMD` will run (attached before it
+ * execs, for every process, filtered in BPF, so its first call is seen).  For `-- CMD` this
+ * is only the fast path: a launcher (sh -c, env, javac, mvn) shows no runtime up front, and
+ * each exec in its tree attaches what it runs (collect__exec_stop). */
+static int attach_calls(struct collect *c)
+{
+	int n, total = 0;
+
+	if (c->opts.cmd) {
+		n = calls_attach__cmd(c->calls_at, c->opts.cmd);
+		if (n < 0)
+			goto failed;
+		return 0;
+	}
+	for (unsigned i = 0; i < c->opts.npids; i++) {
+		char who[32];
+
+		n = calls_attach__pid(c->calls_at, c->opts.pids[i]);
+		if (n < 0)
+			goto failed;
+		/* With several pids, the others may still have an interpreter: say which not. */
+		if (!n) {
+			snprintf(who, sizeof(who), "process %u", c->opts.pids[i]);
+			calls_attach__explain_none(c->calls_at, who);
+		}
+		total += n;
+	}
+	return total ? 0 : -ENOENT;
+failed:
+	pr_err("attaching the --calls probes failed: %s\n", strerror(-n));
+	return n == -ESRCH ? -ENOENT : n;
+}
+
+int collect__attach_modes(struct collect *c)
+{
+	int err;
+
+	if (c->opts.modes & MODE_CALLS) {
+		err = attach_calls(c);
+		if (err)
+			return err;
+	}
+
+	if (c->opts.modes & MODE_CPU) {
+		err = loader__attach_cpu(c->loader);
+		if (err) {
+			pr_err("starting CPU sampling failed: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx)
+{
+	int err = loader__start_events(c->loader, fn, ctx);
+
+	if (!err)
+		c->events_started = true;
+	return err;
+}
+
+int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
+{
+	int err = heap_attach__process(c->loader, pid, probe_pid, nfns);
+
+	/* A process that is gone has nothing left to probe; anything else loses allocations. */
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_err("attaching the heap probes to process %u failed: %s\n", pid, strerror(-err));
+	return err;
+}
+
+void collect__process_exiting(struct collect *c, uint32_t pid)
+{
+	/* Its mappings are final and still readable: reload, then let queued events resolve. */
+	symbolizer__forget_pid(c->sym, pid);
+	symbolizer__load_pid(c->sym, pid);
+	/* Without a ring buffer (setting it up failed) there is nothing queued to resolve. */
+	if (!c->events_started)
+		return;
+	while (loader__poll(c->loader, 0) > 0)
+		;
+}
+
+/* Libraries whose tables are built before a new program runs (two levels of DT_NEEDED). */
+struct unwind_libs {
+	struct collect *c;
+	int root_fd;
+	unsigned depth, n;
+};
+
+#define UNWIND_PREPARE_MAX 64
+
+static void unwind_lib(const char *path, void *arg)
+{
+	struct unwind_libs *l = arg;
+	char origin[PATH_MAX];
+	int fd;
+
+	if (l->n >= UNWIND_PREPARE_MAX ||
+	    safe_open__at(&fd, l->root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
+		return;
+	l->n++;
+	unwinder__prepare(l->c->unw, fd); /* 0 at once when the file is known */
+	if (l->depth < 2) {
+		snprintf(origin, sizeof(origin), "%s", path);
+		if (strrchr(origin, '/'))
+			*strrchr(origin, '/') = 0;
+		l->depth++;
+		elf_needed__each(fd, origin, l->root_fd, NULL, NULL, unwind_lib, l);
+		l->depth--;
+	}
+	close(fd);
+}
+
+/*
+ * `-- CMD`: build the tables of what CMD will map before it starts, so its first stacks are
+ * complete: its executable and the libraries its DT_NEEDED entries name (ld.so and what a
+ * launcher execs are queued at their exec stop).
+ */
+int collect__prepare_unwind(struct collect *c, const char *exe)
+{
+	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
+
+	if (c->unw)
+		unwind_lib(exe, &l);
+	return 0;
+}
+
+/* Let the processes held at their exec run on (their tables are loaded, or it took too long). */
+static void unwind_release_held(struct collect *c)
+{
+	for (size_t i = 0; i < c->nheld; i++)
+		if (ptrace(PTRACE_CONT, (pid_t)c->held[i], 0, 0) && errno != ESRCH)
+			pr_debug("resuming %u after its exec: %s\n", c->held[i], strerror(errno));
+	c->nheld = 0;
+}
+
+/*
+ * A process of `-- CMD`'s tree is stopped at its exec, its new image not yet run: read its
+ * mappings (executable, ld.so, vDSO) and queue the tables of the libraries ld.so will map.
+ * True when it stays stopped until they are loaded (collect__poll_unwinder resumes it, at the
+ * latest after UNWIND_EXEC_WAIT_MS): its first stacks are then complete.  Each file is built
+ * once, on the worker: the event loop goes on meanwhile.
+ */
+static bool unwind_exec_stop(struct collect *c, uint32_t pid)
+{
+	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
+	char path[64], exe[PATH_MAX];
+	uint32_t *held;
+	ssize_t len;
+
+	unwind_read(c, pid, hashmap__find(c->targets, &pid));
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len > 0 && !safe_open__root(&l.root_fd, "/proc", pid)) {
+		exe[len] = 0;
+		unwind_lib(exe, &l); /* known already: its DT_NEEDED are what is new */
+		close(l.root_fd);
+	}
+	unwinder__poll(c->unw);
+	if (!unwinder__pending(c->unw))
+		return false;
+	if (c->nheld == c->held_cap) {
+		size_t cap = c->held_cap ? 2 * c->held_cap : 8;
+
+		held = realloc(c->held, cap * sizeof(*held));
+		if (!held)
+			return false; /* not held: frame pointers until its tables load */
+		c->held = held;
+		c->held_cap = cap;
+	}
+	if (!c->nheld)
+		c->held_deadline = mono_ns() + UNWIND_EXEC_WAIT_MS * 1000000LL;
+	c->held[c->nheld++] = pid;
+	return true;
+}
+
+bool collect__exec_stop(struct collect *c, uint32_t pid)
+{
+	int err;
+
+	/* --calls first: its probes must be in place before the process runs on. */
+	if (c->calls_at) {
+		err = calls_attach__exec(c->calls_at, pid);
+		/* Not fatal: the periodic rescan of the tree's maps tries again. */
+		if (err < 0)
+			pr_warn("--calls: attaching to the runtime of process %u at its exec "
+				"failed: "
+				"%s\n",
+				pid, strerror(-err));
+	}
+	return c->unw && unwind_exec_stop(c, pid);
+}
+
+void collect__set_exec_stops(struct collect *c, bool on)
+{
+	if (c->calls_at)
+		calls_attach__set_exec_stops(c->calls_at, on);
+}
+
+bool collect__calls_none(struct collect *c)
+{
+	return c->calls_at && !calls_attach__total(c->calls_at);
+}
+
+int collect__error(struct collect *c)
+{
+	return c->err;
+}
+
+/* `-- CMD`: a followed child may have exec'd another interpreter, or loaded one (dlopen):
+ * attach to runtimes its maps show now (each file once). */
+static void rescan_calls(struct collect *c)
+{
+	const uint32_t *pid;
+	struct target *t;
+	size_t it = 0;
+
+	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t))
+		if (t->alive)
+			calls_attach__rescan(c->calls_at, *pid);
+}
+
+/* Remember the first fatal error (already reported where it happened). */
+static int fatal(struct collect *c, int err)
+{
+	if (err && !c->err)
+		c->err = err;
+	return err;
+}
+
+void collect__tick(struct collect *c)
+{
+	if (c->calls_at && c->opts.cmd)
+		rescan_calls(c);
+}
+
+/*
+ * A pidfd polls readable once its whole thread group has exited (a leader that called
+ * pthread_exit is not that), and it never follows the pid to another process.
+ */
+bool collect__any_alive(struct collect *c)
+{
+	struct pollfd pfd = {.events = POLLIN};
+	struct target *t;
+	size_t it = 0;
+	bool any = false;
+
+	while (hashmap__next(c->targets, &it, NULL, (void **)&t)) {
+		if (!t->alive)
+			continue;
+		pfd.fd = t->pidfd;
+		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			target_close(t);
+		else
+			any = true;
+	}
+	return any;
+}
+
+void collect__signal_all(struct collect *c, int sig)
+{
+	const uint32_t *pid;
+	struct target *t;
+	size_t it = 0;
+
+	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t))
+		if (t->alive && pidfd_send_signal_(t->pidfd, sig) && errno != ESRCH)
+			pr_debug("signal %d to %u: %s\n", sig, *pid, strerror(errno));
+}
+
+/* The id of a heap event's stack, through the last-stack cache. */
+static int heap_stack(struct collect *c, int32_t *id, const struct prof_heap_event *e,
+		      const uint64_t *ips)
+{
+	struct last_stack *last = &c->last_stack;
+	unsigned n = e->nframes;
+	int err;
+
+	if (last->pid == e->pid && last->n == n && !memcmp(last->ips, ips, n * sizeof(*ips))) {
+		*id = last->id;
+		return 0;
+	}
+	err = stackres__intern(c->stacks, id, e->pid, STACK_USER_RET, ips, n);
+	if (err)
+		return err;
+	last->pid = e->pid;
+	last->n = n;
+	last->id = *id;
+	memcpy(last->ips, ips, n * sizeof(*ips));
+	return 0;
+}
+
+/* ips: the e->nframes frames after the header (the caller checked the record holds them). */
+static int on_heap(struct collect *c, const struct prof_heap_event *e, const uint64_t *ips)
+{
+	int32_t id = STACKRES_NONE;
+	int err;
+
+	/* Runs of events from one thread are the common case: skip the lookup. */
+	if (e->tid != c->last_tid) {
+		err = procinfo__note(c->procs, e->pid, e->tid);
+		if (err)
+			return err;
+		c->last_tid = e->tid;
+	}
+	if (!(e->flags & PROF_HEAP_STACK_FAILED)) {
+		err = heap_stack(c, &id, e, ips);
+		if (err)
+			return err;
+	}
+	if (e->type == PROF_REC_HEAP_ALLOC)
+		heap_agg__alloc(c->heap, e->pid, e->tid, id, e->addr, e->size);
+	else
+		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->old_addr, e->addr, e->size);
+	return 0;
+}
+
+/* A cpu sample: frames[0..nkern) kernel, then nuser user frames. */
+static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint64_t *frames)
+{
+	uint64_t thread = (uint64_t)s->pid << 32 | s->tid;
+	struct cpu_agg_key k = {.pid = s->pid, .tid = s->tid};
+	int err;
+
+	if (thread != c->cpu_last_thread) {
+		err = procinfo__note(c->procs, s->pid, s->tid);
+		if (err)
+			return err;
+		c->cpu_last_thread = thread;
+	}
+	err = stackres__intern(c->stacks, &k.kern_stack, s->pid, STACK_KERNEL, frames, s->nkern);
+	if (!err)
+		err = stackres__intern(c->stacks, &k.user_stack, s->pid, STACK_USER,
+				       frames + s->nkern, s->nuser);
+	if (!err)
+		err = cpu_agg__add(c->cpu, &k);
+	return err;
+}
+
+/* Does a record of size bytes hold its header and the nframes frames it announces? */
+static bool frames_fit(size_t size, size_t header, unsigned nframes, unsigned max)
+{
+	return nframes <= max && size >= header + (size_t)nframes * sizeof(uint64_t);
+}
+
+static int on_call(struct collect *c, const struct prof_call_event *e)
+{
+	uint64_t thread = (uint64_t)e->pid << 32 | e->tid;
+	int err;
+
+	/* Events come in runs per thread: look its name up only when the thread changes. */
+	if (thread != c->calls_last_thread) {
+		err = procinfo__note(c->procs, e->pid, e->tid);
+		if (err)
+			return err;
+		c->calls_last_thread = thread;
+	}
+	return calls_agg__event(c->calls, e);
+}
+
+/* exec replaced pid's image: new maps, names, runtimes, allocator. */
+static int on_exec(struct collect *c, uint32_t pid, const char *comm)
+{
+	int err, n = 0;
+
+	symbolizer__forget_pid(c->sym, pid);
+	symbolizer__load_pid(c->sym, pid);
+	unwind_read(c, pid, hashmap__find(c->targets, &pid));
+	pr_debug("%u exec'd %s\n", pid, comm);
+	err = stackres__exec(c->stacks, pid);
+	if (err)
+		return err;
+	if (c->last_stack.pid == pid)
+		c->last_stack.pid = 0;
+	err = procinfo__set_comm(c->procs, pid, pid, comm);
+	if (err)
+		return err;
+	if (c->calls)
+		calls_agg__process_exec(c->calls, pid);
+	if (!c->heap)
+		return 0;
+	/* The old address space is gone, and every block still live in it. */
+	err = heap_agg__exec(c->heap, pid);
+	if (err)
+		return err;
+	/* A new image may bring an allocator of its own (static binary). */
+	if (c->opts.cmd) {
+		err = collect__attach_heap(c, pid, -1, &n);
+		if (err && err != -ENOENT && err != -ESRCH)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * -p: the kernel filters per-process uprobes by the memory of the thread they were opened on,
+ * the leader, and a leader that left (pthread_exit) has none: probes opened on a thread still
+ * running take over.  Allocations between the two are missed (README: limits).
+ */
+static int leader_left(struct collect *c, uint32_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	uint32_t tid = 0;
+	int err, n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0; /* the whole process is going: its last exit event follows */
+	while (!tid && (d = readdir(dir))) {
+		unsigned long v = strtoul(d->d_name, NULL, 10); /* 0 for "." and ".." */
+
+		if (v && v != pid)
+			tid = (uint32_t)v;
+	}
+	closedir(dir);
+	if (!tid)
+		return 0;
+	/* /proc/TID/maps: the leader's own maps read empty now. */
+	err = collect__attach_heap(c, tid, (int)tid, &n);
+	if (err == -ENOENT || err == -ESRCH)
+		return 0;
+	if (!err)
+		pr_info("main thread of %u exited: heap probes moved to its thread %u\n", pid, tid);
+	return err;
+}
+
+static int on_proc(struct collect *c, const struct prof_proc_event *e)
+{
+	char comm[PROF_COMM_LEN + 1];
+	struct target *t;
+	int err;
+
+	memcpy(comm, e->comm, PROF_COMM_LEN);
+	comm[PROF_COMM_LEN] = 0;
+	switch (e->type) {
+	case PROF_REC_PROC_FORK:
+		pr_debug("following child %u of %u\n", e->pid, e->ppid);
+		err = track(c, e->pid);
+		if (err)
+			return err;
+		/* Same image as the parent until it execs: same mappings, same symbols. */
+		symbolizer__load_pid(c->sym, e->pid);
+		return procinfo__note(c->procs, e->pid, e->pid);
+	case PROF_REC_PROC_EXEC:
+		return on_exec(c, e->pid, comm);
+	case PROF_REC_PROC_DLOPEN:
+		/* A runtime loaded by dlopen (a JDK launcher's libjvm, mod_php's libphp): attach
+		 * now.  The process runs on meanwhile: its calls until then are missed (README). */
+		if (c->calls_at && c->opts.cmd)
+			calls_attach__rescan(c->calls_at, e->pid);
+		return 0;
+	case PROF_REC_PROC_EXIT:
+		/* The tid may come back as another thread: look its name up again then. */
+		c->last_tid = 0;
+		c->calls_last_thread = 0;
+		c->cpu_last_thread = 0;
+		err = procinfo__exited(c->procs, e->pid, e->tid, comm,
+				       e->flags & PROF_PROC_GROUP_DEAD);
+		if (err)
+			return err;
+		if (c->calls)
+			calls_agg__thread_exit(c->calls, e->pid, e->tid);
+		if (e->flags & PROF_PROC_GROUP_DEAD) {
+			t = hashmap__find(c->targets, &e->pid);
+			if (t)
+				target_close(t);
+			if (c->unw)
+				unwinder__remove_process(c->unw, e->pid);
+		} else if (e->tid == e->pid && c->heap && !c->opts.cmd) {
+			return leader_left(c, e->pid);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* A negative return stops the ring buffer's poll: only for errors that end the session. */
+int collect__on_event(void *ctx, void *data, size_t size)
+{
+	struct collect *c = ctx;
+	uint32_t type;
+	int err;
+
+	if (c->err)
+		return c->err;
+	if (size < sizeof(type)) {
+		c->bad_records++;
+		return 0;
+	}
+	memcpy(&type, data, sizeof(type));
+	switch (type) {
+	case PROF_REC_HEAP_ALLOC:
+	case PROF_REC_HEAP_REALLOC: {
+		const struct prof_heap_event *e = data;
+
+		if (size < sizeof(*e) || !c->heap ||
+		    !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
+			break;
+		err = on_heap(c, e, (const uint64_t *)(e + 1));
+		goto done;
+	}
+	case PROF_REC_CPU_SAMPLE: {
+		const struct prof_cpu_sample *s = data;
+
+		if (size < sizeof(*s) || !c->cpu || s->nkern > PROF_MAX_FRAMES ||
+		    !frames_fit(size, sizeof(*s), s->nkern + s->nuser, 2 * PROF_MAX_FRAMES))
+			break;
+		err = on_cpu(c, s, (const uint64_t *)(s + 1));
+		goto done;
+	}
+	case PROF_REC_HEAP_FREE:
+		if (size < sizeof(struct prof_heap_free) || !c->heap)
+			break;
+		heap_agg__free_block(c->heap, ((struct prof_heap_free *)data)->pid,
+				     ((struct prof_heap_free *)data)->addr);
+		return 0;
+	case PROF_REC_PROC_FORK:
+	case PROF_REC_PROC_EXEC:
+	case PROF_REC_PROC_EXIT:
+	case PROF_REC_PROC_DLOPEN:
+		if (size < sizeof(struct prof_proc_event))
+			break;
+		err = on_proc(c, data);
+		goto done;
+	case PROF_REC_UNWIND_MISS:
+		if (size < sizeof(struct prof_proc_event))
+			break;
+		unwind_miss(c, ((struct prof_proc_event *)data)->pid);
+		return 0;
+	case PROF_REC_CALL_ENTRY:
+	case PROF_REC_CALL_RETURN:
+		if (size < sizeof(struct prof_call_event) || !c->calls)
+			break;
+		err = on_call(c, data);
+		goto done;
+	case PROF_REC_CALL_NAME:
+		if (size < sizeof(struct prof_call_name) || !c->calls)
+			break;
+		calls_agg__name(c->calls, data);
+		return 0;
+	default:
+		break;
+	}
+	c->bad_records++;
+	return 0;
+done:
+	/* Attach failures were reported where they happened; memory runs out anywhere. */
+	if (err == -ENOMEM)
+		pr_err("out of memory while collecting events\n");
+	return fatal(c, err);
+}
+
+struct loader *collect__loader(struct collect *c)
+{
+	return c->loader;
+}
+
+struct heap_agg *collect__heap(struct collect *c)
+{
+	return c->heap;
+}
+
+struct cpu_agg *collect__cpu(struct collect *c)
+{
+	return c->cpu;
+}
+
+struct calls_agg *collect__calls(struct collect *c)
+{
+	return c->calls;
+}
+
+struct calls_attach *collect__calls_attach(struct collect *c)
+{
+	return c->calls_at;
+}
+
+struct stackres *collect__stacks(struct collect *c)
+{
+	return c->stacks;
+}
+
+struct procinfo *collect__procinfo(struct collect *c)
+{
+	return c->procs;
+}
+
+uint64_t collect__bad_records(struct collect *c)
+{
+	return c->bad_records;
+}
+
+const struct unwinder_stats *collect__unwinder_stats(struct collect *c)
+{
+	return c->unw ? unwinder__stats(c->unw) : NULL;
+}
+
+const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c)
+{
+	return symbolizer__stats(c->sym);
+}

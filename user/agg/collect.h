@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The consumer: ring-buffer records -> per-mode aggregators, plus what every mode shares
+ * (target processes, thread names, symbolizer, stack cache).  The report reads it at the end.
+ */
+#ifndef PROF_COLLECT_H
+#define PROF_COLLECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+struct collect;
+struct unwinder_stats;
+struct loader;
+struct heap_agg;
+struct cpu_agg;
+struct calls_agg;
+struct calls_attach;
+struct stackres;
+struct procinfo;
+struct symbolizer_stats;
+
+/* The modes a run collects (any combination). */
+enum prof_mode_bit {
+	MODE_HEAP = 1 << 0,
+	MODE_CPU = 1 << 1,
+	MODE_CALLS = 1 << 2,
+};
+
+/* What the collector needs to know of the run; the pointers must outlive it. */
+struct collect_opts {
+	unsigned modes;	       /* enum prof_mode_bit */
+	uint64_t sample_bytes; /* --sample-bytes */
+	bool unwind_tables;    /* build .eh_frame tables for the BPF walker (not --unwind fp) */
+	char *const *cmd;      /* -- CMD ARG…, NULL-terminated; NULL with -p */
+	const uint32_t *pids;  /* -p */
+	unsigned npids;
+};
+
+int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l);
+void collect__free(struct collect *c);
+
+/* Open the ring buffer: fn(ctx, …) gets each record (session counts, then calls
+ * collect__on_event).  Until this succeeds nothing polls it. */
+int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx);
+/* ring_buffer_sample_fn.  Returns a negative errno (stopping the poll) after a fatal error:
+ * out of memory, or a new image that could not be probed. */
+int collect__on_event(void *ctx, void *data, size_t size);
+/* The first fatal error met while consuming events (reported on stderr already), or 0. */
+int collect__error(struct collect *c);
+
+/* A target given with -p: load its symbols now, while it lives. */
+int collect__add_pid(struct collect *c, uint32_t pid);
+/* The `-- CMD` child, not yet exec'd (its exec arrives as an event that loads its maps). */
+int collect__add_child(struct collect *c, uint32_t pid);
+/* heap_attach__process, reporting failures other than a vanished process (-ENOENT/-ESRCH,
+ * returned quietly) in one line on stderr. */
+int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns);
+/* Attach the modes other than heap (cpu, calls) once targets are known. */
+int collect__attach_modes(struct collect *c);
+/* Whether a target process (any of its threads) still runs; a reused pid does not count. */
+bool collect__any_alive(struct collect *c);
+/* pid is stopped at its exit with its address space intact: last chance to symbolize. */
+void collect__process_exiting(struct collect *c, uint32_t pid);
+/* A process of `-- CMD`'s tree is stopped (ptrace) at its exec, the new image not yet run:
+ * --calls attaches to the runtime it runs or will load; the unwinder queues the tables of what
+ * it will map.  True when the collector keeps it stopped (until those tables are loaded; it
+ * resumes it itself, PTRACE_CONT); false: the caller resumes it. */
+bool collect__exec_stop(struct collect *c, uint32_t pid);
+/* Every exec of `-- CMD`'s tree stops and reaches collect__exec_stop (ptrace holds it). */
+void collect__set_exec_stops(struct collect *c, bool on);
+/* --calls found no runtime to probe in any target (so far). */
+bool collect__calls_none(struct collect *c);
+/* Send sig to every target still alive (ending `-- CMD` and its children early), through
+ * pidfds: a process that took a dead target's pid is never signalled. */
+void collect__signal_all(struct collect *c, int sig);
+/* Periodic work while profiling (about once a second): --calls rescans `-- CMD`'s tree. */
+void collect__tick(struct collect *c);
+/* Load finished unwind tables and re-read the mappings of processes that asked (never waits for
+ * a build): call it often.  0 or a fatal -errno. */
+int collect__poll_unwinder(struct collect *c);
+/* Session start: wait up to timeout_ms for the tables being built (a warning past it). */
+int collect__wait_unwinder(struct collect *c, int timeout_ms);
+/* `-- CMD`: build the tables of exe and of the system libraries before CMD starts. */
+int collect__prepare_unwind(struct collect *c, const char *exe);
+
+struct loader *collect__loader(struct collect *c);
+struct heap_agg *collect__heap(struct collect *c);
+/* --cpu sample counts, NULL without --cpu. */
+struct cpu_agg *collect__cpu(struct collect *c);
+/* --calls state, NULL without --calls. */
+struct calls_agg *collect__calls(struct collect *c);
+struct calls_attach *collect__calls_attach(struct collect *c);
+struct stackres *collect__stacks(struct collect *c);
+struct procinfo *collect__procinfo(struct collect *c);
+/* Records that were malformed or of an unknown type (should stay 0). */
+uint64_t collect__bad_records(struct collect *c);
+/* Files the symbolizer refused and perf-map lines it skipped. */
+const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c);
+/* NULL when the unwinder is not running (--unwind fp). */
+const struct unwinder_stats *collect__unwinder_stats(struct collect *c);
+
+#endif /* PROF_COLLECT_H */

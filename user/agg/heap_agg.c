@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "agg/heap_agg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "util/hashmap.h"
+#include "util/log.h"
+
+struct site_key {
+	uint32_t pid, tid;
+	int32_t stack_id;
+	uint32_t pad;
+};
+
+struct live_key {
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t pad;
+};
+
+struct live_block {
+	struct site_key site;
+	double objects, bytes; /* what this block added to its site's in-use values */
+};
+
+struct heap_agg {
+	uint64_t sample_bytes;
+	struct hashmap *sites; /* site_key -> heap_site_values */
+	struct hashmap *live;  /* live_key -> live_block */
+	struct heap_agg_stats stats;
+	bool oom_reported;
+};
+
+int heap_agg__new(struct heap_agg **out, uint64_t sample_bytes)
+{
+	struct heap_agg *h = calloc(1, sizeof(*h));
+	int err;
+
+	if (!h)
+		return -ENOMEM;
+	h->sample_bytes = sample_bytes;
+	err = hashmap__new(&h->sites, sizeof(struct site_key), sizeof(struct heap_site_values));
+	if (err)
+		goto cleanup;
+	err = hashmap__new(&h->live, sizeof(struct live_key), sizeof(struct live_block));
+	if (err)
+		goto cleanup;
+	*out = h;
+	return 0;
+cleanup:
+	heap_agg__free(h);
+	return err;
+}
+
+void heap_agg__free(struct heap_agg *h)
+{
+	if (!h)
+		return;
+	hashmap__free(h->sites);
+	hashmap__free(h->live);
+	free(h);
+}
+
+static void oom(struct heap_agg *h)
+{
+	if (!h->oom_reported)
+		pr_err("out of memory while aggregating; the profile will be incomplete\n");
+	h->oom_reported = true;
+}
+
+/* Expected number of allocations one sampled allocation of this size stands for. */
+static double weight(const struct heap_agg *h, uint64_t size)
+{
+	if (!h->sample_bytes || !size)
+		return 1.0;
+	return 1.0 / -expm1(-(double)size / (double)h->sample_bytes);
+}
+
+/* Take a live block's share out of its site's in-use values. */
+static void uncount(struct heap_agg *h, const struct live_block *b)
+{
+	struct heap_site_values *v = hashmap__find(h->sites, &b->site);
+
+	if (v) {
+		v->inuse_objects -= b->objects;
+		v->inuse_bytes -= b->bytes;
+	}
+}
+
+void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
+{
+	struct live_key lk = {.addr = addr, .pid = pid};
+	struct live_block *b;
+
+	if (!addr)
+		return;
+	b = hashmap__find(h->live, &lk);
+	if (!b) {
+		h->stats.unknown_frees++;
+		return;
+	}
+	uncount(h, b);
+	h->stats.frees++;
+	hashmap__delete(h->live, &lk);
+}
+
+void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+		     uint64_t addr, uint64_t size)
+{
+	struct site_key sk = {.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id};
+	struct live_key lk = {.addr = addr, .pid = pid};
+	struct heap_site_values *v;
+	struct live_block *b;
+	double w = weight(h, size);
+
+	if (!addr) {
+		h->stats.failed_allocs++;
+		return;
+	}
+	if (stack_id < 0)
+		h->stats.no_stack++;
+	b = hashmap__find(h->live, &lk);
+	if (b) {
+		/* Its free was lost (or happened before an exec): the slot is reused below. */
+		h->stats.replaced_live++;
+		uncount(h, b);
+	}
+	if (hashmap__upsert(h->sites, (void **)&v, &sk, NULL)) {
+		oom(h);
+		return;
+	}
+	v->alloc_objects += w;
+	v->alloc_bytes += w * (double)size;
+	v->inuse_objects += w;
+	v->inuse_bytes += w * (double)size;
+	h->stats.allocs++;
+	if (!b && hashmap__upsert(h->live, (void **)&b, &lk, NULL)) {
+		oom(h);
+		return;
+	}
+	b->site = sk;
+	b->objects = w;
+	b->bytes = w * (double)size;
+}
+
+void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+		       uint64_t old_addr, uint64_t addr, uint64_t size)
+{
+	if (!addr)
+		return;
+	/* Moved or resized in place: the old block ends, a new one of the new size begins. */
+	if (old_addr)
+		heap_agg__free_block(h, pid, old_addr);
+	heap_agg__alloc(h, pid, tid, stack_id, addr, size);
+}
+
+int heap_agg__exec(struct heap_agg *h, uint32_t pid)
+{
+	const struct live_key *k;
+	struct live_key *gone = NULL;
+	size_t it = 0, n = 0, cap = 0;
+	struct live_block *b;
+	int err = 0;
+
+	/* Keys first, deletions after: a deletion shifts entries under the iterator. */
+	while (hashmap__next(h->live, &it, (const void **)&k, (void **)&b)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct live_key *g = realloc(gone, ncap * sizeof(*g));
+
+			if (!g) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			gone = g;
+			cap = ncap;
+		}
+		uncount(h, b);
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(h->live, &gone[i]);
+	h->stats.exec_released += n;
+cleanup:
+	free(gone);
+	return err;
+}
+
+const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
+					      int32_t stack_id)
+{
+	struct site_key sk = {.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id};
+
+	return hashmap__find(h->sites, &sk);
+}
+
+const struct heap_agg_stats *heap_agg__stats(const struct heap_agg *h)
+{
+	return &h->stats;
+}
+
+int heap_agg__next_site(const struct heap_agg *h, size_t *it, uint32_t *pid, uint32_t *tid,
+			int32_t *stack_id, const struct heap_site_values **vals)
+{
+	const struct site_key *k;
+	void *v;
+
+	if (!hashmap__next(h->sites, it, (const void **)&k, &v))
+		return 0;
+	*pid = k->pid;
+	*tid = k->tid;
+	*stack_id = k->stack_id;
+	*vals = v;
+	return 1;
+}

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "attach/heap_attach.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+#include <limits.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sym/elf_file.h"
+#include "attach/loader.h"
+#include "proc/maps.h"
+#include "util/log.h"
+#include "prof_heap.h"
+#include "attach/prologue.h"
+#include "proc/safe_open.h"
+
+struct alloc_fn {
+	const char *name;
+	enum prof_alloc_fn fn;
+};
+
+static const struct alloc_fn alloc_fns[] = {
+	{"malloc", PROF_FN_MALLOC},
+	{"calloc", PROF_FN_CALLOC},
+	{"realloc", PROF_FN_REALLOC},
+	{"reallocarray", PROF_FN_REALLOCARRAY},
+	{"posix_memalign", PROF_FN_POSIX_MEMALIGN},
+	{"aligned_alloc", PROF_FN_ALIGNED_ALLOC},
+	{"memalign", PROF_FN_MEMALIGN},
+	{"valloc", PROF_FN_VALLOC},
+	{"pvalloc", PROF_FN_PVALLOC},
+	{"free", PROF_FN_FREE},
+	/* operator new / new[] (plain, nothrow, aligned, aligned nothrow): size is argument 1 */
+	{"_Znwm", PROF_FN_CXX_NEW},
+	{"_Znam", PROF_FN_CXX_NEW_ARRAY},
+	{"_ZnwmRKSt9nothrow_t", PROF_FN_CXX_NEW_NOTHROW},
+	{"_ZnamRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_NOTHROW},
+	{"_ZnwmSt11align_val_t", PROF_FN_CXX_NEW_ALIGNED},
+	{"_ZnamSt11align_val_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED},
+	{"_ZnwmSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ALIGNED_NOTHROW},
+	{"_ZnamSt11align_val_tRKSt9nothrow_t", PROF_FN_CXX_NEW_ARRAY_ALIGNED_NOTHROW},
+	/* entry only, on the free program: a throw while operator new is in flight is counted */
+	{"__cxa_throw", PROF_FN_CXX_THROW},
+};
+
+#define MAX_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
+
+int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef)
+{
+	uint64_t done[MAX_FNS] = {0};
+	struct heap_probe entries[MAX_FNS];
+	unsigned ndone = 0, nentries = 0;
+
+	out->count = 0;
+	out->nfns = 0;
+	for (size_t i = 0; i < MAX_FNS; i++) {
+		const struct alloc_fn *a = &alloc_fns[i];
+		uint64_t off, probe;
+		struct elf_func fn;
+		uint8_t code[32];
+		bool dup = false;
+		size_t n;
+
+		if (elf_file__find_symbol(ef, &fn, a->name) || fn.ifunc)
+			continue; /* not defined here (an IFUNC resolver is not the allocator) */
+		off = fn.file_offset;
+		/* aligned_alloc and memalign share one body in glibc 2.36: probe it once. */
+		for (unsigned j = 0; j < ndone; j++)
+			dup |= done[j] == off;
+		if (dup)
+			continue;
+		done[ndone++] = off;
+
+		n = fn.size && fn.size < sizeof(code) ? fn.size : sizeof(code);
+		probe = 0;
+		if (elf_file__read_at(ef, code, n, off) == 0)
+			probe = prologue__probe_offset(code, n);
+		/*
+		 * Entry and return probes share the (emulated) instruction at off+probe: only flag
+		 * setters were skipped, so the return address is still at the top of the stack.
+		 */
+		if (a->fn == PROF_FN_FREE || a->fn == PROF_FN_CXX_THROW) {
+			out->probes[out->count++] = (struct heap_probe){.name = a->name,
+									.offset = off + probe,
+									.skipped = probe,
+									.fn = a->fn,
+									.kind = HEAP_PROBE_FREE};
+		} else if (prof_fn_entry_only(a->fn)) {
+			/* no return probe: bad_alloc must unwind through it (prof_heap.h) */
+			entries[nentries++] =
+				(struct heap_probe){.name = a->name,
+						    .offset = off + probe,
+						    .skipped = probe,
+						    .fn = a->fn,
+						    .code_size = fn.size ? fn.size : 64,
+						    .kind = HEAP_PROBE_ENTRY};
+		} else {
+			out->probes[out->count++] = (struct heap_probe){.name = a->name,
+									.offset = off + probe,
+									.skipped = probe,
+									.fn = a->fn,
+									.kind = HEAP_PROBE_RETURN};
+			entries[nentries++] = (struct heap_probe){.name = a->name,
+								  .offset = off + probe,
+								  .skipped = probe,
+								  .fn = a->fn,
+								  .kind = HEAP_PROBE_ENTRY};
+		}
+		out->nfns++;
+	}
+	/*
+	 * Entries last: an entry that fires before its return probe exists leaves a pending call
+	 * that never completes (and, sampled, stops its thread from being sampled again); a free
+	 * probe attached after the allocation probes would miss frees of blocks it saw allocated.
+	 */
+	for (unsigned i = 0; i < nentries; i++)
+		out->probes[out->count++] = entries[i];
+	return 0;
+}
+
+static int attach_one(struct loader *l, struct bpf_program *prog, bool retprobe, const char *path,
+		      int pid, uint64_t off, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
+	if (!link)
+		return -errno;
+	return loader__keep_link(l, link);
+}
+
+static int attach_file(struct loader *l, const struct loader_heap_progs *progs, int fd,
+		       const char *name, int pid)
+{
+	struct elf_file *ef = NULL;
+	struct heap_plan plan;
+	char path[64];
+	int err;
+
+	/* Only the symbol table is needed: skip the separate debug-file search. */
+	err = elf_file__open_fd(&ef, fd, &(struct elf_file_opts){.debug_dir = "", .keep_fd = true});
+	if (err)
+		return err;
+	err = heap_attach__plan(&plan, ef);
+	if (err)
+		goto cleanup;
+	/* The kernel looks the path up again: give it our verified fd, not the target's path. */
+	safe_open__fd_path(path, sizeof(path), fd);
+	for (unsigned i = 0; i < plan.count; i++) {
+		const struct heap_probe *p = &plan.probes[i];
+		struct bpf_program *prog = p->kind == HEAP_PROBE_FREE	 ? progs->free_
+					   : p->kind == HEAP_PROBE_ENTRY ? progs->enter
+									 : progs->ret;
+
+		err = attach_one(l, prog, p->kind == HEAP_PROBE_RETURN, path, pid, p->offset,
+				 PROF_COOKIE(p->fn, p->code_size));
+		if (err) {
+			/*
+			 * Seen with Debian's bcc 0.26 memleak running: its uprobes carry a bogus
+			 * ref_ctr_offset, and the kernel refuses any other probe on that spot.
+			 */
+			pr_err("attaching to %s in %s failed: %s%s\n", p->name, name,
+			       strerror(-err),
+			       err == -EINVAL
+				       ? " (another tracer may hold a conflicting probe there; "
+					 "dmesg shows 'ref_ctr_offset mismatch')"
+				       : "");
+			goto cleanup;
+		}
+		if (p->kind != HEAP_PROBE_RETURN)
+			pr_debug("probing %s at %s+0x%llx (+%llu)\n", p->name, name,
+				 (unsigned long long)(p->offset - p->skipped),
+				 (unsigned long long)p->skipped);
+	}
+	err = (int)plan.nfns;
+cleanup:
+	elf_file__free(ef);
+	return err;
+}
+
+int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
+{
+	struct loader_attach_key key = {.pid = pid, .kind = LOADER_ATTACH_HEAP};
+	struct loader_heap_progs progs;
+	struct stat st;
+	int32_t *slot;
+	bool created;
+	int err, n;
+
+	if (loader__heap_progs(l, &progs))
+		return 0;
+	if (fstat(fd, &st))
+		return -errno;
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	err = loader__attached(l, &key, &slot, &created);
+	if (err)
+		return err;
+	if (!created)
+		return *slot;
+	n = attach_file(l, &progs, fd, name, pid);
+	if (n < 0) {
+		loader__attached_drop(l, &key);
+		return n;
+	}
+	err = loader__attached(l, &key, &slot, &created);
+	if (err)
+		return err;
+	*slot = n;
+	return n;
+}
+
+int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns)
+{
+	char path[64];
+	struct maps *m = NULL;
+	int err, root_fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	err = maps__read(&m, path);
+	if (err)
+		return err;
+	/* Paths are the target's: resolved inside its root, never on the host. */
+	err = safe_open__root(&root_fd, "/proc", pid);
+	if (err)
+		goto cleanup;
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+		int fd;
+
+		if (!e->exec || !maps_entry__is_file(e))
+			continue;
+		err = safe_open__mapping(&fd, "/proc", pid, e, root_fd);
+		if (err) {
+			if (safe_open__refused(err))
+				pr_warn("not probing %s of %u: %s\n", e->path, pid,
+					safe_open__strerror(err));
+			else
+				pr_debug("not probing %s: %s\n", e->path, strerror(-err));
+			continue;
+		}
+		err = heap_attach__file(l, fd, e->path, probe_pid);
+		close(fd);
+		if (err > 0)
+			*nfns += err;
+		else if (err < 0)
+			pr_debug("not probing %s: %s\n", e->path, strerror(-err));
+	}
+	err = 0;
+cleanup:
+	if (root_fd >= 0)
+		close(root_fd);
+	maps__free(m);
+	return err;
+}
+
+int heap_attach__is_static(const char *path)
+{
+	int fd, ret = 1;
+	char magic[2];
+	size_t nph;
+	Elf *e;
+
+	ret = safe_open__at(&fd, -1, path, 0, SAFE_OPEN_ELF_MAX, NULL);
+	if (ret)
+		return ret == -EINVAL ? -ENOEXEC : ret;
+	ret = 1;
+	if (pread(fd, magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!') {
+		close(fd);
+		return 0; /* a script: its interpreter is a dynamic program */
+	}
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph)) {
+		ret = -ENOEXEC;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			ret = 0;
+	}
+cleanup:
+	elf_end(e);
+	close(fd);
+	return ret;
+}

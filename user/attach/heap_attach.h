@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Which allocator functions a file defines and where to probe them: malloc-family entry
+ * points in libc (or in an executable / preloaded allocator that brings its own), C++
+ * operator new in libstdc++ (so `new` is attributed to its caller, not to operator new).
+ */
+#ifndef PROF_HEAP_ATTACH_H
+#define PROF_HEAP_ATTACH_H
+
+#include <stdint.h>
+
+#include "prof_heap.h"
+
+struct loader;
+struct elf_file;
+
+enum heap_probe_kind {
+	HEAP_PROBE_RETURN,
+	HEAP_PROBE_FREE,
+	HEAP_PROBE_ENTRY,
+};
+
+struct heap_probe {
+	const char *name;	   /* the allocator function */
+	uint64_t offset;	   /* file offset of the probed instruction */
+	uint64_t skipped;	   /* prologue bytes skipped to reach an emulated instruction */
+	enum prof_alloc_fn fn;	   /* the uprobe cookie */
+	uint64_t code_size;	   /* entry-only operator new: its size, in the cookie too */
+	enum heap_probe_kind kind; /* which program */
+};
+
+/* Every probe a file needs, in attach order: all return probes, then free, then entries. */
+struct heap_plan {
+	struct heap_probe probes[2 * PROF_FN__COUNT];
+	unsigned count;
+	unsigned nfns; /* allocator functions covered */
+};
+
+/* What to probe in ef (opened with keep_fd, so prologues can be decoded). */
+int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef);
+
+/*
+ * Attach the heap programs to every allocator function of the file open as fd, by the fd's own
+ * path (what the kernel attaches to is the file verified; name is for messages), once per
+ * (file, pid) in the loader's attached set.  pid -1: every process mapping the file (BPF
+ * filters on the targets).  Returns the functions probed (0: none, or no --heap) or -errno.
+ */
+int heap_attach__file(struct loader *l, int fd, const char *name, int pid);
+/* Attach to every file pid maps executable that defines allocator functions; probe_pid is the
+ * process the uprobes are limited to (-1: any, filtered in BPF).  Adds the count to *nfns. */
+int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns);
+/* 1 if the executable at path has no program interpreter (static), 0 if dynamic or a script,
+ * -errno if unreadable or not ELF. */
+int heap_attach__is_static(const char *path);
+
+#endif /* PROF_HEAP_ATTACH_H */

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "attach/loader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+
+#include "util/hashmap.h"
+#include "calls.skel.h"
+#include "cpu.skel.h"
+#include "heap.skel.h"
+#include "util/log.h"
+#include "proc.skel.h"
+#include "prof_heap.h"
+#include "prof_unwind.h"
+
+/*
+ * Maps that several objects declare under one name (bpf/common.bpf.h and the headers beside
+ * it).  The first object loaded that declares one creates it; every later one reuses its fd.
+ */
+enum shared_map {
+	SHARED_TARGETS,
+	SHARED_COUNTERS,
+	SHARED_EVENTS,
+	SHARED_PENDING,
+	SHARED_SAMPLE_LEFT,
+	SHARED_UNWIND_TABLES,
+	SHARED_UNWIND_PROCS,
+	SHARED_UNWIND_ASKED,
+	SHARED_UNWIND_FILES,
+	SHARED__COUNT,
+};
+
+static const char *const shared_names[SHARED__COUNT] = {
+	[SHARED_TARGETS] = "prof_targets",
+	[SHARED_COUNTERS] = "prof_counters",
+	[SHARED_EVENTS] = "prof_events",
+	[SHARED_PENDING] = "prof_pending",
+	[SHARED_SAMPLE_LEFT] = "prof_sample_left",
+	[SHARED_UNWIND_TABLES] = "prof_unwind_tables",
+	[SHARED_UNWIND_PROCS] = "prof_unwind_procs",
+	[SHARED_UNWIND_ASKED] = "prof_unwind_asked",
+	[SHARED_UNWIND_FILES] = "prof_unwind_files",
+};
+
+struct loader {
+	struct loader_opts opts;
+	struct proc_bpf *proc;
+	struct heap_bpf *heap;
+	struct cpu_bpf *cpu;
+	struct calls_bpf *calls;
+	int *perf_fds;
+	int nperf;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nlinks, cap;
+	struct hashmap *attached;     /* struct loader_attach_key -> int32_t */
+	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
+};
+
+int loader__keep_link(struct loader *l, struct bpf_link *link)
+{
+	if (l->nlinks == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		struct bpf_link **n = realloc(l->links, cap * sizeof(*n));
+
+		if (!n) {
+			bpf_link__destroy(link);
+			return -ENOMEM;
+		}
+		l->links = n;
+		l->cap = cap;
+	}
+	l->links[l->nlinks++] = link;
+	return 0;
+}
+
+/*
+ * Map sizes, set between open and load: the limits in include/, or 1 entry for a map this run
+ * does not use (a hash map's entries are allocated at creation).
+ */
+static int size_maps(const struct loader *l, struct bpf_object *obj)
+{
+	const struct {
+		const char *name;
+		uint32_t entries;
+	} sizes[] = {
+		{"prof_events", PROF_RINGBUF_BYTES},
+		{"prof_pending", l->opts.heap ? PROF_PENDING_ENTRIES : 1},
+		{"prof_sample_left",
+		 l->opts.heap && l->opts.sample_bytes ? PROF_SAMPLE_LEFT_ENTRIES : 1},
+		{"prof_sampled", l->opts.sample_bytes ? PROF_SAMPLED_ENTRIES : 1},
+		/* --unwind fp walks frame pointers in the kernel: no tables, no mappings. */
+		{"prof_unwind_tables", l->opts.unwind_fp ? 1 : PROF_UNWIND_TABLES},
+		{"prof_unwind_procs", l->opts.unwind_fp ? 1 : PROF_MAX_TARGETS},
+		{"prof_unwind_asked", l->opts.unwind_fp ? 1 : PROF_UNWIND_ASKED_ENTRIES},
+		{"prof_unwind_files", l->opts.unwind_fp ? 1 : PROF_UNWIND_FILES},
+		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
+	};
+	struct bpf_map *map;
+	int err;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		map = bpf_object__find_map_by_name(obj, sizes[i].name);
+		if (!map)
+			continue;
+		err = bpf_map__set_max_entries(map, sizes[i].entries);
+		if (err) {
+			pr_err("sizing map %s failed: %s\n", sizes[i].name, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Before load: obj's copies of shared maps that exist already use their fds. */
+static int share_maps(const struct loader *l, struct bpf_object *obj)
+{
+	for (int i = 0; i < SHARED__COUNT; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, shared_names[i]);
+		int err;
+
+		if (!map || l->shared_fd[i] < 0)
+			continue;
+		err = bpf_map__reuse_fd(map, l->shared_fd[i]);
+		if (err) {
+			pr_err("sharing map %s failed: %s\n", shared_names[i], strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* After load: shared maps obj created are the ones later objects reuse. */
+static void adopt_maps(struct loader *l, struct bpf_object *obj)
+{
+	for (int i = 0; i < SHARED__COUNT; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, shared_names[i]);
+
+		if (map && l->shared_fd[i] < 0)
+			l->shared_fd[i] = bpf_map__fd(map);
+	}
+}
+
+static int prepare(struct loader *l, struct bpf_object *obj)
+{
+	int err = size_maps(l, obj);
+
+	return err ? err : share_maps(l, obj);
+}
+
+static int load_failed(const char *what, int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		pr_err("loading the %s BPF programs was refused (%s): needs root or "
+		       "CAP_BPF+CAP_PERFMON: run with sudo\n",
+		       what, strerror(-err));
+	else
+		pr_err("the kernel refused the %s BPF programs: %s (run with -vvv for the verifier "
+		       "log)\n",
+		       what, strerror(-err));
+	return err;
+}
+
+/* The --sample-bytes interval table: exponential with the given mean. */
+static int fill_intervals(int map_fd, uint64_t mean)
+{
+	/*
+	 * The exponential's quantiles at the cell midpoints, not random draws: BPF picks a random
+	 * cell, so intervals are still random and exponential, but the table itself carries no
+	 * sampling error that every allocation of the run would share.
+	 */
+	for (uint32_t i = 0; i < PROF_SAMPLE_TABLE; i++) {
+		double u = ((double)i + 0.5) / PROF_SAMPLE_TABLE;
+		uint64_t v = (uint64_t)(-log1p(-u) * (double)mean) + 1;
+
+		if (bpf_map_update_elem(map_fd, &i, &v, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int open_heap(struct loader *l)
+{
+	int err;
+
+	l->heap = heap_bpf__open();
+	if (!l->heap)
+		return load_failed("heap", -errno);
+	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
+	l->heap->rodata->pid_filtered = !l->opts.follow_children;
+	l->heap->rodata->prof_unwind_mode = l->opts.unwind;
+	err = prepare(l, l->heap->obj);
+	if (err)
+		return err;
+	err = heap_bpf__load(l->heap);
+	if (err)
+		return load_failed("heap", err);
+	adopt_maps(l, l->heap->obj);
+	if (l->opts.sample_bytes)
+		return fill_intervals(bpf_map__fd(l->heap->maps.prof_sample_intervals),
+				      l->opts.sample_bytes);
+	return 0;
+}
+
+static int open_cpu(struct loader *l)
+{
+	int err;
+
+	l->cpu = cpu_bpf__open();
+	if (!l->cpu)
+		return load_failed("cpu", -errno);
+	l->cpu->rodata->prof_unwind_mode = l->opts.unwind;
+	err = prepare(l, l->cpu->obj);
+	if (err)
+		return err;
+	err = cpu_bpf__load(l->cpu);
+	if (err)
+		return load_failed("cpu", err);
+	adopt_maps(l, l->cpu->obj);
+	return 0;
+}
+
+int loader__attach_cpu(struct loader *l)
+{
+	int ncpu = libbpf_num_possible_cpus(), attached = 0;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = l->opts.cpu_hz,
+		.freq = 1,
+	};
+
+	if (ncpu < 0)
+		return ncpu;
+	l->perf_fds = calloc(ncpu, sizeof(int));
+	if (!l->perf_fds)
+		return -ENOMEM;
+	/* Every possible CPU: offline ones refuse (ENODEV) and are skipped. */
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct bpf_link *link;
+		int fd, err;
+
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;
+			err = -errno;
+			pr_err("perf_event_open on CPU %d failed: %s\n", cpu, strerror(-err));
+			return err;
+		}
+		l->perf_fds[l->nperf++] = fd;
+		link = bpf_program__attach_perf_event(l->cpu->progs.cpu_sample, fd);
+		if (!link) {
+			err = -errno;
+			pr_err("attaching the CPU sampler on CPU %d failed: %s\n", cpu,
+			       strerror(-err));
+			return err;
+		}
+		err = loader__keep_link(l, link);
+		if (err)
+			return err;
+		attached++;
+	}
+	return attached ? 0 : -ENODEV;
+}
+
+static int open_calls(struct loader *l)
+{
+	int err;
+
+	l->calls = calls_bpf__open();
+	if (!l->calls)
+		return load_failed("calls", -errno);
+	err = prepare(l, l->calls->obj);
+	if (err)
+		return err;
+	err = calls_bpf__load(l->calls);
+	if (err)
+		return load_failed("calls", err);
+	adopt_maps(l, l->calls->obj);
+	return 0;
+}
+
+struct bpf_program *loader__dl_hook_prog(struct loader *l)
+{
+	return l->proc->progs.proc_dl_state;
+}
+
+struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret)
+{
+	if (!l->calls)
+		return NULL;
+	switch (rt) {
+	case PROF_RT_PYTHON:
+		return ret ? l->calls->progs.python_return : l->calls->progs.python_entry;
+	case PROF_RT_RUBY:
+		return ret ? l->calls->progs.ruby_return : l->calls->progs.ruby_entry;
+	case PROF_RT_PHP:
+		return ret ? l->calls->progs.php_return : l->calls->progs.php_entry;
+	case PROF_RT_JAVA:
+		return ret ? l->calls->progs.java_return : l->calls->progs.java_entry;
+	default:
+		return NULL;
+	}
+}
+
+int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out)
+{
+	out->procs = l->shared_fd[SHARED_UNWIND_PROCS];
+	out->tables = l->shared_fd[SHARED_UNWIND_TABLES];
+	out->asked = l->shared_fd[SHARED_UNWIND_ASKED];
+	out->files = l->shared_fd[SHARED_UNWIND_FILES];
+	return out->procs >= 0 && out->tables >= 0 && out->asked >= 0 && out->files >= 0 ? 0
+											 : -ENOENT;
+}
+
+int loader__open(struct loader **out, const struct loader_opts *opts)
+{
+	struct loader *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	l->opts = *opts;
+	for (int i = 0; i < SHARED__COUNT; i++)
+		l->shared_fd[i] = -1;
+	err = hashmap__new(&l->attached, sizeof(struct loader_attach_key), sizeof(int32_t));
+	if (err)
+		goto cleanup;
+
+	/* The proc object is always loaded first: its maps become the shared ones. */
+	l->proc = proc_bpf__open();
+	if (!l->proc) {
+		err = load_failed("process-tracking", -errno);
+		goto cleanup;
+	}
+	l->proc->rodata->follow_children = opts->follow_children;
+	err = size_maps(l, l->proc->obj);
+	if (err)
+		goto cleanup;
+	err = proc_bpf__load(l->proc);
+	if (err) {
+		err = load_failed("process-tracking", err);
+		goto cleanup;
+	}
+	adopt_maps(l, l->proc->obj);
+	err = proc_bpf__attach(l->proc);
+	if (err) {
+		pr_err("attaching the process-lifecycle tracepoints failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+
+	if (opts->heap) {
+		err = open_heap(l);
+		if (err)
+			goto cleanup;
+	}
+	if (opts->cpu) {
+		err = open_cpu(l);
+		if (err)
+			goto cleanup;
+	}
+	if (opts->calls) {
+		err = open_calls(l);
+		if (err)
+			goto cleanup;
+	}
+	*out = l;
+	return 0;
+cleanup:
+	loader__free(l);
+	return err;
+}
+
+void loader__free(struct loader *l)
+{
+	if (!l)
+		return;
+	ring_buffer__free(l->rb);
+	for (size_t i = 0; i < l->nlinks; i++)
+		bpf_link__destroy(l->links[i]);
+	free(l->links);
+	for (int i = 0; i < l->nperf; i++)
+		close(l->perf_fds[i]);
+	free(l->perf_fds);
+	cpu_bpf__destroy(l->cpu);
+	calls_bpf__destroy(l->calls);
+	heap_bpf__destroy(l->heap);
+	proc_bpf__destroy(l->proc);
+	hashmap__free(l->attached);
+	free(l);
+}
+
+int loader__add_target(struct loader *l, uint32_t pid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(l->shared_fd[SHARED_TARGETS], &pid, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int loader__has_target(struct loader *l, uint32_t pid)
+{
+	__u8 v;
+
+	if (!bpf_map_lookup_elem(l->shared_fd[SHARED_TARGETS], &pid, &v))
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx)
+{
+	l->rb = ring_buffer__new(l->shared_fd[SHARED_EVENTS], fn, ctx, NULL);
+	if (!l->rb)
+		return -errno;
+	return 0;
+}
+
+int loader__poll(struct loader *l, int timeout_ms)
+{
+	int n, m;
+
+	/* Producers wake us only per batch (see prof_wakeup_flags); drain on the timer too. */
+	n = ring_buffer__poll(l->rb, timeout_ms);
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(l->rb);
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
+}
+
+int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < PROF_CNT__COUNT; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(l->shared_fd[SHARED_COUNTERS], &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
+{
+	if (!l->heap)
+		return -ENOENT;
+	out->enter = l->heap->progs.heap_enter;
+	out->ret = l->heap->progs.heap_return;
+	out->free_ = l->heap->progs.heap_free;
+	return 0;
+}
+
+int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
+		     bool *created)
+{
+	return hashmap__upsert(l->attached, (void **)slot, key, created);
+}
+
+void loader__attached_drop(struct loader *l, const struct loader_attach_key *key)
+{
+	hashmap__delete(l->attached, key);
+}

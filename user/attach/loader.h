@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * BPF lifecycle: open every needed skeleton, point them at one set of shared maps (targets,
+ * ring buffer, counters), load, attach, poll, read counters, destroy.
+ */
+#ifndef PROF_LOADER_H
+#define PROF_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+#include "prof_calls.h"
+#include "prof_common.h"
+
+struct loader;
+struct bpf_program;
+
+struct loader_opts {
+	bool heap;
+	bool cpu;
+	unsigned cpu_hz;
+	bool calls;
+	bool follow_children; /* -- CMD: children of targets become targets */
+	uint64_t sample_bytes;
+	uint32_t unwind; /* enum unwind_mode (user/cli.h), for the BPF walker */
+	bool unwind_fp;	 /* --unwind fp: the unwinder's maps are not used */
+};
+
+int loader__open(struct loader **out, const struct loader_opts *opts);
+void loader__free(struct loader *l);
+
+int loader__add_target(struct loader *l, uint32_t pid);
+/* 1 if pid is in the target set now (BPF drops a tgid when its thread group dies), 0 if not. */
+int loader__has_target(struct loader *l, uint32_t pid);
+int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx);
+/* Wait up to timeout_ms for a batch, then drain whatever is queued. Returns events or -errno. */
+int loader__poll(struct loader *l, int timeout_ms);
+/* Sum of each drop counter over CPUs. */
+int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
+
+/* The heap programs (entry, return, free); -ENOENT without --heap. */
+struct loader_heap_progs {
+	struct bpf_program *enter, *ret, *free_;
+};
+int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
+
+/*
+ * The one (kind, dev, inode, pid) set of files already probed, shared by every attach plan:
+ * uprobes live on the inode, so a file is probed once per pid (or once for every process, pid
+ * -1) whatever path reached it.  *slot: the entry's value (probes attached; 0 = none usable),
+ * valid until the next call; *created: the entry is new (value 0).  0 or -ENOMEM.
+ */
+enum loader_attach_kind {
+	LOADER_ATTACH_HEAP,
+	LOADER_ATTACH_CALLS,
+	LOADER_ATTACH_DL_HOOK,
+};
+struct loader_attach_key {
+	uint64_t dev, ino;
+	int64_t pid;
+	uint32_t kind; /* enum loader_attach_kind */
+	uint32_t pad;
+};
+int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
+		     bool *created);
+/* Forget an entry (its attach failed: a later attempt may try again). */
+void loader__attached_drop(struct loader *l, const struct loader_attach_key *key);
+
+/* The unwinder's maps (bpf/unwind_maps.bpf.h, bpf/unwind.bpf.h): -ENOENT before a program that
+ * walks stacks is loaded. */
+struct loader_unwind_fds {
+	int procs, tables, asked, files;
+};
+int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out);
+
+/* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
+int loader__attach_cpu(struct loader *l);
+
+/* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
+struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);
+
+/* The uprobe program for a dynamic loader's _dl_debug_state (PROF_REC_PROC_DLOPEN). */
+struct bpf_program *loader__dl_hook_prog(struct loader *l);
+
+/* Keep a link so loader__free destroys it. */
+int loader__keep_link(struct loader *l, struct bpf_link *link);
+
+#endif /* PROF_LOADER_H */

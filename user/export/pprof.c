@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "util/hashmap.h"
+#include "profile/profile.h"
+#include "export/protobuf.h"
+
+/* profile.proto field numbers. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
+
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+
+	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
+
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
+};
+
+/* Compressed output goes out whenever this much protobuf has accumulated, so memory stays
+ * bounded by the chunk, not by the profile. */
+#define FLUSH_BYTES  (1u << 20)
+#define GZ_OUT_BYTES (1u << 16)
+
+/*
+ * The string table: index 0 is "", each distinct string once.  Keyed by content (hash plus
+ * probe, as strpool does) because some strings are ours (label keys, counter comments) and
+ * not interned in the profile's pool.
+ */
+struct strtab_key {
+	uint64_t hash;
+	uint64_t probe;
+};
+
+struct strtab_val {
+	const char *s;
+	int64_t index;
+};
+
+struct strtab {
+	struct hashmap *map; /* strtab_key -> strtab_val */
+	const char **strs;   /* by index */
+	size_t n, cap;
+	struct strpool *own; /* strings formatted here */
+};
+
+struct gz {
+	z_stream z;
+	bool inited;
+	FILE *f;
+	uint8_t out[GZ_OUT_BYTES];
+};
+
+struct writer {
+	const struct profile *p;
+	struct strtab st;
+	struct pbuf top; /* top-level fields not yet compressed */
+	struct pbuf msg; /* one message being built */
+	struct pbuf sub; /* a message nested in msg */
+	struct gz *gz;
+	int64_t key_pid, key_tid, key_comm, key_process, key_stack, str_partial;
+};
+
+static int strtab__index(struct strtab *st, int64_t *out, const char *s)
+{
+	struct strtab_key key;
+	struct strtab_val *val;
+	bool created;
+	int err;
+
+	if (!s)
+		s = "";
+	key.hash = hash_bytes(s, strlen(s));
+	for (key.probe = 0;; key.probe++) {
+		err = hashmap__upsert(st->map, (void **)&val, &key, &created);
+		if (err)
+			return err;
+		if (!created && strcmp(val->s, s) != 0)
+			continue;
+		if (!created) {
+			*out = val->index;
+			return 0;
+		}
+		break;
+	}
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 1024;
+		const char **tmp = reallocarray(st->strs, cap, sizeof(*tmp));
+
+		if (!tmp) {
+			hashmap__delete(st->map, &key);
+			return -ENOMEM;
+		}
+		st->strs = tmp;
+		st->cap = cap;
+	}
+	val->s = s;
+	val->index = (int64_t)st->n;
+	st->strs[st->n++] = s;
+	*out = val->index;
+	return 0;
+}
+
+static int gz_write(struct gz *g, const void *data, size_t len, int flush)
+{
+	int ret;
+
+	g->z.next_in = (Bytef *)data;
+	g->z.avail_in = (uInt)len;
+	do {
+		size_t have;
+
+		g->z.next_out = g->out;
+		g->z.avail_out = sizeof(g->out);
+		ret = deflate(&g->z, flush);
+		if (ret == Z_STREAM_ERROR)
+			return -EINVAL;
+		have = sizeof(g->out) - g->z.avail_out;
+		errno = 0;
+		if (have && fwrite(g->out, 1, have, g->f) != have)
+			return errno ? -errno : -EIO;
+	} while (flush == Z_FINISH ? ret != Z_STREAM_END : g->z.avail_out == 0);
+	return 0;
+}
+
+/* Compresses what the top-level buffer holds once it is big enough (always when final). */
+static int drain(struct writer *w, bool final)
+{
+	int err = pbuf__err(&w->top);
+
+	if (err)
+		return err;
+	if (!final && w->top.len < FLUSH_BYTES)
+		return 0;
+	err = gz_write(w->gz, w->top.data, w->top.len, final ? Z_FINISH : Z_NO_FLUSH);
+	pbuf__reset(&w->top);
+	return err;
+}
+
+static int put_value_type(struct writer *w, uint32_t field, const struct profile_value_type *t)
+{
+	int64_t type, unit;
+	int err;
+
+	err = strtab__index(&w->st, &type, t->type);
+	if (err)
+		return err;
+	err = strtab__index(&w->st, &unit, t->unit);
+	if (err)
+		return err;
+	pbuf__reset(&w->msg);
+	if (type)
+		pb__field_varint(&w->msg, VALUE_TYPE_TYPE, type);
+	if (unit)
+		pb__field_varint(&w->msg, VALUE_TYPE_UNIT, unit);
+	return pb__field_message(&w->top, field, &w->msg);
+}
+
+/* Appends one Label to w->msg: a string one when s is given, else a number. */
+static int put_label(struct writer *w, int64_t key, const char *s, int64_t num)
+{
+	int64_t str;
+	int err;
+
+	pbuf__reset(&w->sub);
+	pb__field_varint(&w->sub, LABEL_KEY, key);
+	if (s) {
+		err = strtab__index(&w->st, &str, s);
+		if (err)
+			return err;
+		pb__field_varint(&w->sub, LABEL_STR, str);
+	} else {
+		pb__field_varint(&w->sub, LABEL_NUM, (uint64_t)num);
+	}
+	return pb__field_message(&w->msg, SAMPLE_LABEL, &w->sub);
+}
+
+static int put_sample(struct writer *w, const struct profile_sample *s)
+{
+	int err;
+
+	pbuf__reset(&w->msg);
+	pb__field_packed_u32(&w->msg, SAMPLE_LOCATION_ID, s->loc_ids, s->nlocs);
+	pb__field_packed_i64(&w->msg, SAMPLE_VALUE, s->values, w->p->ntypes);
+	err = put_label(w, w->key_pid, NULL, s->pid);
+	if (!err)
+		err = put_label(w, w->key_tid, NULL, s->tid);
+	if (!err)
+		err = put_label(w, w->key_comm, s->comm, 0);
+	if (!err)
+		err = put_label(w, w->key_process, s->process, 0);
+	if (!err && s->partial)
+		err = put_label(w, w->key_stack, "partial", 0);
+	if (err)
+		return err;
+	pb__field_message(&w->top, PROFILE_SAMPLE, &w->msg);
+	return drain(w, false);
+}
+
+static int put_mapping(struct writer *w, uint32_t id, const struct profile_mapping *m)
+{
+	int64_t file, build_id;
+	int err;
+
+	err = strtab__index(&w->st, &file, m->file);
+	if (!err)
+		err = strtab__index(&w->st, &build_id, m->build_id);
+	if (err)
+		return err;
+	pbuf__reset(&w->msg);
+	pb__field_varint(&w->msg, MAPPING_ID, id);
+	if (m->start)
+		pb__field_varint(&w->msg, MAPPING_MEMORY_START, m->start);
+	if (m->limit)
+		pb__field_varint(&w->msg, MAPPING_MEMORY_LIMIT, m->limit);
+	if (m->offset)
+		pb__field_varint(&w->msg, MAPPING_FILE_OFFSET, m->offset);
+	if (file)
+		pb__field_varint(&w->msg, MAPPING_FILENAME, file);
+	if (build_id)
+		pb__field_varint(&w->msg, MAPPING_BUILD_ID, build_id);
+	if (m->has_functions)
+		pb__field_varint(&w->msg, MAPPING_HAS_FUNCTIONS, 1);
+	pb__field_message(&w->top, PROFILE_MAPPING, &w->msg);
+	return drain(w, false);
+}
+
+static int put_location(struct writer *w, uint32_t id, const struct profile_location *l)
+{
+	pbuf__reset(&w->msg);
+	pb__field_varint(&w->msg, LOCATION_ID, id);
+	if (l->mapping_id)
+		pb__field_varint(&w->msg, LOCATION_MAPPING_ID, l->mapping_id);
+	if (l->address)
+		pb__field_varint(&w->msg, LOCATION_ADDRESS, l->address);
+	/* No Line at all for an unsymbolized address: pprof then shows the address. */
+	if (l->function_id) {
+		pbuf__reset(&w->sub);
+		pb__field_varint(&w->sub, LINE_FUNCTION_ID, l->function_id);
+		if (l->line)
+			pb__field_varint(&w->sub, LINE_LINE, (uint64_t)l->line);
+		pb__field_message(&w->msg, LOCATION_LINE, &w->sub);
+	}
+	pb__field_message(&w->top, PROFILE_LOCATION, &w->msg);
+	return drain(w, false);
+}
+
+static int put_function(struct writer *w, uint32_t id, const struct profile_function *fn)
+{
+	int64_t name, system_name, file;
+	int err;
+
+	err = strtab__index(&w->st, &name, fn->name);
+	if (!err)
+		err = strtab__index(&w->st, &system_name, fn->system_name);
+	if (!err)
+		err = strtab__index(&w->st, &file, fn->file);
+	if (err)
+		return err;
+	pbuf__reset(&w->msg);
+	pb__field_varint(&w->msg, FUNCTION_ID, id);
+	if (name)
+		pb__field_varint(&w->msg, FUNCTION_NAME, name);
+	if (system_name)
+		pb__field_varint(&w->msg, FUNCTION_SYSTEM_NAME, system_name);
+	if (file)
+		pb__field_varint(&w->msg, FUNCTION_FILENAME, file);
+	if (fn->start_line)
+		pb__field_varint(&w->msg, FUNCTION_START_LINE, (uint64_t)fn->start_line);
+	pb__field_message(&w->top, PROFILE_FUNCTION, &w->msg);
+	return drain(w, false);
+}
+
+static int put_comments(struct writer *w)
+{
+	const struct profile *p = w->p;
+	int64_t idx;
+	int err;
+
+	for (uint32_t i = 0; i < p->ncomments; i++) {
+		err = strtab__index(&w->st, &idx, p->comments[i]);
+		if (err)
+			return err;
+		pb__field_varint(&w->top, PROFILE_COMMENT, idx);
+	}
+	for (uint32_t i = 0; i < p->ncounters; i++) {
+		const struct profile_counter *c = &p->counters[i];
+		const char *s;
+		char *tmp;
+
+		if (asprintf(&tmp, "%s=%" PRIu64 " (%s)", c->name ? c->name : "", c->value,
+			     c->desc ? c->desc : "") < 0)
+			return -ENOMEM;
+		s = strpool__intern(w->st.own, tmp);
+		free(tmp);
+		if (!s)
+			return -ENOMEM;
+		err = strtab__index(&w->st, &idx, s);
+		if (err)
+			return err;
+		pb__field_varint(&w->top, PROFILE_COMMENT, idx);
+	}
+	return drain(w, false);
+}
+
+static int put_header(struct writer *w)
+{
+	const struct profile *p = w->p;
+	int64_t idx;
+	int err;
+
+	for (uint32_t i = 0; i < p->ntypes; i++) {
+		err = put_value_type(w, PROFILE_SAMPLE_TYPE, &p->types[i]);
+		if (err)
+			return err;
+	}
+	if (p->ntypes && p->default_type < p->ntypes) {
+		err = strtab__index(&w->st, &idx, p->types[p->default_type].type);
+		if (err)
+			return err;
+		if (idx)
+			pb__field_varint(&w->top, PROFILE_DEFAULT_SAMPLE_TYPE, idx);
+	}
+	if (p->time_nanos)
+		pb__field_varint(&w->top, PROFILE_TIME_NANOS, (uint64_t)p->time_nanos);
+	if (p->duration_nanos)
+		pb__field_varint(&w->top, PROFILE_DURATION_NANOS, (uint64_t)p->duration_nanos);
+	if (p->period_type.type && *p->period_type.type) {
+		err = put_value_type(w, PROFILE_PERIOD_TYPE, &p->period_type);
+		if (err)
+			return err;
+	}
+	if (p->period)
+		pb__field_varint(&w->top, PROFILE_PERIOD, (uint64_t)p->period);
+	return drain(w, false);
+}
+
+static int writer_init(struct writer *w, const struct profile *p, FILE *f)
+{
+	int64_t idx;
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	w->p = p;
+	pbuf__init(&w->top);
+	pbuf__init(&w->msg);
+	pbuf__init(&w->sub);
+	err = hashmap__new(&w->st.map, sizeof(struct strtab_key), sizeof(struct strtab_val));
+	if (err)
+		return err;
+	err = strpool__new(&w->st.own);
+	if (err)
+		return err;
+	w->gz = calloc(1, sizeof(*w->gz));
+	if (!w->gz)
+		return -ENOMEM;
+	w->gz->f = f;
+	/* windowBits 15 + 16: a gzip header and trailer, as pprof files have on disk.  Fastest
+	 * level, as Go's runtime/pprof: on bench/pprof_write it cuts the time by a third
+	 * (225 -> 147 ms) for 6% more bytes, and continuous mode writes every interval. */
+	if (deflateInit2(&w->gz->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	w->gz->inited = true;
+
+	err = strtab__index(&w->st, &idx, ""); /* string_table[0] must be "" */
+	if (!err)
+		err = strtab__index(&w->st, &w->key_pid, "pid");
+	if (!err)
+		err = strtab__index(&w->st, &w->key_tid, "tid");
+	if (!err)
+		err = strtab__index(&w->st, &w->key_comm, "comm");
+	if (!err)
+		err = strtab__index(&w->st, &w->key_process, "process");
+	if (!err)
+		err = strtab__index(&w->st, &w->key_stack, "stack");
+	return err;
+}
+
+static void writer_release(struct writer *w)
+{
+	if (w->gz && w->gz->inited)
+		deflateEnd(&w->gz->z);
+	free(w->gz);
+	pbuf__release(&w->top);
+	pbuf__release(&w->msg);
+	pbuf__release(&w->sub);
+	hashmap__free(w->st.map);
+	free(w->st.strs);
+	strpool__free(w->st.own);
+}
+
+int pprof__write(const struct profile *p, FILE *f)
+{
+	struct writer w;
+	int err;
+
+	err = writer_init(&w, p, f);
+	if (err)
+		goto cleanup;
+	err = put_header(&w);
+	if (err)
+		goto cleanup;
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		err = put_sample(&w, &p->samples[i]);
+		if (err)
+			goto cleanup;
+	}
+	for (uint32_t i = 0; i < p->nmappings; i++) {
+		err = put_mapping(&w, i + 1, &p->mappings[i]);
+		if (err)
+			goto cleanup;
+	}
+	for (uint32_t i = 0; i < p->nlocations; i++) {
+		err = put_location(&w, i + 1, &p->locations[i]);
+		if (err)
+			goto cleanup;
+	}
+	for (uint32_t i = 0; i < p->nfunctions; i++) {
+		err = put_function(&w, i + 1, &p->functions[i]);
+		if (err)
+			goto cleanup;
+	}
+	err = put_comments(&w);
+	if (err)
+		goto cleanup;
+	/* Last, once every index has been handed out (field order does not matter on the wire). */
+	for (size_t i = 0; i < w.st.n; i++) {
+		pb__field_string(&w.top, PROFILE_STRING_TABLE, w.st.strs[i]);
+		err = drain(&w, false);
+		if (err)
+			goto cleanup;
+	}
+	err = drain(&w, true);
+cleanup:
+	writer_release(&w);
+	return err;
+}

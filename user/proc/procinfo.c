@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "proc/procinfo.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hashmap.h"
+
+#define NAME_LEN 16
+
+struct name_key {
+	uint32_t pid, tid; /* tid 0 = the process */
+};
+
+/* A name and whether its thread (or, for tid 0, its process) has exited: a later sight of the
+ * same id is a new thread or process that reused it, whose name must be read again. */
+struct name_val {
+	char name[NAME_LEN];
+	uint8_t exited;
+};
+
+struct procinfo {
+	char root[256];
+	struct hashmap *names; /* name_key -> struct name_val */
+};
+
+int procinfo__new(struct procinfo **out, const char *proc_root)
+{
+	struct procinfo *pi = calloc(1, sizeof(*pi));
+	int err;
+
+	if (!pi)
+		return -ENOMEM;
+	snprintf(pi->root, sizeof(pi->root), "%s", proc_root ? proc_root : "/proc");
+	err = hashmap__new(&pi->names, sizeof(struct name_key), sizeof(struct name_val));
+	if (err) {
+		free(pi);
+		return err;
+	}
+	*out = pi;
+	return 0;
+}
+
+void procinfo__free(struct procinfo *pi)
+{
+	if (!pi)
+		return;
+	hashmap__free(pi->names);
+	free(pi);
+}
+
+/* -errno, leaving out untouched, when the file cannot be read (the thread is gone). */
+static int read_name(const char *path, char *out)
+{
+	char buf[NAME_LEN];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, NAME_LEN - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	memcpy(out, buf, NAME_LEN);
+	return 0;
+}
+
+static int note_one(struct procinfo *pi, uint32_t pid, uint32_t tid)
+{
+	struct name_key k = {pid, tid};
+	struct name_val *v;
+	char path[320];
+	bool created;
+
+	if (hashmap__upsert(pi->names, (void **)&v, &k, &created))
+		return -ENOMEM;
+	if (!created && !v->exited)
+		return 0;
+	if (tid)
+		snprintf(path, sizeof(path), "%s/%u/task/%u/comm", pi->root, pid, tid);
+	else
+		snprintf(path, sizeof(path), "%s/%u/comm", pi->root, pid);
+	/* An exited id that cannot be read is still the old one: keep its final name. */
+	if (!read_name(path, v->name))
+		v->exited = 0;
+	return 0;
+}
+
+int procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid)
+{
+	int err = note_one(pi, pid, tid);
+
+	return err ? err : note_one(pi, pid, 0);
+}
+
+static int set_one(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm, bool exited)
+{
+	struct name_key k = {pid, tid};
+	struct name_val *v;
+
+	if (hashmap__upsert(pi->names, (void **)&v, &k, NULL))
+		return -ENOMEM;
+	snprintf(v->name, NAME_LEN, "%s", comm);
+	v->exited = exited;
+	return 0;
+}
+
+int procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm)
+{
+	int err = set_one(pi, pid, tid, comm, false);
+
+	/* The main thread's name is the process name ps shows. */
+	if (!err && tid == pid)
+		err = set_one(pi, pid, 0, comm, false);
+	return err;
+}
+
+int procinfo__exited(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm,
+		     bool group_dead)
+{
+	int err = set_one(pi, pid, tid, comm, true);
+
+	if (!err && tid == pid)
+		err = set_one(pi, pid, 0, comm, group_dead);
+	/* A leader that left first keeps the name; the process ends with its last thread. */
+	if (!err && tid != pid && group_dead) {
+		struct name_val *v = hashmap__find(pi->names, &(struct name_key){pid, 0});
+
+		if (v)
+			v->exited = 1;
+	}
+	return err;
+}
+
+static const char *lookup(struct procinfo *pi, uint32_t pid, uint32_t tid)
+{
+	struct name_key k = {pid, tid};
+	const struct name_val *v = hashmap__find(pi->names, &k);
+
+	return v && v->name[0] ? v->name : NULL;
+}
+
+const char *procinfo__comm(struct procinfo *pi, uint32_t pid, uint32_t tid)
+{
+	const char *n = lookup(pi, pid, tid);
+
+	return n ? n : procinfo__process(pi, pid);
+}
+
+const char *procinfo__process(struct procinfo *pi, uint32_t pid)
+{
+	const char *n = lookup(pi, pid, 0);
+
+	if (!n)
+		n = lookup(pi, pid, pid);
+	return n ? n : "?";
+}

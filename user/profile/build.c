@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "profile/build.h"
+
+#include "agg/stackres.h"
+#include "proc/procinfo.h"
+#include "profile/profile.h"
+#include "profile/run.h"
+
+int build__profile(struct profile **out, const struct build_inputs *in, const char *mode,
+		   const char *const (*types)[2], unsigned ntypes)
+{
+	struct profile *p = NULL;
+	int err;
+
+	err = profile__new(&p, mode);
+	for (unsigned i = 0; i < ntypes && !err; i++)
+		err = profile__add_type(p, types[i][0], types[i][1]);
+	if (!err)
+		err = profile_run__apply(in->run, p);
+	if (err) {
+		profile__free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+static int frame_location(struct profile *p, const struct stackres_frame *f, uint32_t *out)
+{
+	const struct sym_mapping *m = f->sym.map;
+	uint32_t mapping_id = 0, function_id = 0;
+	int err;
+
+	if (m) {
+		struct profile_mapping pm = {
+			.start = m->start,
+			.limit = m->limit,
+			.offset = m->offset,
+			.file = m->path,
+			.build_id = m->build_id,
+			.has_functions = m->has_symbols,
+		};
+
+		err = profile__mapping(p, &mapping_id, &pm);
+		if (err)
+			return err;
+	}
+	if (f->sym.name) {
+		err = profile__function(p, &function_id, f->sym.name,
+					f->sym.system_name ? f->sym.system_name : f->sym.name,
+					f->sym.file, 0);
+		if (err)
+			return err;
+	}
+	return profile__location(p, out, f->addr, mapping_id, function_id, 0);
+}
+
+int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out, uint32_t max,
+		     uint32_t *n)
+{
+	const struct stackres_frame *frames;
+	unsigned nframes;
+	int err;
+
+	frames = stackres__frames(r, id, &nframes);
+	for (unsigned i = 0; i < nframes && *n < max; i++) {
+		err = frame_location(p, &frames[i], &out[*n]);
+		if (err)
+			return err;
+		(*n)++;
+	}
+	return 0;
+}
+
+int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
+		  const uint32_t *locs, uint32_t n, const int64_t *vals, bool partial)
+{
+	return profile__add_sample(p, pid, tid, procinfo__comm(in->procs, pid, tid),
+				   procinfo__process(in->procs, pid), locs, n, vals, partial);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every mode's builder shares: its explicit inputs (interned stacks, process and thread
+ * names), stack ids made profile locations, and one sample added with its pid/tid labels.
+ */
+#ifndef PROF_BUILD_H
+#define PROF_BUILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct procinfo;
+struct profile;
+struct profile_run;
+struct stackres;
+
+struct build_inputs {
+	struct stackres *stacks;
+	struct procinfo *procs;
+	const struct profile_run *run; /* what every profile of the run records first */
+};
+
+/* A new profile of mode with types[0..ntypes) as its sample types ("name/unit" pairs) and the
+ * run's metadata applied. */
+int build__profile(struct profile **out, const struct build_inputs *in, const char *mode,
+		   const char *const (*types)[2], unsigned ntypes);
+
+/*
+ * Append the stack's profile location ids (leaf first) to out[*n..max), creating mappings,
+ * functions and locations in p.  STACKRES_NONE or an unknown id adds nothing.
+ */
+int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out, uint32_t max,
+		     uint32_t *n);
+
+/* One sample of pid/tid with locs[0..n) (leaf first), labelled with its thread and process
+ * names. */
+int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
+		  const uint32_t *locs, uint32_t n, const int64_t *vals, bool partial);
+
+#endif /* PROF_BUILD_H */

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The profile model: what every mode's aggregator produces and every writer (pprof, folded,
+ * text) reads.  It mirrors pprof's profile.proto — samples point at deduplicated locations,
+ * locations at mappings and functions — so no writer ever re-walks raw events.
+ * Ids are 1-based indexes into the arrays (0 = none), as in profile.proto.
+ * All strings are interned in the profile's pool and live as long as the profile.
+ */
+#ifndef PROF_PROFILE_H
+#define PROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/strpool.h"
+
+#define PROFILE_MAX_VALUES 4
+
+struct profile_value_type {
+	const char *type; /* "alloc_space" */
+	const char *unit; /* "bytes" */
+};
+
+struct profile_mapping {
+	uint64_t start, limit, offset;
+	const char *file;     /* path as the target saw it, "[kernel.kallsyms]", "[unknown]" */
+	const char *build_id; /* lowercase hex, "" when none */
+	bool has_functions;   /* symbols were found for this file */
+};
+
+struct profile_function {
+	const char *name;	 /* demangled / language-level name */
+	const char *system_name; /* raw symbol name */
+	const char *file;	 /* source file, "" when unknown */
+	int64_t start_line;
+};
+
+struct profile_location {
+	uint64_t address;     /* runtime address; 0 for interpreter frames */
+	uint32_t mapping_id;  /* 0 = none */
+	uint32_t function_id; /* 0 = address did not symbolize */
+	int64_t line;
+};
+
+struct profile_sample {
+	uint32_t pid, tid;
+	const char *comm;    /* thread name */
+	const char *process; /* process name */
+	uint32_t nlocs;
+	uint32_t *loc_ids; /* leaf first */
+	int64_t values[PROFILE_MAX_VALUES];
+	bool partial; /* stack known to be incomplete (e.g. Python 3.11 returns only) */
+};
+
+/* A named counter (drops, unknown frees, …): pprof carries it as a comment, text prints it. */
+struct profile_counter {
+	const char *name;
+	const char *desc;
+	uint64_t value;
+};
+
+struct profile {
+	const char *mode; /* "heap", "cpu", "calls" */
+	struct profile_value_type types[PROFILE_MAX_VALUES];
+	uint32_t ntypes;
+	uint32_t default_type;	/* index into types */
+	uint32_t text_types[2]; /* text report: one top table per listed type index */
+	uint32_t ntext_types;
+	struct profile_value_type period_type;
+	int64_t period;
+	int64_t time_nanos;	/* wall-clock start */
+	int64_t duration_nanos; /* collection length */
+
+	const char **comments;
+	uint32_t ncomments;
+	struct profile_counter *counters;
+	uint32_t ncounters;
+
+	struct profile_mapping *mappings;
+	uint32_t nmappings;
+	struct profile_function *functions;
+	uint32_t nfunctions;
+	struct profile_location *locations;
+	uint32_t nlocations;
+	struct profile_sample *samples;
+	uint32_t nsamples;
+
+	struct strpool *strings;
+	struct profile_index *index; /* private: dedup tables */
+};
+
+int profile__new(struct profile **out, const char *mode);
+void profile__free(struct profile *p);
+
+/* Interned copy of s ("" for NULL). */
+const char *profile__intern(struct profile *p, const char *s);
+/* Append a sample type; the first call's index is 0. */
+int profile__add_type(struct profile *p, const char *type, const char *unit);
+
+/* Deduplicating constructors; *out gets the 1-based id. */
+int profile__mapping(struct profile *p, uint32_t *out, const struct profile_mapping *m);
+int profile__function(struct profile *p, uint32_t *out, const char *name, const char *system_name,
+		      const char *file, int64_t start_line);
+int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32_t mapping_id,
+		      uint32_t function_id, int64_t line);
+
+/* Append a sample (copies loc_ids); samples with the same pid, tid and stack are merged. */
+int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+			const char *process, const uint32_t *loc_ids, uint32_t nlocs,
+			const int64_t *values, bool partial);
+
+int profile__add_comment(struct profile *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int profile__add_counter(struct profile *p, const char *name, const char *desc, uint64_t value);
+
+/* Display name of a location's leaf function, or "[unknown] 0x…" text written into buf. */
+const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf, size_t len);
+
+#endif /* PROF_PROFILE_H */

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "profile/run.h"
+
+#include "agg/calls_agg.h"
+#include "agg/heap_agg.h"
+#include "profile/profile.h"
+#include "sym/symbolizer.h"
+#include "sym/unwinder.h"
+
+/* The counter lists of include/prof_common.h, as (name, meaning) rows. */
+struct counter_row {
+	const char *name, *desc;
+};
+
+#define COUNTER_ROW(e, n, d) {n, d},
+static const struct counter_row bpf_rows[] = {PROF_COUNTERS(COUNTER_ROW)};
+#undef COUNTER_ROW
+#define STAT_ROW(f, n, d) {n, d},
+static const struct counter_row heap_rows[] = {PROF_HEAP_STATS(STAT_ROW)};
+static const struct counter_row call_rows[] = {PROF_CALL_STATS(STAT_ROW)};
+static const struct counter_row collect_rows[] = {PROF_COLLECT_STATS(STAT_ROW)};
+static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_ROW)};
+static const struct counter_row unwinder_rows[] = {PROF_UNWINDER_STATS(STAT_ROW)};
+#undef STAT_ROW
+
+#define NROWS(a) (sizeof(a) / sizeof((a)[0]))
+_Static_assert(NROWS(bpf_rows) == PROF_CNT__COUNT, "one row per BPF counter");
+/* A stats member missing from its list would never be printed: the sizes catch it.  The heap
+ * aggregator's allocs and frees are its bookkeeping, not losses. */
+_Static_assert(sizeof(struct heap_agg_stats) == (2 + NROWS(heap_rows)) * sizeof(uint64_t),
+	       "every heap_agg_stats member but allocs/frees is in PROF_HEAP_STATS");
+_Static_assert(sizeof(struct calls_agg_stats) == NROWS(call_rows) * sizeof(uint64_t),
+	       "every calls_agg_stats member is in PROF_CALL_STATS");
+_Static_assert(sizeof(struct symbolizer_stats) == NROWS(symbolizer_rows) * sizeof(uint64_t),
+	       "every symbolizer_stats member is in PROF_SYMBOLIZER_STATS");
+
+static int add_rows(struct profile *p, const struct counter_row *rows, const uint64_t *vals,
+		    size_t n)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++)
+		err = profile__add_counter(p, rows[i].name, rows[i].desc, vals[i]);
+	return err;
+}
+
+int run__add_bpf_counters(struct profile *p, const uint64_t vals[PROF_CNT__COUNT])
+{
+	return add_rows(p, bpf_rows, vals, PROF_CNT__COUNT);
+}
+
+/* run__add_<name>(p, st): one counter per member of a stats struct, in its list's order. */
+#define STAT_VAL(f, n, d) st->f,
+#define STATS_ADDER(name, type, list, rows)                           \
+	int run__add_##name(struct profile *p, const struct type *st) \
+	{                                                             \
+		const uint64_t vals[] = {list(STAT_VAL)};             \
+                                                                      \
+		return add_rows(p, rows, vals, NROWS(rows));          \
+	}
+STATS_ADDER(heap_stats, heap_agg_stats, PROF_HEAP_STATS, heap_rows)
+STATS_ADDER(call_stats, calls_agg_stats, PROF_CALL_STATS, call_rows)
+STATS_ADDER(collect_stats, run_collect_stats, PROF_COLLECT_STATS, collect_rows)
+STATS_ADDER(symbolizer_stats, symbolizer_stats, PROF_SYMBOLIZER_STATS, symbolizer_rows)
+STATS_ADDER(unwinder_stats, unwinder_stats, PROF_UNWINDER_STATS, unwinder_rows)
+#undef STATS_ADDER
+#undef STAT_VAL
+
+int profile_run__apply(const struct profile_run *run, struct profile *p)
+{
+	int err;
+
+	p->time_nanos = run->time_nanos;
+	p->duration_nanos = run->duration_nanos;
+	err = profile__add_comment(p, "bpftrace-prof %s", PROF_VERSION);
+	if (!err)
+		err = profile__add_comment(p, "command: %s", run->cmdline);
+	if (!err)
+		err = run__add_bpf_counters(p, run->bpf);
+	if (!err)
+		err = run__add_collect_stats(p, &run->collect);
+	if (!err && run->sym)
+		err = run__add_symbolizer_stats(p, run->sym);
+	if (!err && run->unw)
+		err = run__add_unwinder_stats(p, run->unw);
+	return err;
+}

@@ -1,0 +1,983 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "sym/unwinder.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/hashmap.h"
+#include "proc/maps.h"
+#include "prof_unwind.h"
+#include "proc/safe_open.h"
+
+/* Executable PT_LOAD segments kept per file (ELF files have one or two). */
+#define MAX_SEGS   8
+#define PAGE_MASK  4095ULL /* mappings start at a page boundary of the file */
+/* Builds queued at once, each holding an open file: bounded so that a host with thousands of
+ * distinct files never runs us out of descriptors. */
+#define MAX_QUEUED 64
+
+enum file_state {
+	/* Known, but the queue holds its cap of open files: opened again and queued when a
+	 * build ends (from a process that maps it) or when a process mapping it is added. */
+	FILE_DEFERRED,
+	FILE_BUILDING,
+	FILE_READY,  /* table set */
+	FILE_FAILED, /* no table: frame pointers, never rebuilt */
+};
+
+struct seg {
+	uint64_t offset, vaddr, filesz;
+};
+
+/* One loaded table, shared by every file whose (base, rows) it holds. */
+struct table {
+	struct table *next; /* another table with the same content hash */
+	uint64_t hash, base;
+	uint32_t id, nchunks;
+};
+
+enum file_kind {
+	KEY_FILE = 1, /* dev, ino, size, mtime of the mapped file */
+	KEY_VDSO = 2, /* ino = hash of the image, size = its size */
+};
+
+struct file_key {
+	uint32_t kind;
+	uint32_t pad;
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+};
+
+struct file {
+	struct file *next; /* every file record, for unwinder__free */
+	struct file_key key;
+	enum file_state state;
+	struct table *table; /* FILE_READY */
+	uint32_t ready_gen;  /* poll generation that made it ready */
+	uint32_t nsegs;
+	struct seg segs[MAX_SEGS];
+};
+
+struct mapping {
+	uint64_t start, end, offset;
+	uint64_t inode; /* the maps line's identity, to open the file again (deferred) */
+	uint32_t dev_major, dev_minor;
+	struct file *file; /* NULL: anonymous, refused or gone: frame pointers */
+	bool file_backed;  /* a path or the vDSO: kept first when there are too many */
+};
+
+struct proc {
+	uint32_t n;
+	struct mapping maps[];
+};
+
+/*
+ * A build handed to the worker and back.  The worker reads the input fields and writes the
+ * results; it never touches file (carried back for unwinder__poll) nor anything else of ours.
+ */
+struct job {
+	struct job *next;
+	struct file *file;
+	int fd;		   /* input: an ELF file (owned), or -1 … */
+	void *image;	   /* … an ELF image in memory (owned) */
+	size_t image_size; /* results below */
+	int err;
+	struct prof_unwind_chunk *chunks;
+	uint32_t nchunks, nsegs;
+	uint64_t hash, base, us;
+	struct seg segs[MAX_SEGS];
+};
+
+struct unwinder {
+	int procs_fd, tables_fd, files_fd;
+	char *proc_root;
+	struct unwind_table_opts table_opts;
+	void (*build_hook)(void *arg);
+	void *build_hook_arg;
+
+	struct hashmap *files;	/* struct file_key -> struct file * */
+	struct hashmap *tables; /* content hash -> struct table * (chain head) */
+	struct hashmap *procs;	/* u32 pid -> struct proc * */
+	struct file *all_files;
+	uint32_t next_id;  /* next table id (ids start at 1; 0 means none) */
+	uint32_t queued;   /* jobs queued and not yet taken back by poll */
+	uint32_t deferred; /* files in FILE_DEFERRED */
+	uint32_t max_queued;
+	uint32_t gen;			/* poll generation */
+	struct prof_unwind_proc *entry; /* scratch for one process's kernel entry */
+	struct prof_unwind_chunk *cmp;	/* scratch for comparing a loaded chunk */
+	struct unwinder_stats stats;
+	uint64_t build_us;
+
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t work, done; /* the queue has work; a result is back */
+	struct job *queue, *queue_tail, *results;
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static uint64_t now_ms(void)
+{
+	return now_us() / 1000;
+}
+
+/* Hashmap values are stored unaligned: pointers in them are copied, never dereferenced. */
+static void *slot__get(const void *slot)
+{
+	void *p;
+
+	memcpy(&p, slot, sizeof(p));
+	return p;
+}
+
+static void slot__set(void *slot, const void *p)
+{
+	memcpy(slot, &p, sizeof(p));
+}
+
+/* ---- the worker's side ------------------------------------------------------------------- */
+
+static int job__read_segs(struct job *j)
+{
+	Elf *elf;
+	size_t n;
+	int err = 0;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	/* Read, not mmapped: the file's owner may truncate it under us. */
+	elf = j->fd >= 0 ? elf_begin(j->fd, ELF_C_READ, NULL) : elf_memory(j->image, j->image_size);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_getphdrnum(elf, &n) != 0) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n && j->nsegs < MAX_SEGS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			err = -ENOEXEC;
+			goto cleanup;
+		}
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || ph.p_filesz == 0)
+			continue;
+		j->segs[j->nsegs++] = (struct seg){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+	}
+	if (j->nsegs == 0)
+		err = -ENOEXEC;
+cleanup:
+	elf_end(elf);
+	return err;
+}
+
+/* The kernel layout of include/prof_unwind.h: rows in chunks, an index first when > 1 chunk. */
+static int job__layout(struct job *j, const struct unwind_table *t)
+{
+	const struct prof_unwind_row pad = {UINT32_MAX, PROF_UNWIND_CFA_NONE, 0, 0};
+	uint32_t nr, ndata, first;
+	const struct prof_unwind_row *rows = unwind_table__rows(t, &nr);
+
+	if (nr == 0)
+		return -ENODATA;
+	if (nr > PROF_UNWIND_TABLE_ROWS_MAX)
+		return -E2BIG;
+	ndata = (nr + PROF_UNWIND_CHUNK_ROWS - 1) / PROF_UNWIND_CHUNK_ROWS;
+	j->nchunks = ndata == 1 ? 1 : ndata + 1;
+	first = j->nchunks - ndata;
+	j->chunks = calloc(j->nchunks, sizeof(*j->chunks));
+	if (!j->chunks)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < (uint64_t)ndata * PROF_UNWIND_CHUNK_ROWS; i++)
+		j->chunks[first + i / PROF_UNWIND_CHUNK_ROWS].rows[i % PROF_UNWIND_CHUNK_ROWS] =
+			i < nr ? rows[i] : pad;
+	if (first) {
+		struct prof_unwind_index idx;
+
+		for (uint32_t k = 0; k < PROF_UNWIND_INDEX_PCS; k++)
+			idx.pcs[k] = k < ndata ? rows[(uint64_t)k * PROF_UNWIND_CHUNK_ROWS].pc
+					       : UINT32_MAX;
+		memcpy(&j->chunks[0], &idx, sizeof(idx));
+	}
+	j->base = unwind_table__base(t);
+	j->hash = prof_mix64(hash_bytes(rows, (size_t)nr * sizeof(*rows)) ^ prof_mix64(j->base));
+	return 0;
+}
+
+static void job__run(struct job *j, const struct unwind_table_opts *opts)
+{
+	struct unwind_table *t = NULL;
+	uint64_t t0 = now_us();
+
+	j->err = j->fd >= 0 ? unwind_table__build(&t, j->fd, opts)
+			    : unwind_table__build_mem(&t, j->image, j->image_size, opts);
+	if (!j->err)
+		j->err = job__read_segs(j);
+	if (!j->err)
+		j->err = job__layout(j, t);
+	unwind_table__free(t);
+	j->us = now_us() - t0;
+	/* The inputs are done with: release them here, off the caller's thread. */
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+	free(j->image);
+	j->image = NULL;
+}
+
+static void *worker(void *arg)
+{
+	struct unwinder *u = arg;
+
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		struct job *j;
+
+		while (!u->stop && !u->queue)
+			pthread_cond_wait(&u->work, &u->lock);
+		if (u->stop)
+			break;
+		j = u->queue;
+		u->queue = j->next;
+		if (!u->queue)
+			u->queue_tail = NULL;
+		pthread_mutex_unlock(&u->lock);
+
+		if (u->build_hook)
+			u->build_hook(u->build_hook_arg);
+		job__run(j, &u->table_opts);
+
+		pthread_mutex_lock(&u->lock);
+		j->next = u->results;
+		u->results = j;
+		pthread_cond_broadcast(&u->done);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+/* ---- the caller's side --------------------------------------------------------------------- */
+
+static void job__free(struct job *j)
+{
+	if (!j)
+		return;
+	if (j->fd >= 0)
+		close(j->fd);
+	free(j->image);
+	free(j->chunks);
+	free(j);
+}
+
+static void jobs__free(struct job *j)
+{
+	while (j) {
+		struct job *next = j->next;
+
+		job__free(j);
+		j = next;
+	}
+}
+
+static struct file *file__find(struct unwinder *u, const struct file_key *key)
+{
+	void *slot = hashmap__find(u->files, key);
+
+	return slot ? slot__get(slot) : NULL;
+}
+
+/* A new record for key, FILE_DEFERRED until file__submit. */
+static int file__new(struct unwinder *u, struct file **out, const struct file_key *key)
+{
+	struct file *f;
+	void *slot;
+	int err;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	err = hashmap__upsert(u->files, &slot, key, NULL);
+	if (err) {
+		free(f);
+		return err;
+	}
+	slot__set(slot, f);
+	f->key = *key;
+	f->state = FILE_DEFERRED;
+	u->deferred++;
+	f->next = u->all_files;
+	u->all_files = f;
+	*out = f;
+	return 0;
+}
+
+/* Queue the build of deferred file f from fd or image (owned from here on, also on failure). */
+static int file__submit(struct unwinder *u, struct file *f, int fd, void *image, size_t image_size)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		if (fd >= 0)
+			close(fd);
+		free(image);
+		return -ENOMEM;
+	}
+	*j = (struct job){.file = f, .fd = fd, .image = image, .image_size = image_size};
+	f->state = FILE_BUILDING;
+	u->deferred--;
+	u->queued++;
+	pthread_mutex_lock(&u->lock);
+	if (u->queue_tail)
+		u->queue_tail->next = j;
+	else
+		u->queue = j;
+	u->queue_tail = j;
+	pthread_cond_signal(&u->work);
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
+/* The record of key (created when new), its build queued from fd when deferred and there is
+ * room; fd is closed otherwise.  NULL only when out of memory. */
+static struct file *file__get(struct unwinder *u, const struct file_key *key, int fd)
+{
+	struct file *f = file__find(u, key);
+
+	if (!f && file__new(u, &f, key)) {
+		close(fd);
+		return NULL;
+	}
+	if (f->state == FILE_DEFERRED && u->queued < u->max_queued)
+		file__submit(u, f, fd, NULL, 0); /* a failure leaves it deferred */
+	else
+		close(fd);
+	return f;
+}
+
+static void key__from_stat(struct file_key *key, const struct stat *st)
+{
+	memset(key, 0, sizeof(*key));
+	key->kind = KEY_FILE;
+	key->dev = st->st_dev;
+	key->ino = st->st_ino;
+	key->size = (uint64_t)st->st_size;
+	key->mtime_sec = st->st_mtim.tv_sec;
+	key->mtime_nsec = st->st_mtim.tv_nsec;
+}
+
+/* The record of the file behind maps line e of pid (queued when new), or NULL: frame pointers. */
+static struct file *file__for_mapping(struct unwinder *u, uint32_t pid, const struct maps_entry *e)
+{
+	struct file_key key;
+	struct stat st;
+	int fd, err;
+
+	err = safe_open__mapped(&fd, u->proc_root, pid, e, &st);
+	if (err) {
+		/* A process that is gone is no refusal; anything else (swapped, odd) is. */
+		if (err != -ENOENT && err != -ESRCH)
+			u->stats.files_refused++;
+		return NULL;
+	}
+	key__from_stat(&key, &st);
+	return file__get(u, &key, fd);
+}
+
+/* The vDSO's record, by content: every process of one kernel shares it. */
+static struct file *file__for_vdso(struct unwinder *u, uint32_t pid, const struct maps_entry *e)
+{
+	uint64_t size = e->end - e->start;
+	struct file_key key = {.kind = KEY_VDSO};
+	struct iovec local, remote;
+	struct file *f = NULL;
+	void *buf;
+
+	if (size == 0 || size > UNWINDER_VDSO_MAX) {
+		u->stats.files_refused++;
+		return NULL;
+	}
+	buf = malloc(size);
+	if (!buf)
+		return NULL;
+	local = (struct iovec){buf, size};
+	remote = (struct iovec){(void *)(uintptr_t)e->start, size};
+	if (process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) != (ssize_t)size) {
+		if (errno != ESRCH)
+			u->stats.files_refused++;
+		free(buf);
+		return NULL;
+	}
+	key.ino = hash_bytes(buf, size);
+	key.size = size;
+	f = file__find(u, &key);
+	if (f) {
+		free(buf);
+		return f;
+	}
+	/* Not bounded by max_queued: an image holds no descriptor, and one vDSO is the rule. */
+	if (file__new(u, &f, &key)) {
+		free(buf);
+		return NULL;
+	}
+	file__submit(u, f, -1, buf, size);
+	return f;
+}
+
+/* bias such that table pc = address - bias, for mapping m of a file whose table is loaded. */
+static int mapping__bias(const struct mapping *m, uint64_t *out)
+{
+	const struct file *f = m->file;
+
+	for (uint32_t i = 0; i < f->nsegs; i++) {
+		const struct seg *s = &f->segs[i];
+
+		if (m->offset >= (s->offset & ~PAGE_MASK) && m->offset < s->offset + s->filesz) {
+			*out = m->start - m->offset + s->offset - s->vaddr + f->table->base;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Write pid's kernel entry from its mappings as they stand now. */
+static int proc__write(struct unwinder *u, uint32_t pid, const struct proc *p)
+{
+	struct prof_unwind_proc *v = u->entry;
+	int err;
+
+	memset(v, 0, sizeof(*v));
+	for (uint32_t i = 0; i < p->n; i++) {
+		const struct mapping *m = &p->maps[i];
+		struct prof_unwind_mapping *k = &v->maps[v->nr++];
+		uint64_t bias;
+
+		k->start = m->start;
+		k->end = m->end;
+		if (m->file && m->file->state == FILE_READY && mapping__bias(m, &bias) == 0) {
+			k->bias = bias;
+			k->table_id = m->file->table->id;
+			k->nchunks = m->file->table->nchunks;
+		}
+	}
+	err = bpf_map_update_elem(u->procs_fd, &pid, v, BPF_ANY);
+	if (err) {
+		err = -errno;
+		u->stats.procs_failed++;
+	}
+	return err;
+}
+
+/* At most PROF_UNWIND_MAX_MAPPINGS, file-backed ones first, still in address order. */
+static void proc__keep_first(struct proc *p, struct unwinder_stats *stats)
+{
+	uint32_t nfile = 0, n = 0, file_left, anon_left;
+
+	if (p->n <= PROF_UNWIND_MAX_MAPPINGS)
+		return;
+	for (uint32_t i = 0; i < p->n; i++)
+		nfile += p->maps[i].file_backed;
+	file_left = PROF_UNWIND_MAX_MAPPINGS;
+	anon_left = nfile >= PROF_UNWIND_MAX_MAPPINGS ? 0 : PROF_UNWIND_MAX_MAPPINGS - nfile;
+	for (uint32_t i = 0; i < p->n; i++) {
+		uint32_t *left = p->maps[i].file_backed ? &file_left : &anon_left;
+
+		if (*left == 0)
+			continue;
+		(*left)--;
+		p->maps[n++] = p->maps[i];
+	}
+	stats->mappings_dropped += p->n - n;
+	p->n = n;
+}
+
+int unwinder__add_process(struct unwinder *u, uint32_t pid)
+{
+	struct proc *p = NULL;
+	struct maps *m = NULL;
+	char path[PATH_MAX];
+	void *v;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/%u/maps", u->proc_root, pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = maps__read(&m, path);
+	if (err)
+		return err;
+	p = calloc(1, sizeof(*p) + m->count * sizeof(p->maps[0]));
+	if (!p) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+		struct mapping *mp;
+
+		/* The vsyscall page lies above user space: the unwinder stops there anyway. */
+		if (!e->exec || strcmp(e->path, "[vsyscall]") == 0)
+			continue;
+		mp = &p->maps[p->n++];
+		*mp = (struct mapping){.start = e->start,
+				       .end = e->end,
+				       .offset = e->offset,
+				       .inode = e->inode,
+				       .dev_major = e->dev_major,
+				       .dev_minor = e->dev_minor};
+		if (maps_entry__is_file(e)) {
+			mp->file_backed = true;
+			mp->file = file__for_mapping(u, pid, e);
+		} else if (strcmp(e->path, "[vdso]") == 0) {
+			mp->file_backed = true;
+			mp->file = file__for_vdso(u, pid, e);
+		}
+	}
+	proc__keep_first(p, &u->stats);
+	err = hashmap__upsert(u->procs, &v, &pid, NULL);
+	if (err)
+		goto cleanup;
+	free(slot__get(v));
+	slot__set(v, p);
+	err = proc__write(u, pid, p);
+	p = NULL;
+cleanup:
+	free(p);
+	maps__free(m);
+	return err;
+}
+
+int unwinder__remove_process(struct unwinder *u, uint32_t pid)
+{
+	void *slot = hashmap__find(u->procs, &pid);
+
+	if (!slot)
+		return -ENOENT;
+	free(slot__get(slot));
+	hashmap__delete(u->procs, &pid);
+	/* Already gone from the kernel map is fine: the loader may have cleaned up first. */
+	if (bpf_map_delete_elem(u->procs_fd, &pid) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int unwinder__prepare(struct unwinder *u, int fd)
+{
+	struct file_key key;
+	struct file *f;
+	struct stat st;
+	int dfd;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	key__from_stat(&key, &st);
+	f = file__find(u, &key);
+	if (f && f->state != FILE_DEFERRED)
+		return 0;
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		return -errno;
+	return file__get(u, &key, dfd) ? 0 : -ENOMEM;
+}
+
+/* Whether loaded table t holds exactly the chunks of j (a hash match is not enough). */
+static bool table__same(struct unwinder *u, const struct table *t, const struct job *j)
+{
+	uint32_t inner_id;
+	bool same = false;
+	int fd;
+
+	if (t->base != j->base || t->nchunks != j->nchunks)
+		return false;
+	/* From userspace, an outer map's value reads back as the inner map's id. */
+	if (bpf_map_lookup_elem(u->tables_fd, &t->id, &inner_id))
+		return false;
+	fd = bpf_map_get_fd_by_id(inner_id);
+	if (fd < 0)
+		return false;
+	for (uint32_t i = 0; i < t->nchunks; i++) {
+		same = bpf_map_lookup_elem(fd, &i, u->cmp) == 0 &&
+		       memcmp(u->cmp, &j->chunks[i], sizeof(*u->cmp)) == 0;
+		if (!same)
+			break;
+	}
+	close(fd);
+	return same;
+}
+
+/* An inner map holding j's chunks, inserted into prof_unwind_tables under a new id. */
+static int table__load(struct unwinder *u, struct table **out, const struct job *j)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP);
+	struct table *t = NULL;
+	void *slot = NULL;
+	bool created = false;
+	int fd = -1, err;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	err = hashmap__upsert(u->tables, &slot, &j->hash, &created);
+	if (err)
+		goto cleanup;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "prof_unw_table", sizeof(uint32_t),
+			    sizeof(struct prof_unwind_chunk), j->nchunks, &o);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	for (uint32_t i = 0; i < j->nchunks; i++)
+		if (bpf_map_update_elem(fd, &i, &j->chunks[i], BPF_ANY)) {
+			err = -errno;
+			goto cleanup;
+		}
+	/* Filled before it is published: the BPF side never sees a partial table. */
+	if (bpf_map_update_elem(u->tables_fd, &u->next_id, &fd, BPF_NOEXIST)) {
+		err = -errno;
+		goto cleanup;
+	}
+	*t = (struct table){
+		.hash = j->hash, .base = j->base, .id = u->next_id, .nchunks = j->nchunks};
+	u->next_id++;
+	t->next = created ? NULL : slot__get(slot);
+	slot__set(slot, t);
+	*out = t;
+	t = NULL;
+cleanup:
+	if (err && created)
+		hashmap__delete(u->tables, &j->hash);
+	if (fd >= 0)
+		close(fd); /* the outer map holds the inner one */
+	free(t);
+	return err;
+}
+
+/*
+ * Make a ready file's table findable by its inode (prof_unwind_files): the BPF walker then unwinds
+ * through a mapping of it that no process entry holds yet.  Not for the vDSO, nor for a file with
+ * more executable segments than the entry holds (its processes' entries still serve).
+ */
+static void file__publish(struct unwinder *u, const struct file *f)
+{
+	struct prof_unwind_file v = {0};
+	struct prof_unwind_file_key inode;
+
+	if (u->files_fd < 0 || f->key.kind != KEY_FILE || f->nsegs > PROF_UNWIND_FILE_SEGS)
+		return;
+	/* The kernel's dev_t encoding, as the vma's inode holds it. */
+	inode.dev = (uint64_t)major(f->key.dev) << 20 | minor(f->key.dev);
+	inode.ino = f->key.ino;
+	v.table_id = f->table->id;
+	v.nchunks = f->table->nchunks;
+	v.base = f->table->base;
+	v.nsegs = f->nsegs;
+	for (uint32_t i = 0; i < f->nsegs; i++) {
+		v.segs[i].offset = f->segs[i].offset;
+		v.segs[i].vaddr = f->segs[i].vaddr;
+		v.segs[i].filesz = f->segs[i].filesz;
+	}
+	if (bpf_map_update_elem(u->files_fd, &inode, &v, BPF_ANY))
+		u->stats.files_unpublished++;
+}
+
+/* Take one finished build back: share or load its table.  Whether the file became ready. */
+static bool job__install(struct unwinder *u, struct job *j)
+{
+	struct file *f = j->file;
+	struct table *t = NULL;
+	void *head;
+
+	/* Summed in µs: most builds take under a millisecond. */
+	u->build_us += j->us;
+	u->stats.build_ms = u->build_us / 1000;
+	f->state = FILE_FAILED;
+	if (j->err) {
+		u->stats.table_build_failed++;
+		return false;
+	}
+	f->nsegs = j->nsegs;
+	memcpy(f->segs, j->segs, sizeof(f->segs));
+	head = hashmap__find(u->tables, &j->hash);
+	for (t = head ? slot__get(head) : NULL; t; t = t->next)
+		if (table__same(u, t, j))
+			break;
+	if (t) {
+		u->stats.tables_shared++;
+	} else if (table__load(u, &t, j) == 0) {
+		u->stats.tables_built++;
+		u->stats.table_bytes += (uint64_t)t->nchunks * sizeof(struct prof_unwind_chunk);
+	} else {
+		u->stats.table_load_failed++;
+		return false;
+	}
+	f->table = t;
+	f->state = FILE_READY;
+	f->ready_gen = u->gen;
+	file__publish(u, f);
+	return true;
+}
+
+/* Queue deferred files again while there is room, opened through a process that maps them. */
+static void requeue_deferred(struct unwinder *u)
+{
+	const void *key;
+	void *val;
+	size_t it = 0;
+
+	while (u->deferred && u->queued < u->max_queued &&
+	       hashmap__next(u->procs, &it, &key, &val)) {
+		const struct proc *p = slot__get(val);
+		uint32_t pid;
+
+		memcpy(&pid, key, sizeof(pid));
+		for (uint32_t i = 0; i < p->n && u->queued < u->max_queued; i++) {
+			const struct mapping *m = &p->maps[i];
+			struct maps_entry e = {.start = m->start,
+					       .end = m->end,
+					       .inode = m->inode,
+					       .dev_major = m->dev_major,
+					       .dev_minor = m->dev_minor};
+			struct file_key k;
+			struct stat st;
+			int fd;
+
+			if (!m->file || m->file->state != FILE_DEFERRED)
+				continue;
+			/* Gone or changed since: another process, or a later add, will do. */
+			if (safe_open__mapped(&fd, u->proc_root, pid, &e, &st))
+				continue;
+			key__from_stat(&k, &st);
+			if (memcmp(&k, &m->file->key, sizeof(k)) == 0)
+				file__submit(u, m->file, fd, NULL, 0);
+			else
+				close(fd);
+		}
+	}
+}
+
+int unwinder__poll(struct unwinder *u)
+{
+	struct job *list;
+	const void *key;
+	void *val;
+	size_t it = 0;
+	int ready = 0;
+
+	pthread_mutex_lock(&u->lock);
+	list = u->results;
+	u->results = NULL;
+	pthread_mutex_unlock(&u->lock);
+	if (!list)
+		return 0;
+	u->gen++;
+	while (list) {
+		struct job *next = list->next;
+
+		ready += job__install(u, list);
+		u->queued--;
+		job__free(list);
+		list = next;
+	}
+	requeue_deferred(u);
+	if (!ready)
+		return 0;
+	/* Rewrite the entries that map a file made ready just now. */
+	while (hashmap__next(u->procs, &it, &key, &val)) {
+		const struct proc *p = slot__get(val);
+
+		for (uint32_t i = 0; i < p->n; i++)
+			if (p->maps[i].file && p->maps[i].file->state == FILE_READY &&
+			    p->maps[i].file->ready_gen == u->gen) {
+				uint32_t pid;
+
+				memcpy(&pid, key, sizeof(pid));
+				proc__write(u, pid, p); /* a failure is counted */
+				break;
+			}
+	}
+	return ready;
+}
+
+int unwinder__wait(struct unwinder *u, int timeout_ms)
+{
+	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	int err;
+
+	for (;;) {
+		struct timespec ts;
+		uint64_t now;
+
+		err = unwinder__poll(u);
+		if (err < 0)
+			return err;
+		/* What is still deferred after a poll is mapped by no process we can read. */
+		if (u->queued == 0)
+			return 0;
+		now = now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += (time_t)((deadline - now) / 1000);
+		ts.tv_nsec += (long)((deadline - now) % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_mutex_lock(&u->lock);
+		if (!u->results)
+			pthread_cond_timedwait(&u->done, &u->lock, &ts);
+		pthread_mutex_unlock(&u->lock);
+	}
+}
+
+uint32_t unwinder__pending(const struct unwinder *u)
+{
+	return u->queued + u->deferred;
+}
+
+const struct unwinder_stats *unwinder__stats(const struct unwinder *u)
+{
+	return &u->stats;
+}
+
+int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
+{
+	struct unwinder *u;
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int err;
+
+	*out = NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->procs_fd = u->tables_fd = u->files_fd = -1;
+	u->next_id = 1;
+	u->max_queued = opts->max_queued ? opts->max_queued : MAX_QUEUED;
+	u->table_opts = opts->table_opts;
+	u->build_hook = opts->build_hook;
+	u->build_hook_arg = opts->build_hook_arg;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* unwinder__wait's deadline */
+	pthread_cond_init(&u->work, NULL);
+	pthread_cond_init(&u->done, &ca);
+	pthread_condattr_destroy(&ca);
+
+	u->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	u->entry = calloc(1, sizeof(*u->entry));
+	u->cmp = calloc(1, sizeof(*u->cmp));
+	if (!u->proc_root || !u->entry || !u->cmp) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = hashmap__new(&u->files, sizeof(struct file_key), sizeof(struct file *));
+	if (!err)
+		err = hashmap__new(&u->tables, sizeof(uint64_t), sizeof(struct table *));
+	if (!err)
+		err = hashmap__new(&u->procs, sizeof(uint32_t), sizeof(struct proc *));
+	if (err)
+		goto cleanup;
+	u->procs_fd = fcntl(opts->procs_fd, F_DUPFD_CLOEXEC, 0);
+	if (u->procs_fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	u->tables_fd = fcntl(opts->tables_fd, F_DUPFD_CLOEXEC, 0);
+	if (u->tables_fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (opts->files_fd > 0) {
+		u->files_fd = fcntl(opts->files_fd, F_DUPFD_CLOEXEC, 0);
+		if (u->files_fd < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
+	/* Signals (SIGINT, SIGCHLD) stay with the caller's thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&u->thread, NULL, worker, u);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto cleanup;
+	u->started = true;
+	*out = u;
+	u = NULL;
+cleanup:
+	unwinder__free(u);
+	return err;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	size_t it = 0;
+	const void *key;
+	void *val;
+
+	if (!u)
+		return;
+	if (u->started) {
+		pthread_mutex_lock(&u->lock);
+		u->stop = true;
+		pthread_cond_signal(&u->work);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->thread, NULL);
+	}
+	jobs__free(u->queue);
+	jobs__free(u->results);
+	while (u->all_files) {
+		struct file *next = u->all_files->next;
+
+		free(u->all_files);
+		u->all_files = next;
+	}
+	while (u->tables && hashmap__next(u->tables, &it, &key, &val))
+		for (struct table *t = slot__get(val), *next; t; t = next) {
+			next = t->next;
+			free(t);
+		}
+	it = 0;
+	while (u->procs && hashmap__next(u->procs, &it, &key, &val))
+		free(slot__get(val));
+	hashmap__free(u->files);
+	hashmap__free(u->tables);
+	hashmap__free(u->procs);
+	if (u->procs_fd >= 0)
+		close(u->procs_fd);
+	if (u->tables_fd >= 0)
+		close(u->tables_fd);
+	if (u->files_fd >= 0)
+		close(u->files_fd);
+	pthread_cond_destroy(&u->work);
+	pthread_cond_destroy(&u->done);
+	pthread_mutex_destroy(&u->lock);
+	free(u->entry);
+	free(u->cmp);
+	free(u->proc_root);
+	free(u);
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The kernel-side view the BPF unwinder reads (include/prof_unwind.h), kept up to date for every
+ * target process:
+ *   - prof_unwind_tables (HASH_OF_MAPS, table id -> inner ARRAY of 16 KiB chunks): one unwind
+ *     table per distinct file content, built once (user/unwind_table.c) and shared by every
+ *     process and container mapping that file.  Two files with identical tables (the same
+ *     library in two containers, which overlayfs shows with other dev/inode) share one inner map.
+ *   - prof_unwind_procs (HASH, tgid -> struct prof_unwind_proc): a process's executable
+ *     mappings with the table and bias of each (table id 0: frame pointers).
+ * Tables are built by one worker thread; the caller's thread never waits for a build: a process's
+ * entry is written at once with table id 0 for files still building and rewritten by
+ * unwinder__poll when their tables are loaded.  Files are opened through /proc/PID/map_files
+ * (user/safe_open.h), identified by (dev, inode, size, mtime); the vDSO is read from process
+ * memory and identified by its content.  A file that yields no table (no CFI, over a cap, refused)
+ * is remembered and counted once, never rebuilt.
+ * Not thread-safe: every call but the worker's own work runs on the caller's thread.
+ */
+#ifndef PROF_UNWINDER_H
+#define PROF_UNWINDER_H
+
+#include <stdint.h>
+
+#include "prof_common.h"
+#include "sym/unwind_table.h"
+
+struct unwinder;
+
+/* PROF_UNWINDER_STATS as a struct (every member listed there, so the report prints it). */
+#define UNWINDER_STAT_FIELD(f, n, d) uint64_t f;
+struct unwinder_stats {
+	PROF_UNWINDER_STATS(UNWINDER_STAT_FIELD)
+};
+#undef UNWINDER_STAT_FIELD
+
+struct unwinder_opts {
+	int procs_fd;	       /* prof_unwind_procs (dup'd: the caller keeps its own fd) */
+	int tables_fd;	       /* prof_unwind_tables (dup'd likewise) */
+	int files_fd;	       /* prof_unwind_files (dup'd likewise); 0 or -1: none */
+	const char *proc_root; /* "/proc" when NULL */
+	struct unwind_table_opts table_opts; /* caps per file (0: unwind_table's defaults) */
+	/*
+	 * Builds queued at once (each holds an open file; 0: 64).  Files past it wait, known but
+	 * closed, and are opened again through a process mapping them when room is made.
+	 */
+	uint32_t max_queued;
+	/*
+	 * Test seam: called on the worker thread before each build, so a test can hold a build
+	 * in progress and check that the caller's thread goes on.  NULL in the product.
+	 */
+	void (*build_hook)(void *arg);
+	void *build_hook_arg;
+};
+
+/* Largest vDSO image read from a process (it is 8 KiB on x86_64 today). */
+#define UNWINDER_VDSO_MAX (256u << 10)
+
+/* Starts the worker thread.  -errno when it cannot (the maps are not touched). */
+int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts);
+/* Stops and joins the worker, closes our map fds.  Loaded tables and entries stay in the maps
+ * (they belong to the caller's maps, destroyed with them). */
+void unwinder__free(struct unwinder *u);
+
+/*
+ * Read /proc/PID/maps and write pid's entry in prof_unwind_procs, queueing the files whose tables
+ * are not known yet.  Called when a process is first seen and again after exec or dlopen (the
+ * entry is replaced).  -ESRCH/-ENOENT when the process is gone; -ENOSPC when the process map is
+ * full (counted).  Never waits for a build.
+ */
+int unwinder__add_process(struct unwinder *u, uint32_t pid);
+/* Forget pid and delete its entry (exit).  -ENOENT when it was not known. */
+int unwinder__remove_process(struct unwinder *u, uint32_t pid);
+
+/*
+ * Queue the file open on fd (dup'd; the caller keeps fd) before any process maps it, e.g. the
+ * libraries of a command about to start.  0 also when the file is already known.
+ */
+int unwinder__prepare(struct unwinder *u, int fd);
+
+/*
+ * Load the tables the worker finished, and rewrite the entries of the processes mapping their
+ * files.  Never blocks on a build; meant to be called often by the event loop.  Returns the
+ * number of tables that became ready (loaded or shared), or -errno for a failure of our own
+ * (allocation); kernel refusals are counted, not returned.
+ */
+int unwinder__poll(struct unwinder *u);
+/* Poll until no build is queued or running and every result is loaded, or -ETIMEDOUT after
+ * timeout_ms (session start, tests). */
+int unwinder__wait(struct unwinder *u, int timeout_ms);
+
+/* Builds queued, running or waiting for room in the queue (0 once everything is loaded). */
+uint32_t unwinder__pending(const struct unwinder *u);
+const struct unwinder_stats *unwinder__stats(const struct unwinder *u);
+
+#endif /* PROF_UNWINDER_H */
