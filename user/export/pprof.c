@@ -103,6 +103,7 @@ struct writer {
 	struct pbuf sub; /* a message nested in msg */
 	struct gz *gz;
 	int64_t key_pid, key_tid, key_comm, key_process, key_stack, str_partial;
+	int64_t key_ns_pid, key_container_id, key_cgroup;
 };
 
 static int strtab__index(struct strtab *st, int64_t *out, const char *s)
@@ -219,6 +220,22 @@ static int put_label(struct writer *w, int64_t key, const char *s, int64_t num)
 	return pb__field_message(&w->msg, SAMPLE_LABEL, &w->sub);
 }
 
+/* Container and host modes: where the process runs (none of these in -p / -- CMD runs). */
+static int put_process_labels(struct writer *w, const struct profile_process *pp)
+{
+	int err = 0;
+
+	if (!pp)
+		return 0;
+	if (pp->ns_pid && pp->ns_pid != pp->pid)
+		err = put_label(w, w->key_ns_pid, NULL, pp->ns_pid);
+	if (!err && pp->container_id[0])
+		err = put_label(w, w->key_container_id, pp->container_id, 0);
+	if (!err && pp->cgroup[0])
+		err = put_label(w, w->key_cgroup, pp->cgroup, 0);
+	return err;
+}
+
 static int put_sample(struct writer *w, const struct profile_sample *s)
 {
 	int err;
@@ -235,6 +252,8 @@ static int put_sample(struct writer *w, const struct profile_sample *s)
 		err = put_label(w, w->key_process, s->process, 0);
 	if (!err && s->partial)
 		err = put_label(w, w->key_stack, "partial", 0);
+	if (!err)
+		err = put_process_labels(w, profile__process(w->p, s->pid));
 	if (err)
 		return err;
 	pb__field_message(&w->top, PROFILE_SAMPLE, &w->msg);
@@ -418,6 +437,13 @@ static int writer_init(struct writer *w, const struct profile *p, FILE *f)
 		err = strtab__index(&w->st, &w->key_process, "process");
 	if (!err)
 		err = strtab__index(&w->st, &w->key_stack, "stack");
+	/* Only container and host modes have them. */
+	if (!err && w->p->nprocesses)
+		err = strtab__index(&w->st, &w->key_ns_pid, "ns_pid");
+	if (!err && w->p->nprocesses)
+		err = strtab__index(&w->st, &w->key_container_id, "container_id");
+	if (!err && w->p->nprocesses)
+		err = strtab__index(&w->st, &w->key_cgroup, "cgroup");
 	return err;
 }
 

@@ -42,8 +42,9 @@ struct profile_index {
 	struct hashmap *functions; /* function_key -> uint32_t id */
 	struct hashmap *locations; /* location_key -> uint32_t id */
 	struct hashmap *samples;   /* sample_key -> uint32_t index into samples */
+	struct hashmap *processes; /* uint32_t pid -> uint32_t index into processes */
 	uint32_t cap_mappings, cap_functions, cap_locations, cap_samples;
-	uint32_t cap_comments, cap_counters;
+	uint32_t cap_comments, cap_counters, cap_processes;
 };
 
 /* Make room for one more element in a dynamic array of elem-sized items. */
@@ -92,6 +93,9 @@ int profile__new(struct profile **out, const char *mode)
 	err = hashmap__new(&p->index->samples, sizeof(struct sample_key), sizeof(uint32_t));
 	if (err)
 		goto cleanup;
+	err = hashmap__new(&p->index->processes, sizeof(uint32_t), sizeof(uint32_t));
+	if (err)
+		goto cleanup;
 	p->mode = profile__intern(p, mode);
 	if (!p->mode) {
 		err = -ENOMEM;
@@ -111,6 +115,7 @@ void profile__free(struct profile *p)
 	for (uint32_t i = 0; i < p->nsamples; i++)
 		free(p->samples[i].loc_ids);
 	free(p->samples);
+	free(p->processes);
 	free(p->locations);
 	free(p->functions);
 	free(p->mappings);
@@ -121,6 +126,7 @@ void profile__free(struct profile *p)
 		hashmap__free(p->index->functions);
 		hashmap__free(p->index->locations);
 		hashmap__free(p->index->samples);
+		hashmap__free(p->index->processes);
 		free(p->index);
 	}
 	strpool__free(p->strings);
@@ -293,6 +299,41 @@ static bool sample_equal(const struct profile_sample *s, uint32_t pid, uint32_t 
 	return s->pid == pid && s->tid == tid && s->comm == comm && s->process == process &&
 	       s->partial == partial && s->nlocs == nlocs &&
 	       (!nlocs || memcmp(s->loc_ids, loc_ids, nlocs * sizeof(*loc_ids)) == 0);
+}
+
+int profile__set_process(struct profile *p, const struct profile_process *pp)
+{
+	struct profile_index *ix = p->index;
+	struct profile_process *dst;
+	const char *cid, *cg;
+	uint32_t *idx;
+	bool created;
+	int err;
+
+	cid = profile__intern(p, pp->container_id);
+	cg = profile__intern(p, pp->cgroup);
+	if (!cid || !cg)
+		return -ENOMEM;
+	err = grow((void **)&p->processes, &ix->cap_processes, p->nprocesses,
+		   sizeof(*p->processes));
+	if (!err)
+		err = hashmap__upsert(ix->processes, (void **)&idx, &pp->pid, &created);
+	if (err)
+		return err;
+	if (created)
+		*idx = p->nprocesses++;
+	dst = &p->processes[*idx];
+	*dst = *pp;
+	dst->container_id = cid;
+	dst->cgroup = cg;
+	return 0;
+}
+
+const struct profile_process *profile__process(const struct profile *p, uint32_t pid)
+{
+	const uint32_t *idx = hashmap__find(p->index->processes, &pid);
+
+	return idx ? &p->processes[*idx] : NULL;
 }
 
 int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,

@@ -53,6 +53,15 @@ struct profile_sample {
 	bool partial; /* stack known to be incomplete (e.g. Python 3.11 returns only) */
 };
 
+/* What a process's samples are labelled with besides pid/tid/comm/process (container and host
+ * modes): shared by every sample of the pid. */
+struct profile_process {
+	uint32_t pid;
+	uint32_t ns_pid;	  /* its pid in its own pid namespace; 0 = the same as pid */
+	const char *container_id; /* "" when the cgroup path names none */
+	const char *cgroup;	  /* path relative to the cgroup2 mount, "" when unknown */
+};
+
 /* A named counter (drops, unknown frees, …): pprof carries it as a comment, text prints it. */
 struct profile_counter {
 	const char *name;
@@ -85,6 +94,8 @@ struct profile {
 	uint32_t nlocations;
 	struct profile_sample *samples;
 	uint32_t nsamples;
+	struct profile_process *processes; /* sorted by nothing; profile__process() finds one */
+	uint32_t nprocesses;
 
 	struct strpool *strings;
 	struct profile_index *index; /* private: dedup tables */
@@ -109,6 +120,11 @@ int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32
 int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
 			const char *process, const uint32_t *loc_ids, uint32_t nlocs,
 			const int64_t *values, bool partial);
+
+/* Record pid's container labels (copied; a second call for one pid replaces the first). */
+int profile__set_process(struct profile *p, const struct profile_process *pp);
+/* pid's labels, NULL when none were set. */
+const struct profile_process *profile__process(const struct profile *p, uint32_t pid);
 
 int profile__add_comment(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
