@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <linux/magic.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -294,6 +297,7 @@ static void log_events(struct loader *l, uint64_t events, int64_t ns)
 
 struct run {
 	struct env env; /* the caller's, with -p thread ids replaced by their process ids */
+	int scope_fd;	/* --cgroup / --container: the cgroup directory, open */
 	struct loader *loader;
 	struct collect *collect;
 	struct child child;
@@ -374,9 +378,123 @@ static void stop_cmd(struct run *r)
 	child_wait(&r->child, r->collect, 0);
 }
 
+/* --cgroup PATH: the directory, on a cgroup v2 file system (BPF checks ancestry against it). */
+static int open_cgroup(int *out, const char *path)
+{
+	struct statfs sf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_err("cannot open cgroup %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (fstatfs(fd, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		pr_err("%s is not a cgroup v2 directory (find the cgroup2 mount in /proc/mounts)\n",
+		       path);
+		close(fd);
+		return -EINVAL;
+	}
+	*out = fd;
+	return 0;
+}
+
+typedef int (*scope_pid_fn)(void *ctx, uint32_t pid);
+
+/* Every process in the cgroup open as dirfd and below it (depth and count bounded). */
+static int each_cgroup_pid(int dirfd, unsigned depth, unsigned *budget, scope_pid_fn fn, void *ctx)
+{
+	struct dirent *d;
+	char line[32];
+	DIR *dir;
+	FILE *f;
+	int fd, err = 0;
+
+	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		f = fdopen(fd, "r");
+		if (!f) {
+			close(fd);
+			return -errno;
+		}
+		while (!err && fgets(line, sizeof(line), f))
+			err = fn(ctx, (uint32_t)strtoul(line, NULL, 10));
+		fclose(f);
+	}
+	if (err || depth >= 16)
+		return err;
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while (!err && (d = readdir(dir))) {
+		int sub;
+
+		if (d->d_type != DT_DIR || d->d_name[0] == '.' || !*budget)
+			continue;
+		(*budget)--;
+		sub = openat(dirfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue; /* removed meanwhile */
+		err = each_cgroup_pid(sub, depth + 1, budget, fn, ctx);
+		close(sub);
+	}
+	closedir(dir);
+	return err;
+}
+
+/* -a: every process in /proc. */
+static int each_host_pid(scope_pid_fn fn, void *ctx)
+{
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	int err = 0;
+
+	if (!dir)
+		return -errno;
+	while (!err && (d = readdir(dir))) {
+		char *end;
+		unsigned long pid = strtoul(d->d_name, &end, 10);
+
+		if (!*end && pid)
+			err = fn(ctx, (uint32_t)pid);
+	}
+	closedir(dir);
+	return err;
+}
+
+static int add_scoped(void *ctx, uint32_t pid)
+{
+	struct run *r = ctx;
+	int err;
+
+	if (!pid || pid == (uint32_t)getpid())
+		return 0;
+	err = collect__add_scoped(r->collect, pid);
+	if (err == -ENOENT || err == -ESRCH)
+		return 0;		 /* gone meanwhile */
+	return err == -ENOMEM ? err : 0; /* others were reported; the rest go on */
+}
+
+/* The processes in scope when we start (later ones announce themselves by fork and exec). */
+static int scan_scope(struct run *r)
+{
+	unsigned budget = 100000;
+
+	if (r->scope_fd >= 0)
+		return each_cgroup_pid(r->scope_fd, 0, &budget, add_scoped, r);
+	return each_host_pid(add_scoped, r);
+}
+
 int session__run(const struct env *caller_env)
 {
-	struct run r = {.env = *caller_env, .child = {.go_fd = -1, .err_fd = -1, .pidfd = -1}};
+	struct run r = {.env = *caller_env,
+			.scope_fd = -1,
+			.child = {.go_fd = -1, .err_fd = -1, .pidfd = -1}};
 	const struct env *env = &r.env;
 	struct loader_opts lo = {
 		.heap = env->modes & MODE_HEAP,
@@ -396,6 +514,15 @@ int session__run(const struct env *caller_env)
 	status = resolve_pids(&r.env);
 	if (status)
 		return status;
+	if (env->cgroup) {
+		err = open_cgroup(&r.scope_fd, env->cgroup);
+		if (err)
+			return 2;
+		lo.scope = PROF_SCOPE_CGROUP;
+		lo.scope_cgroup_fd = r.scope_fd;
+	} else if (env->all) {
+		lo.scope = PROF_SCOPE_ALL;
+	}
 	status = 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -435,7 +562,8 @@ int session__run(const struct env *caller_env)
 						  .unwind_tables = env->unwind != UNWIND_FP,
 						  .cmd = env->cmd,
 						  .pids = env->pids,
-						  .npids = env->npids},
+						  .npids = env->npids,
+						  .wide = env->wide},
 			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
@@ -494,7 +622,20 @@ int session__run(const struct env *caller_env)
 			goto cleanup;
 		}
 	}
-	if (lo.heap && !nfns) {
+	if (env->wide) {
+		err = scan_scope(&r);
+		if (err) {
+			pr_err("listing the processes to profile failed: %s\n", strerror(-err));
+			goto cleanup;
+		}
+		err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
+		if (err) {
+			pr_err("loading unwind tables failed: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
+	/* Wide scopes may have no allocator mapped yet: processes that start later bring theirs. */
+	if (lo.heap && !nfns && !env->wide) {
 		pr_err("no allocator to probe: no malloc/free found in the target's libc or "
 		       "executable\n");
 		status = 2;
@@ -558,7 +699,7 @@ int session__run(const struct env *caller_env)
 			break;
 		if (r.have_child)
 			child_wait(&r.child, r.collect, WNOHANG);
-		if (r.have_child ? r.child.exited : !collect__any_alive(r.collect))
+		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
 	/* Whatever is still queued belongs to the profile. */
@@ -594,5 +735,7 @@ cleanup:
 		close(r.child.pidfd);
 	collect__free(r.collect);
 	loader__free(r.loader);
+	if (r.scope_fd >= 0)
+		close(r.scope_fd);
 	return status;
 }
