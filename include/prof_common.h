@@ -32,6 +32,9 @@ enum prof_rec_type {
 	PROF_REC_CPU_SAMPLE,  /* one cpu sample with its frames (include/prof_cpu.h) */
 	/* The unwinder met a pc outside the process's known mappings (prof_proc_event): re-read */
 	PROF_REC_UNWIND_MISS,
+	/* Wide scopes: a process called _exit and is stopped (SIGSTOP) with its address space
+	 * intact: everything it sent before is consumed by now; resume it (SIGCONT). */
+	PROF_REC_PROC_EXIT_HOLD,
 };
 
 /*
@@ -67,7 +70,9 @@ enum prof_rec_type {
 	X(UNWIND_CFA_STUCK, "unwind_cfa_stuck", "stacks cut: the stack pointer did not grow")      \
 	X(UNWIND_DEPTH, "unwind_depth", "stacks cut at the frame limit (127)")                     \
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
-	  "frames walked by frame pointer (no unwind table for their file)")
+	  "frames walked by frame pointer (no unwind table for their file)")                       \
+	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
+	  "exiting processes not held for symbolization (signal refused): may lack symbols")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

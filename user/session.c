@@ -638,7 +638,9 @@ int session__run(const struct env *caller_env)
 		}
 	}
 	if (env->wide) {
-		err = scan_scope(&r);
+		err = collect__discover_root(r.collect, (uint32_t)getpid());
+		if (!err)
+			err = scan_scope(&r);
 		if (err) {
 			pr_err("listing the processes to profile failed: %s\n", strerror(-err));
 			goto cleanup;
