@@ -1143,7 +1143,7 @@ void push__stats(const struct push *p, struct push_stats *out)
 static int check_secret(const char *what, const char *v)
 {
 	if (strpbrk(v, "\r\n")) {
-		pr_err("bpftrace-prof: %s holds a line break\n", what);
+		pr_err("%s holds a line break\n", what);
 		return -EINVAL;
 	}
 	return 0;
@@ -1175,23 +1175,23 @@ static int read_auth_file(struct push *p, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
-		pr_err("bpftrace-prof: cannot open --push-auth-file %s: %s\n", path,
+		pr_err("cannot open --push-auth-file %s: %s\n", path,
 		       strerror(-err));
 		return err;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		pr_err("bpftrace-prof: --push-auth-file %s is not a regular file\n", path);
+		pr_err("--push-auth-file %s is not a regular file\n", path);
 		err = -EINVAL;
 		goto cleanup;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		pr_err("bpftrace-prof: --push-auth-file %s is owned by another user (uid %u)\n",
+		pr_err("--push-auth-file %s is owned by another user (uid %u)\n",
 		       path, (unsigned)st.st_uid);
 		err = -EPERM;
 		goto cleanup;
 	}
 	if (st.st_mode & 077) {
-		pr_err("bpftrace-prof: --push-auth-file %s is accessible to group or others "
+		pr_err("--push-auth-file %s is accessible to group or others "
 		       "(mode %03o); chmod 600 it\n",
 		       path, (unsigned)(st.st_mode & 0777));
 		err = -EPERM;
@@ -1199,7 +1199,7 @@ static int read_auth_file(struct push *p, const char *path)
 	}
 	n = read(fd, buf, sizeof(buf));
 	if (n < 0 || n > AUTH_FILE_MAX) {
-		pr_err("bpftrace-prof: --push-auth-file %s: %s\n", path,
+		pr_err("--push-auth-file %s: %s\n", path,
 		       n < 0 ? strerror(errno) : "larger than 4096 bytes");
 		err = n < 0 ? -EIO : -EFBIG;
 		goto cleanup;
@@ -1215,7 +1215,7 @@ static int read_auth_file(struct push *p, const char *path)
 			continue;
 		eq = strchr(line, '=');
 		if (!eq) {
-			pr_err("bpftrace-prof: --push-auth-file %s: a line without '='\n", path);
+			pr_err("--push-auth-file %s: a line without '='\n", path);
 			err = -EINVAL;
 			break;
 		}
@@ -1230,7 +1230,7 @@ static int read_auth_file(struct push *p, const char *path)
 		else if (!strcmp(line, "tenant"))
 			err = set_secret(&p->tenant, "the push tenant", v);
 		else {
-			pr_err("bpftrace-prof: --push-auth-file %s: unknown key '%.32s' (token, "
+			pr_err("--push-auth-file %s: unknown key '%.32s' (token, "
 			       "user, password, tenant)\n",
 			       path, line);
 			err = -EINVAL;
@@ -1267,7 +1267,7 @@ static int open_spool(struct push *p, const char *dir)
 	}
 	/* Our own files are read back from here: nobody else may write in it. */
 	if (fstat(p->spool_dfd, &st) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		pr_err("bpftrace-prof: push spool %s/spool is not ours or is writable by others\n",
+		pr_err("push spool %s/spool is not ours or is writable by others\n",
 		       dir);
 		return -EPERM;
 	}
@@ -1278,7 +1278,7 @@ static int open_spool(struct push *p, const char *dir)
 	return 0;
 fail:
 	err = -errno;
-	pr_err("bpftrace-prof: cannot use %s/spool for --push: %s\n", dir, strerror(-err));
+	pr_err("cannot use %s/spool for --push: %s\n", dir, strerror(-err));
 	return err;
 }
 
@@ -1297,7 +1297,7 @@ int push__new(struct push **out, const struct push_opts *opts)
 	int err;
 
 	if (!o.url || (strncmp(o.url, "http://", 7) && strncmp(o.url, "https://", 8))) {
-		pr_err("bpftrace-prof: --push takes an http:// or https:// URL\n");
+		pr_err("--push takes an http:// or https:// URL\n");
 		return -EINVAL;
 	}
 	DEFAULT(queue_max, 64);
@@ -1347,7 +1347,7 @@ int push__new(struct push **out, const struct push_opts *opts)
 	if (err)
 		goto cleanup;
 	if (p->token && p->user) {
-		pr_err("bpftrace-prof: push credentials: give a token or a user, not both\n");
+		pr_err("push credentials: give a token or a user, not both\n");
 		err = -EINVAL;
 		goto cleanup;
 	}
