@@ -38,12 +38,31 @@ struct {
 	__type(value, __u64);
 } prof_counters SEC(".maps");
 
-/* -a/--all: every process is a target; the map lookup is skipped. */
-const volatile bool prof_all_targets = false;
+/* --cgroup / --container: the cgroup v2 directory whose tasks (at any depth below it) are
+ * profiled, as index 0. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} prof_scope_cgroup SEC(".maps");
 
+const volatile __u32 prof_scope = PROF_SCOPE_PIDS; /* enum prof_scope */
+const volatile __u32 prof_self_tgid = 0;	    /* ours: never profiled in the wide scopes */
+
+/*
+ * tgid is the current task's process (every caller asks about the task it runs in): with a
+ * cgroup scope, the kernel checks the task's cgroup ancestry, so processes started later in
+ * the cgroup or in a new cgroup below it are in without userspace doing anything.
+ */
 static __always_inline bool prof_is_target(__u32 tgid)
 {
-	return prof_all_targets || bpf_map_lookup_elem(&prof_targets, &tgid);
+	if (prof_scope == PROF_SCOPE_ALL)
+		return tgid != prof_self_tgid;
+	if (prof_scope == PROF_SCOPE_CGROUP)
+		return tgid != prof_self_tgid &&
+		       bpf_current_task_under_cgroup(&prof_scope_cgroup, 0) == 1;
+	return bpf_map_lookup_elem(&prof_targets, &tgid);
 }
 
 static __always_inline void prof_count(enum prof_counter c)

@@ -37,13 +37,19 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	__u8 one = 1;
 
 	/* New threads share the process's tgid and are covered already. */
-	if (pid == ppid || !follow_children || prof_all_targets)
+	if (pid == ppid)
 		return 0;
-	if (!bpf_map_lookup_elem(&prof_targets, &ppid))
-		return 0;
-	if (bpf_map_update_elem(&prof_targets, &pid, &one, BPF_ANY)) {
-		prof_count(PROF_CNT_TARGETS_FULL);
-		return 0;
+	if (prof_scope != PROF_SCOPE_PIDS) {
+		/* The parent runs this: the child is in its cgroup, so in scope with it. */
+		if (!prof_is_target(ppid))
+			return 0;
+	} else {
+		if (!follow_children || !bpf_map_lookup_elem(&prof_targets, &ppid))
+			return 0;
+		if (bpf_map_update_elem(&prof_targets, &pid, &one, BPF_ANY)) {
+			prof_count(PROF_CNT_TARGETS_FULL);
+			return 0;
+		}
 	}
 	/* Same image as the parent: its mappings hold for the child until userspace re-reads. */
 	m = bpf_map_lookup_elem(&prof_unwind_procs, &ppid);
@@ -84,12 +90,9 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	 */
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		bpf_map_delete_elem(&prof_unwind_procs, &pid);
-		if (prof_all_targets)
-			return 0;
 		flags |= PROF_PROC_GROUP_DEAD;
-		bpf_map_delete_elem(&prof_targets, &pid);
-	} else if (prof_all_targets) {
-		return 0;
+		if (prof_scope == PROF_SCOPE_PIDS)
+			bpf_map_delete_elem(&prof_targets, &pid);
 	}
 	/* One record per thread: carries its final name; the last one marks the process gone. */
 	emit(PROF_REC_PROC_EXIT, pid, tid, 0, flags);

@@ -169,6 +169,13 @@ enum prof_proc_flags {
 	PROF_PROC_GROUP_DEAD = 1,
 };
 
+/* Which processes are profiled (bpf/common.bpf.h prof_is_target). */
+enum prof_scope {
+	PROF_SCOPE_PIDS = 0, /* the tgids in prof_targets (-p, -- CMD and its followed children) */
+	PROF_SCOPE_CGROUP,   /* every task under the cgroup in prof_scope_cgroup (--cgroup) */
+	PROF_SCOPE_ALL,	     /* every process but ours (-a) */
+};
+
 /* Process lifecycle (bpf/proc.bpf.c): follow children, learn exec and exit. */
 struct prof_proc_event {
 	__u32 type;  /* PROF_REC_PROC_* */

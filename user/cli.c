@@ -18,7 +18,12 @@ static const char usage[] =
 	"                           stands for its process\n"
 	"  -- CMD [ARG...]          start CMD, profile it from its first instruction, and its\n"
 	"                           children (fork/exec are followed); stop when CMD exits\n"
-	"MODES, any combination (default --heap):\n"
+	"      --cgroup PATH        every process in a cgroup v2 directory and below it, also\n"
+	"                           those that start later (a container, a systemd unit)\n"
+	"      --container ID       the cgroup of a Docker/containerd/Podman container (id or\n"
+	"                           unique prefix)\n"
+	"  -a, --all                every process on the host\n"
+	"MODES, any combination (default --heap; --cpu for --cgroup, --container and -a):\n"
 	"  --heap                   malloc-family tracing: allocated and in-use bytes/objects by "
 	"stack\n"
 	"  --calls                  interpreter function calls (USDT): counts and wall time by "
@@ -35,7 +40,13 @@ static const char usage[] =
 	"      --top N              rows per table in the summary printed at exit (default 10, 0 = "
 	"none)\n"
 	"      --sample-bytes N     sample about one allocation per N bytes (0 = every "
-	"allocation)\n"
+	"allocation;\n"
+	"                           default 0 for -p and -- CMD, 524288 for the wider targets)\n"
+	"      --interval SECONDS   continuous mode: one profile per mode per interval, written\n"
+	"                           to --output-dir as <UTC time>.<mode>.pb.gz\n"
+	"      --output-dir DIR     where --interval writes (created if missing)\n"
+	"      --retain N           keep only the newest N profiles per mode in --output-dir\n"
+	"                           (default 0: keep all)\n"
 	"      --unwind MODE        user stacks: auto (default: unwind tables from .eh_frame "
 	"where\n"
 	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
@@ -55,6 +66,11 @@ enum {
 	OPT_SAMPLE_BYTES,
 	OPT_UNWIND,
 	OPT_VERSION,
+	OPT_CGROUP,
+	OPT_CONTAINER,
+	OPT_INTERVAL,
+	OPT_OUTPUT_DIR,
+	OPT_RETAIN,
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +88,12 @@ static const struct option long_opts[] = {
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
+	{"cgroup", required_argument, NULL, OPT_CGROUP},
+	{"container", required_argument, NULL, OPT_CONTAINER},
+	{"all", no_argument, NULL, 'a'},
+	{"interval", required_argument, NULL, OPT_INTERVAL},
+	{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+	{"retain", required_argument, NULL, OPT_RETAIN},
 	{},
 };
 
@@ -151,7 +173,8 @@ int cli__parse(struct env *out, int argc, char **argv)
 		.format = FMT_PPROF,
 		.top = 10,
 	};
-	bool output_given = false;
+	bool output_given = false, sample_given = false;
+	unsigned ntargets;
 	uint64_t v;
 	int opt, err;
 	char *end;
@@ -159,7 +182,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option so `-- CMD -x` keeps CMD's own options. */
-	while ((opt = getopt_long(argc, argv, "+p:o:f:d:vqh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:o:f:d:avqh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			err = parse_pids(&env, optarg);
@@ -217,6 +240,37 @@ int cli__parse(struct env *out, int argc, char **argv)
 			if (parse_u64(optarg, 1ULL << 40, &v))
 				return bad("invalid --sample-bytes '%s'", optarg);
 			env.sample_bytes = v;
+			sample_given = true;
+			break;
+		case OPT_CGROUP:
+			if (!*optarg)
+				return bad("empty --cgroup path%s", "");
+			env.cgroup = optarg;
+			break;
+		case OPT_CONTAINER:
+			if (!*optarg)
+				return bad("empty --container id%s", "");
+			env.container = optarg;
+			break;
+		case 'a':
+			env.all = true;
+			break;
+		case OPT_INTERVAL:
+			errno = 0;
+			env.interval = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(env.interval >= 1) ||
+			    !(env.interval <= 86400))
+				return bad("invalid --interval '%s' (seconds, 1 to 86400)", optarg);
+			break;
+		case OPT_OUTPUT_DIR:
+			if (!*optarg)
+				return bad("empty --output-dir%s", "");
+			env.output_dir = optarg;
+			break;
+		case OPT_RETAIN:
+			if (parse_u64(optarg, 1000000, &v))
+				return bad("invalid --retain '%s'", optarg);
+			env.retain = (unsigned)v;
 			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "auto"))
@@ -258,12 +312,29 @@ int cli__parse(struct env *out, int argc, char **argv)
 	} else if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
 		return bad("no command after '--'%s", "");
 	}
-	if (!!env.npids + !!env.cmd != 1)
-		return bad(env.npids ? "give either -p or -- CMD, not both%s"
-				     : "no target: give -p PID or -- CMD%s",
-			   "");
+	ntargets = !!env.npids + !!env.cmd + !!env.cgroup + !!env.container + env.all;
+	if (ntargets != 1)
+		return bad(
+			ntargets ? "give one target: -p, -- CMD, --cgroup, --container or -a%s"
+				 : "no target: give -p PID, -- CMD, --cgroup PATH, --container ID "
+				   "or -a%s",
+			"");
+	env.wide = env.cgroup || env.container || env.all;
 	if (!env.modes)
-		env.modes = MODE_HEAP;
+		env.modes = env.wide ? MODE_CPU : MODE_HEAP;
+	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */
+	if (env.wide && !sample_given)
+		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;
+	if (env.interval && !env.output_dir)
+		return bad(
+			"--interval needs --output-dir DIR (where each interval's profiles go)%s",
+			"");
+	if (env.output_dir && !env.interval)
+		return bad("--output-dir needs --interval SECONDS%s", "");
+	if (env.retain && !env.interval)
+		return bad("--retain needs --interval SECONDS%s", "");
+	if (env.interval && env.format != FMT_PPROF)
+		return bad("--interval writes pprof only (-f pprof)%s", "");
 	if (!output_given)
 		env.output = env.format == FMT_PPROF	? "bpftrace-prof.pb.gz"
 			     : env.format == FMT_FOLDED ? "bpftrace-prof.folded"

@@ -8,9 +8,11 @@
 
 #include "agg/collect.h" /* enum prof_mode_bit */
 
-#define CLI_MAX_PIDS	 64
+#define CLI_MAX_PIDS	      64
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
-#define CLI_MAX_DURATION 31536000.0
+#define CLI_MAX_DURATION      31536000.0
+/* --sample-bytes for --cgroup, --container and -a when not given. */
+#define CLI_WIDE_SAMPLE_BYTES 524288
 
 enum out_format {
 	FMT_PPROF,
@@ -30,8 +32,15 @@ struct env {
 	unsigned cpu_hz; /* --cpu[=HZ] */
 	uint32_t pids[CLI_MAX_PIDS];
 	unsigned npids;
-	char **cmd;	    /* -- CMD ARG…, NULL-terminated (points into argv) */
-	const char *output; /* -o; "-" = stdout */
+	char **cmd;		/* -- CMD ARG…, NULL-terminated (points into argv) */
+	const char *cgroup;	/* --cgroup PATH */
+	const char *container;	/* --container ID */
+	bool all;		/* -a */
+	bool wide;		/* one of the three above: processes come and go */
+	double interval;	/* --interval seconds; 0 = one profile at the end */
+	const char *output_dir; /* --output-dir */
+	unsigned retain;	/* --retain N; 0 = keep every profile */
+	const char *output;	/* -o; "-" = stdout */
 	enum out_format format;
 	double duration; /* -d seconds; 0 = until exit or signal */
 	unsigned top;	 /* --top N */

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <linux/magic.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -294,8 +297,10 @@ static void log_events(struct loader *l, uint64_t events, int64_t ns)
 
 struct run {
 	struct env env; /* the caller's, with -p thread ids replaced by their process ids */
+	int scope_fd;	/* --cgroup / --container: the cgroup directory, open */
 	struct loader *loader;
 	struct collect *collect;
+	struct report *report;
 	struct child child;
 	bool have_child;
 	uint64_t events; /* ring-buffer records consumed */
@@ -374,9 +379,123 @@ static void stop_cmd(struct run *r)
 	child_wait(&r->child, r->collect, 0);
 }
 
+/* --cgroup PATH: the directory, on a cgroup v2 file system (BPF checks ancestry against it). */
+static int open_cgroup(int *out, const char *path)
+{
+	struct statfs sf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_err("cannot open cgroup %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (fstatfs(fd, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		pr_err("%s is not a cgroup v2 directory (find the cgroup2 mount in /proc/mounts)\n",
+		       path);
+		close(fd);
+		return -EINVAL;
+	}
+	*out = fd;
+	return 0;
+}
+
+typedef int (*scope_pid_fn)(void *ctx, uint32_t pid);
+
+/* Every process in the cgroup open as dirfd and below it (depth and count bounded). */
+static int each_cgroup_pid(int dirfd, unsigned depth, unsigned *budget, scope_pid_fn fn, void *ctx)
+{
+	struct dirent *d;
+	char line[32];
+	DIR *dir;
+	FILE *f;
+	int fd, err = 0;
+
+	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		f = fdopen(fd, "r");
+		if (!f) {
+			close(fd);
+			return -errno;
+		}
+		while (!err && fgets(line, sizeof(line), f))
+			err = fn(ctx, (uint32_t)strtoul(line, NULL, 10));
+		fclose(f);
+	}
+	if (err || depth >= 16)
+		return err;
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while (!err && (d = readdir(dir))) {
+		int sub;
+
+		if (d->d_type != DT_DIR || d->d_name[0] == '.' || !*budget)
+			continue;
+		(*budget)--;
+		sub = openat(dirfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue; /* removed meanwhile */
+		err = each_cgroup_pid(sub, depth + 1, budget, fn, ctx);
+		close(sub);
+	}
+	closedir(dir);
+	return err;
+}
+
+/* -a: every process in /proc. */
+static int each_host_pid(scope_pid_fn fn, void *ctx)
+{
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	int err = 0;
+
+	if (!dir)
+		return -errno;
+	while (!err && (d = readdir(dir))) {
+		char *end;
+		unsigned long pid = strtoul(d->d_name, &end, 10);
+
+		if (!*end && pid)
+			err = fn(ctx, (uint32_t)pid);
+	}
+	closedir(dir);
+	return err;
+}
+
+static int add_scoped(void *ctx, uint32_t pid)
+{
+	struct run *r = ctx;
+	int err;
+
+	if (!pid || pid == (uint32_t)getpid())
+		return 0;
+	err = collect__add_scoped(r->collect, pid);
+	if (err == -ENOENT || err == -ESRCH)
+		return 0;		 /* gone meanwhile */
+	return err == -ENOMEM ? err : 0; /* others were reported; the rest go on */
+}
+
+/* The processes in scope when we start (later ones announce themselves by fork and exec). */
+static int scan_scope(struct run *r)
+{
+	unsigned budget = 100000;
+
+	if (r->scope_fd >= 0)
+		return each_cgroup_pid(r->scope_fd, 0, &budget, add_scoped, r);
+	return each_host_pid(add_scoped, r);
+}
+
 int session__run(const struct env *caller_env)
 {
-	struct run r = {.env = *caller_env, .child = {.go_fd = -1, .err_fd = -1, .pidfd = -1}};
+	struct run r = {.env = *caller_env,
+			.scope_fd = -1,
+			.child = {.go_fd = -1, .err_fd = -1, .pidfd = -1}};
 	const struct env *env = &r.env;
 	struct loader_opts lo = {
 		.heap = env->modes & MODE_HEAP,
@@ -388,7 +507,8 @@ int session__run(const struct env *caller_env)
 		.unwind = env->unwind,
 		.unwind_fp = env->unwind == UNWIND_FP,
 	};
-	int64_t start_mono, start_wall, last_tick, deadline = 0;
+	int64_t start_mono, start_wall, last_tick, deadline = 0, next_interval = 0;
+	int64_t interval_mono = 0, interval_wall = 0;
 	struct sigaction sa = {.sa_handler = on_signal};
 	int status = 1, err, nfns = 0;
 	bool poll_err = false;
@@ -396,6 +516,15 @@ int session__run(const struct env *caller_env)
 	status = resolve_pids(&r.env);
 	if (status)
 		return status;
+	if (env->cgroup) {
+		err = open_cgroup(&r.scope_fd, env->cgroup);
+		if (err)
+			return 2;
+		lo.scope = PROF_SCOPE_CGROUP;
+		lo.scope_cgroup_fd = r.scope_fd;
+	} else if (env->all) {
+		lo.scope = PROF_SCOPE_ALL;
+	}
 	status = 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -435,11 +564,25 @@ int session__run(const struct env *caller_env)
 						  .unwind_tables = env->unwind != UNWIND_FP,
 						  .cmd = env->cmd,
 						  .pids = env->pids,
-						  .npids = env->npids},
+						  .npids = env->npids,
+						  .wide = env->wide},
 			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
 		goto cleanup;
+	}
+	err = report__new(&r.report, r.collect, env);
+	if (err) {
+		pr_err("setting up the report failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (env->interval) {
+		err = report__prepare_dir(env);
+		if (err) {
+			pr_err("cannot use --output-dir %s: %s\n", env->output_dir, strerror(-err));
+			status = 2;
+			goto cleanup;
+		}
 	}
 	err = collect__start_events(r.collect, on_event, &r);
 	if (err) {
@@ -494,7 +637,20 @@ int session__run(const struct env *caller_env)
 			goto cleanup;
 		}
 	}
-	if (lo.heap && !nfns) {
+	if (env->wide) {
+		err = scan_scope(&r);
+		if (err) {
+			pr_err("listing the processes to profile failed: %s\n", strerror(-err));
+			goto cleanup;
+		}
+		err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
+		if (err) {
+			pr_err("loading unwind tables failed: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
+	/* Wide scopes may have no allocator mapped yet: processes that start later bring theirs. */
+	if (lo.heap && !nfns && !env->wide) {
 		pr_err("no allocator to probe: no malloc/free found in the target's libc or "
 		       "executable\n");
 		status = 2;
@@ -523,6 +679,11 @@ int session__run(const struct env *caller_env)
 	start_wall = now_ns(CLOCK_REALTIME);
 	if (env->duration > 0)
 		deadline = start_mono + (int64_t)(env->duration * 1e9);
+	if (env->interval) {
+		interval_mono = start_mono;
+		interval_wall = start_wall;
+		next_interval = start_mono + (int64_t)(env->interval * 1e9);
+	}
 	if (r.have_child) {
 		err = release(&r.child);
 		if (err) {
@@ -556,9 +717,23 @@ int session__run(const struct env *caller_env)
 		}
 		if (deadline && now >= deadline)
 			break;
+		if (next_interval && now >= next_interval) {
+			/* Wall time advances with the monotonic clock, not by a second reading
+			 * that could jump: intervals tile exactly. */
+			if (report__interval(r.report, interval_wall, now - interval_mono, false) ==
+			    -ENOMEM) {
+				poll_err = true;
+				break;
+			}
+			interval_wall += now - interval_mono;
+			interval_mono = now;
+			next_interval += (int64_t)(env->interval * 1e9);
+			if (next_interval <= now) /* we fell behind: skip, do not burst */
+				next_interval = now + (int64_t)(env->interval * 1e9);
+		}
 		if (r.have_child)
 			child_wait(&r.child, r.collect, WNOHANG);
-		if (r.have_child ? r.child.exited : !collect__any_alive(r.collect))
+		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
 	/* Whatever is still queued belongs to the profile. */
@@ -574,7 +749,11 @@ int session__run(const struct env *caller_env)
 		status = 2;
 		goto cleanup;
 	}
-	err = report__write(r.collect, env, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
+	if (env->interval)
+		err = report__interval(r.report, interval_wall,
+				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
+	else
+		err = report__write(r.report, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
 	status = err || collect__error(r.collect) || poll_err ? 1 : 0;
 cleanup:
@@ -592,7 +771,10 @@ cleanup:
 		close(r.child.err_fd);
 	if (r.child.pidfd >= 0)
 		close(r.child.pidfd);
+	report__free(r.report);
 	collect__free(r.collect);
 	loader__free(r.loader);
+	if (r.scope_fd >= 0)
+		close(r.scope_fd);
 	return status;
 }

@@ -320,7 +320,7 @@ static int track(struct collect *c, uint32_t pid)
 		pr_debug("no pidfd for %u: %s\n", pid, strerror(errno));
 		return 0; /* gone already: its exit event follows */
 	}
-	if (c->loader && loader__has_target(c->loader, pid) != 1) {
+	if (c->loader && !c->opts.wide && loader__has_target(c->loader, pid) != 1) {
 		close(fd);
 		return 0;
 	}
@@ -340,6 +340,16 @@ int collect__add_pid(struct collect *c, uint32_t pid)
 		return err;
 	err = symbolizer__load_pid(c->sym, pid);
 	return err == -ESRCH || err == -ENOENT ? 0 : err;
+}
+
+int collect__add_scoped(struct collect *c, uint32_t pid)
+{
+	int err = collect__add_pid(c, pid), n = 0;
+
+	if (err || !c->heap)
+		return err;
+	err = collect__attach_heap(c, pid, -1, &n);
+	return err == -ENOENT || err == -ESRCH ? 0 : err;
 }
 
 int collect__add_child(struct collect *c, uint32_t pid)
@@ -734,8 +744,9 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 	err = heap_agg__exec(c->heap, pid);
 	if (err)
 		return err;
-	/* A new image may bring an allocator of its own (static binary). */
-	if (c->opts.cmd) {
+	/* A new image may bring an allocator of its own (static binary), or another libc (a
+	 * container's). */
+	if (c->opts.cmd || c->opts.wide) {
 		err = collect__attach_heap(c, pid, -1, &n);
 		if (err && err != -ENOENT && err != -ESRCH)
 			return err;
@@ -820,7 +831,7 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 				target_close(t);
 			if (c->unw)
 				unwinder__remove_process(c->unw, e->pid);
-		} else if (e->tid == e->pid && c->heap && !c->opts.cmd) {
+		} else if (e->tid == e->pid && c->heap && !c->opts.cmd && !c->opts.wide) {
 			return leader_left(c, e->pid);
 		}
 		return 0;
@@ -902,6 +913,26 @@ done:
 	if (err == -ENOMEM)
 		pr_err("out of memory while collecting events\n");
 	return fatal(c, err);
+}
+
+int collect__new_interval(struct collect *c)
+{
+	int err = 0;
+
+	if (c->cpu)
+		err = cpu_agg__reset(c->cpu);
+	if (!err && c->heap)
+		err = heap_agg__new_interval(c->heap);
+	if (c->calls)
+		calls_agg__new_interval(c->calls);
+	c->bad_records = 0;
+	return err;
+}
+
+void collect__finish(struct collect *c)
+{
+	if (c->calls)
+		calls_agg__finish(c->calls, (uint64_t)mono_ns());
 }
 
 struct loader *collect__loader(struct collect *c)

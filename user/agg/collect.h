@@ -38,6 +38,7 @@ struct collect_opts {
 	char *const *cmd;      /* -- CMD ARG…, NULL-terminated; NULL with -p */
 	const uint32_t *pids;  /* -p */
 	unsigned npids;
+	bool wide; /* --cgroup / --container / -a: BPF decides who is in scope */
 };
 
 int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l);
@@ -54,6 +55,9 @@ int collect__error(struct collect *c);
 
 /* A target given with -p: load its symbols now, while it lives. */
 int collect__add_pid(struct collect *c, uint32_t pid);
+/* --cgroup / --container / -a: a process found in scope at start (its allocator files are
+ * probed for every process, filtered in BPF). */
+int collect__add_scoped(struct collect *c, uint32_t pid);
 /* The `-- CMD` child, not yet exec'd (its exec arrives as an event that loads its maps). */
 int collect__add_child(struct collect *c, uint32_t pid);
 /* heap_attach__process, reporting failures other than a vanished process (-ENOENT/-ESRCH,
@@ -86,6 +90,12 @@ int collect__poll_unwinder(struct collect *c);
 int collect__wait_unwinder(struct collect *c, int timeout_ms);
 /* `-- CMD`: build the tables of exe and of the system libraries before CMD starts. */
 int collect__prepare_unwind(struct collect *c, const char *exe);
+
+/* Continuous mode: the aggregates start a new interval (allocations, samples and calls from
+ * zero; in-use heap and open calls carried over).  0 or -ENOMEM. */
+int collect__new_interval(struct collect *c);
+/* End of profiling: calls still open get their time so far (0 calls: not completed). */
+void collect__finish(struct collect *c);
 
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);

@@ -35,6 +35,7 @@ enum shared_map {
 	SHARED_UNWIND_PROCS,
 	SHARED_UNWIND_ASKED,
 	SHARED_UNWIND_FILES,
+	SHARED_SCOPE_CGROUP,
 	SHARED__COUNT,
 };
 
@@ -48,6 +49,7 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_UNWIND_PROCS] = "prof_unwind_procs",
 	[SHARED_UNWIND_ASKED] = "prof_unwind_asked",
 	[SHARED_UNWIND_FILES] = "prof_unwind_files",
+	[SHARED_SCOPE_CGROUP] = "prof_scope_cgroup",
 };
 
 struct loader {
@@ -187,6 +189,13 @@ static int fill_intervals(int map_fd, uint64_t mean)
 	return 0;
 }
 
+/* Every skeleton filters on the same scope (bpf/common.bpf.h). */
+#define SET_SCOPE(l, skel)                                        \
+	do {                                                      \
+		(skel)->rodata->prof_scope = (l)->opts.scope;     \
+		(skel)->rodata->prof_self_tgid = (__u32)getpid(); \
+	} while (0)
+
 static int open_heap(struct loader *l)
 {
 	int err;
@@ -197,6 +206,7 @@ static int open_heap(struct loader *l)
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
 	l->heap->rodata->pid_filtered = !l->opts.follow_children;
 	l->heap->rodata->prof_unwind_mode = l->opts.unwind;
+	SET_SCOPE(l, l->heap);
 	err = prepare(l, l->heap->obj);
 	if (err)
 		return err;
@@ -218,6 +228,7 @@ static int open_cpu(struct loader *l)
 	if (!l->cpu)
 		return load_failed("cpu", -errno);
 	l->cpu->rodata->prof_unwind_mode = l->opts.unwind;
+	SET_SCOPE(l, l->cpu);
 	err = prepare(l, l->cpu->obj);
 	if (err)
 		return err;
@@ -280,6 +291,7 @@ static int open_calls(struct loader *l)
 	l->calls = calls_bpf__open();
 	if (!l->calls)
 		return load_failed("calls", -errno);
+	SET_SCOPE(l, l->calls);
 	err = prepare(l, l->calls->obj);
 	if (err)
 		return err;
@@ -344,6 +356,7 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 		goto cleanup;
 	}
 	l->proc->rodata->follow_children = opts->follow_children;
+	SET_SCOPE(l, l->proc);
 	err = size_maps(l, l->proc->obj);
 	if (err)
 		goto cleanup;
@@ -353,6 +366,15 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 		goto cleanup;
 	}
 	adopt_maps(l, l->proc->obj);
+	if (opts->scope == PROF_SCOPE_CGROUP) {
+		uint32_t zero = 0, fd = (uint32_t)opts->scope_cgroup_fd;
+
+		if (bpf_map_update_elem(l->shared_fd[SHARED_SCOPE_CGROUP], &zero, &fd, BPF_ANY)) {
+			err = -errno;
+			pr_err("setting the cgroup to profile failed: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
 	err = proc_bpf__attach(l->proc);
 	if (err) {
 		pr_err("attaching the process-lifecycle tracepoints failed: %s\n", strerror(-err));

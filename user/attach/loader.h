@@ -26,6 +26,8 @@ struct loader_opts {
 	uint64_t sample_bytes;
 	uint32_t unwind; /* enum unwind_mode (user/cli.h), for the BPF walker */
 	bool unwind_fp;	 /* --unwind fp: the unwinder's maps are not used */
+	uint32_t scope;	 /* enum prof_scope */
+	int scope_cgroup_fd; /* PROF_SCOPE_CGROUP: the cgroup v2 directory, open */
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
