@@ -1175,8 +1175,7 @@ static int read_auth_file(struct push *p, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
-		pr_err("cannot open --push-auth-file %s: %s\n", path,
-		       strerror(-err));
+		pr_err("cannot open --push-auth-file %s: %s\n", path, strerror(-err));
 		return err;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -1185,8 +1184,8 @@ static int read_auth_file(struct push *p, const char *path)
 		goto cleanup;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		pr_err("--push-auth-file %s is owned by another user (uid %u)\n",
-		       path, (unsigned)st.st_uid);
+		pr_err("--push-auth-file %s is owned by another user (uid %u)\n", path,
+		       (unsigned)st.st_uid);
 		err = -EPERM;
 		goto cleanup;
 	}
@@ -1267,8 +1266,7 @@ static int open_spool(struct push *p, const char *dir)
 	}
 	/* Our own files are read back from here: nobody else may write in it. */
 	if (fstat(p->spool_dfd, &st) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		pr_err("push spool %s/spool is not ours or is writable by others\n",
-		       dir);
+		pr_err("push spool %s/spool is not ours or is writable by others\n", dir);
 		return -EPERM;
 	}
 	if (asprintf(&p->spool_path, "%s/spool", dir) < 0) {
