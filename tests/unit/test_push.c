@@ -733,6 +733,40 @@ static void test_push__submit_profile_one_series_per_service(void **state)
 	assert_true(seen_a && seen_c);
 }
 
+/* The spool is never reached through a symbolic link. */
+static void test_push__spool_symlink_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct push_opts o = {.url = "http://127.0.0.1:9", .spool_dir = fx->tmp};
+	char target[96];
+
+	snprintf(target, sizeof(target), "%s/elsewhere", fx->tmp);
+	assert_int_equal(mkdir(target, 0700), 0);
+	assert_int_equal(symlink(target, spool_dir(fx)), 0);
+	/* O_DIRECTORY | O_NOFOLLOW on a symbolic link: ENOTDIR, the link is not followed. */
+	assert_int_equal(push__new(&fx->push, &o), -ENOTDIR);
+	assert_null(fx->push);
+}
+
+/* A spool file that is not ours (or damaged) is deleted and counted, not sent. */
+static void test_push__bad_spool_file_dropped(void **state)
+{
+	struct fixture *fx = *state;
+	struct push_opts o;
+	char path[128];
+
+	receiver_start(&fx->r, false);
+	o = fast_opts(fx, fx->tmp);
+	assert_int_equal(mkdir(spool_dir(fx), 0700), 0);
+	snprintf(path, sizeof(path), "%s/0000000000000000001-1-1.spool", spool_dir(fx));
+	write_file(path, "bpftrace-prof push spool 1\nname x\ndata 999\nshort", 0600);
+	assert_int_equal(push__new(&fx->push, &o), 0);
+	POLL_UNTIL(fx->push, dropped, 1);
+	assert_int_equal(count_files(spool_dir(fx), ".spool"), 0);
+	assert_int_equal(STAT(fx->push, spool_sent), 0);
+	assert_int_equal(received(&fx->r), 0);
+}
+
 static void test_push__bad_url_refused(void **state)
 {
 	struct fixture *fx = *state;
@@ -777,6 +811,8 @@ int main(void)
 		T(test_push__auth_file_checked_and_used),
 		T(test_push__flush_spools_the_rest),
 		T(test_push__submit_profile_one_series_per_service),
+		T(test_push__spool_symlink_refused),
+		T(test_push__bad_spool_file_dropped),
 		T(test_push__bad_url_refused),
 		T(test_push__protocol_names),
 	};
