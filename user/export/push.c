@@ -923,7 +923,6 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 			j->due_ms = now + backoff(p, j->tries);
 			return;
 		} else {
-			queue_remove(p, j);
 			spool_or_count(p, j, &p->stats.failed);
 		}
 	} else {
