@@ -140,6 +140,20 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 /* Counted by the ring-buffer consumer (user/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 
+/* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */
+#define PROF_PUSH_STATS(X)                                                                       \
+	X(submitted, "push_submitted", "profiles handed to --push")                              \
+	X(sent, "push_sent", "profiles the backend accepted")                                    \
+	X(retried, "push_retried", "sends retried: connection error, timeout, 5xx or 429")       \
+	X(failed, "push_failed",                                                                 \
+	  "profiles not sent: refused by the backend (4xx), or out of tries with no spool")      \
+	X(spooled, "push_spooled", "profiles written to the spool (backend down, queue full)")   \
+	X(spool_sent, "push_spool_sent", "spooled profiles sent later")                          \
+	X(aged_out, "push_aged_out", "spooled profiles deleted unsent: older than an hour")      \
+	X(dropped, "push_dropped",                                                               \
+	  "profiles lost: queue full without a spool, spool full or unwritable, spool file bad") \
+	X(sent_bytes, "push_sent_bytes", "profile bytes the backend accepted")
+
 /* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
 static inline __u64 prof_mix64(__u64 h)
 {

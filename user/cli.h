@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "agg/collect.h" /* enum prof_mode_bit */
+#include "export/push.h" /* enum push_protocol */
 
 #define CLI_MAX_PIDS	      64
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
@@ -40,7 +41,10 @@ struct env {
 	double interval;	/* --interval seconds; 0 = one profile at the end */
 	const char *output_dir; /* --output-dir */
 	unsigned retain;	/* --retain N; 0 = keep every profile */
-	const char *output;	/* -o; "-" = stdout */
+	const char *push_url;	/* --push URL */
+	enum push_protocol push_protocol;
+	const char *push_auth_file; /* --push-auth-file */
+	const char *output;	    /* -o; "-" = stdout */
 	enum out_format format;
 	double duration; /* -d seconds; 0 = until exit or signal */
 	unsigned top;	 /* --top N */
