@@ -631,6 +631,7 @@ int session__run(const struct env *caller_env)
 			goto cleanup;
 		}
 		report__set_sink(r.report, push_sink, &r);
+		report__set_push(r.report, r.push);
 	}
 	err = collect__start_events(r.collect, on_event, &r);
 	if (err) {
