@@ -598,7 +598,8 @@ int session__run(const struct env *caller_env)
 						  .cmd = env->cmd,
 						  .pids = env->pids,
 						  .npids = env->npids,
-						  .wide = env->wide},
+						  .wide = env->wide,
+						  .interval = env->interval > 0},
 			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));

@@ -78,6 +78,9 @@ struct loader_unwind_fds {
 };
 int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out);
 
+/* --sample-bytes: the map of sampled live blocks (struct prof_sampled_key); -1 without it. */
+int loader__sampled_fd(struct loader *l);
+
 /* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
 int loader__attach_cpu(struct loader *l);
 

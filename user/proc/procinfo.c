@@ -26,6 +26,29 @@ struct procinfo {
 	struct hashmap *names; /* name_key -> struct name_val */
 };
 
+void procinfo__forget(struct procinfo *pi, uint32_t pid)
+{
+	struct name_key *gone = NULL;
+	const struct name_key *k;
+	size_t it = 0, n = 0, cap = 0;
+
+	while (hashmap__next(pi->names, &it, (const void **)&k, NULL)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			struct name_key *g = realloc(gone, (cap = cap ? 2 * cap : 16) * sizeof(*g));
+
+			if (!g)
+				break;
+			gone = g;
+		}
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(pi->names, &gone[i]);
+	free(gone);
+}
+
 int procinfo__new(struct procinfo **out, const char *proc_root)
 {
 	struct procinfo *pi = calloc(1, sizeof(*pi));

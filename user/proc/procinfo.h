@@ -21,6 +21,8 @@ int procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const ch
  * report until the id is noted again.  0 or -ENOMEM. */
 int procinfo__exited(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm,
 		     bool group_dead);
+/* Continuous mode: pid is gone and its interval written: its names go. */
+void procinfo__forget(struct procinfo *pi, uint32_t pid);
 const char *procinfo__comm(struct procinfo *pi, uint32_t pid, uint32_t tid);
 const char *procinfo__process(struct procinfo *pi, uint32_t pid);
 
