@@ -68,7 +68,7 @@ BENCH_CC   := $(patsubst bench/%.cc,$(OUTPUT)/bench/%,$(wildcard bench/*.cc))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit e2e fuzz bench demo clean install lint targets
+.PHONY: all deps test unit e2e fuzz bench soak demo clean install lint targets
 
 all: bpftrace-prof targets
 
@@ -245,6 +245,11 @@ bench:
 	$(Q)scripts/install-deps.sh bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_C) $(BENCH_CC) $(BENCH_DATA)
 	$(Q)bench/run.sh
+
+# `sudo make soak` (not in CI): ten minutes of host-wide continuous profiling of a cgroup that
+# starts short processes; RSS, BPF map memory and fds sampled, slopes reported.
+soak: all
+	$(Q)bench/soak.sh
 
 # `sudo make demo`: install, build, profile the bundled demo program and print its heap report.
 demo: deps

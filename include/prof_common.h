@@ -41,6 +41,9 @@ enum prof_rec_type {
  * Every way data can be lost, counted per CPU in BPF and printed by userspace.
  * X(enum suffix, short name, what it means)
  */
+/* How far ahead userspace opens the exit-hold gate at each turn of its loop (bpf/proc.bpf.c). */
+#define PROF_HOLD_GATE_NS (300 * 1000000ULL)
+
 #define PROF_COUNTERS(X)                                                                           \
 	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                        \
 	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")              \
@@ -72,7 +75,7 @@ enum prof_rec_type {
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
 	  "frames walked by frame pointer (no unwind table for their file)")                       \
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
-	  "exiting processes not held for symbolization (signal refused): may lack symbols")
+	  "exiting processes not held for symbolization (consumer busy, signal refused)")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

@@ -750,6 +750,10 @@ int session__run(const struct env *caller_env)
 	while (!stop_signal) {
 		int64_t now;
 
+		/* Exits are held only while this loop turns (the consumer resumes them). */
+		if (env->wide)
+			loader__hold_gate(r.loader,
+					  (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
 		err = loader__poll(r.loader, 100);
 		if (err < 0) {
 			/* The collector's own failures were reported where they happened. */
@@ -790,9 +794,17 @@ int session__run(const struct env *caller_env)
 		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
-	/* Whatever is still queued belongs to the profile. */
+	/* No more holds; whatever is still queued belongs to the profile (and resumes the
+	 * processes held so far). */
+	loader__hold_gate(r.loader, 0);
 	while (loader__poll(r.loader, 0) > 0)
 		;
+	if (env->wide) {
+		/* A hold that passed the gate just before it closed: its record follows. */
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000L}, NULL);
+		while (loader__poll(r.loader, 0) > 0)
+			;
+	}
 	log_events(r.loader, r.events, now_ns(CLOCK_MONOTONIC) - start_mono);
 	if (stop_signal)
 		pr_info("stopping on signal %d\n", (int)stop_signal);

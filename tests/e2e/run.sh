@@ -46,6 +46,8 @@ run_pass() {
 			rc=$?
 			secs=$(($(date +%s) - start))
 			if [ $rc -eq 0 ]; then
+				# A passing test's scratch files go (some are large: sample dumps of a JVM).
+				rm -rf "${log%.log}"
 				passed=$((passed + 1))
 				echo "[ OK   ] $name (${secs}s)"
 			else

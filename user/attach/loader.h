@@ -78,6 +78,10 @@ struct loader_unwind_fds {
 };
 int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out);
 
+/* Exits may be held until until_ns (CLOCK_MONOTONIC; 0: no more): at every turn of the loop,
+ * and 0 before the last drain. */
+void loader__hold_gate(struct loader *l, uint64_t until_ns);
+
 /* --sample-bytes: the map of sampled live blocks (struct prof_sampled_key); -1 without it. */
 int loader__sampled_fd(struct loader *l);
 
