@@ -513,7 +513,7 @@ static int find_one(struct walk *w, int dir_fd, const char *parent, const char *
 int cgroup__find_container(struct cgroup_container *out, struct cgroup_container *other,
 			   int root_fd, const char *want, struct cgroup_stats *st)
 {
-	struct cgroup_container spare;
+	struct cgroup_container spare = {0};
 	struct find_ctx f = {.want = want, .out = out, .other = other ? other : &spare};
 	struct walk *w;
 	bool hex = true;
