@@ -188,7 +188,9 @@ container_test_cleanup() {
 	[ -s "$E2E_TMP/.cgroups" ] || return 0
 	while read -r d; do
 		for ((i = 0; i < 50; i++)); do
-			rmdir "$d" 2>/dev/null || [ ! -d "$d" ] && break
+			# children first (a test may make cgroups below its own)
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+			[ -d "$d" ] || break
 			sleep 0.1
 		done
 	done <"$E2E_TMP/.cgroups"

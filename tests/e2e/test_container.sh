@@ -182,3 +182,42 @@ t_container_unshare_cgroup_ns_pid() {
 	expect_label_everywhere "$f" cgroup "$CGROUP_REL"
 	expect_eq "samples with a container_id" 0 "$(grep -c ' container_id=' "$f.labels")"
 }
+
+# --container resolves ids and unique prefixes by walking the cgroup2 tree: two hand-made cgroups
+# named like container ids (no Docker needed) make an ambiguous prefix; a process moved into one
+# before the profiler starts is found (the processes running at start) and labelled with its id.
+t_container_id_prefix_resolution() {
+	local shared a b out=$E2E_TMP/err f=$E2E_TMP/prefix.pb.gz rc pid
+	cgroup_make ids
+	# 8 shared hex digits ("e2e0" and 4 random ones), then the two differ
+	shared=e2e0$(printf '%04x' $((RANDOM % 65536)))
+	a=${shared}a$(printf '%055d' 1)
+	b=${shared}b$(printf '%055d' 2)
+	mkdir "$CGROUP_DIR/$a" "$CGROUP_DIR/$b" || fail "cannot make the id cgroups"
+
+	"$PROF" --cpu --container "$shared" -d 1 -o "$f" --top 0 2>"$out"
+	rc=$?
+	expect_eq "ambiguous prefix status" 2 "$rc"
+	expect_eq "ambiguous prefix message lines" 1 "$(wc -l <"$out")"
+	{ grep -q "${a:0:12}" "$out" && grep -q "${b:0:12}" "$out"; } ||
+		fail "the message does not name both candidates: $(cat "$out")"
+
+	"$PROF" --cpu --container "e2e0$(printf '%04x' $(((0x${shared:4:4} + 1) % 65536)))ffff" -d 1 -o "$f" --top 0 2>"$out"
+	rc=$?
+	expect_eq "absent id status" 2 "$rc"
+	expect_eq "absent id message lines" 1 "$(wc -l <"$out")"
+	"$PROF" --cpu --container "not an id" -d 1 -o "$f" --top 0 2>"$out"
+	rc=$?
+	expect_eq "malformed id status" 2 "$rc"
+
+	# one more digit decides; the process is in the cgroup before the profiler starts
+	"$CT" 6 >/dev/null &
+	pid=$!
+	echo "$pid" >"$CGROUP_DIR/$a/cgroup.procs" || fail "cannot move $pid into $a"
+	"$PROF" --cpu --container "${shared}a" -d 2 -o "$f" --top 0 || fail "exit status $?"
+	kill "$pid" 2>/dev/null
+	[ "$(pprof_cum "$f" samples spin_other)" -gt 0 ] || fail "no samples in spin_other"
+	expect_label_everywhere "$f" pid "$pid"
+	expect_label_everywhere "$f" container_id "$a"
+	expect_label_everywhere "$f" cgroup "$CGROUP_REL/$a"
+}

@@ -374,6 +374,31 @@ static void test_cgroup__find_container(void **state)
 	close(fd);
 }
 
+static void test_cgroup__open_rel_beneath(void **state)
+{
+	struct stat a, b;
+	int fd, dir;
+
+	make_tree();
+	fd = open_root();
+	assert_int_equal(cgroup__open_rel(&dir, fd, "/docker/" ID_A), 0);
+	assert_int_equal(fstatat(fd, "docker/" ID_A, &a, 0), 0);
+	assert_int_equal(fstat(dir, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	close(dir);
+	assert_int_equal(cgroup__open_rel(&dir, fd, "/"), 0);
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(fstat(dir, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	close(dir);
+	/* a symlink, "..", absent */
+	assert_int_equal(cgroup__open_rel(&dir, fd, "/link-" ID_D), -ENOTDIR);
+	assert_int_equal(cgroup__open_rel(&dir, fd, "/link-" ID_D "/."), -ELOOP);
+	assert_int_equal(cgroup__open_rel(&dir, fd, "/docker/../.."), -EXDEV);
+	assert_int_equal(cgroup__open_rel(&dir, fd, "/docker/absent"), -ENOENT);
+	close(fd);
+}
+
 static void test_cgroup__find_container_depth_bound(void **state)
 {
 	struct cgroup_container c;
@@ -576,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup__mounts),
 		cmocka_unit_test(test_cgroup__level),
 		cmocka_unit_test_setup_teardown(test_cgroup__find_container, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup__open_rel_beneath, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cgroup__find_container_depth_bound, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cgroup__for_each_pid_subtree, setup, teardown),

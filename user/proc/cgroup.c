@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -346,6 +348,24 @@ cleanup:
 	free(real_path);
 	free(real_mount);
 	return err;
+}
+
+int cgroup__open_rel(int *out, int root_fd, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV,
+	};
+	const char *p = rel;
+	int fd;
+
+	while (*p == '/')
+		p++;
+	fd = (int)syscall(SYS_openat2, root_fd, *p ? p : ".", &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	*out = fd;
+	return 0;
 }
 
 int cgroup__id(uint64_t *out, int dir_fd)

@@ -69,6 +69,10 @@ int cgroup__container_id(char out[CGROUP_ID_SIZE], const char *path);
  */
 int cgroup__open_path(int *out, char *rel, size_t rel_size, const char *mount, const char *path);
 
+/* A directory below root_fd by its path relative to it ("/docker/<id>", "/" for root_fd
+ * itself), resolved beneath root_fd without following any symlink or crossing a mount. */
+int cgroup__open_rel(int *out, int root_fd, const char *rel);
+
 /* One container found in the cgroup tree. */
 struct cgroup_container {
 	char id[CGROUP_ID_SIZE];
