@@ -117,11 +117,12 @@ t_container_cpu_spinner() {
 	expect_label_everywhere "$f" ns_pid 1
 }
 
-# A container running a 20 ms program over and over: processes born and gone while profiled.
+# A container running a ~20 ms program (15 M steps) over and over: processes born and gone while
+# profiled, each living well under 50 ms.
 t_container_short_lived_symbolized() {
 	local f=$E2E_TMP/short.pb.gz n bare
 	container_image
-	docker_run prof sh -c 'while :; do short_lived 20; done'
+	docker_run prof sh -c 'while :; do short_lived; done'
 	"$PROF" --cpu=199 --container "$DOCKER_CID" -d 4 -o "$f" --top 0 || fail "exit status $?"
 	traces_all "$f" | grep 'comm=short_lived ' >"$f.short"
 	n=$(wc -l <"$f.short")
