@@ -228,6 +228,45 @@ static void test_cgroup__read_pid_own(void **state)
 	assert_int_equal(cgroup__read_pid(path, sizeof(path), proc_fd, (uint32_t)getpid()), 0);
 	assert_string_equal(path, from_file);
 	assert_int_equal(cgroup__read_pid(path, sizeof(path), proc_fd, 999999999), -ENOENT);
+	{
+		struct cgroup_labels l;
+
+		assert_int_equal(cgroup__labels(&l, proc_fd, (uint32_t)getpid()), 0);
+		assert_string_equal(l.cgroup, from_file);
+		assert_int_equal(l.ns_pid, (uint32_t)getpid());
+	}
+	close(proc_fd);
+}
+
+static void test_cgroup__labels_of_a_fake_proc(void **state)
+{
+	struct cgroup_labels l;
+	int proc_fd;
+
+	mkdirs("41");
+	put("41/cgroup", "4:memory:/docker/" ID_A "\n0::/docker/" ID_A "\n");
+	put("41/status", "Name:\tsleep\nNSpid:\t41\t1\n");
+	mkdirs("42");
+	put("42/cgroup", "1:cpu:/\n"); /* v1 only */
+	put("42/status", "Name:\told-kernel\n");
+	mkdirs("43");
+	put("43/cgroup", "0::/user.slice/session-2.scope\n");
+	put("43/status", "NSpid:\t43\n");
+	proc_fd = open_root();
+	assert_int_equal(cgroup__labels(&l, proc_fd, 41), 0);
+	assert_string_equal(l.cgroup, "/docker/" ID_A);
+	assert_string_equal(l.container_id, ID_A);
+	assert_int_equal(l.ns_pid, 1);
+	assert_int_equal(cgroup__labels(&l, proc_fd, 42), 0);
+	assert_string_equal(l.cgroup, "");
+	assert_string_equal(l.container_id, "");
+	assert_int_equal(l.ns_pid, 0);
+	assert_int_equal(cgroup__labels(&l, proc_fd, 43), 0);
+	assert_string_equal(l.cgroup, "/user.slice/session-2.scope");
+	assert_string_equal(l.container_id, "");
+	assert_int_equal(l.ns_pid, 43);
+	/* gone */
+	assert_int_equal(cgroup__labels(&l, proc_fd, 44), -ENOENT);
 	close(proc_fd);
 }
 
@@ -598,6 +637,8 @@ int main(void)
 		cmocka_unit_test(test_cgroup__container_id_podman_lxc_buildkit),
 		cmocka_unit_test(test_cgroup__proc_v2_hybrid_v1),
 		cmocka_unit_test(test_cgroup__read_pid_own),
+		cmocka_unit_test_setup_teardown(test_cgroup__labels_of_a_fake_proc, setup,
+						teardown),
 		cmocka_unit_test(test_cgroup__mounts),
 		cmocka_unit_test(test_cgroup__level),
 		cmocka_unit_test_setup_teardown(test_cgroup__find_container, setup, teardown),

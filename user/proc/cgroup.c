@@ -15,6 +15,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "proc/pidns.h"
+
 /* include/linux/exportfs.h: the handle type of kernfs (cgroup) directories. */
 #define FILEID_KERNFS 0xfe
 
@@ -190,6 +192,29 @@ int cgroup__read_pid(char *out, size_t size, int proc_fd, uint32_t pid)
 		err = cgroup__parse_proc(out, size, buf, len);
 	free(buf);
 	return err;
+}
+
+int cgroup__labels(struct cgroup_labels *out, int proc_fd, uint32_t pid)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = cgroup__read_pid(out->cgroup, sizeof(out->cgroup), proc_fd, pid);
+	if (err == -ENOENT || err == -ESRCH) {
+		/* No such process, or a v1-only host (the file is there, without a "0::" line). */
+		char name[32];
+
+		snprintf(name, sizeof(name), "%u", pid);
+		if (faccessat(proc_fd, name, F_OK, 0))
+			return -errno;
+	}
+	if (err)
+		out->cgroup[0] = 0;
+	else if (cgroup__container_id(out->container_id, out->cgroup))
+		out->container_id[0] = 0;
+	if (pidns__read_nspid(&out->ns_pid, proc_fd, pid))
+		out->ns_pid = 0;
+	return 0;
 }
 
 /* ---- container ids --------------------------------------------------------------------- */

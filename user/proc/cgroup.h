@@ -62,6 +62,19 @@ int cgroup__read_pid(char *out, size_t size, int proc_fd, uint32_t pid);
  */
 int cgroup__container_id(char out[CGROUP_ID_SIZE], const char *path);
 
+/* What container and host modes label a process's samples with (profile_process). */
+struct cgroup_labels {
+	uint32_t ns_pid;		   /* its pid in its own pid namespace; 0 unknown */
+	char container_id[CGROUP_ID_SIZE]; /* "" when its cgroup names none */
+	char cgroup[CGROUP_PATH_MAX];	   /* relative to the cgroup2 mount; "" unknown (v1 only) */
+};
+
+/*
+ * A process's labels, read from <proc_fd>/<pid>/cgroup and /status.  0 when the process was
+ * there (a part that cannot be read or parsed is left empty); -ENOENT/-ESRCH when it is gone.
+ */
+int cgroup__labels(struct cgroup_labels *out, int proc_fd, uint32_t pid);
+
 /*
  * Open a cgroup directory the user named (absolute or relative to the working directory) as an
  * O_DIRECTORY fd, and its path relative to the cgroup2 mount (rel, "/" for the mount itself).
