@@ -58,7 +58,8 @@ int cgroup__read_pid(char *out, size_t size, int proc_fd, uint32_t pid);
  * (not "libpod-conmon-…", the monitor), Kubernetes cgroupfs "/kubepods/<qos>/pod<uid>/<id>"
  * and any other bare 64-hex directory; the name from "/lxc/<name>", "/lxc.payload/<name>",
  * "lxc.payload.<name>" and "/buildkit/<name>" (letters, digits, '.', '_', '-'; at most 64).
- * -ENOENT when it names none.
+ * -ENOENT when it names none.  A label, not a proof: a container with a delegated subtree can
+ * name a cgroup of its own after another id (innermost wins); filtering is by cgroup id.
  */
 int cgroup__container_id(char out[CGROUP_ID_SIZE], const char *path);
 
