@@ -164,6 +164,11 @@ $(OUTPUT)/targets/static_target: tests/targets/static_target.c | $(OUTPUT)/targe
 	$(call msg,TARGET,$@)
 	$(Q)$(CLANG) $(TARGET_CFLAGS) -static $< -o $@
 
+# Static too: all of its user frames in one file (tests/e2e/test_container.sh).
+$(OUTPUT)/targets/short_spin: tests/targets/short_spin.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CLANG) $(TARGET_CFLAGS) -static $< -o $@
+
 # Targets named *_nofp are built as Debian builds its packages, without frame pointers, so only
 # .eh_frame unwinding gives their stacks; sibling calls stay calls so every function the tests
 # name keeps a frame of its own.  gcc, as Debian's packages are.

@@ -140,6 +140,17 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "process mappings not written to the kernel (process map full)")                        \
 	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)")
 
+/* Counted by cgroup discovery (user/proc/cgroup.c): what a walk of the cgroup2 tree or a read
+ * of cgroup files left out. */
+#define PROF_CGROUP_STATS(X)                                                                   \
+	X(walk_depth_cut, "cgroup_walk_depth_cut",                                             \
+	  "cgroup directories not searched: deeper than 16 levels below the start")            \
+	X(walk_dirs_cut, "cgroup_walk_dirs_cut", "cgroup walks stopped at 100000 directories") \
+	X(walk_open_failed, "cgroup_walk_open_failed",                                         \
+	  "cgroup directories or cgroup.procs files not opened (removed during the walk)")     \
+	X(procs_lines_skipped, "cgroup_procs_lines_skipped",                                   \
+	  "cgroup.procs lines that are not a pid, or past 4194304 lines")
+
 /* Counted by the ring-buffer consumer (user/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 

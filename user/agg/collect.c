@@ -118,6 +118,7 @@ static int fatal(struct collect *c, int err);
 static void unwind_release_held(struct collect *c);
 static int discover_root(struct collect *c, uint32_t pid);
 static int note_dead(struct collect *c, uint32_t pid);
+static void prepare_image(struct collect *c, uint32_t pid);
 static void undead(struct collect *c, uint32_t pid);
 
 static int unwinder_start(struct collect *c)
@@ -251,6 +252,9 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 	err = symbolizer__new(&c->sym, NULL);
 	if (!err)
 		err = procinfo__new(&c->procs, NULL);
+	/* Wide scopes label each process with its container, cgroup and own pid. */
+	if (!err && opts->wide)
+		err = procinfo__enable_labels(c->procs);
 	if (!err)
 		err = stackres__new(&c->stacks, c->sym);
 	if (!err)
@@ -358,6 +362,10 @@ int collect__add_scoped(struct collect *c, uint32_t pid)
 
 	if (!err)
 		err = discover_root(c, pid);
+	/* Its executable and libraries: tables, allocators and the exit hook before the
+	 * processes that run them after it come and go. */
+	if (!err)
+		prepare_image(c, pid);
 	if (err || !c->heap)
 		return err;
 	err = collect__attach_heap(c, pid, -1, &n);
@@ -802,6 +810,9 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 	if (c->last_stack.pid == pid)
 		c->last_stack.pid = 0;
 	err = procinfo__set_comm(c->procs, pid, pid, comm);
+	/* Wide scopes: its labels while it lives (a short life may end before its samples). */
+	if (!err && c->opts.wide)
+		err = procinfo__note(c->procs, pid, pid);
 	if (err)
 		return err;
 	if (c->calls)
