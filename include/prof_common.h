@@ -111,7 +111,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(depth_exceeded, "call_depth_exceeded", "entries deeper than the stack limit (not kept)") \
 	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)")
 
-/* Counted by the symbolizer (user/symbolizer.c): foreign files it would not read. */
+/* Counted by the symbolizer (user/sym/symbolizer.c): foreign files it would not read. */
 #define PROF_SYMBOLIZER_STATS(X)                                                  \
 	X(files_refused, "files_refused",                                         \
 	  "mapped files not read: not regular, too large, or swapped")            \
@@ -120,7 +120,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
 	  "perf map lines skipped: too long, or too many")
 
-/* Counted by the unwind-table registry (user/unwinder.c). */
+/* Counted by the unwind-table registry (user/sym/unwinder.c). */
 #define PROF_UNWINDER_STATS(X)                                                                    \
 	X(tables_built, "unwind_tables_built", "unwind tables built and loaded into the kernel")  \
 	X(tables_shared, "unwind_tables_shared",                                                  \
@@ -151,7 +151,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(procs_lines_skipped, "cgroup_procs_lines_skipped",                                   \
 	  "cgroup.procs lines that are not a pid, or past 4194304 lines")
 
-/* Counted by the ring-buffer consumer (user/collect.c). */
+/* Counted by the ring-buffer consumer (user/agg/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 
 /* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */
