@@ -78,7 +78,8 @@ struct {
  * milliseconds may be gone before userspace reads its maps and symbols; stopped here, at its
  * last instruction in user space, it waits until userspace has consumed everything it sent
  * (this record comes after all of it) and resumes it.  Not for a process with a controlling
- * terminal: a job-control shell would report its foreground job as stopped.
+ * terminal: a job-control shell would report its foreground job as stopped.  Attached only
+ * when holds are on (--cgroup/--container by default, -a with --hold-exits).
  */
 SEC("uprobe")
 int BPF_KPROBE(proc_exit_hold)
@@ -93,6 +94,11 @@ int BPF_KPROBE(proc_exit_hold)
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, signal, tty))
+		return 0;
+	/* Nor one in a process group of its own: a job-control shell puts each job in one, and
+	 * its wait would see the job stop.  Children of plain parents share their group. */
+	if (BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID]) !=
+	    BPF_CORE_READ(task, real_parent, signal, pids[PIDTYPE_PGID]))
 		return 0;
 	gate = bpf_map_lookup_elem(&prof_hold_gate, &zero);
 	if (!gate || bpf_ktime_get_ns() > *gate) {

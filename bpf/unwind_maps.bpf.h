@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The maps of the user-stack unwinder (include/prof_unwind.h), filled by user/sym/unwinder.c: unwind
- * tables per file, executable mappings per process.  Shared by every object that includes this
- * (the loader hands one fd to all): the heap and cpu programs read them, the lifecycle program
+ * The maps of the user-stack unwinder (include/prof_unwind.h), filled by user/sym/unwinder.c:
+ * unwind tables per file, executable mappings per process.  Shared by every object that includes
+ * this (the loader hands one fd to all): the heap and cpu programs read them, the lifecycle program
  * keeps process entries right across fork, exec and exit.
  */
 #ifndef PROF_UNWIND_MAPS_BPF_H

@@ -47,6 +47,9 @@ static const char usage[] =
 	"      --output-dir DIR     where --interval writes (created if missing)\n"
 	"      --retain N           keep only the newest N profiles per mode in --output-dir\n"
 	"                           (default 0: keep all)\n"
+	"      --hold-exits         stop each exiting process of the scope at libc's _exit until\n"
+	"                           its samples are symbolized (default with --cgroup and\n"
+	"                           --container; --no-hold-exits turns it off; off with -a)\n"
 	"      --push URL           also send each interval's profiles to Grafana Pyroscope or\n"
 	"                           Parca (http or https); failures are retried, then spooled to\n"
 	"                           --output-dir/spool and sent later; needs --interval\n"
@@ -80,6 +83,8 @@ enum {
 	OPT_INTERVAL,
 	OPT_OUTPUT_DIR,
 	OPT_RETAIN,
+	OPT_HOLD_EXITS,
+	OPT_NO_HOLD_EXITS,
 	OPT_PUSH,
 	OPT_PUSH_PROTOCOL,
 	OPT_PUSH_AUTH_FILE,
@@ -106,6 +111,8 @@ static const struct option long_opts[] = {
 	{"interval", required_argument, NULL, OPT_INTERVAL},
 	{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 	{"retain", required_argument, NULL, OPT_RETAIN},
+	{"hold-exits", no_argument, NULL, OPT_HOLD_EXITS},
+	{"no-hold-exits", no_argument, NULL, OPT_NO_HOLD_EXITS},
 	{"push", required_argument, NULL, OPT_PUSH},
 	{"push-protocol", required_argument, NULL, OPT_PUSH_PROTOCOL},
 	{"push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE},
@@ -283,6 +290,12 @@ int cli__parse(struct env *out, int argc, char **argv)
 				return bad("empty --output-dir%s", "");
 			env.output_dir = optarg;
 			break;
+		case OPT_HOLD_EXITS:
+			env.hold_exits = 1;
+			break;
+		case OPT_NO_HOLD_EXITS:
+			env.hold_exits = -1;
+			break;
 		case OPT_RETAIN:
 			if (parse_u64(optarg, 1000000, &v))
 				return bad("invalid --retain '%s'", optarg);
@@ -353,6 +366,13 @@ int cli__parse(struct env *out, int argc, char **argv)
 				   "or -a%s",
 			"");
 	env.wide = env.cgroup || env.container || env.all;
+	if (env.hold_exits && !env.wide)
+		return bad("--hold-exits / --no-hold-exits go with --cgroup, --container or -a%s",
+			   "");
+	/* Held exits symbolize short-lived processes; host-wide, they would touch every
+	 * process's exit: asked for, not by default. */
+	if (!env.hold_exits)
+		env.hold_exits = env.all ? -1 : 1;
 	if (!env.modes)
 		env.modes = env.wide ? MODE_CPU : MODE_HEAP;
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */

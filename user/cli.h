@@ -41,6 +41,7 @@ struct env {
 	double interval;	/* --interval seconds; 0 = one profile at the end */
 	const char *output_dir; /* --output-dir */
 	unsigned retain;	/* --retain N; 0 = keep every profile */
+	int hold_exits;		/* --hold-exits 1, --no-hold-exits -1; resolved to 1 or -1 */
 	const char *push_url;	/* --push URL */
 	enum push_protocol push_protocol;
 	const char *push_auth_file; /* --push-auth-file */

@@ -502,6 +502,11 @@ static int add_scoped(void *ctx, uint32_t pid)
 
 	if (!pid || pid == (uint32_t)getpid())
 		return 0;
+	/* The scan takes a while: meanwhile processes in scope come and go, and their records
+	 * (and held exits) want a consumer. */
+	loader__hold_gate(r->loader, (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
+	if (loader__poll(r->loader, 0) < 0 && collect__error(r->collect))
+		return collect__error(r->collect);
 	err = collect__add_scoped(r->collect, pid);
 	if (err == -ENOENT || err == -ESRCH)
 		return 0;		 /* gone meanwhile */
@@ -591,7 +596,8 @@ int session__run(const struct env *caller_env)
 						  .pids = env->pids,
 						  .npids = env->npids,
 						  .wide = env->wide,
-						  .interval = env->interval > 0},
+						  .interval = env->interval > 0,
+						  .hold_exits = env->wide && env->hold_exits > 0},
 			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));

@@ -171,7 +171,10 @@ t_container_short_lived_symbolized() {
 	# frame has no function name was not symbolized.  Not counted: samples inside execve, whose
 	# user registers still hold the shell's pcs.  (Deeper frames are the unwinder's business.)
 	read -r bare n < <(unnamed_user_leaves "$f" short_spin)
-	expect_eq "short_spin samples whose user leaf is a bare address (of $n)" 0 "$bare"
+	# Processes that ran while the profiler started (before its exit hooks and its loop) may
+	# be gone unsymbolized: at most 2 % of the samples (README: limits).
+	expect_range "short_spin samples whose user leaf is a bare address (of $n)" 0 \
+		"$((n / 50))" "$bare"
 	expect_range "distinct short_spin processes sampled" 2 1000000 \
 		"$(grep -o ' pid=[0-9]*' "$f.short" | sort -u | wc -l)"
 }

@@ -162,3 +162,23 @@ t_scope_usage_errors() {
 	"$PROF" -a -p 1 2>"$out"
 	expect_eq "two targets: exit status" 2 $?
 }
+
+# --interval 2 for 9 s: at least 4 files, each decoded by go tool pprof, each holding no more
+# samples than its own interval can (3 threads at 99 Hz for its duration, plus a tick).
+t_scope_interval_cpu_files() {
+	local dir=$E2E_TMP/out f n span samples max total=0
+	"$PROF" --cpu --interval 2 --output-dir "$dir" -d 9 -- build/targets/cpu_target 12 >/dev/null ||
+		fail "profiler exit status $?"
+	n=$(find "$dir" -name '*.cpu.pb.gz' | wc -l)
+	expect_range "cpu interval files" 4 6 "$n"
+	for f in $(find "$dir" -name '*.cpu.pb.gz' | sort); do
+		go tool pprof -raw "$f" >/dev/null 2>&1 || fail "$f does not decode"
+		read -r -a span <<<"$(pprof_span "$f")"
+		samples=$(go tool pprof -symbolize=none -raw "$f" 2>/dev/null |
+			awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ { s += $1 } END { print s + 0 }')
+		max=$(awk -v d="${span[1]}" 'BEGIN { printf "%d", 3 * 99 * d / 1e9 + 3 }')
+		expect_range "samples in $(basename "$f") (at most $max)" 0 "$max" "$samples"
+		total=$((total + samples))
+	done
+	expect_range "samples over the run" 100 100000 "$total"
+}

@@ -146,6 +146,36 @@ static void test_cli__push_options(void **state)
 	cli__free(&env);
 }
 
+/* Wide targets: cpu by default, sampled heap, exits held in a cgroup but not host-wide. */
+static void test_cli__wide_target_defaults(void **state)
+{
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "--cgroup", "/sys/fs/cgroup/x"), CLI_RUN);
+	assert_true(env.wide);
+	assert_int_equal(env.modes, MODE_CPU);
+	assert_int_equal(env.sample_bytes, CLI_WIDE_SAMPLE_BYTES);
+	assert_int_equal(env.hold_exits, 1);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-a", "--heap", "--sample-bytes", "0"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_HEAP);
+	assert_int_equal(env.sample_bytes, 0);
+	assert_int_equal(env.hold_exits, -1);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-a", "--hold-exits"), CLI_RUN);
+	assert_int_equal(env.hold_exits, 1);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--container", "3f2a", "--no-hold-exits"), CLI_RUN);
+	assert_int_equal(env.hold_exits, -1);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--hold-exits"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-a", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-a", "--interval", "2"), -EINVAL); /* no --output-dir */
+	assert_int_equal(PARSE(&env, "-a", "--interval", "0.5", "--output-dir", "d"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-a", "--retain", "3"), -EINVAL);
+}
+
 static void test_cli__push_needs_interval_and_a_url(void **state)
 {
 	struct env env;
@@ -166,6 +196,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli__push_options),
+		cmocka_unit_test(test_cli__wide_target_defaults),
 		cmocka_unit_test(test_cli__push_needs_interval_and_a_url),
 		cmocka_unit_test(test_cli__pid_list_and_defaults),
 		cmocka_unit_test(test_cli__command_keeps_its_options),

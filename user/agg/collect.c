@@ -494,8 +494,8 @@ static void unwind_lib(const char *path, void *arg)
 		if (n < 0)
 			pr_debug("not probing %s: %s\n", path, strerror(-n));
 	}
-	/* Wide scopes: a libc's _exit holds its short-lived processes for their symbols. */
-	if (l->c->opts.wide)
+	/* A libc's _exit holds its short-lived processes for their symbols (holds on). */
+	if (l->c->opts.hold_exits)
 		loader__attach_hook(l->c->loader, LOADER_HOOK_EXIT, fd, path);
 	if (l->depth < 2) {
 		snprintf(origin, sizeof(origin), "%s", path);
@@ -546,7 +546,7 @@ static int discover_root(struct collect *c, uint32_t pid)
 	err = safe_open__root(&root_fd, "/proc", pid);
 	if (err)
 		return 0;
-	err = heap_attach__root(c->loader, root_fd, &n);
+	err = heap_attach__root(c->loader, root_fd, c->opts.hold_exits, &n);
 	close(root_fd);
 	if (n)
 		pr_info("probed %d allocator functions in the root of process %u\n", n, pid);
@@ -834,7 +834,8 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 	}
 	if (c->opts.cmd || c->opts.wide) {
 		err = collect__attach_heap(c, pid, -1, &n);
-		if (err && err != -ENOENT && err != -ESRCH)
+		/* -- CMD: its own tree, a miss is an error; wide scopes: one of many (reported). */
+		if (err && err != -ENOENT && err != -ESRCH && !c->opts.wide)
 			return err;
 	}
 	return 0;
@@ -967,13 +968,18 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	uint32_t type;
 	int err;
 
-	if (c->err)
-		return c->err;
 	if (size < sizeof(type)) {
 		c->bad_records++;
 		return 0;
 	}
 	memcpy(&type, data, sizeof(type));
+	/* A held process is resumed whatever else went wrong. */
+	if (type == PROF_REC_PROC_EXIT_HOLD && size >= sizeof(struct prof_proc_event)) {
+		exit_hold(c, ((struct prof_proc_event *)data)->pid);
+		return c->err;
+	}
+	if (c->err)
+		return c->err;
 	switch (type) {
 	case PROF_REC_HEAP_ALLOC:
 	case PROF_REC_HEAP_REALLOC: {
@@ -1008,11 +1014,6 @@ int collect__on_event(void *ctx, void *data, size_t size)
 			break;
 		err = on_proc(c, data);
 		goto done;
-	case PROF_REC_PROC_EXIT_HOLD:
-		if (size < sizeof(struct prof_proc_event))
-			break;
-		exit_hold(c, ((struct prof_proc_event *)data)->pid);
-		return 0;
 	case PROF_REC_UNWIND_MISS:
 		if (size < sizeof(struct prof_proc_event))
 			break;

@@ -38,8 +38,9 @@ struct collect_opts {
 	char *const *cmd;      /* -- CMD ARG…, NULL-terminated; NULL with -p */
 	const uint32_t *pids;  /* -p */
 	unsigned npids;
-	bool wide;     /* --cgroup / --container / -a: BPF decides who is in scope */
-	bool interval; /* continuous mode: processes gone are forgotten after their interval */
+	bool wide;	 /* --cgroup / --container / -a: BPF decides who is in scope */
+	bool interval;	 /* continuous mode: processes gone are forgotten after their interval */
+	bool hold_exits; /* wide scopes: hook libc's _exit to symbolize short-lived processes */
 };
 
 int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l);

@@ -264,7 +264,7 @@ cleanup:
 	return err;
 }
 
-int heap_attach__root(struct loader *l, int root_fd, int *nfns)
+int heap_attach__root(struct loader *l, int root_fd, bool exit_hooks, int *nfns)
 {
 	static const char *const dirs[] = {"/lib/x86_64-linux-gnu",
 					   "/usr/lib/x86_64-linux-gnu",
@@ -289,7 +289,7 @@ int heap_attach__root(struct loader *l, int root_fd, int *nfns)
 				*nfns += err;
 			else if (err < 0)
 				pr_debug("not probing %s: %s\n", path, strerror(-err));
-			err = loader__attach_hook(l, LOADER_HOOK_EXIT, fd, path);
+			err = exit_hooks ? loader__attach_hook(l, LOADER_HOOK_EXIT, fd, path) : 0;
 			close(fd);
 			if (err < 0)
 				return err;
