@@ -172,9 +172,9 @@ t_container_short_lived_symbolized() {
 	# user registers still hold the shell's pcs.  (Deeper frames are the unwinder's business.)
 	read -r bare n < <(unnamed_user_leaves "$f" short_spin)
 	# Processes that ran while the profiler started (before its exit hooks and its loop) may
-	# be gone unsymbolized: at most 2 % of the samples (README: limits).
+	# be gone unsymbolized: 1-2 % of 4 s of samples seen here; at most 5 % (README: limits).
 	expect_range "short_spin samples whose user leaf is a bare address (of $n)" 0 \
-		"$((n / 50))" "$bare"
+		"$((n / 20))" "$bare"
 	expect_range "distinct short_spin processes sampled" 2 1000000 \
 		"$(grep -o ' pid=[0-9]*' "$f.short" | sort -u | wc -l)"
 }
