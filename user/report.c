@@ -81,6 +81,7 @@ struct report {
 	uint64_t bpf_prev[PROF_CNT__COUNT]; /* continuous mode: counters at the interval's start */
 	unsigned intervals;
 	const struct push *push;
+	const struct cgroup_stats *cgroup;
 	report_sink_fn sink;
 	void *sink_ctx;
 };
@@ -105,6 +106,11 @@ void report__free(struct report *r)
 void report__set_push(struct report *r, const struct push *push)
 {
 	r->push = push;
+}
+
+void report__set_cgroup_stats(struct report *r, const struct cgroup_stats *st)
+{
+	r->cgroup = st;
 }
 
 void report__set_sink(struct report *r, report_sink_fn fn, void *ctx)
@@ -148,6 +154,7 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 		.collect = {.bad_records = collect__bad_records(c)},
 		.sym = collect__symbolizer_stats(c),
 		.unw = collect__unwinder_stats(c),
+		.cgroup = r->cgroup,
 	};
 	struct push_stats push;
 	struct build_inputs in = {

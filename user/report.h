@@ -25,6 +25,9 @@ void report__set_sink(struct report *r, report_sink_fn fn, void *ctx);
 struct push;
 /* --push: its counters go into every profile built after this. */
 void report__set_push(struct report *r, const struct push *push);
+struct cgroup_stats;
+/* --cgroup/--container: what the cgroup walks left out, in every profile built after this. */
+void report__set_cgroup_stats(struct report *r, const struct cgroup_stats *st);
 
 /* One profile per mode at the end of the run, to -o, and the summary.  0 when every profile
  * was written, else -errno (the message is printed). */

@@ -298,6 +298,7 @@ static void log_events(struct loader *l, uint64_t events, int64_t ns)
 struct run {
 	struct env env; /* the caller's, with -p thread ids replaced by their process ids */
 	int scope_fd;	/* --cgroup / --container: the cgroup directory, open */
+	struct cgroup_stats cgroup_stats; /* its walks */
 	struct loader *loader;
 	struct collect *collect;
 	struct report *report;
@@ -517,7 +518,7 @@ static int add_scoped(void *ctx, uint32_t pid)
 static int scan_scope(struct run *r)
 {
 	if (r->scope_fd >= 0)
-		return cgroup__for_each_pid(r->scope_fd, add_scoped, r, NULL);
+		return cgroup__for_each_pid(r->scope_fd, add_scoped, r, &r->cgroup_stats);
 	return each_host_pid(add_scoped, r);
 }
 
@@ -608,6 +609,8 @@ int session__run(const struct env *caller_env)
 		pr_err("setting up the report failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	if (r.scope_fd >= 0)
+		report__set_cgroup_stats(r.report, &r.cgroup_stats);
 	if (env->interval) {
 		err = report__prepare_dir(env);
 		if (err) {

@@ -12,6 +12,7 @@
 #include "prof_common.h"
 
 struct calls_agg_stats;
+struct cgroup_stats;
 struct heap_agg_stats;
 struct profile;
 struct symbolizer_stats;
@@ -33,6 +34,7 @@ struct profile_run {
 	const struct symbolizer_stats *sym;
 	const struct unwinder_stats *unw; /* NULL: the unwinder did not run */
 	const uint64_t *push; /* PROF_PUSH_STATS values in list order; NULL: no --push */
+	const struct cgroup_stats *cgroup; /* --cgroup/--container: the walks; NULL otherwise */
 };
 
 /* The version, command line, span and every counter list of run, into p. */
