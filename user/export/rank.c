@@ -104,25 +104,18 @@ void rank__free(struct rank *r)
 	free(r);
 }
 
-static int cmp_flat(const void *a, const void *b)
+/* Descending by the order's value, then by the other one, then by name (a stable output). */
+static int cmp_row(const void *a, const void *b, void *arg)
 {
 	const struct rank_row *x = a, *y = b;
+	bool by_cum = *(const enum rank_order *)arg == RANK_BY_CUM;
+	int64_t x1 = by_cum ? x->cum : x->flat, y1 = by_cum ? y->cum : y->flat;
+	int64_t x2 = by_cum ? x->flat : x->cum, y2 = by_cum ? y->flat : y->cum;
 
-	if (x->flat != y->flat)
-		return x->flat > y->flat ? -1 : 1;
-	if (x->cum != y->cum)
-		return x->cum > y->cum ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int cmp_cum(const void *a, const void *b)
-{
-	const struct rank_row *x = a, *y = b;
-
-	if (x->cum != y->cum)
-		return x->cum > y->cum ? -1 : 1;
-	if (x->flat != y->flat)
-		return x->flat > y->flat ? -1 : 1;
+	if (x1 != y1)
+		return x1 > y1 ? -1 : 1;
+	if (x2 != y2)
+		return x2 > y2 ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -168,7 +161,7 @@ int rank__compute(struct rank *r, const struct rank_row **out, uint32_t *nrows,
 		r->rows[idx].flat = r->rows[idx].cum = 0;
 		r->nodes[idx] = (struct node){0};
 	}
-	qsort(r->sorted, n, sizeof(*r->sorted), order == RANK_BY_CUM ? cmp_cum : cmp_flat);
+	qsort_r(r->sorted, n, sizeof(*r->sorted), cmp_row, &order);
 	*out = r->sorted;
 	*nrows = n;
 	return 0;
