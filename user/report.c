@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "report.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "agg/collect.h"
 #include "attach/calls_attach.h"
@@ -60,6 +64,48 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	return err;
 }
 
+static const struct {
+	unsigned bit;
+	const char *name;
+} modes[] = {
+	{MODE_HEAP, "heap"},
+	{MODE_CPU, "cpu"},
+	{MODE_CALLS, "calls"},
+};
+#define NMODES (sizeof(modes) / sizeof(modes[0]))
+
+struct report {
+	struct collect *c;
+	const struct env *env;
+	uint64_t bpf_prev[PROF_CNT__COUNT]; /* continuous mode: counters at the interval's start */
+	unsigned intervals;
+	report_sink_fn sink;
+	void *sink_ctx;
+};
+
+int report__new(struct report **out, struct collect *c, const struct env *env)
+{
+	struct report *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->c = c;
+	r->env = env;
+	*out = r;
+	return 0;
+}
+
+void report__free(struct report *r)
+{
+	free(r);
+}
+
+void report__set_sink(struct report *r, report_sink_fn fn, void *ctx)
+{
+	r->sink = fn;
+	r->sink_ctx = ctx;
+}
+
 static int build(struct profile **out, unsigned mode, struct collect *c, const struct env *env,
 		 const struct build_inputs *in)
 {
@@ -79,19 +125,17 @@ static int build(struct profile **out, unsigned mode, struct collect *c, const s
 	return -EINVAL;
 }
 
-int report__write(struct collect *c, const struct env *env, int64_t start_wall_ns,
-		  int64_t duration_ns)
+/*
+ * Every mode's profile of [start_wall_ns, +duration_ns) into ps[] (NULL where building failed,
+ * reported); counters are those since `since` (NULL: since the start).  Returns 0 or the last
+ * error.
+ */
+static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start_wall_ns,
+		     int64_t duration_ns, const uint64_t *since)
 {
-	static const struct {
-		unsigned bit;
-		const char *name;
-	} modes[] = {
-		{MODE_HEAP, "heap"},
-		{MODE_CPU, "cpu"},
-		{MODE_CALLS, "calls"},
-	};
+	struct collect *c = r->c;
 	struct profile_run run = {
-		.cmdline = env->cmdline,
+		.cmdline = r->env->cmdline,
 		.time_nanos = start_wall_ns,
 		.duration_nanos = duration_ns,
 		.collect = {.bad_records = collect__bad_records(c)},
@@ -103,35 +147,185 @@ int report__write(struct collect *c, const struct env *env, int64_t start_wall_n
 		.procs = collect__procinfo(c),
 		.run = &run,
 	};
-	bool to_stdout = !strcmp(env->output, "-");
-	int ret = 0;
+	int ret;
 
 	ret = loader__counters(collect__loader(c), run.bpf);
 	if (ret) {
 		pr_err("reading the BPF counters failed: %s\n", strerror(-ret));
 		return ret;
 	}
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		struct profile *p = NULL;
-		char path[PATH_MAX];
+	for (int i = 0; since && i < PROF_CNT__COUNT; i++)
+		run.bpf[i] -= since[i];
+	for (size_t i = 0; i < NMODES; i++) {
 		int err;
 
-		if (!(env->modes & modes[i].bit))
+		ps[i] = NULL;
+		if (!(r->env->modes & modes[i].bit))
 			continue;
-		err = build(&p, modes[i].bit, c, env, &in);
+		err = build(&ps[i], modes[i].bit, c, r->env, &in);
 		if (err) {
 			pr_err("building the %s profile failed: %s\n", modes[i].name,
 			       strerror(-err));
 			ret = err;
-			continue;
 		}
-		err = write_one(p, env, cli__output_path(env, modes[i].name, path, sizeof(path)));
+	}
+	return ret;
+}
+
+static void give_sink(struct report *r, struct profile *ps[NMODES], bool last)
+{
+	const struct profile *built[NMODES];
+	size_t n = 0;
+
+	for (size_t i = 0; i < NMODES; i++)
+		if (ps[i])
+			built[n++] = ps[i];
+	if (r->sink)
+		r->sink(r->sink_ctx, built, n, last);
+}
+
+int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
+{
+	const struct env *env = r->env;
+	bool to_stdout = !strcmp(env->output, "-");
+	struct profile *ps[NMODES];
+	int ret;
+
+	collect__finish(r->c);
+	ret = build_all(r, ps, start_wall_ns, duration_ns, NULL);
+	for (size_t i = 0; i < NMODES; i++) {
+		char path[PATH_MAX];
+		int err;
+
+		if (!ps[i])
+			continue;
+		err = write_one(ps[i], env,
+				cli__output_path(env, modes[i].name, path, sizeof(path)));
 		if (err)
 			ret = err;
 		/* The summary: on stdout, unless the profile itself went there. */
 		if (env->top && !(to_stdout && env->format == FMT_TEXT))
-			text__write(p, to_stdout ? stderr : stdout, env->top);
-		profile__free(p);
+			text__write(ps[i], to_stdout ? stderr : stdout, env->top);
 	}
+	give_sink(r, ps, true);
+	for (size_t i = 0; i < NMODES; i++)
+		profile__free(ps[i]);
 	return ret;
+}
+
+/* <UTC start>.<mode>.pb.gz: names sort by time. */
+static void interval_name(char *buf, size_t len, int64_t start_wall_ns, const char *mode)
+{
+	time_t t = (time_t)(start_wall_ns / 1000000000LL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%04d%02d%02dT%02d%02d%02dZ.%s.pb.gz", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, mode);
+}
+
+/* Is name one of our interval files of mode?  (16 characters of time, then .mode.pb.gz) */
+static bool is_interval_file(const char *name, const char *mode)
+{
+	size_t n = strlen(name), m = strlen(mode);
+
+	if (n != 16 + 1 + m + 6 || name[8] != 'T' || name[15] != 'Z' || name[16] != '.')
+		return false;
+	for (int i = 0; i < 15; i++)
+		if (i != 8 && (name[i] < '0' || name[i] > '9'))
+			return false;
+	return !strncmp(name + 17, mode, m) && !strcmp(name + 17 + m, ".pb.gz");
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* --retain N: the newest N profiles of mode stay, older ones of ours go (nothing else). */
+static int retain(const char *dir_path, const char *mode, unsigned keep)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *d;
+	int err = 0;
+	DIR *dir;
+
+	dir = opendir(dir_path);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		if (d->d_type != DT_REG || !is_interval_file(d->d_name, mode))
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? 2 * cap : 32) * sizeof(*nn));
+
+			if (!nn) {
+				err = -ENOMEM;
+				break;
+			}
+			names = nn;
+		}
+		names[n] = strdup(d->d_name);
+		if (!names[n]) {
+			err = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	if (!err && n > keep) {
+		qsort(names, n, sizeof(*names), cmp_names);
+		for (size_t i = 0; i + keep < n; i++)
+			if (unlinkat(dirfd(dir), names[i], 0) && errno != ENOENT)
+				err = -errno;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(dir);
+	return err;
+}
+
+int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_ns, bool last)
+{
+	const struct env *env = r->env;
+	struct profile *ps[NMODES];
+	int ret, err;
+
+	if (last)
+		collect__finish(r->c);
+	ret = build_all(r, ps, start_wall_ns, duration_ns, r->bpf_prev);
+	for (size_t i = 0; i < NMODES; i++) {
+		char name[64], path[PATH_MAX];
+
+		if (!ps[i])
+			continue;
+		interval_name(name, sizeof(name), start_wall_ns, modes[i].name);
+		snprintf(path, sizeof(path), "%s/%s", env->output_dir, name);
+		err = write_one(ps[i], env, path);
+		if (!err && env->retain)
+			err = retain(env->output_dir, modes[i].name, env->retain);
+		if (err)
+			ret = err;
+	}
+	give_sink(r, ps, last);
+	for (size_t i = 0; i < NMODES; i++)
+		profile__free(ps[i]);
+	r->intervals++;
+	/* The next interval's counters start here; so do its aggregates. */
+	err = loader__counters(collect__loader(r->c), r->bpf_prev);
+	if (!err)
+		err = collect__new_interval(r->c);
+	return err ? err : ret;
+}
+
+int report__prepare_dir(const struct env *env)
+{
+	struct stat st;
+
+	if (mkdir(env->output_dir, 0700) && errno != EEXIST)
+		return -errno;
+	if (stat(env->output_dir, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }

@@ -4,13 +4,35 @@
 #ifndef PROF_REPORT_H
 #define PROF_REPORT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct collect;
 struct env;
 
-/* Returns 0 when every profile was written, else -errno (the message is printed). */
-int report__write(struct collect *c, const struct env *env, int64_t start_wall_ns,
-		  int64_t duration_ns);
+struct profile;
+struct report;
+
+int report__new(struct report **out, struct collect *c, const struct env *env);
+void report__free(struct report *r);
+
+/* Given every interval's (or the final) profiles once built: --live, --push.  last: the run
+ * ends with these. */
+typedef void (*report_sink_fn)(void *ctx, const struct profile *const *profiles, size_t n,
+			       bool last);
+void report__set_sink(struct report *r, report_sink_fn fn, void *ctx);
+
+/* One profile per mode at the end of the run, to -o, and the summary.  0 when every profile
+ * was written, else -errno (the message is printed). */
+int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns);
+
+/* Continuous mode: one profile per mode of the interval [start, +duration) into --output-dir
+ * (as <UTC start>.<mode>.pb.gz, --retain applied), then the aggregates start the next one.
+ * last: the run ends (open calls get their time so far). */
+int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_ns, bool last);
+
+/* --output-dir exists (created 0700 if missing) and is a directory: 0 or -errno. */
+int report__prepare_dir(const struct env *env);
 
 #endif /* PROF_REPORT_H */

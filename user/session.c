@@ -300,6 +300,7 @@ struct run {
 	int scope_fd;	/* --cgroup / --container: the cgroup directory, open */
 	struct loader *loader;
 	struct collect *collect;
+	struct report *report;
 	struct child child;
 	bool have_child;
 	uint64_t events; /* ring-buffer records consumed */
@@ -506,7 +507,8 @@ int session__run(const struct env *caller_env)
 		.unwind = env->unwind,
 		.unwind_fp = env->unwind == UNWIND_FP,
 	};
-	int64_t start_mono, start_wall, last_tick, deadline = 0;
+	int64_t start_mono, start_wall, last_tick, deadline = 0, next_interval = 0;
+	int64_t interval_mono = 0, interval_wall = 0;
 	struct sigaction sa = {.sa_handler = on_signal};
 	int status = 1, err, nfns = 0;
 	bool poll_err = false;
@@ -568,6 +570,19 @@ int session__run(const struct env *caller_env)
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
 		goto cleanup;
+	}
+	err = report__new(&r.report, r.collect, env);
+	if (err) {
+		pr_err("setting up the report failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (env->interval) {
+		err = report__prepare_dir(env);
+		if (err) {
+			pr_err("cannot use --output-dir %s: %s\n", env->output_dir, strerror(-err));
+			status = 2;
+			goto cleanup;
+		}
 	}
 	err = collect__start_events(r.collect, on_event, &r);
 	if (err) {
@@ -664,6 +679,11 @@ int session__run(const struct env *caller_env)
 	start_wall = now_ns(CLOCK_REALTIME);
 	if (env->duration > 0)
 		deadline = start_mono + (int64_t)(env->duration * 1e9);
+	if (env->interval) {
+		interval_mono = start_mono;
+		interval_wall = start_wall;
+		next_interval = start_mono + (int64_t)(env->interval * 1e9);
+	}
 	if (r.have_child) {
 		err = release(&r.child);
 		if (err) {
@@ -697,6 +717,20 @@ int session__run(const struct env *caller_env)
 		}
 		if (deadline && now >= deadline)
 			break;
+		if (next_interval && now >= next_interval) {
+			/* Wall time advances with the monotonic clock, not by a second reading
+			 * that could jump: intervals tile exactly. */
+			if (report__interval(r.report, interval_wall, now - interval_mono, false) ==
+			    -ENOMEM) {
+				poll_err = true;
+				break;
+			}
+			interval_wall += now - interval_mono;
+			interval_mono = now;
+			next_interval += (int64_t)(env->interval * 1e9);
+			if (next_interval <= now) /* we fell behind: skip, do not burst */
+				next_interval = now + (int64_t)(env->interval * 1e9);
+		}
 		if (r.have_child)
 			child_wait(&r.child, r.collect, WNOHANG);
 		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
@@ -715,7 +749,11 @@ int session__run(const struct env *caller_env)
 		status = 2;
 		goto cleanup;
 	}
-	err = report__write(r.collect, env, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
+	if (env->interval)
+		err = report__interval(r.report, interval_wall,
+				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
+	else
+		err = report__write(r.report, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
 	status = err || collect__error(r.collect) || poll_err ? 1 : 0;
 cleanup:
@@ -733,6 +771,7 @@ cleanup:
 		close(r.child.err_fd);
 	if (r.child.pidfd >= 0)
 		close(r.child.pidfd);
+	report__free(r.report);
 	collect__free(r.collect);
 	loader__free(r.loader);
 	if (r.scope_fd >= 0)

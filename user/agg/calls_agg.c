@@ -475,6 +475,17 @@ void calls_agg__finish(struct calls_agg *a, uint64_t ts)
 	}
 }
 
+void calls_agg__new_interval(struct calls_agg *a)
+{
+	struct calls_values *v;
+	size_t it = 0;
+
+	/* Zeroed, not removed: the builder skips zero samples, and the keys come back. */
+	while (hashmap__next(a->samples, &it, NULL, (void **)&v))
+		memset(v, 0, sizeof(*v));
+	a->stats = (struct calls_agg_stats){0};
+}
+
 bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid, uint32_t *tid,
 			    uint32_t *node, const struct calls_values **vals)
 {

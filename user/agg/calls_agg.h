@@ -70,6 +70,10 @@ void calls_agg__process_exec(struct calls_agg *a, uint32_t pid);
 /* End of profiling at ts: open frames get their self time so far (0 calls: not completed). */
 void calls_agg__finish(struct calls_agg *a, uint64_t ts);
 
+/* Continuous mode, at an interval's end: the completed calls' values and the stats start
+ * again from zero; open frames stay open (a call is counted in the interval it returns in). */
+void calls_agg__new_interval(struct calls_agg *a);
+
 /* Iterate samples: size_t it = 0; while (calls_agg__next_sample(a, &it, …)) … */
 bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid, uint32_t *tid,
 			    uint32_t *node, const struct calls_values **vals);

@@ -915,6 +915,26 @@ done:
 	return fatal(c, err);
 }
 
+int collect__new_interval(struct collect *c)
+{
+	int err = 0;
+
+	if (c->cpu)
+		err = cpu_agg__reset(c->cpu);
+	if (!err && c->heap)
+		err = heap_agg__new_interval(c->heap);
+	if (c->calls)
+		calls_agg__new_interval(c->calls);
+	c->bad_records = 0;
+	return err;
+}
+
+void collect__finish(struct collect *c)
+{
+	if (c->calls)
+		calls_agg__finish(c->calls, (uint64_t)mono_ns());
+}
+
 struct loader *collect__loader(struct collect *c)
 {
 	return c->loader;

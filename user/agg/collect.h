@@ -91,6 +91,12 @@ int collect__wait_unwinder(struct collect *c, int timeout_ms);
 /* `-- CMD`: build the tables of exe and of the system libraries before CMD starts. */
 int collect__prepare_unwind(struct collect *c, const char *exe);
 
+/* Continuous mode: the aggregates start a new interval (allocations, samples and calls from
+ * zero; in-use heap and open calls carried over).  0 or -ENOMEM. */
+int collect__new_interval(struct collect *c);
+/* End of profiling: calls still open get their time so far (0 calls: not completed). */
+void collect__finish(struct collect *c);
+
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);
 /* --cpu sample counts, NULL without --cpu. */

@@ -44,6 +44,19 @@ int cpu_agg__add(struct cpu_agg *a, const struct cpu_agg_key *key)
 	return 0;
 }
 
+int cpu_agg__reset(struct cpu_agg *a)
+{
+	struct hashmap *fresh;
+	int err;
+
+	err = hashmap__new(&fresh, sizeof(struct cpu_agg_key), sizeof(uint64_t));
+	if (err)
+		return err;
+	hashmap__free(a->counts);
+	a->counts = fresh;
+	return 0;
+}
+
 uint64_t cpu_agg__count(const struct cpu_agg *a, const struct cpu_agg_key *key)
 {
 	const uint64_t *v = hashmap__find(a->counts, key);

@@ -24,6 +24,10 @@ void cpu_agg__free(struct cpu_agg *a);
 /* One more sample of this key.  0 or -ENOMEM. */
 int cpu_agg__add(struct cpu_agg *a, const struct cpu_agg_key *key);
 
+/* Continuous mode: forget every count (the next interval starts from zero).  0 or -ENOMEM
+ * (the counts are kept then). */
+int cpu_agg__reset(struct cpu_agg *a);
+
 /* Samples of one key (0 if never seen). */
 uint64_t cpu_agg__count(const struct cpu_agg *a, const struct cpu_agg_key *key);
 

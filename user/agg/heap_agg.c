@@ -191,6 +191,38 @@ cleanup:
 	return err;
 }
 
+int heap_agg__new_interval(struct heap_agg *h)
+{
+	struct heap_site_values *v;
+	const struct site_key *k;
+	struct site_key *empty = NULL;
+	size_t it = 0, n = 0, cap = 0;
+	int err = 0;
+
+	h->stats = (struct heap_agg_stats){0};
+	while (hashmap__next(h->sites, &it, (const void **)&k, (void **)&v)) {
+		v->alloc_objects = v->alloc_bytes = 0;
+		/* Every live block holds in-use objects: a site without any is referenced by none. */
+		if (v->inuse_objects > 0 || err)
+			continue;
+		if (n == cap) {
+			struct site_key *e = realloc(empty, (cap = cap ? 2 * cap : 64) * sizeof(*e));
+
+			if (!e) {
+				err = -ENOMEM;
+				continue;
+			}
+			empty = e;
+		}
+		empty[n++] = *k;
+	}
+	/* Deleting moves entries under an iterator: after the walk. */
+	for (size_t i = 0; i < n && !err; i++)
+		hashmap__delete(h->sites, &empty[i]);
+	free(empty);
+	return err;
+}
+
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
 					      int32_t stack_id)
 {

@@ -47,6 +47,13 @@ void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t s
  * leave the in-use values (they were not leaked).  0 or -ENOMEM (nothing released then). */
 int heap_agg__exec(struct heap_agg *h, uint32_t pid);
 
+/*
+ * Continuous mode, at an interval's end: allocations (and the stats) start again from zero;
+ * in-use values carry over, and sites left with nothing are forgotten.  0 or -ENOMEM (then
+ * nothing is forgotten, the rest is done).
+ */
+int heap_agg__new_interval(struct heap_agg *h);
+
 /* Values of one site (NULL if never seen) — for tests and reports. */
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
 					      int32_t stack_id);

@@ -123,7 +123,6 @@ int calls_profile__build(struct profile **out, struct calls_agg *agg, const stru
 	const struct calls_values *v;
 	uint64_t total_calls = 0, total_wall = 0;
 	uint32_t pid, tid, node;
-	struct timespec now;
 	size_t it = 0;
 	int err;
 
@@ -136,10 +135,6 @@ int calls_profile__build(struct profile **out, struct calls_agg *agg, const stru
 	b.p->ntext_types = 2;
 
 	if (b.agg) {
-		/* Frames still open now: their time so far counts, as on a live process. */
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		calls_agg__finish(b.agg,
-				  (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
 		b.loc_of_node = calloc(calls_agg__node_count(b.agg), sizeof(*b.loc_of_node));
 		if (!b.loc_of_node) {
 			err = -ENOMEM;
