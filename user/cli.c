@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
 	"Usage: bpftrace-prof [MODES] TARGET [OPTIONS]\n"
@@ -47,6 +48,8 @@ static const char usage[] =
 	"      --output-dir DIR     where --interval writes (created if missing)\n"
 	"      --retain N           keep only the newest N profiles per mode in --output-dir\n"
 	"                           (default 0: keep all)\n"
+	"      --live               a top-like view in the terminal, redrawn every --interval\n"
+	"                           (default 2 s); q quits and writes the profiles\n"
 	"      --unwind MODE        user stacks: auto (default: unwind tables from .eh_frame "
 	"where\n"
 	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
@@ -71,6 +74,7 @@ enum {
 	OPT_INTERVAL,
 	OPT_OUTPUT_DIR,
 	OPT_RETAIN,
+	OPT_LIVE,
 };
 
 static const struct option long_opts[] = {
@@ -94,6 +98,7 @@ static const struct option long_opts[] = {
 	{"interval", required_argument, NULL, OPT_INTERVAL},
 	{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 	{"retain", required_argument, NULL, OPT_RETAIN},
+	{"live", no_argument, NULL, OPT_LIVE},
 	{},
 };
 
@@ -272,6 +277,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 				return bad("invalid --retain '%s'", optarg);
 			env.retain = (unsigned)v;
 			break;
+		case OPT_LIVE:
+			env.live = true;
+			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "auto"))
 				env.unwind = UNWIND_AUTO;
@@ -325,7 +333,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */
 	if (env.wide && !sample_given)
 		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;
-	if (env.interval && !env.output_dir)
+	if (env.live && !env.interval)
+		env.interval = CLI_LIVE_INTERVAL;
+	/* --live alone shows the intervals without keeping them: -o gets the whole run. */
+	if (env.interval && !env.output_dir && !env.live)
 		return bad(
 			"--interval needs --output-dir DIR (where each interval's profiles go)%s",
 			"");
@@ -333,7 +344,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--output-dir needs --interval SECONDS%s", "");
 	if (env.retain && !env.interval)
 		return bad("--retain needs --interval SECONDS%s", "");
-	if (env.interval && env.format != FMT_PPROF)
+	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
 	if (!output_given)
 		env.output = env.format == FMT_PPROF	? "bpftrace-prof.pb.gz"
@@ -341,6 +352,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 							: "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");
+	if (env.live && !strcmp(env.output, "-"))
+		return bad("--live draws on stdout: give -o a file name%s", "");
+	if (env.live && !isatty(STDOUT_FILENO))
+		return bad("--live needs a terminal on stdout%s", "");
 	env.cmdline = join_args(argc, argv);
 	if (!env.cmdline)
 		return -ENOMEM;

@@ -13,6 +13,8 @@
 #define CLI_MAX_DURATION      31536000.0
 /* --sample-bytes for --cgroup, --container and -a when not given. */
 #define CLI_WIDE_SAMPLE_BYTES 524288
+/* --interval with --live when not given: seconds between screens. */
+#define CLI_LIVE_INTERVAL     2.0
 
 enum out_format {
 	FMT_PPROF,
@@ -40,6 +42,7 @@ struct env {
 	double interval;	/* --interval seconds; 0 = one profile at the end */
 	const char *output_dir; /* --output-dir */
 	unsigned retain;	/* --retain N; 0 = keep every profile */
+	bool live;		/* --live: a top view on the terminal (stdout) */
 	const char *output;	/* -o; "-" = stdout */
 	enum out_format format;
 	double duration; /* -d seconds; 0 = until exit or signal */

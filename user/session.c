@@ -25,6 +25,7 @@
 #include "attach/loader.h"
 #include "util/log.h"
 #include "attach/heap_attach.h"
+#include "export/live.h"
 #include "report.h"
 #include "proc/safe_open.h"
 
@@ -301,10 +302,46 @@ struct run {
 	struct loader *loader;
 	struct collect *collect;
 	struct report *report;
+	struct live *live;	  /* --live: the terminal view */
+	int64_t start_mono;	  /* when profiling started */
+	uint64_t screens;	  /* --live: screens drawn */
+	uint64_t screen_failures; /* --live: screens that could not be drawn */
+	int screen_err;		  /* the last failure's -errno */
 	struct child child;
 	bool have_child;
 	uint64_t events; /* ring-buffer records consumed */
 };
+
+/* The report's sink: each interval's profiles go to the live view.  The last ones do not: the
+ * view closes before the end-of-run summary, so that stays on the terminal. */
+static void on_profiles(void *ctx, const struct profile *const *profiles, size_t n, bool last)
+{
+	struct run *r = ctx;
+	struct live_status st = {.cmdline = r->env.cmdline};
+	int err;
+
+	if (!r->live || last)
+		return;
+	st.interval = ++r->screens;
+	st.elapsed_ns = now_ns(CLOCK_MONOTONIC) - r->start_mono;
+	err = live__render(r->live, profiles, n, &st);
+	if (err) {
+		r->screen_failures++;
+		r->screen_err = err;
+	}
+}
+
+/* --live: leave the view (the terminal back as it was) and say if screens were lost. */
+static void live_close(struct run *r)
+{
+	if (!r->live)
+		return;
+	live__free(r->live);
+	r->live = NULL;
+	if (r->screen_failures)
+		pr_warn("--live: %llu screen(s) could not be drawn: %s\n",
+			(unsigned long long)r->screen_failures, strerror(-r->screen_err));
+}
 
 /* Counts every record for the -v summary, then hands it to the collector. */
 static int on_event(void *ctx, void *data, size_t size)
@@ -576,7 +613,8 @@ int session__run(const struct env *caller_env)
 		pr_err("setting up the report failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	if (env->interval) {
+	report__set_sink(r.report, on_profiles, &r);
+	if (env->output_dir) {
 		err = report__prepare_dir(env);
 		if (err) {
 			pr_err("cannot use --output-dir %s: %s\n", env->output_dir, strerror(-err));
@@ -693,6 +731,16 @@ int session__run(const struct env *caller_env)
 		}
 	}
 	pr_info("profiling; Ctrl-C to stop\n");
+	r.start_mono = start_mono;
+	if (env->live) {
+		err = live__new(&r.live, STDOUT_FILENO);
+		if (err) {
+			pr_err("--live: cannot use the terminal: %s\n", strerror(-err));
+			goto cleanup;
+		}
+		/* Something on the screen until the first interval ends. */
+		on_profiles(&r, NULL, 0, false);
+	}
 
 	last_tick = start_mono;
 	while (!stop_signal) {
@@ -717,11 +765,21 @@ int session__run(const struct env *caller_env)
 		}
 		if (deadline && now >= deadline)
 			break;
+		/* q in the live view: stop as on SIGINT. */
+		if (r.live && live__key(r.live, 0) == LIVE_KEY_QUIT) {
+			pr_info("stopping: q pressed\n");
+			break;
+		}
 		if (next_interval && now >= next_interval) {
 			/* Wall time advances with the monotonic clock, not by a second reading
-			 * that could jump: intervals tile exactly. */
-			if (report__interval(r.report, interval_wall, now - interval_mono, false) ==
-			    -ENOMEM) {
+			 * that could jump: intervals tile exactly.  --live alone: the run so far.
+			 */
+			if (env->output_dir)
+				err = report__interval(r.report, interval_wall, now - interval_mono,
+						       false);
+			else
+				err = report__peek(r.report, start_wall, now - start_mono);
+			if (err == -ENOMEM) {
 				poll_err = true;
 				break;
 			}
@@ -736,6 +794,8 @@ int session__run(const struct env *caller_env)
 		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
+	/* What follows (messages, the summary) goes to the normal screen. */
+	live_close(&r);
 	/* Whatever is still queued belongs to the profile. */
 	while (loader__poll(r.loader, 0) > 0)
 		;
@@ -749,7 +809,7 @@ int session__run(const struct env *caller_env)
 		status = 2;
 		goto cleanup;
 	}
-	if (env->interval)
+	if (env->output_dir)
 		err = report__interval(r.report, interval_wall,
 				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
 	else
@@ -771,6 +831,7 @@ cleanup:
 		close(r.child.err_fd);
 	if (r.child.pidfd >= 0)
 		close(r.child.pidfd);
+	live_close(&r); /* also on failures: the terminal must come back */
 	report__free(r.report);
 	collect__free(r.collect);
 	loader__free(r.loader);

@@ -176,7 +176,7 @@ static void test_live__header_totals_and_drops(void **state)
 
 	render(&sc, &p, 1, 80, 24);
 	assert_string_equal(sc.rows[0], "bpftrace-prof --cpu --live -- cpu_target 8");
-	assert_non_null(strstr(sc.rows[1], "interval 3 of 2.00 s, elapsed 6.0 s"));
+	assert_non_null(strstr(sc.rows[1], "interval 3, elapsed 6.0 s, totals over 2.00 s"));
 	/* 2.5 s of CPU in 2 s: 125 % of one CPU. */
 	assert_string_equal(row_with(&sc, "cpu    cpu"), "cpu    cpu 2.50 s (125.0% of one CPU)");
 	assert_string_equal(row_with(&sc, "drops:"), "drops: stack_truncated 4");

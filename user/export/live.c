@@ -457,7 +457,7 @@ int live__render(struct live *l, const struct profile *const *profiles, size_t n
 		 const struct live_status *st)
 {
 	struct screen sc = {0};
-	char elapsed[32], interval[32] = "";
+	char elapsed[32], span[48] = "";
 	int err = 0;
 
 	screen_size(l, &sc.cols, &sc.rows);
@@ -467,15 +467,18 @@ int live__render(struct live *l, const struct profile *const *profiles, size_t n
 	if (!sc.buf)
 		return -ENOMEM;
 	fmt_elapsed(elapsed, sizeof(elapsed), st->elapsed_ns);
+	/* The span the numbers cover: the interval, or the run so far without --output-dir. */
 	if (n && profiles[0]->duration_nanos > 0)
-		snprintf(interval, sizeof(interval), " of %.2f s",
+		snprintf(span, sizeof(span), ", totals over %.2f s",
 			 (double)profiles[0]->duration_nanos / 1e9);
 	line(&sc, "%s", st->cmdline ? st->cmdline : "bpftrace-prof");
-	line(&sc, "interval %" PRIu64 "%s, elapsed %s   (q: quit)", st->interval, interval,
-	     elapsed);
+	line(&sc, "interval %" PRIu64 ", elapsed %s%s   (q: quit)", st->interval, elapsed, span);
 	for (size_t i = 0; i < n; i++)
 		mode_line(&sc, profiles[i]);
-	drops_lines(&sc, profiles, n);
+	if (!n)
+		line(&sc, "waiting for the first interval ...");
+	else
+		drops_lines(&sc, profiles, n);
 	if (n)
 		err = tables(&sc, profiles[0]);
 	if (!err) {
