@@ -312,23 +312,31 @@ struct run {
 	uint64_t events; /* ring-buffer records consumed */
 };
 
+/* --live: one screen; a failure is counted, said once at the end. */
+static void live_draw(struct run *r, const struct profile *const *profiles, size_t n,
+		      uint64_t interval)
+{
+	struct live_status st = {
+		.cmdline = r->env.cmdline,
+		.interval = interval,
+		.elapsed_ns = now_ns(CLOCK_MONOTONIC) - r->start_mono,
+	};
+	int err = live__render(r->live, profiles, n, &st);
+
+	if (err) {
+		r->screen_failures++;
+		r->screen_err = err;
+	}
+}
+
 /* The report's sink: each interval's profiles go to the live view.  The last ones do not: the
  * view closes before the end-of-run summary, so that stays on the terminal. */
 static void on_profiles(void *ctx, const struct profile *const *profiles, size_t n, bool last)
 {
 	struct run *r = ctx;
-	struct live_status st = {.cmdline = r->env.cmdline};
-	int err;
 
-	if (!r->live || last)
-		return;
-	st.interval = ++r->screens;
-	st.elapsed_ns = now_ns(CLOCK_MONOTONIC) - r->start_mono;
-	err = live__render(r->live, profiles, n, &st);
-	if (err) {
-		r->screen_failures++;
-		r->screen_err = err;
-	}
+	if (r->live && !last)
+		live_draw(r, profiles, n, ++r->screens);
 }
 
 /* --live: leave the view (the terminal back as it was) and say if screens were lost. */
@@ -738,8 +746,8 @@ int session__run(const struct env *caller_env)
 			pr_err("--live: cannot use the terminal: %s\n", strerror(-err));
 			goto cleanup;
 		}
-		/* Something on the screen until the first interval ends. */
-		on_profiles(&r, NULL, 0, false);
+		/* Something on the screen until the first interval ends (interval 0). */
+		live_draw(&r, NULL, 0, 0);
 	}
 
 	last_tick = start_mono;
