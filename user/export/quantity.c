@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Two decimals: a value that would print as 1024.00 KiB or 1000.00 ms takes the next unit. */
+#define ROUND_UP 0.005
+
 const char *quantity__format(char *buf, size_t len, int64_t v, const char *unit, bool exact)
 {
 	static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -25,7 +28,7 @@ const char *quantity__format(char *buf, size_t len, int64_t v, const char *unit,
 		}
 		d /= 1024;
 		mag /= 1024;
-		while (mag >= 1024 && i + 1 < sizeof(bin) / sizeof(bin[0])) {
+		while (mag >= 1024 - ROUND_UP && i + 1 < sizeof(bin) / sizeof(bin[0])) {
 			d /= 1024;
 			mag /= 1024;
 			i++;
@@ -38,7 +41,7 @@ const char *quantity__format(char *buf, size_t len, int64_t v, const char *unit,
 	}
 	if (!strcmp(unit, "nanoseconds")) {
 		for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
-			if (mag < times[i].scale)
+			if (mag < times[i].scale * (1 - ROUND_UP / 1000))
 				continue;
 			if (exact)
 				snprintf(buf, len, "%.2f %s (%" PRId64 " ns)", d / times[i].scale,
