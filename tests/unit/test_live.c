@@ -302,9 +302,19 @@ static void test_live__empty_profile(void **state)
 
 	(void)state;
 	assert_int_equal(profile__new(&p, "cpu"), 0);
-	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	/* Before the first interval: the header and a word, no tables. */
+	render(&sc, NULL, 0, 80, 24);
+	assert_int_equal(sc.nrows, 3);
+	assert_string_equal(sc.rows[2], "waiting for the first interval ...");
+	free(sc.raw);
 	cp = p;
+	/* Not even a sample type: said, not read out of bounds. */
 	render(&sc, &cp, 1, 80, 24);
+	assert_string_equal(row_with(&sc, "cpu    "), "cpu    (no sample types)");
+	free(sc.raw);
+	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	render(&sc, &cp, 1, 80, 24);
+	assert_string_equal(row_with(&sc, "cpu    "), "cpu    cpu 0 ns");
 	row_with(&sc, "(no cpu samples in this interval)");
 	assert_fits(&sc, 80, 24);
 	free(sc.raw);

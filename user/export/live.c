@@ -223,9 +223,16 @@ static int64_t type_total(const struct profile *p, uint32_t t)
 /* "cpu     1.95 s (97.5% of one CPU)", "heap    inuse_space 3.91 MiB". */
 static void mode_line(struct screen *sc, const struct profile *p)
 {
-	const struct profile_value_type *vt = &p->types[p->default_type];
-	int64_t total = type_total(p, p->default_type);
+	const struct profile_value_type *vt;
 	char q[QUANTITY_MAX], share[64] = "";
+	int64_t total;
+
+	if (p->default_type >= p->ntypes) {
+		line(sc, "%-6s (no sample types)", p->mode);
+		return;
+	}
+	vt = &p->types[p->default_type];
+	total = type_total(p, p->default_type);
 
 	/* Time over the interval's length: 100% is one CPU (or thread) busy all along, as in
 	 * top, so several CPUs make more than 100%. */
