@@ -74,7 +74,7 @@ t_live_top_view_q_writes_profile() {
 	expect_eq "terminal settings restored" SAME "$(cat "$E2E_TMP/q.tty")"
 	# Back on the normal screen: the end-of-run summary, not the view.
 	live_wait_screen '^cpu profile: ' 10 || fail "no summary on the normal screen"
-	live_screen | grep -q '(q: quit)' && fail "the live view is still on the screen"
+	live_screen | grep -q 'q: quit, m: next mode' && fail "the live view is still on the screen"
 	# The whole run's profile, decoded independently.
 	[ -s "$f" ] || fail "no profile at $f"
 	go tool pprof -symbolize=none -raw "$f" >/dev/null 2>&1 || fail "go tool pprof cannot read $f"

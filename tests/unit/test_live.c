@@ -294,6 +294,54 @@ static void test_live__modes_and_no_drops(void **state)
 	profile__free(heap);
 }
 
+/* m: the next screens show the next mode's tables, and wrap around. */
+static void test_live__m_shows_the_next_mode(void **state)
+{
+	const struct profile *cpu = *state;
+	struct profile *heap;
+	const struct profile *both[2];
+	struct live_status st = {.interval = 1};
+	struct live *l;
+	struct screen sc;
+	int fds[2], out;
+	off_t len;
+
+	assert_int_equal(profile__new(&heap, "heap"), 0);
+	assert_int_equal(profile__add_type(heap, "inuse_space", "bytes"), 0);
+	both[0] = heap;
+	both[1] = cpu;
+	assert_int_equal(pipe(fds), 0);
+	out = memfd_create("live", MFD_CLOEXEC);
+	assert_true(out >= 0);
+	assert_int_equal(live__open(&l, &(struct live_opts){.in_fd = fds[0],
+							    .out_fd = out,
+							    .cols = 80,
+							    .rows = 24}),
+			 0);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(ftruncate(out, 0), 0);
+		assert_int_equal(lseek(out, 0, SEEK_SET), 0);
+		assert_int_equal(live__render(l, both, 2, &st), 0);
+		len = lseek(out, 0, SEEK_CUR);
+		sc.raw = calloc(1, (size_t)len + 1);
+		assert_non_null(sc.raw);
+		assert_int_equal(pread(out, sc.raw, (size_t)len, 0), len);
+		parse(&sc, sc.raw, (size_t)len);
+		if (i == 1)
+			row_with(&sc, "FUNCTION (by own cpu)");
+		else
+			row_with(&sc, "(no heap samples in this interval)");
+		free(sc.raw);
+		assert_int_equal(write(fds[1], "m", 1), 1);
+		assert_int_equal(live__key(l, 1000), LIVE_KEY_MODE);
+	}
+	live__free(l);
+	close(out);
+	close(fds[0]);
+	close(fds[1]);
+	profile__free(heap);
+}
+
 static void test_live__empty_profile(void **state)
 {
 	struct profile *p;
@@ -335,6 +383,8 @@ static void test_live__q_from_a_pipe_quits(void **state)
 	assert_int_equal(live__key(l, 1000), LIVE_KEY_NONE);
 	assert_int_equal(write(fds[1], "aq", 2), 2);
 	assert_int_equal(live__key(l, 1000), LIVE_KEY_QUIT);
+	assert_int_equal(write(fds[1], "m", 1), 1);
+	assert_int_equal(live__key(l, 1000), LIVE_KEY_MODE);
 	close(fds[1]);
 	/* End of input: no key, ever, and no busy loop of errors. */
 	assert_int_equal(live__key(l, 0), LIVE_KEY_NONE);
@@ -416,6 +466,7 @@ int main(void)
 		T(test_live__fits_small_screens),
 		T(test_live__hostile_names_are_printable),
 		T(test_live__modes_and_no_drops),
+		T(test_live__m_shows_the_next_mode),
 		cmocka_unit_test(test_live__empty_profile),
 		cmocka_unit_test(test_live__q_from_a_pipe_quits),
 		cmocka_unit_test(test_live__new_needs_a_terminal),

@@ -40,6 +40,7 @@ struct live {
 	struct termios saved;
 	bool restore; /* saved holds the terminal's settings to put back */
 	bool in_eof;  /* keys can no longer come: waiting for one only sleeps */
+	size_t mode;  /* whose tables are shown: an index into the profiles given */
 };
 
 /* One screen being composed: each line is placed by absolute cursor address, so nothing ever
@@ -154,7 +155,14 @@ int live__key(struct live *l, int timeout_ms)
 	for (ssize_t i = 0; i < n; i++)
 		if (keys[i] == 'q' || keys[i] == 'Q')
 			return LIVE_KEY_QUIT;
-	return LIVE_KEY_NONE;
+	ret = LIVE_KEY_NONE;
+	for (ssize_t i = 0; i < n; i++) {
+		if (keys[i] == 'm' || keys[i] == 'M' || keys[i] == '\t') {
+			l->mode++; /* wrapped to the number of profiles when drawn */
+			ret = LIVE_KEY_MODE;
+		}
+	}
+	return ret;
 }
 
 /* Appends one line (printf-like), cut to the width; bytes outside printable ASCII become '?'
@@ -395,7 +403,7 @@ static int func_table(struct screen *sc, struct rank *rank, const struct profile
 	return 0;
 }
 
-/* The tables of the first mode in the rows left: a quarter for processes, the rest split
+/* The tables of one mode in the rows left: a quarter for processes, the rest split
  * between the two function tables, blank lines between. */
 static int tables(struct screen *sc, const struct profile *p)
 {
@@ -479,7 +487,9 @@ int live__render(struct live *l, const struct profile *const *profiles, size_t n
 		snprintf(span, sizeof(span), ", totals over %.2f s",
 			 (double)profiles[0]->duration_nanos / 1e9);
 	line(&sc, "%s", st->cmdline ? st->cmdline : "bpftrace-prof");
-	line(&sc, "interval %" PRIu64 ", elapsed %s%s   (q: quit)", st->interval, elapsed, span);
+	/* What matters first: a narrow terminal cuts the keys' reminder. */
+	line(&sc, "interval %" PRIu64 ", elapsed %s%s   q: quit, m: next mode", st->interval,
+	     elapsed, span);
 	for (size_t i = 0; i < n; i++)
 		mode_line(&sc, profiles[i]);
 	if (!n)
@@ -487,7 +497,7 @@ int live__render(struct live *l, const struct profile *const *profiles, size_t n
 	else
 		drops_lines(&sc, profiles, n);
 	if (n)
-		err = tables(&sc, profiles[0]);
+		err = tables(&sc, profiles[l->mode % n]);
 	if (!err) {
 		/* What the last screen had below ours goes (room: cap counts 32 bytes more). */
 		if (sc.used < sc.rows)

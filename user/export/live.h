@@ -2,7 +2,8 @@
 /*
  * --live: a full-screen view in the terminal, redrawn from each interval's profiles, like top
  * or py-spy top.  One screen: the command line, the interval, each mode's total in its default
- * sample type, the non-zero drop counters, then for the first mode the top processes and the
+ * sample type, the non-zero drop counters, then for one mode (the first; m shows the next) the
+ * top processes and the
  * top functions by own (leaf) and by total (on the stack) value.  Lines never exceed the
  * terminal's width, the screen never its height; bytes a target controls (process and function
  * names) are shown as printable ASCII only, so a name cannot send escape sequences.
@@ -34,6 +35,7 @@ struct live_opts {
 enum live_key {
 	LIVE_KEY_NONE = 0, /* nothing, or a key without a meaning */
 	LIVE_KEY_QUIT = 1, /* q: stop profiling and write the final profiles */
+	LIVE_KEY_MODE = 2, /* m or Tab: the next screens show the next mode's tables */
 };
 
 /*
@@ -49,7 +51,7 @@ void live__free(struct live *l);
 
 /*
  * Draws one screen from one interval's profiles (one per mode, in the order given; the tables
- * are the first one's).  0 or a negative errno (writing the screen failed).
+ * are the first one's, or the one m chose).  0 or a negative errno (writing the screen failed).
  */
 int live__render(struct live *l, const struct profile *const *profiles, size_t n,
 		 const struct live_status *st);
