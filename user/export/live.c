@@ -228,7 +228,7 @@ static int64_t type_total(const struct profile *p, uint32_t t)
 	return total;
 }
 
-/* "cpu     1.95 s (97.5% of one CPU)", "heap    inuse_space 3.91 MiB". */
+/* "cpu    cpu 1.95 s (97.5% of one CPU)", "heap   inuse_space 3.91 MiB". */
 static void mode_line(struct screen *sc, const struct profile *p)
 {
 	const struct profile_value_type *vt;
@@ -242,11 +242,11 @@ static void mode_line(struct screen *sc, const struct profile *p)
 	vt = &p->types[p->default_type];
 	total = type_total(p, p->default_type);
 
-	/* Time over the interval's length: 100% is one CPU (or thread) busy all along, as in
-	 * top, so several CPUs make more than 100%. */
+	/* Time over the span the profile covers: 100% is one CPU (or thread) busy all along, as
+	 * in top, so several CPUs make more than 100%. */
 	if (!strcmp(vt->unit, "nanoseconds") && p->duration_nanos > 0)
 		snprintf(share, sizeof(share), " (%.1f%% of %s)", percent(total, p->duration_nanos),
-			 !strcmp(vt->type, "cpu") ? "one CPU" : "the interval");
+			 !strcmp(vt->type, "cpu") ? "one CPU" : "the time");
 	line(sc, "%-6s %s %s%s", p->mode, vt->type, qty(q, total, vt), share);
 }
 
