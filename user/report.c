@@ -149,6 +149,9 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 	};
 	int ret;
 
+	/* The callers free ps[] whatever happens, also after the early return below. */
+	for (size_t i = 0; i < NMODES; i++)
+		ps[i] = NULL;
 	ret = loader__counters(collect__loader(c), run.bpf);
 	if (ret) {
 		pr_err("reading the BPF counters failed: %s\n", strerror(-ret));
@@ -159,7 +162,6 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 	for (size_t i = 0; i < NMODES; i++) {
 		int err;
 
-		ps[i] = NULL;
 		if (!(r->env->modes & modes[i].bit))
 			continue;
 		err = build(&ps[i], modes[i].bit, c, r->env, &in);
