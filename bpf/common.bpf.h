@@ -48,7 +48,7 @@ struct {
 } prof_scope_cgroup SEC(".maps");
 
 const volatile __u32 prof_scope = PROF_SCOPE_PIDS; /* enum prof_scope */
-const volatile __u32 prof_self_tgid = 0;	    /* ours: never profiled in the wide scopes */
+const volatile __u32 prof_self_tgid = 0;	   /* ours: never profiled in the wide scopes */
 
 /*
  * tgid is the current task's process (every caller asks about the task it runs in): with a

@@ -59,6 +59,35 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+#define SIGSTOP 19
+
+/*
+ * Wide scopes: attached to _exit of every libc in scope.  A process that lives a few
+ * milliseconds may be gone before userspace reads its maps and symbols; stopped here, at its
+ * last instruction in user space, it waits until userspace has consumed everything it sent
+ * (this record comes after all of it) and resumes it.  Not for a process with a controlling
+ * terminal: a job-control shell would report its foreground job as stopped.
+ */
+SEC("uprobe")
+int BPF_KPROBE(proc_exit_hold)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+	struct task_struct *task;
+
+	if (!prof_is_target(pid))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (BPF_CORE_READ(task, signal, tty))
+		return 0;
+	if (bpf_send_signal(SIGSTOP)) {
+		prof_count(PROF_CNT_EXIT_HOLD_FAIL);
+		return 0;
+	}
+	emit(PROF_REC_PROC_EXIT_HOLD, pid, (__u32)id, 0, 0);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {

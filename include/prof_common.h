@@ -32,6 +32,9 @@ enum prof_rec_type {
 	PROF_REC_CPU_SAMPLE,  /* one cpu sample with its frames (include/prof_cpu.h) */
 	/* The unwinder met a pc outside the process's known mappings (prof_proc_event): re-read */
 	PROF_REC_UNWIND_MISS,
+	/* Wide scopes: a process called _exit and is stopped (SIGSTOP) with its address space
+	 * intact: everything it sent before is consumed by now; resume it (SIGCONT). */
+	PROF_REC_PROC_EXIT_HOLD,
 };
 
 /*
@@ -67,7 +70,9 @@ enum prof_rec_type {
 	X(UNWIND_CFA_STUCK, "unwind_cfa_stuck", "stacks cut: the stack pointer did not grow")      \
 	X(UNWIND_DEPTH, "unwind_depth", "stacks cut at the frame limit (127)")                     \
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
-	  "frames walked by frame pointer (no unwind table for their file)")
+	  "frames walked by frame pointer (no unwind table for their file)")                       \
+	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
+	  "exiting processes not held for symbolization (signal refused): may lack symbols")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
@@ -134,6 +139,20 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 
 /* Counted by the ring-buffer consumer (user/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
+
+/* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */
+#define PROF_PUSH_STATS(X)                                                                       \
+	X(submitted, "push_submitted", "profiles handed to --push")                              \
+	X(sent, "push_sent", "profiles the backend accepted")                                    \
+	X(retried, "push_retried", "sends retried: connection error, timeout, 5xx or 429")       \
+	X(failed, "push_failed",                                                                 \
+	  "profiles not sent: refused by the backend (4xx), or out of tries with no spool")      \
+	X(spooled, "push_spooled", "profiles written to the spool (backend down, queue full)")   \
+	X(spool_sent, "push_spool_sent", "spooled profiles sent later")                          \
+	X(aged_out, "push_aged_out", "spooled profiles deleted unsent: older than an hour")      \
+	X(dropped, "push_dropped",                                                               \
+	  "profiles lost: queue full without a spool, spool full or unwritable, spool file bad") \
+	X(sent_bytes, "push_sent_bytes", "profile bytes the backend accepted")
 
 /* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
 static inline __u64 prof_mix64(__u64 h)

@@ -50,6 +50,15 @@ static const char usage[] =
 	"                           (default 0: keep all)\n"
 	"      --live               a top-like view in the terminal, redrawn every --interval\n"
 	"                           (default 2 s); q quits and writes the profiles\n"
+	"      --push URL           also send each interval's profiles to Grafana Pyroscope or\n"
+	"                           Parca (http or https); failures are retried, then spooled to\n"
+	"                           --output-dir/spool and sent later; needs --interval\n"
+	"      --push-protocol P    pyroscope (default: Connect Push) | pyroscope-ingest "
+	"(/ingest)\n"
+	"                           | parca (/api/profiles/writeraw)\n"
+	"      --push-auth-file F   token=, user=, password=, tenant= lines (mode 0600); or the\n"
+	"                           environment: BPFTRACE_PROF_PUSH_TOKEN, _USER, _PASSWORD, "
+	"_TENANT\n"
 	"      --unwind MODE        user stacks: auto (default: unwind tables from .eh_frame "
 	"where\n"
 	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
@@ -75,6 +84,9 @@ enum {
 	OPT_OUTPUT_DIR,
 	OPT_RETAIN,
 	OPT_LIVE,
+	OPT_PUSH,
+	OPT_PUSH_PROTOCOL,
+	OPT_PUSH_AUTH_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -99,6 +111,9 @@ static const struct option long_opts[] = {
 	{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 	{"retain", required_argument, NULL, OPT_RETAIN},
 	{"live", no_argument, NULL, OPT_LIVE},
+	{"push", required_argument, NULL, OPT_PUSH},
+	{"push-protocol", required_argument, NULL, OPT_PUSH_PROTOCOL},
+	{"push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE},
 	{},
 };
 
@@ -179,6 +194,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 		.top = 10,
 	};
 	bool output_given = false, sample_given = false;
+	const char *push_opt = NULL; /* a --push-* option given, for its error */
 	unsigned ntargets;
 	uint64_t v;
 	int opt, err;
@@ -280,6 +296,23 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case OPT_LIVE:
 			env.live = true;
 			break;
+		case OPT_PUSH:
+			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8))
+				return bad("invalid --push URL '%s' (http:// or https://)", optarg);
+			env.push_url = optarg;
+			break;
+		case OPT_PUSH_PROTOCOL:
+			if (push__parse_protocol(&env.push_protocol, optarg))
+				return bad(
+					"invalid --push-protocol '%s' (pyroscope, pyroscope-ingest "
+					"or parca)",
+					optarg);
+			push_opt = "--push-protocol";
+			break;
+		case OPT_PUSH_AUTH_FILE:
+			env.push_auth_file = optarg;
+			push_opt = "--push-auth-file";
+			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "auto"))
 				env.unwind = UNWIND_AUTO;
@@ -344,6 +377,13 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--output-dir needs --interval SECONDS%s", "");
 	if (env.retain && !env.interval)
 		return bad("--retain needs --interval SECONDS%s", "");
+	if (env.push_url && !env.interval)
+		return bad("--push needs --interval SECONDS (and --output-dir DIR, its spool)%s",
+			   "");
+	if (push_opt && !env.push_url)
+		return bad("%s needs --push URL", push_opt);
+	if (env.push_url && !env.output_dir)
+		return bad("--push needs --output-dir DIR (its spool)%s", "");
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
 	if (!output_given)

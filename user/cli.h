@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "agg/collect.h" /* enum prof_mode_bit */
+#include "export/push.h" /* enum push_protocol */
 
 #define CLI_MAX_PIDS	      64
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
@@ -43,7 +44,10 @@ struct env {
 	const char *output_dir; /* --output-dir */
 	unsigned retain;	/* --retain N; 0 = keep every profile */
 	bool live;		/* --live: a top view on the terminal (stdout) */
-	const char *output;	/* -o; "-" = stdout */
+	const char *push_url;	/* --push URL */
+	enum push_protocol push_protocol;
+	const char *push_auth_file; /* --push-auth-file */
+	const char *output;	    /* -o; "-" = stdout */
 	enum out_format format;
 	double duration; /* -d seconds; 0 = until exit or signal */
 	unsigned top;	 /* --top N */

@@ -149,7 +149,6 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 	};
 	int ret;
 
-	/* The callers free ps[] whatever happens, also after the early return below. */
 	for (size_t i = 0; i < NMODES; i++)
 		ps[i] = NULL;
 	ret = loader__counters(collect__loader(c), run.bpf);

@@ -26,6 +26,7 @@
 #include "util/log.h"
 #include "attach/heap_attach.h"
 #include "export/live.h"
+#include "export/push.h"
 #include "report.h"
 #include "proc/safe_open.h"
 
@@ -309,8 +310,40 @@ struct run {
 	int screen_err;		  /* the last failure's -errno */
 	struct child child;
 	bool have_child;
-	uint64_t events; /* ring-buffer records consumed */
+	uint64_t events;   /* ring-buffer records consumed */
+	struct push *push; /* --push */
 };
+
+/* At exit, what --push may still spend sending before the rest goes to the spool. */
+#define PUSH_FLUSH_MS 5000
+
+/* --push: every interval's profiles, one series per service. */
+static void push_sink(void *ctx, const struct profile *const *profiles, size_t n, bool last)
+{
+	struct run *r = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		int err = push__submit_profile(r->push, profiles[i]);
+
+		if (err)
+			pr_warn("push: a profile not queued: %s\n", strerror(-err));
+	}
+}
+
+/* One line: what --push did, loud when something did not get through (yet). */
+static void log_push(const struct push *p)
+{
+	struct push_stats st;
+
+	push__stats(p, &st);
+	log__printf(st.failed || st.dropped || st.spooled > st.spool_sent ? LOG_WARN : LOG_INFO,
+		    "push: %llu of %llu profiles sent, %llu retries, %llu spooled, %llu sent from "
+		    "the spool, %llu aged out, %llu failed, %llu dropped\n",
+		    (unsigned long long)st.sent, (unsigned long long)st.submitted,
+		    (unsigned long long)st.retried, (unsigned long long)st.spooled,
+		    (unsigned long long)st.spool_sent, (unsigned long long)st.aged_out,
+		    (unsigned long long)st.failed, (unsigned long long)st.dropped);
+}
 
 /* --live: one screen; a failure is counted, said once at the end. */
 static void live_draw(struct run *r, const struct profile *const *profiles, size_t n,
@@ -329,16 +362,6 @@ static void live_draw(struct run *r, const struct profile *const *profiles, size
 	}
 }
 
-/* The report's sink: each interval's profiles go to the live view.  The last ones do not: the
- * view closes before the end-of-run summary, so that stays on the terminal. */
-static void on_profiles(void *ctx, const struct profile *const *profiles, size_t n, bool last)
-{
-	struct run *r = ctx;
-
-	if (r->live && !last)
-		live_draw(r, profiles, n, ++r->screens);
-}
-
 /* --live: leave the view (the terminal back as it was) and say if screens were lost. */
 static void live_close(struct run *r)
 {
@@ -349,6 +372,18 @@ static void live_close(struct run *r)
 	if (r->screen_failures)
 		pr_warn("--live: %llu screen(s) could not be drawn: %s\n",
 			(unsigned long long)r->screen_failures, strerror(-r->screen_err));
+}
+
+/* The report's sink: each interval's profiles go to --push and to the live view.  The last ones
+ * not to the view: it closes before the end-of-run summary, so that stays on the terminal. */
+static void on_profiles(void *ctx, const struct profile *const *profiles, size_t n, bool last)
+{
+	struct run *r = ctx;
+
+	if (r->push)
+		push_sink(r, profiles, n, last);
+	if (r->live && !last)
+		live_draw(r, profiles, n, ++r->screens);
 }
 
 /* Counts every record for the -v summary, then hands it to the collector. */
@@ -630,6 +665,20 @@ int session__run(const struct env *caller_env)
 			goto cleanup;
 		}
 	}
+	if (env->push_url) {
+		struct push_opts po = {
+			.url = env->push_url,
+			.protocol = env->push_protocol,
+			.auth_file = env->push_auth_file,
+			.spool_dir = env->output_dir,
+		};
+
+		err = push__new(&r.push, &po); /* says why on failure */
+		if (err) {
+			status = 2;
+			goto cleanup;
+		}
+	}
 	err = collect__start_events(r.collect, on_event, &r);
 	if (err) {
 		pr_err("opening the ring buffer failed: %s\n", strerror(-err));
@@ -684,7 +733,9 @@ int session__run(const struct env *caller_env)
 		}
 	}
 	if (env->wide) {
-		err = scan_scope(&r);
+		err = collect__discover_root(r.collect, (uint32_t)getpid());
+		if (!err)
+			err = scan_scope(&r);
 		if (err) {
 			pr_err("listing the processes to profile failed: %s\n", strerror(-err));
 			goto cleanup;
@@ -762,6 +813,8 @@ int session__run(const struct env *caller_env)
 			poll_err = true;
 			break;
 		}
+		if (r.push)
+			push__poll(r.push);
 		if (collect__poll_unwinder(r.collect)) {
 			poll_err = true;
 			break;
@@ -822,6 +875,10 @@ int session__run(const struct env *caller_env)
 				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
 	else
 		err = report__write(r.report, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
+	if (r.push) {
+		push__flush(r.push, PUSH_FLUSH_MS);
+		log_push(r.push);
+	}
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
 	status = err || collect__error(r.collect) || poll_err ? 1 : 0;
 cleanup:
@@ -841,6 +898,7 @@ cleanup:
 		close(r.child.pidfd);
 	live_close(&r); /* also on failures: the terminal must come back */
 	report__free(r.report);
+	push__free(r.push);
 	collect__free(r.collect);
 	loader__free(r.loader);
 	if (r.scope_fd >= 0)

@@ -100,23 +100,33 @@ start_profiler() { # LOG ARGS...
 DROP_COUNTERS=${DROP_COUNTERS:-"ringbuf_full pending_full pending_missing stack_fail
 	sampled_full sample_left_full heap_read_fail targets_full bad_records"}
 
-# expect_no_drops FILE: from a pprof profile's counter comments.
+# expect_no_drops FILE: from a pprof profile's counter comments (only non-zero counters are
+# written; "no drops" when no loss counter is).
 expect_no_drops() {
 	local raw c
 	raw=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | grep '^Comment: ')
-	[ -n "$raw" ] || fail "no counter comments in $1"
+	grep -q '^Comment: bpftrace-prof ' <<<"$raw" || fail "no comments of ours in $1"
 	for c in $DROP_COUNTERS; do
-		grep -q "^Comment: $c=0 " <<<"$raw" ||
+		! grep -q "^Comment: $c=" <<<"$raw" ||
 			fail "drop counter $c is not 0 ($(grep "^Comment: $c=" <<<"$raw")): exact numbers cannot be trusted"
 	done
 	echo "ok: no drops in $1"
 }
 
-# expect_no_drops_text FILE: from a text report's counter lines.
+# pprof_counter_value FILE NAME: a counter from the comments, 0 when absent (zeros are not
+# written).
+pprof_counter_value() {
+	local v
+	v=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n "s/^Comment: $2=\([0-9]*\) .*/\1/p")
+	echo "${v:-0}"
+}
+
+# expect_no_drops_text FILE: from a text report's drop lines (only non-zero ones are printed).
 expect_no_drops_text() {
 	local c
+	grep -Eq '^(drops:|no drops)$' "$1" || fail "no drops section in $1"
 	for c in $DROP_COUNTERS; do
-		grep -Eq "^ +$c: 0 " "$1" ||
+		! grep -Eq "^ +$c: " "$1" ||
 			fail "drop counter $c is not 0 ($(grep -E "^ +$c:" "$1")): exact numbers cannot be trusted"
 	done
 	echo "ok: no drops in $1"
@@ -139,3 +149,72 @@ prof_wrap() {
 	PROF=tests/e2e/prof_args.sh
 }
 prof_wrap
+
+# The exact numbers of tests/targets/heap_target.cc (a full run of it).
+# The exact allocation table of heap_target (see its header comment).
+check_heap_numbers() { # FILE
+	local f=$1
+	expect_no_drops "$f"
+	expect_eq "leak_pages alloc_objects" 1000 "$(pprof_flat "$f" alloc_objects leak_pages)"
+	expect_eq "leak_pages alloc_space" 4096000 "$(pprof_flat "$f" alloc_space leak_pages)"
+	expect_eq "leak_pages inuse_objects" 1000 "$(pprof_flat "$f" inuse_objects leak_pages)"
+	expect_eq "leak_pages inuse_space" 4096000 "$(pprof_flat "$f" inuse_space leak_pages)"
+	expect_eq "churn_small alloc_objects" 400000 "$(pprof_flat "$f" alloc_objects churn_small)"
+	expect_eq "churn_small alloc_space" 25600000 "$(pprof_flat "$f" alloc_space churn_small)"
+	expect_eq "churn_small inuse_objects" 0 "$(pprof_flat "$f" inuse_objects churn_small)"
+	expect_eq "churn_small inuse_space" 0 "$(pprof_flat "$f" inuse_space churn_small)"
+	expect_eq "calloc_kept alloc_objects" 50 "$(pprof_flat "$f" alloc_objects calloc_kept)"
+	expect_eq "calloc_kept inuse_space" 50000 "$(pprof_flat "$f" inuse_space calloc_kept)"
+	expect_eq "realloc_chain alloc_objects" 4 "$(pprof_flat "$f" alloc_objects realloc_chain)"
+	expect_eq "realloc_chain alloc_space" 1500 "$(pprof_flat "$f" alloc_space realloc_chain)"
+	expect_eq "realloc_chain inuse_objects" 1 "$(pprof_flat "$f" inuse_objects realloc_chain)"
+	expect_eq "realloc_chain inuse_space" 800 "$(pprof_flat "$f" inuse_space realloc_chain)"
+	expect_eq "memalign_kept alloc_objects" 20 "$(pprof_flat "$f" alloc_objects memalign_kept)"
+	expect_eq "memalign_kept inuse_space" 15360 "$(pprof_flat "$f" inuse_space memalign_kept)"
+	expect_eq "cxx_new_kept alloc_objects" 50 "$(pprof_flat "$f" alloc_objects cxx_new_kept)"
+	expect_eq "cxx_new_kept alloc_space" 49000 "$(pprof_flat "$f" alloc_space cxx_new_kept)"
+	expect_eq "cxx_new_kept inuse_objects" 20 "$(pprof_flat "$f" inuse_objects cxx_new_kept)"
+	expect_eq "cxx_new_kept inuse_space" 40000 "$(pprof_flat "$f" inuse_space cxx_new_kept)"
+	# Flat == total above already means each function is the leaf: the immediate caller of the
+	# allocator is on every stack.  Also check no allocator or operator new frame sits on top.
+	expect_eq "operator new frames" 0 "$(pprof_flat "$f" alloc_objects 'operator')"
+	pprof_traces "$f" >"$f.traces"
+	local bad
+	bad=$(grep -E '\|(malloc|calloc|realloc|posix_memalign|aligned_alloc|operator[^;]*)(;|$)' "$f.traces" | head -1)
+	[ -z "$bad" ] || fail "allocator frame as leaf: $bad"
+	# main is the caller of every named function (frame pointers kept in the target)
+	expect_eq "leak_pages caller" 1 "$(grep -c '|leak_pages;main;' "$f.traces")"
+}
+
+# time_nanos and duration_nanos of a pprof file (profile.proto fields 9 and 10), read by a few
+# lines of Python from the wire format: go tool pprof prints the duration to 10 ms only.
+pprof_span() { # FILE
+	python3 - "$1" <<'PY'
+import gzip, sys
+b = gzip.open(sys.argv[1]).read()
+i, out = 0, {}
+def varint():
+    global i
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v
+while i < len(b):
+    key = varint(); f, w = key >> 3, key & 7
+    if w == 0:
+        v = varint()
+        if f in (9, 10):
+            out[f] = v
+    elif w == 2:
+        n = varint(); i += n
+    elif w == 1:
+        i += 8
+    elif w == 5:
+        i += 4
+    else:
+        sys.exit("bad wire type %d" % w)
+print(out.get(9, 0), out.get(10, 0))
+PY
+}

@@ -130,8 +130,7 @@ t_calls_java_exact_stacks() {
 	# Package-qualified names of JDK methods (class names arrive as java/lang/…).
 	grep -q 'java\.lang\.' "$s" || fail "no java.lang.* frames"
 	grep -q 'java/lang' "$s" && fail "internal class name form leaked"
-	expect_eq "returns matching no entry" "call_mismatched_returns=0" \
-		"$(go tool pprof -symbolize=none -raw "$f" 2>/dev/null | grep -o 'call_mismatched_returns=[0-9]*')"
+	expect_eq "returns matching no entry" 0 "$(pprof_counter_value "$f" call_mismatched_returns)"
 }
 
 t_calls_java_without_flag_warns() {
@@ -277,10 +276,8 @@ t_calls_java_exceptions_through_compiled_code() {
 	expect_eq "c3 from c2" 50000 "$(calls_on_stack "$s" 'CallsEx.main;CallsEx.c1;CallsEx.c2;CallsEx.c3')"
 	expect_eq "c3 anywhere" 50000 "$(pprof_flat "$f" calls CallsEx.c3)"
 	# The frames were left without returns: counted as unwound, not lost or stacked up.
-	expect_range "unwound frames" 1 150000 \
-		"$(go tool pprof -symbolize=none -raw "$f" 2>/dev/null | sed -n 's/.*call_unwound_frames=\([0-9]*\).*/\1/p')"
-	expect_eq "depth exceeded" "call_depth_exceeded=0" \
-		"$(go tool pprof -symbolize=none -raw "$f" 2>/dev/null | grep -o 'call_depth_exceeded=[0-9]*')"
+	expect_range "unwound frames" 1 150000 "$(pprof_counter_value "$f" call_unwound_frames)"
+	expect_eq "depth exceeded" 0 "$(pprof_counter_value "$f" call_depth_exceeded)"
 }
 
 # ---- launchers: CMD shows no runtime up front; the exec in its tree runs it (issue 14) ----
@@ -294,8 +291,7 @@ expect_php_counts() { # FILE
 	expect_eq "beta calls from alpha" 300 "$(calls_on_stack "$s" 'main;Calc::alpha;Calc::beta')"
 	expect_eq "sleeper calls" 1 "$(calls_on_stack "$s" 'main;sleeper')"
 	expect_eq "main calls" 1 "$(calls_on_stack "$s" 'main')"
-	expect_eq "returns matching no entry" "call_mismatched_returns=0" \
-		"$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | grep -o 'call_mismatched_returns=[0-9]*')"
+	expect_eq "returns matching no entry" 0 "$(pprof_counter_value "$1" call_mismatched_returns)"
 }
 
 t_calls_launcher_env_php() {

@@ -9,8 +9,7 @@ running() { # PID
 }
 
 expect_no_ringbuf_drops() { # FILE
-	go tool pprof -symbolize=none -raw "$1" | grep -q '^Comment: ringbuf_full=0 ' ||
-		fail "ringbuf_full is not 0 in $1"
+	[ "$(pprof_counter_value "$1" ringbuf_full)" = 0 ] || fail "ringbuf_full is not 0 in $1"
 }
 
 t_life_cmd_signal_state_is_default() {

@@ -21,7 +21,10 @@ t_pprof_structure_and_mappings() {
 	grep -q '^Duration: ' "$raw" || fail "no duration"
 	grep -Eq '^Time: 20[0-9]{2}-' "$raw" || fail "no time"
 	grep -q '^Comment: command: .*--heap --top 0' "$raw" || fail "command line comment"
-	grep -q '^Comment: ringbuf_full=0 ' "$raw" || fail "drop counter comment"
+	# Counters appear only when not 0 ("no drops" when no loss counter is).
+	grep -Eq '^Comment: (no drops$|unknown_frees=[1-9])' "$raw" || fail "neither 'no drops' nor the unknown frees"
+	! grep -q '=0 (' "$raw" || fail "a zero counter was written: $(grep '=0 (' "$raw")"
+	! grep -q '^Comment: ringbuf_full=' "$raw" || fail "events were dropped: $(grep ringbuf_full "$raw")"
 	# mappings carry file and build id (compare with readelf's)
 	local bid_exe bid_libc
 	bid_exe=$(readelf -n build/targets/heap_target | awk '/Build ID/ { print $3 }')

@@ -156,8 +156,7 @@ t_sampling_thread_entries_deleted_at_exit() {
 	local f=$E2E_TMP/threads.pb.gz
 	"$PROF" --heap --sample-bytes 1024 -o "$f" --top 0 -- build/targets/thread_churn ||
 		fail "profiler exit status $?"
-	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: sample_left_full=0 ' ||
-		fail "countdown map filled up: $(go tool pprof -symbolize=none -raw "$f" | grep 'sample_left_full=')"
+	expect_eq "sample_left_full (countdown map filled up)" 0 "$(pprof_counter_value "$f" sample_left_full)"
 	expect_no_drops "$f"
 	expect_near "thread_alloc alloc_objects" 20000 25 "$(pprof_flat "$f" alloc_objects thread_alloc)"
 }

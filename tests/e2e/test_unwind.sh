@@ -39,12 +39,11 @@ ratio() { # A B
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f\n", b ? a / b : 0 }'
 }
 
-# A counter from the profile's comments ("Comment: NAME=VALUE (…)").
+# A counter from the profile's comments ("Comment: NAME=VALUE (…)"; absent = 0).
 pprof_counter() { # FILE NAME
-	local v
-	v=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n "s/^Comment: $2=\([0-9]*\) .*/\1/p")
-	[ -n "$v" ] || fail "no counter $2 in $1"
-	echo "$v"
+	grep -q '^Comment: bpftrace-prof ' <(go tool pprof -symbolize=none -raw "$1" 2>/dev/null) ||
+		fail "no comments of ours in $1"
+	pprof_counter_value "$1" "$2"
 }
 
 # No stack may have an allocator of its own as its leaf: the heap probe charges the caller.

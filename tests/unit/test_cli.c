@@ -186,9 +186,47 @@ static void test_cli__output_path_per_mode(void **state)
 	cli__free(&env);
 }
 
+static void test_cli__push_options(void **state)
+{
+	struct env env;
+
+	assert_int_equal(PARSE(&env, "--cpu", "-a", "--interval", "5", "--output-dir", "/tmp/o",
+			       "--push", "https://p.example:4040", "--push-protocol", "parca",
+			       "--push-auth-file", "/etc/prof-auth"),
+			 CLI_RUN);
+	assert_string_equal(env.push_url, "https://p.example:4040");
+	assert_int_equal(env.push_protocol, PUSH_PARCA);
+	assert_string_equal(env.push_auth_file, "/etc/prof-auth");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o", "--push",
+			       "http://h:4040"),
+			 CLI_RUN);
+	assert_int_equal(env.push_protocol, PUSH_PYROSCOPE);
+	assert_null(env.push_auth_file);
+	cli__free(&env);
+}
+
+static void test_cli__push_needs_interval_and_a_url(void **state)
+{
+	struct env env;
+
+	assert_int_equal(PARSE(&env, "-a", "--push", "http://h:4040"), -EINVAL);
+	assert_int_equal(
+		PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o", "--push", "ftp://h"),
+		-EINVAL);
+	assert_int_equal(PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o",
+			       "--push-protocol", "parca"),
+			 -EINVAL);
+	assert_int_equal(PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o", "--push",
+			       "http://h", "--push-protocol", "otlp"),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cli__push_options),
+		cmocka_unit_test(test_cli__push_needs_interval_and_a_url),
 		cmocka_unit_test(test_cli__pid_list_and_defaults),
 		cmocka_unit_test(test_cli__command_keeps_its_options),
 		cmocka_unit_test(test_cli__modes_and_options),

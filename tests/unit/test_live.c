@@ -54,6 +54,7 @@ static int setup(void **state)
 				   (int64_t[]){50, 500000000}, false);
 	err |= profile__add_counter(p, "ringbuf_full", "events lost: ring buffer full", 0);
 	err |= profile__add_counter(p, "stack_truncated", "stacks cut short", 4);
+	err |= profile__add_stat(p, "unwind_tables_built", "bookkeeping, not a drop", 11);
 	if (err) {
 		profile__free(p);
 		return -1;
@@ -181,6 +182,7 @@ static void test_live__header_totals_and_drops(void **state)
 	assert_string_equal(row_with(&sc, "cpu    cpu"), "cpu    cpu 2.50 s (125.0% of one CPU)");
 	assert_string_equal(row_with(&sc, "drops:"), "drops: stack_truncated 4");
 	assert_null(strstr(sc.raw, "ringbuf_full"));
+	assert_null(strstr(sc.raw, "unwind_tables_built"));
 	free(sc.raw);
 }
 

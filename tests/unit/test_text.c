@@ -202,14 +202,34 @@ static void test_text__top_zero_prints_totals_and_counters_only(void **state)
 	free(out);
 }
 
-static void test_text__all_counters_printed(void **state)
+static void test_text__only_nonzero_drops_printed(void **state)
 {
 	char *out = report(*state, 10);
 
 	assert_non_null(strstr(out, "\ndrops:\n"));
-	assert_non_null(strstr(out, "  ringbuf_full: 0  events lost: ring buffer full\n"));
+	assert_null(strstr(out, "ringbuf_full"));
 	assert_non_null(strstr(out, "  unknown_free: 3  frees of blocks never seen\n"));
+	assert_null(strstr(out, "no drops"));
 	free(out);
+}
+
+static void test_text__no_drops_said_once(void **state)
+{
+	struct profile *p;
+	char *out;
+
+	(void)state;
+	assert_int_equal(profile__new(&p, "heap"), 0);
+	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
+	assert_int_equal(profile__add_counter(p, "ringbuf_full", "events lost", 0), 0);
+	assert_int_equal(profile__add_stat(p, "unwind_tables_built", "tables", 4), 0);
+	out = report(p, 10);
+	assert_non_null(strstr(out, "\nno drops\n"));
+	assert_null(strstr(out, "drops:"));
+	assert_null(strstr(out, "ringbuf_full"));
+	assert_null(strstr(out, "unwind_tables_built"));
+	free(out);
+	profile__free(p);
 }
 
 static void test_text__time_units(void **state)
@@ -262,8 +282,9 @@ int main(void)
 		T(test_text__rows_sorted_by_flat_and_limited),
 		T(test_text__recursion_counted_once_in_cum),
 		T(test_text__top_zero_prints_totals_and_counters_only),
-		T(test_text__all_counters_printed),
+		T(test_text__only_nonzero_drops_printed),
 		cmocka_unit_test(test_text__time_units),
+		cmocka_unit_test(test_text__no_drops_said_once),
 		T(test_text__empty_profile),
 	};
 #undef T

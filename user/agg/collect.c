@@ -63,6 +63,7 @@ struct collect {
 	int64_t held_deadline;	    /* CLOCK_MONOTONIC: let them go even if builds still run */
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	struct hashmap *targets;    /* pid -> struct target */
+	struct hashmap *roots;	    /* wide scopes: (dev, ino) of the roots probed */
 	uint64_t bad_records;
 	int err;		      /* first fatal error while consuming events (0 or -errno) */
 	bool events_started;	      /* the ring buffer exists: polling it is allowed */
@@ -113,6 +114,7 @@ static int pidfd_send_signal_(int pidfd, int sig)
 
 static int fatal(struct collect *c, int err);
 static void unwind_release_held(struct collect *c);
+static int discover_root(struct collect *c, uint32_t pid);
 
 static int unwinder_start(struct collect *c)
 {
@@ -249,6 +251,8 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = stackres__new(&c->stacks, c->sym);
 	if (!err)
 		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(struct target));
+	if (!err)
+		err = hashmap__new(&c->roots, 2 * sizeof(uint64_t), 1);
 	if (!err && (opts->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, opts->sample_bytes);
 	if (!err && (opts->modes & MODE_CPU))
@@ -295,6 +299,7 @@ void collect__free(struct collect *c)
 	procinfo__free(c->procs);
 	symbolizer__free(c->sym);
 	hashmap__free(c->targets);
+	hashmap__free(c->roots);
 	free(c);
 }
 
@@ -346,10 +351,17 @@ int collect__add_scoped(struct collect *c, uint32_t pid)
 {
 	int err = collect__add_pid(c, pid), n = 0;
 
+	if (!err)
+		err = discover_root(c, pid);
 	if (err || !c->heap)
 		return err;
 	err = collect__attach_heap(c, pid, -1, &n);
 	return err == -ENOENT || err == -ESRCH ? 0 : err;
+}
+
+int collect__discover_root(struct collect *c, uint32_t pid)
+{
+	return discover_root(c, pid);
 }
 
 int collect__add_child(struct collect *c, uint32_t pid)
@@ -460,7 +472,18 @@ static void unwind_lib(const char *path, void *arg)
 	    safe_open__at(&fd, l->root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
 		return;
 	l->n++;
-	unwinder__prepare(l->c->unw, fd); /* 0 at once when the file is known */
+	if (l->c->unw)
+		unwinder__prepare(l->c->unw, fd); /* 0 at once when the file is known */
+	/* A container's own libc: probed before the program's first allocation when we can. */
+	if (l->c->heap && (l->c->opts.wide || l->c->opts.cmd)) {
+		int n = heap_attach__file(l->c->loader, fd, path, -1);
+
+		if (n < 0)
+			pr_debug("not probing %s: %s\n", path, strerror(-n));
+	}
+	/* Wide scopes: a libc's _exit holds its short-lived processes for their symbols. */
+	if (l->c->opts.wide)
+		loader__attach_hook(l->c->loader, LOADER_HOOK_EXIT, fd, path);
 	if (l->depth < 2) {
 		snprintf(origin, sizeof(origin), "%s", path);
 		if (strrchr(origin, '/'))
@@ -486,6 +509,37 @@ int collect__prepare_unwind(struct collect *c, const char *exe)
 	return 0;
 }
 
+/* Wide scopes: the root (container) pid runs in, first time seen: its allocators and loaders
+ * are probed for every process there. */
+static int discover_root(struct collect *c, uint32_t pid)
+{
+	struct root_key {
+		uint64_t dev, ino;
+	} key = {0};
+	char path[64];
+	struct stat st;
+	bool created;
+	void *v;
+	int err, root_fd, n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/root/", pid);
+	if (stat(path, &st))
+		return 0; /* gone, or a kernel thread */
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	err = hashmap__upsert(c->roots, &v, &key, &created);
+	if (err || !created)
+		return err;
+	err = safe_open__root(&root_fd, "/proc", pid);
+	if (err)
+		return 0;
+	err = heap_attach__root(c->loader, root_fd, &n);
+	close(root_fd);
+	if (n)
+		pr_info("probed %d allocator functions in the root of process %u\n", n, pid);
+	return err == -ENOMEM ? err : 0;
+}
+
 /* Let the processes held at their exec run on (their tables are loaded, or it took too long). */
 static void unwind_release_held(struct collect *c)
 {
@@ -502,14 +556,16 @@ static void unwind_release_held(struct collect *c)
  * latest after UNWIND_EXEC_WAIT_MS): its first stacks are then complete.  Each file is built
  * once, on the worker: the event loop goes on meanwhile.
  */
-static bool unwind_exec_stop(struct collect *c, uint32_t pid)
+/* A new image of pid: the tables (and, tracing the heap, the allocators) of its executable and
+ * of what its DT_NEEDED entries name, two levels deep, resolved inside its root. */
+static void prepare_image(struct collect *c, uint32_t pid)
 {
 	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
 	char path[64], exe[PATH_MAX];
-	uint32_t *held;
 	ssize_t len;
 
-	unwind_read(c, pid, hashmap__find(c->targets, &pid));
+	if (c->unw)
+		unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	len = readlink(path, exe, sizeof(exe) - 1);
 	if (len > 0 && !safe_open__root(&l.root_fd, "/proc", pid)) {
@@ -517,6 +573,13 @@ static bool unwind_exec_stop(struct collect *c, uint32_t pid)
 		unwind_lib(exe, &l); /* known already: its DT_NEEDED are what is new */
 		close(l.root_fd);
 	}
+}
+
+static bool unwind_exec_stop(struct collect *c, uint32_t pid)
+{
+	uint32_t *held;
+
+	prepare_image(c, pid);
 	unwinder__poll(c->unw);
 	if (!unwinder__pending(c->unw))
 		return false;
@@ -746,6 +809,13 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 		return err;
 	/* A new image may bring an allocator of its own (static binary), or another libc (a
 	 * container's). */
+	if (c->opts.wide) {
+		err = discover_root(c, pid);
+		if (err)
+			return err;
+		/* Not held (no ptrace here): its libraries are being mapped as we read. */
+		prepare_image(c, pid);
+	}
 	if (c->opts.cmd || c->opts.wide) {
 		err = collect__attach_heap(c, pid, -1, &n);
 		if (err && err != -ENOENT && err != -ESRCH)
@@ -813,6 +883,18 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		 * now.  The process runs on meanwhile: its calls until then are missed (README). */
 		if (c->calls_at && c->opts.cmd)
 			calls_attach__rescan(c->calls_at, e->pid);
+		/* Wide scopes: the loader mapped the libraries (startup) or a dlopen: read the
+		 * maps while the process lives, however short its life. */
+		if (c->opts.wide) {
+			int n = 0;
+
+			pr_debug("%u: the dynamic loader changed its maps\n", e->pid);
+			symbolizer__load_pid(c->sym, e->pid);
+			if (c->unw)
+				unwind_read(c, e->pid, hashmap__find(c->targets, &e->pid));
+			if (c->heap)
+				collect__attach_heap(c, e->pid, -1, &n);
+		}
 		return 0;
 	case PROF_REC_PROC_EXIT:
 		/* The tid may come back as another thread: look its name up again then. */
@@ -837,6 +919,23 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		return 0;
 	}
 	return 0;
+}
+
+/*
+ * pid stopped itself (BPF sent SIGSTOP) in _exit: every record it sent came before this one and
+ * was consumed while it lived, so its stacks are symbolized.  Its maps are read once more (what
+ * symbolizes records still to come from its last moments) and it goes on exiting.
+ */
+static void exit_hold(struct collect *c, uint32_t pid)
+{
+	int fd = pidfd_open_((pid_t)pid);
+
+	symbolizer__load_pid(c->sym, pid);
+	if (fd < 0)
+		return; /* killed meanwhile */
+	if (pidfd_send_signal_(fd, SIGCONT))
+		pr_warn("resuming exiting process %u failed: %s\n", pid, strerror(errno));
+	close(fd);
 }
 
 /* A negative return stops the ring buffer's poll: only for errors that end the session. */
@@ -887,6 +986,11 @@ int collect__on_event(void *ctx, void *data, size_t size)
 			break;
 		err = on_proc(c, data);
 		goto done;
+	case PROF_REC_PROC_EXIT_HOLD:
+		if (size < sizeof(struct prof_proc_event))
+			break;
+		exit_hold(c, ((struct prof_proc_event *)data)->pid);
+		return 0;
 	case PROF_REC_UNWIND_MISS:
 		if (size < sizeof(struct prof_proc_event))
 			break;

@@ -58,6 +58,9 @@ int collect__add_pid(struct collect *c, uint32_t pid);
 /* --cgroup / --container / -a: a process found in scope at start (its allocator files are
  * probed for every process, filtered in BPF). */
 int collect__add_scoped(struct collect *c, uint32_t pid);
+/* Wide scopes: probe the allocators and loaders of pid's root (once per root).  Our own root at
+ * start: a program of the host started later in the scope is traced from its first allocation. */
+int collect__discover_root(struct collect *c, uint32_t pid);
 /* The `-- CMD` child, not yet exec'd (its exec arrives as an event that loads its maps). */
 int collect__add_child(struct collect *c, uint32_t pid);
 /* heap_attach__process, reporting failures other than a vanished process (-ENOENT/-ESRCH,

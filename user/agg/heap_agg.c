@@ -202,11 +202,13 @@ int heap_agg__new_interval(struct heap_agg *h)
 	h->stats = (struct heap_agg_stats){0};
 	while (hashmap__next(h->sites, &it, (const void **)&k, (void **)&v)) {
 		v->alloc_objects = v->alloc_bytes = 0;
-		/* Every live block holds in-use objects: a site without any is referenced by none. */
+		/* Every live block holds in-use objects: a site without any is referenced by none.
+		 */
 		if (v->inuse_objects > 0 || err)
 			continue;
 		if (n == cap) {
-			struct site_key *e = realloc(empty, (cap = cap ? 2 * cap : 64) * sizeof(*e));
+			struct site_key *e =
+				realloc(empty, (cap = cap ? 2 * cap : 64) * sizeof(*e));
 
 			if (!e) {
 				err = -ENOMEM;

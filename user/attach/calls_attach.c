@@ -918,14 +918,7 @@ static const char *env_value(const char *list, size_t len, const char *name)
 static int hook_dl(struct calls_attach *ca, uint32_t pid, const struct maps *m, const char *exe,
 		   int root_fd)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "_dl_debug_state");
-	struct loader_attach_key key = {.pid = -1, .kind = LOADER_ATTACH_DL_HOOK};
-	char at[PATH_MAX + 64];
-	struct bpf_link *link;
-	int32_t *done;
-	struct stat st;
-	bool created;
-	int err = 0, fd;
+	int err, fd;
 
 	for (size_t j = 0; j < m->count; j++) {
 		const struct maps_entry *e = &m->entries[j];
@@ -934,30 +927,9 @@ static int hook_dl(struct calls_attach *ca, uint32_t pid, const struct maps *m, 
 			continue;
 		if (safe_open__mapping(&fd, "/proc", pid, e, root_fd))
 			continue;
-		if (fstat(fd, &st)) {
-			err = -errno;
-			close(fd);
-			return err;
-		}
-		key.dev = st.st_dev;
-		key.ino = st.st_ino;
-		err = loader__attached(ca->l, &key, &done, &created);
-		if (err || !created) {
-			close(fd);
-			return err;
-		}
-		*done = 0;
-		safe_open__fd_path(at, sizeof(at), fd);
-		link = bpf_program__attach_uprobe_opts(loader__dl_hook_prog(ca->l), -1, at, 0,
-						       &opts);
+		err = loader__attach_hook(ca->l, LOADER_HOOK_DL, fd, e->path);
 		close(fd);
-		if (!link) {
-			pr_debug("--calls: no _dl_debug_state hook in %s: %s\n", e->path,
-				 strerror(errno));
-			return 0;
-		}
-		pr_info("--calls: watching dlopen() through %s\n", e->path);
-		return loader__keep_link(ca->l, link);
+		return err < 0 ? err : 0;
 	}
 	return 0;
 }

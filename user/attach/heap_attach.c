@@ -264,6 +264,49 @@ cleanup:
 	return err;
 }
 
+int heap_attach__root(struct loader *l, int root_fd, int *nfns)
+{
+	static const char *const dirs[] = {"/lib/x86_64-linux-gnu",
+					   "/usr/lib/x86_64-linux-gnu",
+					   "/lib64",
+					   "/usr/lib64",
+					   "/lib",
+					   "/usr/lib"};
+	/* glibc, libstdc++ (operator new) and musl (its libc is its loader). */
+	static const char *const allocators[] = {"libc.so.6", "libstdc++.so.6",
+						 "ld-musl-x86_64.so.1"};
+	static const char *const loaders[] = {"ld-linux-x86-64.so.2"};
+	char path[128];
+	int err, fd;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], allocators[i]);
+			if (safe_open__at(&fd, root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
+				continue;
+			err = heap_attach__file(l, fd, path, -1);
+			if (err > 0)
+				*nfns += err;
+			else if (err < 0)
+				pr_debug("not probing %s: %s\n", path, strerror(-err));
+			err = loader__attach_hook(l, LOADER_HOOK_EXIT, fd, path);
+			close(fd);
+			if (err < 0)
+				return err;
+		}
+		for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], loaders[i]);
+			if (safe_open__at(&fd, root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
+				continue;
+			err = loader__attach_hook(l, LOADER_HOOK_DL, fd, path);
+			close(fd);
+			if (err < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
 int heap_attach__is_static(const char *path)
 {
 	int fd, ret = 1;

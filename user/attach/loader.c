@@ -12,6 +12,7 @@
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 
+#include "proc/safe_open.h"
 #include "util/hashmap.h"
 #include "calls.skel.h"
 #include "cpu.skel.h"
@@ -204,7 +205,9 @@ static int open_heap(struct loader *l)
 	if (!l->heap)
 		return load_failed("heap", -errno);
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
-	l->heap->rodata->pid_filtered = !l->opts.follow_children;
+	/* Wide scopes probe files for every process: BPF filters by scope. */
+	l->heap->rodata->pid_filtered =
+		!l->opts.follow_children && l->opts.scope == PROF_SCOPE_PIDS;
 	l->heap->rodata->prof_unwind_mode = l->opts.unwind;
 	SET_SCOPE(l, l->heap);
 	err = prepare(l, l->heap->obj);
@@ -302,9 +305,42 @@ static int open_calls(struct loader *l)
 	return 0;
 }
 
-struct bpf_program *loader__dl_hook_prog(struct loader *l)
+int loader__attach_hook(struct loader *l, enum loader_hook hook, int fd, const char *name)
 {
-	return l->proc->progs.proc_dl_state;
+	bool dl = hook == LOADER_HOOK_DL;
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = dl ? "_dl_debug_state" : "_exit");
+	struct loader_attach_key key = {
+		.pid = -1, .kind = dl ? LOADER_ATTACH_DL_HOOK : LOADER_ATTACH_EXIT_HOOK};
+	struct bpf_program *prog =
+		dl ? l->proc->progs.proc_dl_state : l->proc->progs.proc_exit_hold;
+	struct bpf_link *link;
+	char at[64];
+	struct stat st;
+	int32_t *done;
+	bool created;
+	int err;
+
+	if (fstat(fd, &st))
+		return -errno;
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	err = loader__attached(l, &key, &done, &created);
+	if (err || !created)
+		return err ? err : *done;
+	safe_open__fd_path(at, sizeof(at), fd);
+	link = bpf_program__attach_uprobe_opts(prog, -1, at, 0, &opts);
+	if (!link) {
+		pr_debug("no %s hook in %s: %s\n", opts.func_name, name, strerror(errno));
+		return 0; /* stays 0 in the set: not tried again */
+	}
+	pr_info("%s through %s\n", dl ? "watching dlopen()" : "holding exits for their symbols",
+		name);
+	err = loader__keep_link(l, link);
+	if (err)
+		return err;
+	if (!loader__attached(l, &key, &done, &created))
+		*done = 1;
+	return 1;
 }
 
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret)

@@ -24,9 +24,9 @@ struct loader_opts {
 	bool calls;
 	bool follow_children; /* -- CMD: children of targets become targets */
 	uint64_t sample_bytes;
-	uint32_t unwind; /* enum unwind_mode (user/cli.h), for the BPF walker */
-	bool unwind_fp;	 /* --unwind fp: the unwinder's maps are not used */
-	uint32_t scope;	 /* enum prof_scope */
+	uint32_t unwind;     /* enum unwind_mode (user/cli.h), for the BPF walker */
+	bool unwind_fp;	     /* --unwind fp: the unwinder's maps are not used */
+	uint32_t scope;	     /* enum prof_scope */
 	int scope_cgroup_fd; /* PROF_SCOPE_CGROUP: the cgroup v2 directory, open */
 };
 
@@ -58,6 +58,7 @@ enum loader_attach_kind {
 	LOADER_ATTACH_HEAP,
 	LOADER_ATTACH_CALLS,
 	LOADER_ATTACH_DL_HOOK,
+	LOADER_ATTACH_EXIT_HOOK,
 };
 struct loader_attach_key {
 	uint64_t dev, ino;
@@ -83,8 +84,20 @@ int loader__attach_cpu(struct loader *l);
 /* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);
 
-/* The uprobe program for a dynamic loader's _dl_debug_state (PROF_REC_PROC_DLOPEN). */
-struct bpf_program *loader__dl_hook_prog(struct loader *l);
+/*
+ * The lifecycle program's uprobes, on a file open as fd (name: for messages), for every process
+ * running it (filtered in BPF), once per file:
+ *   LOADER_HOOK_DL: a dynamic loader's _dl_debug_state, which glibc calls for debuggers before
+ *     and after it maps objects (startup, dlopen): PROF_REC_PROC_DLOPEN;
+ *   LOADER_HOOK_EXIT: a libc's _exit (wide scopes): the process stops until its records are
+ *     consumed, PROF_REC_PROC_EXIT_HOLD.
+ * 1 when hooked (now or before), 0 when the file lacks the function, or -errno.
+ */
+enum loader_hook {
+	LOADER_HOOK_DL,
+	LOADER_HOOK_EXIT,
+};
+int loader__attach_hook(struct loader *l, enum loader_hook hook, int fd, const char *name);
 
 /* Keep a link so loader__free destroys it. */
 int loader__keep_link(struct loader *l, struct bpf_link *link);

@@ -250,7 +250,13 @@ static void mode_line(struct screen *sc, const struct profile *p)
 	line(sc, "%-6s %s %s%s", p->mode, vt->type, qty(q, total, vt), share);
 }
 
-/* Whether counter c of profiles[i] has a non-zero namesake earlier: in an earlier profile or
+/* A counter of lost data worth a place on the screen (bookkeeping stats are not). */
+static bool is_drop(const struct profile_counter *c)
+{
+	return c->value && !c->info;
+}
+
+/* Whether counter c of profiles[i] has a shown namesake earlier: in an earlier profile or
  * earlier in the same one. */
 static bool shown_before(const struct profile *const *profiles, size_t i, uint32_t c)
 {
@@ -260,14 +266,14 @@ static bool shown_before(const struct profile *const *profiles, size_t i, uint32
 		uint32_t end = j < i ? profiles[j]->ncounters : c;
 
 		for (uint32_t d = 0; d < end; d++)
-			if (profiles[j]->counters[d].value &&
+			if (is_drop(&profiles[j]->counters[d]) &&
 			    !strcmp(profiles[j]->counters[d].name, name))
 				return true;
 	}
 	return false;
 }
 
-/* The non-zero counters of every profile (the run's counters repeat in each: shown once). */
+/* The non-zero drop counters of every profile (the run's counters repeat in each: shown once). */
 static void drops_lines(struct screen *sc, const struct profile *const *profiles, size_t n)
 {
 	char text[LIVE_MAX_COLS + 1];
@@ -284,7 +290,7 @@ static void drops_lines(struct screen *sc, const struct profile *const *profiles
 			char item[160];
 			int w;
 
-			if (!pc->value || shown_before(profiles, i, c))
+			if (!is_drop(pc) || shown_before(profiles, i, c))
 				continue;
 			any = true;
 			w = snprintf(item, sizeof(item), " %s %" PRIu64, pc->name, pc->value);

@@ -337,6 +337,7 @@ static int put_function(struct writer *w, uint32_t id, const struct profile_func
 static int put_comments(struct writer *w)
 {
 	const struct profile *p = w->p;
+	unsigned drops = 0;
 	int64_t idx;
 	int err;
 
@@ -351,6 +352,10 @@ static int put_comments(struct writer *w)
 		const char *s;
 		char *tmp;
 
+		/* Zeros are noise: a counter absent from the comments is 0. */
+		if (!c->value)
+			continue;
+		drops += !c->info;
 		if (asprintf(&tmp, "%s=%" PRIu64 " (%s)", c->name ? c->name : "", c->value,
 			     c->desc ? c->desc : "") < 0)
 			return -ENOMEM;
@@ -359,6 +364,12 @@ static int put_comments(struct writer *w)
 		if (!s)
 			return -ENOMEM;
 		err = strtab__index(&w->st, &idx, s);
+		if (err)
+			return err;
+		pb__field_varint(&w->top, PROFILE_COMMENT, idx);
+	}
+	if (!drops) {
+		err = strtab__index(&w->st, &idx, "no drops");
 		if (err)
 			return err;
 		pb__field_varint(&w->top, PROFILE_COMMENT, idx);

@@ -132,12 +132,20 @@ static void print_counters(struct report *r)
 {
 	const struct profile *p = r->p;
 
-	fprintf(r->f, "\ndrops:\n");
-	if (!p->ncounters)
-		fprintf(r->f, "  (no counters)\n");
-	for (uint32_t i = 0; i < p->ncounters; i++)
-		fprintf(r->f, "  %s: %" PRIu64 "  %s\n", p->counters[i].name, p->counters[i].value,
-			p->counters[i].desc);
+	unsigned drops = 0;
+
+	/* Only what was lost: zero counters and bookkeeping would bury it. */
+	for (uint32_t i = 0; i < p->ncounters; i++) {
+		const struct profile_counter *c = &p->counters[i];
+
+		if (!c->value || c->info)
+			continue;
+		if (!drops++)
+			fprintf(r->f, "\ndrops:\n");
+		fprintf(r->f, "  %s: %" PRIu64 "  %s\n", c->name, c->value, c->desc);
+	}
+	if (!drops)
+		fprintf(r->f, "\nno drops\n");
 }
 
 int text__write(const struct profile *p, FILE *f, unsigned top)

@@ -420,12 +420,14 @@ int profile__add_comment(struct profile *p, const char *fmt, ...)
 	return 0;
 }
 
-int profile__add_counter(struct profile *p, const char *name, const char *desc, uint64_t value)
+static int add_counter(struct profile *p, const char *name, const char *desc, uint64_t value,
+		       bool info)
 {
 	struct profile_counter c = {
 		.name = profile__intern(p, name),
 		.desc = profile__intern(p, desc),
 		.value = value,
+		.info = info,
 	};
 	int err;
 
@@ -437,6 +439,16 @@ int profile__add_counter(struct profile *p, const char *name, const char *desc, 
 		return err;
 	p->counters[p->ncounters++] = c;
 	return 0;
+}
+
+int profile__add_counter(struct profile *p, const char *name, const char *desc, uint64_t value)
+{
+	return add_counter(p, name, desc, value, false);
+}
+
+int profile__add_stat(struct profile *p, const char *name, const char *desc, uint64_t value)
+{
+	return add_counter(p, name, desc, value, true);
 }
 
 const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf, size_t len)

@@ -67,6 +67,7 @@ struct profile_counter {
 	const char *name;
 	const char *desc;
 	uint64_t value;
+	bool info; /* bookkeeping (tables built, frames walked), not a loss */
 };
 
 struct profile {
@@ -128,7 +129,10 @@ const struct profile_process *profile__process(const struct profile *p, uint32_t
 
 int profile__add_comment(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A counter of lost or doubtful data (writers show it when non-zero, "no drops" when none is). */
 int profile__add_counter(struct profile *p, const char *name, const char *desc, uint64_t value);
+/* A bookkeeping count (pprof comments carry it when non-zero; the text summary does not). */
+int profile__add_stat(struct profile *p, const char *name, const char *desc, uint64_t value);
 
 /* Display name of a location's leaf function, or "[unknown] 0x…" text written into buf. */
 const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf, size_t len);

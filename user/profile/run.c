@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "profile/run.h"
 
+#include <string.h>
+
 #include "agg/calls_agg.h"
 #include "agg/heap_agg.h"
 #include "profile/profile.h"
@@ -34,13 +36,33 @@ _Static_assert(sizeof(struct calls_agg_stats) == NROWS(call_rows) * sizeof(uint6
 _Static_assert(sizeof(struct symbolizer_stats) == NROWS(symbolizer_rows) * sizeof(uint64_t),
 	       "every symbolizer_stats member is in PROF_SYMBOLIZER_STATS");
 
+/* Counts that are bookkeeping, not losses: shown when non-zero, never as drops. */
+static const char *const info_names[] = {
+	"unwind_fp_frames",    "cxx_throws",
+	"failed_allocs",       "exec_released",
+	"call_entries",	       "call_returns",
+	"call_unwound_frames", "call_unfinished_frames",
+	"unwind_tables_built", "unwind_tables_shared",
+	"unwind_table_bytes",  "unwind_build_ms",
+};
+
+static bool is_info(const char *name)
+{
+	for (size_t i = 0; i < sizeof(info_names) / sizeof(info_names[0]); i++)
+		if (!strcmp(name, info_names[i]))
+			return true;
+	return false;
+}
+
 static int add_rows(struct profile *p, const struct counter_row *rows, const uint64_t *vals,
 		    size_t n)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++)
-		err = profile__add_counter(p, rows[i].name, rows[i].desc, vals[i]);
+		err = is_info(rows[i].name)
+			      ? profile__add_stat(p, rows[i].name, rows[i].desc, vals[i])
+			      : profile__add_counter(p, rows[i].name, rows[i].desc, vals[i]);
 	return err;
 }
 

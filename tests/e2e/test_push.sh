@@ -1,0 +1,185 @@
+# --push end to end: the profiler sends each interval's profile to tests/e2e/push_receiver.py
+# (a Pyroscope / Parca stand-in written from the protocol descriptions), which stores every body
+# with its labels and time range.  The bodies are decoded by go tool pprof; the time ranges are
+# matched one for one against the profiles written to --output-dir, so nothing is lost or sent
+# twice, whatever the receiver did (refuse, 500, stall).
+
+CT=build/targets/cpu_target
+RECV=tests/e2e/push_receiver.py
+
+# start_receiver DIR [--refuse]: sets RECV_DIR, RECV_PORT and RECV_IN (a fd for its commands).
+start_receiver() {
+	RECV_DIR=$1
+	shift
+	local fifo="$E2E_TMP/recv.fifo.$RANDOM"
+	mkfifo "$fifo"
+	python3 "$RECV" "$RECV_DIR" "$@" <"$fifo" >"$RECV_DIR.out" 2>"$RECV_DIR.err" &
+	exec {RECV_IN}>"$fifo"
+	rm -f "$fifo"
+	wait_for_line "$RECV_DIR.out" '^[0-9]' 10 || fail "receiver did not start: $(cat "$RECV_DIR.err")"
+	RECV_PORT=$(head -1 "$RECV_DIR.out")
+	RECV_ACKS=0
+}
+
+# recv_cmd WORDS…: a command (push_receiver.py's docstring), waited for until acknowledged.
+recv_cmd() {
+	local i
+	echo "$*" >&"$RECV_IN"
+	RECV_ACKS=$((RECV_ACKS + 1))
+	for ((i = 0; i < 200; i++)); do
+		[ "$(grep -c '^done' "$RECV_DIR.out")" -ge "$RECV_ACKS" ] && return 0
+		sleep 0.05
+	done
+	fail "receiver did not take '$*'"
+}
+
+# push_run OUT_DIR SECONDS [OPTION…]: the profiler on cpu_target, pushing every 2 s; its stderr
+# in OUT.log.
+push_run() {
+	local rc=0 out=$1 secs=$2
+	shift 2
+	"$PROF" -v --cpu --interval 2 --output-dir "$out" -d "$secs" --top 0 \
+		--push "http://127.0.0.1:$RECV_PORT" "$@" -- "$CT" 30 >/dev/null 2>"$out.log" || rc=$?
+	[ "$rc" -eq 0 ] || { cat "$out.log" >&2; fail "exit status $rc"; }
+	grep '^bpftrace-prof: .*push: ' "$out.log" | tail -1
+}
+
+# check_received OUT_DIR CONSECUTIVE(0|1): every profile written to OUT_DIR arrived exactly
+# once (matched by its time range), with the labels of its series; with CONSECUTIVE, the ranges
+# tile (each until is the next from).  Prints the number received.
+check_received() {
+	python3 - "$RECV_DIR" "$1" "$2" "${ENDPOINT:-push}" <<'EOF' || fail "received profiles do not match the written ones"
+import glob, gzip, json, os, sys
+sys.path.insert(0, "tests/e2e")
+import push_receiver as pr
+recv, out, consecutive, endpoint = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+got = []
+for f in sorted(glob.glob(os.path.join(recv, "*.json"))):
+    m = json.load(open(f))
+    lab = m["labels"]
+    assert m["endpoint"] == endpoint, m
+    assert lab.get("service_name") == "cpu_target", lab
+    # /ingest carries no __name__ (the server derives it from the sample types)
+    assert lab.get("__name__") == (None if endpoint == "ingest" else "process_cpu"), lab
+    assert m["from"] < m["until"], m
+    body = open(f[:-5] + ".pb.gz", "rb").read()
+    t, d = pr.pprof_times(body)
+    assert (t, t + d) == (m["from"], m["until"]), (t, d, m)
+    got.append((m["from"], m["until"]))
+want = []
+for f in glob.glob(os.path.join(out, "*.cpu.pb.gz")):
+    t, d = pr.pprof_times(open(f, "rb").read())
+    want.append((t, t + d))
+if sorted(got) != sorted(want):
+    sys.exit("received %s\nwritten  %s" % (sorted(got), sorted(want)))
+if consecutive:
+    s = sorted(got)
+    for a, b in zip(s, s[1:]):
+        assert a[1] == b[0], "not consecutive: %s then %s" % (a, b)
+print(len(got))
+EOF
+}
+
+# Every received body is a pprof go tool pprof reads, with the target's functions.
+check_bodies() {
+	local f
+	for f in "$RECV_DIR"/*.pb.gz; do
+		go tool pprof -raw -symbolize=none "$f" >"$f.raw" 2>&1 || fail "go tool pprof cannot read $f"
+		grep -q 'hot_three' "$f.raw" || fail "no hot_three in $f"
+		grep -q 'spin_other' "$f.raw" || fail "no spin_other in $f"
+	done
+	echo "ok: every body decodes, with the target's functions"
+}
+
+spool_files() {
+	find "$1/spool" -name '*.spool' | wc -l
+}
+
+t_push_intervals_arrive() {
+	local out=$E2E_TMP/out n line
+	start_receiver "$E2E_TMP/recv"
+	line=$(push_run "$out" 7)
+	echo "$line"
+	n=$(check_received "$out" 1)
+	[ "$n" -ge 3 ] || fail "expected at least 3 profiles, got $n"
+	echo "ok: $n profiles, one per interval, consecutive"
+	check_bodies
+	grep -q "push: $n of $n profiles sent, 0 retries, 0 spooled" <<<"$line" || fail "push summary: $line"
+	expect_eq "spool files" 0 "$(spool_files "$out")"
+}
+
+t_push_500_retried() {
+	local out=$E2E_TMP/out n line
+	start_receiver "$E2E_TMP/recv"
+	recv_cmd fail 500 3
+	line=$(push_run "$out" 5)
+	echo "$line"
+	n=$(check_received "$out" 1)
+	expect_eq "500 answers" 3 "$(grep -c '"status": 500' "$RECV_DIR/requests.log")"
+	grep -q "push: $n of $n profiles sent, 3 retries, 0 spooled" <<<"$line" || fail "push summary: $line"
+	check_bodies
+}
+
+# Nobody listens for a whole run: its profiles go to the spool (retried first, then kept at exit);
+# the next run, with the backend up, sends them before its own.
+t_push_refused_spooled_sent_next_run() {
+	local out=$E2E_TMP/out n line written
+	start_receiver "$E2E_TMP/recv" --refuse
+	line=$(push_run "$out" 5)
+	echo "$line"
+	written=$(find "$out" -maxdepth 1 -name '*.cpu.pb.gz' | wc -l)
+	expect_eq "spooled files after the refused run" "$written" "$(spool_files "$out")"
+	grep -q "push: 0 of $written profiles sent, [0-9]* retries, $written spooled, .* 0 failed, 0 dropped" <<<"$line" ||
+		fail "push summary: $line"
+
+	recv_cmd listen
+	line=$(push_run "$out" 5)
+	echo "$line"
+	grep -q "$written sent from the spool, 0 aged out, 0 failed, 0 dropped" <<<"$line" || fail "push summary: $line"
+	expect_eq "spool files after the second run" 0 "$(spool_files "$out")"
+	n=$(check_received "$out" 0)
+	echo "ok: all $n profiles of both runs arrived once"
+	check_bodies
+}
+
+# The first two requests are accepted and never answered: at exit, still in flight, they go to
+# the spool; the next run sends them.
+t_push_stalled_spooled_sent_next_run() {
+	local out=$E2E_TMP/out line
+	start_receiver "$E2E_TMP/recv"
+	recv_cmd stall 2
+	line=$(push_run "$out" 5)
+	echo "$line"
+	expect_eq "spooled files after the stalled run" 2 "$(spool_files "$out")"
+	grep -q "push: [0-9]* of [0-9]* profiles sent, 0 retries, 2 spooled, .* 0 failed, 0 dropped" <<<"$line" ||
+		fail "push summary: $line"
+	line=$(push_run "$out" 3)
+	echo "$line"
+	grep -q "2 sent from the spool, 0 aged out, 0 failed, 0 dropped" <<<"$line" || fail "push summary: $line"
+	expect_eq "spool files after the second run" 0 "$(spool_files "$out")"
+	check_received "$out" 0 >/dev/null
+	echo "ok: every profile of both runs arrived once"
+	check_bodies
+}
+
+t_push_needs_interval() {
+	local err
+	err=$("$PROF" --cpu --push http://127.0.0.1:9 -d 1 -- "$CT" 1 2>&1 >/dev/null)
+	expect_eq "exit status" 2 "$?"
+	expect_eq "error lines" 1 "$(wc -l <<<"$err")"
+	grep -q -- '--push needs --interval' <<<"$err" || fail "message: $err"
+}
+
+# The other two protocols, through the CLI: the same profiles, the same labels.
+t_push_protocols_ingest_parca() {
+	local proto endpoint n
+	for proto in pyroscope-ingest parca; do
+		endpoint=${proto#pyroscope-}
+		start_receiver "$E2E_TMP/recv-$endpoint"
+		push_run "$E2E_TMP/out-$endpoint" 3 --push-protocol "$proto"
+		n=$(ENDPOINT=$endpoint check_received "$E2E_TMP/out-$endpoint" 1)
+		[ "$n" -ge 2 ] || fail "$proto: expected at least 2 profiles, got $n"
+		check_bodies
+		echo "ok: $proto: $n profiles"
+	done
+}

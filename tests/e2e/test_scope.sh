@@ -1,0 +1,165 @@
+# Wide scopes without containers: --cgroup on a cgroup v2 directory made by the test, -a, and
+# continuous mode (--interval / --output-dir / --retain).  Container cases: test_container.sh.
+
+# A fresh cgroup v2 directory (removed at exit once empty).
+make_cgroup() {
+	local root dir
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$root" ] || fail "no cgroup2 mount in /proc/mounts"
+	dir=$root/bpftrace-prof-e2e.$$.$RANDOM
+	mkdir "$dir" || fail "cannot create cgroup $dir"
+	echo "$dir"
+}
+
+# in_cgroup DIR CMD…: run CMD inside DIR (the shell moves itself, then execs).
+in_cgroup() {
+	local dir=$1
+	shift
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$dir" "$@"
+}
+
+# bg_in_cgroup DIR CMD…: the same in the background, $! being CMD's pid.
+bg_in_cgroup() {
+	(exec sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$@") &
+}
+
+# Distinct pid labels of a profile, sorted, space-separated.
+profile_pids() { # FILE
+	pprof_traces "$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -un | xargs
+}
+
+stop_profiler() {
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $?: $(tail -5 "$1")"
+}
+
+t_scope_cgroup_cpu_only_its_processes() {
+	local cg f=$E2E_TMP/cg.pb.gz in out
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" -o "$f" --top 0
+	bg_in_cgroup "$cg" build/targets/cpu_target 3 >/dev/null
+	in=$!
+	build/targets/cpu_target 3 >/dev/null &
+	out=$!
+	wait "$in" "$out"
+	stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	expect_eq "processes in the profile (the one in the cgroup)" "$in" "$(profile_pids "$f")"
+	local three one
+	three=$(pprof_cum "$f" samples hot_three)
+	one=$(pprof_cum "$f" samples hot_one)
+	expect_range "hot_three samples" 50 100000 "$three"
+	expect_range "hot_three / hot_one" 2 4.5 "$(awk -v a="$three" -v b="$one" 'BEGIN { print b ? a / b : 0 }')"
+}
+
+# A process that starts in the cgroup after the profiler: every allocation, exactly; the same
+# program on the host at the same time is not in the profile.
+t_scope_cgroup_heap_exact_for_a_later_process() {
+	local cg f=$E2E_TMP/heap.pb.gz in out
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --heap --sample-bytes 0 -o "$f" --top 0
+	bg_in_cgroup "$cg" build/targets/heap_target >"$E2E_TMP/in.out" 2>&1
+	in=$!
+	build/targets/heap_target >"$E2E_TMP/out.out" 2>&1 &
+	out=$!
+	wait "$in" || fail "target in the cgroup failed: $(cat "$E2E_TMP/in.out")"
+	wait "$out"
+	stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	check_heap_numbers "$f"
+	pprof_traces "$f" | grep -q "pid=$out " && fail "the host process $out is in the profile"
+	pprof_traces "$f" | grep '|leak_pages;' | grep -q "pid=$in " || fail "leak_pages not charged to $in"
+}
+
+# A program that lives a few milliseconds, ten times: every run symbolized (its maps are read
+# while it lives, at the dynamic loader's hook), every allocation counted.
+t_scope_cgroup_short_lived_processes_symbolized() {
+	local cg f=$E2E_TMP/short.pb.gz i
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --heap --sample-bytes 0 -o "$f" --top 0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		in_cgroup "$cg" build/targets/short_lived || fail "short_lived run $i failed"
+	done
+	stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	expect_no_drops "$f"
+	expect_eq "short_alloc alloc_objects (10 runs x 10)" 100 "$(pprof_flat "$f" alloc_objects short_alloc)"
+	expect_eq "short_alloc inuse_space" 100000 "$(pprof_flat "$f" inuse_space short_alloc)"
+	expect_eq "processes with short_alloc" 10 \
+		"$(pprof_traces "$f" | grep '|short_alloc;main' | grep -o 'pid=[0-9]*' | sort -u | wc -l)"
+}
+
+# -a: a process of the host is in, we are not.
+t_scope_all_host_processes() {
+	local f=$E2E_TMP/all.pb.gz t
+	start_profiler "$E2E_TMP/prof.log" -a --cpu -o "$f" --top 0
+	build/targets/cpu_target 2 >/dev/null &
+	t=$!
+	wait "$t"
+	stop_profiler "$E2E_TMP/prof.log"
+	profile_pids "$f" | tr ' ' '\n' | grep -qx "$t" || fail "cpu_target ($t) not in the -a profile"
+	profile_pids "$f" | tr ' ' '\n' | grep -qx "$PROF_PID" && fail "the profiler profiled itself"
+	expect_range "hot_three samples" 50 100000 "$(pprof_cum "$f" samples hot_three)"
+}
+
+# --interval 2 over a run of about 5.5 s: consecutive files covering the run without gaps,
+# every allocation in exactly one of them, in-use heap carried over exactly.
+t_scope_interval_heap_carried_exactly() {
+	local dir=$E2E_TMP/out f n prev_end="" span first="" inuse
+	"$PROF" --heap --interval 2 --output-dir "$dir" -- build/targets/phases ||
+		fail "profiler exit status $?"
+	n=$(find "$dir" -name '*.heap.pb.gz' | wc -l)
+	expect_range "interval files" 3 4 "$n"
+	expect_eq "files named <UTC time>.heap.pb.gz" "$n" \
+		"$(find "$dir" -regextype posix-extended -regex '.*/[0-9]{8}T[0-9]{6}Z\.heap\.pb\.gz' | wc -l)"
+	local early=0 late=0
+	for f in $(find "$dir" -name '*.heap.pb.gz' | sort); do
+		expect_no_drops "$f"
+		# time_nanos and duration_nanos: each interval starts exactly where the last ended.
+		read -r -a span <<<"$(pprof_span "$f")"
+		expect_range "interval length (ns)" 500000000 2600000000 "${span[1]}"
+		[ -z "$prev_end" ] || expect_eq "start of $(basename "$f") = end of the one before" "$prev_end" "${span[0]}"
+		prev_end=$((span[0] + span[1]))
+		early=$((early + $(pprof_flat "$f" alloc_space leak_early)))
+		late=$((late + $(pprof_flat "$f" alloc_space leak_late)))
+		inuse=$(pprof_flat "$f" inuse_space leak_early)
+		if [ -z "$first" ]; then
+			first=$f
+			expect_eq "leak_early in use in the first interval" 409600 "$inuse"
+		else
+			expect_eq "leak_early in use carried into $(basename "$f")" 409600 "$inuse"
+		fi
+	done
+	expect_eq "leak_early allocated over all intervals" 409600 "$early"
+	expect_eq "leak_late allocated over all intervals" 204800 "$late"
+	expect_eq "leak_late in use at the end" 204800 "$(pprof_flat "$f" inuse_space leak_late)"
+	expect_eq "leak_late allocated in the first interval" 0 "$(pprof_flat "$first" alloc_space leak_late)"
+}
+
+t_scope_interval_retain_keeps_newest() {
+	local dir=$E2E_TMP/out
+	mkdir -p "$dir"
+	# Someone else's file in the directory: never touched.
+	: >"$dir/notes.txt"
+	"$PROF" --cpu --interval 1 --retain 2 --output-dir "$dir" -- build/targets/cpu_target 4 >/dev/null ||
+		fail "profiler exit status $?"
+	expect_eq "cpu profiles kept" 2 "$(find "$dir" -name '*.cpu.pb.gz' | wc -l)"
+	[ -e "$dir/notes.txt" ] || fail "--retain removed a file that is not ours"
+	local f
+	f=$(find "$dir" -name '*.cpu.pb.gz' | sort | tail -1)
+	go tool pprof -raw "$f" >/dev/null 2>&1 || fail "$f does not decode"
+}
+
+t_scope_usage_errors() {
+	local out=$E2E_TMP/err
+	"$PROF" --interval 2 -- true 2>"$out"
+	expect_eq "--interval without --output-dir: exit status" 2 $?
+	grep -q 'output-dir' "$out" || fail "message: $(cat "$out")"
+	"$PROF" --cgroup /nonexistent-cgroup -d 1 2>"$out"
+	expect_eq "--cgroup on a missing directory: exit status" 2 $?
+	"$PROF" --cgroup /tmp -d 1 2>"$out"
+	expect_eq "--cgroup on a directory that is no cgroup: exit status" 2 $?
+	grep -q 'not a cgroup v2 directory' "$out" || fail "message: $(cat "$out")"
+	"$PROF" -a -p 1 2>"$out"
+	expect_eq "two targets: exit status" 2 $?
+}

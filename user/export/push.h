@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * --push: sends each interval's profiles to Grafana Pyroscope or Parca over http(s), with
+ * libcurl's multi interface so the collection loop never waits on the network.
+ *
+ * A submitted profile is copied into a bounded queue; push__poll (called from the loop) starts
+ * and finishes transfers without blocking.  Connection errors, timeouts, 5xx and 429 are retried
+ * with doubling back-off; after max_tries (or when the queue is full) a profile goes to the
+ * spool, <spool_dir>/spool/, one file per profile written atomically (0600, never through a
+ * symlink), sent later oldest first and deleted unsent once older than max_age_s (Pyroscope
+ * refuses data older than an hour).  Other 4xx are the backend's final word: counted, logged
+ * once, not retried.  Every outcome is counted (PROF_PUSH_STATS).
+ *
+ * Protocols (the request bodies are built here, with export/protobuf.h):
+ *   PUSH_PYROSCOPE         POST {url}/push.v1.PusherService/Push, Connect unary, application/proto
+ *   PUSH_PYROSCOPE_INGEST  POST {url}/ingest?name=SERVICE{k=v,…}&from=NS&until=NS&format=pprof
+ *   PUSH_PARCA             POST {url}/api/profiles/writeraw, grpc-gateway JSON (base64 profile)
+ *
+ * Credentials come from the environment or an auth file, never from the command line:
+ * BPFTRACE_PROF_PUSH_TOKEN (bearer), BPFTRACE_PROF_PUSH_USER / BPFTRACE_PROF_PUSH_PASSWORD
+ * (basic), BPFTRACE_PROF_PUSH_TENANT (X-Scope-OrgID); an auth file holds token=, user=,
+ * password=, tenant= lines and wins over the environment key by key.
+ */
+#ifndef PROF_PUSH_H
+#define PROF_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prof_common.h"
+
+struct profile;
+struct push;
+
+enum push_protocol {
+	PUSH_PYROSCOPE,
+	PUSH_PYROSCOPE_INGEST,
+	PUSH_PARCA,
+};
+
+struct push_opts {
+	const char *url; /* base URL, http:// or https:// */
+	enum push_protocol protocol;
+	const char *auth_file; /* NULL: credentials from the environment only */
+	const char *spool_dir; /* NULL: no spool (failures are counted as failed/dropped) */
+	/* 0 = the default shown */
+	unsigned queue_max;	     /* 64 profiles waiting or in flight */
+	unsigned max_parallel;	     /* 4 transfers at once */
+	unsigned max_tries;	     /* 5 attempts before a profile is spooled */
+	unsigned backoff_ms;	     /* 500: first retry delay, doubled each time */
+	unsigned backoff_max_ms;     /* 60000 */
+	unsigned timeout_ms;	     /* 15000: a whole request, connect included */
+	unsigned connect_timeout_ms; /* 5000 */
+	unsigned spool_max_files;    /* 1000 */
+	uint64_t spool_max_bytes;    /* 256 MiB */
+	unsigned max_age_s;	     /* 3600: spooled files older than this are deleted unsent */
+};
+
+struct push_label {
+	const char *name, *value;
+};
+
+/* One profile to send; push__submit copies everything. */
+struct push_item {
+	const void *data; /* gzip-compressed pprof */
+	size_t len;
+	const char *name;		 /* __name__: process_cpu, memory, wall, … */
+	const struct push_label *labels; /* series labels; service_name among them */
+	uint32_t nlabels;
+	int64_t from_ns, until_ns; /* the time range the profile covers (Unix ns) */
+};
+
+#define PUSH_STAT_FIELD(f, n, d) uint64_t f;
+struct push_stats {
+	PROF_PUSH_STATS(PUSH_STAT_FIELD)
+};
+#undef PUSH_STAT_FIELD
+
+/* Prints one line on stderr and returns -EINVAL/-EPERM/… when an option, the auth file or the
+ * spool directory is unusable. */
+int push__new(struct push **out, const struct push_opts *opts);
+/* Aborts transfers in flight (call push__flush first to keep them).  NULL is a no-op. */
+void push__free(struct push *p);
+
+/* Queues a copy of item; never blocks.  A full queue spools it (or drops it, counted).
+ * 0, or -ENOMEM / -EINVAL (empty profile or name: counted as dropped). */
+int push__submit(struct push *p, const struct push_item *item);
+/*
+ * Splits prof by service (profile/split.h) and submits one profile per service with the
+ * series labels service_name, __name__ (from prof->mode: cpu → process_cpu, heap → memory,
+ * calls → wall, else the mode), container_id when the service is a container, and hostname.
+ */
+int push__submit_profile(struct push *p, const struct profile *prof);
+/* Starts due transfers, completes finished ones, sends spooled files; never blocks. */
+int push__poll(struct push *p);
+/* Milliseconds until push__poll has work (a retry falls due, curl wants to be called), -1 when
+ * nothing is pending: a loop may shorten its own sleep to this. */
+long push__timeout_ms(struct push *p);
+/* At exit: keeps sending for at most timeout_ms, then spools what is left (or counts it
+ * dropped without a spool).  Does not wait for the spool's backlog. */
+int push__flush(struct push *p, unsigned timeout_ms);
+void push__stats(const struct push *p, struct push_stats *out);
+
+/* "pyroscope", "pyroscope-ingest", "parca" -> *out; -EINVAL for anything else. */
+int push__parse_protocol(enum push_protocol *out, const char *s);
+
+#endif /* PROF_PUSH_H */

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "profile/split.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "util/hashmap.h"
+
+/* Interned strings of one profile are equal exactly when their pointers are. */
+struct service_key {
+	const char *name;
+	uint64_t is_container;
+};
+
+/*
+ * Scratch tables indexed by the original's ids.  A stamp equal to the current part's number
+ * marks an entry as valid for that part, so no table is cleared between parts.
+ */
+struct split_ctx {
+	const struct profile *p;
+	uint32_t *map_stamp, *map_new;
+	uint32_t *fn_stamp, *fn_new;
+	uint32_t *loc_stamp, *loc_new;
+	uint32_t *ids; /* one sample's new location ids */
+};
+
+static const char *service_of(const struct profile *p, const struct profile_sample *s,
+			      bool *is_container)
+{
+	const struct profile_process *pp = profile__process(p, s->pid);
+
+	*is_container = pp && pp->container_id && *pp->container_id;
+	if (*is_container)
+		return pp->container_id;
+	if (s->process && *s->process)
+		return s->process;
+	if (s->comm && *s->comm)
+		return s->comm;
+	return "unknown";
+}
+
+static int copy_header(struct profile *q, const struct profile *p)
+{
+	int err;
+
+	for (uint32_t i = 0; i < p->ntypes; i++) {
+		err = profile__add_type(q, p->types[i].type, p->types[i].unit);
+		if (err)
+			return err;
+	}
+	q->default_type = p->default_type;
+	memcpy(q->text_types, p->text_types, sizeof(q->text_types));
+	q->ntext_types = p->ntext_types;
+	q->period_type.type = profile__intern(q, p->period_type.type);
+	q->period_type.unit = profile__intern(q, p->period_type.unit);
+	if (!q->period_type.type || !q->period_type.unit)
+		return -ENOMEM;
+	q->period = p->period;
+	q->time_nanos = p->time_nanos;
+	q->duration_nanos = p->duration_nanos;
+	for (uint32_t i = 0; i < p->ncomments; i++) {
+		err = profile__add_comment(q, "%s", p->comments[i]);
+		if (err)
+			return err;
+	}
+	for (uint32_t i = 0; i < p->ncounters; i++) {
+		err = profile__add_counter(q, p->counters[i].name, p->counters[i].desc,
+					   p->counters[i].value);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The location's new id in q, copying its function on first use. */
+static int copy_location(struct split_ctx *c, struct profile *q, uint32_t stamp, uint32_t loc_id,
+			 uint32_t *out)
+{
+	const struct profile_location *loc = &c->p->locations[loc_id - 1];
+	const struct profile_function *fn;
+	uint32_t fn_id = 0;
+	int err;
+
+	if (c->loc_stamp[loc_id] == stamp) {
+		*out = c->loc_new[loc_id];
+		return 0;
+	}
+	if (loc->function_id) {
+		if (c->fn_stamp[loc->function_id] != stamp) {
+			fn = &c->p->functions[loc->function_id - 1];
+			err = profile__function(q, &c->fn_new[loc->function_id], fn->name,
+						fn->system_name, fn->file, fn->start_line);
+			if (err)
+				return err;
+			c->fn_stamp[loc->function_id] = stamp;
+		}
+		fn_id = c->fn_new[loc->function_id];
+	}
+	err = profile__location(q, &c->loc_new[loc_id], loc->address,
+				loc->mapping_id ? c->map_new[loc->mapping_id] : 0, fn_id,
+				loc->line);
+	if (err)
+		return err;
+	c->loc_stamp[loc_id] = stamp;
+	*out = c->loc_new[loc_id];
+	return 0;
+}
+
+/* Fills q with the samples listed from first through next[] (UINT32_MAX ends the list). */
+static int fill_part(struct split_ctx *c, struct profile *q, uint32_t stamp, uint32_t first,
+		     const uint32_t *next)
+{
+	const struct profile *p = c->p;
+	int err;
+
+	/* Mappings first, in the original's order, so the part's first one is a main executable
+	 * whenever the original's was among those it uses. */
+	for (uint32_t i = first; i != UINT32_MAX; i = next[i]) {
+		const struct profile_sample *s = &p->samples[i];
+
+		for (uint32_t j = 0; j < s->nlocs; j++) {
+			uint32_t m = p->locations[s->loc_ids[j] - 1].mapping_id;
+
+			if (m)
+				c->map_stamp[m] = stamp;
+		}
+	}
+	for (uint32_t m = 1; m <= p->nmappings; m++) {
+		if (c->map_stamp[m] != stamp)
+			continue;
+		err = profile__mapping(q, &c->map_new[m], &p->mappings[m - 1]);
+		if (err)
+			return err;
+	}
+	for (uint32_t i = first; i != UINT32_MAX; i = next[i]) {
+		const struct profile_sample *s = &p->samples[i];
+		const struct profile_process *pp;
+
+		for (uint32_t j = 0; j < s->nlocs; j++) {
+			err = copy_location(c, q, stamp, s->loc_ids[j], &c->ids[j]);
+			if (err)
+				return err;
+		}
+		err = profile__add_sample(q, s->pid, s->tid, s->comm, s->process, c->ids, s->nlocs,
+					  s->values, s->partial);
+		if (err)
+			return err;
+		pp = profile__process(p, s->pid);
+		if (pp && !profile__process(q, s->pid)) {
+			err = profile__set_process(q, pp);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int split__by_service(struct split_part **out, uint32_t *nout, const struct profile *p)
+{
+	struct split_ctx c = {.p = p};
+	struct split_part *parts = NULL;
+	uint32_t *first = NULL, *last = NULL, *next = NULL, nparts = 0, maxlocs = 0;
+	struct hashmap *services = NULL;
+	int err;
+
+	*out = NULL;
+	*nout = 0;
+	err = hashmap__new(&services, sizeof(struct service_key), sizeof(uint32_t));
+	if (err)
+		goto cleanup;
+	next = calloc(p->nsamples + 1, sizeof(*next));
+	/* At most one part per sample. */
+	parts = calloc(p->nsamples + 1, sizeof(*parts));
+	first = calloc(p->nsamples + 1, sizeof(*first));
+	last = calloc(p->nsamples + 1, sizeof(*last));
+	c.map_stamp = calloc(p->nmappings + 1, sizeof(uint32_t));
+	c.map_new = calloc(p->nmappings + 1, sizeof(uint32_t));
+	c.fn_stamp = calloc(p->nfunctions + 1, sizeof(uint32_t));
+	c.fn_new = calloc(p->nfunctions + 1, sizeof(uint32_t));
+	c.loc_stamp = calloc(p->nlocations + 1, sizeof(uint32_t));
+	c.loc_new = calloc(p->nlocations + 1, sizeof(uint32_t));
+	if (!next || !parts || !first || !last || !c.map_stamp || !c.map_new || !c.fn_stamp ||
+	    !c.fn_new || !c.loc_stamp || !c.loc_new) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+
+	/* Group the samples: one linked list per service, in first-seen order. */
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		struct service_key key;
+		bool created, is_container;
+		uint32_t *idx;
+
+		memset(&key, 0, sizeof(key));
+		key.name = service_of(p, &p->samples[i], &is_container);
+		key.is_container = is_container;
+		err = hashmap__upsert(services, (void **)&idx, &key, &created);
+		if (err)
+			goto cleanup;
+		if (created) {
+			*idx = nparts++;
+			parts[*idx].service = key.name; /* the original's, replaced below */
+			parts[*idx].is_container = is_container;
+			first[*idx] = i;
+		} else {
+			next[last[*idx]] = i;
+		}
+		last[*idx] = i;
+		next[i] = UINT32_MAX;
+		if (p->samples[i].nlocs > maxlocs)
+			maxlocs = p->samples[i].nlocs;
+	}
+	c.ids = calloc(maxlocs + 1, sizeof(*c.ids));
+	if (!c.ids) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+
+	for (uint32_t k = 0; k < nparts; k++) {
+		struct profile *q;
+
+		err = profile__new(&q, p->mode);
+		if (err)
+			goto cleanup;
+		parts[k].profile = q;
+		parts[k].service = profile__intern(q, parts[k].service);
+		if (!parts[k].service) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		err = copy_header(q, p);
+		if (!err)
+			err = fill_part(&c, q, k + 1, first[k], next);
+		if (err)
+			goto cleanup;
+	}
+	*out = parts;
+	*nout = nparts;
+	parts = NULL;
+cleanup:
+	if (parts)
+		split__free(parts, nparts);
+	hashmap__free(services);
+	free(next);
+	free(first);
+	free(last);
+	free(c.map_stamp);
+	free(c.map_new);
+	free(c.fn_stamp);
+	free(c.fn_new);
+	free(c.loc_stamp);
+	free(c.loc_new);
+	free(c.ids);
+	return err;
+}
+
+void split__free(struct split_part *parts, uint32_t n)
+{
+	if (!parts)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		profile__free(parts[i].profile);
+	free(parts);
+}
