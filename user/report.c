@@ -19,6 +19,7 @@
 #include "export/folded.h"
 #include "export/output.h"
 #include "export/pprof.h"
+#include "export/push.h"
 #include "export/text.h"
 #include "profile/build.h"
 #include "profile/calls_profile.h"
@@ -79,6 +80,7 @@ struct report {
 	const struct env *env;
 	uint64_t bpf_prev[PROF_CNT__COUNT]; /* continuous mode: counters at the interval's start */
 	unsigned intervals;
+	const struct push *push;
 	report_sink_fn sink;
 	void *sink_ctx;
 };
@@ -98,6 +100,11 @@ int report__new(struct report **out, struct collect *c, const struct env *env)
 void report__free(struct report *r)
 {
 	free(r);
+}
+
+void report__set_push(struct report *r, const struct push *push)
+{
+	r->push = push;
 }
 
 void report__set_sink(struct report *r, report_sink_fn fn, void *ctx)
@@ -142,6 +149,7 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 		.sym = collect__symbolizer_stats(c),
 		.unw = collect__unwinder_stats(c),
 	};
+	struct push_stats push;
 	struct build_inputs in = {
 		.stacks = collect__stacks(c),
 		.procs = collect__procinfo(c),
@@ -151,6 +159,10 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 
 	for (size_t i = 0; i < NMODES; i++)
 		ps[i] = NULL;
+	if (r->push) {
+		push__stats(r->push, &push);
+		run.push = (const uint64_t *)&push;
+	}
 	ret = loader__counters(collect__loader(c), run.bpf);
 	if (ret) {
 		pr_err("reading the BPF counters failed: %s\n", strerror(-ret));

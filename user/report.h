@@ -22,6 +22,9 @@ void report__free(struct report *r);
 typedef void (*report_sink_fn)(void *ctx, const struct profile *const *profiles, size_t n,
 			       bool last);
 void report__set_sink(struct report *r, report_sink_fn fn, void *ctx);
+struct push;
+/* --push: its counters go into every profile built after this. */
+void report__set_push(struct report *r, const struct push *push);
 
 /* One profile per mode at the end of the run, to -o, and the summary.  0 when every profile
  * was written, else -errno (the message is printed). */

@@ -678,6 +678,7 @@ int session__run(const struct env *caller_env)
 			status = 2;
 			goto cleanup;
 		}
+		report__set_push(r.report, r.push);
 	}
 	err = collect__start_events(r.collect, on_event, &r);
 	if (err) {

@@ -150,6 +150,29 @@ static void test_run__every_user_stat_named_and_written(void **state)
 	profile__free(p);
 }
 
+/* --push's counters reach the profile through the run, every one of its list. */
+static void test_run__push_stats_applied(void **state)
+{
+#define PUSH_N(f, n, d) +1
+	uint64_t vals[0 PROF_PUSH_STATS(PUSH_N)];
+#undef PUSH_N
+	struct profile_run run = {.cmdline = "bpftrace-prof -a --push x", .push = vals};
+	struct profile *p = new_profile();
+	uint32_t before;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		vals[i] = BASE + i;
+	before = p->ncounters;
+	assert_int_equal(profile_run__apply(&run, p), 0);
+	assert_int_equal(p->ncounters - before,
+			 PROF_CNT__COUNT + 1 + sizeof(vals) / sizeof(vals[0]));
+	assert_string_equal(p->counters[p->ncounters - 1].name, "push_sent_bytes");
+	assert_int_equal(p->counters[p->ncounters - 1].value,
+			 BASE + sizeof(vals) / sizeof(vals[0]) - 1);
+	profile__free(p);
+}
+
 /* The BPF failure paths that used to count nothing each have their own counter. */
 static void test_run__bpf_failure_paths_counted(void **state)
 {
@@ -182,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_run__every_bpf_counter_named_and_written),
 		cmocka_unit_test(test_run__every_user_stat_named_and_written),
 		cmocka_unit_test(test_run__bpf_failure_paths_counted),
+		cmocka_unit_test(test_run__push_stats_applied),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,7 @@ static const struct counter_row call_rows[] = {PROF_CALL_STATS(STAT_ROW)};
 static const struct counter_row collect_rows[] = {PROF_COLLECT_STATS(STAT_ROW)};
 static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_ROW)};
 static const struct counter_row unwinder_rows[] = {PROF_UNWINDER_STATS(STAT_ROW)};
+static const struct counter_row push_rows[] = {PROF_PUSH_STATS(STAT_ROW)};
 #undef STAT_ROW
 
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
@@ -44,6 +45,9 @@ static const char *const info_names[] = {
 	"call_unwound_frames", "call_unfinished_frames",
 	"unwind_tables_built", "unwind_tables_shared",
 	"unwind_table_bytes",  "unwind_build_ms",
+	"push_submitted",      "push_sent",
+	"push_retried",	       "push_spooled",
+	"push_spool_sent",     "push_sent_bytes",
 };
 
 static bool is_info(const char *name)
@@ -105,5 +109,8 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 		err = run__add_symbolizer_stats(p, run->sym);
 	if (!err && run->unw)
 		err = run__add_unwinder_stats(p, run->unw);
+	/* What --push did up to this profile (this one is sent after it is built). */
+	if (!err && run->push)
+		err = add_rows(p, push_rows, run->push, NROWS(push_rows));
 	return err;
 }

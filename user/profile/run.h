@@ -32,6 +32,7 @@ struct profile_run {
 	struct run_collect_stats collect;
 	const struct symbolizer_stats *sym;
 	const struct unwinder_stats *unw; /* NULL: the unwinder did not run */
+	const uint64_t *push; /* PROF_PUSH_STATS values in list order; NULL: no --push */
 };
 
 /* The version, command line, span and every counter list of run, into p. */
