@@ -1,6 +1,6 @@
 # --live end to end: the profiler runs in a detached tmux session of a known size (its own tmux
-# server, on a socket of this test's), the test reads the screen with capture-pane and quits
-# with send-keys, as a user would.
+# server, on a socket in the test's scratch directory), the test reads the screen with
+# capture-pane and quits with send-keys, as a user would.
 
 CT=build/targets/cpu_target
 
@@ -12,19 +12,19 @@ live_start() {
 	shift 3
 	command -v tmux >/dev/null || fail "tmux is missing (scripts/install-deps.sh test installs it)"
 	bin=$(realpath "${PROF:?}") || fail "no profiler at $PROF"
-	LIVE_SOCK="bpftrace-prof-e2e-$$-$name"
+	LIVE_SOCK="$E2E_TMP/tmux-$name.sock"
 	cmd="before=\$(stty -g); $bin $*; rc=\$?; after=\$(stty -g)"
 	cmd="$cmd; [ \"\$before\" = \"\$after\" ] && echo SAME >$E2E_TMP/$name.tty || echo CHANGED >$E2E_TMP/$name.tty"
 	cmd="$cmd; echo \$rc >$E2E_TMP/$name.rc; exec sleep 600"
-	tmux -L "$LIVE_SOCK" -f /dev/null new-session -d -s live -x "$cols" -y "$rows" -c "$PWD" \
+	tmux -S "$LIVE_SOCK" -f /dev/null new-session -d -s live -x "$cols" -y "$rows" -c "$PWD" \
 		"$cmd" || fail "tmux new-session failed"
 	# Our own server only: nothing else of the machine's tmux is touched.  (run.sh's own EXIT
 	# trap, which this replaces, kills the test's background jobs: so does this one.)
-	trap 'tmux -L "$LIVE_SOCK" kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null' EXIT
+	trap 'tmux -S "$LIVE_SOCK" kill-server 2>/dev/null; rm -f "$LIVE_SOCK"; kill $(jobs -p) 2>/dev/null' EXIT
 }
 
 live_screen() {
-	tmux -L "$LIVE_SOCK" capture-pane -p -t live
+	tmux -S "$LIVE_SOCK" capture-pane -p -t live
 }
 
 # live_wait_screen PATTERN SECONDS: until the screen matches (bounded, not a timing assertion).
@@ -68,7 +68,7 @@ t_live_top_view_q_writes_profile() {
 	grep -Eq '  hot_one$' <<<"$screen" || fail "hot_one not on the screen"
 	echo "ok: the screen shows the target's process and functions"
 
-	tmux -L "$LIVE_SOCK" send-keys -t live q
+	tmux -S "$LIVE_SOCK" send-keys -t live q
 	rc=$(live_wait_exit q 60)
 	expect_eq "exit status after q" 0 "$rc"
 	expect_eq "terminal settings restored" SAME "$(cat "$E2E_TMP/q.tty")"
@@ -95,7 +95,7 @@ t_live_output_dir_and_ctrl_c() {
 		awk '{ for (i = 1; i < NF; i++) { if ($i == "elapsed") e = $(i + 1); if ($i == "over") o = $(i + 1) } }
 			END { if (!(e - o >= 1)) { print "elapsed " e ", totals over " o; exit 1 } }' ||
 		fail "the third screen covers more than its interval"
-	tmux -L "$LIVE_SOCK" send-keys -t live C-c
+	tmux -S "$LIVE_SOCK" send-keys -t live C-c
 	rc=$(live_wait_exit c 60)
 	expect_eq "exit status after Ctrl-C" 0 "$rc"
 	expect_eq "terminal settings restored" SAME "$(cat "$E2E_TMP/c.tty")"
