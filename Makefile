@@ -68,7 +68,7 @@ BENCH_CC   := $(patsubst bench/%.cc,$(OUTPUT)/bench/%,$(wildcard bench/*.cc))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit e2e fuzz bench demo clean install lint targets
+.PHONY: all deps test unit e2e fuzz bench soak demo clean install lint targets
 
 all: bpftrace-prof targets
 
@@ -164,6 +164,11 @@ $(OUTPUT)/targets/static_target: tests/targets/static_target.c | $(OUTPUT)/targe
 	$(call msg,TARGET,$@)
 	$(Q)$(CLANG) $(TARGET_CFLAGS) -static $< -o $@
 
+# Static too: all of its user frames in one file (tests/e2e/test_container.sh).
+$(OUTPUT)/targets/short_spin: tests/targets/short_spin.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CLANG) $(TARGET_CFLAGS) -static $< -o $@
+
 # Targets named *_nofp are built as Debian builds its packages, without frame pointers, so only
 # .eh_frame unwinding gives their stacks; sibling calls stay calls so every function the tests
 # name keeps a frame of its own.  gcc, as Debian's packages are.
@@ -245,6 +250,11 @@ bench:
 	$(Q)scripts/install-deps.sh bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_C) $(BENCH_CC) $(BENCH_DATA)
 	$(Q)bench/run.sh
+
+# `sudo make soak` (not in CI): ten minutes of host-wide continuous profiling of a cgroup that
+# starts short processes; RSS, BPF map memory and fds sampled, slopes reported.
+soak: all
+	$(Q)bench/soak.sh
 
 # `sudo make demo`: install, build, profile the bundled demo program and print its heap report.
 demo: deps

@@ -2,7 +2,7 @@
 /*
  * The benchmark floor: attach bench/floor.bpf.c's programs to a process exactly where
  * `bpftrace-prof --heap -p PID` puts its probes (same files, same functions, same emulated
- * instruction found by user/prologue.c), say READY, and stay until the process exits.
+ * instruction found by user/attach/prologue.c), say READY, and stay until the process exits.
  *
  *   floor -p PID [--filter] [--pending] [--stack] [--rawstack] [--ringbuf] [--entry-only]
  *

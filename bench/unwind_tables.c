@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unwind-table build cost per ELF file (user/unwind_table.c): rows, table bytes, FDEs,
+ * Unwind-table build cost per ELF file (user/sym/unwind_table.c): rows, table bytes, FDEs,
  * unsupported rows, build time (best of N runs) and how much the peak RSS grew in a child
  * process that builds only that table (so one file's memory is not hidden by another's).
  * Kernel memory: the chunks the table takes in its inner array map (include/prof_unwind.h: 16 KiB

@@ -62,6 +62,18 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 #define SIGSTOP 19
 
 /*
+ * Until when (bpf_ktime_get_ns) exits may be held: userspace pushes it forward at every turn of
+ * its loop and sets 0 before its last drain.  A consumer that stalls (start-up, a long write,
+ * a crash) stops the holding within PROF_HOLD_GATE_NS, so no process of the host waits on it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} prof_hold_gate SEC(".maps");
+
+/*
  * Wide scopes: attached to _exit of every libc in scope.  A process that lives a few
  * milliseconds may be gone before userspace reads its maps and symbols; stopped here, at its
  * last instruction in user space, it waits until userspace has consumed everything it sent
@@ -72,19 +84,35 @@ SEC("uprobe")
 int BPF_KPROBE(proc_exit_hold)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32;
+	struct prof_proc_event *e;
 	struct task_struct *task;
+	__u32 pid = id >> 32, zero = 0;
+	__u64 *gate;
 
 	if (!prof_is_target(pid))
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, signal, tty))
 		return 0;
-	if (bpf_send_signal(SIGSTOP)) {
+	gate = bpf_map_lookup_elem(&prof_hold_gate, &zero);
+	if (!gate || bpf_ktime_get_ns() > *gate) {
 		prof_count(PROF_CNT_EXIT_HOLD_FAIL);
 		return 0;
 	}
-	emit(PROF_REC_PROC_EXIT_HOLD, pid, (__u32)id, 0, 0);
+	/* The record first: a process stopped without one would never be resumed. */
+	e = prof_reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	if (bpf_send_signal(SIGSTOP)) {
+		bpf_ringbuf_discard(e, 0);
+		prof_count(PROF_CNT_EXIT_HOLD_FAIL);
+		return 0;
+	}
+	e->type = PROF_REC_PROC_EXIT_HOLD;
+	e->pid = pid;
+	e->tid = (__u32)id;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 

@@ -41,6 +41,9 @@ enum prof_rec_type {
  * Every way data can be lost, counted per CPU in BPF and printed by userspace.
  * X(enum suffix, short name, what it means)
  */
+/* How far ahead userspace opens the exit-hold gate at each turn of its loop (bpf/proc.bpf.c). */
+#define PROF_HOLD_GATE_NS (300 * 1000000ULL)
+
 #define PROF_COUNTERS(X)                                                                           \
 	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                        \
 	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")              \
@@ -72,7 +75,7 @@ enum prof_rec_type {
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
 	  "frames walked by frame pointer (no unwind table for their file)")                       \
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
-	  "exiting processes not held for symbolization (signal refused): may lack symbols")
+	  "exiting processes not held for symbolization (consumer busy, signal refused)")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
@@ -108,7 +111,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(depth_exceeded, "call_depth_exceeded", "entries deeper than the stack limit (not kept)") \
 	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)")
 
-/* Counted by the symbolizer (user/symbolizer.c): foreign files it would not read. */
+/* Counted by the symbolizer (user/sym/symbolizer.c): foreign files it would not read. */
 #define PROF_SYMBOLIZER_STATS(X)                                                  \
 	X(files_refused, "files_refused",                                         \
 	  "mapped files not read: not regular, too large, or swapped")            \
@@ -117,7 +120,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
 	  "perf map lines skipped: too long, or too many")
 
-/* Counted by the unwind-table registry (user/unwinder.c). */
+/* Counted by the unwind-table registry (user/sym/unwinder.c). */
 #define PROF_UNWINDER_STATS(X)                                                                    \
 	X(tables_built, "unwind_tables_built", "unwind tables built and loaded into the kernel")  \
 	X(tables_shared, "unwind_tables_shared",                                                  \
@@ -137,7 +140,18 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "process mappings not written to the kernel (process map full)")                        \
 	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)")
 
-/* Counted by the ring-buffer consumer (user/collect.c). */
+/* Counted by cgroup discovery (user/proc/cgroup.c): what a walk of the cgroup2 tree or a read
+ * of cgroup files left out. */
+#define PROF_CGROUP_STATS(X)                                                                   \
+	X(walk_depth_cut, "cgroup_walk_depth_cut",                                             \
+	  "cgroup directories not searched: deeper than 16 levels below the start")            \
+	X(walk_dirs_cut, "cgroup_walk_dirs_cut", "cgroup walks stopped at 100000 directories") \
+	X(walk_open_failed, "cgroup_walk_open_failed",                                         \
+	  "cgroup directories or cgroup.procs files not opened (removed during the walk)")     \
+	X(procs_lines_skipped, "cgroup_procs_lines_skipped",                                   \
+	  "cgroup.procs lines that are not a pid, or past 4194304 lines")
+
+/* Counted by the ring-buffer consumer (user/agg/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 
 /* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */

@@ -2,7 +2,7 @@
 /*
  * On-CPU sampling (bpf/cpu.bpf.c): each sample of a target thread travels through the ring
  * buffer with its frames; userspace counts them per (pid, tid, user stack, kernel stack)
- * (user/cpu_agg.c).  Raw frames instead of stack-map ids: no sample loses its stack to a
+ * (user/agg/cpu_agg.c).  Raw frames instead of stack-map ids: no sample loses its stack to a
  * bucket collision.
  */
 #ifndef PROF_CPU_H

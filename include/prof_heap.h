@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Heap tracing: allocator probes (bpf/heap.bpf.c) -> heap aggregator (user/heap_agg.c). */
+/* Heap tracing: allocator probes (bpf/heap.bpf.c) -> heap aggregator (user/agg/heap_agg.c). */
 #ifndef PROF_HEAP_H
 #define PROF_HEAP_H
 

@@ -8,6 +8,9 @@ build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcurl4-openssl
 # libclang-rt-dev: libFuzzer for `make fuzz` (part of `make test`); the rest is `make lint`.
 test_pkgs="libcmocka-dev golang-go python3.11 sqlite3 php-cli ruby openjdk-17-jdk-headless libclang-rt-dev"
 test_pkgs="$test_pkgs shellcheck cppcheck clang-format"
+# Container tests (tests/e2e/docker.sh): dockerd, a static busybox for the images `docker import`
+# builds (no registry here); tmux drives the --live view.
+test_pkgs="$test_pkgs docker.io busybox-static tmux"
 bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64"
 
 case "$level" in

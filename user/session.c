@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <linux/magic.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,6 +18,7 @@
 
 #include "attach/calls_attach.h"
 #include "cli.h"
+#include "proc/cgroup.h"
 #include "proc/cmdpath.h"
 #include "agg/collect.h"
 #include "attach/loader.h"
@@ -459,74 +458,69 @@ static void stop_cmd(struct run *r)
 	child_wait(&r->child, r->collect, 0);
 }
 
-/* --cgroup PATH: the directory, on a cgroup v2 file system (BPF checks ancestry against it). */
-static int open_cgroup(int *out, const char *path)
+/* --cgroup PATH or --container ID: the cgroup v2 directory, open (BPF checks ancestry against
+ * it).  Returns 0, or the exit status after a one-line message. */
+static int open_scope_cgroup(int *out, const struct env *env)
 {
-	struct statfs sf;
-	int fd;
+	char mount[PATH_MAX], rel[CGROUP_PATH_MAX];
+	struct cgroup_container *found = NULL;
+	int err, root_fd = -1, status = 2;
+	FILE *f;
 
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_err("cannot open cgroup %s: %s\n", path, strerror(errno));
-		return -errno;
+	f = fopen("/proc/self/mounts", "re");
+	err = f ? cgroup__parse_mounts(mount, sizeof(mount), f) : -errno;
+	if (f)
+		fclose(f);
+	if (err) {
+		pr_err("no cgroup v2 file system mounted (containers need one): %s\n",
+		       strerror(-err));
+		return 2;
 	}
-	if (fstatfs(fd, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
-		pr_err("%s is not a cgroup v2 directory (find the cgroup2 mount in /proc/mounts)\n",
-		       path);
-		close(fd);
-		return -EINVAL;
+	if (env->cgroup) {
+		err = cgroup__open_path(out, rel, sizeof(rel), mount, env->cgroup);
+		if (err == -EXDEV)
+			pr_err("%s is not a cgroup v2 directory (the cgroup2 mount is %s)\n",
+			       env->cgroup, mount);
+		else if (err)
+			pr_err("cannot open cgroup %s: %s\n", env->cgroup, strerror(-err));
+		return err ? 2 : 0;
 	}
-	*out = fd;
-	return 0;
+	/* Two of them, for an ambiguous prefix's message; a few KiB each. */
+	found = calloc(2, sizeof(*found));
+	root_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!found || root_fd < 0) {
+		pr_err("cannot read the cgroup tree at %s: %s\n", mount, strerror(errno));
+		status = 1;
+		goto cleanup;
+	}
+	err = cgroup__find_container(&found[0], &found[1], root_fd, env->container, NULL);
+	if (err == -EEXIST)
+		pr_err("container id %s is ambiguous: %s and %s (and maybe more): give more "
+		       "digits\n",
+		       env->container, found[0].id, found[1].id);
+	else if (err == -ENOENT)
+		pr_err("no container %s: no cgroup names it under %s\n", env->container, mount);
+	else if (err == -EINVAL)
+		pr_err("invalid container id '%s' (hex, at least 4 digits)\n", env->container);
+	else if (err)
+		pr_err("looking for container %s failed: %s\n", env->container, strerror(-err));
+	if (err)
+		goto cleanup;
+	err = cgroup__open_rel(out, root_fd, found[0].path);
+	if (err)
+		pr_err("cannot open the cgroup of container %s (%s): %s\n", env->container,
+		       found[0].path, strerror(-err));
+	else
+		pr_info("container %s: cgroup %s\n", found[0].id, found[0].path);
+	status = err ? 2 : 0;
+cleanup:
+	if (root_fd >= 0)
+		close(root_fd);
+	free(found);
+	return status;
 }
 
 typedef int (*scope_pid_fn)(void *ctx, uint32_t pid);
-
-/* Every process in the cgroup open as dirfd and below it (depth and count bounded). */
-static int each_cgroup_pid(int dirfd, unsigned depth, unsigned *budget, scope_pid_fn fn, void *ctx)
-{
-	struct dirent *d;
-	char line[32];
-	DIR *dir;
-	FILE *f;
-	int fd, err = 0;
-
-	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0) {
-		f = fdopen(fd, "r");
-		if (!f) {
-			close(fd);
-			return -errno;
-		}
-		while (!err && fgets(line, sizeof(line), f))
-			err = fn(ctx, (uint32_t)strtoul(line, NULL, 10));
-		fclose(f);
-	}
-	if (err || depth >= 16)
-		return err;
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
-	while (!err && (d = readdir(dir))) {
-		int sub;
-
-		if (d->d_type != DT_DIR || d->d_name[0] == '.' || !*budget)
-			continue;
-		(*budget)--;
-		sub = openat(dirfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			continue; /* removed meanwhile */
-		err = each_cgroup_pid(sub, depth + 1, budget, fn, ctx);
-		close(sub);
-	}
-	closedir(dir);
-	return err;
-}
 
 /* -a: every process in /proc. */
 static int each_host_pid(scope_pid_fn fn, void *ctx)
@@ -564,10 +558,8 @@ static int add_scoped(void *ctx, uint32_t pid)
 /* The processes in scope when we start (later ones announce themselves by fork and exec). */
 static int scan_scope(struct run *r)
 {
-	unsigned budget = 100000;
-
 	if (r->scope_fd >= 0)
-		return each_cgroup_pid(r->scope_fd, 0, &budget, add_scoped, r);
+		return cgroup__for_each_pid(r->scope_fd, add_scoped, r, NULL);
 	return each_host_pid(add_scoped, r);
 }
 
@@ -596,10 +588,10 @@ int session__run(const struct env *caller_env)
 	status = resolve_pids(&r.env);
 	if (status)
 		return status;
-	if (env->cgroup) {
-		err = open_cgroup(&r.scope_fd, env->cgroup);
-		if (err)
-			return 2;
+	if (env->cgroup || env->container) {
+		status = open_scope_cgroup(&r.scope_fd, env);
+		if (status)
+			return status;
 		lo.scope = PROF_SCOPE_CGROUP;
 		lo.scope_cgroup_fd = r.scope_fd;
 	} else if (env->all) {
@@ -645,7 +637,8 @@ int session__run(const struct env *caller_env)
 						  .cmd = env->cmd,
 						  .pids = env->pids,
 						  .npids = env->npids,
-						  .wide = env->wide},
+						  .wide = env->wide,
+						  .interval = env->interval > 0},
 			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
@@ -734,16 +727,14 @@ int session__run(const struct env *caller_env)
 		}
 	}
 	if (env->wide) {
+		/* No wait for the unwind tables here: processes come and go meanwhile, and
+		 * their records wait in the ring buffer until the loop runs; the tables load
+		 * as it turns (frame pointers until then). */
 		err = collect__discover_root(r.collect, (uint32_t)getpid());
 		if (!err)
 			err = scan_scope(&r);
 		if (err) {
 			pr_err("listing the processes to profile failed: %s\n", strerror(-err));
-			goto cleanup;
-		}
-		err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
-		if (err) {
-			pr_err("loading unwind tables failed: %s\n", strerror(-err));
 			goto cleanup;
 		}
 	}
@@ -760,8 +751,9 @@ int session__run(const struct env *caller_env)
 		if (!cmdpath__resolve(exe, sizeof(exe), env->cmd[0]))
 			collect__prepare_unwind(r.collect, exe);
 	}
-	/* `-- CMD`: the tables of its executable and libraries before it runs. */
-	err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
+	/* `-- CMD`: the tables of its executable and libraries before it runs (not for the wide
+	 * scopes: see above). */
+	err = env->wide ? 0 : collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
 	if (err) {
 		pr_err("loading unwind tables failed: %s\n", strerror(-err));
 		goto cleanup;
@@ -806,6 +798,10 @@ int session__run(const struct env *caller_env)
 	while (!stop_signal) {
 		int64_t now;
 
+		/* Exits are held only while this loop turns (the consumer resumes them). */
+		if (env->wide)
+			loader__hold_gate(r.loader,
+					  (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
 		err = loader__poll(r.loader, 100);
 		if (err < 0) {
 			/* The collector's own failures were reported where they happened. */
@@ -856,11 +852,19 @@ int session__run(const struct env *caller_env)
 		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
+	/* No more holds; whatever is still queued belongs to the profile (and resumes the
+	 * processes held so far). */
+	loader__hold_gate(r.loader, 0);
 	/* What follows (messages, the summary) goes to the normal screen. */
 	live_close(&r);
-	/* Whatever is still queued belongs to the profile. */
 	while (loader__poll(r.loader, 0) > 0)
 		;
+	if (env->wide) {
+		/* A hold that passed the gate just before it closed: its record follows. */
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000L}, NULL);
+		while (loader__poll(r.loader, 0) > 0)
+			;
+	}
 	log_events(r.loader, r.events, now_ns(CLOCK_MONOTONIC) - start_mono);
 	if (stop_signal)
 		pr_info("stopping on signal %d\n", (int)stop_signal);

@@ -4,6 +4,7 @@
 # Without BPF (not root, no BTF) the suite skips — except under CI=true, where that fails.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
+. tests/e2e/docker.sh
 
 if ! bpf_available; then
 	if [ "${CI:-}" = "true" ]; then
@@ -17,7 +18,9 @@ if ! bpf_available; then
 fi
 
 E2E_BASE=$E2E_TMP
-passed=0 failed=0 failures=""
+passed=0 failed=0 skipped=0 failures=""
+# The containers, images and dockerd this run started go when it ends, however it ends.
+trap docker_down EXIT
 only=${E2E_ONLY:-}
 
 # run_pass LABEL PROF_ARGS FILE…: every t_* of the files, each in its own subshell; with a LABEL
@@ -37,7 +40,7 @@ run_pass() {
 			(
 				export E2E_TMP="$E2E_BASE/$t${label:+.${label//[^a-z0-9]/}}"
 				mkdir -p "$E2E_TMP"
-				trap 'kill $(jobs -p) 2>/dev/null' EXIT
+				trap 'kill $(jobs -p) 2>/dev/null; container_test_cleanup' EXIT
 				if [ -n "$label" ]; then E2E_PROF_ARGS=$args; prof_wrap; fi
 				. "$file"
 				set -u
@@ -46,8 +49,14 @@ run_pass() {
 			rc=$?
 			secs=$(($(date +%s) - start))
 			if [ $rc -eq 0 ]; then
+				# A passing test's scratch files go (some are large: sample dumps of a JVM).
+				rm -rf "${log%.log}"
 				passed=$((passed + 1))
 				echo "[ OK   ] $name (${secs}s)"
+			elif [ $rc -eq 77 ]; then
+				# lib.sh/docker.sh's skip: what is missing, never under CI=true for docker
+				skipped=$((skipped + 1))
+				echo "[ SKIP ] $name: $(sed -n 's/^SKIP: //p' "$log" | tail -1)"
 			else
 				failed=$((failed + 1))
 				failures="$failures $name"
@@ -65,7 +74,13 @@ if [ -z "${E2E_NO_FP_PASS:-}" ]; then
 	run_pass "--unwind fp" "--unwind fp" tests/e2e/test_heap.sh tests/e2e/test_cpu.sh
 fi
 [ -n "$failures" ] && echo "e2e failures:$failures"
+docker_down
+trap - EXIT
 # shellcheck disable=SC2031 # the base directory, set before the per-test subshells
 [ -z "${E2E_KEEP:-}" ] && [ $failed -eq 0 ] && rm -rf "$E2E_TMP"
-echo "e2e: $passed passed, $failed failed"
+if [ $skipped -gt 0 ]; then
+	echo "e2e: $passed passed, $failed failed, $skipped skipped"
+else
+	echo "e2e: $passed passed, $failed failed"
+fi
 [ $failed -eq 0 ]

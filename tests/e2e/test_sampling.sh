@@ -5,7 +5,7 @@
 # taken with probability p = 1 - exp(-s/N), so a count estimated from n allocations has a
 # relative standard error of sqrt((1-p)/(n p)): for churn_64 (3,000,000 x 64 B) 5.2% at
 # N = 524288 (a ±5% assertion there would fail one run in three), 0.92% at N = 16384.
-# The intervals come from a table of the exponential's 4096 quantiles (user/heap_attach.c); an
+# The intervals come from a table of the exponential's 4096 quantiles (user/attach/heap_attach.c); an
 # earlier table of random draws carried its own error, shared by every allocation of a run
 # (measured, 6 runs at N = 16384: sigma 2.8%); with quantiles sigma is 1.1% on counts and 0.45%
 # on bytes, the Poisson floor.  TOL = 5% is then over 4 sigma at N = 16384.

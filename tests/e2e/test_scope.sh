@@ -45,11 +45,10 @@ t_scope_cgroup_cpu_only_its_processes() {
 	stop_profiler "$E2E_TMP/prof.log"
 	rmdir "$cg"
 	expect_eq "processes in the profile (the one in the cgroup)" "$in" "$(profile_pids "$f")"
-	local three one
-	three=$(pprof_cum "$f" samples hot_three)
-	one=$(pprof_cum "$f" samples hot_one)
-	expect_range "hot_three samples" 50 100000 "$three"
-	expect_range "hot_three / hot_one" 2 4.5 "$(awk -v a="$three" -v b="$one" 'BEGIN { print b ? a / b : 0 }')"
+	# The split itself is test_cpu.sh's business; here: its stacks are there, whole.
+	expect_range "hot_three samples" 5 100000 "$(pprof_cum "$f" samples hot_three)"
+	expect_range "hot_three stacks with main below" 1 100000 \
+		"$(pprof_traces "$f" | grep -c '|[^|]*hot_three;main;')"
 }
 
 # A process that starts in the cgroup after the profiler: every allocation, exactly; the same
@@ -99,7 +98,7 @@ t_scope_all_host_processes() {
 	stop_profiler "$E2E_TMP/prof.log"
 	profile_pids "$f" | tr ' ' '\n' | grep -qx "$t" || fail "cpu_target ($t) not in the -a profile"
 	profile_pids "$f" | tr ' ' '\n' | grep -qx "$PROF_PID" && fail "the profiler profiled itself"
-	expect_range "hot_three samples" 50 100000 "$(pprof_cum "$f" samples hot_three)"
+	expect_range "hot_three samples" 5 100000 "$(pprof_cum "$f" samples hot_three)"
 }
 
 # --interval 2 over a run of about 5.5 s: consecutive files covering the run without gaps,

@@ -227,7 +227,47 @@ def text_seeds():
     put("prologue", "mov-chain", bytes.fromhex("b801000000b802000000b803000000b80400000090"))
 
 
+# ---- cgroups and pid namespaces (fuzz_cgroup: one input fed to every parser) -------------
+def cgroup_seeds():
+    ida = "d97ee933f3f1c78cdebf1fda15ae4408d4932bd6530faa8bcb7fcbcda9f9525b"
+    idb = "9ec39b91f3d70e1beff50a308f77067065ea6be0d91a3378375056cd4422cf3d"
+    v1 = "".join(f"{n}:{c}:/docker/{ida}\n" for n, c in
+                 [(9, "name=systemd"), (8, "pids"), (4, "memory"), (2, "cpuacct"), (1, "cpu")])
+    put("cgroup", "proc-hybrid-docker", v1 + f"0::/docker/{ida}\n")
+    put("cgroup", "proc-v1-only", "12:pids:/user.slice\n1:name=systemd:/user.slice/session-1.scope\n")
+    put("cgroup", "proc-root", "0::/\n")
+    put("cgroup", "proc-deleted", "0::/gone (deleted)\n")
+    put("cgroup", "proc-forged", f"0::/evil\n0::/docker/{ida}\n")
+    put("cgroup", "proc-k8s-systemd",
+        "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod2b6cd4c4_9a3e_4f07_"
+        f"a2b1_51a3d8e1f4a2.slice/cri-containerd-{ida}.scope\n")
+    put("cgroup", "proc-k8s-cgroupfs",
+        f"0::/kubepods/besteffort/pod0c5f0e6b-1b3e-4b8e-9f5e-2f1d3c4b5a69/{idb}\n")
+    put("cgroup", "proc-crio", f"0::/machine.slice/crio-{idb}.scope\n")
+    put("cgroup", "proc-podman-rootless",
+        f"0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-{ida}.scope/container\n")
+    put("cgroup", "proc-conmon", f"0::/machine.slice/libpod-conmon-{ida}.scope\n")
+    put("cgroup", "proc-dind", f"0::/docker/{ida}/docker/{idb}\n")
+    put("cgroup", "proc-lxc", "0::/lxc.payload.web01/init.scope\n")
+    put("cgroup", "proc-buildkit", "0::/buildkit/x1p2eqqsmcplyah9t4u3zo0bt\n")
+    put("cgroup", "path-docker-scope", f"/system.slice/docker-{ida}.scope/init.scope")
+    put("cgroup", "path-long", "0::/" + "/".join(["a" * 255] * 20) + "\n")
+    put("cgroup", "mounts-hybrid",
+        "tmpfs /sys/fs/cgroup tmpfs rw,relatime,mode=755 0 0\n"
+        "cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\n"
+        "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n")
+    put("cgroup", "mounts-escaped", "none /mnt/my\\040cg\\011x\\134y cgroup2 rw 0 0\n")
+    put("cgroup", "mounts-long-line", "x /" + "a" * 9000 + " cgroup2 rw 0 0\ncgroup2 /real cgroup2 rw 0 0\n")
+    put("cgroup", "procs", "1\n42\n30942\n")
+    put("cgroup", "procs-bad", "0\n-1\n 14\n15x\n4294967296\n" + "1" * 100 + "\n7")
+    put("cgroup", "status-container",
+        "Name:\tsleep\nTgid:\t30942\nPid:\t30942\nNStgid:\t30942\t1\nNSpid:\t30942\t1\n")
+    put("cgroup", "status-nested", "NSpid:\t4000\t37\t2\n")
+    put("cgroup", "status-bad", "NSpid:\t5\t99999999999999999999\n")
+
+
 if __name__ == "__main__":
     os.chdir(os.path.join(os.path.dirname(sys.argv[0]), "../.."))
     elf_seeds()
     text_seeds()
+    cgroup_seeds()

@@ -26,6 +26,45 @@ static int teardown(void **state)
 	return 0;
 }
 
+static void count_gone(void *ctx, uint64_t addr)
+{
+	uint64_t *sum = ctx;
+
+	sum[0]++;
+	sum[1] += addr;
+}
+
+/* Continuous mode: an interval ends: allocations restart from zero, in-use carries over, empty
+ * sites go; a dead process is forgotten with every live block reported. */
+static void test_heap_agg__interval_and_forget(void **state)
+{
+	struct heap_agg *h = *state;
+	const struct heap_site_values *v;
+	uint64_t gone[2] = {0};
+
+	heap_agg__alloc(h, 1, 1, 5, 0x1000, 100);
+	heap_agg__alloc(h, 1, 1, 5, 0x2000, 100);
+	heap_agg__alloc(h, 1, 1, 6, 0x3000, 50);
+	heap_agg__free_block(h, 1, 0x3000);
+	heap_agg__alloc(h, 2, 2, 5, 0x1000, 30);
+	assert_int_equal(heap_agg__new_interval(h), 0);
+	v = heap_agg__site(h, 1, 1, 5);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_bytes, 0);
+	assert_int_equal((int64_t)v->inuse_bytes, 200);
+	assert_null(heap_agg__site(h, 1, 1, 6)); /* nothing left in use: forgotten */
+	assert_int_equal(heap_agg__stats(h)->allocs, 0);
+	assert_int_equal(heap_agg__forget_pid(h, 1, count_gone, gone), 0);
+	assert_int_equal(gone[0], 2);
+	assert_int_equal(gone[1], 0x3000);
+	assert_null(heap_agg__site(h, 1, 1, 5));
+	v = heap_agg__site(h, 2, 2, 5);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->inuse_bytes, 30);
+	heap_agg__free_block(h, 1, 0x1000); /* pid 1's block is gone: an unknown free now */
+	assert_int_equal(heap_agg__stats(h)->unknown_frees, 1);
+}
+
 static void test_heap_agg__alloc_and_free(void **state)
 {
 	struct heap_agg *h = *state;
@@ -176,6 +215,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_heap_agg__alloc_and_free, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__interval_and_forget, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__unknown_free_counted_not_guessed,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__free_null_ignored, setup, teardown),

@@ -192,6 +192,34 @@ static void test_stackres__many_distinct_stacks_keep_their_ids(void **state)
 	free(ids);
 }
 
+/* Continuous mode: a gone process's user stacks are freed, their ids reused, the rest kept. */
+static void test_stackres__forgotten_pid_frees_and_reuses_ids(void **state)
+{
+	struct fixture *fx = *state;
+	const uint64_t a[] = {0x401000, 0x402000}, b[] = {0x403000}, k[] = {0xffffffff81001010};
+	int32_t ida, idb, idk, idc, again;
+	unsigned n, count;
+
+	assert_int_equal(stackres__intern(fx->r, &ida, 10, STACK_USER, a, 2), 0);
+	assert_int_equal(stackres__intern(fx->r, &idb, 11, STACK_USER, b, 1), 0);
+	assert_int_equal(stackres__intern(fx->r, &idk, 10, STACK_KERNEL, k, 1), 0);
+	count = stackres__count(fx->r);
+	stackres__forget_pid(fx->r, 10);
+	assert_null(stackres__frames(fx->r, ida, &n));
+	assert_int_equal(n, 0);
+	assert_non_null(stackres__frames(fx->r, idb, &n));
+	assert_int_equal(n, 1);
+	assert_non_null(stackres__frames(fx->r, idk, &n)); /* kernel stacks are shared */
+	/* A new stack takes the freed id; the same frames of pid 10 again are a new stack. */
+	assert_int_equal(stackres__intern(fx->r, &idc, 12, STACK_USER, b, 1), 0);
+	assert_int_equal(idc, ida);
+	assert_int_equal(stackres__count(fx->r), count);
+	assert_int_equal(stackres__intern(fx->r, &again, 10, STACK_USER, a, 2), 0);
+	assert_int_not_equal(again, idc);
+	assert_non_null(stackres__frames(fx->r, again, &n));
+	assert_int_equal(n, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +230,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stackres__kernel_stacks_shared_across_pids,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__no_frames_no_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__forgotten_pid_frees_and_reuses_ids,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__exec_starts_new_stacks, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__many_distinct_stacks_keep_their_ids,

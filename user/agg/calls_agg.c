@@ -486,6 +486,31 @@ void calls_agg__new_interval(struct calls_agg *a)
 	a->stats = (struct calls_agg_stats){0};
 }
 
+void calls_agg__forget_pid(struct calls_agg *a, uint32_t pid)
+{
+	struct sample_key *gone = NULL;
+	const struct sample_key *k;
+	size_t it = 0, n = 0, cap = 0;
+
+	calls_agg__process_exec(a, pid); /* closes and drops its threads */
+	while (hashmap__next(a->samples, &it, (const void **)&k, NULL)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			struct sample_key *g =
+				realloc(gone, (cap = cap ? 2 * cap : 64) * sizeof(*g));
+
+			if (!g)
+				break;
+			gone = g;
+		}
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(a->samples, &gone[i]);
+	free(gone);
+}
+
 bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid, uint32_t *tid,
 			    uint32_t *node, const struct calls_values **vals)
 {

@@ -74,6 +74,9 @@ void calls_agg__finish(struct calls_agg *a, uint64_t ts);
  * again from zero; open frames stay open (a call is counted in the interval it returns in). */
 void calls_agg__new_interval(struct calls_agg *a);
 
+/* Continuous mode: pid is gone and its interval written: its samples and threads go. */
+void calls_agg__forget_pid(struct calls_agg *a, uint32_t pid);
+
 /* Iterate samples: size_t it = 0; while (calls_agg__next_sample(a, &it, …)) … */
 bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid, uint32_t *tid,
 			    uint32_t *node, const struct calls_values **vals);

@@ -64,6 +64,8 @@ struct collect {
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	struct hashmap *targets;    /* pid -> struct target */
 	struct hashmap *roots;	    /* wide scopes: (dev, ino) of the roots probed */
+	uint32_t *dead;		    /* continuous mode: processes gone in this interval */
+	size_t ndead, dead_cap;
 	uint64_t bad_records;
 	int err;		      /* first fatal error while consuming events (0 or -errno) */
 	bool events_started;	      /* the ring buffer exists: polling it is allowed */
@@ -115,6 +117,9 @@ static int pidfd_send_signal_(int pidfd, int sig)
 static int fatal(struct collect *c, int err);
 static void unwind_release_held(struct collect *c);
 static int discover_root(struct collect *c, uint32_t pid);
+static int note_dead(struct collect *c, uint32_t pid);
+static void prepare_image(struct collect *c, uint32_t pid);
+static void undead(struct collect *c, uint32_t pid);
 
 static int unwinder_start(struct collect *c)
 {
@@ -247,6 +252,9 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 	err = symbolizer__new(&c->sym, NULL);
 	if (!err)
 		err = procinfo__new(&c->procs, NULL);
+	/* Wide scopes label each process with its container, cgroup and own pid. */
+	if (!err && opts->wide)
+		err = procinfo__enable_labels(c->procs);
 	if (!err)
 		err = stackres__new(&c->stacks, c->sym);
 	if (!err)
@@ -300,6 +308,7 @@ void collect__free(struct collect *c)
 	symbolizer__free(c->sym);
 	hashmap__free(c->targets);
 	hashmap__free(c->roots);
+	free(c->dead);
 	free(c);
 }
 
@@ -353,6 +362,10 @@ int collect__add_scoped(struct collect *c, uint32_t pid)
 
 	if (!err)
 		err = discover_root(c, pid);
+	/* Its executable and libraries: tables, allocators and the exit hook before the
+	 * processes that run them after it come and go. */
+	if (!err)
+		prepare_image(c, pid);
 	if (err || !c->heap)
 		return err;
 	err = collect__attach_heap(c, pid, -1, &n);
@@ -797,6 +810,9 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 	if (c->last_stack.pid == pid)
 		c->last_stack.pid = 0;
 	err = procinfo__set_comm(c->procs, pid, pid, comm);
+	/* Wide scopes: its labels while it lives (a short life may end before its samples). */
+	if (!err && c->opts.wide)
+		err = procinfo__note(c->procs, pid, pid);
 	if (err)
 		return err;
 	if (c->calls)
@@ -870,6 +886,7 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 	switch (e->type) {
 	case PROF_REC_PROC_FORK:
 		pr_debug("following child %u of %u\n", e->pid, e->ppid);
+		undead(c, e->pid);
 		err = track(c, e->pid);
 		if (err)
 			return err;
@@ -908,6 +925,11 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		if (c->calls)
 			calls_agg__thread_exit(c->calls, e->pid, e->tid);
 		if (e->flags & PROF_PROC_GROUP_DEAD) {
+			if (c->opts.interval) {
+				err = note_dead(c, e->pid);
+				if (err)
+					return err;
+			}
 			t = hashmap__find(c->targets, &e->pid);
 			if (t)
 				target_close(t);
@@ -1019,11 +1041,84 @@ done:
 	return fatal(c, err);
 }
 
-int collect__new_interval(struct collect *c)
+/* The BPF record of a sampled block of a process that is gone. */
+static void sampled_gone(void *ctx, uint64_t addr)
 {
+	const uint32_t *pid = ctx;
+	struct prof_sampled_key key = {.tgid = pid[0], .addr = addr};
+
+	bpf_map_delete_elem((int)pid[1], &key);
+}
+
+/* Continuous mode: the processes gone during the interval just written leave every table, so
+ * memory follows the processes alive, not all that ever ran. */
+static int forget_dead(struct collect *c)
+{
+	struct hashmap *used = NULL;
 	int err = 0;
 
-	if (c->cpu)
+	for (size_t i = 0; i < c->ndead; i++) {
+		uint32_t pid = c->dead[i], ctx[2] = {pid, (uint32_t)loader__sampled_fd(c->loader)};
+		struct target *t = hashmap__find(c->targets, &pid);
+
+		if (c->heap && !err)
+			err = heap_agg__forget_pid(c->heap, pid,
+						   (int)ctx[1] >= 0 ? sampled_gone : NULL, ctx);
+		if (c->calls)
+			calls_agg__forget_pid(c->calls, pid);
+		stackres__forget_pid(c->stacks, pid);
+		procinfo__forget(c->procs, pid);
+		symbolizer__drop_pid(c->sym, pid);
+		if (t) {
+			target_close(t);
+			hashmap__delete(c->targets, &pid);
+		}
+		if (c->last_stack.pid == pid)
+			c->last_stack.pid = 0;
+	}
+	if (!c->ndead)
+		return err;
+	c->ndead = 0;
+	/* Mapping records only the forgotten stacks used. */
+	if (!err)
+		err = hashmap__new(&used, sizeof(void *), 0);
+	if (!err)
+		err = stackres__used_mappings(c->stacks, used);
+	if (!err)
+		symbolizer__sweep_mappings(c->sym, used);
+	hashmap__free(used);
+	return err;
+}
+
+/* A process's whole thread group exited: remembered for forget_dead (continuous mode). */
+static int note_dead(struct collect *c, uint32_t pid)
+{
+	if (c->ndead == c->dead_cap) {
+		size_t cap = c->dead_cap ? 2 * c->dead_cap : 64;
+		uint32_t *d = realloc(c->dead, cap * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		c->dead = d;
+		c->dead_cap = cap;
+	}
+	c->dead[c->ndead++] = pid;
+	return 0;
+}
+
+/* pid is alive again (a new process reusing the number): not to be forgotten. */
+static void undead(struct collect *c, uint32_t pid)
+{
+	for (size_t i = 0; i < c->ndead; i++)
+		if (c->dead[i] == pid)
+			c->dead[i] = c->dead[--c->ndead];
+}
+
+int collect__new_interval(struct collect *c)
+{
+	int err = forget_dead(c);
+
+	if (!err && c->cpu)
 		err = cpu_agg__reset(c->cpu);
 	if (!err && c->heap)
 		err = heap_agg__new_interval(c->heap);

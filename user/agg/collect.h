@@ -38,7 +38,8 @@ struct collect_opts {
 	char *const *cmd;      /* -- CMD ARG…, NULL-terminated; NULL with -p */
 	const uint32_t *pids;  /* -p */
 	unsigned npids;
-	bool wide; /* --cgroup / --container / -a: BPF decides who is in scope */
+	bool wide;     /* --cgroup / --container / -a: BPF decides who is in scope */
+	bool interval; /* continuous mode: processes gone are forgotten after their interval */
 };
 
 int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l);

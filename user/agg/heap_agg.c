@@ -225,6 +225,57 @@ int heap_agg__new_interval(struct heap_agg *h)
 	return err;
 }
 
+int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ctx, uint64_t addr),
+			 void *ctx)
+{
+	struct live_key *lives = NULL;
+	struct site_key *sites = NULL;
+	size_t it = 0, nl = 0, ns = 0, cl = 0, cs = 0;
+	const void *k;
+	int err = 0;
+
+	/* Keys first, deletes after: deleting moves entries under an iterator. */
+	while (!err && hashmap__next(h->live, &it, &k, NULL)) {
+		if (((const struct live_key *)k)->pid != pid)
+			continue;
+		if (nl == cl) {
+			struct live_key *n = realloc(lives, (cl = cl ? 2 * cl : 64) * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				break;
+			}
+			lives = n;
+		}
+		lives[nl++] = *(const struct live_key *)k;
+	}
+	it = 0;
+	while (!err && hashmap__next(h->sites, &it, &k, NULL)) {
+		if (((const struct site_key *)k)->pid != pid)
+			continue;
+		if (ns == cs) {
+			struct site_key *n = realloc(sites, (cs = cs ? 2 * cs : 64) * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				break;
+			}
+			sites = n;
+		}
+		sites[ns++] = *(const struct site_key *)k;
+	}
+	for (size_t i = 0; i < nl; i++) {
+		if (gone)
+			gone(ctx, lives[i].addr);
+		hashmap__delete(h->live, &lives[i]);
+	}
+	for (size_t i = 0; i < ns; i++)
+		hashmap__delete(h->sites, &sites[i]);
+	free(lives);
+	free(sites);
+	return err;
+}
+
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
 					      int32_t stack_id)
 {

@@ -54,6 +54,14 @@ int heap_agg__exec(struct heap_agg *h, uint32_t pid);
  */
 int heap_agg__new_interval(struct heap_agg *h);
 
+/*
+ * Continuous mode: pid is gone and the interval that saw it written.  Its sites and live blocks
+ * are forgotten; gone(ctx, addr) is told each live block's address first (BPF keeps sampled
+ * addresses).  0 or -ENOMEM (some kept: forgotten next time).
+ */
+int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ctx, uint64_t addr),
+			 void *ctx);
+
 /* Values of one site (NULL if never seen) — for tests and reports. */
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
 					      int32_t stack_id);

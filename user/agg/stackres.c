@@ -36,6 +36,8 @@ struct stackres {
 	struct hashmap *images; /* pid -> uint32_t execs seen (absent: none) */
 	struct stack *stacks;	/* by id */
 	unsigned count, cap;
+	int32_t *free_ids; /* ids of forgotten stacks, reused first */
+	unsigned nfree, free_cap;
 };
 
 int stackres__new(struct stackres **out, struct symbolizer *s)
@@ -64,6 +66,7 @@ void stackres__free(struct stackres *r)
 	for (unsigned i = 0; i < r->count; i++)
 		free(r->stacks[i].frames);
 	free(r->stacks);
+	free(r->free_ids);
 	hashmap__free(r->index);
 	hashmap__free(r->images);
 	free(r);
@@ -94,13 +97,14 @@ static bool same_frames(const struct stack *st, const uint64_t *ips, unsigned n)
 	return true;
 }
 
-/* A new stack: copied and symbolized into r->stacks[r->count]. */
-static int add_stack(struct stackres *r, uint32_t pid, enum stack_kind kind, const uint64_t *ips,
-		     unsigned n)
+/* A new stack: copied and symbolized into r->stacks[id], id a forgotten one or the next. */
+static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
+		     const uint64_t *ips, unsigned n)
 {
+	bool reused = r->nfree > 0;
 	struct stack *st;
 
-	if (r->count == r->cap) {
+	if (!reused && r->count == r->cap) {
 		unsigned cap = r->cap ? r->cap * 2 : 256;
 		struct stack *s = realloc(r->stacks, cap * sizeof(*s));
 
@@ -109,7 +113,8 @@ static int add_stack(struct stackres *r, uint32_t pid, enum stack_kind kind, con
 		r->stacks = s;
 		r->cap = cap;
 	}
-	st = &r->stacks[r->count];
+	*id = reused ? r->free_ids[r->nfree - 1] : (int32_t)r->count;
+	st = &r->stacks[*id];
 	st->frames = calloc(n, sizeof(*st->frames));
 	if (!st->frames)
 		return -ENOMEM;
@@ -127,7 +132,10 @@ static int add_stack(struct stackres *r, uint32_t pid, enum stack_kind kind, con
 		else
 			symbolizer__resolve_user(r->sym, pid, lookup, &f->sym);
 	}
-	r->count++;
+	if (reused)
+		r->nfree--;
+	else
+		r->count++;
 	return 0;
 }
 
@@ -163,15 +171,79 @@ int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 			continue; /* another stack with this hash */
 		}
 		/* Ids are positions in r->stacks; INT32_MAX of them is far beyond memory. */
-		*v = (int32_t)r->count;
-		err = add_stack(r, k.pid, kind, ips, n);
+		err = add_stack(r, id, k.pid, kind, ips, n);
 		if (err) {
 			hashmap__delete(r->index, &k);
+			*id = STACKRES_NONE;
 			return err;
 		}
-		*id = (int32_t)(r->count - 1);
+		/* v may have moved: add_stack inserted nothing, but look it up to be plain. */
+		v = hashmap__find(r->index, &k);
+		*v = *id;
 		return 0;
 	}
+}
+
+void stackres__forget_pid(struct stackres *r, uint32_t pid)
+{
+	const struct stack_key *k;
+	struct stack_key *gone = NULL;
+	size_t it = 0, n = 0, cap = 0;
+	int32_t *v;
+
+	if (!pid)
+		return; /* kernel stacks are everyone's */
+	while (hashmap__next(r->index, &it, (const void **)&k, (void **)&v)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			struct stack_key *g =
+				realloc(gone, (cap = cap ? 2 * cap : 64) * sizeof(*g));
+
+			if (!g)
+				break; /* the rest stays: forgotten next time */
+			gone = g;
+		}
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int32_t *idp = hashmap__find(r->index, &gone[i]), id;
+		struct stack *st;
+
+		if (!idp)
+			continue;
+		id = *idp;
+		hashmap__delete(r->index, &gone[i]);
+		if (r->nfree == r->free_cap) {
+			unsigned c = r->free_cap ? 2 * r->free_cap : 256;
+			int32_t *f = realloc(r->free_ids, c * sizeof(*f));
+
+			if (!f)
+				continue; /* the slot is lost, its memory freed below all the same
+					   */
+			r->free_ids = f;
+			r->free_cap = c;
+		}
+		st = &r->stacks[id];
+		free(st->frames);
+		*st = (struct stack){0};
+		r->free_ids[r->nfree++] = id;
+	}
+	free(gone);
+	hashmap__delete(r->images, &pid);
+}
+
+int stackres__used_mappings(const struct stackres *r, struct hashmap *used)
+{
+	for (unsigned i = 0; i < r->count; i++)
+		for (unsigned j = 0; j < r->stacks[i].n; j++) {
+			const struct sym_mapping *m = r->stacks[i].frames[j].sym.map;
+			void *v;
+
+			if (m && hashmap__upsert(used, &v, &m, NULL))
+				return -ENOMEM;
+		}
+	return 0;
 }
 
 const struct stackres_frame *stackres__frames(const struct stackres *r, int32_t id, unsigned *n)

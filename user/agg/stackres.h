@@ -13,6 +13,7 @@
 
 #include "sym/symbolizer.h"
 
+struct hashmap;
 struct stackres;
 
 enum stack_kind {
@@ -38,6 +39,15 @@ int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);
+
+/*
+ * Continuous mode: pid is gone and its interval written; its user stacks are freed and their
+ * ids reused.  The caller guarantees no aggregate refers to them any more.
+ */
+void stackres__forget_pid(struct stackres *r, uint32_t pid);
+/* Add every mapping record the interned stacks refer to (as `const struct sym_mapping *` keys)
+ * to used.  0 or -ENOMEM. */
+int stackres__used_mappings(const struct stackres *r, struct hashmap *used);
 
 /* Stacks interned so far (STACKRES_NONE is not one). */
 unsigned stackres__count(const struct stackres *r);

@@ -519,6 +519,18 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
 	return 0;
 }
 
+void loader__hold_gate(struct loader *l, uint64_t until_ns)
+{
+	uint32_t zero = 0;
+
+	bpf_map_update_elem(bpf_map__fd(l->proc->maps.prof_hold_gate), &zero, &until_ns, BPF_ANY);
+}
+
+int loader__sampled_fd(struct loader *l)
+{
+	return l && l->heap && l->opts.sample_bytes ? bpf_map__fd(l->heap->maps.prof_sampled) : -1;
+}
+
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 {
 	if (!l->heap)

@@ -78,6 +78,13 @@ struct loader_unwind_fds {
 };
 int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out);
 
+/* Exits may be held until until_ns (CLOCK_MONOTONIC; 0: no more): at every turn of the loop,
+ * and 0 before the last drain. */
+void loader__hold_gate(struct loader *l, uint64_t until_ns);
+
+/* --sample-bytes: the map of sampled live blocks (struct prof_sampled_key); -1 without it. */
+int loader__sampled_fd(struct loader *l);
+
 /* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
 int loader__attach_cpu(struct loader *l);
 

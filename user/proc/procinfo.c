@@ -2,11 +2,15 @@
 #include "proc/procinfo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "proc/cgroup.h"
 #include "util/hashmap.h"
+#include "util/strpool.h"
 
 #define NAME_LEN 16
 
@@ -21,10 +25,43 @@ struct name_val {
 	uint8_t exited;
 };
 
+struct label_val {
+	struct procinfo_labels l;
+	uint8_t stale; /* the process exited: a later sight of the pid is another process */
+};
+
 struct procinfo {
 	char root[256];
-	struct hashmap *names; /* name_key -> struct name_val */
+	struct hashmap *names;	/* name_key -> struct name_val */
+	struct hashmap *labels; /* uint32_t pid -> struct label_val; NULL: labels off */
+	struct strpool *strings;
+	int proc_fd;
 };
+
+void procinfo__forget(struct procinfo *pi, uint32_t pid)
+{
+	struct name_key *gone = NULL;
+	const struct name_key *k;
+	size_t it = 0, n = 0, cap = 0;
+
+	while (hashmap__next(pi->names, &it, (const void **)&k, NULL)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			struct name_key *g = realloc(gone, (cap = cap ? 2 * cap : 16) * sizeof(*g));
+
+			if (!g)
+				break;
+			gone = g;
+		}
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(pi->names, &gone[i]);
+	free(gone);
+	if (pi->labels)
+		hashmap__delete(pi->labels, &pid);
+}
 
 int procinfo__new(struct procinfo **out, const char *proc_root)
 {
@@ -34,6 +71,7 @@ int procinfo__new(struct procinfo **out, const char *proc_root)
 	if (!pi)
 		return -ENOMEM;
 	snprintf(pi->root, sizeof(pi->root), "%s", proc_root ? proc_root : "/proc");
+	pi->proc_fd = -1;
 	err = hashmap__new(&pi->names, sizeof(struct name_key), sizeof(struct name_val));
 	if (err) {
 		free(pi);
@@ -48,7 +86,56 @@ void procinfo__free(struct procinfo *pi)
 	if (!pi)
 		return;
 	hashmap__free(pi->names);
+	hashmap__free(pi->labels);
+	strpool__free(pi->strings);
+	if (pi->proc_fd >= 0)
+		close(pi->proc_fd);
 	free(pi);
+}
+
+int procinfo__enable_labels(struct procinfo *pi)
+{
+	int err;
+
+	pi->proc_fd = open(pi->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pi->proc_fd < 0)
+		return -errno;
+	err = strpool__new(&pi->strings);
+	if (!err)
+		err = hashmap__new(&pi->labels, sizeof(uint32_t), sizeof(struct label_val));
+	return err;
+}
+
+/* First sight of pid (or again after its exit): its labels, interned. */
+static int note_labels(struct procinfo *pi, uint32_t pid)
+{
+	struct cgroup_labels cl;
+	struct label_val *v;
+	bool created;
+
+	if (!pi->labels)
+		return 0;
+	if (hashmap__upsert(pi->labels, (void **)&v, &pid, &created))
+		return -ENOMEM;
+	if (!created && !v->stale)
+		return 0;
+	if (cgroup__labels(&cl, pi->proc_fd, pid)) {
+		if (created)
+			hashmap__delete(pi->labels, &pid); /* gone: try again at its next record */
+		return 0;
+	}
+	v->l.ns_pid = cl.ns_pid;
+	v->l.container_id = strpool__intern(pi->strings, cl.container_id);
+	v->l.cgroup = strpool__intern(pi->strings, cl.cgroup);
+	v->stale = 0;
+	return v->l.container_id && v->l.cgroup ? 0 : -ENOMEM;
+}
+
+const struct procinfo_labels *procinfo__labels(struct procinfo *pi, uint32_t pid)
+{
+	const struct label_val *v = pi->labels ? hashmap__find(pi->labels, &pid) : NULL;
+
+	return v ? &v->l : NULL;
 }
 
 /* -errno, leaving out untouched, when the file cannot be read (the thread is gone). */
@@ -93,7 +180,9 @@ int procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid)
 {
 	int err = note_one(pi, pid, tid);
 
-	return err ? err : note_one(pi, pid, 0);
+	if (!err)
+		err = note_one(pi, pid, 0);
+	return err ? err : note_labels(pi, pid);
 }
 
 static int set_one(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm, bool exited)
@@ -125,6 +214,12 @@ int procinfo__exited(struct procinfo *pi, uint32_t pid, uint32_t tid, const char
 
 	if (!err && tid == pid)
 		err = set_one(pi, pid, 0, comm, group_dead);
+	if (!err && group_dead && pi->labels) {
+		struct label_val *v = hashmap__find(pi->labels, &pid);
+
+		if (v)
+			v->stale = 1;
+	}
 	/* A leader that left first keeps the name; the process ends with its last thread. */
 	if (!err && tid != pid && group_dead) {
 		struct name_val *v = hashmap__find(pi->names, &(struct name_key){pid, 0});

@@ -21,6 +21,18 @@ int procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const ch
  * report until the id is noted again.  0 or -ENOMEM. */
 int procinfo__exited(struct procinfo *pi, uint32_t pid, uint32_t tid, const char *comm,
 		     bool group_dead);
+/* Continuous mode: pid is gone and its interval written: its names go. */
+void procinfo__forget(struct procinfo *pi, uint32_t pid);
+/* Container and host modes: also read each process's labels (ns_pid, container id, cgroup) at
+ * its first sight (and again after its exit, for a pid reused).  0 or -errno. */
+int procinfo__enable_labels(struct procinfo *pi);
+struct procinfo_labels {
+	uint32_t ns_pid;	  /* 0: unknown */
+	const char *container_id; /* "" when none */
+	const char *cgroup;	  /* "" when unknown */
+};
+/* pid's labels, NULL when not read (labels off, or the process was gone). */
+const struct procinfo_labels *procinfo__labels(struct procinfo *pi, uint32_t pid);
 const char *procinfo__comm(struct procinfo *pi, uint32_t pid, uint32_t tid);
 const char *procinfo__process(struct procinfo *pi, uint32_t pid);
 

@@ -75,6 +75,20 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
 		  const uint32_t *locs, uint32_t n, const int64_t *vals, bool partial)
 {
+	const struct procinfo_labels *l = procinfo__labels(in->procs, pid);
+	int err;
+
+	/* Container and host modes: where the process runs, once per profile. */
+	if (l && !profile__process(p, pid)) {
+		err = profile__set_process(p, &(struct profile_process){
+						      .pid = pid,
+						      .ns_pid = l->ns_pid,
+						      .container_id = l->container_id,
+						      .cgroup = l->cgroup,
+					      });
+		if (err)
+			return err;
+	}
 	return profile__add_sample(p, pid, tid, procinfo__comm(in->procs, pid, tid),
 				   procinfo__process(in->procs, pid), locs, n, vals, partial);
 }

@@ -722,6 +722,50 @@ void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
 		clear_proc(p);
 }
 
+void symbolizer__drop_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct sym_proc *p = find_proc(s, pid);
+	uint64_t key = pid;
+
+	if (!p)
+		return;
+	clear_proc(p);
+	free(p);
+	hashmap__delete(s->procs, &key);
+}
+
+void symbolizer__sweep_mappings(struct symbolizer *s, const struct hashmap *used)
+{
+	struct mapping_key *gone = NULL;
+	const struct mapping_key *k;
+	size_t it = 0, n = 0, cap = 0;
+	void *v;
+
+	while (hashmap__next(s->mappings, &it, (const void **)&k, &v)) {
+		const struct sym_mapping *sm = *(struct sym_mapping **)v;
+
+		if (hashmap__find(used, &sm))
+			continue;
+		if (n == cap) {
+			struct mapping_key *g =
+				realloc(gone, (cap = cap ? 2 * cap : 64) * sizeof(*g));
+
+			if (!g)
+				break; /* kept: swept next time */
+			gone = g;
+		}
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sym_mapping **sm = hashmap__find(s->mappings, &gone[i]);
+
+		if (sm)
+			free(*sm);
+		hashmap__delete(s->mappings, &gone[i]);
+	}
+	free(gone);
+}
+
 static bool should_reread(const struct sym_proc *p, uint64_t addr)
 {
 	if (p->gone || (p->unknown && hashmap__find(p->unknown, &addr)))

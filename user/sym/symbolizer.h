@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct hashmap;
 struct symbolizer;
 
 struct sym_mapping {
@@ -54,6 +55,14 @@ const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
 int symbolizer__load_pid(struct symbolizer *s, uint32_t pid);
 /* Forget a pid's mappings (after exec), keeping file caches. */
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid);
+/* The process is gone for good (continuous mode): its entry goes too. */
+void symbolizer__drop_pid(struct symbolizer *s, uint32_t pid);
+/*
+ * Free every mapping record (sym_result.map) not in used (a hashmap whose keys are
+ * `const struct sym_mapping *`): continuous mode, once the stacks of forgotten processes are
+ * gone, so mapping records do not pile up with every process that ever ran.
+ */
+void symbolizer__sweep_mappings(struct symbolizer *s, const struct hashmap *used);
 
 /*
  * Resolve a user address in pid's address space.  Returns 0 and fills *out (strings valid until
