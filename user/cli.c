@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
 	"Usage: bpftrace-prof [MODES] TARGET [OPTIONS]\n"
@@ -50,6 +51,8 @@ static const char usage[] =
 	"      --hold-exits         stop each exiting process of the scope at libc's _exit until\n"
 	"                           its samples are symbolized (default with --cgroup and\n"
 	"                           --container; --no-hold-exits turns it off; off with -a)\n"
+	"      --live               a top-like view in the terminal, redrawn every --interval\n"
+	"                           (default 2 s); q quits and writes the profiles\n"
 	"      --push URL           also send each interval's profiles to Grafana Pyroscope or\n"
 	"                           Parca (http or https); failures are retried, then spooled to\n"
 	"                           --output-dir/spool and sent later; needs --interval\n"
@@ -85,6 +88,7 @@ enum {
 	OPT_RETAIN,
 	OPT_HOLD_EXITS,
 	OPT_NO_HOLD_EXITS,
+	OPT_LIVE,
 	OPT_PUSH,
 	OPT_PUSH_PROTOCOL,
 	OPT_PUSH_AUTH_FILE,
@@ -113,6 +117,7 @@ static const struct option long_opts[] = {
 	{"retain", required_argument, NULL, OPT_RETAIN},
 	{"hold-exits", no_argument, NULL, OPT_HOLD_EXITS},
 	{"no-hold-exits", no_argument, NULL, OPT_NO_HOLD_EXITS},
+	{"live", no_argument, NULL, OPT_LIVE},
 	{"push", required_argument, NULL, OPT_PUSH},
 	{"push-protocol", required_argument, NULL, OPT_PUSH_PROTOCOL},
 	{"push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE},
@@ -301,6 +306,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 				return bad("invalid --retain '%s'", optarg);
 			env.retain = (unsigned)v;
 			break;
+		case OPT_LIVE:
+			env.live = true;
+			break;
 		case OPT_PUSH:
 			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8))
 				return bad("invalid --push URL '%s' (http:// or https://)", optarg);
@@ -378,7 +386,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */
 	if (env.wide && !sample_given)
 		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;
-	if (env.interval && !env.output_dir)
+	if (env.live && !env.interval)
+		env.interval = CLI_LIVE_INTERVAL;
+	/* --live alone shows the intervals without keeping them: -o gets the whole run. */
+	if (env.interval && !env.output_dir && !env.live)
 		return bad(
 			"--interval needs --output-dir DIR (where each interval's profiles go)%s",
 			"");
@@ -391,7 +402,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 			   "");
 	if (push_opt && !env.push_url)
 		return bad("%s needs --push URL", push_opt);
-	if (env.interval && env.format != FMT_PPROF)
+	if (env.push_url && !env.output_dir)
+		return bad("--push needs --output-dir DIR (its spool)%s", "");
+	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
 	if (!output_given)
 		env.output = env.format == FMT_PPROF	? "bpftrace-prof.pb.gz"
@@ -399,6 +412,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 							: "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");
+	if (env.live && !strcmp(env.output, "-"))
+		return bad("--live draws on stdout: give -o a file name%s", "");
+	if (env.live && !isatty(STDOUT_FILENO))
+		return bad("--live needs a terminal on stdout%s", "");
 	env.cmdline = join_args(argc, argv);
 	if (!env.cmdline)
 		return -ENOMEM;

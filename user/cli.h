@@ -14,6 +14,8 @@
 #define CLI_MAX_DURATION      31536000.0
 /* --sample-bytes for --cgroup, --container and -a when not given. */
 #define CLI_WIDE_SAMPLE_BYTES 524288
+/* --interval with --live when not given: seconds between screens. */
+#define CLI_LIVE_INTERVAL     2.0
 
 enum out_format {
 	FMT_PPROF,
@@ -42,6 +44,7 @@ struct env {
 	const char *output_dir; /* --output-dir */
 	unsigned retain;	/* --retain N; 0 = keep every profile */
 	int hold_exits;		/* --hold-exits 1, --no-hold-exits -1; resolved to 1 or -1 */
+	bool live;		/* --live: a top view on the terminal (stdout) */
 	const char *push_url;	/* --push URL */
 	enum push_protocol push_protocol;
 	const char *push_auth_file; /* --push-auth-file */

@@ -339,6 +339,18 @@ int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_n
 	return err ? err : ret;
 }
 
+int report__peek(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
+{
+	struct profile *ps[NMODES];
+	int ret;
+
+	ret = build_all(r, ps, start_wall_ns, duration_ns, NULL);
+	give_sink(r, ps, false);
+	for (size_t i = 0; i < NMODES; i++)
+		profile__free(ps[i]);
+	return ret;
+}
+
 int report__prepare_dir(const struct env *env)
 {
 	struct stat st;

@@ -38,6 +38,10 @@ int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns);
  * last: the run ends (open calls get their time so far). */
 int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_ns, bool last);
 
+/* --live without --output-dir: every mode's profile of the run so far [start, +duration), given
+ * to the sink only: nothing is written, nothing reset (-o gets the whole run at the end). */
+int report__peek(struct report *r, int64_t start_wall_ns, int64_t duration_ns);
+
 /* --output-dir exists (created 0700 if missing) and is a directory: 0 or -errno. */
 int report__prepare_dir(const struct env *env);
 

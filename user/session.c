@@ -24,6 +24,7 @@
 #include "attach/loader.h"
 #include "util/log.h"
 #include "attach/heap_attach.h"
+#include "export/live.h"
 #include "export/push.h"
 #include "report.h"
 #include "proc/safe_open.h"
@@ -302,6 +303,11 @@ struct run {
 	struct loader *loader;
 	struct collect *collect;
 	struct report *report;
+	struct live *live;	  /* --live: the terminal view */
+	int64_t start_mono;	  /* when profiling started */
+	uint64_t screens;	  /* --live: screens drawn */
+	uint64_t screen_failures; /* --live: screens that could not be drawn */
+	int screen_err;		  /* the last failure's -errno */
 	struct child child;
 	bool have_child;
 	uint64_t events;   /* ring-buffer records consumed */
@@ -337,6 +343,47 @@ static void log_push(const struct push *p)
 		    (unsigned long long)st.retried, (unsigned long long)st.spooled,
 		    (unsigned long long)st.spool_sent, (unsigned long long)st.aged_out,
 		    (unsigned long long)st.failed, (unsigned long long)st.dropped);
+}
+
+/* --live: one screen; a failure is counted, said once at the end. */
+static void live_draw(struct run *r, const struct profile *const *profiles, size_t n,
+		      uint64_t interval)
+{
+	struct live_status st = {
+		.cmdline = r->env.cmdline,
+		.interval = interval,
+		.elapsed_ns = now_ns(CLOCK_MONOTONIC) - r->start_mono,
+	};
+	int err = live__render(r->live, profiles, n, &st);
+
+	if (err) {
+		r->screen_failures++;
+		r->screen_err = err;
+	}
+}
+
+/* --live: leave the view (the terminal back as it was) and say if screens were lost. */
+static void live_close(struct run *r)
+{
+	if (!r->live)
+		return;
+	live__free(r->live);
+	r->live = NULL;
+	if (r->screen_failures)
+		pr_warn("--live: %llu screen(s) could not be drawn: %s\n",
+			(unsigned long long)r->screen_failures, strerror(-r->screen_err));
+}
+
+/* The report's sink: each interval's profiles go to --push and to the live view.  The last ones
+ * not to the view: it closes before the end-of-run summary, so that stays on the terminal. */
+static void on_profiles(void *ctx, const struct profile *const *profiles, size_t n, bool last)
+{
+	struct run *r = ctx;
+
+	if (r->push)
+		push_sink(r, profiles, n, last);
+	if (r->live && !last)
+		live_draw(r, profiles, n, ++r->screens);
 }
 
 /* Counts every record for the -v summary, then hands it to the collector. */
@@ -597,7 +644,7 @@ int session__run(const struct env *caller_env)
 						  .pids = env->pids,
 						  .npids = env->npids,
 						  .wide = env->wide,
-						  .interval = env->interval > 0,
+						  .interval = env->output_dir != NULL,
 						  .hold_exits = env->wide && env->hold_exits > 0},
 			   r.loader);
 	if (err) {
@@ -611,7 +658,8 @@ int session__run(const struct env *caller_env)
 	}
 	if (r.scope_fd >= 0)
 		report__set_cgroup_stats(r.report, &r.cgroup_stats);
-	if (env->interval) {
+	report__set_sink(r.report, on_profiles, &r);
+	if (env->output_dir) {
 		err = report__prepare_dir(env);
 		if (err) {
 			pr_err("cannot use --output-dir %s: %s\n", env->output_dir, strerror(-err));
@@ -632,7 +680,6 @@ int session__run(const struct env *caller_env)
 			status = 2;
 			goto cleanup;
 		}
-		report__set_sink(r.report, push_sink, &r);
 		report__set_push(r.report, r.push);
 	}
 	err = collect__start_events(r.collect, on_event, &r);
@@ -745,6 +792,16 @@ int session__run(const struct env *caller_env)
 		}
 	}
 	pr_info("profiling; Ctrl-C to stop\n");
+	r.start_mono = start_mono;
+	if (env->live) {
+		err = live__new(&r.live, STDOUT_FILENO);
+		if (err) {
+			pr_err("--live: cannot use the terminal: %s\n", strerror(-err));
+			goto cleanup;
+		}
+		/* Something on the screen until the first interval ends (interval 0). */
+		live_draw(&r, NULL, 0, 0);
+	}
 
 	last_tick = start_mono;
 	while (!stop_signal) {
@@ -775,11 +832,21 @@ int session__run(const struct env *caller_env)
 		}
 		if (deadline && now >= deadline)
 			break;
+		/* q in the live view: stop as on SIGINT. */
+		if (r.live && live__key(r.live, 0) == LIVE_KEY_QUIT) {
+			pr_info("stopping: q pressed\n");
+			break;
+		}
 		if (next_interval && now >= next_interval) {
 			/* Wall time advances with the monotonic clock, not by a second reading
-			 * that could jump: intervals tile exactly. */
-			if (report__interval(r.report, interval_wall, now - interval_mono, false) ==
-			    -ENOMEM) {
+			 * that could jump: intervals tile exactly.  --live alone: the run so far.
+			 */
+			if (env->output_dir)
+				err = report__interval(r.report, interval_wall, now - interval_mono,
+						       false);
+			else
+				err = report__peek(r.report, start_wall, now - start_mono);
+			if (err == -ENOMEM) {
 				poll_err = true;
 				break;
 			}
@@ -797,6 +864,8 @@ int session__run(const struct env *caller_env)
 	/* No more holds; whatever is still queued belongs to the profile (and resumes the
 	 * processes held so far). */
 	loader__hold_gate(r.loader, 0);
+	/* What follows (messages, the summary) goes to the normal screen. */
+	live_close(&r);
 	while (loader__poll(r.loader, 0) > 0)
 		;
 	if (env->wide) {
@@ -815,7 +884,7 @@ int session__run(const struct env *caller_env)
 		status = 2;
 		goto cleanup;
 	}
-	if (env->interval)
+	if (env->output_dir)
 		err = report__interval(r.report, interval_wall,
 				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
 	else
@@ -841,6 +910,7 @@ cleanup:
 		close(r.child.err_fd);
 	if (r.child.pidfd >= 0)
 		close(r.child.pidfd);
+	live_close(&r); /* also on failures: the terminal must come back */
 	report__free(r.report);
 	push__free(r.push);
 	collect__free(r.collect);

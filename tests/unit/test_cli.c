@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -107,6 +110,63 @@ static void test_cli__help_and_version_exit(void **state)
 	assert_int_equal(PARSE(&env, "--version"), CLI_EXIT);
 }
 
+/* Parses with stdout replaced by fd (a terminal or not), then puts stdout back. */
+static int parse_with_stdout(struct env *env, int fd, int argc, char **argv)
+{
+	int saved = dup(STDOUT_FILENO), ret;
+
+	assert_true(saved >= 0);
+	fflush(stdout);
+	assert_int_equal(dup2(fd, STDOUT_FILENO), STDOUT_FILENO);
+	ret = cli__parse(env, argc, argv);
+	assert_int_equal(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
+	close(saved);
+	return ret;
+}
+
+#define PARSE_OUT(env, fd, ...) parse_with_stdout(env, fd, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+
+static void test_cli__live(void **state)
+{
+	int tty, pty, devnull;
+	struct env env;
+
+	tty = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(tty >= 0);
+	assert_int_equal(grantpt(tty), 0);
+	assert_int_equal(unlockpt(tty), 0);
+	pty = open(ptsname(tty), O_RDWR | O_NOCTTY);
+	assert_true(pty >= 0);
+	devnull = open("/dev/null", O_WRONLY);
+	assert_true(devnull >= 0);
+
+	/* --live alone: intervals of 2 s, no --output-dir needed, -o gets the run. */
+	assert_int_equal(PARSE_OUT(&env, pty, "--cpu", "--live", "--", "x"), CLI_RUN);
+	assert_true(env.live);
+	assert_true(env.interval == CLI_LIVE_INTERVAL);
+	assert_null(env.output_dir);
+	assert_string_equal(env.output, "bpftrace-prof.pb.gz");
+	cli__free(&env);
+	/* Any format for that one file. */
+	assert_int_equal(PARSE_OUT(&env, pty, "--live", "-f", "text", "-p", "1"), CLI_RUN);
+	cli__free(&env);
+	/* With --interval and --output-dir: those. */
+	assert_int_equal(
+		PARSE_OUT(&env, pty, "--live", "--interval", "5", "--output-dir", "d", "-p", "1"),
+		CLI_RUN);
+	assert_true(env.interval == 5);
+	assert_string_equal(env.output_dir, "d");
+	cli__free(&env);
+	/* Without --live, --interval still needs --output-dir. */
+	assert_int_equal(PARSE_OUT(&env, pty, "--interval", "5", "-p", "1"), -EINVAL);
+	/* stdout is the screen: not a terminal, or the profile going there, is a usage error. */
+	assert_int_equal(PARSE_OUT(&env, devnull, "--live", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE_OUT(&env, pty, "--live", "-o", "-", "-p", "1"), -EINVAL);
+	close(devnull);
+	close(pty);
+	close(tty);
+}
+
 static void test_cli__output_path_per_mode(void **state)
 {
 	struct env env;
@@ -205,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_cli__duration_bounds),
 		cmocka_unit_test(test_cli__help_and_version_exit),
 		cmocka_unit_test(test_cli__output_path_per_mode),
+		cmocka_unit_test(test_cli__live),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

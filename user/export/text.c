@@ -3,77 +3,19 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "util/hashmap.h"
+#include "export/quantity.h"
+#include "export/rank.h"
 #include "profile/profile.h"
-#include "util/strpool.h"
-
-/*
- * A row of a table is a function as displayed: locations are grouped by their display name,
- * so the addresses inside one function add up (as pprof -top does), and the names match the
- * folded output.
- */
-struct node {
-	const char *name;
-	int64_t flat, cum;
-	uint32_t stamp; /* 1 + index of the last sample that counted this node's cum */
-	bool touched;
-};
 
 struct report {
 	const struct profile *p;
 	FILE *f;
 	unsigned top;
-	struct strpool *names;
-	struct node *nodes;
-	uint32_t nnodes;
-	uint32_t *loc_node; /* location id -> node index */
-	uint32_t *touched;  /* nodes touched by the current process and type */
-	uint32_t ntouched;
+	struct rank *rank;
 	uint32_t *order; /* sample indexes sorted by pid */
 };
-
-static int build_nodes(struct report *r)
-{
-	const struct profile *p = r->p;
-	struct hashmap *by_name = NULL; /* interned name pointer -> node index */
-	char buf[256];
-	int err;
-
-	r->loc_node = calloc(p->nlocations + 1, sizeof(*r->loc_node));
-	r->nodes = calloc(p->nlocations + 1, sizeof(*r->nodes));
-	r->touched = calloc(p->nlocations + 1, sizeof(*r->touched));
-	if (!r->loc_node || !r->nodes || !r->touched)
-		return -ENOMEM;
-	err = hashmap__new(&by_name, sizeof(const char *), sizeof(uint32_t));
-	if (err)
-		return err;
-	for (uint32_t id = 1; id <= p->nlocations; id++) {
-		const char *name =
-			strpool__intern(r->names, profile__location_name(p, id, buf, sizeof(buf)));
-		uint32_t *idx;
-		bool created;
-
-		if (!name) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		err = hashmap__upsert(by_name, (void **)&idx, &name, &created);
-		if (err)
-			goto cleanup;
-		if (created) {
-			*idx = r->nnodes++;
-			r->nodes[*idx].name = name;
-		}
-		r->loc_node[id] = *idx;
-	}
-cleanup:
-	hashmap__free(by_name);
-	return err;
-}
 
 static int cmp_by_pid(const void *a, const void *b, void *arg)
 {
@@ -94,41 +36,11 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* "3.91 MiB (4096000 bytes)", "1.50 s (1500000000 ns)", "1000": human, with the exact count. */
 static void print_quantity(FILE *f, int64_t v, const char *unit)
 {
-	static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-	double d = (double)v, mag = d < 0 ? -d : d;
+	char buf[QUANTITY_MAX];
 
-	if (!strcmp(unit, "bytes")) {
-		unsigned i = 0;
-
-		if (mag < 1024) {
-			fprintf(f, "%" PRId64 " bytes", v);
-			return;
-		}
-		d /= 1024;
-		mag /= 1024;
-		while (mag >= 1024 && i + 1 < sizeof(bin) / sizeof(bin[0])) {
-			d /= 1024;
-			mag /= 1024;
-			i++;
-		}
-		fprintf(f, "%.2f %s (%" PRId64 " bytes)", d, bin[i], v);
-	} else if (!strcmp(unit, "nanoseconds")) {
-		if (mag >= 1e9)
-			fprintf(f, "%.2f s (%" PRId64 " ns)", d / 1e9, v);
-		else if (mag >= 1e6)
-			fprintf(f, "%.2f ms (%" PRId64 " ns)", d / 1e6, v);
-		else if (mag >= 1e3)
-			fprintf(f, "%.2f us (%" PRId64 " ns)", d / 1e3, v);
-		else
-			fprintf(f, "%" PRId64 " ns", v);
-	} else if (!strcmp(unit, "count") || !*unit) {
-		fprintf(f, "%" PRId64, v);
-	} else {
-		fprintf(f, "%" PRId64 " %s", v, unit);
-	}
+	fputs(quantity__format(buf, sizeof(buf), v, unit, true), f);
 }
 
 static double percent(int64_t v, int64_t total)
@@ -136,71 +48,32 @@ static double percent(int64_t v, int64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-static int cmp_row(const void *a, const void *b, void *arg)
-{
-	const struct node *nodes = arg;
-	const struct node *x = &nodes[*(const uint32_t *)a], *y = &nodes[*(const uint32_t *)b];
-
-	if (x->flat != y->flat)
-		return x->flat > y->flat ? -1 : 1;
-	if (x->cum != y->cum)
-		return x->cum > y->cum ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
 /* Top table of one value type for the samples order[from..to) of one process. */
-static void print_table(struct report *r, uint32_t from, uint32_t to, uint32_t t, int64_t total)
+static int print_table(struct report *r, uint32_t from, uint32_t to, uint32_t t, int64_t total)
 {
 	const struct profile *p = r->p;
-	uint32_t rows;
+	const struct rank_row *rows;
+	uint32_t nrows;
+	int err;
 
-	r->ntouched = 0;
-	for (uint32_t k = from; k < to; k++) {
-		const struct profile_sample *s = &p->samples[r->order[k]];
-		int64_t v = s->values[t];
-
-		if (!v)
-			continue;
-		for (uint32_t i = 0; i < s->nlocs; i++) {
-			struct node *n = &r->nodes[r->loc_node[s->loc_ids[i]]];
-
-			if (!n->touched) {
-				n->touched = true;
-				r->touched[r->ntouched++] = (uint32_t)(n - r->nodes);
-			}
-			if (i == 0)
-				n->flat += v;
-			/* A recursive function is on the stack more than once but costs it once. */
-			if (n->stamp != k + 1) {
-				n->stamp = k + 1;
-				n->cum += v;
-			}
-		}
-	}
-	qsort_r(r->touched, r->ntouched, sizeof(*r->touched), cmp_row, r->nodes);
-
+	err = rank__compute(r->rank, &rows, &nrows, r->order + from, to - from, t, RANK_BY_FLAT);
+	if (err)
+		return err;
 	fprintf(r->f, "\n  top %u by %s (%s), total ", r->top, p->types[t].type, p->types[t].unit);
 	print_quantity(r->f, total, p->types[t].unit);
 	fputc('\n', r->f);
-	rows = r->ntouched < r->top ? r->ntouched : r->top;
-	if (!rows)
+	if (nrows > r->top)
+		nrows = r->top;
+	if (!nrows)
 		fprintf(r->f, "    (no samples)\n");
 	else
 		fprintf(r->f, "  %16s %7s %16s %7s  %s\n", "flat", "flat%", "cum", "cum%",
 			"function");
-	for (uint32_t i = 0; i < rows; i++) {
-		const struct node *n = &r->nodes[r->touched[i]];
-
-		fprintf(r->f, "  %16" PRId64 " %6.2f%% %16" PRId64 " %6.2f%%  %s\n", n->flat,
-			percent(n->flat, total), n->cum, percent(n->cum, total), n->name);
-	}
-	for (uint32_t i = 0; i < r->ntouched; i++) {
-		struct node *n = &r->nodes[r->touched[i]];
-
-		n->flat = n->cum = 0;
-		n->stamp = 0;
-		n->touched = false;
-	}
+	for (uint32_t i = 0; i < nrows; i++)
+		fprintf(r->f, "  %16" PRId64 " %6.2f%% %16" PRId64 " %6.2f%%  %s\n", rows[i].flat,
+			percent(rows[i].flat, total), rows[i].cum, percent(rows[i].cum, total),
+			rows[i].name);
+	return 0;
 }
 
 /* Header and tables of the process whose samples are order[from..to). */
@@ -245,8 +118,12 @@ static int print_process(struct report *r, uint32_t from, uint32_t to)
 	for (uint32_t i = 0; i < p->ntext_types && i < 2; i++) {
 		uint32_t t = p->text_types[i];
 
-		if (t < p->ntypes)
-			print_table(r, from, to, t, totals[t]);
+		if (t < p->ntypes) {
+			int err = print_table(r, from, to, t, totals[t]);
+
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -277,10 +154,7 @@ int text__write(const struct profile *p, FILE *f, unsigned top)
 	uint32_t nprocs = 0;
 	int err;
 
-	err = strpool__new(&r.names);
-	if (err)
-		goto cleanup;
-	err = build_nodes(&r);
+	err = rank__new(&r.rank, p);
 	if (err)
 		goto cleanup;
 	r.order = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*r.order));
@@ -314,9 +188,6 @@ int text__write(const struct profile *p, FILE *f, unsigned top)
 	err = ferror(f) ? -EIO : 0;
 cleanup:
 	free(r.order);
-	free(r.loc_node);
-	free(r.nodes);
-	free(r.touched);
-	strpool__free(r.names);
+	rank__free(r.rank);
 	return err;
 }
