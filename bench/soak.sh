@@ -6,14 +6,14 @@
 #   bpftrace-prof -a --cpu --heap --interval 5 --output-dir DIR --retain 12
 # runs for SOAK_SECONDS (default 600).  Every 5 s: the profiler's RSS (VmRSS), the kernel memory
 # of its BPF maps (bpftool: memlock of every map its fds hold), its open fds.  After the
-# warm-up (the first SOAK_WARMUP seconds, default 120) a least-squares line through each series
+# warm-up (the first SOAK_WARMUP seconds, default 300: caches of the host's files fill first) a least-squares line through each series
 # gives its slope; the verdict is "flat" when RSS grows less than 1 MiB per 10 minutes.
 # Writes bench/results/soak-<UTC date>.md and prints it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
 SECONDS_TOTAL=${SOAK_SECONDS:-600}
-WARMUP=${SOAK_WARMUP:-120}
+WARMUP=${SOAK_WARMUP:-300}
 RATE=${SOAK_RATE:-20}
 OUT=bench/results/soak-$(date -u +%Y%m%dT%H%M%SZ).md
 TMP=$(mktemp -d /tmp/bpftrace-prof-soak.XXXXXX)
@@ -77,7 +77,8 @@ import sys
 rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:]]
 warm, total, rate, status, log = int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 rows = [[float(x) for x in r] for r in rows if len(r) == 4]
-after = [r for r in rows if r[0] >= warm]
+# Samples after the run's end (-d) catch the profiler writing its last profiles: left out.
+after = [r for r in rows if warm <= r[0] < int(total)]
 def slope(col):
     xs = [r[0] for r in after]; ys = [r[col] for r in after]
     n = len(xs)
