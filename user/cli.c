@@ -383,11 +383,6 @@ int cli__parse(struct env *out, int argc, char **argv)
 		env.hold_exits = env.all ? -1 : 1;
 	if (!env.modes)
 		env.modes = env.wide ? MODE_CPU : MODE_HEAP;
-	/* Interpreter probes are attached per process today (README: limits). */
-	if (env.wide && (env.modes & MODE_CALLS))
-		return bad("--calls works with -p and -- CMD only (not yet with --cgroup, "
-			   "--container or -a)%s",
-			   "");
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */
 	if (env.wide && !sample_given)
 		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;

@@ -182,3 +182,34 @@ t_scope_interval_cpu_files() {
 	done
 	expect_range "samples over the run" 100 100000 "$total"
 }
+
+# --calls in a cgroup: Debian's python3.11 (function__return probes), started in the cgroup
+# before the profiler and waiting: its runtime is attached when the scan finds it, so every
+# call after the go line is counted.
+t_scope_cgroup_calls_python() {
+	local py=/usr/bin/python3.11 cg f=$E2E_TMP/calls.pb.gz pid i
+	[ -x "$py" ] || fail "$py missing (apt-get install python3.11)"
+	cg=$(make_cgroup)
+	mkfifo "$E2E_TMP/go"
+	# Read-write: opening a FIFO so does not wait for the other end.
+	exec {go}<>"$E2E_TMP/go"
+	# The go line comes through the FIFO by name: a background command's stdin is /dev/null.
+	bg_in_cgroup "$cg" "$py" -c 'import sys; open(sys.argv[2]).readline(); exec(open(sys.argv[1]).read())' \
+		tests/targets/calls.py "$E2E_TMP/go" >"$E2E_TMP/py.out" 2>&1
+	pid=$!
+	# In the cgroup, and python by now (it reads its stdin), before the profiler looks.
+	for ((i = 0; i < 100; i++)); do
+		grep -qx "$pid" "$cg/cgroup.procs" && grep -q python "/proc/$pid/comm" && break
+		sleep 0.05
+	done
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --calls -o "$f" --top 0
+	echo go >&"$go"
+	exec {go}>&-
+	wait "$pid" || fail "python failed: $(cat "$E2E_TMP/py.out")"
+	stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	expect_eq "script output" 125250 "$(cat "$E2E_TMP/py.out")"
+	expect_eq "f calls (1000 from Python, 500 from map)" 1500 "$(pprof_flat "$f" calls f)"
+	expect_eq "processes with f" "$pid" \
+		"$(pprof_traces "$f" | grep '|f' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | xargs)"
+}

@@ -230,7 +230,6 @@ static void test_cli__wide_target_defaults(void **state)
 	assert_int_equal(env.hold_exits, -1);
 	cli__free(&env);
 	assert_int_equal(PARSE(&env, "-p", "1", "--hold-exits"), -EINVAL);
-	assert_int_equal(PARSE(&env, "-a", "--calls"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-a", "-p", "1"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-a", "--interval", "2"), -EINVAL); /* no --output-dir */
 	assert_int_equal(PARSE(&env, "-a", "--interval", "0.5", "--output-dir", "d"), -EINVAL);

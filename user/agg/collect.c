@@ -64,6 +64,7 @@ struct collect {
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	struct hashmap *targets;    /* pid -> struct target */
 	struct hashmap *roots;	    /* wide scopes: (dev, ino) of the roots probed */
+	struct hashmap *prepared;   /* (dev, ino) of executables whose image was prepared */
 	uint32_t *dead;		    /* continuous mode: processes gone in this interval */
 	size_t ndead, dead_cap;
 	uint64_t bad_records;
@@ -261,6 +262,8 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(struct target));
 	if (!err)
 		err = hashmap__new(&c->roots, 2 * sizeof(uint64_t), 1);
+	if (!err)
+		err = hashmap__new(&c->prepared, 2 * sizeof(uint64_t), 1);
 	if (!err && (opts->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, opts->sample_bytes);
 	if (!err && (opts->modes & MODE_CPU))
@@ -308,6 +311,7 @@ void collect__free(struct collect *c)
 	symbolizer__free(c->sym);
 	hashmap__free(c->targets);
 	hashmap__free(c->roots);
+	hashmap__free(c->prepared);
 	free(c->dead);
 	free(c);
 }
@@ -366,6 +370,13 @@ int collect__add_scoped(struct collect *c, uint32_t pid)
 	 * processes that run them after it come and go. */
 	if (!err)
 		prepare_image(c, pid);
+	/* --calls: its runtime, probes limited to it (its threads may be mid-call). */
+	if (!err && c->calls_at) {
+		int n = calls_attach__pid(c->calls_at, pid);
+
+		if (n < 0 && n != -ENOENT && n != -ESRCH)
+			pr_warn("--calls: attaching to process %u failed: %s\n", pid, strerror(-n));
+	}
 	if (err || !c->heap)
 		return err;
 	err = collect__attach_heap(c, pid, -1, &n);
@@ -396,6 +407,10 @@ static int attach_calls(struct collect *c)
 			goto failed;
 		return 0;
 	}
+	/* Wide scopes: each process found or exec'd attaches its runtime (collect__add_scoped,
+	 * on_exec); none running yet is no error. */
+	if (c->opts.wide)
+		return 0;
 	for (unsigned i = 0; i < c->opts.npids; i++) {
 		char who[32];
 
@@ -575,11 +590,24 @@ static void prepare_image(struct collect *c, uint32_t pid)
 {
 	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
 	char path[64], exe[PATH_MAX];
+	struct stat st;
 	ssize_t len;
 
 	if (c->unw)
 		unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	/* An executable prepared once is prepared for good: a loop of short processes must not
+	 * pay for it at every exec (their held exits wait for us). */
+	if (!stat(path, &st)) {
+		struct {
+			uint64_t dev, ino;
+		} key = {st.st_dev, st.st_ino};
+		bool created;
+		void *v;
+
+		if (hashmap__upsert(c->prepared, &v, &key, &created) || !created)
+			return;
+	}
 	len = readlink(path, exe, sizeof(exe) - 1);
 	if (len > 0 && !safe_open__root(&l.root_fd, "/proc", pid)) {
 		exe[len] = 0;
@@ -817,6 +845,22 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 		return err;
 	if (c->calls)
 		calls_agg__process_exec(c->calls, pid);
+	/* Wide scopes, whatever the modes: a new root, the new image's tables, allocators and
+	 * exit hook, and its runtime.  Not held (no ptrace here): its libraries are being mapped
+	 * as we read, its first calls may run before the probes are in. */
+	if (c->opts.wide) {
+		err = discover_root(c, pid);
+		if (err)
+			return err;
+		prepare_image(c, pid);
+		if (c->calls_at) {
+			err = calls_attach__exec(c->calls_at, pid);
+			if (err < 0)
+				pr_warn("--calls: attaching to the runtime of process %u failed: "
+					"%s\n",
+					pid, strerror(-err));
+		}
+	}
 	if (!c->heap)
 		return 0;
 	/* The old address space is gone, and every block still live in it. */
@@ -825,13 +869,6 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 		return err;
 	/* A new image may bring an allocator of its own (static binary), or another libc (a
 	 * container's). */
-	if (c->opts.wide) {
-		err = discover_root(c, pid);
-		if (err)
-			return err;
-		/* Not held (no ptrace here): its libraries are being mapped as we read. */
-		prepare_image(c, pid);
-	}
 	if (c->opts.cmd || c->opts.wide) {
 		err = collect__attach_heap(c, pid, -1, &n);
 		/* -- CMD: its own tree, a miss is an error; wide scopes: one of many (reported). */
@@ -899,7 +936,7 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 	case PROF_REC_PROC_DLOPEN:
 		/* A runtime loaded by dlopen (a JDK launcher's libjvm, mod_php's libphp): attach
 		 * now.  The process runs on meanwhile: its calls until then are missed (README). */
-		if (c->calls_at && c->opts.cmd)
+		if (c->calls_at && (c->opts.cmd || c->opts.wide))
 			calls_attach__rescan(c->calls_at, e->pid);
 		/* Wide scopes: the loader mapped the libraries (startup) or a dlopen: read the
 		 * maps while the process lives, however short its life. */
