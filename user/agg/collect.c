@@ -577,15 +577,9 @@ static void unwind_release_held(struct collect *c)
 	c->nheld = 0;
 }
 
-/*
- * A process of `-- CMD`'s tree is stopped at its exec, its new image not yet run: read its
- * mappings (executable, ld.so, vDSO) and queue the tables of the libraries ld.so will map.
- * True when it stays stopped until they are loaded (collect__poll_unwinder resumes it, at the
- * latest after UNWIND_EXEC_WAIT_MS): its first stacks are then complete.  Each file is built
- * once, on the worker: the event loop goes on meanwhile.
- */
-/* A new image of pid: the tables (and, tracing the heap, the allocators) of its executable and
- * of what its DT_NEEDED entries name, two levels deep, resolved inside its root. */
+/* A new image of pid, once per executable: the unwind tables, allocator probes and (holds on)
+ * exit hook of its executable and of what its DT_NEEDED entries name, two levels deep,
+ * resolved inside its root.  pid's own mappings are the caller's business (unwind_read). */
 static void prepare_image(struct collect *c, uint32_t pid)
 {
 	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
@@ -593,8 +587,6 @@ static void prepare_image(struct collect *c, uint32_t pid)
 	struct stat st;
 	ssize_t len;
 
-	if (c->unw)
-		unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	/* An executable prepared once is prepared for good: a loop of short processes must not
 	 * pay for it at every exec (their held exits wait for us). */
@@ -616,10 +608,18 @@ static void prepare_image(struct collect *c, uint32_t pid)
 	}
 }
 
+/*
+ * A process of `-- CMD`'s tree is stopped at its exec, its new image not yet run: read its
+ * mappings (executable, ld.so, vDSO) and queue the tables of the libraries ld.so will map.
+ * True when it stays stopped until they are loaded (collect__poll_unwinder resumes it, at the
+ * latest after UNWIND_EXEC_WAIT_MS): its first stacks are then complete.  Each file is built
+ * once, on the worker: the event loop goes on meanwhile.
+ */
 static bool unwind_exec_stop(struct collect *c, uint32_t pid)
 {
 	uint32_t *held;
 
+	unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	prepare_image(c, pid);
 	unwinder__poll(c->unw);
 	if (!unwinder__pending(c->unw))

@@ -15,6 +15,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "proc/safe_open.h"
+
 #include "proc/pidns.h"
 
 /* include/linux/exportfs.h: the handle type of kernfs (cgroup) directories. */
@@ -144,39 +146,6 @@ int cgroup__parse_proc(char *out, size_t size, const char *buf, size_t len)
 	return 0;
 }
 
-/* Read at most max bytes of a file below dir_fd into buf (NUL-terminated); -EFBIG if longer. */
-static int read_small(char *buf, size_t max, size_t *len, int dir_fd, const char *name)
-{
-	size_t n = 0;
-	ssize_t r;
-	int fd, err = 0;
-
-	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (n < max) {
-		r = read(fd, buf + n, max - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto cleanup;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	if (n == max) {
-		err = -EFBIG;
-		goto cleanup;
-	}
-	buf[n] = 0;
-	*len = n;
-cleanup:
-	close(fd);
-	return err;
-}
-
 int cgroup__read_pid(char *out, size_t size, int proc_fd, uint32_t pid)
 {
 	char name[32], *buf;
@@ -187,7 +156,7 @@ int cgroup__read_pid(char *out, size_t size, int proc_fd, uint32_t pid)
 	if (!buf)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "%u/cgroup", pid);
-	err = read_small(buf, PROC_CGROUP_MAX + 1, &len, proc_fd, name);
+	err = safe_open__read_small(buf, PROC_CGROUP_MAX + 1, &len, proc_fd, name);
 	if (!err)
 		err = cgroup__parse_proc(out, size, buf, len);
 	free(buf);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proc/safe_open.h"
+
 /* /proc/PID/status is about 1.5 KiB; NSpid comes in its first third. */
 #define STATUS_MAX (64 * 1024)
 
@@ -56,35 +58,16 @@ int pidns__read_nspid(uint32_t *out, int proc_fd, uint32_t pid)
 {
 	char name[32], *buf;
 	size_t n = 0;
-	ssize_t r;
-	int fd, err = 0;
+	int err;
 
 	snprintf(name, sizeof(name), "%u/status", pid);
 	buf = malloc(STATUS_MAX);
 	if (!buf)
 		return -ENOMEM;
-	fd = openat(proc_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	/* A longer file is cut: NSpid is near its start. */
-	while (n < STATUS_MAX) {
-		r = read(fd, buf + n, STATUS_MAX - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto cleanup;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	err = pidns__parse_nspid(out, buf, n);
-cleanup:
-	if (fd >= 0)
-		close(fd);
+	/* A status file is ~1.5 KiB: 64 KiB more is not one. */
+	err = safe_open__read_small(buf, STATUS_MAX, &n, proc_fd, name);
+	if (!err)
+		err = pidns__parse_nspid(out, buf, n);
 	free(buf);
 	return err;
 }

@@ -204,3 +204,36 @@ const char *safe_open__strerror(int err)
 		return strerror(-err);
 	}
 }
+
+/* Read at most max bytes of a file below dir_fd into buf (NUL-terminated); -EFBIG if longer. */
+int safe_open__read_small(char *buf, size_t max, size_t *len, int dir_fd, const char *name)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd, err = 0;
+
+	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (n < max) {
+		r = read(fd, buf + n, max - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	if (n == max) {
+		err = -EFBIG;
+		goto cleanup;
+	}
+	buf[n] = 0;
+	*len = n;
+cleanup:
+	close(fd);
+	return err;
+}

@@ -68,6 +68,13 @@ bool safe_open__refused(int err);
 /* Whether st is the file a maps line names (device numbers and inode). */
 bool safe_open__matches(const struct stat *st, const struct maps_entry *e);
 
+/*
+ * A small kernel-made file below dir_fd (/proc/PID/cgroup, /proc/PID/status: their size reads
+ * 0), at most max - 1 bytes, into buf (NUL-terminated); -EFBIG if longer, -errno when it cannot
+ * be opened (the process is gone).  Never follows a symlink, never blocks on a FIFO.
+ */
+int safe_open__read_small(char *buf, size_t max, size_t *len, int dir_fd, const char *name);
+
 /* Read all of a regular file (at most max bytes, else -EFBIG), NUL-terminated. */
 int safe_open__read_all(char **out, size_t *len, int fd, size_t max);
 
