@@ -119,8 +119,8 @@ void report__set_sink(struct report *r, report_sink_fn fn, void *ctx)
 	r->sink_ctx = ctx;
 }
 
-static int build(struct profile **out, unsigned mode, struct collect *c, const struct env *env,
-		 const struct build_inputs *in)
+static int build_mode(struct profile **out, unsigned mode, struct collect *c, const struct env *env,
+		      const struct build_inputs *in)
 {
 	const char *const *notes = NULL;
 	size_t nnotes = 0;
@@ -182,7 +182,9 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 
 		if (!(r->env->modes & modes[i].bit))
 			continue;
-		err = build(&ps[i], modes[i].bit, c, r->env, &in);
+		err = build_mode(&ps[i], modes[i].bit, c, r->env, &in);
+		if (!err)
+			err = build__main_mapping(ps[i], in.procs);
 		if (err) {
 			pr_err("building the %s profile failed: %s\n", modes[i].name,
 			       strerror(-err));
@@ -211,7 +213,7 @@ int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
 	struct profile *ps[NMODES];
 	int ret;
 
-	collect__finish(r->c);
+	collect__snapshot(r->c, true);
 	ret = build_all(r, ps, start_wall_ns, duration_ns, NULL);
 	for (size_t i = 0; i < NMODES; i++) {
 		char path[PATH_MAX];
@@ -312,8 +314,7 @@ int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_n
 	struct profile *ps[NMODES];
 	int ret, err;
 
-	if (last)
-		collect__finish(r->c);
+	collect__snapshot(r->c, last);
 	ret = build_all(r, ps, start_wall_ns, duration_ns, r->bpf_prev);
 	for (size_t i = 0; i < NMODES; i++) {
 		char name[64], path[PATH_MAX];

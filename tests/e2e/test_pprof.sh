@@ -32,6 +32,8 @@ t_pprof_structure_and_mappings() {
 	grep -Eq "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ .*build/targets/heap_target $bid_exe \[FN\]" "$raw" ||
 		fail "executable mapping with build id $bid_exe: $(sed -n '/^Mappings/,$p' "$raw")"
 	grep -Eq "libc\.so\.6 $bid_libc \[FN\]" "$raw" || fail "libc mapping with build id"
+	# Mapping 1 is the main executable (pprof's convention; go tool pprof names it).
+	expect_eq "first mapping" "$(readlink -f build/targets/heap_target)" "$(first_mapping "$f")"
 	# demangled display name, raw system name kept
 	grep -q 'worker(void\*) :0 s=0(_ZL6workerPv)' "$raw" || fail "demangled worker with system name"
 	echo "ok: structure"

@@ -45,6 +45,7 @@ t_scope_cgroup_cpu_only_its_processes() {
 	stop_profiler "$E2E_TMP/prof.log"
 	rmdir "$cg"
 	expect_eq "processes in the profile (the one in the cgroup)" "$in" "$(profile_pids "$f")"
+	expect_eq "first mapping" "$(readlink -f build/targets/cpu_target)" "$(first_mapping "$f")"
 	# The split itself is test_cpu.sh's business; here: its stacks are there, whole.
 	expect_range "hot_three samples" 5 100000 "$(pprof_cum "$f" samples hot_three)"
 	expect_range "hot_three stacks with main below" 1 100000 \
@@ -99,6 +100,11 @@ t_scope_all_host_processes() {
 	profile_pids "$f" | tr ' ' '\n' | grep -qx "$t" || fail "cpu_target ($t) not in the -a profile"
 	profile_pids "$f" | tr ' ' '\n' | grep -qx "$PROF_PID" && fail "the profiler profiled itself"
 	expect_range "hot_three samples" 5 100000 "$(pprof_cum "$f" samples hot_three)"
+	# Mapping 1: the executable of the busiest process, whichever it was; never the kernel's
+	# or a library.
+	first_mapping "$f" | grep -Eq '^/[^[]*$' || fail "first mapping: '$(first_mapping "$f")'"
+	first_mapping "$f" | grep -Eq '\.so(\.[0-9]+)*$' && fail "first mapping a library: $(first_mapping "$f")"
+	true
 }
 
 # --interval 2 over a run of about 5.5 s: consecutive files covering the run without gaps,

@@ -431,6 +431,50 @@ static void test_pprof__mappings_locations_functions(void **state)
 	decoded_free(&d);
 }
 
+/* The main executable's mapping goes first on the wire, the others after it in their order, and
+ * every location follows its mapping to its new id. */
+static void test_pprof__main_mapping_first(void **state)
+{
+	struct profile *p = *state;
+	struct decoded d;
+	struct cursor c, mc;
+	struct field f, mf;
+	const char *file[3] = {0};
+	uint64_t loc_map[4] = {0};
+	int nmap = 0;
+
+	p->main_mapping = 2; /* libc, added second */
+	decode(p, &d);
+	c = (struct cursor){d.buf, d.buf + d.len};
+	while (next_field(&c, &f)) {
+		uint64_t v[11] = {0};
+
+		if (f.num != 3 && f.num != 4)
+			continue;
+		mc = sub(&f);
+		while (next_field(&mc, &mf))
+			if (mf.num < 11)
+				v[mf.num] = mf.v;
+		if (f.num == 3) {
+			assert_true(v[1] >= 1 && v[1] <= 2);
+			file[v[1]] = str(&d, v[5]);
+			nmap++;
+		} else {
+			assert_true(v[1] >= 1 && v[1] <= 3);
+			loc_map[v[1]] = v[2];
+		}
+	}
+	assert_int_equal(nmap, 2);
+	assert_string_equal(file[1], "/lib/x86_64-linux-gnu/libc.so.6");
+	assert_string_equal(file[2], "/usr/bin/leaky");
+	/* leak_pages and main were in the executable (now 2), the unknown frame in libc (now 1). */
+	assert_int_equal(loc_map[1], 2);
+	assert_int_equal(loc_map[2], 2);
+	assert_int_equal(loc_map[3], 1);
+	decoded_free(&d);
+	p->main_mapping = 0;
+}
+
 static void test_pprof__comments_carry_counters(void **state)
 {
 	const char *want[] = {
@@ -521,6 +565,7 @@ int main(void)
 		T(test_pprof__header_fields),
 		T(test_pprof__samples_with_labels),
 		T(test_pprof__mappings_locations_functions),
+		T(test_pprof__main_mapping_first),
 		T(test_pprof__comments_carry_counters),
 		cmocka_unit_test(test_pprof__empty_profile),
 		cmocka_unit_test(test_pprof__large_profile_roundtrips),

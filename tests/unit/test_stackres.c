@@ -5,6 +5,7 @@
  * fixture kallsyms, so kernel frames get known names and user frames none.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -220,6 +221,128 @@ static void test_stackres__forgotten_pid_frees_and_reuses_ids(void **state)
 	assert_int_equal(n, 2);
 }
 
+/* Functions of this binary the worker tests resolve in our own process. */
+__attribute__((noinline)) void stackres_test_first(void);
+__attribute__((noinline)) void stackres_test_second(void);
+__attribute__((noinline)) void stackres_test_first(void)
+{
+	__asm__ volatile("nop; nop; nop; nop");
+}
+__attribute__((noinline)) void stackres_test_second(void)
+{
+	__asm__ volatile("nop; nop; nop; nop");
+}
+
+/* A stackres over the real /proc (our own process) and the fixture's kallsyms. */
+static void live(struct fixture *fx, struct symbolizer **sym, struct stackres **r, bool worker)
+{
+	struct symbolizer_opts opts = {.debug_dir = "", .kallsyms = fx->kallsyms};
+
+	assert_int_equal(symbolizer__new(sym, &opts), 0);
+	assert_int_equal(stackres__new(r, *sym), 0);
+	if (worker)
+		assert_int_equal(stackres__start_worker(*r), 0);
+}
+
+static const char *frame_name(struct stackres *r, int32_t id, unsigned i)
+{
+	unsigned n;
+	const struct stackres_frame *f = stackres__frames(r, id, &n);
+
+	assert_true(i < n);
+	return f[i].sym.name;
+}
+
+/* The worker symbolizes what the caller's thread would, user and kernel frames alike. */
+static void test_stackres__worker_symbolizes_like_the_caller(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t ips[] = {(uint64_t)(uintptr_t)stackres_test_first + 1,
+			  (uint64_t)(uintptr_t)stackres_test_second + 2};
+	uint64_t kips[] = {0xffffffff81002010, 0xffffffff81001020};
+	uint32_t pid = (uint32_t)getpid();
+	struct symbolizer *s[2];
+	struct stackres *r[2];
+	int32_t u[2], k[2];
+
+	for (int i = 0; i < 2; i++) {
+		live(fx, &s[i], &r[i], i == 1);
+		assert_int_equal(stackres__load_pid(r[i], pid), 0);
+		assert_int_equal(stackres__intern(r[i], &u[i], pid, STACK_USER, ips, 2), 0);
+		assert_int_equal(stackres__intern(r[i], &k[i], pid, STACK_KERNEL, kips, 2), 0);
+		assert_int_equal(stackres__sync(r[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_string_equal(frame_name(r[i], u[i], 0), "stackres_test_first");
+		assert_string_equal(frame_name(r[i], u[i], 1), "stackres_test_second");
+		assert_string_equal(frame_name(r[i], k[i], 0), "vfs_read");
+		assert_string_equal(frame_name(r[i], k[i], 1), "do_sys_open");
+		stackres__free(r[i]);
+		symbolizer__free(s[i]);
+	}
+}
+
+struct after_check {
+	struct stackres *r;
+	int32_t first, last;
+	unsigned named, calls;
+};
+
+/* On the worker: every stack queued before us is symbolized already. */
+static void after_check(void *ctx, uint64_t arg)
+{
+	struct after_check *a = ctx;
+
+	a->calls++;
+	assert_int_equal(arg, 42);
+	for (int32_t id = a->first; id <= a->last; id++) {
+		unsigned n;
+		const struct stackres_frame *f = stackres__frames(a->r, id, &n);
+
+		a->named += n == 1 && f[0].sym.name && !strcmp(f[0].sym.name, "do_sys_open");
+	}
+}
+
+/* Work runs in the order asked: a callback queued after N stacks sees all N symbolized, and
+ * freeing the stackres runs what is still queued rather than dropping it (held processes are
+ * resumed that way). */
+static void test_stackres__worker_runs_work_in_order(void **state)
+{
+	struct fixture *fx = *state;
+	enum { N = 500 };
+	uint32_t pid = (uint32_t)getpid();
+	struct after_check a = {0}, late = {0};
+	struct symbolizer *s;
+	struct stackres *r;
+
+	live(fx, &s, &r, true);
+	a.r = r;
+	for (unsigned i = 0; i < N; i++) {
+		/* N distinct kernel stacks inside one function: N stacks, one name. */
+		uint64_t ips[] = {0xffffffff81001000 + i};
+		int32_t id;
+
+		assert_int_equal(stackres__intern(r, &id, pid, STACK_KERNEL, ips, 1), 0);
+		if (i == 0)
+			a.first = id;
+		a.last = id;
+	}
+	assert_int_equal(stackres__after(r, after_check, &a, 42), 0);
+	assert_int_equal(stackres__sync(r), 0);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(a.last - a.first + 1, N);
+	assert_int_equal(a.named, N);
+	/* Queued, not waited for: stackres__free still runs it. */
+	late.r = r;
+	late.first = a.first;
+	late.last = a.first;
+	assert_int_equal(stackres__after(r, after_check, &late, 42), 0);
+	stackres__free(r);
+	assert_int_equal(late.calls, 1);
+	assert_int_equal(late.named, 1);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +359,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__many_distinct_stacks_keep_their_ids,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__worker_symbolizes_like_the_caller,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__worker_runs_work_in_order, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,8 @@ struct collect {
 	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
 	uint64_t cpu_last_thread;     /* pid << 32 | tid: on_cpu's */
 	struct last_stack last_stack; /* on_heap's */
+	const struct mode_ops *modes[3]; /* the run's modes' operations */
+	size_t nmodes;
 };
 
 /*
@@ -86,6 +88,35 @@ struct target {
 	uint8_t unwind_quick;	/* re-reads in the current UNWIND_REREAD_NS window */
 	int64_t unwind_read_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
 };
+
+/*
+ * What each mode does with the events of a run; the collector itself keeps what they share
+ * (targets, names, stacks, symbols, unwind tables, attach) and calls the operations of the
+ * modes the run has, in this order.  A NULL operation: nothing to do for that mode.
+ */
+struct mode_ops {
+	unsigned bit; /* enum prof_mode_bit */
+	/*
+	 * A record of the mode (type: one of its PROF_REC_*; size as received).  0, -errno (fatal)
+	 * or 1: malformed, counted as a bad record.
+	 */
+	int (*on_record)(struct collect *c, uint32_t type, const void *data, size_t size);
+	/* Wide scopes: a process in scope found at start (it may be mid-call, mid-allocation). */
+	int (*on_found)(struct collect *c, uint32_t pid);
+	int (*on_exec)(struct collect *c, uint32_t pid); /* new image: old addresses are gone */
+	/* The dynamic loader mapped objects into pid (startup, dlopen). */
+	int (*on_dlopen)(struct collect *c, uint32_t pid);
+	/* A thread exited (e->flags & PROF_PROC_GROUP_DEAD: its whole process). */
+	int (*on_exit)(struct collect *c, const struct prof_proc_event *e);
+	void (*tick)(struct collect *c); /* every turn of the event loop */
+	/* Before a profile is built from the mode's aggregate (last: the run ends). */
+	void (*snapshot)(struct collect *c, bool last);
+	int (*reset)(struct collect *c); /* after the snapshot of an interval: the next one */
+	int (*forget)(struct collect *c, uint32_t pid); /* pid gone, its last interval written */
+};
+
+static const struct mode_ops heap_ops, cpu_ops, calls_ops;
+static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &calls_ops};
 
 /*
  * An unknown pc asks for a re-read of the process's mappings: at once for the first few in a
@@ -258,6 +289,9 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = procinfo__enable_labels(c->procs);
 	if (!err)
 		err = stackres__new(&c->stacks, c->sym);
+	/* Symbols are read on a thread of their own: the event loop never waits for them. */
+	if (!err)
+		err = stackres__start_worker(c->stacks);
 	if (!err)
 		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(struct target));
 	if (!err)
@@ -274,6 +308,9 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = calls_attach__new(&c->calls_at, l, calls_thread, c->calls);
 	if (!err && opts->unwind_tables && (opts->modes & (MODE_HEAP | MODE_CPU)))
 		err = unwinder_start(c);
+	for (size_t i = 0; i < sizeof(all_modes) / sizeof(all_modes[0]); i++)
+		if (opts->modes & all_modes[i]->bit)
+			c->modes[c->nmodes++] = all_modes[i];
 	if (err) {
 		collect__free(c);
 		return err;
@@ -354,15 +391,12 @@ int collect__add_pid(struct collect *c, uint32_t pid)
 
 	if (!err)
 		err = procinfo__note(c->procs, pid, pid);
-	if (err)
-		return err;
-	err = symbolizer__load_pid(c->sym, pid);
-	return err == -ESRCH || err == -ENOENT ? 0 : err;
+	return err ? err : stackres__load_pid(c->stacks, pid);
 }
 
 int collect__add_scoped(struct collect *c, uint32_t pid)
 {
-	int err = collect__add_pid(c, pid), n = 0;
+	int err = collect__add_pid(c, pid);
 
 	if (!err)
 		err = discover_root(c, pid);
@@ -370,17 +404,10 @@ int collect__add_scoped(struct collect *c, uint32_t pid)
 	 * processes that run them after it come and go. */
 	if (!err)
 		prepare_image(c, pid);
-	/* --calls: its runtime, probes limited to it (its threads may be mid-call). */
-	if (!err && c->calls_at) {
-		int n = calls_attach__pid(c->calls_at, pid);
-
-		if (n < 0 && n != -ENOENT && n != -ESRCH)
-			pr_warn("--calls: attaching to process %u failed: %s\n", pid, strerror(-n));
-	}
-	if (err || !c->heap)
-		return err;
-	err = collect__attach_heap(c, pid, -1, &n);
-	return err == -ENOENT || err == -ESRCH ? 0 : err;
+	for (size_t i = 0; !err && i < c->nmodes; i++)
+		if (c->modes[i]->on_found)
+			err = c->modes[i]->on_found(c, pid);
+	return err;
 }
 
 int collect__discover_root(struct collect *c, uint32_t pid)
@@ -471,14 +498,14 @@ int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nf
 
 void collect__process_exiting(struct collect *c, uint32_t pid)
 {
-	/* Its mappings are final and still readable: reload, then let queued events resolve. */
-	symbolizer__forget_pid(c->sym, pid);
-	symbolizer__load_pid(c->sym, pid);
+	/* Its mappings are final and still readable: reload, then let queued events resolve,
+	 * and wait for their stacks to be symbolized before it goes on exiting. */
+	fatal(c, stackres__reload_pid(c->stacks, pid));
 	/* Without a ring buffer (setting it up failed) there is nothing queued to resolve. */
-	if (!c->events_started)
-		return;
-	while (loader__poll(c->loader, 0) > 0)
-		;
+	if (c->events_started)
+		while (loader__poll(c->loader, 0) > 0)
+			;
+	fatal(c, stackres__sync(c->stacks));
 }
 
 /* Libraries whose tables are built before a new program runs (two levels of DT_NEEDED). */
@@ -695,8 +722,9 @@ static int fatal(struct collect *c, int err)
 
 void collect__tick(struct collect *c)
 {
-	if (c->calls_at && c->opts.cmd)
-		rescan_calls(c);
+	for (size_t i = 0; i < c->nmodes; i++)
+		if (c->modes[i]->tick)
+			c->modes[i]->tick(c);
 }
 
 /*
@@ -826,10 +854,11 @@ static int on_call(struct collect *c, const struct prof_call_event *e)
 /* exec replaced pid's image: new maps, names, runtimes, allocator. */
 static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 {
-	int err, n = 0;
+	int err;
 
-	symbolizer__forget_pid(c->sym, pid);
-	symbolizer__load_pid(c->sym, pid);
+	err = stackres__reload_pid(c->stacks, pid);
+	if (err)
+		return err;
 	unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	pr_debug("%u exec'd %s\n", pid, comm);
 	err = stackres__exec(c->stacks, pid);
@@ -843,39 +872,19 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 		err = procinfo__note(c->procs, pid, pid);
 	if (err)
 		return err;
-	if (c->calls)
-		calls_agg__process_exec(c->calls, pid);
 	/* Wide scopes, whatever the modes: a new root, the new image's tables, allocators and
-	 * exit hook, and its runtime.  Not held (no ptrace here): its libraries are being mapped
-	 * as we read, its first calls may run before the probes are in. */
+	 * exit hook.  Not held (no ptrace here): its libraries are being mapped as we read, its
+	 * first calls may run before the probes are in. */
 	if (c->opts.wide) {
 		err = discover_root(c, pid);
 		if (err)
 			return err;
 		prepare_image(c, pid);
-		if (c->calls_at) {
-			err = calls_attach__exec(c->calls_at, pid);
-			if (err < 0)
-				pr_warn("--calls: attaching to the runtime of process %u failed: "
-					"%s\n",
-					pid, strerror(-err));
-		}
 	}
-	if (!c->heap)
-		return 0;
-	/* The old address space is gone, and every block still live in it. */
-	err = heap_agg__exec(c->heap, pid);
-	if (err)
-		return err;
-	/* A new image may bring an allocator of its own (static binary), or another libc (a
-	 * container's). */
-	if (c->opts.cmd || c->opts.wide) {
-		err = collect__attach_heap(c, pid, -1, &n);
-		/* -- CMD: its own tree, a miss is an error; wide scopes: one of many (reported). */
-		if (err && err != -ENOENT && err != -ESRCH && !c->opts.wide)
-			return err;
-	}
-	return 0;
+	for (size_t i = 0; !err && i < c->nmodes; i++)
+		if (c->modes[i]->on_exec)
+			err = c->modes[i]->on_exec(c, pid);
+	return err;
 }
 
 /*
@@ -929,27 +938,24 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		if (err)
 			return err;
 		/* Same image as the parent until it execs: same mappings, same symbols. */
-		symbolizer__load_pid(c->sym, e->pid);
-		return procinfo__note(c->procs, e->pid, e->pid);
+		err = stackres__load_pid(c->stacks, e->pid);
+		return err ? err : procinfo__note(c->procs, e->pid, e->pid);
 	case PROF_REC_PROC_EXEC:
 		return on_exec(c, e->pid, comm);
 	case PROF_REC_PROC_DLOPEN:
-		/* A runtime loaded by dlopen (a JDK launcher's libjvm, mod_php's libphp): attach
-		 * now.  The process runs on meanwhile: its calls until then are missed (README). */
-		if (c->calls_at && (c->opts.cmd || c->opts.wide))
-			calls_attach__rescan(c->calls_at, e->pid);
 		/* Wide scopes: the loader mapped the libraries (startup) or a dlopen: read the
 		 * maps while the process lives, however short its life. */
 		if (c->opts.wide) {
-			int n = 0;
-
 			pr_debug("%u: the dynamic loader changed its maps\n", e->pid);
-			symbolizer__load_pid(c->sym, e->pid);
+			err = stackres__load_pid(c->stacks, e->pid);
+			if (err)
+				return err;
 			if (c->unw)
 				unwind_read(c, e->pid, hashmap__find(c->targets, &e->pid));
-			if (c->heap)
-				collect__attach_heap(c, e->pid, -1, &n);
 		}
+		for (size_t i = 0; i < c->nmodes; i++)
+			if (c->modes[i]->on_dlopen && (err = c->modes[i]->on_dlopen(c, e->pid)))
+				return err;
 		return 0;
 	case PROF_REC_PROC_EXIT:
 		/* The tid may come back as another thread: look its name up again then. */
@@ -958,10 +964,11 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		c->cpu_last_thread = 0;
 		err = procinfo__exited(c->procs, e->pid, e->tid, comm,
 				       e->flags & PROF_PROC_GROUP_DEAD);
+		for (size_t i = 0; !err && i < c->nmodes; i++)
+			if (c->modes[i]->on_exit)
+				err = c->modes[i]->on_exit(c, e);
 		if (err)
 			return err;
-		if (c->calls)
-			calls_agg__thread_exit(c->calls, e->pid, e->tid);
 		if (e->flags & PROF_PROC_GROUP_DEAD) {
 			if (c->opts.interval) {
 				err = note_dead(c, e->pid);
@@ -973,35 +980,45 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 				target_close(t);
 			if (c->unw)
 				unwinder__remove_process(c->unw, e->pid);
-		} else if (e->tid == e->pid && c->heap && !c->opts.cmd && !c->opts.wide) {
-			return leader_left(c, e->pid);
 		}
 		return 0;
 	}
 	return 0;
 }
 
+/* On the symbolizer's thread: the held process (its pidfd) goes on exiting. */
+static void exit_resume(void *ctx, uint64_t arg)
+{
+	int fd = (int)arg;
+
+	(void)ctx;
+	if (pidfd_send_signal_(fd, SIGCONT) && errno != ESRCH)
+		pr_warn("resuming an exiting process failed: %s\n", strerror(errno));
+	close(fd);
+}
+
 /*
  * pid stopped itself (BPF sent SIGSTOP) in _exit: every record it sent came before this one and
- * was consumed while it lived, so its stacks are symbolized.  Its maps are read once more (what
- * symbolizes records still to come from its last moments) and it goes on exiting.
+ * was consumed while it lived.  Its maps are read once more (what symbolizes records still to
+ * come from its last moments) and, once its stacks are symbolized, it goes on exiting.  The
+ * pidfd is opened now, while the stopped process holds its pid.
  */
 static void exit_hold(struct collect *c, uint32_t pid)
 {
 	int fd = pidfd_open_((pid_t)pid);
 
-	symbolizer__load_pid(c->sym, pid);
 	if (fd < 0)
 		return; /* killed meanwhile */
-	if (pidfd_send_signal_(fd, SIGCONT))
-		pr_warn("resuming exiting process %u failed: %s\n", pid, strerror(errno));
-	close(fd);
+	if (stackres__load_pid(c->stacks, pid) ||
+	    stackres__after(c->stacks, exit_resume, c, (uint64_t)fd))
+		exit_resume(c, (uint64_t)fd); /* out of memory: never leave it stopped */
 }
 
 /* A negative return stops the ring buffer's poll: only for errors that end the session. */
 int collect__on_event(void *ctx, void *data, size_t size)
 {
 	struct collect *c = ctx;
+	const struct mode_ops *m = NULL;
 	uint32_t type;
 	int err;
 
@@ -1017,32 +1034,24 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	}
 	if (c->err)
 		return c->err;
+	if (stackres__error(c->stacks)) {
+		pr_err("out of memory while symbolizing\n");
+		return fatal(c, stackres__error(c->stacks));
+	}
 	switch (type) {
 	case PROF_REC_HEAP_ALLOC:
-	case PROF_REC_HEAP_REALLOC: {
-		const struct prof_heap_event *e = data;
-
-		if (size < sizeof(*e) || !c->heap ||
-		    !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
-			break;
-		err = on_heap(c, e, (const uint64_t *)(e + 1));
-		goto done;
-	}
-	case PROF_REC_CPU_SAMPLE: {
-		const struct prof_cpu_sample *s = data;
-
-		if (size < sizeof(*s) || !c->cpu || s->nkern > PROF_MAX_FRAMES ||
-		    !frames_fit(size, sizeof(*s), s->nkern + s->nuser, 2 * PROF_MAX_FRAMES))
-			break;
-		err = on_cpu(c, s, (const uint64_t *)(s + 1));
-		goto done;
-	}
+	case PROF_REC_HEAP_REALLOC:
 	case PROF_REC_HEAP_FREE:
-		if (size < sizeof(struct prof_heap_free) || !c->heap)
-			break;
-		heap_agg__free_block(c->heap, ((struct prof_heap_free *)data)->pid,
-				     ((struct prof_heap_free *)data)->addr);
-		return 0;
+		m = &heap_ops;
+		break;
+	case PROF_REC_CPU_SAMPLE:
+		m = &cpu_ops;
+		break;
+	case PROF_REC_CALL_ENTRY:
+	case PROF_REC_CALL_RETURN:
+	case PROF_REC_CALL_NAME:
+		m = &calls_ops;
+		break;
 	case PROF_REC_PROC_FORK:
 	case PROF_REC_PROC_EXEC:
 	case PROF_REC_PROC_EXIT:
@@ -1056,22 +1065,15 @@ int collect__on_event(void *ctx, void *data, size_t size)
 			break;
 		unwind_miss(c, ((struct prof_proc_event *)data)->pid);
 		return 0;
-	case PROF_REC_CALL_ENTRY:
-	case PROF_REC_CALL_RETURN:
-		if (size < sizeof(struct prof_call_event) || !c->calls)
-			break;
-		err = on_call(c, data);
-		goto done;
-	case PROF_REC_CALL_NAME:
-		if (size < sizeof(struct prof_call_name) || !c->calls)
-			break;
-		calls_agg__name(c->calls, data);
-		return 0;
 	default:
 		break;
 	}
-	c->bad_records++;
-	return 0;
+	/* A mode's record: its own operation checks it (a mode the run lacks has none). */
+	err = m && (c->opts.modes & m->bit) ? m->on_record(c, type, data, size) : 1;
+	if (err == 1) {
+		c->bad_records++;
+		return 0;
+	}
 done:
 	/* Attach failures were reported where they happened; memory runs out anywhere. */
 	if (err == -ENOMEM)
@@ -1088,6 +1090,195 @@ static void sampled_gone(void *ctx, uint64_t addr)
 	bpf_map_delete_elem((int)pid[1], &key);
 }
 
+/*
+ * --heap.  Records carry a stack; frees only an address.  -- CMD and the wide scopes probe the
+ * allocators of each new image (a static binary's own, a container's libc).
+ */
+static int heap_on_record(struct collect *c, uint32_t type, const void *data, size_t size)
+{
+	const struct prof_heap_event *e = data;
+	const struct prof_heap_free *f = data;
+
+	if (type == PROF_REC_HEAP_FREE) {
+		if (size < sizeof(*f))
+			return 1;
+		heap_agg__free_block(c->heap, f->pid, f->addr);
+		return 0;
+	}
+	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
+		return 1;
+	return on_heap(c, e, (const uint64_t *)(e + 1));
+}
+
+static int heap_attach_any(struct collect *c, uint32_t pid)
+{
+	int n = 0, err = collect__attach_heap(c, pid, -1, &n);
+
+	return err == -ENOENT || err == -ESRCH ? 0 : err;
+}
+
+static int heap_on_exec(struct collect *c, uint32_t pid)
+{
+	/* The old address space is gone, and every block still live in it. */
+	int err = heap_agg__exec(c->heap, pid), n = 0;
+
+	if (err || !(c->opts.cmd || c->opts.wide))
+		return err;
+	err = collect__attach_heap(c, pid, -1, &n);
+	/* -- CMD: its own tree, a miss is an error; wide scopes: one of many (reported). */
+	return err && err != -ENOENT && err != -ESRCH && !c->opts.wide ? err : 0;
+}
+
+static int heap_on_dlopen(struct collect *c, uint32_t pid)
+{
+	if (c->opts.wide)
+		heap_attach_any(c, pid); /* one file of many: reported, not fatal */
+	return 0;
+}
+
+static int heap_on_exit(struct collect *c, const struct prof_proc_event *e)
+{
+	if (e->flags & PROF_PROC_GROUP_DEAD || e->tid != e->pid || c->opts.cmd || c->opts.wide)
+		return 0;
+	return leader_left(c, e->pid);
+}
+
+static int heap_reset(struct collect *c)
+{
+	return heap_agg__new_interval(c->heap);
+}
+
+static int heap_forget(struct collect *c, uint32_t pid)
+{
+	uint32_t ctx[2] = {pid, (uint32_t)loader__sampled_fd(c->loader)};
+
+	return heap_agg__forget_pid(c->heap, pid, (int)ctx[1] >= 0 ? sampled_gone : NULL, ctx);
+}
+
+static const struct mode_ops heap_ops = {
+	.bit = MODE_HEAP,
+	.on_record = heap_on_record,
+	.on_found = heap_attach_any,
+	.on_exec = heap_on_exec,
+	.on_dlopen = heap_on_dlopen,
+	.on_exit = heap_on_exit,
+	.reset = heap_reset,
+	.forget = heap_forget,
+};
+
+/* --cpu: a sample carries its kernel then user frames; the counts start again each interval. */
+static int cpu_on_record(struct collect *c, uint32_t type, const void *data, size_t size)
+{
+	const struct prof_cpu_sample *s = data;
+
+	(void)type;
+	if (size < sizeof(*s) || s->nkern > PROF_MAX_FRAMES ||
+	    !frames_fit(size, sizeof(*s), s->nkern + s->nuser, 2 * PROF_MAX_FRAMES))
+		return 1;
+	return on_cpu(c, s, (const uint64_t *)(s + 1));
+}
+
+static int cpu_reset(struct collect *c)
+{
+	return cpu_agg__reset(c->cpu);
+}
+
+static const struct mode_ops cpu_ops = {
+	.bit = MODE_CPU,
+	.on_record = cpu_on_record,
+	.reset = cpu_reset,
+};
+
+/* --calls: entries and returns per thread; frames still open are closed when the run ends. */
+static int calls_on_record(struct collect *c, uint32_t type, const void *data, size_t size)
+{
+	if (type == PROF_REC_CALL_NAME) {
+		if (size < sizeof(struct prof_call_name))
+			return 1;
+		calls_agg__name(c->calls, data);
+		return 0;
+	}
+	return size < sizeof(struct prof_call_event) ? 1 : on_call(c, data);
+}
+
+/* Attach failures are reported, not fatal: a wide scope has many processes, and -- CMD's
+ * periodic rescan tries again. */
+static void calls_attached(int n, uint32_t pid, const char *when)
+{
+	if (n < 0 && n != -ENOENT && n != -ESRCH)
+		pr_warn("--calls: attaching to the runtime of process %u%s failed: %s\n", pid, when,
+			strerror(-n));
+}
+
+/* A process found in scope: probes limited to it (its threads may be mid-call). */
+static int calls_on_found(struct collect *c, uint32_t pid)
+{
+	calls_attached(calls_attach__pid(c->calls_at, pid), pid, "");
+	return 0;
+}
+
+static int calls_on_exec(struct collect *c, uint32_t pid)
+{
+	calls_agg__process_exec(c->calls, pid);
+	/* -- CMD attached at the exec stop already (collect__exec_stop). */
+	if (c->opts.wide)
+		calls_attached(calls_attach__exec(c->calls_at, pid), pid, " at its exec");
+	return 0;
+}
+
+/* A runtime loaded by dlopen (a JDK launcher's libjvm, mod_php's libphp): attach now.  The
+ * process runs on meanwhile: its calls until then are missed (README). */
+static int calls_on_dlopen(struct collect *c, uint32_t pid)
+{
+	if (c->opts.cmd || c->opts.wide)
+		calls_attach__rescan(c->calls_at, pid);
+	return 0;
+}
+
+static int calls_on_exit(struct collect *c, const struct prof_proc_event *e)
+{
+	calls_agg__thread_exit(c->calls, e->pid, e->tid);
+	return 0;
+}
+
+static void calls_tick(struct collect *c)
+{
+	if (c->opts.cmd)
+		rescan_calls(c);
+}
+
+static void calls_snapshot(struct collect *c, bool last)
+{
+	/* Between intervals a call still open goes on: only the end of the run closes it. */
+	if (last)
+		calls_agg__finish(c->calls, (uint64_t)mono_ns());
+}
+
+static int calls_reset(struct collect *c)
+{
+	calls_agg__new_interval(c->calls);
+	return 0;
+}
+
+static int calls_forget(struct collect *c, uint32_t pid)
+{
+	calls_agg__forget_pid(c->calls, pid);
+	return 0;
+}
+
+static const struct mode_ops calls_ops = {
+	.bit = MODE_CALLS,
+	.on_record = calls_on_record,
+	.on_found = calls_on_found,
+	.on_exec = calls_on_exec,
+	.on_dlopen = calls_on_dlopen,
+	.on_exit = calls_on_exit,
+	.tick = calls_tick,
+	.snapshot = calls_snapshot,
+	.reset = calls_reset,
+	.forget = calls_forget,
+};
+
 /* Continuous mode: the processes gone during the interval just written leave every table, so
  * memory follows the processes alive, not all that ever ran. */
 static int forget_dead(struct collect *c)
@@ -1096,17 +1287,16 @@ static int forget_dead(struct collect *c)
 	int err = 0;
 
 	for (size_t i = 0; i < c->ndead; i++) {
-		uint32_t pid = c->dead[i], ctx[2] = {pid, (uint32_t)loader__sampled_fd(c->loader)};
+		uint32_t pid = c->dead[i];
 		struct target *t = hashmap__find(c->targets, &pid);
 
-		if (c->heap && !err)
-			err = heap_agg__forget_pid(c->heap, pid,
-						   (int)ctx[1] >= 0 ? sampled_gone : NULL, ctx);
-		if (c->calls)
-			calls_agg__forget_pid(c->calls, pid);
+		for (size_t m = 0; m < c->nmodes; m++)
+			if (c->modes[m]->forget && !err)
+				err = c->modes[m]->forget(c, pid);
 		stackres__forget_pid(c->stacks, pid);
 		procinfo__forget(c->procs, pid);
-		symbolizer__drop_pid(c->sym, pid);
+		if (!err)
+			err = stackres__drop_pid(c->stacks, pid);
 		if (t) {
 			target_close(t);
 			hashmap__delete(c->targets, &pid);
@@ -1117,7 +1307,8 @@ static int forget_dead(struct collect *c)
 	if (!c->ndead)
 		return err;
 	c->ndead = 0;
-	/* Mapping records only the forgotten stacks used. */
+	/* Mapping records only the forgotten stacks used (stackres__used_mappings waits for the
+	 * worker: the symbolizer is ours until the next job is queued). */
 	if (!err)
 		err = hashmap__new(&used, sizeof(void *), 0);
 	if (!err)
@@ -1156,20 +1347,18 @@ int collect__new_interval(struct collect *c)
 {
 	int err = forget_dead(c);
 
-	if (!err && c->cpu)
-		err = cpu_agg__reset(c->cpu);
-	if (!err && c->heap)
-		err = heap_agg__new_interval(c->heap);
-	if (c->calls)
-		calls_agg__new_interval(c->calls);
+	for (size_t i = 0; !err && i < c->nmodes; i++)
+		if (c->modes[i]->reset)
+			err = c->modes[i]->reset(c);
 	c->bad_records = 0;
 	return err;
 }
 
-void collect__finish(struct collect *c)
+void collect__snapshot(struct collect *c, bool last)
 {
-	if (c->calls)
-		calls_agg__finish(c->calls, (uint64_t)mono_ns());
+	for (size_t i = 0; i < c->nmodes; i++)
+		if (c->modes[i]->snapshot)
+			c->modes[i]->snapshot(c, last);
 }
 
 struct loader *collect__loader(struct collect *c)
@@ -1199,6 +1388,8 @@ struct calls_attach *collect__calls_attach(struct collect *c)
 
 struct stackres *collect__stacks(struct collect *c)
 {
+	/* Whoever reads stacks reads their symbols: the worker must be done with them. */
+	fatal(c, stackres__sync(c->stacks));
 	return c->stacks;
 }
 
@@ -1219,5 +1410,6 @@ const struct unwinder_stats *collect__unwinder_stats(struct collect *c)
 
 const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c)
 {
+	fatal(c, stackres__sync(c->stacks));
 	return symbolizer__stats(c->sym);
 }

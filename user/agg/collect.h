@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The consumer: ring-buffer records -> per-mode aggregators, plus what every mode shares
- * (target processes, thread names, symbolizer, stack cache).  The report reads it at the end.
+ * (target processes, thread names, symbolizer, stack cache).  Each mode is a table of operations
+ * (on_record, on_found, on_exec, on_dlopen, on_exit, tick, snapshot, reset, forget) that the
+ * collector calls for the modes of the run; the report reads the aggregates at each snapshot.
  */
 #ifndef PROF_COLLECT_H
 #define PROF_COLLECT_H
@@ -99,8 +101,9 @@ int collect__prepare_unwind(struct collect *c, const char *exe);
 /* Continuous mode: the aggregates start a new interval (allocations, samples and calls from
  * zero; in-use heap and open calls carried over).  0 or -ENOMEM. */
 int collect__new_interval(struct collect *c);
-/* End of profiling: calls still open get their time so far (0 calls: not completed). */
-void collect__finish(struct collect *c);
+/* Before profiles are built from the aggregates (last: the run ends: calls still open get their
+ * time so far, 0 calls: not completed). */
+void collect__snapshot(struct collect *c, bool last);
 
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);

@@ -2,6 +2,7 @@
 #include "agg/stackres.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,8 +31,53 @@ struct stack {
 	struct stackres_frame *frames;
 };
 
+/*
+ * Work for the symbolizer, in the order the caller asked for it: a process's mappings are read
+ * before the stacks that need them are resolved, and a held process is resumed only after every
+ * stack it sent has been.
+ */
+enum job_kind {
+	JOB_RESOLVE, /* frames[0..n) of pid */
+	JOB_LOAD,    /* read pid's mappings */
+	JOB_RELOAD,  /* pid exec'd or is exiting: forget its mappings, read them again */
+	JOB_DROP,    /* pid is gone for good */
+	JOB_AFTER,   /* call fn(ctx, pid) */
+};
+
+struct job {
+	struct job *next;
+	enum job_kind kind;
+	enum stack_kind stack_kind;
+	uint32_t pid;
+	unsigned n;
+	struct stackres_frame *frames; /* JOB_RESOLVE: owned by the stack, not by the job */
+	void (*fn)(void *ctx, uint64_t arg);
+	void *ctx;
+	uint64_t arg;
+};
+
+/*
+ * Jobs queued at once.  Past it the caller waits: the ring buffer then fills and BPF counts what
+ * it drops, rather than our memory growing with a burst the worker cannot keep up with.
+ */
+#define QUEUE_MAX 65536
+
+/* The symbolizer's own thread (stackres__start_worker); absent, jobs run on the caller's. */
+struct worker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* jobs queued, or stop */
+	pthread_cond_t idle; /* the queue emptied and nothing runs, or room was made */
+	struct job *head, *tail;
+	unsigned queued;
+	bool busy; /* a job is running (taken off the queue) */
+	bool stop;
+	int err; /* the first -ENOMEM of a job */
+};
+
 struct stackres {
 	struct symbolizer *sym;
+	struct worker *w;	/* NULL: symbolized on the caller's thread */
 	struct hashmap *index;	/* stack_key -> int32_t id */
 	struct hashmap *images; /* pid -> uint32_t execs seen (absent: none) */
 	struct stack *stacks;	/* by id */
@@ -39,6 +85,8 @@ struct stackres {
 	int32_t *free_ids; /* ids of forgotten stacks, reused first */
 	unsigned nfree, free_cap;
 };
+
+static void stop_worker(struct stackres *r);
 
 int stackres__new(struct stackres **out, struct symbolizer *s)
 {
@@ -63,6 +111,7 @@ void stackres__free(struct stackres *r)
 {
 	if (!r)
 		return;
+	stop_worker(r);
 	for (unsigned i = 0; i < r->count; i++)
 		free(r->stacks[i].frames);
 	free(r->stacks);
@@ -87,6 +136,190 @@ unsigned stackres__count(const struct stackres *r)
 	return r->count;
 }
 
+/* One job, on whichever thread symbolizes.  -ENOMEM or 0: a process gone is no error. */
+static int job__run(struct stackres *r, const struct job *j)
+{
+	int err = 0;
+
+	switch (j->kind) {
+	case JOB_RESOLVE:
+		for (unsigned i = 0; i < j->n && !err; i++) {
+			struct stackres_frame *f = &j->frames[i];
+			/* A return address points after the call: look up the call itself. */
+			uint64_t lookup =
+				f->addr - (j->stack_kind == STACK_USER_RET || i > 0 ? 1 : 0);
+
+			if (j->stack_kind == STACK_KERNEL)
+				err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
+			else
+				err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym);
+		}
+		break;
+	case JOB_RELOAD:
+		symbolizer__forget_pid(r->sym, j->pid);
+		/* fall through */
+	case JOB_LOAD:
+		err = symbolizer__load_pid(r->sym, j->pid);
+		break;
+	case JOB_DROP:
+		symbolizer__drop_pid(r->sym, j->pid);
+		break;
+	case JOB_AFTER:
+		j->fn(j->ctx, j->arg);
+		break;
+	}
+	return err == -ENOMEM ? err : 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct stackres *r = arg;
+	struct worker *w = r->w;
+	struct job *j;
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->head && !w->stop)
+			pthread_cond_wait(&w->work, &w->lock);
+		if (!w->head)
+			break; /* stop, and nothing left: queued work is never dropped */
+		j = w->head;
+		w->head = j->next;
+		if (!w->head)
+			w->tail = NULL;
+		w->queued--;
+		w->busy = true;
+		pthread_mutex_unlock(&w->lock);
+
+		err = job__run(r, j);
+		free(j);
+
+		pthread_mutex_lock(&w->lock);
+		if (err && !w->err)
+			__atomic_store_n(&w->err, err, __ATOMIC_RELAXED);
+		w->busy = false;
+		/* Wakes stackres__sync when all is done, and a caller waiting for room. */
+		pthread_cond_broadcast(&w->idle);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Run j now (no worker) or queue a copy of it for the worker. */
+static int submit(struct stackres *r, const struct job *j)
+{
+	struct worker *w = r->w;
+	struct job *q;
+
+	if (!w)
+		return job__run(r, j);
+	q = malloc(sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	*q = *j;
+	q->next = NULL;
+	pthread_mutex_lock(&w->lock);
+	while (w->queued >= QUEUE_MAX)
+		pthread_cond_wait(&w->idle, &w->lock);
+	if (w->tail)
+		w->tail->next = q;
+	else
+		w->head = q;
+	w->tail = q;
+	w->queued++;
+	pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+int stackres__start_worker(struct stackres *r)
+{
+	struct worker *w;
+	int err;
+
+	if (r->w)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->work, NULL);
+	pthread_cond_init(&w->idle, NULL);
+	r->w = w;
+	err = pthread_create(&w->thread, NULL, worker_main, r);
+	if (err) {
+		r->w = NULL;
+		pthread_cond_destroy(&w->idle);
+		pthread_cond_destroy(&w->work);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		return -err;
+	}
+	return 0;
+}
+
+int stackres__sync(struct stackres *r)
+{
+	struct worker *w = r->w;
+	int err;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	while (w->head || w->busy)
+		pthread_cond_wait(&w->idle, &w->lock);
+	err = w->err;
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+int stackres__error(const struct stackres *r)
+{
+	/* Read at every event: no lock, the value only ever goes from 0 to an error once. */
+	return r->w ? __atomic_load_n(&r->w->err, __ATOMIC_RELAXED) : 0;
+}
+
+/* Every job queued runs, then the thread ends. */
+static void stop_worker(struct stackres *r)
+{
+	struct worker *w = r->w;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	pthread_cond_destroy(&w->idle);
+	pthread_cond_destroy(&w->work);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+	r->w = NULL;
+}
+
+int stackres__load_pid(struct stackres *r, uint32_t pid)
+{
+	return submit(r, &(struct job){.kind = JOB_LOAD, .pid = pid});
+}
+
+int stackres__reload_pid(struct stackres *r, uint32_t pid)
+{
+	return submit(r, &(struct job){.kind = JOB_RELOAD, .pid = pid});
+}
+
+int stackres__drop_pid(struct stackres *r, uint32_t pid)
+{
+	return submit(r, &(struct job){.kind = JOB_DROP, .pid = pid});
+}
+
+int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,
+		    uint64_t arg)
+{
+	return submit(r, &(struct job){.kind = JOB_AFTER, .fn = fn, .ctx = ctx, .arg = arg});
+}
+
 static bool same_frames(const struct stack *st, const uint64_t *ips, unsigned n)
 {
 	if (st->n != n)
@@ -103,6 +336,7 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 {
 	bool reused = r->nfree > 0;
 	struct stack *st;
+	int err;
 
 	if (!reused && r->count == r->cap) {
 		unsigned cap = r->cap ? r->cap * 2 : 256;
@@ -121,16 +355,17 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 	st->pid = pid;
 	st->kind = kind;
 	st->n = n;
-	for (unsigned i = 0; i < n; i++) {
-		/* A return address points after the call: look up the call itself. */
-		uint64_t lookup = ips[i] - (kind == STACK_USER_RET || i > 0 ? 1 : 0);
-		struct stackres_frame *f = &st->frames[i];
-
-		f->addr = ips[i];
-		if (kind == STACK_KERNEL)
-			symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
-		else
-			symbolizer__resolve_user(r->sym, pid, lookup, &f->sym);
+	for (unsigned i = 0; i < n; i++)
+		st->frames[i].addr = ips[i];
+	err = submit(r, &(struct job){.kind = JOB_RESOLVE,
+				      .stack_kind = kind,
+				      .pid = pid,
+				      .n = n,
+				      .frames = st->frames});
+	if (err) {
+		free(st->frames);
+		st->frames = NULL;
+		return err;
 	}
 	if (reused)
 		r->nfree--;
@@ -192,7 +427,8 @@ void stackres__forget_pid(struct stackres *r, uint32_t pid)
 	int32_t *v;
 
 	if (!pid)
-		return; /* kernel stacks are everyone's */
+		return;	   /* kernel stacks are everyone's */
+	stackres__sync(r); /* no job may still write the frames freed below */
 	while (hashmap__next(r->index, &it, (const void **)&k, (void **)&v)) {
 		if (k->pid != pid)
 			continue;
@@ -233,8 +469,9 @@ void stackres__forget_pid(struct stackres *r, uint32_t pid)
 	hashmap__delete(r->images, &pid);
 }
 
-int stackres__used_mappings(const struct stackres *r, struct hashmap *used)
+int stackres__used_mappings(struct stackres *r, struct hashmap *used)
 {
+	stackres__sync(r);
 	for (unsigned i = 0; i < r->count; i++)
 		for (unsigned j = 0; j < r->stacks[i].n; j++) {
 			const struct sym_mapping *m = r->stacks[i].frames[j].sym.map;

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Stacks as they arrive in records (raw frames) -> small ids -> symbolized frames -> profile
- * frames (profile/build.c makes them profile locations).  A stack is interned and symbolized the
- * first time it is seen, while its process is alive (so mappings added by dlopen are still
- * readable).
+ * frames (profile/build.c makes them profile locations).  A stack is interned the first time it
+ * is seen and symbolized soon after, while its process is alive (so mappings added by dlopen are
+ * still readable).
+ *
+ * The symbolizer is used through stackres only.  With stackres__start_worker, every use of it
+ * (resolving new stacks, reading a process's mappings, forgetting one) runs on a thread of its
+ * own, in the order asked: the thread that consumes events never waits for ELF files or /proc
+ * reads (host-wide, it would fall behind and the ring buffer would drop).  Symbols are read
+ * only after stackres__sync; between a sync and the next call that queues work, that thread may
+ * use the symbolizer directly.  Without the worker (unit tests), everything runs at once.
  */
 #ifndef PROF_STACKRES_H
 #define PROF_STACKRES_H
@@ -37,6 +44,29 @@ void stackres__free(struct stackres *r);
 int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
 		     const uint64_t *ips, unsigned n);
 
+/* Symbolize on a worker thread from now on.  0 or -errno (then still on the caller's). */
+int stackres__start_worker(struct stackres *r);
+/*
+ * Wait until everything asked so far is done.  Returns the first -ENOMEM any of it met (the
+ * worker's error stays: the session ends on it).
+ */
+int stackres__sync(struct stackres *r);
+/* That error without waiting (0 while none). */
+int stackres__error(const struct stackres *r);
+
+/*
+ * The symbolizer's view of pid, in order with the stacks: read its mappings (first sight,
+ * fork, the loader mapped libraries), read them afresh (exec, or its final mappings at exit),
+ * drop it (gone for good).  0 or -ENOMEM (queueing); a process gone is no error.
+ */
+int stackres__load_pid(struct stackres *r, uint32_t pid);
+int stackres__reload_pid(struct stackres *r, uint32_t pid);
+int stackres__drop_pid(struct stackres *r, uint32_t pid);
+/* Call fn(ctx, arg) once all asked before is done (on the worker): e.g. resume a process held
+ * at its exit once its stacks are symbolized.  0 or -ENOMEM (not queued, not called). */
+int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,
+		    uint64_t arg);
+
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);
 
@@ -47,7 +77,7 @@ int stackres__exec(struct stackres *r, uint32_t pid);
 void stackres__forget_pid(struct stackres *r, uint32_t pid);
 /* Add every mapping record the interned stacks refer to (as `const struct sym_mapping *` keys)
  * to used.  0 or -ENOMEM. */
-int stackres__used_mappings(const struct stackres *r, struct hashmap *used);
+int stackres__used_mappings(struct stackres *r, struct hashmap *used);
 
 /* Stacks interned so far (STACKRES_NONE is not one). */
 unsigned stackres__count(const struct stackres *r);
@@ -58,7 +88,8 @@ struct stackres_frame {
 	struct sym_result sym;
 };
 
-/* The frames (leaf first) of stack id; STACKRES_NONE or an unknown id: none (*n = 0). */
+/* The frames (leaf first) of stack id; STACKRES_NONE or an unknown id: none (*n = 0).  With the
+ * worker, their symbols are complete after stackres__sync only. */
 const struct stackres_frame *stackres__frames(const struct stackres *r, int32_t id, unsigned *n);
 
 #endif /* PROF_STACKRES_H */

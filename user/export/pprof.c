@@ -288,12 +288,23 @@ static int put_mapping(struct writer *w, uint32_t id, const struct profile_mappi
 	return drain(w, false);
 }
 
+/*
+ * A mapping's id on the wire: the main executable's mapping (p->main_mapping) is 1, those added
+ * before it move up one, the rest keep theirs.
+ */
+static uint32_t wire_mapping(const struct profile *p, uint32_t id)
+{
+	if (!p->main_mapping || id > p->main_mapping)
+		return id;
+	return id == p->main_mapping ? 1 : id + 1;
+}
+
 static int put_location(struct writer *w, uint32_t id, const struct profile_location *l)
 {
 	pbuf__reset(&w->msg);
 	pb__field_varint(&w->msg, LOCATION_ID, id);
 	if (l->mapping_id)
-		pb__field_varint(&w->msg, LOCATION_MAPPING_ID, l->mapping_id);
+		pb__field_varint(&w->msg, LOCATION_MAPPING_ID, wire_mapping(w->p, l->mapping_id));
 	if (l->address)
 		pb__field_varint(&w->msg, LOCATION_ADDRESS, l->address);
 	/* No Line at all for an unsymbolized address: pprof then shows the address. */
@@ -487,8 +498,16 @@ int pprof__write(const struct profile *p, FILE *f)
 		if (err)
 			goto cleanup;
 	}
+	/* In wire order: the main executable first. */
+	if (p->main_mapping) {
+		err = put_mapping(&w, 1, &p->mappings[p->main_mapping - 1]);
+		if (err)
+			goto cleanup;
+	}
 	for (uint32_t i = 0; i < p->nmappings; i++) {
-		err = put_mapping(&w, i + 1, &p->mappings[i]);
+		if (i + 1 == p->main_mapping)
+			continue;
+		err = put_mapping(&w, wire_mapping(p, i + 1), &p->mappings[i]);
 		if (err)
 			goto cleanup;
 	}

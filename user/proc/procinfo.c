@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ struct procinfo {
 	char root[256];
 	struct hashmap *names;	/* name_key -> struct name_val */
 	struct hashmap *labels; /* uint32_t pid -> struct label_val; NULL: labels off */
+	struct hashmap *exes;	/* uint32_t pid -> const char * (interned in strings) */
 	struct strpool *strings;
 	int proc_fd;
 };
@@ -61,6 +63,7 @@ void procinfo__forget(struct procinfo *pi, uint32_t pid)
 	free(gone);
 	if (pi->labels)
 		hashmap__delete(pi->labels, &pid);
+	hashmap__delete(pi->exes, &pid);
 }
 
 int procinfo__new(struct procinfo **out, const char *proc_root)
@@ -73,8 +76,12 @@ int procinfo__new(struct procinfo **out, const char *proc_root)
 	snprintf(pi->root, sizeof(pi->root), "%s", proc_root ? proc_root : "/proc");
 	pi->proc_fd = -1;
 	err = hashmap__new(&pi->names, sizeof(struct name_key), sizeof(struct name_val));
+	if (!err)
+		err = hashmap__new(&pi->exes, sizeof(uint32_t), sizeof(const char *));
+	if (!err)
+		err = strpool__new(&pi->strings);
 	if (err) {
-		free(pi);
+		procinfo__free(pi);
 		return err;
 	}
 	*out = pi;
@@ -87,6 +94,7 @@ void procinfo__free(struct procinfo *pi)
 		return;
 	hashmap__free(pi->names);
 	hashmap__free(pi->labels);
+	hashmap__free(pi->exes);
 	strpool__free(pi->strings);
 	if (pi->proc_fd >= 0)
 		close(pi->proc_fd);
@@ -100,9 +108,7 @@ int procinfo__enable_labels(struct procinfo *pi)
 	pi->proc_fd = open(pi->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pi->proc_fd < 0)
 		return -errno;
-	err = strpool__new(&pi->strings);
-	if (!err)
-		err = hashmap__new(&pi->labels, sizeof(uint32_t), sizeof(struct label_val));
+	err = hashmap__new(&pi->labels, sizeof(uint32_t), sizeof(struct label_val));
 	return err;
 }
 
@@ -155,6 +161,39 @@ static int read_name(const char *path, char *out)
 	return 0;
 }
 
+/*
+ * pid's executable as its mappings name it (the kernel writes both paths the same way, "
+ * (deleted)" aside), read at its first sight and at exec.  Not there: keep what we had.
+ */
+static int note_exe(struct procinfo *pi, uint32_t pid)
+{
+	char path[320], exe[PATH_MAX];
+	const char *s, **v;
+	ssize_t n;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", pi->root, pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0; /* gone, or a kernel thread */
+	exe[n] = 0;
+	len = (size_t)n;
+	if (len > 10 && !strcmp(exe + len - 10, " (deleted)"))
+		exe[len - 10] = 0;
+	s = strpool__intern(pi->strings, exe);
+	if (!s || hashmap__upsert(pi->exes, (void **)&v, &pid, NULL))
+		return -ENOMEM;
+	*v = s;
+	return 0;
+}
+
+const char *procinfo__exe(struct procinfo *pi, uint32_t pid)
+{
+	const char **v = hashmap__find(pi->exes, &pid);
+
+	return v ? *v : NULL;
+}
+
 static int note_one(struct procinfo *pi, uint32_t pid, uint32_t tid)
 {
 	struct name_key k = {pid, tid};
@@ -173,7 +212,7 @@ static int note_one(struct procinfo *pi, uint32_t pid, uint32_t tid)
 	/* An exited id that cannot be read is still the old one: keep its final name. */
 	if (!read_name(path, v->name))
 		v->exited = 0;
-	return 0;
+	return tid ? 0 : note_exe(pi, pid);
 }
 
 int procinfo__note(struct procinfo *pi, uint32_t pid, uint32_t tid)
@@ -201,9 +240,11 @@ int procinfo__set_comm(struct procinfo *pi, uint32_t pid, uint32_t tid, const ch
 {
 	int err = set_one(pi, pid, tid, comm, false);
 
-	/* The main thread's name is the process name ps shows. */
+	/* The main thread's name is the process name ps shows; exec: a new executable. */
 	if (!err && tid == pid)
 		err = set_one(pi, pid, 0, comm, false);
+	if (!err && tid == pid)
+		err = note_exe(pi, pid);
 	return err;
 }
 

@@ -35,5 +35,7 @@ struct procinfo_labels {
 const struct procinfo_labels *procinfo__labels(struct procinfo *pi, uint32_t pid);
 const char *procinfo__comm(struct procinfo *pi, uint32_t pid, uint32_t tid);
 const char *procinfo__process(struct procinfo *pi, uint32_t pid);
+/* pid's executable (the path its mappings show), NULL when it could not be read. */
+const char *procinfo__exe(struct procinfo *pi, uint32_t pid);
 
 #endif /* PROF_PROCINFO_H */

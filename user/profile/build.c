@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "profile/build.h"
 
+#include <string.h>
+
 #include "agg/stackres.h"
+#include "util/hashmap.h"
 #include "proc/procinfo.h"
 #include "profile/profile.h"
 #include "profile/run.h"
@@ -91,4 +94,44 @@ int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid
 	}
 	return profile__add_sample(p, pid, tid, procinfo__comm(in->procs, pid, tid),
 				   procinfo__process(in->procs, pid), locs, n, vals, partial);
+}
+
+int build__main_mapping(struct profile *p, struct procinfo *procs)
+{
+	struct hashmap *weight; /* uint32_t pid -> int64_t */
+	const uint32_t *pid;
+	const int64_t *w;
+	uint32_t top = 0;
+	int64_t best = -1;
+	const char *exe;
+	size_t it = 0;
+	int err;
+
+	if (!p->nmappings || !p->nsamples)
+		return 0;
+	err = hashmap__new(&weight, sizeof(uint32_t), sizeof(int64_t));
+	for (uint32_t i = 0; i < p->nsamples && !err; i++) {
+		int64_t *v;
+
+		err = hashmap__upsert(weight, (void **)&v, &p->samples[i].pid, NULL);
+		if (!err)
+			*v += p->samples[i].values[0];
+	}
+	while (!err && hashmap__next(weight, &it, (const void **)&pid, (void **)&w))
+		if (*w > best || (*w == best && *pid < top)) {
+			best = *w;
+			top = *pid;
+		}
+	hashmap__free(weight);
+	if (err)
+		return err;
+	exe = procinfo__exe(procs, top);
+	p->main_mapping = 0;
+	/* Of the executable's mappings, the lowest: where its text is, before any data. */
+	for (uint32_t i = 0; exe && i < p->nmappings; i++)
+		if (!strcmp(p->mappings[i].file, exe) &&
+		    (!p->main_mapping ||
+		     p->mappings[i].start < p->mappings[p->main_mapping - 1].start))
+			p->main_mapping = i + 1;
+	return 0;
 }

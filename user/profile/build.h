@@ -37,4 +37,10 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
 		  const uint32_t *locs, uint32_t n, const int64_t *vals, bool partial);
 
+/*
+ * Mark the main executable's mapping (profile.main_mapping): the executable of the process with
+ * the most weight (first sample type) in p, where one of p's mappings maps it.  0 or -ENOMEM.
+ */
+int build__main_mapping(struct profile *p, struct procinfo *procs);
+
 #endif /* PROF_BUILD_H */

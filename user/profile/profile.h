@@ -89,6 +89,9 @@ struct profile {
 
 	struct profile_mapping *mappings;
 	uint32_t nmappings;
+	/* The main executable's mapping id: writers that order mappings put it first (pprof's
+	 * convention: go tool pprof names the profile after it).  0: in the order added. */
+	uint32_t main_mapping;
 	struct profile_function *functions;
 	uint32_t nfunctions;
 	struct profile_location *locations;
