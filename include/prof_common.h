@@ -138,7 +138,11 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "unwind tables not findable by inode (file map full): only through process entries")    \
 	X(procs_failed, "unwind_procs_failed",                                                    \
 	  "process mappings not written to the kernel (process map full)")                        \
-	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)")
+	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)")  \
+	X(tables_evicted, "unwind_tables_evicted",                                                \
+	  "unwind tables unloaded after no process mapped them (LRU; rebuilt if mapped again)")   \
+	X(files_forgotten, "unwind_files_forgotten",                                              \
+	  "records of files no process maps forgotten (LRU; read again if mapped again)")
 
 /* Counted by cgroup discovery (user/proc/cgroup.c): what a walk of the cgroup2 tree or a read
  * of cgroup files left out. */

@@ -23,6 +23,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,13 +42,37 @@
 #define CRYPTO	      "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"
 #define LIBC_FALLBACK "/lib/x86_64-linux-gnu/libc.so.6"
 
+#define NLIBS 4 /* libraries with CFI, each its own table */
+
 static char fixdir[] = "/tmp/test_unwinder.XXXXXX";
 static char nocfi_lib[256], zcopy_lib[256];
+static char cfi_libs[NLIBS][256], nocfi_libs[3][256];
 static bool no_bpf; /* no privileges for BPF maps outside CI: every test skips */
 
 /* A library without CFI: its .eh_frame holds only the terminator, no FDE; no .debug_frame.
  * (Removing the section with objcopy leaves a library ld.so refuses to load.) */
 static const char nocfi_src[] = "__attribute__((noinline)) int nocfi_fn(int x) { return x * 3; }\n";
+
+/* A shared library of n functions named fK_I, compiled with flags. */
+static int build_lib(const char *out, int k, int n, const char *flags)
+{
+	char src[300], cmd[1024];
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/lib%d.c", fixdir, k);
+	f = fopen(src, "w");
+	if (!f)
+		return -1;
+	for (int i = 0; i < n; i++)
+		fprintf(f,
+			"__attribute__((noinline)) int f%d_%d(int *p, int x)\n"
+			"{ int a[%d]; for (int j = 0; j < x; j++) a[j %% %d] = p[j] * %d; "
+			"return a[x %% %d] + f%d_%d(p, x - 1); }\n",
+			k, i, 16 + i, 16 + i, i + 3, 16 + i, k, i > 0 ? i - 1 : 0);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O2 -shared -fPIC %s %s -o %s", flags, src, out);
+	return system(cmd) == 0 ? 0 : -1;
+}
 
 static int setup(void **state)
 {
@@ -82,6 +107,18 @@ static int setup(void **state)
 		 src, nocfi_lib);
 	if (system(cmd) != 0)
 		return -1;
+	/* Libraries with tables of their own (k + 2 functions each), and more without CFI. */
+	for (int k = 0; k < NLIBS; k++) {
+		snprintf(cfi_libs[k], sizeof(cfi_libs[k]), "%s/libcfi%d.so", fixdir, k);
+		if (build_lib(cfi_libs[k], k, k + 2, ""))
+			return -1;
+	}
+	for (int k = 0; k < 3; k++) {
+		snprintf(nocfi_libs[k], sizeof(nocfi_libs[k]), "%s/libnocfi%d.so", fixdir, k);
+		if (build_lib(nocfi_libs[k], 10 + k, 1,
+			      "-fno-asynchronous-unwind-tables -fno-unwind-tables -fno-exceptions"))
+			return -1;
+	}
 	/* A copy of the zlib we link (other path, other inode, same bytes). */
 	z = dlopen("libz.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!z || dlinfo(z, RTLD_DI_LINKMAP, &lm) != 0)
@@ -105,7 +142,7 @@ static int teardown(void **state)
 /* ---- the kernel maps, as the BPF programs declare them ------------------------------------ */
 
 struct ctx {
-	int procs_fd, tables_fd;
+	int procs_fd, tables_fd, files_fd;
 	struct unwinder *u;
 };
 
@@ -129,10 +166,15 @@ static void ctx_open_n(struct ctx *c, const struct unwinder_opts *base, uint32_t
 	c->procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unw_procs", 4,
 				     sizeof(struct prof_unwind_proc), PROF_MAX_TARGETS, &procs_o);
 	assert_true(c->procs_fd >= 0);
+	c->files_fd =
+		bpf_map_create(BPF_MAP_TYPE_HASH, "unw_files", sizeof(struct prof_unwind_file_key),
+			       sizeof(struct prof_unwind_file), PROF_UNWIND_FILES, &procs_o);
+	assert_true(c->files_fd >= 0);
 	if (base)
 		o = *base;
 	o.procs_fd = c->procs_fd;
 	o.tables_fd = c->tables_fd;
+	o.files_fd = c->files_fd;
 	assert_int_equal(unwinder__new(&c->u, &o), 0);
 }
 
@@ -146,6 +188,7 @@ static void ctx_close(struct ctx *c)
 	unwinder__free(c->u);
 	close(c->procs_fd);
 	close(c->tables_fd);
+	close(c->files_fd);
 }
 
 static void read_entry(const struct ctx *c, uint32_t pid, struct prof_unwind_proc *out)
@@ -827,6 +870,320 @@ static void test_unwinder__poll_never_waits_for_a_build(void **state)
 	close(hold.release[1]);
 }
 
+/* ---- eviction ------------------------------------------------------------------------------ */
+
+/* Tables in the outer map, counted by walking its keys. */
+static uint32_t outer_count(const struct ctx *c)
+{
+	uint32_t key = 0, next, n = 0;
+	const uint32_t *prev = NULL;
+
+	while (bpf_map_get_next_key(c->tables_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+static bool outer_has(const struct ctx *c, uint32_t id)
+{
+	uint32_t inner_id;
+
+	return bpf_map_lookup_elem(c->tables_fd, &id, &inner_id) == 0;
+}
+
+/* Every table id named by any process entry is loaded. */
+static void assert_entries_name_loaded_tables(const struct ctx *c)
+{
+	static struct prof_unwind_proc e;
+	uint32_t key = 0, next, n = 0;
+	const uint32_t *prev = NULL;
+
+	while (bpf_map_get_next_key(c->procs_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		assert_int_equal(bpf_map_lookup_elem(c->procs_fd, &key, &e), 0);
+		for (uint32_t i = 0; i < e.nr; i++)
+			if (e.maps[i].table_id && !outer_has(c, e.maps[i].table_id))
+				fail_msg("pid %u names table %u, not loaded", key,
+					 e.maps[i].table_id);
+		n++;
+	}
+	assert_true(n > 0);
+}
+
+/* The inode entry of path: its table id, or 0 when there is none. */
+static uint32_t inode_table(const struct ctx *c, const char *path)
+{
+	struct prof_unwind_file_key k;
+	struct prof_unwind_file v;
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	k.dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev);
+	k.ino = st.st_ino;
+	return bpf_map_lookup_elem(c->files_fd, &k, &v) == 0 ? v.table_id : 0;
+}
+
+/* A child mapping lib, read by the unwinder, its tables loaded: the table id of lib's mapping. */
+static uint32_t child_with(struct ctx *c, struct child *ch, const char *lib)
+{
+	struct prof_unwind_proc e;
+	const struct prof_unwind_mapping *m;
+
+	child_start(ch, 0, lib);
+	assert_int_equal(unwinder__add_process(c->u, (uint32_t)ch->pid), 0);
+	assert_int_equal(unwinder__wait(c->u, WAIT_MS), 0);
+	read_entry(c, (uint32_t)ch->pid, &e);
+	m = entry_find(&e, exec_mapping(ch->pid, lib));
+	assert_non_null(m);
+	return m->table_id;
+}
+
+static void child_gone(struct ctx *c, struct child *ch)
+{
+	assert_int_equal(unwinder__remove_process(c->u, (uint32_t)ch->pid), 0);
+	child_stop(ch);
+}
+
+/*
+ * Processes mapping other libraries come and go: the tables nobody maps are unloaded down to the
+ * cap, oldest first, their inode entries with them; a new table takes the first evicted id; an
+ * evicted library mapped again is rebuilt (under the next evicted id) with the same rows.
+ */
+static void test_unwinder__unused_tables_evicted_ids_reused(void **state)
+{
+	struct unwinder_opts o = {.max_unused_tables = 1};
+	const struct prof_unwind_mapping *m;
+	const struct prof_unwind_row *rows;
+	struct prof_unwind_proc e;
+	struct unwind_table *t;
+	struct child base, ch[NLIBS], again;
+	uint32_t ids[NLIBS], n0, built, nr;
+	struct ctx c;
+
+	ctx_open(&c, &o);
+	child_start(&base, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	n0 = outer_count(&c);
+	assert_int_equal(n0, unwinder__stats(c.u)->tables_built);
+	for (int k = 0; k < 3; k++) {
+		ids[k] = child_with(&c, &ch[k], cfi_libs[k]);
+		assert_true(ids[k] != 0);
+		assert_int_equal(inode_table(&c, cfi_libs[k]), ids[k]);
+	}
+	assert_int_equal(outer_count(&c), n0 + 3);
+	assert_int_equal(unwinder__stats(c.u)->tables_built, n0 + 3);
+
+	for (int k = 0; k < 3; k++)
+		child_gone(&c, &ch[k]);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	/* Three unused, the cap keeps one: the newest. */
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 2);
+	assert_int_equal(outer_count(&c), n0 + 1);
+	assert_false(outer_has(&c, ids[0]));
+	assert_false(outer_has(&c, ids[1]));
+	assert_true(outer_has(&c, ids[2]));
+	assert_int_equal(inode_table(&c, cfi_libs[0]), 0);
+	assert_int_equal(inode_table(&c, cfi_libs[1]), 0);
+	assert_int_equal(inode_table(&c, cfi_libs[2]), ids[2]);
+	assert_int_equal(unwinder__stats(c.u)->files_forgotten, 2);
+	assert_entries_name_loaded_tables(&c);
+
+	/* A new table takes the id evicted first. */
+	ids[3] = child_with(&c, &ch[3], cfi_libs[3]);
+	assert_int_equal(ids[3], ids[0]);
+	assert_int_equal(outer_count(&c), n0 + 2);
+
+	/* libcfi0 again: forgotten, so built again, under the other evicted id. */
+	built = unwinder__stats(c.u)->tables_built;
+	assert_int_equal(child_with(&c, &again, cfi_libs[0]), ids[1]);
+	assert_int_equal(unwinder__stats(c.u)->tables_built, built + 1);
+	assert_int_equal(unwinder__stats(c.u)->tables_shared, 0);
+	assert_int_equal(inode_table(&c, cfi_libs[0]), ids[1]);
+	assert_int_equal(outer_count(&c), n0 + 3);
+	assert_entries_name_loaded_tables(&c);
+	/* Every row of a fresh build, found through the kernel maps. */
+	read_entry(&c, (uint32_t)again.pid, &e);
+	m = entry_find(&e, exec_mapping(again.pid, cfi_libs[0]));
+	assert_non_null(m);
+	t = table_of(cfi_libs[0]);
+	rows = unwind_table__rows(t, &nr);
+	assert_true(nr > 4);
+	for (uint32_t i = 0; i < nr; i++) {
+		struct prof_unwind_row kr;
+		int err = kernel_row(&c, m, m->bias + rows[i].pc, &kr);
+
+		if (prof_unwind_row__cfa(&rows[i]) == PROF_UNWIND_CFA_NONE) {
+			assert_int_equal(err, -ENOENT);
+			continue;
+		}
+		assert_int_equal(err, 0);
+		assert_memory_equal(&kr, &rows[i], sizeof(kr));
+	}
+	assert_int_equal(unwinder__stats(c.u)->table_load_failed, 0);
+	assert_int_equal(unwinder__stats(c.u)->procs_failed, 0);
+	unwind_table__free(t);
+	child_stop(&again);
+	child_stop(&ch[3]);
+	child_stop(&base);
+	ctx_close(&c);
+}
+
+/*
+ * An entry we did not write (the BPF fork handler's copy of a parent's entry) keeps the table it
+ * names loaded after every process record mapping it is gone; once it goes, the table is
+ * evicted at the next pass.
+ */
+static void test_unwinder__forked_copy_keeps_table(void **state)
+{
+	struct unwinder_opts o = {.max_unused_tables = 1};
+	static struct prof_unwind_proc e;
+	struct child base, a, b, d;
+	uint32_t id_a, id_b, id_d, n0, fake = 0x3ffffff0;
+	struct ctx c;
+
+	ctx_open(&c, &o);
+	child_start(&base, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	n0 = outer_count(&c);
+	id_a = child_with(&c, &a, cfi_libs[0]);
+	read_entry(&c, (uint32_t)a.pid, &e);
+	assert_int_equal(bpf_map_update_elem(c.procs_fd, &fake, &e, BPF_NOEXIST), 0);
+	child_gone(&c, &a);
+	id_b = child_with(&c, &b, cfi_libs[1]);
+	child_gone(&c, &b);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	/* Two unused, one of them named by the copy: nothing over the cap. */
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 0);
+	assert_true(outer_has(&c, id_a));
+	assert_true(outer_has(&c, id_b));
+	assert_entries_name_loaded_tables(&c);
+
+	/* The copy's process exits (its pid was never ours). */
+	assert_int_equal(bpf_map_delete_elem(c.procs_fd, &fake), 0);
+	assert_int_equal(unwinder__remove_process(c.u, fake), -ENOENT);
+	id_d = child_with(&c, &d, cfi_libs[2]);
+	child_gone(&c, &d);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 2);
+	assert_false(outer_has(&c, id_a));
+	assert_false(outer_has(&c, id_b));
+	assert_true(outer_has(&c, id_d));
+	assert_int_equal(outer_count(&c), n0 + 1);
+	assert_entries_name_loaded_tables(&c);
+	child_stop(&base);
+	ctx_close(&c);
+}
+
+/* The byte cap alone: every unused table is over one byte; the vDSO's and those in use stay. */
+static void test_unwinder__unused_bytes_cap(void **state)
+{
+	struct unwinder_opts o = {.max_unused_bytes = 1};
+	struct child base, a;
+	uint64_t bytes;
+	uint32_t n0, id;
+	struct ctx c;
+
+	ctx_open(&c, &o);
+	child_start(&base, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	n0 = outer_count(&c);
+	bytes = unwinder__stats(c.u)->table_bytes;
+	id = child_with(&c, &a, cfi_libs[1]);
+	assert_int_equal(unwinder__stats(c.u)->table_bytes, bytes + CHUNK_BYTES);
+	child_gone(&c, &a);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_false(outer_has(&c, id));
+	assert_int_equal(outer_count(&c), n0);
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 1);
+	assert_int_equal(unwinder__stats(c.u)->table_bytes, bytes);
+	/* The base process's tables, the vDSO's among them, all stay. */
+	child_gone(&c, &base);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(outer_count(&c), 1);
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, n0);
+	ctx_close(&c);
+}
+
+/* A full table map makes room by unloading an unused table (under the cap) for a new one. */
+static void test_unwinder__full_table_map_evicts_unused(void **state)
+{
+	struct child base, a, b;
+	uint32_t n0, id_a, id_b;
+	struct ctx c;
+
+	/* How many tables the base process needs, in a context of its own. */
+	ctx_open(&c, NULL);
+	child_start(&base, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	n0 = outer_count(&c);
+	ctx_close(&c);
+
+	ctx_open_n(&c, NULL, n0 + 1);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(outer_count(&c), n0);
+	id_a = child_with(&c, &a, cfi_libs[0]);
+	child_gone(&c, &a);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 0); /* under the default cap */
+	id_b = child_with(&c, &b, cfi_libs[1]);
+	assert_int_equal(unwinder__stats(c.u)->table_load_failed, 0);
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 1);
+	assert_int_equal(id_b, id_a);
+	assert_int_equal(outer_count(&c), n0 + 1);
+	assert_entries_name_loaded_tables(&c);
+	child_stop(&b);
+	child_stop(&base);
+	ctx_close(&c);
+}
+
+/* Records of files without a table, once no process maps them, are forgotten past the cap,
+ * oldest first: mapped again, a forgotten one is tried again, a remembered one is not. */
+static void test_unwinder__idle_file_records_bounded(void **state)
+{
+	struct unwinder_opts o = {.max_idle_files = 1};
+	struct child base, ch[3], again;
+	uint64_t failed;
+	struct ctx c;
+
+	ctx_open(&c, &o);
+	child_start(&base, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	failed = unwinder__stats(c.u)->table_build_failed;
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(child_with(&c, &ch[k], nocfi_libs[k]), 0);
+	assert_int_equal(unwinder__stats(c.u)->table_build_failed, failed + 3);
+	assert_int_equal(unwinder__stats(c.u)->files_forgotten, 0);
+	for (int k = 0; k < 3; k++)
+		child_gone(&c, &ch[k]);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(unwinder__stats(c.u)->files_forgotten, 2);
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 0);
+
+	/* The newest is remembered: nothing to build. */
+	child_start(&again, 0, nocfi_libs[2]);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)again.pid), 0);
+	assert_int_equal(unwinder__pending(c.u), 0);
+	child_gone(&c, &again);
+	/* The oldest was forgotten: tried (and counted) again. */
+	child_start(&again, 0, nocfi_libs[0]);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)again.pid), 0);
+	assert_int_equal(unwinder__pending(c.u), 1);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(unwinder__stats(c.u)->table_build_failed, failed + 4);
+	child_stop(&again);
+	child_stop(&base);
+	ctx_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -847,6 +1204,13 @@ int main(void)
 		cmocka_unit_test_teardown(test_unwinder__table_map_full_counted, children_stop),
 		cmocka_unit_test_teardown(test_unwinder__poll_never_waits_for_a_build,
 					  children_stop),
+		cmocka_unit_test_teardown(test_unwinder__unused_tables_evicted_ids_reused,
+					  children_stop),
+		cmocka_unit_test_teardown(test_unwinder__forked_copy_keeps_table, children_stop),
+		cmocka_unit_test_teardown(test_unwinder__unused_bytes_cap, children_stop),
+		cmocka_unit_test_teardown(test_unwinder__full_table_map_evicts_unused,
+					  children_stop),
+		cmocka_unit_test_teardown(test_unwinder__idle_file_records_bounded, children_stop),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

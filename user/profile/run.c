@@ -43,15 +43,16 @@ _Static_assert(sizeof(struct symbolizer_stats) == NROWS(symbolizer_rows) * sizeo
 
 /* Counts that are bookkeeping, not losses: shown when non-zero, never as drops. */
 static const char *const info_names[] = {
-	"unwind_fp_frames",    "cxx_throws",
-	"failed_allocs",       "exec_released",
-	"call_entries",	       "call_returns",
-	"call_unwound_frames", "call_unfinished_frames",
-	"unwind_tables_built", "unwind_tables_shared",
-	"unwind_table_bytes",  "unwind_build_ms",
-	"push_submitted",      "push_sent",
-	"push_retried",	       "push_spooled",
-	"push_spool_sent",     "push_sent_bytes",
+	"unwind_fp_frames",	 "cxx_throws",
+	"failed_allocs",	 "exec_released",
+	"call_entries",		 "call_returns",
+	"call_unwound_frames",	 "call_unfinished_frames",
+	"unwind_tables_built",	 "unwind_tables_shared",
+	"unwind_table_bytes",	 "unwind_build_ms",
+	"unwind_tables_evicted", "unwind_files_forgotten",
+	"push_submitted",	 "push_sent",
+	"push_retried",		 "push_spooled",
+	"push_spool_sent",	 "push_sent_bytes",
 };
 
 static bool is_info(const char *name)

@@ -13,7 +13,12 @@
  * unwinder__poll when their tables are loaded.  Files are opened through /proc/PID/map_files
  * (user/safe_open.h), identified by (dev, inode, size, mtime); the vDSO is read from process
  * memory and identified by its content.  A file that yields no table (no CFI, over a cap, refused)
- * is remembered and counted once, never rebuilt.
+ * is remembered and counted once, not rebuilt while remembered.
+ * Bounded for days: each table counts the process records mapping its files; one no process
+ * maps joins an LRU of unused tables and is unloaded past its caps (its id reused, its file
+ * records forgotten: rebuilt if mapped again); file records no process maps are forgotten past
+ * theirs.  The eviction order that keeps the BPF side from ever reading a reused id through a
+ * stale entry is explained above evict_pass in unwinder.c.
  * Not thread-safe: every call but the worker's own work runs on the caller's thread.
  */
 #ifndef PROF_UNWINDER_H
@@ -44,6 +49,16 @@ struct unwinder_opts {
 	 * closed, and are opened again through a process mapping them when room is made.
 	 */
 	uint32_t max_queued;
+	/*
+	 * Tables no process maps any more stay loaded for when one maps the file again, the
+	 * least recently used unloaded past these caps (0: 256 tables, 64 MiB of chunks): their
+	 * ids are reused, their files rebuilt when mapped again.  The vDSO's stays.
+	 */
+	uint32_t max_unused_tables;
+	uint64_t max_unused_bytes;
+	/* Records of files no process maps (no table, a failed build, or one sharing a table
+	 * still in use), the least recently used forgotten past this (0: 4096). */
+	uint32_t max_idle_files;
 	/*
 	 * Test seam: called on the worker thread before each build, so a test can hold a build
 	 * in progress and check that the caller's thread goes on.  NULL in the product.
@@ -81,7 +96,8 @@ int unwinder__prepare(struct unwinder *u, int fd);
  * Load the tables the worker finished, and rewrite the entries of the processes mapping their
  * files.  Never blocks on a build; meant to be called often by the event loop.  Returns the
  * number of tables that became ready (loaded or shared), or -errno for a failure of our own
- * (allocation); kernel refusals are counted, not returned.
+ * (allocation); kernel refusals are counted, not returned.  Unloads the unused tables and
+ * forgets the idle file records past their caps (after processes were removed or re-read).
  */
 int unwinder__poll(struct unwinder *u);
 /* Poll until no build is queued or running and every result is loaded, or -ETIMEDOUT after
