@@ -1117,13 +1117,13 @@ static int forget_dead(struct collect *c)
 	if (!c->ndead)
 		return err;
 	c->ndead = 0;
-	/* Mapping records only the forgotten stacks used. */
+	/* Mapping records and names only the forgotten stacks used. */
 	if (!err)
 		err = hashmap__new(&used, sizeof(void *), 0);
 	if (!err)
-		err = stackres__used_mappings(c->stacks, used);
+		err = stackres__used(c->stacks, used);
 	if (!err)
-		symbolizer__sweep_mappings(c->sym, used);
+		err = symbolizer__sweep(c->sym, used);
 	hashmap__free(used);
 	return err;
 }
