@@ -34,7 +34,12 @@
 #define REREAD_MAX   65536
 #define MAX_UNKNOWN  4096 /* addresses remembered per pid as outside every mapping */
 
-/* Defaults of symbolizer_opts.max_files / max_file_bytes. */
+/*
+ * Defaults of symbolizer_opts.max_files / max_file_bytes.  A process maps 10-40 files; their
+ * tables (elf_file__bytes, measured here without debug files) run from 17 KiB (libz) through
+ * 280 KiB (libc) and 680 KiB (libstdc++) to 7.4 MiB (libjvm): 256 files hold the libraries of a
+ * few dozen different programs, and the byte cap bounds a host of big ones.
+ */
 #define DEFAULT_MAX_FILES      256
 #define DEFAULT_MAX_FILE_BYTES (256ULL << 20)
 
