@@ -118,7 +118,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(perfmaps_refused, "perfmaps_refused",                                   \
 	  "perf maps not read: symlink, FIFO, device, other owner, or too large") \
 	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
-	  "perf map lines skipped: too long, or too many")
+	  "perf map lines skipped: too long, or too many")                        \
+	X(files_evicted, "sym_files_evicted",                                     \
+	  "symbol files unloaded by the LRU caps (opened again when needed)")
 
 /* Counted by the unwind-table registry (user/sym/unwinder.c). */
 #define PROF_UNWINDER_STATS(X)                                                                    \

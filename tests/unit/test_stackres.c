@@ -20,6 +20,7 @@
 #include "agg/stackres.h"
 #include "profile/build.h"
 #include "sym/symbolizer.h"
+#include "util/hashmap.h"
 
 struct fixture {
 	char root[64];
@@ -343,6 +344,38 @@ static void test_stackres__worker_runs_work_in_order(void **state)
 	symbolizer__free(s);
 }
 
+/* Every pointer the frames hold from the symbolizer, once each: what a sweep must keep. */
+static void test_stackres__used_lists_every_frame_pointer(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t kips[] = {0xffffffff81002010, 0xffffffff81001020, 0xffffffff81002020};
+	uint64_t uips[] = {0x401000, 0x402000};
+	const struct stackres_frame *f;
+	struct hashmap *used = NULL;
+	int32_t kid, uid;
+	unsigned n;
+
+	assert_int_equal(stackres__intern(fx->r, &kid, 100, STACK_KERNEL, kips, 3), 0);
+	/* No such process: frames without a mapping or a name add nothing. */
+	assert_int_equal(stackres__intern(fx->r, &uid, 100, STACK_USER_RET, uips, 2), 0);
+	assert_int_equal(hashmap__new(&used, sizeof(const void *), 0), 0);
+	assert_int_equal(stackres__used(fx->r, used), 0);
+	f = stackres__frames(fx->r, kid, &n);
+	assert_int_equal(n, 3);
+	assert_string_equal(f[0].sym.name, "vfs_read");
+	assert_string_equal(f[1].sym.name, "do_sys_open");
+	/* The kernel mapping, "vfs_read" and "do_sys_open" (name and system_name are one). */
+	assert_int_equal(hashmap__count(used), 3);
+	for (unsigned i = 0; i < n; i++) {
+		assert_non_null(hashmap__find(used, &f[i].sym.map));
+		assert_non_null(hashmap__find(used, &f[i].sym.name));
+		assert_non_null(hashmap__find(used, &f[i].sym.system_name));
+	}
+	assert_int_equal(symbolizer__sweep(fx->sym, used), 0);
+	assert_string_equal(f[2].sym.name, "vfs_read");
+	hashmap__free(used);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +386,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stackres__kernel_stacks_shared_across_pids,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__no_frames_no_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__used_lists_every_frame_pointer,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__forgotten_pid_frees_and_reuses_ids,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__exec_starts_new_stacks, setup,

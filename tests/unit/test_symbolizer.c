@@ -30,6 +30,7 @@
 
 #include "proc/maps.h"
 #include "sym/symbolizer.h"
+#include "util/hashmap.h"
 
 #define FIX  "build/fixtures/"
 #define PID  4242
@@ -544,7 +545,7 @@ static void test_symbolizer__forget_pid_after_exec(void **state)
 	fclose(f);
 	symbolizer__forget_pid(s, pid);
 	assert_resolves(s, pid, PIE_BIAS + lib, "symfix_lib_only", PIE_BIAS + lib, fx.lib);
-	/* Results handed out before stay valid until symbolizer__free. */
+	/* Results handed out before stay valid (until a sweep that does not keep them). */
 	assert_string_equal(old->path, fx.pie);
 	symbolizer__free(s);
 }
@@ -696,6 +697,302 @@ static void test_symbolizer__live_child_dlopen_and_exit(void **state)
 	symbolizer__free(s);
 }
 
+/* Four libraries this test process maps, as a fake process maps them (one per bias, in order). */
+#define NLIBS 4
+static const char *const lib_fns[NLIBS] = {"zlibVersion", "elf_version", "libbpf_major_version",
+					   "curl_version"};
+static struct {
+	char path[PATH_MAX];
+	uint64_t bias, vaddr;
+} libs[NLIBS];
+
+static uint64_t lib_addr(int i)
+{
+	return libs[i].bias + libs[i].vaddr;
+}
+
+/* pid maps the four libraries at increasing addresses, so load_pid loads them in that order. */
+static void fake_libs_pid(uint32_t pid)
+{
+	FILE *f;
+
+	for (int i = 0; i < NLIBS; i++) {
+		void *fn = dlsym(RTLD_DEFAULT, lib_fns[i]);
+		Dl_info info;
+
+		assert_non_null(fn);
+		assert_int_not_equal(dladdr(fn, &info), 0);
+		assert_non_null(realpath(info.dli_fname, libs[i].path));
+		libs[i].vaddr = (uint64_t)(uintptr_t)fn - (uint64_t)(uintptr_t)info.dli_fbase;
+		libs[i].bias = 0x7e1000000000ULL + (uint64_t)i * 0x1000000000ULL;
+	}
+	f = fake_pid(pid);
+	for (int i = 0; i < NLIBS; i++)
+		maps_line(f, libs[i].path, libs[i].bias);
+	fclose(f);
+}
+
+static struct symbolizer *new_capped(size_t max_files, uint64_t max_file_bytes)
+{
+	struct symbolizer_opts opts = {
+		.proc_root = fx.root,
+		.kallsyms = fx.kallsyms,
+		.perfmap_dir = fx.perfdir,
+		.debug_dir = "",
+		.max_files = max_files,
+		.max_file_bytes = max_file_bytes,
+	};
+	struct symbolizer *s = NULL;
+
+	assert_int_equal(symbolizer__new(&s, &opts), 0);
+	return s;
+}
+
+static void assert_files(const struct symbolizer *s, size_t loaded, uint64_t evicted)
+{
+	struct symbolizer_usage u;
+
+	symbolizer__usage(s, &u);
+	assert_int_equal(u.files_loaded, loaded);
+	assert_int_equal(symbolizer__stats(s)->files_evicted, evicted);
+}
+
+static void test_symbolizer__lru_keeps_at_most_max_files(void **state)
+{
+	const uint32_t pid = 5010;
+	struct symbolizer *s;
+	struct symbolizer_usage u;
+	struct sym_result r, first;
+
+	fake_libs_pid(pid);
+	s = new_capped(2, 0);
+	/* Loading opens all four in turn: the first two go as the last two come. */
+	assert_int_equal(symbolizer__load_pid(s, pid), 0);
+	assert_files(s, 2, 2);
+	symbolizer__usage(s, &u);
+	assert_int_equal(u.file_records, NLIBS); /* the process's maps still name all four */
+	assert_true(u.file_bytes > 0);
+
+	/* Evicted (0, 1) are opened again, each evicting the least recently used. */
+	first = resolve(s, pid, lib_addr(0));
+	assert_non_null(first.name);
+	assert_string_equal(first.name, lib_fns[0]);
+	assert_string_equal(first.map->path, libs[0].path);
+	assert_files(s, 2, 3);
+	for (int i = 1; i < NLIBS; i++) {
+		r = resolve(s, pid, lib_addr(i));
+		assert_non_null(r.name);
+		assert_string_equal(r.name, lib_fns[i]);
+		assert_string_equal(r.map->path, libs[i].path);
+		assert_int_equal(r.sym_addr, lib_addr(i));
+		assert_files(s, 2, 3 + (uint64_t)i);
+	}
+	/* Library 0 is unloaded now; what it resolved to is still readable. */
+	assert_string_equal(first.name, lib_fns[0]);
+	assert_string_equal(first.system_name, lib_fns[0]);
+	assert_string_equal(first.map->path, libs[0].path);
+	assert_int_equal(strlen(first.map->build_id), 40);
+
+	/* Opened again: the same name, the same strings, the same mapping record. */
+	r = resolve(s, pid, lib_addr(0));
+	assert_ptr_equal(r.name, first.name);
+	assert_ptr_equal(r.map, first.map);
+	assert_int_equal(r.sym_addr, lib_addr(0));
+	assert_files(s, 2, 7); /* loaded: 0 and 3 */
+
+	/* Least recently *used*: resolving 3 makes 0 the one to go when 1 comes back. */
+	assert_string_equal(resolve(s, pid, lib_addr(3)).name, lib_fns[3]);
+	assert_files(s, 2, 7);
+	assert_string_equal(resolve(s, pid, lib_addr(1)).name, lib_fns[1]);
+	assert_files(s, 2, 8);
+	assert_string_equal(resolve(s, pid, lib_addr(3)).name, lib_fns[3]);
+	assert_files(s, 2, 8);
+	assert_int_equal(symbolizer__stats(s)->files_refused, 0);
+	symbolizer__free(s);
+}
+
+static void test_symbolizer__lru_caps_symbol_bytes(void **state)
+{
+	const uint32_t pid = 5012;
+	struct symbolizer_usage u;
+	struct symbolizer *s;
+
+	fake_libs_pid(pid);
+	/* One byte: every file is over it, so only the one in use stays. */
+	s = new_capped(0, 1);
+	assert_int_equal(symbolizer__load_pid(s, pid), 0);
+	assert_files(s, 1, NLIBS - 1);
+	for (int i = 0; i < NLIBS; i++) {
+		assert_string_equal(resolve(s, pid, lib_addr(i)).name, lib_fns[i]);
+		symbolizer__usage(s, &u);
+		assert_int_equal(u.files_loaded, 1);
+		assert_true(u.file_bytes > 1);
+	}
+	/* Library 3 was the one loaded; each of the four came back, evicting the one before. */
+	assert_files(s, 1, NLIBS - 1 + NLIBS);
+	symbolizer__free(s);
+}
+
+/* An evicted file that can no longer be opened: the frame keeps its mapping, unnamed. */
+static void test_symbolizer__evicted_file_gone_keeps_its_mapping(void **state)
+{
+	uint64_t lib = nm_addr(FIX "libsymfix.so.nm", "symfix_lib_only");
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	const uint32_t pid = 5011;
+	char copy[PATH_MAX], cmd[2 * PATH_MAX + 16];
+	struct sym_result before, after;
+	struct symbolizer *s;
+	FILE *f;
+
+	snprintf(copy, sizeof(copy), "%s/libcopy.so", fx.root);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", fx.lib, copy);
+	assert_int_equal(system(cmd), 0);
+	f = fake_pid(pid);
+	maps_line(f, fx.pie, PIE_BIAS);
+	maps_line(f, copy, LIB_BIAS);
+	fclose(f);
+	s = new_capped(1, 0);
+	before = resolve(s, pid, LIB_BIAS + lib);
+	assert_string_equal(before.name, "symfix_lib_only");
+	assert_true(before.map->has_symbols);
+	assert_string_equal(resolve(s, pid, PIE_BIAS + alpha).name, "symfix_alpha");
+	assert_files(s, 1, 2); /* the pie at load, then the copy for the pie */
+	assert_int_equal(unlink(copy), 0);
+
+	after = resolve(s, pid, LIB_BIAS + lib);
+	assert_null(after.name);
+	assert_null(after.system_name);
+	assert_ptr_equal(after.map, before.map); /* same record: has_symbols as it was */
+	assert_string_equal(before.name, "symfix_lib_only");
+	/* Tried once per load of the maps, not at every frame. */
+	after = resolve(s, pid, LIB_BIAS + lib + 1);
+	assert_null(after.name);
+	assert_files(s, 1, 2);
+	symbolizer__free(s);
+}
+
+/* The test process itself, through the real /proc: evicted files come back via map_files. */
+static void test_symbolizer__live_self_reloads_after_eviction(void **state)
+{
+	int (*volatile fn)(int) = self_marker;
+	struct symbolizer *s = NULL;
+	struct sym_result mine, theirs, again;
+	uint64_t evicted;
+	void *libc, *libc_malloc;
+
+	assert_int_equal(fn(2), 15);
+	libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(libc);
+	libc_malloc = dlsym(libc, "malloc");
+	assert_non_null(libc_malloc);
+	assert_int_equal(
+		symbolizer__new(&s, &(struct symbolizer_opts){.debug_dir = "", .max_files = 1}), 0);
+	assert_int_equal(symbolizer__load_pid(s, (uint32_t)getpid()), 0);
+	/* The executable (lowest address) was loaded first and evicted since. */
+	evicted = symbolizer__stats(s)->files_evicted;
+	assert_true(evicted > 0);
+	assert_files(s, 1, evicted);
+	mine = resolve(s, (uint32_t)getpid(), (uint64_t)(uintptr_t)self_marker + 1);
+	assert_non_null(mine.name);
+	assert_string_equal(mine.name, "self_marker");
+	assert_files(s, 1, evicted + 1);
+	theirs = resolve(s, (uint32_t)getpid(), (uint64_t)(uintptr_t)libc_malloc);
+	assert_non_null(theirs.name);
+	assert_string_equal(theirs.name, "malloc");
+	assert_files(s, 1, evicted + 2);
+	assert_string_equal(mine.name, "self_marker");
+	again = resolve(s, (uint32_t)getpid(), (uint64_t)(uintptr_t)self_marker + 1);
+	assert_ptr_equal(again.name, mine.name);
+	assert_ptr_equal(again.map, mine.map);
+	assert_files(s, 1, evicted + 3);
+	dlclose(libc);
+	symbolizer__free(s);
+}
+
+static struct hashmap *new_used(void)
+{
+	struct hashmap *h = NULL;
+
+	assert_int_equal(hashmap__new(&h, sizeof(const void *), 0), 0);
+	return h;
+}
+
+static void use(struct hashmap *used, const void *ptr)
+{
+	void *v;
+
+	assert_int_equal(hashmap__upsert(used, &v, &ptr, NULL), 0);
+}
+
+static void test_symbolizer__sweep_frees_what_no_result_uses(void **state)
+{
+	uint64_t spin = nm_addr(FIX "symfix-pie.nm", "_ZN6symfix6Widget4spinEi");
+	uint64_t alpha = nm_addr(FIX "symfix-pie.nm", "symfix_alpha");
+	struct hashmap *used = new_used(), *none = new_used();
+	struct symbolizer *s = new_sym();
+	struct sym_result cxx, c, jit, again;
+	struct symbolizer_usage u;
+
+	symbolizer__usage(s, &u);
+	assert_int_equal(u.strings, 0);
+	cxx = resolve(s, PID, PIE_BIAS + spin + 2);
+	assert_string_equal(cxx.name, "symfix::Widget::spin(int)");
+	c = resolve(s, PID, PIE_BIAS + alpha);
+	assert_ptr_equal(c.map, cxx.map);
+	jit = resolve(s, PID, JIT_START + 0x110);
+	assert_string_equal(jit.name, "jit_one");
+	assert_ptr_not_equal(jit.map, cxx.map);
+	symbolizer__usage(s, &u);
+	assert_int_equal(u.demangled, 1);
+	assert_int_equal(u.procs, 1);
+
+	/* The process lives: only what results hold that nobody uses goes. */
+	use(used, cxx.name);
+	use(used, cxx.map);
+	assert_int_equal(symbolizer__sweep(s, used), 0);
+	symbolizer__usage(s, &u);
+	assert_int_equal(u.mappings, 1); /* the JIT mapping went */
+	assert_int_equal(u.demangled, 1);
+	assert_string_equal(cxx.name, "symfix::Widget::spin(int)");
+	assert_string_equal(cxx.map->path, fx.pie);
+	assert_string_equal(cxx.map->build_id, fx.pie_build_id);
+
+	/* Gone: its paths and comm go too.  Left: the display name, the raw name its cache entry
+	 * needs, the mapping's path and build id. */
+	symbolizer__drop_pid(s, PID);
+	assert_int_equal(symbolizer__sweep(s, used), 0);
+	symbolizer__usage(s, &u);
+	assert_int_equal(u.procs, 0);
+	assert_int_equal(u.strings, 4);
+	assert_int_equal(u.string_bytes, sizeof("symfix::Widget::spin(int)") +
+						 sizeof("_ZN6symfix6Widget4spinEi") +
+						 strlen(fx.pie) + 1 + strlen(fx.pie_build_id) + 1);
+	assert_int_equal(u.mappings, 1);
+	/* Every record left is a loaded file kept for the next process (the rest went). */
+	assert_int_equal(u.file_records, u.files_loaded);
+
+	/* Seen again: the same pointers (the pool and the mapping kept them). */
+	again = resolve(s, PID, PIE_BIAS + spin + 2);
+	assert_ptr_equal(again.name, cxx.name);
+	assert_ptr_equal(again.map, cxx.map);
+
+	/* Nothing used, no process: the pool, the mappings and the cache are empty. */
+	symbolizer__drop_pid(s, PID);
+	assert_int_equal(symbolizer__sweep(s, none), 0);
+	symbolizer__usage(s, &u);
+	assert_int_equal(u.strings, 0);
+	assert_int_equal(u.string_bytes, 0);
+	assert_int_equal(u.mappings, 0);
+	assert_int_equal(u.demangled, 0);
+	assert_int_equal(u.procs, 0);
+	assert_int_equal(u.file_records, u.files_loaded);
+	/* And it starts again from scratch. */
+	assert_resolves(s, PID, PIE_BIAS + alpha, "symfix_alpha", PIE_BIAS + alpha, fx.pie);
+	hashmap__free(used);
+	hashmap__free(none);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +1010,11 @@ int main(void)
 		cmocka_unit_test(test_symbolizer__kernel_addresses),
 		cmocka_unit_test(test_symbolizer__live_self),
 		cmocka_unit_test(test_symbolizer__live_child_dlopen_and_exit),
+		cmocka_unit_test(test_symbolizer__lru_keeps_at_most_max_files),
+		cmocka_unit_test(test_symbolizer__lru_caps_symbol_bytes),
+		cmocka_unit_test(test_symbolizer__evicted_file_gone_keeps_its_mapping),
+		cmocka_unit_test(test_symbolizer__live_self_reloads_after_eviction),
+		cmocka_unit_test(test_symbolizer__sweep_frees_what_no_result_uses),
 	};
 
 	return cmocka_run_group_tests_name("symbolizer", tests, setup, teardown);

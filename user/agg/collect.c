@@ -1307,14 +1307,14 @@ static int forget_dead(struct collect *c)
 	if (!c->ndead)
 		return err;
 	c->ndead = 0;
-	/* Mapping records only the forgotten stacks used (stackres__used_mappings waits for the
+	/* Mapping records and names only the forgotten stacks used (stackres__used waits for the
 	 * worker: the symbolizer is ours until the next job is queued). */
 	if (!err)
 		err = hashmap__new(&used, sizeof(void *), 0);
 	if (!err)
-		err = stackres__used_mappings(c->stacks, used);
+		err = stackres__used(c->stacks, used);
 	if (!err)
-		symbolizer__sweep_mappings(c->sym, used);
+		err = symbolizer__sweep(c->sym, used);
 	hashmap__free(used);
 	return err;
 }

@@ -469,15 +469,22 @@ void stackres__forget_pid(struct stackres *r, uint32_t pid)
 	hashmap__delete(r->images, &pid);
 }
 
-int stackres__used_mappings(struct stackres *r, struct hashmap *used)
+static int add_used(struct hashmap *used, const void *ptr)
+{
+	void *v;
+
+	return ptr ? hashmap__upsert(used, &v, &ptr, NULL) : 0;
+}
+
+int stackres__used(struct stackres *r, struct hashmap *used)
 {
 	stackres__sync(r);
 	for (unsigned i = 0; i < r->count; i++)
 		for (unsigned j = 0; j < r->stacks[i].n; j++) {
-			const struct sym_mapping *m = r->stacks[i].frames[j].sym.map;
-			void *v;
+			const struct sym_result *sym = &r->stacks[i].frames[j].sym;
 
-			if (m && hashmap__upsert(used, &v, &m, NULL))
+			if (add_used(used, sym->map) || add_used(used, sym->name) ||
+			    add_used(used, sym->system_name) || add_used(used, sym->file))
 				return -ENOMEM;
 		}
 	return 0;

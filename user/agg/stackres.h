@@ -75,9 +75,10 @@ int stackres__exec(struct stackres *r, uint32_t pid);
  * ids reused.  The caller guarantees no aggregate refers to them any more.
  */
 void stackres__forget_pid(struct stackres *r, uint32_t pid);
-/* Add every mapping record the interned stacks refer to (as `const struct sym_mapping *` keys)
- * to used.  0 or -ENOMEM. */
-int stackres__used_mappings(struct stackres *r, struct hashmap *used);
+/* Add every pointer the interned stacks hold from the symbolizer (each frame's map, name,
+ * system_name and file, as `const void *` keys) to used, for symbolizer__sweep (waits for the
+ * worker first).  0 or -ENOMEM. */
+int stackres__used(struct stackres *r, struct hashmap *used);
 
 /* Stacks interned so far (STACKRES_NONE is not one). */
 unsigned stackres__count(const struct stackres *r);

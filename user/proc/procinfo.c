@@ -35,7 +35,7 @@ struct procinfo {
 	char root[256];
 	struct hashmap *names;	/* name_key -> struct name_val */
 	struct hashmap *labels; /* uint32_t pid -> struct label_val; NULL: labels off */
-	struct hashmap *exes;	/* uint32_t pid -> const char * (interned in strings) */
+	struct hashmap *exes;	/* uint64_t pid -> const char * (interned in strings) */
 	struct strpool *strings;
 	int proc_fd;
 };
@@ -63,7 +63,7 @@ void procinfo__forget(struct procinfo *pi, uint32_t pid)
 	free(gone);
 	if (pi->labels)
 		hashmap__delete(pi->labels, &pid);
-	hashmap__delete(pi->exes, &pid);
+	hashmap__delete(pi->exes, &(uint64_t){pid});
 }
 
 int procinfo__new(struct procinfo **out, const char *proc_root)
@@ -77,7 +77,7 @@ int procinfo__new(struct procinfo **out, const char *proc_root)
 	pi->proc_fd = -1;
 	err = hashmap__new(&pi->names, sizeof(struct name_key), sizeof(struct name_val));
 	if (!err)
-		err = hashmap__new(&pi->exes, sizeof(uint32_t), sizeof(const char *));
+		err = hashmap__new(&pi->exes, sizeof(uint64_t), sizeof(const char *));
 	if (!err)
 		err = strpool__new(&pi->strings);
 	if (err) {
@@ -181,7 +181,7 @@ static int note_exe(struct procinfo *pi, uint32_t pid)
 	if (len > 10 && !strcmp(exe + len - 10, " (deleted)"))
 		exe[len - 10] = 0;
 	s = strpool__intern(pi->strings, exe);
-	if (!s || hashmap__upsert(pi->exes, (void **)&v, &pid, NULL))
+	if (!s || hashmap__upsert(pi->exes, (void **)&v, &(uint64_t){pid}, NULL))
 		return -ENOMEM;
 	*v = s;
 	return 0;
@@ -189,7 +189,7 @@ static int note_exe(struct procinfo *pi, uint32_t pid)
 
 const char *procinfo__exe(struct procinfo *pi, uint32_t pid)
 {
-	const char **v = hashmap__find(pi->exes, &pid);
+	const char **v = hashmap__find(pi->exes, &(uint64_t){pid});
 
 	return v ? *v : NULL;
 }

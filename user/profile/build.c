@@ -98,8 +98,8 @@ int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid
 
 int build__main_mapping(struct profile *p, struct procinfo *procs)
 {
-	struct hashmap *weight; /* uint32_t pid -> int64_t */
-	const uint32_t *pid;
+	struct hashmap *weight; /* uint64_t pid -> int64_t */
+	const uint64_t *pid;
 	const int64_t *w;
 	uint32_t top = 0;
 	int64_t best = -1;
@@ -109,18 +109,18 @@ int build__main_mapping(struct profile *p, struct procinfo *procs)
 
 	if (!p->nmappings || !p->nsamples)
 		return 0;
-	err = hashmap__new(&weight, sizeof(uint32_t), sizeof(int64_t));
+	err = hashmap__new(&weight, sizeof(uint64_t), sizeof(int64_t));
 	for (uint32_t i = 0; i < p->nsamples && !err; i++) {
 		int64_t *v;
 
-		err = hashmap__upsert(weight, (void **)&v, &p->samples[i].pid, NULL);
+		err = hashmap__upsert(weight, (void **)&v, &(uint64_t){p->samples[i].pid}, NULL);
 		if (!err)
 			*v += p->samples[i].values[0];
 	}
 	while (!err && hashmap__next(weight, &it, (const void **)&pid, (void **)&w))
 		if (*w > best || (*w == best && *pid < top)) {
 			best = *w;
-			top = *pid;
+			top = (uint32_t)*pid;
 		}
 	hashmap__free(weight);
 	if (err)

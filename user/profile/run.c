@@ -53,6 +53,7 @@ static const char *const info_names[] = {
 	"push_submitted",	 "push_sent",
 	"push_retried",		 "push_spooled",
 	"push_spool_sent",	 "push_sent_bytes",
+	"sym_files_evicted",
 };
 
 static bool is_info(const char *name)

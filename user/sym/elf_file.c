@@ -739,6 +739,22 @@ size_t elf_file__symbol_count(const struct elf_file *ef)
 	return ef->nsyms;
 }
 
+size_t elf_file__bytes(const struct elf_file *ef)
+{
+	size_t n = sizeof(*ef) + ef->syms_cap * sizeof(*ef->syms) + ef->names_cap +
+		   ef->nsegs * sizeof(*ef->segs);
+
+	if (ef->uniq)
+		n += ef->nsyms * sizeof(*ef->uniq);
+	if (ef->build_id)
+		n += strlen(ef->build_id) + 1;
+	if (ef->path)
+		n += strlen(ef->path) + 1;
+	if (ef->debug_path)
+		n += strlen(ef->debug_path) + 1;
+	return n;
+}
+
 int elf_file__vaddr(const struct elf_file *ef, uint64_t *out, uint64_t addr, uint64_t map_start,
 		    uint64_t map_offset)
 {

@@ -70,6 +70,8 @@ enum elf_file_syms elf_file__syms(const struct elf_file *ef);
 const char *elf_file__debug_path(const struct elf_file *ef);
 bool elf_file__has_symbols(const struct elf_file *ef);
 size_t elf_file__symbol_count(const struct elf_file *ef);
+/* Heap bytes this object holds (its symbol table, names, segments): what a cache of files caps. */
+size_t elf_file__bytes(const struct elf_file *ef);
 
 /*
  * ELF virtual address of runtime address addr, found in a mapping of this file that starts at

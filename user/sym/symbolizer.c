@@ -34,14 +34,44 @@
 #define REREAD_MAX   65536
 #define MAX_UNKNOWN  4096 /* addresses remembered per pid as outside every mapping */
 
-struct sym_file {
-	struct elf_file *elf; /* NULL when not an ELF file */
-	const char *build_id; /* interned; "" when none */
-};
+/*
+ * Defaults of symbolizer_opts.max_files / max_file_bytes.  A process maps 10-40 files; their
+ * tables (elf_file__bytes, measured here without debug files) run from 17 KiB (libz) through
+ * 280 KiB (libc) and 680 KiB (libstdc++) to 7.4 MiB (libjvm): 256 files hold the libraries of a
+ * few dozen different programs, and the byte cap bounds a host of big ones.
+ */
+#define DEFAULT_MAX_FILES      256
+#define DEFAULT_MAX_FILE_BYTES (256ULL << 20)
 
 struct file_key {
 	uint32_t major, minor;
 	uint64_t inode;
+};
+
+enum file_state {
+	FILE_NONE,    /* not an ELF file, or refused: nothing to load, ever */
+	FILE_LOADED,  /* its symbols are in memory (on the LRU list, unless fixed) */
+	FILE_EVICTED, /* an ELF file the LRU unloaded: opened again when an address needs it */
+};
+
+/*
+ * One ELF file (or a set of files of one build id), shared by every process mapping it.  The
+ * record lives while a process's maps name it (refs) or while it is loaded; its symbols are
+ * loaded while the LRU keeps them.
+ */
+struct sym_file {
+	struct elf_file *elf; /* FILE_LOADED only */
+	enum file_state state;
+	bool fixed;	  /* the vDSO: loaded once, never evicted, never on the LRU */
+	bool has_symbols; /* as last loaded: kept while evicted, so mapping records stay one */
+	char *build_id;	  /* owned; "" when none */
+	uint64_t bid_hash;
+	bool in_build_ids;     /* registered in symbolizer.build_ids under bid_hash */
+	size_t bytes;	       /* elf_file__bytes while loaded */
+	unsigned refs;	       /* proc_map entries naming it */
+	struct file_key *keys; /* its entries in symbolizer.files */
+	size_t nkeys;
+	struct sym_file *newer, *older; /* LRU list of loaded files */
 };
 
 enum map_kind {
@@ -55,7 +85,10 @@ struct proc_map {
 	uint64_t start, end, offset;
 	const char *path; /* interned; without " (deleted)" */
 	enum map_kind kind;
-	struct sym_file *file; /* MAP_FILE (NULL when it could not be opened), MAP_VDSO */
+	struct sym_file *file; /* MAP_FILE (NULL when it could not be opened), MAP_VDSO; a ref */
+	struct file_key key;   /* MAP_FILE: the maps line's (dev, inode), to open it again */
+	bool deleted;
+	bool reload_failed; /* evicted and could not be opened again: not retried until a reload */
 };
 
 struct sym_proc {
@@ -87,15 +120,18 @@ struct mapping_key {
 
 struct symbolizer {
 	char *proc_root, *kallsyms_path, *perfmap_dir, *debug_dir;
-	const char *empty; /* interned "" */
+	/* Every string a result or a record holds: swept by symbolizer__sweep. */
 	struct strpool *pool;
-	struct hashmap *files;	   /* file_key -> struct sym_file * */
-	struct hashmap *build_ids; /* interned build id -> struct sym_file * */
-	struct sym_file **all_files;
-	size_t nfiles, files_cap;
+	struct hashmap *files;		  /* file_key -> struct sym_file * */
+	struct hashmap *build_ids;	  /* uint64_t hash of the build id -> struct sym_file * */
+	struct sym_file *newest, *oldest; /* the LRU of loaded files */
+	size_t nloaded, nrecords;
+	uint64_t loaded_bytes;
+	size_t max_files;
+	uint64_t max_file_bytes;
 	struct hashmap *procs;	  /* uint64_t pid -> struct sym_proc * */
 	struct hashmap *mappings; /* mapping_key -> struct sym_mapping * */
-	struct hashmap *display;  /* raw name pointer -> interned demangled name */
+	struct hashmap *display;  /* interned raw name -> interned demangled name */
 	struct kallsyms *ksyms;
 	bool ksyms_tried;
 	struct sym_mapping kernel_map;
@@ -139,12 +175,15 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	s->max_files = opts && opts->max_files ? opts->max_files : DEFAULT_MAX_FILES;
+	s->max_file_bytes =
+		opts && opts->max_file_bytes ? opts->max_file_bytes : DEFAULT_MAX_FILE_BYTES;
 	err = strpool__new(&s->pool);
 	if (err)
 		goto cleanup;
 	err = hashmap__new(&s->files, sizeof(struct file_key), sizeof(struct sym_file *));
 	if (!err)
-		err = hashmap__new(&s->build_ids, sizeof(const char *), sizeof(struct sym_file *));
+		err = hashmap__new(&s->build_ids, sizeof(uint64_t), sizeof(struct sym_file *));
 	if (!err)
 		err = hashmap__new(&s->procs, sizeof(uint64_t), sizeof(struct sym_proc *));
 	if (!err)
@@ -154,17 +193,13 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		err = hashmap__new(&s->display, sizeof(const char *), sizeof(const char *));
 	if (err)
 		goto cleanup;
-	s->empty = strpool__intern(s->pool, "");
-	if (!s->empty) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
 	s->kernel_map = (struct sym_mapping){
 		.start = 0,
 		.limit = UINT64_MAX,
 		.path = "[kernel.kallsyms]",
 		.build_id = "",
 	};
+	s->vdso.fixed = true;
 	*out = s;
 	s = NULL;
 cleanup:
@@ -172,9 +207,132 @@ cleanup:
 	return err;
 }
 
-static void clear_proc(struct sym_proc *p)
+static void lru_unlink(struct symbolizer *s, struct sym_file *f)
 {
-	free(p->maps);
+	if (f->newer)
+		f->newer->older = f->older;
+	else
+		s->newest = f->older;
+	if (f->older)
+		f->older->newer = f->newer;
+	else
+		s->oldest = f->newer;
+	f->newer = f->older = NULL;
+}
+
+static void lru_push(struct symbolizer *s, struct sym_file *f)
+{
+	f->older = s->newest;
+	f->newer = NULL;
+	if (s->newest)
+		s->newest->newer = f;
+	else
+		s->oldest = f;
+	s->newest = f;
+}
+
+/* Used now (a load or a resolve): the last to be evicted. */
+static void touch(struct symbolizer *s, struct sym_file *f)
+{
+	if (f->fixed || f->state != FILE_LOADED || s->newest == f)
+		return;
+	lru_unlink(s, f);
+	lru_push(s, f);
+}
+
+/* The record and its names in the indexes go; nothing refers to it any more. */
+static void free_file(struct symbolizer *s, struct sym_file *f)
+{
+	struct sym_file **v;
+
+	for (size_t i = 0; i < f->nkeys; i++)
+		hashmap__delete(s->files, &f->keys[i]);
+	if (f->in_build_ids) {
+		v = hashmap__find(s->build_ids, &f->bid_hash);
+		if (v && *v == f)
+			hashmap__delete(s->build_ids, &f->bid_hash);
+	}
+	if (f->state == FILE_LOADED) {
+		lru_unlink(s, f);
+		s->nloaded--;
+		s->loaded_bytes -= f->bytes;
+		elf_file__free(f->elf);
+	}
+	free(f->build_id);
+	free(f->keys);
+	free(f);
+	s->nrecords--;
+}
+
+/* A record neither loaded nor named by any process's maps is of no use. */
+static void maybe_free_file(struct symbolizer *s, struct sym_file *f)
+{
+	if (f && !f->fixed && f->state != FILE_LOADED && !f->refs)
+		free_file(s, f);
+}
+
+/* Unload f's symbols (results already handed out hold interned copies of its names). */
+static void evict(struct symbolizer *s, struct sym_file *f)
+{
+	lru_unlink(s, f);
+	s->nloaded--;
+	s->loaded_bytes -= f->bytes;
+	elf_file__free(f->elf);
+	f->elf = NULL;
+	f->bytes = 0;
+	f->state = FILE_EVICTED;
+	s->stats.files_evicted++;
+	maybe_free_file(s, f);
+}
+
+/* Evict the least recently used files until both caps hold; never keep, the file in use now. */
+static void enforce_caps(struct symbolizer *s, const struct sym_file *keep)
+{
+	struct sym_file *f = s->oldest;
+
+	while (f && (s->nloaded > s->max_files || s->loaded_bytes > s->max_file_bytes)) {
+		struct sym_file *newer = f->newer;
+
+		if (f != keep)
+			evict(s, f);
+		f = newer;
+	}
+}
+
+/* f takes elf (replacing the one it had), as the most recently used. */
+static void set_loaded(struct symbolizer *s, struct sym_file *f, struct elf_file *elf)
+{
+	if (f->state == FILE_LOADED) {
+		lru_unlink(s, f);
+		s->nloaded--;
+		s->loaded_bytes -= f->bytes;
+		elf_file__free(f->elf);
+	}
+	f->elf = elf;
+	f->state = FILE_LOADED;
+	f->has_symbols = elf_file__has_symbols(elf);
+	f->bytes = elf_file__bytes(elf);
+	s->nloaded++;
+	s->loaded_bytes += f->bytes;
+	lru_push(s, f);
+}
+
+static void release_maps(struct symbolizer *s, struct proc_map *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct sym_file *f = maps[i].file;
+
+		if (!f || f->fixed)
+			continue;
+		f->refs--;
+		maybe_free_file(s, f);
+	}
+	free(maps);
+}
+
+static void clear_proc(struct symbolizer *s, struct sym_proc *p)
+{
+	release_maps(s, p->maps, p->nmaps);
 	p->maps = NULL;
 	p->nmaps = 0;
 	hashmap__free(p->unknown);
@@ -196,18 +354,17 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	while (s->procs && hashmap__next(s->procs, &it, NULL, &v)) {
-		clear_proc(*(struct sym_proc **)v);
+		clear_proc(s, *(struct sym_proc **)v);
 		free(*(struct sym_proc **)v);
 	}
 	it = 0;
 	while (s->mappings && hashmap__next(s->mappings, &it, NULL, &v))
 		free(*(struct sym_mapping **)v);
-	for (size_t i = 0; i < s->nfiles; i++) {
-		elf_file__free(s->all_files[i]->elf);
-		free(s->all_files[i]);
-	}
-	free(s->all_files);
+	/* No process refers to a file now: the records left are the loaded ones. */
+	while (s->oldest)
+		free_file(s, s->oldest);
 	elf_file__free(s->vdso.elf);
+	free(s->vdso.build_id);
 	kallsyms__free(s->ksyms);
 	hashmap__free(s->files);
 	hashmap__free(s->build_ids);
@@ -254,30 +411,35 @@ static int get_proc(struct symbolizer *s, struct sym_proc **out, uint32_t pid)
 	return 0;
 }
 
-static int add_file(struct symbolizer *s, struct sym_file **out, struct elf_file *elf)
+static int new_file(struct symbolizer *s, struct sym_file **out, const char *build_id)
 {
-	struct sym_file *f;
+	struct sym_file *f = calloc(1, sizeof(*f));
 
-	if (s->nfiles == s->files_cap) {
-		size_t ncap = s->files_cap ? s->files_cap * 2 : 64;
-		struct sym_file **n = realloc(s->all_files, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->all_files = n;
-		s->files_cap = ncap;
-	}
-	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	f->build_id = strpool__intern(s->pool, elf ? elf_file__build_id(elf) : "");
+	f->build_id = strdup(build_id);
 	if (!f->build_id) {
 		free(f);
 		return -ENOMEM;
 	}
-	f->elf = elf;
-	s->all_files[s->nfiles++] = f;
+	s->nrecords++;
 	*out = f;
+	return 0;
+}
+
+/* (dev, inode) names f from now on. */
+static int add_key(struct symbolizer *s, struct sym_file *f, const struct file_key *key)
+{
+	struct file_key *k = realloc(f->keys, (f->nkeys + 1) * sizeof(*k));
+	void *v;
+
+	if (!k)
+		return -ENOMEM;
+	f->keys = k;
+	if (hashmap__upsert(s->files, &v, key, NULL))
+		return -ENOMEM;
+	*(struct sym_file **)v = f;
+	f->keys[f->nkeys++] = *key;
 	return 0;
 }
 
@@ -295,56 +457,50 @@ static int syms_rank(const struct elf_file *elf)
 }
 
 /*
- * Same build id as a file already loaded (one library in several containers, or a stripped
- * and an unstripped copy of one build): share one, the one with the fuller symbol table.
- * Takes elf, freeing it on error.
+ * The record for a newly opened elf, loaded with it.  Same build id as a known file (one library
+ * in several containers, or a stripped and an unstripped copy of one build): share its record,
+ * with the fuller symbol table.  Takes elf, freeing it when not kept.
  */
-static int dedupe_by_build_id(struct symbolizer *s, struct sym_file **out, struct elf_file *elf)
+static int adopt_elf(struct symbolizer *s, struct sym_file **out, struct elf_file *elf)
 {
-	const char *bid = strpool__intern(s->pool, elf_file__build_id(elf));
-	struct sym_file *shared, *old;
-	bool created;
-	void *v;
+	const char *bid = elf_file__build_id(elf);
+	struct sym_file *f, **v;
+	uint64_t hash = 0;
 	int err;
 
-	if (!bid) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	if (!bid[0]) {
-		err = add_file(s, out, elf);
-		goto cleanup;
-	}
-	err = hashmap__upsert(s->build_ids, &v, &bid, &created);
-	if (err)
-		goto cleanup;
-	if (created) {
-		err = add_file(s, &shared, elf);
-		if (err) {
-			hashmap__delete(s->build_ids, &bid);
-			goto cleanup;
+	if (bid[0]) {
+		hash = hash_bytes(bid, strlen(bid));
+		v = hashmap__find(s->build_ids, &hash);
+		if (v && strcmp((*v)->build_id, bid) == 0) {
+			f = *v;
+			if (f->state != FILE_LOADED || syms_rank(elf) < syms_rank(f->elf))
+				set_loaded(s, f, elf);
+			else
+				elf_file__free(elf);
+			*out = f;
+			return 0;
 		}
-		*(struct sym_file **)hashmap__find(s->build_ids, &bid) = shared;
-		*out = shared;
-		return 0;
 	}
-	shared = *(struct sym_file **)v;
-	*out = shared;
-	if (syms_rank(elf) >= syms_rank(shared->elf)) {
+	err = new_file(s, &f, bid);
+	if (err) {
 		elf_file__free(elf);
-		return 0;
+		return err;
 	}
-	/* The old table stays alive, parked in all_files: results handed out point into its
-	 * names (and the demangling cache is keyed by those pointers). */
-	err = add_file(s, &old, shared->elf);
-	if (err)
-		goto cleanup;
-	shared->elf = elf;
+	/* Another build id of the same 64-bit hash is not shared: the first keeps the slot. */
+	if (bid[0] && !hashmap__find(s->build_ids, &hash)) {
+		err = hashmap__upsert(s->build_ids, (void **)&v, &hash, NULL);
+		if (err) {
+			free_file(s, f);
+			elf_file__free(elf);
+			return err;
+		}
+		*v = f;
+		f->bid_hash = hash;
+		f->in_build_ids = true;
+	}
+	set_loaded(s, f, elf);
+	*out = f;
 	return 0;
-cleanup:
-	if (err)
-		elf_file__free(elf);
-	return err;
 }
 
 /* A file we would not read: counted, and said once per file at -v. */
@@ -356,9 +512,64 @@ static void refused(struct symbolizer *s, uint64_t *counter, const char *what, c
 }
 
 /*
- * The ELF file behind a file mapping, opened once per (dev, inode) (safe_open__mapping says
- * how).
- * *out is NULL when nothing could be opened.
+ * Open the ELF file behind maps line e of pid (safe_open__mapping says how).  0 with *out NULL:
+ * not an ELF file, or refused (counted); -EAGAIN: not there now (maybe gone), worth another
+ * try later; -ENOMEM.
+ */
+static int open_elf(struct symbolizer *s, struct elf_file **out, uint32_t pid,
+		    const struct maps_entry *e, int root_fd)
+{
+	int err, fd;
+
+	*out = NULL;
+	err = safe_open__mapping(&fd, s->proc_root, pid, e, root_fd);
+	if (err && !safe_open__refused(err))
+		return -EAGAIN;
+	if (err) {
+		refused(s, &s->stats.files_refused, "mapped file", e->path, err);
+		return 0;
+	}
+	err = elf_file__open_fd(out, fd,
+				&(struct elf_file_opts){.debug_dir = s->debug_dir,
+							.target_path = e->path,
+							.in_root = root_fd >= 0,
+							.root_fd = root_fd});
+	close(fd);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		pr_debug("symbolizer: %s: %s\n", e->path, strerror(-err));
+	return 0;
+}
+
+/* An evicted file, needed again: opened again the way it was first (through pid's maps line
+ * e).  -ENOENT (or -ESTALE: another build now) when that is no longer possible. */
+static int reload(struct symbolizer *s, struct sym_file *f, uint32_t pid,
+		  const struct maps_entry *e, int root_fd)
+{
+	struct elf_file *elf;
+	int err;
+
+	err = open_elf(s, &elf, pid, e, root_fd);
+	if (err == -ENOMEM)
+		return err;
+	if (!elf)
+		return -ENOENT;
+	if (strcmp(elf_file__build_id(elf), f->build_id)) {
+		pr_debug("symbolizer: %s changed since it was loaded\n", e->path);
+		elf_file__free(elf);
+		return -ESTALE;
+	}
+	set_loaded(s, f, elf);
+	enforce_caps(s, f);
+	return 0;
+}
+
+/*
+ * The file behind a file mapping, loaded, with a reference taken: opened once per (dev, inode)
+ * while its record lives, again after an eviction.  *out is NULL when nothing could be opened
+ * (not cached: a later load tries again).  A refused file is remembered as one without symbols
+ * (not retried, not recounted) while a process maps it.
  */
 static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
 		    const struct maps_entry *e, int root_fd)
@@ -366,41 +577,37 @@ static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
 	struct file_key key = {.major = e->dev_major, .minor = e->dev_minor, .inode = e->inode};
 	struct elf_file *elf = NULL;
 	struct sym_file **cached, *f;
-	int err, fd;
-	void *v;
+	int err;
 
 	*out = NULL;
 	cached = hashmap__find(s->files, &key);
 	if (cached) {
-		*out = *cached;
+		f = *cached;
+		if (f->state == FILE_EVICTED) {
+			err = reload(s, f, pid, e, root_fd);
+			if (err == -ENOMEM)
+				return err;
+		}
+		touch(s, f);
+		f->refs++;
+		*out = f;
 		return 0;
 	}
-	err = safe_open__mapping(&fd, s->proc_root, pid, e, root_fd);
-	if (err && !safe_open__refused(err))
-		return 0; /* maybe gone for now: not cached, a later load tries again */
-	if (err) {
-		/* Refused once, remembered as a file without symbols: not retried, not recounted.
-		 */
-		refused(s, &s->stats.files_refused, "mapped file", e->path, err);
-	} else {
-		err = elf_file__open_fd(&elf, fd,
-					&(struct elf_file_opts){.debug_dir = s->debug_dir,
-								.target_path = e->path,
-								.in_root = root_fd >= 0,
-								.root_fd = root_fd});
-		close(fd);
-		if (err == -ENOMEM)
-			return err;
-		if (err)
-			pr_debug("symbolizer: %s: %s\n", e->path, strerror(-err));
-	}
-	err = elf ? dedupe_by_build_id(s, &f, elf) : add_file(s, &f, NULL);
+	err = open_elf(s, &elf, pid, e, root_fd);
+	if (err == -EAGAIN)
+		return 0;
 	if (err)
 		return err;
-	err = hashmap__upsert(s->files, &v, &key, NULL);
+	err = elf ? adopt_elf(s, &f, elf) : new_file(s, &f, "");
 	if (err)
-		return err; /* f stays owned by all_files */
-	*(struct sym_file **)v = f;
+		return err;
+	err = add_key(s, f, &key);
+	if (err) {
+		maybe_free_file(s, f);
+		return err;
+	}
+	enforce_caps(s, f);
+	f->refs++;
 	*out = f;
 	return 0;
 }
@@ -412,7 +619,6 @@ static struct sym_file *get_vdso(struct symbolizer *s, uint64_t size)
 	unsigned long base;
 	struct maps *m = NULL;
 	const struct maps_entry *e;
-	const char *bid;
 
 	if (!s->vdso_tried) {
 		s->vdso_tried = true;
@@ -420,9 +626,15 @@ static struct sym_file *get_vdso(struct symbolizer *s, uint64_t size)
 		if (base && !maps__read(&m, "/proc/self/maps") && (e = maps__find(m, base)) &&
 		    e->start == base &&
 		    !elf_file__open_mem(&s->vdso.elf, (const void *)base, e->end - e->start)) {
-			s->vdso_size = e->end - e->start;
-			bid = strpool__intern(s->pool, elf_file__build_id(s->vdso.elf));
-			s->vdso.build_id = bid ? bid : s->empty;
+			s->vdso.build_id = strdup(elf_file__build_id(s->vdso.elf));
+			if (!s->vdso.build_id) {
+				elf_file__free(s->vdso.elf);
+				s->vdso.elf = NULL;
+			} else {
+				s->vdso_size = e->end - e->start;
+				s->vdso.state = FILE_LOADED;
+				s->vdso.has_symbols = elf_file__has_symbols(s->vdso.elf);
+			}
 		}
 		maps__free(m);
 	}
@@ -461,6 +673,9 @@ static int build_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid, co
 		x->end = e->end;
 		x->offset = e->offset;
 		x->kind = kind_of(e);
+		x->key = (struct file_key){
+			.major = e->dev_major, .minor = e->dev_minor, .inode = e->inode};
+		x->deleted = e->deleted;
 		x->path = strpool__intern(s->pool, e->path);
 		if (!x->path) {
 			err = -ENOMEM;
@@ -475,7 +690,8 @@ static int build_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid, co
 		}
 		n++;
 	}
-	free(p->maps);
+	/* The new maps hold their references first: files in both stay. */
+	release_maps(s, p->maps, p->nmaps);
 	p->maps = pm;
 	p->nmaps = n;
 	p->loaded = true;
@@ -484,11 +700,12 @@ static int build_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid, co
 cleanup:
 	if (root_fd >= 0)
 		close(root_fd);
-	free(pm);
+	if (pm)
+		release_maps(s, pm, n);
 	return err;
 }
 
-static const struct proc_map *find_map(const struct sym_proc *p, uint64_t addr)
+static struct proc_map *find_map(const struct sym_proc *p, uint64_t addr)
 {
 	size_t lo = 0, hi = p->nmaps;
 
@@ -719,7 +936,7 @@ void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
 	struct sym_proc *p = find_proc(s, pid);
 
 	if (p)
-		clear_proc(p);
+		clear_proc(s, p);
 }
 
 void symbolizer__drop_pid(struct symbolizer *s, uint32_t pid)
@@ -729,41 +946,123 @@ void symbolizer__drop_pid(struct symbolizer *s, uint32_t pid)
 
 	if (!p)
 		return;
-	clear_proc(p);
+	clear_proc(s, p);
 	free(p);
 	hashmap__delete(s->procs, &key);
 }
 
-void symbolizer__sweep_mappings(struct symbolizer *s, const struct hashmap *used)
+static int mark(struct hashmap *keep, const void *ptr)
 {
-	struct mapping_key *gone = NULL;
-	const struct mapping_key *k;
-	size_t it = 0, n = 0, cap = 0;
 	void *v;
 
-	while (hashmap__next(s->mappings, &it, (const void **)&k, &v)) {
+	return ptr ? hashmap__upsert(keep, &v, &ptr, NULL) : 0;
+}
+
+/* A growing array of fixed-size items (what a sweep frees once it can no longer fail). */
+static int push_item(void **arr, size_t *n, size_t *cap, const void *item, size_t size)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		void *a = realloc(*arr, c * size);
+
+		if (!a)
+			return -ENOMEM;
+		*arr = a;
+		*cap = c;
+	}
+	memcpy((char *)*arr + *n * size, item, size);
+	(*n)++;
+	return 0;
+}
+
+/* Every pool string the symbolizer itself still needs: live processes' names and paths. */
+static int mark_internal(struct symbolizer *s, struct hashmap *keep)
+{
+	size_t it = 0;
+	void *v;
+	int err = 0;
+
+	while (!err && hashmap__next(s->procs, &it, NULL, &v)) {
+		const struct sym_proc *p = *(struct sym_proc **)v;
+
+		err = mark(keep, p->comm);
+		for (size_t i = 0; i < p->nmaps && !err; i++)
+			err = mark(keep, p->maps[i].path);
+	}
+	return err;
+}
+
+/*
+ * Decide everything first (this part may fail, and then frees nothing), then free: mapping
+ * records not in used, demangled names whose raw name and display name are both unused, and
+ * every pool string nothing marked.
+ */
+int symbolizer__sweep(struct symbolizer *s, const struct hashmap *used)
+{
+	struct mapping_key *gone_maps = NULL;
+	const char **gone_names = NULL;
+	size_t nmaps = 0, maps_cap = 0, nnames = 0, names_cap = 0, it = 0;
+	struct hashmap *keep = NULL;
+	const void *k;
+	void *v;
+	int err;
+
+	err = hashmap__new(&keep, sizeof(const void *), 0);
+	while (!err && hashmap__next(used, &it, &k, NULL))
+		err = mark(keep, *(const void *const *)k);
+	if (!err)
+		err = mark_internal(s, keep);
+	it = 0;
+	while (!err && hashmap__next(s->mappings, &it, &k, &v)) {
 		const struct sym_mapping *sm = *(struct sym_mapping **)v;
 
-		if (hashmap__find(used, &sm))
-			continue;
-		if (n == cap) {
-			struct mapping_key *g =
-				realloc(gone, (cap = cap ? 2 * cap : 64) * sizeof(*g));
-
-			if (!g)
-				break; /* kept: swept next time */
-			gone = g;
-		}
-		gone[n++] = *k;
+		if (!hashmap__find(used, &sm))
+			err = push_item((void **)&gone_maps, &nmaps, &maps_cap, k,
+					sizeof(*gone_maps));
+		else if (!(err = mark(keep, sm->path)))
+			err = mark(keep, sm->build_id);
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct sym_mapping **sm = hashmap__find(s->mappings, &gone[i]);
+	it = 0;
+	while (!err && hashmap__next(s->display, &it, &k, &v)) {
+		const char *raw = *(const char *const *)k, *disp = *(const char **)v;
+
+		if (!hashmap__find(keep, &raw) && !hashmap__find(keep, &disp))
+			err = push_item((void **)&gone_names, &nnames, &names_cap, &raw,
+					sizeof(raw));
+		else if (!(err = mark(keep, raw)))
+			err = mark(keep, disp);
+	}
+	if (err)
+		goto cleanup;
+	for (size_t i = 0; i < nmaps; i++) {
+		struct sym_mapping **sm = hashmap__find(s->mappings, &gone_maps[i]);
 
 		if (sm)
 			free(*sm);
-		hashmap__delete(s->mappings, &gone[i]);
+		hashmap__delete(s->mappings, &gone_maps[i]);
 	}
-	free(gone);
+	for (size_t i = 0; i < nnames; i++)
+		hashmap__delete(s->display, &gone_names[i]);
+	strpool__sweep(s->pool, keep);
+cleanup:
+	hashmap__free(keep);
+	free(gone_maps);
+	free(gone_names);
+	return err;
+}
+
+void symbolizer__usage(const struct symbolizer *s, struct symbolizer_usage *out)
+{
+	*out = (struct symbolizer_usage){
+		.files_loaded = s->nloaded,
+		.file_bytes = s->loaded_bytes,
+		.file_records = s->nrecords,
+		.strings = strpool__count(s->pool),
+		.string_bytes = strpool__bytes(s->pool),
+		.mappings = hashmap__count(s->mappings),
+		.demangled = hashmap__count(s->display),
+		.procs = hashmap__count(s->procs),
+	};
 }
 
 static bool should_reread(const struct sym_proc *p, uint64_t addr)
@@ -800,7 +1099,8 @@ static int reread(struct symbolizer *s, struct sym_proc *p, uint32_t pid, uint64
 	return 0;
 }
 
-/* Display name: demangled once per raw name. */
+/* Display name of an interned raw name: demangled once per name (the cache is keyed by the
+ * interned pointer, that is by content, and swept with the pool). */
 static const char *display_name(struct symbolizer *s, const char *raw)
 {
 	const char **cached, *d;
@@ -823,13 +1123,20 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 }
 
 static const struct sym_mapping *get_mapping(struct symbolizer *s, const struct proc_map *m,
-					     const char *build_id, bool has_symbols)
+					     const struct sym_file *f, bool has_symbols)
 {
+	const char *build_id = "";
 	struct mapping_key key;
 	struct sym_mapping *sm;
 	bool created;
 	void *v;
 
+	/* The record's own copy is freed with it: results get the pool's. */
+	if (f && f->build_id[0]) {
+		build_id = strpool__intern(s->pool, f->build_id);
+		if (!build_id)
+			return NULL;
+	}
 	memset(&key, 0, sizeof(key));
 	key.start = m->start;
 	key.limit = m->end;
@@ -858,25 +1165,62 @@ static const struct sym_mapping *get_mapping(struct symbolizer *s, const struct 
 	return sm;
 }
 
-static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, const struct proc_map *m,
+/* m's file was evicted: open it again through pid's maps line, once per load of the maps. */
+static int reload_map(struct symbolizer *s, uint32_t pid, struct proc_map *m)
+{
+	struct maps_entry e = {
+		.start = m->start,
+		.end = m->end,
+		.offset = m->offset,
+		.inode = m->key.inode,
+		.dev_major = m->key.major,
+		.dev_minor = m->key.minor,
+		.exec = true,
+		.deleted = m->deleted,
+		.path = (char *)m->path,
+	};
+	int err, root_fd;
+
+	if (safe_open__root(&root_fd, s->proc_root, pid))
+		root_fd = -1;
+	err = reload(s, m->file, pid, &e, root_fd);
+	if (root_fd >= 0)
+		close(root_fd);
+	if (err && err != -ENOMEM)
+		m->reload_failed = true;
+	return err == -ENOMEM ? err : 0;
+}
+
+static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct proc_map *m,
 		uint64_t addr, struct sym_result *out)
 {
-	const struct sym_file *f = m->file;
+	struct sym_file *f = m->file;
 	const struct elf_sym *sym = NULL;
 	const struct perfmap_sym *ps = NULL;
 	bool has_symbols = false;
 	uint64_t vaddr = 0;
+	int err;
 
-	if (f && f->elf) {
-		has_symbols = elf_file__has_symbols(f->elf);
-		if (!elf_file__vaddr(f->elf, &vaddr, addr, m->start, m->offset))
+	if (f && f->state == FILE_EVICTED && !m->reload_failed) {
+		err = reload_map(s, pid, m);
+		if (err)
+			return err;
+	}
+	if (f && f->state != FILE_NONE) {
+		/* Loaded now, or evicted for good: the mapping record stays the one it was. */
+		has_symbols = f->has_symbols;
+		touch(s, f);
+		if (f->elf && !elf_file__vaddr(f->elf, &vaddr, addr, m->start, m->offset))
 			sym = elf_file__lookup(f->elf, vaddr);
 	}
 	if (sym) {
-		out->system_name = sym->name;
-		out->name = display_name(s, sym->name);
+		/* Interned: the file's own names go with an eviction. */
+		out->system_name = strpool__intern(s->pool, sym->name);
+		out->name = out->system_name ? display_name(s, out->system_name) : NULL;
 		out->sym_addr = addr - (vaddr - sym->addr);
-	} else if (m->kind == MAP_ANON || (m->kind == MAP_FILE && !(f && f->elf))) {
+		if (!out->name)
+			return -ENOMEM;
+	} else if (m->kind == MAP_ANON || (m->kind == MAP_FILE && !(f && f->state != FILE_NONE))) {
 		/* JIT code: anonymous memory, or a memfd the runtime mapped. */
 		ps = p->perfmap ? perfmap__resolve(p->perfmap, addr) : NULL;
 		if (!ps && !p->gone) {
@@ -888,19 +1232,19 @@ static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, const st
 			out->system_name = strpool__intern(s->pool, ps->name);
 			out->name = out->system_name;
 			out->sym_addr = ps->start;
+			if (!out->name)
+				return -ENOMEM;
 		}
 		has_symbols = m->kind == MAP_ANON ? p->perfmap && perfmap__count(p->perfmap) : !!ps;
 	}
-	out->map = get_mapping(s, m, f ? f->build_id : s->empty, has_symbols);
-	if (!out->map || (out->system_name && !out->name))
-		return -ENOMEM;
-	return 0;
+	out->map = get_mapping(s, m, f, has_symbols);
+	return out->map ? 0 : -ENOMEM;
 }
 
 int symbolizer__resolve_user(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			     struct sym_result *out)
 {
-	const struct proc_map *m;
+	struct proc_map *m;
 	struct sym_proc *p;
 	int err;
 

@@ -4,14 +4,20 @@
  * Maps are read from <proc>/PID/maps when a pid is loaded and again when an address falls
  * outside every known mapping; ELF files are opened through <proc>/PID/map_files (else
  * <path> resolved inside <proc>/PID/root: other mount namespaces work, and a target cannot point
- * us at a host file; safe_open.h) and cached per (dev, inode); their symbols are read with libelf
- * (.symtab, then .dynsym) while the process is alive, so resolving works after it exits.
- * Kernel addresses come from /proc/kallsyms, JIT code from /tmp/perf-PID.map.
+ * us at a host file; safe_open.h) and cached per (dev, inode) and build id; their symbols are
+ * read with libelf (.symtab, then .dynsym) while the process is alive, so resolving works after
+ * it exits.  Kernel addresses come from /proc/kallsyms, JIT code from /tmp/perf-PID.map.
+ *
+ * Memory is bounded for runs of days: loaded files are kept by an LRU (by last load or resolve)
+ * capped in count and in symbol bytes (symbolizer_opts); an evicted file is opened again when an
+ * address of a process that maps it needs it.  Kernel symbols and the vDSO are loaded once.
+ * Strings handed out live in a pool that symbolizer__sweep frees (see the contract there).
  */
 #ifndef PROF_SYMBOLIZER_H
 #define PROF_SYMBOLIZER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct hashmap;
@@ -32,11 +38,27 @@ struct sym_result {
 	const struct sym_mapping *map; /* NULL when the address is in no mapping */
 };
 
-/* Files we refused to read (hostile or odd), and what we skipped in those we read. */
+/*
+ * Files we refused to read (hostile or odd), and what we skipped in those we read; files the LRU
+ * unloaded (bookkeeping, not a loss: they are opened again when needed).
+ */
 struct symbolizer_stats {
 	uint64_t files_refused;		/* mapped files: not regular, too big, swapped */
 	uint64_t perfmaps_refused;	/* perf maps: symlink, FIFO, device, wrong owner, too big */
 	uint64_t perfmap_lines_skipped; /* lines too long, or past the entry cap */
+	uint64_t files_evicted;		/* loaded files unloaded by the caps */
+};
+
+/* What the symbolizer holds now (gauges, for tests and -v; not printed as counters). */
+struct symbolizer_usage {
+	size_t files_loaded; /* files whose symbols are in memory (the vDSO not counted) */
+	uint64_t file_bytes; /* their bytes (elf_file__bytes) */
+	size_t file_records; /* files known: loaded, or named by a process's maps */
+	size_t strings;	     /* strings in the pool */
+	uint64_t string_bytes;
+	size_t mappings;  /* mapping records (sym_result.map) */
+	size_t demangled; /* demangling cache entries */
+	size_t procs;	  /* processes with state (until symbolizer__drop_pid) */
 };
 
 struct symbolizer_opts {
@@ -44,30 +66,41 @@ struct symbolizer_opts {
 	const char *kallsyms;	 /* "/proc/kallsyms" unless a test points elsewhere */
 	const char *perfmap_dir; /* "/tmp" */
 	const char *debug_dir;	 /* debug files: "/usr/lib/debug" when NULL, none when "" */
+	size_t max_files;	 /* loaded files kept (LRU): 256 when 0 */
+	uint64_t max_file_bytes; /* their symbol bytes: 256 MiB when 0 */
 };
 
-/* opts may be NULL for the defaults. */
+/* opts may be NULL for the defaults.  One thread at a time: no call is safe concurrently with
+ * another on the same symbolizer. */
 int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
+void symbolizer__usage(const struct symbolizer *s, struct symbolizer_usage *out);
 
 /* Read the process's mappings and load symbols of its executable mappings now. */
 int symbolizer__load_pid(struct symbolizer *s, uint32_t pid);
 /* Forget a pid's mappings (after exec), keeping file caches. */
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid);
-/* The process is gone for good (continuous mode): its entry goes too. */
+/* The process is gone for good (continuous mode): its entry goes too, and with the next sweep
+ * the names and paths only it held. */
 void symbolizer__drop_pid(struct symbolizer *s, uint32_t pid);
 /*
- * Free every mapping record (sym_result.map) not in used (a hashmap whose keys are
- * `const struct sym_mapping *`): continuous mode, once the stacks of forgotten processes are
- * gone, so mapping records do not pile up with every process that ever ran.
+ * The lifetime of results.  Every pointer a sym_result holds (name, system_name, file, map, and
+ * the strings inside *map, which live as long as the map) stays valid until a symbolizer__sweep
+ * whose used set does not contain it; evicting a file, forgetting or dropping a pid never frees
+ * them.  used is a hashmap whose keys are `const void *` (8 bytes; any value size): the caller puts
+ * there every such pointer it still holds, mapping records and result strings alike (stackres__used
+ * does it for interned stacks).  The sweep frees every mapping record, demangled name and pooled
+ * string that is neither in used nor needed by the symbolizer itself (live processes' comm and
+ * paths).  Kernel names and the kernel mapping live until symbolizer__free.  0, or -ENOMEM with
+ * nothing freed.
  */
-void symbolizer__sweep_mappings(struct symbolizer *s, const struct hashmap *used);
+int symbolizer__sweep(struct symbolizer *s, const struct hashmap *used);
 
 /*
- * Resolve a user address in pid's address space.  Returns 0 and fills *out (strings valid until
- * symbolizer__free); out->name is NULL for an address that did not symbolize.  Never fails for
- * an unknown address — it reports it with out->map (possibly NULL) so the caller keeps it.
+ * Resolve a user address in pid's address space.  Returns 0 and fills *out (valid as
+ * symbolizer__sweep says); out->name is NULL for an address that did not symbolize.  Never fails
+ * for an unknown address — it reports it with out->map (possibly NULL) so the caller keeps it.
  */
 int symbolizer__resolve_user(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			     struct sym_result *out);

@@ -7,6 +7,7 @@
 
 struct hashmap {
 	size_t key_size, val_size, slot_size;
+	size_t val_off; /* values start 8-byte aligned (slots are), whatever the key size */
 	size_t cap; /* power of two */
 	size_t count;
 	unsigned char *used;
@@ -51,7 +52,8 @@ int hashmap__new(struct hashmap **out, size_t key_size, size_t val_size)
 		return -ENOMEM;
 	h->key_size = key_size;
 	h->val_size = val_size;
-	h->slot_size = (key_size + val_size + 7) & ~(size_t)7;
+	h->val_off = (key_size + 7) & ~(size_t)7;
+	h->slot_size = (h->val_off + val_size + 7) & ~(size_t)7;
 	*out = h;
 	return 0;
 }
@@ -107,7 +109,7 @@ void *hashmap__find(const struct hashmap *h, const void *key)
 	if (!h->count)
 		return NULL;
 	i = probe(h, key, &found);
-	return found ? slot(h, i) + h->key_size : NULL;
+	return found ? slot(h, i) + h->val_off : NULL;
 }
 
 static int grow(struct hashmap *h)
@@ -163,7 +165,7 @@ int hashmap__upsert(struct hashmap *h, void **out, const void *key, bool *create
 	}
 	if (created)
 		*created = !found;
-	*out = slot(h, i) + h->key_size;
+	*out = slot(h, i) + h->val_off;
 	return 0;
 }
 
@@ -208,7 +210,7 @@ bool hashmap__next(const struct hashmap *h, size_t *it, const void **key, void *
 			if (key)
 				*key = slot(h, i);
 			if (val)
-				*val = slot(h, i) + h->key_size;
+				*val = slot(h, i) + h->val_off;
 			return true;
 		}
 	}
