@@ -8,7 +8,7 @@
 struct hashmap {
 	size_t key_size, val_size, slot_size;
 	size_t val_off; /* values start 8-byte aligned (slots are), whatever the key size */
-	size_t cap; /* power of two */
+	size_t cap;	/* power of two */
 	size_t count;
 	unsigned char *used;
 	unsigned char *slots;
