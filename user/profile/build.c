@@ -111,9 +111,10 @@ int build__main_mapping(struct profile *p, struct procinfo *procs)
 		return 0;
 	err = hashmap__new(&weight, sizeof(uint64_t), sizeof(int64_t));
 	for (uint32_t i = 0; i < p->nsamples && !err; i++) {
+		uint64_t key = p->samples[i].pid;
 		int64_t *v;
 
-		err = hashmap__upsert(weight, (void **)&v, &(uint64_t){p->samples[i].pid}, NULL);
+		err = hashmap__upsert(weight, (void **)&v, &key, NULL);
 		if (!err)
 			*v += p->samples[i].values[0];
 	}
