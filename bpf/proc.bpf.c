@@ -18,6 +18,7 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 tid, __u32 ppid, _
 
 	if (!e)
 		return;
+	__builtin_memset(e, 0, sizeof(*e));
 	e->type = type;
 	e->pid = pid;
 	e->tid = tid;
@@ -74,6 +75,44 @@ struct {
 } prof_hold_gate SEC(".maps");
 
 /*
+ * Executables whose first exec userspace prepared (struct prof_exec_key): later execs of them
+ * run on unheld.  An LRU: an entry pushed out costs one more hold, nothing else.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_EXEC_SEEN_ENTRIES);
+	__type(key, struct prof_exec_key);
+	__type(value, __u8);
+} prof_exec_seen SEC(".maps");
+
+/* Wide scopes with holds on: stop the first exec of each executable for userspace. */
+const volatile bool prof_hold_execs = false;
+
+/*
+ * May this process be stopped for us?  Not with a controlling terminal (a job-control shell
+ * would report its foreground job as stopped), nor in a process group of its own (a job-control
+ * shell puts each job in one, and its wait would see the job stop); children of plain parents
+ * share their group.  Only while the gate is open (fail_counter counts the refusals then).
+ */
+static __always_inline bool may_hold(struct task_struct *task, __u32 fail_counter)
+{
+	__u32 zero = 0;
+	__u64 *gate;
+
+	if (BPF_CORE_READ(task, signal, tty))
+		return false;
+	if (BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID]) !=
+	    BPF_CORE_READ(task, real_parent, signal, pids[PIDTYPE_PGID]))
+		return false;
+	gate = bpf_map_lookup_elem(&prof_hold_gate, &zero);
+	if (!gate || bpf_ktime_get_ns() > *gate) {
+		prof_count(fail_counter);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Wide scopes: attached to _exit of every libc in scope.  A process that lives a few
  * milliseconds may be gone before userspace reads its maps and symbols; stopped here, at its
  * last instruction in user space, it waits until userspace has consumed everything it sent
@@ -86,25 +125,10 @@ int BPF_KPROBE(proc_exit_hold)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct prof_proc_event *e;
-	struct task_struct *task;
-	__u32 pid = id >> 32, zero = 0;
-	__u64 *gate;
+	__u32 pid = id >> 32;
 
-	if (!prof_is_target(pid))
+	if (!prof_is_target(pid) || !may_hold(bpf_get_current_task_btf(), PROF_CNT_EXIT_HOLD_FAIL))
 		return 0;
-	task = bpf_get_current_task_btf();
-	if (BPF_CORE_READ(task, signal, tty))
-		return 0;
-	/* Nor one in a process group of its own: a job-control shell puts each job in one, and
-	 * its wait would see the job stop.  Children of plain parents share their group. */
-	if (BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID]) !=
-	    BPF_CORE_READ(task, real_parent, signal, pids[PIDTYPE_PGID]))
-		return 0;
-	gate = bpf_map_lookup_elem(&prof_hold_gate, &zero);
-	if (!gate || bpf_ktime_get_ns() > *gate) {
-		prof_count(PROF_CNT_EXIT_HOLD_FAIL);
-		return 0;
-	}
 	/* The record first: a process stopped without one would never be resumed. */
 	e = prof_reserve(sizeof(*e));
 	if (!e)
@@ -114,6 +138,7 @@ int BPF_KPROBE(proc_exit_hold)
 		prof_count(PROF_CNT_EXIT_HOLD_FAIL);
 		return 0;
 	}
+	__builtin_memset(e, 0, sizeof(*e));
 	e->type = PROF_REC_PROC_EXIT_HOLD;
 	e->pid = pid;
 	e->tid = (__u32)id;
@@ -125,13 +150,50 @@ int BPF_KPROBE(proc_exit_hold)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct prof_exec_key key = {0};
+	struct prof_proc_event *e;
+	__u32 pid = id >> 32;
+	struct inode *ino;
 
 	if (!prof_is_target(pid))
 		return 0;
 	/* The old image's mappings: wrong from now on (frame pointers until userspace re-reads). */
 	bpf_map_delete_elem(&prof_unwind_procs, &pid);
-	emit(PROF_REC_PROC_EXEC, pid, (__u32)bpf_get_current_pid_tgid(), 0, 0);
+	/*
+	 * A new executable (wide scopes, holds on): stopped before its first instruction until
+	 * userspace has probed its allocators, hooked its exit and loader, attached its runtime:
+	 * its first allocations and calls are seen, and its exit held, however short its life.
+	 * The signal is delivered on the way back to user space, in the new image.
+	 */
+	if (prof_hold_execs) {
+		ino = BPF_CORE_READ(bprm, file, f_inode);
+		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(ino, i_ino);
+		if (!bpf_map_lookup_elem(&prof_exec_seen, &key) &&
+		    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL)) {
+			/* The record first: a process stopped without one would never resume. */
+			e = prof_reserve(sizeof(*e));
+			if (!e)
+				return 0;
+			if (bpf_send_signal(SIGSTOP)) {
+				bpf_ringbuf_discard(e, 0);
+				prof_count(PROF_CNT_EXEC_HOLD_FAIL);
+				emit(PROF_REC_PROC_EXEC, pid, (__u32)id, 0, 0);
+				return 0;
+			}
+			__builtin_memset(e, 0, sizeof(*e));
+			e->type = PROF_REC_PROC_EXEC;
+			e->pid = pid;
+			e->tid = (__u32)id;
+			e->flags = PROF_PROC_EXEC_HELD;
+			e->exe = key;
+			bpf_get_current_comm(e->comm, sizeof(e->comm));
+			bpf_ringbuf_submit(e, 0);
+			return 0;
+		}
+	}
+	emit(PROF_REC_PROC_EXEC, pid, (__u32)id, 0, 0);
 	return 0;
 }
 

@@ -75,7 +75,9 @@ enum prof_rec_type {
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
 	  "frames walked by frame pointer (no unwind table for their file)")                       \
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
-	  "exiting processes not held for symbolization (consumer busy, signal refused)")
+	  "exiting processes not held for symbolization (consumer busy, signal refused)")          \
+	X(EXEC_HOLD_FAIL, "exec_hold_fail",                                                        \
+	  "first execs of an executable not held for its probes (consumer busy, signal refused)")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
@@ -192,7 +194,19 @@ enum prof_proc_flags {
 	 * exit is not that: a leader may pthread_exit while other threads run on.
 	 */
 	PROF_PROC_GROUP_DEAD = 1,
+	/*
+	 * Exec (wide scopes, holds on): the first exec of this executable (dev, ino) while the
+	 * gate is open; the process is stopped (SIGSTOP) before its new image's first instruction
+	 * until userspace has prepared the image (probes, hooks, tables) and resumes it.
+	 */
+	PROF_PROC_EXEC_HELD = 2,
 };
+
+/* prof_exec_seen: an executable whose first exec userspace prepared (kernel dev_t, inode). */
+struct prof_exec_key {
+	__u64 dev, ino;
+};
+#define PROF_EXEC_SEEN_ENTRIES 16384
 
 /* Which processes are profiled (bpf/common.bpf.h prof_is_target). */
 enum prof_scope {
@@ -210,7 +224,8 @@ struct prof_proc_event {
 	__u32 flags; /* enum prof_proc_flags */
 	__u32 pad;
 	char comm[PROF_COMM_LEN];
+	struct prof_exec_key exe; /* exec with PROF_PROC_EXEC_HELD: the executable */
 };
-_Static_assert(sizeof(struct prof_proc_event) == 40, "prof_proc_event layout");
+_Static_assert(sizeof(struct prof_proc_event) == 56, "prof_proc_event layout");
 
 #endif /* PROF_COMMON_H */

@@ -584,6 +584,7 @@ int session__run(const struct env *caller_env)
 		.sample_bytes = env->sample_bytes,
 		.unwind = env->unwind,
 		.unwind_fp = env->unwind == UNWIND_FP,
+		.hold_execs = env->wide && env->hold_exits > 0,
 	};
 	int64_t start_mono, start_wall, last_tick, deadline = 0, next_interval = 0;
 	int64_t interval_mono = 0, interval_wall = 0;

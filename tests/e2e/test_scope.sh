@@ -219,3 +219,19 @@ t_scope_cgroup_calls_python() {
 	expect_eq "processes with f" "$pid" \
 		"$(pprof_traces "$f" | grep '|f' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | xargs)"
 }
+
+# A runtime started in the cgroup after the profiler: its first exec is held until its probes are
+# in (exec holds), so every call is seen, from the first.
+t_scope_cgroup_calls_python_started_later() {
+	local py=/usr/bin/python3.11 cg f=$E2E_TMP/later.pb.gz pid
+	[ -x "$py" ] || fail "$py missing (apt-get install python3.11)"
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --calls -o "$f" --top 0
+	in_cgroup "$cg" "$py" tests/targets/calls.py >"$E2E_TMP/py.out" 2>&1 ||
+		fail "python failed: $(cat "$E2E_TMP/py.out")"
+	stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	expect_eq "script output" 125250 "$(cat "$E2E_TMP/py.out")"
+	expect_eq "f calls (1000 from Python, 500 from map)" 1500 "$(pprof_flat "$f" calls f)"
+	expect_eq "exec holds that failed" 0 "$(pprof_counter_value "$f" exec_hold_fail)"
+}

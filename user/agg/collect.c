@@ -888,6 +888,26 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 }
 
 /*
+ * A process stopped at the first exec of its executable (wide scopes, holds on) has had its new
+ * image prepared by on_exec — allocator probes, exit and loader hooks, runtime probes, unwind
+ * tables queued — before its first instruction: mark the executable done (its later execs run
+ * unheld) and let it go.
+ */
+static void exec_release(struct collect *c, const struct prof_proc_event *e)
+{
+	int fd;
+
+	if (loader__exec_seen(c->loader, &e->exe))
+		pr_debug("marking the executable of %u prepared failed\n", e->pid);
+	fd = pidfd_open_((pid_t)e->pid);
+	if (fd < 0)
+		return; /* killed meanwhile */
+	if (pidfd_send_signal_(fd, SIGCONT) && errno != ESRCH)
+		pr_warn("resuming process %u after its exec failed: %s\n", e->pid, strerror(errno));
+	close(fd);
+}
+
+/*
  * -p: the kernel filters per-process uprobes by the memory of the thread they were opened on,
  * the leader, and a leader that left (pthread_exit) has none: probes opened on a thread still
  * running take over.  Allocations between the two are missed (README: limits).
@@ -941,7 +961,10 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		err = stackres__load_pid(c->stacks, e->pid);
 		return err ? err : procinfo__note(c->procs, e->pid, e->pid);
 	case PROF_REC_PROC_EXEC:
-		return on_exec(c, e->pid, comm);
+		err = on_exec(c, e->pid, comm);
+		if (e->flags & PROF_PROC_EXEC_HELD)
+			exec_release(c, e);
+		return err;
 	case PROF_REC_PROC_DLOPEN:
 		/* Wide scopes: the loader mapped the libraries (startup) or a dlopen: read the
 		 * maps while the process lives, however short its life. */
@@ -1032,8 +1055,12 @@ int collect__on_event(void *ctx, void *data, size_t size)
 		exit_hold(c, ((struct prof_proc_event *)data)->pid);
 		return c->err;
 	}
-	if (c->err)
+	if (c->err) {
+		if (type == PROF_REC_PROC_EXEC && size >= sizeof(struct prof_proc_event) &&
+		    (((struct prof_proc_event *)data)->flags & PROF_PROC_EXEC_HELD))
+			exec_release(c, data);
 		return c->err;
+	}
 	if (stackres__error(c->stacks)) {
 		pr_err("out of memory while symbolizing\n");
 		return fatal(c, stackres__error(c->stacks));

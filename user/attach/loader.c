@@ -106,6 +106,7 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_unwind_asked", l->opts.unwind_fp ? 1 : PROF_UNWIND_ASKED_ENTRIES},
 		{"prof_unwind_files", l->opts.unwind_fp ? 1 : PROF_UNWIND_FILES},
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
+		{"prof_exec_seen", l->opts.hold_execs ? PROF_EXEC_SEEN_ENTRIES : 1},
 	};
 	struct bpf_map *map;
 	int err;
@@ -392,6 +393,7 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 		goto cleanup;
 	}
 	l->proc->rodata->follow_children = opts->follow_children;
+	l->proc->rodata->prof_hold_execs = opts->hold_execs;
 	SET_SCOPE(l, l->proc);
 	err = size_maps(l, l->proc->obj);
 	if (err)
@@ -524,6 +526,15 @@ void loader__hold_gate(struct loader *l, uint64_t until_ns)
 	uint32_t zero = 0;
 
 	bpf_map_update_elem(bpf_map__fd(l->proc->maps.prof_hold_gate), &zero, &until_ns, BPF_ANY);
+}
+
+int loader__exec_seen(struct loader *l, const struct prof_exec_key *key)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(l->proc->maps.prof_exec_seen), key, &one, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 int loader__sampled_fd(struct loader *l)

@@ -28,6 +28,7 @@ struct loader_opts {
 	bool unwind_fp;	     /* --unwind fp: the unwinder's maps are not used */
 	uint32_t scope;	     /* enum prof_scope */
 	int scope_cgroup_fd; /* PROF_SCOPE_CGROUP: the cgroup v2 directory, open */
+	bool hold_execs;     /* stop each executable's first exec until loader__exec_seen */
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
@@ -81,6 +82,9 @@ int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out);
 /* Exits may be held until until_ns (CLOCK_MONOTONIC; 0: no more): at every turn of the loop,
  * and 0 before the last drain. */
 void loader__hold_gate(struct loader *l, uint64_t until_ns);
+
+/* The executable of a held exec is prepared: its later execs run on.  0 or -errno. */
+int loader__exec_seen(struct loader *l, const struct prof_exec_key *key);
 
 /* --sample-bytes: the map of sampled live blocks (struct prof_sampled_key); -1 without it. */
 int loader__sampled_fd(struct loader *l);
