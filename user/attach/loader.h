@@ -68,8 +68,27 @@ struct loader_attach_key {
 };
 int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
 		     bool *created);
-/* Forget an entry (its attach failed: a later attempt may try again). */
+/* Keep link with key's entry (created by loader__attached): destroyed when the entry goes.
+ * 0, or -ENOENT / -ENOMEM (the link destroyed). */
+int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
+			  struct bpf_link *link);
+/* Forget an entry and destroy its links (its attach failed: a later attempt may try again). */
 void loader__attached_drop(struct loader *l, const struct loader_attach_key *key);
+/* Detach an entry: its links destroyed, the entry forgotten (a later attach works again).
+ * Returns the links destroyed, or -ENOENT. */
+int loader__detach(struct loader *l, const struct loader_attach_key *key);
+/* Wide scopes, a file nothing in scope maps any more: detach its entries for every process
+ * (pid -1) of every kind.  Returns the links destroyed (0: none were attached). */
+int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino);
+
+/* PROF_ATTACH_STATS as a struct. */
+#define LOADER_STAT_FIELD(f, n, d) uint64_t f;
+struct loader_attach_stats {
+	PROF_ATTACH_STATS(LOADER_STAT_FIELD)
+};
+#undef LOADER_STAT_FIELD
+/* NULL without a loader. */
+const struct loader_attach_stats *loader__attach_stats(const struct loader *l);
 
 /* The unwinder's maps (bpf/unwind_maps.bpf.h, bpf/unwind.bpf.h): -ENOENT before a program that
  * walks stacks is loaded. */
@@ -106,7 +125,7 @@ enum loader_hook {
 };
 int loader__attach_hook(struct loader *l, enum loader_hook hook, int fd, const char *name);
 
-/* Keep a link so loader__free destroys it. */
+/* Keep a link of no attached-set entry (the CPU sampler's) so loader__free destroys it. */
 int loader__keep_link(struct loader *l, struct bpf_link *link);
 
 #endif /* PROF_LOADER_H */
