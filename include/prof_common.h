@@ -159,6 +159,12 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(procs_lines_skipped, "cgroup_procs_lines_skipped",                                   \
 	  "cgroup.procs lines that are not a pid, or past 4194304 lines")
 
+/* The probes attached to files (user/attach/loader.c): bookkeeping, not losses. */
+#define PROF_ATTACH_STATS(X)                                                            \
+	X(links, "probe_links", "uprobe links attached now (allocators, calls, hooks)") \
+	X(files_detached, "probe_files_detached",                                       \
+	  "files whose probes were removed: nothing in scope maps them any more")
+
 /* Counted by the ring-buffer consumer (user/agg/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 

@@ -155,6 +155,7 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 		.sym = collect__symbolizer_stats(c),
 		.unw = collect__unwinder_stats(c),
 		.cgroup = r->cgroup,
+		.attach = loader__attach_stats(collect__loader(c)),
 	};
 	struct push_stats push;
 	struct build_inputs in = {

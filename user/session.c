@@ -862,6 +862,18 @@ int session__run(const struct env *caller_env)
 		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
+	/*
+	 * Wide scopes: no more samples, and every one taken symbolized while exits are still
+	 * held — a process exiting after the gate closes is not held, and would be gone before
+	 * its last samples are read.
+	 */
+	if (env->wide && (env->modes & MODE_CPU)) {
+		loader__hold_gate(r.loader, (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
+		loader__stop_cpu(r.loader);
+		while (loader__poll(r.loader, 0) > 0)
+			;
+		collect__sync(r.collect);
+	}
 	/* No more holds; whatever is still queued belongs to the profile (and resumes the
 	 * processes held so far). */
 	loader__hold_gate(r.loader, 0);

@@ -220,6 +220,145 @@ t_scope_cgroup_calls_python() {
 		"$(pprof_traces "$f" | grep '|f' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | xargs)"
 }
 
+# uprobe_state PID LIB: "probed malloc,…" when the code of malloc, free or calloc in LIB as PID
+# maps it differs from the file (a uprobe's breakpoint is written into every process mapping the
+# probed file, in scope or not), "clean" when all three are as in the file.  The kernel's view,
+# read through /proc/PID/mem: nothing of ours in between.
+uprobe_state() { # PID LIB
+	python3 - "$1" "$2" <<'PY'
+import subprocess, sys
+pid, lib = sys.argv[1], sys.argv[2]
+base = None
+for line in open("/proc/%s/maps" % pid):
+    f = line.split()
+    if len(f) >= 6 and f[5] == lib and int(f[2], 16) == 0:
+        base = int(f[0].split("-")[0], 16)
+        break
+if base is None:
+    sys.exit("%s does not map %s" % (pid, lib))
+syms = {}
+nm = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True)
+for line in nm.stdout.splitlines():
+    f = line.split()
+    name = f[-1].split("@")[0] if len(f) == 3 else ""
+    if name in ("malloc", "free", "calloc"):
+        syms[name] = int(f[0], 16)  # libc's text: address = file offset
+if len(syms) != 3:
+    sys.exit("malloc, free, calloc not all in %s: %s" % (lib, syms))
+changed = []
+with open(lib, "rb") as data, open("/proc/%s/mem" % pid, "rb") as mem:
+    for name, off in sorted(syms.items()):
+        data.seek(off)
+        mem.seek(base + off)
+        if mem.read(32) != data.read(32):
+            changed.append(name)
+print("probed " + ",".join(changed) if changed else "clean")
+PY
+}
+
+# wait_for_count FILE PATTERN N SECONDS: until PATTERN is on N lines of FILE.
+wait_for_count() {
+	local i
+	for ((i = 0; i < $4 * 20; i++)); do
+		[ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Number of *.heap.pb.gz in DIR.
+heap_files() { find "$1" -name '*.heap.pb.gz' 2>/dev/null | wc -l; }
+
+# A libc copy that only one process in the cgroup maps: probed while it runs, detached after
+# the interval that saw it exit (a process outside the scope mapping the same copy shows the
+# breakpoints come and go), probed again for the next process that maps it, every allocation
+# of that one counted.
+t_scope_interval_heap_detached_when_unmapped() {
+	local cg dir=$E2E_TMP/out lib=$E2E_TMP/lib log=$E2E_TMP/prof.log obs p1 p2 p2_in p2_job n f
+	local sum fn idx want i
+	mkdir -p "$lib"
+	cp "$(realpath /lib/x86_64-linux-gnu/libc.so.6)" "$lib/libc.so.6"
+	cg=$(make_cgroup)
+	# The observer: outside the scope, mapping the copy, allocating nothing while it waits.
+	start_waiting_target "$E2E_TMP/obs.out" env LD_LIBRARY_PATH="$lib" build/targets/heap_target --wait
+	obs=$TARGET_PID
+	expect_eq "the copy before the profiler" clean "$(uprobe_state "$obs" "$lib/libc.so.6")"
+	# -v twice: the attach and detach lines (debug) say when to look.
+	start_profiler "$log" -v --cgroup "$cg" --heap --sample-bytes 0 --interval 1 \
+		--output-dir "$dir" --top 0
+	expect_eq "the copy, nobody in scope mapping it" clean "$(uprobe_state "$obs" "$lib/libc.so.6")"
+
+	start_waiting_target "$E2E_TMP/p1.out" in_cgroup "$cg" env LD_LIBRARY_PATH="$lib" \
+		build/targets/heap_target --wait
+	p1=$(awk '/^READY/ { print $2 }' "$E2E_TMP/p1.out")
+	# pvalloc's entry is the copy's last probe (heap_attach__plan: entries last, in list order).
+	wait_for_count "$log" "probing pvalloc at $lib/libc.so.6" 1 20 ||
+		fail "the copy was not probed for $p1: $(tail -5 "$log")"
+	expect_eq "the copy while $p1 maps it" "probed calloc,free,malloc" \
+		"$(uprobe_state "$obs" "$lib/libc.so.6")"
+	grep -q "detached .* probes from file" "$log" && fail "detached while $p1 runs: $(grep detached "$log")"
+	kill -KILL "$p1"
+	wait_for_line "$log" "detached .* probes from file" 20 || fail "the copy's probes never went"
+	expect_eq "the copy after $p1 is gone" clean "$(uprobe_state "$obs" "$lib/libc.so.6")"
+	# The interval after the detach says so (the counter is cumulative).
+	n=$(heap_files "$dir")
+	for ((i = 0; i < 400; i++)); do
+		[ "$(heap_files "$dir")" -ge $((n + 2)) ] && break
+		sleep 0.05
+	done
+	f=$(find "$dir" -name '*.heap.pb.gz' | sort | tail -1)
+	expect_range "probe_files_detached in $(basename "$f")" 1 1000 \
+		"$(pprof_counter_value "$f" probe_files_detached)"
+
+	# A new process mapping the copy: probed again before it allocates (it waits for its go).
+	mkfifo "$E2E_TMP/p2.in"
+	exec {p2_in}<>"$E2E_TMP/p2.in"
+	in_cgroup "$cg" env LD_LIBRARY_PATH="$lib" build/targets/heap_target --wait \
+		<"$E2E_TMP/p2.in" >"$E2E_TMP/p2.out" 2>&1 &
+	p2_job=$!
+	wait_for_line "$E2E_TMP/p2.out" READY 20 || fail "the second process never became ready"
+	p2=$(awk '/^READY/ { print $2 }' "$E2E_TMP/p2.out")
+	wait_for_count "$log" "probing pvalloc at $lib/libc.so.6" 2 20 ||
+		fail "the copy was not probed again for $p2: $(tail -5 "$log")"
+	expect_eq "the copy while $p2 maps it" "probed calloc,free,malloc" \
+		"$(uprobe_state "$obs" "$lib/libc.so.6")"
+	echo go >&"$p2_in"
+	wait_for_line "$E2E_TMP/p2.out" DONE 300 || fail "the second process never finished"
+	# Its last records consumed: one more interval written after DONE.
+	n=$(heap_files "$dir")
+	for ((i = 0; i < 400; i++)); do
+		[ "$(heap_files "$dir")" -ge $((n + 2)) ] && break
+		sleep 0.05
+	done
+	stop_profiler "$log"
+	exec {p2_in}>&-
+	kill "$obs" "$p2"
+	wait "$p2_job"
+	rmdir "$cg"
+	# Allocations per interval add up to the program's exactly; in use carried to the last.
+	for f in $(find "$dir" -name '*.heap.pb.gz' | sort); do
+		expect_no_drops "$f" >/dev/null
+	done
+	for want in "leak_pages alloc_objects 1000" "leak_pages alloc_space 4096000" \
+		"churn_small alloc_objects 400000" "churn_small alloc_space 25600000" \
+		"calloc_kept alloc_objects 50" "realloc_chain alloc_objects 4" \
+		"realloc_chain alloc_space 1500" "memalign_kept alloc_objects 20" \
+		"cxx_new_kept alloc_objects 50" "cxx_new_kept alloc_space 49000"; do
+		read -r fn idx want <<<"$want"
+		sum=0
+		for f in $(find "$dir" -name '*.heap.pb.gz' | sort); do
+			sum=$((sum + $(pprof_flat "$f" "$idx" "$fn")))
+		done
+		expect_eq "$fn $idx over all intervals" "$want" "$sum"
+	done
+	f=$(find "$dir" -name '*.heap.pb.gz' | sort | tail -1)
+	expect_eq "leak_pages inuse_space at the end" 4096000 "$(pprof_flat "$f" inuse_space leak_pages)"
+	expect_eq "calloc_kept inuse_space at the end" 50000 "$(pprof_flat "$f" inuse_space calloc_kept)"
+	expect_eq "cxx_new_kept inuse_space at the end" 40000 "$(pprof_flat "$f" inuse_space cxx_new_kept)"
+	expect_eq "realloc_chain inuse_space at the end" 800 "$(pprof_flat "$f" inuse_space realloc_chain)"
+	pprof_traces "$f" | grep '|leak_pages;' | grep -q "pid=$p2 " || fail "leak_pages not charged to $p2"
+}
+
 # A runtime started in the cgroup after the profiler: its first exec is held until its probes are
 # in (exec holds), so every call is seen, from the first.
 t_scope_cgroup_calls_python_started_later() {

@@ -51,9 +51,10 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 	assert_non_null(calls);
 	map_names(proc->obj, names, sizeof(names));
 	/* The lifecycle program keeps the unwinder's process entries right (fork, exec, exit). */
-	assert_string_equal(names, "prof_targets prof_counters prof_scope_cgroup prof_events "
-				   "prof_pending prof_sample_left prof_unwind_tables "
-				   "prof_unwind_procs prof_unwind_files prof_hold_gate ");
+	assert_string_equal(names,
+			    "prof_targets prof_counters prof_scope_cgroup prof_events "
+			    "prof_pending prof_sample_left prof_unwind_tables "
+			    "prof_unwind_procs prof_unwind_files prof_hold_gate prof_exec_seen ");
 	map_names(cpu->obj, names, sizeof(names));
 	assert_string_equal(names, "prof_cpu_scratch prof_events prof_targets prof_counters "
 				   "prof_scope_cgroup prof_unwind_tables prof_unwind_procs "

@@ -24,6 +24,7 @@
 #include "agg/heap_agg.h"
 #include "attach/heap_attach.h"
 #include "attach/loader.h"
+#include "attach/owners.h"
 #include "util/log.h"
 #include "proc/procinfo.h"
 #include "prof_calls.h"
@@ -65,7 +66,10 @@ struct collect {
 	struct hashmap *targets;    /* pid -> struct target */
 	struct hashmap *roots;	    /* wide scopes: (dev, ino) of the roots probed */
 	struct hashmap *prepared;   /* (dev, ino) of executables whose image was prepared */
-	uint32_t *dead;		    /* continuous mode: processes gone in this interval */
+	struct owners *owners;	    /* wide scopes: what keeps each probed file (forget_dead) */
+	struct hashmap
+		*exec_keys; /* prepared (dev, ino) -> the BPF's prof_exec_key of a held exec */
+	uint32_t *dead;	    /* continuous mode: processes gone in this interval */
 	size_t ndead, dead_cap;
 	uint64_t bad_records;
 	int err;		      /* first fatal error while consuming events (0 or -errno) */
@@ -298,6 +302,11 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = hashmap__new(&c->roots, 2 * sizeof(uint64_t), 1);
 	if (!err)
 		err = hashmap__new(&c->prepared, 2 * sizeof(uint64_t), 1);
+	if (!err && opts->wide)
+		err = owners__new(&c->owners);
+	if (!err)
+		err = hashmap__new(&c->exec_keys, 2 * sizeof(uint64_t),
+				   sizeof(struct prof_exec_key));
 	if (!err && (opts->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, opts->sample_bytes);
 	if (!err && (opts->modes & MODE_CPU))
@@ -349,6 +358,8 @@ void collect__free(struct collect *c)
 	hashmap__free(c->targets);
 	hashmap__free(c->roots);
 	hashmap__free(c->prepared);
+	owners__free(c->owners);
+	hashmap__free(c->exec_keys);
 	free(c->dead);
 	free(c);
 }
@@ -488,7 +499,9 @@ int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx
 
 int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
 {
-	int err = heap_attach__process(c->loader, pid, probe_pid, nfns);
+	int err = c->owners && probe_pid < 0
+			  ? heap_attach__scoped(c->loader, c->owners, pid, nfns)
+			  : heap_attach__process(c->loader, pid, probe_pid, nfns);
 
 	/* A process that is gone has nothing left to probe; anything else loses allocations. */
 	if (err && err != -ENOENT && err != -ESRCH)
@@ -513,6 +526,7 @@ struct unwind_libs {
 	struct collect *c;
 	int root_fd;
 	unsigned depth, n;
+	const struct owners_key *image; /* wide scopes: the executable they are kept for */
 };
 
 #define UNWIND_PREPARE_MAX 64
@@ -539,6 +553,8 @@ static void unwind_lib(const char *path, void *arg)
 	/* A libc's _exit holds its short-lived processes for their symbols (holds on). */
 	if (l->c->opts.hold_exits)
 		loader__attach_hook(l->c->loader, LOADER_HOOK_EXIT, fd, path);
+	if (l->image && owners__group_fd(l->c->owners, OWNERS_IMAGE, l->image, fd))
+		pr_debug("not noting %s as kept by its executable: out of memory\n", path);
 	if (l->depth < 2) {
 		snprintf(origin, sizeof(origin), "%s", path);
 		if (strrchr(origin, '/'))
@@ -583,12 +599,14 @@ static int discover_root(struct collect *c, uint32_t pid)
 	key.dev = st.st_dev;
 	key.ino = st.st_ino;
 	err = hashmap__upsert(c->roots, &v, &key, &created);
+	if (!err && c->owners)
+		err = owners__join(c->owners, pid, OWNERS_ROOT, (const struct owners_key *)&key);
 	if (err || !created)
 		return err;
 	err = safe_open__root(&root_fd, "/proc", pid);
 	if (err)
 		return 0;
-	err = heap_attach__root(c->loader, root_fd, c->opts.hold_exits, &n);
+	err = heap_attach__root(c->loader, c->owners, root_fd, c->opts.hold_exits, &n);
 	close(root_fd);
 	if (n)
 		pr_info("probed %d allocator functions in the root of process %u\n", n, pid);
@@ -611,19 +629,22 @@ static void prepare_image(struct collect *c, uint32_t pid)
 {
 	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
 	char path[64], exe[PATH_MAX];
+	struct owners_key key;
 	struct stat st;
 	ssize_t len;
 
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	/* An executable prepared once is prepared for good: a loop of short processes must not
-	 * pay for it at every exec (their held exits wait for us). */
+	 * pay for it at every exec (their held exits wait for us).  Wide scopes: until no process
+	 * runs it (owned_gone). */
 	if (!stat(path, &st)) {
-		struct {
-			uint64_t dev, ino;
-		} key = {st.st_dev, st.st_ino};
 		bool created;
 		void *v;
 
+		key = (struct owners_key){st.st_dev, st.st_ino};
+		if (c->owners && owners__join(c->owners, pid, OWNERS_IMAGE, &key))
+			return;
+		l.image = c->owners ? &key : NULL;
 		if (hashmap__upsert(c->prepared, &v, &key, &created) || !created)
 			return;
 	}
@@ -697,6 +718,11 @@ bool collect__calls_none(struct collect *c)
 int collect__error(struct collect *c)
 {
 	return c->err;
+}
+
+int collect__sync(struct collect *c)
+{
+	return fatal(c, stackres__sync(c->stacks));
 }
 
 /* `-- CMD`: a followed child may have exec'd another interpreter, or loaded one (dlopen):
@@ -895,10 +921,20 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
  */
 static void exec_release(struct collect *c, const struct prof_proc_event *e)
 {
+	struct prof_exec_key *k;
+	char path[64];
+	struct stat st;
 	int fd;
 
 	if (loader__exec_seen(c->loader, &e->exe))
 		pr_debug("marking the executable of %u prepared failed\n", e->pid);
+	/* The BPF's key by ours (they differ on overlayfs): forgotten with the image (owned_gone).
+	 */
+	snprintf(path, sizeof(path), "/proc/%u/exe", e->pid);
+	if (!stat(path, &st) &&
+	    !hashmap__upsert(c->exec_keys, (void **)&k,
+			     &(struct owners_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}, NULL))
+		*k = e->exe;
 	fd = pidfd_open_((pid_t)e->pid);
 	if (fd < 0)
 		return; /* killed meanwhile */
@@ -955,6 +991,8 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		pr_debug("following child %u of %u\n", e->pid, e->ppid);
 		undead(c, e->pid);
 		err = track(c, e->pid);
+		if (!err && c->owners)
+			err = owners__fork(c->owners, e->pid, e->ppid);
 		if (err)
 			return err;
 		/* Same image as the parent until it execs: same mappings, same symbols. */
@@ -1115,6 +1153,27 @@ static void sampled_gone(void *ctx, uint64_t addr)
 	struct prof_sampled_key key = {.tgid = pid[0], .addr = addr};
 
 	bpf_map_delete_elem((int)pid[1], &key);
+}
+
+/* Nothing in scope keeps key any more: a file's probes go, a root or executable is probed
+ * afresh when a process runs in it again. */
+static void owned_gone(void *ctx, enum owners_kind kind, const struct owners_key *key)
+{
+	struct collect *c = ctx;
+
+	const struct prof_exec_key *k;
+
+	if (kind == OWNERS_FILE && c->loader)
+		loader__detach_file(c->loader, key->dev, key->ino);
+	else if (kind != OWNERS_FILE)
+		hashmap__delete(kind == OWNERS_ROOT ? c->roots : c->prepared, key);
+	/* An executable no process runs: its next first exec is held and prepared again. */
+	k = kind == OWNERS_IMAGE ? hashmap__find(c->exec_keys, key) : NULL;
+	if (k) {
+		if (c->loader)
+			loader__exec_forget(c->loader, k);
+		hashmap__delete(c->exec_keys, key);
+	}
 }
 
 /*
@@ -1330,7 +1389,12 @@ static int forget_dead(struct collect *c)
 		}
 		if (c->last_stack.pid == pid)
 			c->last_stack.pid = 0;
+		if (c->owners)
+			owners__release(c->owners, pid);
 	}
+	/* The probes of files no process in scope maps any more go (README: continuous mode). */
+	if (c->owners && c->ndead && owners__sweep(c->owners, owned_gone, c) == -ENOMEM && !err)
+		err = -ENOMEM;
 	if (!c->ndead)
 		return err;
 	c->ndead = 0;

@@ -514,7 +514,7 @@ static int attach_file(struct calls_attach *ca, const struct calls_runtime_file 
 		return err;
 	}
 	for (i = 0; i < plan.nprobes; i++) {
-		err = loader__keep_link(ca->l, links[i]);
+		err = loader__attached_link(ca->l, &key, links[i]);
 		if (err) {
 			for (int j = i + 1; j < plan.nprobes; j++)
 				bpf_link__destroy(links[j]);

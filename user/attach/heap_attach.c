@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,6 +21,7 @@
 #include "proc/maps.h"
 #include "util/log.h"
 #include "prof_heap.h"
+#include "attach/owners.h"
 #include "attach/prologue.h"
 #include "proc/safe_open.h"
 
@@ -127,8 +129,10 @@ int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef)
 	return 0;
 }
 
-static int attach_one(struct loader *l, struct bpf_program *prog, bool retprobe, const char *path,
-		      int pid, uint64_t off, uint64_t cookie)
+/* One uprobe, kept with the file's entry of the attached set (key). */
+static int attach_one(struct loader *l, const struct loader_attach_key *key,
+		      struct bpf_program *prog, bool retprobe, const char *path, int pid,
+		      uint64_t off, uint64_t cookie)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_link *link;
@@ -136,11 +140,11 @@ static int attach_one(struct loader *l, struct bpf_program *prog, bool retprobe,
 	link = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
 	if (!link)
 		return -errno;
-	return loader__keep_link(l, link);
+	return loader__attached_link(l, key, link);
 }
 
-static int attach_file(struct loader *l, const struct loader_heap_progs *progs, int fd,
-		       const char *name, int pid)
+static int attach_file(struct loader *l, const struct loader_attach_key *key,
+		       const struct loader_heap_progs *progs, int fd, const char *name, int pid)
 {
 	struct elf_file *ef = NULL;
 	struct heap_plan plan;
@@ -162,7 +166,7 @@ static int attach_file(struct loader *l, const struct loader_heap_progs *progs, 
 					   : p->kind == HEAP_PROBE_ENTRY ? progs->enter
 									 : progs->ret;
 
-		err = attach_one(l, prog, p->kind == HEAP_PROBE_RETURN, path, pid, p->offset,
+		err = attach_one(l, key, prog, p->kind == HEAP_PROBE_RETURN, path, pid, p->offset,
 				 PROF_COOKIE(p->fn, p->code_size));
 		if (err) {
 			/*
@@ -208,7 +212,7 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 		return err;
 	if (!created)
 		return *slot;
-	n = attach_file(l, &progs, fd, name, pid);
+	n = attach_file(l, &key, &progs, fd, name, pid);
 	if (n < 0) {
 		loader__attached_drop(l, &key);
 		return n;
@@ -220,16 +224,37 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 	return n;
 }
 
-int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns)
+/* heap_attach__process; with o, pid's executable files become its own there. */
+static int attach_process(struct loader *l, struct owners *o, uint32_t pid, int probe_pid,
+			  int *nfns)
 {
-	char path[64];
+	struct owners_key *files = NULL;
 	struct maps *m = NULL;
 	int err, root_fd = -1;
+	size_t nfiles = 0;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	err = maps__read(&m, path);
 	if (err)
 		return err;
+	if (o) {
+		/* Every executable file mapping, opened or not: what it maps is what counts. */
+		files = calloc(m->count ? m->count : 1, sizeof(*files));
+		if (!files) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		for (size_t i = 0; i < m->count; i++)
+			if (m->entries[i].exec && maps_entry__is_file(&m->entries[i]))
+				files[nfiles++] =
+					(struct owners_key){.dev = makedev(m->entries[i].dev_major,
+									   m->entries[i].dev_minor),
+							    .ino = m->entries[i].inode};
+		err = owners__set_files(o, pid, files, nfiles);
+		if (err)
+			goto cleanup;
+	}
 	/* Paths are the target's: resolved inside its root, never on the host. */
 	err = safe_open__root(&root_fd, "/proc", pid);
 	if (err)
@@ -260,11 +285,22 @@ int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfn
 cleanup:
 	if (root_fd >= 0)
 		close(root_fd);
+	free(files);
 	maps__free(m);
 	return err;
 }
 
-int heap_attach__root(struct loader *l, int root_fd, bool exit_hooks, int *nfns)
+int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns)
+{
+	return attach_process(l, NULL, pid, probe_pid, nfns);
+}
+
+int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, int *nfns)
+{
+	return attach_process(l, o, pid, -1, nfns);
+}
+
+int heap_attach__root(struct loader *l, struct owners *o, int root_fd, bool exit_hooks, int *nfns)
 {
 	static const char *const dirs[] = {"/lib/x86_64-linux-gnu",
 					   "/usr/lib/x86_64-linux-gnu",
@@ -276,9 +312,14 @@ int heap_attach__root(struct loader *l, int root_fd, bool exit_hooks, int *nfns)
 	static const char *const allocators[] = {"libc.so.6", "libstdc++.so.6",
 						 "ld-musl-x86_64.so.1"};
 	static const char *const loaders[] = {"ld-linux-x86-64.so.2"};
+	struct owners_key root;
 	char path[128];
+	struct stat st;
 	int err, fd;
 
+	if (fstat(root_fd, &st))
+		return -errno;
+	root = (struct owners_key){.dev = st.st_dev, .ino = st.st_ino};
 	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
 		for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++) {
 			snprintf(path, sizeof(path), "%s/%s", dirs[d], allocators[i]);
@@ -290,6 +331,9 @@ int heap_attach__root(struct loader *l, int root_fd, bool exit_hooks, int *nfns)
 			else if (err < 0)
 				pr_debug("not probing %s: %s\n", path, strerror(-err));
 			err = exit_hooks ? loader__attach_hook(l, LOADER_HOOK_EXIT, fd, path) : 0;
+			/* Kept while a process in scope runs in this root. */
+			if (err >= 0 && o)
+				err = owners__group_fd(o, OWNERS_ROOT, &root, fd);
 			close(fd);
 			if (err < 0)
 				return err;
@@ -299,6 +343,8 @@ int heap_attach__root(struct loader *l, int root_fd, bool exit_hooks, int *nfns)
 			if (safe_open__at(&fd, root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
 				continue;
 			err = loader__attach_hook(l, LOADER_HOOK_DL, fd, path);
+			if (err >= 0 && o)
+				err = owners__group_fd(o, OWNERS_ROOT, &root, fd);
 			close(fd);
 			if (err < 0)
 				return err;

@@ -14,6 +14,7 @@
 
 struct loader;
 struct elf_file;
+struct owners;
 
 enum heap_probe_kind {
 	HEAP_PROBE_RETURN,
@@ -50,14 +51,18 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid);
 /* Attach to every file pid maps executable that defines allocator functions; probe_pid is the
  * process the uprobes are limited to (-1: any, filtered in BPF).  Adds the count to *nfns. */
 int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns);
+/* Wide scopes: heap_attach__process for every process (-1), and pid's executable file mappings
+ * recorded in o as what it keeps (owners__set_files). */
+int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, int *nfns);
 /*
  * A file system root seen for the first time (a container's, open as root_fd): probe the
  * allocators, hook the dynamic loaders and (exit_hooks) the libcs' _exit (loader__attach_hook) at
  * the usual library paths inside it, for every process (filtered in BPF), before any process there
  * maps them: a program started in that container later is traced from its first allocation and
- * symbolized however short its life.  Adds the functions probed to *nfns.
+ * symbolized however short its life.  Adds the functions probed to *nfns.  With o, the files
+ * are recorded as the root's there (owners__group_file, OWNERS_ROOT, the root's fstat).
  */
-int heap_attach__root(struct loader *l, int root_fd, bool exit_hooks, int *nfns);
+int heap_attach__root(struct loader *l, struct owners *o, int root_fd, bool exit_hooks, int *nfns);
 /* 1 if the executable at path has no program interpreter (static), 0 if dynamic or a script,
  * -errno if unreadable or not ELF. */
 int heap_attach__is_static(const char *path);

@@ -10,6 +10,7 @@
 
 #include <bpf/bpf.h>
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 
 #include "proc/safe_open.h"
@@ -64,9 +65,32 @@ struct loader {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks, cap;
-	struct hashmap *attached;     /* struct loader_attach_key -> int32_t */
+	struct hashmap *attached;     /* struct loader_attach_key -> struct attached */
 	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
+	struct loader_attach_stats stats;
 };
+
+/* An entry of the attached set: what loader__attached hands out first, then its links. */
+struct attached {
+	int32_t value;
+	uint32_t nlinks;
+	uint32_t cap;
+	struct bpf_link **links;
+};
+
+/* Destroy a's links (the uprobes go from every process now); a itself is the caller's. */
+static int destroy_links(struct loader *l, struct attached *a)
+{
+	int n = (int)a->nlinks;
+
+	for (uint32_t i = 0; i < a->nlinks; i++)
+		bpf_link__destroy(a->links[i]);
+	free(a->links);
+	a->links = NULL;
+	a->nlinks = a->cap = 0;
+	l->stats.links -= (uint64_t)n;
+	return n;
+}
 
 int loader__keep_link(struct loader *l, struct bpf_link *link)
 {
@@ -288,6 +312,12 @@ int loader__attach_cpu(struct loader *l)
 	return attached ? 0 : -ENODEV;
 }
 
+void loader__stop_cpu(struct loader *l)
+{
+	for (int i = 0; i < l->nperf; i++)
+		ioctl(l->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
 static int open_calls(struct loader *l)
 {
 	int err;
@@ -336,7 +366,7 @@ int loader__attach_hook(struct loader *l, enum loader_hook hook, int fd, const c
 	}
 	pr_info("%s through %s\n", dl ? "watching dlopen()" : "holding exits for their symbols",
 		name);
-	err = loader__keep_link(l, link);
+	err = loader__attached_link(l, &key, link);
 	if (err)
 		return err;
 	if (!loader__attached(l, &key, &done, &created))
@@ -382,7 +412,7 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 	l->opts = *opts;
 	for (int i = 0; i < SHARED__COUNT; i++)
 		l->shared_fd[i] = -1;
-	err = hashmap__new(&l->attached, sizeof(struct loader_attach_key), sizeof(int32_t));
+	err = hashmap__new(&l->attached, sizeof(struct loader_attach_key), sizeof(struct attached));
 	if (err)
 		goto cleanup;
 
@@ -443,9 +473,14 @@ cleanup:
 
 void loader__free(struct loader *l)
 {
+	struct attached *a;
+	size_t it = 0;
+
 	if (!l)
 		return;
 	ring_buffer__free(l->rb);
+	while (l->attached && hashmap__next(l->attached, &it, NULL, (void **)&a))
+		destroy_links(l, a);
 	for (size_t i = 0; i < l->nlinks; i++)
 		bpf_link__destroy(l->links[i]);
 	free(l->links);
@@ -537,6 +572,11 @@ int loader__exec_seen(struct loader *l, const struct prof_exec_key *key)
 	return 0;
 }
 
+void loader__exec_forget(struct loader *l, const struct prof_exec_key *key)
+{
+	bpf_map_delete_elem(bpf_map__fd(l->proc->maps.prof_exec_seen), key);
+}
+
 int loader__sampled_fd(struct loader *l)
 {
 	return l && l->heap && l->opts.sample_bytes ? bpf_map__fd(l->heap->maps.prof_sampled) : -1;
@@ -555,10 +595,79 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
 		     bool *created)
 {
-	return hashmap__upsert(l->attached, (void **)slot, key, created);
+	struct attached *a;
+	int err = hashmap__upsert(l->attached, (void **)&a, key, created);
+
+	if (!err)
+		*slot = &a->value;
+	return err;
+}
+
+int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
+			  struct bpf_link *link)
+{
+	struct attached *a = hashmap__find(l->attached, key);
+
+	if (!a) {
+		bpf_link__destroy(link);
+		return -ENOENT;
+	}
+	if (a->nlinks == a->cap) {
+		uint32_t cap = a->cap ? 2 * a->cap : 4;
+		struct bpf_link **n = realloc(a->links, cap * sizeof(*n));
+
+		if (!n) {
+			bpf_link__destroy(link);
+			return -ENOMEM;
+		}
+		a->links = n;
+		a->cap = cap;
+	}
+	a->links[a->nlinks++] = link;
+	l->stats.links++;
+	return 0;
 }
 
 void loader__attached_drop(struct loader *l, const struct loader_attach_key *key)
 {
+	loader__detach(l, key);
+}
+
+int loader__detach(struct loader *l, const struct loader_attach_key *key)
+{
+	struct attached *a = hashmap__find(l->attached, key);
+	int n;
+
+	if (!a)
+		return -ENOENT;
+	n = destroy_links(l, a);
 	hashmap__delete(l->attached, key);
+	return n;
+}
+
+int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino)
+{
+	static const uint32_t kinds[] = {LOADER_ATTACH_HEAP, LOADER_ATTACH_CALLS,
+					 LOADER_ATTACH_DL_HOOK, LOADER_ATTACH_EXIT_HOOK};
+	int total = 0;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct loader_attach_key key = {
+			.dev = dev, .ino = ino, .pid = -1, .kind = kinds[i]};
+		int n = loader__detach(l, &key);
+
+		if (n > 0)
+			total += n;
+	}
+	if (total) {
+		l->stats.files_detached++;
+		pr_debug("detached %d probes from file %llu:%llu: nothing in scope maps it\n",
+			 total, (unsigned long long)dev, (unsigned long long)ino);
+	}
+	return total;
+}
+
+const struct loader_attach_stats *loader__attach_stats(const struct loader *l)
+{
+	return l ? &l->stats : NULL;
 }

@@ -69,8 +69,27 @@ struct loader_attach_key {
 };
 int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
 		     bool *created);
-/* Forget an entry (its attach failed: a later attempt may try again). */
+/* Keep link with key's entry (created by loader__attached): destroyed when the entry goes.
+ * 0, or -ENOENT / -ENOMEM (the link destroyed). */
+int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
+			  struct bpf_link *link);
+/* Forget an entry and destroy its links (its attach failed: a later attempt may try again). */
 void loader__attached_drop(struct loader *l, const struct loader_attach_key *key);
+/* Detach an entry: its links destroyed, the entry forgotten (a later attach works again).
+ * Returns the links destroyed, or -ENOENT. */
+int loader__detach(struct loader *l, const struct loader_attach_key *key);
+/* Wide scopes, a file nothing in scope maps any more: detach its entries for every process
+ * (pid -1) of every kind.  Returns the links destroyed (0: none were attached). */
+int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino);
+
+/* PROF_ATTACH_STATS as a struct. */
+#define LOADER_STAT_FIELD(f, n, d) uint64_t f;
+struct loader_attach_stats {
+	PROF_ATTACH_STATS(LOADER_STAT_FIELD)
+};
+#undef LOADER_STAT_FIELD
+/* NULL without a loader. */
+const struct loader_attach_stats *loader__attach_stats(const struct loader *l);
 
 /* The unwinder's maps (bpf/unwind_maps.bpf.h, bpf/unwind.bpf.h): -ENOENT before a program that
  * walks stacks is loaded. */
@@ -85,12 +104,16 @@ void loader__hold_gate(struct loader *l, uint64_t until_ns);
 
 /* The executable of a held exec is prepared: its later execs run on.  0 or -errno. */
 int loader__exec_seen(struct loader *l, const struct prof_exec_key *key);
+/* Its probes are gone (nothing in scope ran it for an interval): hold its next first exec. */
+void loader__exec_forget(struct loader *l, const struct prof_exec_key *key);
 
 /* --sample-bytes: the map of sampled live blocks (struct prof_sampled_key); -1 without it. */
 int loader__sampled_fd(struct loader *l);
 
 /* One cpu-clock perf event per online CPU running the sampler at opts.cpu_hz. */
 int loader__attach_cpu(struct loader *l);
+/* No more cpu samples (the end of a run: what is queued is what the profile gets). */
+void loader__stop_cpu(struct loader *l);
 
 /* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);
@@ -110,7 +133,7 @@ enum loader_hook {
 };
 int loader__attach_hook(struct loader *l, enum loader_hook hook, int fd, const char *name);
 
-/* Keep a link so loader__free destroys it. */
+/* Keep a link of no attached-set entry (the CPU sampler's) so loader__free destroys it. */
 int loader__keep_link(struct loader *l, struct bpf_link *link);
 
 #endif /* PROF_LOADER_H */

@@ -5,6 +5,7 @@
 
 #include "agg/calls_agg.h"
 #include "agg/heap_agg.h"
+#include "attach/loader.h"
 #include "proc/cgroup.h"
 #include "profile/profile.h"
 #include "sym/symbolizer.h"
@@ -26,12 +27,15 @@ static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_
 static const struct counter_row unwinder_rows[] = {PROF_UNWINDER_STATS(STAT_ROW)};
 static const struct counter_row push_rows[] = {PROF_PUSH_STATS(STAT_ROW)};
 static const struct counter_row cgroup_rows[] = {PROF_CGROUP_STATS(STAT_ROW)};
+static const struct counter_row attach_rows[] = {PROF_ATTACH_STATS(STAT_ROW)};
 #undef STAT_ROW
 
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
 _Static_assert(NROWS(bpf_rows) == PROF_CNT__COUNT, "one row per BPF counter");
 _Static_assert(sizeof(struct cgroup_stats) == NROWS(cgroup_rows) * sizeof(uint64_t),
 	       "every cgroup_stats member is in PROF_CGROUP_STATS");
+_Static_assert(sizeof(struct loader_attach_stats) == NROWS(attach_rows) * sizeof(uint64_t),
+	       "every loader_attach_stats member is in PROF_ATTACH_STATS");
 /* A stats member missing from its list would never be printed: the sizes catch it.  The heap
  * aggregator's allocs and frees are its bookkeeping, not losses. */
 _Static_assert(sizeof(struct heap_agg_stats) == (2 + NROWS(heap_rows)) * sizeof(uint64_t),
@@ -53,7 +57,8 @@ static const char *const info_names[] = {
 	"push_submitted",	 "push_sent",
 	"push_retried",		 "push_spooled",
 	"push_spool_sent",	 "push_sent_bytes",
-	"sym_files_evicted",
+	"sym_files_evicted",	 "probe_links",
+	"probe_files_detached",
 };
 
 static bool is_info(const char *name)
@@ -120,5 +125,7 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 		err = add_rows(p, push_rows, run->push, NROWS(push_rows));
 	if (!err && run->cgroup)
 		err = add_rows(p, cgroup_rows, (const uint64_t *)run->cgroup, NROWS(cgroup_rows));
+	if (!err && run->attach)
+		err = add_rows(p, attach_rows, (const uint64_t *)run->attach, NROWS(attach_rows));
 	return err;
 }
