@@ -113,37 +113,48 @@ static __always_inline bool may_hold(struct task_struct *task, __u32 fail_counte
 }
 
 /*
+ * Stop the current process (SIGSTOP, delivered on its way back to user space) with a record of
+ * type that tells userspace to resume it.  The record is reserved first: a process stopped
+ * without one would never be resumed.  False when it is not stopped (fail counted).
+ */
+static __always_inline bool stop_self(__u32 type, __u32 flags, const struct prof_exec_key *exe,
+				      __u32 fail)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct prof_proc_event *e = prof_reserve(sizeof(*e));
+
+	if (!e)
+		return false;
+	if (bpf_send_signal(SIGSTOP)) {
+		bpf_ringbuf_discard(e, 0);
+		prof_count(fail);
+		return false;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->flags = flags;
+	if (exe)
+		e->exe = *exe;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+/*
  * Wide scopes: attached to _exit of every libc in scope.  A process that lives a few
  * milliseconds may be gone before userspace reads its maps and symbols; stopped here, at its
  * last instruction in user space, it waits until userspace has consumed everything it sent
- * (this record comes after all of it) and resumes it.  Not for a process with a controlling
- * terminal: a job-control shell would report its foreground job as stopped.  Attached only
- * when holds are on (--cgroup/--container by default, -a with --hold-exits).
+ * (this record comes after all of it) and resumes it (see may_hold for who is never held).
+ * Attached only when holds are on (--cgroup/--container by default, -a with --hold-exits).
  */
 SEC("uprobe")
 int BPF_KPROBE(proc_exit_hold)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct prof_proc_event *e;
-	__u32 pid = id >> 32;
-
-	if (!prof_is_target(pid) || !may_hold(bpf_get_current_task_btf(), PROF_CNT_EXIT_HOLD_FAIL))
-		return 0;
-	/* The record first: a process stopped without one would never be resumed. */
-	e = prof_reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	if (bpf_send_signal(SIGSTOP)) {
-		bpf_ringbuf_discard(e, 0);
-		prof_count(PROF_CNT_EXIT_HOLD_FAIL);
-		return 0;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = PROF_REC_PROC_EXIT_HOLD;
-	e->pid = pid;
-	e->tid = (__u32)id;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	if (prof_is_target(bpf_get_current_pid_tgid() >> 32) &&
+	    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXIT_HOLD_FAIL))
+		stop_self(PROF_REC_PROC_EXIT_HOLD, 0, NULL, PROF_CNT_EXIT_HOLD_FAIL);
 	return 0;
 }
 
@@ -152,7 +163,6 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct prof_exec_key key = {0};
-	struct prof_proc_event *e;
 	__u32 pid = id >> 32;
 	struct inode *ino;
 
@@ -164,34 +174,16 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	 * A new executable (wide scopes, holds on): stopped before its first instruction until
 	 * userspace has probed its allocators, hooked its exit and loader, attached its runtime:
 	 * its first allocations and calls are seen, and its exit held, however short its life.
-	 * The signal is delivered on the way back to user space, in the new image.
 	 */
 	if (prof_hold_execs) {
 		ino = BPF_CORE_READ(bprm, file, f_inode);
 		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
 		key.ino = BPF_CORE_READ(ino, i_ino);
 		if (!bpf_map_lookup_elem(&prof_exec_seen, &key) &&
-		    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL)) {
-			/* The record first: a process stopped without one would never resume. */
-			e = prof_reserve(sizeof(*e));
-			if (!e)
-				return 0;
-			if (bpf_send_signal(SIGSTOP)) {
-				bpf_ringbuf_discard(e, 0);
-				prof_count(PROF_CNT_EXEC_HOLD_FAIL);
-				emit(PROF_REC_PROC_EXEC, pid, (__u32)id, 0, 0);
-				return 0;
-			}
-			__builtin_memset(e, 0, sizeof(*e));
-			e->type = PROF_REC_PROC_EXEC;
-			e->pid = pid;
-			e->tid = (__u32)id;
-			e->flags = PROF_PROC_EXEC_HELD;
-			e->exe = key;
-			bpf_get_current_comm(e->comm, sizeof(e->comm));
-			bpf_ringbuf_submit(e, 0);
+		    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL) &&
+		    stop_self(PROF_REC_PROC_EXEC, PROF_PROC_EXEC_HELD, &key,
+			      PROF_CNT_EXEC_HOLD_FAIL))
 			return 0;
-		}
 	}
 	emit(PROF_REC_PROC_EXEC, pid, (__u32)id, 0, 0);
 	return 0;

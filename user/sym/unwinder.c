@@ -271,6 +271,19 @@ static uint64_t table__bytes(const struct table *t)
 	return (uint64_t)t->nchunks * sizeof(struct prof_unwind_chunk);
 }
 
+/* Off the unused LRU (used again, or evicted), its bytes and kept state with it. */
+static void table__leave_unused(struct unwinder *u, struct table *t)
+{
+	lru__unlink(&t->lru);
+	u->nunused--;
+	u->unused_bytes -= table__bytes(t);
+	if (t->kept) {
+		u->nkept--;
+		u->kept_bytes -= table__bytes(t);
+	}
+	t->kept = false;
+}
+
 /* On the unused LRU exactly when no process record maps it (the vDSO's never). */
 static void table__settle(struct unwinder *u, struct table *t)
 {
@@ -285,14 +298,7 @@ static void table__settle(struct unwinder *u, struct table *t)
 		u->evict_due = true;
 		return;
 	}
-	lru__unlink(&t->lru);
-	u->nunused--;
-	u->unused_bytes -= table__bytes(t);
-	if (t->kept) {
-		u->nkept--;
-		u->kept_bytes -= table__bytes(t);
-	}
-	t->kept = false;
+	table__leave_unused(u, t);
 }
 
 /* On the idle LRU exactly when no process record maps it and no build holds it; a ready vDSO
@@ -1085,13 +1091,7 @@ static void table__evict(struct unwinder *u, struct table *t)
 	/* Not back on the free list when the kernel kept it: that id is never used again. */
 	if (bpf_map_delete_elem(u->tables_fd, &t->id) == 0 || errno == ENOENT)
 		id_list__push(&u->quarantine, t->id);
-	lru__unlink(&t->lru);
-	u->nunused--;
-	u->unused_bytes -= table__bytes(t);
-	if (t->kept) {
-		u->nkept--;
-		u->kept_bytes -= table__bytes(t);
-	}
+	table__leave_unused(u, t);
 	u->stats.tables_evicted++;
 	u->stats.table_bytes -= table__bytes(t);
 	free(t);
