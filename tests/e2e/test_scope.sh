@@ -374,3 +374,29 @@ t_scope_cgroup_calls_python_started_later() {
 	expect_eq "f calls (1000 from Python, 500 from map)" 1500 "$(pprof_flat "$f" calls f)"
 	expect_eq "exec holds that failed" 0 "$(pprof_counter_value "$f" exec_hold_fail)"
 }
+
+# Without --interval too: a file's probes go once its last process in scope has exited (the next
+# tick), seen from outside the scope in the observer's memory.
+t_scope_heap_detached_when_unmapped_one_shot() {
+	local cg lib=$E2E_TMP/lib log=$E2E_TMP/prof.log f=$E2E_TMP/one.pb.gz obs p1
+	mkdir -p "$lib"
+	cp "$(realpath /lib/x86_64-linux-gnu/libc.so.6)" "$lib/libc.so.6"
+	cg=$(make_cgroup)
+	start_waiting_target "$E2E_TMP/obs.out" env LD_LIBRARY_PATH="$lib" build/targets/heap_target --wait
+	obs=$TARGET_PID
+	start_profiler "$log" -v --cgroup "$cg" --heap --sample-bytes 0 -o "$f" --top 0
+	start_waiting_target "$E2E_TMP/p1.out" in_cgroup "$cg" env LD_LIBRARY_PATH="$lib" \
+		build/targets/heap_target --wait
+	p1=$(awk '/^READY/ { print $2 }' "$E2E_TMP/p1.out")
+	wait_for_count "$log" "probing pvalloc at $lib/libc.so.6" 1 20 ||
+		fail "the copy was not probed for $p1: $(tail -5 "$log")"
+	expect_eq "the copy while $p1 maps it" "probed calloc,free,malloc" \
+		"$(uprobe_state "$obs" "$lib/libc.so.6")"
+	kill -KILL "$p1"
+	wait_for_line "$log" "detached .* probes from file" 20 || fail "the copy's probes never went"
+	expect_eq "the copy after $p1 is gone" clean "$(uprobe_state "$obs" "$lib/libc.so.6")"
+	stop_profiler "$log"
+	kill "$obs"
+	rmdir "$cg"
+	expect_range "probe_files_detached" 1 1000 "$(pprof_counter_value "$f" probe_files_detached)"
+}

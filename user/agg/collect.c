@@ -66,10 +66,11 @@ struct collect {
 	struct hashmap *targets;    /* pid -> struct target */
 	struct hashmap *roots;	    /* wide scopes: (dev, ino) of the roots probed */
 	struct hashmap *prepared;   /* (dev, ino) of executables whose image was prepared */
-	struct owners *owners;	    /* wide scopes: what keeps each probed file (forget_dead) */
-	struct hashmap
-		*exec_keys; /* prepared (dev, ino) -> the BPF's prof_exec_key of a held exec */
-	uint32_t *dead;	    /* continuous mode: processes gone in this interval */
+	struct owners *owners;	    /* wide scopes: what keeps each probed file */
+	bool owners_released;	    /* a process released what it kept: sweep at the next tick */
+	/* Prepared (dev, ino) -> the BPF's prof_exec_key of its held exec. */
+	struct hashmap *exec_keys;
+	uint32_t *dead; /* continuous mode: processes gone in this interval */
 	size_t ndead, dead_cap;
 	uint64_t bad_records;
 	int err;		      /* first fatal error while consuming events (0 or -errno) */
@@ -156,6 +157,7 @@ static int discover_root(struct collect *c, uint32_t pid);
 static int note_dead(struct collect *c, uint32_t pid);
 static void prepare_image(struct collect *c, uint32_t pid);
 static void undead(struct collect *c, uint32_t pid);
+static void owned_gone(void *ctx, enum owners_kind kind, const struct owners_key *key);
 
 static int unwinder_start(struct collect *c)
 {
@@ -748,6 +750,13 @@ static int fatal(struct collect *c, int err)
 
 void collect__tick(struct collect *c)
 {
+	/* The probes of files no process in scope maps any more go (README: Probes go with the
+	 * last process …), whatever the output. */
+	if (c->owners_released) {
+		c->owners_released = false;
+		if (owners__sweep(c->owners, owned_gone, c) == -ENOMEM)
+			fatal(c, -ENOMEM);
+	}
 	for (size_t i = 0; i < c->nmodes; i++)
 		if (c->modes[i]->tick)
 			c->modes[i]->tick(c);
@@ -1041,6 +1050,10 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 				target_close(t);
 			if (c->unw)
 				unwinder__remove_process(c->unw, e->pid);
+			if (c->owners) {
+				owners__release(c->owners, e->pid);
+				c->owners_released = true;
+			}
 		}
 		return 0;
 	}
@@ -1389,12 +1402,7 @@ static int forget_dead(struct collect *c)
 		}
 		if (c->last_stack.pid == pid)
 			c->last_stack.pid = 0;
-		if (c->owners)
-			owners__release(c->owners, pid);
 	}
-	/* The probes of files no process in scope maps any more go (README: continuous mode). */
-	if (c->owners && c->ndead && owners__sweep(c->owners, owned_gone, c) == -ENOMEM && !err)
-		err = -ENOMEM;
 	if (!c->ndead)
 		return err;
 	c->ndead = 0;
