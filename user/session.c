@@ -876,6 +876,7 @@ int session__run(const struct env *caller_env)
 	}
 	/* No more holds; whatever is still queued belongs to the profile (and resumes the
 	 * processes held so far). */
+	collect__holds_over(r.collect);
 	loader__hold_gate(r.loader, 0);
 	/* What follows (messages, the summary) goes to the normal screen. */
 	live_close(&r);

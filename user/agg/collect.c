@@ -59,7 +59,8 @@ struct collect {
 	struct unwinder *unw; /* NULL with --unwind fp, or without --heap and --cpu */
 	int unwind_asked_fd;  /* prof_unwind_asked: processes without an entry that asked */
 	bool unwind_stale;    /* some target waits for a re-read of its mappings */
-	uint32_t *held;	      /* `-- CMD` processes stopped at exec until their tables load */
+	struct held *held;    /* processes stopped at exec until their tables load */
+	bool holds_over;      /* the run is ending: nobody is held for tables any more */
 	size_t nheld, held_cap;
 	int64_t held_deadline;	    /* CLOCK_MONOTONIC: let them go even if builds still run */
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
@@ -124,14 +125,26 @@ static const struct mode_ops heap_ops, cpu_ops, calls_ops;
 static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &calls_ops};
 
 /*
+ * A process stopped at its exec until the unwind tables of its new image are loaded: by ptrace
+ * (`-- CMD`'s tree, pidfd -1: PTRACE_CONT resumes it) or by BPF's exec hold (wide scopes: its
+ * pidfd gets SIGCONT).
+ */
+struct held {
+	uint32_t pid;
+	int pidfd;
+};
+
+/*
  * An unknown pc asks for a re-read of the process's mappings: at once for the first few in a
  * window (a new program maps its libraries right after exec, then dlopens), then at most once
  * per window (a pc that stays unknown must not make us read the maps at every sample).
  */
-#define UNWIND_REREAD_NS    (200 * 1000000LL)
-#define UNWIND_REREAD_QUICK 4
-/* How long a new program of `-- CMD`'s tree waits at its exec for its tables. */
-#define UNWIND_EXEC_WAIT_MS 3000
+#define UNWIND_REREAD_NS	 (200 * 1000000LL)
+#define UNWIND_REREAD_QUICK	 4
+/* How long a new program of `-- CMD`'s tree waits at its exec for its tables; in a wide scope
+ * (the first exec of each executable, while other programs may be building theirs) less. */
+#define UNWIND_EXEC_WAIT_MS	 3000
+#define UNWIND_EXEC_WAIT_WIDE_MS 500
 
 static int64_t mono_ns(void)
 {
@@ -153,6 +166,7 @@ static int pidfd_send_signal_(int pidfd, int sig)
 
 static int fatal(struct collect *c, int err);
 static void unwind_release_held(struct collect *c);
+static bool hold_for_tables(struct collect *c, uint32_t pid, int pidfd);
 static int discover_root(struct collect *c, uint32_t pid);
 static int note_dead(struct collect *c, uint32_t pid);
 static void prepare_image(struct collect *c, uint32_t pid);
@@ -250,7 +264,8 @@ int collect__poll_unwinder(struct collect *c)
 		if (unwinder__pending(c->unw))
 			pr_warn("unwind tables still building after %d ms: letting %zu new "
 				"process(es) run (frame pointers meanwhile)\n",
-				UNWIND_EXEC_WAIT_MS, c->nheld);
+				c->opts.wide ? UNWIND_EXEC_WAIT_WIDE_MS : UNWIND_EXEC_WAIT_MS,
+				c->nheld);
 		unwind_release_held(c);
 	}
 	if (err == -ENOMEM) {
@@ -618,9 +633,16 @@ static int discover_root(struct collect *c, uint32_t pid)
 /* Let the processes held at their exec run on (their tables are loaded, or it took too long). */
 static void unwind_release_held(struct collect *c)
 {
-	for (size_t i = 0; i < c->nheld; i++)
-		if (ptrace(PTRACE_CONT, (pid_t)c->held[i], 0, 0) && errno != ESRCH)
-			pr_debug("resuming %u after its exec: %s\n", c->held[i], strerror(errno));
+	for (size_t i = 0; i < c->nheld; i++) {
+		const struct held *h = &c->held[i];
+		int err = h->pidfd < 0 ? ptrace(PTRACE_CONT, (pid_t)h->pid, 0, 0)
+				       : pidfd_send_signal_(h->pidfd, SIGCONT);
+
+		if (err && errno != ESRCH)
+			pr_debug("resuming %u after its exec: %s\n", h->pid, strerror(errno));
+		if (h->pidfd >= 0)
+			close(h->pidfd);
+	}
 	c->nheld = 0;
 }
 
@@ -667,10 +689,22 @@ static void prepare_image(struct collect *c, uint32_t pid)
  */
 static bool unwind_exec_stop(struct collect *c, uint32_t pid)
 {
-	uint32_t *held;
-
 	unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	prepare_image(c, pid);
+	return hold_for_tables(c, pid, -1);
+}
+
+/*
+ * Keep pid stopped (ptrace, or pidfd >= 0: a BPF exec hold, the fd then ours) until the tables
+ * being built are loaded, at most UNWIND_EXEC_WAIT_MS (wide: _WIDE_MS) from the first of a
+ * batch.  False when nothing is building (or no room): the caller resumes it now.
+ */
+static bool hold_for_tables(struct collect *c, uint32_t pid, int pidfd)
+{
+	struct held *held;
+
+	if (!c->unw || c->holds_over)
+		return false;
 	unwinder__poll(c->unw);
 	if (!unwinder__pending(c->unw))
 		return false;
@@ -684,8 +718,10 @@ static bool unwind_exec_stop(struct collect *c, uint32_t pid)
 		c->held_cap = cap;
 	}
 	if (!c->nheld)
-		c->held_deadline = mono_ns() + UNWIND_EXEC_WAIT_MS * 1000000LL;
-	c->held[c->nheld++] = pid;
+		c->held_deadline =
+			mono_ns() +
+			(c->opts.wide ? UNWIND_EXEC_WAIT_WIDE_MS : UNWIND_EXEC_WAIT_MS) * 1000000LL;
+	c->held[c->nheld++] = (struct held){pid, pidfd};
 	return true;
 }
 
@@ -720,6 +756,12 @@ bool collect__calls_none(struct collect *c)
 int collect__error(struct collect *c)
 {
 	return c->err;
+}
+
+void collect__holds_over(struct collect *c)
+{
+	c->holds_over = true;
+	unwind_release_held(c);
 }
 
 int collect__sync(struct collect *c)
@@ -926,7 +968,7 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
  * A process stopped at the first exec of its executable (wide scopes, holds on) has had its new
  * image prepared by on_exec — allocator probes, exit and loader hooks, runtime probes, unwind
  * tables queued — before its first instruction: mark the executable done (its later execs run
- * unheld) and let it go.
+ * unheld) and let it go once those tables are loaded (or after UNWIND_EXEC_WAIT_WIDE_MS).
  */
 static void exec_release(struct collect *c, const struct prof_proc_event *e)
 {
@@ -947,6 +989,9 @@ static void exec_release(struct collect *c, const struct prof_proc_event *e)
 	fd = pidfd_open_((pid_t)e->pid);
 	if (fd < 0)
 		return; /* killed meanwhile */
+	/* Its first stacks complete: it waits (a little) for the tables of its image too. */
+	if (!c->err && hold_for_tables(c, e->pid, fd))
+		return;
 	if (pidfd_send_signal_(fd, SIGCONT) && errno != ESRCH)
 		pr_warn("resuming process %u after its exec failed: %s\n", e->pid, strerror(errno));
 	close(fd);

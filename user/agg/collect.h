@@ -56,6 +56,8 @@ int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx
 int collect__on_event(void *ctx, void *data, size_t size);
 /* The first fatal error met while consuming events (reported on stderr already), or 0. */
 int collect__error(struct collect *c);
+/* The run ends: the processes held at exec for their tables go on, and none is held again. */
+void collect__holds_over(struct collect *c);
 /* Wait until every stack consumed so far is symbolized.  0 or -ENOMEM. */
 int collect__sync(struct collect *c);
 
