@@ -273,8 +273,26 @@ heap_files() { find "$1" -name '*.heap.pb.gz' 2>/dev/null | wc -l; }
 # the interval that saw it exit (a process outside the scope mapping the same copy shows the
 # breakpoints come and go), probed again for the next process that maps it, every allocation
 # of that one counted.
+# copy_probed_while_mapped CG LIB LOG OBS: a process in CG maps LIB's libc copy: the copy is
+# probed while it runs and clean again once it is killed (seen in the observer OBS's memory).
+copy_probed_while_mapped() {
+	local cg=$1 lib=$2 log=$3 obs=$4 p1
+	start_waiting_target "$E2E_TMP/p1.out" in_cgroup "$cg" env LD_LIBRARY_PATH="$lib" \
+		build/targets/heap_target --wait
+	p1=$(awk '/^READY/ { print $2 }' "$E2E_TMP/p1.out")
+	# pvalloc's entry is the copy's last probe (heap_attach__plan: entries last, in list order).
+	wait_for_count "$log" "probing pvalloc at $lib/libc.so.6" 1 20 ||
+		fail "the copy was not probed for $p1: $(tail -5 "$log")"
+	expect_eq "the copy while $p1 maps it" "probed calloc,free,malloc" \
+		"$(uprobe_state "$obs" "$lib/libc.so.6")"
+	grep -q "detached .* probes from file" "$log" && fail "detached while $p1 runs: $(grep detached "$log")"
+	kill -KILL "$p1"
+	wait_for_line "$log" "detached .* probes from file" 20 || fail "the copy's probes never went"
+	expect_eq "the copy after $p1 is gone" clean "$(uprobe_state "$obs" "$lib/libc.so.6")"
+}
+
 t_scope_interval_heap_detached_when_unmapped() {
-	local cg dir=$E2E_TMP/out lib=$E2E_TMP/lib log=$E2E_TMP/prof.log obs p1 p2 p2_in p2_job n f
+	local cg dir=$E2E_TMP/out lib=$E2E_TMP/lib log=$E2E_TMP/prof.log obs p2 p2_in p2_job n f
 	local sum fn idx want i
 	mkdir -p "$lib"
 	cp "$(realpath /lib/x86_64-linux-gnu/libc.so.6)" "$lib/libc.so.6"
@@ -288,18 +306,7 @@ t_scope_interval_heap_detached_when_unmapped() {
 		--output-dir "$dir" --top 0
 	expect_eq "the copy, nobody in scope mapping it" clean "$(uprobe_state "$obs" "$lib/libc.so.6")"
 
-	start_waiting_target "$E2E_TMP/p1.out" in_cgroup "$cg" env LD_LIBRARY_PATH="$lib" \
-		build/targets/heap_target --wait
-	p1=$(awk '/^READY/ { print $2 }' "$E2E_TMP/p1.out")
-	# pvalloc's entry is the copy's last probe (heap_attach__plan: entries last, in list order).
-	wait_for_count "$log" "probing pvalloc at $lib/libc.so.6" 1 20 ||
-		fail "the copy was not probed for $p1: $(tail -5 "$log")"
-	expect_eq "the copy while $p1 maps it" "probed calloc,free,malloc" \
-		"$(uprobe_state "$obs" "$lib/libc.so.6")"
-	grep -q "detached .* probes from file" "$log" && fail "detached while $p1 runs: $(grep detached "$log")"
-	kill -KILL "$p1"
-	wait_for_line "$log" "detached .* probes from file" 20 || fail "the copy's probes never went"
-	expect_eq "the copy after $p1 is gone" clean "$(uprobe_state "$obs" "$lib/libc.so.6")"
+	copy_probed_while_mapped "$cg" "$lib" "$log" "$obs"
 	# The interval after the detach says so (the counter is cumulative).
 	n=$(heap_files "$dir")
 	for ((i = 0; i < 400; i++)); do
@@ -378,23 +385,14 @@ t_scope_cgroup_calls_python_started_later() {
 # Without --interval too: a file's probes go once its last process in scope has exited (the next
 # tick), seen from outside the scope in the observer's memory.
 t_scope_heap_detached_when_unmapped_one_shot() {
-	local cg lib=$E2E_TMP/lib log=$E2E_TMP/prof.log f=$E2E_TMP/one.pb.gz obs p1
+	local cg lib=$E2E_TMP/lib log=$E2E_TMP/prof.log f=$E2E_TMP/one.pb.gz obs
 	mkdir -p "$lib"
 	cp "$(realpath /lib/x86_64-linux-gnu/libc.so.6)" "$lib/libc.so.6"
 	cg=$(make_cgroup)
 	start_waiting_target "$E2E_TMP/obs.out" env LD_LIBRARY_PATH="$lib" build/targets/heap_target --wait
 	obs=$TARGET_PID
 	start_profiler "$log" -v --cgroup "$cg" --heap --sample-bytes 0 -o "$f" --top 0
-	start_waiting_target "$E2E_TMP/p1.out" in_cgroup "$cg" env LD_LIBRARY_PATH="$lib" \
-		build/targets/heap_target --wait
-	p1=$(awk '/^READY/ { print $2 }' "$E2E_TMP/p1.out")
-	wait_for_count "$log" "probing pvalloc at $lib/libc.so.6" 1 20 ||
-		fail "the copy was not probed for $p1: $(tail -5 "$log")"
-	expect_eq "the copy while $p1 maps it" "probed calloc,free,malloc" \
-		"$(uprobe_state "$obs" "$lib/libc.so.6")"
-	kill -KILL "$p1"
-	wait_for_line "$log" "detached .* probes from file" 20 || fail "the copy's probes never went"
-	expect_eq "the copy after $p1 is gone" clean "$(uprobe_state "$obs" "$lib/libc.so.6")"
+	copy_probed_while_mapped "$cg" "$lib" "$log" "$obs"
 	stop_profiler "$log"
 	kill "$obs"
 	rmdir "$cg"
