@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Python frames read by the BPF unwinder (bpf/python.bpf.h) from CPython's own structures
+ * (3.8–3.13), and how they travel: inside a user stack, in place of the native
+ * _PyEval_EvalFrameDefault frame that ran them, one tagged __u64 per Python frame.  Userspace
+ * (user/sym/python.c) finds the interpreter in a process and fills struct prof_py_proc in the
+ * process's unwinder entry; user/sym/pycode.c turns a tagged frame into name, file and line.
+ */
+#ifndef PROF_PYTHON_H
+#define PROF_PYTHON_H
+
+#include "prof_common.h"
+
+/*
+ * A Python frame in a stack: bit 62 set (user addresses are below 2^47, kernel ones have bit 63
+ * set), the instruction index in bits 47..61, the code object's address in bits 0..46.
+ */
+#define PROF_PY_FRAME_TAG  (1ULL << 62)
+#define PROF_PY_ADDR_MASK  ((1ULL << 47) - 1)
+#define PROF_PY_INSTR_MAX  0x7fffULL /* larger indexes are clamped (counted) */
+#define PROF_PY_INSTR_SHIFT 47
+
+static inline int prof_py_is_frame(__u64 ip)
+{
+	return (ip >> 62) == 1;
+}
+
+static inline __u64 prof_py_frame(__u64 code, __u64 instr)
+{
+	return PROF_PY_FRAME_TAG | (instr << PROF_PY_INSTR_SHIFT) | (code & PROF_PY_ADDR_MASK);
+}
+
+static inline __u64 prof_py_frame_code(__u64 ip)
+{
+	return ip & PROF_PY_ADDR_MASK;
+}
+
+static inline __u32 prof_py_frame_instr(__u64 ip)
+{
+	return (__u32)((ip >> PROF_PY_INSTR_SHIFT) & PROF_PY_INSTR_MAX);
+}
+
+/* How a version chains its frames. */
+enum prof_py_style {
+	PROF_PY_NONE = 0,
+	PROF_PY_FRAMEOBJ = 1, /* 3.8–3.10: PyFrameObject, one per _PyEval_EvalFrameDefault call */
+	PROF_PY_ENTRY = 2,    /* 3.11: _PyInterpreterFrame, an invocation ends at is_entry */
+	PROF_PY_SHIM = 3,     /* 3.12+: _PyInterpreterFrame, an invocation ends at a shim frame */
+};
+
+/* What the frame's instruction field holds. */
+enum prof_py_instr {
+	PROF_PY_LASTI_BYTES = 1, /* f_lasti, a byte offset (3.8, 3.9) */
+	PROF_PY_LASTI_UNITS = 2, /* f_lasti, in 2-byte code units (3.10) */
+	PROF_PY_INSTR_PTR = 3,	 /* a pointer into the code object's co_code_adaptive (3.11+) */
+};
+
+/* Shim frames (3.12+): owner == FRAME_OWNED_BY_CSTACK. */
+#define PROF_PY_OWNED_BY_CSTACK 3
+
+/* Offsets in bytes of what the walker reads, per version (user/sym/python.c's table). */
+struct prof_py_offsets {
+	__u16 tss;	   /* _PyRuntime: gilstate.autoTSSkey (Py_tss_t: int initialized, key) */
+	__u16 gil_holder;  /* _PyRuntime: gilstate.tstate_current (<= 3.11); 0: via interp */
+	__u16 ts_interp;   /* PyThreadState: interp */
+	__u16 ts_frame;	   /* PyThreadState: frame (<= 3.10), cframe (3.11, 3.12),
+			    * current_frame (3.13) */
+	__u16 cf_current;  /* _PyCFrame: current_frame (3.11, 3.12); 0xffff: ts_frame is it */
+	__u16 fr_code;	   /* frame: f_code / f_executable */
+	__u16 fr_back;	   /* frame: f_back / previous */
+	__u16 fr_instr;	   /* frame: f_lasti / prev_instr / instr_ptr */
+	__u16 fr_entry;	   /* frame: is_entry (3.11, a bool) or owner (3.12+, a char) */
+	__u16 co_code_adaptive; /* code object: first code unit (3.11+) */
+	__u16 interp_gil;  /* PyInterpreterState: ceval.gil, a pointer (3.12+) */
+	__u16 gil_locked;  /* _gil_runtime_state: locked (an int) */
+	__u16 gil_last_holder; /* _gil_runtime_state: last_holder */
+	__u8 style;	   /* enum prof_py_style; PROF_PY_NONE: not a Python process */
+	__u8 instr;	   /* enum prof_py_instr */
+	__u16 pad[2];
+};
+_Static_assert(sizeof(struct prof_py_offsets) == 32, "prof_py_offsets layout");
+
+/* A Python process as the walker needs it (runtime addresses); part of its unwinder entry. */
+struct prof_py_proc {
+	__u64 runtime;		/* &_PyRuntime */
+	__u64 eval_lo, eval_hi; /* _PyEval_EvalFrameDefault: [lo, hi) */
+	__u64 cold_lo, cold_hi; /* its .cold part (0, 0: none known) */
+	__u64 code_type;	/* &PyCode_Type */
+	__u32 version;		/* 0x0308 … 0x030d; 0: not a Python process */
+	__u32 tsd;		/* glibc: offset of the pthread key data of key 0 from fsbase */
+	struct prof_py_offsets o;
+};
+
+/* glibc 2.36 (x86-64): struct pthread's specific_1stblock[k].data at fsbase + 0x310 + k*16 + 8
+ * (from disassembling pthread_getspecific).  Keys >= 32 live elsewhere: not followed. */
+#define PROF_PY_GLIBC_TSD  (0x310 + 8)
+#define PROF_PY_TSD_KEYS   32
+
+/* Thread state of a Python sample (struct prof_cpu_sample.py). */
+enum prof_py_thread {
+	PROF_PY_THREAD_NONE = 0,     /* no Python frames (not Python, or no thread state) */
+	PROF_PY_THREAD_GIL = 1,	     /* the thread holds the GIL */
+	PROF_PY_THREAD_NO_GIL = 2,   /* it does not */
+};
+
+#endif /* PROF_PYTHON_H */
