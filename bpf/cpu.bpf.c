@@ -40,10 +40,12 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	if (got < 0 && got != -EFAULT)
 		prof_count(PROF_CNT_STACK_FAIL);
 	nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_MAX_FRAMES);
-	got = prof_user_stack(ctx, &r->frames[nkern], PROF_USTACK_PERF); /* failures counted */
+	/* failures counted */
+	got = prof_user_stack_py(ctx, &r->frames[nkern], PROF_USTACK_PERF, &r->s.py);
 	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_MAX_FRAMES);
-	r->s.nkern = (__u16)nkern;
-	r->s.nuser = (__u16)nuser;
+	r->s.nkern = (__u8)nkern;
+	r->s.nuser = (__u8)nuser;
+	r->s.pad = 0;
 	size = prof_bound(sizeof(r->s) + (nkern + nuser) * sizeof(__u64), sizeof(*r));
 	if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags()))
 		prof_count(PROF_CNT_RINGBUF_FULL);

@@ -226,7 +226,7 @@ static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 	if (bpf_probe_read_user(&caller, sizeof(caller), (void *)entry_sp))
 		return -1;
 	/* Another tracer's uretprobe on operator new put its trampoline in that slot. */
-	real = real_return(entry_sp);
+	real = prof_real_return(entry_sp);
 	if (real)
 		caller = real;
 	if (n < 2 || n > PROF_MAX_FRAMES || ips[1] != caller) {

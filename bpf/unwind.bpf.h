@@ -17,6 +17,7 @@
 #include "common.bpf.h"
 #include "events.bpf.h"
 #include "unwind_maps.bpf.h"
+#include "python.bpf.h"
 
 /* ctx is a perf_event program's context (bpf_perf_event_data) */
 #define PROF_USTACK_PERF 1
@@ -52,29 +53,50 @@ struct vma_lookup {
 	struct prof_unwind_mapping m; /* table_id 0: no table for the pc's file */
 };
 
+/*
+ * The registers of the frame being walked: scalars only, so that the steps can be global
+ * functions (verified once each, not once per path of the walk around them) writing them.
+ */
+struct unwind_regs {
+	__u64 ip, sp, bp;
+	__u64 ra_slot; /* where ip was read from (0: from registers) */
+	__u32 stop;    /* PROF_CNT_* that cut the stack, or 0 */
+	__u32 done;    /* 1: the walk is over (a __u32 the verifier sees masked to 0..1) */
+	bool exact;    /* ip is not a return address: look it up as is */
+	bool reliable; /* ip came from registers or a table (not a frame pointer) */
+	bool bp_lost;  /* the caller's rbp is unknown */
+};
+
+/* A row found for a pc, and the addresses it covers. */
+struct unwind_hit {
+	__u64 lo, hi;
+	struct prof_unwind_row row;
+};
+
 struct unwind_walk {
 	__u64 *ips;		       /* out: frames, leaf first */
 	struct prof_unwind_proc *proc; /* NULL: no entry for this process */
-	__u64 ip, sp, bp;
-	__u64 ra_slot; /* where ip was read from (0: from registers) */
+	struct unwind_regs g;
 	__u32 n;
 	__u32 tgid;
-	__u32 stop;	       /* PROF_CNT_* that cut the stack, or 0 */
-	bool exact;	       /* ip is not a return address: look it up as is */
-	bool reliable;	       /* ip came from registers or a table (not a frame pointer) */
-	bool bp_lost;	       /* the caller's rbp is unknown */
 	struct vma_lookup vma; /* scratch of vma_mapping */
 	/* The last row found and the addresses it covers: recursion and loops of calls meet the
 	 * same function frame after frame, and skip the lookups. */
-	__u64 hit_lo, hit_hi;
-	struct prof_unwind_row hit_row;
-	__u32 done; /* 1: the walk is over (a __u32 the verifier sees masked to 0..1) */
+	struct unwind_hit hit;
+	struct py_walk py; /* Python frames in place of eval frames (bpf/python.bpf.h) */
+	bool py_any;	   /* some were emitted */
 };
 
-static __always_inline void walk_cut(struct unwind_walk *w, __u32 reason)
+static __always_inline void walk_cut(struct unwind_regs *w, __u32 reason)
 {
 	w->stop = reason;
 	w->done = 1;
+}
+
+static __always_inline int walk_cut0(struct unwind_regs *w, __u32 reason)
+{
+	walk_cut(w, reason);
+	return 0;
 }
 
 /*
@@ -217,15 +239,19 @@ static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void
 /*
  * A pc in no mapping userspace has written (a library ld.so or dlopen mapped since it read the
  * process's maps): the kernel's vma for it, and the table of its file if one is loaded.  From a
- * perf event the lookup may fail (the mm lock is busy): frame pointers then.
+ * perf event the lookup may fail (the mm lock is busy): frame pointers then.  A global
+ * function: its callback is verified once, not once per path that reaches it.
  */
-static __always_inline bool vma_mapping(struct vma_lookup *q, __u64 pc)
+__noinline int prof_vma_mapping(struct vma_lookup *q, __u64 pc)
 {
-	q->pc = pc;
-	q->m.table_id = 0;
-	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found, q, 0))
-		return false;
-	return q->m.table_id != 0;
+	struct vma_lookup l = {.pc = pc}; /* the callback's context must be on this stack */
+
+	if (!q)
+		return 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found, &l, 0))
+		return 0;
+	*q = l;
+	return l.m.table_id != 0;
 }
 
 /* Ask userspace to re-read the process's mappings (once, until it has). */
@@ -256,9 +282,9 @@ static __always_inline void ask_refresh(struct unwind_walk *w)
 /*
  * A return address that is in no mapping may be the uretprobe trampoline: a uretprobe on the
  * function whose frame this was (ours on an allocator, another tracer's) replaced it, and the
- * kernel keeps the real one with the slot's address.
+ * kernel keeps the real one with the slot's address.  (Global: verified once.)
  */
-static __always_inline __u64 real_return(__u64 ra_slot)
+__noinline __u64 prof_real_return(__u64 ra_slot)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
@@ -271,21 +297,25 @@ static __always_inline __u64 real_return(__u64 ra_slot)
 	return 0;
 }
 
-/* One frame by its frame pointer (the caller's frame at rbp, its return address above it). */
-static __always_inline void fp_step(struct unwind_walk *w, __u32 reason)
+/* One frame by its frame pointer (the caller's frame at rbp, its return address above it).
+ * Global, like the other steps. */
+__noinline int prof_fp_step(struct unwind_regs *w, __u32 reason)
 {
 	__u64 frame[2];
 
+	if (!w)
+		return 0;
+
 	if (prof_unwind_mode == PROF_UNWIND_MODE_DWARF)
-		return walk_cut(w, reason);
+		return walk_cut0(w, reason);
 	if (!w->bp) {
 		w->done = 1; /* the outermost frame (_start clears rbp) */
-		return;
+		return 0;
 	}
 	if (w->bp_lost || w->bp < w->sp || w->bp - w->sp > PROF_UNWIND_FP_SPAN || (w->bp & 7))
-		return walk_cut(w, reason);
+		return walk_cut0(w, reason);
 	if (bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp))
-		return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
+		return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 	prof_count(PROF_CNT_UNWIND_FP_FRAMES);
 	w->ra_slot = w->bp + 8;
 	w->sp = w->bp + 16;
@@ -295,25 +325,31 @@ static __always_inline void fp_step(struct unwind_walk *w, __u32 reason)
 	w->reliable = false;
 	if (!w->ip)
 		w->done = 1;
+	return 0;
 }
 
-/* One frame by its table row. */
-static __always_inline void row_step(struct unwind_walk *w, const struct prof_unwind_row *r,
-				     __u64 pc)
+/* One frame by its table row (a global function: see struct unwind_regs). */
+__noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unwind_row *r,
+				    __u64 pc)
 {
-	__u32 kind = prof_unwind_row__cfa(r);
 	__u64 cfa, v, regs[3];
-	long off = (long)r->cfa_off * 8;
+	__u32 kind;
+	long off;
+
+	if (!w || !r)
+		return 0;
+	kind = prof_unwind_row__cfa(r);
+	off = (long)r->cfa_off * 8;
 
 	switch (kind) {
 	case PROF_UNWIND_CFA_STOP:
 		w->done = 1;
-		return;
+		return 0;
 	case PROF_UNWIND_CFA_SIGNAL:
 		if (bpf_probe_read_user(&v, sizeof(v), (void *)(w->sp + PROF_SIGFRAME_RBP)) ||
 		    bpf_probe_read_user(regs, 2 * sizeof(__u64),
 					(void *)(w->sp + PROF_SIGFRAME_RSP)))
-			return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
+			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = v;
 		w->sp = regs[0];
 		w->ip = regs[1];
@@ -323,7 +359,7 @@ static __always_inline void row_step(struct unwind_walk *w, const struct prof_un
 		w->bp_lost = false;
 		if (!w->ip)
 			w->done = 1;
-		return;
+		return 0;
 	case PROF_UNWIND_CFA_RSP:
 		cfa = w->sp + off;
 		break;
@@ -332,28 +368,28 @@ static __always_inline void row_step(struct unwind_walk *w, const struct prof_un
 		break;
 	case PROF_UNWIND_CFA_RBP:
 		if (w->bp_lost)
-			return walk_cut(w, PROF_CNT_UNWIND_UNSUPPORTED);
+			return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
 		cfa = w->bp + off;
 		break;
 	case PROF_UNWIND_CFA_DEREF_RBP:
 	case PROF_UNWIND_CFA_DEREF_RSP:
 		if (kind == PROF_UNWIND_CFA_DEREF_RBP && w->bp_lost)
-			return walk_cut(w, PROF_CNT_UNWIND_UNSUPPORTED);
+			return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
 		v = (kind == PROF_UNWIND_CFA_DEREF_RBP ? w->bp : w->sp) + off;
 		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)v))
-			return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
+			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		break;
 	default:
-		return walk_cut(w, PROF_CNT_UNWIND_UNSUPPORTED);
+		return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
 	}
 	if (cfa <= w->sp)
-		return walk_cut(w, PROF_CNT_UNWIND_CFA_STUCK);
+		return walk_cut0(w, PROF_CNT_UNWIND_CFA_STUCK);
 	/* The caller's rbp, read before sp moves (DEREF_RBP is relative to this frame's rbp). */
 	off = (long)r->rbp_off * 8;
 	/* The common frame (push %rbp first): rbp at CFA-16 beside the return address, one read. */
 	if (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA && r->rbp_off == -2) {
 		if (bpf_probe_read_user(regs, 2 * sizeof(__u64), (void *)(cfa - 16)))
-			return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
+			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = regs[0];
 		w->bp_lost = false;
 		w->ip = regs[1];
@@ -366,7 +402,7 @@ static __always_inline void row_step(struct unwind_walk *w, const struct prof_un
 	case PROF_UNWIND_RBP_DEREF_RBP:
 		v = (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA ? cfa : w->bp) + off;
 		if (bpf_probe_read_user(&w->bp, sizeof(w->bp), (void *)v))
-			return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
+			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp_lost = false;
 		break;
 	default: /* undefined or a rule we cannot follow: only an rbp-based rule above cares */
@@ -374,7 +410,7 @@ static __always_inline void row_step(struct unwind_walk *w, const struct prof_un
 		break;
 	}
 	if (bpf_probe_read_user(&w->ip, sizeof(w->ip), (void *)(cfa - 8)))
-		return walk_cut(w, PROF_CNT_UNWIND_READ_FAULT);
+		return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 moved:
 	w->ra_slot = cfa - 8;
 	w->sp = cfa;
@@ -382,78 +418,144 @@ moved:
 	w->reliable = true;
 	if (!w->ip)
 		w->done = 1;
+	return 0;
 }
 
-/* Append the current ip to the stack; false when it is full (checked by the caller before, and
- * here on the value the verifier sees). */
-static __always_inline bool push_frame(struct unwind_walk *w)
+/* Append v to the stack; false when it is full (checked by the caller before, and here on the
+ * value the verifier sees). */
+/*
+ * v itself, through a global function: the verifier knows nothing of what it returns.  The frame
+ * count goes through it so that the verifier, walking the loop, does not tell apart states that
+ * differ only by how many frames are in (it would check every count's paths one by one).
+ */
+__noinline __u32 prof_opaque(__u32 v)
+{
+	return v;
+}
+
+static __always_inline bool push_value(struct unwind_walk *w, __u64 v)
 {
 	__u32 n = w->n;
 
 	if (n >= PROF_MAX_FRAMES)
 		return false;
-	w->ips[n] = w->ip;
-	w->n = n + 1;
+	w->ips[n] = v;
+	w->n = prof_opaque(n + 1);
 	return true;
+}
+
+/* Append the current ip; an eval frame whose Python frames took its place is not (true). */
+static __always_inline bool push_frame(struct unwind_walk *w)
+{
+	if (w->py.done) {
+		w->py.done = 0;
+		return true;
+	}
+	return push_value(w, w->g.ip);
+}
+
+/*
+ * Python frames: 1 when this iteration emitted one (or skipped a frame that is not code) and the
+ * walk stays at the eval frame; 0 when the native frame at pc is to be stepped now.
+ */
+static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
+{
+	__u64 f = 0;
+	int r;
+
+	if (!w->proc)
+		return 0;
+	r = prof_py_walk_step(&w->proc->py, &w->py, pc, &f);
+	if (r == 1) {
+		w->py_any = true;
+		push_value(w, f);
+	}
+	return r != 0;
+}
+
+#define UNWIND_NO_MAPPING (-2)
+
+/*
+ * The row for pc in process p's mappings: 1 found, 0 no row covers pc, -1 no table,
+ * UNWIND_NO_MAPPING.  Global functions, like the steps: the searches are verified once.
+ */
+__noinline int prof_unwind_lookup(struct prof_unwind_proc *p, __u64 pc, struct unwind_hit *h)
+{
+	struct prof_unwind_mapping *m;
+
+	if (!p || !h)
+		return UNWIND_NO_MAPPING;
+	m = find_mapping(p, pc);
+	if (!m)
+		return UNWIND_NO_MAPPING;
+	return m->table_id ? find_row(m, pc, &h->row, &h->lo, &h->hi) : -1;
+}
+
+/* The same in one mapping (a vma the kernel found). */
+__noinline int prof_unwind_lookup_in(struct prof_unwind_mapping *m, __u64 pc, struct unwind_hit *h)
+{
+	if (!m || !h)
+		return -1;
+	return m->table_id ? find_row(m, pc, &h->row, &h->lo, &h->hi) : -1;
 }
 
 static long unwind_frame(__u64 i, void *arg)
 {
 	struct unwind_walk *w = arg;
-	struct prof_unwind_mapping *m = NULL;
+	struct unwind_hit h = {};
 	struct prof_unwind_row row;
-	__u64 pc, real, lo, hi;
-	int found;
+	__u64 pc, real;
+	int found = UNWIND_NO_MAPPING;
 
-	if (w->done)
+	if (w->g.done)
 		return 1;
 	if (w->n >= PROF_MAX_FRAMES) {
-		walk_cut(w, PROF_CNT_UNWIND_DEPTH);
+		walk_cut(&w->g, PROF_CNT_UNWIND_DEPTH);
 		return 1;
 	}
-	if (w->ip >= 0x800000000000ULL) {
-		walk_cut(w, PROF_CNT_UNWIND_NO_MAPPING); /* not a user address: garbage */
+	if (w->g.ip >= 0x800000000000ULL) {
+		walk_cut(&w->g, PROF_CNT_UNWIND_NO_MAPPING); /* not a user address: garbage */
 		return 1;
 	}
-	pc = w->exact ? w->ip : w->ip - 1;
-	if (pc >= w->hit_lo && pc < w->hit_hi) {
+	pc = w->g.exact ? w->g.ip : w->g.ip - 1;
+	if (python_frame(w, pc))
+		return 0;
+	if (pc >= w->hit.lo && pc < w->hit.hi) {
 		if (!push_frame(w))
 			return 1;
-		row = w->hit_row;
-		row_step(w, &row, pc);
-		return w->done & 1;
+		row = w->hit.row;
+		prof_unwind_row_step(&w->g, &row, pc);
+		return w->g.done & 1;
 	}
 	if (w->proc)
-		m = find_mapping(w->proc, pc);
-	if (!m && w->ra_slot && w->proc) {
-		real = real_return(w->ra_slot);
+		found = prof_unwind_lookup(w->proc, pc, &h);
+	if (found == UNWIND_NO_MAPPING && w->g.ra_slot && w->proc) {
+		real = prof_real_return(w->g.ra_slot);
 		if (real) {
-			w->ip = real;
+			w->g.ip = real;
 			pc = real - 1;
-			m = find_mapping(w->proc, pc);
+			found = prof_unwind_lookup(w->proc, pc, &h);
 		}
 	}
 	if (!push_frame(w))
 		return 1;
-	if (!m) {
-		if (w->reliable)
+	if (found == UNWIND_NO_MAPPING) {
+		if (w->g.reliable)
 			ask_refresh(w); /* a library loaded since the maps were read? */
-		if (!w->reliable || !vma_mapping(&w->vma, pc)) {
-			fp_step(w, PROF_CNT_UNWIND_NO_MAPPING);
-			return w->done & 1;
+		if (!w->g.reliable || !prof_vma_mapping(&w->vma, pc)) {
+			prof_fp_step(&w->g, PROF_CNT_UNWIND_NO_MAPPING);
+			return w->g.done & 1;
 		}
-		m = &w->vma.m;
+		found = prof_unwind_lookup_in(&w->vma.m, pc, &h);
 	}
-	found = m->table_id ? find_row(m, pc, &row, &lo, &hi) : -1;
 	if (found <= 0) {
-		fp_step(w, PROF_CNT_UNWIND_NO_TABLE);
-		return w->done & 1;
+		prof_fp_step(&w->g, PROF_CNT_UNWIND_NO_TABLE);
+		return w->g.done & 1;
 	}
-	w->hit_lo = lo;
-	w->hit_hi = hi;
-	w->hit_row = row;
-	row_step(w, &row, pc);
-	return w->done & 1;
+	w->hit = h;
+	row = h.row;
+	prof_unwind_row_step(&w->g, &row, pc);
+	return w->g.done & 1;
 }
 
 static __always_inline bool user_mode(const struct pt_regs *regs)
@@ -463,15 +565,19 @@ static __always_inline bool user_mode(const struct pt_regs *regs)
 
 /*
  * The current task's user stack, leaf first, into ips[0..PROF_MAX_FRAMES): the number of
- * frames (0 when there is none), or < 0 when the capture failed (counted here).
+ * frames (0 when there is none), or < 0 when the capture failed (counted here).  Python frames
+ * (include/prof_python.h) stand in for the interpreter's eval frames; *py (when not NULL) gets
+ * the thread's enum prof_py_thread when there are any, else PROF_PY_THREAD_NONE.
  * ctx: the program's context (pt_regs of a uprobe, or bpf_perf_event_data with PROF_USTACK_PERF).
  */
-static __always_inline long prof_user_stack(void *ctx, __u64 *ips, __u32 flags)
+static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flags, __u8 *py)
 {
 	struct unwind_walk w = {};
 	struct pt_regs *regs;
 	long n;
 
+	if (py)
+		*py = PROF_PY_THREAD_NONE;
 	if (prof_unwind_mode == PROF_UNWIND_MODE_FP) {
 		n = bpf_get_stack(ctx, ips, PROF_MAX_FRAMES * sizeof(__u64), BPF_F_USER_STACK);
 		if (n < 0) {
@@ -492,20 +598,27 @@ static __always_inline long prof_user_stack(void *ctx, __u64 *ips, __u32 flags)
 	} else {
 		regs = ctx;
 	}
-	w.ip = BPF_CORE_READ(regs, ip);
-	w.sp = BPF_CORE_READ(regs, sp);
-	w.bp = BPF_CORE_READ(regs, bp);
+	w.g.ip = BPF_CORE_READ(regs, ip);
+	w.g.sp = BPF_CORE_READ(regs, sp);
+	w.g.bp = BPF_CORE_READ(regs, bp);
 	w.ips = ips;
 	w.tgid = bpf_get_current_pid_tgid() >> 32;
 	w.proc = bpf_map_lookup_elem(&prof_unwind_procs, &w.tgid);
-	w.exact = true;
-	w.reliable = true;
+	w.g.exact = true;
+	w.g.reliable = true;
 	if (!w.proc)
 		ask_refresh(&w);
 	bpf_loop(PROF_MAX_FRAMES + 1, unwind_frame, &w, 0);
-	if (w.stop)
-		prof_count(w.stop);
+	if (w.g.stop)
+		prof_count(w.g.stop);
+	if (py)
+		*py = w.py_any ? w.py.thread : PROF_PY_THREAD_NONE;
 	return w.n;
+}
+
+static __always_inline long prof_user_stack(void *ctx, __u64 *ips, __u32 flags)
+{
+	return prof_user_stack_py(ctx, ips, flags, NULL);
 }
 
 #endif /* PROF_UNWIND_BPF_H */

@@ -77,7 +77,10 @@ enum prof_rec_type {
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
 	  "exiting processes not held for symbolization (consumer busy, signal refused)")          \
 	X(EXEC_HOLD_FAIL, "exec_hold_fail",                                                        \
-	  "first execs of an executable not held for its probes (consumer busy, signal refused)")
+	  "first execs of an executable not held for its probes (consumer busy, signal refused)")  \
+	X(PY_READ_FAIL, "py_read_fail",                                                            \
+	  "Python frames unreadable (the native interpreter frame kept in their place)")           \
+	X(PY_FRAMES, "py_frames", "Python frames read from interpreters")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

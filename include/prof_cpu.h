@@ -9,6 +9,7 @@
 #define PROF_CPU_H
 
 #include "prof_common.h"
+#include "prof_python.h"
 
 /*
  * PROF_REC_CPU_SAMPLE, followed by __u64 frames[nkern + nuser]: the kernel frames (none when
@@ -18,8 +19,10 @@ struct prof_cpu_sample {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	__u16 nuser; /* user frames (<= PROF_MAX_FRAMES); 0: none or capture failed (counted) */
-	__u16 nkern; /* kernel frames (<= PROF_MAX_FRAMES) */
+	__u8 nuser; /* user frames (<= PROF_MAX_FRAMES); 0: none or capture failed (counted) */
+	__u8 nkern; /* kernel frames (<= PROF_MAX_FRAMES) */
+	__u8 py;    /* enum prof_py_thread (include/prof_python.h) */
+	__u8 pad;
 };
 _Static_assert(sizeof(struct prof_cpu_sample) == 16, "prof_cpu_sample layout");
 

@@ -15,9 +15,9 @@
  * A Python frame in a stack: bit 62 set (user addresses are below 2^47, kernel ones have bit 63
  * set), the instruction index in bits 47..61, the code object's address in bits 0..46.
  */
-#define PROF_PY_FRAME_TAG  (1ULL << 62)
-#define PROF_PY_ADDR_MASK  ((1ULL << 47) - 1)
-#define PROF_PY_INSTR_MAX  0x7fffULL /* larger indexes are clamped (counted) */
+#define PROF_PY_FRAME_TAG   (1ULL << 62)
+#define PROF_PY_ADDR_MASK   ((1ULL << 47) - 1)
+#define PROF_PY_INSTR_MAX   0x7fffULL /* larger indexes are clamped (counted) */
 #define PROF_PY_INSTR_SHIFT 47
 
 static inline int prof_py_is_frame(__u64 ip)
@@ -60,22 +60,22 @@ enum prof_py_instr {
 
 /* Offsets in bytes of what the walker reads, per version (user/sym/python.c's table). */
 struct prof_py_offsets {
-	__u16 tss;	   /* _PyRuntime: gilstate.autoTSSkey (Py_tss_t: int initialized, key) */
-	__u16 gil_holder;  /* _PyRuntime: gilstate.tstate_current (<= 3.11); 0: via interp */
-	__u16 ts_interp;   /* PyThreadState: interp */
-	__u16 ts_frame;	   /* PyThreadState: frame (<= 3.10), cframe (3.11, 3.12),
-			    * current_frame (3.13) */
-	__u16 cf_current;  /* _PyCFrame: current_frame (3.11, 3.12); 0xffff: ts_frame is it */
-	__u16 fr_code;	   /* frame: f_code / f_executable */
-	__u16 fr_back;	   /* frame: f_back / previous */
-	__u16 fr_instr;	   /* frame: f_lasti / prev_instr / instr_ptr */
-	__u16 fr_entry;	   /* frame: is_entry (3.11, a bool) or owner (3.12+, a char) */
+	__u16 tss;	  /* _PyRuntime: gilstate.autoTSSkey (Py_tss_t: int initialized, key) */
+	__u16 gil_holder; /* _PyRuntime: gilstate.tstate_current (<= 3.11); 0: via interp */
+	__u16 ts_interp;  /* PyThreadState: interp */
+	__u16 ts_frame;	  /* PyThreadState: frame (<= 3.10), cframe (3.11, 3.12),
+			   * current_frame (3.13) */
+	__u16 cf_current; /* _PyCFrame: current_frame (3.11, 3.12); 0xffff: ts_frame is it */
+	__u16 fr_code;	  /* frame: f_code / f_executable */
+	__u16 fr_back;	  /* frame: f_back / previous */
+	__u16 fr_instr;	  /* frame: f_lasti / prev_instr / instr_ptr */
+	__u16 fr_entry;	  /* frame: is_entry (3.11, a bool) or owner (3.12+, a char) */
 	__u16 co_code_adaptive; /* code object: first code unit (3.11+) */
-	__u16 interp_gil;  /* PyInterpreterState: ceval.gil, a pointer (3.12+) */
-	__u16 gil_locked;  /* _gil_runtime_state: locked (an int) */
-	__u16 gil_last_holder; /* _gil_runtime_state: last_holder */
-	__u8 style;	   /* enum prof_py_style; PROF_PY_NONE: not a Python process */
-	__u8 instr;	   /* enum prof_py_instr */
+	__u16 interp_gil;	/* PyInterpreterState: ceval.gil, a pointer (3.12+) */
+	__u16 gil_locked;	/* _gil_runtime_state: locked (an int) */
+	__u16 gil_last_holder;	/* _gil_runtime_state: last_holder */
+	__u8 style;		/* enum prof_py_style; PROF_PY_NONE: not a Python process */
+	__u8 instr;		/* enum prof_py_instr */
 	__u16 pad[2];
 };
 _Static_assert(sizeof(struct prof_py_offsets) == 32, "prof_py_offsets layout");
@@ -93,14 +93,14 @@ struct prof_py_proc {
 
 /* glibc 2.36 (x86-64): struct pthread's specific_1stblock[k].data at fsbase + 0x310 + k*16 + 8
  * (from disassembling pthread_getspecific).  Keys >= 32 live elsewhere: not followed. */
-#define PROF_PY_GLIBC_TSD  (0x310 + 8)
-#define PROF_PY_TSD_KEYS   32
+#define PROF_PY_GLIBC_TSD (0x310 + 8)
+#define PROF_PY_TSD_KEYS  32
 
 /* Thread state of a Python sample (struct prof_cpu_sample.py). */
 enum prof_py_thread {
-	PROF_PY_THREAD_NONE = 0,     /* no Python frames (not Python, or no thread state) */
-	PROF_PY_THREAD_GIL = 1,	     /* the thread holds the GIL */
-	PROF_PY_THREAD_NO_GIL = 2,   /* it does not */
+	PROF_PY_THREAD_NONE = 0,   /* no Python frames (not Python, or no thread state) */
+	PROF_PY_THREAD_GIL = 1,	   /* the thread holds the GIL */
+	PROF_PY_THREAD_NO_GIL = 2, /* it does not */
 };
 
 #endif /* PROF_PYTHON_H */

@@ -19,6 +19,8 @@
 #include <linux/types.h>
 #endif
 
+#include "prof_python.h"
+
 /* How to compute the CFA (the caller's rsp after return: return address at CFA-8). */
 enum prof_unwind_cfa {
 	/* No FDE covers this pc (a gap between functions, past the last one): no information. */
@@ -136,6 +138,8 @@ _Static_assert(sizeof(struct prof_unwind_mapping) == 32, "prof_unwind_mapping la
 struct prof_unwind_proc {
 	__u32 nr;
 	__u32 flags; /* enum prof_unwind_proc_flags, set by BPF; userspace writes 0 */
+	/* The CPython interpreter the process runs (py.version 0: none), for bpf/python.bpf.h. */
+	struct prof_py_proc py;
 	struct prof_unwind_mapping maps[PROF_UNWIND_MAX_MAPPINGS];
 };
 

@@ -47,7 +47,7 @@ _Static_assert(sizeof(struct symbolizer_stats) == NROWS(symbolizer_rows) * sizeo
 
 /* Counts that are bookkeeping, not losses: shown when non-zero, never as drops. */
 static const char *const info_names[] = {
-	"unwind_fp_frames",	 "cxx_throws",
+	"unwind_fp_frames",	 "py_frames", "cxx_throws",
 	"failed_allocs",	 "exec_released",
 	"call_entries",		 "call_returns",
 	"call_unwound_frames",	 "call_unfinished_frames",

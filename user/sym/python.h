@@ -20,9 +20,9 @@
 
 /* How a version maps instruction offsets to lines (user/sym/pycode.c decodes each). */
 enum py_line_table {
-	PY_LNOTAB = 1,	     /* co_lnotab (3.8, 3.9): byte-offset / line increments */
+	PY_LNOTAB = 1,	      /* co_lnotab (3.8, 3.9): byte-offset / line increments */
 	PY_LINETABLE_310 = 2, /* co_linetable (3.10): PEP 626 (start, line delta) entries */
-	PY_LOCATIONS = 3,    /* co_linetable (3.11+): PEP 657 location entries */
+	PY_LOCATIONS = 3,     /* co_linetable (3.11+): PEP 657 location entries */
 };
 
 /* One CPython version's layout. */
@@ -45,23 +45,23 @@ struct py_version {
 const struct py_version *py_version__find(unsigned major, unsigned minor);
 
 enum py_elf_status {
-	PY_ELF_NOT_PYTHON = 0,	 /* no _PyRuntime / _PyEval_EvalFrameDefault */
-	PY_ELF_OK,		 /* CPython of a version we walk: v is filled */
-	PY_ELF_UNSUPPORTED,	 /* CPython of a version we do not walk (major/minor say which) */
-	PY_ELF_UNKNOWN_VERSION,	 /* CPython whose version we could not tell */
-	PY_ELF_BAD_OFFSETS,	 /* 3.13+: _Py_DebugOffsets unreadable or contradicting our table */
+	PY_ELF_NOT_PYTHON = 0,	/* no _PyRuntime / _PyEval_EvalFrameDefault */
+	PY_ELF_OK,		/* CPython of a version we walk: v is filled */
+	PY_ELF_UNSUPPORTED,	/* CPython of a version we do not walk (major/minor say which) */
+	PY_ELF_UNKNOWN_VERSION, /* CPython whose version we could not tell */
+	PY_ELF_BAD_OFFSETS,	/* 3.13+: _Py_DebugOffsets unreadable or contradicting our table */
 };
 
 /* What an ELF file says of the CPython in it.  Addresses are ELF virtual addresses (st_value). */
 struct py_elf {
 	enum py_elf_status status;
-	uint8_t major, minor; /* 0 when unknown */
-	uint64_t runtime, runtime_size;	   /* _PyRuntime */
-	uint64_t eval_lo, eval_hi;	   /* _PyEval_EvalFrameDefault [lo, hi) */
-	uint64_t cold_lo, cold_hi;	   /* _PyEval_EvalFrameDefault.cold [lo, hi); 0, 0: none */
-	uint64_t code_type;		   /* PyCode_Type */
-	bool debug_offsets;		   /* v's offsets were read from _Py_DebugOffsets */
-	struct py_version v;		   /* PY_ELF_OK */
+	uint8_t major, minor;		/* 0 when unknown */
+	uint64_t runtime, runtime_size; /* _PyRuntime */
+	uint64_t eval_lo, eval_hi;	/* _PyEval_EvalFrameDefault [lo, hi) */
+	uint64_t cold_lo, cold_hi;	/* _PyEval_EvalFrameDefault.cold [lo, hi); 0, 0: none */
+	uint64_t code_type;		/* PyCode_Type */
+	bool debug_offsets;		/* v's offsets were read from _Py_DebugOffsets */
+	struct py_version v;		/* PY_ELF_OK */
 };
 
 /*

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Python frames read from CPython 3.8–3.13 while the native stack is walked (bpf/unwind.bpf.h).
+ * Each native _PyEval_EvalFrameDefault frame is replaced by the Python frames that invocation
+ * runs: one frame object for 3.8–3.10; for 3.11+ the interpreter frames down to the invocation's
+ * entry frame (3.11: is_entry) or shim frame (3.12+: owner FRAME_OWNED_BY_CSTACK).  Native frames
+ * above and below stay, so C extensions calling back into Python show both.
+ *
+ * The thread's PyThreadState comes from the pthread key CPython keeps it under
+ * (_PyRuntime.gilstate.autoTSSkey), read from glibc's thread descriptor at fsbase: that slot
+ * stays set while the thread waits for the GIL, unlike 3.12's _Py_tss_tstate.  Offsets and
+ * runtime addresses are written by userspace (user/sym/python.c, user/sym/unwinder.c) into the
+ * process's unwinder entry.  One Python frame per bpf_loop iteration, as for native frames, so
+ * the frame limit bounds both.
+ */
+#ifndef PROF_PYTHON_BPF_H
+#define PROF_PYTHON_BPF_H
+
+#include "common.bpf.h"
+#include "prof_python.h"
+#include "prof_unwind.h"
+
+/* The Python side of one stack walk (in struct unwind_walk). */
+struct py_walk {
+	__u64 tstate; /* this thread's PyThreadState (0: none) */
+	__u64 frame;  /* the next frame object / interpreter frame to emit (0: none left) */
+	__u8 looked;  /* tstate looked up (once per walk, at the first eval frame) */
+	__u8 active;  /* emitting the Python frames of the eval frame at the walk's ip */
+	__u8 emitted; /* frames emitted for that eval frame */
+	__u8 done;    /* that eval frame's Python frames are out: step over it natively, unpushed */
+	__u8 thread;  /* enum prof_py_thread */
+};
+
+static __always_inline bool py_read(void *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user(dst, size, (void *)addr) == 0;
+}
+
+static __always_inline bool py_is_eval(const struct prof_py_proc *py, __u64 pc)
+{
+	return py->version &&
+	       ((pc >= py->eval_lo && pc < py->eval_hi) || (pc >= py->cold_lo && pc < py->cold_hi));
+}
+
+/* Who holds the GIL: the thread state of its holder, or 0. */
+static __always_inline __u64 py_gil_holder(const struct prof_py_proc *py, __u64 tstate)
+{
+	__u64 interp, gil, holder = 0;
+	__u32 locked = 0;
+
+	if (py->o.gil_holder) {
+		py_read(&holder, sizeof(holder), py->runtime + py->o.gil_holder);
+		return holder;
+	}
+	if (!py->o.interp_gil || !py_read(&interp, sizeof(interp), tstate + py->o.ts_interp) ||
+	    !py_read(&gil, sizeof(gil), interp + py->o.interp_gil) || !gil ||
+	    !py_read(&locked, sizeof(locked), gil + py->o.gil_locked) || !locked)
+		return 0;
+	py_read(&holder, sizeof(holder), gil + py->o.gil_last_holder);
+	return holder;
+}
+
+/* The current thread's PyThreadState and innermost frame; false when it has none (a native
+ * thread of a Python process, an interpreter not initialized yet). */
+static __always_inline bool py_lookup(const struct prof_py_proc *py, struct py_walk *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tss[2]; /* Py_tss_t: int _is_initialized, pthread_key_t _key */
+	__u64 fsbase = task->thread.fsbase, v;
+
+	if (!py_read(tss, sizeof(tss), py->runtime + py->o.tss) || tss[0] != 1 ||
+	    tss[1] >= PROF_PY_TSD_KEYS || !fsbase)
+		return false;
+	if (!py_read(&p->tstate, sizeof(p->tstate), fsbase + py->tsd + tss[1] * 16ULL) ||
+	    !p->tstate)
+		return false;
+	if (!py_read(&v, sizeof(v), p->tstate + py->o.ts_frame))
+		goto fault;
+	if (py->o.cf_current != 0xffff && v && !py_read(&v, sizeof(v), v + py->o.cf_current))
+		goto fault;
+	p->frame = v;
+	p->thread = py_gil_holder(py, p->tstate) == p->tstate ? PROF_PY_THREAD_GIL
+							      : PROF_PY_THREAD_NO_GIL;
+	return true;
+fault:
+	prof_count(PROF_CNT_PY_READ_FAIL);
+	p->tstate = 0;
+	return false;
+}
+
+/*
+ * The native frame at pc is an eval frame: start emitting its Python frames (true), or leave it
+ * native (false: no thread state, no frame left).
+ */
+static __always_inline bool py_enter(const struct prof_py_proc *py, struct py_walk *p)
+{
+	if (!p->looked) {
+		p->looked = 1;
+		if (!py_lookup(py, p))
+			return false;
+	}
+	if (!p->tstate || !p->frame)
+		return false;
+	p->active = 1;
+	p->emitted = 0;
+	return true;
+}
+
+/*
+ * One step through the Python frames of the current eval frame: the frame's
+ * prof_py_frame() in *out and true when one was produced; the invocation's end clears
+ * p->active (and sets p->done when anything was emitted, so the native frame is not pushed).
+ */
+static __always_inline bool py_step(const struct prof_py_proc *py, struct py_walk *p, __u64 *out)
+{
+	__u64 f = p->frame, code = 0, back = 0, ptr = 0, type = 0, instr = 0;
+	__u8 mark = 0;
+	__s32 lasti = 0;
+	bool end = false, ok;
+
+	ok = py_read(&code, sizeof(code), f + py->o.fr_code) &&
+	     py_read(&back, sizeof(back), f + py->o.fr_back);
+	if (ok && py->o.style != PROF_PY_FRAMEOBJ)
+		ok = py_read(&mark, sizeof(mark), f + py->o.fr_entry);
+	if (!ok) {
+		prof_count(PROF_CNT_PY_READ_FAIL);
+		p->frame = 0;
+		goto over;
+	}
+	p->frame = back;
+	switch (py->o.style) {
+	case PROF_PY_FRAMEOBJ:
+		end = true; /* one frame object per eval frame */
+		break;
+	case PROF_PY_ENTRY:
+		end = mark != 0; /* is_entry: the invocation's first frame, emitted */
+		break;
+	default:
+		if (mark == PROF_PY_OWNED_BY_CSTACK)
+			goto over; /* the shim under the invocation: not a Python frame */
+		break;
+	}
+	/* Frames of other executables (3.13's f_executable) are not code: skipped. */
+	if (!py_read(&type, sizeof(type), code + 8) || type != py->code_type)
+		goto next;
+	if (py->o.instr == PROF_PY_INSTR_PTR) {
+		if (py_read(&ptr, sizeof(ptr), f + py->o.fr_instr) &&
+		    ptr >= code + py->o.co_code_adaptive)
+			instr = (ptr - code - py->o.co_code_adaptive) / 2;
+	} else if (py_read(&lasti, sizeof(lasti), f + py->o.fr_instr) && lasti > 0) {
+		instr = (__u64)lasti;
+	}
+	if (instr > PROF_PY_INSTR_MAX)
+		instr = PROF_PY_INSTR_MAX;
+	*out = prof_py_frame(code, instr);
+	prof_count(PROF_CNT_PY_FRAMES);
+	p->emitted = 1;
+	if (end || !p->frame)
+		goto over_emitted;
+	return true;
+next:
+	if (end || !p->frame)
+		goto over;
+	return false;
+over_emitted:
+	p->active = 0;
+	p->done = 1;
+	return true;
+over:
+	p->active = 0;
+	p->done = p->emitted;
+	return false;
+}
+
+/*
+ * The walk meets pc: 1 a Python frame is in *out (the walk stays at the eval frame), 2 a frame
+ * that is not code was skipped (it stays too), 0 step the native frame at pc now.  A global
+ * function: the verifier checks it once, not once per path of the native walk around it.
+ */
+__noinline int prof_py_walk_step(const struct prof_py_proc *py, struct py_walk *p, __u64 pc,
+				 __u64 *out)
+{
+	if (!py || !p || !out)
+		return 0;
+	if (!p->active) {
+		if (p->done || !py_is_eval(py, pc) || !py_enter(py, p))
+			return 0;
+	}
+	if (py_step(py, p, out))
+		return 1;
+	return p->active ? 2 : 0;
+}
+
+#endif /* PROF_PYTHON_BPF_H */
