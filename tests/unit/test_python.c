@@ -661,6 +661,39 @@ static void test_python__version_from_name_hint(void **state)
 	free(im.buf);
 }
 
+/* The fuzz seeds (tests/fuzz/fuzz_python_elf.c says how they were built) are what they claim. */
+static void test_python__fuzz_seeds(void **state)
+{
+	static const struct {
+		const char *file;
+		enum py_elf_status status;
+		unsigned minor;
+		bool cold, debug_offsets;
+	} seeds[] = {
+		{"py313-stripped.so", PY_ELF_OK, 13, false, true},
+		{"py311-cold-symtab.so", PY_ELF_OK, 11, true, false},
+		{"py310-soname.so", PY_ELF_OK, 10, false, false},
+		{"py37m-soname.so", PY_ELF_UNSUPPORTED, 7, false, false},
+		{"py314-version.so", PY_ELF_UNSUPPORTED, 14, false, false},
+	};
+	char path[256];
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		struct py_elf e;
+
+		snprintf(path, sizeof(path), "tests/fuzz/corpus/python_elf/%s", seeds[i].file);
+		assert_int_equal(inspect_path(path, NULL, &e), 0);
+		assert_int_equal(e.status, seeds[i].status);
+		assert_int_equal(e.major, 3);
+		assert_int_equal(e.minor, seeds[i].minor);
+		if (seeds[i].status != PY_ELF_OK)
+			continue;
+		check_symbols(path, &e, seeds[i].cold);
+		assert_int_equal(e.debug_offsets, seeds[i].debug_offsets);
+		assert_memory_equal(&e.v, py_version__find(3, seeds[i].minor), sizeof(e.v));
+	}
+}
+
 /* ---- validate: live interpreters ----------------------------------------------------------- */
 
 struct live {
@@ -841,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_python__debug_offsets_contradicting_table),
 		cmocka_unit_test(test_python__py_version_3_14_unsupported),
 		cmocka_unit_test(test_python__version_from_name_hint),
+		cmocka_unit_test(test_python__fuzz_seeds),
 		cmocka_unit_test(test_python__validate_live),
 		cmocka_unit_test(test_python__validate_refuses_what_inspect_did_not_accept),
 	};
