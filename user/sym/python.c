@@ -278,7 +278,7 @@ static int read_vaddr(Elf *elf, void *buf, size_t len, uint64_t addr)
 		    sh.sh_size - (addr - sh.sh_addr) < len)
 			continue;
 		off = addr - sh.sh_addr;
-		while ((data = elf_rawdata(scn, data))) {
+		while ((data = elf_getdata(scn, data))) {
 			if (!data->d_buf || off < (uint64_t)data->d_off ||
 			    off - (uint64_t)data->d_off > data->d_size ||
 			    data->d_size - (off - (uint64_t)data->d_off) < len)
