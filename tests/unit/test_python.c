@@ -29,7 +29,8 @@
 
 #include "sym/python.h"
 
-#define DEBIAN_PY "/usr/bin/python3.11"
+#define DEBIAN_PY    "/usr/bin/python3.11"
+#define DEBIAN_LIBPY "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
 
 /* ---- installed interpreters ---------------------------------------------------------------- */
 
@@ -270,6 +271,53 @@ static void measure(const struct pyenv_ver *pv, struct measured *m)
 	assert_int_equal(pclose(f), 0);
 }
 
+/* Measure pv's offsets against its headers and compare with our table's entry, field by field. */
+static void check_offsets(const struct pyenv_ver *pv)
+{
+	const unsigned minor = pv->minor;
+	const struct py_version *t = py_version__find(3, minor);
+	struct measured m;
+
+	assert_non_null(t);
+	measure(pv, &m);
+	assert_int_equal(m.unicode_state, 32);
+	if (minor >= 11)
+		assert_int_equal(m.code_basicsize, m.v.bpf.co_code_adaptive);
+	/* How frames chain, what the instruction field holds, the line table's format. */
+	m.v.bpf.style = minor <= 10 ? PROF_PY_FRAMEOBJ : minor == 11 ? PROF_PY_ENTRY : PROF_PY_SHIM;
+	m.v.bpf.instr = minor <= 9    ? PROF_PY_LASTI_BYTES
+			: minor == 10 ? PROF_PY_LASTI_UNITS
+				      : PROF_PY_INSTR_PTR;
+	m.v.line_table = minor <= 9 ? PY_LNOTAB : minor == 10 ? PY_LINETABLE_310 : PY_LOCATIONS;
+
+	assert_int_equal(t->bpf.tss, m.v.bpf.tss);
+	assert_int_equal(t->bpf.gil_holder, m.v.bpf.gil_holder);
+	assert_int_equal(t->bpf.ts_interp, m.v.bpf.ts_interp);
+	assert_int_equal(t->bpf.ts_frame, m.v.bpf.ts_frame);
+	assert_int_equal(t->bpf.cf_current, m.v.bpf.cf_current);
+	assert_int_equal(t->bpf.fr_code, m.v.bpf.fr_code);
+	assert_int_equal(t->bpf.fr_back, m.v.bpf.fr_back);
+	assert_int_equal(t->bpf.fr_instr, m.v.bpf.fr_instr);
+	assert_int_equal(t->bpf.fr_entry, m.v.bpf.fr_entry);
+	assert_int_equal(t->bpf.co_code_adaptive, m.v.bpf.co_code_adaptive);
+	assert_int_equal(t->bpf.interp_gil, m.v.bpf.interp_gil);
+	assert_int_equal(t->bpf.gil_locked, m.v.bpf.gil_locked);
+	assert_int_equal(t->bpf.gil_last_holder, m.v.bpf.gil_last_holder);
+	assert_int_equal(t->bpf.style, m.v.bpf.style);
+	assert_int_equal(t->bpf.instr, m.v.bpf.instr);
+	assert_int_equal(t->co_firstlineno, m.v.co_firstlineno);
+	assert_int_equal(t->co_filename, m.v.co_filename);
+	assert_int_equal(t->co_name, m.v.co_name);
+	assert_int_equal(t->co_qualname, m.v.co_qualname);
+	assert_int_equal(t->co_linetable, m.v.co_linetable);
+	assert_int_equal(t->line_table, m.v.line_table);
+	assert_int_equal(t->ascii_size, m.v.ascii_size);
+	assert_int_equal(t->compact_size, m.v.compact_size);
+	/* Nothing else in the entry (padding included) differs. */
+	assert_memory_equal(t, &m.v, sizeof(m.v));
+	printf("offsets: 3.%u checked against %s\n", minor, pv->prefix);
+}
+
 static void test_python__offsets_match_headers(void **state)
 {
 	unsigned ran = 0;
@@ -277,7 +325,6 @@ static void test_python__offsets_match_headers(void **state)
 	for (unsigned minor = 8; minor <= 13; minor++) {
 		const struct py_version *t = py_version__find(3, minor);
 		struct pyenv_ver pv;
-		struct measured m;
 
 		/* Every version of the table, installed or not. */
 		assert_non_null(t);
@@ -285,52 +332,25 @@ static void test_python__offsets_match_headers(void **state)
 		assert_int_equal(t->minor, minor);
 		if (!pyenv_find(minor, &pv))
 			continue;
-		measure(&pv, &m);
-		assert_int_equal(m.unicode_state, 32);
-		if (minor >= 11)
-			assert_int_equal(m.code_basicsize, m.v.bpf.co_code_adaptive);
-		/* How frames chain, what the instruction field holds, the line table's format. */
-		m.v.bpf.style = minor <= 10   ? PROF_PY_FRAMEOBJ
-				: minor == 11 ? PROF_PY_ENTRY
-					      : PROF_PY_SHIM;
-		m.v.bpf.instr = minor <= 9    ? PROF_PY_LASTI_BYTES
-				: minor == 10 ? PROF_PY_LASTI_UNITS
-					      : PROF_PY_INSTR_PTR;
-		m.v.line_table = minor <= 9    ? PY_LNOTAB
-				 : minor == 10 ? PY_LINETABLE_310
-					       : PY_LOCATIONS;
-
-		assert_int_equal(t->bpf.tss, m.v.bpf.tss);
-		assert_int_equal(t->bpf.gil_holder, m.v.bpf.gil_holder);
-		assert_int_equal(t->bpf.ts_interp, m.v.bpf.ts_interp);
-		assert_int_equal(t->bpf.ts_frame, m.v.bpf.ts_frame);
-		assert_int_equal(t->bpf.cf_current, m.v.bpf.cf_current);
-		assert_int_equal(t->bpf.fr_code, m.v.bpf.fr_code);
-		assert_int_equal(t->bpf.fr_back, m.v.bpf.fr_back);
-		assert_int_equal(t->bpf.fr_instr, m.v.bpf.fr_instr);
-		assert_int_equal(t->bpf.fr_entry, m.v.bpf.fr_entry);
-		assert_int_equal(t->bpf.co_code_adaptive, m.v.bpf.co_code_adaptive);
-		assert_int_equal(t->bpf.interp_gil, m.v.bpf.interp_gil);
-		assert_int_equal(t->bpf.gil_locked, m.v.bpf.gil_locked);
-		assert_int_equal(t->bpf.gil_last_holder, m.v.bpf.gil_last_holder);
-		assert_int_equal(t->bpf.style, m.v.bpf.style);
-		assert_int_equal(t->bpf.instr, m.v.bpf.instr);
-		assert_int_equal(t->co_firstlineno, m.v.co_firstlineno);
-		assert_int_equal(t->co_filename, m.v.co_filename);
-		assert_int_equal(t->co_name, m.v.co_name);
-		assert_int_equal(t->co_qualname, m.v.co_qualname);
-		assert_int_equal(t->co_linetable, m.v.co_linetable);
-		assert_int_equal(t->line_table, m.v.line_table);
-		assert_int_equal(t->ascii_size, m.v.ascii_size);
-		assert_int_equal(t->compact_size, m.v.compact_size);
-		/* Nothing else in the entry (padding included) differs. */
-		assert_memory_equal(t, &m.v, sizeof(m.v));
-		printf("offsets: 3.%u checked against %s\n", minor, pv.prefix);
+		check_offsets(&pv);
 		ran++;
 	}
-	printf("offsets: %u versions ran\n", ran);
+	printf("offsets: %u pyenv versions ran\n", ran);
 	if (!ran && in_ci())
 		fail_msg("no pyenv CPython 3.8-3.13 installed, CI=true");
+}
+
+/* Debian's 3.11 (python3.11-dev: its headers and libpython3.11.so) has the same layout. */
+static void test_python__offsets_match_debian_headers(void **state)
+{
+	const struct pyenv_ver pv = {.minor = 11, .prefix = "/usr"};
+
+	if (access("/usr/include/python3.11/internal/pycore_runtime.h", R_OK)) {
+		if (in_ci())
+			fail_msg("python3.11-dev missing, CI=true");
+		skip();
+	}
+	check_offsets(&pv);
 }
 
 static void test_python__unknown_versions_not_in_table(void **state)
@@ -456,6 +476,15 @@ static void test_python__inspect_debian_static_python(void **state)
 	assert_int_equal(e.minor, 11);
 	check_symbols(DEBIAN_PY, &e, false);
 	assert_false(e.debug_offsets);
+	assert_memory_equal(&e.v, py_version__find(3, 11), sizeof(e.v));
+
+	/* Debian's shared libpython (libpython3.11-dev), stripped too. */
+	if (access(DEBIAN_LIBPY, R_OK))
+		return;
+	assert_int_equal(inspect_path(DEBIAN_LIBPY, NULL, &e), 0);
+	assert_int_equal(e.status, PY_ELF_OK);
+	assert_int_equal(e.minor, 11);
+	check_symbols(DEBIAN_LIBPY, &e, false);
 	assert_memory_equal(&e.v, py_version__find(3, 11), sizeof(e.v));
 }
 
@@ -865,6 +894,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_python__offsets_match_headers),
+		cmocka_unit_test(test_python__offsets_match_debian_headers),
 		cmocka_unit_test(test_python__unknown_versions_not_in_table),
 		cmocka_unit_test(test_python__inspect_pyenv_libpython),
 		cmocka_unit_test(test_python__inspect_debian_static_python),
