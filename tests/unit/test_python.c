@@ -452,6 +452,9 @@ static void test_python__inspect_pyenv_libpython(void **state)
 		check_symbols(pv.lib, &e, minor == 11 || minor == 12);
 		assert_int_equal(e.debug_offsets, minor >= 13);
 		assert_memory_equal(&e.v, py_version__find(3, minor), sizeof(e.v));
+		/* The executable only imports from libpython: not where the interpreter is. */
+		assert_int_equal(inspect_path(pv.bin, pv.bin, &e), 0);
+		assert_int_equal(e.status, PY_ELF_NOT_PYTHON);
 		printf("inspect: %s\n", pv.lib);
 		ran++;
 	}
