@@ -489,16 +489,19 @@ static void version_from_line(struct py_version *v, const char *line)
 	v->line_table = table_kind(minor);
 	v->ascii_size = as;
 	v->compact_size = cs;
-	for (i = 0; i < sizeof(notes) / sizeof(notes[0]) && notes[i].minor != minor; i++)
-		;
+	for (i = 0; i < sizeof(notes) / sizeof(notes[0]); i++) {
+		if (notes[i].minor != minor)
+			continue;
+		assert_int_equal(fl, notes[i].firstlineno);
+		assert_int_equal(fn, notes[i].filename);
+		assert_int_equal(nm, notes[i].name);
+		assert_int_equal(qn, notes[i].qualname);
+		assert_int_equal(lt, notes[i].linetable);
+		assert_int_equal(as, notes[i].ascii);
+		assert_int_equal(cs, notes[i].compact);
+		break;
+	}
 	assert_true(i < sizeof(notes) / sizeof(notes[0]));
-	assert_int_equal(fl, notes[i].firstlineno);
-	assert_int_equal(fn, notes[i].filename);
-	assert_int_equal(nm, notes[i].name);
-	assert_int_equal(qn, notes[i].qualname);
-	assert_int_equal(lt, notes[i].linetable);
-	assert_int_equal(as, notes[i].ascii);
-	assert_int_equal(cs, notes[i].compact);
 	table = py_version__find(major, minor);
 	if (!table)
 		return;

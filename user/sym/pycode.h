@@ -15,7 +15,7 @@
 #include "sym/python.h"
 
 /* Caps on what is read from one code object. */
-#define PYCODE_MAX_STR	 1024	      /* bytes of a name or file name (UTF-8, longer: cut) */
+#define PYCODE_MAX_STR	 1024	     /* bytes of a name or file name (UTF-8, longer: cut) */
 #define PYCODE_MAX_TABLE (64u << 10) /* bytes of a line table (longer: refused) */
 
 /* Read len bytes at addr of the target into buf: 0, or -errno (nothing partial is used). */
@@ -25,10 +25,10 @@ typedef int (*pycode_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 int pycode__read_pid(void *ctx, uint64_t addr, void *buf, size_t len);
 
 struct pycode {
-	char *name;	     /* UTF-8, NUL-terminated; malloc'd */
-	char *filename;	     /* likewise */
+	char *name;	/* UTF-8, NUL-terminated; malloc'd */
+	char *filename; /* likewise */
 	int32_t firstlineno;
-	uint8_t *table;	     /* the line table's bytes (co_lnotab / co_linetable); malloc'd */
+	uint8_t *table; /* the line table's bytes (co_lnotab / co_linetable); malloc'd */
 	uint32_t table_len;
 };
 
