@@ -608,7 +608,11 @@ static void test_pycode__read_live_interpreters(void **state)
 		assert_null(c.name);
 		assert_int_equal(pycode__read(&v, pycode__read_pid, pid, code, code_type + 8, &c),
 				 -EINVAL);
-		/* A pid that is not there (pid_max is below 2^22). */
+		/* A pid that is not there (pid_max is at most 2^22): the reader says so, the code
+		 * object is unreadable. */
+		assert_int_equal(pycode__read_pid((void *)(uintptr_t)(1 << 23), code, &c, 8),
+				 -ESRCH);
+		assert_int_equal(pycode__read_pid(pid, 16, &c, 0), 0);
 		assert_int_equal(pycode__read(&v, pycode__read_pid, (void *)(uintptr_t)(1 << 23),
 					      code, code_type, &c),
 				 -EFAULT);
