@@ -149,7 +149,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(tables_evicted, "unwind_tables_evicted",                                                \
 	  "unwind tables unloaded after no process mapped them (LRU; rebuilt if mapped again)")   \
 	X(files_forgotten, "unwind_files_forgotten",                                              \
-	  "records of files no process maps forgotten (LRU; read again if mapped again)")
+	  "records of files no process maps forgotten (LRU; read again if mapped again)")         \
+	X(python_refused, "python_refused",                                                       \
+	  "Python interpreters whose memory contradicted their file: their stacks stay native")
 
 /* Counted by cgroup discovery (user/proc/cgroup.c): what a walk of the cgroup2 tree or a read
  * of cgroup files left out. */
