@@ -1362,11 +1362,16 @@ static int py_code__read(struct symbolizer *s, const struct sym_proc *p, uint32_
 			 uint64_t code, struct py_code_entry *e)
 {
 	struct pycode c;
+	int err;
 
 	memset(e, 0, sizeof(*e));
-	if (pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
-			 &c))
+	err = pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
+			   &c);
+	if (err) {
+		pr_debug("pid %u: Python code object at 0x%" PRIx64 " unreadable: %s\n", pid, code,
+			 strerror(-err));
 		return 0;
+	}
 	e->name = strpool__intern(s->pool, c.name);
 	e->file = strpool__intern(s->pool, c.filename);
 	if (!e->name || !e->file) {
