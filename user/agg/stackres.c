@@ -58,6 +58,7 @@ struct job {
 	void *ctx;
 	uint64_t arg;
 	const struct py_version *py;
+	uint64_t runtime;
 };
 
 /*
@@ -171,7 +172,7 @@ static int job__run(struct stackres *r, const struct job *j)
 		symbolizer__drop_pid(r->sym, j->pid);
 		break;
 	case JOB_PYTHON:
-		err = symbolizer__set_python(r->sym, j->pid, j->py, j->arg);
+		err = symbolizer__set_python(r->sym, j->pid, j->py, j->runtime, j->arg);
 		break;
 	case JOB_AFTER:
 		j->fn(j->ctx, j->arg);
@@ -323,10 +324,16 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid)
 	return submit(r, &(struct job){.kind = JOB_DROP, .pid = pid});
 }
 
-int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v,
+int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
 		     uint64_t code_type)
 {
-	return submit(r, &(struct job){.kind = JOB_PYTHON, .pid = pid, .py = v, .arg = code_type});
+	return submit(r, &(struct job){
+				 .kind = JOB_PYTHON,
+				 .pid = pid,
+				 .py = v,
+				 .runtime = runtime,
+				 .arg = code_type,
+			 });
 }
 
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,

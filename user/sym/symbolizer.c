@@ -111,7 +111,7 @@ struct sym_proc {
 	bool perfmap_refused; /* said and counted once per process */
 	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
 	const struct py_version *py; /* the CPython it runs (symbolizer__set_python) */
-	uint64_t py_code_type;
+	uint64_t py_runtime, py_code_type;
 	struct hashmap *pycodes; /* code object address -> struct py_code_entry */
 };
 
@@ -1342,7 +1342,7 @@ const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
 }
 
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
-			   uint64_t code_type)
+			   uint64_t runtime, uint64_t code_type)
 {
 	struct sym_proc *p;
 	int err = get_proc(s, &p, pid);
@@ -1352,6 +1352,7 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
 	if (p->py != v || p->py_code_type != code_type)
 		py_codes__free(p); /* other code objects, or another layout */
 	p->py = v;
+	p->py_runtime = runtime;
 	p->py_code_type = code_type;
 	return 0;
 }

@@ -111,12 +111,12 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 
 struct py_version;
 /*
- * pid runs the CPython of layout v (NULL: no more), whose PyCode_Type is at code_type: its Python
- * frames (include/prof_python.h) can be named.  Forgotten with the pid's mappings (exec).
- * 0 or -ENOMEM.
+ * pid runs the CPython of layout v (NULL: no more), whose _PyRuntime is at runtime and
+ * PyCode_Type at code_type: its Python frames (include/prof_python.h) and threads can be named.
+ * Forgotten with the pid's mappings (exec).  0 or -ENOMEM.
  */
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
-			   uint64_t code_type);
+			   uint64_t runtime, uint64_t code_type);
 /*
  * A Python frame of pid (a value prof_py_is_frame accepts): the code object's name, file and
  * first line, and the line of its instruction, read from the live process and cached per (pid,
