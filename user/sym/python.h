@@ -34,7 +34,7 @@ enum py_obj_layout {
 	PY_OBJ_38 = 1, /* 3.8–3.10: a __dict__ at the type's tp_dictoffset; int ob_size */
 	PY_OBJ_311 =
 		2, /* 3.11: managed dict: values pointer at obj - 32, dict pointer at obj - 24 */
-	PY_OBJ_312 = 3, /* 3.12: obj - 24 holds a dict, or values | 1; int lv_tag */
+	PY_OBJ_312 = 3, /* 3.12: obj - 24 holds a dict, or (values - 1); int lv_tag */
 	PY_OBJ_313 =
 		4, /* 3.13: dict pointer at obj - 24, else inline values at obj + tp_basicsize */
 };

@@ -23,7 +23,7 @@
 #define PY_TPFLAGS_MANAGED_DICT	 (1ULL << 4)
 #define PY_TPFLAGS_INLINE_VALUES (1ULL << 2)
 /* Where a managed dict keeps its pointers, before the object (pycore_object.h). */
-#define PY_MANAGED_DICT_AT	 24 /* obj - 24: the dict (3.12: dict or values | 1) */
+#define PY_MANAGED_DICT_AT	 24 /* obj - 24: the dict (3.12: dict, or values - 1: odd) */
 #define PY_MANAGED_VALUES_AT	 32 /* obj - 32: the values (3.11) */
 /* An instance's __dict__ lies within its object: farther is a broken type. */
 #define PY_DICTOFFSET_MAX	 4096
@@ -257,7 +257,7 @@ static int attr_get(const struct rd *r, uint64_t obj, const char *want, uint64_t
 		if (v->obj_layout == PY_OBJ_311 && !dict) {
 			err = rd_u64(r, obj, -PY_MANAGED_VALUES_AT, &values);
 		} else if (v->obj_layout == PY_OBJ_312 && (dict & 1)) {
-			values = dict - 1;
+			values = dict + 1; /* stored as values - 1 */
 			dict = 0;
 		} else if (v->obj_layout == PY_OBJ_313 && !dict &&
 			   (flags & PY_TPFLAGS_INLINE_VALUES)) {

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Python thread names read from live interpreters: pyenv's 3.8–3.13 (under $PYENV_ROOT,
+ * ~/.pyenv or /root/.pyenv) and Debian's /usr/bin/python3.11.  The oracle is the script itself:
+ * each thread prints threading.get_native_id() next to its name, and pythreads__read must give
+ * exactly those pairs (MainThread included).  _PyRuntime's runtime address comes from
+ * /proc/PID/maps and the file's symbol (python__inspect_elf).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <glob.h>
+#include <libelf.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sym/pycode.h"
+#include "sym/python.h"
+#include "sym/pythreads.h"
+
+#define DEBIAN_PY "/usr/bin/python3.11"
+#define NTHREADS  4 /* MainThread and three workers */
+
+static bool in_ci(void)
+{
+	const char *ci = getenv("CI");
+
+	return ci && !strcmp(ci, "true");
+}
+
+/* The newest pyenv 3.<minor>.*: its bin/python3.X and lib/libpython3.X.so.1.0. */
+static bool pyenv_find(unsigned minor, char *bin, char *lib, size_t len)
+{
+	const char *env = getenv("PYENV_ROOT");
+	const char *roots[2] = {env && *env ? env : "/root/.pyenv", "/root/.pyenv"};
+	char pat[PATH_MAX];
+	bool found = false;
+	glob_t g;
+
+	for (int r = 0; r < 2 && !found; r++) {
+		snprintf(pat, sizeof(pat), "%s/versions/3.%u.*", roots[r], minor);
+		if (glob(pat, 0, NULL, &g))
+			continue;
+		for (size_t i = g.gl_pathc; i-- > 0 && !found;) {
+			snprintf(bin, len, "%s/bin/python3.%u", g.gl_pathv[i], minor);
+			snprintf(lib, len, "%s/lib/libpython3.%u.so.1.0", g.gl_pathv[i], minor);
+			found = !access(bin, X_OK) && !access(lib, R_OK);
+		}
+		globfree(&g);
+	}
+	return found;
+}
+
+static void inspect(const char *path, const char *hint, struct py_elf *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	assert_non_null(elf);
+	assert_int_equal(python__inspect_elf(elf, hint, out), 0);
+	elf_end(elf);
+	close(fd);
+}
+
+/* Load bias of path in pid: its offset-0 mapping less its first PT_LOAD's page. */
+static uint64_t load_bias(pid_t pid, const char *path)
+{
+	char maps[64], line[PATH_MAX + 128], file[PATH_MAX], real[PATH_MAX];
+	unsigned long long start, end, off;
+	uint64_t base = 0, vaddr = UINT64_MAX;
+	bool found = false;
+	GElf_Phdr ph;
+	size_t n;
+	FILE *f;
+	Elf *elf;
+	int fd;
+
+	assert_non_null(realpath(path, real));
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &off, file) !=
+		    4)
+			continue;
+		if (!found && off == 0 && !strcmp(file, real)) {
+			base = start;
+			found = true;
+		}
+	}
+	fclose(f);
+	assert_true(found);
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(gelf_getphdr(elf, (int)i, &ph));
+		if (ph.p_type == PT_LOAD && ph.p_offset == 0)
+			vaddr = ph.p_vaddr & ~0xfffULL;
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(vaddr != UINT64_MAX);
+	return base - vaddr;
+}
+
+/*
+ * Three named threads wait on an Event; each reports its native id, the main thread prints
+ * "tid name" for all four (UTF-8), then "end", and waits for stdin to close.
+ */
+static const char script[] =
+	"import sys, threading\n"
+	"ev = threading.Event()\n"
+	"names = ['worker-1', 'worker-2', 'w\\u00f6rker-3']\n"
+	"ids = {}\n"
+	"bar = threading.Barrier(len(names) + 1)\n"
+	"def run():\n"
+	"    ids[threading.current_thread().name] = threading.get_native_id()\n"
+	"    bar.wait()\n"
+	"    ev.wait()\n"
+	"ts = [threading.Thread(name=n, target=run, daemon=True) for n in names]\n"
+	"for t in ts:\n"
+	"    t.start()\n"
+	"# worker-2's attributes move into a dict of their own (3.11+ keep them beside the type)\n"
+	"vars(ts[1])\n"
+	"bar.wait()\n"
+	"out = ['%d MainThread' % threading.get_native_id()]\n"
+	"out += ['%d %s' % (ids[n], n) for n in names]\n"
+	"sys.stdout.buffer.write(('\\n'.join(out) + '\\nend\\n').encode('utf-8'))\n"
+	"sys.stdout.flush()\n"
+	"sys.stdin.read()\n"
+	"ev.set()\n";
+
+struct live {
+	pid_t pid;
+	int in; /* the script's stdin: closing it ends the script */
+	struct pythread_name want[NTHREADS];
+};
+
+static void start_python(const char *bin, struct live *l)
+{
+	int to[2], from[2];
+	char line[256];
+	size_t k = 0;
+	FILE *f;
+
+	memset(l, 0, sizeof(*l));
+	assert_int_equal(pipe(to), 0);
+	assert_int_equal(pipe(from), 0);
+	l->pid = fork();
+	assert_true(l->pid >= 0);
+	if (l->pid == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[0]);
+		close(to[1]);
+		close(from[0]);
+		close(from[1]);
+		execl(bin, bin, "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	l->in = to[1];
+	f = fdopen(from[0], "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) && strcmp(line, "end\n")) {
+		unsigned tid;
+		int at = 0;
+
+		assert_true(k < NTHREADS);
+		assert_int_equal(sscanf(line, "%u %n", &tid, &at), 1);
+		line[strcspn(line, "\n")] = '\0';
+		l->want[k].tid = tid;
+		snprintf(l->want[k].name, sizeof(l->want[k].name), "%s", line + at);
+		k++;
+	}
+	fclose(f);
+	assert_int_equal(k, NTHREADS);
+	assert_int_equal(l->want[0].tid, (uint32_t)l->pid);
+	assert_string_equal(l->want[3].name, "w\xc3\xb6rker-3");
+}
+
+static void stop_python(struct live *l)
+{
+	int status;
+
+	close(l->in);
+	assert_int_equal(waitpid(l->pid, &status, 0), l->pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* got[0..n) is want, in any order, each once. */
+static void check_names(const struct pythread_name *got, size_t n, const struct pythread_name *want,
+			size_t nwant)
+{
+	assert_int_equal(n, nwant);
+	for (size_t i = 0; i < nwant; i++) {
+		size_t hits = 0;
+
+		for (size_t j = 0; j < n; j++) {
+			if (got[j].tid != want[i].tid)
+				continue;
+			assert_string_equal(got[j].name, want[i].name);
+			hits++;
+		}
+		assert_int_equal(hits, 1);
+	}
+}
+
+static void read_one(const char *bin, const char *elf_path, unsigned minor)
+{
+	struct pythread_name got[16];
+	struct py_version v;
+	struct py_elf e;
+	struct live l;
+	void *ctx;
+	uint64_t rt;
+	size_t n = 99;
+
+	inspect(elf_path, bin, &e);
+	assert_int_equal(e.status, PY_ELF_OK);
+	assert_int_equal(e.minor, minor);
+	start_python(bin, &l);
+	rt = load_bias(l.pid, elf_path) + e.runtime;
+	ctx = (void *)(uintptr_t)l.pid;
+
+	memset(got, 0xa5, sizeof(got));
+	assert_int_equal(pythreads__read(got, 16, &n, &e.v, pycode__read_pid, ctx, rt), 0);
+	check_names(got, n, l.want, NTHREADS);
+
+	/* 3.11+ without native_thread_id: the ids come from each Thread's _native_id, as
+	 * before 3.11. */
+	v = e.v;
+	v.ts_native_id = 0;
+	n = 99;
+	assert_int_equal(pythreads__read(got, 16, &n, &v, pycode__read_pid, ctx, rt), 0);
+	check_names(got, n, l.want, NTHREADS);
+
+	/* Room for two: two of the four, each a true pair. */
+	n = 99;
+	assert_int_equal(pythreads__read(got, 2, &n, &e.v, pycode__read_pid, ctx, rt), 0);
+	assert_int_equal(n, 2);
+	for (size_t j = 0; j < n; j++) {
+		size_t hits = 0;
+
+		for (size_t i = 0; i < NTHREADS; i++)
+			if (got[j].tid == l.want[i].tid && !strcmp(got[j].name, l.want[i].name))
+				hits++;
+		assert_int_equal(hits, 1);
+	}
+	assert_true(got[0].tid != got[1].tid);
+
+	/* An address where no _PyRuntime is. */
+	n = 99;
+	assert_int_equal(pythreads__read(got, 16, &n, &e.v, pycode__read_pid, ctx, 0x1000),
+			 -EFAULT);
+	assert_int_equal(n, 0);
+	stop_python(&l);
+	printf("pythreads: %s (3.%u): %zu names\n", bin, minor, (size_t)NTHREADS);
+}
+
+static void test_pythreads__live_interpreters(void **state)
+{
+	char bin[PATH_MAX + 64], lib[PATH_MAX + 64];
+	unsigned ran = 0;
+
+	for (unsigned minor = 8; minor <= 13; minor++) {
+		if (!pyenv_find(minor, bin, lib, sizeof(bin)))
+			continue;
+		read_one(bin, lib, minor);
+		ran++;
+	}
+	if (!access(DEBIAN_PY, X_OK)) {
+		read_one(DEBIAN_PY, DEBIAN_PY, 11);
+		ran++;
+	}
+	printf("pythreads: %u interpreters ran\n", ran);
+	if (ran < 7 && in_ci())
+		fail_msg("pythreads: %u of 7 interpreters (pyenv 3.8-3.13, Debian 3.11), CI=true",
+			 ran);
+	if (!ran)
+		skip();
+}
+
+static int never_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return -EFAULT;
+}
+
+static void test_pythreads__bad_arguments(void **state)
+{
+	const struct py_version *v = py_version__find(3, 12);
+	struct py_version none = {.major = 3, .minor = 7};
+	struct pythread_name got[2];
+	size_t n = 7;
+
+	assert_non_null(v);
+	assert_int_equal(pythreads__read(got, 2, NULL, v, never_read, NULL, 0x1000), -EINVAL);
+	assert_int_equal(pythreads__read(NULL, 2, &n, v, never_read, NULL, 0x1000), -EINVAL);
+	assert_int_equal(n, 0);
+	assert_int_equal(pythreads__read(got, 2, &n, NULL, never_read, NULL, 0x1000), -EINVAL);
+	assert_int_equal(pythreads__read(got, 2, &n, v, NULL, NULL, 0x1000), -EINVAL);
+	/* A version entry without the thread offsets. */
+	assert_int_equal(pythreads__read(got, 2, &n, &none, never_read, NULL, 0x1000), -EINVAL);
+	/* Nothing readable. */
+	assert_int_equal(pythreads__read(got, 2, &n, v, never_read, NULL, 0x1000), -EFAULT);
+	assert_int_equal(n, 0);
+}
+
+/* Every version of the table carries the offsets pythreads reads. */
+static void test_pythreads__table_has_offsets(void **state)
+{
+	for (unsigned minor = 8; minor <= 13; minor++) {
+		const struct py_version *v = py_version__find(3, minor);
+
+		assert_non_null(v);
+		assert_int_not_equal(v->obj_layout, 0);
+		assert_int_not_equal(v->ts_thread_id, 0);
+		assert_int_not_equal(v->is_modules, 0);
+		assert_int_not_equal(v->is_tstate_head, 0);
+		assert_int_equal(v->ts_native_id != 0, minor >= 11);
+		assert_int_equal(v->ht_cached_keys != 0, minor >= 11);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pythreads__live_interpreters),
+		cmocka_unit_test(test_pythreads__bad_arguments),
+		cmocka_unit_test(test_pythreads__table_has_offsets),
+	};
+
+	return cmocka_run_group_tests_name("pythreads", tests, NULL, NULL);
+}
