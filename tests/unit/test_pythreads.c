@@ -207,6 +207,106 @@ static void stop_python(struct live *l)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * Every read a pythreads__read makes, kept as tests/fuzz/fuzz_pythreads.c's sparse image: a
+ * header (the version's index from 3.8, bit 3 when native_thread_id is left out; _PyRuntime's
+ * address), then {u64 address, u32 length, bytes} per read.
+ */
+#define IMG_HEAD 9
+#define IMG_REC	 12
+
+struct image {
+	pid_t pid; /* recording: the process read */
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static void image_start(struct image *im, pid_t pid, unsigned minor, bool no_native,
+			uint64_t runtime)
+{
+	memset(im, 0, sizeof(*im));
+	im->pid = pid;
+	im->cap = 1 << 16;
+	im->buf = malloc(im->cap);
+	assert_non_null(im->buf);
+	im->buf[0] = (uint8_t)((minor - 8) | (no_native ? 8 : 0));
+	memcpy(im->buf + 1, &runtime, 8);
+	im->len = IMG_HEAD;
+}
+
+static int record_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct image *im = ctx;
+	uint32_t n = (uint32_t)len;
+	int err = pycode__read_pid((void *)(uintptr_t)im->pid, addr, buf, len);
+
+	if (err)
+		return err;
+	while (im->cap - im->len < IMG_REC + len) {
+		im->cap *= 2;
+		im->buf = realloc(im->buf, im->cap);
+		if (!im->buf)
+			abort();
+	}
+	memcpy(im->buf + im->len, &addr, 8);
+	memcpy(im->buf + im->len + 8, &n, 4);
+	memcpy(im->buf + im->len + IMG_REC, buf, len);
+	im->len += IMG_REC + len;
+	return 0;
+}
+
+/* A read served from the image: one record must hold all of it. */
+static int replay_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct image *im = ctx;
+
+	for (size_t at = IMG_HEAD; at + IMG_REC <= im->len;) {
+		uint64_t start;
+		uint32_t n;
+
+		memcpy(&start, im->buf + at, 8);
+		memcpy(&n, im->buf + at + 8, 4);
+		at += IMG_REC;
+		assert_true(n <= im->len - at);
+		if (addr >= start && addr - start <= n && len <= n - (addr - start)) {
+			memcpy(buf, im->buf + at + (addr - start), len);
+			return 0;
+		}
+		at += n;
+	}
+	return -EFAULT;
+}
+
+/* The image's version entry and runtime address, as the fuzz harness takes them. */
+static uint64_t image_version(const struct image *im, struct py_version *v)
+{
+	const struct py_version *t = py_version__find(3, 8 + (im->buf[0] & 7) % 6);
+	uint64_t runtime;
+
+	assert_non_null(t);
+	*v = *t;
+	if (im->buf[0] & 8)
+		v->ts_native_id = 0;
+	memcpy(&runtime, im->buf + 1, 8);
+	return runtime;
+}
+
+/* Keep im as a fuzz seed when PYTHREADS_SEEDS names a directory. */
+static void image_save(const struct image *im, const char *name)
+{
+	const char *dir = getenv("PYTHREADS_SEEDS");
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (!dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(im->buf, 1, im->len, f), im->len);
+	assert_int_equal(fclose(f), 0);
+}
+
 /* got[0..n) is want, in any order, each once. */
 static void check_names(const struct pythread_name *got, size_t n, const struct pythread_name *want,
 			size_t nwant)
@@ -247,12 +347,28 @@ static void read_one(const char *bin, const char *elf_path, unsigned minor)
 	check_names(got, n, l.want, NTHREADS);
 
 	/* 3.11+ without native_thread_id: the ids come from each Thread's _native_id, as
-	 * before 3.11. */
-	v = e.v;
-	v.ts_native_id = 0;
-	n = 99;
-	assert_int_equal(pythreads__read(got, 16, &n, &v, pycode__read_pid, ctx, rt), 0);
-	check_names(got, n, l.want, NTHREADS);
+	 * before 3.11.  Both walks recorded, replayed from the record, kept as fuzz seeds. */
+	for (int no_native = 0; no_native <= (minor >= 11); no_native++) {
+		struct image im;
+		char seed[64];
+
+		image_start(&im, l.pid, minor, no_native, rt);
+		v = e.v;
+		if (no_native)
+			v.ts_native_id = 0;
+		n = 99;
+		assert_int_equal(pythreads__read(got, 16, &n, &v, record_read, &im, rt), 0);
+		check_names(got, n, l.want, NTHREADS);
+		rt = image_version(&im, &v);
+		n = 99;
+		memset(got, 0xa5, sizeof(got));
+		assert_int_equal(pythreads__read(got, 16, &n, &v, replay_read, &im, rt), 0);
+		check_names(got, n, l.want, NTHREADS);
+		snprintf(seed, sizeof(seed), "py3%u%s%s", minor,
+			 strcmp(bin, DEBIAN_PY) ? "" : "-debian", no_native ? "-no-native-id" : "");
+		image_save(&im, seed);
+		free(im.buf);
+	}
 
 	/* Room for two: two of the four, each a true pair. */
 	n = 99;
@@ -298,6 +414,54 @@ static void test_pythreads__live_interpreters(void **state)
 			 ran);
 	if (!ran)
 		skip();
+}
+
+/* The committed fuzz seeds hold what they were recorded from: the script's four threads. */
+static void test_pythreads__fuzz_seeds(void **state)
+{
+	static const char *const names[NTHREADS] = {"MainThread", "worker-1", "worker-2",
+						    "w\xc3\xb6rker-3"};
+	struct pythread_name got[16];
+	unsigned ran = 0;
+	glob_t g;
+
+	assert_int_equal(glob("tests/fuzz/corpus/pythreads/py3*", 0, NULL, &g), 0);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct py_version v;
+		struct image im = {0};
+		uint64_t rt;
+		size_t n = 99;
+		long size;
+		FILE *f = fopen(g.gl_pathv[i], "r");
+
+		assert_non_null(f);
+		assert_int_equal(fseek(f, 0, SEEK_END), 0);
+		size = ftell(f);
+		assert_true(size > IMG_HEAD);
+		rewind(f);
+		im.len = (size_t)size;
+		im.buf = malloc(im.len);
+		assert_non_null(im.buf);
+		assert_int_equal(fread(im.buf, 1, im.len, f), im.len);
+		fclose(f);
+		rt = image_version(&im, &v);
+		assert_int_equal(pythreads__read(got, 16, &n, &v, replay_read, &im, rt), 0);
+		assert_int_equal(n, NTHREADS);
+		for (size_t k = 0; k < NTHREADS; k++) {
+			size_t hits = 0;
+
+			for (size_t j = 0; j < n; j++)
+				hits += !strcmp(got[j].name, names[k]);
+			assert_int_equal(hits, 1);
+			for (size_t j = 0; j < k; j++)
+				assert_int_not_equal(got[j].tid, got[k].tid);
+		}
+		free(im.buf);
+		ran++;
+	}
+	globfree(&g);
+	/* 3.8-3.13, Debian's 3.11, and the 3.11+ walks without native_thread_id. */
+	assert_int_equal(ran, 11);
 }
 
 static int never_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -349,6 +513,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pythreads__live_interpreters),
+		cmocka_unit_test(test_pythreads__fuzz_seeds),
 		cmocka_unit_test(test_pythreads__bad_arguments),
 		cmocka_unit_test(test_pythreads__table_has_offsets),
 	};
