@@ -150,14 +150,15 @@ static const char script[] =
 struct live {
 	pid_t pid;
 	int in; /* the script's stdin: closing it ends the script */
+	size_t nwant;
 	struct pythread_name want[NTHREADS];
 };
 
-static void start_python(const char *bin, struct live *l)
+/* Start bin running src; collect its "tid name" lines up to "end". */
+static void start_python(const char *bin, const char *src, struct live *l)
 {
 	int to[2], from[2];
 	char line[256];
-	size_t k = 0;
 	FILE *f;
 
 	memset(l, 0, sizeof(*l));
@@ -172,7 +173,7 @@ static void start_python(const char *bin, struct live *l)
 		close(to[1]);
 		close(from[0]);
 		close(from[1]);
-		execl(bin, bin, "-c", script, (char *)NULL);
+		execl(bin, bin, "-c", src, (char *)NULL);
 		_exit(127);
 	}
 	close(to[0]);
@@ -184,17 +185,16 @@ static void start_python(const char *bin, struct live *l)
 		unsigned tid;
 		int at = 0;
 
-		assert_true(k < NTHREADS);
+		assert_true(l->nwant < NTHREADS);
 		assert_int_equal(sscanf(line, "%u %n", &tid, &at), 1);
 		line[strcspn(line, "\n")] = '\0';
-		l->want[k].tid = tid;
-		snprintf(l->want[k].name, sizeof(l->want[k].name), "%s", line + at);
-		k++;
+		l->want[l->nwant].tid = tid;
+		snprintf(l->want[l->nwant].name, sizeof(l->want[0].name), "%s", line + at);
+		l->nwant++;
 	}
 	fclose(f);
-	assert_int_equal(k, NTHREADS);
+	assert_true(l->nwant > 0);
 	assert_int_equal(l->want[0].tid, (uint32_t)l->pid);
-	assert_string_equal(l->want[3].name, "w\xc3\xb6rker-3");
 }
 
 static void stop_python(struct live *l)
@@ -325,6 +325,30 @@ static void check_names(const struct pythread_name *got, size_t n, const struct 
 	}
 }
 
+/* The live interpreters: pyenv's 3.8–3.13 then Debian's 3.11 (bin, the ELF file with
+ * _PyRuntime, minor); false past the last. */
+static bool interp_next(unsigned *i, char *bin, char *lib, size_t len, unsigned *minor)
+{
+	for (; *i <= 6; (*i)++) {
+		if (*i == 6) {
+			snprintf(bin, len, DEBIAN_PY);
+			snprintf(lib, len, DEBIAN_PY);
+			*minor = 11;
+			if (!access(DEBIAN_PY, X_OK)) {
+				(*i)++;
+				return true;
+			}
+			continue;
+		}
+		*minor = 8 + *i;
+		if (pyenv_find(*minor, bin, lib, len)) {
+			(*i)++;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void read_one(const char *bin, const char *elf_path, unsigned minor)
 {
 	struct pythread_name got[16];
@@ -338,7 +362,9 @@ static void read_one(const char *bin, const char *elf_path, unsigned minor)
 	inspect(elf_path, bin, &e);
 	assert_int_equal(e.status, PY_ELF_OK);
 	assert_int_equal(e.minor, minor);
-	start_python(bin, &l);
+	start_python(bin, script, &l);
+	assert_int_equal(l.nwant, NTHREADS);
+	assert_string_equal(l.want[3].name, "w\xc3\xb6rker-3");
 	rt = load_bias(l.pid, elf_path) + e.runtime;
 	ctx = (void *)(uintptr_t)l.pid;
 
@@ -396,22 +422,101 @@ static void read_one(const char *bin, const char *elf_path, unsigned minor)
 static void test_pythreads__live_interpreters(void **state)
 {
 	char bin[PATH_MAX + 64], lib[PATH_MAX + 64];
-	unsigned ran = 0;
+	unsigned i = 0, minor, ran = 0;
 
-	for (unsigned minor = 8; minor <= 13; minor++) {
-		if (!pyenv_find(minor, bin, lib, sizeof(bin)))
-			continue;
+	while (interp_next(&i, bin, lib, sizeof(bin), &minor)) {
 		read_one(bin, lib, minor);
-		ran++;
-	}
-	if (!access(DEBIAN_PY, X_OK)) {
-		read_one(DEBIAN_PY, DEBIAN_PY, 11);
 		ran++;
 	}
 	printf("pythreads: %u interpreters ran\n", ran);
 	if (ran < 7 && in_ci())
 		fail_msg("pythreads: %u of 7 interpreters (pyenv 3.8-3.13, Debian 3.11), CI=true",
 			 ran);
+	if (!ran)
+		skip();
+}
+
+/* Start src under bin and read its names with bin's own offsets. */
+static int read_live(const char *bin, const char *lib, const char *src, struct live *l,
+		     struct pythread_name *got, size_t max, size_t *n)
+{
+	struct py_elf e;
+	uint64_t rt;
+
+	inspect(lib, bin, &e);
+	assert_int_equal(e.status, PY_ELF_OK);
+	start_python(bin, src, l);
+	rt = load_bias(l->pid, lib) + e.runtime;
+	*n = 99;
+	return pythreads__read(got, max, n, &e.v, pycode__read_pid, (void *)(uintptr_t)l->pid, rt);
+}
+
+/* A name over 63 bytes is cut at a character: 40 two-byte characters keep 31. */
+static void test_pythreads__long_name_cut_at_character(void **state)
+{
+	static const char src[] =
+		"import sys, threading\n"
+		"ev = threading.Event()\n"
+		"t = threading.Thread(name='\\u00f6' * 40, target=ev.wait, daemon=True)\n"
+		"t.start()\n"
+		"sys.stdout.write('%d MainThread\\n%d x\\nend\\n' % (threading.get_native_id(), "
+		"t.native_id))\n"
+		"sys.stdout.flush()\n"
+		"sys.stdin.read()\n"
+		"ev.set()\n";
+	char bin[PATH_MAX + 64], lib[PATH_MAX + 64], cut[PYTHREADS_NAME_MAX] = "";
+	struct pythread_name got[8];
+	unsigned i = 0, minor, ran = 0;
+	struct live l;
+	size_t n;
+
+	for (int k = 0; k < 31; k++)
+		strcat(cut, "\xc3\xb6");
+	while (interp_next(&i, bin, lib, sizeof(bin), &minor)) {
+		assert_int_equal(read_live(bin, lib, src, &l, got, 8, &n), 0);
+		assert_int_equal(l.nwant, 2);
+		snprintf(l.want[1].name, sizeof(l.want[1].name), "%s", cut);
+		check_names(got, n, l.want, 2);
+		assert_int_equal(strlen(cut), 62);
+		stop_python(&l);
+		ran++;
+	}
+	printf("pythreads: long names, %u interpreters ran\n", ran);
+	if (!ran)
+		skip();
+}
+
+/* No threading module: no names, no error.  Some builds import it at startup (pyenv's 3.11
+ * does): then MainThread alone. */
+static void test_pythreads__without_threading(void **state)
+{
+	static const char src[] = "import sys, os\n"
+				  "sys.stdout.write('%d %s\\nend\\n' % (os.getpid(), "
+				  "'threading' in sys.modules))\n"
+				  "sys.stdout.flush()\n"
+				  "sys.stdin.read()\n";
+	char bin[PATH_MAX + 64], lib[PATH_MAX + 64];
+	struct pythread_name got[8];
+	unsigned i = 0, minor, ran = 0, imported = 0;
+	struct live l;
+	size_t n;
+
+	while (interp_next(&i, bin, lib, sizeof(bin), &minor)) {
+		assert_int_equal(read_live(bin, lib, src, &l, got, 8, &n), 0);
+		assert_int_equal(l.nwant, 1);
+		if (!strcmp(l.want[0].name, "True")) {
+			snprintf(l.want[0].name, sizeof(l.want[0].name), "MainThread");
+			check_names(got, n, l.want, 1);
+			imported++;
+		} else {
+			assert_string_equal(l.want[0].name, "False");
+			assert_int_equal(n, 0);
+		}
+		stop_python(&l);
+		ran++;
+	}
+	printf("pythreads: without threading, %u interpreters ran (%u had imported it)\n", ran,
+	       imported);
 	if (!ran)
 		skip();
 }
@@ -513,6 +618,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pythreads__live_interpreters),
+		cmocka_unit_test(test_pythreads__long_name_cut_at_character),
+		cmocka_unit_test(test_pythreads__without_threading),
 		cmocka_unit_test(test_pythreads__fuzz_seeds),
 		cmocka_unit_test(test_pythreads__bad_arguments),
 		cmocka_unit_test(test_pythreads__table_has_offsets),

@@ -64,7 +64,8 @@ struct dview {
 };
 
 /* The keys object at keys; values (not 0) is a split dict's PyDictValues or values array. */
-static int keys_view(const struct rd *r, uint64_t keys, uint64_t values, struct dview *out)
+static int keys_view(const struct rd *r, uint64_t keys, uint64_t values, uint32_t cap,
+		     struct dview *out)
 {
 	const struct py_version *v = r->v;
 	uint8_t head[64];
@@ -101,7 +102,7 @@ static int keys_view(const struct rd *r, uint64_t keys, uint64_t values, struct 
 		out->esize = kind == 0 ? 24 : 16;
 		out->key_at = kind == 0 ? 8 : 0;
 	}
-	if (nentries > PYTHREADS_MAX_DICT)
+	if (nentries > cap)
 		return -E2BIG;
 	out->value_at = out->key_at + 8;
 	out->entries = keys + v->dk_indices + index_bytes;
@@ -112,7 +113,7 @@ static int keys_view(const struct rd *r, uint64_t keys, uint64_t values, struct 
 	return 0;
 }
 
-static int dict_view(const struct rd *r, uint64_t dict, struct dview *out)
+static int dict_view(const struct rd *r, uint64_t dict, uint32_t cap, struct dview *out)
 {
 	uint64_t keys, values;
 	int err;
@@ -124,7 +125,7 @@ static int dict_view(const struct rd *r, uint64_t dict, struct dview *out)
 		memset(out, 0, sizeof(*out));
 		return err;
 	}
-	return keys_view(r, keys, values, out);
+	return keys_view(r, keys, values, cap, out);
 }
 
 /* Called on each live entry; 1 stops the walk, 0 goes on, -errno fails it. */
@@ -204,13 +205,14 @@ static int dview_get(const struct rd *r, const struct dview *d, const char *want
 	return 0;
 }
 
-static int dict_get(const struct rd *r, uint64_t dict, const char *want, uint64_t *out)
+static int dict_get(const struct rd *r, uint64_t dict, uint32_t cap, const char *want,
+		    uint64_t *out)
 {
 	struct dview d;
 	int err;
 
 	*out = 0;
-	err = dict_view(r, dict, &d);
+	err = dict_view(r, dict, cap, &d);
 	return err ? err : dview_get(r, &d, want, out);
 }
 
@@ -225,7 +227,7 @@ static int shared_get(const struct rd *r, uint64_t type, uint64_t values, uint32
 	*out = 0;
 	err = rd_u64(r, type, r->v->ht_cached_keys, &keys);
 	if (!err)
-		err = keys_view(r, keys, values, &d);
+		err = keys_view(r, keys, values, PYTHREADS_MAX_ATTRS, &d);
 	if (err)
 		return err;
 	if (d.n > capacity)
@@ -239,7 +241,7 @@ static int attr_get(const struct rd *r, uint64_t obj, const char *want, uint64_t
 	const struct py_version *v = r->v;
 	uint64_t type, flags, dict = 0, values = 0;
 	int64_t dictoffset;
-	uint32_t capacity = PYTHREADS_MAX_DICT;
+	uint32_t capacity = PYTHREADS_MAX_ATTRS;
 	int err;
 
 	*out = 0;
@@ -285,7 +287,7 @@ static int attr_get(const struct rd *r, uint64_t obj, const char *want, uint64_t
 			return err;
 	}
 	if (dict)
-		return dict_get(r, dict, want, out);
+		return dict_get(r, dict, PYTHREADS_MAX_ATTRS, want, out);
 	if (values)
 		return shared_get(r, type, values, capacity, want, out);
 	return -ENOENT;
@@ -444,13 +446,13 @@ static int interp_read(const struct rd *r, uint64_t interp, struct walk *w)
 	if (!err && !modules)
 		return -ENOENT; /* not initialized yet, or finalized */
 	if (!err)
-		err = dict_get(r, modules, "threading", &threading);
+		err = dict_get(r, modules, PYTHREADS_MAX_DICT, "threading", &threading);
 	if (!err)
 		err = rd_u64(r, threading, PY_MODULE_DICT, &mdict);
 	if (!err)
-		err = dict_get(r, mdict, "_active", &active);
+		err = dict_get(r, mdict, PYTHREADS_MAX_DICT, "_active", &active);
 	if (!err)
-		err = dict_view(r, active, &d);
+		err = dict_view(r, active, PYTHREADS_MAX_THREADS, &d);
 	if (!err)
 		err = tstates_read(r, interp, w);
 	if (!err)

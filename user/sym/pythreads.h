@@ -18,8 +18,9 @@
 #include "sym/python.h"
 
 /* Caps on what one read walks: every count is foreign. */
-#define PYTHREADS_MAX_DICT    16384 /* entries of a dict (sys.modules can be large) */
-#define PYTHREADS_MAX_THREADS 4096  /* thread states of one interpreter */
+#define PYTHREADS_MAX_DICT    16384 /* entries of sys.modules or a module's dict */
+#define PYTHREADS_MAX_THREADS 4096  /* thread states and _active entries of one interpreter */
+#define PYTHREADS_MAX_ATTRS   1024  /* attributes of one Thread object */
 #define PYTHREADS_MAX_INTERPS 16    /* interpreters (the main one and sub-interpreters) */
 #define PYTHREADS_NAME_MAX    64    /* bytes of a name with its NUL, cut at a character */
 
@@ -34,7 +35,7 @@ struct pythread_name {
  * many; further threads are left out).  Threads of _active with no live thread state, or whose
  * name or id cannot be read, are left out.  0 (also when the threading module was never
  * imported: *n = 0), or -errno: -EINVAL bad arguments or a version without these offsets,
- * -EFAULT the runtime, interpreter or a dict unreadable, -E2BIG a dict over PYTHREADS_MAX_DICT,
+ * -EFAULT the runtime, interpreter or a dict unreadable, -E2BIG a dict over its cap,
  * -ENOMEM.
  */
 int pythreads__read(struct pythread_name *out, size_t max, size_t *n, const struct py_version *v,
