@@ -219,6 +219,7 @@ struct image {
 	pid_t pid; /* recording: the process read */
 	uint8_t *buf;
 	size_t len, cap;
+	size_t reads, fail_at; /* replay: reads served; the read to fail (SIZE_MAX: none) */
 };
 
 static void image_start(struct image *im, pid_t pid, unsigned minor, bool no_native,
@@ -229,6 +230,7 @@ static void image_start(struct image *im, pid_t pid, unsigned minor, bool no_nat
 	im->cap = 1 << 16;
 	im->buf = malloc(im->cap);
 	assert_non_null(im->buf);
+	im->fail_at = SIZE_MAX;
 	im->buf[0] = (uint8_t)((minor - 8) | (no_native ? 8 : 0));
 	memcpy(im->buf + 1, &runtime, 8);
 	im->len = IMG_HEAD;
@@ -258,7 +260,10 @@ static int record_read(void *ctx, uint64_t addr, void *buf, size_t len)
 /* A read served from the image: one record must hold all of it. */
 static int replay_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	const struct image *im = ctx;
+	struct image *im = ctx;
+
+	if (im->reads++ == im->fail_at)
+		return -EFAULT;
 
 	for (size_t at = IMG_HEAD; at + IMG_REC <= im->len;) {
 		uint64_t start;
@@ -521,7 +526,8 @@ static void test_pythreads__without_threading(void **state)
 		skip();
 }
 
-/* The committed fuzz seeds hold what they were recorded from: the script's four threads. */
+/* The committed fuzz seeds hold what they were recorded from (the script's four threads),
+ * and any one of their reads failing leaves an error or fewer true names, never a wrong one. */
 static void test_pythreads__fuzz_seeds(void **state)
 {
 	static const char *const names[NTHREADS] = {"MainThread", "worker-1", "worker-2",
@@ -533,7 +539,8 @@ static void test_pythreads__fuzz_seeds(void **state)
 	assert_int_equal(glob("tests/fuzz/corpus/pythreads/py3*", 0, NULL, &g), 0);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		struct py_version v;
-		struct image im = {0};
+		struct image im = {.fail_at = SIZE_MAX};
+		size_t total, errors = 0;
 		uint64_t rt;
 		size_t n = 99;
 		long size;
@@ -561,6 +568,38 @@ static void test_pythreads__fuzz_seeds(void **state)
 			for (size_t j = 0; j < k; j++)
 				assert_int_not_equal(got[j].tid, got[k].tid);
 		}
+
+		/* Any one read failing: an error and no names, or true names (a key that cannot be
+		 * read is not the one looked for: all four may remain). */
+		total = im.reads;
+		for (im.fail_at = 0; im.fail_at < total; im.fail_at++) {
+			struct pythread_name part[16];
+			size_t m = 99;
+			int err;
+
+			im.reads = 0;
+			err = pythreads__read(part, 16, &m, &v, replay_read, &im, rt);
+			assert_true(err <= 0);
+			if (err) {
+				assert_int_equal(m, 0);
+				errors++;
+				continue;
+			}
+			assert_true(m <= NTHREADS);
+			for (size_t j = 0; j < m; j++) {
+				size_t hits = 0;
+
+				for (size_t k = 0; k < n; k++)
+					hits += part[j].tid == got[k].tid &&
+						!strcmp(part[j].name, got[k].name);
+				assert_int_equal(hits, 1);
+			}
+		}
+		/* The first read is _PyRuntime's: nothing without it. */
+		assert_true(errors > 0);
+		im.fail_at = 0;
+		im.reads = 0;
+		assert_int_equal(pythreads__read(got, 16, &n, &v, replay_read, &im, rt), -EFAULT);
 		free(im.buf);
 		ran++;
 	}

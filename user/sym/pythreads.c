@@ -293,8 +293,8 @@ static int attr_get(const struct rd *r, uint64_t obj, const char *want, uint64_t
 	return -ENOENT;
 }
 
-/* A non-negative int that fits 64 bits. */
-static int long_get(const struct rd *r, uint64_t obj, uint64_t *out)
+/* A non-negative int that fits 64 bits; of type int_type when that is not 0. */
+static int long_get(const struct rd *r, uint64_t obj, uint64_t int_type, uint64_t *out)
 {
 	uint8_t raw[PY_LONG_DIGITS + 12];
 	uint64_t size, ndigits, val = 0;
@@ -304,6 +304,8 @@ static int long_get(const struct rd *r, uint64_t obj, uint64_t *out)
 	err = rd_bytes(r, obj, raw, PY_LONG_DIGITS);
 	if (err)
 		return err;
+	if (int_type && memcmp(raw + 8, &int_type, 8))
+		return -EINVAL;
 	memcpy(&size, raw + PY_LONG_SIZE, sizeof(size));
 	if (r->v->obj_layout == PY_OBJ_38 || r->v->obj_layout == PY_OBJ_311) {
 		if ((int64_t)size < 0)
@@ -402,7 +404,7 @@ static int thread_entry(const struct rd *r, void *arg, uint64_t key, uint64_t th
 
 	if (*w->n >= w->max)
 		return 1;
-	err = long_get(r, key, &ident);
+	err = long_get(r, key, 0, &ident);
 	for (size_t i = 0; !err && i < w->nts && !t; i++)
 		if (w->ts[i].ident == ident)
 			t = &w->ts[i];
@@ -411,10 +413,14 @@ static int thread_entry(const struct rd *r, void *arg, uint64_t key, uint64_t th
 		goto drop;
 	tid = t->tid;
 	if (!r->v->ts_native_id) {
-		uint64_t obj;
+		uint64_t obj, int_type;
 
-		/* Before 3.11 the thread state has no OS id; threading stores it since 3.8. */
-		if (attr_get(r, thread, "_native_id", &obj) || long_get(r, obj, &tid))
+		/*
+		 * Before 3.11 the thread state has no OS id; threading stores it since 3.8.  It
+		 * must be an int like the ident key (not None, say), so of the key's type.
+		 */
+		if (rd_u64(r, key, 8, &int_type) || attr_get(r, thread, "_native_id", &obj) ||
+		    long_get(r, obj, int_type, &tid))
 			goto drop;
 	}
 	if (!valid_tid(tid))
