@@ -907,6 +907,10 @@ static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint
 
 	if (thread != c->cpu_last_thread) {
 		err = procinfo__note(c->procs, s->pid, s->tid);
+		/* A Python thread: its threading name, read once (the symbolizer skips known ones).
+		 */
+		if (!err && s->py)
+			err = stackres__python_thread(c->stacks, s->pid, s->tid);
 		if (err)
 			return err;
 		c->cpu_last_thread = thread;

@@ -39,12 +39,13 @@ struct stack {
  * stack it sent has been.
  */
 enum job_kind {
-	JOB_RESOLVE, /* frames[0..n) of pid */
-	JOB_LOAD,    /* read pid's mappings */
-	JOB_RELOAD,  /* pid exec'd or is exiting: forget its mappings, read them again */
-	JOB_DROP,    /* pid is gone for good */
-	JOB_PYTHON,  /* pid's CPython layout (py, arg: &PyCode_Type) */
-	JOB_AFTER,   /* call fn(ctx, pid) */
+	JOB_RESOLVE,  /* frames[0..n) of pid */
+	JOB_LOAD,     /* read pid's mappings */
+	JOB_RELOAD,   /* pid exec'd or is exiting: forget its mappings, read them again */
+	JOB_DROP,     /* pid is gone for good */
+	JOB_PYTHON,   /* pid's CPython layout (py, arg: &PyCode_Type) */
+	JOB_PYTHREAD, /* thread arg of Python process pid was seen: its name */
+	JOB_AFTER,    /* call fn(ctx, pid) */
 };
 
 struct job {
@@ -173,6 +174,9 @@ static int job__run(struct stackres *r, const struct job *j)
 		break;
 	case JOB_PYTHON:
 		err = symbolizer__set_python(r->sym, j->pid, j->py, j->runtime, j->arg);
+		break;
+	case JOB_PYTHREAD:
+		err = symbolizer__python_thread(r->sym, j->pid, (uint32_t)j->arg);
 		break;
 	case JOB_AFTER:
 		j->fn(j->ctx, j->arg);
@@ -334,6 +338,16 @@ int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *
 				 .runtime = runtime,
 				 .arg = code_type,
 			 });
+}
+
+int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid)
+{
+	return submit(r, &(struct job){.kind = JOB_PYTHREAD, .pid = pid, .arg = tid});
+}
+
+const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32_t tid)
+{
+	return symbolizer__python_thread_name(r->sym, pid, tid);
 }
 
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,

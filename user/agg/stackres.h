@@ -73,6 +73,12 @@ int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), voi
 int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
 		     uint64_t code_type);
 
+/* Thread tid of Python process pid was seen: learn its Python thread name (in order).  0 or
+ * -ENOMEM. */
+int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid);
+/* Its name once learnt (after stackres__sync), NULL when none. */
+const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32_t tid);
+
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);
 

@@ -125,5 +125,13 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
  */
 int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame,
 			       struct sym_result *out);
+/*
+ * Thread tid of Python process pid was seen: read the names of its Python threads
+ * (threading.Thread.name, user/sym/pythreads.c) unless tid has one already or they were read in
+ * the last 100 ms.  0 or -ENOMEM (an unreadable interpreter names nobody).
+ */
+int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid);
+/* tid's Python thread name (valid as symbolizer__sweep says), NULL when none is known. */
+const char *symbolizer__python_thread_name(const struct symbolizer *s, uint32_t pid, uint32_t tid);
 
 #endif /* PROF_SYMBOLIZER_H */
