@@ -35,6 +35,7 @@ enum prof_rec_type {
 	/* Wide scopes: a process called _exit and is stopped (SIGSTOP) with its address space
 	 * intact: everything it sent before is consumed by now; resume it (SIGCONT). */
 	PROF_REC_PROC_EXIT_HOLD,
+	PROF_REC_OFFCPU, /* a thread's time off the CPU with its frames (include/prof_offcpu.h) */
 };
 
 /*
@@ -77,7 +78,9 @@ enum prof_rec_type {
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
 	  "exiting processes not held for symbolization (consumer busy, signal refused)")          \
 	X(EXEC_HOLD_FAIL, "exec_hold_fail",                                                        \
-	  "first execs of an executable not held for its probes (consumer busy, signal refused)")
+	  "first execs of an executable not held for its probes (consumer busy, signal refused)")  \
+	X(OFFCPU_FULL, "offcpu_full",                                                              \
+	  "off-CPU periods not measured: the map of threads off the CPU was full")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

@@ -102,7 +102,7 @@ struct writer {
 	struct pbuf msg; /* one message being built */
 	struct pbuf sub; /* a message nested in msg */
 	struct gz *gz;
-	int64_t key_pid, key_tid, key_comm, key_process, key_stack, str_partial;
+	int64_t key_pid, key_tid, key_comm, key_process, key_stack, key_state, str_partial;
 	int64_t key_ns_pid, key_container_id, key_cgroup;
 };
 
@@ -252,6 +252,11 @@ static int put_sample(struct writer *w, const struct profile_sample *s)
 		err = put_label(w, w->key_process, s->process, 0);
 	if (!err && s->partial)
 		err = put_label(w, w->key_stack, "partial", 0);
+	/* Only profiles with states have the key (offcpu). */
+	if (!err && s->state && !w->key_state)
+		err = strtab__index(&w->st, &w->key_state, "state");
+	if (!err && s->state)
+		err = put_label(w, w->key_state, s->state, 0);
 	if (!err)
 		err = put_process_labels(w, profile__process(w->p, s->pid));
 	if (err)

@@ -78,6 +78,13 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
 		  const uint32_t *locs, uint32_t n, const int64_t *vals, bool partial)
 {
+	return build__sample_state(p, in, pid, tid, locs, n, vals, partial, NULL);
+}
+
+int build__sample_state(struct profile *p, const struct build_inputs *in, uint32_t pid,
+			uint32_t tid, const uint32_t *locs, uint32_t n, const int64_t *vals,
+			bool partial, const char *state)
+{
 	const struct procinfo_labels *l = procinfo__labels(in->procs, pid);
 	int err;
 
@@ -92,8 +99,9 @@ int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid
 		if (err)
 			return err;
 	}
-	return profile__add_sample(p, pid, tid, procinfo__comm(in->procs, pid, tid),
-				   procinfo__process(in->procs, pid), locs, n, vals, partial);
+	return profile__add_sample_state(p, pid, tid, procinfo__comm(in->procs, pid, tid),
+					 procinfo__process(in->procs, pid), locs, n, vals, partial,
+					 state);
 }
 
 int build__main_mapping(struct profile *p, struct procinfo *procs)

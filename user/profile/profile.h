@@ -50,7 +50,8 @@ struct profile_sample {
 	uint32_t nlocs;
 	uint32_t *loc_ids; /* leaf first */
 	int64_t values[PROFILE_MAX_VALUES];
-	bool partial; /* stack known to be incomplete (e.g. Python 3.11 returns only) */
+	bool partial;	   /* stack known to be incomplete (e.g. Python 3.11 returns only) */
+	const char *state; /* the `state` label (offcpu: "blocked", "runnable"); NULL: none */
 };
 
 /* What a process's samples are labelled with besides pid/tid/comm/process (container and host
@@ -124,6 +125,10 @@ int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32
 int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
 			const char *process, const uint32_t *loc_ids, uint32_t nlocs,
 			const int64_t *values, bool partial);
+/* The same with a `state` label (NULL: none): samples of different states stay apart. */
+int profile__add_sample_state(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+			      const char *process, const uint32_t *loc_ids, uint32_t nlocs,
+			      const int64_t *values, bool partial, const char *state);
 
 /* Record pid's container labels (copied; a second call for one pid replaces the first). */
 int profile__set_process(struct profile *p, const struct profile_process *pp);
