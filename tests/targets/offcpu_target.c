@@ -1,20 +1,30 @@
 // Off-CPU end-to-end target (tests/e2e/test_offcpu.sh).  A thread "sleeper" runs, three times:
 //   sleeper_a : sleeps 300 ms (nanosleep)                        -> >= 900 ms blocked in all
-//   blocker_b : waits 100 ms on a condition nobody signals (futex) -> >= 300 ms blocked in all
+//   blocker_b : waits 100 ms on a futex nobody wakes            -> >= 300 ms blocked in all
 // The main thread joins it (blocked for the whole run, in pthread_join), then exits.
 // Usage: offcpu_target [--wait]   --wait: print READY, block on stdin, then run.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+static int never; /* a futex word nobody wakes */
+
+static int64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 /* Sleep ms milliseconds, whatever signals interrupt it. */
 static NOINLINE void sleep_ms(long ms)
@@ -31,20 +41,27 @@ NOINLINE void sleeper_a(void)
 	__asm__ volatile("" ::: "memory"); /* keep the call a call, not a tail jump */
 }
 
+/* A futex wait by its own syscall instruction: --unwind fp walks from here (through libc's
+ * pthread_cond_timedwait or syscall(2) it would lose this frame). */
 NOINLINE void blocker_b(void)
 {
-	struct timespec until;
+	int64_t until = mono_ns() + 100 * 1000000LL, left;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += 100 * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
+	while ((left = until - mono_ns()) > 0) {
+		struct timespec t = {.tv_sec = left / 1000000000LL, .tv_nsec = left % 1000000000LL};
+
+		register const struct timespec *r10 __asm__("r10") = &t;
+		long ret;
+
+		/* The system call made here: a user stack from blocker_b itself, frame pointers or
+		 * not. */
+		__asm__ volatile("syscall"
+				 : "=a"(ret)
+				 : "0"((long)SYS_futex), "D"(&never), "S"((long)FUTEX_WAIT_PRIVATE),
+				   "d"(0L), "r"(r10)
+				 : "rcx", "r11", "memory");
+		(void)ret;
 	}
-	pthread_mutex_lock(&lock);
-	while (pthread_cond_timedwait(&never, &lock, &until) != ETIMEDOUT)
-		;
-	pthread_mutex_unlock(&lock);
 	__asm__ volatile("" ::: "memory");
 }
 
