@@ -1403,7 +1403,7 @@ static int offcpu_on_record(struct collect *c, uint32_t type, const void *data, 
  */
 static void offcpu_snapshot(struct collect *c, bool last)
 {
-	int fd = loader__offcpu_fd(c->loader), err = 0;
+	int fd = c->loader ? loader__offcpu_fd(c->loader) : -1, err = 0;
 	struct prof_offcpu_record r;
 	uint32_t key, next;
 	uint64_t now;
