@@ -110,3 +110,50 @@ t_offcpu_pid_attach() {
 	expect_range "ns off-CPU under sleeper_a" 873000000 1350000000 \
 		"$(rows_sum "$rows" 2 'state=blocked .*[|].*;sleeper_a;')"
 }
+
+# -d ends the run while the main thread is still blocked in pthread_join: that period counts up
+# to the end, from the kernel's record of it (it never ran again during the run).
+t_offcpu_pid_open_period_counted_at_end() {
+	local f=$E2E_TMP/offcpu_open.pb.gz rows=$E2E_TMP/rows ns
+	start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
+	start_profiler "$E2E_TMP/prof.log" --offcpu -p "$TARGET_PID" -d 0.6 -o "$f" --top 0
+	echo go >&"$TARGET_IN"
+	wait "$PROF_PID" || fail "exit status $?"
+	kill -0 "$TARGET_PID" || fail "-d stopped the -p target"
+	wait "$TARGET_PID" || fail "target failed"
+	expect_no_drops "$f"
+	offcpu_rows "$f" >"$rows"
+	cat "$rows"
+	expect_eq "main thread's join periods" 1 \
+		"$(rows_sum "$rows" 1 "state=blocked pid=$TARGET_PID tid=$TARGET_PID [|].*;futex_wait;")"
+	ns=$(rows_sum "$rows" 2 "state=blocked pid=$TARGET_PID tid=$TARGET_PID [|].*;futex_wait;")
+	# more than nothing, and never more than the run lasted (0.6 s, and its shutdown)
+	expect_range "ns of the period still open at the end" 1 1100000000 "$ns"
+}
+
+# --cgroup: a process started in the cgroup after the profiler has its sleeps; one started
+# outside at the same time is not in the profile.
+t_offcpu_cgroup_only_its_processes() {
+	local root cg f=$E2E_TMP/cg.pb.gz rows=$E2E_TMP/rows in out
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$root" ] || fail "no cgroup2 mount in /proc/mounts"
+	cg=$root/bpftrace-prof-e2e.$$.$RANDOM
+	mkdir "$cg" || fail "cannot create cgroup $cg"
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --offcpu -o "$f" --top 0
+	(exec sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2"' sh "$cg" "$OT") &
+	in=$!
+	"$OT" &
+	out=$!
+	wait "$in" "$out"
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $?: $(tail -5 "$E2E_TMP/prof.log")"
+	rmdir "$cg"
+	expect_no_drops "$f"
+	offcpu_rows "$f" >"$rows"
+	expect_eq "processes in the profile (the one in the cgroup)" "$in" \
+		"$(grep -o ' pid=[0-9]*' "$rows" | cut -d= -f2 | sort -un | xargs)"
+	expect_range "ns off-CPU under sleeper_a" 873000000 1350000000 \
+		"$(rows_sum "$rows" 2 'state=blocked .*[|].*;sleeper_a;')"
+	expect_eq "blocked nanosleep periods under sleeper_a" 3 \
+		"$(rows_sum "$rows" 1 'state=blocked .*[|].*(do_nanosleep|clock_nanosleep).*;sleeper_a;sleeper;')"
+}
