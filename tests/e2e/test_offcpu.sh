@@ -157,3 +157,22 @@ t_offcpu_cgroup_only_its_processes() {
 	expect_eq "blocked nanosleep periods under sleeper_a" 3 \
 		"$(rows_sum "$rows" 1 'state=blocked .*[|].*(do_nanosleep|clock_nanosleep).*;sleeper_a;sleeper;')"
 }
+
+# Two threads spinning on one CPU for 600 ms each: whenever one runs the other waits, runnable
+# (preempted in user code, never asleep).
+t_offcpu_runnable_when_preempted() {
+	local f=$E2E_TMP/offcpu_run.pb.gz rows=$E2E_TMP/rows t
+	"$PROF" --offcpu -o "$f" --top 0 -- "$OT" --runnable || fail "exit status $?"
+	expect_no_drops "$f"
+	offcpu_rows "$f" >"$rows"
+	grep ';spin_c;' "$rows"
+	for t in spin1 spin2; do
+		expect_range "runnable periods of $t under spin_c" 1 1000000 \
+			"$(rows_sum "$rows" 1 "comm=$t .*state=runnable .*[|].*;spin_c;spinner;")"
+	done
+	# together they waited at least half of the 600 ms they shared one CPU (wherever they were
+	# preempted: inside the vDSO's clock_gettime, --unwind fp loses spin_c)
+	expect_range "ns the spinners were runnable" 300000000 10000000000 \
+		"$(rows_sum "$rows" 2 'comm=spin[12] .*state=runnable ')"
+	expect_eq "blocked periods under spin_c" 0 "$(rows_sum "$rows" 1 'state=blocked .*[|].*;spin_c;')"
+}

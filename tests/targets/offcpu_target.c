@@ -2,8 +2,11 @@
 //   sleeper_a : sleeps 300 ms (nanosleep)                        -> >= 900 ms blocked in all
 //   blocker_b : waits 100 ms on a futex nobody wakes            -> >= 300 ms blocked in all
 // The main thread joins it (blocked for the whole run, in pthread_join), then exits.
-// Usage: offcpu_target [--wait]   --wait: print READY, block on stdin, then run.
+// With --runnable instead: two threads "spin1", "spin2" pinned to one CPU spin in spin_c for
+// 600 ms each (wall): each waits, runnable, while the other runs.
+// Usage: offcpu_target [--wait] [--runnable]   --wait: print READY, block on stdin, then run.
 #define _GNU_SOURCE
+#include <sched.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -65,6 +68,47 @@ NOINLINE void blocker_b(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+NOINLINE void spin_c(int64_t until)
+{
+	while (mono_ns() < until)
+		__asm__ volatile("" ::: "memory");
+}
+
+static void *spinner(void *arg)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "spin%d", (int)(intptr_t)arg);
+	pthread_setname_np(pthread_self(), name);
+	spin_c(mono_ns() + 600 * 1000000LL);
+	return NULL;
+}
+
+/* Two spinners sharing the first CPU we may run on. */
+static int run_spinners(void)
+{
+	pthread_attr_t attr;
+	pthread_t t[2];
+	cpu_set_t all, one;
+	int cpu = 0;
+
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return 1;
+	while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &all))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (pthread_attr_init(&attr) || pthread_attr_setaffinity_np(&attr, sizeof(one), &one))
+		return 1;
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], &attr, spinner, (void *)(intptr_t)(i + 1)))
+			return 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_attr_destroy(&attr);
+	return 0;
+}
+
 static void *sleeper(void *arg)
 {
 	(void)arg;
@@ -78,6 +122,7 @@ static void *sleeper(void *arg)
 
 int main(int argc, char **argv)
 {
+	int runnable = argc > 1 && !strcmp(argv[argc - 1], "--runnable");
 	pthread_t t;
 
 	if (argc > 1 && !strcmp(argv[1], "--wait")) {
@@ -88,6 +133,8 @@ int main(int argc, char **argv)
 		if (!fgets(buf, sizeof(buf), stdin))
 			return 1;
 	}
+	if (runnable)
+		return run_spinners();
 	if (pthread_create(&t, NULL, sleeper, NULL))
 		return 1;
 	pthread_join(t, NULL);
