@@ -22,9 +22,6 @@
  */
 #define OFFCPU_KERN_SKIP 2
 
-/* Records of shorter periods are not sent (0: every switch counts). */
-const volatile __u64 prof_offcpu_min_ns = 0;
-
 /* The record of the thread leaving this CPU, built here before it is kept. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -39,14 +36,15 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PROF_OFFCPU_THREADS); /* the loader sets the size it uses */
+	__uint(max_entries, PROF_OFFCPU_THREADS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct prof_offcpu_record);
 } prof_offcpu_start SEC(".maps");
 
 /* prev leaves the CPU (it is still current): keep its frames, the time and why. */
-static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 prev_state)
+static __always_inline void switched_out(void *ctx, bool preempt, struct task_struct *prev,
+					 __u32 prev_state)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), zero = 0;
 	struct prof_offcpu_record *r;
@@ -63,7 +61,11 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	r->e.type = PROF_REC_OFFCPU;
 	r->e.pid = BPF_CORE_READ(prev, tgid);
 	r->e.tid = tid;
-	r->e.state = prev_state == 0 ? PROF_OFFCPU_RUNNABLE : PROF_OFFCPU_BLOCKED;
+	/*
+	 * Preempted, it stays on the run queue whatever state it was setting up to sleep in (the
+	 * kernel's own trace shows it as R+); otherwise only a task still TASK_RUNNING (0) is.
+	 */
+	r->e.state = preempt || !prev_state ? PROF_OFFCPU_RUNNABLE : PROF_OFFCPU_BLOCKED;
 	r->e.py = 0;
 	got = bpf_get_stack(ctx, r->frames, PROF_MAX_FRAMES * sizeof(__u64),
 			    OFFCPU_KERN_SKIP & BPF_F_SKIP_FIELD_MASK);
@@ -93,12 +95,11 @@ static __always_inline void switched_in(struct task_struct *next)
 		return;
 	now = bpf_ktime_get_ns();
 	r->e.ns = now > r->e.ns ? now - r->e.ns : 0;
-	if (r->e.ns >= prof_offcpu_min_ns) {
-		size = prof_bound(sizeof(r->e) + ((__u64)r->e.nkern + r->e.nuser) * sizeof(__u64),
-				  sizeof(*r));
-		if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags()))
-			prof_count(PROF_CNT_RINGBUF_FULL);
-	}
+	/* Every period, however short: userspace sums them. */
+	size = prof_bound(sizeof(r->e) + ((__u64)r->e.nkern + r->e.nuser) * sizeof(__u64),
+			  sizeof(*r));
+	if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags()))
+		prof_count(PROF_CNT_RINGBUF_FULL);
 	bpf_map_delete_elem(&prof_offcpu_start, &tid);
 }
 
@@ -106,7 +107,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	switched_out(ctx, prev, prev_state);
+	switched_out(ctx, preempt, prev, prev_state);
 	switched_in(next);
 	return 0;
 }

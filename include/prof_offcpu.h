@@ -19,7 +19,7 @@ enum prof_offcpu_state {
 	PROF_OFFCPU__COUNT,
 };
 
-/* Threads off the CPU at once that the kernel keeps a stack for (the loader's map size). */
+/* Threads off the CPU at once that the kernel keeps a stack for (prof_offcpu_start). */
 #define PROF_OFFCPU_THREADS 16384
 
 /*

@@ -76,7 +76,7 @@ int collect__add_child(struct collect *c, uint32_t pid);
 /* heap_attach__process, reporting failures other than a vanished process (-ENOENT/-ESRCH,
  * returned quietly) in one line on stderr. */
 int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns);
-/* Attach the modes other than heap (cpu, calls) once targets are known. */
+/* Attach the modes other than heap (cpu, offcpu, calls) once targets are known. */
 int collect__attach_modes(struct collect *c);
 /* Whether a target process (any of its threads) still runs; a reused pid does not count. */
 bool collect__any_alive(struct collect *c);
