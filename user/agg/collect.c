@@ -59,7 +59,7 @@ struct collect {
 	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
-	struct unwinder *unw; /* NULL with --unwind fp, or without --heap and --cpu */
+	struct unwinder *unw; /* NULL with --unwind fp, or without --heap, --cpu, --offcpu */
 	int unwind_asked_fd;  /* prof_unwind_asked: processes without an entry that asked */
 	bool unwind_stale;    /* some target waits for a re-read of its mappings */
 	struct held *held;    /* processes stopped at exec until their tables load */
@@ -1397,9 +1397,9 @@ static int offcpu_on_record(struct collect *c, uint32_t type, const void *data, 
 }
 
 /*
- * The run ends: threads still off the CPU (blocked since before the end, perhaps since before
- * the start) count up to now, from the kernel's records of them (the program is detached by
- * now).  Between intervals they count when they run again.
+ * The run ends: threads that left the CPU during the run and have not come back count up to
+ * now, from the kernel's records of them (the program is detached by now, so none moves).
+ * Between intervals they count when they run again.
  */
 static void offcpu_snapshot(struct collect *c, bool last)
 {
