@@ -80,7 +80,9 @@ enum prof_rec_type {
 	X(EXEC_HOLD_FAIL, "exec_hold_fail",                                                        \
 	  "first execs of an executable not held for its probes (consumer busy, signal refused)")  \
 	X(OFFCPU_FULL, "offcpu_full",                                                              \
-	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)")
+	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)")       \
+	X(OFFCPU_LOST, "offcpu_lost",                                                              \
+	  "off-CPU periods lost: the thread left the CPU again, its return never reported")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

@@ -1,10 +1,24 @@
 # Off-CPU time end to end with tests/targets/offcpu_target.c: its thread "sleeper" sleeps
 # 3 x 300 ms in sleeper_a (nanosleep) and waits 3 x 100 ms in blocker_b (a futex); the main
 # thread is blocked in pthread_join all along.
-
+# Each test's run() is called through with_retries, which shellcheck cannot follow.
+# shellcheck disable=SC2317
 OT=build/targets/offcpu_target
 # The loss counters of this mode besides the common ones.
-DROP_COUNTERS="$DROP_COUNTERS offcpu_full"
+DROP_COUNTERS="$DROP_COUNTERS offcpu_full offcpu_lost"
+
+# with_retries FN FILE: FN writes the pprof profile FILE; run again (3 runs at most) while it
+# lost off-CPU periods (offcpu_lost: a known, counted loss, README's Limits), since exact
+# numbers mean nothing then.  Callers still assert every drop counter 0 afterwards.
+with_retries() {
+	local i n
+	for i in 1 2 3; do
+		"$1"
+		n=$(pprof_counter_value "$2" offcpu_lost)
+		[ "$n" = 0 ] && return 0
+		echo "note: run $i lost $n off-CPU period(s); running again"
+	done
+}
 
 # One line per sample of a pprof profile, from go tool pprof -raw (an independent decoder):
 # "EVENTS NS comm=C pid=P process=N state=S tid=T | leaf;caller;…" (function names).
@@ -37,7 +51,8 @@ rows_sum() { # ROWS COL REGEX
 
 t_offcpu_cmd_sleeper_stacks() {
 	local f=$E2E_TMP/offcpu.pb.gz rows=$E2E_TMP/rows a b pid
-	"$PROF" --offcpu -o "$f" --top 0 -- "$OT" || fail "exit status $?"
+	run() { "$PROF" --offcpu -o "$f" --top 0 -- "$OT" || fail "exit status $?"; }
+	with_retries run "$f"
 	go tool pprof -symbolize=none -raw "$f" >"$f.raw" 2>&1 || fail "pprof cannot read the profile"
 	grep -q '^Samples:' "$f.raw" || fail "no samples section"
 	grep -q '^events/count offcpu/nanoseconds\[dflt\]$' "$f.raw" ||
@@ -84,11 +99,15 @@ t_offcpu_folded_text_with_cpu() {
 	[ -e "$base" ] && fail "unsuffixed output written with two modes"
 	grep -q '^offcpu_target;.*;sleeper;sleeper_a;.*;__schedule [0-9]*$' "$E2E_TMP/both.offcpu.folded" ||
 		{ cat "$E2E_TMP/both.offcpu.folded"; fail "folded line for sleeper_a"; }
-	# folded values are nanoseconds off the CPU
+	# folded values are nanoseconds off the CPU (folded carries no counters: at least two of
+	# the three sleeps, should one be lost)
 	a=$(awk '/;sleeper_a;/ { s += $NF } END { printf "%.0f", s }' "$E2E_TMP/both.offcpu.folded")
-	expect_range "folded ns under sleeper_a" 873000000 1350000000 "$a"
+	expect_range "folded ns under sleeper_a" 582000000 1350000000 "$a"
 
-	"$PROF" --offcpu -f text -o "$txt" --top 5 -- "$OT" >/dev/null || fail "exit status $?"
+	for a in 1 2 3; do
+		"$PROF" --offcpu -f text -o "$txt" --top 5 -- "$OT" >/dev/null || fail "exit status $?"
+		grep -q '^ *offcpu_lost: ' "$txt" || break
+	done
 	cat "$txt"
 	grep -q '^offcpu profile: 1 process' "$txt" || fail "text header"
 	grep -q 'top 5 by offcpu (nanoseconds)' "$txt" || fail "text top table"
@@ -98,12 +117,15 @@ t_offcpu_folded_text_with_cpu() {
 
 t_offcpu_pid_attach() {
 	local f=$E2E_TMP/offcpu_pid.pb.gz rows=$E2E_TMP/rows
-	start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
-	start_profiler "$E2E_TMP/prof.log" --offcpu -p "$TARGET_PID" -o "$f" --top 0
-	echo go >&"$TARGET_IN"
-	wait "$TARGET_PID" || fail "target failed"
-	# -p ends when its target does
-	wait "$PROF_PID" || fail "exit status $?"
+	run() {
+		start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
+		start_profiler "$E2E_TMP/prof.log" --offcpu -p "$TARGET_PID" -o "$f" --top 0
+		echo go >&"$TARGET_IN"
+		wait "$TARGET_PID" || fail "target failed"
+		# -p ends when its target does
+		wait "$PROF_PID" || fail "exit status $?"
+	}
+	with_retries run "$f"
 	expect_no_drops "$f"
 	offcpu_rows "$f" >"$rows"
 	expect_eq "pid label" "$TARGET_PID" "$(grep -o ' pid=[0-9]*' "$rows" | sort -u | cut -d= -f2 | xargs)"
@@ -115,12 +137,15 @@ t_offcpu_pid_attach() {
 # to the end, from the kernel's record of it (it never ran again during the run).
 t_offcpu_pid_open_period_counted_at_end() {
 	local f=$E2E_TMP/offcpu_open.pb.gz rows=$E2E_TMP/rows ns
-	start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
-	start_profiler "$E2E_TMP/prof.log" --offcpu -p "$TARGET_PID" -d 0.6 -o "$f" --top 0
-	echo go >&"$TARGET_IN"
-	wait "$PROF_PID" || fail "exit status $?"
-	kill -0 "$TARGET_PID" || fail "-d stopped the -p target"
-	wait "$TARGET_PID" || fail "target failed"
+	run() {
+		start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
+		start_profiler "$E2E_TMP/prof.log" --offcpu -p "$TARGET_PID" -d 0.6 -o "$f" --top 0
+		echo go >&"$TARGET_IN"
+		wait "$PROF_PID" || fail "exit status $?"
+		kill -0 "$TARGET_PID" || fail "-d stopped the -p target"
+		wait "$TARGET_PID" || fail "target failed"
+	}
+	with_retries run "$f"
 	expect_no_drops "$f"
 	offcpu_rows "$f" >"$rows"
 	cat "$rows"
@@ -139,14 +164,17 @@ t_offcpu_cgroup_only_its_processes() {
 	[ -n "$root" ] || fail "no cgroup2 mount in /proc/mounts"
 	cg=$root/bpftrace-prof-e2e.$$.$RANDOM
 	mkdir "$cg" || fail "cannot create cgroup $cg"
-	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --offcpu -o "$f" --top 0
-	(exec sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2"' sh "$cg" "$OT") &
-	in=$!
-	"$OT" &
-	out=$!
-	wait "$in" "$out"
-	kill -INT "$PROF_PID"
-	wait "$PROF_PID" || fail "profiler exit status $?: $(tail -5 "$E2E_TMP/prof.log")"
+	run() {
+		start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --offcpu -o "$f" --top 0
+		(exec sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2"' sh "$cg" "$OT") &
+		in=$!
+		"$OT" &
+		out=$!
+		wait "$in" "$out"
+		kill -INT "$PROF_PID"
+		wait "$PROF_PID" || fail "profiler exit status $?: $(tail -5 "$E2E_TMP/prof.log")"
+	}
+	with_retries run "$f"
 	rmdir "$cg"
 	expect_no_drops "$f"
 	offcpu_rows "$f" >"$rows"
@@ -162,7 +190,8 @@ t_offcpu_cgroup_only_its_processes() {
 # (preempted in user code, never asleep).
 t_offcpu_runnable_when_preempted() {
 	local f=$E2E_TMP/offcpu_run.pb.gz rows=$E2E_TMP/rows t
-	"$PROF" --offcpu -o "$f" --top 0 -- "$OT" --runnable || fail "exit status $?"
+	run() { "$PROF" --offcpu -o "$f" --top 0 -- "$OT" --runnable || fail "exit status $?"; }
+	with_retries run "$f"
 	expect_no_drops "$f"
 	offcpu_rows "$f" >"$rows"
 	grep ';spin_c;' "$rows"
