@@ -190,9 +190,11 @@ t_offcpu_cgroup_only_its_processes() {
 # (preempted in user code, never asleep).
 t_offcpu_runnable_when_preempted() {
 	local f=$E2E_TMP/offcpu_run.pb.gz rows=$E2E_TMP/rows t
-	run() { "$PROF" --offcpu -o "$f" --top 0 -- "$OT" --runnable || fail "exit status $?"; }
-	with_retries run "$f"
-	expect_no_drops "$f"
+	"$PROF" --offcpu -o "$f" --top 0 -- "$OT" --runnable || fail "exit status $?"
+	# Hundreds of preemptions: a lost period or two (offcpu_lost) is usual here, and only
+	# lowers the totals below, which are bounds, not exact numbers.
+	DROP_COUNTERS=${DROP_COUNTERS/offcpu_lost/} expect_no_drops "$f"
+	echo "offcpu_lost: $(pprof_counter_value "$f" offcpu_lost)"
 	offcpu_rows "$f" >"$rows"
 	grep ';spin_c;' "$rows"
 	for t in spin1 spin2; do
