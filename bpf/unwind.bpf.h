@@ -21,6 +21,9 @@
 
 /* ctx is a perf_event program's context (bpf_perf_event_data) */
 #define PROF_USTACK_PERF 1
+/* ctx holds no user registers (a tracepoint): take those the current task entered the kernel
+ * with */
+#define PROF_USTACK_TASK 2
 
 /* --unwind (enum unwind_mode in user/cli.h): 0 auto, 1 dwarf, 2 fp.  Set by the loader. */
 const volatile __u32 prof_unwind_mode = 0;
@@ -568,7 +571,8 @@ static __always_inline bool user_mode(const struct pt_regs *regs)
  * frames (0 when there is none), or < 0 when the capture failed (counted here).  Python frames
  * (include/prof_python.h) stand in for the interpreter's eval frames; *py (when not NULL) gets
  * the thread's enum prof_py_thread when there are any, else PROF_PY_THREAD_NONE.
- * ctx: the program's context (pt_regs of a uprobe, or bpf_perf_event_data with PROF_USTACK_PERF).
+ * ctx: the program's context (pt_regs of a uprobe, or bpf_perf_event_data with PROF_USTACK_PERF;
+ * with PROF_USTACK_TASK any context: the registers come from the task).
  */
 static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flags, __u8 *py)
 {
@@ -586,9 +590,11 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 		}
 		return n / sizeof(__u64);
 	}
-	if (flags & PROF_USTACK_PERF) {
-		regs = (struct pt_regs *)&((struct bpf_perf_event_data *)ctx)->regs;
-		if (!user_mode(regs)) {
+	if (flags & (PROF_USTACK_PERF | PROF_USTACK_TASK)) {
+		regs = flags & PROF_USTACK_PERF
+			       ? (struct pt_regs *)&((struct bpf_perf_event_data *)ctx)->regs
+			       : NULL;
+		if (!regs || !user_mode(regs)) {
 			struct task_struct *task = bpf_get_current_task_btf();
 
 			if (!BPF_CORE_READ(task, mm))

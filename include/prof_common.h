@@ -38,6 +38,7 @@ enum prof_rec_type {
 	/* Wide scopes: a process called _exit and is stopped (SIGSTOP) with its address space
 	 * intact: everything it sent before is consumed by now; resume it (SIGCONT). */
 	PROF_REC_PROC_EXIT_HOLD,
+	PROF_REC_OFFCPU, /* a thread's time off the CPU with its frames (include/prof_offcpu.h) */
 };
 
 /*
@@ -83,7 +84,11 @@ enum prof_rec_type {
 	  "first execs of an executable not held for its probes (consumer busy, signal refused)")  \
 	X(PY_READ_FAIL, "py_read_fail",                                                            \
 	  "Python frames unreadable (the native interpreter frame kept in their place)")           \
-	X(PY_FRAMES, "py_frames", "Python frames read from interpreters")
+	X(PY_FRAMES, "py_frames", "Python frames read from interpreters")                          \
+	X(OFFCPU_FULL, "offcpu_full",                                                              \
+	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)")       \
+	X(OFFCPU_LOST, "offcpu_lost",                                                              \
+	  "off-CPU periods lost: the thread left the CPU again, its return never reported")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

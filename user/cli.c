@@ -30,6 +30,8 @@ static const char usage[] =
 	"  --calls                  interpreter function calls (USDT): counts and wall time by "
 	"stack\n"
 	"  --cpu[=HZ]               on-CPU stack sampling (user and kernel), default 99 Hz\n"
+	"  --offcpu                 off-CPU time by stack, from the scheduler: idle (asleep,\n"
+	"                           waiting) or runnable (preempted, waiting for a CPU)\n"
 	"OPTIONS:\n"
 	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
 	"the\n"
@@ -77,6 +79,7 @@ enum {
 	OPT_HEAP = 256,
 	OPT_CALLS,
 	OPT_CPU,
+	OPT_OFFCPU,
 	OPT_TOP,
 	OPT_SAMPLE_BYTES,
 	OPT_UNWIND,
@@ -99,6 +102,7 @@ static const struct option long_opts[] = {
 	{"heap", no_argument, NULL, OPT_HEAP},
 	{"calls", no_argument, NULL, OPT_CALLS},
 	{"cpu", optional_argument, NULL, OPT_CPU},
+	{"offcpu", no_argument, NULL, OPT_OFFCPU},
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, 'f'},
 	{"duration", required_argument, NULL, 'd'},
@@ -222,6 +226,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 			break;
 		case OPT_CALLS:
 			env.modes |= MODE_CALLS;
+			break;
+		case OPT_OFFCPU:
+			env.modes |= MODE_OFFCPU;
 			break;
 		case OPT_CPU:
 			env.modes |= MODE_CPU;

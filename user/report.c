@@ -24,6 +24,7 @@
 #include "profile/build.h"
 #include "profile/calls_profile.h"
 #include "profile/cpu_profile.h"
+#include "profile/offcpu_profile.h"
 #include "profile/heap_profile.h"
 #include "profile/profile.h"
 #include "profile/run.h"
@@ -71,6 +72,7 @@ static const struct {
 } modes[] = {
 	{MODE_HEAP, "heap"},
 	{MODE_CPU, "cpu"},
+	{MODE_OFFCPU, "offcpu"},
 	{MODE_CALLS, "calls"},
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
@@ -130,6 +132,8 @@ static int build_mode(struct profile **out, unsigned mode, struct collect *c, co
 		return heap_profile__build(out, collect__heap(c), in, env->sample_bytes);
 	case MODE_CPU:
 		return cpu_profile__build(out, collect__cpu(c), in, env->cpu_hz);
+	case MODE_OFFCPU:
+		return offcpu_profile__build(out, collect__offcpu(c), in);
 	case MODE_CALLS:
 		if (collect__calls_attach(c))
 			nnotes = calls_attach__notes(collect__calls_attach(c), &notes);

@@ -579,6 +579,7 @@ int session__run(const struct env *caller_env)
 		.heap = env->modes & MODE_HEAP,
 		.cpu = env->modes & MODE_CPU,
 		.cpu_hz = env->cpu_hz,
+		.offcpu = env->modes & MODE_OFFCPU,
 		.calls = env->modes & MODE_CALLS,
 		.follow_children = env->cmd != NULL,
 		.sample_bytes = env->sample_bytes,
@@ -616,7 +617,7 @@ int session__run(const struct env *caller_env)
 		sigaction(SIGCHLD, &sc, NULL);
 		/* So do they when user stacks are unwound: until their tables are built (a few ms,
 		 * once per file). */
-		if (lo.calls || (env->unwind != UNWIND_FP && (lo.heap || lo.cpu)))
+		if (lo.calls || (env->unwind != UNWIND_FP && (lo.heap || lo.cpu || lo.offcpu)))
 			trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
 				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
 		err = spawn(&r.child, env->cmd);
@@ -867,13 +868,17 @@ int session__run(const struct env *caller_env)
 	 * held — a process exiting after the gate closes is not held, and would be gone before
 	 * its last samples are read.
 	 */
-	if (env->wide && (env->modes & MODE_CPU)) {
+	if (env->wide && (env->modes & (MODE_CPU | MODE_OFFCPU))) {
 		loader__hold_gate(r.loader, (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
 		loader__stop_cpu(r.loader);
+		loader__stop_offcpu(r.loader);
 		while (loader__poll(r.loader, 0) > 0)
 			;
 		collect__sync(r.collect);
 	}
+	/* --offcpu: no period ends after this; those still going on count up to now (read from
+	 * the kernel's map when the profile is built). */
+	loader__stop_offcpu(r.loader);
 	/* No more holds; whatever is still queued belongs to the profile (and resumes the
 	 * processes held so far). */
 	collect__holds_over(r.collect);

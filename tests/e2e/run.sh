@@ -71,7 +71,8 @@ run_pass "" "" tests/e2e/test_*.sh
 # The frame-pointer tests through the frame-pointer walker too: the default (auto) unwinds with
 # .eh_frame tables, and --unwind fp must keep what these tests assert (about a minute).
 if [ -z "${E2E_NO_FP_PASS:-}" ]; then
-	run_pass "--unwind fp" "--unwind fp" tests/e2e/test_heap.sh tests/e2e/test_cpu.sh
+	run_pass "--unwind fp" "--unwind fp" tests/e2e/test_heap.sh tests/e2e/test_cpu.sh \
+		tests/e2e/test_offcpu.sh
 fi
 [ -n "$failures" ] && echo "e2e failures:$failures"
 docker_down

@@ -49,6 +49,21 @@ static void test_cli__command_keeps_its_options(void **state)
 	cli__free(&env);
 }
 
+static void test_cli__offcpu_mode(void **state)
+{
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "--offcpu", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_OFFCPU);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--offcpu", "--cpu", "--heap", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_OFFCPU | MODE_CPU | MODE_HEAP);
+	cli__free(&env);
+	/* it takes no value */
+	assert_int_equal(PARSE(&env, "--offcpu=5", "-p", "1"), -EINVAL);
+}
+
 static void test_cli__modes_and_options(void **state)
 {
 	struct env env;
@@ -261,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_cli__pid_list_and_defaults),
 		cmocka_unit_test(test_cli__command_keeps_its_options),
 		cmocka_unit_test(test_cli__modes_and_options),
+		cmocka_unit_test(test_cli__offcpu_mode),
 		cmocka_unit_test(test_cli__errors),
 		cmocka_unit_test(test_cli__duration_bounds),
 		cmocka_unit_test(test_cli__help_and_version_exit),

@@ -540,8 +540,72 @@ static void test_pprof__large_profile_roundtrips(void **state)
 	while (next_field(&c, &f))
 		nsamples += f.num == 2;
 	assert_int_equal(nsamples, 20000);
-	/* "", 4 label keys + stack, gil, thread_name, 2 types, t, proc, 20000 names, "no drops" */
-	assert_int_equal(d.nstrs, 1 + 7 + 2 + 2 + 20000 + 1);
+	/* "", 4 label keys + stack, 2 types, t, proc, 20000 names, "no drops" */
+	assert_int_equal(d.nstrs, 1 + 5 + 2 + 2 + 20000 + 1);
+	decoded_free(&d);
+	profile__free(p);
+}
+
+/* The `state` label (offcpu) on the samples that have one, its key in no other profile. */
+static void test_pprof__state_label_only_when_set(void **state)
+{
+	const char *states[2] = {NULL, NULL};
+	int64_t v = 7, nstate_keys = 0;
+	struct cursor c, sc, lc;
+	struct field f, sf, lf;
+	struct profile *p;
+	struct decoded d;
+	uint32_t lid, n = 0;
+
+	(void)state;
+	assert_int_equal(profile__new(&p, "offcpu"), 0);
+	assert_int_equal(profile__add_type(p, "events", "count"), 0);
+	assert_int_equal(profile__location(p, &lid, 0x1000, 0, 0, 0), 0);
+	assert_int_equal(
+		profile__add_sample_state(p, 1, 2, "t", "proc", &lid, 1, &v, false, "blocked"), 0);
+	assert_int_equal(profile__add_sample(p, 1, 3, "t", "proc", &lid, 1, &v, false), 0);
+	decode(p, &d);
+	for (size_t i = 0; i < d.nstrs; i++)
+		nstate_keys += !strcmp(d.strs[i], "state");
+	assert_int_equal(nstate_keys, 1);
+	c = (struct cursor){d.buf, d.buf + d.len};
+	while (next_field(&c, &f)) {
+		if (f.num != 2)
+			continue;
+		assert_true(n < 2);
+		sc = sub(&f);
+		while (next_field(&sc, &sf)) {
+			const char *key = NULL, *val = NULL;
+
+			if (sf.num != 3)
+				continue;
+			lc = sub(&sf);
+			while (next_field(&lc, &lf)) {
+				if (lf.num == 1)
+					key = str(&d, lf.v);
+				else if (lf.num == 2)
+					val = str(&d, lf.v);
+			}
+			if (!strcmp(key, "state"))
+				states[n] = val;
+		}
+		n++;
+	}
+	assert_int_equal(n, 2);
+	assert_non_null(states[0]);
+	assert_string_equal(states[0], "blocked");
+	assert_null(states[1]);
+	decoded_free(&d);
+	profile__free(p);
+
+	/* Without states the key is not even in the string table. */
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__location(p, &lid, 0x1000, 0, 0, 0), 0);
+	assert_int_equal(profile__add_sample(p, 1, 3, "t", "proc", &lid, 1, &v, false), 0);
+	decode(p, &d);
+	for (size_t i = 0; i < d.nstrs; i++)
+		assert_string_not_equal(d.strs[i], "state");
 	decoded_free(&d);
 	profile__free(p);
 }
@@ -569,6 +633,7 @@ int main(void)
 		T(test_pprof__comments_carry_counters),
 		cmocka_unit_test(test_pprof__empty_profile),
 		cmocka_unit_test(test_pprof__large_profile_roundtrips),
+		cmocka_unit_test(test_pprof__state_label_only_when_set),
 		T(test_pprof__write_error_reported),
 	};
 #undef T

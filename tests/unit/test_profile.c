@@ -200,6 +200,30 @@ static void test_profile__samples_merge(void **state)
 	assert_int_equal(p->samples[8].values[0], 2);
 }
 
+/* A state label (offcpu) is part of a sample's identity: equal states merge, others do not. */
+static void test_profile__samples_state_kept_apart(void **state)
+{
+	struct profile *p = *state;
+	uint32_t stack[] = {1, 2};
+	int64_t v[] = {1, 64};
+	char copy[] = "blocked"; /* another pointer, the same text: interned to one */
+
+	add_locations(p);
+	assert_int_equal(
+		profile__add_sample_state(p, 10, 11, "w", "app", stack, 2, v, false, "blocked"), 0);
+	assert_int_equal(profile__add_sample_state(p, 10, 11, "w", "app", stack, 2, v, false, copy),
+			 0);
+	assert_int_equal(
+		profile__add_sample_state(p, 10, 11, "w", "app", stack, 2, v, false, "runnable"),
+		0);
+	assert_int_equal(profile__add_sample(p, 10, 11, "w", "app", stack, 2, v, false), 0);
+	assert_int_equal(p->nsamples, 3);
+	assert_string_equal(p->samples[0].state, "blocked");
+	assert_int_equal(p->samples[0].values[0], 2);
+	assert_string_equal(p->samples[1].state, "runnable");
+	assert_null(p->samples[2].state);
+}
+
 static void test_profile__samples_merge_after_growth(void **state)
 {
 	struct profile *p = *state;
@@ -295,6 +319,7 @@ int main(void)
 		T(test_profile__locations_dedup),
 		T(test_profile__location_rejects_unknown_ids),
 		T(test_profile__samples_merge),
+		T(test_profile__samples_state_kept_apart),
 		T(test_profile__samples_merge_after_growth),
 		T(test_profile__sample_rejects_unknown_location),
 		T(test_profile__location_name),

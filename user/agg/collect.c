@@ -22,6 +22,7 @@
 #include "util/hashmap.h"
 #include "sym/elf_needed.h"
 #include "agg/heap_agg.h"
+#include "agg/offcpu_agg.h"
 #include "attach/heap_attach.h"
 #include "attach/loader.h"
 #include "attach/owners.h"
@@ -30,6 +31,7 @@
 #include "prof_calls.h"
 #include "prof_cpu.h"
 #include "prof_heap.h"
+#include "prof_offcpu.h"
 #include "agg/stackres.h"
 #include "proc/safe_open.h"
 #include "sym/symbolizer.h"
@@ -54,9 +56,10 @@ struct collect {
 	struct stackres *stacks;
 	struct heap_agg *heap;
 	struct cpu_agg *cpu;
+	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
-	struct unwinder *unw; /* NULL with --unwind fp, or without --heap and --cpu */
+	struct unwinder *unw; /* NULL with --unwind fp, or without --heap, --cpu, --offcpu */
 	int unwind_asked_fd;  /* prof_unwind_asked: processes without an entry that asked */
 	bool unwind_stale;    /* some target waits for a re-read of its mappings */
 	struct held *held;    /* processes stopped at exec until their tables load */
@@ -77,9 +80,9 @@ struct collect {
 	int err;		      /* first fatal error while consuming events (0 or -errno) */
 	bool events_started;	      /* the ring buffer exists: polling it is allowed */
 	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
-	uint64_t cpu_last_thread;     /* pid << 32 | tid: on_cpu's */
+	uint64_t cpu_last_thread;     /* pid << 32 | tid: sample_stacks' */
 	struct last_stack last_stack; /* on_heap's */
-	const struct mode_ops *modes[3]; /* the run's modes' operations */
+	const struct mode_ops *modes[4]; /* the run's modes' operations */
 	size_t nmodes;
 };
 
@@ -121,8 +124,8 @@ struct mode_ops {
 	int (*forget)(struct collect *c, uint32_t pid); /* pid gone, its last interval written */
 };
 
-static const struct mode_ops heap_ops, cpu_ops, calls_ops;
-static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &calls_ops};
+static const struct mode_ops heap_ops, cpu_ops, offcpu_ops, calls_ops;
+static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &offcpu_ops, &calls_ops};
 
 /*
  * A process stopped at its exec until the unwind tables of its new image are loaded: by ptrace
@@ -341,11 +344,13 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = heap_agg__new(&c->heap, opts->sample_bytes);
 	if (!err && (opts->modes & MODE_CPU))
 		err = cpu_agg__new(&c->cpu);
+	if (!err && (opts->modes & MODE_OFFCPU))
+		err = offcpu_agg__new(&c->offcpu);
 	if (!err && (opts->modes & MODE_CALLS))
 		err = calls_agg__new(&c->calls);
 	if (!err && (opts->modes & MODE_CALLS))
 		err = calls_attach__new(&c->calls_at, l, calls_thread, c->calls);
-	if (!err && opts->unwind_tables && (opts->modes & (MODE_HEAP | MODE_CPU)))
+	if (!err && opts->unwind_tables && (opts->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU)))
 		err = unwinder_start(c);
 	for (size_t i = 0; i < sizeof(all_modes) / sizeof(all_modes[0]); i++)
 		if (opts->modes & all_modes[i]->bit)
@@ -380,6 +385,7 @@ void collect__free(struct collect *c)
 	unwinder__free(c->unw);
 	heap_agg__free(c->heap);
 	cpu_agg__free(c->cpu);
+	offcpu_agg__free(c->offcpu);
 	calls_attach__free(c->calls_at);
 	calls_agg__free(c->calls);
 	stackres__free(c->stacks);
@@ -512,6 +518,14 @@ int collect__attach_modes(struct collect *c)
 		err = loader__attach_cpu(c->loader);
 		if (err) {
 			pr_err("starting CPU sampling failed: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	if (c->opts.modes & MODE_OFFCPU) {
+		err = loader__attach_offcpu(c->loader);
+		if (err) {
+			pr_err("attaching the scheduler tracepoint (--offcpu) failed: %s\n",
+			       strerror(-err));
 			return err;
 		}
 	}
@@ -898,29 +912,57 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 	return 0;
 }
 
-/* A cpu sample: frames[0..nkern) kernel, then nuser user frames. */
-static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint64_t *frames)
+/*
+ * A stack sample of a thread (cpu, offcpu): the thread's name noted, frames[0..nkern) interned
+ * as its kernel stack and the nuser frames after them as its user stack.
+ */
+static int sample_stacks(struct collect *c, int32_t *kern, int32_t *user, uint32_t pid,
+			 uint32_t tid, uint8_t py, const uint64_t *frames, unsigned nkern,
+			 unsigned nuser)
 {
-	uint64_t thread = (uint64_t)s->pid << 32 | s->tid;
-	struct cpu_agg_key k = {.pid = s->pid, .tid = s->tid, .py = s->py};
+	uint64_t thread = (uint64_t)pid << 32 | tid;
 	int err;
 
 	if (thread != c->cpu_last_thread) {
-		err = procinfo__note(c->procs, s->pid, s->tid);
+		err = procinfo__note(c->procs, pid, tid);
 		/* A Python thread: its threading name, read once (the symbolizer skips known ones).
 		 */
-		if (!err && s->py)
-			err = stackres__python_thread(c->stacks, s->pid, s->tid);
+		if (!err && py)
+			err = stackres__python_thread(c->stacks, pid, tid);
 		if (err)
 			return err;
 		c->cpu_last_thread = thread;
 	}
-	err = stackres__intern(c->stacks, &k.kern_stack, s->pid, STACK_KERNEL, frames, s->nkern);
+	err = stackres__intern(c->stacks, kern, pid, STACK_KERNEL, frames, nkern);
 	if (!err)
-		err = stackres__intern(c->stacks, &k.user_stack, s->pid, STACK_USER,
-				       frames + s->nkern, s->nuser);
+		err = stackres__intern(c->stacks, user, pid, STACK_USER, frames + nkern, nuser);
+	return err;
+}
+
+/* A cpu sample: frames[0..nkern) kernel, then nuser user frames. */
+static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint64_t *frames)
+{
+	struct cpu_agg_key k = {.pid = s->pid, .tid = s->tid, .py = s->py};
+	int err;
+
+	err = sample_stacks(c, &k.kern_stack, &k.user_stack, s->pid, s->tid, s->py, frames,
+			    s->nkern, s->nuser);
 	if (!err)
 		err = cpu_agg__add(c->cpu, &k);
+	return err;
+}
+
+/* A period off the CPU (or, at the end, one still going on): its frames as a cpu sample's. */
+static int on_offcpu(struct collect *c, const struct prof_offcpu_event *e, const uint64_t *frames,
+		     uint64_t ns)
+{
+	struct offcpu_agg_key k = {.pid = e->pid, .tid = e->tid, .state = e->state, .py = e->py};
+	int err;
+
+	err = sample_stacks(c, &k.kern_stack, &k.user_stack, e->pid, e->tid, e->py, frames,
+			    e->nkern, e->nuser);
+	if (!err)
+		err = offcpu_agg__add(c->offcpu, &k, ns);
 	return err;
 }
 
@@ -1187,6 +1229,9 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_CPU_SAMPLE:
 		m = &cpu_ops;
 		break;
+	case PROF_REC_OFFCPU:
+		m = &offcpu_ops;
+		break;
 	case PROF_REC_CALL_ENTRY:
 	case PROF_REC_CALL_RETURN:
 	case PROF_REC_CALL_NAME:
@@ -1350,6 +1395,64 @@ static const struct mode_ops cpu_ops = {
 	.bit = MODE_CPU,
 	.on_record = cpu_on_record,
 	.reset = cpu_reset,
+};
+
+/* A record the kernel built for --offcpu: its header and the frames it announces. */
+static bool offcpu_fits(const struct prof_offcpu_event *e, size_t size)
+{
+	return size >= sizeof(*e) && e->nkern <= PROF_MAX_FRAMES && e->nuser <= PROF_MAX_FRAMES &&
+	       e->state < PROF_OFFCPU__COUNT &&
+	       frames_fit(size, sizeof(*e), e->nkern + e->nuser, 2 * PROF_MAX_FRAMES);
+}
+
+/* --offcpu: a period off the CPU carries its length and its kernel then user frames. */
+static int offcpu_on_record(struct collect *c, uint32_t type, const void *data, size_t size)
+{
+	const struct prof_offcpu_event *e = data;
+
+	(void)type;
+	if (!offcpu_fits(e, size))
+		return 1;
+	return on_offcpu(c, e, (const uint64_t *)(e + 1), e->ns);
+}
+
+/*
+ * The run ends: threads that left the CPU during the run and have not come back count up to
+ * now, from the kernel's records of them (the program is detached by now, so none moves).
+ * Between intervals they count when they run again.
+ */
+static void offcpu_snapshot(struct collect *c, bool last)
+{
+	int fd = c->loader ? loader__offcpu_fd(c->loader) : -1, err = 0;
+	struct prof_offcpu_record r;
+	uint32_t key, next;
+	uint64_t now;
+	bool first = true;
+
+	if (!last || fd < 0)
+		return;
+	now = (uint64_t)mono_ns();
+	while (!err && !bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &r) || !offcpu_fits(&r.e, sizeof(r)))
+			continue; /* gone meanwhile */
+		err = on_offcpu(c, &r.e, (const uint64_t *)r.frames,
+				now > r.e.ns ? now - r.e.ns : 0);
+	}
+	fatal(c, err);
+}
+
+static int offcpu_reset(struct collect *c)
+{
+	return offcpu_agg__reset(c->offcpu);
+}
+
+static const struct mode_ops offcpu_ops = {
+	.bit = MODE_OFFCPU,
+	.on_record = offcpu_on_record,
+	.snapshot = offcpu_snapshot,
+	.reset = offcpu_reset,
 };
 
 /* --calls: entries and returns per thread; frames still open are closed when the run ends. */
@@ -1537,6 +1640,11 @@ struct heap_agg *collect__heap(struct collect *c)
 struct cpu_agg *collect__cpu(struct collect *c)
 {
 	return c->cpu;
+}
+
+struct offcpu_agg *collect__offcpu(struct collect *c)
+{
+	return c->offcpu;
 }
 
 struct calls_agg *collect__calls(struct collect *c)

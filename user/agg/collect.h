@@ -19,6 +19,7 @@ struct unwinder_stats;
 struct loader;
 struct heap_agg;
 struct cpu_agg;
+struct offcpu_agg;
 struct calls_agg;
 struct calls_attach;
 struct stackres;
@@ -30,6 +31,7 @@ enum prof_mode_bit {
 	MODE_HEAP = 1 << 0,
 	MODE_CPU = 1 << 1,
 	MODE_CALLS = 1 << 2,
+	MODE_OFFCPU = 1 << 3,
 };
 
 /* What the collector needs to know of the run; the pointers must outlive it. */
@@ -74,7 +76,7 @@ int collect__add_child(struct collect *c, uint32_t pid);
 /* heap_attach__process, reporting failures other than a vanished process (-ENOENT/-ESRCH,
  * returned quietly) in one line on stderr. */
 int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns);
-/* Attach the modes other than heap (cpu, calls) once targets are known. */
+/* Attach the modes other than heap (cpu, offcpu, calls) once targets are known. */
 int collect__attach_modes(struct collect *c);
 /* Whether a target process (any of its threads) still runs; a reused pid does not count. */
 bool collect__any_alive(struct collect *c);
@@ -113,6 +115,8 @@ struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);
 /* --cpu sample counts, NULL without --cpu. */
 struct cpu_agg *collect__cpu(struct collect *c);
+/* --offcpu periods, NULL without --offcpu. */
+struct offcpu_agg *collect__offcpu(struct collect *c);
 /* --calls state, NULL without --calls. */
 struct calls_agg *collect__calls(struct collect *c);
 struct calls_attach *collect__calls_attach(struct collect *c);

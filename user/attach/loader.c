@@ -17,6 +17,7 @@
 #include "util/hashmap.h"
 #include "calls.skel.h"
 #include "cpu.skel.h"
+#include "offcpu.skel.h"
 #include "heap.skel.h"
 #include "util/log.h"
 #include "proc.skel.h"
@@ -59,6 +60,7 @@ struct loader {
 	struct proc_bpf *proc;
 	struct heap_bpf *heap;
 	struct cpu_bpf *cpu;
+	struct offcpu_bpf *offcpu;
 	struct calls_bpf *calls;
 	int *perf_fds;
 	int nperf;
@@ -318,6 +320,51 @@ void loader__stop_cpu(struct loader *l)
 		ioctl(l->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
+static int open_offcpu(struct loader *l)
+{
+	int err;
+
+	l->offcpu = offcpu_bpf__open();
+	if (!l->offcpu)
+		return load_failed("offcpu", -errno);
+	l->offcpu->rodata->prof_unwind_mode = l->opts.unwind;
+	SET_SCOPE(l, l->offcpu);
+	err = prepare(l, l->offcpu->obj);
+	if (err)
+		return err;
+	err = offcpu_bpf__load(l->offcpu);
+	if (err)
+		return load_failed("offcpu", err);
+	adopt_maps(l, l->offcpu->obj);
+	return 0;
+}
+
+int loader__attach_offcpu(struct loader *l)
+{
+	struct bpf_link *link;
+
+	if (!l->offcpu)
+		return -ENOENT;
+	link = bpf_program__attach(l->offcpu->progs.offcpu_switch);
+	if (!link)
+		return -errno;
+	l->offcpu->links.offcpu_switch = link; /* the skeleton destroys it */
+	return 0;
+}
+
+void loader__stop_offcpu(struct loader *l)
+{
+	if (!l->offcpu)
+		return;
+	bpf_link__destroy(l->offcpu->links.offcpu_switch);
+	l->offcpu->links.offcpu_switch = NULL;
+}
+
+int loader__offcpu_fd(struct loader *l)
+{
+	return l->offcpu ? bpf_map__fd(l->offcpu->maps.prof_offcpu_start) : -1;
+}
+
 static int open_calls(struct loader *l)
 {
 	int err;
@@ -459,6 +506,11 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 		if (err)
 			goto cleanup;
 	}
+	if (opts->offcpu) {
+		err = open_offcpu(l);
+		if (err)
+			goto cleanup;
+	}
 	if (opts->calls) {
 		err = open_calls(l);
 		if (err)
@@ -488,6 +540,7 @@ void loader__free(struct loader *l)
 		close(l->perf_fds[i]);
 	free(l->perf_fds);
 	cpu_bpf__destroy(l->cpu);
+	offcpu_bpf__destroy(l->offcpu);
 	calls_bpf__destroy(l->calls);
 	heap_bpf__destroy(l->heap);
 	proc_bpf__destroy(l->proc);

@@ -21,6 +21,7 @@ struct loader_opts {
 	bool heap;
 	bool cpu;
 	unsigned cpu_hz;
+	bool offcpu;
 	bool calls;
 	bool follow_children; /* -- CMD: children of targets become targets */
 	uint64_t sample_bytes;
@@ -114,6 +115,13 @@ int loader__sampled_fd(struct loader *l);
 int loader__attach_cpu(struct loader *l);
 /* No more cpu samples (the end of a run: what is queued is what the profile gets). */
 void loader__stop_cpu(struct loader *l);
+
+/* --offcpu: the scheduler tracepoint that measures off-CPU time.  -ENOENT without --offcpu. */
+int loader__attach_offcpu(struct loader *l);
+/* No more off-CPU records (the end of a run). */
+void loader__stop_offcpu(struct loader *l);
+/* The map of threads off the CPU now (tid -> struct prof_offcpu_record); -1 without --offcpu. */
+int loader__offcpu_fd(struct loader *l);
 
 /* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);

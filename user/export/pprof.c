@@ -102,8 +102,8 @@ struct writer {
 	struct pbuf msg; /* one message being built */
 	struct pbuf sub; /* a message nested in msg */
 	struct gz *gz;
-	int64_t key_pid, key_tid, key_comm, key_process, key_stack, str_partial, key_gil;
-	int64_t key_thread_name;
+	int64_t key_pid, key_tid, key_comm, key_process, key_stack, key_state, str_partial;
+	int64_t key_gil, key_thread_name;
 	int64_t key_ns_pid, key_container_id, key_cgroup;
 };
 
@@ -253,8 +253,17 @@ static int put_sample(struct writer *w, const struct profile_sample *s)
 		err = put_label(w, w->key_process, s->process, 0);
 	if (!err && s->partial)
 		err = put_label(w, w->key_stack, "partial", 0);
+	/* Only profiles with states have the key (offcpu); only Python samples the next two. */
+	if (!err && s->state && !w->key_state)
+		err = strtab__index(&w->st, &w->key_state, "state");
+	if (!err && s->state)
+		err = put_label(w, w->key_state, s->state, 0);
+	if (!err && s->gil && !w->key_gil)
+		err = strtab__index(&w->st, &w->key_gil, "gil");
 	if (!err && s->gil)
 		err = put_label(w, w->key_gil, s->gil, 0);
+	if (!err && s->thread_name && !w->key_thread_name)
+		err = strtab__index(&w->st, &w->key_thread_name, "thread_name");
 	if (!err && s->thread_name)
 		err = put_label(w, w->key_thread_name, s->thread_name, 0);
 	if (!err)
@@ -464,10 +473,6 @@ static int writer_init(struct writer *w, const struct profile *p, FILE *f)
 		err = strtab__index(&w->st, &w->key_process, "process");
 	if (!err)
 		err = strtab__index(&w->st, &w->key_stack, "stack");
-	if (!err)
-		err = strtab__index(&w->st, &w->key_gil, "gil");
-	if (!err)
-		err = strtab__index(&w->st, &w->key_thread_name, "thread_name");
 	/* Only container and host modes have them. */
 	if (!err && w->p->nprocesses)
 		err = strtab__index(&w->st, &w->key_ns_pid, "ns_pid");

@@ -80,8 +80,22 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 	return 0;
 }
 
+uint32_t build__py_flags(uint32_t py)
+{
+	if (py == PROF_PY_THREAD_GIL)
+		return PROFILE_SAMPLE_GIL_HELD;
+	return py == PROF_PY_THREAD_NO_GIL ? PROFILE_SAMPLE_GIL_RELEASED : 0;
+}
+
 int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
 		  const uint32_t *locs, uint32_t n, const int64_t *vals, uint32_t flags)
+{
+	return build__sample_state(p, in, pid, tid, locs, n, vals, flags, NULL);
+}
+
+int build__sample_state(struct profile *p, const struct build_inputs *in, uint32_t pid,
+			uint32_t tid, const uint32_t *locs, uint32_t n, const int64_t *vals,
+			uint32_t flags, const char *state)
 {
 	const struct procinfo_labels *l = procinfo__labels(in->procs, pid);
 	const char *name;
@@ -98,8 +112,9 @@ int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid
 		if (err)
 			return err;
 	}
-	err = profile__add_sample(p, pid, tid, procinfo__comm(in->procs, pid, tid),
-				  procinfo__process(in->procs, pid), locs, n, vals, flags);
+	err = profile__add_sample_state(p, pid, tid, procinfo__comm(in->procs, pid, tid),
+					procinfo__process(in->procs, pid), locs, n, vals, flags,
+					state);
 	name = in->stacks ? stackres__thread_name(in->stacks, pid, tid) : NULL;
 	if (!err && name) {
 		name = profile__intern(p, name);

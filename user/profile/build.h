@@ -36,6 +36,12 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
  * names; flags: enum profile_sample_flags. */
 int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
 		  const uint32_t *locs, uint32_t n, const int64_t *vals, uint32_t flags);
+/* The sample flags (the `gil` label) of a thread in enum prof_py_thread state py. */
+uint32_t build__py_flags(uint32_t py);
+/* The same with a `state` label (NULL: none). */
+int build__sample_state(struct profile *p, const struct build_inputs *in, uint32_t pid,
+			uint32_t tid, const uint32_t *locs, uint32_t n, const int64_t *vals,
+			uint32_t flags, const char *state);
 
 /*
  * Mark the main executable's mapping (profile.main_mapping): the executable of the process with

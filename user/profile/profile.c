@@ -270,11 +270,12 @@ int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32
 }
 
 static uint64_t sample_hash(uint32_t pid, uint32_t tid, const char *comm, const char *process,
-			    const uint32_t *loc_ids, uint32_t nlocs, uint32_t flags)
+			    const uint32_t *loc_ids, uint32_t nlocs, uint32_t flags,
+			    const char *state)
 {
 	struct {
 		uint32_t pid, tid;
-		const char *comm, *process;
+		const char *comm, *process, *state;
 		uint32_t nlocs, partial;
 	} head;
 	uint64_t h;
@@ -286,6 +287,7 @@ static uint64_t sample_hash(uint32_t pid, uint32_t tid, const char *comm, const 
 	head.process = process;
 	head.nlocs = nlocs;
 	head.partial = flags;
+	head.state = state;
 	h = hash_bytes(&head, sizeof(head));
 	if (nlocs)
 		h ^= hash_bytes(loc_ids, nlocs * sizeof(*loc_ids)) * 0x9e3779b97f4a7c15ULL;
@@ -301,11 +303,11 @@ static const char *sample_gil(uint32_t flags)
 
 static bool sample_equal(const struct profile_sample *s, uint32_t pid, uint32_t tid,
 			 const char *comm, const char *process, const uint32_t *loc_ids,
-			 uint32_t nlocs, uint32_t flags)
+			 uint32_t nlocs, uint32_t flags, const char *state)
 {
 	return s->pid == pid && s->tid == tid && s->comm == comm && s->process == process &&
 	       s->partial == !!(flags & PROFILE_SAMPLE_PARTIAL) && s->gil == sample_gil(flags) &&
-	       s->nlocs == nlocs &&
+	       s->state == state && s->nlocs == nlocs &&
 	       (!nlocs || memcmp(s->loc_ids, loc_ids, nlocs * sizeof(*loc_ids)) == 0);
 }
 
@@ -348,6 +350,14 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 			const char *process, const uint32_t *loc_ids, uint32_t nlocs,
 			const int64_t *values, uint32_t flags)
 {
+	return profile__add_sample_state(p, pid, tid, comm, process, loc_ids, nlocs, values, flags,
+					 NULL);
+}
+
+int profile__add_sample_state(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+			      const char *process, const uint32_t *loc_ids, uint32_t nlocs,
+			      const int64_t *values, uint32_t flags, const char *state)
+{
 	struct profile_index *ix = p->index;
 	struct profile_sample *s;
 	struct sample_key key;
@@ -362,12 +372,15 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 	process = profile__intern(p, process);
 	if (!comm || !process)
 		return -ENOMEM;
+	/* Interned: equal states are equal pointers. */
+	if (state && !(state = profile__intern(p, state)))
+		return -ENOMEM;
 	err = grow((void **)&p->samples, &ix->cap_samples, p->nsamples, sizeof(*p->samples));
 	if (err)
 		return err;
 
 	/* Partial stacks stay apart from complete ones: the `stack` label must not lie. */
-	key.hash = sample_hash(pid, tid, comm, process, loc_ids, nlocs, flags);
+	key.hash = sample_hash(pid, tid, comm, process, loc_ids, nlocs, flags, state);
 	for (key.probe = 0;; key.probe++) {
 		err = hashmap__upsert(ix->samples, (void **)&idx, &key, &created);
 		if (err)
@@ -375,7 +388,7 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 		if (created)
 			break;
 		s = &p->samples[*idx];
-		if (sample_equal(s, pid, tid, comm, process, loc_ids, nlocs, flags)) {
+		if (sample_equal(s, pid, tid, comm, process, loc_ids, nlocs, flags, state)) {
 			for (uint32_t i = 0; i < p->ntypes; i++)
 				s->values[i] += values[i];
 			p->last_sample = *idx;
@@ -400,6 +413,7 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 	s->nlocs = nlocs;
 	s->partial = flags & PROFILE_SAMPLE_PARTIAL;
 	s->gil = sample_gil(flags);
+	s->state = state;
 	for (uint32_t i = 0; i < p->ntypes; i++)
 		s->values[i] = values[i];
 	p->last_sample = *idx = p->nsamples++;

@@ -53,6 +53,7 @@ struct profile_sample {
 	bool partial;	 /* stack known to be incomplete (e.g. Python 3.11 returns only) */
 	const char *gil; /* Python threads: "held" | "released" (the `gil` label); NULL: none */
 	const char *thread_name; /* Python threads: threading's name (`thread_name`); NULL: none */
+	const char *state;	 /* the `state` label (offcpu: "blocked", "runnable"); NULL: none */
 };
 
 /* What profile__add_sample's flags say of a sample (samples differing in them stay apart). */
@@ -135,6 +136,10 @@ int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32
 int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
 			const char *process, const uint32_t *loc_ids, uint32_t nlocs,
 			const int64_t *values, uint32_t flags);
+/* The same with a `state` label (NULL: none): samples of different states stay apart. */
+int profile__add_sample_state(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+			      const char *process, const uint32_t *loc_ids, uint32_t nlocs,
+			      const int64_t *values, uint32_t flags, const char *state);
 
 /* Record pid's container labels (copied; a second call for one pid replaces the first). */
 int profile__set_process(struct profile *p, const struct profile_process *pp);

@@ -143,8 +143,8 @@ static int fill_part(struct split_ctx *c, struct profile *q, uint32_t stamp, uin
 			if (err)
 				return err;
 		}
-		err = profile__add_sample(q, s->pid, s->tid, s->comm, s->process, c->ids, s->nlocs,
-					  s->values, s->partial);
+		err = profile__add_sample_state(q, s->pid, s->tid, s->comm, s->process, c->ids,
+						s->nlocs, s->values, s->partial, s->state);
 		if (err)
 			return err;
 		pp = profile__process(p, s->pid);

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Off-CPU time from the scheduler.  At every context switch the thread leaving the CPU, if it
+ * is a target, has its kernel and user frames taken while it is still current (the tracepoint
+ * runs in its context: bpf_task_pt_regs gives the user registers it entered the kernel with),
+ * kept under its tid with the time; when that thread is switched back in, one record with the
+ * time it spent off the CPU goes to userspace, which sums them per stack.  A thread switched out
+ * while still runnable was preempted (waiting for a CPU); otherwise it blocked.
+ */
+#include "common.bpf.h"
+#include "events.bpf.h"
+#include "prof_offcpu.h"
+#include "unwind.bpf.h"
+
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+#ifndef TASK_DEAD
+#define TASK_DEAD 0x80 /* the task's last switch: it never runs again */
+#endif
+
+/*
+ * The kernel stack taken here starts in this program and bpf_trace_run4 (the tracepoint calls
+ * it directly, a static call): dropped, so the leaf is __schedule (kernel 6.18).
+ */
+#define OFFCPU_KERN_SKIP 2
+
+/* The record of the thread leaving this CPU, built here before it is kept. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_offcpu_record);
+} prof_offcpu_scratch SEC(".maps");
+
+/*
+ * tid -> its record while it is off the CPU.  Not preallocated: a value holds a whole stack
+ * (2 KiB) and only the threads off the CPU now take one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROF_OFFCPU_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct prof_offcpu_record);
+} prof_offcpu_start SEC(".maps");
+
+/* prev leaves the CPU (it is still current): keep its frames, the time and why. */
+static __always_inline void switched_out(void *ctx, bool preempt, struct task_struct *prev,
+					 __u32 prev_state)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid), zero = 0;
+	struct prof_offcpu_record *r;
+	__u64 nkern, nuser;
+	long got, err;
+
+	if (prev_state & TASK_DEAD)
+		return; /* exiting: no switch-in will end this one */
+	if (!tid || !prof_is_target(BPF_CORE_READ(prev, tgid)))
+		return; /* idle, or not ours */
+	r = bpf_map_lookup_elem(&prof_offcpu_scratch, &zero);
+	if (!r)
+		return;
+	r->e.type = PROF_REC_OFFCPU;
+	r->e.pid = BPF_CORE_READ(prev, tgid);
+	r->e.tid = tid;
+	/*
+	 * Preempted, it stays on the run queue whatever state it was setting up to sleep in (the
+	 * kernel's own trace shows it as R+); otherwise only a task still TASK_RUNNING (0) is.
+	 */
+	r->e.state = preempt || !prev_state ? PROF_OFFCPU_RUNNABLE : PROF_OFFCPU_BLOCKED;
+	got = bpf_get_stack(ctx, r->frames, PROF_MAX_FRAMES * sizeof(__u64),
+			    OFFCPU_KERN_SKIP & BPF_F_SKIP_FIELD_MASK);
+	if (got < 0)
+		prof_count(PROF_CNT_STACK_FAIL);
+	nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_MAX_FRAMES);
+	/* failures counted */
+	got = prof_user_stack_py(ctx, &r->frames[nkern], PROF_USTACK_TASK, &r->e.py);
+	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_MAX_FRAMES);
+	r->e.nkern = (__u16)nkern;
+	r->e.nuser = (__u16)nuser;
+	/* Last: the time it actually left, not when we started looking at it. */
+	r->e.ns = bpf_ktime_get_ns();
+	err = bpf_map_update_elem(&prof_offcpu_start, &tid, r, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/*
+		 * Its last period never ended for us: the thread ran again and this program did
+		 * not see it switched in.  Seen about once in 300 switches of a test target on this
+		 * kernel (6.18), with no recursion miss counted on the program; cause unknown.
+		 */
+		prof_count(PROF_CNT_OFFCPU_LOST);
+		err = bpf_map_update_elem(&prof_offcpu_start, &tid, r, BPF_EXIST);
+	}
+	if (err)
+		prof_count(PROF_CNT_OFFCPU_FULL);
+}
+
+/* next runs again: send how long it was off the CPU, and where. */
+static __always_inline void switched_in(struct task_struct *next)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct prof_offcpu_record *r;
+	__u64 now, size;
+
+	r = bpf_map_lookup_elem(&prof_offcpu_start, &tid);
+	if (!r)
+		return;
+	now = bpf_ktime_get_ns();
+	r->e.ns = now > r->e.ns ? now - r->e.ns : 0;
+	/* Every period, however short: userspace sums them. */
+	size = prof_bound(sizeof(r->e) + ((__u64)r->e.nkern + r->e.nuser) * sizeof(__u64),
+			  sizeof(*r));
+	if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags()))
+		prof_count(PROF_CNT_RINGBUF_FULL);
+	bpf_map_delete_elem(&prof_offcpu_start, &tid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	switched_out(ctx, preempt, prev, prev_state);
+	switched_in(next);
+	return 0;
+}
