@@ -125,7 +125,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
 	  "perf map lines skipped: too long, or too many")                        \
 	X(files_evicted, "sym_files_evicted",                                     \
-	  "symbol files unloaded by the LRU caps (opened again when needed)")
+	  "symbol files unloaded by the LRU caps (opened again when needed)") \
+	X(py_code_unreadable, "py_code_unreadable",                               \
+	  "Python frames whose code object could not be read (shown as [python])")
 
 /* Counted by the unwind-table registry (user/sym/unwinder.c). */
 #define PROF_UNWINDER_STATS(X)                                                                    \
@@ -149,7 +151,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(tables_evicted, "unwind_tables_evicted",                                                \
 	  "unwind tables unloaded after no process mapped them (LRU; rebuilt if mapped again)")   \
 	X(files_forgotten, "unwind_files_forgotten",                                              \
-	  "records of files no process maps forgotten (LRU; read again if mapped again)")
+	  "records of files no process maps forgotten (LRU; read again if mapped again)")         \
+	X(python_refused, "python_refused",                                                       \
+	  "Python interpreters whose memory contradicted their file: their stacks stay native")
 
 /* Counted by cgroup discovery (user/proc/cgroup.c): what a walk of the cgroup2 tree or a read
  * of cgroup files left out. */

@@ -173,6 +173,16 @@ static void prepare_image(struct collect *c, uint32_t pid);
 static void undead(struct collect *c, uint32_t pid);
 static void owned_gone(void *ctx, enum owners_kind kind, const struct owners_key *key);
 
+/* The unwinder found (or lost) a CPython in pid: the symbolizer reads its code objects so. */
+static void python_found(void *arg, uint32_t pid, const struct py_version *v, uint64_t code_type)
+{
+	struct collect *c = arg;
+	int err = stackres__python(c->stacks, pid, v, code_type);
+
+	if (err)
+		fatal(c, err);
+}
+
 static int unwinder_start(struct collect *c)
 {
 	struct unwinder_opts o = {0};
@@ -188,6 +198,8 @@ static int unwinder_start(struct collect *c)
 	o.tables_fd = fds.tables;
 	o.files_fd = fds.files;
 	c->unwind_asked_fd = fds.asked;
+	o.on_python = python_found;
+	o.on_python_arg = c;
 	err = unwinder__new(&c->unw, &o);
 	if (err)
 		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "agg/stackres.h"
 
+#include "prof_python.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -41,6 +43,7 @@ enum job_kind {
 	JOB_LOAD,    /* read pid's mappings */
 	JOB_RELOAD,  /* pid exec'd or is exiting: forget its mappings, read them again */
 	JOB_DROP,    /* pid is gone for good */
+	JOB_PYTHON,  /* pid's CPython layout (py, arg: &PyCode_Type) */
 	JOB_AFTER,   /* call fn(ctx, pid) */
 };
 
@@ -54,6 +57,7 @@ struct job {
 	void (*fn)(void *ctx, uint64_t arg);
 	void *ctx;
 	uint64_t arg;
+	const struct py_version *py;
 };
 
 /*
@@ -151,6 +155,8 @@ static int job__run(struct stackres *r, const struct job *j)
 
 			if (j->stack_kind == STACK_KERNEL)
 				err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
+			else if (prof_py_is_frame(f->addr))
+				err = symbolizer__resolve_python(r->sym, j->pid, f->addr, &f->sym);
 			else
 				err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym);
 		}
@@ -163,6 +169,9 @@ static int job__run(struct stackres *r, const struct job *j)
 		break;
 	case JOB_DROP:
 		symbolizer__drop_pid(r->sym, j->pid);
+		break;
+	case JOB_PYTHON:
+		err = symbolizer__set_python(r->sym, j->pid, j->py, j->arg);
 		break;
 	case JOB_AFTER:
 		j->fn(j->ctx, j->arg);
@@ -312,6 +321,12 @@ int stackres__reload_pid(struct stackres *r, uint32_t pid)
 int stackres__drop_pid(struct stackres *r, uint32_t pid)
 {
 	return submit(r, &(struct job){.kind = JOB_DROP, .pid = pid});
+}
+
+int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v,
+		     uint64_t code_type)
+{
+	return submit(r, &(struct job){.kind = JOB_PYTHON, .pid = pid, .py = v, .arg = code_type});
 }
 
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,

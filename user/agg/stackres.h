@@ -21,6 +21,7 @@
 #include "sym/symbolizer.h"
 
 struct hashmap;
+struct py_version;
 struct stackres;
 
 enum stack_kind {
@@ -66,6 +67,11 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid);
  * at its exit once its stacks are symbolized.  0 or -ENOMEM (not queued, not called). */
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,
 		    uint64_t arg);
+
+/* pid runs the CPython of layout v (NULL: none), its PyCode_Type at code_type: its Python frames
+ * are named from now on (in order with the stacks).  0 or -ENOMEM. */
+int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v,
+		     uint64_t code_type);
 
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);

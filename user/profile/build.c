@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "profile/build.h"
 
+#include "prof_python.h"
+
 #include <string.h>
 
 #include "agg/stackres.h"
@@ -51,11 +53,13 @@ static int frame_location(struct profile *p, const struct stackres_frame *f, uin
 	if (f->sym.name) {
 		err = profile__function(p, &function_id, f->sym.name,
 					f->sym.system_name ? f->sym.system_name : f->sym.name,
-					f->sym.file, 0);
+					f->sym.file, f->sym.start_line);
 		if (err)
 			return err;
 	}
-	return profile__location(p, out, f->addr, mapping_id, function_id, 0);
+	/* An interpreter frame has no address of its own: its function and line say it all. */
+	return profile__location(p, out, prof_py_is_frame(f->addr) ? 0 : f->addr, mapping_id,
+				 function_id, f->sym.line);
 }
 
 int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out, uint32_t max,

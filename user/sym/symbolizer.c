@@ -21,6 +21,7 @@
 #include "util/log.h"
 #include "proc/maps.h"
 #include "sym/perfmap.h"
+#include "sym/pycode.h"
 #include "proc/safe_open.h"
 #include "util/strpool.h"
 
@@ -109,7 +110,21 @@ struct sym_proc {
 	bool uid_known;
 	bool perfmap_refused; /* said and counted once per process */
 	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
+	const struct py_version *py; /* the CPython it runs (symbolizer__set_python) */
+	uint64_t py_code_type;
+	struct hashmap *pycodes; /* code object address -> struct py_code_entry */
 };
+
+/* A code object of a process, read once. */
+struct py_code_entry {
+	const char *name, *file; /* interned; NULL: unreadable */
+	uint8_t *table;		 /* its line table (malloc'd) */
+	uint32_t table_len;
+	int32_t firstlineno;
+};
+
+/* Code objects cached per process: past this many, frames are read without caching. */
+#define PY_CODES_MAX 16384
 
 /* Mappings are shared by every result that falls in them; compared by interned pointers. */
 struct mapping_key {
@@ -330,6 +345,17 @@ static void release_maps(struct symbolizer *s, struct proc_map *maps, size_t n)
 	free(maps);
 }
 
+static void py_codes__free(struct sym_proc *p)
+{
+	size_t it = 0;
+	void *v;
+
+	while (p->pycodes && hashmap__next(p->pycodes, &it, NULL, &v))
+		free(((struct py_code_entry *)v)->table);
+	hashmap__free(p->pycodes);
+	p->pycodes = NULL;
+}
+
 static void clear_proc(struct symbolizer *s, struct sym_proc *p)
 {
 	release_maps(s, p->maps, p->nmaps);
@@ -344,6 +370,9 @@ static void clear_proc(struct symbolizer *s, struct sym_proc *p)
 	p->uid_known = false;
 	p->perfmap_refused = false;
 	p->load_tried = p->loaded = p->gone = p->reread = false;
+	py_codes__free(p);
+	p->py = NULL;
+	p->py_code_type = 0;
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -985,9 +1014,18 @@ static int mark_internal(struct symbolizer *s, struct hashmap *keep)
 	while (!err && hashmap__next(s->procs, &it, NULL, &v)) {
 		const struct sym_proc *p = *(struct sym_proc **)v;
 
+		size_t ci = 0;
+		void *cv;
+
 		err = mark(keep, p->comm);
 		for (size_t i = 0; i < p->nmaps && !err; i++)
 			err = mark(keep, p->maps[i].path);
+		while (!err && p->pycodes && hashmap__next(p->pycodes, &ci, NULL, &cv)) {
+			const struct py_code_entry *e = cv;
+
+			if (!(err = mark(keep, e->name)))
+				err = mark(keep, e->file);
+		}
 	}
 	return err;
 }
@@ -1301,4 +1339,91 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
 {
 	return &s->stats;
+}
+
+int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
+			   uint64_t code_type)
+{
+	struct sym_proc *p;
+	int err = get_proc(s, &p, pid);
+
+	if (err)
+		return err;
+	if (p->py != v || p->py_code_type != code_type)
+		py_codes__free(p); /* other code objects, or another layout */
+	p->py = v;
+	p->py_code_type = code_type;
+	return 0;
+}
+
+/* Read the code object at code into e (names interned); -ENOMEM, or 0 with e->name NULL when it
+ * could not be read. */
+static int py_code__read(struct symbolizer *s, const struct sym_proc *p, uint32_t pid,
+			 uint64_t code, struct py_code_entry *e)
+{
+	struct pycode c;
+
+	memset(e, 0, sizeof(*e));
+	if (pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
+			 &c))
+		return 0;
+	e->name = strpool__intern(s->pool, c.name);
+	e->file = strpool__intern(s->pool, c.filename);
+	if (!e->name || !e->file) {
+		pycode__free(&c);
+		return -ENOMEM;
+	}
+	e->firstlineno = c.firstlineno;
+	e->table = c.table; /* ours now */
+	e->table_len = c.table_len;
+	c.table = NULL;
+	pycode__free(&c);
+	return 0;
+}
+
+int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame,
+			       struct sym_result *out)
+{
+	uint64_t code = prof_py_frame_code(frame);
+	struct py_code_entry tmp, *e = NULL;
+	struct sym_proc *p;
+	struct pycode c;
+	bool created;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	p = find_proc(s, pid);
+	if (p && p->py) {
+		if (!p->pycodes && hashmap__new(&p->pycodes, sizeof(code), sizeof(tmp)))
+			return -ENOMEM;
+		if (hashmap__count(p->pycodes) < PY_CODES_MAX ||
+		    hashmap__find(p->pycodes, &code)) {
+			err = hashmap__upsert(p->pycodes, (void **)&e, &code, &created);
+			if (err)
+				return err;
+			if (created && (err = py_code__read(s, p, pid, code, e))) {
+				hashmap__delete(p->pycodes, &code);
+				return err;
+			}
+		} else {
+			e = &tmp;
+			err = py_code__read(s, p, pid, code, e);
+			if (err)
+				return err;
+		}
+	}
+	if (!e || !e->name) {
+		s->stats.py_code_unreadable++;
+		out->name = out->system_name = strpool__intern(s->pool, "[python]");
+		return out->name ? 0 : -ENOMEM;
+	}
+	out->name = out->system_name = e->name;
+	out->file = e->file;
+	out->start_line = e->firstlineno;
+	c = (struct pycode){.table = e->table, .table_len = e->table_len,
+			    .firstlineno = e->firstlineno};
+	out->line = pycode__line(p->py, &c, prof_py_frame_instr(frame));
+	if (e == &tmp)
+		free(tmp.table);
+	return 0;
 }

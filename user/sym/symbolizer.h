@@ -36,6 +36,8 @@ struct sym_result {
 	const char *file;	       /* source file when known, else NULL */
 	uint64_t sym_addr;	       /* runtime address of the symbol's start (0 when unknown) */
 	const struct sym_mapping *map; /* NULL when the address is in no mapping */
+	int32_t line;		       /* source line when known (Python frames), else 0 */
+	int32_t start_line;	       /* the function's first line when known, else 0 */
 };
 
 /*
@@ -47,6 +49,7 @@ struct symbolizer_stats {
 	uint64_t perfmaps_refused;	/* perf maps: symlink, FIFO, device, wrong owner, too big */
 	uint64_t perfmap_lines_skipped; /* lines too long, or past the entry cap */
 	uint64_t files_evicted;		/* loaded files unloaded by the caps */
+	uint64_t py_code_unreadable;	/* Python frames whose code object could not be read */
 };
 
 /* What the symbolizer holds now (gauges, for tests and -v; not printed as counters). */
@@ -105,5 +108,22 @@ int symbolizer__sweep(struct symbolizer *s, const struct hashmap *used);
 int symbolizer__resolve_user(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			     struct sym_result *out);
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
+
+struct py_version;
+/*
+ * pid runs the CPython of layout v (NULL: no more), whose PyCode_Type is at code_type: its Python
+ * frames (include/prof_python.h) can be named.  Forgotten with the pid's mappings (exec).
+ * 0 or -ENOMEM.
+ */
+int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
+			   uint64_t code_type);
+/*
+ * A Python frame of pid (a value prof_py_is_frame accepts): the code object's name, file and
+ * first line, and the line of its instruction, read from the live process and cached per (pid,
+ * code object).  out->map is NULL.  A code object that cannot be read gives the name "[python]"
+ * (counted).  0 or -ENOMEM.
+ */
+int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame,
+			       struct sym_result *out);
 
 #endif /* PROF_SYMBOLIZER_H */

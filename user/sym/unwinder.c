@@ -22,9 +22,11 @@
 #include <unistd.h>
 
 #include "util/hashmap.h"
+#include "util/log.h"
 #include "proc/maps.h"
 #include "prof_unwind.h"
 #include "proc/safe_open.h"
+#include "sym/python.h"
 
 /* Executable PT_LOAD segments kept per file (ELF files have one or two). */
 #define MAX_SEGS   8
@@ -96,6 +98,9 @@ struct file {
 	uint32_t ready_gen;  /* poll generation that made it ready */
 	uint32_t nsegs;
 	struct seg segs[MAX_SEGS];
+	char hint[32];	   /* the basename a process maps it by (a version hint for Python) */
+	struct py_elf *py; /* the CPython in it (NULL: none) */
+	bool py_warned;	   /* a version we do not walk was said once */
 };
 
 struct mapping {
@@ -107,6 +112,7 @@ struct mapping {
 };
 
 struct proc {
+	const struct py_version *py; /* what on_python was last told */
 	uint32_t n;
 	struct mapping maps[];
 };
@@ -126,6 +132,8 @@ struct job {
 	uint32_t nchunks, nsegs;
 	uint64_t hash, base, us;
 	struct seg segs[MAX_SEGS];
+	char hint[32];	  /* input: file->hint */
+	struct py_elf py; /* the CPython in the file, if any */
 };
 
 struct unwinder {
@@ -134,6 +142,8 @@ struct unwinder {
 	struct unwind_table_opts table_opts;
 	void (*build_hook)(void *arg);
 	void *build_hook_arg;
+	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v, uint64_t code_type);
+	void *on_python_arg;
 
 	struct hashmap *files;	/* struct file_key -> struct file * */
 	struct hashmap *tables; /* content hash -> struct table * (chain head) */
@@ -383,6 +393,9 @@ static int job__read_segs(struct job *j)
 	}
 	if (j->nsegs == 0)
 		err = -ENOEXEC;
+	/* An interpreter we can read Python frames from?  (Not a failure when it is not.) */
+	if (!err && j->fd >= 0 && python__inspect_elf(elf, j->hint[0] ? j->hint : NULL, &j->py))
+		j->py.status = PY_ELF_NOT_PYTHON;
 cleanup:
 	elf_end(elf);
 	return err;
@@ -539,6 +552,7 @@ static int file__submit(struct unwinder *u, struct file *f, int fd, void *image,
 		return -ENOMEM;
 	}
 	*j = (struct job){.file = f, .fd = fd, .image = image, .image_size = image_size};
+	memcpy(j->hint, f->hint, sizeof(j->hint));
 	f->state = FILE_BUILDING;
 	file__settle(u, f); /* the job holds it: never forgotten while building */
 	u->deferred--;
@@ -556,14 +570,18 @@ static int file__submit(struct unwinder *u, struct file *f, int fd, void *image,
 
 /* The record of key (created when new), its build queued from fd when deferred and there is
  * room; fd is closed otherwise.  NULL only when out of memory. */
-static struct file *file__get(struct unwinder *u, const struct file_key *key, int fd)
+static struct file *file__get(struct unwinder *u, const struct file_key *key, int fd,
+			      const char *path)
 {
 	struct file *f = file__find(u, key);
+	const char *base = path ? strrchr(path, '/') : NULL;
 
 	if (!f && file__new(u, &f, key)) {
 		close(fd);
 		return NULL;
 	}
+	if (path && !f->hint[0])
+		snprintf(f->hint, sizeof(f->hint), "%s", base ? base + 1 : path);
 	if (f->state == FILE_DEFERRED && u->queued < u->max_queued)
 		file__submit(u, f, fd, NULL, 0); /* a failure leaves it deferred */
 	else
@@ -597,7 +615,7 @@ static struct file *file__for_mapping(struct unwinder *u, uint32_t pid, const st
 		return NULL;
 	}
 	key__from_stat(&key, &st);
-	return file__get(u, &key, fd);
+	return file__get(u, &key, fd, e->path);
 }
 
 /* The vDSO's record, by content: every process of one kernel shares it. */
@@ -656,13 +674,79 @@ static int mapping__bias(const struct mapping *m, uint64_t *out)
 	return -ENOENT;
 }
 
+/* Say once per file why the Python in it is not walked. */
+static void python__warn(struct file *f, uint32_t pid, const char *why)
+{
+	if (f->py_warned)
+		return;
+	f->py_warned = true;
+	if (f->py->major)
+		pr_warn("pid %u runs Python %u.%u (%s): %s; its stacks stay native\n", pid,
+			f->py->major, f->py->minor, f->hint[0] ? f->hint : "?", why);
+	else
+		pr_warn("pid %u runs a Python of unknown version (%s): %s; its stacks stay "
+			"native\n",
+			pid, f->hint[0] ? f->hint : "?", why);
+}
+
+/*
+ * The CPython of pid's mappings, with runtime addresses, in *out; its version (NULL: none, or
+ * one we do not walk, said once).
+ */
+static const struct py_version *proc__python(struct unwinder *u, uint32_t pid, const struct proc *p,
+					     struct prof_py_proc *out)
+{
+	for (uint32_t i = 0; i < p->n; i++) {
+		const struct mapping *m = &p->maps[i];
+		struct file *f = m->file;
+		const struct py_elf *e;
+		uint64_t bias, load;
+
+		if (!f || !f->py || f->state != FILE_READY || mapping__bias(m, &bias))
+			continue;
+		e = f->py;
+		if (e->status == PY_ELF_UNSUPPORTED) {
+			python__warn(f, pid, "Python frames are read from 3.8 to 3.13");
+			continue;
+		}
+		if (e->status != PY_ELF_OK) {
+			python__warn(f, pid, "its interpreter layout is not one we know");
+			continue;
+		}
+		load = bias - f->table->base; /* runtime address = ELF address + load */
+		if (python__validate((pid_t)pid, e, load + e->runtime) == -EINVAL) {
+			u->stats.python_refused++;
+			python__warn(f, pid, "its memory does not match the file");
+			continue;
+		}
+		*out = (struct prof_py_proc){
+			.runtime = load + e->runtime,
+			.eval_lo = load + e->eval_lo,
+			.eval_hi = load + e->eval_hi,
+			.cold_lo = e->cold_hi ? load + e->cold_lo : 0,
+			.cold_hi = e->cold_hi ? load + e->cold_hi : 0,
+			.code_type = load + e->code_type,
+			.version = (uint32_t)e->major << 8 | e->minor,
+			.tsd = PROF_PY_GLIBC_TSD,
+			.o = e->v.bpf,
+		};
+		return &e->v;
+	}
+	return NULL;
+}
+
 /* Write pid's kernel entry from its mappings as they stand now. */
-static int proc__write(struct unwinder *u, uint32_t pid, const struct proc *p)
+static int proc__write(struct unwinder *u, uint32_t pid, struct proc *p)
 {
 	struct prof_unwind_proc *v = u->entry;
+	const struct py_version *py;
 	int err;
 
 	memset(v, 0, sizeof(*v));
+	py = proc__python(u, pid, p, &v->py);
+	if (py != p->py && u->on_python)
+		u->on_python(u->on_python_arg, pid, py, v->py.code_type);
+	p->py = py;
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct mapping *m = &p->maps[i];
 		struct prof_unwind_mapping *k = &v->maps[v->nr++];
@@ -810,7 +894,7 @@ int unwinder__prepare(struct unwinder *u, int fd)
 	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
-	return file__get(u, &key, dfd) ? 0 : -ENOMEM;
+	return file__get(u, &key, dfd, NULL) ? 0 : -ENOMEM;
 }
 
 /* Whether loaded table t holds exactly the chunks of j (a hash match is not enough). */
@@ -1036,6 +1120,7 @@ static void file__forget(struct unwinder *u, struct file *f)
 		u->deferred--;
 	hashmap__delete(u->files, &f->key);
 	u->stats.files_forgotten++;
+	free(f->py);
 	free(f);
 }
 
@@ -1172,6 +1257,11 @@ static bool job__install(struct unwinder *u, struct job *j)
 	}
 	f->nsegs = j->nsegs;
 	memcpy(f->segs, j->segs, sizeof(f->segs));
+	if (j->py.status != PY_ELF_NOT_PYTHON && !f->py) {
+		f->py = malloc(sizeof(*f->py));
+		if (f->py)
+			*f->py = j->py;
+	}
 	head = hashmap__find(u->tables, &j->hash);
 	for (t = head ? slot__get(head) : NULL; t; t = t->next)
 		if (table__same(u, t, j))
@@ -1283,7 +1373,7 @@ int unwinder__poll(struct unwinder *u)
 		return u->evict_due ? evict(u) : 0;
 	/* Rewrite the entries that map a file made ready just now. */
 	while (hashmap__next(u->procs, &it, &key, &val)) {
-		const struct proc *p = slot__get(val);
+		struct proc *p = slot__get(val);
 
 		for (uint32_t i = 0; i < p->n; i++)
 			if (p->maps[i].file && p->maps[i].file->state == FILE_READY &&
@@ -1372,6 +1462,8 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
 	u->table_opts = opts->table_opts;
 	u->build_hook = opts->build_hook;
 	u->build_hook_arg = opts->build_hook_arg;
+	u->on_python = opts->on_python;
+	u->on_python_arg = opts->on_python_arg;
 	u->max_unused_tables =
 		opts->max_unused_tables ? opts->max_unused_tables : MAX_UNUSED_TABLES;
 	u->max_unused_bytes = opts->max_unused_bytes ? opts->max_unused_bytes : MAX_UNUSED_BYTES;

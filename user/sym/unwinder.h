@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "prof_common.h"
+#include "sym/python.h"
 #include "sym/unwind_table.h"
 
 struct unwinder;
@@ -65,6 +66,14 @@ struct unwinder_opts {
 	 */
 	void (*build_hook)(void *arg);
 	void *build_hook_arg;
+	/*
+	 * Told (on the caller's thread) when the CPython that a process's entry describes changes:
+	 * v its version's layout (NULL: none any more), code_type the runtime &PyCode_Type, so that
+	 * whoever names Python frames (the symbolizer) knows how to read that process's code
+	 * objects.  NULL: nobody is told.
+	 */
+	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v, uint64_t code_type);
+	void *on_python_arg;
 };
 
 /* Largest vDSO image read from a process (it is 8 KiB on x86_64 today). */
