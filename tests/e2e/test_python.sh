@@ -321,7 +321,7 @@ t_python_unsupported_37() {
 		{ cat "$f.err"; fail "exit status $?"; }
 	cat "$f.err"
 	grep -q '^rounds [0-9]' "$f.out" || fail "the script did not finish"
-	expect_eq "warnings naming 3.7" 1 "$(grep -c '^warning: .*3\.7' "$f.err")"
+	expect_eq "warnings naming 3.7" 1 "$(grep -c 'warning: .*3\.7' "$f.err")"
 	expect_no_drops "$f"
 	s=$f.samples
 	py_samples "$f" >"$s"
