@@ -3,8 +3,10 @@
 # hot_b in turn; hot_a runs the same loop as hot_b three times as long, so on-CPU samples fall
 # 3:1 on them (every number stays one 30-bit digit: the same cost per iteration in both).
 # Runs on CPython 3.6 and later.
-#   py_cpu.py [--wait] [SECONDS]   (default 3; --wait: print "READY pid", read a line first)
-#   py_cpu.py --depth N [SECONDS]  recurse N Python frames deep, then loop in leaf() (bench)
+#   py_cpu.py [--wait] [--rounds N] [--depth N] [SECONDS]
+# runs SECONDS (default 3), or N rounds of hot_a + hot_b if that comes first; --depth N: recurse
+# N Python frames deep and loop in leaf() instead (bench/python_bench.sh).  --wait: print
+# "READY pid" and read a line first; at the end print "done" and read stdin to its end.
 import os
 import sys
 import time
@@ -39,25 +41,34 @@ def down(depth, end):
 
 def main():
     args = sys.argv[1:]
-    depth = 0
-    if args and args[0] == "--wait":
-        args = args[1:]
+    wait = depth = rounds = 0
+    while args and args[0].startswith("--"):
+        opt = args.pop(0)
+        if opt == "--wait":
+            wait = 1
+        elif opt == "--depth":
+            depth = int(args.pop(0))
+        elif opt == "--rounds":
+            rounds = int(args.pop(0))
+        else:
+            sys.exit("py_cpu.py: unknown option " + opt)
+    seconds = float(args[0]) if args else 3.0
+    if wait:
         print("READY", os.getpid(), flush=True)
         sys.stdin.readline()
-    if args and args[0] == "--depth":
-        depth = int(args[1])
-        args = args[2:]
-    seconds = float(args[0]) if args else 3.0
     end = time.monotonic() + seconds
+    n = 0
     if depth > 0:
         down(depth, end)
-        return
-    rounds = 0
-    while time.monotonic() < end:
+    while depth == 0 and time.monotonic() < end and (rounds == 0 or n < rounds):
         hot_a(20000)
         hot_b(20000)
-        rounds += 1
-    print("rounds", rounds)
+        n += 1
+    print("rounds", n, flush=True)
+    if wait:
+        # held here until the harness has read what it measures and closes our stdin
+        print("done", flush=True)
+        sys.stdin.read()
 
 
 if __name__ == "__main__":
