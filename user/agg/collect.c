@@ -901,7 +901,7 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint64_t *frames)
 {
 	uint64_t thread = (uint64_t)s->pid << 32 | s->tid;
-	struct cpu_agg_key k = {.pid = s->pid, .tid = s->tid};
+	struct cpu_agg_key k = {.pid = s->pid, .tid = s->tid, .py = s->py};
 	int err;
 
 	if (thread != c->cpu_last_thread) {

@@ -16,6 +16,7 @@ struct cpu_agg_key {
 	uint32_t pid, tid;
 	int32_t user_stack; /* stackres id, STACKRES_NONE when there is none */
 	int32_t kern_stack;
+	uint32_t py; /* enum prof_py_thread (include/prof_python.h) */
 };
 
 int cpu_agg__new(struct cpu_agg **out);

@@ -80,7 +80,7 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 }
 
 int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
-		  const uint32_t *locs, uint32_t n, const int64_t *vals, bool partial)
+		  const uint32_t *locs, uint32_t n, const int64_t *vals, uint32_t flags)
 {
 	const struct procinfo_labels *l = procinfo__labels(in->procs, pid);
 	int err;
@@ -97,7 +97,7 @@ int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid
 			return err;
 	}
 	return profile__add_sample(p, pid, tid, procinfo__comm(in->procs, pid, tid),
-				   procinfo__process(in->procs, pid), locs, n, vals, partial);
+				   procinfo__process(in->procs, pid), locs, n, vals, flags);
 }
 
 int build__main_mapping(struct profile *p, struct procinfo *procs)

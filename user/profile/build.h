@@ -33,9 +33,9 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 		     uint32_t *n);
 
 /* One sample of pid/tid with locs[0..n) (leaf first), labelled with its thread and process
- * names. */
+ * names; flags: enum profile_sample_flags. */
 int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid, uint32_t tid,
-		  const uint32_t *locs, uint32_t n, const int64_t *vals, bool partial);
+		  const uint32_t *locs, uint32_t n, const int64_t *vals, uint32_t flags);
 
 /*
  * Mark the main executable's mapping (profile.main_mapping): the executable of the process with

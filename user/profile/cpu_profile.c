@@ -3,6 +3,7 @@
 
 #include "agg/cpu_agg.h"
 #include "prof_common.h"
+#include "prof_python.h"
 #include "profile/build.h"
 #include "profile/profile.h"
 
@@ -21,7 +22,10 @@ static int add(struct profile *p, const struct build_inputs *in, const struct cp
 		err = build__locations(p, in->stacks, k->user_stack, locs, 2 * PROF_MAX_FRAMES, &n);
 	if (err)
 		return err;
-	return build__sample(p, in, k->pid, k->tid, locs, n, vals, false);
+	return build__sample(p, in, k->pid, k->tid, locs, n, vals,
+			     k->py == PROF_PY_THREAD_GIL      ? PROFILE_SAMPLE_GIL_HELD
+			     : k->py == PROF_PY_THREAD_NO_GIL ? PROFILE_SAMPLE_GIL_RELEASED
+							      : 0);
 }
 
 int cpu_profile__build(struct profile **out, struct cpu_agg *cpu, const struct build_inputs *in,

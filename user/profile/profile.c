@@ -270,7 +270,7 @@ int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32
 }
 
 static uint64_t sample_hash(uint32_t pid, uint32_t tid, const char *comm, const char *process,
-			    const uint32_t *loc_ids, uint32_t nlocs, bool partial)
+			    const uint32_t *loc_ids, uint32_t nlocs, uint32_t flags)
 {
 	struct {
 		uint32_t pid, tid;
@@ -285,19 +285,27 @@ static uint64_t sample_hash(uint32_t pid, uint32_t tid, const char *comm, const 
 	head.comm = comm;
 	head.process = process;
 	head.nlocs = nlocs;
-	head.partial = partial;
+	head.partial = flags;
 	h = hash_bytes(&head, sizeof(head));
 	if (nlocs)
 		h ^= hash_bytes(loc_ids, nlocs * sizeof(*loc_ids)) * 0x9e3779b97f4a7c15ULL;
 	return h;
 }
 
+static const char *sample_gil(uint32_t flags)
+{
+	if (flags & PROFILE_SAMPLE_GIL_HELD)
+		return "held";
+	return flags & PROFILE_SAMPLE_GIL_RELEASED ? "released" : NULL;
+}
+
 static bool sample_equal(const struct profile_sample *s, uint32_t pid, uint32_t tid,
 			 const char *comm, const char *process, const uint32_t *loc_ids,
-			 uint32_t nlocs, bool partial)
+			 uint32_t nlocs, uint32_t flags)
 {
 	return s->pid == pid && s->tid == tid && s->comm == comm && s->process == process &&
-	       s->partial == partial && s->nlocs == nlocs &&
+	       s->partial == !!(flags & PROFILE_SAMPLE_PARTIAL) && s->gil == sample_gil(flags) &&
+	       s->nlocs == nlocs &&
 	       (!nlocs || memcmp(s->loc_ids, loc_ids, nlocs * sizeof(*loc_ids)) == 0);
 }
 
@@ -338,7 +346,7 @@ const struct profile_process *profile__process(const struct profile *p, uint32_t
 
 int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
 			const char *process, const uint32_t *loc_ids, uint32_t nlocs,
-			const int64_t *values, bool partial)
+			const int64_t *values, uint32_t flags)
 {
 	struct profile_index *ix = p->index;
 	struct profile_sample *s;
@@ -359,7 +367,7 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 		return err;
 
 	/* Partial stacks stay apart from complete ones: the `stack` label must not lie. */
-	key.hash = sample_hash(pid, tid, comm, process, loc_ids, nlocs, partial);
+	key.hash = sample_hash(pid, tid, comm, process, loc_ids, nlocs, flags);
 	for (key.probe = 0;; key.probe++) {
 		err = hashmap__upsert(ix->samples, (void **)&idx, &key, &created);
 		if (err)
@@ -367,7 +375,7 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 		if (created)
 			break;
 		s = &p->samples[*idx];
-		if (sample_equal(s, pid, tid, comm, process, loc_ids, nlocs, partial)) {
+		if (sample_equal(s, pid, tid, comm, process, loc_ids, nlocs, flags)) {
 			for (uint32_t i = 0; i < p->ntypes; i++)
 				s->values[i] += values[i];
 			return 0;
@@ -389,7 +397,8 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 	s->comm = comm;
 	s->process = process;
 	s->nlocs = nlocs;
-	s->partial = partial;
+	s->partial = flags & PROFILE_SAMPLE_PARTIAL;
+	s->gil = sample_gil(flags);
 	for (uint32_t i = 0; i < p->ntypes; i++)
 		s->values[i] = values[i];
 	*idx = p->nsamples++;

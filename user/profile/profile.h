@@ -50,7 +50,15 @@ struct profile_sample {
 	uint32_t nlocs;
 	uint32_t *loc_ids; /* leaf first */
 	int64_t values[PROFILE_MAX_VALUES];
-	bool partial; /* stack known to be incomplete (e.g. Python 3.11 returns only) */
+	bool partial;	 /* stack known to be incomplete (e.g. Python 3.11 returns only) */
+	const char *gil; /* Python threads: "held" | "released" (the `gil` label); NULL: none */
+};
+
+/* What profile__add_sample's flags say of a sample (samples differing in them stay apart). */
+enum profile_sample_flags {
+	PROFILE_SAMPLE_PARTIAL = 1,	 /* stack known to be incomplete */
+	PROFILE_SAMPLE_GIL_HELD = 2,	 /* a Python thread holding the GIL */
+	PROFILE_SAMPLE_GIL_RELEASED = 4, /* a Python thread not holding it */
 };
 
 /* What a process's samples are labelled with besides pid/tid/comm/process (container and host
@@ -120,10 +128,11 @@ int profile__function(struct profile *p, uint32_t *out, const char *name, const 
 int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32_t mapping_id,
 		      uint32_t function_id, int64_t line);
 
-/* Append a sample (copies loc_ids); samples with the same pid, tid and stack are merged. */
+/* Append a sample (copies loc_ids); samples with the same pid, tid, stack and flags (enum
+ * profile_sample_flags) are merged. */
 int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
 			const char *process, const uint32_t *loc_ids, uint32_t nlocs,
-			const int64_t *values, bool partial);
+			const int64_t *values, uint32_t flags);
 
 /* Record pid's container labels (copied; a second call for one pid replaces the first). */
 int profile__set_process(struct profile *p, const struct profile_process *pp);

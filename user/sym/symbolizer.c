@@ -1396,8 +1396,7 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 	if (p && p->py) {
 		if (!p->pycodes && hashmap__new(&p->pycodes, sizeof(code), sizeof(tmp)))
 			return -ENOMEM;
-		if (hashmap__count(p->pycodes) < PY_CODES_MAX ||
-		    hashmap__find(p->pycodes, &code)) {
+		if (hashmap__count(p->pycodes) < PY_CODES_MAX || hashmap__find(p->pycodes, &code)) {
 			err = hashmap__upsert(p->pycodes, (void **)&e, &code, &created);
 			if (err)
 				return err;
@@ -1420,8 +1419,8 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 	out->name = out->system_name = e->name;
 	out->file = e->file;
 	out->start_line = e->firstlineno;
-	c = (struct pycode){.table = e->table, .table_len = e->table_len,
-			    .firstlineno = e->firstlineno};
+	c = (struct pycode){
+		.table = e->table, .table_len = e->table_len, .firstlineno = e->firstlineno};
 	out->line = pycode__line(p->py, &c, prof_py_frame_instr(frame));
 	if (e == &tmp)
 		free(tmp.table);
