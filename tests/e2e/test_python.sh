@@ -11,6 +11,9 @@
 PY_CPU=$PWD/tests/targets/py_cpu.py
 PY_HEAP=$PWD/tests/targets/py_heap.py
 PY_THREADS=$PWD/tests/targets/py_threads.py
+# The 3:1 runs sample at 299 Hz: about 900 samples in 3 s keep the ratio well inside its bounds
+# on a loaded machine.
+PY_HZ=299
 
 py_root() {
 	if command -v pyenv >/dev/null 2>&1; then pyenv root; else echo "${PYENV_ROOT:-/root/.pyenv}"; fi
@@ -80,7 +83,9 @@ py_samples() { # FILE
 		}
 		sec == "l" && $1 ~ /^[0-9]+:$/ {
 			id = $1; sub(/:$/, "", id); mapped = ($3 ~ /^M=/); f = mapped ? 4 : 3
+			# the file may have spaces (<frozen importlib._bootstrap>): up to the " s=N" field
 			name[id] = $f; fl = $(f + 1); nlines[id] = 1
+			for (j = f + 2; j < NF || (j == NF && $NF !~ /^s=/); j++) fl = fl " " $j
 			py[id] = ""
 			if ($2 == "0x0") py[id] = (mapped ? "BAD@" : "") $f "@" fl
 			next
@@ -169,7 +174,7 @@ t_python_cpu_cmd() {
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/cpu.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 3 >"$f.out" 2>"$f.err" ||
+		"$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 3 >"$f.out" 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
 		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not finish"
 		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}"
@@ -186,7 +191,7 @@ t_python_cpu_pid() {
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
 		start_waiting_target "$E2E_TMP/target.${PY_NAMES[$i]}.out" "${PY_BINS[$i]}" "$PY_CPU" --wait 60
 		echo go >&"$TARGET_IN"
-		"$PROF" --cpu -p "$TARGET_PID" -d 3 -o "$f" --top 0 2>"$f.err" ||
+		"$PROF" --cpu=$PY_HZ -p "$TARGET_PID" -d 3 -o "$f" --top 0 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
 		kill -0 "$TARGET_PID" || fail "${PY_NAMES[$i]}: the target died under -p"
 		kill "$TARGET_PID"
@@ -211,10 +216,38 @@ t_python_cpu_shebang() {
 		chmod +x "$script"
 		f=$E2E_TMP/shebang.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: $script (#!/usr/bin/env $m, PATH from ${PY_BINS[$i]%/*})"
-		PATH="${PY_BINS[$i]%/*}:$PATH" "$PROF" --cpu -o "$f" --top 0 -- "$script" 3 >"$f.out" 2>"$f.err" ||
+		PATH="${PY_BINS[$i]%/*}:$PATH" "$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "$script" 3 >"$f.out" 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
 		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not run"
 		check_py_cpu "$f" "$script" "${PY_NAMES[$i]} #!"
+		ran="$ran ${PY_NAMES[$i]}"
+	done
+	echo "ran:$ran"
+}
+
+# Folded and text output name the same frames as pprof.
+t_python_folded_text() {
+	local i f n ran=""
+	py_list
+	for i in "${!PY_BINS[@]}"; do
+		f=$E2E_TMP/${PY_NAMES[$i]}
+		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+		"$PROF" --cpu=$PY_HZ -f folded -o "$f.folded" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 1.5 >/dev/null 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		# root first: <module>, main, hot_a in that order, only native frames between them
+		n=$(grep -cE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;[^ ]*)? [0-9]+$' "$f.folded")
+		[ "$n" -gt 0 ] || { head -5 "$f.folded"; fail "${PY_NAMES[$i]}: no folded <module>;…main;…hot_a line"; }
+		expect_eq "${PY_NAMES[$i]}: folded hot_a lines with _PyEval_EvalFrameDefault" 0 \
+			"$(grep -E '(^|;)hot_a(;| )' "$f.folded" | grep -c '_PyEval_EvalFrameDefault')"
+		expect_eq "${PY_NAMES[$i]}: folded hot_a lines not under <module>;…main" 0 \
+			"$(grep -E '(^|;)hot_a(;| )' "$f.folded" | grep -cvE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;| )')"
+		"$PROF" --cpu=$PY_HZ -f text -o "$f.txt" --top 10 -- "${PY_BINS[$i]}" "$PY_CPU" 1.5 >/dev/null 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		expect_no_drops_text "$f.txt"
+		# hot_a, 60 % of the run, has a row of the top table
+		awk '/top 10 by cpu/ { t = 1; next } t && $NF == "hot_a" { found = 1 } END { exit !found }' "$f.txt" ||
+			{ cat "$f.txt"; fail "${PY_NAMES[$i]}: no hot_a row in the text report"; }
+		echo "ok: ${PY_NAMES[$i]}: folded and text name hot_a under main"
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
@@ -286,12 +319,14 @@ t_python_offcpu_idle() {
 	local i f s ns n ran=""
 	py_list
 	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/idle.${PY_NAMES[$i]}
+		# the mode goes in before the first dot of the name: idle.offcpu.pb.gz
+		mkdir -p "$E2E_TMP/${PY_NAMES[$i]}"
+		f=$E2E_TMP/${PY_NAMES[$i]}/idle
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
 		"$PROF" --cpu --offcpu -o "$f.pb.gz" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 2 2.5 >"$f.out" 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		[ -s "$f.offcpu.pb.gz" ] || fail "${PY_NAMES[$i]}: no $f.offcpu.pb.gz"
+		[ -s "$f.offcpu.pb.gz" ] || { ls "${f%/*}"; fail "${PY_NAMES[$i]}: no $f.offcpu.pb.gz"; }
 		expect_py_counters "$f.offcpu.pb.gz"
 		py_samples "$f.offcpu.pb.gz" >"$s"
 		with_fn "$s" nap >"$s.nap"
