@@ -253,8 +253,11 @@ t_python_folded_text() {
 	echo "ran:$ran"
 }
 
-t_python_heap_keep() {
-	local i f s v n la lm ml ran=""
+# py_heap.py under --heap (ARGS: the profiler's options then the script's argument).
+heap_keep_runs() { # PROF_OPTIONS... -- SCRIPT_SECONDS
+	local i f s v n la lm ml opts=() ran=""
+	while [ "$1" != -- ]; do opts+=("$1") && shift; done
+	shift
 	py_list
 	la=$(line_of "$PY_HEAP" '^        kept\.append\(bytearray\(')
 	lm=$(line_of "$PY_HEAP" '^    held = keep\(')
@@ -263,7 +266,7 @@ t_python_heap_keep() {
 		f=$E2E_TMP/heap.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --heap -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_HEAP" >"$f.out" 2>"$f.err" ||
+		"$PROF" --heap "${opts[@]}" -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_HEAP" "$1" >"$f.out" 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
 		expect_eq "${PY_NAMES[$i]}: script output" "KEPT 20" "$(cat "$f.out")"
 		expect_no_drops "$f"
@@ -286,6 +289,17 @@ t_python_heap_keep() {
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
+}
+
+# Profile written after 3 s while the script sleeps holding its 20 MiB (-d ends the command).
+t_python_heap_keep() {
+	heap_keep_runs -d 3 -- 60
+}
+
+# The same when the script exits (os._exit) right after keep: the profile is written after the
+# process is gone, so its code objects must have been read while it lived.
+t_python_heap_keep_exit() {
+	heap_keep_runs -- 0
 }
 
 t_python_threads_gil() {
