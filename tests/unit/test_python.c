@@ -134,6 +134,9 @@ static const char oracle_src[] =
 	"#include \"pycore_code.h\"\n"
 	"#endif\n"
 	"#include \"pycore_gil.h\"\n"
+	"#if PY_MINOR_VERSION >= 11\n"
+	"#include \"pycore_dict.h\"\n"
+	"#endif\n"
 	"#define P(n, e) printf(\"%s %zu\\n\", n, (size_t)(e))\n"
 	"int main(void)\n"
 	"{\n"
@@ -185,12 +188,37 @@ static const char oracle_src[] =
 	"	P(\"ascii_size\", sizeof(PyASCIIObject));\n"
 	"	P(\"compact_size\", sizeof(PyCompactUnicodeObject));\n"
 	"	P(\"unicode_state\", offsetof(PyASCIIObject, state));\n"
+	"	P(\"rt_interp_head\", offsetof(_PyRuntimeState, interpreters.head));\n"
+	"	P(\"is_next\", offsetof(PyInterpreterState, next));\n"
+	"#if PY_MINOR_VERSION <= 10\n"
+	"	P(\"is_tstate_head\", offsetof(PyInterpreterState, tstate_head));\n"
+	"#else\n"
+	"	P(\"is_tstate_head\", offsetof(PyInterpreterState, threads.head));\n"
+	"	P(\"ts_native_id\", offsetof(PyThreadState, native_thread_id));\n"
+	"	P(\"ht_cached_keys\", offsetof(PyHeapTypeObject, ht_cached_keys));\n"
+	"	P(\"dk_nentries\", offsetof(PyDictKeysObject, dk_nentries));\n"
+	"	P(\"dk_indices\", offsetof(PyDictKeysObject, dk_indices));\n"
+	"	P(\"dv_values\", offsetof(PyDictValues, values));\n"
+	"	P(\"managed_dict_flag\", Py_TPFLAGS_MANAGED_DICT);\n"
+	"#endif\n"
+	"#if PY_MINOR_VERSION <= 11\n"
+	"	P(\"is_modules\", offsetof(PyInterpreterState, modules));\n"
+	"#else\n"
+	"	P(\"is_modules\", offsetof(PyInterpreterState, imports.modules));\n"
+	"#endif\n"
+	"	P(\"ts_next\", offsetof(PyThreadState, next));\n"
+	"	P(\"ts_thread_id\", offsetof(PyThreadState, thread_id));\n"
+	"	P(\"tp_basicsize\", offsetof(PyTypeObject, tp_basicsize));\n"
+	"	P(\"tp_flags\", offsetof(PyTypeObject, tp_flags));\n"
+	"	P(\"tp_dictoffset\", offsetof(PyTypeObject, tp_dictoffset));\n"
+	"	P(\"ma_keys\", offsetof(PyDictObject, ma_keys));\n"
+	"	P(\"ma_values\", offsetof(PyDictObject, ma_values));\n"
 	"	return 0;\n"
 	"}\n";
 
 struct measured {
 	struct py_version v;
-	long code_basicsize, unicode_state, do_owner;
+	long code_basicsize, unicode_state, do_owner, managed_dict_flag;
 };
 
 /* Compile and run the oracle against pv's headers. */
@@ -219,7 +247,7 @@ static void measure(const struct pyenv_ver *pv, struct measured *m)
 	m->v.major = 3;
 	m->v.minor = (uint8_t)pv->minor;
 	m->v.bpf.cf_current = 0xffff;
-	m->code_basicsize = m->unicode_state = m->do_owner = -1;
+	m->code_basicsize = m->unicode_state = m->do_owner = m->managed_dict_flag = -1;
 	f = popen(bin, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
@@ -248,6 +276,22 @@ static void measure(const struct pyenv_ver *pv, struct measured *m)
 			F("co_linetable", co_linetable),
 			F("ascii_size", ascii_size),
 			F("compact_size", compact_size),
+			F("rt_interp_head", rt_interp_head),
+			F("is_next", is_next),
+			F("is_tstate_head", is_tstate_head),
+			F("is_modules", is_modules),
+			F("ts_next", ts_next),
+			F("ts_thread_id", ts_thread_id),
+			F("ts_native_id", ts_native_id),
+			F("tp_basicsize", tp_basicsize),
+			F("tp_flags", tp_flags),
+			F("tp_dictoffset", tp_dictoffset),
+			F("ht_cached_keys", ht_cached_keys),
+			F("ma_keys", ma_keys),
+			F("ma_values", ma_values),
+			F("dk_nentries", dk_nentries),
+			F("dk_indices", dk_indices),
+			F("dv_values", dv_values),
 #undef F
 		};
 		bool known = false;
@@ -266,6 +310,8 @@ static void measure(const struct pyenv_ver *pv, struct measured *m)
 			m->unicode_state = (long)val, known = true;
 		if (!strcmp(name, "do_owner"))
 			m->do_owner = (long)val, known = true;
+		if (!strcmp(name, "managed_dict_flag"))
+			m->managed_dict_flag = (long)val, known = true;
 		assert_true(known);
 	}
 	assert_int_equal(pclose(f), 0);
@@ -289,6 +335,20 @@ static void check_offsets(const struct pyenv_ver *pv)
 			: minor == 10 ? PROF_PY_LASTI_UNITS
 				      : PROF_PY_INSTR_PTR;
 	m.v.line_table = minor <= 9 ? PY_LNOTAB : minor == 10 ? PY_LINETABLE_310 : PY_LOCATIONS;
+	/* Dicts, attributes and ints (user/sym/pythreads.c).  Before 3.11 PyDictKeysObject is
+	 * private to Objects/dict-common.h: {refcnt, size, lookup, usable, nentries, indices}, 8
+	 * bytes each (test_pythreads reads live dicts with it). */
+	m.v.obj_layout = minor <= 10   ? PY_OBJ_38
+			 : minor == 11 ? PY_OBJ_311
+			 : minor == 12 ? PY_OBJ_312
+				       : PY_OBJ_313;
+	if (minor <= 10) {
+		m.v.dk_nentries = 32;
+		m.v.dk_indices = 40;
+	} else {
+		/* The flag pythreads tests for a managed dict. */
+		assert_int_equal(m.managed_dict_flag, 1 << 4);
+	}
 
 	assert_int_equal(t->bpf.tss, m.v.bpf.tss);
 	assert_int_equal(t->bpf.gil_holder, m.v.bpf.gil_holder);
@@ -313,6 +373,23 @@ static void check_offsets(const struct pyenv_ver *pv)
 	assert_int_equal(t->line_table, m.v.line_table);
 	assert_int_equal(t->ascii_size, m.v.ascii_size);
 	assert_int_equal(t->compact_size, m.v.compact_size);
+	assert_int_equal(t->rt_interp_head, m.v.rt_interp_head);
+	assert_int_equal(t->is_next, m.v.is_next);
+	assert_int_equal(t->is_tstate_head, m.v.is_tstate_head);
+	assert_int_equal(t->is_modules, m.v.is_modules);
+	assert_int_equal(t->ts_next, m.v.ts_next);
+	assert_int_equal(t->ts_thread_id, m.v.ts_thread_id);
+	assert_int_equal(t->ts_native_id, m.v.ts_native_id);
+	assert_int_equal(t->tp_basicsize, m.v.tp_basicsize);
+	assert_int_equal(t->tp_flags, m.v.tp_flags);
+	assert_int_equal(t->tp_dictoffset, m.v.tp_dictoffset);
+	assert_int_equal(t->ht_cached_keys, m.v.ht_cached_keys);
+	assert_int_equal(t->ma_keys, m.v.ma_keys);
+	assert_int_equal(t->ma_values, m.v.ma_values);
+	assert_int_equal(t->dk_nentries, m.v.dk_nentries);
+	assert_int_equal(t->dk_indices, m.v.dk_indices);
+	assert_int_equal(t->dv_values, m.v.dv_values);
+	assert_int_equal(t->obj_layout, m.v.obj_layout);
 	/* Nothing else in the entry (padding included) differs. */
 	assert_memory_equal(t, &m.v, sizeof(m.v));
 	printf("offsets: 3.%u checked against %s\n", minor, pv->prefix);

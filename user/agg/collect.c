@@ -174,10 +174,11 @@ static void undead(struct collect *c, uint32_t pid);
 static void owned_gone(void *ctx, enum owners_kind kind, const struct owners_key *key);
 
 /* The unwinder found (or lost) a CPython in pid: the symbolizer reads its code objects so. */
-static void python_found(void *arg, uint32_t pid, const struct py_version *v, uint64_t code_type)
+static void python_found(void *arg, uint32_t pid, const struct py_version *v,
+			 const struct prof_py_proc *py)
 {
 	struct collect *c = arg;
-	int err = stackres__python(c->stacks, pid, v, code_type);
+	int err = stackres__python(c->stacks, pid, v, py->runtime, py->code_type);
 
 	if (err)
 		fatal(c, err);
@@ -906,6 +907,10 @@ static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint
 
 	if (thread != c->cpu_last_thread) {
 		err = procinfo__note(c->procs, s->pid, s->tid);
+		/* A Python thread: its threading name, read once (the symbolizer skips known ones).
+		 */
+		if (!err && s->py)
+			err = stackres__python_thread(c->stacks, s->pid, s->tid);
 		if (err)
 			return err;
 		c->cpu_last_thread = thread;

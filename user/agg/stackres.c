@@ -39,12 +39,13 @@ struct stack {
  * stack it sent has been.
  */
 enum job_kind {
-	JOB_RESOLVE, /* frames[0..n) of pid */
-	JOB_LOAD,    /* read pid's mappings */
-	JOB_RELOAD,  /* pid exec'd or is exiting: forget its mappings, read them again */
-	JOB_DROP,    /* pid is gone for good */
-	JOB_PYTHON,  /* pid's CPython layout (py, arg: &PyCode_Type) */
-	JOB_AFTER,   /* call fn(ctx, pid) */
+	JOB_RESOLVE,  /* frames[0..n) of pid */
+	JOB_LOAD,     /* read pid's mappings */
+	JOB_RELOAD,   /* pid exec'd or is exiting: forget its mappings, read them again */
+	JOB_DROP,     /* pid is gone for good */
+	JOB_PYTHON,   /* pid's CPython layout (py, arg: &PyCode_Type) */
+	JOB_PYTHREAD, /* thread arg of Python process pid was seen: its name */
+	JOB_AFTER,    /* call fn(ctx, pid) */
 };
 
 struct job {
@@ -58,6 +59,7 @@ struct job {
 	void *ctx;
 	uint64_t arg;
 	const struct py_version *py;
+	uint64_t runtime;
 };
 
 /*
@@ -171,7 +173,10 @@ static int job__run(struct stackres *r, const struct job *j)
 		symbolizer__drop_pid(r->sym, j->pid);
 		break;
 	case JOB_PYTHON:
-		err = symbolizer__set_python(r->sym, j->pid, j->py, j->arg);
+		err = symbolizer__set_python(r->sym, j->pid, j->py, j->runtime, j->arg);
+		break;
+	case JOB_PYTHREAD:
+		err = symbolizer__python_thread(r->sym, j->pid, (uint32_t)j->arg);
 		break;
 	case JOB_AFTER:
 		j->fn(j->ctx, j->arg);
@@ -323,10 +328,26 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid)
 	return submit(r, &(struct job){.kind = JOB_DROP, .pid = pid});
 }
 
-int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v,
+int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
 		     uint64_t code_type)
 {
-	return submit(r, &(struct job){.kind = JOB_PYTHON, .pid = pid, .py = v, .arg = code_type});
+	return submit(r, &(struct job){
+				 .kind = JOB_PYTHON,
+				 .pid = pid,
+				 .py = v,
+				 .runtime = runtime,
+				 .arg = code_type,
+			 });
+}
+
+int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid)
+{
+	return submit(r, &(struct job){.kind = JOB_PYTHREAD, .pid = pid, .arg = tid});
+}
+
+const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32_t tid)
+{
+	return symbolizer__python_thread_name(r->sym, pid, tid);
 }
 
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,

@@ -68,10 +68,16 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid);
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,
 		    uint64_t arg);
 
-/* pid runs the CPython of layout v (NULL: none), its PyCode_Type at code_type: its Python frames
- * are named from now on (in order with the stacks).  0 or -ENOMEM. */
-int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v,
+/* pid runs the CPython of layout v (NULL: none), its _PyRuntime at runtime and PyCode_Type at
+ * code_type: its Python frames are named from now on (in order with the stacks).  0 or -ENOMEM. */
+int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
 		     uint64_t code_type);
+
+/* Thread tid of Python process pid was seen: learn its Python thread name (in order).  0 or
+ * -ENOMEM. */
+int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid);
+/* Its name once learnt (after stackres__sync), NULL when none. */
+const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32_t tid);
 
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);

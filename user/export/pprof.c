@@ -103,6 +103,7 @@ struct writer {
 	struct pbuf sub; /* a message nested in msg */
 	struct gz *gz;
 	int64_t key_pid, key_tid, key_comm, key_process, key_stack, str_partial, key_gil;
+	int64_t key_thread_name;
 	int64_t key_ns_pid, key_container_id, key_cgroup;
 };
 
@@ -254,6 +255,8 @@ static int put_sample(struct writer *w, const struct profile_sample *s)
 		err = put_label(w, w->key_stack, "partial", 0);
 	if (!err && s->gil)
 		err = put_label(w, w->key_gil, s->gil, 0);
+	if (!err && s->thread_name)
+		err = put_label(w, w->key_thread_name, s->thread_name, 0);
 	if (!err)
 		err = put_process_labels(w, profile__process(w->p, s->pid));
 	if (err)
@@ -463,6 +466,8 @@ static int writer_init(struct writer *w, const struct profile *p, FILE *f)
 		err = strtab__index(&w->st, &w->key_stack, "stack");
 	if (!err)
 		err = strtab__index(&w->st, &w->key_gil, "gil");
+	if (!err)
+		err = strtab__index(&w->st, &w->key_thread_name, "thread_name");
 	/* Only container and host modes have them. */
 	if (!err && w->p->nprocesses)
 		err = strtab__index(&w->st, &w->key_ns_pid, "ns_pid");

@@ -3,6 +3,7 @@
 
 #include "prof_python.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "agg/stackres.h"
@@ -83,6 +84,7 @@ int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid
 		  const uint32_t *locs, uint32_t n, const int64_t *vals, uint32_t flags)
 {
 	const struct procinfo_labels *l = procinfo__labels(in->procs, pid);
+	const char *name;
 	int err;
 
 	/* Container and host modes: where the process runs, once per profile. */
@@ -96,8 +98,16 @@ int build__sample(struct profile *p, const struct build_inputs *in, uint32_t pid
 		if (err)
 			return err;
 	}
-	return profile__add_sample(p, pid, tid, procinfo__comm(in->procs, pid, tid),
-				   procinfo__process(in->procs, pid), locs, n, vals, flags);
+	err = profile__add_sample(p, pid, tid, procinfo__comm(in->procs, pid, tid),
+				  procinfo__process(in->procs, pid), locs, n, vals, flags);
+	name = in->stacks ? stackres__thread_name(in->stacks, pid, tid) : NULL;
+	if (!err && name) {
+		name = profile__intern(p, name);
+		if (!name)
+			return -ENOMEM;
+		p->samples[p->last_sample].thread_name = name;
+	}
+	return err;
 }
 
 int build__main_mapping(struct profile *p, struct procinfo *procs)

@@ -378,6 +378,7 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 		if (sample_equal(s, pid, tid, comm, process, loc_ids, nlocs, flags)) {
 			for (uint32_t i = 0; i < p->ntypes; i++)
 				s->values[i] += values[i];
+			p->last_sample = *idx;
 			return 0;
 		}
 	}
@@ -401,7 +402,7 @@ int profile__add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 	s->gil = sample_gil(flags);
 	for (uint32_t i = 0; i < p->ntypes; i++)
 		s->values[i] = values[i];
-	*idx = p->nsamples++;
+	p->last_sample = *idx = p->nsamples++;
 	return 0;
 }
 

@@ -52,6 +52,7 @@ struct profile_sample {
 	int64_t values[PROFILE_MAX_VALUES];
 	bool partial;	 /* stack known to be incomplete (e.g. Python 3.11 returns only) */
 	const char *gil; /* Python threads: "held" | "released" (the `gil` label); NULL: none */
+	const char *thread_name; /* Python threads: threading's name (`thread_name`); NULL: none */
 };
 
 /* What profile__add_sample's flags say of a sample (samples differing in them stay apart). */
@@ -106,6 +107,7 @@ struct profile {
 	uint32_t nlocations;
 	struct profile_sample *samples;
 	uint32_t nsamples;
+	uint32_t last_sample; /* index of the sample profile__add_sample added to last */
 	struct profile_process *processes; /* sorted by nothing; profile__process() finds one */
 	uint32_t nprocesses;
 

@@ -117,8 +117,8 @@ static bool put_utf8(char *out, size_t *pos, uint32_t cp)
  * characters right after the header (ascii_size or compact_size bytes in); legacy (non-compact)
  * strings, which code objects never hold, are refused.
  */
-static int read_str(const struct py_version *v, pycode_read_fn read, void *ctx, uint64_t addr,
-		    char **out)
+int pycode__read_str(const struct py_version *v, pycode_read_fn read, void *ctx, uint64_t addr,
+		     char **out)
 {
 	uint8_t head[PY_STR_HEAD];
 	uint8_t *raw = NULL;
@@ -248,10 +248,10 @@ int pycode__read(const struct py_version *v, pycode_read_fn read, void *ctx, uin
 		goto cleanup;
 	}
 	out->firstlineno = (int32_t)get_u32(head + v->co_firstlineno);
-	err = read_str(v, read, ctx, get_u64(head + name_off), &out->name);
+	err = pycode__read_str(v, read, ctx, get_u64(head + name_off), &out->name);
 	if (err)
 		goto cleanup;
-	err = read_str(v, read, ctx, get_u64(head + v->co_filename), &out->filename);
+	err = pycode__read_str(v, read, ctx, get_u64(head + v->co_filename), &out->filename);
 	if (err)
 		goto cleanup;
 	err = read_bytes(read, ctx, get_u64(head + v->co_linetable), &out->table, &out->table_len);

@@ -42,6 +42,14 @@ int pycode__read(const struct py_version *v, pycode_read_fn read, void *ctx, uin
 void pycode__free(struct pycode *c);
 
 /*
+ * The compact str object at addr as UTF-8 (malloc'd, NUL-terminated, cut at a character to
+ * PYCODE_MAX_STR bytes; code points with no UTF-8 become '?').  0, or -errno (-EFAULT
+ * unreadable, -EINVAL not a compact str of a known kind, -ENOMEM); *out is NULL on failure.
+ */
+int pycode__read_str(const struct py_version *v, pycode_read_fn read, void *ctx, uint64_t addr,
+		     char **out);
+
+/*
  * The source line of the instruction the walker reported (its raw instruction value: f_lasti in
  * bytes for 3.8/3.9, in code units for 3.10, a code-unit index for 3.11+), decoding
  * v->line_table.  0 when the table says the instruction has no line (or it is malformed).

@@ -25,6 +25,20 @@ enum py_line_table {
 	PY_LOCATIONS = 3,     /* co_linetable (3.11+): PEP 657 location entries */
 };
 
+/*
+ * How a version lays out dicts, instance attributes and ints (user/sym/pythreads.c): dict keys
+ * (dk_size, or log2 sizes and a kind), where an instance keeps its attributes, how an int
+ * stores its digit count.
+ */
+enum py_obj_layout {
+	PY_OBJ_38 = 1, /* 3.8–3.10: a __dict__ at the type's tp_dictoffset; int ob_size */
+	PY_OBJ_311 =
+		2, /* 3.11: managed dict: values pointer at obj - 32, dict pointer at obj - 24 */
+	PY_OBJ_312 = 3, /* 3.12: obj - 24 holds a dict, or (values - 1); int lv_tag */
+	PY_OBJ_313 =
+		4, /* 3.13: dict pointer at obj - 24, else inline values at obj + tp_basicsize */
+};
+
 /* One CPython version's layout. */
 struct py_version {
 	uint8_t major, minor;
@@ -39,6 +53,21 @@ struct py_version {
 	/* Strings: sizeof(PyASCIIObject) and sizeof(PyCompactUnicodeObject) (their data follows);
 	 * the state bit field (kind, compact, ascii) at offset 32 in both. */
 	uint16_t ascii_size, compact_size;
+	/* Thread names (user/sym/pythreads.c): interpreters, sys.modules, thread states. */
+	uint16_t rt_interp_head; /* _PyRuntime: interpreters.head */
+	uint16_t is_next;	 /* PyInterpreterState: next */
+	uint16_t is_tstate_head; /* PyInterpreterState: tstate_head (<= 3.10), threads.head */
+	uint16_t is_modules;	 /* PyInterpreterState: modules (<= 3.11), imports.modules */
+	uint16_t ts_next;	 /* PyThreadState: next */
+	uint16_t ts_thread_id;	 /* PyThreadState: thread_id (pthread_t, threading.get_ident()) */
+	uint16_t ts_native_id;	 /* PyThreadState: native_thread_id (3.11+); 0: none */
+	/* Objects: types, dicts and the shared keys of instance attributes. */
+	uint16_t tp_basicsize, tp_flags, tp_dictoffset; /* PyTypeObject */
+	uint16_t ht_cached_keys;			/* PyHeapTypeObject (3.11+) */
+	uint16_t ma_keys, ma_values;			/* PyDictObject */
+	uint16_t dk_nentries, dk_indices;		/* PyDictKeysObject */
+	uint16_t dv_values;				/* PyDictValues: values[] (3.11+) */
+	uint8_t obj_layout;				/* enum py_obj_layout */
 };
 
 /* Our table's entry for major.minor, or NULL when we do not know that version. */

@@ -22,6 +22,8 @@
 #include "proc/maps.h"
 #include "sym/perfmap.h"
 #include "sym/pycode.h"
+#include "sym/pythreads.h"
+#include <time.h>
 #include "proc/safe_open.h"
 #include "util/strpool.h"
 
@@ -111,8 +113,10 @@ struct sym_proc {
 	bool perfmap_refused; /* said and counted once per process */
 	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
 	const struct py_version *py; /* the CPython it runs (symbolizer__set_python) */
-	uint64_t py_code_type;
-	struct hashmap *pycodes; /* code object address -> struct py_code_entry */
+	uint64_t py_runtime, py_code_type;
+	struct hashmap *pycodes;  /* code object address -> struct py_code_entry */
+	struct hashmap *pynames;  /* uint64_t tid -> const char * (interned): Python thread names */
+	uint64_t pynames_read_ns; /* when they were last read (CLOCK_MONOTONIC) */
 };
 
 /* A code object of a process, read once. */
@@ -124,7 +128,11 @@ struct py_code_entry {
 };
 
 /* Code objects cached per process: past this many, frames are read without caching. */
-#define PY_CODES_MAX 16384
+#define PY_CODES_MAX	   16384
+/* Python thread names read at once per process, and how often a process's are read again (for
+ * a thread not named yet). */
+#define PY_NAMES_MAX	   1024
+#define PY_NAMES_REREAD_NS (100 * 1000000ULL)
 
 /* Mappings are shared by every result that falls in them; compared by interned pointers. */
 struct mapping_key {
@@ -356,6 +364,15 @@ static void py_codes__free(struct sym_proc *p)
 	p->pycodes = NULL;
 }
 
+/* Thread names outlive a forget (exec, the final re-read at exit): the profile is built after
+ * the process is gone. */
+static void py_names__free(struct sym_proc *p)
+{
+	hashmap__free(p->pynames);
+	p->pynames = NULL;
+	p->pynames_read_ns = 0;
+}
+
 static void clear_proc(struct symbolizer *s, struct sym_proc *p)
 {
 	release_maps(s, p->maps, p->nmaps);
@@ -384,6 +401,7 @@ void symbolizer__free(struct symbolizer *s)
 		return;
 	while (s->procs && hashmap__next(s->procs, &it, NULL, &v)) {
 		clear_proc(s, *(struct sym_proc **)v);
+		py_names__free(*(struct sym_proc **)v);
 		free(*(struct sym_proc **)v);
 	}
 	it = 0;
@@ -976,6 +994,7 @@ void symbolizer__drop_pid(struct symbolizer *s, uint32_t pid)
 	if (!p)
 		return;
 	clear_proc(s, p);
+	py_names__free(p);
 	free(p);
 	hashmap__delete(s->procs, &key);
 }
@@ -1026,6 +1045,9 @@ static int mark_internal(struct symbolizer *s, struct hashmap *keep)
 			if (!(err = mark(keep, e->name)))
 				err = mark(keep, e->file);
 		}
+		ci = 0;
+		while (!err && p->pynames && hashmap__next(p->pynames, &ci, NULL, &cv))
+			err = mark(keep, *(const char **)cv);
 	}
 	return err;
 }
@@ -1342,7 +1364,7 @@ const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
 }
 
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
-			   uint64_t code_type)
+			   uint64_t runtime, uint64_t code_type)
 {
 	struct sym_proc *p;
 	int err = get_proc(s, &p, pid);
@@ -1352,6 +1374,7 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
 	if (p->py != v || p->py_code_type != code_type)
 		py_codes__free(p); /* other code objects, or another layout */
 	p->py = v;
+	p->py_runtime = runtime;
 	p->py_code_type = code_type;
 	return 0;
 }
@@ -1362,11 +1385,16 @@ static int py_code__read(struct symbolizer *s, const struct sym_proc *p, uint32_
 			 uint64_t code, struct py_code_entry *e)
 {
 	struct pycode c;
+	int err;
 
 	memset(e, 0, sizeof(*e));
-	if (pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
-			 &c))
+	err = pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
+			   &c);
+	if (err) {
+		pr_debug("pid %u: Python code object at 0x%" PRIx64 " unreadable: %s\n", pid, code,
+			 strerror(-err));
 		return 0;
+	}
 	e->name = strpool__intern(s->pool, c.name);
 	e->file = strpool__intern(s->pool, c.filename);
 	if (!e->name || !e->file) {
@@ -1425,4 +1453,67 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 	if (e == &tmp)
 		free(tmp.table);
 	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
+{
+	struct sym_proc *p = find_proc(s, pid);
+	struct pythread_name *names;
+	uint64_t key = tid, now;
+	size_t n = 0;
+	int err;
+
+	if (!p || !p->py || (p->pynames && hashmap__find(p->pynames, &key)))
+		return 0;
+	now = mono_ns();
+	if (p->pynames_read_ns && now - p->pynames_read_ns < PY_NAMES_REREAD_NS)
+		return 0;
+	p->pynames_read_ns = now;
+	if (!p->pynames && hashmap__new(&p->pynames, sizeof(uint64_t), sizeof(const char *)))
+		return -ENOMEM;
+	names = calloc(PY_NAMES_MAX, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	err = pythreads__read(names, PY_NAMES_MAX, &n, p->py, pycode__read_pid,
+			      (void *)(uintptr_t)pid, p->py_runtime);
+	pr_debug("pid %u: %zu Python thread names (%s)\n", pid, n, err ? strerror(-err) : "ok");
+	if (err == -ENOMEM)
+		goto cleanup;
+	err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		const char *name = strpool__intern(s->pool, names[i].name);
+		void *v;
+
+		key = names[i].tid;
+		if (!name || hashmap__count(p->pynames) >= PYTHREADS_MAX_THREADS) {
+			err = name ? 0 : -ENOMEM;
+			break;
+		}
+		err = hashmap__upsert(p->pynames, &v, &key, NULL);
+		if (!err)
+			*(const char **)v = name;
+	}
+cleanup:
+	free(names);
+	return err;
+}
+
+const char *symbolizer__python_thread_name(const struct symbolizer *s, uint32_t pid, uint32_t tid)
+{
+	const struct sym_proc *p = find_proc(s, pid);
+	uint64_t key = tid;
+	const char **v;
+
+	if (!p || !p->pynames)
+		return NULL;
+	v = hashmap__find(p->pynames, &key);
+	return v ? *v : NULL;
 }

@@ -111,12 +111,12 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 
 struct py_version;
 /*
- * pid runs the CPython of layout v (NULL: no more), whose PyCode_Type is at code_type: its Python
- * frames (include/prof_python.h) can be named.  Forgotten with the pid's mappings (exec).
- * 0 or -ENOMEM.
+ * pid runs the CPython of layout v (NULL: no more), whose _PyRuntime is at runtime and
+ * PyCode_Type at code_type: its Python frames (include/prof_python.h) and threads can be named.
+ * Forgotten with the pid's mappings (exec).  0 or -ENOMEM.
  */
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
-			   uint64_t code_type);
+			   uint64_t runtime, uint64_t code_type);
 /*
  * A Python frame of pid (a value prof_py_is_frame accepts): the code object's name, file and
  * first line, and the line of its instruction, read from the live process and cached per (pid,
@@ -125,5 +125,13 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
  */
 int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame,
 			       struct sym_result *out);
+/*
+ * Thread tid of Python process pid was seen: read the names of its Python threads
+ * (threading.Thread.name, user/sym/pythreads.c) unless tid has one already or they were read in
+ * the last 100 ms.  0 or -ENOMEM (an unreadable interpreter names nobody).
+ */
+int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid);
+/* tid's Python thread name (valid as symbolizer__sweep says), NULL when none is known. */
+const char *symbolizer__python_thread_name(const struct symbolizer *s, uint32_t pid, uint32_t tid);
 
 #endif /* PROF_SYMBOLIZER_H */

@@ -142,7 +142,8 @@ struct unwinder {
 	struct unwind_table_opts table_opts;
 	void (*build_hook)(void *arg);
 	void *build_hook_arg;
-	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v, uint64_t code_type);
+	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v,
+			  const struct prof_py_proc *py);
 	void *on_python_arg;
 
 	struct hashmap *files;	/* struct file_key -> struct file * */
@@ -745,7 +746,7 @@ static int proc__write(struct unwinder *u, uint32_t pid, struct proc *p)
 	memset(v, 0, sizeof(*v));
 	py = proc__python(u, pid, p, &v->py);
 	if (py != p->py && u->on_python)
-		u->on_python(u->on_python_arg, pid, py, v->py.code_type);
+		u->on_python(u->on_python_arg, pid, py, &v->py);
 	p->py = py;
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct mapping *m = &p->maps[i];

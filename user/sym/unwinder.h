@@ -68,11 +68,12 @@ struct unwinder_opts {
 	void *build_hook_arg;
 	/*
 	 * Told (on the caller's thread) when the CPython that a process's entry describes changes:
-	 * v its version's layout (NULL: none any more), code_type the runtime &PyCode_Type, so that
-	 * whoever names Python frames (the symbolizer) knows how to read that process's code
-	 * objects.  NULL: nobody is told.
+	 * v its version's layout (NULL: none any more), py its runtime addresses (&_PyRuntime,
+	 * &PyCode_Type, …), so that whoever names Python frames and threads (the symbolizer) knows
+	 * how to read that process's interpreter.  NULL: nobody is told.
 	 */
-	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v, uint64_t code_type);
+	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v,
+			  const struct prof_py_proc *py);
 	void *on_python_arg;
 };
 
