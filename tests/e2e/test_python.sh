@@ -137,11 +137,12 @@ check_py_cpu() { # FILE SCRIPT WHO
 	[ "$b" -gt 0 ] || { head -20 "$s"; fail "$who: no samples in hot_b"; }
 	expect_range "$who: hot_a/hot_b samples" 2.0 4.5 "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
 	expect_eq "$who: hot_a samples (raw vs pprof -top)" "$a" "$(sum_values "$s.a" 1)"
-	# Every hot_a stack, Python frames only: hot_a at a line of its body, main at the line that
+	# Every hot_a stack, Python frames only: hot_a at a line of it, main at the line that
 	# calls hot_a, <module> at the line that calls main — from this script's file.
 	la=$(line_of "$script" '^def hot_a')
 	lb=$(line_of "$script" '^def hot_b')
-	body_a=$((la + 1)) body_end=$((lb - 1))
+	# from the def line: 3.11+ sample the function's RESUME there
+	body_a=$la body_end=$((lb - 1))
 	call_a=$(line_of "$script" '^        hot_a\(')
 	mod_line=$(line_of "$script" '^    main\(\)')
 	bad=$(awk -F'\t' -v file="$script" -v lo="$body_a" -v hi="$body_end" -v ca="$call_a" -v ml="$mod_line" '{
