@@ -328,10 +328,12 @@ t_python_threads_gil() {
 }
 
 # With --offcpu, the sleeper's 2 s in time.sleep: off-CPU time on stacks through nap, the thread
-# without the GIL.
+# blocked (py-spy's idle: state=blocked) and without the GIL.
 t_python_offcpu_idle() {
 	"$PROF" --help 2>&1 | grep -q -- '--offcpu' || skip "bpftrace-prof has no --offcpu yet"
-	local i f s ns n ran=""
+	local i f s ns n k lost ran=""
+	# the loss counters of that mode too (test_offcpu.sh)
+	local DROP_COUNTERS="$DROP_COUNTERS offcpu_full offcpu_lost"
 	py_list
 	for i in "${!PY_BINS[@]}"; do
 		# the mode goes in before the first dot of the name: idle.offcpu.pb.gz
@@ -339,9 +341,15 @@ t_python_offcpu_idle() {
 		f=$E2E_TMP/${PY_NAMES[$i]}/idle
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu --offcpu -o "$f.pb.gz" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 2 2.5 >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		[ -s "$f.offcpu.pb.gz" ] || { ls "${f%/*}"; fail "${PY_NAMES[$i]}: no $f.offcpu.pb.gz"; }
+		# offcpu_lost is a known, counted loss (README's Limits): run again, 3 runs at most
+		for k in 1 2 3; do
+			"$PROF" --cpu --offcpu -o "$f.pb.gz" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 2 2.5 >"$f.out" 2>"$f.err" ||
+				{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+			[ -s "$f.offcpu.pb.gz" ] || { ls "${f%/*}"; fail "${PY_NAMES[$i]}: no $f.offcpu.pb.gz"; }
+			lost=$(pprof_counter_value "$f.offcpu.pb.gz" offcpu_lost)
+			[ "$lost" = 0 ] && break
+			echo "note: run $k lost $lost off-CPU period(s); running again"
+		done
 		expect_py_counters "$f.offcpu.pb.gz"
 		py_samples "$f.offcpu.pb.gz" >"$s"
 		with_fn "$s" nap >"$s.nap"
@@ -350,6 +358,8 @@ t_python_offcpu_idle() {
 		expect_range "${PY_NAMES[$i]}: off-CPU ns on stacks with nap (time.sleep(2))" 1000000000 10000000000 "$ns"
 		n=$(awk -F'\t' '$4 !~ /(^|;)nap@[^;]*;(Thread\.)?run@/' "$s.nap" | wc -l)
 		expect_eq "${PY_NAMES[$i]}: nap stacks without Thread.run under nap" 0 "$n"
+		ns=$(awk -F'\t' '$2 ~ /(^| )state=blocked / && $2 ~ /(^| )gil=released /' "$s.nap" >"$s.idle" && sum_values "$s.idle" 2)
+		expect_range "${PY_NAMES[$i]}: of which state=blocked and gil=released" 1000000000 10000000000 "$ns"
 		n=$(awk -F'\t' '$2 !~ /(^| )gil=released /' "$s.nap" | wc -l)
 		expect_eq "${PY_NAMES[$i]}: nap samples not labelled gil=released" 0 "$n"
 		ran="$ran ${PY_NAMES[$i]}"
