@@ -125,7 +125,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
 	  "perf map lines skipped: too long, or too many")                        \
 	X(files_evicted, "sym_files_evicted",                                     \
-	  "symbol files unloaded by the LRU caps (opened again when needed)") \
+	  "symbol files unloaded by the LRU caps (opened again when needed)")     \
 	X(py_code_unreadable, "py_code_unreadable",                               \
 	  "Python frames whose code object could not be read (shown as [python])")
 

@@ -540,7 +540,7 @@ static void test_pprof__large_profile_roundtrips(void **state)
 	while (next_field(&c, &f))
 		nsamples += f.num == 2;
 	assert_int_equal(nsamples, 20000);
-	/* "", 4 label keys + stack + gil + thread_name, 2 types, t, proc, 20000 names, "no drops" */
+	/* "", 4 label keys + stack, gil, thread_name, 2 types, t, proc, 20000 names, "no drops" */
 	assert_int_equal(d.nstrs, 1 + 7 + 2 + 2 + 20000 + 1);
 	decoded_free(&d);
 	profile__free(p);
