@@ -10,7 +10,10 @@
 #include <linux/types.h>
 #endif
 
-#define PROF_MAX_FRAMES	   127 /* kernel.perf_event_max_stack default */
+/* Frames of a stack: user stacks are walked by our unwinder this deep (deep Python stacks of 3.8–
+ * 3.10 have a few native frames per Python frame); kernel stacks stop at the kernel's
+ * perf_event_max_stack (127 by default) before that. */
+#define PROF_MAX_FRAMES	   255
 #define PROF_COMM_LEN	   16
 #define PROF_MAX_TARGETS   65536	/* tgids in the filter set */
 #define PROF_WAKEUP_BYTES  (256 * 1024) /* wake the consumer once this much is queued */
@@ -71,7 +74,7 @@ enum prof_rec_type {
 	X(UNWIND_UNSUPPORTED, "unwind_unsupported", "stacks cut: an unwind rule we cannot follow") \
 	X(UNWIND_READ_FAULT, "unwind_read_fault", "stacks cut: stack memory unreadable")           \
 	X(UNWIND_CFA_STUCK, "unwind_cfa_stuck", "stacks cut: the stack pointer did not grow")      \
-	X(UNWIND_DEPTH, "unwind_depth", "stacks cut at the frame limit (127)")                     \
+	X(UNWIND_DEPTH, "unwind_depth", "stacks cut at the frame limit (255)")                     \
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
 	  "frames walked by frame pointer (no unwind table for their file)")                       \
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \

@@ -1333,7 +1333,9 @@ static int cpu_on_record(struct collect *c, uint32_t type, const void *data, siz
 	const struct prof_cpu_sample *s = data;
 
 	(void)type;
-	if (size < sizeof(*s) || s->nkern > PROF_MAX_FRAMES ||
+	/* nkern and nuser are bytes: each is within PROF_MAX_FRAMES (255) by its type. */
+	_Static_assert(PROF_MAX_FRAMES <= UINT8_MAX, "frame counts of a cpu sample are bytes");
+	if (size < sizeof(*s) ||
 	    !frames_fit(size, sizeof(*s), s->nkern + s->nuser, 2 * PROF_MAX_FRAMES))
 		return 1;
 	return on_cpu(c, s, (const uint64_t *)(s + 1));
