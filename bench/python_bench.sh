@@ -8,7 +8,7 @@
 #            waits on its stdin (a gate) while the profiler attaches; the wall time runs from
 #            opening the gate to the target's exit.
 #  frames    py_cpu.py --depth D (D Python frames of recursion over main and <module>) at each
-#            depth of PY_BENCH_DEPTHS (default 1 and 30), PY_BENCH_SECONDS each, under
+#            depth of PY_BENCH_DEPTHS (default 1 and 50), PY_BENCH_SECONDS each, under
 #            `--cpu=PY_BENCH_HZ -p PID` with kernel.bpf_stats_enabled=1 (restored after): the
 #            run_time_ns of our cpu_sample program (found by the prog_ids of the profiler's
 #            fds, read while the target waits after its work) per sample of the target, and the
@@ -17,14 +17,12 @@
 #            shallowest and the deepest depth, per round; the median is reported.  The other
 #            CPU's (non-target) runs of the program are in both ns per sample alike and cancel.
 #            On 3.10 and older each Python call also puts native frames between two Python
-#            frames: the figure includes walking them (the table shows how many).  Depth 30,
-#            not 50: on 3.10 each Python call also adds a native frame, and at 50 such a stack
-#            with its kernel frames passes our 127 frames and is cut.
+#            frames: the figure includes walking them (the table shows how many).
 #
 # Environment: BENCH_ONLY (this section runs when unset or when it lists "python"),
 # PY_BENCH_PYTHONS (interpreters; default Debian's /usr/bin/python3.11 and pyenv's 3.10 and 3.13
 # where installed), PY_BENCH_ROUNDS (5), PY_BENCH_WORK (800), PY_BENCH_HZ (999),
-# PY_BENCH_SECONDS (3), PY_BENCH_DEPTHS ("1 30"), PY_BENCH_FRAME_ROUNDS (3).
+# PY_BENCH_SECONDS (3), PY_BENCH_DEPTHS ("1 50"), PY_BENCH_FRAME_ROUNDS (3).
 # Writes bench/results/python.md (and every run: bench/results/python-runs.tsv), prints it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -36,7 +34,7 @@ ROUNDS=${PY_BENCH_ROUNDS:-5}
 WORK=${PY_BENCH_WORK:-800}
 HZ=${PY_BENCH_HZ:-999}
 SECONDS_EACH=${PY_BENCH_SECONDS:-3}
-DEPTHS=${PY_BENCH_DEPTHS:-1 30}
+DEPTHS=${PY_BENCH_DEPTHS:-1 50}
 FRAME_ROUNDS=${PY_BENCH_FRAME_ROUNDS:-3}
 SCRIPT=$PWD/tests/targets/py_cpu.py
 PROF=./bpftrace-prof
