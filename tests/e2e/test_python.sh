@@ -1,0 +1,401 @@
+# Python frames read from the interpreter in BPF (issue 15), end to end on every CPython we walk
+# that is installed: pyenv's 3.8–3.13 under $(pyenv root)/versions and Debian's
+# /usr/bin/python3.11 (static libpython, .dynsym only).  Each test runs every interpreter and
+# says which ran; under CI=true a missing one fails.  Read back with go tool pprof only.
+#
+# The contract: a Python frame is a Location at address 0 with no mapping and one Line whose
+# Function is co_qualname (3.11+) or co_name, with co_filename as its file and the executed line;
+# it replaces the `_PyEval_EvalFrameDefault` frame that runs it, native frames around it stay;
+# cpu samples with Python frames carry gil=held|released; py_read_fail counts lost reads.
+
+PY_CPU=$PWD/tests/targets/py_cpu.py
+PY_HEAP=$PWD/tests/targets/py_heap.py
+PY_THREADS=$PWD/tests/targets/py_threads.py
+# The 3:1 runs sample at 299 Hz: about 900 samples in 3 s keep the ratio well inside its bounds
+# on a loaded machine.
+PY_HZ=299
+
+py_root() {
+	if command -v pyenv >/dev/null 2>&1; then pyenv root; else echo "${PYENV_ROOT:-/root/.pyenv}"; fi
+}
+
+# Sets PY_NAMES and PY_BINS (same order): every interpreter of the matrix that is installed.
+py_list() {
+	local root m p found
+	root=$(py_root)
+	PY_NAMES=() PY_BINS=()
+	for m in 8 9 10 11 12 13; do
+		found=""
+		for p in "$root"/versions/3."$m".*/bin/python3."$m"; do
+			[ -x "$p" ] && found=$p
+		done
+		if [ -z "$found" ]; then
+			[ "${CI:-}" = true ] && fail "pyenv 3.$m is not installed under $root/versions (CI=true)"
+			echo "note: no pyenv 3.$m under $root/versions: not run"
+			continue
+		fi
+		PY_NAMES+=("pyenv-3.$m")
+		PY_BINS+=("$found")
+	done
+	if [ -x /usr/bin/python3.11 ]; then
+		PY_NAMES+=(debian-3.11)
+		PY_BINS+=(/usr/bin/python3.11)
+	else
+		[ "${CI:-}" = true ] && fail "/usr/bin/python3.11 is missing (CI=true; apt-get install python3.11)"
+		echo "note: no /usr/bin/python3.11: not run"
+	fi
+	[ ${#PY_BINS[@]} -gt 0 ] || skip "no CPython 3.8-3.13 installed"
+}
+
+# Line number of the first line of SCRIPT matching the extended regex RE.
+line_of() { # SCRIPT RE
+	local n
+	n=$(grep -nE "$2" "$1" | head -1 | cut -d: -f1)
+	[ -n "$n" ] || fail "no line matching '$2' in $1"
+	echo "$n"
+}
+
+# One line per sample of a pprof file, from `go tool pprof -raw`:
+#   VALUES<TAB>LABELS<TAB>STACK<TAB>PYSTACK
+# VALUES the sample's values (space separated), LABELS "k=v " for every label, STACK the function
+# names leaf first (";"), PYSTACK the Python frames only (address 0, no mapping) as
+# name@file:line, leaf first.  Locations that break the contract's shape (a mapping on an address
+# 0 location, more than one Line on it) show as BAD@… in PYSTACK.
+py_samples() { # FILE
+	go tool pprof -symbolize=none -raw "$1" 2>/dev/null | awk '
+		/^Samples:/ { sec = "s"; getline; next }
+		/^Locations/ { sec = "l"; next }
+		/^Mappings/ { sec = "m"; next }
+		sec == "s" && /^ +[0-9]+( +[0-9]+)*: / {
+			n++; i = index($0, ":"); vals[n] = substr($0, 1, i - 1); locs[n] = substr($0, i + 1)
+			gsub(/^ +| +$/, "", vals[n]); gsub(/ +/, " ", vals[n]); labels[n] = ""
+			next
+		}
+		sec == "s" && /:\[/ {
+			s = $0
+			while (match(s, /[A-Za-z_][A-Za-z0-9_.]*:\[[^]]*\]/)) {
+				kv = substr(s, RSTART, RLENGTH); k = kv; sub(/:\[.*/, "", k); v = kv
+				sub(/^[^[]*\[/, "", v); sub(/\]$/, "", v)
+				labels[n] = labels[n] k "=" v " "
+				s = substr(s, RSTART + RLENGTH)
+			}
+			next
+		}
+		sec == "l" && $1 ~ /^[0-9]+:$/ {
+			id = $1; sub(/:$/, "", id); mapped = ($3 ~ /^M=/); f = mapped ? 4 : 3
+			# the file may have spaces (<frozen importlib._bootstrap>): up to the " s=N" field
+			name[id] = $f; fl = $(f + 1); nlines[id] = 1
+			for (j = f + 2; j < NF || (j == NF && $NF !~ /^s=/); j++) fl = fl " " $j
+			py[id] = ""
+			if ($2 == "0x0") py[id] = (mapped ? "BAD@" : "") $f "@" fl
+			next
+		}
+		sec == "l" && /^ +[^ ]/ {
+			name[id] = name[id] ";" $1; nlines[id]++
+			if (py[id] != "") py[id] = "BAD@" py[id]
+			next
+		}
+		END {
+			for (s = 1; s <= n; s++) {
+				k = split(locs[s], ids, " "); st = ""; ps = ""
+				for (j = 1; j <= k; j++) {
+					st = st (st == "" ? "" : ";") name[ids[j]]
+					if (py[ids[j]] != "") ps = ps (ps == "" ? "" : ";") py[ids[j]]
+				}
+				printf "%s\t%s\t%s\t%s\n", vals[s], labels[s], st, ps
+			}
+		}'
+}
+
+# Samples (lines of py_samples) whose STACK has function FN.
+with_fn() { # SAMPLES FN
+	awk -F'\t' -v fn="$2" '{ n = split($3, f, ";"); for (i = 1; i <= n; i++) if (f[i] == fn) { print; next } }' "$1"
+}
+
+# Sum of value column COL (1-based) over the lines of a py_samples file.
+sum_values() { # SAMPLES COL
+	awk -F'\t' -v c="$2" '{ split($1, v, " "); s += v[c] } END { printf "%.0f\n", s }' "$1"
+}
+
+# Drops 0 (lib.sh's loss counters and py_read_fail), and Python frames were read.
+expect_py_counters() { # FILE
+	expect_no_drops "$1"
+	expect_eq "py_read_fail" 0 "$(pprof_counter_value "$1" py_read_fail)"
+	[ "$(pprof_counter_value "$1" py_frames)" -gt 0 ] || fail "py_frames is 0 in $1"
+	echo "ok: py_frames $(pprof_counter_value "$1" py_frames)"
+}
+
+# The cpu profile of a py_cpu.py run (SCRIPT: its path as the interpreter saw it).
+check_py_cpu() { # FILE SCRIPT WHO
+	local f=$1 script=$2 who=$3 s=$1.samples a b la lb body_a body_end call_a mod_line bad n
+	expect_py_counters "$f"
+	py_samples "$f" >"$s"
+	with_fn "$s" hot_a >"$s.a"
+	# hot_a runs 3x the loop of hot_b: samples in a 3:1 ratio (loose: the machine is shared)
+	a=$(pprof_cum "$f" samples hot_a)
+	b=$(pprof_cum "$f" samples hot_b)
+	[ "$b" -gt 0 ] || { head -20 "$s"; fail "$who: no samples in hot_b"; }
+	expect_range "$who: hot_a/hot_b samples" 2.0 4.5 "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+	expect_eq "$who: hot_a samples (raw vs pprof -top)" "$a" "$(sum_values "$s.a" 1)"
+	# Every hot_a stack, Python frames only: hot_a at a line of it, main at the line that
+	# calls hot_a, <module> at the line that calls main — from this script's file.
+	la=$(line_of "$script" '^def hot_a')
+	lb=$(line_of "$script" '^def hot_b')
+	# from the def line: 3.11+ sample the function's RESUME there
+	body_a=$la body_end=$((lb - 1))
+	call_a=$(line_of "$script" '^        hot_a\(')
+	mod_line=$(line_of "$script" '^    main\(\)')
+	bad=$(awk -F'\t' -v file="$script" -v lo="$body_a" -v hi="$body_end" -v ca="$call_a" -v ml="$mod_line" '{
+		n = split($4, p, ";")
+		if (n != 3) { print; next }
+		if (p[2] != "main@" file ":" ca || p[3] != "<module>@" file ":" ml) { print; next }
+		l = p[1]; sub(/.*:/, "", l)
+		if (substr(p[1], 1, length("hot_a@" file ":")) != "hot_a@" file ":" || l + 0 < lo || l + 0 > hi) print
+	}' "$s.a" | head -3)
+	[ -z "$bad" ] || fail "$who: hot_a stack not hot_a@$script:[$body_a-$body_end];main@:$call_a;<module>@:$mod_line: $bad"
+	echo "ok: $who: $(wc -l <"$s.a") hot_a stacks are hot_a;main;<module> with file $script and lines"
+	# Python frames replace the evaluator's frames; native interpreter frames stay below <module>
+	n=$(grep -c '_PyEval_EvalFrameDefault' "$s.a")
+	expect_eq "$who: hot_a stacks still showing _PyEval_EvalFrameDefault" 0 "$n"
+	n=$(awk -F'\t' '$3 !~ /(^|;)<module>;([^;]*;)*(PyEval_EvalCode|Py_RunMain|Py_BytesMain)(;|$)/' "$s.a" | wc -l)
+	expect_eq "$who: hot_a stacks without a native interpreter frame below <module>" 0 "$n"
+	# A single-threaded interpreter running Python code holds the GIL
+	n=$(awk -F'\t' '$2 !~ /(^| )gil=held /' "$s.a" | wc -l)
+	expect_eq "$who: hot_a samples not labelled gil=held" 0 "$n"
+	n=$(awk -F'\t' '$2 !~ /(^| )pid=[0-9]+ / || $2 !~ /(^| )tid=[0-9]+ / || $2 !~ /(^| )comm=/' "$s.a" | wc -l)
+	expect_eq "$who: hot_a samples without pid/tid/comm" 0 "$n"
+	# No sample of the run has a malformed Python location
+	n=$(awk -F'\t' '$4 ~ /(^|;)BAD@/' "$s" | wc -l)
+	expect_eq "$who: Python locations with a mapping or several lines" 0 "$n"
+}
+
+t_python_cpu_cmd() {
+	local i f ran=""
+	py_list
+	for i in "${!PY_BINS[@]}"; do
+		f=$E2E_TMP/cpu.${PY_NAMES[$i]}.pb.gz
+		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+		"$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 3 >"$f.out" 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not finish"
+		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}"
+		ran="$ran ${PY_NAMES[$i]}"
+	done
+	echo "ran:$ran"
+}
+
+t_python_cpu_pid() {
+	local i f ran=""
+	py_list
+	for i in "${!PY_BINS[@]}"; do
+		f=$E2E_TMP/pid.${PY_NAMES[$i]}.pb.gz
+		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+		start_waiting_target "$E2E_TMP/target.${PY_NAMES[$i]}.out" "${PY_BINS[$i]}" "$PY_CPU" --wait 60
+		echo go >&"$TARGET_IN"
+		"$PROF" --cpu=$PY_HZ -p "$TARGET_PID" -d 3 -o "$f" --top 0 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		kill -0 "$TARGET_PID" || fail "${PY_NAMES[$i]}: the target died under -p"
+		kill "$TARGET_PID"
+		wait "$TARGET_PID" 2>/dev/null
+		exec {TARGET_IN}>&-
+		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]} -p"
+		ran="$ran ${PY_NAMES[$i]}"
+	done
+	echo "ran:$ran"
+}
+
+# The script run as the command itself: the kernel starts `/usr/bin/env python3.X SCRIPT` and env
+# execs the interpreter, found first in PATH.
+t_python_cpu_shebang() {
+	local i f m script ran=""
+	py_list
+	for i in "${!PY_BINS[@]}"; do
+		m=${PY_BINS[$i]##*/}
+		script=$E2E_TMP/${PY_NAMES[$i]}/py_cpu.py
+		mkdir -p "${script%/*}"
+		{ echo "#!/usr/bin/env $m" && tail -n +2 "$PY_CPU"; } >"$script" || fail "cannot write $script"
+		chmod +x "$script"
+		f=$E2E_TMP/shebang.${PY_NAMES[$i]}.pb.gz
+		echo "== ${PY_NAMES[$i]}: $script (#!/usr/bin/env $m, PATH from ${PY_BINS[$i]%/*})"
+		PATH="${PY_BINS[$i]%/*}:$PATH" "$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "$script" 3 >"$f.out" 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not run"
+		check_py_cpu "$f" "$script" "${PY_NAMES[$i]} #!"
+		ran="$ran ${PY_NAMES[$i]}"
+	done
+	echo "ran:$ran"
+}
+
+# Folded and text output name the same frames as pprof.
+t_python_folded_text() {
+	local i f n ran=""
+	py_list
+	for i in "${!PY_BINS[@]}"; do
+		f=$E2E_TMP/${PY_NAMES[$i]}
+		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+		"$PROF" --cpu=$PY_HZ -f folded -o "$f.folded" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 1.5 >/dev/null 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		# root first: <module>, main, hot_a in that order, only native frames between them
+		n=$(grep -cE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;[^ ]*)? [0-9]+$' "$f.folded")
+		[ "$n" -gt 0 ] || { head -5 "$f.folded"; fail "${PY_NAMES[$i]}: no folded <module>;…main;…hot_a line"; }
+		expect_eq "${PY_NAMES[$i]}: folded hot_a lines with _PyEval_EvalFrameDefault" 0 \
+			"$(grep -E '(^|;)hot_a(;| )' "$f.folded" | grep -c '_PyEval_EvalFrameDefault')"
+		expect_eq "${PY_NAMES[$i]}: folded hot_a lines not under <module>;…main" 0 \
+			"$(grep -E '(^|;)hot_a(;| )' "$f.folded" | grep -cvE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;| )')"
+		"$PROF" --cpu=$PY_HZ -f text -o "$f.txt" --top 10 -- "${PY_BINS[$i]}" "$PY_CPU" 1.5 >/dev/null 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		expect_no_drops_text "$f.txt"
+		# hot_a, 60 % of the run, has a row of the top table
+		awk '/top 10 by cpu/ { t = 1; next } t && $NF == "hot_a" { found = 1 } END { exit !found }' "$f.txt" ||
+			{ cat "$f.txt"; fail "${PY_NAMES[$i]}: no hot_a row in the text report"; }
+		echo "ok: ${PY_NAMES[$i]}: folded and text name hot_a under main"
+		ran="$ran ${PY_NAMES[$i]}"
+	done
+	echo "ran:$ran"
+}
+
+# py_heap.py under --heap (ARGS: the profiler's options then the script's argument).
+heap_keep_runs() { # PROF_OPTIONS... -- SCRIPT_SECONDS
+	local i f s v n la lm ml opts=() ran=""
+	while [ "$1" != -- ]; do opts+=("$1") && shift; done
+	shift
+	py_list
+	la=$(line_of "$PY_HEAP" '^        kept\.append\(bytearray\(')
+	lm=$(line_of "$PY_HEAP" '^    held = keep\(')
+	ml=$(line_of "$PY_HEAP" '^    main\(\)')
+	for i in "${!PY_BINS[@]}"; do
+		f=$E2E_TMP/heap.${PY_NAMES[$i]}.pb.gz
+		s=$f.samples
+		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+		"$PROF" --heap "${opts[@]}" -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_HEAP" "$1" >"$f.out" 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		expect_eq "${PY_NAMES[$i]}: script output" "KEPT 20" "$(cat "$f.out")"
+		expect_no_drops "$f"
+		expect_eq "${PY_NAMES[$i]}: py_read_fail" 0 "$(pprof_counter_value "$f" py_read_fail)"
+		# 20 blocks of 1 MiB + 1 byte, kept to the end; keep's own small objects come from
+		# pymalloc's arenas, not malloc
+		v=$(pprof_cum "$f" inuse_space keep)
+		expect_range "${PY_NAMES[$i]}: inuse_space on stacks with keep" 20971520 23068671 "$v"
+		py_samples "$f" >"$s"
+		with_fn "$s" keep >"$s.k"
+		# every allocation under keep: keep at the append line;main at its call;<module> at main()
+		n=$(awk -F'\t' -v file="$PY_HEAP" -v la="$la" -v lm="$lm" -v ml="$ml" '{
+			n = split($4, p, ";")
+			if (n != 3 || p[1] != "keep@" file ":" la || p[2] != "main@" file ":" lm ||
+				p[3] != "<module>@" file ":" ml) print
+		}' "$s.k" | tee "$s.bad" | wc -l)
+		[ -s "$s.k" ] || { head -20 "$s"; fail "${PY_NAMES[$i]}: no allocation stack with keep"; }
+		[ "$n" -eq 0 ] || { head -3 "$s.bad"; fail "${PY_NAMES[$i]}: keep stacks ($n bad of $(wc -l <"$s.k"))"; }
+		echo "ok: ${PY_NAMES[$i]}: $(wc -l <"$s.k") keep stacks are keep;main;<module> at their lines"
+		ran="$ran ${PY_NAMES[$i]}"
+	done
+	echo "ran:$ran"
+}
+
+# Profile written after 3 s while the script sleeps holding its 20 MiB (-d ends the command).
+t_python_heap_keep() {
+	heap_keep_runs -d 3 -- 60
+}
+
+# The same when the script exits (os._exit) right after keep: the profile is written after the
+# process is gone, so its code objects must have been read while it lived.
+t_python_heap_keep_exit() {
+	heap_keep_runs -- 0
+}
+
+t_python_threads_gil() {
+	local i f s n fn ran=""
+	py_list
+	for i in "${!PY_BINS[@]}"; do
+		f=$E2E_TMP/threads.${PY_NAMES[$i]}.pb.gz
+		s=$f.samples
+		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+		"$PROF" --cpu -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 2 2.5 >"$f.out" 2>"$f.err" ||
+			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+		expect_eq "${PY_NAMES[$i]}: script output" "done" "$(cat "$f.out")"
+		expect_py_counters "$f"
+		py_samples "$f" >"$s"
+		# a method is named by co_qualname from 3.11 on, by co_name before
+		case ${PY_NAMES[$i]} in
+		*-3.8 | *-3.9 | *-3.10) fn=spin ;;
+		*) fn=Spinner.spin ;;
+		esac
+		with_fn "$s" "$fn" >"$s.spin"
+		[ -s "$s.spin" ] || { head -20 "$s"; fail "${PY_NAMES[$i]}: no samples in $fn"; }
+		n=$(awk -F'\t' -v fn="$fn" '{ split($4, p, ";"); sub(/@.*/, "", p[1]) }
+			p[1] != fn || $4 !~ /^[^;]*;main@[^;]*;<module>@[^;]*$/' "$s.spin" | wc -l)
+		expect_eq "${PY_NAMES[$i]}: $fn stacks not $fn;main;<module>" 0 "$n"
+		# the main thread holds the GIL the whole time: the sleeper waits without it
+		n=$(awk -F'\t' '$2 !~ /(^| )gil=held /' "$s.spin" | wc -l)
+		expect_eq "${PY_NAMES[$i]}: spin samples ($(wc -l <"$s.spin")) not labelled gil=held" 0 "$n"
+		ran="$ran ${PY_NAMES[$i]}"
+	done
+	echo "ran:$ran"
+}
+
+# With --offcpu, the sleeper's 2 s in time.sleep: off-CPU time on stacks through nap, the thread
+# blocked (py-spy's idle: state=blocked) and without the GIL.
+t_python_offcpu_idle() {
+	"$PROF" --help 2>&1 | grep -q -- '--offcpu' || skip "bpftrace-prof has no --offcpu yet"
+	local i f s ns n k lost ran=""
+	# the loss counters of that mode too (test_offcpu.sh)
+	local DROP_COUNTERS="$DROP_COUNTERS offcpu_full offcpu_lost"
+	py_list
+	for i in "${!PY_BINS[@]}"; do
+		# the mode goes in before the first dot of the name: idle.offcpu.pb.gz
+		mkdir -p "$E2E_TMP/${PY_NAMES[$i]}"
+		f=$E2E_TMP/${PY_NAMES[$i]}/idle
+		s=$f.samples
+		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+		# offcpu_lost is a known, counted loss (README's Limits): run again, 3 runs at most
+		for k in 1 2 3; do
+			"$PROF" --cpu --offcpu -o "$f.pb.gz" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 2 2.5 >"$f.out" 2>"$f.err" ||
+				{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+			[ -s "$f.offcpu.pb.gz" ] || { ls "${f%/*}"; fail "${PY_NAMES[$i]}: no $f.offcpu.pb.gz"; }
+			lost=$(pprof_counter_value "$f.offcpu.pb.gz" offcpu_lost)
+			[ "$lost" = 0 ] && break
+			echo "note: run $k lost $lost off-CPU period(s); running again"
+		done
+		expect_py_counters "$f.offcpu.pb.gz"
+		py_samples "$f.offcpu.pb.gz" >"$s"
+		with_fn "$s" nap >"$s.nap"
+		# events/count, offcpu/nanoseconds: the second value
+		ns=$(sum_values "$s.nap" 2)
+		expect_range "${PY_NAMES[$i]}: off-CPU ns on stacks with nap (time.sleep(2))" 1000000000 10000000000 "$ns"
+		n=$(awk -F'\t' '$4 !~ /(^|;)nap@[^;]*;(Thread\.)?run@/' "$s.nap" | wc -l)
+		expect_eq "${PY_NAMES[$i]}: nap stacks without Thread.run under nap" 0 "$n"
+		ns=$(awk -F'\t' '$2 ~ /(^| )state=blocked / && $2 ~ /(^| )gil=released /' "$s.nap" >"$s.idle" && sum_values "$s.idle" 2)
+		expect_range "${PY_NAMES[$i]}: of which state=blocked and gil=released" 1000000000 10000000000 "$ns"
+		# (a preempted thread, state=runnable, may hold the GIL; a sleeping one never does)
+		n=$(awk -F'\t' '$2 ~ /(^| )state=blocked / && $2 !~ /(^| )gil=released /' "$s.nap" | wc -l)
+		expect_eq "${PY_NAMES[$i]}: blocked nap samples not labelled gil=released" 0 "$n"
+		ran="$ran ${PY_NAMES[$i]}"
+	done
+	echo "ran:$ran"
+}
+
+# A CPython we do not walk (3.7): one warning naming the version, native stacks, exit 0.
+t_python_unsupported_37() {
+	local root p="" c f=$E2E_TMP/py37.pb.gz s n
+	root=$(py_root)
+	for c in "$root"/versions/3.7.*/bin/python3.7; do [ -x "$c" ] && p=$c; done
+	if [ -z "$p" ]; then
+		[ "${CI:-}" = true ] && fail "pyenv 3.7 is not installed under $root/versions (CI=true)"
+		skip "no pyenv 3.7 under $root/versions"
+	fi
+	echo "== pyenv-3.7: $p"
+	"$PROF" --cpu -o "$f" --top 0 -- "$p" "$PY_CPU" 2 >"$f.out" 2>"$f.err" ||
+		{ cat "$f.err"; fail "exit status $?"; }
+	cat "$f.err"
+	grep -q '^rounds [0-9]' "$f.out" || fail "the script did not finish"
+	expect_eq "warnings naming 3.7" 1 "$(grep -c 'warning: .*3\.7' "$f.err")"
+	expect_no_drops "$f"
+	s=$f.samples
+	py_samples "$f" >"$s"
+	expect_eq "Python frames (address 0 locations)" 0 "$(awk -F'\t' '$4 != ""' "$s" | wc -l)"
+	expect_eq "hot_a samples" 0 "$(pprof_cum "$f" samples hot_a)"
+	# the evaluator's native frames remain, under the interpreter's main
+	n=$(with_fn "$s" _PyEval_EvalFrameDefault | wc -l)
+	[ "$n" -gt 0 ] || { head "$s"; fail "no native _PyEval_EvalFrameDefault frames"; }
+	echo "ok: $n samples with native _PyEval_EvalFrameDefault frames"
+}
