@@ -111,9 +111,11 @@ static __always_inline bool py_enter(const struct prof_py_proc *py, struct py_wa
  * prof_py_frame() in *out and true when one was produced; the invocation's end clears
  * p->active (and sets p->done when anything was emitted, so the native frame is not pushed).
  */
-static __always_inline bool py_step(const struct prof_py_proc *py, struct py_walk *p, __u64 *out)
+static __always_inline bool py_step(const struct prof_py_proc *py, struct py_walk *p, __u64 *out,
+				    __u64 *print)
 {
-	__u64 f = p->frame, code = 0, back = 0, ptr = 0, type = 0, instr = 0;
+	__u64 f = p->frame, code = 0, back = 0, ptr = 0, type = 0, instr = 0, names[2] = {};
+	__u32 firstlineno = 0;
 	__u8 mark = 0;
 	__s32 lasti = 0;
 	bool end = false, ok;
@@ -153,6 +155,11 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 	if (instr > PROF_PY_INSTR_MAX)
 		instr = PROF_PY_INSTR_MAX;
 	*out = prof_py_frame(code, instr);
+	/* co_filename and co_name are neighbours in every version: one read. */
+	if (!py_read(&firstlineno, sizeof(firstlineno), code + py->o.co_firstlineno) ||
+	    !py_read(names, sizeof(names), code + py->o.co_filename))
+		prof_count(PROF_CNT_PY_READ_FAIL);
+	*print = prof_py_fingerprint(firstlineno, names[0], names[1]);
 	prof_count(PROF_CNT_PY_FRAMES);
 	p->emitted = 1;
 	if (end || !p->frame)
@@ -178,15 +185,15 @@ over:
  * function: the verifier checks it once, not once per path of the native walk around it.
  */
 __noinline int prof_py_walk_step(const struct prof_py_proc *py, struct py_walk *p, __u64 pc,
-				 __u64 *out)
+				 __u64 *out, __u64 *print)
 {
-	if (!py || !p || !out)
+	if (!py || !p || !out || !print)
 		return 0;
 	if (!p->active) {
 		if (p->done || !py_is_eval(py, pc) || !py_enter(py, p))
 			return 0;
 	}
-	if (py_step(py, p, out))
+	if (py_step(py, p, out, print))
 		return 1;
 	return p->active ? 2 : 0;
 }

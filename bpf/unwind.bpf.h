@@ -463,15 +463,19 @@ static __always_inline bool push_frame(struct unwind_walk *w)
  */
 static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 {
-	__u64 f = 0;
+	__u64 f = 0, print = 0;
 	int r;
 
 	if (!w->proc)
 		return 0;
-	r = prof_py_walk_step(&w->proc->py, &w->py, pc, &f);
+	/* Room for the frame's two words, or the stack is full here. */
+	if (w->n + 2 > PROF_MAX_FRAMES)
+		return 0;
+	r = prof_py_walk_step(&w->proc->py, &w->py, pc, &f, &print);
 	if (r == 1) {
 		w->py_any = true;
 		push_value(w, f);
+		push_value(w, print);
 	}
 	return r != 0;
 }

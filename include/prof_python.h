@@ -12,8 +12,13 @@
 #include "prof_common.h"
 
 /*
- * A Python frame in a stack: bit 62 set (user addresses are below 2^47, kernel ones have bit 63
- * set), the instruction index in bits 47..61, the code object's address in bits 0..46.
+ * A Python frame in a stack is two words, leaf first like every frame.  The first: bit 62 set
+ * (user addresses are below 2^47, kernel ones have bits 62 and 63 set), the instruction index in
+ * bits 47..61, the code object's address in bits 0..46.  The second, its fingerprint: bit 63 set
+ * and bit 62 clear, then prof_py_fingerprint() of what the code object held when the frame was
+ * read — userspace reads code objects later, by which time one that was freed (a module's
+ * top-level code after import, exec'd code) may have been replaced by another at the same
+ * address: the fingerprint tells them apart.
  */
 #define PROF_PY_FRAME_TAG   (1ULL << 62)
 #define PROF_PY_ADDR_MASK   ((1ULL << 47) - 1)
@@ -38,6 +43,24 @@ static inline __u64 prof_py_frame_code(__u64 ip)
 static inline __u32 prof_py_frame_instr(__u64 ip)
 {
 	return (__u32)((ip >> PROF_PY_INSTR_SHIFT) & PROF_PY_INSTR_MAX);
+}
+
+#define PROF_PY_PRINT_TAG (1ULL << 63)
+
+static inline int prof_py_is_print(__u64 ip)
+{
+	return (ip >> 62) == 2;
+}
+
+/* A code object's fingerprint word: its first line and the addresses of its file and name. */
+static inline __u64 prof_py_fingerprint(__u32 firstlineno, __u64 filename, __u64 name)
+{
+	__u64 h = (__u64)firstlineno * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (filename >> 4) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (name >> 4) * 0x165667b19e3779f9ULL;
+	h ^= h >> 29;
+	return PROF_PY_PRINT_TAG | (h & ((1ULL << 62) - 1));
 }
 
 /* How a version chains its frames. */
@@ -76,7 +99,8 @@ struct prof_py_offsets {
 	__u16 gil_last_holder;	/* _gil_runtime_state: last_holder */
 	__u8 style;		/* enum prof_py_style; PROF_PY_NONE: not a Python process */
 	__u8 instr;		/* enum prof_py_instr */
-	__u16 pad[2];
+	__u16 co_firstlineno; /* code object: co_firstlineno (an int) */
+	__u16 co_filename;    /* code object: co_filename, then co_name 8 bytes above */
 };
 _Static_assert(sizeof(struct prof_py_offsets) == 32, "prof_py_offsets layout");
 

@@ -158,7 +158,12 @@ static int job__run(struct stackres *r, const struct job *j)
 			if (j->stack_kind == STACK_KERNEL)
 				err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
 			else if (prof_py_is_frame(f->addr))
-				err = symbolizer__resolve_python(r->sym, j->pid, f->addr, &f->sym);
+				err = symbolizer__resolve_python(
+					r->sym, j->pid, f->addr,
+					i + 1 < j->n && prof_py_is_print(f[1].addr) ? f[1].addr : 0,
+					&f->sym);
+			else if (prof_py_is_print(f->addr))
+				memset(&f->sym, 0, sizeof(f->sym)); /* its frame's, not a frame */
 			else
 				err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym);
 		}

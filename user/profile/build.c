@@ -72,6 +72,8 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 
 	frames = stackres__frames(r, id, &nframes);
 	for (unsigned i = 0; i < nframes && *n < max; i++) {
+		if (prof_py_is_print(frames[i].addr))
+			continue; /* the Python frame before it says it all */
 		err = frame_location(p, &frames[i], &out[*n]);
 		if (err)
 			return err;

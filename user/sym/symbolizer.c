@@ -125,6 +125,7 @@ struct py_code_entry {
 	uint8_t *table;		 /* its line table (malloc'd) */
 	uint32_t table_len;
 	int32_t firstlineno;
+	uint64_t print; /* prof_py_fingerprint of it as read */
 };
 
 /* Code objects cached per process: past this many, frames are read without caching. */
@@ -1384,15 +1385,20 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
 static int py_code__read(struct symbolizer *s, const struct sym_proc *p, uint32_t pid,
 			 uint64_t code, struct py_code_entry *e)
 {
+	uint64_t names[2]; /* co_filename, co_name: what the BPF walker fingerprints */
 	struct pycode c;
 	int err;
 
 	memset(e, 0, sizeof(*e));
 	err = pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
 			   &c);
+	if (!err)
+		err = pycode__read_pid((void *)(uintptr_t)pid, code + p->py->co_filename, names,
+				       sizeof(names));
 	if (err) {
 		pr_debug("pid %u: Python code object at 0x%" PRIx64 " unreadable: %s\n", pid, code,
 			 strerror(-err));
+		pycode__free(&c);
 		return 0;
 	}
 	e->name = strpool__intern(s->pool, c.name);
@@ -1402,6 +1408,7 @@ static int py_code__read(struct symbolizer *s, const struct sym_proc *p, uint32_
 		return -ENOMEM;
 	}
 	e->firstlineno = c.firstlineno;
+	e->print = prof_py_fingerprint((uint32_t)c.firstlineno, names[0], names[1]);
 	e->table = c.table; /* ours now */
 	e->table_len = c.table_len;
 	c.table = NULL;
@@ -1409,38 +1416,56 @@ static int py_code__read(struct symbolizer *s, const struct sym_proc *p, uint32_
 	return 0;
 }
 
-int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame,
+/* Is e the object the walker saw (print 0, or an unreadable walk: no fingerprint to check)? */
+static bool py_code__matches(const struct py_code_entry *e, uint64_t print)
+{
+	return e->name && (!print || print == prof_py_fingerprint(0, 0, 0) || e->print == print);
+}
+
+int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame, uint64_t print,
 			       struct sym_result *out)
 {
 	uint64_t code = prof_py_frame_code(frame);
-	struct py_code_entry tmp, *e = NULL;
+	struct py_code_entry fresh, *e = NULL;
 	struct sym_proc *p;
 	struct pycode c;
-	bool created;
+	bool created = true;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	p = find_proc(s, pid);
 	if (p && p->py) {
-		if (!p->pycodes && hashmap__new(&p->pycodes, sizeof(code), sizeof(tmp)))
+		if (!p->pycodes && hashmap__new(&p->pycodes, sizeof(code), sizeof(fresh)))
 			return -ENOMEM;
-		if (hashmap__count(p->pycodes) < PY_CODES_MAX || hashmap__find(p->pycodes, &code)) {
+		e = hashmap__find(p->pycodes, &code);
+		created = !e;
+		if (!e && hashmap__count(p->pycodes) < PY_CODES_MAX) {
 			err = hashmap__upsert(p->pycodes, (void **)&e, &code, &created);
 			if (err)
 				return err;
-			if (created && (err = py_code__read(s, p, pid, code, e))) {
-				hashmap__delete(p->pycodes, &code);
+			memset(e, 0, sizeof(*e));
+		}
+		/* Not cached, or cached as another object (freed since, its address reused): read the
+		 * object there now; it replaces the entry, whether or not it is the frame's. */
+		if (!e || !py_code__matches(e, print)) {
+			err = py_code__read(s, p, pid, code, &fresh);
+			if (err) {
+				if (created && e)
+					hashmap__delete(p->pycodes, &code);
 				return err;
 			}
-		} else {
-			e = &tmp;
-			err = py_code__read(s, p, pid, code, e);
-			if (err)
-				return err;
+			if (e) {
+				free(e->table);
+				*e = fresh;
+			} else {
+				e = &fresh;
+			}
 		}
 	}
-	if (!e || !e->name) {
+	if (!e || !py_code__matches(e, print)) {
 		s->stats.py_code_unreadable++;
+		if (e == &fresh)
+			free(fresh.table);
 		out->name = out->system_name = strpool__intern(s->pool, "[python]");
 		return out->name ? 0 : -ENOMEM;
 	}
@@ -1450,8 +1475,8 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 	c = (struct pycode){
 		.table = e->table, .table_len = e->table_len, .firstlineno = e->firstlineno};
 	out->line = pycode__line(p->py, &c, prof_py_frame_instr(frame));
-	if (e == &tmp)
-		free(tmp.table);
+	if (e == &fresh)
+		free(fresh.table);
 	return 0;
 }
 

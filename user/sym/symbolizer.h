@@ -118,12 +118,13 @@ struct py_version;
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
 			   uint64_t runtime, uint64_t code_type);
 /*
- * A Python frame of pid (a value prof_py_is_frame accepts): the code object's name, file and
- * first line, and the line of its instruction, read from the live process and cached per (pid,
- * code object).  out->map is NULL.  A code object that cannot be read gives the name "[python]"
- * (counted).  0 or -ENOMEM.
+ * A Python frame of pid (a value prof_py_is_frame accepts) with its fingerprint word (0: none):
+ * the code object's name, file and first line, and the line of its instruction, read from the
+ * live process and cached per (pid, code object) — a cached or live object whose fingerprint
+ * differs is another object at the same address, not this frame's.  out->map is NULL.  A code
+ * object that cannot be read (or is gone) gives the name "[python]" (counted).  0 or -ENOMEM.
  */
-int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame,
+int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame, uint64_t print,
 			       struct sym_result *out);
 /*
  * Thread tid of Python process pid was seen: read the names of its Python threads

@@ -731,6 +731,8 @@ static const struct py_version *proc__python(struct unwinder *u, uint32_t pid, c
 			.tsd = PROF_PY_GLIBC_TSD,
 			.o = e->v.bpf,
 		};
+		out->o.co_firstlineno = e->v.co_firstlineno;
+		out->o.co_filename = e->v.co_filename;
 		return &e->v;
 	}
 	return NULL;
