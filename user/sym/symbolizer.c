@@ -365,10 +365,16 @@ static void py_codes__free(struct sym_proc *p)
 	p->pycodes = NULL;
 }
 
-/* Thread names outlive a forget (exec, the final re-read at exit): the profile is built after
- * the process is gone. */
+/*
+ * The Python state outlives a forget (exec, the final re-read at exit): stacks queued before the
+ * exit stop are still to be named, and thread names are wanted when the profile is built, after
+ * the process is gone.  An exec that changes the interpreter says so (symbolizer__set_python).
+ */
 static void py_names__free(struct sym_proc *p)
 {
+	py_codes__free(p);
+	p->py = NULL;
+	p->py_code_type = 0;
 	hashmap__free(p->pynames);
 	p->pynames = NULL;
 	p->pynames_read_ns = 0;
@@ -388,9 +394,6 @@ static void clear_proc(struct symbolizer *s, struct sym_proc *p)
 	p->uid_known = false;
 	p->perfmap_refused = false;
 	p->load_tried = p->loaded = p->gone = p->reread = false;
-	py_codes__free(p);
-	p->py = NULL;
-	p->py_code_type = 0;
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -1445,8 +1448,8 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 				return err;
 			memset(e, 0, sizeof(*e));
 		}
-		/* Not cached, or cached as another object (freed since, its address reused): read the
-		 * object there now; it replaces the entry, whether or not it is the frame's. */
+		/* Not cached, or cached as another object (freed since, its address reused): read
+		 * the object there now; it replaces the entry, whether or not it is the frame's. */
 		if (!e || !py_code__matches(e, print)) {
 			err = py_code__read(s, p, pid, code, &fresh);
 			if (err) {

@@ -113,6 +113,7 @@ struct mapping {
 
 struct proc {
 	const struct py_version *py; /* what on_python was last told */
+	uint64_t py_runtime;	     /* … and where */
 	uint32_t n;
 	struct mapping maps[];
 };
@@ -747,9 +748,11 @@ static int proc__write(struct unwinder *u, uint32_t pid, struct proc *p)
 
 	memset(v, 0, sizeof(*v));
 	py = proc__python(u, pid, p, &v->py);
-	if (py != p->py && u->on_python)
+	/* Another interpreter, or the same one elsewhere (an exec of it) */
+	if ((py != p->py || v->py.runtime != p->py_runtime) && u->on_python)
 		u->on_python(u->on_python_arg, pid, py, &v->py);
 	p->py = py;
+	p->py_runtime = v->py.runtime;
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct mapping *m = &p->maps[i];
 		struct prof_unwind_mapping *k = &v->maps[v->nr++];
@@ -842,6 +845,10 @@ int unwinder__add_process(struct unwinder *u, uint32_t pid)
 	if (err)
 		goto cleanup;
 	old = slot__get(v);
+	if (old) { /* what the symbolizer was told stays true until proc__write says otherwise */
+		p->py = old->py;
+		p->py_runtime = old->py_runtime;
+	}
 	slot__set(v, p);
 	/*
 	 * The new entry first, then the old record's files lose their users: a table may become
