@@ -447,6 +447,21 @@ static __always_inline bool push_value(struct unwind_walk *w, __u64 v)
 	return true;
 }
 
+/* Append a and b (a Python frame's two words); false when they do not fit. */
+static __always_inline bool push_pair(struct unwind_walk *w, __u64 a, __u64 b)
+{
+	__u64 n = w->n;
+	__u64 *slot;
+
+	if (n > PROF_MAX_FRAMES - 2)
+		return false;
+	slot = &w->ips[n];
+	slot[0] = a;
+	slot[1] = b;
+	w->n = prof_opaque((__u32)n + 2);
+	return true;
+}
+
 /* Append the current ip; an eval frame whose Python frames took its place is not (true). */
 static __always_inline bool push_frame(struct unwind_walk *w)
 {
@@ -474,8 +489,7 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 	r = prof_py_walk_step(&w->proc->py, &w->py, pc, &f, &print);
 	if (r == 1) {
 		w->py_any = true;
-		push_value(w, f);
-		push_value(w, print);
+		push_pair(w, f, print);
 	}
 	return r != 0;
 }
