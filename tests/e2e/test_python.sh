@@ -135,7 +135,7 @@ check_py_cpu() { # FILE SCRIPT WHO
 	a=$(pprof_cum "$f" samples hot_a)
 	b=$(pprof_cum "$f" samples hot_b)
 	[ "$b" -gt 0 ] || { head -20 "$s"; fail "$who: no samples in hot_b"; }
-	expect_range "$who: hot_a/hot_b samples" 2.0 4.5 "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+	expect_range "$who: hot_a/hot_b samples" 1.8 5 "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
 	expect_eq "$who: hot_a samples (raw vs pprof -top)" "$a" "$(sum_values "$s.a" 1)"
 	# Every hot_a stack, Python frames only: hot_a at a line of it, main at the line that
 	# calls hot_a, <module> at the line that calls main — from this script's file.
@@ -328,13 +328,16 @@ t_python_threads_gil() {
 		# the main thread holds the GIL the whole time: the sleeper waits without it
 		n=$(awk -F'\t' '$2 !~ /(^| )gil=held /' "$s.spin" | wc -l)
 		expect_eq "${PY_NAMES[$i]}: spin samples ($(wc -l <"$s.spin")) not labelled gil=held" 0 "$n"
+		# threading's names, read from the interpreter (comm stays python3.X)
+		n=$(awk -F'\t' '$2 !~ /(^| )thread_name=MainThread /' "$s.spin" | wc -l)
+		expect_eq "${PY_NAMES[$i]}: spin samples not labelled thread_name=MainThread" 0 "$n"
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
 }
 
 # With --offcpu, the sleeper's 2 s in time.sleep: off-CPU time on stacks through nap, the thread
-# blocked (py-spy's idle: state=blocked) and without the GIL.
+# blocked (py-spy's idle: state=idle) and without the GIL.
 t_python_offcpu_idle() {
 	"$PROF" --help 2>&1 | grep -q -- '--offcpu' || skip "bpftrace-prof has no --offcpu yet"
 	local i f s ns n k lost ran=""
@@ -364,11 +367,14 @@ t_python_offcpu_idle() {
 		expect_range "${PY_NAMES[$i]}: off-CPU ns on stacks with nap (time.sleep(2))" 1000000000 10000000000 "$ns"
 		n=$(awk -F'\t' '$4 !~ /(^|;)nap@[^;]*;(Thread\.)?run@/' "$s.nap" | wc -l)
 		expect_eq "${PY_NAMES[$i]}: nap stacks without Thread.run under nap" 0 "$n"
-		ns=$(awk -F'\t' '$2 ~ /(^| )state=blocked / && $2 ~ /(^| )gil=released /' "$s.nap" >"$s.idle" && sum_values "$s.idle" 2)
-		expect_range "${PY_NAMES[$i]}: of which state=blocked and gil=released" 1000000000 10000000000 "$ns"
+		ns=$(awk -F'\t' '$2 ~ /(^| )state=idle / && $2 ~ /(^| )gil=released /' "$s.nap" >"$s.idle" && sum_values "$s.idle" 2)
+		expect_range "${PY_NAMES[$i]}: of which state=idle and gil=released" 1000000000 10000000000 "$ns"
 		# (a preempted thread, state=runnable, may hold the GIL; a sleeping one never does)
-		n=$(awk -F'\t' '$2 ~ /(^| )state=blocked / && $2 !~ /(^| )gil=released /' "$s.nap" | wc -l)
+		n=$(awk -F'\t' '$2 ~ /(^| )state=idle / && $2 !~ /(^| )gil=released /' "$s.nap" | wc -l)
 		expect_eq "${PY_NAMES[$i]}: blocked nap samples not labelled gil=released" 0 "$n"
+		# the thread started as threading.Thread(name="sleeper") is named so
+		n=$(awk -F'\t' '$2 !~ /(^| )thread_name=sleeper /' "$s.nap" | wc -l)
+		expect_eq "${PY_NAMES[$i]}: nap samples not labelled thread_name=sleeper" 0 "$n"
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
