@@ -99,8 +99,8 @@ struct prof_py_offsets {
 	__u16 gil_last_holder;	/* _gil_runtime_state: last_holder */
 	__u8 style;		/* enum prof_py_style; PROF_PY_NONE: not a Python process */
 	__u8 instr;		/* enum prof_py_instr */
-	__u16 co_firstlineno; /* code object: co_firstlineno (an int) */
-	__u16 co_filename;    /* code object: co_filename, then co_name 8 bytes above */
+	__u16 co_firstlineno;	/* code object: co_firstlineno (an int) */
+	__u16 co_filename;	/* code object: co_filename, then co_name 8 bytes above */
 };
 _Static_assert(sizeof(struct prof_py_offsets) == 32, "prof_py_offsets layout");
 

@@ -398,3 +398,34 @@ t_scope_heap_detached_when_unmapped_one_shot() {
 	rmdir "$cg"
 	expect_range "probe_files_detached" 1 1000 "$(pprof_counter_value "$f" probe_files_detached)"
 }
+
+# --cgroup --cpu on Python processes started in the cgroup after the profiler (Debian's static
+# python3.11 and a pyenv shared-libpython one): Python frames found without any -p or -- CMD,
+# hot_a under main in each, labelled with the GIL state.
+t_scope_cgroup_cpu_python() {
+	local cg f=$E2E_TMP/pycg.pb.gz pids="" p py pyenv_py=""
+	for py in "${PYENV_ROOT:-/root/.pyenv}"/versions/3.12.*/bin/python3.12 /root/.pyenv/versions/3.12.*/bin/python3.12; do
+		[ -x "$py" ] && pyenv_py=$py && break
+	done
+	[ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 missing (apt-get install python3.11)"
+	[ -n "$pyenv_py" ] || [ "${CI:-}" != true ] || fail "pyenv's python3.12 missing"
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --cpu=299 -o "$f" --top 0
+	for py in /usr/bin/python3.11 $pyenv_py; do
+		bg_in_cgroup "$cg" "$py" tests/targets/py_cpu.py 2 >/dev/null
+		pids="$pids $!"
+	done
+	for p in $pids; do wait "$p" || fail "python $p failed"; done
+	stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	expect_eq "processes in the profile" "$(echo "$pids" | tr ' ' '\n' | sort -n | xargs)" "$(profile_pids "$f")"
+	for p in $pids; do
+		expect_range "pid $p: hot_a;main;<module> stacks, gil=held" 1 100000 \
+			"$(go tool pprof -symbolize=none -traces -tagfocus=gil=held "$f" 2>/dev/null |
+				awk -v p="$p" '/^-----/ { if (ok && st ~ /hot_a;main;<module>/) n++; ok = 0; st = ""; next }
+					/^ *pid:/ { ok = ($2 == p) } /^ +[^ :]+$/ { st = st ";" $1 }
+					/^ *[0-9.]+[a-z]* +[^ ]/ { st = $2 }
+					END { print n + 0 }')"
+	done
+	expect_eq "py_read_fail" 0 "$(pprof_counter_value "$f" py_read_fail)"
+}
