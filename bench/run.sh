@@ -32,6 +32,11 @@ cd "$(dirname "$0")/.." || exit 1
 
 ROUNDS=${BENCH_ROUNDS:-5}
 ONLY=${BENCH_ONLY:-tables,heap,cost,sample,cpu,pprof,depth}
+# BENCH_ONLY naming none of these sections (only python's): nothing here, latest.md kept.
+case ",$ONLY," in
+*,tables,* | *,heap,* | *,cost,* | *,sample,* | *,cpu,* | *,pprof,* | *,depth,*) ;;
+*) exit 0 ;;
+esac
 DEPTHS=${BENCH_DEPTHS:-8 32 96}
 DEPTH_ROUNDS=${BENCH_DEPTH_ROUNDS:-3}
 DEPTH_PAIRS=20000 # per run: bpf_stats gives ns per event exactly; more pairs only add time
