@@ -65,13 +65,18 @@ static __always_inline bool prof_is_target(__u32 tgid)
 	return bpf_map_lookup_elem(&prof_targets, &tgid);
 }
 
-static __always_inline void prof_count(enum prof_counter c)
+static __always_inline void prof_count_n(enum prof_counter c, __u64 n)
 {
 	__u32 key = c;
 	__u64 *v = bpf_map_lookup_elem(&prof_counters, &key);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void prof_count(enum prof_counter c)
+{
+	prof_count_n(c, 1);
 }
 
 #endif /* PROF_COMMON_BPF_H */

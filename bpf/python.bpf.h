@@ -29,6 +29,7 @@ struct py_walk {
 	__u8 emitted; /* frames emitted for that eval frame */
 	__u8 done;    /* that eval frame's Python frames are out: step over it natively, unpushed */
 	__u8 thread;  /* enum prof_py_thread */
+	__u32 frames; /* Python frames emitted (counted once, at the end of the walk) */
 };
 
 static __always_inline bool py_read(void *dst, __u32 size, __u64 addr)
@@ -160,7 +161,7 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 	    !py_read(names, sizeof(names), code + py->o.co_filename))
 		prof_count(PROF_CNT_PY_READ_FAIL);
 	*print = prof_py_fingerprint(firstlineno, names[0], names[1]);
-	prof_count(PROF_CNT_PY_FRAMES);
+	p->frames++;
 	p->emitted = 1;
 	if (end || !p->frame)
 		goto over_emitted;

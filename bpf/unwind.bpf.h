@@ -635,6 +635,8 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	bpf_loop(PROF_MAX_FRAMES + 1, unwind_frame, &w, 0);
 	if (w.g.stop)
 		prof_count(w.g.stop);
+	if (w.py.frames)
+		prof_count_n(PROF_CNT_PY_FRAMES, w.py.frames);
 	if (py)
 		*py = w.py_any ? w.py.thread : PROF_PY_THREAD_NONE;
 	return w.n;
