@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * pycode against real interpreters (every installed CPython 3.8–3.13 under pyenv, and Debian's
- * /usr/bin/python3.11): each one compiles a test module and prints, per code object, its raw
- * line table and the line co_lines() (3.10+) or dis.findlinestarts (3.8/3.9) gives every
- * instruction; we decode the table and must agree on every instruction.  Then a live
+ * pycode against real interpreters (pyenv's newest CPython 3.8–3.13 each, and Debian's
+ * /usr/bin/python3.11, found by pyinterp.h): each one compiles a test module and prints, per code
+ * object, its raw line table and the line co_lines() (3.10+) or dis.findlinestarts (3.8/3.9) gives
+ * every instruction; we decode the table and must agree on every instruction.  Then a live
  * interpreter prints the addresses of some code objects and sleeps while we read them with
  * process_vm_readv.  The offsets the reads use come from the interpreter itself (the positions
  * of co_name etc. found in the code object's own bytes through ctypes), checked against the
  * table in notes/python.md.  Hand-made tables and a fake memory image cover the corner cases.
  */
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +24,8 @@
 #include <cmocka.h>
 
 #include "sym/pycode.h"
+
+#include "pyinterp.h"
 
 /* Until sym/python.c lands its table; when it does, its strong definition wins at link time and
  * the live test cross-checks it. */
@@ -188,61 +189,10 @@ static const char live_py[] =
 
 #define MAX_INTERPS 16
 
-struct interp {
-	char path[PATH_MAX];
-};
-
-static struct interp interps[MAX_INTERPS];
+static struct pyinterp interps[MAX_INTERPS];
 static int n_interps;
 static char script_dir[64];
 static char lines_path[128], live_path[128];
-
-static void add_interp(const char *path)
-{
-	char real[PATH_MAX];
-
-	if (access(path, X_OK) || !realpath(path, real))
-		return;
-	for (int i = 0; i < n_interps; i++)
-		if (!strcmp(interps[i].path, real))
-			return;
-	if (n_interps < MAX_INTERPS)
-		snprintf(interps[n_interps++].path, sizeof(interps[0].path), "%s", real);
-}
-
-static void add_root(const char *root)
-{
-	char pat[PATH_MAX];
-	glob_t g;
-
-	if (!root || !*root)
-		return;
-	for (int minor = 8; minor <= 13; minor++) {
-		snprintf(pat, sizeof(pat), "%s/versions/3.%d.*/bin/python3.%d", root, minor, minor);
-		if (glob(pat, 0, NULL, &g))
-			continue;
-		for (size_t i = 0; i < g.gl_pathc; i++)
-			add_interp(g.gl_pathv[i]);
-		globfree(&g);
-	}
-}
-
-static void find_interps(void)
-{
-	char root[PATH_MAX] = "";
-	FILE *f;
-
-	add_root(getenv("PYENV_ROOT"));
-	f = popen("pyenv root 2>/dev/null", "r");
-	if (f) {
-		if (fgets(root, sizeof(root), f))
-			root[strcspn(root, "\n")] = '\0';
-		pclose(f);
-		add_root(root);
-	}
-	add_root("/root/.pyenv");
-	add_interp("/usr/bin/python3.11");
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -262,10 +212,10 @@ static int setup(void **state)
 	snprintf(live_path, sizeof(live_path), "%s/live.py", script_dir);
 	write_file(lines_path, lines_py);
 	write_file(live_path, live_py);
-	find_interps();
+	n_interps = (int)pyinterp__all(interps, MAX_INTERPS);
 	fprintf(stderr, "test_pycode: %d interpreters:", n_interps);
 	for (int i = 0; i < n_interps; i++)
-		fprintf(stderr, " %s", interps[i].path);
+		fprintf(stderr, " %s", interps[i].bin);
 	fprintf(stderr, "\n");
 	return 0;
 }
@@ -281,14 +231,8 @@ static int teardown(void **state)
 /* No interpreter: a skip locally, a failure in CI (where they are installed on purpose). */
 static void need_interps(void)
 {
-	const char *ci = getenv("CI");
-
-	if (n_interps)
-		return;
-	if (ci && !strcmp(ci, "true"))
-		fail_msg("no CPython 3.8-3.13 found (pyenv root, /root/.pyenv, "
-			 "/usr/bin/python3.11)");
-	skip();
+	pyinterp__need(n_interps > 0,
+		       "no CPython 3.8-3.13 found (pyenv roots, " PYINTERP_DEBIAN ")");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -386,7 +330,7 @@ static void test_pycode__line_tables_match_interpreters(void **state)
 		size_t cap = 0;
 		FILE *f;
 
-		snprintf(cmd, sizeof(cmd), "%s %s", interps[k].path, lines_path);
+		snprintf(cmd, sizeof(cmd), "%s %s", interps[k].bin, lines_path);
 		f = popen(cmd, "r");
 		assert_non_null(f);
 		assert_true(getline(&line, &cap, f) > 0);
@@ -396,14 +340,14 @@ static void test_pycode__line_tables_match_interpreters(void **state)
 		v.line_table = table_kind(minor);
 		while (getline(&line, &cap, f) > 0) {
 			assert_memory_equal(line, "C ", 2);
-			check_code_line(&v, line + 2, interps[k].path, &st);
+			check_code_line(&v, line + 2, interps[k].bin, &st);
 		}
 		free(line);
 		assert_int_equal(pclose(f), 0);
 		fprintf(stderr,
 			"test_pycode: %s (3.%u): %u code objects, %u instructions, %u "
 			"mismatches\n",
-			interps[k].path, minor, st.codes, st.instrs, st.mismatches);
+			interps[k].bin, minor, st.codes, st.instrs, st.mismatches);
 		mismatches += st.mismatches;
 		/* 3.12 inlines comprehensions: fewer code objects there. */
 		assert_true(st.codes >= 16);
@@ -585,7 +529,7 @@ static void test_pycode__read_live_interpreters(void **state)
 		size_t cap = 0;
 		void *pid;
 
-		live__start(&l, interps[k].path);
+		live__start(&l, interps[k].bin);
 		pid = (void *)(uintptr_t)l.pid;
 		assert_true(getline(&line, &cap, l.out) > 0);
 		version_from_line(&v, line);
@@ -624,7 +568,7 @@ static void test_pycode__read_live_interpreters(void **state)
 		assert_null(c.table);
 		live__stop(&l);
 		fprintf(stderr, "test_pycode: %s (3.%u): read %u live code objects\n",
-			interps[k].path, v.minor, n_codes);
+			interps[k].bin, v.minor, n_codes);
 	}
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * CPython discovery against the real interpreters installed here: pyenv's 3.6–3.13 (found under
- * $PYENV_ROOT, ~/.pyenv or /root/.pyenv) and Debian's /usr/bin/python3.11.  The oracles are
+ * CPython discovery against the real interpreters installed here: pyenv's 3.6–3.13 and Debian's
+ * /usr/bin/python3.11 (found by pyinterp.h).  The oracles are
  * independent of the code under test: structure offsets from a program compiled against each
  * version's own headers, symbols from `readelf -sW`, section bytes through libelf here, and a
  * live interpreter read through /proc/PID/mem.
@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
@@ -29,66 +28,10 @@
 
 #include "sym/python.h"
 
-#define DEBIAN_PY    "/usr/bin/python3.11"
+#include "pyinterp.h"
+
+#define DEBIAN_PY    PYINTERP_DEBIAN
 #define DEBIAN_LIBPY "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
-
-/* ---- installed interpreters ---------------------------------------------------------------- */
-
-struct pyenv_ver {
-	unsigned minor;
-	char prefix[PATH_MAX];
-	char lib[PATH_MAX + 64]; /* lib/libpython3.X.so.1.0 (3.6, 3.7: libpython3.Xm) */
-	char bin[PATH_MAX + 64]; /* bin/python3.X */
-};
-
-static const char *pyenv_root(char *buf, size_t len)
-{
-	const char *env = getenv("PYENV_ROOT"), *home = getenv("HOME");
-
-	if (env && *env)
-		snprintf(buf, len, "%s", env);
-	else if (home && *home)
-		snprintf(buf, len, "%s/.pyenv", home);
-	else
-		snprintf(buf, len, "/root/.pyenv");
-	return buf;
-}
-
-/* The newest installed 3.<minor>.* under the pyenv root (false when none). */
-static bool pyenv_find(unsigned minor, struct pyenv_ver *out)
-{
-	char root[PATH_MAX - 32], pat[PATH_MAX];
-	const char *roots[2];
-	glob_t g;
-	bool found = false;
-
-	roots[0] = pyenv_root(root, sizeof(root));
-	roots[1] = "/root/.pyenv";
-	for (int r = 0; r < 2 && !found; r++) {
-		snprintf(pat, sizeof(pat), "%s/versions/3.%u.*", roots[r], minor);
-		if (glob(pat, 0, NULL, &g))
-			continue;
-		/* Sorted: take the last that has the shared library. */
-		for (size_t i = g.gl_pathc; i-- > 0 && !found;) {
-			snprintf(out->prefix, sizeof(out->prefix), "%s", g.gl_pathv[i]);
-			snprintf(out->lib, sizeof(out->lib), "%s/lib/libpython3.%u%s.so.1.0",
-				 out->prefix, minor, minor < 8 ? "m" : "");
-			snprintf(out->bin, sizeof(out->bin), "%s/bin/python3.%u", out->prefix,
-				 minor);
-			found = access(out->lib, R_OK) == 0;
-		}
-		globfree(&g);
-	}
-	out->minor = minor;
-	return found;
-}
-
-static bool in_ci(void)
-{
-	const char *ci = getenv("CI");
-
-	return ci && !strcmp(ci, "true");
-}
 
 static char tmpdir[64];
 
@@ -222,7 +165,7 @@ struct measured {
 };
 
 /* Compile and run the oracle against pv's headers. */
-static void measure(const struct pyenv_ver *pv, struct measured *m)
+static void measure(const struct pyinterp *pv, struct measured *m)
 {
 	char src[128], bin[128], cmd[8 * PATH_MAX], line[128], name[64];
 	unsigned long val;
@@ -318,7 +261,7 @@ static void measure(const struct pyenv_ver *pv, struct measured *m)
 }
 
 /* Measure pv's offsets against its headers and compare with our table's entry, field by field. */
-static void check_offsets(const struct pyenv_ver *pv)
+static void check_offsets(const struct pyinterp *pv)
 {
 	const unsigned minor = pv->minor;
 	const struct py_version *t = py_version__find(3, minor);
@@ -401,32 +344,29 @@ static void test_python__offsets_match_headers(void **state)
 
 	for (unsigned minor = 8; minor <= 13; minor++) {
 		const struct py_version *t = py_version__find(3, minor);
-		struct pyenv_ver pv;
+		struct pyinterp pv;
 
 		/* Every version of the table, installed or not. */
 		assert_non_null(t);
 		assert_int_equal(t->major, 3);
 		assert_int_equal(t->minor, minor);
-		if (!pyenv_find(minor, &pv))
+		if (!pyinterp__pyenv(minor, &pv))
 			continue;
 		check_offsets(&pv);
 		ran++;
 	}
 	printf("offsets: %u pyenv versions ran\n", ran);
-	if (!ran && in_ci())
+	if (!ran && pyinterp__in_ci())
 		fail_msg("no pyenv CPython 3.8-3.13 installed, CI=true");
 }
 
 /* Debian's 3.11 (python3.11-dev: its headers and libpython3.11.so) has the same layout. */
 static void test_python__offsets_match_debian_headers(void **state)
 {
-	const struct pyenv_ver pv = {.minor = 11, .prefix = "/usr"};
+	const struct pyinterp pv = {.minor = 11, .prefix = "/usr"};
 
-	if (access("/usr/include/python3.11/internal/pycore_runtime.h", R_OK)) {
-		if (in_ci())
-			fail_msg("python3.11-dev missing, CI=true");
-		skip();
-	}
+	pyinterp__need(!access("/usr/include/python3.11/internal/pycore_runtime.h", R_OK),
+		       "python3.11-dev missing");
 	check_offsets(&pv);
 }
 
@@ -515,10 +455,10 @@ static void test_python__inspect_pyenv_libpython(void **state)
 	unsigned ran = 0;
 
 	for (unsigned minor = 8; minor <= 13; minor++) {
-		struct pyenv_ver pv;
+		struct pyinterp pv;
 		struct py_elf e;
 
-		if (!pyenv_find(minor, &pv))
+		if (!pyinterp__pyenv(minor, &pv))
 			continue;
 		/* No hint: the version comes from the file. */
 		assert_int_equal(inspect_path(pv.lib, NULL, &e), 0);
@@ -536,7 +476,7 @@ static void test_python__inspect_pyenv_libpython(void **state)
 		ran++;
 	}
 	printf("inspect: %u pyenv versions ran\n", ran);
-	if (!ran && in_ci())
+	if (!ran && pyinterp__in_ci())
 		fail_msg("no pyenv CPython 3.8-3.13 installed, CI=true");
 }
 
@@ -544,11 +484,7 @@ static void test_python__inspect_debian_static_python(void **state)
 {
 	struct py_elf e;
 
-	if (access(DEBIAN_PY, R_OK)) {
-		if (in_ci())
-			fail_msg(DEBIAN_PY " missing, CI=true");
-		skip();
-	}
+	pyinterp__need(!access(DEBIAN_PY, R_OK), DEBIAN_PY " missing");
 	/* Stripped: .dynsym only, no .cold symbol there. */
 	assert_int_equal(inspect_path(DEBIAN_PY, DEBIAN_PY, &e), 0);
 	assert_int_equal(e.status, PY_ELF_OK);
@@ -573,10 +509,10 @@ static void test_python__inspect_old_versions_unsupported(void **state)
 	unsigned ran = 0;
 
 	for (unsigned minor = 6; minor <= 7; minor++) {
-		struct pyenv_ver pv;
+		struct pyinterp pv;
 		struct py_elf e;
 
-		if (!pyenv_find(minor, &pv))
+		if (!pyinterp__pyenv(minor, &pv))
 			continue;
 		/* No Py_Version before 3.11: the soname libpython3.Xm says it. */
 		assert_int_equal(inspect_path(pv.lib, NULL, &e), 0);
@@ -586,7 +522,7 @@ static void test_python__inspect_old_versions_unsupported(void **state)
 		ran++;
 	}
 	printf("inspect: %u of 3.6/3.7 ran\n", ran);
-	if (!ran && in_ci())
+	if (!ran && pyinterp__in_ci())
 		fail_msg("no pyenv CPython 3.6/3.7 installed, CI=true");
 }
 
@@ -671,18 +607,14 @@ static void inspect_image(const struct image *im, const char *hint, struct py_el
 /* A 3.13 whose _Py_DebugOffsets says another frame layout: not walked with our table. */
 static void test_python__debug_offsets_contradicting_table(void **state)
 {
-	struct pyenv_ver pv;
+	struct pyinterp pv;
 	struct measured m;
 	struct image im;
 	struct py_elf e;
 	uint64_t owner;
 	size_t at;
 
-	if (!pyenv_find(13, &pv)) {
-		if (in_ci())
-			fail_msg("no pyenv CPython 3.13 installed, CI=true");
-		skip();
-	}
+	pyinterp__need(pyinterp__pyenv(13, &pv), "no pyenv CPython 3.13 installed");
 	measure(&pv, &m);
 	assert_true(m.do_owner > 0);
 	im = load(pv.lib);
@@ -713,16 +645,12 @@ static void test_python__debug_offsets_contradicting_table(void **state)
 static void test_python__py_version_3_14_unsupported(void **state)
 {
 	const uint32_t v314 = 0x030e00f0;
-	struct pyenv_ver pv;
+	struct pyinterp pv;
 	struct rsym ver;
 	struct image im;
 	struct py_elf e;
 
-	if (!pyenv_find(12, &pv)) {
-		if (in_ci())
-			fail_msg("no pyenv CPython 3.12 installed, CI=true");
-		skip();
-	}
+	pyinterp__need(pyinterp__pyenv(12, &pv), "no pyenv CPython 3.12 installed");
 	ver = readelf_sym(pv.lib, "Py_Version");
 	assert_true(ver.found);
 	im = load(pv.lib);
@@ -737,16 +665,12 @@ static void test_python__py_version_3_14_unsupported(void **state)
 /* Without Py_Version nor a libpython soname, the name the file runs under says the version. */
 static void test_python__version_from_name_hint(void **state)
 {
-	struct pyenv_ver pv;
+	struct pyinterp pv;
 	struct image im;
 	struct py_elf e;
 	int patched = 0;
 
-	if (!pyenv_find(10, &pv)) {
-		if (in_ci())
-			fail_msg("no pyenv CPython 3.10 installed, CI=true");
-		skip();
-	}
+	pyinterp__need(pyinterp__pyenv(10, &pv), "no pyenv CPython 3.10 installed");
 	im = load(pv.lib);
 	for (char *p = im.buf;
 	     (p = memmem(p, im.size - (size_t)(p - im.buf), "libpython3.10.so", 16));
@@ -842,55 +766,6 @@ static void stop_python(const struct live *l)
 	waitpid(l->pid, NULL, 0);
 }
 
-/*
- * Load bias of path in pid: the start of its offset-0 mapping (*map_start, where the ELF header
- * is) less its first PT_LOAD's vaddr.
- */
-static uint64_t load_bias(pid_t pid, const char *path, uint64_t *map_start)
-{
-	char maps[64], line[PATH_MAX + 128], file[PATH_MAX], real[PATH_MAX];
-	unsigned long long start, end, off;
-	uint64_t base = 0, vaddr = UINT64_MAX;
-	bool found = false;
-	GElf_Phdr ph;
-	size_t n;
-	FILE *f;
-	Elf *elf;
-	int fd;
-
-	assert_non_null(realpath(path, real));
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &off, file) !=
-		    4)
-			continue;
-		if (!found && off == 0 && !strcmp(file, real)) {
-			base = start;
-			found = true;
-		}
-	}
-	fclose(f);
-	assert_true(found);
-
-	fd = open(real, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	assert_non_null(elf);
-	assert_int_equal(elf_getphdrnum(elf, &n), 0);
-	for (size_t i = 0; i < n; i++) {
-		assert_non_null(gelf_getphdr(elf, (int)i, &ph));
-		if (ph.p_type == PT_LOAD && ph.p_offset == 0)
-			vaddr = ph.p_vaddr & ~0xfffULL;
-	}
-	elf_end(elf);
-	close(fd);
-	assert_true(vaddr != UINT64_MAX);
-	*map_start = base;
-	return base - vaddr;
-}
-
 static void validate_one(const char *bin, const char *elf_path, unsigned minor)
 {
 	struct {
@@ -907,7 +782,7 @@ static void validate_one(const char *bin, const char *elf_path, unsigned minor)
 	assert_int_equal(e.status, PY_ELF_OK);
 	assert_int_equal(e.minor, minor);
 	l = start_python(bin);
-	bias = load_bias(l.pid, elf_path, &map_start);
+	bias = pyinterp__load_bias(l.pid, elf_path, &map_start);
 	rt = bias + e.runtime;
 
 	/* The key is set up by now: read it ourselves through /proc/PID/mem. */
@@ -940,9 +815,9 @@ static void test_python__validate_live(void **state)
 	unsigned ran = 0;
 
 	for (unsigned minor = 12; minor <= 13; minor++) {
-		struct pyenv_ver pv;
+		struct pyinterp pv;
 
-		if (!pyenv_find(minor, &pv) || access(pv.bin, X_OK))
+		if (!pyinterp__pyenv(minor, &pv))
 			continue;
 		validate_one(pv.bin, pv.lib, minor);
 		ran++;
@@ -952,7 +827,7 @@ static void test_python__validate_live(void **state)
 		ran++;
 	}
 	printf("validate: %u interpreters ran\n", ran);
-	if (!ran && in_ci())
+	if (!ran && pyinterp__in_ci())
 		fail_msg("no live CPython to validate, CI=true");
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Python thread names read from live interpreters: pyenv's 3.8–3.13 (under $PYENV_ROOT,
- * ~/.pyenv or /root/.pyenv) and Debian's /usr/bin/python3.11.  The oracle is the script itself:
+ * Python thread names read from live interpreters: pyenv's 3.8–3.13 and Debian's
+ * /usr/bin/python3.11 (found by pyinterp.h).  The oracle is the script itself:
  * each thread prints threading.get_native_id() next to its name, and pythreads__read must give
  * exactly those pairs (MainThread included).  _PyRuntime's runtime address comes from
  * /proc/PID/maps and the file's symbol (python__inspect_elf).
@@ -29,38 +29,13 @@
 #include "sym/python.h"
 #include "sym/pythreads.h"
 
-#define DEBIAN_PY "/usr/bin/python3.11"
+#include "pyinterp.h"
+
+#define DEBIAN_PY PYINTERP_DEBIAN
 #define NTHREADS  4 /* MainThread and three workers */
 
-static bool in_ci(void)
-{
-	const char *ci = getenv("CI");
-
-	return ci && !strcmp(ci, "true");
-}
-
-/* The newest pyenv 3.<minor>.*: its bin/python3.X and lib/libpython3.X.so.1.0. */
-static bool pyenv_find(unsigned minor, char *bin, char *lib, size_t len)
-{
-	const char *env = getenv("PYENV_ROOT");
-	const char *roots[2] = {env && *env ? env : "/root/.pyenv", "/root/.pyenv"};
-	char pat[PATH_MAX];
-	bool found = false;
-	glob_t g;
-
-	for (int r = 0; r < 2 && !found; r++) {
-		snprintf(pat, sizeof(pat), "%s/versions/3.%u.*", roots[r], minor);
-		if (glob(pat, 0, NULL, &g))
-			continue;
-		for (size_t i = g.gl_pathc; i-- > 0 && !found;) {
-			snprintf(bin, len, "%s/bin/python3.%u", g.gl_pathv[i], minor);
-			snprintf(lib, len, "%s/lib/libpython3.%u.so.1.0", g.gl_pathv[i], minor);
-			found = !access(bin, X_OK) && !access(lib, R_OK);
-		}
-		globfree(&g);
-	}
-	return found;
-}
+/* pyenv's 3.8–3.13 and Debian's 3.11: static, each is some 12 KiB. */
+static struct pyinterp interps[8];
 
 static void inspect(const char *path, const char *hint, struct py_elf *out)
 {
@@ -74,50 +49,6 @@ static void inspect(const char *path, const char *hint, struct py_elf *out)
 	assert_int_equal(python__inspect_elf(elf, hint, out), 0);
 	elf_end(elf);
 	close(fd);
-}
-
-/* Load bias of path in pid: its offset-0 mapping less its first PT_LOAD's page. */
-static uint64_t load_bias(pid_t pid, const char *path)
-{
-	char maps[64], line[PATH_MAX + 128], file[PATH_MAX], real[PATH_MAX];
-	unsigned long long start, end, off;
-	uint64_t base = 0, vaddr = UINT64_MAX;
-	bool found = false;
-	GElf_Phdr ph;
-	size_t n;
-	FILE *f;
-	Elf *elf;
-	int fd;
-
-	assert_non_null(realpath(path, real));
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &off, file) !=
-		    4)
-			continue;
-		if (!found && off == 0 && !strcmp(file, real)) {
-			base = start;
-			found = true;
-		}
-	}
-	fclose(f);
-	assert_true(found);
-	fd = open(real, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	assert_non_null(elf);
-	assert_int_equal(elf_getphdrnum(elf, &n), 0);
-	for (size_t i = 0; i < n; i++) {
-		assert_non_null(gelf_getphdr(elf, (int)i, &ph));
-		if (ph.p_type == PT_LOAD && ph.p_offset == 0)
-			vaddr = ph.p_vaddr & ~0xfffULL;
-	}
-	elf_end(elf);
-	close(fd);
-	assert_true(vaddr != UINT64_MAX);
-	return base - vaddr;
 }
 
 /*
@@ -330,30 +261,6 @@ static void check_names(const struct pythread_name *got, size_t n, const struct 
 	}
 }
 
-/* The live interpreters: pyenv's 3.8–3.13 then Debian's 3.11 (bin, the ELF file with
- * _PyRuntime, minor); false past the last. */
-static bool interp_next(unsigned *i, char *bin, char *lib, size_t len, unsigned *minor)
-{
-	for (; *i <= 6; (*i)++) {
-		if (*i == 6) {
-			snprintf(bin, len, DEBIAN_PY);
-			snprintf(lib, len, DEBIAN_PY);
-			*minor = 11;
-			if (!access(DEBIAN_PY, X_OK)) {
-				(*i)++;
-				return true;
-			}
-			continue;
-		}
-		*minor = 8 + *i;
-		if (pyenv_find(*minor, bin, lib, len)) {
-			(*i)++;
-			return true;
-		}
-	}
-	return false;
-}
-
 static void read_one(const char *bin, const char *elf_path, unsigned minor)
 {
 	struct pythread_name got[16];
@@ -370,7 +277,7 @@ static void read_one(const char *bin, const char *elf_path, unsigned minor)
 	start_python(bin, script, &l);
 	assert_int_equal(l.nwant, NTHREADS);
 	assert_string_equal(l.want[3].name, "w\xc3\xb6rker-3");
-	rt = load_bias(l.pid, elf_path) + e.runtime;
+	rt = pyinterp__load_bias(l.pid, elf_path, NULL) + e.runtime;
 	ctx = (void *)(uintptr_t)l.pid;
 
 	memset(got, 0xa5, sizeof(got));
@@ -426,15 +333,15 @@ static void read_one(const char *bin, const char *elf_path, unsigned minor)
 
 static void test_pythreads__live_interpreters(void **state)
 {
-	char bin[PATH_MAX + 64], lib[PATH_MAX + 64];
-	unsigned i = 0, minor, ran = 0;
+	size_t n = pyinterp__all(interps, 8);
+	unsigned ran = 0;
 
-	while (interp_next(&i, bin, lib, sizeof(bin), &minor)) {
-		read_one(bin, lib, minor);
+	for (size_t k = 0; k < n; k++) {
+		read_one(interps[k].bin, interps[k].lib, interps[k].minor);
 		ran++;
 	}
 	printf("pythreads: %u interpreters ran\n", ran);
-	if (ran < 7 && in_ci())
+	if (ran < 7 && pyinterp__in_ci())
 		fail_msg("pythreads: %u of 7 interpreters (pyenv 3.8-3.13, Debian 3.11), CI=true",
 			 ran);
 	if (!ran)
@@ -451,7 +358,7 @@ static int read_live(const char *bin, const char *lib, const char *src, struct l
 	inspect(lib, bin, &e);
 	assert_int_equal(e.status, PY_ELF_OK);
 	start_python(bin, src, l);
-	rt = load_bias(l->pid, lib) + e.runtime;
+	rt = pyinterp__load_bias(l->pid, lib, NULL) + e.runtime;
 	*n = 99;
 	return pythreads__read(got, max, n, &e.v, pycode__read_pid, (void *)(uintptr_t)l->pid, rt);
 }
@@ -469,16 +376,16 @@ static void test_pythreads__long_name_cut_at_character(void **state)
 		"sys.stdout.flush()\n"
 		"sys.stdin.read()\n"
 		"ev.set()\n";
-	char bin[PATH_MAX + 64], lib[PATH_MAX + 64], cut[PYTHREADS_NAME_MAX] = "";
+	size_t npy = pyinterp__all(interps, 8), n;
+	char cut[PYTHREADS_NAME_MAX] = "";
 	struct pythread_name got[8];
-	unsigned i = 0, minor, ran = 0;
+	unsigned ran = 0;
 	struct live l;
-	size_t n;
 
 	for (int k = 0; k < 31; k++)
 		strcat(cut, "\xc3\xb6");
-	while (interp_next(&i, bin, lib, sizeof(bin), &minor)) {
-		assert_int_equal(read_live(bin, lib, src, &l, got, 8, &n), 0);
+	for (size_t k = 0; k < npy; k++) {
+		assert_int_equal(read_live(interps[k].bin, interps[k].lib, src, &l, got, 8, &n), 0);
 		assert_int_equal(l.nwant, 2);
 		snprintf(l.want[1].name, sizeof(l.want[1].name), "%s", cut);
 		check_names(got, n, l.want, 2);
@@ -500,14 +407,13 @@ static void test_pythreads__without_threading(void **state)
 				  "'threading' in sys.modules))\n"
 				  "sys.stdout.flush()\n"
 				  "sys.stdin.read()\n";
-	char bin[PATH_MAX + 64], lib[PATH_MAX + 64];
+	size_t npy = pyinterp__all(interps, 8), n;
 	struct pythread_name got[8];
-	unsigned i = 0, minor, ran = 0, imported = 0;
+	unsigned ran = 0, imported = 0;
 	struct live l;
-	size_t n;
 
-	while (interp_next(&i, bin, lib, sizeof(bin), &minor)) {
-		assert_int_equal(read_live(bin, lib, src, &l, got, 8, &n), 0);
+	for (size_t k = 0; k < npy; k++) {
+		assert_int_equal(read_live(interps[k].bin, interps[k].lib, src, &l, got, 8, &n), 0);
 		assert_int_equal(l.nwant, 1);
 		if (!strcmp(l.want[0].name, "True")) {
 			snprintf(l.want[0].name, sizeof(l.want[0].name), "MainThread");
