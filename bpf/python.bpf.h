@@ -112,19 +112,43 @@ static __always_inline bool py_enter(const struct prof_py_proc *py, struct py_wa
  * prof_py_frame() in *out and true when one was produced; the invocation's end clears
  * p->active (and sets p->done when anything was emitted, so the native frame is not pushed).
  */
+/* Bytes read at once from a frame and from a code object: every field the walk needs lies in
+ * them for 3.8–3.13 (checked by the offsets' bounds below, else read alone). */
+#define PY_FRAME_READ 112
+#define PY_CODE_READ  128
+
+/* A field of size n at off in buf (of len bytes, read from addr), or read alone past it. */
+static __always_inline bool py_field(void *dst, __u32 n, const __u8 *buf, __u32 len, __u16 off,
+				     __u64 addr)
+{
+	__u32 o = off;
+
+	if (o + n > len)
+		return py_read(dst, n, addr + off);
+	o &= 127; /* o + n <= len <= 128: a bound the verifier sees */
+	if (o + n > len)
+		return false;
+	__builtin_memcpy(dst, buf + o, n == 8 ? 8 : n == 4 ? 4 : 1);
+	return true;
+}
+
 static __always_inline bool py_step(const struct prof_py_proc *py, struct py_walk *p, __u64 *out,
 				    __u64 *print)
 {
 	__u64 f = p->frame, code = 0, back = 0, ptr = 0, type = 0, instr = 0, names[2] = {};
-	__u32 firstlineno = 0;
+	__u8 fb[PY_FRAME_READ + 16] = {}, cb[PY_CODE_READ + 16] = {};
+	__u32 firstlineno = 0, flen = PY_FRAME_READ, clen = PY_CODE_READ;
 	__u8 mark = 0;
 	__s32 lasti = 0;
 	bool end = false, ok;
 
-	ok = py_read(&code, sizeof(code), f + py->o.fr_code) &&
-	     py_read(&back, sizeof(back), f + py->o.fr_back);
+	/* One read of the frame's head; a frame at the end of its mapping: field by field. */
+	if (!py_read(fb, PY_FRAME_READ, f))
+		flen = 0;
+	ok = py_field(&code, 8, fb, flen, py->o.fr_code, f) &&
+	     py_field(&back, 8, fb, flen, py->o.fr_back, f);
 	if (ok && py->o.style != PROF_PY_FRAMEOBJ)
-		ok = py_read(&mark, sizeof(mark), f + py->o.fr_entry);
+		ok = py_field(&mark, 1, fb, flen, py->o.fr_entry, f);
 	if (!ok) {
 		prof_count(PROF_CNT_PY_READ_FAIL);
 		p->frame = 0;
@@ -143,22 +167,25 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 			goto over; /* the shim under the invocation: not a Python frame */
 		break;
 	}
+	if (!py_read(cb, PY_CODE_READ, code))
+		clen = 0;
 	/* Frames of other executables (3.13's f_executable) are not code: skipped. */
-	if (!py_read(&type, sizeof(type), code + 8) || type != py->code_type)
+	if (!py_field(&type, 8, cb, clen, 8, code) || type != py->code_type)
 		goto next;
 	if (py->o.instr == PROF_PY_INSTR_PTR) {
-		if (py_read(&ptr, sizeof(ptr), f + py->o.fr_instr) &&
+		if (py_field(&ptr, 8, fb, flen, py->o.fr_instr, f) &&
 		    ptr >= code + py->o.co_code_adaptive)
 			instr = (ptr - code - py->o.co_code_adaptive) / 2;
-	} else if (py_read(&lasti, sizeof(lasti), f + py->o.fr_instr) && lasti > 0) {
+	} else if (py_field(&lasti, 4, fb, flen, py->o.fr_instr, f) && lasti > 0) {
 		instr = (__u64)lasti;
 	}
 	if (instr > PROF_PY_INSTR_MAX)
 		instr = PROF_PY_INSTR_MAX;
 	*out = prof_py_frame(code, instr);
-	/* co_filename and co_name are neighbours in every version: one read. */
-	if (!py_read(&firstlineno, sizeof(firstlineno), code + py->o.co_firstlineno) ||
-	    !py_read(names, sizeof(names), code + py->o.co_filename))
+	/* co_filename and co_name are neighbours in every version. */
+	if (!py_field(&firstlineno, 4, cb, clen, py->o.co_firstlineno, code) ||
+	    !py_field(&names[0], 8, cb, clen, py->o.co_filename, code) ||
+	    !py_field(&names[1], 8, cb, clen, py->o.co_filename + 8, code))
 		prof_count(PROF_CNT_PY_READ_FAIL);
 	*print = prof_py_fingerprint(firstlineno, names[0], names[1]);
 	p->frames++;
