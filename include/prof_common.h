@@ -87,8 +87,8 @@ enum prof_rec_type {
 	X(PY_FRAMES, "py_frames", "Python frames read from interpreters")                          \
 	X(OFFCPU_FULL, "offcpu_full",                                                              \
 	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)")       \
-	X(OFFCPU_LOST, "offcpu_lost",                                                              \
-	  "off-CPU periods lost: the thread left the CPU again, its return never reported")
+	X(OFFCPU_UNSEEN, "offcpu_unseen_returns",                                                  \
+	  "off-CPU periods whose end was never reported (timed by the thread's CPU time)")
 
 #define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

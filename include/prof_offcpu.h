@@ -34,11 +34,16 @@ struct prof_offcpu_event {
 	__u16 nuser; /* user frames (<= PROF_MAX_FRAMES); 0: none or capture failed (counted) */
 	__u16 nkern; /* kernel frames (<= PROF_MAX_FRAMES) */
 	__u64 ns;
+	/*
+	 * The thread's CPU time (task->se.sum_exec_runtime, ns) when it left: a period whose end
+	 * the tracepoint never reported is timed by how long the thread has run since.
+	 */
+	__u64 run_ns;
 	__u8 state; /* enum prof_offcpu_state */
 	__u8 py;    /* enum prof_py_thread (include/prof_python.h); 0 until Python sets it */
 	__u8 pad[6];
 };
-_Static_assert(sizeof(struct prof_offcpu_event) == 32, "prof_offcpu_event layout");
+_Static_assert(sizeof(struct prof_offcpu_event) == 40, "prof_offcpu_event layout");
 
 /* An off-CPU record at its largest: what the kernel keeps per thread and builds per CPU. */
 struct prof_offcpu_record {

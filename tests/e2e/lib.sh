@@ -113,14 +113,14 @@ expect_no_drops() {
 	echo "ok: no drops in $1"
 }
 
-# pprof_counter_value FILE NAME: a counter from the comments, 0 when absent (zeros are not
-# written).
 # first_mapping FILE: the file of the profile's Mapping 1 (the main executable, by convention).
 first_mapping() {
 	go tool pprof -symbolize=none -raw "$1" 2>/dev/null |
 		awk '/^Mappings/ { m = 1; next } m && /^1: / { print $3; exit }'
 }
 
+# pprof_counter_value FILE NAME: a counter (or statistic) from the comments, 0 when absent
+# (zeros are not written).
 pprof_counter_value() {
 	local v
 	v=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n "s/^Comment: $2=\([0-9]*\) .*/\1/p")

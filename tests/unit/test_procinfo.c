@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,6 +42,9 @@ static int setup(void **state)
 	put("100/comm", "server\n");
 	put("100/task/100/comm", "server\n");
 	put("100/task/101/comm", "worker-1\n");
+	put("100/task/101/schedstat", "123456789 42 7\n");
+	put("100/task/102/schedstat", "garbage\n");
+	put("100/task/103/schedstat", "18446744073709551616 1 1\n");
 	return 0;
 }
 
@@ -64,6 +68,23 @@ static void test_procinfo__names_read_at_first_sight(void **state)
 	assert_string_equal(procinfo__comm(pi, 100, 102), "server");
 	/* unknown process */
 	assert_string_equal(procinfo__process(pi, 999), "?");
+	procinfo__free(pi);
+}
+
+/* A thread's CPU time is the first field of its schedstat line; anything else is refused. */
+static void test_procinfo__run_ns_from_schedstat(void **state)
+{
+	struct procinfo *pi;
+	uint64_t ns = 5;
+
+	assert_int_equal(procinfo__new(&pi, root), 0);
+	assert_int_equal(procinfo__run_ns(pi, 100, 101, &ns), 0);
+	assert_int_equal(ns, 123456789);
+	ns = 5;
+	assert_int_equal(procinfo__run_ns(pi, 100, 102, &ns), -EINVAL);
+	assert_int_equal(procinfo__run_ns(pi, 100, 103, &ns), -EINVAL); /* past 2^64 */
+	assert_int_equal(procinfo__run_ns(pi, 100, 104, &ns), -ENOENT); /* gone */
+	assert_int_equal(ns, 5);
 	procinfo__free(pi);
 }
 
@@ -133,6 +154,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_procinfo__names_read_at_first_sight),
+		cmocka_unit_test(test_procinfo__run_ns_from_schedstat),
 		cmocka_unit_test(test_procinfo__exit_name_wins),
 		cmocka_unit_test(test_procinfo__reused_ids_read_again),
 		cmocka_unit_test(test_procinfo__gone_thread_keeps_exit_name),

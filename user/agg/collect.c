@@ -1418,15 +1418,16 @@ static int offcpu_on_record(struct collect *c, uint32_t type, const void *data, 
 
 /*
  * The run ends: threads that left the CPU during the run and have not come back count up to
- * now, from the kernel's records of them (the program is detached by now, so none moves).
- * Between intervals they count when they run again.
+ * now, from the kernel's records of them (the program is detached by now, so none moves),
+ * less the CPU time they have had since (one whose return the tracepoint never reported has
+ * been running: bpf/offcpu.bpf.c).  Between intervals they count when they run again.
  */
 static void offcpu_snapshot(struct collect *c, bool last)
 {
 	int fd = c->loader ? loader__offcpu_fd(c->loader) : -1, err = 0;
 	struct prof_offcpu_record r;
+	uint64_t now, span, run, ran;
 	uint32_t key, next;
-	uint64_t now;
 	bool first = true;
 
 	if (!last || fd < 0)
@@ -1437,8 +1438,12 @@ static void offcpu_snapshot(struct collect *c, bool last)
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &r) || !offcpu_fits(&r.e, sizeof(r)))
 			continue; /* gone meanwhile */
-		err = on_offcpu(c, &r.e, (const uint64_t *)r.frames,
-				now > r.e.ns ? now - r.e.ns : 0);
+		span = now > r.e.ns ? now - r.e.ns : 0;
+		if (!procinfo__run_ns(c->procs, r.e.pid, r.e.tid, &run) && run > r.e.run_ns) {
+			ran = run - r.e.run_ns;
+			span = span > ran ? span - ran : 0;
+		}
+		err = on_offcpu(c, &r.e, (const uint64_t *)r.frames, span);
 	}
 	fatal(c, err);
 }

@@ -144,20 +144,49 @@ const struct procinfo_labels *procinfo__labels(struct procinfo *pi, uint32_t pid
 	return v ? &v->l : NULL;
 }
 
-/* -errno, leaving out untouched, when the file cannot be read (the thread is gone). */
-static int read_name(const char *path, char *out)
+/* The first line of a small kernel-made file, at most size - 1 bytes; -errno when it cannot be
+ * read (the thread is gone). */
+static int read_line(const char *path, char *buf, size_t size)
 {
-	char buf[NAME_LEN];
 	FILE *f = fopen(path, "re");
 	size_t n;
 
 	if (!f)
 		return -errno;
-	n = fread(buf, 1, NAME_LEN - 1, f);
+	n = fread(buf, 1, size - 1, f);
 	fclose(f);
 	buf[n] = 0;
 	buf[strcspn(buf, "\n")] = 0;
-	memcpy(out, buf, NAME_LEN);
+	return 0;
+}
+
+/* -errno, leaving out untouched, when the file cannot be read (the thread is gone). */
+static int read_name(const char *path, char *out)
+{
+	char buf[NAME_LEN];
+	int err = read_line(path, buf, sizeof(buf));
+
+	if (!err)
+		memcpy(out, buf, NAME_LEN);
+	return err;
+}
+
+int procinfo__run_ns(struct procinfo *pi, uint32_t pid, uint32_t tid, uint64_t *out)
+{
+	char path[320], buf[96], *end;
+	unsigned long long v;
+	int err;
+
+	/* "<ns on the CPU> <ns waiting for one> <times run>" (kernel: sched-stats.rst) */
+	snprintf(path, sizeof(path), "%s/%u/task/%u/schedstat", pi->root, pid, tid);
+	err = read_line(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (end == buf || *end != ' ' || errno)
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 

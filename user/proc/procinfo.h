@@ -35,6 +35,11 @@ struct procinfo_labels {
 const struct procinfo_labels *procinfo__labels(struct procinfo *pi, uint32_t pid);
 const char *procinfo__comm(struct procinfo *pi, uint32_t pid, uint32_t tid);
 const char *procinfo__process(struct procinfo *pi, uint32_t pid);
+/*
+ * The CPU time thread tid of pid has had (ns, the scheduler's sum_exec_runtime, from
+ * /proc/PID/task/TID/schedstat).  -ENOENT when it is gone, -EINVAL when unreadable.
+ */
+int procinfo__run_ns(struct procinfo *pi, uint32_t pid, uint32_t tid, uint64_t *out);
 /* pid's executable (the path its mappings show), NULL when it could not be read. */
 const char *procinfo__exe(struct procinfo *pi, uint32_t pid);
 

@@ -71,6 +71,7 @@ static const char *const info_names[] = {
 	"sym_files_evicted",
 	"probe_links",
 	"probe_files_detached",
+	"offcpu_unseen_returns",
 };
 
 static bool is_info(const char *name)
