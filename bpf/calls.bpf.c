@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * --calls: interpreter function entry/return USDT probes (python, ruby, php, hotspot).
- * Each probe sends one fixed 48-byte event; userspace rebuilds the per-thread call stacks.
+ * Each probe sends one fixed 56-byte event; userspace rebuilds the per-thread call stacks.
  *
  * Why not rebuild the stacks here: measured (docs-calls.md), a prototype keeping them in task
  * storage with node and count maps saved ~100 ns of the ~660 ns an event costs the target,
@@ -46,6 +46,65 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64[PROF_CALL_CLS_LEN / 8]);
 } call_scratch SEC(".maps");
+
+/* tid -> its on-CPU clock (struct prof_call_oncpu), kept by calls_switch below. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_CALL_THREADS);
+	__type(key, __u32);
+	__type(value, struct prof_call_oncpu);
+} prof_call_oncpu SEC(".maps");
+
+#ifndef TASK_DEAD
+#define TASK_DEAD 0x80 /* the task's last switch: it never runs again */
+#endif
+
+/*
+ * The on-CPU clock of the targets' threads, for the busy time of calls.  The scheduler's own
+ * count of a thread's run time (se.sum_exec_runtime) is exact only at a switch (between
+ * switches it advances at the scheduler tick, 4 ms here), so it is taken at each switch-out,
+ * and the time of the switch-in that follows it; a probe adds the time since.  The switch
+ * count tells a switch-in that follows the recorded switch-out from a later one.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(calls_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct prof_call_oncpu *c;
+	__u32 tid = prev->pid;
+
+	if (tid && prof_is_target(prev->tgid)) {
+		if (prev_state & TASK_DEAD) {
+			bpf_map_delete_elem(&prof_call_oncpu, &tid);
+		} else {
+			struct prof_call_oncpu v = {
+				.run_ns = prev->se.sum_exec_runtime,
+				.nsw = prev->nvcsw + prev->nivcsw,
+			};
+
+			bpf_map_update_elem(&prof_call_oncpu, &tid, &v, BPF_ANY);
+		}
+	}
+	tid = next->pid;
+	c = bpf_map_lookup_elem(&prof_call_oncpu, &tid);
+	if (c && c->nsw == next->nvcsw + next->nivcsw)
+		c->in_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * The current thread's on-CPU clock at now.  Until its switches are seen (it was running when
+ * we attached; or its switch-in was not reported) the scheduler's count, up to a tick behind.
+ */
+static __always_inline __u64 busy_clock(struct task_struct *task, __u32 tid, __u64 now)
+{
+	struct prof_call_oncpu *c = bpf_map_lookup_elem(&prof_call_oncpu, &tid);
+
+	if (c && c->in_ns && now >= c->in_ns && c->nsw == task->nvcsw + task->nivcsw)
+		return c->run_ns + (now - c->in_ns);
+	prof_count(PROF_CNT_CALL_BUSY_COARSE);
+	return task->se.sum_exec_runtime;
+}
 
 /* Call events dropped so far: while 0, no event pays the prof_call_lost lookup. */
 __u64 call_drops = 0;
@@ -196,6 +255,7 @@ static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtim
 	e->tid = (__u32)id;
 	e->line = a->line;
 	e->ts = bpf_ktime_get_ns();
+	e->busy = busy_clock(task, (__u32)id, e->ts);
 	e->name_id = name_id;
 	e->runtime = runtime;
 	e->flags = flags;

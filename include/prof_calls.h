@@ -37,6 +37,7 @@ enum prof_call_flags {
 
 #define PROF_CALL_NAME_ENTRIES 65536 /* names already sent (LRU: evicted names are re-sent) */
 #define PROF_CALL_LOST_ENTRIES 16384 /* threads with a dropped event not yet reported */
+#define PROF_CALL_THREADS      16384 /* target threads whose on-CPU clock is kept (LRU) */
 #define PROF_CALL_CLS_LEN      128
 #define PROF_CALL_FN_LEN       128
 #define PROF_CALL_FILE_LEN     256 /* Java: the method signature */
@@ -63,8 +64,24 @@ struct prof_call_event {
 	__u16 pad0;
 	__u32 site;	/* PROF_CALL_F_FRAME: low bits of the return address into Java code */
 	__u64 frame_sp; /* PROF_CALL_F_FRAME: the Java frame's stack pointer at the probe call */
+	/*
+	 * The thread's on-CPU clock at ts (ns it has run): busy time of a call is its difference
+	 * between return and entry (bpf/calls.bpf.c calls_switch).
+	 */
+	__u64 busy;
 };
-_Static_assert(sizeof(struct prof_call_event) == 48, "prof_call_event layout");
+_Static_assert(sizeof(struct prof_call_event) == 56, "prof_call_event layout");
+
+/*
+ * A target thread's on-CPU clock, kept by the sched_switch program of --calls: at its last
+ * switch-out the scheduler's count of the ns it has run (exact there) and of its switches;
+ * at its switch-in the time.  While it runs, clock = run_ns + (now - in_ns).
+ */
+struct prof_call_oncpu {
+	__u64 run_ns; /* task->se.sum_exec_runtime at the last switch-out */
+	__u64 in_ns;  /* bpf_ktime_get_ns() at the switch-in after it; 0 until seen */
+	__u64 nsw;    /* task->nvcsw + nivcsw at that switch-out */
+};
 
 /*
  * PROF_REC_CALL_NAME: the strings behind a name id, as the runtime passed them.

@@ -68,6 +68,9 @@ enum prof_rec_type {
 	X(CALL_ARG_FAIL, "call_arg_fail", "call probe arguments the USDT spec could not fetch")    \
 	X(CALL_LOST_FULL, "call_lost_full",                                                        \
 	  "threads whose dropped call events could not be flagged (lost-thread map full)")         \
+	X(CALL_BUSY_COARSE, "call_busy_coarse",                                                    \
+	  "call events whose busy clock is the scheduler's, up to a tick behind (switch not "      \
+	  "seen)")                                                                                 \
 	X(UNWIND_NO_MAPPING, "unwind_no_mapping",                                                  \
 	  "stacks cut: a pc in no known mapping, and no frame pointer to go on")                   \
 	X(UNWIND_NO_TABLE, "unwind_no_table",                                                      \
@@ -122,7 +125,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(unfinished_frames, "call_unfinished_frames",                                             \
 	  "frames still open at thread exit or end (time kept, not counted as calls)")             \
 	X(depth_exceeded, "call_depth_exceeded", "entries deeper than the stack limit (not kept)") \
-	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)")
+	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)")     \
+	X(attach_window, "call_attach_window",                                                     \
+	  "events of a running process before all its probes were attached (not used)")
 
 /* Counted by the symbolizer (user/sym/symbolizer.c): foreign files it would not read. */
 #define PROF_SYMBOLIZER_STATS(X)                                                  \

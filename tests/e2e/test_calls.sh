@@ -4,15 +4,16 @@
 PHP_T=tests/targets/calls.php
 PY311=/usr/bin/python3.11
 
-# One line per sample: "CALLS WALL_NS pid=P tid=T [partial] root;…;leaf", from `pprof -raw`.
-calls_samples() { # FILE
+# One line per sample, from `pprof -raw` (whose sample lines are "calls wall busy idle: location
+# ids"): "CALLS WALL_NS BUSY_NS IDLE_NS pid=P tid=T [partial] root;…;leaf".
+calls_raw() { # FILE
 	go tool pprof -symbolize=none -raw "$1" 2>/dev/null | awk '
 		/^Samples:/ { sec = "s"; next }
 		/^Locations/ { sec = "l"; next }
 		/^Mappings/ { sec = ""; next }
-		sec == "s" && /^ +[0-9]+ +[0-9]+: / {
-			n++; calls[n] = $1; wall[n] = $2; sub(/:$/, "", wall[n]); locs[n] = ""
-			for (i = 3; i <= NF; i++) locs[n] = locs[n] " " $i
+		sec == "s" && /^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+: / {
+			n++; v[n] = $1 " " $2 " " $3 " " $4; sub(/:$/, "", v[n]); locs[n] = ""
+			for (i = 5; i <= NF; i++) locs[n] = locs[n] " " $i
 			next
 		}
 		sec == "s" && /pid:\[/ { match($0, /pid:\[[0-9]+\]/); pid[n] = substr($0, RSTART + 5, RLENGTH - 6)
@@ -23,9 +24,19 @@ calls_samples() { # FILE
 			for (s = 1; s <= n; s++) {
 				k = split(locs[s], ids, " "); st = ""
 				for (i = k; i >= 1; i--) st = st (st == "" ? "" : ";") name[ids[i]]
-				print calls[s], wall[s], "pid=" pid[s], "tid=" tid[s] part[s], st
+				print v[s], "pid=" pid[s], "tid=" tid[s] part[s], st
 			}
 		}'
+}
+
+# "CALLS WALL_NS pid=P tid=T [partial] root;…;leaf" per sample.
+calls_samples() { # FILE
+	calls_raw "$1" | awk '{ l = $1 " " $2; for (i = 5; i <= NF; i++) l = l " " $i; print l }'
+}
+
+# "WALL BUSY IDLE root;…;leaf" per sample (self times in ns).
+calls_times() { # FILE
+	calls_raw "$1" | awk '{ print $2, $3, $4, $NF }'
 }
 
 # Sum of calls over samples whose stack (root first) is exactly STACK.
@@ -72,6 +83,41 @@ t_calls_php_exact_stacks() {
 	go tool pprof -symbolize=none -raw "$f" 2>/dev/null | grep -q 'comm:\[php\] process:\[php\]' ||
 		fail "comm/process labels missing"
 	echo "ok: labels"
+}
+
+# busy (on the CPU) and idle (off it) split each function's self wall time: a spinning
+# function is busy for the CPU time it got (the script measures it with getrusage: on a loaded
+# machine it is preempted), a sleeping one idle, one that does both has both.
+t_calls_php_busy_idle() {
+	need php
+	local f=$E2E_TMP/busy.pb.gz s=$E2E_TMP/busy.times out=$E2E_TMP/busy.out fn w b i cpu
+	USE_ZEND_DTRACE=1 "$PROF" --calls -o "$f" --top 0 -- php tests/targets/busy_idle.php >"$out" ||
+		fail "profiler exit status $?"
+	cat "$out"
+	expect_eq "script output" "done" "$(tail -1 "$out")"
+	expect_no_drops "$f"
+	go tool pprof -symbolize=none -raw "$f" 2>/dev/null | grep -q '^ *calls/count wall/nanoseconds\[dflt\] busy/nanoseconds idle/nanoseconds$' ||
+		{ go tool pprof -symbolize=none -raw "$f" 2>/dev/null | head -5; fail "sample types"; }
+	calls_times "$f" >"$s"
+	cat "$s"
+	# every sample: busy + idle = wall, exactly
+	expect_eq "samples where busy + idle != wall" 0 "$(awk '$2 + $3 != $1' "$s" | wc -l)"
+	for fn in spinner:1 napper:1 both:1 spin_ms:2; do
+		expect_eq "samples of ${fn%:*}" "${fn#*:}" "$(awk -v f="${fn%:*}" '$4 ~ ("(^|;)" f "$")' "$s" | wc -l)"
+	done
+	# spin_ms is busy for the CPU time getrusage saw it get (µs, and the clock readings
+	# around the call): within 10 % + 5 ms
+	for fn in spinner both; do
+		cpu=$(awk -v f="$fn" '$1 == f { print $2 * 1000 }' "$out")
+		read -r w b i _ < <(awk -v st="main;$fn;spin_ms" '$4 == st' "$s")
+		expect_range "$fn's spin_ms busy ns (CPU time $cpu ns)" \
+			$((cpu * 9 / 10 - 5000000)) $((cpu * 11 / 10 + 5000000)) "$b"
+	done
+	read -r w b i _ < <(awk '$4 == "main;napper"' "$s")
+	expect_range "napper wall (300 ms)" 300000000 3000000000 "$w"
+	expect_range "napper idle (asleep)" $((w * 9 / 10)) "$w" "$i"
+	read -r w b i _ < <(awk '$4 == "main;both"' "$s")
+	expect_range "both's own idle (its 200 ms sleep)" 200000000 "$w" "$i"
 }
 
 t_calls_php_folded_and_text() {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -100,6 +101,100 @@ static int chain(struct calls_agg *a, uint32_t node, uint64_t *ids, bool *partia
 		node = cn->parent;
 	}
 	return n;
+}
+
+/* An event with the thread's on-CPU clock. */
+static void evb(struct calls_agg *a, uint32_t type, uint64_t ts, uint64_t busy, uint64_t id)
+{
+	struct prof_call_event e = {
+		.type = type,
+		.pid = PID,
+		.tid = TID,
+		.line = (uint32_t)id,
+		.ts = ts,
+		.name_id = id,
+		.runtime = PROF_RT_PHP,
+		.busy = busy,
+	};
+
+	calls_agg__event(a, &e);
+}
+
+static void expect_busy(struct calls_agg *a, uint32_t node, uint64_t wall, uint64_t busy)
+{
+	const struct calls_values *v = calls_agg__values(a, PID, TID, node);
+
+	assert_non_null(v);
+	assert_int_equal(v->wall_ns, wall);
+	assert_int_equal(v->busy_ns, busy);
+}
+
+/*
+ * Busy is self time like wall: main runs 1000 ns (600 on the CPU) around A's 500 (100 on the
+ * CPU); a clock reading behind an earlier one counts 0, and busy never exceeds wall.
+ */
+static void test_calls_agg__busy_self_time(void **state)
+{
+	struct calls_agg *a = *state;
+
+	evb(a, PROF_REC_CALL_ENTRY, 1000, 5000, MAIN);
+	evb(a, PROF_REC_CALL_ENTRY, 1200, 5200, A);
+	evb(a, PROF_REC_CALL_RETURN, 1700, 5300, A);
+	evb(a, PROF_REC_CALL_RETURN, 2000, 5600, MAIN);
+	expect_busy(a, PATH(a, MAIN, A), 500, 100);
+	expect_busy(a, PATH(a, MAIN), 500, 500);
+	/* B: the clock went back (a tick-late reading after an exact one): no busy time */
+	evb(a, PROF_REC_CALL_ENTRY, 3000, 7000, B);
+	evb(a, PROF_REC_CALL_RETURN, 3100, 6990, B);
+	expect_busy(a, PATH(a, B), 100, 0);
+	/* and more busy than wall is capped at wall */
+	evb(a, PROF_REC_CALL_ENTRY, 4000, 8000, B);
+	evb(a, PROF_REC_CALL_RETURN, 4100, 8500, B);
+	expect_busy(a, PATH(a, B), 200, 100);
+}
+
+static int busy_at_end(void *ctx, uint32_t pid, uint32_t tid, uint64_t *busy)
+{
+	(void)ctx;
+	if (pid != PID || tid != TID)
+		return -ENOENT;
+	*busy = 9000;
+	return 0;
+}
+
+/* A call still open at the end is busy up to the thread's clock then. */
+static void test_calls_agg__finish_reads_busy_clock(void **state)
+{
+	struct calls_agg *a = *state;
+
+	evb(a, PROF_REC_CALL_ENTRY, 1000, 5000, A);
+	calls_agg__finish(a, 10000, busy_at_end, NULL);
+	expect_busy(a, PATH(a, A), 9000, 4000);
+}
+
+/*
+ * Attached mid-run: the entry probe was in place before the return probe, so events before the
+ * thread was marked (at 1000) are partial and not used: B's entry alone would never close.
+ */
+static void test_calls_agg__attach_window_events_ignored(void **state)
+{
+	struct calls_agg *a = *state;
+	uint32_t node = 0;
+
+	assert_int_equal(calls_agg__thread_preexisting(a, PID, TID, 1000), 0);
+	in(a, 900, B);
+	in(a, 1100, A);
+	out(a, 1300, A);
+	for (uint32_t n = 1; n < calls_agg__node_count(a); n++) {
+		assert_int_not_equal(calls_agg__node(a, n)->name_id, B);
+		if (calls_agg__node(a, n)->name_id == A)
+			node = n;
+	}
+	/* on the placeholder of its unknown callers, not under B */
+	assert_int_equal(calls_agg__node(a, calls_agg__node(a, node)->parent)->name_id, 0);
+	expect(a, node, 1, 200);
+	assert_int_equal(calls_agg__stats(a)->attach_window, 1);
+	assert_int_equal(calls_agg__stats(a)->entries, 1);
 }
 
 static void test_calls_agg__nested_self_time(void **state)
@@ -257,7 +352,7 @@ static void test_calls_agg__thread_exit_and_finish_close_open_frames(void **stat
 	calls_agg__thread_exit(a, PID, TID); /* closed at its last event (100) */
 	expect(a, PATH(a, MAIN), 0, 100);
 	expect(a, PATH(a, MAIN, A), 0, 0);
-	calls_agg__finish(a, 1050);
+	calls_agg__finish(a, 1050, NULL, NULL);
 	assert_int_equal(calls_agg__values(a, PID, TID + 1, PATH(a, B))->wall_ns, 1000);
 	assert_int_equal(calls_agg__values(a, PID, TID + 1, PATH(a, B))->calls, 0);
 	assert_int_equal(calls_agg__stats(a)->unfinished_frames, 3);
@@ -410,6 +505,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 		T(test_calls_agg__nested_self_time),
+		T(test_calls_agg__busy_self_time),
+		T(test_calls_agg__attach_window_events_ignored),
+		T(test_calls_agg__finish_reads_busy_clock),
 		T(test_calls_agg__recursion_keeps_each_depth),
 		T(test_calls_agg__exception_unwinds_frames),
 		T(test_calls_agg__attach_mid_call_recovers_callers),

@@ -13,10 +13,15 @@
 #define NODE_ROOT	 0
 #define NODE_RETURN_ONLY 1
 
+/* A moment of a thread: the time, and its on-CPU clock then (prof_call_event.busy). */
+struct when {
+	uint64_t wall, busy;
+};
+
 struct frame {
 	uint64_t name_id;
-	uint64_t start;	   /* entry time */
-	uint64_t child_ns; /* inclusive time of its completed callees */
+	struct when start; /* entry */
+	struct when child; /* inclusive times of its completed callees */
 	uint64_t sp;	   /* PROF_CALL_F_FRAME: its Java frame's SP at entry, else 0 */
 	uint32_t site;	   /* PROF_CALL_F_FRAME: where in the Java code its entry probe ran */
 	uint32_t node;
@@ -25,12 +30,14 @@ struct frame {
 struct thread {
 	struct frame *stack;
 	uint32_t depth, cap;
-	uint32_t overflow;   /* entries beyond CALLS_AGG_MAX_DEPTH still open */
-	uint32_t outer;	     /* placeholders named so far: frames below the first one seen */
-	uint32_t base;	     /* node under the stack: the root, or a placeholder */
-	uint64_t base_start; /* when we started seeing the frames above base */
-	uint64_t base_child; /* inclusive time of completed frames directly on base */
-	uint64_t last_ts;
+	uint32_t overflow;	/* entries beyond CALLS_AGG_MAX_DEPTH still open */
+	uint32_t outer;		/* placeholders named so far: frames below the first one seen */
+	uint32_t base;		/* node under the stack: the root, or a placeholder */
+	struct when base_start; /* when we started seeing the frames above base */
+	struct when base_child; /* inclusive times of completed frames directly on base */
+	struct when last;	/* its latest event */
+	struct when now;	/* the event being handled */
+	uint64_t ready;		/* events before this time are from the attach window */
 };
 
 struct thread_key {
@@ -147,7 +154,7 @@ static uint32_t child_node(struct calls_agg *a, uint32_t parent, uint64_t name_i
 }
 
 static void add_sample(struct calls_agg *a, uint32_t pid, uint32_t tid, uint32_t node,
-		       uint64_t calls, uint64_t wall_ns)
+		       uint64_t calls, struct when self)
 {
 	struct sample_key key = {.pid = pid, .tid = tid, .node = node};
 	struct calls_values *v;
@@ -155,7 +162,8 @@ static void add_sample(struct calls_agg *a, uint32_t pid, uint32_t tid, uint32_t
 	if (hashmap__upsert(a->samples, (void **)&v, &key, NULL))
 		return;
 	v->calls += calls;
-	v->wall_ns += wall_ns;
+	v->wall_ns += self.wall;
+	v->busy_ns += self.busy;
 }
 
 static uint64_t elapsed(struct calls_agg *a, uint64_t from, uint64_t to)
@@ -166,39 +174,63 @@ static uint64_t elapsed(struct calls_agg *a, uint64_t from, uint64_t to)
 	return 0;
 }
 
-static void add_to_parent(struct thread *t, uint64_t incl)
+/*
+ * From one moment to a later one: the wall time, and the on-CPU time within it.  The clocks
+ * are two (a time and a run-time count that is exact at switches only, up to a tick behind
+ * otherwise): on-CPU time is bounded by the wall time, and a run-time count behind an earlier
+ * exact reading is no time, not an error.
+ */
+static struct when span(struct calls_agg *a, struct when from, struct when to)
 {
-	if (t->depth)
-		t->stack[t->depth - 1].child_ns += incl;
-	else
-		t->base_child += incl;
+	struct when d = {.wall = elapsed(a, from.wall, to.wall)};
+
+	d.busy = to.busy > from.busy ? to.busy - from.busy : 0;
+	if (d.busy > d.wall)
+		d.busy = d.wall;
+	return d;
 }
 
-/* Pop the top frame, ending at ts; calls = 1 when it returned, 0 when it is cut short. */
-static void pop(struct calls_agg *a, const struct thread_key *k, struct thread *t, uint64_t ts,
+/* Self times: inclusive less the callees', each at least 0. */
+static struct when self_of(struct when incl, struct when child)
+{
+	return (struct when){
+		.wall = incl.wall > child.wall ? incl.wall - child.wall : 0,
+		.busy = incl.busy > child.busy ? incl.busy - child.busy : 0,
+	};
+}
+
+static void add_to_parent(struct thread *t, struct when incl)
+{
+	struct when *c = t->depth ? &t->stack[t->depth - 1].child : &t->base_child;
+
+	c->wall += incl.wall;
+	c->busy += incl.busy;
+}
+
+/* Pop the top frame, ending at at; calls = 1 when it returned, 0 when it is cut short. */
+static void pop(struct calls_agg *a, const struct thread_key *k, struct thread *t, struct when at,
 		uint64_t calls)
 {
 	struct frame *f = &t->stack[--t->depth];
-	uint64_t incl = elapsed(a, f->start, ts);
-	uint64_t self = incl > f->child_ns ? incl - f->child_ns : 0;
+	struct when incl = span(a, f->start, at);
 
-	add_sample(a, k->pid, k->tid, f->node, calls, self);
+	add_sample(a, k->pid, k->tid, f->node, calls, self_of(incl, f->child));
 	add_to_parent(t, incl);
 }
 
 /* Close every open frame at ts without counting calls: their time so far is real. */
 static void close_open(struct calls_agg *a, const struct thread_key *k, struct thread *t,
-		       uint64_t ts)
+		       struct when at)
 {
 	while (t->depth) {
 		a->stats.unfinished_frames++;
-		pop(a, k, t, ts, 0);
+		pop(a, k, t, at, 0);
 	}
 	t->overflow = 0;
 }
 
 /* Put a fresh placeholder under an empty stack: what comes next has unknown callers. */
-static int new_base(struct calls_agg *a, struct thread *t, uint64_t ts)
+static int new_base(struct calls_agg *a, struct thread *t, struct when at)
 {
 	uint32_t id;
 	int err = new_node(a, &id, NODE_ROOT, 0, 0);
@@ -206,13 +238,13 @@ static int new_base(struct calls_agg *a, struct thread *t, uint64_t ts)
 	if (err)
 		return err;
 	t->base = id;
-	t->base_start = ts;
-	t->base_child = 0;
+	t->base_start = at;
+	t->base_child = (struct when){0};
 	t->outer = 0;
 	return 0;
 }
 
-static struct thread *get_thread(struct calls_agg *a, const struct thread_key *k, uint64_t ts)
+static struct thread *get_thread(struct calls_agg *a, const struct thread_key *k, struct when at)
 {
 	struct thread *t;
 	bool created;
@@ -222,7 +254,7 @@ static struct thread *get_thread(struct calls_agg *a, const struct thread_key *k
 	if (created) {
 		/* First seen after attach and not listed as pre-existing: seen from its start. */
 		t->base = NODE_ROOT;
-		t->base_start = ts;
+		t->base_start = at;
 	}
 	return t;
 }
@@ -242,7 +274,7 @@ static int push(struct calls_agg *a, struct thread *t, const struct prof_call_ev
 	}
 	t->stack[t->depth++] = (struct frame){
 		.name_id = e->name_id,
-		.start = e->ts,
+		.start = {e->ts, e->busy},
 		.sp = e->frame_sp,
 		.site = e->site,
 		.node = child_node(a, parent, e->name_id, e->line),
@@ -265,7 +297,7 @@ static void pop_unwound(struct calls_agg *a, const struct thread_key *k, struct 
 
 	while (t->depth && t->stack[t->depth - 1].sp && t->stack[t->depth - 1].sp < e->frame_sp) {
 		a->stats.unwound_frames++;
-		pop(a, k, t, e->ts, 1);
+		pop(a, k, t, t->now, 1);
 	}
 	for (i = t->depth; i > 0 && t->stack[i - 1].sp == e->frame_sp; i--)
 		if (t->stack[i - 1].site == e->site)
@@ -274,7 +306,7 @@ static void pop_unwound(struct calls_agg *a, const struct thread_key *k, struct 
 		return; /* no frame of this site in the new entry's frame */
 	while (t->depth >= i) {
 		a->stats.unwound_frames++;
-		pop(a, k, t, e->ts, 1);
+		pop(a, k, t, t->now, 1);
 	}
 }
 
@@ -284,15 +316,14 @@ static void pop_unwound(struct calls_agg *a, const struct thread_key *k, struct 
  * and give it a new placeholder as caller.
  */
 static void name_base(struct calls_agg *a, const struct thread_key *k, struct thread *t,
-		      uint64_t name_id, uint32_t line, uint64_t ts)
+		      uint64_t name_id, uint32_t line, struct when at)
 {
-	uint64_t incl = elapsed(a, t->base_start, ts);
-	uint64_t self = incl > t->base_child ? incl - t->base_child : 0;
+	struct when incl = span(a, t->base_start, at);
 	uint32_t old = t->base, outer = t->outer;
 
 	a->nodes[old].name_id = name_id;
 	a->nodes[old].line = line;
-	add_sample(a, k->pid, k->tid, old, 1, self);
+	add_sample(a, k->pid, k->tid, old, 1, self_of(incl, t->base_child));
 	if (new_base(a, t, t->base_start)) {
 		t->base = NODE_ROOT; /* out of memory: what follows goes on the root */
 		return;
@@ -319,9 +350,9 @@ static void on_return(struct calls_agg *a, const struct thread_key *k, struct th
 	if (i > 0) {
 		while (t->depth > i) {
 			a->stats.unwound_frames++;
-			pop(a, k, t, e->ts, 1);
+			pop(a, k, t, t->now, 1);
 		}
-		pop(a, k, t, e->ts, 1);
+		pop(a, k, t, t->now, 1);
 		return;
 	}
 	/* Seen from its start, yet no such frame: an entry the runtime never reported.  Or more
@@ -333,10 +364,10 @@ static void on_return(struct calls_agg *a, const struct thread_key *k, struct th
 	/* A frame older than anything we saw: everything open was called by it. */
 	while (t->depth) {
 		a->stats.unwound_frames++;
-		pop(a, k, t, e->ts, 1);
+		pop(a, k, t, t->now, 1);
 	}
 	a->stats.outer_returns++;
-	name_base(a, k, t, e->name_id, e->line, e->ts);
+	name_base(a, k, t, e->name_id, e->line, t->now);
 }
 
 int calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
@@ -349,23 +380,36 @@ int calls_agg__event(struct calls_agg *a, const struct prof_call_event *e)
 		a->stats.returns++;
 		a->stats.return_only++;
 		add_sample(a, e->pid, e->tid, child_node(a, NODE_RETURN_ONLY, e->name_id, e->line),
-			   1, 0);
+			   1, (struct when){0});
 		return 0;
 	}
-	t = get_thread(a, &k, e->ts);
+	t = get_thread(a, &k, (struct when){e->ts, e->busy});
 	if (!t)
 		return -ENOMEM;
+	if (e->ts < t->ready) {
+		a->stats.attach_window++;
+		return 0;
+	}
 	if (e->flags & PROF_CALL_F_LOST) {
 		/* Entries or returns of this thread were dropped: its stack cannot be trusted.
 		 * Close it where we last knew it; the frames still open will name the new
 		 * placeholder as they return. */
 		a->stats.resyncs++;
-		close_open(a, &k, t, t->last_ts);
-		if (new_base(a, t, e->ts))
+		close_open(a, &k, t, t->last);
+		if (new_base(a, t, (struct when){e->ts, e->busy}))
 			t->base = NODE_ROOT;
 	}
-	if (e->ts > t->last_ts)
-		t->last_ts = e->ts;
+	if (!t->last.wall) {
+		/* Its first event: a thread there before the probes got its base without an
+		 * on-CPU clock, which starts here. */
+		t->base_start.busy = e->busy;
+		t->last.busy = e->busy;
+	}
+	t->now = (struct when){e->ts, e->busy};
+	if (e->ts > t->last.wall)
+		t->last.wall = e->ts;
+	if (e->busy > t->last.busy)
+		t->last.busy = e->busy;
 	if (e->type == PROF_REC_CALL_ENTRY) {
 		a->stats.entries++;
 		if (e->frame_sp && !t->overflow)
@@ -415,13 +459,15 @@ int calls_agg__name(struct calls_agg *a, const struct prof_call_name *n)
 int calls_agg__thread_preexisting(struct calls_agg *a, uint32_t pid, uint32_t tid, uint64_t ts)
 {
 	struct thread_key k = {.pid = pid, .tid = tid};
-	struct thread *t = get_thread(a, &k, ts);
+	struct thread *t = get_thread(a, &k, (struct when){ts, 0});
 
 	if (!t)
 		return -ENOMEM;
 	if (t->base != NODE_ROOT || t->depth)
 		return 0; /* already known */
-	return new_base(a, t, ts);
+	t->ready = ts;
+	/* (its on-CPU clock starts at its first event) */
+	return new_base(a, t, (struct when){ts, t->last.busy});
 }
 
 void calls_agg__thread_exit(struct calls_agg *a, uint32_t pid, uint32_t tid)
@@ -431,7 +477,7 @@ void calls_agg__thread_exit(struct calls_agg *a, uint32_t pid, uint32_t tid)
 
 	if (!t)
 		return;
-	close_open(a, &k, t, t->last_ts);
+	close_open(a, &k, t, t->last);
 	free(t->stack);
 	hashmap__delete(a->threads, &k);
 }
@@ -462,7 +508,7 @@ void calls_agg__process_exec(struct calls_agg *a, uint32_t pid)
 	free(gone);
 }
 
-void calls_agg__finish(struct calls_agg *a, uint64_t ts)
+void calls_agg__finish(struct calls_agg *a, uint64_t ts, calls_agg_busy_fn busy_now, void *ctx)
 {
 	const struct thread_key *k;
 	size_t it = 0;
@@ -470,8 +516,14 @@ void calls_agg__finish(struct calls_agg *a, uint64_t ts)
 
 	while (hashmap__next(a->threads, &it, (const void **)&k, &v)) {
 		struct thread *t = v;
+		struct when at = t->last;
+		uint64_t busy;
 
-		close_open(a, k, t, ts > t->last_ts ? ts : t->last_ts);
+		if (ts > at.wall)
+			at.wall = ts;
+		if (t->depth && busy_now && !busy_now(ctx, k->pid, k->tid, &busy) && busy > at.busy)
+			at.busy = busy;
+		close_open(a, k, t, at);
 	}
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * --calls aggregation: per-thread shadow stacks rebuilt from entry/return events, and per
- * (pid, tid, call path) the number of completed calls and the self wall time of the leaf.
+ * (pid, tid, call path) the number of completed calls and the self wall time of the leaf, and
+ * how much of it the thread was on the CPU (busy) — from the events' on-CPU clocks.
  * Pure logic, no BPF: fed by the consumer, read by calls_profile at the end.
  *
  * Call paths are nodes of a tree (node 0 = the root); a sample is (pid, tid, node).
@@ -34,11 +35,13 @@ struct calls_agg_stats {
 	uint64_t unfinished_frames;  /* frames still open at thread exit / end of profiling */
 	uint64_t depth_exceeded;     /* entries deeper than CALLS_AGG_MAX_DEPTH */
 	uint64_t clamped_times;	     /* timestamps going backwards (treated as 0 ns) */
+	uint64_t attach_window;	     /* events before the thread's process was fully attached */
 };
 
 struct calls_values {
 	uint64_t calls;	  /* completed calls of the leaf on this path */
 	uint64_t wall_ns; /* self time of the leaf on this path */
+	uint64_t busy_ns; /* of which on the CPU (idle, off the CPU: wall_ns - busy_ns) */
 };
 
 struct calls_node {
@@ -61,14 +64,23 @@ int calls_agg__event(struct calls_agg *a, const struct prof_call_event *e);
 /* A PROF_REC_CALL_NAME record. */
 int calls_agg__name(struct calls_agg *a, const struct prof_call_name *n);
 
-/* Thread tid existed before the probes were attached at ts: its outer frames are unknown. */
+/*
+ * Thread tid existed before the probes were attached, the last of them before ts: its outer
+ * frames are unknown, and its events before ts are not used (with only some of its probes in
+ * place, entries without their returns or the reverse would leave frames that never close).
+ */
 int calls_agg__thread_preexisting(struct calls_agg *a, uint32_t pid, uint32_t tid, uint64_t ts);
 /* Thread ended: close its open frames at its last event. */
 void calls_agg__thread_exit(struct calls_agg *a, uint32_t pid, uint32_t tid);
 /* pid exec'd: every thread's stack belongs to the old image. */
 void calls_agg__process_exec(struct calls_agg *a, uint32_t pid);
-/* End of profiling at ts: open frames get their self time so far (0 calls: not completed). */
-void calls_agg__finish(struct calls_agg *a, uint64_t ts);
+/* A thread's on-CPU clock now (the ns it has run, as prof_call_event.busy counts them): 0, or
+ * -errno when it cannot be read (the thread is gone). */
+typedef int (*calls_agg_busy_fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t *busy);
+
+/* End of profiling at ts: open frames get their self time so far (0 calls: not completed),
+ * their on-CPU time up to busy_now (NULL, or it fails: up to the thread's last event). */
+void calls_agg__finish(struct calls_agg *a, uint64_t ts, calls_agg_busy_fn busy_now, void *ctx);
 
 /* Continuous mode, at an interval's end: the completed calls' values and the stats start
  * again from zero; open frames stay open (a call is counted in the interval it returns in). */

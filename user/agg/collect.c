@@ -1518,11 +1518,19 @@ static void calls_tick(struct collect *c)
 		rescan_calls(c);
 }
 
+/* A thread's run time from /proc: the busy clock of a call still open at the end. */
+static int thread_run_ns(void *ctx, uint32_t pid, uint32_t tid, uint64_t *busy)
+{
+	struct collect *c = ctx;
+
+	return procinfo__run_ns(c->procs, pid, tid, busy);
+}
+
 static void calls_snapshot(struct collect *c, bool last)
 {
 	/* Between intervals a call still open goes on: only the end of the run closes it. */
 	if (last)
-		calls_agg__finish(c->calls, (uint64_t)mono_ns());
+		calls_agg__finish(c->calls, (uint64_t)mono_ns(), thread_run_ns, c);
 }
 
 static int calls_reset(struct collect *c)

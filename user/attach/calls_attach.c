@@ -714,12 +714,14 @@ cleanup:
 
 int calls_attach__pid(struct calls_attach *ca, uint32_t pid)
 {
-	uint64_t ts = mono_ns(); /* before any probe: no event of this pid predates it */
+	uint64_t ts;
 	int n, err;
 
 	n = attach_maps(ca, pid, (int)pid, true);
 	if (n <= 0)
 		return n;
+	/* Every probe is in place: events from now on are whole (entries and returns). */
+	ts = mono_ns();
 	/* Listed after attaching: a thread born meanwhile may have missed events too. */
 	err = mark_threads(ca, pid, ts);
 	return err == -ENOENT ? n : err ? err : n;

@@ -380,6 +380,10 @@ static int open_calls(struct loader *l)
 	if (err)
 		return load_failed("calls", err);
 	adopt_maps(l, l->calls->obj);
+	/* The threads' on-CPU clocks run before the first probe is attached. */
+	l->calls->links.calls_switch = bpf_program__attach(l->calls->progs.calls_switch);
+	if (!l->calls->links.calls_switch)
+		return load_failed("calls", -errno);
 	return 0;
 }
 

@@ -114,7 +114,12 @@ static int path_locations(struct build *b, uint32_t node, uint32_t *n, bool *par
 	return 0;
 }
 
-static const char *const calls_types[][2] = {{"calls", "count"}, {"wall", "nanoseconds"}};
+static const char *const calls_types[][2] = {
+	{"calls", "count"},
+	{"wall", "nanoseconds"},
+	{"busy", "nanoseconds"},
+	{"idle", "nanoseconds"},
+};
 
 int calls_profile__build(struct profile **out, struct calls_agg *agg, const struct build_inputs *in,
 			 const char *const *notes, size_t nnotes)
@@ -126,7 +131,7 @@ int calls_profile__build(struct profile **out, struct calls_agg *agg, const stru
 	size_t it = 0;
 	int err;
 
-	err = build__profile(&b.p, in, "calls", calls_types, 2);
+	err = build__profile(&b.p, in, "calls", calls_types, 4);
 	if (err)
 		return err;
 	b.p->default_type = 1;
@@ -141,7 +146,9 @@ int calls_profile__build(struct profile **out, struct calls_agg *agg, const stru
 			goto cleanup;
 		}
 		while (calls_agg__next_sample(b.agg, &it, &pid, &tid, &node, &v)) {
-			int64_t vals[2] = {(int64_t)v->calls, (int64_t)v->wall_ns};
+			uint64_t busy = v->busy_ns < v->wall_ns ? v->busy_ns : v->wall_ns;
+			int64_t vals[4] = {(int64_t)v->calls, (int64_t)v->wall_ns, (int64_t)busy,
+					   (int64_t)(v->wall_ns - busy)};
 			bool partial;
 			uint32_t n;
 
@@ -169,7 +176,9 @@ int calls_profile__build(struct profile **out, struct calls_agg *agg, const stru
 	}
 	err = profile__add_comment(b.p, "calls: completed calls of the leaf; wall: self "
 					"wall time of the leaf (frames above it give the "
-					"inclusive time)");
+					"inclusive time); busy: of which on the CPU; idle: of "
+					"which off the CPU (waiting: asleep, blocked or "
+					"preempted)");
 	for (size_t i = 0; i < nnotes && !err; i++)
 		err = profile__add_comment(b.p, "limit: %s", notes[i]);
 	if (!err && b.agg)

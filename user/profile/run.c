@@ -72,6 +72,7 @@ static const char *const info_names[] = {
 	"probe_links",
 	"probe_files_detached",
 	"offcpu_unseen_returns",
+	"call_attach_window",
 };
 
 static bool is_info(const char *name)
