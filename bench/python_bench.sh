@@ -42,11 +42,9 @@ RES=bench/results
 TMP=$(mktemp -d /tmp/bpftrace-prof-pybench.XXXXXX)
 RUNS=$TMP/runs.tsv
 
-die() {
-	echo "python_bench: $*" >&2
-	exit 1
-}
-say() { echo "python_bench: $*" >&2; }
+NAME=python_bench
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 # What this script started and still runs stops on exit, by pid; the statistics switch goes back.
 cleanup() {
@@ -87,59 +85,6 @@ else
 fi
 [ ${#PYS[@]} -gt 0 ] || die "no interpreter: set PY_BENCH_PYTHONS"
 
-# Start py_cpu.py --wait ARGS under PY, blocked on its gate; sets WPID, GATE, WOUT.
-start_workload() { # PY ARGS...
-	local fifo=$TMP/gate i
-	WOUT=$TMP/workload.out
-	rm -f "$fifo"
-	mkfifo "$fifo" || die "mkfifo failed"
-	"$1" "$SCRIPT" --wait "${@:2}" <"$fifo" >"$WOUT" 2>"$TMP/workload.err" &
-	WPID=$!
-	exec {GATE}>"$fifo"
-	rm -f "$fifo"
-	for ((i = 0; i < 1500; i++)); do
-		grep -q '^READY' "$WOUT" 2>/dev/null && return 0
-		kill -0 "$WPID" 2>/dev/null || die "workload exited before its gate: $(cat "$TMP/workload.err")"
-		sleep 0.01
-	done
-	die "workload never reached its gate"
-}
-
-# Attach the profiler (ARGS) to $WPID; sets TOOL_PID once it profiles.
-start_tool() { # LOG ARGS...
-	local log=$1 i
-	shift
-	"$PROF" -v "$@" -p "$WPID" >"$log.out" 2>"$log" {GATE}>&- &
-	TOOL_PID=$!
-	for ((i = 0; i < 6000; i++)); do
-		grep -q 'profiling; Ctrl-C' "$log" 2>/dev/null && return 0
-		kill -0 "$TOOL_PID" 2>/dev/null || break
-		sleep 0.01
-	done
-	cat "$log" >&2
-	die "the profiler did not start"
-}
-
-stop_tool() {
-	[ -n "${TOOL_PID:-}" ] || return 0
-	wait "$TOOL_PID" || say "profiler exit status $?"
-	TOOL_PID=""
-}
-
-# run_time_ns and run_cnt of program NAME among those process PID holds.
-prog_stats() { # PID NAME
-	local ids
-	ids=$(sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u | paste -sd,)
-	[ -n "$ids" ] || return 0
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-ids = {int(x) for x in sys.argv[1].split(",")}
-for p in json.load(sys.stdin):
-    if p["id"] in ids and p.get("name") == sys.argv[2]:
-        print(p.get("run_time_ns", 0), p.get("run_cnt", 0))
-        break' "$ids" "$2"
-}
-
 # "SAMPLES PYFRAMES NATIVEFRAMES" summed over the samples of a cpu profile (count-weighted);
 # a Python frame is a location at address 0.
 profile_frames() { # FILE
@@ -160,19 +105,13 @@ profile_frames() { # FILE
 		}'
 }
 
-counter() { # FILE NAME
-	local v
-	v=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n "s/^Comment: $2=\([0-9]*\) .*/\1/p")
-	echo "${v:-0}"
-}
-
 printf 'section\tpython\tvariant\tround\twall_s\tsamples\tpy_frames\tnative_frames\tprog_ns\tprog_cnt\tpy_read_fail\tok\n' >"$RUNS"
 
 # overhead: one run of VARIANT (untraced | cpu99) under interpreter NAME PY.
 run_overhead() { # NAME PY VARIANT ROUND
 	local name=$1 py=$2 v=$3 r=$4 d=$TMP/o.$1.$3.$4 t0 t1 wall s=0 pf=0 nf=0 fail=0 ok=1
 	mkdir -p "$d"
-	start_workload "$py" --rounds "$WORK" 1e9
+	start_workload "$py" "$SCRIPT" --wait --rounds "$WORK" 1e9
 	[ "$v" = cpu99 ] && start_tool "$d/log" --cpu=99 -o "$d/out.pb.gz" --top 0
 	t0=$EPOCHREALTIME
 	printf 'g\n' >&"$GATE"
@@ -197,7 +136,7 @@ run_overhead() { # NAME PY VARIANT ROUND
 run_depth() { # NAME PY DEPTH ROUND
 	local name=$1 py=$2 depth=$3 r=$4 d=$TMP/f.$1.$3.$4 i stats ns="" cnt="" s pf nf fail ok=1
 	mkdir -p "$d"
-	start_workload "$py" --depth "$depth" "$SECONDS_EACH"
+	start_workload "$py" "$SCRIPT" --wait --depth "$depth" "$SECONDS_EACH"
 	start_tool "$d/log" --cpu="$HZ" -o "$d/out.pb.gz" --top 0
 	printf 'g\n' >&"$GATE"
 	for ((i = 0; i < 30000; i++)); do # the work, then up to 5 min more

@@ -47,46 +47,38 @@ struct {
 	__type(value, __u64[PROF_CALL_CLS_LEN / 8]);
 } call_scratch SEC(".maps");
 
-/* tid -> its on-CPU clock (struct prof_call_oncpu), kept by calls_switch below. */
+/* Each target thread's on-CPU clock (struct prof_call_oncpu), kept by calls_switch below. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, PROF_CALL_THREADS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct prof_call_oncpu);
 } prof_call_oncpu SEC(".maps");
-
-#ifndef TASK_DEAD
-#define TASK_DEAD 0x80 /* the task's last switch: it never runs again */
-#endif
 
 /*
  * The on-CPU clock of the targets' threads, for the busy time of calls.  The scheduler's own
  * count of a thread's run time (se.sum_exec_runtime) is exact only at a switch (between
  * switches it advances at the scheduler tick, 4 ms here), so it is taken at each switch-out,
  * and the time of the switch-in that follows it; a probe adds the time since.  The switch
- * count tells a switch-in that follows the recorded switch-out from a later one.
+ * count tells a switch-in that follows the recorded switch-out from a later one.  Task storage:
+ * no lookup by key, and it goes with the thread.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(calls_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
 	struct prof_call_oncpu *c;
-	__u32 tid = prev->pid;
 
-	if (tid && prof_is_target(prev->tgid)) {
-		if (prev_state & TASK_DEAD) {
-			bpf_map_delete_elem(&prof_call_oncpu, &tid);
-		} else {
-			struct prof_call_oncpu v = {
-				.run_ns = prev->se.sum_exec_runtime,
-				.nsw = prev->nvcsw + prev->nivcsw,
-			};
-
-			bpf_map_update_elem(&prof_call_oncpu, &tid, &v, BPF_ANY);
+	if (prev->pid && prof_is_target(prev->tgid)) {
+		c = bpf_task_storage_get(&prof_call_oncpu, prev, NULL,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (c) {
+			c->run_ns = prev->se.sum_exec_runtime;
+			c->nsw = prev->nvcsw + prev->nivcsw;
+			c->in_ns = 0;
 		}
 	}
-	tid = next->pid;
-	c = bpf_map_lookup_elem(&prof_call_oncpu, &tid);
+	c = bpf_task_storage_get(&prof_call_oncpu, next, NULL, 0);
 	if (c && c->nsw == next->nvcsw + next->nivcsw)
 		c->in_ns = bpf_ktime_get_ns();
 	return 0;
@@ -96,9 +88,9 @@ int BPF_PROG(calls_switch, bool preempt, struct task_struct *prev, struct task_s
  * The current thread's on-CPU clock at now.  Until its switches are seen (it was running when
  * we attached; or its switch-in was not reported) the scheduler's count, up to a tick behind.
  */
-static __always_inline __u64 busy_clock(struct task_struct *task, __u32 tid, __u64 now)
+static __always_inline __u64 busy_clock(struct task_struct *task, __u64 now)
 {
-	struct prof_call_oncpu *c = bpf_map_lookup_elem(&prof_call_oncpu, &tid);
+	struct prof_call_oncpu *c = bpf_task_storage_get(&prof_call_oncpu, task, NULL, 0);
 
 	if (c && c->in_ns && now >= c->in_ns && c->nsw == task->nvcsw + task->nivcsw)
 		return c->run_ns + (now - c->in_ns);
@@ -255,7 +247,7 @@ static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtim
 	e->tid = (__u32)id;
 	e->line = a->line;
 	e->ts = bpf_ktime_get_ns();
-	e->busy = busy_clock(task, (__u32)id, e->ts);
+	e->busy = busy_clock(task, e->ts);
 	e->name_id = name_id;
 	e->runtime = runtime;
 	e->flags = flags;

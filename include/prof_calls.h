@@ -37,7 +37,6 @@ enum prof_call_flags {
 
 #define PROF_CALL_NAME_ENTRIES 65536 /* names already sent (LRU: evicted names are re-sent) */
 #define PROF_CALL_LOST_ENTRIES 16384 /* threads with a dropped event not yet reported */
-#define PROF_CALL_THREADS      16384 /* target threads whose on-CPU clock is kept (LRU) */
 #define PROF_CALL_CLS_LEN      128
 #define PROF_CALL_FN_LEN       128
 #define PROF_CALL_FILE_LEN     256 /* Java: the method signature */

@@ -1,0 +1,71 @@
+# Shared by the bench scripts that run a workload behind a gate and attach the profiler to it
+# (bench/python_bench.sh, bench/calls_bench.sh).  The caller sets NAME (for messages), TMP (a
+# scratch directory) and PROF, and traps EXIT to stop WPID and TOOL_PID.
+# shellcheck shell=bash
+
+die() {
+	echo "$NAME: $*" >&2
+	exit 1
+}
+say() { echo "$NAME: $*" >&2; }
+
+# Start CMD ARGS… blocked on its gate (its stdin): it prints READY, then waits for a line; sets
+# WPID, GATE (the fd that opens the gate) and WOUT (its output).
+start_workload() { # CMD ARGS...
+	local fifo=$TMP/gate i
+	WOUT=$TMP/workload.out
+	rm -f "$fifo"
+	mkfifo "$fifo" || die "mkfifo failed"
+	"$@" <"$fifo" >"$WOUT" 2>"$TMP/workload.err" &
+	WPID=$!
+	exec {GATE}>"$fifo"
+	rm -f "$fifo"
+	for ((i = 0; i < 1500; i++)); do
+		grep -q '^READY' "$WOUT" 2>/dev/null && return 0
+		kill -0 "$WPID" 2>/dev/null || die "workload exited before its gate: $(cat "$TMP/workload.err")"
+		sleep 0.01
+	done
+	die "workload never reached its gate"
+}
+
+# Attach the profiler (ARGS) to $WPID; sets TOOL_PID once it profiles.
+start_tool() { # LOG ARGS...
+	local log=$1 i
+	shift
+	"$PROF" -v "$@" -p "$WPID" >"$log.out" 2>"$log" {GATE}>&- &
+	TOOL_PID=$!
+	for ((i = 0; i < 6000; i++)); do
+		grep -q 'profiling; Ctrl-C' "$log" 2>/dev/null && return 0
+		kill -0 "$TOOL_PID" 2>/dev/null || break
+		sleep 0.01
+	done
+	cat "$log" >&2
+	die "the profiler did not start"
+}
+
+stop_tool() {
+	[ -n "${TOOL_PID:-}" ] || return 0
+	wait "$TOOL_PID" || say "profiler exit status $?"
+	TOOL_PID=""
+}
+
+# run_time_ns and run_cnt of program NAME among those process PID holds.
+prog_stats() { # PID NAME
+	local ids
+	ids=$(sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u | paste -sd,)
+	[ -n "$ids" ] || return 0
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+ids = {int(x) for x in sys.argv[1].split(",")}
+for p in json.load(sys.stdin):
+    if p["id"] in ids and p.get("name") == sys.argv[2]:
+        print(p.get("run_time_ns", 0), p.get("run_cnt", 0))
+        break' "$ids" "$2"
+}
+
+# A counter (or statistic) from a pprof profile's comments, 0 when absent.
+counter() { # FILE NAME
+	local v
+	v=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n "s/^Comment: $2=\([0-9]*\) .*/\1/p")
+	echo "${v:-0}"
+}
