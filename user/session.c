@@ -949,7 +949,8 @@ int session__run(const struct env *caller_env)
 			       strerror(-err));
 		else if (strcmp(env->output, "-"))
 			pr_info("wrote the memtrace trace to %s\n", env->output);
-		memtrace_rec__print_drops(r.memtrace, stderr);
+		if (env->verbosity >= 0)
+			memtrace_rec__print_drops(r.memtrace, stderr);
 		trace_err = err;
 	}
 	if (env->output_dir)

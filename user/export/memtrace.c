@@ -297,9 +297,12 @@ static int write_all(FILE *f, const void *buf, size_t len)
 
 static size_t put_str(uint8_t *p, const char *s, size_t max)
 {
-	size_t n = strnlen(s ? s : "", max);
+	size_t n = s ? strlen(s) : 0;
 
-	memcpy(p, s ? s : "", n);
+	if (n > max)
+		n = max;
+	if (n)
+		memcpy(p, s, n);
 	p[n] = 0;
 	return n + 1;
 }
@@ -327,7 +330,9 @@ int memtrace_writer__new(struct memtrace_writer **out, FILE *f,
 	w->last = o->start_us;
 	w->ts_begin = o->start_us;
 	w->len = MEMTRACE_HEADER_SIZE;
-	ctx_len = strnlen(o->context ? o->context : "", MEMTRACE_STR_MAX);
+	ctx_len = o->context ? strlen(o->context) : 0;
+	if (ctx_len > MEMTRACE_STR_MAX)
+		ctx_len = MEMTRACE_STR_MAX;
 	w->ctx_room = o->context_room > ctx_len ? o->context_room : ctx_len;
 	if (w->ctx_room > MEMTRACE_STR_MAX)
 		w->ctx_room = MEMTRACE_STR_MAX;
@@ -348,7 +353,8 @@ int memtrace_writer__new(struct memtrace_writer **out, FILE *f,
 	p += 8;
 	n = (size_t)(p - w->pkt);
 	memset(p, ' ', w->ctx_room);
-	memcpy(p, o->context ? o->context : "", ctx_len);
+	if (ctx_len)
+		memcpy(p, o->context, ctx_len);
 	p[w->ctx_room] = 0;
 	p += w->ctx_room + 1;
 	h.packet_bits = (uint32_t)((p - w->pkt) * 8);

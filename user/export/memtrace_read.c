@@ -15,6 +15,9 @@
 /* Bounds on what a foreign trace may make us hold. */
 #define MAX_DOMAINS   64
 #define MAX_BACKTRACE (1u << 20) /* frames of one decoded backtrace */
+/* Locations of one profile stack, leaf first: a longer backtrace loses its root end (counted),
+ * so that one allocation costs a bounded amount whatever prefix it shares. */
+#define MAX_STACK     1024
 
 struct cursor {
 	const uint8_t *p;
@@ -441,29 +444,28 @@ static int stack_of(struct reader *r, const uint64_t *bt, uint32_t n, uint32_t *
 	uint32_t k = 0;
 	int err;
 
+	err = grow((void **)&r->stack, &r->cap_stack, MAX_STACK, sizeof(*r->stack));
+	if (err)
+		return err;
 	for (uint32_t i = n; i-- > 0;) {
 		struct code_locs *cl = hashmap__find(r->codes, &bt[i]);
 
+		if (k == MAX_STACK) {
+			r->st.cut_stacks++;
+			break;
+		}
 		if (!cl) {
 			char name[48];
-			uint32_t loc;
 
 			/* Named as memtrace prints a code it cannot resolve. */
 			snprintf(name, sizeof(name), "$%" PRIu64, bt[i]);
-			err = profile_loc(r, &loc, "", name, 0);
-			if (!err)
-				err = grow((void **)&r->stack, &r->cap_stack, k + 1,
-					   sizeof(*r->stack));
+			err = profile_loc(r, &r->stack[k++], "", name, 0);
 			if (err)
 				return err;
-			r->stack[k++] = loc;
 			r->st.unknown_codes++;
 			continue;
 		}
-		err = grow((void **)&r->stack, &r->cap_stack, k + cl->n, sizeof(*r->stack));
-		if (err)
-			return err;
-		for (uint32_t j = cl->n; j-- > 0;)
+		for (uint32_t j = cl->n; j-- > 0 && k < MAX_STACK;)
 			r->stack[k++] = r->pool[cl->first + j];
 	}
 	*nlocs = k;
@@ -666,6 +668,10 @@ static int finish(struct reader *r)
 		err = profile__add_counter(p, "memtrace_unknown_codes",
 					   "backtrace codes no location event described",
 					   r->st.unknown_codes);
+	if (!err)
+		err = profile__add_counter(p, "memtrace_cut_stacks",
+					   "backtraces longer than 1024 locations, root end cut",
+					   r->st.cut_stacks);
 	if (!err)
 		err = profile__add_counter(p, "memtrace_foreign_packets",
 					   "packets of another pid, skipped",

@@ -28,6 +28,7 @@ struct memtrace_read_stats {
 	uint64_t collects;
 	uint64_t unknown_collects; /* collect of an object never allocated (or collected twice) */
 	uint64_t unknown_codes;	   /* backtrace codes no location event described */
+	uint64_t cut_stacks;	   /* backtraces longer than the profile keeps (root end cut) */
 	uint64_t late_events;	   /* --at: events after the moment, not applied */
 };
 
