@@ -36,7 +36,8 @@ static const char usage[] =
 	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
 	"the\n"
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
-	"  -f, --format FMT         pprof (default) | folded | text\n"
+	"  -f, --format FMT         pprof (default) | folded | text | memtrace (--heap only: an\n"
+	"                           allocation trace, sampled; --sample-bytes default 524288)\n"
 	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
 	"until\n"
 	"                           the target exits or SIGINT\n"
@@ -73,6 +74,12 @@ static const char usage[] =
 	"  -h, --help               this text\n"
 	"      --version            print the version\n"
 	"\n"
+	"\n"
+	"bpftrace-prof report FILE [-f pprof|folded|text] [-o OUT] [--at SECONDS] [--top N]\n"
+	"  read a memtrace trace back into a heap profile (allocated, and live at the end or\n"
+	"  SECONDS after the trace's start); -o default: bpftrace-prof.pb.gz for pprof, else "
+	"stdout\n"
+	"\n"
 	"Exit status: 0 profile written, 1 runtime failure, 2 bad usage or bad target.\n";
 
 enum {
@@ -95,6 +102,7 @@ enum {
 	OPT_PUSH,
 	OPT_PUSH_PROTOCOL,
 	OPT_PUSH_AUTH_FILE,
+	OPT_AT,
 };
 
 static const struct option long_opts[] = {
@@ -252,8 +260,11 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.format = FMT_FOLDED;
 			else if (!strcmp(optarg, "text"))
 				env.format = FMT_TEXT;
+			else if (!strcmp(optarg, "memtrace"))
+				env.format = FMT_MEMTRACE;
 			else
-				return bad("unknown format '%s' (pprof, folded, text)", optarg);
+				return bad("unknown format '%s' (pprof, folded, text, memtrace)",
+					   optarg);
 			break;
 		case 'd':
 			errno = 0;
@@ -393,6 +404,11 @@ int cli__parse(struct env *out, int argc, char **argv)
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */
 	if (env.wide && !sample_given)
 		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;
+	/* memtrace traces sampled allocations (its readers scale them back). */
+	if (env.format == FMT_MEMTRACE && env.modes != MODE_HEAP)
+		return bad("-f memtrace records --heap only%s", "");
+	if (env.format == FMT_MEMTRACE && !sample_given)
+		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;
 	if (env.live && !env.interval)
 		env.interval = CLI_LIVE_INTERVAL;
 	/* --live alone shows the intervals without keeping them: -o gets the whole run. */
@@ -414,9 +430,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
 	if (!output_given)
-		env.output = env.format == FMT_PPROF	? "bpftrace-prof.pb.gz"
-			     : env.format == FMT_FOLDED ? "bpftrace-prof.folded"
-							: "bpftrace-prof.txt";
+		env.output = env.format == FMT_PPROF	  ? "bpftrace-prof.pb.gz"
+			     : env.format == FMT_FOLDED	  ? "bpftrace-prof.folded"
+			     : env.format == FMT_MEMTRACE ? "bpftrace-prof.memtrace"
+							  : "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");
 	if (env.live && !strcmp(env.output, "-"))
@@ -452,4 +469,81 @@ const char *cli__output_path(const struct env *env, const char *mode, char *buf,
 	stem = dot ? (size_t)(dot - path) : strlen(path);
 	snprintf(buf, len, "%.*s.%s%s", (int)stem, path, mode, dot ? dot : "");
 	return buf;
+}
+
+static const struct option report_opts[] = {
+	{"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+	{"at", required_argument, NULL, OPT_AT},  {"top", required_argument, NULL, OPT_TOP},
+	{"verbose", no_argument, NULL, 'v'},	  {"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},	  {},
+};
+
+int cli__parse_report(struct report_env *out, int argc, char **argv)
+{
+	struct report_env env = {.format = FMT_PPROF, .top = 10};
+	uint64_t v;
+	char *end;
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "f:o:vqh", report_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if (!strcmp(optarg, "pprof"))
+				env.format = FMT_PPROF;
+			else if (!strcmp(optarg, "folded"))
+				env.format = FMT_FOLDED;
+			else if (!strcmp(optarg, "text"))
+				env.format = FMT_TEXT;
+			else
+				return bad("report: unknown format '%s' (pprof, folded, text)",
+					   optarg);
+			break;
+		case 'o':
+			if (!*optarg)
+				return bad("empty output path%s", "");
+			env.output = optarg;
+			break;
+		case OPT_AT:
+			errno = 0;
+			env.at_s = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(env.at_s >= 0) ||
+			    !(env.at_s <= CLI_MAX_DURATION))
+				return bad("invalid --at '%s' (seconds after the trace's start, "
+					   ">= 0)",
+					   optarg);
+			env.at = true;
+			break;
+		case OPT_TOP:
+			if (parse_u64(optarg, 100000, &v))
+				return bad("invalid --top '%s'", optarg);
+			env.top = (unsigned)v;
+			break;
+		case 'v':
+			if (env.verbosity >= 0)
+				env.verbosity++;
+			break;
+		case 'q':
+			env.verbosity = -1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return CLI_EXIT;
+		default:
+			if (optopt && optopt < 256)
+				return bad("report: bad or incomplete option '-%c'",
+					   (char[]){(char)optopt, 0});
+			return bad("report: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return bad(optind >= argc ? "report: no trace file given%s"
+					  : "report: one trace file only ('%s')",
+			   optind >= argc ? "" : argv[optind + 1 < argc ? optind + 1 : optind]);
+	env.file = argv[optind];
+	if (!env.output)
+		env.output = env.format == FMT_PPROF ? "bpftrace-prof.pb.gz" : "-";
+	*out = env;
+	return CLI_RUN;
 }

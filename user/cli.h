@@ -21,6 +21,7 @@ enum out_format {
 	FMT_PPROF,
 	FMT_FOLDED,
 	FMT_TEXT,
+	FMT_MEMTRACE, /* --heap only: a memtrace allocation trace (export/memtrace_rec.h) */
 };
 
 /* --unwind: how user stacks are walked (include/prof_unwind.h). */
@@ -58,6 +59,17 @@ struct env {
 	char *cmdline; /* our own argv joined, for the profile's comments */
 };
 
+/* `bpftrace-prof report FILE [-f pprof|folded|text] [-o OUT] [--at SECONDS]`. */
+struct report_env {
+	const char *file;
+	enum out_format format; /* FMT_PPROF, FMT_FOLDED or FMT_TEXT */
+	const char *output;	/* default: bpftrace-prof.pb.gz for pprof, else stdout */
+	bool at;		/* --at given */
+	double at_s;
+	unsigned top; /* --top N for the text output */
+	int verbosity;
+};
+
 enum cli_result {
 	CLI_RUN = 0,  /* proceed */
 	CLI_EXIT = 1, /* --help / --version printed: exit 0 */
@@ -66,6 +78,8 @@ enum cli_result {
 /* Fills *out.  Returns CLI_RUN, CLI_EXIT, or -EINVAL after printing one line on stderr. */
 int cli__parse(struct env *out, int argc, char **argv);
 void cli__free(struct env *env);
+/* The `report` subcommand: argv[0] is "report".  The same results as cli__parse. */
+int cli__parse_report(struct report_env *out, int argc, char **argv);
 /* Output path for one mode: the path itself with one mode, "x.pb.gz" -> "x.<mode>.pb.gz" with
  * several.  Writes into buf. */
 const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len);

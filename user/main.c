@@ -1,17 +1,36 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bpftrace-prof: parse the command line, check privileges, run one session. */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "util/log.h"
 #include "session.h"
+#include "trace_report.h"
+
+/* `bpftrace-prof report FILE …`: no BPF, no privileges. */
+static int report_main(int argc, char **argv)
+{
+	struct report_env env;
+	int ret;
+
+	ret = cli__parse_report(&env, argc, argv);
+	if (ret == CLI_EXIT)
+		return 0;
+	if (ret < 0)
+		return 2;
+	log__set_verbosity(env.verbosity);
+	return trace_report__run(&env);
+}
 
 int main(int argc, char **argv)
 {
 	struct env env;
 	int ret;
 
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
 	ret = cli__parse(&env, argc, argv);
 	if (ret == CLI_EXIT)
 		return 0;

@@ -52,6 +52,9 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	case FMT_TEXT:
 		err = text__write(p, output__file(o), env->top ? env->top : 10);
 		break;
+	case FMT_MEMTRACE: /* written as it was recorded (export/memtrace_rec.h) */
+		err = -EINVAL;
+		break;
 	}
 	if (err) {
 		output__abort(o);
@@ -226,8 +229,11 @@ int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
 
 		if (!ps[i])
 			continue;
-		err = write_one(ps[i], env,
-				cli__output_path(env, modes[i].name, path, sizeof(path)));
+		/* memtrace: the session wrote the trace as the events came. */
+		err = env->format == FMT_MEMTRACE
+			      ? 0
+			      : write_one(ps[i], env,
+					  cli__output_path(env, modes[i].name, path, sizeof(path)));
 		if (err)
 			ret = err;
 		/* The summary: on stdout, unless the profile itself went there. */

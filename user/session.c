@@ -25,6 +25,7 @@
 #include "util/log.h"
 #include "attach/heap_attach.h"
 #include "export/live.h"
+#include "export/memtrace_rec.h"
 #include "export/push.h"
 #include "report.h"
 #include "proc/safe_open.h"
@@ -310,8 +311,9 @@ struct run {
 	int screen_err;		  /* the last failure's -errno */
 	struct child child;
 	bool have_child;
-	uint64_t events;   /* ring-buffer records consumed */
-	struct push *push; /* --push */
+	uint64_t events;	       /* ring-buffer records consumed */
+	struct push *push;	       /* --push */
+	struct memtrace_rec *memtrace; /* -f memtrace: the trace being written */
 };
 
 /* At exit, what --push may still spend sending before the rest goes to the spool. */
@@ -384,6 +386,37 @@ static void on_profiles(void *ctx, const struct profile *const *profiles, size_t
 		push_sink(r, profiles, n, last);
 	if (r->live && !last)
 		live_draw(r, profiles, n, ++r->screens);
+}
+
+/* -f memtrace: the trace file opens now and takes every heap event as it is consumed. */
+static int start_memtrace(struct run *r)
+{
+	const struct env *env = &r->env;
+	uint32_t pid = r->have_child ? (uint32_t)r->child.pid : env->npids ? env->pids[0] : 0;
+	char exe[PATH_MAX] = "", link[64];
+	ssize_t n;
+	int err;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	if (env->cmd)
+		snprintf(exe, sizeof(exe), "%s", env->cmd[0]);
+	else if (pid && (n = readlink(link, exe, sizeof(exe) - 1)) > 0)
+		exe[n] = 0;
+	err = memtrace_rec__new(&r->memtrace,
+				&(struct memtrace_rec_opts){.path = env->output,
+							    .sample_bytes = env->sample_bytes,
+							    .pid = pid,
+							    .executable = exe,
+							    .cmdline = env->cmdline},
+				collect__stacks(r->collect));
+	if (err) {
+		pr_err("cannot write %s: %s\n", env->output,
+		       err == -ELOOP ? "it is a symbolic link (refusing to follow)"
+				     : strerror(-err));
+		return err;
+	}
+	collect__set_heap_tap(r->collect, memtrace_rec__on_heap, r->memtrace);
+	return 0;
 }
 
 /* Counts every record for the -v summary, then hands it to the collector. */
@@ -592,6 +625,7 @@ int session__run(const struct env *caller_env)
 	struct sigaction sa = {.sa_handler = on_signal};
 	int status = 1, err, nfns = 0;
 	bool poll_err = false;
+	int trace_err = 0; /* -f memtrace: writing the trace failed */
 
 	status = resolve_pids(&r.env);
 	if (status)
@@ -683,6 +717,11 @@ int session__run(const struct env *caller_env)
 			goto cleanup;
 		}
 		report__set_push(r.report, r.push);
+	}
+	if (env->format == FMT_MEMTRACE) {
+		err = start_memtrace(&r);
+		if (err)
+			goto cleanup;
 	}
 	err = collect__start_events(r.collect, on_event, &r);
 	if (err) {
@@ -903,6 +942,17 @@ int session__run(const struct env *caller_env)
 		status = 2;
 		goto cleanup;
 	}
+	if (r.memtrace) {
+		err = memtrace_rec__finish(r.memtrace);
+		if (err)
+			pr_err("writing the memtrace to %s failed: %s\n", env->output,
+			       strerror(-err));
+		else if (strcmp(env->output, "-"))
+			pr_info("wrote the memtrace trace to %s\n", env->output);
+		if (env->verbosity >= 0)
+			memtrace_rec__print_drops(r.memtrace, stderr);
+		trace_err = err;
+	}
 	if (env->output_dir)
 		err = report__interval(r.report, interval_wall,
 				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
@@ -913,7 +963,7 @@ int session__run(const struct env *caller_env)
 		log_push(r.push);
 	}
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
-	status = err || collect__error(r.collect) || poll_err ? 1 : 0;
+	status = err || trace_err || collect__error(r.collect) || poll_err ? 1 : 0;
 cleanup:
 	if (r.have_child && !r.child.exited) {
 		if (r.child.go_fd >= 0) {
@@ -930,6 +980,7 @@ cleanup:
 	if (r.child.pidfd >= 0)
 		close(r.child.pidfd);
 	live_close(&r); /* also on failures: the terminal must come back */
+	memtrace_rec__free(r.memtrace);
 	report__free(r.report);
 	push__free(r.push);
 	collect__free(r.collect);

@@ -267,6 +267,53 @@ static void test_cli__push_needs_interval_and_a_url(void **state)
 			 -EINVAL);
 }
 
+static void test_cli__memtrace_format(void **state)
+{
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "-f", "memtrace", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_MEMTRACE);
+	assert_int_equal(env.modes, MODE_HEAP);
+	assert_true(env.sample_bytes == 524288); /* memtrace traces sampled allocations */
+	assert_string_equal(env.output, "bpftrace-prof.memtrace");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--heap", "-f", "memtrace", "--sample-bytes", "0", "-p", "1"),
+			 CLI_RUN);
+	assert_true(env.sample_bytes == 0);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "memtrace", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-f", "memtrace", "-p", "1"), -EINVAL);
+	assert_int_equal(
+		PARSE(&env, "-f", "memtrace", "--interval", "5", "--output-dir", "d", "-p", "1"),
+		-EINVAL);
+}
+
+static void test_cli__report_subcommand(void **state)
+{
+	struct report_env env;
+
+	(void)state;
+	assert_int_equal(cli__parse_report(&env, ARGC("t.memtrace"), ARGV("t.memtrace")), CLI_RUN);
+	assert_string_equal(env.file, "t.memtrace");
+	assert_int_equal(env.format, FMT_PPROF);
+	assert_string_equal(env.output, "bpftrace-prof.pb.gz");
+	assert_false(env.at);
+	assert_int_equal(cli__parse_report(&env, ARGC("-f", "text", "--at", "2.5", "t"),
+					   ARGV("-f", "text", "--at", "2.5", "t")),
+			 CLI_RUN);
+	assert_int_equal(env.format, FMT_TEXT);
+	assert_string_equal(env.output, "-");
+	assert_true(env.at && env.at_s == 2.5);
+	assert_int_equal(
+		cli__parse_report(&env, ARGC("-f", "memtrace", "t"), ARGV("-f", "memtrace", "t")),
+		-EINVAL);
+	assert_int_equal(cli__parse_report(&env, ARGC("--at", "-1", "t"), ARGV("--at", "-1", "t")),
+			 -EINVAL);
+	assert_int_equal(cli__parse_report(&env, ARGC("a", "b"), ARGV("a", "b")), -EINVAL);
+	assert_int_equal(cli__parse_report(&env, ARGC("-o", "x"), ARGV("-o", "x")), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +329,8 @@ int main(void)
 		cmocka_unit_test(test_cli__help_and_version_exit),
 		cmocka_unit_test(test_cli__output_path_per_mode),
 		cmocka_unit_test(test_cli__live),
+		cmocka_unit_test(test_cli__memtrace_format),
+		cmocka_unit_test(test_cli__report_subcommand),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -55,6 +55,8 @@ struct collect {
 	struct procinfo *procs;
 	struct stackres *stacks;
 	struct heap_agg *heap;
+	collect_heap_tap_fn heap_tap; /* trace formats: every heap event, in order */
+	void *heap_tap_ctx;
 	struct cpu_agg *cpu;
 	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
@@ -865,6 +867,20 @@ void collect__signal_all(struct collect *c, int sig)
 			pr_debug("signal %d to %u: %s\n", sig, *pid, strerror(errno));
 }
 
+void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx)
+{
+	c->heap_tap = fn;
+	c->heap_tap_ctx = ctx;
+}
+
+static int heap_tap(struct collect *c, enum collect_heap_kind kind, uint32_t pid, uint32_t tid,
+		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size)
+{
+	struct collect_heap_event e = {kind, pid, tid, stack_id, addr, old_addr, size};
+
+	return c->heap_tap ? c->heap_tap(c->heap_tap_ctx, &e) : 0;
+}
+
 /* The id of a heap event's stack, through the last-stack cache. */
 static int heap_stack(struct collect *c, int32_t *id, const struct prof_heap_event *e,
 		      const uint64_t *ips)
@@ -909,7 +925,9 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 		heap_agg__alloc(c->heap, e->pid, e->tid, id, e->addr, e->size);
 	else
 		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->old_addr, e->addr, e->size);
-	return 0;
+	return heap_tap(c,
+			e->type == PROF_REC_HEAP_ALLOC ? COLLECT_HEAP_ALLOC : COLLECT_HEAP_REALLOC,
+			e->pid, e->tid, id, e->addr, e->old_addr, e->size);
 }
 
 /*
@@ -1309,7 +1327,7 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 		if (size < sizeof(*f))
 			return 1;
 		heap_agg__free_block(c->heap, f->pid, f->addr);
-		return 0;
+		return heap_tap(c, COLLECT_HEAP_FREE, f->pid, f->tid, STACKRES_NONE, f->addr, 0, 0);
 	}
 	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
 		return 1;
@@ -1328,6 +1346,8 @@ static int heap_on_exec(struct collect *c, uint32_t pid)
 	/* The old address space is gone, and every block still live in it. */
 	int err = heap_agg__exec(c->heap, pid), n = 0;
 
+	if (!err)
+		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0);
 	if (err || !(c->opts.cmd || c->opts.wide))
 		return err;
 	err = collect__attach_heap(c, pid, -1, &n);

@@ -111,6 +111,23 @@ int collect__new_interval(struct collect *c);
  * time so far, 0 calls: not completed). */
 void collect__snapshot(struct collect *c, bool last);
 
+/* --heap as events, in arrival order, for the trace formats (after the aggregator saw them). */
+enum collect_heap_kind {
+	COLLECT_HEAP_ALLOC,   /* pid, tid, stack_id, addr (0: failed), size */
+	COLLECT_HEAP_REALLOC, /* the same, and old_addr: the block it replaced (0: none known) */
+	COLLECT_HEAP_FREE,    /* pid, addr */
+	COLLECT_HEAP_EXEC,    /* pid exec'd: its blocks are gone */
+};
+struct collect_heap_event {
+	enum collect_heap_kind kind;
+	uint32_t pid, tid;
+	int32_t stack_id; /* stackres id (STACKRES_NONE: lost) */
+	uint64_t addr, old_addr, size;
+};
+/* A negative errno from fn stops the run like any fatal collection error. */
+typedef int (*collect_heap_tap_fn)(void *ctx, const struct collect_heap_event *e);
+void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx);
+
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);
 /* --cpu sample counts, NULL without --cpu. */

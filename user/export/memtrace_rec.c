@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/memtrace_rec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agg/collect.h"
+#include "agg/stackres.h"
+#include "export/memtrace.h"
+#include "export/output.h"
+#include "prof_python.h"
+#include "util/hashmap.h"
+
+/* Events held until their stacks are symbolized: one sync per this many. */
+#define REC_QUEUE	 4096
+/* Room kept in trace_info for the context that the end of the run writes. */
+#define REC_CONTEXT_ROOM 480
+
+struct queued {
+	struct collect_heap_event e;
+	uint64_t ts; /* µs since the epoch, when the event was consumed */
+};
+
+struct live_key {
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t pad;
+};
+
+struct memtrace_rec {
+	struct output *out;
+	struct memtrace_writer *w;
+	struct stackres *stacks;
+	uint64_t sample_bytes;
+	char *cmdline;
+	struct hashmap *live; /* live_key -> uint64_t object id */
+	struct queued *q;
+	unsigned nq;
+	uint64_t rng;
+	uint64_t codes[PROF_MAX_FRAMES];
+	struct memtrace_rec_stats st;
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* xorshift64*: a uniform double in [0, 1) for the rounding of nsamples. */
+static double uniform(struct memtrace_rec *r)
+{
+	r->rng ^= r->rng >> 12;
+	r->rng ^= r->rng << 25;
+	r->rng ^= r->rng >> 27;
+	return (double)((r->rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+uint64_t memtrace_rec__nsamples(uint64_t size, uint64_t sample_bytes, double u)
+{
+	double x, whole;
+
+	if (!sample_bytes)
+		return (size + 7) / 8; /* every allocation: every word is a sample */
+	if (!size)
+		return 1;
+	/* The sampler took this block with probability 1 - exp(-size / N): it stands for
+	 * size / that bytes, x samples of N bytes (x >= 1). */
+	x = ((double)size / (double)sample_bytes) / -expm1(-(double)size / (double)sample_bytes);
+	whole = floor(x);
+	return (uint64_t)whole + (u < x - whole ? 1 : 0);
+}
+
+int memtrace_rec__new(struct memtrace_rec **out, const struct memtrace_rec_opts *o,
+		      struct stackres *stacks)
+{
+	struct memtrace_rec *r = calloc(1, sizeof(*r));
+	char host[256] = "", ctx[REC_CONTEXT_ROOM];
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->stacks = stacks;
+	r->sample_bytes = o->sample_bytes;
+	r->rng = 0x9E3779B97F4A7C15ull ^ o->pid;
+	r->cmdline = strdup(o->cmdline ? o->cmdline : "");
+	r->q = calloc(REC_QUEUE, sizeof(*r->q));
+	if (!r->cmdline || !r->q) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = hashmap__new(&r->live, sizeof(struct live_key), sizeof(uint64_t));
+	if (err)
+		goto cleanup;
+	err = output__open(&r->out, o->path);
+	if (err)
+		goto cleanup;
+	gethostname(host, sizeof(host) - 1);
+	snprintf(ctx, sizeof(ctx), "bpftrace-prof: recording (an unfinished trace)");
+	err = memtrace_writer__new(
+		&r->w, output__file(r->out),
+		&(struct memtrace_writer_opts){
+			/* memtrace samples words: one sample per sample_bytes is a rate of
+			 * word_size / sample_bytes per word; 0 traces every word. */
+			.sample_rate = o->sample_bytes ? 8.0 / (double)o->sample_bytes : 1.0,
+			.word_size = 8,
+			.executable = o->executable,
+			.host = host,
+			.runtime_params = "",
+			.pid = o->pid,
+			.start_us = now_us(),
+			.context_room = REC_CONTEXT_ROOM,
+			.context = ctx,
+		});
+	if (err)
+		goto cleanup;
+	*out = r;
+	return 0;
+cleanup:
+	memtrace_rec__free(r);
+	return err;
+}
+
+void memtrace_rec__free(struct memtrace_rec *r)
+{
+	if (!r)
+		return;
+	memtrace_writer__free(r->w);
+	output__abort(r->out);
+	hashmap__free(r->live);
+	free(r->q);
+	free(r->cmdline);
+	free(r);
+}
+
+const struct memtrace_rec_stats *memtrace_rec__stats(const struct memtrace_rec *r)
+{
+	return &r->st;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* The location code of one frame, its location written first if new. */
+static int frame_code(struct memtrace_rec *r, uint64_t *code, const struct stackres_frame *f)
+{
+	const struct sym_mapping *m = f->sym.map;
+	const char *name = f->sym.name ? f->sym.name : f->sym.system_name;
+	struct memtrace_loc loc;
+	char unknown[320];
+
+	if (name) {
+		loc.defname = name;
+		loc.file = f->sym.file ? f->sym.file : m ? m->path : "";
+		loc.line = f->sym.line > 0 ? (uint32_t)f->sym.line : 0;
+	} else {
+		/* Named as the pprof and text outputs name an address without a symbol. */
+		if (m)
+			snprintf(unknown, sizeof(unknown), "[unknown] 0x%" PRIx64 " (%s)", f->addr,
+				 base_name(m->path));
+		else
+			snprintf(unknown, sizeof(unknown), "[unknown] 0x%" PRIx64, f->addr);
+		loc.defname = unknown;
+		loc.file = m ? m->path : "[unknown]";
+		loc.line = 0;
+	}
+	*code = memtrace__loc_code(loc.file, loc.defname, loc.line);
+	return memtrace_writer__location(r->w, *code, &loc, 1);
+}
+
+static int collect_block(struct memtrace_rec *r, uint64_t ts, const struct live_key *k)
+{
+	uint64_t *id = hashmap__find(r->live, k);
+	int err;
+
+	if (!id)
+		return -ENOENT;
+	err = memtrace_writer__collect(r->w, ts, *id);
+	if (err)
+		return err;
+	r->st.collects++;
+	hashmap__delete(r->live, k);
+	return 0;
+}
+
+static int on_alloc(struct memtrace_rec *r, const struct queued *q)
+{
+	struct live_key k = {.addr = q->e.addr, .pid = q->e.pid};
+	const struct stackres_frame *frames;
+	unsigned nframes, n = 0;
+	uint64_t id, *slot;
+	int err;
+
+	if (!q->e.addr) {
+		r->st.failed_allocs++;
+		return 0;
+	}
+	err = collect_block(r, q->ts, &k);
+	if (!err)
+		r->st.replaced_live++; /* its free was lost */
+	else if (err != -ENOENT)
+		return err;
+	if (q->e.stack_id < 0)
+		r->st.no_stack++;
+	frames = stackres__frames(r->stacks, q->e.stack_id, &nframes);
+	/* memtrace wants the root first. */
+	for (unsigned i = nframes; i-- > 0 && n < PROF_MAX_FRAMES;) {
+		if (prof_py_is_print(frames[i].addr))
+			continue; /* the Python frame next to it says it all */
+		err = frame_code(r, &r->codes[n++], &frames[i]);
+		if (err)
+			return err;
+	}
+	err = memtrace_writer__alloc(r->w, &id, q->ts, (q->e.size + 7) / 8,
+				     memtrace_rec__nsamples(q->e.size, r->sample_bytes, uniform(r)),
+				     MEMTRACE_SRC_EXTERNAL, r->codes, n);
+	if (err)
+		return err;
+	r->st.allocs++;
+	err = hashmap__upsert(r->live, (void **)&slot, &k, NULL);
+	if (err)
+		return err;
+	*slot = id;
+	return 0;
+}
+
+static int on_exec(struct memtrace_rec *r, const struct queued *q)
+{
+	struct live_key *keys = NULL;
+	const struct live_key *k;
+	size_t it = 0, n = 0, cap = hashmap__count(r->live);
+	uint64_t *v;
+	int err = 0;
+
+	if (!cap)
+		return 0;
+	keys = malloc(cap * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	while (hashmap__next(r->live, &it, (const void **)&k, (void **)&v))
+		if (k->pid == q->e.pid && n < cap)
+			keys[n++] = *k;
+	for (size_t i = 0; i < n && !err; i++) {
+		err = collect_block(r, q->ts, &keys[i]);
+		if (!err)
+			r->st.exec_released++;
+	}
+	free(keys);
+	return err;
+}
+
+static int on_one(struct memtrace_rec *r, const struct queued *q)
+{
+	struct live_key k = {.addr = q->e.addr, .pid = q->e.pid};
+	int err;
+
+	switch (q->e.kind) {
+	case COLLECT_HEAP_REALLOC:
+		if (q->e.old_addr) {
+			struct live_key old = {.addr = q->e.old_addr, .pid = q->e.pid};
+
+			err = collect_block(r, q->ts, &old);
+			if (err == -ENOENT)
+				r->st.unknown_frees++;
+			else if (err)
+				return err;
+		}
+		return on_alloc(r, q);
+	case COLLECT_HEAP_ALLOC:
+		return on_alloc(r, q);
+	case COLLECT_HEAP_FREE:
+		err = collect_block(r, q->ts, &k);
+		if (err == -ENOENT) {
+			r->st.unknown_frees++;
+			return 0;
+		}
+		return err;
+	case COLLECT_HEAP_EXEC:
+		return on_exec(r, q);
+	}
+	return 0;
+}
+
+/* The queued events' stacks are symbolized once the stack resolver is synced: write them. */
+static int drain(struct memtrace_rec *r)
+{
+	int err;
+
+	if (!r->nq)
+		return 0;
+	err = stackres__sync(r->stacks);
+	for (unsigned i = 0; i < r->nq && !err; i++)
+		err = on_one(r, &r->q[i]);
+	r->nq = 0;
+	return err;
+}
+
+int memtrace_rec__on_heap(void *ctx, const struct collect_heap_event *e)
+{
+	struct memtrace_rec *r = ctx;
+
+	r->q[r->nq].e = *e;
+	r->q[r->nq].ts = now_us();
+	if (++r->nq < REC_QUEUE)
+		return 0;
+	return drain(r);
+}
+
+int memtrace_rec__finish(struct memtrace_rec *r)
+{
+	char ctx[REC_CONTEXT_ROOM];
+	int err;
+
+	err = drain(r);
+	if (err)
+		return err;
+	snprintf(ctx, sizeof(ctx),
+		 "bpftrace-prof: %s; times stamped when consumed; unknown_frees=%" PRIu64
+		 " replaced_live=%" PRIu64 " no_stack=%" PRIu64 " exec_released=%" PRIu64
+		 " failed_allocs=%" PRIu64,
+		 r->sample_bytes ? "sampled" : "every allocation", r->st.unknown_frees,
+		 r->st.replaced_live, r->st.no_stack, r->st.exec_released, r->st.failed_allocs);
+	err = memtrace_writer__finish(r->w, ctx);
+	if (!err) {
+		err = output__commit(r->out);
+		r->out = NULL; /* freed by commit either way */
+	}
+	return err;
+}
+
+void memtrace_rec__print_drops(const struct memtrace_rec *r, FILE *f)
+{
+	const struct {
+		const char *name, *desc;
+		uint64_t v;
+	} rows[] = {
+		{"memtrace_unknown_frees",
+		 "frees of blocks not in the trace (allocated before attach)", r->st.unknown_frees},
+		{"memtrace_replaced_live",
+		 "blocks handed out again while live in the trace (free lost)",
+		 r->st.replaced_live},
+		{"memtrace_no_stack", "allocations traced without a backtrace", r->st.no_stack},
+	};
+	unsigned drops = 0;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (!rows[i].v)
+			continue;
+		if (!drops++)
+			fprintf(f, "\nmemtrace drops:\n");
+		fprintf(f, "  %s: %" PRIu64 "  %s\n", rows[i].name, rows[i].v, rows[i].desc);
+	}
+	fprintf(f, "memtrace: %" PRIu64 " allocations, %" PRIu64 " collects traced%s\n",
+		r->st.allocs, r->st.collects, drops ? "" : ", no drops");
+}
