@@ -36,7 +36,9 @@ static const char usage[] =
 	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
 	"the\n"
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
-	"  -f, --format FMT         pprof (default) | folded | text\n"
+	"  -f, --format FMT         pprof (default) | folded | text | chrome | perfetto\n"
+	"                           (chrome, perfetto: event traces of --calls, every call a\n"
+	"                           slice; default output bpftrace-prof.json / .pftrace)\n"
 	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
 	"until\n"
 	"                           the target exits or SIGINT\n"
@@ -252,8 +254,13 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.format = FMT_FOLDED;
 			else if (!strcmp(optarg, "text"))
 				env.format = FMT_TEXT;
+			else if (!strcmp(optarg, "chrome"))
+				env.format = FMT_CHROME;
+			else if (!strcmp(optarg, "perfetto"))
+				env.format = FMT_PERFETTO;
 			else
-				return bad("unknown format '%s' (pprof, folded, text)", optarg);
+				return bad("unknown format '%s' (pprof, folded, text, chrome, perfetto)",
+					   optarg);
 			break;
 		case 'd':
 			errno = 0;
@@ -413,10 +420,19 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--push needs --output-dir DIR (its spool)%s", "");
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
+	/* Event traces record rather than aggregate: one mode, one file, written as it runs. */
+	if ((env.format == FMT_CHROME || env.format == FMT_PERFETTO) && env.modes != MODE_CALLS)
+		return bad("-f %s records --calls only (give --calls alone)",
+			   env.format == FMT_CHROME ? "chrome" : "perfetto");
+	if ((env.format == FMT_CHROME || env.format == FMT_PERFETTO) && env.live)
+		return bad("--live shows profiles, not event traces (-f %s)",
+			   env.format == FMT_CHROME ? "chrome" : "perfetto");
 	if (!output_given)
-		env.output = env.format == FMT_PPROF	? "bpftrace-prof.pb.gz"
-			     : env.format == FMT_FOLDED ? "bpftrace-prof.folded"
-							: "bpftrace-prof.txt";
+		env.output = env.format == FMT_PPROF	  ? "bpftrace-prof.pb.gz"
+			     : env.format == FMT_FOLDED	  ? "bpftrace-prof.folded"
+			     : env.format == FMT_CHROME	  ? "bpftrace-prof.json"
+			     : env.format == FMT_PERFETTO ? "bpftrace-prof.pftrace"
+							  : "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");
 	if (env.live && !strcmp(env.output, "-"))

@@ -21,6 +21,8 @@ enum out_format {
 	FMT_PPROF,
 	FMT_FOLDED,
 	FMT_TEXT,
+	FMT_CHROME,   /* event trace: Trace Event JSON (--calls) */
+	FMT_PERFETTO, /* event trace: Perfetto TrackEvent protobuf (--calls) */
 };
 
 /* --unwind: how user stacks are walked (include/prof_unwind.h). */

@@ -52,6 +52,10 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	case FMT_TEXT:
 		err = text__write(p, output__file(o), env->top ? env->top : 10);
 		break;
+	case FMT_CHROME:
+	case FMT_PERFETTO:
+		err = -EINVAL; /* event traces are recorded as they run (tracefile.c) */
+		break;
 	}
 	if (err) {
 		output__abort(o);

@@ -27,6 +27,7 @@
 #include "export/live.h"
 #include "export/push.h"
 #include "report.h"
+#include "tracefile.h"
 #include "proc/safe_open.h"
 
 /* How long `-- CMD` has between SIGTERM and SIGKILL when profiling stops before it exits. */
@@ -312,6 +313,7 @@ struct run {
 	bool have_child;
 	uint64_t events;   /* ring-buffer records consumed */
 	struct push *push; /* --push */
+	struct tracefile *trace; /* -f chrome / perfetto: written as events arrive */
 };
 
 /* At exit, what --push may still spend sending before the rest goes to the spool. */
@@ -605,6 +607,14 @@ int session__run(const struct env *caller_env)
 	} else if (env->all) {
 		lo.scope = PROF_SCOPE_ALL;
 	}
+	/* An event trace is written while the run goes: its file must be usable first. */
+	if (tracefile__wanted(env)) {
+		err = tracefile__open(&r.trace, env);
+		if (err) {
+			status = err == -ENOMEM ? 1 : 2;
+			goto cleanup;
+		}
+	}
 	status = 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -647,12 +657,16 @@ int session__run(const struct env *caller_env)
 						  .npids = env->npids,
 						  .wide = env->wide,
 						  .interval = env->output_dir != NULL,
-						  .hold_exits = env->wide && env->hold_exits > 0},
+						  .hold_exits = env->wide && env->hold_exits > 0,
+						  .stream = r.trace ? tracefile__stream(r.trace)
+								    : NULL},
 			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	if (r.trace)
+		tracefile__bind(r.trace, r.collect);
 	err = report__new(&r.report, r.collect, env);
 	if (err) {
 		pr_err("setting up the report failed: %s\n", strerror(-err));
@@ -906,6 +920,8 @@ int session__run(const struct env *caller_env)
 	if (env->output_dir)
 		err = report__interval(r.report, interval_wall,
 				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
+	else if (r.trace)
+		err = tracefile__finish(r.trace, r.loader);
 	else
 		err = report__write(r.report, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
 	if (r.push) {
@@ -931,6 +947,7 @@ cleanup:
 		close(r.child.pidfd);
 	live_close(&r); /* also on failures: the terminal must come back */
 	report__free(r.report);
+	tracefile__free(r.trace);
 	push__free(r.push);
 	collect__free(r.collect);
 	loader__free(r.loader);

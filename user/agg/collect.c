@@ -984,6 +984,8 @@ static int on_call(struct collect *c, const struct prof_call_event *e)
 			return err;
 		c->calls_last_thread = thread;
 	}
+	if (c->opts.stream)
+		return c->opts.stream->call(c->opts.stream->ctx, e);
 	return calls_agg__event(c->calls, e);
 }
 
@@ -1491,6 +1493,12 @@ static int calls_on_found(struct collect *c, uint32_t pid)
 static int calls_on_exec(struct collect *c, uint32_t pid)
 {
 	calls_agg__process_exec(c->calls, pid);
+	if (c->opts.stream) {
+		int err = c->opts.stream->process_exec(c->opts.stream->ctx, pid);
+
+		if (err)
+			return err;
+	}
 	/* -- CMD attached at the exec stop already (collect__exec_stop). */
 	if (c->opts.wide)
 		calls_attached(calls_attach__exec(c->calls_at, pid), pid, " at its exec");
@@ -1509,6 +1517,8 @@ static int calls_on_dlopen(struct collect *c, uint32_t pid)
 static int calls_on_exit(struct collect *c, const struct prof_proc_event *e)
 {
 	calls_agg__thread_exit(c->calls, e->pid, e->tid);
+	if (c->opts.stream)
+		return c->opts.stream->thread_exit(c->opts.stream->ctx, e->pid, e->tid);
 	return 0;
 }
 
