@@ -259,7 +259,8 @@ int cli__parse(struct env *out, int argc, char **argv)
 			else if (!strcmp(optarg, "perfetto"))
 				env.format = FMT_PERFETTO;
 			else
-				return bad("unknown format '%s' (pprof, folded, text, chrome, perfetto)",
+				return bad("unknown format '%s' (pprof, folded, text, chrome, "
+					   "perfetto)",
 					   optarg);
 			break;
 		case 'd':

@@ -92,7 +92,7 @@ cleanup:
 
 const struct collect_stream *tracefile__stream(struct tracefile *t)
 {
-	return &t->stream;
+	return t ? &t->stream : NULL;
 }
 
 void tracefile__bind(struct tracefile *t, struct collect *c)
@@ -106,15 +106,15 @@ static void print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT],
 {
 	unsigned drops = 0;
 
-#define PRINT_DROP(value, name, desc)                                                 \
-	do {                                                                          \
-		if (value) {                                                          \
-			if (!drops++)                                                 \
-				fprintf(f, "\ndrops:\n");                             \
+#define PRINT_DROP(value, name, desc)                                                         \
+	do {                                                                                  \
+		if (value) {                                                                  \
+			if (!drops++)                                                         \
+				fprintf(f, "\ndrops:\n");                                     \
 			fprintf(f, "  %s: %" PRIu64 "  %s\n", name, (uint64_t)(value), desc); \
-		}                                                                     \
+		}                                                                             \
 	} while (0)
-#define BPF_DROP(e, n, d)   PRINT_DROP(bpf[PROF_CNT_##e], n, d);
+#define BPF_DROP(e, n, d)    PRINT_DROP(bpf[PROF_CNT_##e], n, d);
 #define TRACE_DROP(fl, n, d) PRINT_DROP(st->fl, n, d);
 	PROF_COUNTERS(BPF_DROP)
 	PROF_TRACE_STATS(TRACE_DROP)
@@ -141,8 +141,9 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 	err = l ? loader__counters(l, bpf) : 0;
 	if (err)
 		pr_warn("reading the BPF counters failed: %s (written as 0)\n", strerror(-err));
-	err = evtrace__finish(t->trace, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec,
-			      names, bpf, PROF_CNT__COUNT);
+	err = evtrace__finish(t->trace,
+			      (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec, names,
+			      bpf, PROF_CNT__COUNT);
 	if (err) {
 		pr_err("writing %s failed: %s\n", t->path, strerror(-err));
 		return err;

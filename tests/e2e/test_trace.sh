@@ -148,7 +148,7 @@ t_trace_format_needs_calls() {
 	"$PROF" --calls --cpu -f perfetto -o "$E2E_TMP/x.pftrace" -- /bin/true 2>"$out"
 	expect_eq "--calls --cpu -f perfetto exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
-	[ ! -e "$E2E_TMP/x.json" ] && [ ! -e "$E2E_TMP/x.pftrace" ] || fail "a file was written"
+	if [ -e "$E2E_TMP/x.json" ] || [ -e "$E2E_TMP/x.pftrace" ]; then fail "a file was written"; fi
 	ln -s /etc/passwd-does-not-matter "$E2E_TMP/link.json"
 	USE_ZEND_DTRACE=1 "$PROF" --calls -f chrome -o "$E2E_TMP/link.json" -- php "$TRACE_PHP" \
 		>/dev/null 2>"$out"

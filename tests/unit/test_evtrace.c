@@ -29,8 +29,8 @@ struct fixture {
 
 static void add_name(struct calls_agg *a, uint64_t id, const char *cls, const char *fn)
 {
-	struct prof_call_name n = {.type = PROF_REC_CALL_NAME, .pid = PID, .name_id = id,
-				   .runtime = PROF_RT_PHP};
+	struct prof_call_name n = {
+		.type = PROF_REC_CALL_NAME, .pid = PID, .name_id = id, .runtime = PROF_RT_PHP};
 
 	n.cls_len = (uint16_t)strlen(cls);
 	n.fn_len = (uint16_t)strlen(fn);
@@ -56,8 +56,13 @@ static struct fixture *start(enum evtrace_format fmt, bool gzip)
 
 static void ev(struct fixture *x, uint32_t type, uint64_t ts, uint64_t name_id, uint8_t flags)
 {
-	struct prof_call_event e = {.type = type, .pid = PID, .tid = TID, .ts = ts,
-				    .name_id = name_id, .runtime = PROF_RT_PHP, .flags = flags};
+	struct prof_call_event e = {.type = type,
+				    .pid = PID,
+				    .tid = TID,
+				    .ts = ts,
+				    .name_id = name_id,
+				    .runtime = PROF_RT_PHP,
+				    .flags = flags};
 
 	assert_int_equal(evtrace__call(x->t, &e), 0);
 }
@@ -108,10 +113,14 @@ static void test_evtrace__chrome_exact_nesting(void **state)
 	RETURN(x, 4000, 10);
 	snprintf(want, sizeof(want), "%s%s",
 		 "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-		 "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"\"}},\n"
-		 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"\"}},\n"
-		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"cat\":\"calls\",\"name\":\"f\"},\n"
-		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2.500,\"cat\":\"calls\",\"name\":\"g\"},\n"
+		 "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"process_name\",\"args\":{\"name\":"
+		 "\"\"}},\n"
+		 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":"
+		 "\"\"}},\n"
+		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"cat\":\"calls\",\"name\":\"f\"},"
+		 "\n"
+		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2.500,\"cat\":\"calls\",\"name\":\"g\"},"
+		 "\n"
 		 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3.001},\n"
 		 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4.000}",
 		 no_drops);
@@ -194,9 +203,10 @@ static void test_evtrace__lost_events_close_the_stack(void **state)
 	RETURN(x, 4000, 11);
 	out = finish(x, 5000);
 	/* f closes where we last knew it, g is a new slice. */
-	assert_non_null(strstr(out, "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":1.000},\n"
-				    "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":3.000,\"cat\":\"calls\","
-				    "\"name\":\"g\"},\n{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4.000}"));
+	assert_non_null(
+		strstr(out, "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":1.000},\n"
+			    "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":3.000,\"cat\":\"calls\","
+			    "\"name\":\"g\"},\n{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4.000}"));
 	assert_int_equal(evtrace__stats(x->t)->resyncs, 1);
 	done(x);
 }
@@ -316,14 +326,61 @@ static void test_evtrace__perfetto_packet_bytes(void **state)
 {
 	static const uint8_t want[] = {
 		/* the first packet clears the incremental state */
-		0x0a, 0x04, 0x68, 0x01, 0x50, 0x01,
+		0x0a,
+		0x04,
+		0x68,
+		0x01,
+		0x50,
+		0x01,
 		/* begin at ts 5 on the thread, name iid 1, "f" interned in the same packet */
-		0x0a, 0x1b, 0x40, 0x05, 0x5a, 0x0a, 0x48, 0x01, 0x58, 0x82, 0x80, 0x80, 0x80,
-		0x10, 0x50, 0x01, 0x62, 0x07, 0x12, 0x05, 0x08, 0x01, 0x12, 0x01, 0x66, 0x68,
-		0x02, 0x50, 0x01,
+		0x0a,
+		0x1b,
+		0x40,
+		0x05,
+		0x5a,
+		0x0a,
+		0x48,
+		0x01,
+		0x58,
+		0x82,
+		0x80,
+		0x80,
+		0x80,
+		0x10,
+		0x50,
+		0x01,
+		0x62,
+		0x07,
+		0x12,
+		0x05,
+		0x08,
+		0x01,
+		0x12,
+		0x01,
+		0x66,
+		0x68,
+		0x02,
+		0x50,
+		0x01,
 		/* end at ts 9 */
-		0x0a, 0x10, 0x40, 0x09, 0x5a, 0x08, 0x48, 0x02, 0x58, 0x82, 0x80, 0x80, 0x80,
-		0x10, 0x68, 0x02, 0x50, 0x01,
+		0x0a,
+		0x10,
+		0x40,
+		0x09,
+		0x5a,
+		0x08,
+		0x48,
+		0x02,
+		0x58,
+		0x82,
+		0x80,
+		0x80,
+		0x80,
+		0x10,
+		0x68,
+		0x02,
+		0x50,
+		0x01,
 	};
 	struct trace_sink *s = NULL;
 	char *buf = NULL;

@@ -40,7 +40,7 @@ struct evtrace {
 	struct trace_sink *sink;
 	const struct calls_agg *names_src;
 	struct procinfo *procs;
-	struct hashmap *threads; /* thread_key -> struct thread */
+	struct hashmap *threads;    /* thread_key -> struct thread */
 	struct hashmap *procs_seen; /* pid -> uint8_t */
 	struct hashmap *names;	    /* name_id -> struct name */
 	struct strpool *strings;
@@ -110,8 +110,8 @@ const struct evtrace_stats *evtrace__stats(const struct evtrace *t)
 /* The name's number, interned (and announced to the sink) at its first use. */
 static int name_of(struct evtrace *t, uint64_t name_id, const struct name **out)
 {
-	const struct calls_name *cn = t->names_src ? calls_agg__lookup_name(t->names_src, name_id)
-						   : NULL;
+	const struct calls_name *cn =
+		t->names_src ? calls_agg__lookup_name(t->names_src, name_id) : NULL;
 	char text[512], sys[1024];
 	struct name *n;
 	bool created;
@@ -193,8 +193,8 @@ static int pop(struct evtrace *t, const struct thread_key *k, struct thread *th,
 }
 
 /* Close every open frame at ts (counted in *stat). */
-static int close_all(struct evtrace *t, const struct thread_key *k, struct thread *th,
-		     uint64_t ts, uint64_t *stat)
+static int close_all(struct evtrace *t, const struct thread_key *k, struct thread *th, uint64_t ts,
+		     uint64_t *stat)
 {
 	int err = 0;
 
@@ -323,11 +323,11 @@ int evtrace__call(struct evtrace *t, const struct prof_call_event *e)
 		th->last_ts = e->ts;
 	ev = *e;
 	ev.ts = th->last_ts;
-	return ev.type == PROF_REC_CALL_ENTRY ? on_entry(t, &k, th, &ev) : on_return(t, &k, th, &ev);
+	return ev.type == PROF_REC_CALL_ENTRY ? on_entry(t, &k, th, &ev)
+					      : on_return(t, &k, th, &ev);
 }
 
-static int end_thread(struct evtrace *t, const struct thread_key *k, struct thread *th,
-		      uint64_t ts)
+static int end_thread(struct evtrace *t, const struct thread_key *k, struct thread *th, uint64_t ts)
 {
 	int err = close_all(t, k, th, ts, &t->stats.unfinished_frames);
 
@@ -390,9 +390,9 @@ int evtrace__finish(struct evtrace *t, uint64_t ts, const char *const *names,
 		return -EINVAL;
 	t->finished = true;
 	while (!err && hashmap__next(t->threads, &it, (const void **)&k, &v))
-		err = end_thread(t, k, v, ts > ((struct thread *)v)->last_ts
-						  ? ts
-						  : ((struct thread *)v)->last_ts);
+		err = end_thread(
+			t, k, v,
+			ts > ((struct thread *)v)->last_ts ? ts : ((struct thread *)v)->last_ts);
 	if (err)
 		goto cleanup;
 	all_names = calloc(n + nown, sizeof(*all_names));

@@ -55,7 +55,7 @@ enum {
 	EN_NAME = 2,
 };
 
-#define SEQUENCE_ID 1
+#define SEQUENCE_ID    1
 /* Counter tracks of the drop counters: uuids no pid << 32 | tid reaches (pid < 2^22). */
 #define DROP_UUID_BASE (1ULL << 62)
 
@@ -67,7 +67,7 @@ struct pending_name {
 struct perfetto_trace {
 	struct trace_sink sink;
 	FILE *f;
-	struct pbuf pkt, msg, sub; /* reused for every packet */
+	struct pbuf pkt, msg, sub;    /* reused for every packet */
 	struct pending_name *pending; /* names to intern in the next event packet */
 	size_t npending, pending_cap;
 };
@@ -164,8 +164,8 @@ static int perfetto_name(struct trace_sink *s, uint32_t iid, const char *name)
 }
 
 /* One TrackEvent packet; names first used by it are interned in it. */
-static int event(struct perfetto_trace *t, uint64_t track, uint64_t ts, uint32_t type,
-		 uint32_t iid, const uint64_t *counter)
+static int event(struct perfetto_trace *t, uint64_t track, uint64_t ts, uint32_t type, uint32_t iid,
+		 const uint64_t *counter)
 {
 	pb__field_varint(&t->pkt, PKT_TIMESTAMP, ts);
 	pb__field_varint(&t->msg, TE_TYPE, type);

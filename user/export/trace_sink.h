@@ -23,8 +23,8 @@ struct trace_sink_ops {
 	int (*begin)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
 		     const char *name);
 	int (*end)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts);
-	int (*instant)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
-		       uint32_t iid, const char *name);
+	int (*instant)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
+		       const char *name);
 	/* End of the trace: what was lost, names[i] = values[i], then the file's closing bytes. */
 	int (*finish)(struct trace_sink *s, uint64_t ts, const char *const *names,
 		      const uint64_t *values, size_t n);
