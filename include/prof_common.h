@@ -193,6 +193,8 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "slices still open at thread exit, exec or the end: closed there")                       \
 	X(depth_exceeded, "trace_depth_exceeded", "entries deeper than 4096 frames (not written)") \
 	X(resyncs, "trace_resyncs", "thread stacks closed after lost events")                      \
+	X(before_attach, "trace_before_attach",                                                    \
+	  "events of a running process before all its probes were in (skipped: half a call)")      \
 	X(unnamed, "trace_unnamed",                                                                \
 	  "events whose function name never arrived (written as [unknown function …])")
 

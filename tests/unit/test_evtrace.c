@@ -96,10 +96,11 @@ static unsigned count(const char *s, const char *what)
 	return n;
 }
 
-static const char *const no_drops = "\n],\"metadata\":{\"end_ts_ns\":5000,\"drops\":{"
+static const char *const no_drops = "\n],\"metadata\":{\"end_ts_ns\":5000,\"counters\":{"
 				    "\"trace_unmatched_returns\":0,\"trace_unwound_frames\":0,"
 				    "\"trace_unfinished_frames\":0,\"trace_depth_exceeded\":0,"
-				    "\"trace_resyncs\":0,\"trace_unnamed\":0}}}\n";
+				    "\"trace_resyncs\":0,\"trace_before_attach\":0,"
+				    "\"trace_unnamed\":0}}}\n";
 
 static void test_evtrace__chrome_exact_nesting(void **state)
 {
@@ -143,6 +144,29 @@ static void test_evtrace__unmatched_return_skipped(void **state)
 	assert_int_equal(count(out, "\"ph\":\"E\""), 1);
 	assert_int_equal(evtrace__stats(x->t)->unmatched_returns, 2);
 	assert_non_null(strstr(out, "\"trace_unmatched_returns\":2"));
+	done(x);
+}
+
+/* Probes attach one by one: an entry seen before its return probe was in has no return. */
+static void test_evtrace__events_before_attach_skipped(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	assert_int_equal(evtrace__attached(x->t, PID, 2000), 0);
+	ENTRY(x, 1000, 10); /* its return never comes */
+	ENTRY(x, 1500, 11);
+	RETURN(x, 2500, 11); /* entered before the attach: unmatched */
+	ENTRY(x, 3000, 11);
+	RETURN(x, 4000, 11);
+	out = finish(x, 5000);
+	assert_int_equal(count(out, "\"ph\":\"B\""), 1);
+	assert_int_equal(count(out, "\"ph\":\"E\""), 1);
+	assert_non_null(strstr(out, "\"ts\":3.000,\"cat\":\"calls\",\"name\":\"g\"}"));
+	assert_int_equal(evtrace__stats(x->t)->before_attach, 2);
+	assert_int_equal(evtrace__stats(x->t)->unmatched_returns, 1);
+	assert_int_equal(evtrace__stats(x->t)->unfinished_frames, 0);
 	done(x);
 }
 
@@ -281,7 +305,7 @@ static void test_evtrace__drops_in_metadata(void **state)
 	(void)state;
 	assert_int_equal(evtrace__finish(x->t, 5000, names, values, 2), 0);
 	assert_int_equal(fflush(x->f), 0);
-	assert_non_null(strstr(x->buf, "\"drops\":{\"ringbuf_full\":3,\"call_name_full\":0,"
+	assert_non_null(strstr(x->buf, "\"counters\":{\"ringbuf_full\":3,\"call_name_full\":0,"
 				       "\"trace_unmatched_returns\":0,"));
 	/* Nothing after the end. */
 	assert_int_equal(evtrace__finish(x->t, 6000, NULL, NULL, 0), -EINVAL);
@@ -425,6 +449,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evtrace__chrome_exact_nesting),
 		cmocka_unit_test(test_evtrace__unmatched_return_skipped),
+		cmocka_unit_test(test_evtrace__events_before_attach_skipped),
 		cmocka_unit_test(test_evtrace__open_frames_closed_at_end),
 		cmocka_unit_test(test_evtrace__thread_exit_closes_at_last_event),
 		cmocka_unit_test(test_evtrace__exception_closes_inner_frames),

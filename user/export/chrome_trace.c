@@ -109,14 +109,15 @@ static int chrome_instant(struct trace_sink *s, uint32_t pid, uint32_t tid, uint
 	return named(ct(s), "i", pid, tid, ts, name);
 }
 
-/* The drop counters go into the top-level "metadata" object, which viewers keep aside. */
+/* The counters (losses and bookkeeping) go into the top-level "metadata" object, which
+ * viewers keep aside. */
 static int chrome_finish(struct trace_sink *s, uint64_t ts, const char *const *names,
 			 const uint64_t *values, size_t n)
 {
 	struct chrome_trace *t = ct(s);
 	int err;
 
-	fprintf(t->f, "\n],\"metadata\":{\"end_ts_ns\":%" PRIu64 ",\"drops\":{", ts);
+	fprintf(t->f, "\n],\"metadata\":{\"end_ts_ns\":%" PRIu64 ",\"counters\":{", ts);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			putc(',', t->f);
