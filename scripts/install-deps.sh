@@ -11,6 +11,8 @@ test_pkgs="$test_pkgs shellcheck cppcheck clang-format"
 # Container tests (tests/e2e/docker.sh): dockerd, a static busybox for the images `docker import`
 # builds (no registry here); tmux drives the --live view.
 test_pkgs="$test_pkgs docker.io busybox-static tmux"
+# protobuf-compiler: `protoc --decode_raw` checks the -f perfetto traces (tests/e2e/test_trace.sh).
+test_pkgs="$test_pkgs protobuf-compiler"
 bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64"
 
 case "$level" in

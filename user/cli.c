@@ -36,8 +36,11 @@ static const char usage[] =
 	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
 	"the\n"
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
-	"  -f, --format FMT         pprof (default) | folded | text | memtrace (--heap only: an\n"
-	"                           allocation trace, sampled; --sample-bytes default 524288)\n"
+	"  -f, --format FMT         pprof (default) | folded | text | chrome | perfetto |\n"
+	"                           memtrace (chrome, perfetto: event traces of --calls, every\n"
+	"                           call a slice; default output bpftrace-prof.json / .pftrace;\n"
+	"                           memtrace: --heap only, an allocation trace, sampled;\n"
+	"                           --sample-bytes default 524288)\n"
 	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
 	"until\n"
 	"                           the target exits or SIGINT\n"
@@ -262,8 +265,13 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.format = FMT_TEXT;
 			else if (!strcmp(optarg, "memtrace"))
 				env.format = FMT_MEMTRACE;
+			else if (!strcmp(optarg, "chrome"))
+				env.format = FMT_CHROME;
+			else if (!strcmp(optarg, "perfetto"))
+				env.format = FMT_PERFETTO;
 			else
-				return bad("unknown format '%s' (pprof, folded, text, memtrace)",
+				return bad("unknown format '%s' (pprof, folded, text, chrome, "
+					   "perfetto, memtrace)",
 					   optarg);
 			break;
 		case 'd':
@@ -429,10 +437,19 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--push needs --output-dir DIR (its spool)%s", "");
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
+	/* Event traces record rather than aggregate: one mode, one file, written as it runs. */
+	if ((env.format == FMT_CHROME || env.format == FMT_PERFETTO) && env.modes != MODE_CALLS)
+		return bad("-f %s records --calls only (give --calls alone)",
+			   env.format == FMT_CHROME ? "chrome" : "perfetto");
+	if ((env.format == FMT_CHROME || env.format == FMT_PERFETTO) && env.live)
+		return bad("--live shows profiles, not event traces (-f %s)",
+			   env.format == FMT_CHROME ? "chrome" : "perfetto");
 	if (!output_given)
 		env.output = env.format == FMT_PPROF	  ? "bpftrace-prof.pb.gz"
 			     : env.format == FMT_FOLDED	  ? "bpftrace-prof.folded"
 			     : env.format == FMT_MEMTRACE ? "bpftrace-prof.memtrace"
+			     : env.format == FMT_CHROME	  ? "bpftrace-prof.json"
+			     : env.format == FMT_PERFETTO ? "bpftrace-prof.pftrace"
 							  : "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");

@@ -22,6 +22,8 @@ enum out_format {
 	FMT_FOLDED,
 	FMT_TEXT,
 	FMT_MEMTRACE, /* --heap only: a memtrace allocation trace (export/memtrace_rec.h) */
+	FMT_CHROME,   /* event trace: Trace Event JSON (--calls) */
+	FMT_PERFETTO, /* event trace: Perfetto TrackEvent protobuf (--calls) */
 };
 
 /* --unwind: how user stacks are walked (include/prof_unwind.h). */

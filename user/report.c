@@ -52,7 +52,9 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	case FMT_TEXT:
 		err = text__write(p, output__file(o), env->top ? env->top : 10);
 		break;
-	case FMT_MEMTRACE: /* written as it was recorded (export/memtrace_rec.h) */
+	case FMT_MEMTRACE: /* event traces are recorded as they run (export/memtrace_rec.h, */
+	case FMT_CHROME:   /* tracefile.c) */
+	case FMT_PERFETTO:
 		err = -EINVAL;
 		break;
 	}

@@ -28,6 +28,7 @@
 #include "export/memtrace_rec.h"
 #include "export/push.h"
 #include "report.h"
+#include "tracefile.h"
 #include "proc/safe_open.h"
 
 /* How long `-- CMD` has between SIGTERM and SIGKILL when profiling stops before it exits. */
@@ -304,6 +305,8 @@ struct run {
 	struct loader *loader;
 	struct collect *collect;
 	struct report *report;
+	/* -f chrome / perfetto: written as events arrive */
+	struct tracefile *trace;
 	struct live *live;	  /* --live: the terminal view */
 	int64_t start_mono;	  /* when profiling started */
 	uint64_t screens;	  /* --live: screens drawn */
@@ -639,6 +642,14 @@ int session__run(const struct env *caller_env)
 	} else if (env->all) {
 		lo.scope = PROF_SCOPE_ALL;
 	}
+	/* An event trace is written while the run goes: its file must be usable first. */
+	if (tracefile__wanted(env)) {
+		err = tracefile__open(&r.trace, env);
+		if (err) {
+			status = err == -ENOMEM ? 1 : 2;
+			goto cleanup;
+		}
+	}
 	status = 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -681,12 +692,15 @@ int session__run(const struct env *caller_env)
 						  .npids = env->npids,
 						  .wide = env->wide,
 						  .interval = env->output_dir != NULL,
-						  .hold_exits = env->wide && env->hold_exits > 0},
+						  .hold_exits = env->wide && env->hold_exits > 0,
+						  .stream = tracefile__stream(r.trace)},
 			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	if (r.trace)
+		tracefile__bind(r.trace, r.collect);
 	err = report__new(&r.report, r.collect, env);
 	if (err) {
 		pr_err("setting up the report failed: %s\n", strerror(-err));
@@ -956,6 +970,8 @@ int session__run(const struct env *caller_env)
 	if (env->output_dir)
 		err = report__interval(r.report, interval_wall,
 				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
+	else if (r.trace)
+		err = tracefile__finish(r.trace, r.loader);
 	else
 		err = report__write(r.report, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
 	if (r.push) {
@@ -982,6 +998,7 @@ cleanup:
 	live_close(&r); /* also on failures: the terminal must come back */
 	memtrace_rec__free(r.memtrace);
 	report__free(r.report);
+	tracefile__free(r.trace);
 	push__free(r.push);
 	collect__free(r.collect);
 	loader__free(r.loader);

@@ -306,9 +306,14 @@ int collect__wait_unwinder(struct collect *c, int timeout_ms)
 	return err == -ETIMEDOUT ? 0 : err;
 }
 
-static int calls_thread(void *agg, uint32_t pid, uint32_t tid, uint64_t ts)
+static int calls_thread(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
 {
-	return calls_agg__thread_preexisting(agg, pid, tid, ts);
+	struct collect *c = ctx;
+
+	/* Told after the probes are in: from now on no call of the process misses a half. */
+	if (c->opts.stream)
+		return c->opts.stream->attached(c->opts.stream->ctx, pid, (uint64_t)mono_ns());
+	return calls_agg__thread_preexisting(c->calls, pid, tid, ts);
 }
 
 int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l)
@@ -351,7 +356,7 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 	if (!err && (opts->modes & MODE_CALLS))
 		err = calls_agg__new(&c->calls);
 	if (!err && (opts->modes & MODE_CALLS))
-		err = calls_attach__new(&c->calls_at, l, calls_thread, c->calls);
+		err = calls_attach__new(&c->calls_at, l, calls_thread, c);
 	if (!err && opts->unwind_tables && (opts->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU)))
 		err = unwinder_start(c);
 	for (size_t i = 0; i < sizeof(all_modes) / sizeof(all_modes[0]); i++)
@@ -1002,6 +1007,8 @@ static int on_call(struct collect *c, const struct prof_call_event *e)
 			return err;
 		c->calls_last_thread = thread;
 	}
+	if (c->opts.stream)
+		return c->opts.stream->call(c->opts.stream->ctx, e);
 	return calls_agg__event(c->calls, e);
 }
 
@@ -1511,6 +1518,12 @@ static int calls_on_found(struct collect *c, uint32_t pid)
 static int calls_on_exec(struct collect *c, uint32_t pid)
 {
 	calls_agg__process_exec(c->calls, pid);
+	if (c->opts.stream) {
+		int err = c->opts.stream->process_exec(c->opts.stream->ctx, pid);
+
+		if (err)
+			return err;
+	}
 	/* -- CMD attached at the exec stop already (collect__exec_stop). */
 	if (c->opts.wide)
 		calls_attached(calls_attach__exec(c->calls_at, pid), pid, " at its exec");
@@ -1529,6 +1542,8 @@ static int calls_on_dlopen(struct collect *c, uint32_t pid)
 static int calls_on_exit(struct collect *c, const struct prof_proc_event *e)
 {
 	calls_agg__thread_exit(c->calls, e->pid, e->tid);
+	if (c->opts.stream)
+		return c->opts.stream->thread_exit(c->opts.stream->ctx, e->pid, e->tid);
 	return 0;
 }
 

@@ -34,6 +34,23 @@ enum prof_mode_bit {
 	MODE_OFFCPU = 1 << 3,
 };
 
+struct prof_call_event;
+
+/*
+ * Event traces (-f chrome / perfetto): --calls events go to these as they arrive, in place of
+ * the aggregator (which still interns the names: collect__calls, calls_agg__lookup_name).
+ * Each returns 0 or a negative errno, fatal like the aggregator's.
+ */
+struct collect_stream {
+	void *ctx;
+	int (*call)(void *ctx, const struct prof_call_event *e);
+	int (*thread_exit)(void *ctx, uint32_t pid, uint32_t tid);
+	int (*process_exec)(void *ctx, uint32_t pid);
+	/* A running process's probes are all in at ts (CLOCK_MONOTONIC): an event before it may
+	 * lack its other half (an entry probed before its return probe was). */
+	int (*attached)(void *ctx, uint32_t pid, uint64_t ts);
+};
+
 /* What the collector needs to know of the run; the pointers must outlive it. */
 struct collect_opts {
 	unsigned modes;	       /* enum prof_mode_bit */
@@ -45,6 +62,7 @@ struct collect_opts {
 	bool wide;	 /* --cgroup / --container / -a: BPF decides who is in scope */
 	bool interval;	 /* continuous mode: processes gone are forgotten after their interval */
 	bool hold_exits; /* wide scopes: hook libc's _exit to symbolize short-lived processes */
+	const struct collect_stream *stream; /* NULL: --calls aggregates */
 };
 
 int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l);

@@ -18,6 +18,7 @@
 
 #include <curl/curl.h>
 
+#include "export/json.h"
 #include "export/pprof.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
@@ -301,18 +302,7 @@ static int url_ingest(struct push *p, struct push_job *j, CURL *easy)
 
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	json__write_string(f, s, strlen(s));
 }
 
 static void base64(FILE *f, const uint8_t *d, size_t n)

@@ -1,0 +1,181 @@
+# -f chrome / -f perfetto: --calls recorded as event traces, read back by tests/e2e/trace_check.py
+# (python's json for Trace Event JSON; a protobuf decoder written from perfetto's field numbers)
+# and, for perfetto, `protoc --decode_raw`.  The PHP target's exact calls (tests/targets/calls.php):
+# main once, Calc::alpha 100 times from main, Calc::beta 3 times per alpha, sleeper once.
+
+TRACE_PHP=tests/targets/calls.php
+TRACE_CHECK=tests/e2e/trace_check.py
+
+trace_need() {
+	command -v "$1" >/dev/null || fail "$1 is not installed (scripts/install-deps.sh test)"
+}
+
+# The fact lines trace_check.py printed for KEY (e.g. "slices Calc::alpha"), value only.
+fact() { # FACTS_FILE KEY
+	awk -v k="$2" 'index($0, k " ") == 1 { v = substr($0, length(k) + 2) } END { print v }' "$1"
+}
+
+# The exact calls of calls.php, and nothing lost.
+expect_php_calls() { # FACTS_FILE
+	expect_eq "Calc::alpha slices" 100 "$(fact "$1" "slices Calc::alpha")"
+	expect_eq "Calc::beta slices" 300 "$(fact "$1" "slices Calc::beta")"
+	expect_eq "Calc::beta inside Calc::alpha" 300 "$(fact "$1" "nested Calc::alpha>Calc::beta")"
+	expect_eq "Calc::alpha inside main" 100 "$(fact "$1" "nested main>Calc::alpha")"
+	expect_eq "sleeper slices" 1 "$(fact "$1" "slices sleeper")"
+	expect_eq "main slices" 1 "$(fact "$1" "slices main")"
+	expect_eq "slices at depth 0" "top main 1" "$(grep '^top ' "$1")"
+	expect_eq "ring buffer drops" 0 "$(fact "$1" "drop ringbuf_full")"
+	expect_eq "unmatched returns" 0 "$(fact "$1" "drop trace_unmatched_returns")"
+	expect_eq "unfinished slices" 0 "$(fact "$1" "drop trace_unfinished_frames")"
+	expect_eq "unnamed" 0 "$(fact "$1" "drop trace_unnamed")"
+	expect_eq "process name" php "$(awk '$1 == "process" { print $3 }' "$1")"
+	expect_eq "thread name" php "$(awk '$1 == "thread" { print $4 }' "$1")"
+	# One process, one thread, whose tid is the pid.
+	expect_eq "threads" 1 "$(grep -c '^thread ' "$1")"
+	awk '$1 == "thread" && $2 != $3 { exit 1 }' "$1" || fail "the PHP thread's tid is not its pid"
+}
+
+t_trace_chrome_php_exact() {
+	trace_need php
+	local f=$E2E_TMP/php.json facts=$E2E_TMP/php.facts
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f chrome -o "$f" -- php "$TRACE_PHP" \
+		>"$E2E_TMP/php.out" 2>"$E2E_TMP/php.err" || fail "profiler exit status $?"
+	cat "$E2E_TMP/php.err"
+	expect_eq "script output" 5550 "$(head -1 "$E2E_TMP/php.out")"
+	grep -q '^no drops$' "$E2E_TMP/php.out" || fail "no drop summary printed"
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	cat "$facts"
+	expect_php_calls "$facts"
+	expect_eq "file mode" 600 "$(stat -c %a "$f")"
+	# The sleeper slice covers its usleep(200 ms): ts are microseconds.
+	python3 - "$f" <<'PY' || fail "sleeper slice shorter than 200 ms"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+i = next(i for i, e in enumerate(ev) if e.get("name") == "sleeper")
+end = next(e for e in ev[i + 1:] if e["ph"] == "E" and e["tid"] == ev[i]["tid"])
+d = end["ts"] - ev[i]["ts"]
+print("sleeper us", d)
+sys.exit(0 if 200000 <= d < 2000000 else 1)
+PY
+}
+
+t_trace_chrome_gzip() {
+	trace_need php
+	local f=$E2E_TMP/php.json.gz facts=$E2E_TMP/gz.facts
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f chrome -o "$f" -- php "$TRACE_PHP" >/dev/null ||
+		fail "profiler exit status $?"
+	gzip -t "$f" || fail "not a valid gzip file"
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	expect_php_calls "$facts"
+}
+
+t_trace_perfetto_php_exact() {
+	trace_need php
+	trace_need protoc
+	local f=$E2E_TMP/php.pftrace facts=$E2E_TMP/pf.facts raw=$E2E_TMP/pf.raw
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f perfetto -o "$f" -- php "$TRACE_PHP" \
+		>"$E2E_TMP/php.out" 2>"$E2E_TMP/php.err" || fail "profiler exit status $?"
+	cat "$E2E_TMP/php.err"
+	protoc --decode_raw <"$f" >"$raw" 2>"$E2E_TMP/protoc.err" ||
+		{ cat "$E2E_TMP/protoc.err"; fail "protoc --decode_raw could not parse the trace"; }
+	# protoc's view agrees on the packet count and on the slice begin/end events.
+	local packets begins ends
+	packets=$(grep -c '^1 {' "$raw")
+	begins=$(grep -c '^    9: 1$' "$raw")
+	ends=$(grep -c '^    9: 2$' "$raw")
+	expect_eq "begin events (protoc)" 402 "$begins"
+	expect_eq "end events (protoc)" 402 "$ends"
+	python3 "$TRACE_CHECK" perfetto "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	cat "$facts"
+	expect_php_calls "$facts"
+	[ "$packets" -gt 804 ] || fail "only $packets packets"
+	echo "ok: $packets packets"
+}
+
+t_trace_pid_midrun_nesting() {
+	trace_need php
+	local f=$E2E_TMP/mid.json facts=$E2E_TMP/mid.facts
+	USE_ZEND_DTRACE=1 php "$TRACE_PHP" loop >"$E2E_TMP/mid.target" 2>&1 &
+	local pid=$!
+	wait_for_line "$E2E_TMP/mid.target" READY 10 || fail "target never became ready"
+	sleep 0.3 # inside forever() when we attach: its return never comes, main's neither
+	"$PROF" --calls -f chrome -p "$pid" -d 2 -o "$f" >"$E2E_TMP/mid.out" 2>"$E2E_TMP/mid.err"
+	local rc=$?
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	cat "$E2E_TMP/mid.err" "$E2E_TMP/mid.out"
+	expect_eq "profiler exit status" 0 "$rc"
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	grep -v '^drop .* 0$' "$facts"
+	local alpha beta
+	alpha=$(fact "$facts" "slices Calc::alpha")
+	expect_range "alpha slices in 2 s" 100 3000 "$alpha"
+	expect_eq "functions entered before the attach" "" "$(grep -E '^slices (main|forever) ' "$facts")"
+	# Every beta sits in an alpha, but those of an alpha entered before the attach (at most 2).
+	beta=$(fact "$facts" "slices Calc::beta")
+	expect_range "betas outside an alpha" 0 2 "$((beta - $(fact "$facts" "nested Calc::alpha>Calc::beta")))"
+	# The returns of what was open at the attach were skipped and counted, the same in the
+	# file and in the summary; an alpha cut by the end was closed there.
+	local skipped
+	skipped=$(fact "$facts" "drop trace_unmatched_returns")
+	expect_range "unmatched returns (file)" 0 4 "$skipped"
+	if [ "$skipped" -gt 0 ]; then
+		grep -q "trace_unmatched_returns: $skipped " "$E2E_TMP/mid.out" ||
+			fail "summary does not print the $skipped unmatched returns"
+	fi
+	expect_eq "ring buffer drops" 0 "$(fact "$facts" "drop ringbuf_full")"
+}
+
+t_trace_python311_instants() {
+	[ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 missing (apt-get install python3.11)"
+	local f=$E2E_TMP/py.pftrace facts=$E2E_TMP/py.facts
+	"$PROF" --calls -f perfetto -o "$f" -- /usr/bin/python3.11 tests/targets/calls.py \
+		>"$E2E_TMP/py.out" 2>"$E2E_TMP/py.err" || fail "profiler exit status $?"
+	python3 "$TRACE_CHECK" perfetto "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	grep -v '^drop .* 0$' "$facts"
+	# CPython 3.11 fires returns only: each call is an instant at its return, no slice.
+	expect_eq "f instants" 1500 "$(fact "$facts" "instants f")"
+	expect_eq "g instants" 1 "$(fact "$facts" "instants g")"
+	expect_eq "slices" "" "$(grep '^slices ' "$facts")"
+}
+
+t_trace_format_needs_calls() {
+	local out=$E2E_TMP/bad.err
+	"$PROF" --heap -f chrome -o "$E2E_TMP/x.json" -- /bin/true 2>"$out"
+	expect_eq "--heap -f chrome exit status" 2 "$?"
+	expect_eq "one line" 1 "$(wc -l <"$out")"
+	grep -q 'records --calls only' "$out" || fail "message does not say what -f chrome records"
+	"$PROF" --calls --cpu -f perfetto -o "$E2E_TMP/x.pftrace" -- /bin/true 2>"$out"
+	expect_eq "--calls --cpu -f perfetto exit status" 2 "$?"
+	expect_eq "one line" 1 "$(wc -l <"$out")"
+	if [ -e "$E2E_TMP/x.json" ] || [ -e "$E2E_TMP/x.pftrace" ]; then fail "a file was written"; fi
+	ln -s /etc/passwd-does-not-matter "$E2E_TMP/link.json"
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f chrome -o "$E2E_TMP/link.json" -- php "$TRACE_PHP" \
+		>/dev/null 2>"$out"
+	expect_eq "symlink output exit status" 2 "$?"
+	grep -q 'symbolic link' "$out" || fail "no symbolic-link message"
+}
+
+t_trace_perfetto_java_threads() {
+	trace_need javac
+	local d=$E2E_TMP/java f=$E2E_TMP/java.pftrace facts=$E2E_TMP/java.facts
+	{ mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java; } || fail "javac failed"
+	"$PROF" --calls -f perfetto -o "$f" -- java -XX:+ExtendedDTraceProbes -cp "$d" Calls \
+		>"$E2E_TMP/java.out" 2>"$E2E_TMP/java.err" || { cat "$E2E_TMP/java.err"; fail "profiler exit status"; }
+	expect_eq "program output" 5550 "$(head -1 "$E2E_TMP/java.out")"
+	python3 "$TRACE_CHECK" perfetto "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	grep -E 'Calls\.|^thread|^process' "$facts"
+	grep '^drop' "$facts" | grep -v ' 0$'
+	expect_eq "Calls.alpha slices" 100 "$(fact "$facts" "slices Calls.alpha")"
+	expect_eq "Calls.beta slices" 300 "$(fact "$facts" "slices Calls.beta")"
+	expect_eq "Calls.beta inside Calls.alpha" 300 "$(fact "$facts" "nested Calls.alpha>Calls.beta")"
+	expect_eq "Calls.alpha inside Calls.main" 100 "$(fact "$facts" "nested Calls.main>Calls.alpha")"
+	expect_eq "Calls.main slices" 1 "$(fact "$facts" "slices Calls.main")"
+	expect_eq "Thread.sleep inside Calls.sleeper" 1 "$(fact "$facts" "nested Calls.sleeper>java.lang.Thread.sleep")"
+	expect_eq "ring buffer drops" 0 "$(fact "$facts" "drop ringbuf_full")"
+	expect_eq "unnamed" 0 "$(fact "$facts" "drop trace_unnamed")"
+	# The JVM's threads each have their own named track, in one process.
+	expect_range "thread tracks" 2 1000 "$(grep -c '^thread ' "$facts")"
+	expect_eq "processes" 1 "$(awk '$1 == "process" { print $2 }' "$facts" | sort -u | wc -l)"
+	grep -q '^thread [0-9]* [0-9]* Reference Handl$' "$facts" || fail "no JVM thread name"
+}

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Independent reader of bpftrace-prof's event traces (tests/e2e/test_trace.sh).
+
+  trace_check.py chrome FILE     Trace Event JSON (gzip detected), read with python's json
+  trace_check.py perfetto FILE   Perfetto protobuf, decoded here from the field numbers of
+                                 perfetto's trace_packet / track_event / track_descriptor /
+                                 interned_data protos (no generated code, no protobuf library)
+
+Checks what must hold of any trace (strict B/E nesting per thread, time never going back on a
+thread, names and tracks declared before use) and exits 1 on the first violation.  Prints one
+fact a line for the test to compare with exact expectations:
+  slices NAME N              complete slices named NAME
+  nested PARENT>NAME N       slices named NAME directly inside one named PARENT
+  top NAME N                 slices named NAME at depth 0
+  instants NAME N
+  process PID NAME / thread PID TID NAME
+  drop NAME VALUE
+"""
+import collections
+import gzip
+import json
+import sys
+
+
+def fail(msg):
+    print("BAD TRACE: " + msg)
+    sys.exit(1)
+
+
+class Facts:
+    def __init__(self):
+        self.slices = collections.Counter()
+        self.nested = collections.Counter()
+        self.top = collections.Counter()
+        self.instants = collections.Counter()
+        self.lines = []
+        self.stacks = collections.defaultdict(list)
+        self.last_ts = {}
+
+    def at(self, thread, ts):
+        if ts < self.last_ts.get(thread, ts):
+            fail(f"time goes back on {thread}: {ts} after {self.last_ts[thread]}")
+        self.last_ts[thread] = ts
+
+    def begin(self, thread, ts, name):
+        self.at(thread, ts)
+        self.stacks[thread].append(name)
+
+    def end(self, thread, ts):
+        self.at(thread, ts)
+        st = self.stacks[thread]
+        if not st:
+            fail(f"end without begin on {thread} at {ts}")
+        name = st.pop()
+        self.slices[name] += 1
+        if st:
+            self.nested[st[-1] + ">" + name] += 1
+        else:
+            self.top[name] += 1
+
+    def done(self):
+        for thread, st in self.stacks.items():
+            if st:
+                fail(f"slices left open on {thread}: {st}")
+        for k, v in sorted(self.slices.items()):
+            print(f"slices {k} {v}")
+        for k, v in sorted(self.nested.items()):
+            print(f"nested {k} {v}")
+        for k, v in sorted(self.top.items()):
+            print(f"top {k} {v}")
+        for k, v in sorted(self.instants.items()):
+            print(f"instants {k} {v}")
+        for line in self.lines:
+            print(line)
+
+
+def chrome(path):
+    raw = open(path, "rb").read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    doc = json.loads(raw.decode("utf-8"))  # strict: invalid UTF-8 fails here
+    if set(doc) - {"traceEvents", "displayTimeUnit", "metadata"}:
+        fail(f"unexpected top-level keys {sorted(doc)}")
+    if doc.get("displayTimeUnit") != "ns":
+        fail("displayTimeUnit is not ns")
+    f = Facts()
+    for ev in doc["traceEvents"]:
+        ph = ev["ph"]
+        thread = (ev["pid"], ev["tid"])
+        if ph == "B":
+            f.begin(thread, ev["ts"], ev["name"])
+        elif ph == "E":
+            f.end(thread, ev["ts"])
+        elif ph == "i":
+            if ev.get("s") != "t":
+                fail("instant event not thread-scoped")
+            f.at(thread, ev["ts"])
+            f.instants[ev["name"]] += 1
+        elif ph == "M":
+            if ev["name"] == "process_name":
+                f.lines.append(f"process {ev['pid']} {ev['args']['name']}")
+            elif ev["name"] == "thread_name":
+                f.lines.append(f"thread {ev['pid']} {ev['tid']} {ev['args']['name']}")
+            else:
+                fail(f"unknown metadata event {ev['name']}")
+        else:
+            fail(f"unexpected phase {ph}")
+    for k, v in doc["metadata"]["counters"].items():
+        f.lines.append(f"drop {k} {v}")
+    f.done()
+
+
+# ---- protobuf wire format, by hand ----
+
+def varint(buf, i):
+    v = shift = 0
+    while True:
+        if i >= len(buf) or shift > 63:
+            fail("truncated or overlong varint")
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def fields(buf):
+    """(field number, value) pairs; value: int for varints, bytes for length-delimited."""
+    i = 0
+    out = []
+    while i < len(buf):
+        key, i = varint(buf, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(buf, i)
+        elif wt == 2:
+            n, i = varint(buf, i)
+            if i + n > len(buf):
+                fail("length-delimited field past the end")
+            v, i = buf[i:i + n], i + n
+        elif wt == 1:
+            v, i = buf[i:i + 8], i + 8
+        elif wt == 5:
+            v, i = buf[i:i + 4], i + 4
+        else:
+            fail(f"wire type {wt}")
+        out.append((num, v))
+    return out
+
+
+def one(fs, num, default=None):
+    vals = [v for n, v in fs if n == num]
+    return vals[-1] if vals else default
+
+
+def perfetto(path):
+    buf = open(path, "rb").read()
+    f = Facts()
+    names = {}  # iid -> name (per sequence; we write one)
+    tracks = {}  # uuid -> ("thread", pid, tid) | ("process", pid) | ("counter", name)
+    cleared = False
+    packets = 0
+    for num, pkt in fields(buf):
+        if num != 1:
+            fail(f"Trace field {num}, not packet")
+        packets += 1
+        p = fields(pkt)
+        if one(p, 10) != 1:
+            fail("packet without trusted_packet_sequence_id 1")
+        flags = one(p, 13, 0)
+        if flags & 1:
+            cleared = True
+        td = one(p, 60)
+        if td is not None:
+            t = fields(td)
+            uuid = one(t, 1)
+            proc, thr, cnt = one(t, 3), one(t, 4), one(t, 8)
+            if thr is not None:
+                th = fields(thr)
+                tracks[uuid] = ("thread", one(th, 1), one(th, 2))
+                f.lines.append(f"thread {one(th, 1)} {one(th, 2)} {one(th, 5, b'').decode()}")
+                parent = one(t, 5)
+                if parent is not None and tracks.get(parent, ("",))[0] != "process":
+                    fail("thread track's parent is not a process track declared before")
+            elif proc is not None:
+                pr = fields(proc)
+                tracks[uuid] = ("process", one(pr, 1))
+                f.lines.append(f"process {one(pr, 1)} {one(pr, 6, b'').decode()}")
+            elif cnt is not None:
+                tracks[uuid] = ("counter", one(t, 2, b"").decode())
+            else:
+                fail("track descriptor of an unknown kind")
+        interned = one(p, 12)
+        if interned is not None:
+            if not cleared:
+                fail("interned data before the incremental state was cleared")
+            for n, en in fields(interned):
+                if n == 2:
+                    e = fields(en)
+                    names[one(e, 1)] = one(e, 2).decode("utf-8")
+        te = one(p, 11)
+        if te is None:
+            continue
+        if not flags & 2:
+            fail("track event without SEQ_NEEDS_INCREMENTAL_STATE")
+        ts = one(p, 8)
+        if ts is None:
+            fail("track event without a timestamp")
+        e = fields(te)
+        typ, uuid, iid = one(e, 9), one(e, 11), one(e, 10)
+        track = tracks.get(uuid)
+        if track is None:
+            fail(f"event on undeclared track {uuid}")
+        if typ == 4:
+            if track[0] != "counter":
+                fail("counter value on a non-counter track")
+            f.lines.append(f"drop {track[1].split(': ', 1)[1]} {one(e, 30, 0)}")
+            continue
+        if track[0] != "thread":
+            fail("slice on a non-thread track")
+        if typ in (1, 3) and iid not in names:
+            fail(f"name iid {iid} used before it was interned")
+        if typ == 1:
+            f.begin(track[1:], ts, names[iid])
+        elif typ == 2:
+            f.end(track[1:], ts)
+        elif typ == 3:
+            f.at(track[1:], ts)
+            f.instants[names[iid]] += 1
+        else:
+            fail(f"event type {typ}")
+    if not packets:
+        fail("no packets")
+    f.done()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("chrome", "perfetto"):
+        sys.exit(__doc__)
+    (chrome if sys.argv[1] == "chrome" else perfetto)(sys.argv[2])

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The event-trace recorder and its writers: exact bytes written for known event sequences. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "agg/calls_agg.h"
+#include "export/evtrace.h"
+#include "export/trace_sink.h"
+
+#define PID 1
+#define TID 2
+
+struct fixture {
+	struct calls_agg *names;
+	struct evtrace *t;
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static void add_name(struct calls_agg *a, uint64_t id, const char *cls, const char *fn)
+{
+	struct prof_call_name n = {
+		.type = PROF_REC_CALL_NAME, .pid = PID, .name_id = id, .runtime = PROF_RT_PHP};
+
+	n.cls_len = (uint16_t)strlen(cls);
+	n.fn_len = (uint16_t)strlen(fn);
+	memcpy(n.cls, cls, n.cls_len);
+	memcpy(n.fn, fn, n.fn_len);
+	assert_int_equal(calls_agg__name(a, &n), 0);
+}
+
+static struct fixture *start(enum evtrace_format fmt, bool gzip)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+
+	assert_non_null(x);
+	assert_int_equal(calls_agg__new(&x->names), 0);
+	add_name(x->names, 10, "", "f");
+	add_name(x->names, 11, "", "g");
+	x->f = open_memstream(&x->buf, &x->len);
+	assert_non_null(x->f);
+	assert_int_equal(evtrace__new(&x->t, x->f, fmt, gzip), 0);
+	evtrace__set_sources(x->t, x->names, NULL);
+	return x;
+}
+
+static void ev(struct fixture *x, uint32_t type, uint64_t ts, uint64_t name_id, uint8_t flags)
+{
+	struct prof_call_event e = {.type = type,
+				    .pid = PID,
+				    .tid = TID,
+				    .ts = ts,
+				    .name_id = name_id,
+				    .runtime = PROF_RT_PHP,
+				    .flags = flags};
+
+	assert_int_equal(evtrace__call(x->t, &e), 0);
+}
+
+#define ENTRY(x, ts, id)  ev(x, PROF_REC_CALL_ENTRY, ts, id, 0)
+#define RETURN(x, ts, id) ev(x, PROF_REC_CALL_RETURN, ts, id, 0)
+
+/* Ends the trace at ts (no BPF counters) and returns what was written. */
+static const char *finish(struct fixture *x, uint64_t ts)
+{
+	assert_int_equal(evtrace__finish(x->t, ts, NULL, NULL, 0), 0);
+	assert_int_equal(fflush(x->f), 0);
+	return x->buf;
+}
+
+static void done(struct fixture *x)
+{
+	evtrace__free(x->t);
+	fclose(x->f);
+	free(x->buf);
+	calls_agg__free(x->names);
+	free(x);
+}
+
+static unsigned count(const char *s, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+static const char *const no_drops = "\n],\"metadata\":{\"end_ts_ns\":5000,\"counters\":{"
+				    "\"trace_unmatched_returns\":0,\"trace_unwound_frames\":0,"
+				    "\"trace_unfinished_frames\":0,\"trace_depth_exceeded\":0,"
+				    "\"trace_resyncs\":0,\"trace_before_attach\":0,"
+				    "\"trace_unnamed\":0}}}\n";
+
+static void test_evtrace__chrome_exact_nesting(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	char want[2048];
+
+	(void)state;
+	ENTRY(x, 1000, 10);
+	ENTRY(x, 2500, 11);
+	RETURN(x, 3001, 11);
+	RETURN(x, 4000, 10);
+	snprintf(want, sizeof(want), "%s%s",
+		 "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+		 "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"process_name\",\"args\":{\"name\":"
+		 "\"\"}},\n"
+		 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":"
+		 "\"\"}},\n"
+		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"cat\":\"calls\",\"name\":\"f\"},"
+		 "\n"
+		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2.500,\"cat\":\"calls\",\"name\":\"g\"},"
+		 "\n"
+		 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3.001},\n"
+		 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4.000}",
+		 no_drops);
+	assert_string_equal(finish(x, 5000), want);
+	done(x);
+}
+
+static void test_evtrace__unmatched_return_skipped(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	RETURN(x, 1000, 11); /* entered before the attach */
+	ENTRY(x, 2000, 10);
+	RETURN(x, 3000, 10);
+	RETURN(x, 4000, 11); /* its caller, also older than the attach */
+	out = finish(x, 5000);
+	assert_int_equal(count(out, "\"ph\":\"B\""), 1);
+	assert_int_equal(count(out, "\"ph\":\"E\""), 1);
+	assert_int_equal(evtrace__stats(x->t)->unmatched_returns, 2);
+	assert_non_null(strstr(out, "\"trace_unmatched_returns\":2"));
+	done(x);
+}
+
+/* Probes attach one by one: an entry seen before its return probe was in has no return. */
+static void test_evtrace__events_before_attach_skipped(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	assert_int_equal(evtrace__attached(x->t, PID, 2000), 0);
+	ENTRY(x, 1000, 10); /* its return never comes */
+	ENTRY(x, 1500, 11);
+	RETURN(x, 2500, 11); /* entered before the attach: unmatched */
+	ENTRY(x, 3000, 11);
+	RETURN(x, 4000, 11);
+	out = finish(x, 5000);
+	assert_int_equal(count(out, "\"ph\":\"B\""), 1);
+	assert_int_equal(count(out, "\"ph\":\"E\""), 1);
+	assert_non_null(strstr(out, "\"ts\":3.000,\"cat\":\"calls\",\"name\":\"g\"}"));
+	assert_int_equal(evtrace__stats(x->t)->before_attach, 2);
+	assert_int_equal(evtrace__stats(x->t)->unmatched_returns, 1);
+	assert_int_equal(evtrace__stats(x->t)->unfinished_frames, 0);
+	done(x);
+}
+
+static void test_evtrace__open_frames_closed_at_end(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ENTRY(x, 1000, 10);
+	ENTRY(x, 2000, 11);
+	out = finish(x, 9000);
+	assert_int_equal(count(out, "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":9.000}"), 2);
+	assert_int_equal(evtrace__stats(x->t)->unfinished_frames, 2);
+	done(x);
+}
+
+static void test_evtrace__thread_exit_closes_at_last_event(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ENTRY(x, 1000, 10);
+	ENTRY(x, 2000, 11);
+	assert_int_equal(evtrace__thread_exit(x->t, PID, TID), 0);
+	out = finish(x, 9000);
+	assert_int_equal(count(out, "\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":2.000}"), 2);
+	assert_int_equal(count(out, "\"ph\":\"E\""), 2);
+	assert_int_equal(evtrace__stats(x->t)->unfinished_frames, 2);
+	done(x);
+}
+
+static void test_evtrace__exception_closes_inner_frames(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ENTRY(x, 1000, 10);
+	ENTRY(x, 2000, 11);
+	RETURN(x, 3000, 10); /* g left by an exception: no return of its own */
+	out = finish(x, 5000);
+	assert_int_equal(count(out, "\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3.000}"), 2);
+	assert_int_equal(evtrace__stats(x->t)->unwound_frames, 1);
+	assert_int_equal(evtrace__stats(x->t)->unfinished_frames, 0);
+	done(x);
+}
+
+static void test_evtrace__lost_events_close_the_stack(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ENTRY(x, 1000, 10);
+	ev(x, PROF_REC_CALL_ENTRY, 3000, 11, PROF_CALL_F_LOST);
+	RETURN(x, 4000, 11);
+	out = finish(x, 5000);
+	/* f closes where we last knew it, g is a new slice. */
+	assert_non_null(
+		strstr(out, "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":1.000},\n"
+			    "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":3.000,\"cat\":\"calls\","
+			    "\"name\":\"g\"},\n{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4.000}"));
+	assert_int_equal(evtrace__stats(x->t)->resyncs, 1);
+	done(x);
+}
+
+static void test_evtrace__return_only_is_instant(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ev(x, PROF_REC_CALL_RETURN, 7000, 10, PROF_CALL_F_RETURN_ONLY);
+	out = finish(x, 9000);
+	assert_non_null(strstr(out, "{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":7.000,\"s\":\"t\","
+				    "\"cat\":\"calls\",\"name\":\"f\"}"));
+	assert_int_equal(count(out, "\"ph\":\"B\""), 0);
+	assert_int_equal(evtrace__stats(x->t)->unmatched_returns, 0);
+	done(x);
+}
+
+static void test_evtrace__unknown_name_kept_and_counted(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ENTRY(x, 1000, 0xff);
+	RETURN(x, 2000, 0xff);
+	out = finish(x, 5000);
+	assert_non_null(strstr(out, "\"name\":\"[unknown function 00000000000000ff]\""));
+	assert_int_equal(evtrace__stats(x->t)->unnamed, 1);
+	done(x);
+}
+
+static void test_evtrace__nasty_names_escaped(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	add_name(x->names, 12, "K\"}", "m\n\xff\xe2\x80\xa8");
+	ENTRY(x, 1000, 12);
+	RETURN(x, 2000, 12);
+	out = finish(x, 5000);
+	assert_non_null(strstr(out, "\"name\":\"K\\\"}::m\\n\xef\xbf\xbd\\u2028\"}"));
+	done(x);
+}
+
+static void test_evtrace__depth_limit(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	for (unsigned i = 0; i <= EVTRACE_MAX_DEPTH; i++)
+		ENTRY(x, 1000 + i, 10);
+	for (unsigned i = 0; i <= EVTRACE_MAX_DEPTH; i++)
+		RETURN(x, 10000 + i, 10);
+	out = finish(x, 20000);
+	assert_int_equal(count(out, "\"ph\":\"B\""), EVTRACE_MAX_DEPTH);
+	assert_int_equal(count(out, "\"ph\":\"E\""), EVTRACE_MAX_DEPTH);
+	assert_int_equal(evtrace__stats(x->t)->depth_exceeded, 1);
+	assert_int_equal(evtrace__stats(x->t)->unmatched_returns, 0);
+	done(x);
+}
+
+static void test_evtrace__drops_in_metadata(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *names[] = {"ringbuf_full", "call_name_full"};
+	const uint64_t values[] = {3, 0};
+
+	(void)state;
+	assert_int_equal(evtrace__finish(x->t, 5000, names, values, 2), 0);
+	assert_int_equal(fflush(x->f), 0);
+	assert_non_null(strstr(x->buf, "\"counters\":{\"ringbuf_full\":3,\"call_name_full\":0,"
+				       "\"trace_unmatched_returns\":0,"));
+	/* Nothing after the end. */
+	assert_int_equal(evtrace__finish(x->t, 6000, NULL, NULL, 0), -EINVAL);
+	done(x);
+}
+
+static void test_evtrace__gzip_is_the_same_json(void **state)
+{
+	struct fixture *plain = start(EVTRACE_CHROME, false), *gz = start(EVTRACE_CHROME, true);
+	const char *want;
+	char out[4096];
+	z_stream z = {0};
+
+	(void)state;
+	ENTRY(plain, 1000, 10);
+	RETURN(plain, 2000, 10);
+	ENTRY(gz, 1000, 10);
+	RETURN(gz, 2000, 10);
+	want = finish(plain, 5000);
+	finish(gz, 5000);
+	assert_int_equal(gz->buf[0] & 0xff, 0x1f); /* gzip magic */
+	assert_int_equal(gz->buf[1] & 0xff, 0x8b);
+	/* zlib reads it back: one gzip member, the same bytes. */
+	assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
+	z.next_in = (Bytef *)gz->buf;
+	z.avail_in = (uInt)gz->len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = sizeof(out) - 1;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	out[z.total_out] = 0;
+	inflateEnd(&z);
+	assert_string_equal(out, want);
+	done(plain);
+	done(gz);
+}
+
+/* Perfetto's packets, byte for byte from the field numbers (trace_packet.proto: timestamp 8,
+ * trusted_packet_sequence_id 10, track_event 11, interned_data 12, sequence_flags 13;
+ * TrackEvent: type 9, name_iid 10, track_uuid 11; InternedData.event_names 2 {iid 1, name 2}).
+ * The thread track of pid 1 tid 2 is uuid 1 << 32 | 2: varint 82 80 80 80 10. */
+static void test_evtrace__perfetto_packet_bytes(void **state)
+{
+	static const uint8_t want[] = {
+		/* the first packet clears the incremental state */
+		0x0a,
+		0x04,
+		0x68,
+		0x01,
+		0x50,
+		0x01,
+		/* begin at ts 5 on the thread, name iid 1, "f" interned in the same packet */
+		0x0a,
+		0x1b,
+		0x40,
+		0x05,
+		0x5a,
+		0x0a,
+		0x48,
+		0x01,
+		0x58,
+		0x82,
+		0x80,
+		0x80,
+		0x80,
+		0x10,
+		0x50,
+		0x01,
+		0x62,
+		0x07,
+		0x12,
+		0x05,
+		0x08,
+		0x01,
+		0x12,
+		0x01,
+		0x66,
+		0x68,
+		0x02,
+		0x50,
+		0x01,
+		/* end at ts 9 */
+		0x0a,
+		0x10,
+		0x40,
+		0x09,
+		0x5a,
+		0x08,
+		0x48,
+		0x02,
+		0x58,
+		0x82,
+		0x80,
+		0x80,
+		0x80,
+		0x10,
+		0x68,
+		0x02,
+		0x50,
+		0x01,
+	};
+	struct trace_sink *s = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(perfetto_trace__new(&s, f), 0);
+	assert_int_equal(s->ops->name(s, 1, "f"), 0);
+	assert_int_equal(s->ops->begin(s, 1, 2, 5, 1, "f"), 0);
+	assert_int_equal(s->ops->end(s, 1, 2, 9), 0);
+	assert_int_equal(fflush(f), 0);
+	assert_int_equal(len, sizeof(want));
+	assert_memory_equal(buf, want, sizeof(want));
+	s->ops->free(s);
+	fclose(f);
+	free(buf);
+}
+
+static void test_evtrace__perfetto_names_interned_once(void **state)
+{
+	struct fixture *x = start(EVTRACE_PERFETTO, false);
+	const char *out;
+	size_t n = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < 5; i++) {
+		ENTRY(x, 1000 + 10 * i, 10);
+		RETURN(x, 1005 + 10 * i, 10);
+	}
+	out = finish(x, 5000);
+	/* EventName {iid 1, name "f"}: once, in the first begin's packet. */
+	for (size_t i = 0; i + 5 <= x->len; i++)
+		n += !memcmp(out + i, "\x08\x01\x12\x01\x66", 5);
+	assert_int_equal(n, 1);
+	done(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_evtrace__chrome_exact_nesting),
+		cmocka_unit_test(test_evtrace__unmatched_return_skipped),
+		cmocka_unit_test(test_evtrace__events_before_attach_skipped),
+		cmocka_unit_test(test_evtrace__open_frames_closed_at_end),
+		cmocka_unit_test(test_evtrace__thread_exit_closes_at_last_event),
+		cmocka_unit_test(test_evtrace__exception_closes_inner_frames),
+		cmocka_unit_test(test_evtrace__lost_events_close_the_stack),
+		cmocka_unit_test(test_evtrace__return_only_is_instant),
+		cmocka_unit_test(test_evtrace__unknown_name_kept_and_counted),
+		cmocka_unit_test(test_evtrace__nasty_names_escaped),
+		cmocka_unit_test(test_evtrace__depth_limit),
+		cmocka_unit_test(test_evtrace__drops_in_metadata),
+		cmocka_unit_test(test_evtrace__gzip_is_the_same_json),
+		cmocka_unit_test(test_evtrace__perfetto_packet_bytes),
+		cmocka_unit_test(test_evtrace__perfetto_names_interned_once),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/evtrace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg/calls_agg.h"
+#include "export/trace_sink.h"
+#include "proc/procinfo.h"
+#include "profile/calls_profile.h"
+#include "util/hashmap.h"
+#include "util/strpool.h"
+
+struct frame {
+	uint64_t name_id;
+	uint64_t sp;   /* PROF_CALL_F_FRAME: the Java frame's SP at entry, else 0 */
+	uint32_t site; /* PROF_CALL_F_FRAME: the entry probe's site */
+};
+
+struct thread_key {
+	uint32_t pid, tid;
+};
+
+struct thread {
+	struct frame *stack;
+	uint32_t depth, cap;
+	uint32_t overflow; /* entries past EVTRACE_MAX_DEPTH still open (not written) */
+	uint64_t last_ts;
+};
+
+struct name {
+	uint32_t iid;
+	bool unknown; /* its name record had not arrived: looked up again at each use */
+	const char *text;
+};
+
+struct evtrace {
+	struct trace_sink *sink;
+	const struct calls_agg *names_src;
+	struct procinfo *procs;
+	struct hashmap *threads;    /* thread_key -> struct thread */
+	struct hashmap *procs_seen; /* pid -> uint8_t */
+	struct hashmap *ready;	    /* pid -> uint64_t: events before it are skipped */
+	struct hashmap *names;	    /* name_id -> struct name */
+	struct strpool *strings;
+	uint32_t next_iid;
+	bool finished;
+	struct evtrace_stats stats;
+};
+
+int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gzip)
+{
+	struct evtrace *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->next_iid = 1;
+	err = hashmap__new(&t->threads, sizeof(struct thread_key), sizeof(struct thread));
+	if (!err)
+		err = hashmap__new(&t->procs_seen, sizeof(uint32_t), sizeof(uint8_t));
+	if (!err)
+		err = hashmap__new(&t->names, sizeof(uint64_t), sizeof(struct name));
+	if (!err)
+		err = hashmap__new(&t->ready, sizeof(uint32_t), sizeof(uint64_t));
+	if (!err)
+		err = strpool__new(&t->strings);
+	if (!err)
+		err = fmt == EVTRACE_PERFETTO ? perfetto_trace__new(&t->sink, f)
+					      : chrome_trace__new(&t->sink, f, gzip);
+	if (err)
+		goto cleanup;
+	*out = t;
+	return 0;
+cleanup:
+	evtrace__free(t);
+	return err;
+}
+
+void evtrace__free(struct evtrace *t)
+{
+	size_t it = 0;
+	const void *k;
+	void *v;
+
+	if (!t)
+		return;
+	if (t->threads)
+		while (hashmap__next(t->threads, &it, &k, &v))
+			free(((struct thread *)v)->stack);
+	hashmap__free(t->threads);
+	hashmap__free(t->procs_seen);
+	hashmap__free(t->ready);
+	hashmap__free(t->names);
+	strpool__free(t->strings);
+	if (t->sink)
+		t->sink->ops->free(t->sink);
+	free(t);
+}
+
+void evtrace__set_sources(struct evtrace *t, const struct calls_agg *names, struct procinfo *procs)
+{
+	t->names_src = names;
+	t->procs = procs;
+}
+
+const struct evtrace_stats *evtrace__stats(const struct evtrace *t)
+{
+	return &t->stats;
+}
+
+/* The name's number, interned (and announced to the sink) at its first use. */
+static int name_of(struct evtrace *t, uint64_t name_id, const struct name **out)
+{
+	const struct calls_name *cn =
+		t->names_src ? calls_agg__lookup_name(t->names_src, name_id) : NULL;
+	char text[512], sys[1024];
+	struct name *n;
+	bool created;
+	int err;
+
+	n = hashmap__find(t->names, &name_id);
+	if (n && !(n->unknown && cn)) {
+		if (n->unknown)
+			t->stats.unnamed++;
+		*out = n;
+		return 0;
+	}
+	if (cn) {
+		calls_profile__format_name(cn, text, sizeof(text), sys, sizeof(sys));
+	} else {
+		/* Its name record was lost (ring buffer full): the slice stays, unnamed. */
+		snprintf(text, sizeof(text), "[unknown function %016" PRIx64 "]", name_id);
+		t->stats.unnamed++;
+	}
+	err = hashmap__upsert(t->names, (void **)&n, &name_id, &created);
+	if (err)
+		return err;
+	n->text = strpool__intern(t->strings, text);
+	if (!n->text) {
+		hashmap__delete(t->names, &name_id);
+		return -ENOMEM;
+	}
+	n->iid = t->next_iid++;
+	n->unknown = !cn;
+	*out = n;
+	return t->sink->ops->name(t->sink, n->iid, n->text);
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* First event of a thread: its process (once per image) and its own name. */
+static int announce(struct evtrace *t, uint32_t pid, uint32_t tid)
+{
+	uint8_t *seen;
+	bool created;
+	int err;
+
+	err = hashmap__upsert(t->procs_seen, (void **)&seen, &pid, &created);
+	if (err)
+		return err;
+	if (created) {
+		err = t->sink->ops->process(
+			t->sink, pid, or_empty(t->procs ? procinfo__process(t->procs, pid) : NULL));
+		if (err)
+			return err;
+	}
+	return t->sink->ops->thread(t->sink, pid, tid,
+				    or_empty(t->procs ? procinfo__comm(t->procs, pid, tid) : NULL));
+}
+
+static int get_thread(struct evtrace *t, struct thread **out, uint32_t pid, uint32_t tid)
+{
+	struct thread_key k = {.pid = pid, .tid = tid};
+	bool created;
+	int err;
+
+	err = hashmap__upsert(t->threads, (void **)out, &k, &created);
+	if (err || !created)
+		return err;
+	err = announce(t, pid, tid);
+	if (err)
+		return err;
+	/* announce() inserted nothing into threads: *out is still valid. */
+	return 0;
+}
+
+static int pop(struct evtrace *t, const struct thread_key *k, struct thread *th, uint64_t ts)
+{
+	th->depth--;
+	return t->sink->ops->end(t->sink, k->pid, k->tid, ts);
+}
+
+/* Close every open frame at ts (counted in *stat). */
+static int close_all(struct evtrace *t, const struct thread_key *k, struct thread *th, uint64_t ts,
+		     uint64_t *stat)
+{
+	int err = 0;
+
+	while (!err && th->depth) {
+		(*stat)++;
+		err = pop(t, k, th, ts);
+	}
+	*stat += th->overflow;
+	th->overflow = 0;
+	return err;
+}
+
+/* HotSpot's compiled code fires no return for frames an exception unwinds: a new entry's
+ * frame pointer tells which open frames are gone (the same rule as calls_agg's). */
+static int pop_unwound(struct evtrace *t, const struct thread_key *k, struct thread *th,
+		       const struct prof_call_event *e)
+{
+	uint32_t i;
+	int err = 0;
+
+	while (!err && th->depth && th->stack[th->depth - 1].sp &&
+	       th->stack[th->depth - 1].sp < e->frame_sp) {
+		t->stats.unwound_frames++;
+		err = pop(t, k, th, e->ts);
+	}
+	for (i = th->depth; i > 0 && th->stack[i - 1].sp == e->frame_sp; i--)
+		if (th->stack[i - 1].site == e->site)
+			break;
+	if (err || i == 0 || th->stack[i - 1].sp != e->frame_sp)
+		return err;
+	while (!err && th->depth >= i) {
+		t->stats.unwound_frames++;
+		err = pop(t, k, th, e->ts);
+	}
+	return err;
+}
+
+static int on_entry(struct evtrace *t, const struct thread_key *k, struct thread *th,
+		    const struct prof_call_event *e)
+{
+	const struct name *n;
+	int err = 0;
+
+	if (e->frame_sp && !th->overflow)
+		err = pop_unwound(t, k, th, e);
+	if (err)
+		return err;
+	if (th->overflow || th->depth >= EVTRACE_MAX_DEPTH) {
+		t->stats.depth_exceeded++;
+		th->overflow++;
+		return 0;
+	}
+	if (th->depth == th->cap) {
+		uint32_t cap = th->cap ? 2 * th->cap : 16;
+		struct frame *s = realloc(th->stack, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		th->stack = s;
+		th->cap = cap;
+	}
+	err = name_of(t, e->name_id, &n);
+	if (err)
+		return err;
+	th->stack[th->depth++] =
+		(struct frame){.name_id = e->name_id, .sp = e->frame_sp, .site = e->site};
+	return t->sink->ops->begin(t->sink, k->pid, k->tid, e->ts, n->iid, n->text);
+}
+
+static int on_return(struct evtrace *t, const struct thread_key *k, struct thread *th,
+		     const struct prof_call_event *e)
+{
+	uint32_t i;
+	int err = 0;
+
+	if (th->overflow) {
+		th->overflow--; /* its entry was beyond the depth limit */
+		return 0;
+	}
+	/* Usually the top frame; deeper when an exception left frames without their returns. */
+	for (i = th->depth; i > 0; i--)
+		if (th->stack[i - 1].name_id == e->name_id)
+			break;
+	if (i == 0) {
+		t->stats.unmatched_returns++; /* entered before we attached, or its entry lost */
+		return 0;
+	}
+	while (!err && th->depth > i) {
+		t->stats.unwound_frames++;
+		err = pop(t, k, th, e->ts);
+	}
+	return err ? err : pop(t, k, th, e->ts);
+}
+
+int evtrace__call(struct evtrace *t, const struct prof_call_event *e)
+{
+	struct thread_key k = {.pid = e->pid, .tid = e->tid};
+	struct prof_call_event ev;
+	const uint64_t *ready;
+	const struct name *n;
+	struct thread *th;
+	int err;
+
+	if (t->finished)
+		return 0;
+	ready = hashmap__find(t->ready, &e->pid);
+	if (ready && e->ts < *ready) {
+		t->stats.before_attach++;
+		return 0;
+	}
+	err = get_thread(t, &th, e->pid, e->tid);
+	if (err)
+		return err;
+	if (e->type == PROF_REC_CALL_RETURN && (e->flags & PROF_CALL_F_RETURN_ONLY)) {
+		/* A whole call whose start the runtime does not tell (CPython 3.11): an instant. */
+		err = name_of(t, e->name_id, &n);
+		if (!err)
+			err = t->sink->ops->instant(t->sink, e->pid, e->tid, e->ts, n->iid,
+						    n->text);
+		return err;
+	}
+	if (e->flags & PROF_CALL_F_LOST) {
+		/* Events of this thread were dropped: what is open is not known any more.  Close
+		 * it where we last knew it. */
+		t->stats.resyncs++;
+		err = close_all(t, &k, th, th->last_ts, &t->stats.unwound_frames);
+		if (err)
+			return err;
+	}
+	/* Slices of one thread never go back in time, whatever the clock did. */
+	if (e->ts > th->last_ts)
+		th->last_ts = e->ts;
+	ev = *e;
+	ev.ts = th->last_ts;
+	return ev.type == PROF_REC_CALL_ENTRY ? on_entry(t, &k, th, &ev)
+					      : on_return(t, &k, th, &ev);
+}
+
+static int end_thread(struct evtrace *t, const struct thread_key *k, struct thread *th, uint64_t ts)
+{
+	int err = close_all(t, k, th, ts, &t->stats.unfinished_frames);
+
+	free(th->stack);
+	th->stack = NULL;
+	th->depth = th->cap = 0;
+	return err;
+}
+
+int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts)
+{
+	uint64_t *ready;
+
+	if (hashmap__upsert(t->ready, (void **)&ready, &pid, NULL))
+		return -ENOMEM;
+	if (ts > *ready)
+		*ready = ts;
+	return 0;
+}
+
+int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)
+{
+	struct thread_key k = {.pid = pid, .tid = tid};
+	struct thread *th = hashmap__find(t->threads, &k);
+	int err;
+
+	if (!th || t->finished)
+		return 0;
+	err = end_thread(t, &k, th, th->last_ts);
+	hashmap__delete(t->threads, &k);
+	return err;
+}
+
+int evtrace__process_exec(struct evtrace *t, uint32_t pid)
+{
+	const struct thread_key *k;
+	size_t it = 0;
+	void *v;
+	int err = 0;
+
+	if (t->finished)
+		return 0;
+	while (!err && hashmap__next(t->threads, &it, (const void **)&k, &v))
+		if (k->pid == pid)
+			err = end_thread(t, k, v, ((struct thread *)v)->last_ts);
+	hashmap__delete(t->procs_seen, &pid);
+	/* Its threads are announced again with the new image's names (entries stay, empty). */
+	it = 0;
+	while (!err && hashmap__next(t->threads, &it, (const void **)&k, &v))
+		if (k->pid == pid) {
+			err = hashmap__delete(t->threads, k);
+			it = 0; /* deletion shifts entries: start over */
+		}
+	return err;
+}
+
+int evtrace__finish(struct evtrace *t, uint64_t ts, const char *const *names,
+		    const uint64_t *values, size_t n)
+{
+#define EVTRACE_ONE(f, nm, d) +1
+	const size_t nown = 0 PROF_TRACE_STATS(EVTRACE_ONE);
+#undef EVTRACE_ONE
+	const char **all_names = NULL;
+	uint64_t *all_values = NULL;
+	const struct thread_key *k;
+	size_t it = 0;
+	void *v;
+	int err = 0;
+
+	if (t->finished)
+		return -EINVAL;
+	t->finished = true;
+	while (!err && hashmap__next(t->threads, &it, (const void **)&k, &v))
+		err = end_thread(
+			t, k, v,
+			ts > ((struct thread *)v)->last_ts ? ts : ((struct thread *)v)->last_ts);
+	if (err)
+		goto cleanup;
+	all_names = calloc(n + nown, sizeof(*all_names));
+	all_values = calloc(n + nown, sizeof(*all_values));
+	if (!all_names || !all_values) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		all_names[i] = names[i];
+		all_values[i] = values[i];
+	}
+	{
+		size_t i = n;
+#define EVTRACE_VALUE(f, nm, d) all_names[i] = nm, all_values[i++] = t->stats.f;
+		PROF_TRACE_STATS(EVTRACE_VALUE)
+#undef EVTRACE_VALUE
+	}
+	err = t->sink->ops->finish(t->sink, ts, all_names, all_values, n + nown);
+cleanup:
+	free(all_names);
+	free(all_values);
+	return err;
+}

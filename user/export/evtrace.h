@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Event traces (-f chrome, -f perfetto): --calls events written as they arrive, in a trace
+ * file's slices, instead of being aggregated.  Kept in memory: the interned names, the
+ * processes and threads seen, and each live thread's open frames (to close them when the
+ * thread ends, and to skip returns whose entry we never saw); nothing per event.
+ *
+ * Events of one thread arrive in order (one ring buffer).  Timestamps are written as the BPF
+ * programs took them (bpf_ktime_get_ns, CLOCK_MONOTONIC).  Calls still open when their thread
+ * exits close at its last event, those open at the end at the end's time.
+ */
+#ifndef PROF_EVTRACE_H
+#define PROF_EVTRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "prof_calls.h"
+
+#define EVTRACE_MAX_DEPTH 4096 /* deeper entries are counted (depth_exceeded), not written */
+
+enum evtrace_format {
+	EVTRACE_CHROME,	  /* Trace Event JSON */
+	EVTRACE_PERFETTO, /* Perfetto TrackEvent protobuf */
+};
+
+struct evtrace_stats {
+#define EVTRACE_FIELD(f, n, d) uint64_t f;
+	PROF_TRACE_STATS(EVTRACE_FIELD)
+#undef EVTRACE_FIELD
+};
+
+struct evtrace;
+struct calls_agg;
+struct procinfo;
+
+/* Writes to f from now on (gzip: chrome only, compressed). */
+int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gzip);
+void evtrace__free(struct evtrace *t);
+/* Where names come from: the function names interned by names (calls_agg__name), the
+ * process and thread names by procs.  Either may be NULL (names then unknown / ""). */
+void evtrace__set_sources(struct evtrace *t, const struct calls_agg *names, struct procinfo *procs);
+
+/* A PROF_REC_CALL_ENTRY / _RETURN record.  0 or -errno (writing failed, out of memory). */
+int evtrace__call(struct evtrace *t, const struct prof_call_event *e);
+/* Process pid, running, has every probe in since ts: its events before ts are skipped
+ * (counted), for their other half may be missing (probes attach one by one). */
+int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts);
+/* Thread tid of pid ended: its open frames close at its last event, its state goes. */
+int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid);
+/* pid exec'd: its threads' frames belong to the old image (closed at their last event); its
+ * name is written again at its next event. */
+int evtrace__process_exec(struct evtrace *t, uint32_t pid);
+/*
+ * The end at ts: open frames close at ts, then the drop counters are written into the
+ * trace (names[i] = values[i], then our own stats) and the file's last bytes.  Nothing is
+ * written after.  0 or -errno.
+ */
+int evtrace__finish(struct evtrace *t, uint64_t ts, const char *const *names,
+		    const uint64_t *values, size_t n);
+const struct evtrace_stats *evtrace__stats(const struct evtrace *t);
+
+#endif /* PROF_EVTRACE_H */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What an event-trace file format writes (chrome: Trace Event JSON, perfetto: TrackEvent
+ * protobuf).  The recorder (export/evtrace.c) decides what happens when; a sink only spells it.
+ * Timestamps are bpf_ktime_get_ns() values (CLOCK_MONOTONIC ns), written as they are.  Each
+ * operation returns 0 or -errno.
+ */
+#ifndef PROF_TRACE_SINK_H
+#define PROF_TRACE_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct trace_sink;
+
+struct trace_sink_ops {
+	/* First sight of a process, of a thread (names may be "" when unknown). */
+	int (*process)(struct trace_sink *s, uint32_t pid, const char *name);
+	int (*thread)(struct trace_sink *s, uint32_t pid, uint32_t tid, const char *name);
+	/* A name first used: iid is its number (1, 2, …), given to begin/instant with it after. */
+	int (*name)(struct trace_sink *s, uint32_t iid, const char *name);
+	int (*begin)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
+		     const char *name);
+	int (*end)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts);
+	int (*instant)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
+		       const char *name);
+	/* End of the trace: what was lost, names[i] = values[i], then the file's closing bytes. */
+	int (*finish)(struct trace_sink *s, uint64_t ts, const char *const *names,
+		      const uint64_t *values, size_t n);
+	void (*free)(struct trace_sink *s);
+};
+
+struct trace_sink {
+	const struct trace_sink_ops *ops;
+};
+
+/* Trace Event JSON into f ({"traceEvents":[…]}); gzip: compressed (f gets the gzip bytes). */
+int chrome_trace__new(struct trace_sink **out, FILE *f, int gzip);
+/* Perfetto TracePackets into f. */
+int perfetto_trace__new(struct trace_sink **out, FILE *f);
+
+#endif /* PROF_TRACE_SINK_H */
