@@ -310,9 +310,9 @@ static int calls_thread(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
 {
 	struct collect *c = ctx;
 
-	/* Told after the probes are in: from now on no call of the process misses a half. */
+	/* ts: when every probe of the process was in; no call after it misses a half. */
 	if (c->opts.stream)
-		return c->opts.stream->attached(c->opts.stream->ctx, pid, (uint64_t)mono_ns());
+		return c->opts.stream->attached(c->opts.stream->ctx, pid, ts);
 	return calls_agg__thread_preexisting(c->calls, pid, tid, ts);
 }
 
