@@ -30,24 +30,8 @@ NAME=calls_bench
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 
-cleanup() {
-	local p
-	for p in ${TOOL_PID:-} ${WPID:-}; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	[ -n "${STATS_WAS:-}" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-[ "$(id -u)" -eq 0 ] || die "needs root for BPF"
-[ -x "$PROF" ] || die "$PROF is missing: make all"
+bench_prepare
 command -v php >/dev/null || die "php is needed (scripts/install-deps.sh test)"
-command -v bpftool >/dev/null || die "bpftool is needed for the BPF statistics"
-cp "$PROF" "$TMP/bpftrace-prof" || die "cannot copy $PROF"
-PROF=$TMP/bpftrace-prof
-REV=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- user bpf include 2>/dev/null || echo "+local changes")
 
 printf 'variant\tround\tns_per_call\tprobe_ns\tprobe_cnt\tswitch_ns\tswitch_cnt\tcalls\tok\n' >"$RUNS"
 

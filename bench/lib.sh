@@ -69,3 +69,27 @@ counter() { # FILE NAME
 	v=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n "s/^Comment: $2=\([0-9]*\) .*/\1/p")
 	echo "${v:-0}"
 }
+
+# What the script started and still runs stops on exit, by pid; the statistics switch goes back.
+bench_cleanup() {
+	local p
+	for p in ${TOOL_PID:-} ${WPID:-}; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	[ -n "${STATS_WAS:-}" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
+	rm -rf "$TMP"
+}
+
+# Root, bpftool and a built profiler; then measure a copy of it taken now (others may rebuild
+# the tree meanwhile): sets PROF to the copy and REV to the revision measured.
+bench_prepare() {
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
+	[ "$(id -u)" -eq 0 ] || die "needs root for BPF"
+	[ -x "$PROF" ] || die "$PROF is missing: make all"
+	command -v bpftool >/dev/null || die "bpftool is needed for the BPF statistics"
+	cp "$PROF" "$TMP/bpftrace-prof" || die "cannot copy $PROF"
+	PROF=$TMP/bpftrace-prof
+	# shellcheck disable=SC2034 # read by the script that sources this
+	REV=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- user bpf include 2>/dev/null || echo "+local changes")
+}

@@ -46,26 +46,8 @@ NAME=python_bench
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 
-# What this script started and still runs stops on exit, by pid; the statistics switch goes back.
-cleanup() {
-	local p
-	for p in ${TOOL_PID:-} ${WPID:-}; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	[ -n "${STATS_WAS:-}" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-[ "$(id -u)" -eq 0 ] || die "needs root for BPF"
-[ -x "$PROF" ] || die "$PROF is missing: make all"
+bench_prepare
 command -v go >/dev/null || die "go (golang-go) is needed to read the profiles"
-command -v bpftool >/dev/null || die "bpftool is needed for the BPF statistics"
-# Others may rebuild the tree while we run: measure a copy taken now.
-cp "$PROF" "$TMP/bpftrace-prof" || die "cannot copy $PROF"
-PROF=$TMP/bpftrace-prof
-REV=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- user bpf include 2>/dev/null || echo "+local changes")
 
 # Interpreters: "NAME PATH" in PYS.
 PYS=()
