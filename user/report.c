@@ -54,6 +54,8 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 		break;
 	case FMT_CHROME:
 	case FMT_PERFETTO:
+	case FMT_FIREFOX:
+	case FMT_CODETRACER:
 		err = -EINVAL; /* event traces are recorded as they run (tracefile.c) */
 		break;
 	}

@@ -40,7 +40,7 @@ struct evtrace {
 	struct trace_sink *sink;
 	const struct calls_agg *names_src;
 	struct procinfo *procs;
-	struct hashmap *threads; /* thread_key -> struct thread */
+	struct hashmap *threads;    /* thread_key -> struct thread */
 	struct hashmap *procs_seen; /* pid -> uint8_t */
 	struct hashmap *names;	    /* name_id -> struct name */
 	struct strpool *strings;
@@ -49,13 +49,16 @@ struct evtrace {
 	struct evtrace_stats stats;
 };
 
-int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gzip)
+int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 {
 	struct evtrace *t = calloc(1, sizeof(*t));
 	int err;
 
-	if (!t)
+	if (!t) {
+		sink->ops->free(sink);
 		return -ENOMEM;
+	}
+	t->sink = sink;
 	t->next_iid = 1;
 	err = hashmap__new(&t->threads, sizeof(struct thread_key), sizeof(struct thread));
 	if (!err)
@@ -64,9 +67,6 @@ int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gz
 		err = hashmap__new(&t->names, sizeof(uint64_t), sizeof(struct name));
 	if (!err)
 		err = strpool__new(&t->strings);
-	if (!err)
-		err = fmt == EVTRACE_PERFETTO ? perfetto_trace__new(&t->sink, f)
-					      : chrome_trace__new(&t->sink, f, gzip);
 	if (err)
 		goto cleanup;
 	*out = t;
@@ -74,6 +74,15 @@ int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gz
 cleanup:
 	evtrace__free(t);
 	return err;
+}
+
+int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gzip)
+{
+	struct trace_sink *sink;
+	int err = fmt == EVTRACE_PERFETTO ? perfetto_trace__new(&sink, f)
+					  : chrome_trace__new(&sink, f, gzip);
+
+	return err ? err : evtrace__new_sink(out, sink);
 }
 
 void evtrace__free(struct evtrace *t)
@@ -107,11 +116,11 @@ const struct evtrace_stats *evtrace__stats(const struct evtrace *t)
 	return &t->stats;
 }
 
-/* The name's number, interned (and announced to the sink) at its first use. */
-static int name_of(struct evtrace *t, uint64_t name_id, const struct name **out)
+/* The name's number, interned (and announced to the sink) at its first use, in pid. */
+static int name_of(struct evtrace *t, uint32_t pid, uint64_t name_id, const struct name **out)
 {
-	const struct calls_name *cn = t->names_src ? calls_agg__lookup_name(t->names_src, name_id)
-						   : NULL;
+	const struct calls_name *cn =
+		t->names_src ? calls_agg__lookup_name(t->names_src, name_id) : NULL;
 	char text[512], sys[1024];
 	struct name *n;
 	bool created;
@@ -142,7 +151,11 @@ static int name_of(struct evtrace *t, uint64_t name_id, const struct name **out)
 	n->iid = t->next_iid++;
 	n->unknown = !cn;
 	*out = n;
-	return t->sink->ops->name(t->sink, n->iid, n->text);
+	err = t->sink->ops->name(t->sink, n->iid, n->text);
+	/* Java's third string is its signature, not a file. */
+	if (!err && cn && t->sink->ops->source && cn->runtime != PROF_RT_JAVA && *cn->file)
+		err = t->sink->ops->source(t->sink, n->iid, pid, cn->file);
+	return err;
 }
 
 static const char *or_empty(const char *s)
@@ -193,8 +206,8 @@ static int pop(struct evtrace *t, const struct thread_key *k, struct thread *th,
 }
 
 /* Close every open frame at ts (counted in *stat). */
-static int close_all(struct evtrace *t, const struct thread_key *k, struct thread *th,
-		     uint64_t ts, uint64_t *stat)
+static int close_all(struct evtrace *t, const struct thread_key *k, struct thread *th, uint64_t ts,
+		     uint64_t *stat)
 {
 	int err = 0;
 
@@ -256,11 +269,14 @@ static int on_entry(struct evtrace *t, const struct thread_key *k, struct thread
 		th->stack = s;
 		th->cap = cap;
 	}
-	err = name_of(t, e->name_id, &n);
+	err = name_of(t, e->pid, e->name_id, &n);
 	if (err)
 		return err;
 	th->stack[th->depth++] =
 		(struct frame){.name_id = e->name_id, .sp = e->frame_sp, .site = e->site};
+	if (t->sink->ops->begin_line)
+		return t->sink->ops->begin_line(t->sink, k->pid, k->tid, e->ts, n->iid, n->text,
+						e->line);
 	return t->sink->ops->begin(t->sink, k->pid, k->tid, e->ts, n->iid, n->text);
 }
 
@@ -304,7 +320,7 @@ int evtrace__call(struct evtrace *t, const struct prof_call_event *e)
 		return err;
 	if (e->type == PROF_REC_CALL_RETURN && (e->flags & PROF_CALL_F_RETURN_ONLY)) {
 		/* A whole call whose start the runtime does not tell (CPython 3.11): an instant. */
-		err = name_of(t, e->name_id, &n);
+		err = name_of(t, e->pid, e->name_id, &n);
 		if (!err)
 			err = t->sink->ops->instant(t->sink, e->pid, e->tid, e->ts, n->iid,
 						    n->text);
@@ -323,11 +339,11 @@ int evtrace__call(struct evtrace *t, const struct prof_call_event *e)
 		th->last_ts = e->ts;
 	ev = *e;
 	ev.ts = th->last_ts;
-	return ev.type == PROF_REC_CALL_ENTRY ? on_entry(t, &k, th, &ev) : on_return(t, &k, th, &ev);
+	return ev.type == PROF_REC_CALL_ENTRY ? on_entry(t, &k, th, &ev)
+					      : on_return(t, &k, th, &ev);
 }
 
-static int end_thread(struct evtrace *t, const struct thread_key *k, struct thread *th,
-		      uint64_t ts)
+static int end_thread(struct evtrace *t, const struct thread_key *k, struct thread *th, uint64_t ts)
 {
 	int err = close_all(t, k, th, ts, &t->stats.unfinished_frames);
 
@@ -346,6 +362,8 @@ int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)
 	if (!th || t->finished)
 		return 0;
 	err = end_thread(t, &k, th, th->last_ts);
+	if (!err && t->sink->ops->thread_exit)
+		err = t->sink->ops->thread_exit(t->sink, pid, tid, th->last_ts);
 	hashmap__delete(t->threads, &k);
 	return err;
 }
@@ -390,9 +408,9 @@ int evtrace__finish(struct evtrace *t, uint64_t ts, const char *const *names,
 		return -EINVAL;
 	t->finished = true;
 	while (!err && hashmap__next(t->threads, &it, (const void **)&k, &v))
-		err = end_thread(t, k, v, ts > ((struct thread *)v)->last_ts
-						  ? ts
-						  : ((struct thread *)v)->last_ts);
+		err = end_thread(
+			t, k, v,
+			ts > ((struct thread *)v)->last_ts ? ts : ((struct thread *)v)->last_ts);
 	if (err)
 		goto cleanup;
 	all_names = calloc(n + nown, sizeof(*all_names));
