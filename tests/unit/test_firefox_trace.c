@@ -29,8 +29,8 @@ struct fixture {
 
 static void add_name(struct calls_agg *a, uint64_t id, const char *fn, const char *file)
 {
-	struct prof_call_name n = {.type = PROF_REC_CALL_NAME, .pid = PID, .name_id = id,
-				   .runtime = PROF_RT_PHP};
+	struct prof_call_name n = {
+		.type = PROF_REC_CALL_NAME, .pid = PID, .name_id = id, .runtime = PROF_RT_PHP};
 
 	n.fn_len = (uint16_t)strlen(fn);
 	n.file_len = (uint16_t)strlen(file);
@@ -60,8 +60,14 @@ static struct fixture *start(bool gzip, const char *spill_dir)
 static void ev(struct fixture *x, uint32_t tid, uint32_t type, uint64_t ts, uint64_t id,
 	       uint32_t line, uint8_t flags)
 {
-	struct prof_call_event e = {.type = type, .pid = PID, .tid = tid, .ts = ts, .name_id = id,
-				    .runtime = PROF_RT_PHP, .line = line, .flags = flags};
+	struct prof_call_event e = {.type = type,
+				    .pid = PID,
+				    .tid = tid,
+				    .ts = ts,
+				    .name_id = id,
+				    .runtime = PROF_RT_PHP,
+				    .line = line,
+				    .flags = flags};
 
 	assert_int_equal(evtrace__call(x->t, &e), 0);
 }
