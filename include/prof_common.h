@@ -184,16 +184,18 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 
 /* Counted by the event-trace recorder (user/export/evtrace.c, -f chrome / perfetto). */
-#define PROF_TRACE_STATS(X)                                                                     \
-	X(unmatched_returns, "trace_unmatched_returns",                                         \
-	  "returns whose entry was not seen (entered before attach, or lost): skipped")         \
-	X(unwound_frames, "trace_unwound_frames",                                               \
-	  "slices closed without their own return (exceptions), at the return that left them")  \
-	X(unfinished_frames, "trace_unfinished_frames",                                         \
-	  "slices still open at thread exit, exec or the end: closed there")                    \
+#define PROF_TRACE_STATS(X)                                                                        \
+	X(unmatched_returns, "trace_unmatched_returns",                                            \
+	  "returns whose entry was not seen (entered before attach, or lost): skipped")            \
+	X(unwound_frames, "trace_unwound_frames",                                                  \
+	  "slices closed without their own return (exceptions), at the return that left them")     \
+	X(unfinished_frames, "trace_unfinished_frames",                                            \
+	  "slices still open at thread exit, exec or the end: closed there")                       \
 	X(depth_exceeded, "trace_depth_exceeded", "entries deeper than 4096 frames (not written)") \
-	X(resyncs, "trace_resyncs", "thread stacks closed after lost events")                   \
-	X(unnamed, "trace_unnamed",                                                             \
+	X(resyncs, "trace_resyncs", "thread stacks closed after lost events")                      \
+	X(before_attach, "trace_before_attach",                                                    \
+	  "events of a running process before all its probes were in (skipped: half a call)")      \
+	X(unnamed, "trace_unnamed",                                                                \
 	  "events whose function name never arrived (written as [unknown function …])")
 
 /* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */

@@ -280,8 +280,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.format = FMT_CODETRACER;
 			else
 				return bad("unknown format '%s' (pprof, folded, text, chrome, "
-					   "perfetto, "
-					   "firefox, codetracer)",
+					   "perfetto, firefox, codetracer)",
 					   optarg);
 			break;
 		case 'd':

@@ -304,6 +304,8 @@ struct run {
 	struct loader *loader;
 	struct collect *collect;
 	struct report *report;
+	/* -f chrome / perfetto: written as events arrive */
+	struct tracefile *trace;
 	struct live *live;	  /* --live: the terminal view */
 	int64_t start_mono;	  /* when profiling started */
 	uint64_t screens;	  /* --live: screens drawn */
@@ -313,7 +315,6 @@ struct run {
 	bool have_child;
 	uint64_t events;   /* ring-buffer records consumed */
 	struct push *push; /* --push */
-	struct tracefile *trace; /* -f chrome / perfetto: written as events arrive */
 };
 
 /* At exit, what --push may still spend sending before the rest goes to the spool. */
@@ -658,8 +659,7 @@ int session__run(const struct env *caller_env)
 						  .wide = env->wide,
 						  .interval = env->output_dir != NULL,
 						  .hold_exits = env->wide && env->hold_exits > 0,
-						  .stream = r.trace ? tracefile__stream(r.trace)
-								    : NULL},
+						  .stream = tracefile__stream(r.trace)},
 			   r.loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));

@@ -17,6 +17,8 @@
 #include "export/outdir.h"
 #include "export/output.h"
 #include "export/trace_sink.h"
+#include "profile/profile.h"
+#include "profile/run.h"
 #include "prof_common.h"
 #include "util/log.h"
 
@@ -55,6 +57,11 @@ static int on_thread_exit(void *ctx, uint32_t pid, uint32_t tid)
 static int on_exec(void *ctx, uint32_t pid)
 {
 	return evtrace__process_exec(ctx, pid);
+}
+
+static int on_attached(void *ctx, uint32_t pid, uint64_t ts)
+{
+	return evtrace__attached(ctx, pid, ts);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -170,6 +177,7 @@ stream:
 		.call = on_call,
 		.thread_exit = on_thread_exit,
 		.process_exec = on_exec,
+		.attached = on_attached,
 	};
 	*out = t;
 	return 0;
@@ -180,7 +188,7 @@ cleanup:
 
 const struct collect_stream *tracefile__stream(struct tracefile *t)
 {
-	return &t->stream;
+	return t ? &t->stream : NULL;
 }
 
 void tracefile__bind(struct tracefile *t, struct collect *c)
@@ -188,29 +196,39 @@ void tracefile__bind(struct tracefile *t, struct collect *c)
 	evtrace__set_sources(t->trace, collect__calls(c), collect__procinfo(c));
 }
 
-/* Only what was lost, as the profiles' summaries print it. */
-static void print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT],
-			const struct evtrace_stats *st)
+/* Only what was lost, as the profiles' summaries print it: the counters sorted into losses
+ * and bookkeeping the way every profile sorts them (profile/run.c). */
+static int print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT], const struct evtrace_stats *st)
 {
+	struct profile *p = NULL;
 	unsigned drops = 0;
+	int err;
 
-#define PRINT_DROP(value, name, desc)                                                         \
-	do {                                                                                  \
-		if (value) {                                                                  \
-			if (!drops++)                                                         \
-				fprintf(f, "\ndrops:\n");                                     \
-			fprintf(f, "  %s: %" PRIu64 "  %s\n", name, (uint64_t)(value), desc); \
-		}                                                                             \
-	} while (0)
-#define BPF_DROP(e, n, d)    PRINT_DROP(bpf[PROF_CNT_##e], n, d);
-#define TRACE_DROP(fl, n, d) PRINT_DROP(st->fl, n, d);
-	PROF_COUNTERS(BPF_DROP)
-	PROF_TRACE_STATS(TRACE_DROP)
-#undef BPF_DROP
-#undef TRACE_DROP
-#undef PRINT_DROP
-	if (!drops)
+	err = profile__new(&p, "calls");
+	if (!err)
+		err = run__add_bpf_counters(p, bpf);
+		/* Slices closed early are how the trace ends, not losses (as
+		 * call_unfinished_frames). */
+#define TRACE_ROW(fl, n, d)                                                                       \
+	if (!err)                                                                                 \
+		err = !strcmp(n, "trace_unwound_frames") || !strcmp(n, "trace_unfinished_frames") \
+			      ? profile__add_stat(p, n, d, st->fl)                                \
+			      : profile__add_counter(p, n, d, st->fl);
+	PROF_TRACE_STATS(TRACE_ROW)
+#undef TRACE_ROW
+	for (uint32_t i = 0; !err && i < p->ncounters; i++) {
+		const struct profile_counter *c = &p->counters[i];
+
+		if (!c->value || c->info)
+			continue;
+		if (!drops++)
+			fprintf(f, "\ndrops:\n");
+		fprintf(f, "  %s: %" PRIu64 "  %s\n", c->name, c->value, c->desc);
+	}
+	if (!err && !drops)
 		fprintf(f, "\nno drops\n");
+	profile__free(p);
+	return err;
 }
 
 /* trace_metadata.json: {workdir, program, args} of the target. */
@@ -284,7 +302,9 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 	}
 	if (strcmp(t->path, "-"))
 		pr_info("wrote calls trace to %s\n", t->path);
-	print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace));
+	err = print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace));
+	if (err)
+		pr_err("printing the drop counters failed: %s\n", strerror(-err));
 	if (t->ct) {
 		uint64_t copied, missing;
 

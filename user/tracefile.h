@@ -20,7 +20,7 @@ bool tracefile__wanted(const struct env *env);
 /* Opens the output (atomically: a temporary file until finish) and the trace writer.  Prints
  * one line on failure.  0 or -errno (-ELOOP: a symbolic link). */
 int tracefile__open(struct tracefile **out, const struct env *env);
-/* The collector's hooks (collect_opts.stream): valid while t lives. */
+/* The collector's hooks (collect_opts.stream): valid while t lives; NULL for t NULL. */
 const struct collect_stream *tracefile__stream(struct tracefile *t);
 /* The collector exists: names come from it. */
 void tracefile__bind(struct tracefile *t, struct collect *c);

@@ -148,10 +148,34 @@ t_trace_format_needs_calls() {
 	"$PROF" --calls --cpu -f perfetto -o "$E2E_TMP/x.pftrace" -- /bin/true 2>"$out"
 	expect_eq "--calls --cpu -f perfetto exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
-	[ ! -e "$E2E_TMP/x.json" ] && [ ! -e "$E2E_TMP/x.pftrace" ] || fail "a file was written"
+	if [ -e "$E2E_TMP/x.json" ] || [ -e "$E2E_TMP/x.pftrace" ]; then fail "a file was written"; fi
 	ln -s /etc/passwd-does-not-matter "$E2E_TMP/link.json"
 	USE_ZEND_DTRACE=1 "$PROF" --calls -f chrome -o "$E2E_TMP/link.json" -- php "$TRACE_PHP" \
 		>/dev/null 2>"$out"
 	expect_eq "symlink output exit status" 2 "$?"
 	grep -q 'symbolic link' "$out" || fail "no symbolic-link message"
+}
+
+t_trace_perfetto_java_threads() {
+	trace_need javac
+	local d=$E2E_TMP/java f=$E2E_TMP/java.pftrace facts=$E2E_TMP/java.facts
+	{ mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java; } || fail "javac failed"
+	"$PROF" --calls -f perfetto -o "$f" -- java -XX:+ExtendedDTraceProbes -cp "$d" Calls \
+		>"$E2E_TMP/java.out" 2>"$E2E_TMP/java.err" || { cat "$E2E_TMP/java.err"; fail "profiler exit status"; }
+	expect_eq "program output" 5550 "$(head -1 "$E2E_TMP/java.out")"
+	python3 "$TRACE_CHECK" perfetto "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	grep -E 'Calls\.|^thread|^process' "$facts"
+	grep '^drop' "$facts" | grep -v ' 0$'
+	expect_eq "Calls.alpha slices" 100 "$(fact "$facts" "slices Calls.alpha")"
+	expect_eq "Calls.beta slices" 300 "$(fact "$facts" "slices Calls.beta")"
+	expect_eq "Calls.beta inside Calls.alpha" 300 "$(fact "$facts" "nested Calls.alpha>Calls.beta")"
+	expect_eq "Calls.alpha inside Calls.main" 100 "$(fact "$facts" "nested Calls.main>Calls.alpha")"
+	expect_eq "Calls.main slices" 1 "$(fact "$facts" "slices Calls.main")"
+	expect_eq "Thread.sleep inside Calls.sleeper" 1 "$(fact "$facts" "nested Calls.sleeper>java.lang.Thread.sleep")"
+	expect_eq "ring buffer drops" 0 "$(fact "$facts" "drop ringbuf_full")"
+	expect_eq "unnamed" 0 "$(fact "$facts" "drop trace_unnamed")"
+	# The JVM's threads each have their own named track, in one process.
+	expect_range "thread tracks" 2 1000 "$(grep -c '^thread ' "$facts")"
+	expect_eq "processes" 1 "$(awk '$1 == "process" { print $2 }' "$facts" | sort -u | wc -l)"
+	grep -q '^thread [0-9]* [0-9]* Reference Handl$' "$facts" || fail "no JVM thread name"
 }

@@ -105,7 +105,7 @@ def chrome(path):
                 fail(f"unknown metadata event {ev['name']}")
         else:
             fail(f"unexpected phase {ph}")
-    for k, v in doc["metadata"]["drops"].items():
+    for k, v in doc["metadata"]["counters"].items():
         f.lines.append(f"drop {k} {v}")
     f.done()
 

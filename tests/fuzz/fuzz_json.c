@@ -19,7 +19,11 @@
 static size_t decode(const uint8_t *p, size_t n, uint32_t *cp)
 {
 	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-	size_t len = p[0] < 0x80 ? 1 : (p[0] >> 5) == 6 ? 2 : (p[0] >> 4) == 14 ? 3 : (p[0] >> 3) == 30 ? 4 : 0;
+	size_t len = p[0] < 0x80	 ? 1
+		     : (p[0] >> 5) == 6	 ? 2
+		     : (p[0] >> 4) == 14 ? 3
+		     : (p[0] >> 3) == 30 ? 4
+					 : 0;
 	uint32_t v;
 
 	if (!len || len > n)
@@ -85,12 +89,32 @@ static bool read_string(const uint8_t *s, size_t n, uint8_t *out, size_t *olen)
 		if (i + 1 >= n - 1)
 			return false;
 		switch (s[i + 1]) {
-		case '"': case '\\': case '/': out[o++] = s[i + 1]; i += 2; break;
-		case 'b': out[o++] = '\b'; i += 2; break;
-		case 'f': out[o++] = '\f'; i += 2; break;
-		case 'n': out[o++] = '\n'; i += 2; break;
-		case 'r': out[o++] = '\r'; i += 2; break;
-		case 't': out[o++] = '\t'; i += 2; break;
+		case '"':
+		case '\\':
+		case '/':
+			out[o++] = s[i + 1];
+			i += 2;
+			break;
+		case 'b':
+			out[o++] = '\b';
+			i += 2;
+			break;
+		case 'f':
+			out[o++] = '\f';
+			i += 2;
+			break;
+		case 'n':
+			out[o++] = '\n';
+			i += 2;
+			break;
+		case 'r':
+			out[o++] = '\r';
+			i += 2;
+			break;
+		case 't':
+			out[o++] = '\t';
+			i += 2;
+			break;
 		case 'u': {
 			char hex[5] = {0};
 			char *end;
@@ -100,7 +124,8 @@ static bool read_string(const uint8_t *s, size_t n, uint8_t *out, size_t *olen)
 			memcpy(hex, s + i + 2, 4);
 			cp = (uint32_t)strtoul(hex, &end, 16);
 			if (end != hex + 4 || (cp >= 0xd800 && cp <= 0xdfff))
-				return false; /* we never need surrogate pairs: no escape above U+FFFF */
+				return false; /* we never need surrogate pairs: no escape above
+						 U+FFFF */
 			put_utf8(out, &o, cp);
 			i += 6;
 			break;

@@ -80,6 +80,34 @@ static void test_cli__modes_and_options(void **state)
 	cli__free(&env);
 }
 
+static void test_cli__event_trace_formats(void **state)
+{
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "--calls", "-f", "chrome", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_CHROME);
+	assert_string_equal(env.output, "bpftrace-prof.json");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "perfetto", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_PERFETTO);
+	assert_string_equal(env.output, "bpftrace-prof.pftrace");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "chrome", "-o", "t.json.gz", "-p", "1"),
+			 CLI_RUN);
+	assert_string_equal(env.output, "t.json.gz");
+	cli__free(&env);
+	/* Modes the event traces do not record, alone or beside --calls; the default mode. */
+	assert_int_equal(PARSE(&env, "--heap", "-f", "chrome", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-f", "perfetto", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--calls", "--cpu", "-f", "perfetto", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--calls", "--offcpu", "-f", "chrome", "-p", "1"), -EINVAL);
+	/* Continuous mode writes pprof. */
+	assert_int_equal(PARSE(&env, "--calls", "-f", "chrome", "-p", "1", "--interval", "1",
+			       "--output-dir", "/tmp"),
+			 -EINVAL);
+}
+
 static void test_cli__errors(void **state)
 {
 	struct env env;
@@ -281,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_cli__duration_bounds),
 		cmocka_unit_test(test_cli__help_and_version_exit),
 		cmocka_unit_test(test_cli__output_path_per_mode),
+		cmocka_unit_test(test_cli__event_trace_formats),
 		cmocka_unit_test(test_cli__live),
 	};
 

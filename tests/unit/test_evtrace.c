@@ -29,8 +29,8 @@ struct fixture {
 
 static void add_name(struct calls_agg *a, uint64_t id, const char *cls, const char *fn)
 {
-	struct prof_call_name n = {.type = PROF_REC_CALL_NAME, .pid = PID, .name_id = id,
-				   .runtime = PROF_RT_PHP};
+	struct prof_call_name n = {
+		.type = PROF_REC_CALL_NAME, .pid = PID, .name_id = id, .runtime = PROF_RT_PHP};
 
 	n.cls_len = (uint16_t)strlen(cls);
 	n.fn_len = (uint16_t)strlen(fn);
@@ -56,8 +56,13 @@ static struct fixture *start(enum evtrace_format fmt, bool gzip)
 
 static void ev(struct fixture *x, uint32_t type, uint64_t ts, uint64_t name_id, uint8_t flags)
 {
-	struct prof_call_event e = {.type = type, .pid = PID, .tid = TID, .ts = ts,
-				    .name_id = name_id, .runtime = PROF_RT_PHP, .flags = flags};
+	struct prof_call_event e = {.type = type,
+				    .pid = PID,
+				    .tid = TID,
+				    .ts = ts,
+				    .name_id = name_id,
+				    .runtime = PROF_RT_PHP,
+				    .flags = flags};
 
 	assert_int_equal(evtrace__call(x->t, &e), 0);
 }
@@ -91,10 +96,11 @@ static unsigned count(const char *s, const char *what)
 	return n;
 }
 
-static const char *const no_drops = "\n],\"metadata\":{\"end_ts_ns\":5000,\"drops\":{"
+static const char *const no_drops = "\n],\"metadata\":{\"end_ts_ns\":5000,\"counters\":{"
 				    "\"trace_unmatched_returns\":0,\"trace_unwound_frames\":0,"
 				    "\"trace_unfinished_frames\":0,\"trace_depth_exceeded\":0,"
-				    "\"trace_resyncs\":0,\"trace_unnamed\":0}}}\n";
+				    "\"trace_resyncs\":0,\"trace_before_attach\":0,"
+				    "\"trace_unnamed\":0}}}\n";
 
 static void test_evtrace__chrome_exact_nesting(void **state)
 {
@@ -108,10 +114,14 @@ static void test_evtrace__chrome_exact_nesting(void **state)
 	RETURN(x, 4000, 10);
 	snprintf(want, sizeof(want), "%s%s",
 		 "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-		 "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"\"}},\n"
-		 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"\"}},\n"
-		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"cat\":\"calls\",\"name\":\"f\"},\n"
-		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2.500,\"cat\":\"calls\",\"name\":\"g\"},\n"
+		 "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"process_name\",\"args\":{\"name\":"
+		 "\"\"}},\n"
+		 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":"
+		 "\"\"}},\n"
+		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"cat\":\"calls\",\"name\":\"f\"},"
+		 "\n"
+		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2.500,\"cat\":\"calls\",\"name\":\"g\"},"
+		 "\n"
 		 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3.001},\n"
 		 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4.000}",
 		 no_drops);
@@ -134,6 +144,29 @@ static void test_evtrace__unmatched_return_skipped(void **state)
 	assert_int_equal(count(out, "\"ph\":\"E\""), 1);
 	assert_int_equal(evtrace__stats(x->t)->unmatched_returns, 2);
 	assert_non_null(strstr(out, "\"trace_unmatched_returns\":2"));
+	done(x);
+}
+
+/* Probes attach one by one: an entry seen before its return probe was in has no return. */
+static void test_evtrace__events_before_attach_skipped(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	assert_int_equal(evtrace__attached(x->t, PID, 2000), 0);
+	ENTRY(x, 1000, 10); /* its return never comes */
+	ENTRY(x, 1500, 11);
+	RETURN(x, 2500, 11); /* entered before the attach: unmatched */
+	ENTRY(x, 3000, 11);
+	RETURN(x, 4000, 11);
+	out = finish(x, 5000);
+	assert_int_equal(count(out, "\"ph\":\"B\""), 1);
+	assert_int_equal(count(out, "\"ph\":\"E\""), 1);
+	assert_non_null(strstr(out, "\"ts\":3.000,\"cat\":\"calls\",\"name\":\"g\"}"));
+	assert_int_equal(evtrace__stats(x->t)->before_attach, 2);
+	assert_int_equal(evtrace__stats(x->t)->unmatched_returns, 1);
+	assert_int_equal(evtrace__stats(x->t)->unfinished_frames, 0);
 	done(x);
 }
 
@@ -194,9 +227,10 @@ static void test_evtrace__lost_events_close_the_stack(void **state)
 	RETURN(x, 4000, 11);
 	out = finish(x, 5000);
 	/* f closes where we last knew it, g is a new slice. */
-	assert_non_null(strstr(out, "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":1.000},\n"
-				    "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":3.000,\"cat\":\"calls\","
-				    "\"name\":\"g\"},\n{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4.000}"));
+	assert_non_null(
+		strstr(out, "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":1.000},\n"
+			    "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":3.000,\"cat\":\"calls\","
+			    "\"name\":\"g\"},\n{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4.000}"));
 	assert_int_equal(evtrace__stats(x->t)->resyncs, 1);
 	done(x);
 }
@@ -271,7 +305,7 @@ static void test_evtrace__drops_in_metadata(void **state)
 	(void)state;
 	assert_int_equal(evtrace__finish(x->t, 5000, names, values, 2), 0);
 	assert_int_equal(fflush(x->f), 0);
-	assert_non_null(strstr(x->buf, "\"drops\":{\"ringbuf_full\":3,\"call_name_full\":0,"
+	assert_non_null(strstr(x->buf, "\"counters\":{\"ringbuf_full\":3,\"call_name_full\":0,"
 				       "\"trace_unmatched_returns\":0,"));
 	/* Nothing after the end. */
 	assert_int_equal(evtrace__finish(x->t, 6000, NULL, NULL, 0), -EINVAL);
@@ -316,14 +350,61 @@ static void test_evtrace__perfetto_packet_bytes(void **state)
 {
 	static const uint8_t want[] = {
 		/* the first packet clears the incremental state */
-		0x0a, 0x04, 0x68, 0x01, 0x50, 0x01,
+		0x0a,
+		0x04,
+		0x68,
+		0x01,
+		0x50,
+		0x01,
 		/* begin at ts 5 on the thread, name iid 1, "f" interned in the same packet */
-		0x0a, 0x1b, 0x40, 0x05, 0x5a, 0x0a, 0x48, 0x01, 0x58, 0x82, 0x80, 0x80, 0x80,
-		0x10, 0x50, 0x01, 0x62, 0x07, 0x12, 0x05, 0x08, 0x01, 0x12, 0x01, 0x66, 0x68,
-		0x02, 0x50, 0x01,
+		0x0a,
+		0x1b,
+		0x40,
+		0x05,
+		0x5a,
+		0x0a,
+		0x48,
+		0x01,
+		0x58,
+		0x82,
+		0x80,
+		0x80,
+		0x80,
+		0x10,
+		0x50,
+		0x01,
+		0x62,
+		0x07,
+		0x12,
+		0x05,
+		0x08,
+		0x01,
+		0x12,
+		0x01,
+		0x66,
+		0x68,
+		0x02,
+		0x50,
+		0x01,
 		/* end at ts 9 */
-		0x0a, 0x10, 0x40, 0x09, 0x5a, 0x08, 0x48, 0x02, 0x58, 0x82, 0x80, 0x80, 0x80,
-		0x10, 0x68, 0x02, 0x50, 0x01,
+		0x0a,
+		0x10,
+		0x40,
+		0x09,
+		0x5a,
+		0x08,
+		0x48,
+		0x02,
+		0x58,
+		0x82,
+		0x80,
+		0x80,
+		0x80,
+		0x10,
+		0x68,
+		0x02,
+		0x50,
+		0x01,
 	};
 	struct trace_sink *s = NULL;
 	char *buf = NULL;
@@ -368,6 +449,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evtrace__chrome_exact_nesting),
 		cmocka_unit_test(test_evtrace__unmatched_return_skipped),
+		cmocka_unit_test(test_evtrace__events_before_attach_skipped),
 		cmocka_unit_test(test_evtrace__open_frames_closed_at_end),
 		cmocka_unit_test(test_evtrace__thread_exit_closes_at_last_event),
 		cmocka_unit_test(test_evtrace__exception_closes_inner_frames),

@@ -25,11 +25,11 @@ static char *json(const char *s, size_t n)
 	return buf;
 }
 
-#define expect_json(in, out)                               \
-	do {                                                \
-		char *got = json(in, sizeof(in) - 1);       \
-		assert_string_equal(got, out);              \
-		free(got);                                  \
+#define expect_json(in, out)                          \
+	do {                                          \
+		char *got = json(in, sizeof(in) - 1); \
+		assert_string_equal(got, out);        \
+		free(got);                            \
 	} while (0)
 
 static void test_json__plain_names_unchanged(void **state)
@@ -54,7 +54,9 @@ static void test_json__quotes_backslashes_and_controls(void **state)
 static void test_json__line_separators_escaped(void **state)
 {
 	(void)state;
-	expect_json("a\xe2\x80\xa8" "b\xe2\x80\xa9", "\"a\\u2028b\\u2029\"");
+	expect_json("a\xe2\x80\xa8"
+		    "b\xe2\x80\xa9",
+		    "\"a\\u2028b\\u2029\"");
 	/* Their neighbours are ordinary characters. */
 	expect_json("\xe2\x80\xa7\xe2\x80\xaa", "\"\xe2\x80\xa7\xe2\x80\xaa\"");
 }
@@ -63,7 +65,8 @@ static void test_json__valid_utf8_kept(void **state)
 {
 	(void)state;
 	expect_json("caf\xc3\xa9", "\"caf\xc3\xa9\"");
-	expect_json("\xe4\xb8\xad\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf", "\"\xe4\xb8\xad\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\"");
+	expect_json("\xe4\xb8\xad\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf",
+		    "\"\xe4\xb8\xad\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\"");
 }
 
 static void test_json__invalid_utf8_replaced(void **state)
@@ -77,8 +80,7 @@ static void test_json__invalid_utf8_replaced(void **state)
 	expect_json("\xc0\xaf\xc0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
 	/* A surrogate (ED A0 80) and a code point past U+10FFFF (F4 90 80 80). */
 	expect_json("\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
-	expect_json("\xf4\x90\x80\x80",
-		    "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+	expect_json("\xf4\x90\x80\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
 	/* Truncated at the end: the quote still closes the string. */
 	expect_json("ok\xe2\x82", "\"ok\xef\xbf\xbd\xef\xbf\xbd\"");
 	/* A replaced byte does not swallow the quote after it. */

@@ -304,9 +304,14 @@ int collect__wait_unwinder(struct collect *c, int timeout_ms)
 	return err == -ETIMEDOUT ? 0 : err;
 }
 
-static int calls_thread(void *agg, uint32_t pid, uint32_t tid, uint64_t ts)
+static int calls_thread(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
 {
-	return calls_agg__thread_preexisting(agg, pid, tid, ts);
+	struct collect *c = ctx;
+
+	/* Told after the probes are in: from now on no call of the process misses a half. */
+	if (c->opts.stream)
+		return c->opts.stream->attached(c->opts.stream->ctx, pid, (uint64_t)mono_ns());
+	return calls_agg__thread_preexisting(c->calls, pid, tid, ts);
 }
 
 int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l)
@@ -349,7 +354,7 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 	if (!err && (opts->modes & MODE_CALLS))
 		err = calls_agg__new(&c->calls);
 	if (!err && (opts->modes & MODE_CALLS))
-		err = calls_attach__new(&c->calls_at, l, calls_thread, c->calls);
+		err = calls_attach__new(&c->calls_at, l, calls_thread, c);
 	if (!err && opts->unwind_tables && (opts->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU)))
 		err = unwinder_start(c);
 	for (size_t i = 0; i < sizeof(all_modes) / sizeof(all_modes[0]); i++)

@@ -46,6 +46,9 @@ struct collect_stream {
 	int (*call)(void *ctx, const struct prof_call_event *e);
 	int (*thread_exit)(void *ctx, uint32_t pid, uint32_t tid);
 	int (*process_exec)(void *ctx, uint32_t pid);
+	/* A running process's probes are all in at ts (CLOCK_MONOTONIC): an event before it may
+	 * lack its other half (an entry probed before its return probe was). */
+	int (*attached)(void *ctx, uint32_t pid, uint64_t ts);
 };
 
 /* What the collector needs to know of the run; the pointers must outlive it. */

@@ -17,9 +17,9 @@
 
 struct chrome_trace {
 	struct trace_sink sink;
-	FILE *f;     /* what we print to: the output, or the gzip stream into it */
-	FILE *gz;    /* the gzip stream, NULL without compression */
-	bool first;  /* no event written yet (no comma before the next) */
+	FILE *f;    /* what we print to: the output, or the gzip stream into it */
+	FILE *gz;   /* the gzip stream, NULL without compression */
+	bool first; /* no event written yet (no comma before the next) */
 };
 
 static struct chrome_trace *ct(struct trace_sink *s)
@@ -35,8 +35,8 @@ static int status(struct chrome_trace *t)
 /* The separator and the fields every event has. */
 static void head(struct chrome_trace *t, const char *ph, uint32_t pid, uint32_t tid)
 {
-	fprintf(t->f, "%s{\"ph\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, t->first ? "" : ",\n",
-		ph, pid, tid);
+	fprintf(t->f, "%s{\"ph\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32,
+		t->first ? "" : ",\n", ph, pid, tid);
 	t->first = false;
 }
 
@@ -77,15 +77,16 @@ static int named(struct chrome_trace *t, const char *ph, uint32_t pid, uint32_t 
 	head(t, ph, pid, tid);
 	ts_field(t, ts);
 	/* Instant events are thread-scoped ("s":"t"): they belong on the thread's track. */
-	fputs(*ph == 'i' ? ",\"s\":\"t\",\"cat\":\"calls\",\"name\":" : ",\"cat\":\"calls\",\"name\":",
+	fputs(*ph == 'i' ? ",\"s\":\"t\",\"cat\":\"calls\",\"name\":"
+			 : ",\"cat\":\"calls\",\"name\":",
 	      t->f);
 	json__write_string(t->f, name, strlen(name));
 	putc('}', t->f);
 	return status(t);
 }
 
-static int chrome_begin(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
-			uint32_t iid, const char *name)
+static int chrome_begin(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
+			const char *name)
 {
 	(void)iid;
 	return named(ct(s), "B", pid, tid, ts, name);
@@ -108,14 +109,15 @@ static int chrome_instant(struct trace_sink *s, uint32_t pid, uint32_t tid, uint
 	return named(ct(s), "i", pid, tid, ts, name);
 }
 
-/* The drop counters go into the top-level "metadata" object, which viewers keep aside. */
+/* The counters (losses and bookkeeping) go into the top-level "metadata" object, which
+ * viewers keep aside. */
 static int chrome_finish(struct trace_sink *s, uint64_t ts, const char *const *names,
 			 const uint64_t *values, size_t n)
 {
 	struct chrome_trace *t = ct(s);
 	int err;
 
-	fprintf(t->f, "\n],\"metadata\":{\"end_ts_ns\":%" PRIu64 ",\"drops\":{", ts);
+	fprintf(t->f, "\n],\"metadata\":{\"end_ts_ns\":%" PRIu64 ",\"counters\":{", ts);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			putc(',', t->f);

@@ -42,6 +42,7 @@ struct evtrace {
 	struct procinfo *procs;
 	struct hashmap *threads;    /* thread_key -> struct thread */
 	struct hashmap *procs_seen; /* pid -> uint8_t */
+	struct hashmap *ready;	    /* pid -> uint64_t: events before it are skipped */
 	struct hashmap *names;	    /* name_id -> struct name */
 	struct strpool *strings;
 	uint32_t next_iid;
@@ -65,6 +66,8 @@ int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 		err = hashmap__new(&t->procs_seen, sizeof(uint32_t), sizeof(uint8_t));
 	if (!err)
 		err = hashmap__new(&t->names, sizeof(uint64_t), sizeof(struct name));
+	if (!err)
+		err = hashmap__new(&t->ready, sizeof(uint32_t), sizeof(uint64_t));
 	if (!err)
 		err = strpool__new(&t->strings);
 	if (err)
@@ -98,6 +101,7 @@ void evtrace__free(struct evtrace *t)
 			free(((struct thread *)v)->stack);
 	hashmap__free(t->threads);
 	hashmap__free(t->procs_seen);
+	hashmap__free(t->ready);
 	hashmap__free(t->names);
 	strpool__free(t->strings);
 	if (t->sink)
@@ -309,12 +313,18 @@ int evtrace__call(struct evtrace *t, const struct prof_call_event *e)
 {
 	struct thread_key k = {.pid = e->pid, .tid = e->tid};
 	struct prof_call_event ev;
+	const uint64_t *ready;
 	const struct name *n;
 	struct thread *th;
 	int err;
 
 	if (t->finished)
 		return 0;
+	ready = hashmap__find(t->ready, &e->pid);
+	if (ready && e->ts < *ready) {
+		t->stats.before_attach++;
+		return 0;
+	}
 	err = get_thread(t, &th, e->pid, e->tid);
 	if (err)
 		return err;
@@ -351,6 +361,17 @@ static int end_thread(struct evtrace *t, const struct thread_key *k, struct thre
 	th->stack = NULL;
 	th->depth = th->cap = 0;
 	return err;
+}
+
+int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts)
+{
+	uint64_t *ready;
+
+	if (hashmap__upsert(t->ready, (void **)&ready, &pid, NULL))
+		return -ENOMEM;
+	if (ts > *ready)
+		*ready = ts;
+	return 0;
 }
 
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)

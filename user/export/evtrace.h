@@ -47,6 +47,9 @@ void evtrace__set_sources(struct evtrace *t, const struct calls_agg *names, stru
 
 /* A PROF_REC_CALL_ENTRY / _RETURN record.  0 or -errno (writing failed, out of memory). */
 int evtrace__call(struct evtrace *t, const struct prof_call_event *e);
+/* Process pid, running, has every probe in since ts: its events before ts are skipped
+ * (counted), for their other half may be missing (probes attach one by one). */
+int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts);
 /* Thread tid of pid ended: its open frames close at its last event, its state goes. */
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid);
 /* pid exec'd: its threads' frames belong to the old image (closed at their last event); its

@@ -8,7 +8,8 @@
  * One packet sequence (trusted_packet_sequence_id 1): the first packet clears the incremental
  * state, event packets need it (the interned names); a name is interned in the packet of its
  * first use.  Tracks: one per process (uuid pid << 32) and one per thread (pid << 32 | tid, a
- * child of its process's); drop counters are counter tracks with one value at the end.
+ * child of its process's); our counters (losses and bookkeeping) are counter tracks with one value
+ * at the end.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,8 +56,8 @@ enum {
 	EN_NAME = 2,
 };
 
-#define SEQUENCE_ID 1
-/* Counter tracks of the drop counters: uuids no pid << 32 | tid reaches (pid < 2^22). */
+#define SEQUENCE_ID    1
+/* Counter tracks of our counters: uuids no pid << 32 | tid reaches (pid < 2^22). */
 #define DROP_UUID_BASE (1ULL << 62)
 
 struct pending_name {
@@ -67,7 +68,7 @@ struct pending_name {
 struct perfetto_trace {
 	struct trace_sink sink;
 	FILE *f;
-	struct pbuf pkt, msg, sub; /* reused for every packet */
+	struct pbuf pkt, msg, sub;    /* reused for every packet */
 	struct pending_name *pending; /* names to intern in the next event packet */
 	size_t npending, pending_cap;
 };
@@ -164,8 +165,8 @@ static int perfetto_name(struct trace_sink *s, uint32_t iid, const char *name)
 }
 
 /* One TrackEvent packet; names first used by it are interned in it. */
-static int event(struct perfetto_trace *t, uint64_t track, uint64_t ts, uint32_t type,
-		 uint32_t iid, const uint64_t *counter)
+static int event(struct perfetto_trace *t, uint64_t track, uint64_t ts, uint32_t type, uint32_t iid,
+		 const uint64_t *counter)
 {
 	pb__field_varint(&t->pkt, PKT_TIMESTAMP, ts);
 	pb__field_varint(&t->msg, TE_TYPE, type);
@@ -215,7 +216,7 @@ static int perfetto_instant(struct trace_sink *s, uint32_t pid, uint32_t tid, ui
 	return event(pt(s), thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL);
 }
 
-/* Each drop counter: a counter track named after it, and its value at the end. */
+/* Each counter: a counter track named after it, and its value at the end. */
 static int perfetto_finish(struct trace_sink *s, uint64_t ts, const char *const *names,
 			   const uint64_t *values, size_t n)
 {
@@ -225,7 +226,7 @@ static int perfetto_finish(struct trace_sink *s, uint64_t ts, const char *const 
 	for (size_t i = 0; !err && i < n; i++) {
 		char name[128];
 
-		snprintf(name, sizeof(name), "bpftrace-prof drops: %s", names[i]);
+		snprintf(name, sizeof(name), "bpftrace-prof counter: %s", names[i]);
 		err = descriptor(t, DROP_UUID_BASE + i, 0, TD_COUNTER, &t->sub, name);
 		if (!err)
 			err = event(t, DROP_UUID_BASE + i, ts, TYPE_COUNTER, 0, &values[i]);
