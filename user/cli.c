@@ -441,9 +441,14 @@ int cli__parse(struct env *out, int argc, char **argv)
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
 	/* Event traces record rather than aggregate: one mode, one file, written as it runs. */
-	if (event_trace(env.format) && env.modes != MODE_CALLS)
-		return bad("-f %s records --calls only (give --calls alone)",
-			   format_name(env.format));
+	/* -f firefox also takes --heap: allocations charged to the calls open at the time. */
+	if (event_trace(env.format) && env.modes != MODE_CALLS &&
+	    !(env.format == FMT_FIREFOX && env.modes == (MODE_CALLS | MODE_HEAP)))
+		return env.format == FMT_FIREFOX
+			       ? bad("-f %s records --calls only (give --calls, or --calls --heap)",
+				     "firefox")
+			       : bad("-f %s records --calls only (give --calls alone)",
+				     format_name(env.format));
 	if (event_trace(env.format) && env.live)
 		return bad("--live shows profiles, not event traces (-f %s)",
 			   format_name(env.format));

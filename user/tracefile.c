@@ -59,6 +59,27 @@ static int on_exec(void *ctx, uint32_t pid)
 	return evtrace__process_exec(ctx, pid);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+}
+
+/* Heap records carry no time: they are stamped as they arrive (the recorder keeps them after
+ * the thread's last call event, which came before them in the same ring buffer). */
+static int on_heap_alloc(void *ctx, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t old_addr,
+			 uint64_t size)
+{
+	return evtrace__alloc(ctx, pid, tid, mono_ns(), addr, old_addr, size);
+}
+
+static int on_heap_free(void *ctx, uint32_t pid, uint32_t tid, uint64_t addr)
+{
+	return evtrace__free_block(ctx, pid, tid, mono_ns(), addr);
+}
+
 static int on_attached(void *ctx, uint32_t pid, uint64_t ts)
 {
 	return evtrace__attached(ctx, pid, ts);
@@ -138,7 +159,8 @@ int tracefile__open(struct tracefile **out, const struct env *env)
 	if (!t)
 		return -ENOMEM;
 	t->env = env;
-	cli__output_path(env, "calls", t->path, sizeof(t->path));
+	/* One file whatever the modes (-f firefox --calls --heap). */
+	snprintf(t->path, sizeof(t->path), "%s", env->output);
 	if (env->format == FMT_CODETRACER) {
 		err = open_codetracer(t, env);
 		if (err)
@@ -178,6 +200,8 @@ stream:
 		.thread_exit = on_thread_exit,
 		.process_exec = on_exec,
 		.attached = on_attached,
+		.heap_alloc = env->format == FMT_FIREFOX ? on_heap_alloc : NULL,
+		.heap_free = env->format == FMT_FIREFOX ? on_heap_free : NULL,
 	};
 	*out = t;
 	return 0;

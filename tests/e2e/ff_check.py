@@ -7,6 +7,9 @@ our writer.  Exits 1 with a message on the first structural error; prints facts 
   calls FUNC N          (stack transitions into FUNC: frames entered, summed over threads)
   nested CALLER>FUNC N  (of those, entered directly under CALLER)
   drop NAME VALUE       (meta.extra)
+  large_alloc LEAF N BYTES / large_free LEAF N BYTES
+                        (nativeAllocations of at least 64 KiB, by the leaf function of their
+                         stack, "-" for none; frees as positive bytes)
 """
 import gzip
 import json
@@ -64,6 +67,8 @@ def main():
     if not isinstance(p.get("libs"), list):
         die("libs missing")
     calls, nested = Counter(), Counter()
+    large = Counter()
+    live = {}  # (pid, address) -> bytes: frees must pair with an allocation by address
     print("threads", len(p["threads"]))
     for th in p["threads"]:
         for k in ("processType", "processName", "processStartupTime", "processShutdownTime",
@@ -117,6 +122,29 @@ def main():
             prev_t = t
             if sm["weight"][i] < 0:
                 die("negative weight")
+        if "nativeAllocations" in th:
+            na, nna = table(th, "nativeAllocations", ["time", "weight", "stack",
+                                                      "memoryAddress", "threadId"])
+            if na.get("weightType") != "bytes":
+                die("nativeAllocations.weightType")
+            for i in range(nna):
+                index(na["stack"][i], nst, "nativeAllocations.stack", nullable=True)
+                if na["threadId"][i] != th["tid"]:
+                    die("nativeAllocations.threadId is not the thread's")
+                w, a, k = na["weight"][i], na["memoryAddress"][i], (th["pid"], na["memoryAddress"][i])
+                if not isinstance(w, int) or w == 0 or not isinstance(a, int) or a <= 0:
+                    die(f"nativeAllocations entry {i}: weight {w!r} address {a!r}")
+                if w > 0:
+                    live[k] = w
+                elif live.pop(k, None) != -w:
+                    die(f"a free of {-w} bytes at {a:#x} pairs with no allocation of that size")
+            for i in range(nna):
+                w = na["weight"][i]
+                if abs(w) >= 65536:
+                    sidx = na["stack"][i]
+                    leaf = "-" if sidx is None else strings[fn["name"][fr["func"][st["frame"][sidx]]]]
+                    large[("large_alloc" if w > 0 else "large_free", leaf)] += 1
+                    large[("bytes_alloc" if w > 0 else "bytes_free", leaf)] += abs(w)
         weight = sum(sm["weight"])
         span = th["unregisterTime"] - th["registerTime"]
         if nsm and abs(sm["time"][0] - th["registerTime"]) > 1e-6:
@@ -148,6 +176,10 @@ def main():
         print("calls", name, n)
     for name, n in sorted(nested.items()):
         print("nested", name, n)
+    for (kind, leaf), n in sorted(large.items()):
+        if kind.startswith("large"):
+            byt = large[("bytes_" + kind[6:], leaf)]
+            print(kind, leaf, n, byt)
     for sec in meta.get("extra", []):
         for e in sec.get("entries", []):
             print("drop", e["label"], e["value"])

@@ -74,3 +74,32 @@ t_trace_ff_usage() {
 	expect_eq "unknown format exit status" 2 "$?"
 	grep -q 'firefox, codetracer' "$out" || fail "unknown-format message does not list firefox"
 }
+
+# --heap: allocations on the call stack open at the time, frees negative and paired by address
+# (ff_check.py fails on a free that pairs with no allocation of its size).  heap_calls.php
+# under USE_ZEND_ALLOC=0 (PHP's strings from malloc): keep() makes 8 strings of 1 MiB, kept to
+# the end; churn() one of 2 MiB, freed as it returns, 4 times.
+t_trace_ff_heap_php() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ffh.json.gz facts=$E2E_TMP/ffh.facts
+	USE_ZEND_DTRACE=1 USE_ZEND_ALLOC=0 "$PROF" --calls --heap -f firefox -o "$f" \
+		-- php tests/targets/heap_calls.php >"$E2E_TMP/ffh.out" 2>"$E2E_TMP/ffh.err" ||
+		{ cat "$E2E_TMP/ffh.err"; fail "profiler exit status $?"; }
+	expect_eq "script output" 8388614 "$(head -1 "$E2E_TMP/ffh.out")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -v '^drop .* 0$' "$facts"
+	expect_eq "keep calls" 1 "$(ff_fact "$facts" "calls keep")"
+	expect_eq "churn calls" 4 "$(ff_fact "$facts" "calls churn")"
+	expect_eq "heap records lost" 0 "$(ff_fact "$facts" "drop ringbuf_full")"
+	# Each string is its bytes plus PHP's header (at most 1 KiB more).
+	local n bytes
+	read -r n bytes <<<"$(ff_fact "$facts" "large_alloc keep")"
+	expect_eq "large allocations in keep" 8 "$n"
+	expect_range "bytes allocated in keep" $((8 << 20)) $(((8 << 20) + 8192)) "$bytes"
+	read -r n bytes <<<"$(ff_fact "$facts" "large_alloc churn")"
+	expect_eq "large allocations in churn" 4 "$n"
+	expect_range "bytes allocated in churn" $((8 << 20)) $(((8 << 20) + 4096)) "$bytes"
+	# churn's strings die inside churn (as it returns), keep's do not die inside keep.
+	expect_eq "frees in churn" "4 $bytes" "$(ff_fact "$facts" "large_free churn")"
+	expect_eq "frees in keep" "" "$(ff_fact "$facts" "large_free keep")"
+}

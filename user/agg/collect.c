@@ -914,6 +914,10 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 		heap_agg__alloc(c->heap, e->pid, e->tid, id, e->addr, e->size);
 	else
 		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->old_addr, e->addr, e->size);
+	if (c->opts.stream && c->opts.stream->heap_alloc && e->addr)
+		return c->opts.stream->heap_alloc(c->opts.stream->ctx, e->pid, e->tid, e->addr,
+						  e->type == PROF_REC_HEAP_ALLOC ? 0 : e->old_addr,
+						  e->size);
 	return 0;
 }
 
@@ -1316,6 +1320,9 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 		if (size < sizeof(*f))
 			return 1;
 		heap_agg__free_block(c->heap, f->pid, f->addr);
+		if (c->opts.stream && c->opts.stream->heap_free)
+			return c->opts.stream->heap_free(c->opts.stream->ctx, f->pid, f->tid,
+							 f->addr);
 		return 0;
 	}
 	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))

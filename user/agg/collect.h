@@ -49,6 +49,11 @@ struct collect_stream {
 	/* A running process's probes are all in at ts (CLOCK_MONOTONIC): an event before it may
 	 * lack its other half (an entry probed before its return probe was). */
 	int (*attached)(void *ctx, uint32_t pid, uint64_t ts);
+	/* Optional (NULL: not wanted), --heap with a trace: a block of size bytes at addr
+	 * allocated (old_addr: the block a realloc gave back, else 0), a block freed. */
+	int (*heap_alloc)(void *ctx, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t old_addr,
+			  uint64_t size);
+	int (*heap_free)(void *ctx, uint32_t pid, uint32_t tid, uint64_t addr);
 };
 
 /* What the collector needs to know of the run; the pointers must outlive it. */

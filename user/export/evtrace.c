@@ -374,6 +374,35 @@ int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts)
 	return 0;
 }
 
+/* An allocation or a free (size 0) on tid's current stack, no earlier than its last event. */
+static int heap_event(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		      uint64_t size)
+{
+	struct thread *th;
+	int err;
+
+	if (t->finished || !t->sink->ops->heap)
+		return 0;
+	err = get_thread(t, &th, pid, tid);
+	if (err)
+		return err;
+	return t->sink->ops->heap(t->sink, pid, tid, ts > th->last_ts ? ts : th->last_ts, addr,
+				  size);
+}
+
+int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		   uint64_t old_addr, uint64_t size)
+{
+	int err = old_addr ? heap_event(t, pid, tid, ts, old_addr, 0) : 0;
+
+	return err ? err : heap_event(t, pid, tid, ts, addr, size);
+}
+
+int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr)
+{
+	return heap_event(t, pid, tid, ts, addr, 0);
+}
+
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)
 {
 	struct thread_key k = {.pid = pid, .tid = tid};

@@ -7,7 +7,7 @@
  * transitions.
  *
  * A thread's tables are column arrays, written whole: every event of the thread must be known
- * first.  Events wait in an unlinked temporary file (24 bytes each), not in memory; at the end
+ * first.  Events wait in an unlinked temporary file (40 bytes each), not in memory; at the end
  * each thread replays its own events four times (tables and count, then the stack, time and
  * weight columns), holding only its distinct stacks, frames and functions in memory.
  */
@@ -26,20 +26,31 @@
 #include "util/hashmap.h"
 #include "util/strpool.h"
 
-/* One event in the spill file: iid 0 ends the innermost call, others begin one. */
+/* One event in the spill file: iid 0 ends the innermost call, FF_HEAP is an allocation
+ * (weight > 0) or a free (weight < 0) at addr, others begin a call. */
 struct ff_rec {
 	uint64_t ts;
 	uint32_t pid, tid;
 	uint32_t iid;
 	uint32_t line;
+	uint64_t addr;
+	int64_t weight;
 };
-_Static_assert(sizeof(struct ff_rec) == 24, "ff_rec layout");
+_Static_assert(sizeof(struct ff_rec) == 40, "ff_rec layout");
+
+#define FF_HEAP UINT32_MAX
+
+/* A block whose allocation is in the profile: its free is written with its size. */
+struct ff_block_key {
+	uint32_t pid, pad;
+	uint64_t addr;
+};
 
 struct ff_thread {
 	uint32_t pid, tid;
 	const char *name;
-	uint64_t first_ts, last_ts;
-	uint64_t nrec;
+	uint64_t first_ts, last_ts; /* of its call events */
+	uint64_t nrec, ncalls;
 };
 
 struct ff_trace {
@@ -57,6 +68,8 @@ struct ff_trace {
 	const char **names, **files; /* by iid (interned; files NULL when none) */
 	uint32_t nnames;
 	struct strpool *strings;
+	struct hashmap *blocks;	 /* ff_block_key -> uint64_t size (--heap) */
+	uint64_t unpaired_frees; /* of blocks allocated before we saw them: not written */
 };
 
 static struct ff_trace *fft(struct trace_sink *s)
@@ -159,20 +172,23 @@ static int ff_source(struct trace_sink *s, uint32_t iid, uint32_t pid, const cha
 	return t->files[iid] ? 0 : -ENOMEM;
 }
 
-static int spill(struct ff_trace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
-		 uint32_t line)
+static int spill(struct ff_trace *t, const struct ff_rec *rec)
 {
-	uint64_t key = (uint64_t)pid << 32 | tid;
+	uint64_t key = (uint64_t)rec->pid << 32 | rec->tid, ts = rec->ts;
 	const uint32_t *ix = hashmap__find(t->thread_ix, &key);
-	struct ff_rec r = {.ts = ts, .pid = pid, .tid = tid, .iid = iid, .line = line};
+	struct ff_rec r = *rec;
 	struct ff_thread *th;
 
 	if (!ix)
 		return -EINVAL; /* the recorder announces every thread first */
 	th = &t->threads[*ix];
-	if (!th->nrec++)
-		th->first_ts = ts;
-	th->last_ts = ts;
+	th->nrec++;
+	/* The thread's span is its calls' (the sample weights cover exactly that). */
+	if (r.iid != FF_HEAP) {
+		if (!th->ncalls++)
+			th->first_ts = ts;
+		th->last_ts = ts;
+	}
 	if (!t->have_t0 || ts < t->t0) {
 		t->t0 = ts;
 		t->have_t0 = true;
@@ -184,7 +200,8 @@ static int ff_begin_line(struct trace_sink *s, uint32_t pid, uint32_t tid, uint6
 			 uint32_t iid, const char *name, uint32_t line)
 {
 	(void)name;
-	return spill(fft(s), pid, tid, ts, iid, line);
+	return spill(fft(s),
+		     &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid, .iid = iid, .line = line});
 }
 
 static int ff_begin(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
@@ -195,7 +212,36 @@ static int ff_begin(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t t
 
 static int ff_end(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts)
 {
-	return spill(fft(s), pid, tid, ts, 0, 0);
+	return spill(fft(s), &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid});
+}
+
+/* Frees are paired with allocations by address: a free carries the block's size, negated. */
+static int ff_heap(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		   uint64_t size)
+{
+	struct ff_trace *t = fft(s);
+	struct ff_block_key k = {.pid = pid, .addr = addr};
+	struct ff_rec r = {.ts = ts, .pid = pid, .tid = tid, .iid = FF_HEAP, .addr = addr};
+	uint64_t *known;
+	bool created;
+	int err;
+
+	if (size) {
+		err = hashmap__upsert(t->blocks, (void **)&known, &k, &created);
+		if (err)
+			return err;
+		*known = size;
+		r.weight = (int64_t)(size > INT64_MAX ? INT64_MAX : size);
+		return spill(t, &r);
+	}
+	known = hashmap__find(t->blocks, &k);
+	if (!known) {
+		t->unpaired_frees++;
+		return 0;
+	}
+	r.weight = -(int64_t)(*known > INT64_MAX ? INT64_MAX : *known);
+	hashmap__delete(t->blocks, &k);
+	return spill(t, &r);
 }
 
 /* A whole call of unknown length (CPython 3.11): a zero-length one. */
@@ -257,25 +303,61 @@ struct build {
 	struct table tb[T__COUNT];
 	uint32_t *stack; /* open stack nodes */
 	uint32_t depth, cap;
-	uint64_t nsamples;
+	uint64_t nsamples, nallocs;
 	FILE *f;
 };
 
 /* What a replay pass does with each sample. */
-enum pass { PASS_COUNT, PASS_STACK, PASS_TIME, PASS_WEIGHT };
+enum pass {
+	PASS_COUNT,
+	PASS_STACK,
+	PASS_TIME,
+	PASS_WEIGHT,
+	PASS_A_STACK, /* nativeAllocations' columns */
+	PASS_A_TIME,
+	PASS_A_WEIGHT,
+	PASS_A_ADDR,
+};
 
 static void ms(FILE *f, uint64_t ns)
 {
 	fprintf(f, "%" PRIu64 ".%06" PRIu64, ns / 1000000, ns % 1000000);
 }
 
+/* An allocation or free of the nativeAllocations table, on the stack open then. */
+static void emit_alloc(struct build *b, enum pass pass, int64_t stack, const struct ff_rec *r)
+{
+	if (pass < PASS_A_STACK) {
+		b->nallocs += pass == PASS_COUNT;
+		return;
+	}
+	if (b->nallocs++)
+		putc(',', b->f);
+	if (pass == PASS_A_STACK && stack < 0)
+		fputs("null", b->f);
+	else if (pass == PASS_A_STACK)
+		fprintf(b->f, "%" PRId64, stack);
+	else if (pass == PASS_A_TIME)
+		ms(b->f, r->ts - b->t->t0);
+	else if (pass == PASS_A_WEIGHT)
+		fprintf(b->f, "%" PRId64, r->weight);
+	else
+		fprintf(b->f, "%" PRIu64, r->addr);
+}
+
 static void emit(struct build *b, enum pass pass, int64_t stack, uint64_t ts, uint64_t weight)
 {
+	if (pass >= PASS_A_STACK)
+		return;
 	if (pass != PASS_COUNT && b->nsamples)
 		putc(',', b->f);
 	b->nsamples++;
 	switch (pass) {
 	case PASS_COUNT:
+	case PASS_A_STACK:
+	case PASS_A_TIME:
+	case PASS_A_WEIGHT:
+	case PASS_A_ADDR:
 		break;
 	case PASS_STACK:
 		if (stack < 0)
@@ -333,6 +415,7 @@ static int replay(struct build *b, enum pass pass)
 
 	b->depth = 0;
 	b->nsamples = 0;
+	b->nallocs = 0;
 	for (;;) {
 		n = pread(b->t->spill_fd, buf, sizeof(buf), off);
 		if (n < 0 && errno == EINTR)
@@ -347,6 +430,11 @@ static int replay(struct build *b, enum pass pass)
 
 			if (r->pid != b->th->pid || r->tid != b->th->tid)
 				continue;
+			if (r->iid == FF_HEAP) {
+				emit_alloc(b, pass, b->depth ? (int64_t)b->stack[b->depth - 1] : -1,
+					   r);
+				continue;
+			}
 			if (r->iid)
 				err = push(b, r);
 			else if (b->depth)
@@ -473,7 +561,7 @@ static int write_thread(struct ff_trace *t, const struct ff_thread *th, bool fir
 {
 	struct build b = {.t = t, .th = th, .f = t->out};
 	const char **pname = hashmap__find(t->pnames, &th->pid);
-	uint64_t nsamples;
+	uint64_t nsamples, nallocs;
 	int err = 0;
 
 	for (int i = 0; !err && i < T__COUNT; i++)
@@ -483,6 +571,7 @@ static int write_thread(struct ff_trace *t, const struct ff_thread *th, bool fir
 	if (err)
 		goto cleanup;
 	nsamples = b.nsamples;
+	nallocs = b.nallocs;
 	fprintf(b.f, "%s{\"processType\":\"default\",\"processName\":", first ? "" : ",\n");
 	json__write_string(b.f, pname ? *pname : "", strlen(pname ? *pname : ""));
 	fputs(",\"processStartupTime\":", b.f);
@@ -508,7 +597,32 @@ static int write_thread(struct ff_trace *t, const struct ff_thread *th, bool fir
 	}
 	if (err)
 		goto cleanup;
-	fputs("]},\"markers\":{\"length\":0,\"data\":[],\"name\":[],\"startTime\":[],"
+	fputs("]}", b.f);
+	/* --heap: allocations (and frees, negative) on the stacks open then. */
+	if (nallocs) {
+		static const struct {
+			enum pass pass;
+			const char *key;
+		} cols[] = {{PASS_A_STACK, "stack"},
+			    {PASS_A_TIME, "time"},
+			    {PASS_A_WEIGHT, "weight"},
+			    {PASS_A_ADDR, "memoryAddress"}};
+
+		fprintf(b.f, ",\"nativeAllocations\":{\"weightType\":\"bytes\",\"length\":%" PRIu64,
+			nallocs);
+		for (size_t i = 0; !err && i < sizeof(cols) / sizeof(cols[0]); i++) {
+			fprintf(b.f, ",\"%s\":[", cols[i].key);
+			err = replay(&b, cols[i].pass);
+			putc(']', b.f);
+		}
+		if (err)
+			goto cleanup;
+		fputs(",\"threadId\":[", b.f);
+		for (uint64_t i = 0; i < nallocs; i++)
+			fprintf(b.f, "%s%" PRIu32, i ? "," : "", th->tid);
+		fputs("]}", b.f);
+	}
+	fputs(",\"markers\":{\"length\":0,\"data\":[],\"name\":[],\"startTime\":[],"
 	      "\"endTime\":[],\"phase\":[],\"category\":[]}",
 	      b.f);
 	err = write_funcs(&b);
@@ -570,6 +684,11 @@ static int ff_finish(struct trace_sink *s, uint64_t ts, const char *const *names
 		json__write_string(t->out, names[i], strlen(names[i]));
 		fprintf(t->out, ",\"format\":\"integer\",\"value\":%" PRIu64 "}", values[i]);
 	}
+	/* Frees of blocks allocated before the trace began: not losses, but not in it. */
+	fprintf(t->out,
+		"%s{\"label\":\"heap_frees_unpaired\",\"format\":\"integer\",\"value\":%" PRIu64
+		"}",
+		n ? "," : "", t->unpaired_frees);
 	fputs("]}]},\"libs\":[],\"pages\":[],\"counters\":[],\"threads\":[\n", t->out);
 	for (uint32_t i = 0; !err && i < t->nthreads; i++) {
 		if (!t->threads[i].nrec)
@@ -600,6 +719,7 @@ static void ff_free(struct trace_sink *s)
 		close(t->spill_fd);
 	hashmap__free(t->thread_ix);
 	hashmap__free(t->pnames);
+	hashmap__free(t->blocks);
 	strpool__free(t->strings);
 	free(t->threads);
 	free(t->names);
@@ -618,6 +738,7 @@ static const struct trace_sink_ops ff_ops = {
 	.free = ff_free,
 	.source = ff_source,
 	.begin_line = ff_begin_line,
+	.heap = ff_heap,
 };
 
 /* An unnamed file nobody else can open: in dir, else $TMPDIR, else /tmp. */
@@ -660,6 +781,8 @@ int firefox_trace__new(struct trace_sink **out, FILE *f, int gzip, const char *s
 	err = hashmap__new(&t->thread_ix, sizeof(uint64_t), sizeof(uint32_t));
 	if (!err)
 		err = hashmap__new(&t->pnames, sizeof(uint32_t), sizeof(const char *));
+	if (!err)
+		err = hashmap__new(&t->blocks, sizeof(struct ff_block_key), sizeof(uint64_t));
 	if (!err)
 		err = strpool__new(&t->strings);
 	if (err)

@@ -38,6 +38,10 @@ struct trace_sink_ops {
 	int (*begin_line)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
 			  uint32_t iid, const char *name, uint32_t line);
 	int (*thread_exit)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts);
+	/* Optional, --heap: tid allocated size bytes at addr (size > 0) or freed the block at
+	 * addr (size 0), at ts, while its open calls are what begin/end left open. */
+	int (*heap)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		    uint64_t size);
 };
 
 struct trace_sink {
