@@ -278,6 +278,32 @@ static void test_firefox_trace__spill_leaves_no_file(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* --heap: allocations on the stack open then (never before the thread's last call event),
+ * a realloc as a free and an allocation, frees negative and paired by address; a free of a
+ * block never seen is counted, not written. */
+static void test_firefox_trace__heap_paired_by_address(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	ENTRY(x, PID, 1000, 10, 5);
+	assert_int_equal(evtrace__alloc(x->t, PID, PID, 500, 0x1000, 0, 100), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, PID, 1500, 0x2000, 0x1000, 300), 0);
+	RETURN(x, PID, 2000, 10);
+	assert_int_equal(evtrace__free_block(x->t, PID, PID, 2500, 0x2000), 0);
+	assert_int_equal(evtrace__free_block(x->t, PID, PID, 2600, 0x9999), 0);
+	s = finish(x, 3000);
+	has(s, "\"nativeAllocations\":{\"weightType\":\"bytes\",\"length\":4,"
+	       "\"stack\":[0,0,0,null],\"time\":[0.000000,0.000500,0.000500,0.001500],"
+	       "\"weight\":[100,-100,300,-300],\"memoryAddress\":[4096,4096,8192,8192],"
+	       "\"threadId\":[7,7,7,7]}");
+	/* The samples' span is the calls': allocations after them do not stretch it. */
+	has(s, "\"stack\":[0,null],\"time\":[0.000000,0.001000],\"weight\":[0.001000,0.000000]}");
+	has(s, "{\"label\":\"heap_frees_unpaired\",\"format\":\"integer\",\"value\":1}");
+	done(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_firefox_trace__return_only_zero_length),
 		cmocka_unit_test(test_firefox_trace__gzip_is_the_same_json),
 		cmocka_unit_test(test_firefox_trace__spill_leaves_no_file),
+		cmocka_unit_test(test_firefox_trace__heap_paired_by_address),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
