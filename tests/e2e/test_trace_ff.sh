@@ -21,7 +21,7 @@ ff_expect_php() { # FACTS_FILE
 	expect_eq "unmatched returns" 0 "$(ff_fact "$1" "drop trace_unmatched_returns")"
 	# The weights cover the thread's traced time (within 1 %), which holds sleeper's 200 ms.
 	awk '$1 == "thread" {
-		split($6, w, "="); split($7, s, "=")
+		split($(NF-1), w, "="); split($NF, s, "=")
 		if (s[2] < 200 || w[2] < s[2] * 0.99 || w[2] > s[2] * 1.01) exit 1
 		n++
 	} END { exit n != 1 }' "$1" || fail "weights do not sum to the thread's traced time"
@@ -102,4 +102,31 @@ t_trace_ff_heap_php() {
 	# churn's strings die inside churn (as it returns), keep's do not die inside keep.
 	expect_eq "frees in churn" "4 $bytes" "$(ff_fact "$facts" "large_free churn")"
 	expect_eq "frees in keep" "" "$(ff_fact "$facts" "large_free keep")"
+}
+
+# Java (tests/targets/Calls.java, the same counts as calls.php): the call tree rebuilt from the
+# samples of the thread that ran main, among the JVM's other threads, each its own thread.
+t_trace_ff_java() {
+	command -v javac >/dev/null || fail "javac is not installed"
+	local d=$E2E_TMP/ffjava f=$E2E_TMP/ffjava.json.gz facts=$E2E_TMP/ffjava.facts
+	{ mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java; } || fail "javac failed"
+	"$PROF" --calls -f firefox -o "$f" -- java -XX:+ExtendedDTraceProbes -cp "$d" Calls \
+		>"$E2E_TMP/ffjava.out" 2>"$E2E_TMP/ffjava.err" ||
+		{ cat "$E2E_TMP/ffjava.err"; fail "profiler exit status"; }
+	expect_eq "program output" 5550 "$(head -1 "$E2E_TMP/ffjava.out")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E 'Calls\.|^threads' "$facts"
+	grep '^drop' "$facts" | grep -v ' 0$'
+	expect_eq "Calls.alpha calls" 100 "$(ff_fact "$facts" "calls Calls.alpha")"
+	expect_eq "Calls.beta calls" 300 "$(ff_fact "$facts" "calls Calls.beta")"
+	expect_eq "Calls.beta under Calls.alpha" 300 "$(ff_fact "$facts" "nested Calls.alpha>Calls.beta")"
+	expect_eq "Calls.alpha under Calls.main" 100 "$(ff_fact "$facts" "nested Calls.main>Calls.alpha")"
+	expect_eq "Calls.main calls" 1 "$(ff_fact "$facts" "calls Calls.main")"
+	expect_eq "ring buffer drops" 0 "$(ff_fact "$facts" "drop ringbuf_full")"
+	expect_range "threads" 2 1000 "$(ff_fact "$facts" threads)"
+	# Every thread's weights are its traced time.
+	awk '$1 == "thread" {
+		split($(NF-1), w, "="); split($NF, s, "=")
+		if (w[2] < s[2] * 0.99 - 1e-6 || w[2] > s[2] * 1.01 + 1e-6) exit 1
+	}' "$facts" || fail "a thread's weights do not sum to its traced time"
 }
