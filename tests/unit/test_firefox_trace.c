@@ -293,7 +293,14 @@ static void test_firefox_trace__heap_paired_by_address(void **state)
 	RETURN(x, PID, 2000, 10);
 	assert_int_equal(evtrace__free_block(x->t, PID, PID, 2500, 0x2000), 0);
 	assert_int_equal(evtrace__free_block(x->t, PID, PID, 2600, 0x9999), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, 9, 2200, 0x3000, 0, 50), 0);
 	s = finish(x, 3000);
+	/* A thread that only allocated: placed by its allocations, no samples. */
+	has(s, "\"registerTime\":0.001200,\"unregisterTime\":0.001200");
+	has(s, "\"tid\":9,\"samples\":{\"weightType\":\"tracing-ms\",\"length\":0,"
+	       "\"stack\":[],\"time\":[],\"weight\":[]},\"nativeAllocations\":{\"weightType\":"
+	       "\"bytes\",\"length\":1,\"stack\":[null],\"time\":[0.001200],\"weight\":[50],"
+	       "\"memoryAddress\":[12288],\"threadId\":[9]}");
 	has(s, "\"nativeAllocations\":{\"weightType\":\"bytes\",\"length\":4,"
 	       "\"stack\":[0,0,0,null],\"time\":[0.000000,0.000500,0.000500,0.001500],"
 	       "\"weight\":[100,-100,300,-300],\"memoryAddress\":[4096,4096,8192,8192],"

@@ -188,6 +188,11 @@ static int spill(struct ff_trace *t, const struct ff_rec *rec)
 		if (!th->ncalls++)
 			th->first_ts = ts;
 		th->last_ts = ts;
+	} else if (!th->ncalls) {
+		/* Allocations alone so far: they place the thread until a call comes. */
+		if (th->nrec == 1)
+			th->first_ts = ts;
+		th->last_ts = ts;
 	}
 	if (!t->have_t0 || ts < t->t0) {
 		t->t0 = ts;
