@@ -26,7 +26,8 @@
 #include "util/log.h"
 #include "util/strpool.h"
 
-#define CT_SOURCE_MAX (16u << 20) /* larger sources are not copied (counted missing) */
+#define CT_SOURCE_MAX  (16u << 20)  /* larger sources are not copied (counted missing) */
+#define CT_SOURCES_MAX (256u << 20) /* all sources together: past it, counted missing */
 
 struct ct_func {
 	int64_t path_id; /* -1: its runtime named no file */
@@ -52,6 +53,7 @@ struct ct_trace {
 	struct hashmap *threads;  /* tid -> uint8_t (started, not exited) */
 	struct strpool *strings;
 	uint64_t copied, missing;
+	uint64_t copied_bytes;
 };
 
 static struct ct_trace *ctt(struct trace_sink *s)
@@ -175,6 +177,8 @@ static void copy_source(struct ct_trace *t, uint32_t pid, const char *path)
 		err = safe_open__at(&fd, root, path, 0, CT_SOURCE_MAX, NULL);
 	if (!err)
 		err = safe_open__read_all(&data, &len, fd, CT_SOURCE_MAX);
+	if (!err && t->copied_bytes + len > CT_SOURCES_MAX)
+		err = -E2BIG;
 	if (!err)
 		err = store(t, path, data, len);
 	if (err) {
@@ -182,9 +186,11 @@ static void copy_source(struct ct_trace *t, uint32_t pid, const char *path)
 		printable(shown, sizeof(shown), path);
 		pr_warn("codetracer: source %s of pid %" PRIu32 " not copied: %s\n", shown, pid,
 			err == -EINVAL && !plain_path(path) ? "not a plain absolute path"
-							    : safe_open__strerror(err));
+			: err == -E2BIG ? "the sources copied already fill 256 MiB"
+					: safe_open__strerror(err));
 	} else {
 		t->copied++;
+		t->copied_bytes += len;
 	}
 	free(data);
 	if (fd >= 0)
