@@ -222,7 +222,8 @@ static void test_codetracer_trace__missing_and_refused_sources(void **state)
 	done(x);
 }
 
-/* Two threads: each starts once, a switch says whose records follow, an exit ends one. */
+/* Two threads: each starts once, a switch says whose records follow, an exit ends one; the
+ * first thread's exit waits for <toplevel>, its call, to return at the end. */
 static void test_codetracer_trace__threads(void **state)
 {
 	struct fixture *x = start();
@@ -231,19 +232,23 @@ static void test_codetracer_trace__threads(void **state)
 	(void)state;
 	ENTRY(x, 100, 1000, 10, 2);
 	ENTRY(x, 101, 1100, 11, 3);
-	RETURN(x, 100, 1200, 10);
+	RETURN(x, 101, 1200, 11);
+	assert_int_equal(evtrace__thread_exit(x->t, x->pid, 101), 0);
+	RETURN(x, 100, 1300, 10);
 	assert_int_equal(evtrace__thread_exit(x->t, x->pid, 100), 0);
-	RETURN(x, 101, 1300, 11);
 	finish(x);
 	got = slurp(x->path, "trace.json");
-	snprintf(want, sizeof(want), "{\"ThreadStart\":100},\n{\"Function\"");
-	assert_non_null(strstr(got, want));
-	assert_non_null(strstr(got, "{\"ThreadStart\":101},\n{\"Function\""));
+	assert_non_null(strstr(got, "{\"ThreadStart\":100},\n{\"Function\""));
 	snprintf(want, sizeof(want),
-		 "{\"ThreadSwitch\":100},\n%s,\n{\"ThreadExit\":100},\n"
-		 "{\"ThreadSwitch\":101},\n%s,\n%s,\n{\"ThreadExit\":101}\n]\n",
+		 "{\"ThreadStart\":101},\n{\"Function\":{\"path_id\":0,\"line\":3,\"name\":\"g\"}},"
+		 "\n"
+		 "{\"Call\":{\"function_id\":2,\"args\":[]}},\n{\"Step\":{\"path_id\":0,\"line\":3}"
+		 "},\n"
+		 "%s,\n{\"ThreadExit\":101},\n{\"ThreadSwitch\":100},\n%s,\n%s,\n{\"ThreadExit\":"
+		 "100}\n]\n",
 		 none_ret, none_ret, none_ret);
 	assert_non_null(strstr(got, want));
+	assert_int_equal(strlen(strstr(got, want)), strlen(want)); /* the file's end */
 	free(got);
 	done(x);
 }

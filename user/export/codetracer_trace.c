@@ -44,6 +44,8 @@ struct ct_trace {
 	bool any;     /* a record is written (the next needs a comma) */
 	bool have_tid;
 	uint32_t cur_tid;
+	bool have_main;	   /* the first thread: <toplevel> is its call */
+	uint32_t main_tid; /* its exit is written at the end, after <toplevel> returns */
 	int64_t next_func;
 	struct ct_func *funcs; /* by iid */
 	uint32_t nfuncs;
@@ -321,6 +323,10 @@ static int switch_to(struct ct_trace *t, uint32_t tid)
 		err = hashmap__upsert(t->threads, (void **)&seen, &tid, &created);
 	if (err)
 		return err;
+	if (created && !t->have_main) {
+		t->have_main = true;
+		t->main_tid = tid;
+	}
 	if (created) {
 		rec(t, "ThreadStart");
 		fprintf(t->f, "%" PRIu32 "}", tid);
@@ -402,7 +408,7 @@ static int ct_thread_exit(struct trace_sink *s, uint32_t pid, uint32_t tid, uint
 	struct ct_trace *t = ctt(s);
 
 	(void)pid, (void)ts;
-	if (!hashmap__find(t->threads, &tid))
+	if (!hashmap__find(t->threads, &tid) || (t->have_main && tid == t->main_tid))
 		return 0;
 	hashmap__delete(t->threads, &tid);
 	rec(t, "ThreadExit");
@@ -452,9 +458,18 @@ static int ct_finish(struct trace_sink *s, uint64_t ts, const char *const *names
 	int err = 0;
 
 	(void)ts, (void)names, (void)values, (void)n;
-	if (t->started)
+	/* <toplevel> returns on the thread it began on, which then exits; the others after. */
+	if (t->started && t->have_main)
+		err = switch_to(t, t->main_tid);
+	if (!err && t->started)
 		err = ret(t);
+	if (!err && t->have_main) {
+		rec(t, "ThreadExit");
+		fprintf(t->f, "%" PRIu32 "}", t->main_tid);
+	}
 	while (!err && hashmap__next(t->threads, &it, &k, &v)) {
+		if (t->have_main && *(const uint32_t *)k == t->main_tid)
+			continue;
 		rec(t, "ThreadExit");
 		fprintf(t->f, "%" PRIu32 "}", *(const uint32_t *)k);
 	}
