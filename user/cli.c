@@ -37,10 +37,11 @@ static const char usage[] =
 	"the\n"
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
 	"  -f, --format FMT         pprof (default) | folded | text | chrome | perfetto |\n"
-	"                           memtrace (chrome, perfetto: event traces of --calls, every\n"
-	"                           call a slice; default output bpftrace-prof.json / .pftrace;\n"
-	"                           memtrace: --heap only, an allocation trace, sampled;\n"
-	"                           --sample-bytes default 524288)\n"
+	"                           firefox | codetracer | memtrace (chrome, perfetto,\n"
+	"                           firefox, codetracer: event traces of --calls alone; default\n"
+	"                           output bpftrace-prof.json / .pftrace / .profile.json.gz /\n"
+	"                           bpftrace-prof-trace (a folder); memtrace: --heap only, an\n"
+	"                           allocation trace, sampled; --sample-bytes default 524288)\n"
 	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
 	"until\n"
 	"                           the target exits or SIGINT\n"
@@ -207,6 +208,20 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
+/* Formats that record --calls events as they happen rather than aggregate them. */
+static bool event_trace(enum out_format f)
+{
+	return f == FMT_CHROME || f == FMT_PERFETTO || f == FMT_FIREFOX || f == FMT_CODETRACER;
+}
+
+static const char *format_name(enum out_format f)
+{
+	return f == FMT_CHROME	   ? "chrome"
+	       : f == FMT_PERFETTO ? "perfetto"
+	       : f == FMT_FIREFOX  ? "firefox"
+				   : "codetracer";
+}
+
 int cli__parse(struct env *out, int argc, char **argv)
 {
 	struct env env = {
@@ -269,9 +284,13 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.format = FMT_CHROME;
 			else if (!strcmp(optarg, "perfetto"))
 				env.format = FMT_PERFETTO;
+			else if (!strcmp(optarg, "firefox"))
+				env.format = FMT_FIREFOX;
+			else if (!strcmp(optarg, "codetracer"))
+				env.format = FMT_CODETRACER;
 			else
 				return bad("unknown format '%s' (pprof, folded, text, chrome, "
-					   "perfetto, memtrace)",
+					   "perfetto, firefox, codetracer, memtrace)",
 					   optarg);
 			break;
 		case 'd':
@@ -438,19 +457,28 @@ int cli__parse(struct env *out, int argc, char **argv)
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
 	/* Event traces record rather than aggregate: one mode, one file, written as it runs. */
-	if ((env.format == FMT_CHROME || env.format == FMT_PERFETTO) && env.modes != MODE_CALLS)
-		return bad("-f %s records --calls only (give --calls alone)",
-			   env.format == FMT_CHROME ? "chrome" : "perfetto");
-	if ((env.format == FMT_CHROME || env.format == FMT_PERFETTO) && env.live)
+	/* -f firefox also takes --heap: allocations charged to the calls open at the time. */
+	if (event_trace(env.format) && env.modes != MODE_CALLS &&
+	    !(env.format == FMT_FIREFOX && env.modes == (MODE_CALLS | MODE_HEAP)))
+		return env.format == FMT_FIREFOX
+			       ? bad("-f %s records --calls only (give --calls, or --calls --heap)",
+				     "firefox")
+			       : bad("-f %s records --calls only (give --calls alone)",
+				     format_name(env.format));
+	if (event_trace(env.format) && env.live)
 		return bad("--live shows profiles, not event traces (-f %s)",
-			   env.format == FMT_CHROME ? "chrome" : "perfetto");
+			   format_name(env.format));
+	if (env.format == FMT_CODETRACER && output_given && !strcmp(env.output, "-"))
+		return bad("-f codetracer writes a directory: give -o DIR, not -%s", "");
 	if (!output_given)
-		env.output = env.format == FMT_PPROF	  ? "bpftrace-prof.pb.gz"
-			     : env.format == FMT_FOLDED	  ? "bpftrace-prof.folded"
-			     : env.format == FMT_MEMTRACE ? "bpftrace-prof.memtrace"
-			     : env.format == FMT_CHROME	  ? "bpftrace-prof.json"
-			     : env.format == FMT_PERFETTO ? "bpftrace-prof.pftrace"
-							  : "bpftrace-prof.txt";
+		env.output = env.format == FMT_PPROF	    ? "bpftrace-prof.pb.gz"
+			     : env.format == FMT_FOLDED	    ? "bpftrace-prof.folded"
+			     : env.format == FMT_MEMTRACE   ? "bpftrace-prof.memtrace"
+			     : env.format == FMT_CHROME	    ? "bpftrace-prof.json"
+			     : env.format == FMT_PERFETTO   ? "bpftrace-prof.pftrace"
+			     : env.format == FMT_FIREFOX    ? "bpftrace-prof.profile.json.gz"
+			     : env.format == FMT_CODETRACER ? "bpftrace-prof-trace"
+							    : "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");
 	if (env.live && !strcmp(env.output, "-"))

@@ -55,6 +55,8 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	case FMT_MEMTRACE: /* event traces are recorded as they run (export/memtrace_rec.h, */
 	case FMT_CHROME:   /* tracefile.c) */
 	case FMT_PERFETTO:
+	case FMT_FIREFOX:
+	case FMT_CODETRACER:
 		err = -EINVAL;
 		break;
 	}

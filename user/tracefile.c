@@ -2,16 +2,21 @@
 #include "tracefile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agg/collect.h"
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/evtrace.h"
+#include "export/json.h"
+#include "export/outdir.h"
 #include "export/output.h"
+#include "export/trace_sink.h"
 #include "profile/profile.h"
 #include "profile/run.h"
 #include "prof_common.h"
@@ -19,6 +24,10 @@
 
 struct tracefile {
 	struct output *out;
+	struct outdir *dir;    /* -f codetracer: the trace folder, in place of out */
+	struct trace_sink *ct; /* -f codetracer: its sink (owned by trace) */
+	char workdir[4096];    /* -f codetracer: trace_metadata.json's, taken at the start */
+	char program[4096];
 	struct evtrace *trace;
 	struct collect_stream stream;
 	const struct env *env;
@@ -27,7 +36,8 @@ struct tracefile {
 
 bool tracefile__wanted(const struct env *env)
 {
-	return env->format == FMT_CHROME || env->format == FMT_PERFETTO;
+	return env->format == FMT_CHROME || env->format == FMT_PERFETTO ||
+	       env->format == FMT_FIREFOX || env->format == FMT_CODETRACER;
 }
 
 static int on_call(void *ctx, const struct prof_call_event *e)
@@ -49,6 +59,36 @@ static int on_exec(void *ctx, uint32_t pid)
 	return evtrace__process_exec(ctx, pid);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+}
+
+/*
+ * -f firefox with --heap: the collector's heap events.  They carry no time: they are stamped
+ * as they arrive (the recorder keeps them after the thread's last call event, which came before
+ * them in the same ring buffer).  A failed allocation has no block; an exec's blocks are not
+ * followed into the trace.
+ */
+static int on_heap(void *ctx, const struct collect_heap_event *e)
+{
+	switch (e->kind) {
+	case COLLECT_HEAP_ALLOC:
+	case COLLECT_HEAP_REALLOC:
+		if (!e->addr)
+			return 0;
+		return evtrace__alloc(ctx, e->pid, e->tid, mono_ns(), e->addr,
+				      e->kind == COLLECT_HEAP_REALLOC ? e->old_addr : 0, e->size);
+	case COLLECT_HEAP_FREE:
+		return evtrace__free_block(ctx, e->pid, e->tid, mono_ns(), e->addr);
+	default:
+		return 0;
+	}
+}
+
 static int on_attached(void *ctx, uint32_t pid, uint64_t ts)
 {
 	return evtrace__attached(ctx, pid, ts);
@@ -61,6 +101,65 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+/* What the target is, for trace_metadata.json: ours for -- CMD (the child starts in our
+ * directory), the first -p process's otherwise (it may be gone by the end). */
+static void note_program(struct tracefile *t, const struct env *env)
+{
+	char link[64];
+	ssize_t n;
+
+	if (env->cmd && env->cmd[0]) {
+		snprintf(t->program, sizeof(t->program), "%s", env->cmd[0]);
+		if (!getcwd(t->workdir, sizeof(t->workdir)))
+			t->workdir[0] = '\0';
+		return;
+	}
+	if (!env->npids)
+		return;
+	snprintf(link, sizeof(link), "/proc/%u/exe", env->pids[0]);
+	n = readlink(link, t->program, sizeof(t->program) - 1);
+	t->program[n > 0 ? n : 0] = '\0';
+	snprintf(link, sizeof(link), "/proc/%u/cwd", env->pids[0]);
+	n = readlink(link, t->workdir, sizeof(t->workdir) - 1);
+	t->workdir[n > 0 ? n : 0] = '\0';
+}
+
+static int open_codetracer(struct tracefile *t, const struct env *env)
+{
+	struct trace_sink *sink;
+	int err = outdir__open(&t->dir, t->path);
+
+	if (err) {
+		pr_err("cannot write the trace folder %s: %s\n", t->path,
+		       err == -ELOOP	   ? "it is a symbolic link (refusing to follow)"
+		       : err == -ENOTEMPTY ? "it is a directory with other files (not replaced)"
+					   : strerror(-err));
+		return err;
+	}
+	note_program(t, env);
+	err = codetracer_trace__new(&sink, outdir__fd(t->dir), "/proc");
+	if (!err) {
+		t->ct = sink;
+		err = evtrace__new_sink(&t->trace, sink);
+	}
+	if (err)
+		pr_err("starting the trace in %s failed: %s\n", t->path, strerror(-err));
+	return err;
+}
+
+/* The directory a file path is in ("." for a bare name). */
+static void dir_of(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(buf, size, ".");
+	else if (slash == path)
+		snprintf(buf, size, "/");
+	else
+		snprintf(buf, size, "%.*s", (int)(slash - path), path);
+}
+
 int tracefile__open(struct tracefile **out, const struct env *env)
 {
 	struct tracefile *t = calloc(1, sizeof(*t));
@@ -69,7 +168,14 @@ int tracefile__open(struct tracefile **out, const struct env *env)
 	if (!t)
 		return -ENOMEM;
 	t->env = env;
-	cli__output_path(env, "calls", t->path, sizeof(t->path));
+	/* One file whatever the modes (-f firefox --calls --heap). */
+	snprintf(t->path, sizeof(t->path), "%s", env->output);
+	if (env->format == FMT_CODETRACER) {
+		err = open_codetracer(t, env);
+		if (err)
+			goto cleanup;
+		goto stream;
+	}
 	err = output__open(&t->out, t->path);
 	if (err) {
 		pr_err("cannot write %s: %s\n", t->path,
@@ -77,13 +183,26 @@ int tracefile__open(struct tracefile **out, const struct env *env)
 				     : strerror(-err));
 		goto cleanup;
 	}
-	err = evtrace__new(&t->trace, output__file(t->out),
-			   env->format == FMT_PERFETTO ? EVTRACE_PERFETTO : EVTRACE_CHROME,
-			   ends_with(t->path, ".gz"));
+	if (env->format == FMT_FIREFOX) {
+		struct trace_sink *sink;
+		char dir[4096];
+
+		/* Its events wait beside the output (-o -: in $TMPDIR). */
+		dir_of(t->path, dir, sizeof(dir));
+		err = firefox_trace__new(&sink, output__file(t->out), ends_with(t->path, ".gz"),
+					 strcmp(t->path, "-") ? dir : NULL);
+		if (!err)
+			err = evtrace__new_sink(&t->trace, sink);
+	} else {
+		err = evtrace__new(&t->trace, output__file(t->out),
+				   env->format == FMT_PERFETTO ? EVTRACE_PERFETTO : EVTRACE_CHROME,
+				   ends_with(t->path, ".gz"));
+	}
 	if (err) {
 		pr_err("starting the trace in %s failed: %s\n", t->path, strerror(-err));
 		goto cleanup;
 	}
+stream:
 	t->stream = (struct collect_stream){
 		.ctx = t->trace,
 		.call = on_call,
@@ -106,6 +225,8 @@ const struct collect_stream *tracefile__stream(struct tracefile *t)
 void tracefile__bind(struct tracefile *t, struct collect *c)
 {
 	evtrace__set_sources(t->trace, collect__calls(c), collect__procinfo(c));
+	if (t->env->format == FMT_FIREFOX)
+		collect__set_heap_tap(c, on_heap, t->trace);
 }
 
 /* Only what was lost, as the profiles' summaries print it: the counters sorted into losses
@@ -143,6 +264,39 @@ static int print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT], const struc
 	return err;
 }
 
+/* trace_metadata.json: {workdir, program, args} of the target. */
+static int write_metadata(struct tracefile *t)
+{
+	int fd = openat(outdir__fd(t->dir), "trace_metadata.json",
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	fputs("{\"workdir\":", f);
+	json__write_string(f, t->workdir, strlen(t->workdir));
+	fputs(",\"program\":", f);
+	json__write_string(f, t->program, strlen(t->program));
+	fputs(",\"args\":[", f);
+	for (char **a = t->env->cmd ? t->env->cmd + 1 : NULL; a && *a; a++) {
+		if (a != t->env->cmd + 1)
+			putc(',', f);
+		json__write_string(f, *a, strlen(*a));
+	}
+	fputs("]}\n", f);
+	err = ferror(f) ? -EIO : 0;
+	if (fclose(f) && !err)
+		err = -EIO;
+	return err;
+}
+
 int tracefile__finish(struct tracefile *t, struct loader *l)
 {
 	static const char *const names[] = {
@@ -166,8 +320,15 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 		pr_err("writing %s failed: %s\n", t->path, strerror(-err));
 		return err;
 	}
-	err = output__commit(t->out);
-	t->out = NULL;
+	if (t->dir) {
+		err = write_metadata(t);
+		if (!err)
+			err = outdir__commit(t->dir);
+		t->dir = NULL;
+	} else {
+		err = output__commit(t->out);
+		t->out = NULL;
+	}
 	if (err) {
 		pr_err("cannot write %s: %s\n", t->path, strerror(-err));
 		return err;
@@ -177,6 +338,13 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 	err = print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace));
 	if (err)
 		pr_err("printing the drop counters failed: %s\n", strerror(-err));
+	if (t->ct) {
+		uint64_t copied, missing;
+
+		codetracer_trace__files(t->ct, &copied, &missing);
+		printf("sources copied: %" PRIu64 ", not copied: %" PRIu64 "%s\n", copied, missing,
+		       missing ? " (listed above)" : "");
+	}
 	return 0;
 }
 
@@ -186,5 +354,6 @@ void tracefile__free(struct tracefile *t)
 		return;
 	evtrace__free(t->trace);
 	output__abort(t->out);
+	outdir__abort(t->dir);
 	free(t);
 }

@@ -108,6 +108,36 @@ static void test_cli__event_trace_formats(void **state)
 			 -EINVAL);
 }
 
+/* -f firefox and -f codetracer: defaults, firefox's --heap, codetracer's folder. */
+static void test_cli__firefox_codetracer_formats(void **state)
+{
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "--calls", "-f", "firefox", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_FIREFOX);
+	assert_string_equal(env.output, "bpftrace-prof.profile.json.gz");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "--heap", "-f", "firefox", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_CALLS | MODE_HEAP);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "codetracer", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_CODETRACER);
+	assert_string_equal(env.output, "bpftrace-prof-trace");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "codetracer", "-o", "dir", "-p", "1"),
+			 CLI_RUN);
+	assert_string_equal(env.output, "dir");
+	cli__free(&env);
+	/* Only firefox takes --heap, and only beside --calls; a folder is not stdout. */
+	assert_int_equal(PARSE(&env, "--calls", "--heap", "-f", "codetracer", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--heap", "-f", "firefox", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--calls", "--heap", "--cpu", "-f", "firefox", "-p", "1"),
+			 -EINVAL);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "codetracer", "-o", "-", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "firefox", "--live", "-p", "1"), -EINVAL);
+}
+
 static void test_cli__errors(void **state)
 {
 	struct env env;
@@ -345,6 +375,7 @@ static void test_cli__report_subcommand(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cli__firefox_codetracer_formats),
 		cmocka_unit_test(test_cli__push_options),
 		cmocka_unit_test(test_cli__wide_target_defaults),
 		cmocka_unit_test(test_cli__push_needs_interval_and_a_url),

@@ -49,6 +49,7 @@ struct collect_stream {
 	/* A running process's probes are all in at ts (CLOCK_MONOTONIC): an event before it may
 	 * lack its other half (an entry probed before its return probe was). */
 	int (*attached)(void *ctx, uint32_t pid, uint64_t ts);
+	/* (--heap events reach a trace through collect__set_heap_tap) */
 };
 
 /* What the collector needs to know of the run; the pointers must outlive it. */

@@ -50,13 +50,16 @@ struct evtrace {
 	struct evtrace_stats stats;
 };
 
-int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gzip)
+int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 {
 	struct evtrace *t = calloc(1, sizeof(*t));
 	int err;
 
-	if (!t)
+	if (!t) {
+		sink->ops->free(sink);
 		return -ENOMEM;
+	}
+	t->sink = sink;
 	t->next_iid = 1;
 	err = hashmap__new(&t->threads, sizeof(struct thread_key), sizeof(struct thread));
 	if (!err)
@@ -67,9 +70,6 @@ int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gz
 		err = hashmap__new(&t->ready, sizeof(uint32_t), sizeof(uint64_t));
 	if (!err)
 		err = strpool__new(&t->strings);
-	if (!err)
-		err = fmt == EVTRACE_PERFETTO ? perfetto_trace__new(&t->sink, f)
-					      : chrome_trace__new(&t->sink, f, gzip);
 	if (err)
 		goto cleanup;
 	*out = t;
@@ -77,6 +77,15 @@ int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gz
 cleanup:
 	evtrace__free(t);
 	return err;
+}
+
+int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gzip)
+{
+	struct trace_sink *sink;
+	int err = fmt == EVTRACE_PERFETTO ? perfetto_trace__new(&sink, f)
+					  : chrome_trace__new(&sink, f, gzip);
+
+	return err ? err : evtrace__new_sink(out, sink);
 }
 
 void evtrace__free(struct evtrace *t)
@@ -111,8 +120,8 @@ const struct evtrace_stats *evtrace__stats(const struct evtrace *t)
 	return &t->stats;
 }
 
-/* The name's number, interned (and announced to the sink) at its first use. */
-static int name_of(struct evtrace *t, uint64_t name_id, const struct name **out)
+/* The name's number, interned (and announced to the sink) at its first use, in pid. */
+static int name_of(struct evtrace *t, uint32_t pid, uint64_t name_id, const struct name **out)
 {
 	const struct calls_name *cn =
 		t->names_src ? calls_agg__lookup_name(t->names_src, name_id) : NULL;
@@ -146,7 +155,11 @@ static int name_of(struct evtrace *t, uint64_t name_id, const struct name **out)
 	n->iid = t->next_iid++;
 	n->unknown = !cn;
 	*out = n;
-	return t->sink->ops->name(t->sink, n->iid, n->text);
+	err = t->sink->ops->name(t->sink, n->iid, n->text);
+	/* Java's third string is its signature, not a file. */
+	if (!err && cn && t->sink->ops->source && cn->runtime != PROF_RT_JAVA && *cn->file)
+		err = t->sink->ops->source(t->sink, n->iid, pid, cn->file);
+	return err;
 }
 
 static const char *or_empty(const char *s)
@@ -260,11 +273,14 @@ static int on_entry(struct evtrace *t, const struct thread_key *k, struct thread
 		th->stack = s;
 		th->cap = cap;
 	}
-	err = name_of(t, e->name_id, &n);
+	err = name_of(t, e->pid, e->name_id, &n);
 	if (err)
 		return err;
 	th->stack[th->depth++] =
 		(struct frame){.name_id = e->name_id, .sp = e->frame_sp, .site = e->site};
+	if (t->sink->ops->begin_line)
+		return t->sink->ops->begin_line(t->sink, k->pid, k->tid, e->ts, n->iid, n->text,
+						e->line);
 	return t->sink->ops->begin(t->sink, k->pid, k->tid, e->ts, n->iid, n->text);
 }
 
@@ -314,7 +330,7 @@ int evtrace__call(struct evtrace *t, const struct prof_call_event *e)
 		return err;
 	if (e->type == PROF_REC_CALL_RETURN && (e->flags & PROF_CALL_F_RETURN_ONLY)) {
 		/* A whole call whose start the runtime does not tell (CPython 3.11): an instant. */
-		err = name_of(t, e->name_id, &n);
+		err = name_of(t, e->pid, e->name_id, &n);
 		if (!err)
 			err = t->sink->ops->instant(t->sink, e->pid, e->tid, e->ts, n->iid,
 						    n->text);
@@ -358,6 +374,35 @@ int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts)
 	return 0;
 }
 
+/* An allocation or a free (size 0) on tid's current stack, no earlier than its last event. */
+static int heap_event(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		      uint64_t size)
+{
+	struct thread *th;
+	int err;
+
+	if (t->finished || !t->sink->ops->heap)
+		return 0;
+	err = get_thread(t, &th, pid, tid);
+	if (err)
+		return err;
+	return t->sink->ops->heap(t->sink, pid, tid, ts > th->last_ts ? ts : th->last_ts, addr,
+				  size);
+}
+
+int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		   uint64_t old_addr, uint64_t size)
+{
+	int err = old_addr ? heap_event(t, pid, tid, ts, old_addr, 0) : 0;
+
+	return err ? err : heap_event(t, pid, tid, ts, addr, size);
+}
+
+int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr)
+{
+	return heap_event(t, pid, tid, ts, addr, 0);
+}
+
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)
 {
 	struct thread_key k = {.pid = pid, .tid = tid};
@@ -367,6 +412,8 @@ int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)
 	if (!th || t->finished)
 		return 0;
 	err = end_thread(t, &k, th, th->last_ts);
+	if (!err && t->sink->ops->thread_exit)
+		err = t->sink->ops->thread_exit(t->sink, pid, tid, th->last_ts);
 	hashmap__delete(t->threads, &k);
 	return err;
 }

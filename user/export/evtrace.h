@@ -37,6 +37,9 @@ struct procinfo;
 
 /* Writes to f from now on (gzip: chrome only, compressed). */
 int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gzip);
+/* The same with a sink of the caller's (export/trace_sink.h), freed with t even on failure. */
+struct trace_sink;
+int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink);
 void evtrace__free(struct evtrace *t);
 /* Where names come from: the function names interned by names (calls_agg__name), the
  * process and thread names by procs.  Either may be NULL (names then unknown / ""). */
@@ -47,6 +50,14 @@ int evtrace__call(struct evtrace *t, const struct prof_call_event *e);
 /* Process pid, running, has every probe in since ts: its events before ts are skipped
  * (counted), for their other half may be missing (probes attach one by one). */
 int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts);
+/*
+ * --heap: tid allocated size bytes at addr (old_addr: the block a realloc gave back, else 0),
+ * or freed addr, at ts (when it arrived, CLOCK_MONOTONIC; written no earlier than the thread's
+ * last call event).  Given to formats that take allocations (firefox), ignored by others.
+ */
+int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		   uint64_t old_addr, uint64_t size);
+int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr);
 /* Thread tid of pid ended: its open frames close at its last event, its state goes. */
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid);
 /* pid exec'd: its threads' frames belong to the old image (closed at their last event); its

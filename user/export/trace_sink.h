@@ -29,6 +29,19 @@ struct trace_sink_ops {
 	int (*finish)(struct trace_sink *s, uint64_t ts, const char *const *names,
 		      const uint64_t *values, size_t n);
 	void (*free)(struct trace_sink *s);
+	/* Optional (NULL: not wanted), for formats that keep source positions (firefox,
+	 * codetracer).  source: the file of name iid's function, told once after name() when the
+	 * runtime names one (not Java's signature), with the process to read it from.
+	 * begin_line: used in place of begin, with the line the probe reported (0: none).
+	 * thread_exit: thread tid ended at ts (its frames already ended). */
+	int (*source)(struct trace_sink *s, uint32_t iid, uint32_t pid, const char *file);
+	int (*begin_line)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			  uint32_t iid, const char *name, uint32_t line);
+	int (*thread_exit)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts);
+	/* Optional, --heap: tid allocated size bytes at addr (size > 0) or freed the block at
+	 * addr (size 0), at ts, while its open calls are what begin/end left open. */
+	int (*heap)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		    uint64_t size);
 };
 
 struct trace_sink {
@@ -39,5 +52,18 @@ struct trace_sink {
 int chrome_trace__new(struct trace_sink **out, FILE *f, int gzip);
 /* Perfetto TracePackets into f. */
 int perfetto_trace__new(struct trace_sink **out, FILE *f);
+/*
+ * The Firefox Profiler's processed format (gzip JSON when gzip) into f, at finish.  Events
+ * wait in an unlinked temporary file (O_TMPFILE in spill_dir, else $TMPDIR, else /tmp).
+ */
+int firefox_trace__new(struct trace_sink **out, FILE *f, int gzip, const char *spill_dir);
+/*
+ * A CodeTracer trace folder's trace.json and trace_paths.json, written into the directory
+ * dir_fd (ours, empty), and the sources under files/, read from each process's root below
+ * proc_root.
+ */
+int codetracer_trace__new(struct trace_sink **out, int dir_fd, const char *proc_root);
+/* Sources copied into files/, and those missing or refused (each also logged). */
+void codetracer_trace__files(const struct trace_sink *s, uint64_t *copied, uint64_t *missing);
 
 #endif /* PROF_TRACE_SINK_H */

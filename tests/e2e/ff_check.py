@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Independent reader of a Firefox Profiler processed profile (gzip or plain JSON), written from
+the format's description (shared/notes/formats.md, the profiler's src/types/profile.ts), not from
+our writer.  Exits 1 with a message on the first structural error; prints facts otherwise:
+  threads N
+  thread PID TID NAME samples=N weight_ms=W span_ms=S
+  calls FUNC N          (stack transitions into FUNC: frames entered, summed over threads)
+  nested CALLER>FUNC N  (of those, entered directly under CALLER)
+  drop NAME VALUE       (meta.extra)
+  large_alloc LEAF N BYTES / large_free LEAF N BYTES
+                        (nativeAllocations of at least 64 KiB, by the leaf function of their
+                         stack, "-" for none; frees as positive bytes)
+"""
+import gzip
+import json
+import sys
+from collections import Counter
+
+
+def die(msg):
+    print("BAD:", msg)
+    sys.exit(1)
+
+
+def load(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return json.loads(data)
+
+
+def table(th, name, cols):
+    t = th.get(name)
+    if not isinstance(t, dict):
+        die(f"{name} missing")
+    n = t.get("length")
+    if not isinstance(n, int) or n < 0:
+        die(f"{name}.length is {n!r}")
+    for c in cols:
+        if not isinstance(t.get(c), list):
+            die(f"{name}.{c} missing")
+        if len(t[c]) != n:
+            die(f"{name}.{c} has {len(t[c])} entries, length says {n}")
+    return t, n
+
+
+def index(v, n, what, nullable=False):
+    if v is None and nullable:
+        return
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < n:
+        die(f"{what}: {v!r} not an index below {n}")
+
+
+def main():
+    p = load(sys.argv[1])
+    meta = p.get("meta") or die("no meta")
+    if meta.get("preprocessedProfileVersion") != 55:
+        die(f"preprocessedProfileVersion {meta.get('preprocessedProfileVersion')!r}")
+    for k in ("interval", "startTime", "processType", "product", "stackwalk", "version",
+              "categories", "markerSchema"):
+        if k not in meta:
+            die(f"meta.{k} missing")
+    ncat = len(meta["categories"])
+    if ncat < 1 or not all(isinstance(c.get("subcategories"), list) for c in meta["categories"]):
+        die("categories")
+    if not isinstance(p.get("libs"), list):
+        die("libs missing")
+    calls, nested = Counter(), Counter()
+    large = Counter()
+    live = {}  # (pid, address) -> bytes: frees must pair with an allocation by address
+    print("threads", len(p["threads"]))
+    for th in p["threads"]:
+        for k in ("processType", "processName", "processStartupTime", "processShutdownTime",
+                  "registerTime", "unregisterTime", "pausedRanges", "name", "isMainThread",
+                  "pid", "tid", "stringArray"):
+            if k not in th:
+                die(f"thread.{k} missing")
+        if not isinstance(th["pid"], str):
+            die("pid is not a string")
+        if th["isMainThread"] != (str(th["tid"]) == th["pid"]):
+            die("isMainThread is not tid == pid")
+        strings = th["stringArray"]
+        if not all(isinstance(s, str) for s in strings):
+            die("stringArray holds a non-string")
+        ns = len(strings)
+        res, nres = table(th, "resourceTable", ["lib", "name", "host", "type"])
+        nat, nnat = table(th, "nativeSymbols", ["libIndex", "address", "name", "functionSize"])
+        if nres or nnat:
+            die("resourceTable / nativeSymbols not empty")
+        fn, nfn = table(th, "funcTable", ["name", "isJS", "relevantForJS", "resource",
+                                          "fileName", "lineNumber", "columnNumber"])
+        for i in range(nfn):
+            index(fn["name"][i], ns, "funcTable.name")
+            index(fn["fileName"][i], ns, "funcTable.fileName", nullable=True)
+            if fn["resource"][i] != -1:
+                die("funcTable.resource")
+        fr, nfr = table(th, "frameTable", ["address", "inlineDepth", "category", "subcategory",
+                                           "func", "nativeSymbol", "innerWindowID", "line",
+                                           "column"])
+        for i in range(nfr):
+            index(fr["func"][i], nfn, "frameTable.func")
+            index(fr["category"][i], ncat, "frameTable.category")
+        st, nst = table(th, "stackTable", ["frame", "prefix"])
+        for i in range(nst):
+            index(st["frame"][i], nfr, "stackTable.frame")
+            pre = st["prefix"][i]
+            index(pre, nst, "stackTable.prefix", nullable=True)
+            if pre is not None and pre >= i:
+                die(f"stack {i}'s prefix {pre} is not before it")
+        sm, nsm = table(th, "samples", ["stack", "time", "weight"])
+        if sm.get("weightType") != "tracing-ms":
+            die("weightType")
+        mk, _ = table(th, "markers", ["data", "name", "startTime", "endTime", "phase",
+                                      "category"])
+        prev_t = None
+        for i in range(nsm):
+            index(sm["stack"][i], nst, "samples.stack", nullable=True)
+            t = sm["time"][i]
+            if prev_t is not None and t < prev_t:
+                die("sample times go back")
+            prev_t = t
+            if sm["weight"][i] < 0:
+                die("negative weight")
+        if "nativeAllocations" in th:
+            na, nna = table(th, "nativeAllocations", ["time", "weight", "stack",
+                                                      "memoryAddress", "threadId"])
+            if na.get("weightType") != "bytes":
+                die("nativeAllocations.weightType")
+            for i in range(nna):
+                index(na["stack"][i], nst, "nativeAllocations.stack", nullable=True)
+                if na["threadId"][i] != th["tid"]:
+                    die("nativeAllocations.threadId is not the thread's")
+                w, a, k = na["weight"][i], na["memoryAddress"][i], (th["pid"], na["memoryAddress"][i])
+                if not isinstance(w, int) or w == 0 or not isinstance(a, int) or a <= 0:
+                    die(f"nativeAllocations entry {i}: weight {w!r} address {a!r}")
+                if w > 0:
+                    live[k] = w
+                elif live.pop(k, None) != -w:
+                    die(f"a free of {-w} bytes at {a:#x} pairs with no allocation of that size")
+            for i in range(nna):
+                w = na["weight"][i]
+                if abs(w) >= 65536:
+                    sidx = na["stack"][i]
+                    leaf = "-" if sidx is None else strings[fn["name"][fr["func"][st["frame"][sidx]]]]
+                    large[("large_alloc" if w > 0 else "large_free", leaf)] += 1
+                    large[("bytes_alloc" if w > 0 else "bytes_free", leaf)] += abs(w)
+        weight = sum(sm["weight"])
+        span = th["unregisterTime"] - th["registerTime"]
+        if nsm and abs(sm["time"][0] - th["registerTime"]) > 1e-6:
+            die("first sample is not at registerTime")
+        print(f"thread {th['pid']} {th['tid']} {th['name']} samples={nsm} "
+              f"weight_ms={weight:.6f} span_ms={span:.6f}")
+
+        def chain(s):  # root first
+            out = []
+            while s is not None:
+                out.append(s)
+                s = st["prefix"][s]
+            return out[::-1]
+
+        def fname(s):
+            return strings[fn["name"][fr["func"][st["frame"][s]]]]
+
+        prev = []
+        for i in range(nsm):
+            cur = chain(sm["stack"][i])
+            k = 0
+            while k < len(prev) and k < len(cur) and prev[k] == cur[k]:
+                k += 1
+            for d in range(k, len(cur)):
+                calls[fname(cur[d])] += 1
+                nested[(fname(cur[d - 1]) if d else "") + ">" + fname(cur[d])] += 1
+            prev = cur
+    for name, n in sorted(calls.items()):
+        print("calls", name, n)
+    for name, n in sorted(nested.items()):
+        print("nested", name, n)
+    for (kind, leaf), n in sorted(large.items()):
+        if kind.startswith("large"):
+            byt = large[("bytes_" + kind[6:], leaf)]
+            print(kind, leaf, n, byt)
+    for sec in meta.get("extra", []):
+        for e in sec.get("entries", []):
+            print("drop", e["label"], e["value"])
+
+
+main()

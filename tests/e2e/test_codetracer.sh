@@ -1,0 +1,97 @@
+# -f codetracer -o DIR: --calls as a CodeTracer trace folder, read back by tests/e2e/ct_check.py
+# (python's json, written from the format's description).  The PHP target's exact calls
+# (tests/targets/calls.php): main once, Calc::alpha 100 times, Calc::beta 300 times, sleeper once.
+
+CT_PHP=tests/targets/calls.php
+CT_CHECK=tests/e2e/ct_check.py
+
+ct_fact() { # FACTS_FILE KEY
+	awk -v k="$2" 'index($0, k " ") == 1 { v = substr($0, length(k) + 2) } END { print v }' "$1"
+}
+
+ct_run() { # DIR [extra profiler args…]
+	local d=$1
+	shift
+	command -v php >/dev/null || fail "php is not installed"
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f codetracer -o "$d" "$@" -- php "$CT_PHP" \
+		>"$E2E_TMP/ct.out" 2>"$E2E_TMP/ct.err" || { cat "$E2E_TMP/ct.err"; fail "profiler exit status $?"; }
+}
+
+t_codetracer_php_exact() {
+	local d=$E2E_TMP/ct facts=$E2E_TMP/ct.facts
+	ct_run "$d"
+	cat "$E2E_TMP/ct.err"
+	expect_eq "script output" 5550 "$(head -1 "$E2E_TMP/ct.out")"
+	grep -q '^no drops$' "$E2E_TMP/ct.out" || fail "no drop summary printed"
+	grep -q '^sources copied: 1, not copied: 0$' "$E2E_TMP/ct.out" || fail "source copy summary"
+	python3 "$CT_CHECK" "$d" >"$facts" || { cat "$facts"; fail "ct_check rejected the trace"; }
+	cat "$facts"
+	expect_eq "Calc::alpha calls" 100 "$(ct_fact "$facts" "calls Calc::alpha")"
+	expect_eq "Calc::beta calls" 300 "$(ct_fact "$facts" "calls Calc::beta")"
+	expect_eq "main calls" 1 "$(ct_fact "$facts" "calls main")"
+	expect_eq "sleeper calls" 1 "$(ct_fact "$facts" "calls sleeper")"
+	# 402 calls of the script's functions and the <toplevel> one, each returned.
+	expect_eq "all calls" 403 "$(ct_fact "$facts" "callsall")"
+	expect_eq "returns" 403 "$(ct_fact "$facts" "returns")"
+	expect_eq "threads started, exited" "1 1" "$(ct_fact "$facts" "threads")"
+	local script
+	script=$(realpath "$CT_PHP")
+	expect_eq "paths" "path $script" "$(grep '^path ' "$facts")"
+	cmp "$script" "$d/files$script" || fail "files$script is not the script's bytes"
+	expect_eq "metadata" "php $CT_PHP" "$(ct_fact "$facts" metadata)"
+	expect_eq "folder mode" 700 "$(stat -c %a "$d")"
+	expect_eq "trace.json mode" 600 "$(stat -c %a "$d/trace.json")"
+	expect_eq "temporary folders left" "" "$(find "$E2E_TMP" -maxdepth 1 -name '.ct.*')"
+}
+
+# An old trace folder is replaced whole; links, files and foreign folders are refused.
+t_codetracer_replace_and_refuse() {
+	local d=$E2E_TMP/ctr out=$E2E_TMP/ctr.err
+	ct_run "$d"
+	echo stale >"$d/stale"
+	ct_run "$d"
+	[ ! -e "$d/stale" ] || fail "the old folder's file survived the replacement"
+	python3 "$CT_CHECK" "$d" >/dev/null || fail "ct_check rejected the replaced trace"
+	mkdir "$E2E_TMP/foreign" && echo mine >"$E2E_TMP/foreign/notes"
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f codetracer -o "$E2E_TMP/foreign" -- php "$CT_PHP" \
+		>/dev/null 2>"$out"
+	expect_eq "foreign folder exit status" 2 "$?"
+	grep -q 'other files' "$out" || fail "no message for a foreign folder"
+	expect_eq "foreign folder kept" mine "$(cat "$E2E_TMP/foreign/notes")"
+	ln -s "$d" "$E2E_TMP/ctlink"
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f codetracer -o "$E2E_TMP/ctlink" -- php "$CT_PHP" \
+		>/dev/null 2>"$out"
+	expect_eq "symlink exit status" 2 "$?"
+	grep -q 'symbolic link' "$out" || fail "no symbolic-link message"
+	"$PROF" --calls -f codetracer -o - -- /bin/true 2>"$out"
+	expect_eq "-o - exit status" 2 "$?"
+	grep -q 'directory' "$out" || fail "-o - message does not say a directory is needed"
+	"$PROF" --heap -f codetracer -o "$E2E_TMP/x" -- /bin/true 2>"$out"
+	expect_eq "--heap -f codetracer exit status" 2 "$?"
+	[ ! -e "$E2E_TMP/x" ] || fail "a folder was written"
+}
+
+# A source gone before its function runs is counted and listed, not fatal.
+t_codetracer_missing_source() {
+	command -v php >/dev/null || fail "php is not installed"
+	local d=$E2E_TMP/ctm facts=$E2E_TMP/ctm.facts inc=$E2E_TMP/gone.php
+	cat >"$E2E_TMP/main.php" <<PHP
+<?php
+file_put_contents('$inc', '<?php function gone() { return 1; }');
+include '$inc';
+unlink('$inc');
+gone();
+gone();
+PHP
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f codetracer -o "$d" -- php "$E2E_TMP/main.php" \
+		>"$E2E_TMP/ctm.out" 2>"$E2E_TMP/ctm.err" || fail "profiler exit status $?"
+	cat "$E2E_TMP/ctm.err" "$E2E_TMP/ctm.out"
+	grep -q '^sources copied: 1, not copied: 1 (listed above)$' "$E2E_TMP/ctm.out" ||
+		fail "the missing source is not counted"
+	grep -q "source $inc of pid [0-9]* not copied" "$E2E_TMP/ctm.err" ||
+		fail "the missing source is not listed"
+	python3 "$CT_CHECK" "$d" >"$facts" || { cat "$facts"; fail "ct_check rejected the trace"; }
+	expect_eq "gone calls" 2 "$(ct_fact "$facts" "calls gone")"
+	grep -q "^path $inc\$" "$facts" || fail "the missing source's path is not in trace_paths.json"
+	[ ! -e "$d/files$inc" ] || fail "a copy of the missing source exists"
+}

@@ -1,0 +1,132 @@
+# -f firefox: --calls as a Firefox Profiler processed profile, read back by tests/e2e/ff_check.py
+# (python's json and gzip, written from the format's description): structure, per-thread weights
+# against the thread's traced time, and the call tree rebuilt from the sample stacks.
+
+FF_PHP=tests/targets/calls.php
+FF_CHECK=tests/e2e/ff_check.py
+
+ff_fact() { # FACTS_FILE KEY
+	awk -v k="$2" 'index($0, k " ") == 1 { v = substr($0, length(k) + 2) } END { print v }' "$1"
+}
+
+ff_expect_php() { # FACTS_FILE
+	expect_eq "Calc::alpha calls" 100 "$(ff_fact "$1" "calls Calc::alpha")"
+	expect_eq "Calc::beta calls" 300 "$(ff_fact "$1" "calls Calc::beta")"
+	expect_eq "Calc::beta under Calc::alpha" 300 "$(ff_fact "$1" "nested Calc::alpha>Calc::beta")"
+	expect_eq "Calc::alpha under main" 100 "$(ff_fact "$1" "nested main>Calc::alpha")"
+	expect_eq "sleeper calls" 1 "$(ff_fact "$1" "calls sleeper")"
+	expect_eq "main calls" 1 "$(ff_fact "$1" "calls main")"
+	expect_eq "threads" 1 "$(ff_fact "$1" threads)"
+	expect_eq "ring buffer drops" 0 "$(ff_fact "$1" "drop ringbuf_full")"
+	expect_eq "unmatched returns" 0 "$(ff_fact "$1" "drop trace_unmatched_returns")"
+	# The weights cover the thread's traced time (within 1 %), which holds sleeper's 200 ms.
+	awk '$1 == "thread" {
+		split($(NF-1), w, "="); split($NF, s, "=")
+		if (s[2] < 200 || w[2] < s[2] * 0.99 || w[2] > s[2] * 1.01) exit 1
+		n++
+	} END { exit n != 1 }' "$1" || fail "weights do not sum to the thread's traced time"
+	echo "ok: weights = traced time"
+}
+
+t_trace_ff_php_exact() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ff.json.gz facts=$E2E_TMP/ff.facts
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f firefox -o "$f" -- php "$FF_PHP" \
+		>"$E2E_TMP/ff.out" 2>"$E2E_TMP/ff.err" || fail "profiler exit status $?"
+	cat "$E2E_TMP/ff.err"
+	expect_eq "script output" 5550 "$(head -1 "$E2E_TMP/ff.out")"
+	grep -q '^no drops$' "$E2E_TMP/ff.out" || fail "no drop summary printed"
+	gzip -t "$f" || fail "not a valid gzip file"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -v '^drop .* 0$' "$facts"
+	ff_expect_php "$facts"
+	expect_eq "file mode" 600 "$(stat -c %a "$f")"
+	# sleeper's own weight (its samples' leaf is sleeper) covers its usleep(200 ms).
+	python3 - "$f" <<'PY' || fail "sleeper's self weight is not 200 ms"
+import gzip, json, sys
+th = json.load(gzip.open(sys.argv[1]))["threads"][0]
+st, fr, fn, s = th["stackTable"], th["frameTable"], th["funcTable"], th["stringArray"]
+leaf = lambda k: s[fn["name"][fr["func"][st["frame"][k]]]]
+w = sum(wt for k, wt in zip(th["samples"]["stack"], th["samples"]["weight"])
+        if k is not None and leaf(k) == "sleeper")
+print("sleeper self ms", w)
+sys.exit(0 if 200 <= w < 2000 else 1)
+PY
+}
+
+t_trace_ff_plain_json() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ff.json facts=$E2E_TMP/ffp.facts
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f firefox -o "$f" -- php "$FF_PHP" >/dev/null ||
+		fail "profiler exit status $?"
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f" || fail "not plain JSON"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	ff_expect_php "$facts"
+}
+
+t_trace_ff_usage() {
+	local out=$E2E_TMP/ffbad.err
+	"$PROF" --cpu -f firefox -o "$E2E_TMP/y.json.gz" -- /bin/true 2>"$out"
+	expect_eq "--cpu -f firefox exit status" 2 "$?"
+	grep -q 'records --calls only' "$out" || fail "message does not say what -f firefox records"
+	[ ! -e "$E2E_TMP/y.json.gz" ] || fail "a file was written"
+	"$PROF" --calls -f firefx -- /bin/true 2>"$out"
+	expect_eq "unknown format exit status" 2 "$?"
+	grep -q 'firefox, codetracer' "$out" || fail "unknown-format message does not list firefox"
+}
+
+# --heap: allocations on the call stack open at the time, frees negative and paired by address
+# (ff_check.py fails on a free that pairs with no allocation of its size).  heap_calls.php
+# under USE_ZEND_ALLOC=0 (PHP's strings from malloc): keep() makes 8 strings of 1 MiB, kept to
+# the end; churn() one of 2 MiB, freed as it returns, 4 times.
+t_trace_ff_heap_php() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ffh.json.gz facts=$E2E_TMP/ffh.facts
+	USE_ZEND_DTRACE=1 USE_ZEND_ALLOC=0 "$PROF" --calls --heap -f firefox -o "$f" \
+		-- php tests/targets/heap_calls.php >"$E2E_TMP/ffh.out" 2>"$E2E_TMP/ffh.err" ||
+		{ cat "$E2E_TMP/ffh.err"; fail "profiler exit status $?"; }
+	expect_eq "script output" 8388614 "$(head -1 "$E2E_TMP/ffh.out")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -v '^drop .* 0$' "$facts"
+	expect_eq "keep calls" 1 "$(ff_fact "$facts" "calls keep")"
+	expect_eq "churn calls" 4 "$(ff_fact "$facts" "calls churn")"
+	expect_eq "heap records lost" 0 "$(ff_fact "$facts" "drop ringbuf_full")"
+	# Each string is its bytes plus PHP's header (at most 1 KiB more).
+	local n bytes
+	read -r n bytes <<<"$(ff_fact "$facts" "large_alloc keep")"
+	expect_eq "large allocations in keep" 8 "$n"
+	expect_range "bytes allocated in keep" $((8 << 20)) $(((8 << 20) + 8192)) "$bytes"
+	read -r n bytes <<<"$(ff_fact "$facts" "large_alloc churn")"
+	expect_eq "large allocations in churn" 4 "$n"
+	expect_range "bytes allocated in churn" $((8 << 20)) $(((8 << 20) + 4096)) "$bytes"
+	# churn's strings die inside churn (as it returns), keep's do not die inside keep.
+	expect_eq "frees in churn" "4 $bytes" "$(ff_fact "$facts" "large_free churn")"
+	expect_eq "frees in keep" "" "$(ff_fact "$facts" "large_free keep")"
+}
+
+# Java (tests/targets/Calls.java, the same counts as calls.php): the call tree rebuilt from the
+# samples of the thread that ran main, among the JVM's other threads, each its own thread.
+t_trace_ff_java() {
+	command -v javac >/dev/null || fail "javac is not installed"
+	local d=$E2E_TMP/ffjava f=$E2E_TMP/ffjava.json.gz facts=$E2E_TMP/ffjava.facts
+	{ mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java; } || fail "javac failed"
+	"$PROF" --calls -f firefox -o "$f" -- java -XX:+ExtendedDTraceProbes -cp "$d" Calls \
+		>"$E2E_TMP/ffjava.out" 2>"$E2E_TMP/ffjava.err" ||
+		{ cat "$E2E_TMP/ffjava.err"; fail "profiler exit status"; }
+	expect_eq "program output" 5550 "$(head -1 "$E2E_TMP/ffjava.out")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E 'Calls\.|^threads' "$facts"
+	grep '^drop' "$facts" | grep -v ' 0$'
+	expect_eq "Calls.alpha calls" 100 "$(ff_fact "$facts" "calls Calls.alpha")"
+	expect_eq "Calls.beta calls" 300 "$(ff_fact "$facts" "calls Calls.beta")"
+	expect_eq "Calls.beta under Calls.alpha" 300 "$(ff_fact "$facts" "nested Calls.alpha>Calls.beta")"
+	expect_eq "Calls.alpha under Calls.main" 100 "$(ff_fact "$facts" "nested Calls.main>Calls.alpha")"
+	expect_eq "Calls.main calls" 1 "$(ff_fact "$facts" "calls Calls.main")"
+	expect_eq "ring buffer drops" 0 "$(ff_fact "$facts" "drop ringbuf_full")"
+	expect_range "threads" 2 1000 "$(ff_fact "$facts" threads)"
+	# Every thread's weights are its traced time.
+	awk '$1 == "thread" {
+		split($(NF-1), w, "="); split($NF, s, "=")
+		if (w[2] < s[2] * 0.99 - 1e-6 || w[2] > s[2] * 1.01 + 1e-6) exit 1
+	}' "$facts" || fail "a thread's weights do not sum to its traced time"
+}

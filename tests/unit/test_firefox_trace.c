@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* -f firefox: the processed format's tables for known event sequences, column by column. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "agg/calls_agg.h"
+#include "export/evtrace.h"
+#include "export/trace_sink.h"
+
+#define PID 7
+
+struct fixture {
+	struct calls_agg *names;
+	struct evtrace *t;
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static void add_name(struct calls_agg *a, uint64_t id, const char *fn, const char *file)
+{
+	struct prof_call_name n = {
+		.type = PROF_REC_CALL_NAME, .pid = PID, .name_id = id, .runtime = PROF_RT_PHP};
+
+	n.fn_len = (uint16_t)strlen(fn);
+	n.file_len = (uint16_t)strlen(file);
+	memcpy(n.fn, fn, n.fn_len);
+	memcpy(n.file, file, n.file_len);
+	assert_int_equal(calls_agg__name(a, &n), 0);
+}
+
+static struct fixture *start(bool gzip, const char *spill_dir)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	struct trace_sink *sink;
+
+	assert_non_null(x);
+	assert_int_equal(calls_agg__new(&x->names), 0);
+	add_name(x->names, 10, "f", "/src/a.php");
+	add_name(x->names, 11, "g", "/src/a.php");
+	add_name(x->names, 12, "q\"\\\n\xe2\x80\xa8\xff", "");
+	x->f = open_memstream(&x->buf, &x->len);
+	assert_non_null(x->f);
+	assert_int_equal(firefox_trace__new(&sink, x->f, gzip, spill_dir), 0);
+	assert_int_equal(evtrace__new_sink(&x->t, sink), 0);
+	evtrace__set_sources(x->t, x->names, NULL);
+	return x;
+}
+
+static void ev(struct fixture *x, uint32_t tid, uint32_t type, uint64_t ts, uint64_t id,
+	       uint32_t line, uint8_t flags)
+{
+	struct prof_call_event e = {.type = type,
+				    .pid = PID,
+				    .tid = tid,
+				    .ts = ts,
+				    .name_id = id,
+				    .runtime = PROF_RT_PHP,
+				    .line = line,
+				    .flags = flags};
+
+	assert_int_equal(evtrace__call(x->t, &e), 0);
+}
+
+#define ENTRY(x, tid, ts, id, line) ev(x, tid, PROF_REC_CALL_ENTRY, ts, id, line, 0)
+#define RETURN(x, tid, ts, id)	    ev(x, tid, PROF_REC_CALL_RETURN, ts, id, 0, 0)
+
+static const char *finish(struct fixture *x, uint64_t ts)
+{
+	static const char *const names[] = {"ringbuf_full"};
+	static const uint64_t values[] = {3};
+
+	assert_int_equal(evtrace__finish(x->t, ts, names, values, 1), 0);
+	assert_int_equal(fflush(x->f), 0);
+	return x->buf;
+}
+
+static void done(struct fixture *x)
+{
+	evtrace__free(x->t);
+	fclose(x->f);
+	free(x->buf);
+	calls_agg__free(x->names);
+	free(x);
+}
+
+static void has(const char *s, const char *want)
+{
+	if (!s || !want || !strstr(s, want)) {
+		fprintf(stderr, "missing: %s\nin: %s\n", want ? want : "", s ? s : "");
+		fail();
+	}
+}
+
+static unsigned count(const char *s, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/* f [g] f: one sample per stack change, each weighted by the time to the next. */
+static void test_firefox_trace__samples_exact(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	ENTRY(x, PID, 1000, 10, 5);
+	ENTRY(x, PID, 2500, 11, 9);
+	RETURN(x, PID, 3001, 11);
+	RETURN(x, PID, 4000, 10);
+	s = finish(x, 5000);
+	has(s, "\"preprocessedProfileVersion\":55");
+	has(s, "\"samples\":{\"weightType\":\"tracing-ms\",\"length\":4,\"stack\":[0,1,0,null],"
+	       "\"time\":[0.000000,0.001500,0.002001,0.003000],"
+	       "\"weight\":[0.001500,0.000501,0.000999,0.000000]}");
+	has(s, "\"registerTime\":0.000000,\"unregisterTime\":0.003000");
+	has(s, "\"funcTable\":{\"length\":2,\"name\":[0,2],\"isJS\":[false,false],"
+	       "\"relevantForJS\":[false,false],\"resource\":[-1,-1],\"fileName\":[1,1],"
+	       "\"lineNumber\":[null,null],\"columnNumber\":[null,null]}");
+	has(s, "\"func\":[0,1],\"nativeSymbol\":[null,null],\"innerWindowID\":[0,0],"
+	       "\"line\":[5,9],\"column\":[null,null]}");
+	has(s, "\"stackTable\":{\"length\":2,\"frame\":[0,1],\"prefix\":[null,0]}");
+	has(s, "\"stringArray\":[\"f\",\"/src/a.php\",\"g\"]}");
+	has(s, "\"isMainThread\":true,\"pid\":\"7\",\"tid\":7,");
+	has(s, "{\"label\":\"ringbuf_full\",\"format\":\"integer\",\"value\":3}");
+	has(s, "{\"label\":\"trace_unmatched_returns\",\"format\":\"integer\",\"value\":0}");
+	done(x);
+}
+
+/* The same path is the same stack; recursion is a new one whose prefix is its caller. */
+static void test_firefox_trace__stacks_shared_and_recursive(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	ENTRY(x, PID, 100, 10, 5);
+	ENTRY(x, PID, 200, 11, 9);
+	RETURN(x, PID, 300, 11);
+	ENTRY(x, PID, 400, 11, 9);
+	ENTRY(x, PID, 500, 11, 9);
+	RETURN(x, PID, 600, 11);
+	RETURN(x, PID, 700, 11);
+	RETURN(x, PID, 800, 10);
+	s = finish(x, 900);
+	has(s, "\"stack\":[0,1,0,1,2,1,0,null]");
+	has(s, "\"stackTable\":{\"length\":3,\"frame\":[0,1,1],\"prefix\":[null,0,1]}");
+	has(s, "\"frameTable\":{\"length\":2,");
+	done(x);
+}
+
+/* Each OS thread has its own tables and its own time span; isMainThread is tid == pid. */
+static void test_firefox_trace__one_thread_each(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	ENTRY(x, PID, 1000, 10, 5);
+	ENTRY(x, 8, 1500, 11, 9);
+	RETURN(x, PID, 2000, 10);
+	RETURN(x, 8, 4000, 11);
+	s = finish(x, 5000);
+	assert_int_equal(count(s, "\"processType\":\"default\""), 2);
+	has(s, "\"isMainThread\":true,\"pid\":\"7\",\"tid\":7,\"samples\":{\"weightType\":"
+	       "\"tracing-ms\",\"length\":2,\"stack\":[0,null],\"time\":[0.000000,0.001000],"
+	       "\"weight\":[0.001000,0.000000]}");
+	has(s, "\"registerTime\":0.000500,\"unregisterTime\":0.003000");
+	has(s, "\"isMainThread\":false,\"pid\":\"7\",\"tid\":8,\"samples\":{\"weightType\":"
+	       "\"tracing-ms\",\"length\":2,\"stack\":[0,null],\"time\":[0.000500,0.003000],"
+	       "\"weight\":[0.002500,0.000000]}");
+	has(s, "\"stringArray\":[\"g\",\"/src/a.php\"]}");
+	done(x);
+}
+
+/* Names from other processes stay one JSON string each; a function without a file has none. */
+static void test_firefox_trace__nasty_names_escaped(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	ENTRY(x, PID, 1000, 12, 0);
+	RETURN(x, PID, 2000, 12);
+	s = finish(x, 3000);
+	has(s, "\"stringArray\":[\"q\\\"\\\\\\n\\u2028\xef\xbf\xbd\"]}");
+	has(s, "\"fileName\":[null]");
+	has(s, "\"line\":[null]");
+	done(x);
+}
+
+/* A call whose start the runtime does not tell is a zero-length one. */
+static void test_firefox_trace__return_only_zero_length(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	ev(x, PID, PROF_REC_CALL_RETURN, 1000, 10, 0, PROF_CALL_F_RETURN_ONLY);
+	s = finish(x, 2000);
+	has(s, "\"stack\":[0,null],\"time\":[0.000000,0.000000],\"weight\":[0.000000,0.000000]");
+	done(x);
+}
+
+static void test_firefox_trace__gzip_is_the_same_json(void **state)
+{
+	struct fixture *plain = start(false, NULL), *gz = start(true, NULL);
+	char out[65536];
+	uLongf n = sizeof(out);
+	z_stream z = {0};
+	const char *a, *b;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct fixture *x = i ? gz : plain;
+
+		ENTRY(x, PID, 1000, 10, 5);
+		RETURN(x, PID, 2000, 10);
+	}
+	a = finish(plain, 3000);
+	b = finish(gz, 3000);
+	assert_true(gz->len > 2 && (unsigned char)b[0] == 0x1f && (unsigned char)b[1] == 0x8b);
+	assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+	z.next_in = (Bytef *)b;
+	z.avail_in = (uInt)gz->len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)n;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	n = z.total_out;
+	inflateEnd(&z);
+	/* meta.startTime is the wall clock: compare from the threads on. */
+	assert_int_equal(n - (size_t)(strstr(out, "\"threads\"") - out),
+			 strlen(strstr(a, "\"threads\"")));
+	assert_memory_equal(strstr(out, "\"threads\""), strstr(a, "\"threads\""),
+			    strlen(strstr(a, "\"threads\"")));
+	done(plain);
+	done(gz);
+}
+
+/* The events wait in an unnamed file: nothing appears in the output's directory. */
+static void test_firefox_trace__spill_leaves_no_file(void **state)
+{
+	char dir[] = "/tmp/ff_spill.XXXXXX";
+	struct fixture *x;
+	struct dirent *de;
+	unsigned entries = 0;
+	DIR *d;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	x = start(false, dir);
+	for (uint64_t i = 0; i < 5000; i++) {
+		ENTRY(x, PID, 1000 + 4 * i, 10, 5);
+		RETURN(x, PID, 1002 + 4 * i, 10);
+	}
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		entries += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	assert_int_equal(entries, 0);
+	has(finish(x, 30000), "\"samples\":{\"weightType\":\"tracing-ms\",\"length\":10000,");
+	done(x);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* --heap: allocations on the stack open then (never before the thread's last call event),
+ * a realloc as a free and an allocation, frees negative and paired by address; a free of a
+ * block never seen is counted, not written. */
+static void test_firefox_trace__heap_paired_by_address(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	ENTRY(x, PID, 1000, 10, 5);
+	assert_int_equal(evtrace__alloc(x->t, PID, PID, 500, 0x1000, 0, 100), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, PID, 1500, 0x2000, 0x1000, 300), 0);
+	RETURN(x, PID, 2000, 10);
+	assert_int_equal(evtrace__free_block(x->t, PID, PID, 2500, 0x2000), 0);
+	assert_int_equal(evtrace__free_block(x->t, PID, PID, 2600, 0x9999), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, 9, 2200, 0x3000, 0, 50), 0);
+	s = finish(x, 3000);
+	/* A thread that only allocated: placed by its allocations, no samples. */
+	has(s, "\"registerTime\":0.001200,\"unregisterTime\":0.001200");
+	has(s, "\"tid\":9,\"samples\":{\"weightType\":\"tracing-ms\",\"length\":0,"
+	       "\"stack\":[],\"time\":[],\"weight\":[]},\"nativeAllocations\":{\"weightType\":"
+	       "\"bytes\",\"length\":1,\"stack\":[null],\"time\":[0.001200],\"weight\":[50],"
+	       "\"memoryAddress\":[12288],\"threadId\":[9]}");
+	has(s, "\"nativeAllocations\":{\"weightType\":\"bytes\",\"length\":4,"
+	       "\"stack\":[0,0,0,null],\"time\":[0.000000,0.000500,0.000500,0.001500],"
+	       "\"weight\":[100,-100,300,-300],\"memoryAddress\":[4096,4096,8192,8192],"
+	       "\"threadId\":[7,7,7,7]}");
+	/* The samples' span is the calls': allocations after them do not stretch it. */
+	has(s, "\"stack\":[0,null],\"time\":[0.000000,0.001000],\"weight\":[0.001000,0.000000]}");
+	has(s, "{\"label\":\"heap_frees_unpaired\",\"format\":\"integer\",\"value\":1}");
+	done(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_firefox_trace__samples_exact),
+		cmocka_unit_test(test_firefox_trace__stacks_shared_and_recursive),
+		cmocka_unit_test(test_firefox_trace__one_thread_each),
+		cmocka_unit_test(test_firefox_trace__nasty_names_escaped),
+		cmocka_unit_test(test_firefox_trace__return_only_zero_length),
+		cmocka_unit_test(test_firefox_trace__gzip_is_the_same_json),
+		cmocka_unit_test(test_firefox_trace__spill_leaves_no_file),
+		cmocka_unit_test(test_firefox_trace__heap_paired_by_address),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

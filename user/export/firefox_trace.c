@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Firefox Profiler's processed format (preprocessedProfileVersion 55), as FunctionTrace
+ * writes it: one thread per OS thread, each with its own string, function, frame and stack
+ * tables, and "tracing-ms" samples: one sample per stack change, weighted by the time until the
+ * next change, so a function's self time is exact and its calls can be counted from the stack
+ * transitions.
+ *
+ * A thread's tables are column arrays, written whole: every event of the thread must be known
+ * first.  Events wait in an unlinked temporary file (40 bytes each), not in memory; at the end
+ * each thread replays its own events four times (tables and count, then the stack, time and
+ * weight columns), holding only its distinct stacks, frames and functions in memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "export/gzfile.h"
+#include "export/json.h"
+#include "export/trace_sink.h"
+#include "util/hashmap.h"
+#include "util/strpool.h"
+
+/* One event in the spill file: iid 0 ends the innermost call, FF_HEAP is an allocation
+ * (weight > 0) or a free (weight < 0) at addr, others begin a call. */
+struct ff_rec {
+	uint64_t ts;
+	uint32_t pid, tid;
+	uint32_t iid;
+	uint32_t line;
+	uint64_t addr;
+	int64_t weight;
+};
+_Static_assert(sizeof(struct ff_rec) == 40, "ff_rec layout");
+
+#define FF_HEAP UINT32_MAX
+
+/* A block whose allocation is in the profile: its free is written with its size. */
+struct ff_block_key {
+	uint32_t pid, pad;
+	uint64_t addr;
+};
+
+struct ff_thread {
+	uint32_t pid, tid;
+	const char *name;
+	uint64_t first_ts, last_ts; /* of its call events */
+	uint64_t nrec, ncalls;
+};
+
+struct ff_trace {
+	struct trace_sink sink;
+	FILE *out; /* the output file */
+	bool gzip;
+	int spill_fd;
+	FILE *spill;
+	uint64_t t0; /* the first event's time: the profile's zero */
+	bool have_t0;
+	struct ff_thread *threads; /* in order of first sight */
+	uint32_t nthreads, cap_threads;
+	struct hashmap *thread_ix;   /* (pid, tid) -> uint32_t index */
+	struct hashmap *pnames;	     /* pid -> const char * */
+	const char **names, **files; /* by iid (interned; files NULL when none) */
+	uint32_t nnames;
+	struct strpool *strings;
+	struct hashmap *blocks;	 /* ff_block_key -> uint64_t size (--heap) */
+	uint64_t unpaired_frees; /* of blocks allocated before we saw them: not written */
+};
+
+static struct ff_trace *fft(struct trace_sink *s)
+{
+	return (struct ff_trace *)s;
+}
+
+static int grow_names(struct ff_trace *t, uint32_t iid)
+{
+	uint32_t cap = t->nnames ? t->nnames : 64;
+	const char **n, **f;
+
+	if (iid < t->nnames)
+		return 0;
+	while (cap <= iid)
+		cap *= 2;
+	n = realloc(t->names, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->names = n;
+	f = realloc(t->files, cap * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	t->files = f;
+	for (uint32_t i = t->nnames; i < cap; i++)
+		n[i] = f[i] = NULL;
+	t->nnames = cap;
+	return 0;
+}
+
+static int ff_process(struct trace_sink *s, uint32_t pid, const char *name)
+{
+	struct ff_trace *t = fft(s);
+	const char *p = strpool__intern(t->strings, name), **v;
+	bool created;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = hashmap__upsert(t->pnames, (void **)&v, &pid, &created);
+	if (!err)
+		*v = p;
+	return err;
+}
+
+static int ff_thread(struct trace_sink *s, uint32_t pid, uint32_t tid, const char *name)
+{
+	struct ff_trace *t = fft(s);
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	const char *p = strpool__intern(t->strings, name);
+	uint32_t *ix;
+	bool created;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = hashmap__upsert(t->thread_ix, (void **)&ix, &key, &created);
+	if (err)
+		return err;
+	if (!created) {
+		t->threads[*ix].name = p; /* named again after an exec */
+		return 0;
+	}
+	if (t->nthreads == t->cap_threads) {
+		uint32_t cap = t->cap_threads ? 2 * t->cap_threads : 8;
+		struct ff_thread *n = realloc(t->threads, cap * sizeof(*n));
+
+		if (!n) {
+			hashmap__delete(t->thread_ix, &key);
+			return -ENOMEM;
+		}
+		t->threads = n;
+		t->cap_threads = cap;
+	}
+	*ix = t->nthreads;
+	t->threads[t->nthreads++] = (struct ff_thread){.pid = pid, .tid = tid, .name = p};
+	return 0;
+}
+
+static int ff_name(struct trace_sink *s, uint32_t iid, const char *name)
+{
+	struct ff_trace *t = fft(s);
+	int err = grow_names(t, iid);
+
+	if (err)
+		return err;
+	t->names[iid] = strpool__intern(t->strings, name);
+	return t->names[iid] ? 0 : -ENOMEM;
+}
+
+static int ff_source(struct trace_sink *s, uint32_t iid, uint32_t pid, const char *file)
+{
+	struct ff_trace *t = fft(s);
+	int err = grow_names(t, iid);
+
+	(void)pid;
+	if (err)
+		return err;
+	t->files[iid] = strpool__intern(t->strings, file);
+	return t->files[iid] ? 0 : -ENOMEM;
+}
+
+static int spill(struct ff_trace *t, const struct ff_rec *rec)
+{
+	uint64_t key = (uint64_t)rec->pid << 32 | rec->tid, ts = rec->ts;
+	const uint32_t *ix = hashmap__find(t->thread_ix, &key);
+	struct ff_rec r = *rec;
+	struct ff_thread *th;
+
+	if (!ix)
+		return -EINVAL; /* the recorder announces every thread first */
+	th = &t->threads[*ix];
+	th->nrec++;
+	/* The thread's span is its calls' (the sample weights cover exactly that). */
+	if (r.iid != FF_HEAP) {
+		if (!th->ncalls++)
+			th->first_ts = ts;
+		th->last_ts = ts;
+	} else if (!th->ncalls) {
+		/* Allocations alone so far: they place the thread until a call comes. */
+		if (th->nrec == 1)
+			th->first_ts = ts;
+		th->last_ts = ts;
+	}
+	if (!t->have_t0 || ts < t->t0) {
+		t->t0 = ts;
+		t->have_t0 = true;
+	}
+	return fwrite(&r, sizeof(r), 1, t->spill) == 1 ? 0 : -EIO;
+}
+
+static int ff_begin_line(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			 uint32_t iid, const char *name, uint32_t line)
+{
+	(void)name;
+	return spill(fft(s),
+		     &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid, .iid = iid, .line = line});
+}
+
+static int ff_begin(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
+		    const char *name)
+{
+	return ff_begin_line(s, pid, tid, ts, iid, name, 0);
+}
+
+static int ff_end(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	return spill(fft(s), &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid});
+}
+
+/* Frees are paired with allocations by address: a free carries the block's size, negated. */
+static int ff_heap(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		   uint64_t size)
+{
+	struct ff_trace *t = fft(s);
+	struct ff_block_key k = {.pid = pid, .addr = addr};
+	struct ff_rec r = {.ts = ts, .pid = pid, .tid = tid, .iid = FF_HEAP, .addr = addr};
+	uint64_t *known;
+	bool created;
+	int err;
+
+	if (size) {
+		err = hashmap__upsert(t->blocks, (void **)&known, &k, &created);
+		if (err)
+			return err;
+		*known = size;
+		r.weight = (int64_t)(size > INT64_MAX ? INT64_MAX : size);
+		return spill(t, &r);
+	}
+	known = hashmap__find(t->blocks, &k);
+	if (!known) {
+		t->unpaired_frees++;
+		return 0;
+	}
+	r.weight = -(int64_t)(*known > INT64_MAX ? INT64_MAX : *known);
+	hashmap__delete(t->blocks, &k);
+	return spill(t, &r);
+}
+
+/* A whole call of unknown length (CPython 3.11): a zero-length one. */
+static int ff_instant(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
+		      const char *name)
+{
+	int err = ff_begin(s, pid, tid, ts, iid, name);
+
+	return err ? err : ff_end(s, pid, tid, ts);
+}
+
+/* ---- building one thread's tables at the end ---- */
+
+/* Distinct pairs numbered in order of first sight (functions, frames, stacks, strings). */
+struct table {
+	struct hashmap *ix; /* uint64_t pair -> uint32_t */
+	uint64_t *pairs;
+	uint32_t n, cap;
+};
+
+static int table__get(struct table *tb, uint64_t pair, uint32_t *out)
+{
+	uint32_t *ix;
+	bool created;
+	int err = hashmap__upsert(tb->ix, (void **)&ix, &pair, &created);
+
+	if (err)
+		return err;
+	if (created) {
+		if (tb->n == tb->cap) {
+			uint32_t cap = tb->cap ? 2 * tb->cap : 64;
+			uint64_t *p = realloc(tb->pairs, cap * sizeof(*p));
+
+			if (!p) {
+				hashmap__delete(tb->ix, &pair);
+				return -ENOMEM;
+			}
+			tb->pairs = p;
+			tb->cap = cap;
+		}
+		tb->pairs[tb->n] = pair;
+		*ix = tb->n++;
+	}
+	*out = *ix;
+	return 0;
+}
+
+static void table__free(struct table *tb)
+{
+	hashmap__free(tb->ix);
+	free(tb->pairs);
+}
+
+enum { T_FUNC, T_FRAME, T_STACK, T_STRING, T__COUNT };
+
+struct build {
+	struct ff_trace *t;
+	const struct ff_thread *th;
+	struct table tb[T__COUNT];
+	uint32_t *stack; /* open stack nodes */
+	uint32_t depth, cap;
+	uint64_t nsamples, nallocs;
+	FILE *f;
+};
+
+/* What a replay pass does with each sample. */
+enum pass {
+	PASS_COUNT,
+	PASS_STACK,
+	PASS_TIME,
+	PASS_WEIGHT,
+	PASS_A_STACK, /* nativeAllocations' columns */
+	PASS_A_TIME,
+	PASS_A_WEIGHT,
+	PASS_A_ADDR,
+};
+
+static void ms(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%06" PRIu64, ns / 1000000, ns % 1000000);
+}
+
+/* An allocation or free of the nativeAllocations table, on the stack open then. */
+static void emit_alloc(struct build *b, enum pass pass, int64_t stack, const struct ff_rec *r)
+{
+	if (pass < PASS_A_STACK) {
+		b->nallocs += pass == PASS_COUNT;
+		return;
+	}
+	if (b->nallocs++)
+		putc(',', b->f);
+	if (pass == PASS_A_STACK && stack < 0)
+		fputs("null", b->f);
+	else if (pass == PASS_A_STACK)
+		fprintf(b->f, "%" PRId64, stack);
+	else if (pass == PASS_A_TIME)
+		ms(b->f, r->ts - b->t->t0);
+	else if (pass == PASS_A_WEIGHT)
+		fprintf(b->f, "%" PRId64, r->weight);
+	else
+		fprintf(b->f, "%" PRIu64, r->addr);
+}
+
+static void emit(struct build *b, enum pass pass, int64_t stack, uint64_t ts, uint64_t weight)
+{
+	if (pass >= PASS_A_STACK)
+		return;
+	if (pass != PASS_COUNT && b->nsamples)
+		putc(',', b->f);
+	b->nsamples++;
+	switch (pass) {
+	case PASS_COUNT:
+	case PASS_A_STACK:
+	case PASS_A_TIME:
+	case PASS_A_WEIGHT:
+	case PASS_A_ADDR:
+		break;
+	case PASS_STACK:
+		if (stack < 0)
+			fputs("null", b->f);
+		else
+			fprintf(b->f, "%" PRId64, stack);
+		break;
+	case PASS_TIME:
+		ms(b->f, ts - b->t->t0);
+		break;
+	case PASS_WEIGHT:
+		ms(b->f, weight);
+		break;
+	}
+}
+
+static int push(struct build *b, const struct ff_rec *r)
+{
+	uint32_t func, frame, node;
+	int err = table__get(&b->tb[T_FUNC], r->iid, &func);
+
+	if (!err)
+		err = table__get(&b->tb[T_FRAME], (uint64_t)func << 32 | r->line, &frame);
+	/* A stack is (its prefix + 1, 0 for none; its frame). */
+	if (!err)
+		err = table__get(
+			&b->tb[T_STACK],
+			(uint64_t)(b->depth ? b->stack[b->depth - 1] + 1 : 0) << 32 | frame, &node);
+	if (err)
+		return err;
+	if (b->depth == b->cap) {
+		uint32_t cap = b->cap ? 2 * b->cap : 64;
+		uint32_t *s = realloc(b->stack, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		b->stack = s;
+		b->cap = cap;
+	}
+	b->stack[b->depth++] = node;
+	return 0;
+}
+
+/* The thread's events in order, each one a sample of the stack it leaves, weighted by the
+ * time to the next (the last one: 0). */
+static int replay(struct build *b, enum pass pass)
+{
+	static struct ff_rec buf[2048];
+	int64_t pend_stack = -1;
+	uint64_t pend_ts = 0;
+	bool have = false;
+	off_t off = 0;
+	ssize_t n;
+	int err = 0;
+
+	b->depth = 0;
+	b->nsamples = 0;
+	b->nallocs = 0;
+	for (;;) {
+		n = pread(b->t->spill_fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		off += n - n % (ssize_t)sizeof(buf[0]);
+		for (ssize_t i = 0; i < n / (ssize_t)sizeof(buf[0]); i++) {
+			const struct ff_rec *r = &buf[i];
+
+			if (r->pid != b->th->pid || r->tid != b->th->tid)
+				continue;
+			if (r->iid == FF_HEAP) {
+				emit_alloc(b, pass, b->depth ? (int64_t)b->stack[b->depth - 1] : -1,
+					   r);
+				continue;
+			}
+			if (r->iid)
+				err = push(b, r);
+			else if (b->depth)
+				b->depth--;
+			if (err)
+				return err;
+			if (have)
+				emit(b, pass, pend_stack, pend_ts, r->ts - pend_ts);
+			pend_stack = b->depth ? (int64_t)b->stack[b->depth - 1] : -1;
+			pend_ts = r->ts;
+			have = true;
+		}
+		if (n % (ssize_t)sizeof(buf[0]))
+			continue; /* a partial record: read it again whole */
+	}
+	if (have)
+		emit(b, pass, pend_stack, pend_ts, 0);
+	return ferror(b->f) ? -EIO : 0;
+}
+
+static int string_ix(struct build *b, const char *s, uint32_t *out)
+{
+	return table__get(&b->tb[T_STRING], (uint64_t)(uintptr_t)s, out);
+}
+
+/* A column of n values, each printed by col(b, i). */
+#define COLUMN(b, key, n, ...)                          \
+	do {                                            \
+		fprintf((b)->f, ",\"%s\":[", key);      \
+		for (uint32_t i_ = 0; i_ < (n); i_++) { \
+			if (i_)                         \
+				putc(',', (b)->f);      \
+			fprintf((b)->f, __VA_ARGS__);   \
+		}                                       \
+		putc(']', (b)->f);                      \
+	} while (0)
+
+static int write_funcs(struct build *b)
+{
+	struct table *fn = &b->tb[T_FUNC];
+	uint32_t *name = calloc(fn->n + 1, sizeof(*name)), *file = calloc(fn->n + 1, sizeof(*file));
+	int err = name && file ? 0 : -ENOMEM;
+	FILE *f = b->f;
+
+	for (uint32_t i = 0; !err && i < fn->n; i++) {
+		uint32_t iid = (uint32_t)fn->pairs[i];
+		const char *nm = iid < b->t->nnames ? b->t->names[iid] : NULL;
+		const char *fl = iid < b->t->nnames ? b->t->files[iid] : NULL;
+
+		err = string_ix(b, nm ? nm : "[unknown function]", &name[i]);
+		file[i] = UINT32_MAX;
+		if (!err && fl)
+			err = string_ix(b, fl, &file[i]);
+	}
+	if (err)
+		goto cleanup;
+	fprintf(f, ",\"funcTable\":{\"length\":%" PRIu32, fn->n);
+	COLUMN(b, "name", fn->n, "%" PRIu32, name[i_]);
+	COLUMN(b, "isJS", fn->n, "false");
+	COLUMN(b, "relevantForJS", fn->n, "false");
+	COLUMN(b, "resource", fn->n, "-1");
+	fputs(",\"fileName\":[", f);
+	for (uint32_t i = 0; i < fn->n; i++) {
+		if (i)
+			putc(',', f);
+		if (file[i] == UINT32_MAX)
+			fputs("null", f);
+		else
+			fprintf(f, "%" PRIu32, file[i]);
+	}
+	putc(']', f);
+	COLUMN(b, "lineNumber", fn->n, "null");
+	COLUMN(b, "columnNumber", fn->n, "null");
+	putc('}', f);
+cleanup:
+	free(name);
+	free(file);
+	return err;
+}
+
+static void write_frames_stacks(struct build *b)
+{
+	struct table *fr = &b->tb[T_FRAME], *st = &b->tb[T_STACK];
+	FILE *f = b->f;
+
+	fprintf(f, ",\"frameTable\":{\"length\":%" PRIu32, fr->n);
+	COLUMN(b, "address", fr->n, "-1");
+	COLUMN(b, "inlineDepth", fr->n, "0");
+	COLUMN(b, "category", fr->n, "0");
+	COLUMN(b, "subcategory", fr->n, "0");
+	COLUMN(b, "func", fr->n, "%" PRIu32, (uint32_t)(fr->pairs[i_] >> 32));
+	COLUMN(b, "nativeSymbol", fr->n, "null");
+	COLUMN(b, "innerWindowID", fr->n, "0");
+	fputs(",\"line\":[", f);
+	for (uint32_t i = 0; i < fr->n; i++) {
+		uint32_t line = (uint32_t)fr->pairs[i];
+
+		if (i)
+			putc(',', f);
+		if (line)
+			fprintf(f, "%" PRIu32, line);
+		else
+			fputs("null", f);
+	}
+	putc(']', f);
+	COLUMN(b, "column", fr->n, "null");
+	fprintf(f, "},\"stackTable\":{\"length\":%" PRIu32, st->n);
+	COLUMN(b, "frame", st->n, "%" PRIu32, (uint32_t)st->pairs[i_]);
+	fputs(",\"prefix\":[", f);
+	for (uint32_t i = 0; i < st->n; i++) {
+		uint32_t prefix = (uint32_t)(st->pairs[i] >> 32);
+
+		if (i)
+			putc(',', f);
+		if (prefix)
+			fprintf(f, "%" PRIu32, prefix - 1);
+		else
+			fputs("null", f);
+	}
+	fputs("]}", f);
+}
+
+static int write_thread(struct ff_trace *t, const struct ff_thread *th, bool first)
+{
+	struct build b = {.t = t, .th = th, .f = t->out};
+	const char **pname = hashmap__find(t->pnames, &th->pid);
+	uint64_t nsamples, nallocs;
+	int err = 0;
+
+	for (int i = 0; !err && i < T__COUNT; i++)
+		err = hashmap__new(&b.tb[i].ix, sizeof(uint64_t), sizeof(uint32_t));
+	if (!err)
+		err = replay(&b, PASS_COUNT);
+	if (err)
+		goto cleanup;
+	nsamples = b.nsamples;
+	nallocs = b.nallocs;
+	fprintf(b.f, "%s{\"processType\":\"default\",\"processName\":", first ? "" : ",\n");
+	json__write_string(b.f, pname ? *pname : "", strlen(pname ? *pname : ""));
+	fputs(",\"processStartupTime\":", b.f);
+	ms(b.f, th->first_ts - t->t0);
+	fputs(",\"processShutdownTime\":null,\"registerTime\":", b.f);
+	ms(b.f, th->first_ts - t->t0);
+	fputs(",\"unregisterTime\":", b.f);
+	ms(b.f, th->last_ts - t->t0);
+	fputs(",\"pausedRanges\":[],\"name\":", b.f);
+	json__write_string(b.f, th->name, strlen(th->name));
+	fprintf(b.f,
+		",\"isMainThread\":%s,\"pid\":\"%" PRIu32 "\",\"tid\":%" PRIu32
+		",\"samples\":{\"weightType\":\"tracing-ms\",\"length\":%" PRIu64 ",\"stack\":[",
+		th->pid == th->tid ? "true" : "false", th->pid, th->tid, nsamples);
+	err = replay(&b, PASS_STACK);
+	if (!err) {
+		fputs("],\"time\":[", b.f);
+		err = replay(&b, PASS_TIME);
+	}
+	if (!err) {
+		fputs("],\"weight\":[", b.f);
+		err = replay(&b, PASS_WEIGHT);
+	}
+	if (err)
+		goto cleanup;
+	fputs("]}", b.f);
+	/* --heap: allocations (and frees, negative) on the stacks open then. */
+	if (nallocs) {
+		static const struct {
+			enum pass pass;
+			const char *key;
+		} cols[] = {{PASS_A_STACK, "stack"},
+			    {PASS_A_TIME, "time"},
+			    {PASS_A_WEIGHT, "weight"},
+			    {PASS_A_ADDR, "memoryAddress"}};
+
+		fprintf(b.f, ",\"nativeAllocations\":{\"weightType\":\"bytes\",\"length\":%" PRIu64,
+			nallocs);
+		for (size_t i = 0; !err && i < sizeof(cols) / sizeof(cols[0]); i++) {
+			fprintf(b.f, ",\"%s\":[", cols[i].key);
+			err = replay(&b, cols[i].pass);
+			putc(']', b.f);
+		}
+		if (err)
+			goto cleanup;
+		fputs(",\"threadId\":[", b.f);
+		for (uint64_t i = 0; i < nallocs; i++)
+			fprintf(b.f, "%s%" PRIu32, i ? "," : "", th->tid);
+		fputs("]}", b.f);
+	}
+	fputs(",\"markers\":{\"length\":0,\"data\":[],\"name\":[],\"startTime\":[],"
+	      "\"endTime\":[],\"phase\":[],\"category\":[]}",
+	      b.f);
+	err = write_funcs(&b);
+	if (err)
+		goto cleanup;
+	write_frames_stacks(&b);
+	fputs(",\"resourceTable\":{\"length\":0,\"lib\":[],\"name\":[],\"host\":[],\"type\":[]}"
+	      ",\"nativeSymbols\":{\"length\":0,\"libIndex\":[],\"address\":[],\"name\":[],"
+	      "\"functionSize\":[]},\"stringArray\":[",
+	      b.f);
+	for (uint32_t i = 0; i < b.tb[T_STRING].n; i++) {
+		const char *s = (const char *)(uintptr_t)b.tb[T_STRING].pairs[i];
+
+		if (i)
+			putc(',', b.f);
+		json__write_string(b.f, s, strlen(s));
+	}
+	fputs("]}", b.f);
+	err = ferror(b.f) ? -EIO : 0;
+cleanup:
+	for (int i = 0; i < T__COUNT; i++)
+		table__free(&b.tb[i]);
+	free(b.stack);
+	return err;
+}
+
+/* The drop counters go in meta.extra, which the profiler shows in its profile info panel. */
+static int ff_finish(struct trace_sink *s, uint64_t ts, const char *const *names,
+		     const uint64_t *values, size_t n)
+{
+	struct ff_trace *t = fft(s);
+	FILE *gz = NULL, *out = t->out;
+	struct timespec now;
+	double start_ms;
+	bool first = true;
+	int err = 0;
+
+	if (fflush(t->spill))
+		return -EIO;
+	if (t->gzip) {
+		err = gzfile__open(&gz, out);
+		if (err)
+			return err;
+		t->out = gz;
+	}
+	/* ts is now on the events' clock: the wall time of t0 is that much earlier. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	start_ms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6 -
+		   (double)(ts - (t->have_t0 && ts > t->t0 ? t->t0 : ts)) / 1e6;
+	fprintf(t->out,
+		"{\"meta\":{\"interval\":1,\"startTime\":%.3f,\"processType\":0,"
+		"\"product\":\"bpftrace-prof\",\"stackwalk\":0,\"version\":27,"
+		"\"preprocessedProfileVersion\":55,\"symbolicated\":true,\"markerSchema\":[],"
+		"\"categories\":[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":"
+		"[\"Other\"]}],\"extra\":[{\"label\":\"bpftrace-prof drops\",\"entries\":[",
+		start_ms);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",{\"label\":" : "{\"label\":", t->out);
+		json__write_string(t->out, names[i], strlen(names[i]));
+		fprintf(t->out, ",\"format\":\"integer\",\"value\":%" PRIu64 "}", values[i]);
+	}
+	/* Frees of blocks allocated before the trace began: not losses, but not in it. */
+	fprintf(t->out,
+		"%s{\"label\":\"heap_frees_unpaired\",\"format\":\"integer\",\"value\":%" PRIu64
+		"}",
+		n ? "," : "", t->unpaired_frees);
+	fputs("]}]},\"libs\":[],\"pages\":[],\"counters\":[],\"threads\":[\n", t->out);
+	for (uint32_t i = 0; !err && i < t->nthreads; i++) {
+		if (!t->threads[i].nrec)
+			continue;
+		err = write_thread(t, &t->threads[i], first);
+		first = false;
+	}
+	fputs("\n]}\n", t->out);
+	if (!err && ferror(t->out))
+		err = -EIO;
+	if (gz) {
+		if (fclose(gz) && !err)
+			err = -(errno ? errno : EIO);
+		t->out = out;
+	}
+	return err;
+}
+
+static void ff_free(struct trace_sink *s)
+{
+	struct ff_trace *t = fft(s);
+
+	if (!t)
+		return;
+	if (t->spill)
+		fclose(t->spill); /* also closes spill_fd; the file was never linked */
+	else if (t->spill_fd >= 0)
+		close(t->spill_fd);
+	hashmap__free(t->thread_ix);
+	hashmap__free(t->pnames);
+	hashmap__free(t->blocks);
+	strpool__free(t->strings);
+	free(t->threads);
+	free(t->names);
+	free(t->files);
+	free(t);
+}
+
+static const struct trace_sink_ops ff_ops = {
+	.process = ff_process,
+	.thread = ff_thread,
+	.name = ff_name,
+	.begin = ff_begin,
+	.end = ff_end,
+	.instant = ff_instant,
+	.finish = ff_finish,
+	.free = ff_free,
+	.source = ff_source,
+	.begin_line = ff_begin_line,
+	.heap = ff_heap,
+};
+
+/* An unnamed file nobody else can open: in dir, else $TMPDIR, else /tmp. */
+static int open_spill(const char *dir)
+{
+	const char *tries[] = {dir, getenv("TMPDIR"), "/tmp"};
+	int fd = -ENOENT;
+
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		if (!tries[i] || !*tries[i])
+			continue;
+		fd = open(tries[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return fd;
+		fd = -errno;
+	}
+	return fd;
+}
+
+int firefox_trace__new(struct trace_sink **out, FILE *f, int gzip, const char *spill_dir)
+{
+	struct ff_trace *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->sink.ops = &ff_ops;
+	t->out = f;
+	t->gzip = gzip;
+	t->spill_fd = open_spill(spill_dir);
+	if (t->spill_fd < 0) {
+		err = t->spill_fd;
+		goto cleanup;
+	}
+	t->spill = fdopen(t->spill_fd, "w");
+	if (!t->spill) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = hashmap__new(&t->thread_ix, sizeof(uint64_t), sizeof(uint32_t));
+	if (!err)
+		err = hashmap__new(&t->pnames, sizeof(uint32_t), sizeof(const char *));
+	if (!err)
+		err = hashmap__new(&t->blocks, sizeof(struct ff_block_key), sizeof(uint64_t));
+	if (!err)
+		err = strpool__new(&t->strings);
+	if (err)
+		goto cleanup;
+	*out = &t->sink;
+	return 0;
+cleanup:
+	ff_free(&t->sink);
+	return err;
+}
