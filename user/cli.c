@@ -36,11 +36,18 @@ static const char usage[] =
 	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
 	"the\n"
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
-	"  -f, --format FMT         pprof (default) | folded | text | chrome | perfetto |\n"
-	"                           memtrace (chrome, perfetto: event traces of --calls, every\n"
-	"                           call a slice; default output bpftrace-prof.json / .pftrace;\n"
+	"  -f, --format FMT         pprof (default) | folded | text | svg | chrome | perfetto |\n"
+	"                           memtrace (svg: an interactive flame graph, default output\n"
+	"                           bpftrace-prof.svg; chrome, perfetto: event traces of --calls,\n"
+	"                           every call a slice; default output bpftrace-prof.json /\n"
+	"                           .pftrace;\n"
 	"                           memtrace: --heap only, an allocation trace, sampled;\n"
 	"                           --sample-bytes default 524288)\n"
+	"      --svg-type TYPE      -f svg: the sample type drawn (default: the mode's own;\n"
+	"                           heap: alloc_objects | alloc_space | inuse_objects |\n"
+	"                           inuse_space; cpu: samples | cpu; offcpu: events | offcpu;\n"
+	"                           calls: calls | wall | busy | idle)\n"
+	"      --icicle             -f svg: root at the top\n"
 	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
 	"until\n"
 	"                           the target exits or SIGINT\n"
@@ -106,6 +113,8 @@ enum {
 	OPT_PUSH_PROTOCOL,
 	OPT_PUSH_AUTH_FILE,
 	OPT_AT,
+	OPT_SVG_TYPE,
+	OPT_ICICLE,
 };
 
 static const struct option long_opts[] = {
@@ -136,6 +145,8 @@ static const struct option long_opts[] = {
 	{"push", required_argument, NULL, OPT_PUSH},
 	{"push-protocol", required_argument, NULL, OPT_PUSH_PROTOCOL},
 	{"push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE},
+	{"svg-type", required_argument, NULL, OPT_SVG_TYPE},
+	{"icicle", no_argument, NULL, OPT_ICICLE},
 	{},
 };
 
@@ -207,6 +218,27 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
+/* The sample types each mode's profile has (profile/<mode>_profile.c): --svg-type is checked
+ * before the run rather than after it. */
+static const struct {
+	unsigned mode;
+	const char *types[4];
+} mode_types[] = {
+	{MODE_HEAP, {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"}},
+	{MODE_CPU, {"samples", "cpu"}},
+	{MODE_OFFCPU, {"events", "offcpu"}},
+	{MODE_CALLS, {"calls", "wall", "busy", "idle"}},
+};
+
+static bool svg_type_known(unsigned modes, const char *type)
+{
+	for (size_t i = 0; i < sizeof(mode_types) / sizeof(mode_types[0]); i++)
+		for (size_t j = 0; (modes & mode_types[i].mode) && j < 4; j++)
+			if (mode_types[i].types[j] && !strcmp(mode_types[i].types[j], type))
+				return true;
+	return false;
+}
+
 int cli__parse(struct env *out, int argc, char **argv)
 {
 	struct env env = {
@@ -269,8 +301,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.format = FMT_CHROME;
 			else if (!strcmp(optarg, "perfetto"))
 				env.format = FMT_PERFETTO;
+			else if (!strcmp(optarg, "svg"))
+				env.format = FMT_SVG;
 			else
-				return bad("unknown format '%s' (pprof, folded, text, chrome, "
+				return bad("unknown format '%s' (pprof, folded, text, svg, chrome, "
 					   "perfetto, memtrace)",
 					   optarg);
 			break;
@@ -351,6 +385,12 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case OPT_PUSH_AUTH_FILE:
 			env.push_auth_file = optarg;
 			push_opt = "--push-auth-file";
+			break;
+		case OPT_SVG_TYPE:
+			env.svg_type = optarg;
+			break;
+		case OPT_ICICLE:
+			env.icicle = true;
 			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "auto"))
@@ -444,12 +484,17 @@ int cli__parse(struct env *out, int argc, char **argv)
 	if ((env.format == FMT_CHROME || env.format == FMT_PERFETTO) && env.live)
 		return bad("--live shows profiles, not event traces (-f %s)",
 			   env.format == FMT_CHROME ? "chrome" : "perfetto");
+	if ((env.svg_type || env.icicle) && env.format != FMT_SVG)
+		return bad("%s goes with -f svg", env.svg_type ? "--svg-type" : "--icicle");
+	if (env.svg_type && !svg_type_known(env.modes, env.svg_type))
+		return bad("unknown --svg-type '%s' for the modes given", env.svg_type);
 	if (!output_given)
 		env.output = env.format == FMT_PPROF	  ? "bpftrace-prof.pb.gz"
 			     : env.format == FMT_FOLDED	  ? "bpftrace-prof.folded"
 			     : env.format == FMT_MEMTRACE ? "bpftrace-prof.memtrace"
 			     : env.format == FMT_CHROME	  ? "bpftrace-prof.json"
 			     : env.format == FMT_PERFETTO ? "bpftrace-prof.pftrace"
+			     : env.format == FMT_SVG	  ? "bpftrace-prof.svg"
 							  : "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");
