@@ -530,8 +530,8 @@ static void fill_color(char *buf, size_t len, enum svg_kind kind, const char *na
 	int r, g, b;
 
 	switch (kind) {
-	case SVG_KIND_KERNEL: /* orange */
-		r = 235, g = 140 + (int)(60 * v), b = 20 + (int)(40 * v);
+	case SVG_KIND_KERNEL: /* light orange */
+		r = 240, g = 175 + (int)(40 * v), b = 70 + (int)(40 * v);
 		break;
 	case SVG_KIND_INTERP: /* teal */
 		r = 60 + (int)(60 * v), g = 165 + (int)(60 * v), b = 140 + (int)(70 * v);
@@ -547,8 +547,8 @@ static void fill_color(char *buf, size_t len, enum svg_kind kind, const char *na
 		r = g = b = 200 + (int)(30 * v);
 		break;
 	case SVG_KIND_NATIVE:
-	default: /* red to yellow, the classic flame */
-		r = 205 + (int)(50 * v), g = 60 + (int)(150 * v), b = 30 + (int)(40 * v);
+	default: /* reds: the classic flame, kept apart from the kernel's orange */
+		r = 200 + (int)(55 * v), g = 50 + (int)(70 * v), b = 40 + (int)(30 * v);
 		break;
 	}
 	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
@@ -642,6 +642,13 @@ static const char script[] =
 	"  });\n"
 	"  zoom(null);\n"
 	"  search(null);\n"
+	"  /* #s=REGEX&z=ID in the address: a search and a zoom to share (and to test). */\n"
+	"  location.hash.slice(1).split('&').forEach(function (kv) {\n"
+	"    var v = decodeURIComponent(kv.slice(2));\n"
+	"    if (kv.indexOf('s=') === 0 && v) { try { search(new RegExp(v)); } catch (err) { "
+	"matched.textContent = 'bad expression'; } }\n"
+	"    if (kv.indexOf('z=') === 0 && byId[v]) zoom(v === 'f0' ? null : byId[v]);\n"
+	"  });\n"
 	"})();\n"
 	"]]></script>\n";
 
@@ -736,7 +743,7 @@ static void write_head(FILE *f, const struct profile *p, const struct svg_layout
 		"<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"56\">Reset zoom</text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"74\"></text>\n",
 		SVG_WIDTH - 110, SVG_WIDTH - 110, SVG_WIDTH - 110, SVG_WIDTH - 150);
-	fputs("<text id=\"legend\" x=\"10\" y=\"74\">colours: native (red-yellow), kernel "
+	fputs("<text id=\"legend\" x=\"10\" y=\"74\">colours: native (red), kernel "
 	      "(orange), interpreter (teal), allocator (violet), other (grey)</text>\n</g>\n",
 	      f);
 }

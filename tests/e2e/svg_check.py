@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Independent reader of our -f svg flame graphs (xml.etree only).
+
+Usage: svg_check.py FILE flame|icicle [NAME...]
+Checks the geometry: the root spans the chart; every frame's width is its value's share of the
+chart (to the 4 decimals written); every child lies inside its parent, one level further from
+the root (below it in an icicle, above it in a flame graph); siblings do not overlap.  Then
+prints, per NAME, "NAME WIDTH VALUE": the summed widths and values of the outermost frames of
+that name (a recursive function counted once)."""
+import sys
+import xml.etree.ElementTree as ET
+
+NS = "{http://www.w3.org/2000/svg}"
+CHART, MARGIN, LEVEL = 1180.0, 10.0, 16.0
+EPS = 0.002  # two rounding steps of the 4 decimals written
+
+
+def fail(msg):
+    print("svg_check: " + msg)
+    sys.exit(1)
+
+
+def main():
+    path, layout, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+    root = ET.parse(path).getroot()
+    if root.tag != NS + "svg":
+        fail("root element is %s" % root.tag)
+    frames = {}
+    order = []
+    for g in root.iter(NS + "g"):
+        if g.get("class") != "f":
+            continue
+        rect, title = g.find(NS + "rect"), g.find(NS + "title")
+        if rect is None or title is None:
+            fail("frame %s without rect or title" % g.get("id"))
+        f = {
+            "id": g.get("id"), "parent": g.get("data-p"), "depth": int(g.get("data-d")),
+            "value": int(g.get("data-v")), "name": g.get("data-n"),
+            "x": float(rect.get("x")) - MARGIN, "w": float(rect.get("width")),
+            "y": float(rect.get("y")), "title": title.text.split("\n"),
+        }
+        if f["title"][0] != f["name"]:
+            fail("title %r does not start with the name %r" % (f["title"][0], f["name"]))
+        frames[f["id"]] = f
+        order.append(f)
+    if not order:
+        fail("no frames")
+    top = order[0]
+    if top["parent"] is not None or top["name"] != "all" or top["depth"] != 0:
+        fail("the first frame is not the root")
+    if abs(top["x"]) > EPS or abs(top["w"] - CHART) > EPS:
+        fail("the root does not span the chart: x %s width %s" % (top["x"], top["w"]))
+    total = top["value"]
+    kids = {}
+    for f in order[1:]:
+        p = frames.get(f["parent"])
+        if p is None:
+            fail("%s: no parent %s" % (f["id"], f["parent"]))
+        want = f["value"] * CHART / total
+        if abs(f["w"] - want) > EPS:
+            fail("%s (%s): width %s, its value says %s" % (f["id"], f["name"], f["w"], want))
+        if f["w"] > p["w"] + EPS or f["value"] > p["value"]:
+            fail("%s (%s) wider than its parent %s" % (f["id"], f["name"], p["name"]))
+        if f["x"] < p["x"] - EPS or f["x"] + f["w"] > p["x"] + p["w"] + EPS:
+            fail("%s (%s) outside its parent %s" % (f["id"], f["name"], p["name"]))
+        if f["depth"] != p["depth"] + 1:
+            fail("%s: depth %d under depth %d" % (f["id"], f["depth"], p["depth"]))
+        step = LEVEL if layout == "icicle" else -LEVEL
+        if abs(f["y"] - (p["y"] + step)) > EPS:
+            fail("%s: y %s, parent's %s (%s)" % (f["id"], f["y"], p["y"], layout))
+        kids.setdefault(p["id"], []).append(f)
+    for pid, ks in kids.items():
+        ks.sort(key=lambda k: k["x"])
+        for a, b in zip(ks, ks[1:]):
+            if a["x"] + a["w"] > b["x"] + EPS:
+                fail("siblings %s and %s overlap" % (a["name"], b["name"]))
+        if sum(k["value"] for k in ks) > frames[pid]["value"]:
+            fail("children of %s worth more than it" % frames[pid]["name"])
+    print("frames %d total %d" % (len(order), total))
+    for name in names:
+        w = v = 0
+        for f in order:
+            a, nested = frames.get(f["parent"]), False
+            while a is not None:
+                nested = nested or a["name"] == name
+                a = frames.get(a["parent"])
+            if f["name"] == name and not nested:
+                w += f["w"]
+                v += f["value"]
+        print("%s %.4f %d" % (name, w, v))
+
+
+if __name__ == "__main__":
+    main()
