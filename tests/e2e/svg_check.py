@@ -2,13 +2,17 @@
 """Independent reader of our -f svg flame graphs (xml.etree only).
 
 Usage: svg_check.py FILE flame|icicle [NAME...]
+       svg_check.py --png SHOT.png   (a screenshot: "COLOURS SHARE", its distinct colours and
+                                      the share of pixels unlike the top-left one)
 Checks the geometry: the root spans the chart; every frame's width is its value's share of the
 chart (to the 4 decimals written); every child lies inside its parent, one level further from
 the root (below it in an icicle, above it in a flame graph); siblings do not overlap.  Then
 prints, per NAME, "NAME WIDTH VALUE": the summed widths and values of the outermost frames of
 that name (a recursive function counted once)."""
+import struct
 import sys
 import xml.etree.ElementTree as ET
+import zlib
 
 NS = "{http://www.w3.org/2000/svg}"
 CHART, MARGIN, LEVEL = 1180.0, 10.0, 16.0
@@ -90,5 +94,54 @@ def main():
         print("%s %.4f %d" % (name, w, v))
 
 
+def paeth(a, b, c):
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    if pa <= pb and pa <= pc:
+        return a
+    return b if pb <= pc else c
+
+
+def png_pixels(path):
+    """RGB(A) 8-bit non-interlaced PNG (what Chromium writes) -> rows of pixel tuples."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("%s is not a PNG" % path)
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = hdr
+    if depth != 8 or ctype not in (2, 6) or interlace:
+        fail("PNG kind not read here: depth %d colour type %d" % (depth, ctype))
+    bpp = 3 if ctype == 2 else 4
+    raw, stride, prev, rows, i = zlib.decompress(idat), w * bpp, bytearray(w * bpp), [], 0
+    for _ in range(h):
+        ft, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+        i += 1 + stride
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+            line[x] = (line[x] + (0, a, b, (a + b) // 2, paeth(a, b, c))[ft]) & 0xff
+        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
+        prev = line
+    return rows
+
+
+def png_main(path):
+    rows = png_pixels(path)
+    bg = rows[0][0]
+    px = [p for r in rows for p in r]
+    print("%d %.4f" % (len(set(px)), sum(p != bg for p in px) / len(px)))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--png":
+        png_main(sys.argv[2])
+    else:
+        main()

@@ -674,7 +674,8 @@ static void write_frame(FILE *f, const struct profile *p, const struct svg_layou
 	fprintf(f, "\n%s (%.2f%%)", quantity__format(q, sizeof(q), fr->value, unit, false),
 		l->total ? 100.0 * (double)fr->value / (double)l->total : 0.0);
 	if (fr->merged)
-		fprintf(f, "\n%" PRIu32 " frames under the threshold", fr->merged);
+		fprintf(f, "\n%" PRIu32 " frame%s under the threshold", fr->merged,
+			fr->merged == 1 ? "" : "s");
 	if (*fr->file) {
 		fputc('\n', f);
 		svg__escape(f, fr->file, SIZE_MAX);
