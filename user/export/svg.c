@@ -367,14 +367,11 @@ static int frame_add(struct layout_ctx *c, uint32_t *out, const struct svg_frame
 	return 0;
 }
 
-static const struct tree *sort_tree; /* qsort has no context argument; layout is not reentrant */
-
-static int cmp_child(const void *a, const void *b)
+static int cmp_child(const void *a, const void *b, void *arg)
 {
-	const struct node *x = &sort_tree->nodes[*(const uint32_t *)a];
-	const struct node *y = &sort_tree->nodes[*(const uint32_t *)b];
+	const struct tree *t = arg;
 
-	return strcmp(x->name, y->name);
+	return strcmp(t->nodes[*(const uint32_t *)a].name, t->nodes[*(const uint32_t *)b].name);
 }
 
 /* Lays out node's children inside frame `fi` (already placed), recursively. */
@@ -396,8 +393,7 @@ static int layout_children(struct layout_ctx *c, uint32_t node, uint32_t fi)
 	nkids = 0;
 	for (uint32_t k = t->nodes[node].first_child; k; k = t->nodes[k].next_sibling)
 		kids[nkids++] = k;
-	sort_tree = t;
-	qsort(kids, nkids, sizeof(*kids), cmp_child);
+	qsort_r(kids, nkids, sizeof(*kids), cmp_child, (void *)t);
 	for (uint32_t i = 0; i < nkids; i++) {
 		const struct node *n = &t->nodes[kids[i]];
 		uint32_t ci;
