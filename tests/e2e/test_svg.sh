@@ -158,3 +158,28 @@ PY
 	expect_range "frames merged (the note)" 1024 1100 "$note"
 	[ "$(grep -c 'class="f"' "$f")" -lt 3000 ] || fail "$(grep -c 'class="f"' "$f") frames: nothing merged"
 }
+
+# --calls of tests/targets/calls.php (main once, Calc::alpha 100 times, Calc::beta 3 times per
+# alpha, sleeper once) by call counts: exact cumulative values, interpreter frames with their
+# file:line.
+t_svg_php_calls_interpreter_frames() {
+	local f=$E2E_TMP/calls.svg out fn
+	svg_need xmllint
+	svg_need php
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f svg --svg-type calls -o "$f" --top 0 -- php tests/targets/calls.php \
+		>/dev/null || fail "exit status $?"
+	xmllint --noout "$f" || fail "xmllint rejects $f"
+	out=$(python3 tests/e2e/svg_check.py "$f" flame main Calc::alpha Calc::beta sleeper) || fail "$out"
+	echo "$out"
+	expect_eq "main (every call below it)" 402 "$(svg_field "$out" main 3)"
+	expect_eq "Calc::alpha with its betas" 400 "$(svg_field "$out" Calc::alpha 3)"
+	expect_eq "Calc::beta" 300 "$(svg_field "$out" Calc::beta 3)"
+	expect_eq "sleeper" 1 "$(svg_field "$out" sleeper 3)"
+	for fn in main Calc::alpha Calc::beta sleeper; do
+		grep -q "data-k=\"interp\" data-p=\"f[0-9]*\" data-v=\"[0-9]*\" data-n=\"$fn\"" "$f" ||
+			fail "$fn is not an interpreter frame"
+	done
+	grep -A2 '<title>Calc::beta$' "$f" | grep -q '^[^<]*/tests/targets/calls\.php:[0-9][0-9]*</title>' ||
+		fail "no file:line in Calc::beta's title"
+	grep -q '>calls profile: calls (count), total 402, ' "$f" || fail "title line"
+}
