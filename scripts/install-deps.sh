@@ -13,6 +13,11 @@ test_pkgs="$test_pkgs shellcheck cppcheck clang-format"
 test_pkgs="$test_pkgs docker.io busybox-static tmux"
 # protobuf-compiler: `protoc --decode_raw` checks the -f perfetto traces (tests/e2e/test_trace.sh).
 test_pkgs="$test_pkgs protobuf-compiler"
+# libxml2-utils: `xmllint --noout` checks the -f svg flame graphs (tests/e2e/test_svg.sh).
+test_pkgs="$test_pkgs libxml2-utils"
+# chromium: test_svg.sh loads a flame graph headless (no console error, search, zoom,
+# screenshot); the test is skipped without it.
+test_pkgs="$test_pkgs chromium"
 bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64"
 
 case "$level" in

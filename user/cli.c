@@ -36,12 +36,18 @@ static const char usage[] =
 	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
 	"the\n"
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
-	"  -f, --format FMT         pprof (default) | folded | text | chrome | perfetto |\n"
-	"                           firefox | codetracer | memtrace (chrome, perfetto,\n"
+	"  -f, --format FMT         pprof (default) | folded | text | svg | chrome | perfetto |\n"
+	"                           firefox | codetracer | memtrace (svg: an interactive flame\n"
+	"                           graph, default output bpftrace-prof.svg; chrome, perfetto,\n"
 	"                           firefox, codetracer: event traces of --calls alone; default\n"
 	"                           output bpftrace-prof.json / .pftrace / .profile.json.gz /\n"
 	"                           bpftrace-prof-trace (a folder); memtrace: --heap only, an\n"
 	"                           allocation trace, sampled; --sample-bytes default 524288)\n"
+	"      --svg-type TYPE      -f svg: the sample type drawn (default: the mode's own;\n"
+	"                           heap: alloc_objects | alloc_space | inuse_objects |\n"
+	"                           inuse_space; cpu: samples | cpu; offcpu: events | offcpu;\n"
+	"                           calls: calls | wall | busy | idle)\n"
+	"      --icicle             -f svg: root at the top\n"
 	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
 	"until\n"
 	"                           the target exits or SIGINT\n"
@@ -107,6 +113,8 @@ enum {
 	OPT_PUSH_PROTOCOL,
 	OPT_PUSH_AUTH_FILE,
 	OPT_AT,
+	OPT_SVG_TYPE,
+	OPT_ICICLE,
 };
 
 static const struct option long_opts[] = {
@@ -137,6 +145,8 @@ static const struct option long_opts[] = {
 	{"push", required_argument, NULL, OPT_PUSH},
 	{"push-protocol", required_argument, NULL, OPT_PUSH_PROTOCOL},
 	{"push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE},
+	{"svg-type", required_argument, NULL, OPT_SVG_TYPE},
+	{"icicle", no_argument, NULL, OPT_ICICLE},
 	{},
 };
 
@@ -222,6 +232,27 @@ static const char *format_name(enum out_format f)
 				   : "codetracer";
 }
 
+/* The sample types each mode's profile has (profile/<mode>_profile.c): --svg-type is checked
+ * before the run rather than after it. */
+static const struct {
+	unsigned mode;
+	const char *types[4];
+} mode_types[] = {
+	{MODE_HEAP, {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"}},
+	{MODE_CPU, {"samples", "cpu"}},
+	{MODE_OFFCPU, {"events", "offcpu"}},
+	{MODE_CALLS, {"calls", "wall", "busy", "idle"}},
+};
+
+static bool svg_type_known(unsigned modes, const char *type)
+{
+	for (size_t i = 0; i < sizeof(mode_types) / sizeof(mode_types[0]); i++)
+		for (size_t j = 0; (modes & mode_types[i].mode) && j < 4; j++)
+			if (mode_types[i].types[j] && !strcmp(mode_types[i].types[j], type))
+				return true;
+	return false;
+}
+
 int cli__parse(struct env *out, int argc, char **argv)
 {
 	struct env env = {
@@ -288,8 +319,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.format = FMT_FIREFOX;
 			else if (!strcmp(optarg, "codetracer"))
 				env.format = FMT_CODETRACER;
+			else if (!strcmp(optarg, "svg"))
+				env.format = FMT_SVG;
 			else
-				return bad("unknown format '%s' (pprof, folded, text, chrome, "
+				return bad("unknown format '%s' (pprof, folded, text, svg, chrome, "
 					   "perfetto, firefox, codetracer, memtrace)",
 					   optarg);
 			break;
@@ -370,6 +403,12 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case OPT_PUSH_AUTH_FILE:
 			env.push_auth_file = optarg;
 			push_opt = "--push-auth-file";
+			break;
+		case OPT_SVG_TYPE:
+			env.svg_type = optarg;
+			break;
+		case OPT_ICICLE:
+			env.icicle = true;
 			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "auto"))
@@ -470,6 +509,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 			   format_name(env.format));
 	if (env.format == FMT_CODETRACER && output_given && !strcmp(env.output, "-"))
 		return bad("-f codetracer writes a directory: give -o DIR, not -%s", "");
+	if ((env.svg_type || env.icicle) && env.format != FMT_SVG)
+		return bad("%s goes with -f svg", env.svg_type ? "--svg-type" : "--icicle");
+	if (env.svg_type && !svg_type_known(env.modes, env.svg_type))
+		return bad("unknown --svg-type '%s' for the modes given", env.svg_type);
 	if (!output_given)
 		env.output = env.format == FMT_PPROF	    ? "bpftrace-prof.pb.gz"
 			     : env.format == FMT_FOLDED	    ? "bpftrace-prof.folded"
@@ -478,6 +521,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 			     : env.format == FMT_PERFETTO   ? "bpftrace-prof.pftrace"
 			     : env.format == FMT_FIREFOX    ? "bpftrace-prof.profile.json.gz"
 			     : env.format == FMT_CODETRACER ? "bpftrace-prof-trace"
+			     : env.format == FMT_SVG	    ? "bpftrace-prof.svg"
 							    : "bpftrace-prof.txt";
 	if (!strcmp(env.output, "-") && __builtin_popcount(env.modes) > 1)
 		return bad("-o - takes one mode; give a file name with several modes%s", "");

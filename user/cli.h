@@ -26,6 +26,7 @@ enum out_format {
 	FMT_PERFETTO,	/* event trace: Perfetto TrackEvent protobuf (--calls) */
 	FMT_FIREFOX,	/* event trace: Firefox Profiler processed format (--calls) */
 	FMT_CODETRACER, /* event trace: CodeTracer trace folder, -o is a directory (--calls) */
+	FMT_SVG,	/* interactive flame graph (export/svg.h), one per mode */
 };
 
 /* --unwind: how user stacks are walked (include/prof_unwind.h). */
@@ -55,8 +56,10 @@ struct env {
 	const char *push_auth_file; /* --push-auth-file */
 	const char *output;	    /* -o; "-" = stdout */
 	enum out_format format;
-	double duration; /* -d seconds; 0 = until exit or signal */
-	unsigned top;	 /* --top N */
+	const char *svg_type; /* --svg-type: -f svg's sample type; NULL: the profile's default */
+	bool icicle;	      /* --icicle: -f svg with the root at the top */
+	double duration;      /* -d seconds; 0 = until exit or signal */
+	unsigned top;	      /* --top N */
 	uint64_t sample_bytes;
 	enum unwind_mode unwind;
 	int verbosity; /* -v count, -1 for -q */

@@ -20,6 +20,7 @@
 #include "export/output.h"
 #include "export/pprof.h"
 #include "export/push.h"
+#include "export/svg.h"
 #include "export/text.h"
 #include "profile/build.h"
 #include "profile/calls_profile.h"
@@ -52,6 +53,21 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	case FMT_TEXT:
 		err = text__write(p, output__file(o), env->top ? env->top : 10);
 		break;
+	case FMT_SVG: {
+		struct svg_opts so = {
+			.type = p->default_type,
+			.icicle = env->icicle,
+			.cmdline = env->cmdline,
+			.min_share = SVG_MIN_SHARE,
+		};
+		/* With several modes, one lacking the type asked for keeps its default. */
+		int t = env->svg_type ? svg__type_index(p, env->svg_type) : -ENOENT;
+
+		if (t >= 0)
+			so.type = (uint32_t)t;
+		err = svg__write(p, output__file(o), &so);
+		break;
+	}
 	case FMT_MEMTRACE: /* event traces are recorded as they run (export/memtrace_rec.h, */
 	case FMT_CHROME:   /* tracefile.c) */
 	case FMT_PERFETTO:

@@ -325,6 +325,39 @@ static void test_cli__push_needs_interval_and_a_url(void **state)
 			 -EINVAL);
 }
 
+static void test_cli__svg_format(void **state)
+{
+	struct env env;
+	char path[64];
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "--cpu", "-f", "svg", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_SVG);
+	assert_string_equal(env.output, "bpftrace-prof.svg");
+	assert_null(env.svg_type);
+	assert_false(env.icicle);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-f", "svg", "--svg-type", "alloc_space",
+			       "--icicle", "-o", "g.svg", "-p", "1"),
+			 CLI_RUN);
+	assert_string_equal(env.svg_type, "alloc_space");
+	assert_true(env.icicle);
+	/* one SVG per mode */
+	assert_string_equal(cli__output_path(&env, "heap", path, sizeof(path)), "g.heap.svg");
+	assert_string_equal(cli__output_path(&env, "cpu", path, sizeof(path)), "g.cpu.svg");
+	cli__free(&env);
+	/* a type of no mode given, of another mode, options without -f svg */
+	assert_int_equal(PARSE(&env, "--cpu", "-f", "svg", "--svg-type", "bogus", "-p", "1"),
+			 -EINVAL);
+	assert_int_equal(PARSE(&env, "--cpu", "-f", "svg", "--svg-type", "alloc_space", "-p", "1"),
+			 -EINVAL);
+	assert_int_equal(PARSE(&env, "--heap", "--svg-type", "alloc_space", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--heap", "-f", "folded", "--icicle", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--offcpu", "-f", "svg", "--svg-type", "offcpu", "-p", "1"),
+			 CLI_RUN);
+	cli__free(&env);
+}
+
 static void test_cli__memtrace_format(void **state)
 {
 	struct env env;
@@ -390,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_cli__event_trace_formats),
 		cmocka_unit_test(test_cli__live),
 		cmocka_unit_test(test_cli__memtrace_format),
+		cmocka_unit_test(test_cli__svg_format),
 		cmocka_unit_test(test_cli__report_subcommand),
 	};
 
