@@ -83,6 +83,14 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# System call names for `dump` (user/proc/syscalls.c), from the C library's <asm/unistd.h>.
+$(OUTPUT)/syscall_names.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)echo '#include <asm/unistd.h>' | $(CC) -E -dM - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/[\2] = "\1",/p' > $@
+$(OUTPUT)/user/proc/syscalls.o $(OUTPUT)/asan/proc/syscalls.o \
+	$(OUTPUT)/fuzz/obj/proc/syscalls.o: $(OUTPUT)/syscall_names.h
+
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@

@@ -23,6 +23,61 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * Whose user memory the stack walkers (unwind.bpf.h, python.bpf.h) read.  Every probe and sampler
+ * walks the thread it runs in.  The dump iterator (bpf/dump.bpf.c defines PROF_CROSS_TASK) walks
+ * another thread, named by prof_walk_tid: reads go through bpf_copy_from_user_task (sleepable
+ * programs only) on a reference taken per read, since global functions and bpf_loop callbacks
+ * cannot be handed the iterator's trusted task pointer.
+ */
+#ifdef PROF_CROSS_TASK
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+__u32 prof_walk_tgid, prof_walk_tid; /* the thread being dumped (one iterator read at a time) */
+
+static __always_inline struct task_struct *prof_walk_task_get(void)
+{
+	return bpf_task_from_pid(prof_walk_tid);
+}
+
+static __always_inline void prof_walk_task_put(struct task_struct *t)
+{
+	bpf_task_release(t);
+}
+
+/* Not inlined: the walkers' frames would hold the task reference across each read. */
+static __noinline long prof_read_user(void *dst, __u32 size, const void *src)
+{
+	struct task_struct *t = prof_walk_task_get();
+	long err;
+
+	if (!t)
+		return -3; /* -ESRCH: the thread is gone */
+	err = bpf_copy_from_user_task(dst, size, src, t, 0);
+	prof_walk_task_put(t);
+	return err;
+}
+
+static __always_inline __u64 prof_walk_pid_tgid(void)
+{
+	return (__u64)prof_walk_tgid << 32 | prof_walk_tid;
+}
+#else
+static __always_inline struct task_struct *prof_walk_task_get(void)
+{
+	return bpf_get_current_task_btf();
+}
+
+static __always_inline void prof_walk_task_put(struct task_struct *t)
+{
+	(void)t;
+}
+
+#define prof_read_user(dst, size, src) bpf_probe_read_user(dst, size, src)
+#define prof_walk_pid_tgid()	       bpf_get_current_pid_tgid()
+#endif
+
 /* tgid -> 1 for every process being profiled. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

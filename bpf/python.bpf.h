@@ -34,7 +34,7 @@ struct py_walk {
 
 static __always_inline bool py_read(void *dst, __u32 size, __u64 addr)
 {
-	return bpf_probe_read_user(dst, size, (void *)addr) == 0;
+	return prof_read_user(dst, size, (void *)addr) == 0;
 }
 
 static __always_inline bool py_is_eval(const struct prof_py_proc *py, __u64 pc)
@@ -61,13 +61,26 @@ static __always_inline __u64 py_gil_holder(const struct prof_py_proc *py, __u64 
 	return holder;
 }
 
+/* The walked thread's thread pointer (glibc's descriptor), 0 when unknown.  Global: the task
+ * reference the dump iterator takes stays out of the frame walker's stack. */
+__noinline __u64 prof_walk_fsbase(void)
+{
+	struct task_struct *task = prof_walk_task_get();
+	__u64 fsbase;
+
+	if (!task)
+		return 0;
+	fsbase = task->thread.fsbase;
+	prof_walk_task_put(task);
+	return fsbase;
+}
+
 /* The current thread's PyThreadState and innermost frame; false when it has none (a native
  * thread of a Python process, an interpreter not initialized yet). */
 static __always_inline bool py_lookup(const struct prof_py_proc *py, struct py_walk *p)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tss[2]; /* Py_tss_t: int _is_initialized, pthread_key_t _key */
-	__u64 fsbase = task->thread.fsbase, v;
+	__u64 fsbase = prof_walk_fsbase(), v;
 
 	if (!py_read(tss, sizeof(tss), py->runtime + py->o.tss) || tss[0] != 1 ||
 	    tss[1] >= PROF_PY_TSD_KEYS || !fsbase)
@@ -132,16 +145,47 @@ static __always_inline bool py_field(void *dst, __u32 n, const __u8 *buf, __u32 
 	return true;
 }
 
+#ifdef PROF_CROSS_TASK
+/*
+ * The dump iterator's programs get no private stack: the 512 bytes of the iterator, the frame
+ * callback and this step together cannot hold the read buffers, so they live here (one iterator
+ * read at a time).
+ */
+struct py_read_bufs {
+	__u8 fb[PY_FRAME_READ + 16], cb[PY_CODE_READ + 16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_read_bufs);
+} prof_py_read_bufs SEC(".maps");
+#endif
+
 static __always_inline bool py_step(const struct prof_py_proc *py, struct py_walk *p, __u64 *out,
 				    __u64 *print)
 {
 	__u64 f = p->frame, code = 0, back = 0, ptr = 0, type = 0, instr = 0, names[2] = {};
+#ifdef PROF_CROSS_TASK
+	struct py_read_bufs *bufs = bpf_map_lookup_elem(&prof_py_read_bufs, &(__u32){0});
+	__u8 *fb, *cb;
+#else
 	__u8 fb[PY_FRAME_READ + 16] = {}, cb[PY_CODE_READ + 16] = {};
+#endif
 	__u32 firstlineno = 0, flen = PY_FRAME_READ, clen = PY_CODE_READ;
 	__u8 mark = 0;
 	__s32 lasti = 0;
 	bool end = false, ok;
 
+#ifdef PROF_CROSS_TASK
+	if (!bufs) {
+		p->frame = 0;
+		goto over;
+	}
+	fb = bufs->fb;
+	cb = bufs->cb;
+#endif
 	/* One read of the frame's head; a frame at the end of its mapping: field by field. */
 	if (!py_read(fb, PY_FRAME_READ, f))
 		flen = 0;

@@ -248,10 +248,17 @@ static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void
 __noinline int prof_vma_mapping(struct vma_lookup *q, __u64 pc)
 {
 	struct vma_lookup l = {.pc = pc}; /* the callback's context must be on this stack */
+	struct task_struct *task;
+	long err;
 
 	if (!q)
 		return 0;
-	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found, &l, 0))
+	task = prof_walk_task_get();
+	if (!task)
+		return 0;
+	err = bpf_find_vma(task, pc, vma_found, &l, 0);
+	prof_walk_task_put(task);
+	if (err)
 		return 0;
 	*q = l;
 	return l.m.table_id != 0;
@@ -276,7 +283,7 @@ static __always_inline void ask_refresh(struct unwind_walk *w)
 		return;
 	e->type = PROF_REC_UNWIND_MISS;
 	e->pid = w->tgid;
-	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->tid = (__u32)prof_walk_pid_tgid();
 	/* Now, not with the next batch: until the re-read its frames are walked by frame pointer.
 	 */
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
@@ -289,15 +296,22 @@ static __always_inline void ask_refresh(struct unwind_walk *w)
  */
 __noinline __u64 prof_real_return(__u64 ra_slot)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	struct task_struct *task = prof_walk_task_get();
+	struct return_instance *ri;
+	__u64 ret = 0;
 
+	if (!task)
+		return 0;
+	ri = BPF_CORE_READ(task, utask, return_instances);
 	for (int i = 0; i < PROF_UNWIND_RET_INSTANCES && ri; i++) {
-		if (BPF_CORE_READ(ri, stack) == ra_slot)
-			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		if (BPF_CORE_READ(ri, stack) == ra_slot) {
+			ret = BPF_CORE_READ(ri, orig_ret_vaddr);
+			break;
+		}
 		ri = BPF_CORE_READ(ri, next);
 	}
-	return 0;
+	prof_walk_task_put(task);
+	return ret;
 }
 
 /* One frame by its frame pointer (the caller's frame at rbp, its return address above it).
@@ -317,7 +331,7 @@ __noinline int prof_fp_step(struct unwind_regs *w, __u32 reason)
 	}
 	if (w->bp_lost || w->bp < w->sp || w->bp - w->sp > PROF_UNWIND_FP_SPAN || (w->bp & 7))
 		return walk_cut0(w, reason);
-	if (bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp))
+	if (prof_read_user(frame, sizeof(frame), (void *)w->bp))
 		return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 	prof_count(PROF_CNT_UNWIND_FP_FRAMES);
 	w->ra_slot = w->bp + 8;
@@ -349,8 +363,8 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		w->done = 1;
 		return 0;
 	case PROF_UNWIND_CFA_SIGNAL:
-		if (bpf_probe_read_user(&v, sizeof(v), (void *)(w->sp + PROF_SIGFRAME_RBP)) ||
-		    bpf_probe_read_user(regs, 2 * sizeof(__u64),
+		if (prof_read_user(&v, sizeof(v), (void *)(w->sp + PROF_SIGFRAME_RBP)) ||
+		    prof_read_user(regs, 2 * sizeof(__u64),
 					(void *)(w->sp + PROF_SIGFRAME_RSP)))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = v;
@@ -379,7 +393,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		if (kind == PROF_UNWIND_CFA_DEREF_RBP && w->bp_lost)
 			return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
 		v = (kind == PROF_UNWIND_CFA_DEREF_RBP ? w->bp : w->sp) + off;
-		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)v))
+		if (prof_read_user(&cfa, sizeof(cfa), (void *)v))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		break;
 	default:
@@ -391,7 +405,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	off = (long)r->rbp_off * 8;
 	/* The common frame (push %rbp first): rbp at CFA-16 beside the return address, one read. */
 	if (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA && r->rbp_off == -2) {
-		if (bpf_probe_read_user(regs, 2 * sizeof(__u64), (void *)(cfa - 16)))
+		if (prof_read_user(regs, 2 * sizeof(__u64), (void *)(cfa - 16)))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = regs[0];
 		w->bp_lost = false;
@@ -404,7 +418,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	case PROF_UNWIND_RBP_CFA:
 	case PROF_UNWIND_RBP_DEREF_RBP:
 		v = (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA ? cfa : w->bp) + off;
-		if (bpf_probe_read_user(&w->bp, sizeof(w->bp), (void *)v))
+		if (prof_read_user(&w->bp, sizeof(w->bp), (void *)v))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp_lost = false;
 		break;
@@ -412,7 +426,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		w->bp_lost = true;
 		break;
 	}
-	if (bpf_probe_read_user(&w->ip, sizeof(w->ip), (void *)(cfa - 8)))
+	if (prof_read_user(&w->ip, sizeof(w->ip), (void *)(cfa - 8)))
 		return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 moved:
 	w->ra_slot = cfa - 8;
@@ -626,7 +640,7 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	w.g.sp = BPF_CORE_READ(regs, sp);
 	w.g.bp = BPF_CORE_READ(regs, bp);
 	w.ips = ips;
-	w.tgid = bpf_get_current_pid_tgid() >> 32;
+	w.tgid = prof_walk_pid_tgid() >> 32;
 	w.proc = bpf_map_lookup_elem(&prof_unwind_procs, &w.tgid);
 	w.g.exact = true;
 	w.g.reliable = true;

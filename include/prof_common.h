@@ -39,6 +39,7 @@ enum prof_rec_type {
 	 * intact: everything it sent before is consumed by now; resume it (SIGCONT). */
 	PROF_REC_PROC_EXIT_HOLD,
 	PROF_REC_OFFCPU, /* a thread's time off the CPU with its frames (include/prof_offcpu.h) */
+	PROF_REC_DUMP_THREAD, /* `dump`: one thread's state and frames (include/prof_dump.h) */
 };
 
 /*

@@ -90,6 +90,10 @@ static const char usage[] =
 	"  SECONDS after the trace's start); -o default: bpftrace-prof.pb.gz for pprof, else "
 	"stdout\n"
 	"\n"
+	"bpftrace-prof dump -p PID[,PID...] [--json] [-o OUT]\n"
+	"  print every thread's current stack once (kernel, native and Python frames), with\n"
+	"  its name, state and system call; the process runs on (no stop); -o default: stdout\n"
+	"\n"
 	"Exit status: 0 profile written, 1 runtime failure, 2 bad usage or bad target.\n";
 
 enum {
@@ -115,6 +119,7 @@ enum {
 	OPT_AT,
 	OPT_SVG_TYPE,
 	OPT_ICICLE,
+	OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -173,7 +178,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static int parse_pids(struct env *env, const char *arg)
+static int parse_pids(uint32_t *pids, unsigned *npids, const char *arg)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int err = 0;
@@ -187,13 +192,13 @@ static int parse_pids(struct env *env, const char *arg)
 			err = bad("invalid pid '%s'", tok);
 			goto cleanup;
 		}
-		if (env->npids == CLI_MAX_PIDS) {
+		if (*npids == CLI_MAX_PIDS) {
 			err = bad("too many pids (at most 64): '%s'", arg);
 			goto cleanup;
 		}
-		env->pids[env->npids++] = (uint32_t)pid;
+		pids[(*npids)++] = (uint32_t)pid;
 	}
-	if (!env->npids)
+	if (!*npids)
 		err = bad("invalid pid list '%s'", arg);
 cleanup:
 	free(copy);
@@ -274,7 +279,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+p:o:f:d:avqh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			err = parse_pids(&env, optarg);
+			err = parse_pids(env.pids, &env.npids, optarg);
 			if (err)
 				return err;
 			break;
@@ -566,6 +571,60 @@ static const struct option report_opts[] = {
 	{"verbose", no_argument, NULL, 'v'},	  {"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},	  {},
 };
+
+static const struct option dump_opts[] = {
+	{"pid", required_argument, NULL, 'p'},	  {"json", no_argument, NULL, OPT_JSON},
+	{"output", required_argument, NULL, 'o'}, {"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},	  {"help", no_argument, NULL, 'h'},
+	{},
+};
+
+int cli__parse_dump(struct dump_env *out, int argc, char **argv)
+{
+	struct dump_env env = {.output = "-"};
+	int opt, err;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "p:o:vqh", dump_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			err = parse_pids(env.pids, &env.npids, optarg);
+			if (err)
+				return err;
+			break;
+		case OPT_JSON:
+			env.json = true;
+			break;
+		case 'o':
+			if (!*optarg)
+				return bad("empty output path%s", "");
+			env.output = optarg;
+			break;
+		case 'v':
+			if (env.verbosity >= 0)
+				env.verbosity++;
+			break;
+		case 'q':
+			env.verbosity = -1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return CLI_EXIT;
+		default:
+			if (optopt && optopt < 256)
+				return bad("dump: bad or incomplete option '-%c'",
+					   (char[]){(char)optopt, 0});
+			return bad("dump: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return bad("dump: unexpected argument '%s' (dump takes -p PID)", argv[optind]);
+	if (!env.npids)
+		return bad("dump: no process given%s (-p PID[,PID...])", "");
+	*out = env;
+	return CLI_RUN;
+}
 
 int cli__parse_report(struct report_env *out, int argc, char **argv)
 {

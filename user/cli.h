@@ -77,6 +77,15 @@ struct report_env {
 	int verbosity;
 };
 
+/* `bpftrace-prof dump -p PID…`: every thread's current stack, once. */
+struct dump_env {
+	uint32_t pids[CLI_MAX_PIDS];
+	unsigned npids;
+	bool json;	    /* --json: one JSON document instead of text */
+	const char *output; /* -o; "-" (default): stdout */
+	int verbosity;
+};
+
 enum cli_result {
 	CLI_RUN = 0,  /* proceed */
 	CLI_EXIT = 1, /* --help / --version printed: exit 0 */
@@ -87,6 +96,8 @@ int cli__parse(struct env *out, int argc, char **argv);
 void cli__free(struct env *env);
 /* The `report` subcommand: argv[0] is "report".  The same results as cli__parse. */
 int cli__parse_report(struct report_env *out, int argc, char **argv);
+/* `dump`'s arguments (argv[0] is "dump"): the same contract. */
+int cli__parse_dump(struct dump_env *out, int argc, char **argv);
 /* Output path for one mode: the path itself with one mode, "x.pb.gz" -> "x.<mode>.pb.gz" with
  * several.  Writes into buf. */
 const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dump.h"
 #include "util/log.h"
 #include "session.h"
 #include "trace_report.h"
@@ -24,6 +25,24 @@ static int report_main(int argc, char **argv)
 	return trace_report__run(&env);
 }
 
+/* `bpftrace-prof dump -p PID…`: every thread's stack, once. */
+static int dump_main(int argc, char **argv)
+{
+	struct dump_env env;
+	int ret;
+
+	ret = cli__parse_dump(&env, argc, argv);
+	if (ret == CLI_EXIT)
+		return 0;
+	if (ret < 0)
+		return 2;
+	log__set_verbosity(env.verbosity);
+	log__hook_libbpf();
+	if (geteuid() != 0)
+		pr_warn("not running as root: loading BPF needs root or CAP_BPF+CAP_PERFMON\n");
+	return dump__run(&env);
+}
+
 int main(int argc, char **argv)
 {
 	struct env env;
@@ -31,6 +50,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return report_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "dump"))
+		return dump_main(argc - 1, argv + 1);
 	ret = cli__parse(&env, argc, argv);
 	if (ret == CLI_EXIT)
 		return 0;

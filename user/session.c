@@ -29,6 +29,7 @@
 #include "export/push.h"
 #include "report.h"
 #include "tracefile.h"
+#include "proc/procinfo.h"
 #include "proc/safe_open.h"
 
 /* How long `-- CMD` has between SIGTERM and SIGKILL when profiling stops before it exits. */
@@ -58,27 +59,6 @@ static int64_t now_ns(int clock)
 
 	clock_gettime(clock, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* The process (thread group) a -p id belongs to: -p takes a thread id as its process. */
-static int pid_tgid(uint32_t *out, uint32_t pid)
-{
-	char path[64], line[256];
-	int err = -ESRCH;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Tgid: %u", out) == 1) {
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
 }
 
 /* Child of `-- CMD`: wait until the probes are attached, then exec. */
@@ -173,7 +153,7 @@ static void tracee_stop(pid_t p, int st, struct collect *col)
 		/* At a process's exit stop its address space is still intact: the collector reads
 		 * its maps and drains queued events so every stack gets symbolized, even for one
 		 * that lives a few milliseconds.  A thread's exit changes no maps. */
-		if (col && !pid_tgid(&tgid, (uint32_t)p) && tgid == (uint32_t)p)
+		if (col && !procinfo__tgid(&tgid, (uint32_t)p) && tgid == (uint32_t)p)
 			collect__process_exiting(col, (uint32_t)p);
 		ptrace(PTRACE_CONT, p, 0, 0);
 		break;
@@ -442,7 +422,7 @@ static int resolve_pids(struct env *env)
 	for (unsigned i = 0; i < env->npids; i++) {
 		uint32_t tgid;
 		bool dup = false;
-		int err = pid_tgid(&tgid, env->pids[i]);
+		int err = procinfo__tgid(&tgid, env->pids[i]);
 
 		if (err) {
 			pr_err("no such process: %u\n", env->pids[i]);

@@ -31,6 +31,7 @@
 #include "prof_calls.h"
 #include "prof_cpu.h"
 #include "prof_heap.h"
+#include "prof_dump.h"
 #include "prof_offcpu.h"
 #include "agg/stackres.h"
 #include "proc/safe_open.h"
@@ -58,6 +59,8 @@ struct collect {
 	collect_heap_tap_fn heap_tap; /* trace formats: every heap event, in order */
 	void *heap_tap_ctx;
 	struct cpu_agg *cpu;
+	struct collect_dump_thread *dump; /* `dump`: the threads the iterator sent */
+	size_t ndump, dump_cap;
 	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
@@ -84,7 +87,7 @@ struct collect {
 	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
 	uint64_t cpu_last_thread;     /* pid << 32 | tid: sample_stacks' */
 	struct last_stack last_stack; /* on_heap's */
-	const struct mode_ops *modes[4]; /* the run's modes' operations */
+	const struct mode_ops *modes[5]; /* the run's modes' operations */
 	size_t nmodes;
 };
 
@@ -126,8 +129,9 @@ struct mode_ops {
 	int (*forget)(struct collect *c, uint32_t pid); /* pid gone, its last interval written */
 };
 
-static const struct mode_ops heap_ops, cpu_ops, offcpu_ops, calls_ops;
-static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &offcpu_ops, &calls_ops};
+static const struct mode_ops heap_ops, cpu_ops, offcpu_ops, calls_ops, dump_ops;
+static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &offcpu_ops, &calls_ops,
+						   &dump_ops};
 
 /*
  * A process stopped at its exec until the unwind tables of its new image are loaded: by ptrace
@@ -357,7 +361,8 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = calls_agg__new(&c->calls);
 	if (!err && (opts->modes & MODE_CALLS))
 		err = calls_attach__new(&c->calls_at, l, calls_thread, c);
-	if (!err && opts->unwind_tables && (opts->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU)))
+	if (!err && opts->unwind_tables &&
+	    (opts->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU | MODE_DUMP)))
 		err = unwinder_start(c);
 	for (size_t i = 0; i < sizeof(all_modes) / sizeof(all_modes[0]); i++)
 		if (opts->modes & all_modes[i]->bit)
@@ -392,6 +397,7 @@ void collect__free(struct collect *c)
 	unwinder__free(c->unw);
 	heap_agg__free(c->heap);
 	cpu_agg__free(c->cpu);
+	free(c->dump);
 	offcpu_agg__free(c->offcpu);
 	calls_attach__free(c->calls_at);
 	calls_agg__free(c->calls);
@@ -1257,6 +1263,9 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_OFFCPU:
 		m = &offcpu_ops;
 		break;
+	case PROF_REC_DUMP_THREAD:
+		m = &dump_ops;
+		break;
 	case PROF_REC_CALL_ENTRY:
 	case PROF_REC_CALL_RETURN:
 	case PROF_REC_CALL_NAME:
@@ -1423,6 +1432,55 @@ static const struct mode_ops cpu_ops = {
 	.on_record = cpu_on_record,
 	.reset = cpu_reset,
 };
+
+/* `dump`: a thread's state and, when it was off the CPU, its frames. */
+static int dump_on_record(struct collect *c, uint32_t type, const void *data, size_t size)
+{
+	const struct prof_dump_thread *t = data;
+	struct collect_dump_thread *d;
+	int err;
+
+	(void)type;
+	_Static_assert(sizeof(d->comm) == sizeof(t->comm), "comm sizes");
+	if (size < sizeof(*t) ||
+	    !frames_fit(size, sizeof(*t), t->nkern + t->nuser, 2 * PROF_MAX_FRAMES))
+		return 1;
+	if (c->ndump == c->dump_cap) {
+		size_t cap = c->dump_cap ? 2 * c->dump_cap : 64;
+		struct collect_dump_thread *n = realloc(c->dump, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->dump = n;
+		c->dump_cap = cap;
+	}
+	d = &c->dump[c->ndump];
+	*d = (struct collect_dump_thread){.pid = t->pid,
+					  .tid = t->tid,
+					  .state = t->state,
+					  .orig_ax = t->orig_ax,
+					  .flags = t->flags,
+					  .py = t->py};
+	memcpy(d->comm, t->comm, sizeof(d->comm));
+	d->comm[sizeof(d->comm) - 1] = 0;
+	err = sample_stacks(c, &d->kern_stack, &d->user_stack, t->pid, t->tid, t->py,
+			    (const uint64_t *)(t + 1), t->nkern, t->nuser);
+	if (err)
+		return err;
+	c->ndump++;
+	return 0;
+}
+
+static const struct mode_ops dump_ops = {
+	.bit = MODE_DUMP,
+	.on_record = dump_on_record,
+};
+
+const struct collect_dump_thread *collect__dump_threads(struct collect *c, size_t *n)
+{
+	*n = c->ndump;
+	return c->dump;
+}
 
 /* A record the kernel built for --offcpu: its header and the frames it announces. */
 static bool offcpu_fits(const struct prof_offcpu_event *e, size_t size)

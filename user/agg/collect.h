@@ -32,6 +32,7 @@ enum prof_mode_bit {
 	MODE_CPU = 1 << 1,
 	MODE_CALLS = 1 << 2,
 	MODE_OFFCPU = 1 << 3,
+	MODE_DUMP = 1 << 4, /* `dump`: each thread's stack once (include/prof_dump.h) */
 };
 
 struct prof_call_event;
@@ -157,6 +158,20 @@ struct offcpu_agg *collect__offcpu(struct collect *c);
 struct calls_agg *collect__calls(struct collect *c);
 struct calls_attach *collect__calls_attach(struct collect *c);
 struct stackres *collect__stacks(struct collect *c);
+
+/* `dump`: a thread as the task iterator found it, its frames interned (stackres ids). */
+struct collect_dump_thread {
+	uint32_t pid, tid;
+	uint32_t state;	     /* task->__state */
+	int64_t orig_ax;     /* the system call number when in one, else < 0 */
+	uint8_t flags;	     /* enum prof_dump_flags */
+	uint8_t py;	     /* enum prof_py_thread */
+	int32_t kern_stack;  /* STACKRES_NONE when none */
+	int32_t user_stack;
+	char comm[16];
+};
+/* The threads dumped so far, in the order they came. */
+const struct collect_dump_thread *collect__dump_threads(struct collect *c, size_t *n);
 struct procinfo *collect__procinfo(struct collect *c);
 /* Records that were malformed or of an unknown type (should stay 0). */
 uint64_t collect__bad_records(struct collect *c);

@@ -17,6 +17,7 @@
 #include "util/hashmap.h"
 #include "calls.skel.h"
 #include "cpu.skel.h"
+#include "dump.skel.h"
 #include "offcpu.skel.h"
 #include "heap.skel.h"
 #include "util/log.h"
@@ -62,6 +63,7 @@ struct loader {
 	struct cpu_bpf *cpu;
 	struct offcpu_bpf *offcpu;
 	struct calls_bpf *calls;
+	struct dump_bpf *dump;
 	int *perf_fds;
 	int nperf;
 	struct ring_buffer *rb;
@@ -320,6 +322,54 @@ void loader__stop_cpu(struct loader *l)
 		ioctl(l->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
+static int open_dump(struct loader *l)
+{
+	int err;
+
+	l->dump = dump_bpf__open();
+	if (!l->dump)
+		return load_failed("dump", -errno);
+	err = prepare(l, l->dump->obj);
+	if (err)
+		return err;
+	err = dump_bpf__load(l->dump);
+	if (err)
+		return load_failed("dump", err);
+	adopt_maps(l, l->dump->obj);
+	return 0;
+}
+
+int loader__dump(struct loader *l, uint32_t pid)
+{
+	union bpf_iter_link_info info = {.task.pid = pid};
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info,
+			    .link_info_len = sizeof(info));
+	struct bpf_link *link;
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!l->dump)
+		return -ENOENT;
+	link = bpf_program__attach_iter(l->dump->progs.dump_task, &opts);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* The program writes the ring buffer, not the file: reading runs it over every thread. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+cleanup:
+	bpf_link__destroy(link);
+	return err;
+}
+
 static int open_offcpu(struct loader *l)
 {
 	int err;
@@ -520,6 +570,11 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 		if (err)
 			goto cleanup;
 	}
+	if (opts->dump) {
+		err = open_dump(l);
+		if (err)
+			goto cleanup;
+	}
 	*out = l;
 	return 0;
 cleanup:
@@ -546,6 +601,7 @@ void loader__free(struct loader *l)
 	cpu_bpf__destroy(l->cpu);
 	offcpu_bpf__destroy(l->offcpu);
 	calls_bpf__destroy(l->calls);
+	dump_bpf__destroy(l->dump);
 	heap_bpf__destroy(l->heap);
 	proc_bpf__destroy(l->proc);
 	hashmap__free(l->attached);

@@ -23,6 +23,7 @@ struct loader_opts {
 	unsigned cpu_hz;
 	bool offcpu;
 	bool calls;
+	bool dump; /* `dump`: the task iterator (loader__dump) */
 	bool follow_children; /* -- CMD: children of targets become targets */
 	uint64_t sample_bytes;
 	uint32_t unwind;     /* enum unwind_mode (user/cli.h), for the BPF walker */
@@ -115,6 +116,10 @@ int loader__sampled_fd(struct loader *l);
 int loader__attach_cpu(struct loader *l);
 /* No more cpu samples (the end of a run: what is queued is what the profile gets). */
 void loader__stop_cpu(struct loader *l);
+
+/* `dump`: one pass of the task iterator over pid's threads; their records are in the ring
+ * buffer when it returns.  0, -ENOENT without opts.dump, or -errno. */
+int loader__dump(struct loader *l, uint32_t pid);
 
 /* --offcpu: the scheduler tracepoint that measures off-CPU time.  -ENOENT without --offcpu. */
 int loader__attach_offcpu(struct loader *l);

@@ -323,3 +323,24 @@ const char *procinfo__process(struct procinfo *pi, uint32_t pid)
 		n = lookup(pi, pid, pid);
 	return n ? n : "?";
 }
+
+/* The process (thread group) a -p id belongs to: -p takes a thread id as its process. */
+int procinfo__tgid(uint32_t *out, uint32_t pid)
+{
+	char path[64], line[256];
+	int err = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Tgid: %u", out) == 1) {
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}

@@ -41,6 +41,8 @@ const char *procinfo__process(struct procinfo *pi, uint32_t pid);
  */
 int procinfo__run_ns(struct procinfo *pi, uint32_t pid, uint32_t tid, uint64_t *out);
 /* pid's executable (the path its mappings show), NULL when it could not be read. */
+/* The process (thread group) a thread id belongs to: 0, -ESRCH or -errno. */
+int procinfo__tgid(uint32_t *out, uint32_t pid);
 const char *procinfo__exe(struct procinfo *pi, uint32_t pid);
 
 #endif /* PROF_PROCINFO_H */

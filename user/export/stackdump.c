@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/stackdump.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "export/json.h"
+#include "profile/profile.h"
+
+enum stackdump_kind stackdump__kind(const struct profile *p, uint32_t loc_id)
+{
+	const struct profile_location *loc;
+
+	if (!loc_id || loc_id > p->nlocations)
+		return STACKDUMP_NATIVE;
+	loc = &p->locations[loc_id - 1];
+	if (loc->mapping_id && loc->mapping_id <= p->nmappings &&
+	    !strcmp(p->mappings[loc->mapping_id - 1].file, "[kernel.kallsyms]"))
+		return STACKDUMP_KERNEL;
+	/* Interpreter frames have a function and no address (profile.h). */
+	if (!loc->address && loc->function_id)
+		return STACKDUMP_PYTHON;
+	return STACKDUMP_NATIVE;
+}
+
+static const char *const kind_names[] = {
+	[STACKDUMP_KERNEL] = "kernel",
+	[STACKDUMP_NATIVE] = "native",
+	[STACKDUMP_PYTHON] = "python",
+};
+
+/* What a frame says besides its name: its source file and line, its object file. */
+struct frame_info {
+	const char *name, *file, *module;
+	int64_t line;
+	uint64_t address;
+	enum stackdump_kind kind;
+};
+
+static void frame_info(struct frame_info *out, const struct profile *p, uint32_t loc_id,
+		       char *buf, size_t len)
+{
+	const struct profile_location *loc = NULL;
+	const char *base;
+
+	*out = (struct frame_info){.file = "", .module = ""};
+	out->name = profile__location_name(p, loc_id, buf, len);
+	out->kind = stackdump__kind(p, loc_id);
+	if (!loc_id || loc_id > p->nlocations)
+		return;
+	loc = &p->locations[loc_id - 1];
+	out->address = loc->address;
+	out->line = loc->line;
+	if (loc->function_id && loc->function_id <= p->nfunctions) {
+		const struct profile_function *fn = &p->functions[loc->function_id - 1];
+
+		out->file = fn->file ? fn->file : "";
+	}
+	if (loc->mapping_id && loc->mapping_id <= p->nmappings) {
+		const char *file = p->mappings[loc->mapping_id - 1].file;
+
+		base = file ? strrchr(file, '/') : NULL;
+		out->module = base ? base + 1 : file ? file : "";
+	}
+}
+
+static void thread_line(FILE *f, const struct stackdump_thread *t)
+{
+	fprintf(f, "  Thread %" PRIu32 " \"%s\"", t->tid, t->comm ? t->comm : "");
+	if (t->thread_name && *t->thread_name)
+		fprintf(f, " [%s]", t->thread_name);
+	fprintf(f, " (%s", t->state);
+	if (t->syscall_nr >= 0) {
+		if (t->syscall)
+			fprintf(f, " in %s", t->syscall);
+		else
+			fprintf(f, " in system call %" PRId64, t->syscall_nr);
+	}
+	if (t->gil)
+		fprintf(f, ", gil %s", t->gil);
+	fprintf(f, ")%s%s\n", t->note ? ": " : "", t->note ? t->note : "");
+}
+
+int stackdump__write_text(FILE *f, const struct profile *p, const struct stackdump_process *procs,
+			  size_t n)
+{
+	char buf[256];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct stackdump_process *pr = &procs[i];
+
+		fprintf(f, "%sProcess %" PRIu32 " (%s)%s%s\n", i ? "\n" : "", pr->pid, pr->name,
+			*pr->exe ? ": " : "", pr->exe);
+		for (size_t j = 0; j < pr->nthreads; j++) {
+			const struct stackdump_thread *t = &pr->threads[j];
+
+			thread_line(f, t);
+			for (uint32_t k = 0; k < t->nlocs; k++) {
+				struct frame_info fi;
+
+				frame_info(&fi, p, t->locs[k], buf, sizeof(buf));
+				fprintf(f, "    %s", fi.name);
+				if (*fi.file && fi.line > 0)
+					fprintf(f, " (%s:%" PRId64 ")", fi.file, fi.line);
+				else if (*fi.file)
+					fprintf(f, " (%s)", fi.file);
+				if (fi.kind == STACKDUMP_KERNEL)
+					fputs(" [kernel]", f);
+				else if (fi.kind == STACKDUMP_NATIVE && *fi.module)
+					fprintf(f, " [%s]", fi.module);
+				fputc('\n', f);
+			}
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	if (!s)
+		fputs("null", f);
+	else
+		json__write_string(f, s, strlen(s));
+}
+
+static void json_key(FILE *f, const char *key, const char *value)
+{
+	json__write_string(f, key, strlen(key));
+	fputc(':', f);
+	json_str(f, value);
+}
+
+static void json_thread(FILE *f, const struct profile *p, const struct stackdump_thread *t)
+{
+	char buf[256];
+
+	fprintf(f, "{\"tid\":%" PRIu32 ",", t->tid);
+	json_key(f, "name", t->comm ? t->comm : "");
+	fputc(',', f);
+	json_key(f, "thread_name", t->thread_name);
+	fputc(',', f);
+	json_key(f, "state", t->state);
+	fputc(',', f);
+	json_key(f, "syscall", t->syscall_nr >= 0 ? t->syscall : NULL);
+	fprintf(f, ",\"syscall_nr\":");
+	if (t->syscall_nr >= 0)
+		fprintf(f, "%" PRId64, t->syscall_nr);
+	else
+		fputs("null", f);
+	fputc(',', f);
+	json_key(f, "gil", t->gil);
+	fputc(',', f);
+	json_key(f, "note", t->note);
+	fputs(",\"frames\":[", f);
+	for (uint32_t k = 0; k < t->nlocs; k++) {
+		struct frame_info fi;
+
+		frame_info(&fi, p, t->locs[k], buf, sizeof(buf));
+		fputs(k ? ",{" : "{", f);
+		json_key(f, "function", fi.name);
+		fputc(',', f);
+		json_key(f, "kind", kind_names[fi.kind]);
+		fputc(',', f);
+		json_key(f, "module", fi.module);
+		fputc(',', f);
+		json_key(f, "file", fi.file);
+		fprintf(f, ",\"line\":%" PRId64 ",\"address\":\"0x%" PRIx64 "\"}", fi.line,
+			fi.address);
+	}
+	fputs("]}", f);
+}
+
+int stackdump__write_json(FILE *f, const struct profile *p, const struct stackdump_process *procs,
+			  size_t n)
+{
+	bool first = true;
+
+	fputs("{\"processes\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct stackdump_process *pr = &procs[i];
+
+		fprintf(f, "%s{\"pid\":%" PRIu32 ",", i ? "," : "", pr->pid);
+		json_key(f, "name", pr->name);
+		fputc(',', f);
+		json_key(f, "exe", pr->exe);
+		fputs(",\"threads\":[", f);
+		for (size_t j = 0; j < pr->nthreads; j++) {
+			if (j)
+				fputc(',', f);
+			json_thread(f, p, &pr->threads[j]);
+		}
+		fputs("]}", f);
+	}
+	fputs("],\"counters\":{", f);
+	for (uint32_t i = 0; i < p->ncounters; i++) {
+		const struct profile_counter *c = &p->counters[i];
+
+		if (c->info || !c->value)
+			continue;
+		if (!first)
+			fputc(',', f);
+		first = false;
+		json__write_string(f, c->name, strlen(c->name));
+		fprintf(f, ":%" PRIu64, c->value);
+	}
+	fputs("}}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
