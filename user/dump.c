@@ -9,6 +9,7 @@
 #include "dump.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,12 +43,12 @@
 #define TASK_DEAD_MASK_	      (0x0010 | 0x0020 | 0x0080)
 #define TASK_NOLOAD_	      0x0400
 
-static int64_t mono_ms(void)
+static int64_t mono_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static const char *state_name(const struct collect_dump_thread *t)
@@ -92,7 +93,7 @@ static const struct cpu_agg_key *sampled(struct cpu_agg *cpu, uint32_t tid)
 /* Until every thread that was on a CPU has a sample (or the wait is over). */
 static int wait_running(struct collect *c, struct loader *l)
 {
-	int64_t deadline = mono_ms() + DUMP_RUNNING_WAIT_MS;
+	int64_t deadline = mono_us() + DUMP_RUNNING_WAIT_MS * 1000LL;
 	const struct collect_dump_thread *t;
 	size_t n;
 	int err;
@@ -110,9 +111,23 @@ static int wait_running(struct collect *c, struct loader *l)
 		for (size_t i = 0; i < n && !missing; i++)
 			missing = (t[i].flags & PROF_DUMP_ON_CPU) &&
 				  !sampled(collect__cpu(c), t[i].tid);
-		if (!missing || mono_ms() >= deadline)
+		if (!missing || mono_us() >= deadline)
 			return 0;
 	}
+}
+
+/* -v: how long each way of capturing took (README: "How dump captures"). */
+static void log_capture(struct collect *c, int64_t iter_us, int64_t wait_us)
+{
+	const struct collect_dump_thread *t = NULL;
+	size_t n = 0, running = 0;
+
+	t = collect__dump_threads(c, &n);
+	for (size_t i = 0; i < n; i++)
+		running += (t[i].flags & PROF_DUMP_ON_CPU) != 0;
+	pr_info("dump: %zu threads read by the task iterator in %" PRId64 " us (%.1f us a "
+		"thread); %zu on a CPU, sampled within %" PRId64 " us\n",
+		n, iter_us, n ? (double)iter_us / (double)n : 0.0, running, wait_us);
 }
 
 static int by_pid_tid(const void *a, const void *b)
@@ -289,6 +304,7 @@ int dump__run(const struct dump_env *env)
 	struct dump_out o = {0};
 	struct profile_run run = {.cmdline = "dump"};
 	struct build_inputs in = {.run = &run};
+	int64_t t0, t1;
 	int status = 1, err;
 
 	for (unsigned i = 0; i < env->npids; i++) {
@@ -332,6 +348,7 @@ int dump__run(const struct dump_env *env)
 	err = collect__attach_modes(c); /* the sampler, for threads found running */
 	if (err)
 		goto cleanup;
+	t0 = mono_us();
 	for (unsigned i = 0; i < env->npids; i++) {
 		err = loader__dump(l, pids[i]);
 		if (err) {
@@ -339,8 +356,10 @@ int dump__run(const struct dump_env *env)
 			goto cleanup;
 		}
 	}
+	t1 = mono_us();
 	err = wait_running(c, l);
 	loader__stop_cpu(l);
+	log_capture(c, t1 - t0, mono_us() - t1);
 	if (!err)
 		err = loader__poll(l, 0) < 0 ? -EIO : 0;
 	if (!err)

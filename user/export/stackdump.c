@@ -36,6 +36,7 @@ struct frame_info {
 	int64_t line;
 	uint64_t address;
 	enum stackdump_kind kind;
+	bool known; /* the address has a function */
 };
 
 static void frame_info(struct frame_info *out, const struct profile *p, uint32_t loc_id,
@@ -56,6 +57,7 @@ static void frame_info(struct frame_info *out, const struct profile *p, uint32_t
 		const struct profile_function *fn = &p->functions[loc->function_id - 1];
 
 		out->file = fn->file ? fn->file : "";
+		out->known = true;
 	}
 	if (loc->mapping_id && loc->mapping_id <= p->nmappings) {
 		const char *file = p->mappings[loc->mapping_id - 1].file;
@@ -105,10 +107,11 @@ int stackdump__write_text(FILE *f, const struct profile *p, const struct stackdu
 					fprintf(f, " (%s:%" PRId64 ")", fi.file, fi.line);
 				else if (*fi.file)
 					fprintf(f, " (%s)", fi.file);
+				/* (an unknown address names its object already) */
 				if (fi.kind == STACKDUMP_KERNEL)
 					fputs(" [kernel]", f);
-				else if (fi.kind == STACKDUMP_NATIVE && *fi.module)
-					fprintf(f, " [%s]", fi.module);
+				else if (fi.kind == STACKDUMP_NATIVE && *fi.module && fi.known)
+					fprintf(f, *fi.module == '[' ? " %s" : " [%s]", fi.module);
 				fputc('\n', f);
 			}
 		}
