@@ -364,8 +364,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		return 0;
 	case PROF_UNWIND_CFA_SIGNAL:
 		if (prof_read_user(&v, sizeof(v), (void *)(w->sp + PROF_SIGFRAME_RBP)) ||
-		    prof_read_user(regs, 2 * sizeof(__u64),
-					(void *)(w->sp + PROF_SIGFRAME_RSP)))
+		    prof_read_user(regs, 2 * sizeof(__u64), (void *)(w->sp + PROF_SIGFRAME_RSP)))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = v;
 		w->sp = regs[0];

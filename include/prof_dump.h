@@ -17,7 +17,7 @@
 enum prof_dump_flags {
 	PROF_DUMP_ON_CPU = 1,  /* running on a CPU: no frames here, the sampler takes them */
 	PROF_DUMP_KTHREAD = 2, /* a kernel thread: no user stack */
-	PROF_DUMP_USER = 4,    /* stopped in user mode (preempted or interrupted), not in the kernel */
+	PROF_DUMP_USER = 4, /* stopped in user mode (preempted or interrupted), not in the kernel */
 };
 
 /*

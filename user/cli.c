@@ -573,9 +573,12 @@ static const struct option report_opts[] = {
 };
 
 static const struct option dump_opts[] = {
-	{"pid", required_argument, NULL, 'p'},	  {"json", no_argument, NULL, OPT_JSON},
-	{"output", required_argument, NULL, 'o'}, {"verbose", no_argument, NULL, 'v'},
-	{"quiet", no_argument, NULL, 'q'},	  {"help", no_argument, NULL, 'h'},
+	{"pid", required_argument, NULL, 'p'},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"output", required_argument, NULL, 'o'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
 	{},
 };
 

@@ -30,10 +30,10 @@
 #include "profile/run.h"
 #include "util/log.h"
 
-#define DUMP_HZ			 997
-#define DUMP_RUNNING_WAIT_MS	 1000
-#define DUMP_UNWIND_WAIT_MS	 10000
-#define DUMP_MAX_LOCS		 (2 * PROF_MAX_FRAMES)
+#define DUMP_HZ		     997
+#define DUMP_RUNNING_WAIT_MS 1000
+#define DUMP_UNWIND_WAIT_MS  10000
+#define DUMP_MAX_LOCS	     (2 * PROF_MAX_FRAMES)
 
 /* task->__state bits (include/linux/sched.h). */
 #define TASK_INTERRUPTIBLE_   0x0001
@@ -205,7 +205,9 @@ static int add_thread(struct profile *p, const struct build_inputs *in, struct c
 	st->thread_name = stackres__thread_name(in->stacks, t->pid, t->tid);
 	if (st->thread_name)
 		st->thread_name = profile__intern(p, st->thread_name);
-	st->gil = py == PROF_PY_THREAD_GIL ? "held" : py == PROF_PY_THREAD_NO_GIL ? "released" : NULL;
+	st->gil = py == PROF_PY_THREAD_GIL	? "held"
+		  : py == PROF_PY_THREAD_NO_GIL ? "released"
+						: NULL;
 	if (!k && !(t->flags & (PROF_DUMP_ON_CPU | PROF_DUMP_USER)) && t->orig_ax >= 0 &&
 	    in_syscall(p, locs, n)) {
 		st->syscall_nr = t->orig_ax;

@@ -58,7 +58,7 @@ t_dump_two_processes_by_thread_id() {
 	a=$DT_PID
 	start_dump_target
 	b=$DT_PID
-	tid=$(ls "/proc/$b/task" | sort -n | tail -1)
+	tid=$(find "/proc/$b/task" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n | tail -1)
 	[ "$tid" != "$b" ] || fail "no second thread in $b"
 	"$PROF" dump -p "$a,$tid" --json -o "$f" || fail "exit status $?"
 	python3 tests/e2e/dump_check.py "$f" "$a" "name=napper,chain=wait_here" || fail "dump_check $a"
@@ -86,6 +86,7 @@ t_dump_usage_errors() {
 # time.sleep without it.  Python frames with the script as their file, threading's names.
 t_dump_python_threads() {
 	local i f fn ran="" pid
+	# shellcheck source=tests/e2e/test_python.sh
 	. tests/e2e/test_python.sh # py_list, PY_THREADS
 	py_list
 	for i in "${!PY_BINS[@]}"; do

@@ -405,6 +405,37 @@ static void test_cli__report_subcommand(void **state)
 	assert_int_equal(cli__parse_report(&env, ARGC("-o", "x"), ARGV("-o", "x")), -EINVAL);
 }
 
+static void test_cli__dump_subcommand(void **state)
+{
+	struct dump_env env;
+
+	(void)state;
+	assert_int_equal(cli__parse_dump(&env, ARGC("-p", "12,34"), ARGV("-p", "12,34")), CLI_RUN);
+	assert_int_equal(env.npids, 2);
+	assert_int_equal(env.pids[0], 12);
+	assert_int_equal(env.pids[1], 34);
+	assert_false(env.json);
+	assert_string_equal(env.output, "-");
+	assert_int_equal(cli__parse_dump(&env, ARGC("--pid", "5", "--json", "-o", "d.json", "-vv"),
+					 ARGV("--pid", "5", "--json", "-o", "d.json", "-vv")),
+			 CLI_RUN);
+	assert_true(env.json);
+	assert_string_equal(env.output, "d.json");
+	assert_int_equal(env.verbosity, 2);
+	/* no pid, a bad one, a profiling option, a stray argument, an empty output */
+	assert_int_equal(cli__parse_dump(&env, ARGC("--json"), ARGV("--json")), -EINVAL);
+	assert_int_equal(cli__parse_dump(&env, ARGC("-p", "0"), ARGV("-p", "0")), -EINVAL);
+	assert_int_equal(cli__parse_dump(&env, ARGC("-p", "1x"), ARGV("-p", "1x")), -EINVAL);
+	assert_int_equal(
+		cli__parse_dump(&env, ARGC("-p", "1", "--heap"), ARGV("-p", "1", "--heap")),
+		-EINVAL);
+	assert_int_equal(cli__parse_dump(&env, ARGC("-p", "1", "x"), ARGV("-p", "1", "x")),
+			 -EINVAL);
+	assert_int_equal(
+		cli__parse_dump(&env, ARGC("-p", "1", "-o", ""), ARGV("-p", "1", "-o", "")),
+		-EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_cli__memtrace_format),
 		cmocka_unit_test(test_cli__svg_format),
 		cmocka_unit_test(test_cli__report_subcommand),
+		cmocka_unit_test(test_cli__dump_subcommand),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -162,11 +162,11 @@ struct stackres *collect__stacks(struct collect *c);
 /* `dump`: a thread as the task iterator found it, its frames interned (stackres ids). */
 struct collect_dump_thread {
 	uint32_t pid, tid;
-	uint32_t state;	     /* task->__state */
-	int64_t orig_ax;     /* the system call number when in one, else < 0 */
-	uint8_t flags;	     /* enum prof_dump_flags */
-	uint8_t py;	     /* enum prof_py_thread */
-	int32_t kern_stack;  /* STACKRES_NONE when none */
+	uint32_t state;	    /* task->__state */
+	int64_t orig_ax;    /* the system call number when in one, else < 0 */
+	uint8_t flags;	    /* enum prof_dump_flags */
+	uint8_t py;	    /* enum prof_py_thread */
+	int32_t kern_stack; /* STACKRES_NONE when none */
 	int32_t user_stack;
 	char comm[16];
 };

@@ -342,8 +342,7 @@ static int open_dump(struct loader *l)
 int loader__dump(struct loader *l, uint32_t pid)
 {
 	union bpf_iter_link_info info = {.task.pid = pid};
-	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info,
-			    .link_info_len = sizeof(info));
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
 	struct bpf_link *link;
 	char buf[64];
 	ssize_t n;

@@ -23,7 +23,7 @@ struct loader_opts {
 	unsigned cpu_hz;
 	bool offcpu;
 	bool calls;
-	bool dump; /* `dump`: the task iterator (loader__dump) */
+	bool dump;	      /* `dump`: the task iterator (loader__dump) */
 	bool follow_children; /* -- CMD: children of targets become targets */
 	uint64_t sample_bytes;
 	uint32_t unwind;     /* enum unwind_mode (user/cli.h), for the BPF walker */

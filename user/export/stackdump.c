@@ -39,8 +39,8 @@ struct frame_info {
 	bool known; /* the address has a function */
 };
 
-static void frame_info(struct frame_info *out, const struct profile *p, uint32_t loc_id,
-		       char *buf, size_t len)
+static void frame_info(struct frame_info *out, const struct profile *p, uint32_t loc_id, char *buf,
+		       size_t len)
 {
 	const struct profile_location *loc = NULL;
 	const char *base;

@@ -16,12 +16,12 @@ struct stackdump_thread {
 	uint32_t tid;
 	const char *comm;	 /* the kernel's thread name */
 	const char *thread_name; /* Python's threading name; NULL: none */
-	const char *state;	 /* "running", "runnable", "sleeping", "disk-sleep", "stopped", … */
-	const char *syscall;	 /* the system call it is in; NULL: none (or not known by name) */
-	int64_t syscall_nr;	 /* < 0: not in a system call */
-	const char *gil;	 /* Python threads: "held" | "released"; NULL: not Python */
-	const char *note;	 /* why the stack is missing or short; NULL: nothing to say */
-	const uint32_t *locs;	 /* profile location ids, leaf first */
+	const char *state;    /* "running", "runnable", "sleeping", "disk-sleep", "stopped", … */
+	const char *syscall;  /* the system call it is in; NULL: none (or not known by name) */
+	int64_t syscall_nr;   /* < 0: not in a system call */
+	const char *gil;      /* Python threads: "held" | "released"; NULL: not Python */
+	const char *note;     /* why the stack is missing or short; NULL: nothing to say */
+	const uint32_t *locs; /* profile location ids, leaf first */
 	uint32_t nlocs;
 };
 
