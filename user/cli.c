@@ -572,6 +572,34 @@ static const struct option report_opts[] = {
 	{"help", no_argument, NULL, 'h'},	  {},
 };
 
+/*
+ * The options `report` and `dump` share (-v, -q, -h) and the error for any other: 0 handled,
+ * CLI_EXIT after --help, -EINVAL after the message.
+ */
+static int sub_option(const char *cmd, int opt, int *verbosity, char **argv)
+{
+	char what[64];
+
+	switch (opt) {
+	case 'v':
+		if (*verbosity >= 0)
+			(*verbosity)++;
+		return 0;
+	case 'q':
+		*verbosity = -1;
+		return 0;
+	case 'h':
+		fputs(usage, stdout);
+		return CLI_EXIT;
+	}
+	if (optopt && optopt < 256) {
+		snprintf(what, sizeof(what), "%s: bad or incomplete option '-%c'", cmd, optopt);
+		return bad("%s", what);
+	}
+	snprintf(what, sizeof(what), "%s: unknown option '%%s'", cmd);
+	return bad(what, argv[optind - 1]);
+}
+
 static const struct option dump_opts[] = {
 	{"pid", required_argument, NULL, 'p'},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -604,21 +632,11 @@ int cli__parse_dump(struct dump_env *out, int argc, char **argv)
 				return bad("empty output path%s", "");
 			env.output = optarg;
 			break;
-		case 'v':
-			if (env.verbosity >= 0)
-				env.verbosity++;
-			break;
-		case 'q':
-			env.verbosity = -1;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return CLI_EXIT;
 		default:
-			if (optopt && optopt < 256)
-				return bad("dump: bad or incomplete option '-%c'",
-					   (char[]){(char)optopt, 0});
-			return bad("dump: unknown option '%s'", argv[optind - 1]);
+			err = sub_option("dump", opt, &env.verbosity, argv);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind != argc)
@@ -634,7 +652,7 @@ int cli__parse_report(struct report_env *out, int argc, char **argv)
 	struct report_env env = {.format = FMT_PPROF, .top = 10};
 	uint64_t v;
 	char *end;
-	int opt;
+	int opt, err;
 
 	optind = 1;
 	opterr = 0;
@@ -671,21 +689,11 @@ int cli__parse_report(struct report_env *out, int argc, char **argv)
 				return bad("invalid --top '%s'", optarg);
 			env.top = (unsigned)v;
 			break;
-		case 'v':
-			if (env.verbosity >= 0)
-				env.verbosity++;
-			break;
-		case 'q':
-			env.verbosity = -1;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return CLI_EXIT;
 		default:
-			if (optopt && optopt < 256)
-				return bad("report: bad or incomplete option '-%c'",
-					   (char[]){(char)optopt, 0});
-			return bad("report: unknown option '%s'", argv[optind - 1]);
+			err = sub_option("report", opt, &env.verbosity, argv);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind != argc - 1)

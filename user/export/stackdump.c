@@ -10,18 +10,14 @@
 
 enum stackdump_kind stackdump__kind(const struct profile *p, uint32_t loc_id)
 {
-	const struct profile_location *loc;
-
-	if (!loc_id || loc_id > p->nlocations)
-		return STACKDUMP_NATIVE;
-	loc = &p->locations[loc_id - 1];
-	if (loc->mapping_id && loc->mapping_id <= p->nmappings &&
-	    !strcmp(p->mappings[loc->mapping_id - 1].file, "[kernel.kallsyms]"))
+	switch (profile__location_kind(p, loc_id)) {
+	case PROFILE_FRAME_KERNEL:
 		return STACKDUMP_KERNEL;
-	/* Interpreter frames have a function and no address (profile.h). */
-	if (!loc->address && loc->function_id)
+	case PROFILE_FRAME_INTERP:
 		return STACKDUMP_PYTHON;
-	return STACKDUMP_NATIVE;
+	default:
+		return STACKDUMP_NATIVE;
+	}
 }
 
 static const char *const kind_names[] = {

@@ -220,20 +220,13 @@ static bool is_allocator(const char *name)
 
 static enum svg_kind location_kind(const struct profile *p, uint32_t loc_id, const char *name)
 {
-	const struct profile_location *loc;
+	enum profile_frame_kind k = profile__location_kind(p, loc_id);
 
-	if (!loc_id || loc_id > p->nlocations)
-		return SVG_KIND_NATIVE;
-	loc = &p->locations[loc_id - 1];
-	if (loc->mapping_id && loc->mapping_id <= p->nmappings &&
-	    !strcmp(p->mappings[loc->mapping_id - 1].file, "[kernel.kallsyms]"))
+	if (k == PROFILE_FRAME_KERNEL)
 		return SVG_KIND_KERNEL;
 	if (is_allocator(name))
 		return SVG_KIND_ALLOC;
-	/* Interpreter frames have a function and no address (profile.h). */
-	if (!loc->address && loc->function_id)
-		return SVG_KIND_INTERP;
-	return SVG_KIND_NATIVE;
+	return k == PROFILE_FRAME_INTERP ? SVG_KIND_INTERP : SVG_KIND_NATIVE;
 }
 
 struct loc_info {

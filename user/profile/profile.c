@@ -503,3 +503,18 @@ const char *profile__location_name(const struct profile *p, uint32_t loc_id, cha
 	snprintf(buf, len, "[unknown] 0x%" PRIx64 " (%s)", loc->address, base);
 	return buf;
 }
+
+enum profile_frame_kind profile__location_kind(const struct profile *p, uint32_t loc_id)
+{
+	const struct profile_location *loc;
+
+	if (!loc_id || loc_id > p->nlocations)
+		return PROFILE_FRAME_NATIVE;
+	loc = &p->locations[loc_id - 1];
+	if (loc->mapping_id && loc->mapping_id <= p->nmappings &&
+	    !strcmp(p->mappings[loc->mapping_id - 1].file, "[kernel.kallsyms]"))
+		return PROFILE_FRAME_KERNEL;
+	if (!loc->address && loc->function_id)
+		return PROFILE_FRAME_INTERP;
+	return PROFILE_FRAME_NATIVE;
+}

@@ -153,6 +153,15 @@ int profile__add_counter(struct profile *p, const char *name, const char *desc, 
 /* A bookkeeping count (pprof comments carry it when non-zero; the text summary does not). */
 int profile__add_stat(struct profile *p, const char *name, const char *desc, uint64_t value);
 
+/* What ran at a location: the kernel (mapping [kernel.kallsyms]), an interpreter's frame (a
+ * function and no address) or native code (anything else, an unknown id too). */
+enum profile_frame_kind {
+	PROFILE_FRAME_NATIVE,
+	PROFILE_FRAME_KERNEL,
+	PROFILE_FRAME_INTERP,
+};
+enum profile_frame_kind profile__location_kind(const struct profile *p, uint32_t loc_id);
+
 /* Display name of a location's leaf function, or "[unknown] 0x…" text written into buf. */
 const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf, size_t len);
 
