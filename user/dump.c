@@ -383,7 +383,7 @@ int dump__run(const struct dump_env *env)
 		goto cleanup;
 	}
 	if (!o.nprocs) {
-		pr_err("no thread found: the process exited\n");
+		pr_err("no thread found: the process exited or cannot be read (run with -v)\n");
 		status = 2;
 		goto cleanup;
 	}
