@@ -207,8 +207,8 @@ static void test_calls_attach__plans_follow_measured_probes(void **state)
 	assert_string_equal(p.probes[1].name, "method__return");
 }
 
-/* The marker probes measured firing here: PHP's exceptions (and error), CPython's imports, HotSpot's
- * class loads (it has no exception probe); none for Ruby. */
+/* The marker probes: PHP's exceptions (and error), CPython's imports, HotSpot's class loads
+ * (it has no exception probe); none for Ruby. */
 static void test_calls_attach__marker_plans(void **state)
 {
 	struct calls_marker_probe mp[CALLS_MAX_MARKERS];
