@@ -15,6 +15,10 @@
  * which ids were sent).  Copying three strings into every event would cost ~3 user-memory
  * string reads (~100-300 ns each) and 500 bytes of ring buffer per event instead of one map
  * lookup.
+ *
+ * Markers (-f firefox only; the programs at the end): exceptions, imports, class loads and
+ * logs, each a prof_call_marker with its text in it — they are rare next to calls, and their
+ * texts (messages, modules) do not repeat by pointer the way function names do.
  */
 #include "common.bpf.h"
 #include "events.bpf.h"
