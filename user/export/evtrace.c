@@ -2,8 +2,8 @@
 #include "export/evtrace.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
