@@ -235,3 +235,23 @@ PY
 )
 	expect_eq "Calls loaded on main's thread" 1 "$(ff_fact "$facts" "marker_tid Class_load Calls $tid")"
 }
+
+# The same with -p: the probes attached to a running PHP (no USE_ZEND_DTRACE: no calls, the
+# markers all the same), which throws its 25 only after the profiler is in.
+t_trace_ff_markers_php_pid() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ffmp.json.gz facts=$E2E_TMP/ffmp.facts
+	start_waiting_target "$E2E_TMP/ffmp.target" php tests/targets/exceptions.php wait
+	start_profiler "$E2E_TMP/ffmp.log" --calls -f firefox -o "$f" -p "$TARGET_PID"
+	echo go >&"$TARGET_IN"
+	wait "$PROF_PID" || { cat "$E2E_TMP/ffmp.log"; fail "profiler exit status"; }
+	wait "$TARGET_PID"
+	expect_eq "script output" 25 "$(tail -1 "$E2E_TMP/ffmp.target")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E '^(marker|threads|thread )' "$facts"
+	expect_eq "marker drops" 0 "$(ff_fact "$facts" "drop marker_lost")"
+	expect_eq "thrown markers" 25 \
+		"$(ff_fact "$facts" "marker_tid Exception_thrown MarkerTestError $TARGET_PID")"
+	expect_eq "caught markers" 25 \
+		"$(ff_fact "$facts" "marker_tid Exception_caught MarkerTestError $TARGET_PID")"
+}
