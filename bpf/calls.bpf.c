@@ -15,6 +15,10 @@
  * which ids were sent).  Copying three strings into every event would cost ~3 user-memory
  * string reads (~100-300 ns each) and 500 bytes of ring buffer per event instead of one map
  * lookup.
+ *
+ * Markers (-f firefox only; the programs at the end): exceptions, imports, class loads and
+ * logs, each a prof_call_marker with its text in it — they are rare next to calls, and their
+ * texts (messages, modules) do not repeat by pointer the way function names do.
  */
 #include "common.bpf.h"
 #include "events.bpf.h"
@@ -374,4 +378,118 @@ SEC("usdt")
 int java_return(struct pt_regs *ctx)
 {
 	return java_call(ctx, PROF_REC_CALL_RETURN);
+}
+
+/* ---- markers (-f firefox): exceptions, imports, logs ---------------------------------- */
+
+/* A NUL-terminated string of the target into dst; its length, 0 when unreadable (counted). */
+static __always_inline __u16 marker_str(char *dst, __u32 size, __u64 src)
+{
+	long n;
+
+	if (!src)
+		return 0;
+	n = bpf_probe_read_user_str(dst, size, (const void *)src);
+	if (n < 0) {
+		prof_count(PROF_CNT_MARKER_READ_FAIL);
+		return 0;
+	}
+	return n > 0 ? (__u16)(n - 1) : 0;
+}
+
+/*
+ * One marker: text (NUL-terminated, or text_len bytes when text_len > 0: HotSpot's symbols),
+ * file and line where the probe gives them.
+ */
+static __always_inline int on_marker(__u32 runtime, __u32 kind, __u64 text, __u32 text_len,
+				     __u64 file, __u32 line, __u32 arg)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+	struct prof_call_marker *m;
+
+	if (!prof_is_target(pid))
+		return 0;
+	m = prof_reserve(sizeof(*m));
+	if (!m) {
+		prof_count(PROF_CNT_MARKER_LOST);
+		return 0;
+	}
+	m->type = PROF_REC_CALL_MARKER;
+	m->pid = pid;
+	m->tid = (__u32)id;
+	m->ts = bpf_ktime_get_ns();
+	m->runtime = runtime;
+	m->kind = kind;
+	m->line = line;
+	m->arg = arg;
+	if (text_len) {
+		/* Length-delimited: at most the field (the record is zeroed: a NUL follows when
+		 * shorter). */
+		text_len = prof_bound(text_len, sizeof(m->text));
+		if (bpf_probe_read_user(m->text, text_len, (const void *)text)) {
+			prof_count(PROF_CNT_MARKER_READ_FAIL);
+			text_len = 0;
+		}
+		m->text_len = (__u16)text_len;
+	} else {
+		m->text_len = marker_str(m->text, sizeof(m->text), text);
+	}
+	m->file_len = marker_str(m->file, sizeof(m->file), file);
+	prof_submit(m);
+	return 0;
+}
+
+/* php:exception__thrown(char *classname): NULL when PHP rethrows without an object. */
+SEC("usdt")
+int php_exc_thrown(struct pt_regs *ctx)
+{
+	return on_marker(PROF_RT_PHP, PROF_MARK_EXC_THROWN, usdt_arg(ctx, 0), 0, 0, 0, 0);
+}
+
+/* php:exception__caught(char *classname): PHP passes ce->name, a zend_string *, cast. */
+SEC("usdt")
+int php_exc_caught(struct pt_regs *ctx)
+{
+	__u64 zs = usdt_arg(ctx, 0);
+
+	return on_marker(PROF_RT_PHP, PROF_MARK_EXC_CAUGHT, zs ? zs + PROF_PHP_ZSTR_VAL_OFF : 0, 0,
+			 0, 0, 0);
+}
+
+/* php:error(char *message, char *file, int line) */
+SEC("usdt")
+int php_error(struct pt_regs *ctx)
+{
+	return on_marker(PROF_RT_PHP, PROF_MARK_ERROR, usdt_arg(ctx, 0), 0, usdt_arg(ctx, 1),
+			 (__u32)usdt_arg(ctx, 2), 0);
+}
+
+/* python:import__find__load__start(char *modulename) */
+SEC("usdt")
+int python_import_start(struct pt_regs *ctx)
+{
+	return on_marker(PROF_RT_PYTHON, PROF_MARK_IMPORT_START, usdt_arg(ctx, 0), 0, 0, 0, 0);
+}
+
+/* python:import__find__load__done(char *modulename, int found) */
+SEC("usdt")
+int python_import_done(struct pt_regs *ctx)
+{
+	return on_marker(PROF_RT_PYTHON, PROF_MARK_IMPORT_DONE, usdt_arg(ctx, 0), 0, 0, 0,
+			 usdt_arg(ctx, 1) ? 1 : 0);
+}
+
+/* hotspot:class__loaded(char *name, int len, void *loader_data, bool shared): Symbol bytes,
+ * not NUL-terminated. */
+SEC("usdt")
+int java_class_loaded(struct pt_regs *ctx)
+{
+	__u64 name = usdt_arg(ctx, 0);
+	__u32 len = (__u32)usdt_arg(ctx, 1);
+
+	if (!len)
+		name = 0;
+	return on_marker(PROF_RT_JAVA, PROF_MARK_CLASS_LOAD, name, len, 0, 0,
+			 usdt_arg(ctx, 3) ? 1 : 0);
 }

@@ -124,4 +124,48 @@ static inline __u64 prof_call_name_id(__u32 pid, __u64 exec_gen, __u32 runtime, 
 	return h ? h : 1;
 }
 
+/*
+ * Markers: what a runtime reports besides calls (FunctionTrace's exceptions, imports and logs),
+ * for the event traces that show them (-f firefox).  Each probe sends its text in the record:
+ * they are rare next to calls, and their strings (a message, a module) rarely repeat by pointer.
+ */
+enum prof_marker_kind {
+	PROF_MARK_NONE = 0,
+	PROF_MARK_EXC_THROWN,	/* php:exception__thrown(class) */
+	PROF_MARK_EXC_CAUGHT,	/* php:exception__caught(class, a zend_string) */
+	PROF_MARK_ERROR,	/* php:error(message, file, line): warnings, notices, fatals */
+	PROF_MARK_IMPORT_START, /* python:import__find__load__start(module) */
+	PROF_MARK_IMPORT_DONE,	/* python:import__find__load__done(module, found) */
+	PROF_MARK_CLASS_LOAD,	/* hotspot:class__loaded(name, len, loader, shared) */
+	PROF_MARK__COUNT,
+};
+
+#define PROF_MARKER_TEXT_LEN 128 /* class, module or message; longer ones are cut */
+#define PROF_MARKER_FILE_LEN 128 /* php:error's file; longer paths keep their first bytes */
+_Static_assert(PROF_IS_POW2(PROF_MARKER_TEXT_LEN), "PROF_MARKER_TEXT_LEN must be a power of two");
+_Static_assert(PROF_IS_POW2(PROF_MARKER_FILE_LEN), "PROF_MARKER_FILE_LEN must be a power of two");
+/* PHP passes exception__caught's class as a zend_string *: its bytes start here (after the
+ * refcount header, the hash and the length, 8 bytes each, on every 64-bit PHP 7 and 8). */
+#define PROF_PHP_ZSTR_VAL_OFF 24
+
+/* PROF_REC_CALL_MARKER; text and file are NUL-terminated when shorter than their field. */
+struct prof_call_marker {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 line;   /* php:error's line, else 0 */
+	__u64 ts;     /* bpf_ktime_get_ns(), as call events */
+	__u8 runtime; /* enum prof_runtime */
+	__u8 kind;    /* enum prof_marker_kind */
+	__u16 text_len;
+	__u16 file_len;
+	__u16 pad0;
+	__u32 arg; /* import done: found (1) or not (0); class load: from the CDS archive (1) */
+	__u32 pad1;
+	char text[PROF_MARKER_TEXT_LEN];
+	char file[PROF_MARKER_FILE_LEN];
+};
+_Static_assert(sizeof(struct prof_call_marker) == 40 + PROF_MARKER_TEXT_LEN + PROF_MARKER_FILE_LEN,
+	       "prof_call_marker layout");
+
 #endif /* PROF_CALLS_H */

@@ -39,6 +39,8 @@ enum prof_rec_type {
 	 * intact: everything it sent before is consumed by now; resume it (SIGCONT). */
 	PROF_REC_PROC_EXIT_HOLD,
 	PROF_REC_OFFCPU, /* a thread's time off the CPU with its frames (include/prof_offcpu.h) */
+	/* An exception, import or log line a runtime reported (include/prof_calls.h) */
+	PROF_REC_CALL_MARKER,
 	PROF_REC_DUMP_THREAD, /* `dump`: one thread's state and frames (include/prof_dump.h) */
 };
 
@@ -69,6 +71,10 @@ enum prof_rec_type {
 	X(CALL_ARG_FAIL, "call_arg_fail", "call probe arguments the USDT spec could not fetch")    \
 	X(CALL_LOST_FULL, "call_lost_full",                                                        \
 	  "threads whose dropped call events could not be flagged (lost-thread map full)")         \
+	X(MARKER_LOST, "marker_lost",                                                              \
+	  "markers (exceptions, imports, logs) dropped: ring buffer full")                         \
+	X(MARKER_READ_FAIL, "marker_read_fail",                                                    \
+	  "markers whose text was unreadable (written without it)")                                \
 	X(CALL_BUSY_COARSE, "call_busy_coarse",                                                    \
 	  "call events whose busy clock is the scheduler's, up to a tick behind (switch not "      \
 	  "seen)")                                                                                 \

@@ -49,6 +49,11 @@ static int on_call(void *ctx, const struct prof_call_event *e)
 	return err;
 }
 
+static int on_marker(void *ctx, const struct prof_call_marker *m)
+{
+	return evtrace__marker(ctx, m);
+}
+
 static int on_thread_exit(void *ctx, uint32_t pid, uint32_t tid)
 {
 	return evtrace__thread_exit(ctx, pid, tid);
@@ -209,6 +214,8 @@ stream:
 		.thread_exit = on_thread_exit,
 		.process_exec = on_exec,
 		.attached = on_attached,
+		/* Only a format that shows markers gets the runtimes' marker probes attached. */
+		.marker = evtrace__wants_markers(t->trace) ? on_marker : NULL,
 	};
 	*out = t;
 	return 0;

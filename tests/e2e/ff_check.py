@@ -6,6 +6,9 @@ our writer.  Exits 1 with a message on the first structural error; prints facts 
   thread PID TID NAME samples=N weight_ms=W span_ms=S
   calls FUNC N          (stack transitions into FUNC: frames entered, summed over threads)
   nested CALLER>FUNC N  (of those, entered directly under CALLER)
+  marker NAME TEXT N    (markers by name and main text: class, module or message; spaces as _)
+  marker_tid NAME TEXT TID N  (the same per thread)
+  marker_phase NAME PHASE N
   drop NAME VALUE       (meta.extra)
   large_alloc LEAF N BYTES / large_free LEAF N BYTES
                         (nativeAllocations of at least 64 KiB, by the leaf function of their
@@ -52,6 +55,69 @@ def index(v, n, what, nullable=False):
         die(f"{what}: {v!r} not an index below {n}")
 
 
+def schemas(meta):
+    """meta.markerSchema: name -> the set of its field keys."""
+    out = {}
+    if not isinstance(meta["markerSchema"], list):
+        die("meta.markerSchema is not a list")
+    for sc in meta["markerSchema"]:
+        name = sc.get("name")
+        if not isinstance(name, str) or name in out:
+            die(f"markerSchema entry without a unique name: {sc!r}")
+        disp = sc.get("display")
+        if not isinstance(disp, list) or not disp or not all(
+                d in ("marker-chart", "marker-table", "marker-sidebar", "timeline-overview",
+                      "timeline-memory", "timeline-ipc", "timeline-fileio", "stack-chart")
+                for d in disp):
+            die(f"markerSchema {name}: display {disp!r}")
+        fields = sc.get("fields")
+        if not isinstance(fields, list):
+            die(f"markerSchema {name}: no fields list")
+        keys = set()
+        for f in fields:
+            if not isinstance(f.get("key"), str) or not isinstance(f.get("format"), str):
+                die(f"markerSchema {name}: field {f!r}")
+            keys.add(f["key"])
+        out[name] = keys
+    return out
+
+
+def check_markers(th, mk, nmk, ns, ncat, schema, facts):
+    """Column by column: indices in range, phases with the right times, times inside the
+    thread's range, data of a schema's type with only its fields."""
+    lo, hi = th["registerTime"] - 1e-6, th["unregisterTime"] + 1e-6
+    for i in range(nmk):
+        index(mk["name"][i], ns, "markers.name")
+        index(mk["category"][i], ncat, "markers.category")
+        ph, st, en = mk["phase"][i], mk["startTime"][i], mk["endTime"][i]
+        want = {0: (True, False), 1: (True, True), 2: (True, False), 3: (False, True)}.get(ph)
+        if want is None:
+            die(f"marker {i}: phase {ph!r}")
+        for t, have, what in ((st, want[0], "startTime"), (en, want[1], "endTime")):
+            if have != (t is not None):
+                die(f"marker {i}: phase {ph} with {what} {t!r}")
+            if t is not None and (not isinstance(t, (int, float)) or not lo <= t <= hi):
+                die(f"marker {i}: {what} {t!r} outside the thread's {lo}..{hi}")
+        if ph == 1 and en < st:
+            die(f"marker {i}: ends before it starts")
+        d = mk["data"][i]
+        text = "-"
+        if d is not None:
+            if not isinstance(d, dict) or d.get("type") not in schema:
+                die(f"marker {i}: data {d!r} of no schema's type")
+            extra = set(d) - {"type"} - schema[d["type"]]
+            if extra:
+                die(f"marker {i}: data keys {sorted(extra)} not in schema {d['type']}")
+            for k in ("class", "module", "message"):
+                if k in d:
+                    text = str(d[k]).replace(" ", "_") or "-"
+                    break
+        name = th["stringArray"][mk["name"][i]].replace(" ", "_")
+        facts[("marker", name, text)] += 1
+        facts[("marker_tid", name, text, th["tid"])] += 1
+        facts[("marker_phase", name, ph)] += 1
+
+
 def main():
     p = load(sys.argv[1])
     meta = p.get("meta") or die("no meta")
@@ -66,7 +132,8 @@ def main():
         die("categories")
     if not isinstance(p.get("libs"), list):
         die("libs missing")
-    calls, nested = Counter(), Counter()
+    schema = schemas(meta)
+    calls, nested, mfacts = Counter(), Counter(), Counter()
     large = Counter()
     live = {}  # (pid, address) -> bytes: frees must pair with an allocation by address
     print("threads", len(p["threads"]))
@@ -111,8 +178,9 @@ def main():
         sm, nsm = table(th, "samples", ["stack", "time", "weight"])
         if sm.get("weightType") != "tracing-ms":
             die("weightType")
-        mk, _ = table(th, "markers", ["data", "name", "startTime", "endTime", "phase",
-                                      "category"])
+        mk, nmk = table(th, "markers", ["data", "name", "startTime", "endTime", "phase",
+                                        "category"])
+        check_markers(th, mk, nmk, ns, ncat, schema, mfacts)
         prev_t = None
         for i in range(nsm):
             index(sm["stack"][i], nst, "samples.stack", nullable=True)
@@ -180,6 +248,8 @@ def main():
         if kind.startswith("large"):
             byt = large[("bytes_" + kind[6:], leaf)]
             print(kind, leaf, n, byt)
+    for k, n in sorted(mfacts.items(), key=str):
+        print(" ".join(str(x) for x in k), n)
     for sec in meta.get("extra", []):
         for e in sec.get("entries", []):
             print("drop", e["label"], e["value"])

@@ -130,3 +130,128 @@ t_trace_ff_java() {
 		if (w[2] < s[2] * 0.99 - 1e-6 || w[2] > s[2] * 1.01 + 1e-6) exit 1
 	}' "$facts" || fail "a thread's weights do not sum to its traced time"
 }
+
+# Markers: PHP's exception probes (tests/targets/exceptions.php throws and catches exactly 25
+# MarkerTestError), each an instant marker on the script's thread, checked by ff_check.py (every
+# marker's columns, phases, times inside its thread, data of a schema's type).  They fire
+# without USE_ZEND_DTRACE; with it the calls are there too.
+t_trace_ff_markers_php() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ffm.json.gz facts=$E2E_TMP/ffm.facts pid
+	USE_ZEND_DTRACE=1 "$PROF" --calls -f firefox -o "$f" -- php tests/targets/exceptions.php \
+		>"$E2E_TMP/ffm.out" 2>"$E2E_TMP/ffm.err" ||
+		{ cat "$E2E_TMP/ffm.err"; fail "profiler exit status"; }
+	expect_eq "script output" 25 "$(head -1 "$E2E_TMP/ffm.out")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E '^(marker|threads|thread )' "$facts"
+	expect_eq "threads" 1 "$(ff_fact "$facts" threads)"
+	expect_eq "marker drops" 0 "$(ff_fact "$facts" "drop marker_lost")"
+	expect_eq "ring buffer drops" 0 "$(ff_fact "$facts" "drop ringbuf_full")"
+	expect_eq "unreadable marker texts" 0 "$(ff_fact "$facts" "drop marker_read_fail")"
+	pid=$(awk '$1 == "thread" { print $2 }' "$facts")
+	expect_eq "thrown markers" 25 "$(ff_fact "$facts" "marker Exception_thrown MarkerTestError")"
+	expect_eq "caught markers" 25 "$(ff_fact "$facts" "marker Exception_caught MarkerTestError")"
+	expect_eq "thrown on the script's thread" 25 \
+		"$(ff_fact "$facts" "marker_tid Exception_thrown MarkerTestError $pid")"
+	expect_eq "caught on the script's thread" 25 \
+		"$(ff_fact "$facts" "marker_tid Exception_caught MarkerTestError $pid")"
+	expect_eq "exception markers in all" 50 \
+		"$(awk '$1 == "marker" && $2 ~ /^Exception_/ { n += $NF } END { print n + 0 }' "$facts")"
+	expect_eq "instant exception markers" 25 "$(ff_fact "$facts" "marker_phase Exception_thrown 0")"
+	expect_eq "thrower calls" 25 "$(ff_fact "$facts" "calls thrower")"
+	# Each throw is inside thrower, each catch after it returned: times interleave.
+	python3 - "$f" <<'PY' || fail "thrown/caught markers are not in order"
+import gzip, json, sys
+th = json.load(gzip.open(sys.argv[1]))["threads"][0]
+m, s = th["markers"], th["stringArray"]
+seq = [s[m["name"][i]] for i in sorted(range(m["length"]), key=lambda i: m["startTime"][i])]
+sys.exit(0 if seq == ["Exception thrown", "Exception caught"] * 25 else 1)
+PY
+}
+
+# CPython 3.11's import probes: tests/targets/imports.py imports 4 modules written here (one of
+# them from inside another) and misses one; each import is an interval marker on the main
+# thread, the nested one inside its importer's, the missing one found "no".
+t_trace_ff_markers_python311() {
+	local py=/usr/bin/python3.11 d=$E2E_TMP/ffmods f=$E2E_TMP/ffpy.json.gz facts=$E2E_TMP/ffpy.facts
+	[ -x "$py" ] || fail "$py missing (apt-get install python3.11)"
+	mkdir -p "$d" || fail "mkdir"
+	for m in a b c d; do echo "NAME = 'ffmk_$m'" >"$d/ffmk_$m.py"; done
+	echo "import ffmk_c" >>"$d/ffmk_b.py"
+	"$PROF" --calls -f firefox -o "$f" -- "$py" tests/targets/imports.py "$d" \
+		>"$E2E_TMP/ffpy.out" 2>"$E2E_TMP/ffpy.err" ||
+		{ cat "$E2E_TMP/ffpy.err"; fail "profiler exit status"; }
+	expect_eq "script output" "ffmk_a ffmk_b ffmk_c ffmk_d" "$(head -1 "$E2E_TMP/ffpy.out")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E '^(marker.* ffmk_|threads|thread )' "$facts"
+	expect_eq "marker drops" 0 "$(ff_fact "$facts" "drop marker_lost")"
+	expect_eq "ring buffer drops" 0 "$(ff_fact "$facts" "drop ringbuf_full")"
+	local pid
+	pid=$(awk '$1 == "thread" && $2 == $3 { print $2 }' "$facts")
+	for m in a b c d missing; do
+		expect_eq "import markers of ffmk_$m" 1 "$(ff_fact "$facts" "marker Import ffmk_$m")"
+		expect_eq "ffmk_$m imported on the main thread" 1 \
+			"$(ff_fact "$facts" "marker_tid Import ffmk_$m $pid")"
+	done
+	python3 - "$f" <<'PY' || fail "import intervals are wrong"
+import gzip, json, sys
+th = [t for t in json.load(gzip.open(sys.argv[1]))["threads"] if t["isMainThread"]][0]
+m = th["markers"]
+iv = {m["data"][i]["module"]: (m["phase"][i], m["startTime"][i], m["endTime"][i],
+                               m["data"][i].get("found"))
+      for i in range(m["length"]) if m["data"][i]["module"].startswith("ffmk_")}
+print(iv)
+assert all(v[0] == 1 and v[1] <= v[2] for v in iv.values()), "not intervals"
+assert iv["ffmk_b"][1] <= iv["ffmk_c"][1] <= iv["ffmk_c"][2] <= iv["ffmk_b"][2], "c not in b"
+assert iv["ffmk_a"][2] <= iv["ffmk_b"][1] and iv["ffmk_b"][2] <= iv["ffmk_d"][1], "order"
+assert [iv["ffmk_" + k][3] for k in "abcd"] == ["yes"] * 4, "found"
+assert iv["ffmk_missing"][3] == "no", "a missing module was found"
+PY
+}
+
+# HotSpot has no exception probe: its class loads (hotspot:class__loaded, fired without
+# -XX:+ExtendedDTraceProbes too) are Java's import markers.  Calls.java's own class is loaded
+# once, on the thread that runs main.
+t_trace_ff_markers_java() {
+	command -v javac >/dev/null || fail "javac is not installed"
+	local d=$E2E_TMP/ffmjava f=$E2E_TMP/ffmjava.json.gz facts=$E2E_TMP/ffmjava.facts tid
+	{ mkdir -p "$d" && javac -d "$d" tests/targets/Calls.java; } || fail "javac failed"
+	"$PROF" --calls -f firefox -o "$f" -- java -XX:+ExtendedDTraceProbes -cp "$d" Calls \
+		>"$E2E_TMP/ffmjava.out" 2>"$E2E_TMP/ffmjava.err" ||
+		{ cat "$E2E_TMP/ffmjava.err"; fail "profiler exit status"; }
+	expect_eq "program output" 5550 "$(head -1 "$E2E_TMP/ffmjava.out")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	expect_eq "marker drops" 0 "$(ff_fact "$facts" "drop marker_lost")"
+	expect_eq "Calls loaded" 1 "$(ff_fact "$facts" "marker Class_load Calls")"
+	expect_range "classes loaded" 100 100000 \
+		"$(awk '$1 == "marker" && $2 == "Class_load" { n += $NF } END { print n + 0 }' "$facts")"
+	# The thread whose samples hold Calls.main.
+	tid=$(python3 - "$f" <<'PY'
+import gzip, json, sys
+for th in json.load(gzip.open(sys.argv[1]))["threads"]:
+    if "Calls.main" in th["stringArray"]:
+        print(th["tid"])
+PY
+)
+	expect_eq "Calls loaded on main's thread" 1 "$(ff_fact "$facts" "marker_tid Class_load Calls $tid")"
+}
+
+# The same with -p: the probes attached to a running PHP (no USE_ZEND_DTRACE: no calls, the
+# markers all the same), which throws its 25 only after the profiler is in.
+t_trace_ff_markers_php_pid() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ffmp.json.gz facts=$E2E_TMP/ffmp.facts
+	start_waiting_target "$E2E_TMP/ffmp.target" php tests/targets/exceptions.php wait
+	start_profiler "$E2E_TMP/ffmp.log" --calls -f firefox -o "$f" -p "$TARGET_PID"
+	echo go >&"$TARGET_IN"
+	wait "$PROF_PID" || { cat "$E2E_TMP/ffmp.log"; fail "profiler exit status"; }
+	wait "$TARGET_PID"
+	expect_eq "script output" 25 "$(tail -1 "$E2E_TMP/ffmp.target")"
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E '^(marker|threads|thread )' "$facts"
+	expect_eq "marker drops" 0 "$(ff_fact "$facts" "drop marker_lost")"
+	expect_eq "thrown markers" 25 \
+		"$(ff_fact "$facts" "marker_tid Exception_thrown MarkerTestError $TARGET_PID")"
+	expect_eq "caught markers" 25 \
+		"$(ff_fact "$facts" "marker_tid Exception_caught MarkerTestError $TARGET_PID")"
+}

@@ -207,6 +207,33 @@ static void test_calls_attach__plans_follow_measured_probes(void **state)
 	assert_string_equal(p.probes[1].name, "method__return");
 }
 
+/* The marker probes: PHP's exceptions (and error), CPython's imports, HotSpot's class loads
+ * (it has no exception probe); none for Ruby. */
+static void test_calls_attach__marker_plans(void **state)
+{
+	struct calls_marker_probe mp[CALLS_MAX_MARKERS];
+
+	(void)state;
+	assert_int_equal(calls_attach__marker_plan(mp, PROF_RT_PHP), 3);
+	assert_string_equal(mp[0].provider, "php");
+	assert_string_equal(mp[0].name, "exception__thrown");
+	assert_int_equal(mp[0].kind, PROF_MARK_EXC_THROWN);
+	assert_string_equal(mp[1].name, "exception__caught");
+	assert_int_equal(mp[1].kind, PROF_MARK_EXC_CAUGHT);
+	assert_string_equal(mp[2].name, "error");
+	assert_int_equal(mp[2].kind, PROF_MARK_ERROR);
+	assert_int_equal(calls_attach__marker_plan(mp, PROF_RT_PYTHON), 2);
+	assert_string_equal(mp[0].name, "import__find__load__start");
+	assert_int_equal(mp[0].kind, PROF_MARK_IMPORT_START);
+	assert_string_equal(mp[1].name, "import__find__load__done");
+	assert_int_equal(mp[1].kind, PROF_MARK_IMPORT_DONE);
+	assert_int_equal(calls_attach__marker_plan(mp, PROF_RT_JAVA), 1);
+	assert_string_equal(mp[0].provider, "hotspot");
+	assert_string_equal(mp[0].name, "class__loaded");
+	assert_int_equal(mp[0].kind, PROF_MARK_CLASS_LOAD);
+	assert_int_equal(calls_attach__marker_plan(mp, PROF_RT_RUBY), 0);
+}
+
 static void test_calls_attach__php_environment(void **state)
 {
 	assert_true(calls_attach__env_enabled(LIST("HOME=/root\0USE_ZEND_DTRACE=1\0"),
@@ -254,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_calls_attach__release_file_read),
 		cmocka_unit_test(test_calls_attach__release_fifo_and_zero_refused),
 		cmocka_unit_test(test_calls_attach__plans_follow_measured_probes),
+		cmocka_unit_test(test_calls_attach__marker_plans),
 		cmocka_unit_test(test_calls_attach__php_environment),
 		cmocka_unit_test(test_calls_attach__java_flags),
 		cmocka_unit_test(test_calls_attach__java_flags_of_jdk_tools),

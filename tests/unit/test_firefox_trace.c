@@ -311,6 +311,120 @@ static void test_firefox_trace__heap_paired_by_address(void **state)
 	done(x);
 }
 
+static void mark(struct fixture *x, uint32_t tid, uint64_t ts, uint8_t kind, const char *text,
+		 const char *file, uint32_t line, uint32_t arg)
+{
+	struct prof_call_marker m = {.type = PROF_REC_CALL_MARKER,
+				     .pid = PID,
+				     .tid = tid,
+				     .ts = ts,
+				     .runtime = PROF_RT_PHP,
+				     .kind = kind,
+				     .line = line,
+				     .arg = arg};
+
+	m.text_len = (uint16_t)strlen(text);
+	m.file_len = (uint16_t)strlen(file);
+	memcpy(m.text, text, m.text_len < sizeof(m.text) ? m.text_len : sizeof(m.text));
+	memcpy(m.file, file, m.file_len < sizeof(m.file) ? m.file_len : sizeof(m.file));
+	assert_int_equal(evtrace__marker(x->t, &m), 0);
+}
+
+/* Exceptions and logs are instants (phase 0, no end) of their schema's type and category, in
+ * the thread's own string table; a log after the last call stretches the thread to it. */
+static void test_firefox_trace__markers_instants(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	ENTRY(x, PID, 1000, 10, 5);
+	mark(x, PID, 1500, PROF_MARK_EXC_THROWN, "MyErr", "", 0, 0);
+	mark(x, PID, 1800, PROF_MARK_EXC_CAUGHT, "MyErr", "", 0, 0);
+	RETURN(x, PID, 2000, 10);
+	mark(x, PID, 2500, PROF_MARK_ERROR, "bad \"thing\"\n", "/src/a.php", 12, 0);
+	mark(x, PID, 2600, PROF_MARK_EXC_THROWN, "", "", 0, 0);
+	s = finish(x, 3000);
+	has(s, "\"markers\":{\"length\":4,\"name\":[0,1,2,0],"
+	       "\"startTime\":[0.000500,0.000800,0.001500,0.001600],"
+	       "\"endTime\":[null,null,null,null],\"phase\":[0,0,0,0],\"category\":[1,1,3,1],"
+	       "\"data\":[{\"type\":\"Exception\",\"class\":\"MyErr\",\"event\":\"thrown\"},"
+	       "{\"type\":\"Exception\",\"class\":\"MyErr\",\"event\":\"caught\"},"
+	       "{\"type\":\"Log\",\"message\":\"bad \\\"thing\\\"\\n\",\"file\":\"/src/a.php\","
+	       "\"line\":12},"
+	       "{\"type\":\"Exception\",\"class\":\"[rethrown]\",\"event\":\"thrown\"}]}");
+	has(s, "\"stringArray\":[\"Exception thrown\",\"Exception caught\",\"Log\",\"f\","
+	       "\"/src/a.php\"]}");
+	/* The samples reach the last marker: the weights are still the thread's span. */
+	has(s, "\"registerTime\":0.000000,\"unregisterTime\":0.001600");
+	has(s, "\"stack\":[0,null],\"time\":[0.000000,0.001000],\"weight\":[0.001000,0.000600]}");
+	/* Every data type has its schema, every category its entry. */
+	has(s, "\"markerSchema\":[{\"name\":\"Exception\",");
+	has(s, "{\"name\":\"Log\",\"display\":[\"marker-chart\",\"marker-table\","
+	       "\"timeline-overview\"]");
+	has(s, "{\"name\":\"Import\",");
+	has(s, "{\"name\":\"ClassLoad\",");
+	has(s, "{\"key\":\"line\",\"label\":\"Line\",\"format\":\"integer\"}");
+	has(s, "{\"name\":\"Log\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]}]");
+	has(s, "{\"label\":\"marker_texts_dropped\",\"format\":\"integer\",\"value\":0}");
+	done(x);
+}
+
+/* An import is one interval from its start to the end of the same module, nested ones inside;
+ * an end without its start is an IntervalEnd (phase 3), a start never ended an IntervalStart
+ * (phase 2).  A thread of markers alone has one empty-stack sample over its span. */
+static void test_firefox_trace__markers_imports_paired(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	const char *s;
+
+	(void)state;
+	mark(x, PID, 1000, PROF_MARK_IMPORT_START, "a", "", 0, 0);
+	mark(x, PID, 1100, PROF_MARK_IMPORT_START, "b", "", 0, 0);
+	mark(x, PID, 1200, PROF_MARK_IMPORT_DONE, "b", "", 0, 1);
+	mark(x, PID, 1300, PROF_MARK_IMPORT_DONE, "a", "", 0, 1);
+	mark(x, PID, 1400, PROF_MARK_IMPORT_START, "c", "", 0, 0);
+	mark(x, PID, 1500, PROF_MARK_IMPORT_DONE, "z", "", 0, 0);
+	s = finish(x, 3000);
+	has(s, "\"markers\":{\"length\":4,\"name\":[0,0,0,0],"
+	       "\"startTime\":[0.000100,0.000000,null,0.000400],"
+	       "\"endTime\":[0.000200,0.000300,0.000500,null],\"phase\":[1,1,3,2],"
+	       "\"category\":[2,2,2,2],"
+	       "\"data\":[{\"type\":\"Import\",\"module\":\"b\",\"found\":\"yes\"},"
+	       "{\"type\":\"Import\",\"module\":\"a\",\"found\":\"yes\"},"
+	       "{\"type\":\"Import\",\"module\":\"z\",\"found\":\"no\"},"
+	       "{\"type\":\"Import\",\"module\":\"c\"}]}");
+	has(s, "\"samples\":{\"weightType\":\"tracing-ms\",\"length\":1,\"stack\":[null],"
+	       "\"time\":[0.000000],\"weight\":[0.000500]}");
+	has(s, "\"registerTime\":0.000000,\"unregisterTime\":0.000500");
+	has(s, "\"stringArray\":[\"Import\"]}");
+	done(x);
+}
+
+/* Java's class loads; a text filling its field (no NUL) is cut at the field; a marker never
+ * goes before its thread's last call event. */
+static void test_firefox_trace__markers_class_load_and_bounds(void **state)
+{
+	struct fixture *x = start(false, NULL);
+	char long_name[PROF_MARKER_TEXT_LEN + 10], want[PROF_MARKER_TEXT_LEN + 32];
+	const char *s;
+
+	(void)state;
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	ENTRY(x, PID, 1000, 10, 5);
+	mark(x, PID, 900, PROF_MARK_CLASS_LOAD, "java/lang/String", "", 0, 1);
+	mark(x, PID, 1100, PROF_MARK_CLASS_LOAD, long_name, "", 0, 0);
+	RETURN(x, PID, 2000, 10);
+	s = finish(x, 3000);
+	has(s, "\"startTime\":[0.000000,0.000100],");
+	has(s, "{\"type\":\"ClassLoad\",\"class\":\"java/lang/String\",\"shared\":\"yes\"}");
+	/* The field's bytes, then the closing quote. */
+	snprintf(want, sizeof(want), "\"class\":\"%.*s\",", PROF_MARKER_TEXT_LEN, long_name);
+	has(s, want);
+	done(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +436,9 @@ int main(void)
 		cmocka_unit_test(test_firefox_trace__gzip_is_the_same_json),
 		cmocka_unit_test(test_firefox_trace__spill_leaves_no_file),
 		cmocka_unit_test(test_firefox_trace__heap_paired_by_address),
+		cmocka_unit_test(test_firefox_trace__markers_instants),
+		cmocka_unit_test(test_firefox_trace__markers_imports_paired),
+		cmocka_unit_test(test_firefox_trace__markers_class_load_and_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

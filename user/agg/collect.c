@@ -361,6 +361,8 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = calls_agg__new(&c->calls);
 	if (!err && (opts->modes & MODE_CALLS))
 		err = calls_attach__new(&c->calls_at, l, calls_thread, c);
+	if (!err && (opts->modes & MODE_CALLS) && opts->stream && opts->stream->marker)
+		calls_attach__set_markers(c->calls_at, true);
 	if (!err && opts->unwind_tables &&
 	    (opts->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU | MODE_DUMP)))
 		err = unwinder_start(c);
@@ -1269,6 +1271,7 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_CALL_ENTRY:
 	case PROF_REC_CALL_RETURN:
 	case PROF_REC_CALL_NAME:
+	case PROF_REC_CALL_MARKER:
 		m = &calls_ops;
 		break;
 	case PROF_REC_PROC_FORK:
@@ -1553,6 +1556,21 @@ static int calls_on_record(struct collect *c, uint32_t type, const void *data, s
 			return 1;
 		calls_agg__name(c->calls, data);
 		return 0;
+	}
+	if (type == PROF_REC_CALL_MARKER) {
+		const struct prof_call_marker *mk = data;
+
+		if (size < sizeof(*mk) || !c->opts.stream || !c->opts.stream->marker)
+			return 1;
+		/* The thread's name, as for its calls. */
+		if (((uint64_t)mk->pid << 32 | mk->tid) != c->calls_last_thread) {
+			int err = procinfo__note(c->procs, mk->pid, mk->tid);
+
+			if (err)
+				return err;
+			c->calls_last_thread = (uint64_t)mk->pid << 32 | mk->tid;
+		}
+		return c->opts.stream->marker(c->opts.stream->ctx, mk);
 	}
 	return size < sizeof(struct prof_call_event) ? 1 : on_call(c, data);
 }

@@ -36,6 +36,7 @@ enum prof_mode_bit {
 };
 
 struct prof_call_event;
+struct prof_call_marker;
 
 /*
  * Event traces (-f chrome / perfetto): --calls events go to these as they arrive, in place of
@@ -50,6 +51,9 @@ struct collect_stream {
 	/* A running process's probes are all in at ts (CLOCK_MONOTONIC): an event before it may
 	 * lack its other half (an entry probed before its return probe was). */
 	int (*attached)(void *ctx, uint32_t pid, uint64_t ts);
+	/* Optional: an exception, import or log a runtime reported (PROF_REC_CALL_MARKER).
+	 * Set: the runtimes' marker probes are attached too (only -f firefox shows them). */
+	int (*marker)(void *ctx, const struct prof_call_marker *m);
 	/* (--heap events reach a trace through collect__set_heap_tap) */
 };
 

@@ -236,6 +236,37 @@ void calls_attach__plan(struct calls_plan *out, enum prof_runtime rt, int major,
 	}
 }
 
+int calls_attach__marker_plan(struct calls_marker_probe *out, enum prof_runtime rt)
+{
+	int n = 0;
+
+	switch (rt) {
+	case PROF_RT_PHP:
+		/* Fire whenever attached (their semaphores are set), USE_ZEND_DTRACE or not. */
+		out[n++] = (struct calls_marker_probe){"php", "exception__thrown",
+						       PROF_MARK_EXC_THROWN};
+		out[n++] = (struct calls_marker_probe){"php", "exception__caught",
+						       PROF_MARK_EXC_CAUGHT};
+		out[n++] = (struct calls_marker_probe){"php", "error", PROF_MARK_ERROR};
+		break;
+	case PROF_RT_PYTHON:
+		out[n++] = (struct calls_marker_probe){"python", "import__find__load__start",
+						       PROF_MARK_IMPORT_START};
+		out[n++] = (struct calls_marker_probe){"python", "import__find__load__done",
+						       PROF_MARK_IMPORT_DONE};
+		break;
+	case PROF_RT_JAVA:
+		/* HotSpot has no exception probe (only JNI's Throw): class loads are Java's
+		 * imports. */
+		out[n++] = (struct calls_marker_probe){"hotspot", "class__loaded",
+						       PROF_MARK_CLASS_LOAD};
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
 /* Calls fn on each NUL-separated string of list until it returns true. */
 static bool list_any(const char *list, size_t len,
 		     bool (*fn)(const char *s, size_t n, const void *arg), const void *arg)
@@ -320,6 +351,7 @@ struct calls_attach {
 	size_t nwhy;
 	int total;	 /* probes attached so far, over every file */
 	bool exec_stops; /* `-- CMD`'s tree is traced: flags are checked at each exec */
+	bool markers;	 /* also the marker probes (calls_attach__set_markers) */
 };
 
 int calls_attach__new(struct calls_attach **out, struct loader *l, calls_thread_fn on_thread,
@@ -436,6 +468,37 @@ static bool java_entry_keeps_frame_pointer(const char *path)
 #endif
 }
 
+/* The runtime's marker probes on the file whose call probes are in (key's entry): each on its
+ * own, a missing one skipped.  0 or -errno (out of memory). */
+static int attach_markers(struct calls_attach *ca, const struct calls_runtime_file *rf, int pid,
+			  const char *at_path, const struct loader_attach_key *key)
+{
+	struct calls_marker_probe mp[CALLS_MAX_MARKERS];
+	int n = calls_attach__marker_plan(mp, rf->runtime), err = 0;
+
+	for (int i = 0; i < n && !err; i++) {
+		struct bpf_program *prog = loader__marker_prog(ca->l, mp[i].kind);
+		struct bpf_link *link;
+
+		if (!prog)
+			return -EINVAL;
+		link = bpf_program__attach_usdt(prog, pid, at_path, mp[i].provider, mp[i].name,
+						NULL);
+		if (!link) {
+			err = -errno;
+			pr_debug("--calls: no %s:%s marker probe in %s: %s\n", mp[i].provider,
+				 mp[i].name, rf->path, strerror(-err));
+			err = err == -ENOMEM ? err : 0;
+			continue;
+		}
+		err = loader__attached_link(ca->l, key, link);
+		if (!err)
+			pr_debug("--calls: attached marker probe %s:%s to %s\n", mp[i].provider,
+				 mp[i].name, rf->path);
+	}
+	return err;
+}
+
 /*
  * Attach the plan's probes to one file: all or none (entries without their returns would
  * grow stacks forever).  pid -1 = every process mapping the file.  at_path is where we open
@@ -520,6 +583,11 @@ static int attach_file(struct calls_attach *ca, const struct calls_runtime_file 
 				bpf_link__destroy(links[j]);
 			return err;
 		}
+	}
+	if (ca->markers) {
+		err = attach_markers(ca, rf, pid, at_path, &key);
+		if (err)
+			return err;
 	}
 	pr_info("--calls: attached %d %s probes to %s%s\n", plan.nprobes,
 		runtime_names[rf->runtime], rf->path, pid < 0 ? " (all processes, filtered)" : "");
@@ -1013,6 +1081,11 @@ cleanup:
 void calls_attach__set_exec_stops(struct calls_attach *ca, bool on)
 {
 	ca->exec_stops = on;
+}
+
+void calls_attach__set_markers(struct calls_attach *ca, bool on)
+{
+	ca->markers = on;
 }
 
 int calls_attach__total(const struct calls_attach *ca)

@@ -57,6 +57,16 @@ int calls_attach__java_release_major(const char *text, size_t len);
  * symlink, -EINVAL for a FIFO or device, -errno. */
 int calls_attach__java_release_read(int *out, int root_fd, const char *path);
 void calls_attach__plan(struct calls_plan *out, enum prof_runtime rt, int major, int minor);
+
+/* A marker probe (exceptions, imports, logs: enum prof_marker_kind), for the traces that show
+ * them.  Each is optional: a runtime built without it still has its calls. */
+struct calls_marker_probe {
+	const char *provider, *name;
+	enum prof_marker_kind kind;
+};
+#define CALLS_MAX_MARKERS 4
+/* The marker probes of a runtime into out (at most CALLS_MAX_MARKERS); how many. */
+int calls_attach__marker_plan(struct calls_marker_probe *out, enum prof_runtime rt);
 /* Whether a NUL-separated list (environ, cmdline) has NAME=VALUE with VALUE a nonzero
  * integer (PHP's getenv test) / holds the string exactly. */
 bool calls_attach__env_enabled(const char *list, size_t len, const char *name);
@@ -90,6 +100,10 @@ int calls_attach__exec(struct calls_attach *ca, uint32_t pid);
 /* Every exec of `-- CMD`'s tree will reach calls_attach__exec (the tree is traced): the flags
  * are checked there, against the process itself, and calls_attach__cmd does not guess them. */
 void calls_attach__set_exec_stops(struct calls_attach *ca, bool on);
+/* Also attach the runtimes' marker probes (exceptions, imports, logs) next to their call
+ * probes, for a trace that shows them (-f firefox).  Off by default: profiles have no use
+ * for them. */
+void calls_attach__set_markers(struct calls_attach *ca, bool on);
 /* Probes attached so far over the session (0: no runtime seen yet). */
 int calls_attach__total(const struct calls_attach *ca);
 /* Print why nothing could be attached (one line) — after calls_attach__pid/cmd found none —

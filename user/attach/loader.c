@@ -492,6 +492,28 @@ struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, b
 	}
 }
 
+struct bpf_program *loader__marker_prog(struct loader *l, enum prof_marker_kind kind)
+{
+	if (!l->calls)
+		return NULL;
+	switch (kind) {
+	case PROF_MARK_EXC_THROWN:
+		return l->calls->progs.php_exc_thrown;
+	case PROF_MARK_EXC_CAUGHT:
+		return l->calls->progs.php_exc_caught;
+	case PROF_MARK_ERROR:
+		return l->calls->progs.php_error;
+	case PROF_MARK_IMPORT_START:
+		return l->calls->progs.python_import_start;
+	case PROF_MARK_IMPORT_DONE:
+		return l->calls->progs.python_import_done;
+	case PROF_MARK_CLASS_LOAD:
+		return l->calls->progs.java_class_loaded;
+	default:
+		return NULL;
+	}
+}
+
 int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out)
 {
 	out->procs = l->shared_fd[SHARED_UNWIND_PROCS];

@@ -130,6 +130,8 @@ int loader__offcpu_fd(struct loader *l);
 
 /* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);
+/* The --calls program of a marker probe (enum prof_marker_kind); NULL without --calls. */
+struct bpf_program *loader__marker_prog(struct loader *l, enum prof_marker_kind kind);
 
 /*
  * The lifecycle program's uprobes, on a file open as fd (name: for messages), for every process

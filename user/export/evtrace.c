@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -401,6 +402,33 @@ int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, u
 int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr)
 {
 	return heap_event(t, pid, tid, ts, addr, 0);
+}
+
+bool evtrace__wants_markers(const struct evtrace *t)
+{
+	return t->sink->ops->marker != NULL;
+}
+
+int evtrace__marker(struct evtrace *t, const struct prof_call_marker *m)
+{
+	char text[PROF_MARKER_TEXT_LEN + 1], file[PROF_MARKER_FILE_LEN + 1];
+	struct thread *th;
+	int err;
+
+	if (t->finished || !t->sink->ops->marker)
+		return 0;
+	err = get_thread(t, &th, m->pid, m->tid);
+	if (err)
+		return err;
+	snprintf(text, sizeof(text), "%.*s",
+		 (int)(m->text_len < sizeof(m->text) ? m->text_len : sizeof(m->text)), m->text);
+	snprintf(file, sizeof(file), "%.*s",
+		 (int)(m->file_len < sizeof(m->file) ? m->file_len : sizeof(m->file)), m->file);
+	/* One clock with the thread's calls: never back in time. */
+	if (m->ts > th->last_ts)
+		th->last_ts = m->ts;
+	return t->sink->ops->marker(t->sink, m->pid, m->tid, th->last_ts, m->kind, text, file,
+				    m->line, m->arg);
 }
 
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)

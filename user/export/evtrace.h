@@ -58,6 +58,12 @@ int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts);
 int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		   uint64_t old_addr, uint64_t size);
 int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr);
+/* A PROF_REC_CALL_MARKER record (exception, import, log), in its thread's timeline (never
+ * before the thread's last event), for formats that take markers (firefox); ignored by others.
+ * The record's strings may lack a NUL (a field full): they are cut at their length. */
+int evtrace__marker(struct evtrace *t, const struct prof_call_marker *m);
+/* Whether the sink takes markers (only then are the marker probes worth attaching). */
+bool evtrace__wants_markers(const struct evtrace *t);
 /* Thread tid of pid ended: its open frames close at its last event, its state goes. */
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid);
 /* pid exec'd: its threads' frames belong to the old image (closed at their last event); its

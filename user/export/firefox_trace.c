@@ -23,11 +23,13 @@
 #include "export/gzfile.h"
 #include "export/json.h"
 #include "export/trace_sink.h"
+#include "prof_calls.h"
 #include "util/hashmap.h"
 #include "util/strpool.h"
 
 /* One event in the spill file: iid 0 ends the innermost call, FF_HEAP is an allocation
- * (weight > 0) or a free (weight < 0) at addr, others begin a call. */
+ * (weight > 0) or a free (weight < 0) at addr, FF_MARK + (kind << 1 | arg) a marker (addr: its
+ * interned text, weight: its interned file), others begin a call. */
 struct ff_rec {
 	uint64_t ts;
 	uint32_t pid, tid;
@@ -39,6 +41,13 @@ struct ff_rec {
 _Static_assert(sizeof(struct ff_rec) == 40, "ff_rec layout");
 
 #define FF_HEAP UINT32_MAX
+#define FF_MARK 0xffff0000u
+_Static_assert(FF_MARK + (PROF_MARK__COUNT << 1) < FF_HEAP, "marker iids below FF_HEAP");
+/* Marker texts kept in memory (interned) in all; beyond, new texts are written as
+ * "[not kept]" and counted (marker_texts_dropped). */
+#define FF_MARKER_TEXT_MAX (64u << 20)
+/* Imports open at once on a thread; deeper starts are written unpaired (IntervalStart). */
+#define FF_IMPORT_DEPTH	   64
 
 /* A block whose allocation is in the profile: its free is written with its size. */
 struct ff_block_key {
@@ -49,8 +58,8 @@ struct ff_block_key {
 struct ff_thread {
 	uint32_t pid, tid;
 	const char *name;
-	uint64_t first_ts, last_ts; /* of its call events */
-	uint64_t nrec, ncalls;
+	uint64_t first_ts, last_ts; /* of its call events and markers */
+	uint64_t nrec, ncalls;	    /* ncalls: call events and markers */
 };
 
 struct ff_trace {
@@ -70,6 +79,7 @@ struct ff_trace {
 	struct strpool *strings;
 	struct hashmap *blocks;	 /* ff_block_key -> uint64_t size (--heap) */
 	uint64_t unpaired_frees; /* of blocks allocated before we saw them: not written */
+	uint64_t texts_dropped;	 /* marker texts past FF_MARKER_TEXT_MAX */
 };
 
 static struct ff_trace *fft(struct trace_sink *s)
@@ -183,7 +193,8 @@ static int spill(struct ff_trace *t, const struct ff_rec *rec)
 		return -EINVAL; /* the recorder announces every thread first */
 	th = &t->threads[*ix];
 	th->nrec++;
-	/* The thread's span is its calls' (the sample weights cover exactly that). */
+	/* The thread's span is its calls' and markers' (the sample weights cover exactly
+	 * that). */
 	if (r.iid != FF_HEAP) {
 		if (!th->ncalls++)
 			th->first_ts = ts;
@@ -218,6 +229,39 @@ static int ff_begin(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t t
 static int ff_end(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts)
 {
 	return spill(fft(s), &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid});
+}
+
+/* A marker's text, kept for the end: interned (a class or module repeats), bounded. */
+static const char *keep_text(struct ff_trace *t, const char *s)
+{
+	if (!*s)
+		return "";
+	if (strpool__bytes(t->strings) > FF_MARKER_TEXT_MAX) {
+		t->texts_dropped++;
+		return "[not kept]";
+	}
+	return strpool__intern(t->strings, s);
+}
+
+static int ff_marker(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t kind,
+		     const char *text, const char *file, uint32_t line, uint32_t arg)
+{
+	struct ff_trace *t = fft(s);
+	const char *tx, *fl;
+
+	if (kind == PROF_MARK_NONE || kind >= PROF_MARK__COUNT)
+		return 0;
+	tx = keep_text(t, text);
+	fl = keep_text(t, file);
+	if (!tx || !fl)
+		return -ENOMEM;
+	return spill(t, &(struct ff_rec){.ts = ts,
+					 .pid = pid,
+					 .tid = tid,
+					 .iid = FF_MARK + (kind << 1 | (arg ? 1 : 0)),
+					 .line = line,
+					 .addr = (uint64_t)(uintptr_t)tx,
+					 .weight = (int64_t)(uintptr_t)fl});
 }
 
 /* Frees are paired with allocations by address: a free carries the block's size, negated. */
@@ -302,13 +346,22 @@ static void table__free(struct table *tb)
 
 enum { T_FUNC, T_FRAME, T_STACK, T_STRING, T__COUNT };
 
+/* An import whose end is not seen yet. */
+struct ff_import {
+	uint64_t ts;
+	const char *module;
+};
+
 struct build {
 	struct ff_trace *t;
 	const struct ff_thread *th;
 	struct table tb[T__COUNT];
 	uint32_t *stack; /* open stack nodes */
 	uint32_t depth, cap;
-	uint64_t nsamples, nallocs;
+	uint64_t nsamples, nallocs, nmarkers;
+	struct ff_import imports[FF_IMPORT_DEPTH]; /* open imports, innermost last */
+	uint32_t nimports;
+	int err; /* of the marker passes (string table) */
 	FILE *f;
 };
 
@@ -322,6 +375,29 @@ enum pass {
 	PASS_A_TIME,
 	PASS_A_WEIGHT,
 	PASS_A_ADDR,
+	PASS_M_NAME, /* markers' columns */
+	PASS_M_START,
+	PASS_M_END,
+	PASS_M_PHASE,
+	PASS_M_CATEGORY,
+	PASS_M_DATA,
+};
+
+/* Marker phases of the processed format. */
+enum { PH_INSTANT = 0, PH_INTERVAL, PH_START, PH_END };
+/* meta.categories: 0 is every frame's. */
+enum { CAT_OTHER = 0, CAT_EXCEPTION, CAT_IMPORT, CAT_LOG };
+
+static const struct {
+	const char *name, *type, *event;
+	int category;
+} mark_kinds[PROF_MARK__COUNT] = {
+	[PROF_MARK_EXC_THROWN] = {"Exception thrown", "Exception", "thrown", CAT_EXCEPTION},
+	[PROF_MARK_EXC_CAUGHT] = {"Exception caught", "Exception", "caught", CAT_EXCEPTION},
+	[PROF_MARK_ERROR] = {"Log", "Log", NULL, CAT_LOG},
+	[PROF_MARK_IMPORT_START] = {"Import", "Import", NULL, CAT_IMPORT},
+	[PROF_MARK_IMPORT_DONE] = {"Import", "Import", NULL, CAT_IMPORT},
+	[PROF_MARK_CLASS_LOAD] = {"Class load", "ClassLoad", NULL, CAT_IMPORT},
 };
 
 static void ms(FILE *f, uint64_t ns)
@@ -332,7 +408,7 @@ static void ms(FILE *f, uint64_t ns)
 /* An allocation or free of the nativeAllocations table, on the stack open then. */
 static void emit_alloc(struct build *b, enum pass pass, int64_t stack, const struct ff_rec *r)
 {
-	if (pass < PASS_A_STACK) {
+	if (pass < PASS_A_STACK || pass > PASS_A_ADDR) {
 		b->nallocs += pass == PASS_COUNT;
 		return;
 	}
@@ -358,12 +434,6 @@ static void emit(struct build *b, enum pass pass, int64_t stack, uint64_t ts, ui
 		putc(',', b->f);
 	b->nsamples++;
 	switch (pass) {
-	case PASS_COUNT:
-	case PASS_A_STACK:
-	case PASS_A_TIME:
-	case PASS_A_WEIGHT:
-	case PASS_A_ADDR:
-		break;
 	case PASS_STACK:
 		if (stack < 0)
 			fputs("null", b->f);
@@ -376,7 +446,138 @@ static void emit(struct build *b, enum pass pass, int64_t stack, uint64_t ts, ui
 	case PASS_WEIGHT:
 		ms(b->f, weight);
 		break;
+	default: /* PASS_COUNT */
+		break;
 	}
+}
+
+static void ms_or_null(struct build *b, bool have, uint64_t ts)
+{
+	if (have)
+		ms(b->f, ts - b->t->t0);
+	else
+		fputs("null", b->f);
+}
+
+/* A marker's data: {"type":…, its fields} (the schemas of FF_MARKER_SCHEMA). */
+static void marker_data(struct build *b, uint32_t kind, const char *text, const char *file,
+			uint32_t line, int found)
+{
+	/* PHP's rethrow of the exception in flight names none. */
+	const char *cls = *text ? text : kind == PROF_MARK_EXC_THROWN ? "[rethrown]" : "";
+	FILE *f = b->f;
+
+	fprintf(f, "{\"type\":\"%s\"", mark_kinds[kind].type);
+	switch (kind) {
+	case PROF_MARK_EXC_THROWN:
+	case PROF_MARK_EXC_CAUGHT:
+	case PROF_MARK_CLASS_LOAD:
+		fputs(",\"class\":", f);
+		json__write_string(f, cls, strlen(cls));
+		if (kind == PROF_MARK_CLASS_LOAD)
+			fprintf(f, ",\"shared\":\"%s\"", found ? "yes" : "no");
+		else
+			fprintf(f, ",\"event\":\"%s\"", mark_kinds[kind].event);
+		break;
+	case PROF_MARK_ERROR:
+		fputs(",\"message\":", f);
+		json__write_string(f, text, strlen(text));
+		if (*file) {
+			fputs(",\"file\":", f);
+			json__write_string(f, file, strlen(file));
+		}
+		if (line)
+			fprintf(f, ",\"line\":%" PRIu32, line);
+		break;
+	default: /* imports */
+		fputs(",\"module\":", f);
+		json__write_string(f, text, strlen(text));
+		if (found >= 0)
+			fprintf(f, ",\"found\":\"%s\"", found ? "yes" : "no");
+		break;
+	}
+	putc('}', f);
+}
+
+/* One marker of the table: the column pass decides which of its values is written. */
+static void emit_marker(struct build *b, enum pass pass, int phase, uint64_t start, uint64_t end,
+			uint32_t kind, const char *text, const char *file, uint32_t line, int found)
+{
+	uint32_t name = 0;
+
+	if (pass < PASS_M_NAME) {
+		b->nmarkers += pass == PASS_COUNT;
+		return;
+	}
+	if (b->nmarkers++)
+		putc(',', b->f);
+	switch (pass) {
+	case PASS_M_NAME:
+		if (!b->err)
+			b->err = table__get(&b->tb[T_STRING],
+					    (uint64_t)(uintptr_t)mark_kinds[kind].name, &name);
+		fprintf(b->f, "%" PRIu32, name);
+		break;
+	case PASS_M_START:
+		ms_or_null(b, phase != PH_END, start);
+		break;
+	case PASS_M_END:
+		ms_or_null(b, phase == PH_INTERVAL || phase == PH_END, end);
+		break;
+	case PASS_M_PHASE:
+		fprintf(b->f, "%d", phase);
+		break;
+	case PASS_M_CATEGORY:
+		fprintf(b->f, "%d", mark_kinds[kind].category);
+		break;
+	default:
+		marker_data(b, kind, text, file, line, found);
+		break;
+	}
+}
+
+/* Imports still open (their ends not seen, or the trace ended first) down to depth: written as
+ * interval starts. */
+static void close_imports(struct build *b, enum pass pass, uint32_t depth)
+{
+	while (b->nimports > depth) {
+		const struct ff_import *o = &b->imports[--b->nimports];
+
+		emit_marker(b, pass, PH_START, o->ts, 0, PROF_MARK_IMPORT_START, o->module, "", 0,
+			    -1);
+	}
+}
+
+/* A marker record: instants as they come; an import's start waits for its end (the same
+ * module, innermost first), which makes them one interval. */
+static void marker(struct build *b, enum pass pass, const struct ff_rec *r)
+{
+	uint32_t kind = (r->iid - FF_MARK) >> 1, i;
+	int arg = (int)((r->iid - FF_MARK) & 1);
+	const char *text = (const char *)(uintptr_t)r->addr;
+	const char *file = (const char *)(uintptr_t)r->weight;
+
+	if (kind == PROF_MARK_IMPORT_START) {
+		if (b->nimports < FF_IMPORT_DEPTH)
+			b->imports[b->nimports++] = (struct ff_import){.ts = r->ts, .module = text};
+		else
+			emit_marker(b, pass, PH_START, r->ts, 0, kind, text, file, 0, -1);
+		return;
+	}
+	if (kind != PROF_MARK_IMPORT_DONE) {
+		emit_marker(b, pass, PH_INSTANT, r->ts, 0, kind, text, file, r->line, arg);
+		return;
+	}
+	/* Texts are interned: one module, one pointer. */
+	for (i = b->nimports; i > 0 && b->imports[i - 1].module != text; i--)
+		;
+	if (!i) {
+		emit_marker(b, pass, PH_END, 0, r->ts, kind, text, file, 0, arg);
+		return;
+	}
+	close_imports(b, pass, i); /* starts above it lost their ends */
+	b->nimports--;
+	emit_marker(b, pass, PH_INTERVAL, b->imports[i - 1].ts, r->ts, kind, text, file, 0, arg);
 }
 
 static int push(struct build *b, const struct ff_rec *r)
@@ -421,6 +622,8 @@ static int replay(struct build *b, enum pass pass)
 	b->depth = 0;
 	b->nsamples = 0;
 	b->nallocs = 0;
+	b->nmarkers = 0;
+	b->nimports = 0;
 	for (;;) {
 		n = pread(b->t->spill_fd, buf, sizeof(buf), off);
 		if (n < 0 && errno == EINTR)
@@ -440,6 +643,16 @@ static int replay(struct build *b, enum pass pass)
 					   r);
 				continue;
 			}
+			if (r->iid >= FF_MARK) {
+				marker(b, pass, r);
+				/* A marker before any call opens the thread: an empty stack. */
+				if (!have) {
+					pend_stack = -1;
+					pend_ts = r->ts;
+					have = true;
+				}
+				continue;
+			}
 			if (r->iid)
 				err = push(b, r);
 			else if (b->depth)
@@ -455,8 +668,13 @@ static int replay(struct build *b, enum pass pass)
 		if (n % (ssize_t)sizeof(buf[0]))
 			continue; /* a partial record: read it again whole */
 	}
+	/* The last sample lasts to the thread's last event (a marker after its last call). */
 	if (have)
-		emit(b, pass, pend_stack, pend_ts, 0);
+		emit(b, pass, pend_stack, pend_ts,
+		     b->th->last_ts > pend_ts ? b->th->last_ts - pend_ts : 0);
+	close_imports(b, pass, 0);
+	if (b->err)
+		return b->err;
 	return ferror(b->f) ? -EIO : 0;
 }
 
@@ -562,11 +780,17 @@ static void write_frames_stacks(struct build *b)
 	fputs("]}", f);
 }
 
+static const struct {
+	enum pass pass;
+	const char *key;
+} marker_cols[] = {{PASS_M_NAME, "name"},   {PASS_M_START, "startTime"},   {PASS_M_END, "endTime"},
+		   {PASS_M_PHASE, "phase"}, {PASS_M_CATEGORY, "category"}, {PASS_M_DATA, "data"}};
+
 static int write_thread(struct ff_trace *t, const struct ff_thread *th, bool first)
 {
 	struct build b = {.t = t, .th = th, .f = t->out};
 	const char **pname = hashmap__find(t->pnames, &th->pid);
-	uint64_t nsamples, nallocs;
+	uint64_t nsamples, nallocs, nmarkers;
 	int err = 0;
 
 	for (int i = 0; !err && i < T__COUNT; i++)
@@ -577,6 +801,7 @@ static int write_thread(struct ff_trace *t, const struct ff_thread *th, bool fir
 		goto cleanup;
 	nsamples = b.nsamples;
 	nallocs = b.nallocs;
+	nmarkers = b.nmarkers;
 	fprintf(b.f, "%s{\"processType\":\"default\",\"processName\":", first ? "" : ",\n");
 	json__write_string(b.f, pname ? *pname : "", strlen(pname ? *pname : ""));
 	fputs(",\"processStartupTime\":", b.f);
@@ -627,9 +852,16 @@ static int write_thread(struct ff_trace *t, const struct ff_thread *th, bool fir
 			fprintf(b.f, "%s%" PRIu32, i ? "," : "", th->tid);
 		fputs("]}", b.f);
 	}
-	fputs(",\"markers\":{\"length\":0,\"data\":[],\"name\":[],\"startTime\":[],"
-	      "\"endTime\":[],\"phase\":[],\"category\":[]}",
-	      b.f);
+	/* Exceptions, imports, logs: each column a pass over the thread's events. */
+	fprintf(b.f, ",\"markers\":{\"length\":%" PRIu64, nmarkers);
+	for (size_t i = 0; !err && i < sizeof(marker_cols) / sizeof(marker_cols[0]); i++) {
+		fprintf(b.f, ",\"%s\":[", marker_cols[i].key);
+		err = nmarkers ? replay(&b, marker_cols[i].pass) : 0;
+		putc(']', b.f);
+	}
+	putc('}', b.f);
+	if (err)
+		goto cleanup;
 	err = write_funcs(&b);
 	if (err)
 		goto cleanup;
@@ -653,6 +885,34 @@ cleanup:
 	free(b.stack);
 	return err;
 }
+
+/*
+ * How the profiler shows each marker data type (meta.markerSchema): where, with which labels,
+ * and its fields.  Strings are written in the data ("string"), not through the string table.
+ */
+#define FF_DISPLAY "\"display\":[\"marker-chart\",\"marker-table\",\"timeline-overview\"]"
+#define FF_MARKER_SCHEMA                                                                           \
+	"[{\"name\":\"Exception\"," FF_DISPLAY ",\"chartLabel\":\"{marker.data.class}\","          \
+	"\"tableLabel\":\"{marker.name}: {marker.data.class}\",\"tooltipLabel\":\"{marker.name}: " \
+	"{marker.data.class}\",\"fields\":[{\"key\":\"class\",\"label\":\"Class\",\"format\":"     \
+	"\"string\",\"searchable\":true},{\"key\":\"event\",\"label\":\"Event\",\"format\":"       \
+	"\"string\"}]},"                                                                           \
+	"{\"name\":\"Log\"," FF_DISPLAY ",\"chartLabel\":\"{marker.data.message}\","               \
+	"\"tableLabel\":\"{marker.data.message}\",\"tooltipLabel\":\"Log: "                        \
+	"{marker.data.message}\","                                                                 \
+	"\"fields\":[{\"key\":\"message\",\"label\":\"Message\",\"format\":\"string\","            \
+	"\"searchable\":true},{\"key\":\"file\",\"label\":\"File\",\"format\":\"file-path\"},"     \
+	"{\"key\":\"line\",\"label\":\"Line\",\"format\":\"integer\"}]},"                          \
+	"{\"name\":\"Import\"," FF_DISPLAY ",\"chartLabel\":\"{marker.data.module}\","             \
+	"\"tableLabel\":\"import {marker.data.module}\",\"tooltipLabel\":\"import "                \
+	"{marker.data.module}\",\"fields\":[{\"key\":\"module\",\"label\":\"Module\",\"format\":"  \
+	"\"string\",\"searchable\":true},{\"key\":\"found\",\"label\":\"Found\",\"format\":"       \
+	"\"string\"}]},"                                                                           \
+	"{\"name\":\"ClassLoad\"," FF_DISPLAY ",\"chartLabel\":\"{marker.data.class}\","           \
+	"\"tableLabel\":\"class load {marker.data.class}\",\"tooltipLabel\":\"class load "         \
+	"{marker.data.class}\",\"fields\":[{\"key\":\"class\",\"label\":\"Class\",\"format\":"     \
+	"\"string\",\"searchable\":true},{\"key\":\"shared\",\"label\":\"From the CDS "            \
+	"archive\",\"format\":\"string\"}]}]"
 
 /* The drop counters go in meta.extra, which the profiler shows in its profile info panel. */
 static int ff_finish(struct trace_sink *s, uint64_t ts, const char *const *names,
@@ -680,10 +940,16 @@ static int ff_finish(struct trace_sink *s, uint64_t ts, const char *const *names
 	fprintf(t->out,
 		"{\"meta\":{\"interval\":1,\"startTime\":%.3f,\"processType\":0,"
 		"\"product\":\"bpftrace-prof\",\"stackwalk\":0,\"version\":27,"
-		"\"preprocessedProfileVersion\":55,\"symbolicated\":true,\"markerSchema\":[],"
-		"\"categories\":[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":"
-		"[\"Other\"]}],\"extra\":[{\"label\":\"bpftrace-prof drops\",\"entries\":[",
+		"\"preprocessedProfileVersion\":55,\"symbolicated\":true,\"markerSchema\":",
 		start_ms);
+	fputs(FF_MARKER_SCHEMA, t->out);
+	/* Categories in the order of CAT_*. */
+	fputs(",\"categories\":[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":"
+	      "[\"Other\"]},{\"name\":\"Exception\",\"color\":\"red\",\"subcategories\":"
+	      "[\"Other\"]},{\"name\":\"Import\",\"color\":\"blue\",\"subcategories\":"
+	      "[\"Other\"]},{\"name\":\"Log\",\"color\":\"yellow\",\"subcategories\":"
+	      "[\"Other\"]}],\"extra\":[{\"label\":\"bpftrace-prof drops\",\"entries\":[",
+	      t->out);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",{\"label\":" : "{\"label\":", t->out);
 		json__write_string(t->out, names[i], strlen(names[i]));
@@ -694,6 +960,10 @@ static int ff_finish(struct trace_sink *s, uint64_t ts, const char *const *names
 		"%s{\"label\":\"heap_frees_unpaired\",\"format\":\"integer\",\"value\":%" PRIu64
 		"}",
 		n ? "," : "", t->unpaired_frees);
+	fprintf(t->out,
+		",{\"label\":\"marker_texts_dropped\",\"format\":\"integer\",\"value\":%" PRIu64
+		"}",
+		t->texts_dropped);
 	fputs("]}]},\"libs\":[],\"pages\":[],\"counters\":[],\"threads\":[\n", t->out);
 	for (uint32_t i = 0; !err && i < t->nthreads; i++) {
 		if (!t->threads[i].nrec)
@@ -744,6 +1014,7 @@ static const struct trace_sink_ops ff_ops = {
 	.source = ff_source,
 	.begin_line = ff_begin_line,
 	.heap = ff_heap,
+	.marker = ff_marker,
 };
 
 /* An unnamed file nobody else can open: in dir, else $TMPDIR, else /tmp. */

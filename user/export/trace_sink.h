@@ -42,6 +42,12 @@ struct trace_sink_ops {
 	 * addr (size 0), at ts, while its open calls are what begin/end left open. */
 	int (*heap)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		    uint64_t size);
+	/* Optional (NULL: not wanted; the recorder then ignores markers): a runtime reported kind
+	 * (enum prof_marker_kind) on tid at ts: text (exception class, module, message), file and
+	 * line ("" / 0 when the probe gives none), arg (import found; class from the CDS archive).
+	 */
+	int (*marker)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t kind,
+		      const char *text, const char *file, uint32_t line, uint32_t arg);
 };
 
 struct trace_sink {
