@@ -73,6 +73,7 @@ static const char *const info_names[] = {
 	"probe_files_detached",
 	"offcpu_unseen_returns",
 	"call_attach_window",
+	"call_busy_coarse",
 };
 
 static bool is_info(const char *name)
