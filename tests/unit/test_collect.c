@@ -63,7 +63,7 @@ static void test_collect__exec_ends_live_blocks(void **state)
 		send_alloc(c, pid, 0x1000 + i * 32, 32);
 	memcpy(ex.comm, "newimage", 9);
 	assert_int_equal(collect__on_event(c, &ex, sizeof(ex)), 0);
-	v = heap_agg__site(collect__heap(c), pid, pid, -1);
+	v = heap_agg__site(collect__heap(c), pid, pid, -1, 0);
 	assert_non_null(v);
 	assert_int_equal((int64_t)v->alloc_objects, 10);
 	assert_int_equal((int64_t)v->inuse_objects, 0);
@@ -112,12 +112,13 @@ static void test_collect__heap_frames_interned_per_stack(void **state)
 	assert_int_equal(stackres__count(collect__stacks(c)), 2);
 	assert_int_equal(
 		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, a.frames, 3), 0);
-	v = heap_agg__site(collect__heap(c), pid, pid, id);
+	v = heap_agg__site(collect__heap(c), pid, pid, id, 0);
 	assert_non_null(v);
 	assert_int_equal((int64_t)v->alloc_objects, 3);
 	assert_int_equal(
 		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, other.frames, 3), 0);
-	assert_int_equal((int64_t)heap_agg__site(collect__heap(c), pid, pid, id)->alloc_objects, 1);
+	assert_int_equal((int64_t)heap_agg__site(collect__heap(c), pid, pid, id, 0)->alloc_objects,
+			 1);
 	assert_int_equal(heap_agg__stats(collect__heap(c))->no_stack, 0);
 	assert_int_equal(collect__bad_records(c), 0);
 	collect__free(c);
