@@ -124,6 +124,34 @@ static void test_collect__heap_frames_interned_per_stack(void **state)
 	collect__free(c);
 }
 
+/* The record's Python thread state reaches the heap site (the gil label): the same stack
+ * allocated with and without the GIL is two sites. */
+static void test_collect__heap_python_state_kept(void **state)
+{
+	const uint32_t pid = 999999;
+	struct heap_rec a = heap_rec(pid, 0x1000, 0x403000), b = heap_rec(pid, 0x2000, 0x403000);
+	const struct heap_agg *h;
+	struct collect *c;
+	int32_t id;
+
+	assert_int_equal(collect__new(&c, &heap_env, NULL), 0);
+	a.e.py = PROF_PY_THREAD_GIL;
+	b.e.py = PROF_PY_THREAD_NO_GIL;
+	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
+	assert_int_equal(collect__on_event(c, &b, sizeof(b.e) + 3 * 8), 0);
+	assert_int_equal(
+		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, a.frames, 3), 0);
+	h = collect__heap(c);
+	assert_non_null(heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_GIL));
+	assert_int_equal((int64_t)heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_GIL)->alloc_bytes,
+			 16);
+	assert_non_null(heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_NO_GIL));
+	assert_int_equal(
+		(int64_t)heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_NO_GIL)->alloc_bytes, 16);
+	assert_null(heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_NONE));
+	collect__free(c);
+}
+
 static void test_collect__short_records_are_bad(void **state)
 {
 	struct heap_rec a = heap_rec(999999, 0x1000, 0x403000);
@@ -258,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_collect__exiting_before_events_started),
 		cmocka_unit_test(test_collect__exec_ends_live_blocks),
 		cmocka_unit_test(test_collect__heap_frames_interned_per_stack),
+		cmocka_unit_test(test_collect__heap_python_state_kept),
 		cmocka_unit_test(test_collect__short_records_are_bad),
 		cmocka_unit_test(test_collect__cpu_samples_counted_per_stacks),
 		cmocka_unit_test(test_collect__signal_never_reaches_a_reused_pid),
