@@ -271,7 +271,8 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	r->e.addr = addr;
 	r->e.old_addr = 0;
 	r->e.size = size;
-	got = prof_user_stack(ctx, r->frames, 0); /* a failure is counted there */
+	/* a failure is counted there */
+	got = prof_user_stack_py(ctx, r->frames, 0, &r->e.py);
 	if (got >= 0 && entry_sp) {
 		got = new_caller_fixup(r->frames, (__u32)got, entry_sp);
 		if (got < 0)

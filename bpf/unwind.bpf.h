@@ -655,9 +655,4 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	return w.n;
 }
 
-static __always_inline long prof_user_stack(void *ctx, __u64 *ips, __u32 flags)
-{
-	return prof_user_stack_py(ctx, ips, flags, NULL);
-}
-
 #endif /* PROF_UNWIND_BPF_H */

@@ -4,6 +4,7 @@
 #define PROF_HEAP_H
 
 #include "prof_common.h"
+#include "prof_python.h"
 
 /* Which allocator entry point a pending call belongs to; also the uprobe cookie. */
 enum prof_alloc_fn {
@@ -107,7 +108,8 @@ struct prof_heap_event {
 	__u32 pid;
 	__u32 tid;
 	__u16 nframes;	/* frames after this header (<= PROF_MAX_FRAMES) */
-	__u16 flags;	/* enum prof_heap_event_flags */
+	__u8 flags;	/* enum prof_heap_event_flags */
+	__u8 py;	/* enum prof_py_thread (include/prof_python.h) */
 	__u64 addr;	/* block returned; 0 = allocation failed */
 	__u64 old_addr; /* realloc: block given back (0 if none) */
 	__u64 size;	/* bytes requested */

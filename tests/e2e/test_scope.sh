@@ -107,6 +107,34 @@ t_scope_all_host_processes() {
 	true
 }
 
+# -a with Python processes already running when it starts (Debian's static python3.11 and
+# pyenv's shared-libpython 3.13): found host-wide, each one's Python frames read, hot_a under
+# main.  Folded names a process by its comm: python3.11 and python3.13 tell the two apart.
+t_scope_all_python() {
+	local f=$E2E_TMP/pyall.folded pids="" p py pyenv_py="" comm n=0
+	for py in "${PYENV_ROOT:-/root/.pyenv}"/versions/3.13.*/bin/python3.13 /root/.pyenv/versions/3.13.*/bin/python3.13; do
+		[ -x "$py" ] && pyenv_py=$py && break
+	done
+	[ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 missing (apt-get install python3.11)"
+	[ -n "$pyenv_py" ] || [ "${CI:-}" != true ] || fail "pyenv's python3.13 missing"
+	# running for a minute (host-wide start-up takes seconds), killed once the profile is written
+	for py in /usr/bin/python3.11 $pyenv_py; do
+		start_waiting_target "$E2E_TMP/target.$((++n)).out" "$py" tests/targets/py_cpu.py --wait 60
+		echo go >&"$TARGET_IN"
+		pids="$pids $TARGET_PID"
+	done
+	"$PROF" -a --cpu -d 3 -f folded -o "$f" --top 0 2>"$f.err" || { tail -5 "$f.err"; fail "profiler exit status $?"; }
+	for p in $pids; do
+		comm=$(cat "/proc/$p/comm") || fail "python $p ended before the profile was written"
+		n=$(grep -cE "^$comm;([^;]+;)*<module>;main;hot_a(;.*)? [0-9]+$" "$f")
+		[ "$n" -gt 0 ] || { grep "^$comm;" "$f" | head -3; fail "pid $p ($comm): no <module>;main;hot_a line"; }
+		echo "ok: pid $p ($comm): $n folded lines <module>;main;hot_a"
+		expect_eq "pid $p ($comm): hot_a lines with _PyEval_EvalFrameDefault" 0 \
+			"$(grep -E "^$comm;" "$f" | grep -E '(;|^)hot_a(;| )' | grep -c '_PyEval_EvalFrameDefault')"
+	done
+	for p in $pids; do kill "$p"; done
+}
+
 # --interval 2 over a run of about 5.5 s: consecutive files covering the run without gaps,
 # every allocation in exactly one of them, in-use heap carried over exactly.
 t_scope_interval_heap_carried_exactly() {

@@ -1,9 +1,11 @@
 # Python heap target (tests/e2e/test_python.sh): keep() holds 20 bytearrays of 1 MiB (each a
 # malloc of 1 MiB + 1 byte, the interpreter's trailing NUL), main() prints KEPT, sleeps SECONDS
 # (argument, default 0) and leaves with os._exit, so nothing is freed: 20 MiB in use on stacks
-# through keep.  CPython 3.6 and later.
+# through keep.  threading is imported (unused) so the main thread has a threading name,
+# MainThread, for the thread_name label.  CPython 3.6 and later.
 import os
 import sys
+import threading  # noqa: F401
 import time
 
 

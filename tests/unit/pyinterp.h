@@ -55,6 +55,21 @@ static inline void pyinterp__need(bool have, const char *what)
 	skip();
 }
 
+/* Every interpreter we walk: pyenv's 3.8 to 3.13 and Debian's 3.11. */
+#define PYINTERP_ALL (PYINTERP_MAX_MINOR - PYINTERP_MIN_MINOR + 2)
+
+/*
+ * A test over installed interpreters ran on ran of the want it covers.  CI installs every one:
+ * there any missing fails; elsewhere none is a skip and some are enough.
+ */
+static inline void pyinterp__need_all(unsigned ran, unsigned want, const char *what)
+{
+	if (ran < want && pyinterp__in_ci())
+		fail_msg("%s: %u of %u interpreters ran, CI=true", what, ran, want);
+	if (!ran)
+		skip();
+}
+
 static inline void pyinterp__add_root(char roots[][PATH_MAX], size_t *n, const char *root)
 {
 	if (!root || !*root || *n >= PYINTERP_MAX_ROOTS)

@@ -63,7 +63,7 @@ static void test_collect__exec_ends_live_blocks(void **state)
 		send_alloc(c, pid, 0x1000 + i * 32, 32);
 	memcpy(ex.comm, "newimage", 9);
 	assert_int_equal(collect__on_event(c, &ex, sizeof(ex)), 0);
-	v = heap_agg__site(collect__heap(c), pid, pid, -1);
+	v = heap_agg__site(collect__heap(c), pid, pid, -1, 0);
 	assert_non_null(v);
 	assert_int_equal((int64_t)v->alloc_objects, 10);
 	assert_int_equal((int64_t)v->inuse_objects, 0);
@@ -112,14 +112,43 @@ static void test_collect__heap_frames_interned_per_stack(void **state)
 	assert_int_equal(stackres__count(collect__stacks(c)), 2);
 	assert_int_equal(
 		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, a.frames, 3), 0);
-	v = heap_agg__site(collect__heap(c), pid, pid, id);
+	v = heap_agg__site(collect__heap(c), pid, pid, id, 0);
 	assert_non_null(v);
 	assert_int_equal((int64_t)v->alloc_objects, 3);
 	assert_int_equal(
 		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, other.frames, 3), 0);
-	assert_int_equal((int64_t)heap_agg__site(collect__heap(c), pid, pid, id)->alloc_objects, 1);
+	assert_int_equal((int64_t)heap_agg__site(collect__heap(c), pid, pid, id, 0)->alloc_objects,
+			 1);
 	assert_int_equal(heap_agg__stats(collect__heap(c))->no_stack, 0);
 	assert_int_equal(collect__bad_records(c), 0);
+	collect__free(c);
+}
+
+/* The record's Python thread state reaches the heap site (the gil label): the same stack
+ * allocated with and without the GIL is two sites. */
+static void test_collect__heap_python_state_kept(void **state)
+{
+	const uint32_t pid = 999999;
+	struct heap_rec a = heap_rec(pid, 0x1000, 0x403000), b = heap_rec(pid, 0x2000, 0x403000);
+	const struct heap_agg *h;
+	struct collect *c;
+	int32_t id;
+
+	assert_int_equal(collect__new(&c, &heap_env, NULL), 0);
+	a.e.py = PROF_PY_THREAD_GIL;
+	b.e.py = PROF_PY_THREAD_NO_GIL;
+	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
+	assert_int_equal(collect__on_event(c, &b, sizeof(b.e) + 3 * 8), 0);
+	assert_int_equal(
+		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, a.frames, 3), 0);
+	h = collect__heap(c);
+	assert_non_null(heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_GIL));
+	assert_int_equal((int64_t)heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_GIL)->alloc_bytes,
+			 16);
+	assert_non_null(heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_NO_GIL));
+	assert_int_equal(
+		(int64_t)heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_NO_GIL)->alloc_bytes, 16);
+	assert_null(heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_NONE));
 	collect__free(c);
 }
 
@@ -257,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_collect__exiting_before_events_started),
 		cmocka_unit_test(test_collect__exec_ends_live_blocks),
 		cmocka_unit_test(test_collect__heap_frames_interned_per_stack),
+		cmocka_unit_test(test_collect__heap_python_state_kept),
 		cmocka_unit_test(test_collect__short_records_are_bad),
 		cmocka_unit_test(test_collect__cpu_samples_counted_per_stacks),
 		cmocka_unit_test(test_collect__signal_never_reaches_a_reused_pid),

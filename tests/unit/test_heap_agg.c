@@ -42,23 +42,23 @@ static void test_heap_agg__interval_and_forget(void **state)
 	const struct heap_site_values *v;
 	uint64_t gone[2] = {0};
 
-	heap_agg__alloc(h, 1, 1, 5, 0x1000, 100);
-	heap_agg__alloc(h, 1, 1, 5, 0x2000, 100);
-	heap_agg__alloc(h, 1, 1, 6, 0x3000, 50);
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x1000, 100);
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x2000, 100);
+	heap_agg__alloc(h, 1, 1, 6, 0, 0x3000, 50);
 	heap_agg__free_block(h, 1, 0x3000);
-	heap_agg__alloc(h, 2, 2, 5, 0x1000, 30);
+	heap_agg__alloc(h, 2, 2, 5, 0, 0x1000, 30);
 	assert_int_equal(heap_agg__new_interval(h), 0);
-	v = heap_agg__site(h, 1, 1, 5);
+	v = heap_agg__site(h, 1, 1, 5, 0);
 	assert_non_null(v);
 	assert_int_equal((int64_t)v->alloc_bytes, 0);
 	assert_int_equal((int64_t)v->inuse_bytes, 200);
-	assert_null(heap_agg__site(h, 1, 1, 6)); /* nothing left in use: forgotten */
+	assert_null(heap_agg__site(h, 1, 1, 6, 0)); /* nothing left in use: forgotten */
 	assert_int_equal(heap_agg__stats(h)->allocs, 0);
 	assert_int_equal(heap_agg__forget_pid(h, 1, count_gone, gone), 0);
 	assert_int_equal(gone[0], 2);
 	assert_int_equal(gone[1], 0x3000);
-	assert_null(heap_agg__site(h, 1, 1, 5));
-	v = heap_agg__site(h, 2, 2, 5);
+	assert_null(heap_agg__site(h, 1, 1, 5, 0));
+	v = heap_agg__site(h, 2, 2, 5, 0);
 	assert_non_null(v);
 	assert_int_equal((int64_t)v->inuse_bytes, 30);
 	heap_agg__free_block(h, 1, 0x1000); /* pid 1's block is gone: an unknown free now */
@@ -71,10 +71,10 @@ static void test_heap_agg__alloc_and_free(void **state)
 	const struct heap_site_values *v;
 
 	for (uint64_t i = 0; i < 10; i++)
-		heap_agg__alloc(h, 100, 101, 7, 0x1000 + i * 64, 64);
+		heap_agg__alloc(h, 100, 101, 7, 0, 0x1000 + i * 64, 64);
 	for (uint64_t i = 0; i < 4; i++)
 		heap_agg__free_block(h, 100, 0x1000 + i * 64);
-	v = heap_agg__site(h, 100, 101, 7);
+	v = heap_agg__site(h, 100, 101, 7, 0);
 	assert_non_null(v);
 	assert_int_equal((int64_t)v->alloc_objects, 10);
 	assert_int_equal((int64_t)v->alloc_bytes, 640);
@@ -88,11 +88,11 @@ static void test_heap_agg__unknown_free_counted_not_guessed(void **state)
 {
 	struct heap_agg *h = *state;
 
-	heap_agg__alloc(h, 1, 1, 3, 0x5000, 10);
+	heap_agg__alloc(h, 1, 1, 3, 0, 0x5000, 10);
 	heap_agg__free_block(h, 1, 0x6000); /* allocated before attach */
 	heap_agg__free_block(h, 2, 0x5000); /* same address, other process */
 	assert_int_equal(heap_agg__stats(h)->unknown_frees, 2);
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 3)->inuse_bytes, 10);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 3, 0)->inuse_bytes, 10);
 }
 
 static void test_heap_agg__free_null_ignored(void **state)
@@ -109,11 +109,11 @@ static void test_heap_agg__realloc_moves_block(void **state)
 	struct heap_agg *h = *state;
 	const struct heap_site_values *a, *b;
 
-	heap_agg__alloc(h, 1, 1, 10, 0x1000, 100);
-	heap_agg__realloc(h, 1, 1, 20, 0x1000, 0x2000, 300); /* moved */
-	heap_agg__realloc(h, 1, 1, 20, 0x2000, 0x2000, 400); /* in place */
-	a = heap_agg__site(h, 1, 1, 10);
-	b = heap_agg__site(h, 1, 1, 20);
+	heap_agg__alloc(h, 1, 1, 10, 0, 0x1000, 100);
+	heap_agg__realloc(h, 1, 1, 20, 0, 0x1000, 0x2000, 300); /* moved */
+	heap_agg__realloc(h, 1, 1, 20, 0, 0x2000, 0x2000, 400); /* in place */
+	a = heap_agg__site(h, 1, 1, 10, 0);
+	b = heap_agg__site(h, 1, 1, 20, 0);
 	assert_int_equal((int64_t)a->alloc_bytes, 100);
 	assert_int_equal((int64_t)a->inuse_bytes, 0);
 	assert_int_equal((int64_t)b->alloc_objects, 2);
@@ -126,9 +126,9 @@ static void test_heap_agg__realloc_null_is_malloc_and_failure_keeps_old(void **s
 {
 	struct heap_agg *h = *state;
 
-	heap_agg__realloc(h, 1, 1, 5, 0, 0x3000, 50);	     /* realloc(NULL, 50) */
-	heap_agg__realloc(h, 1, 1, 5, 0x3000, 0, 1UL << 40); /* failed: old stays */
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_bytes, 50);
+	heap_agg__realloc(h, 1, 1, 5, 0, 0, 0x3000, 50);	/* realloc(NULL, 50) */
+	heap_agg__realloc(h, 1, 1, 5, 0, 0x3000, 0, 1UL << 40); /* failed: old stays */
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5, 0)->inuse_bytes, 50);
 	assert_int_equal(heap_agg__stats(h)->unknown_frees, 0);
 }
 
@@ -136,22 +136,22 @@ static void test_heap_agg__failed_alloc_and_lost_stack(void **state)
 {
 	struct heap_agg *h = *state;
 
-	heap_agg__alloc(h, 1, 1, 5, 0, 50);
-	heap_agg__alloc(h, 1, 1, -14, 0x10, 8);
+	heap_agg__alloc(h, 1, 1, 5, 0, 0, 50);
+	heap_agg__alloc(h, 1, 1, -14, 0, 0x10, 8);
 	assert_int_equal(heap_agg__stats(h)->failed_allocs, 1);
 	assert_int_equal(heap_agg__stats(h)->no_stack, 1);
-	assert_null(heap_agg__site(h, 1, 1, 5));
-	assert_non_null(heap_agg__site(h, 1, 1, -1));
+	assert_null(heap_agg__site(h, 1, 1, 5, 0));
+	assert_non_null(heap_agg__site(h, 1, 1, -1, 0));
 }
 
 static void test_heap_agg__reused_address_not_double_counted(void **state)
 {
 	struct heap_agg *h = *state;
 
-	heap_agg__alloc(h, 1, 1, 5, 0x10, 8);
-	heap_agg__alloc(h, 1, 1, 5, 0x10, 8); /* its free was lost */
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_objects, 1);
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->alloc_objects, 2);
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x10, 8);
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x10, 8); /* its free was lost */
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5, 0)->inuse_objects, 1);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5, 0)->alloc_objects, 2);
 	assert_int_equal(heap_agg__stats(h)->replaced_live, 1);
 }
 
@@ -161,26 +161,26 @@ static void test_heap_agg__exec_releases_live_blocks(void **state)
 
 	/* 300 live blocks in pid 1 (two sites, one reached by realloc), 2 in pid 2. */
 	for (uint64_t i = 0; i < 200; i++)
-		heap_agg__alloc(h, 1, 1, 5, 0x10000 + i * 16, 16);
+		heap_agg__alloc(h, 1, 1, 5, 0, 0x10000 + i * 16, 16);
 	for (uint64_t i = 0; i < 100; i++)
-		heap_agg__realloc(h, 1, 3, 6, 0, 0x90000 + i * 32, 32);
-	heap_agg__alloc(h, 2, 2, 5, 0x10000, 100);
-	heap_agg__alloc(h, 2, 2, 5, 0x20000, 100);
+		heap_agg__realloc(h, 1, 3, 6, 0, 0, 0x90000 + i * 32, 32);
+	heap_agg__alloc(h, 2, 2, 5, 0, 0x10000, 100);
+	heap_agg__alloc(h, 2, 2, 5, 0, 0x20000, 100);
 	assert_int_equal(heap_agg__exec(h, 1), 0);
 	/* The old image's blocks are gone with its address space: not in use, still allocated. */
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_objects, 0);
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->inuse_bytes, 0);
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5)->alloc_objects, 200);
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 3, 6)->inuse_bytes, 0);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5, 0)->inuse_objects, 0);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5, 0)->inuse_bytes, 0);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 5, 0)->alloc_objects, 200);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 3, 6, 0)->inuse_bytes, 0);
 	assert_int_equal(heap_agg__stats(h)->exec_released, 300);
 	/* Another process is untouched. */
-	assert_int_equal((int64_t)heap_agg__site(h, 2, 2, 5)->inuse_bytes, 200);
+	assert_int_equal((int64_t)heap_agg__site(h, 2, 2, 5, 0)->inuse_bytes, 200);
 	/* The new image's allocator hands out the same addresses: new blocks, nothing replaced. */
-	heap_agg__alloc(h, 1, 1, 7, 0x10000, 16);
+	heap_agg__alloc(h, 1, 1, 7, 0, 0x10000, 16);
 	assert_int_equal(heap_agg__stats(h)->replaced_live, 0);
 	heap_agg__free_block(h, 1, 0x10010);
 	assert_int_equal(heap_agg__stats(h)->unknown_frees, 1);
-	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 7)->inuse_objects, 1);
+	assert_int_equal((int64_t)heap_agg__site(h, 1, 1, 7, 0)->inuse_objects, 1);
 }
 
 static void test_heap_agg__sampling_weights_are_unbiased(void **state)
@@ -201,14 +201,47 @@ static void test_heap_agg__sampling_weights_are_unbiased(void **state)
 			continue;
 		}
 		left = (uint64_t)(-log((rand() + 1.0) / (RAND_MAX + 2.0)) * rate);
-		heap_agg__alloc(h, 1, 1, 1, 0x100000 + i * 8, size);
+		heap_agg__alloc(h, 1, 1, 1, 0, 0x100000 + i * 8, size);
 		kept++;
 	}
-	v = heap_agg__site(h, 1, 1, 1);
+	v = heap_agg__site(h, 1, 1, 1, 0);
 	assert_true(kept < n / 10);
 	assert_true(fabs(v->alloc_bytes - expect) / expect < 0.03);
 	assert_true(fabs(v->alloc_objects - (double)n) / (double)n < 0.03);
 	heap_agg__free(h);
+}
+
+/* The Python thread state (the gil label) is part of a site: the same stack with and without
+ * the GIL is two sites, each reported with its state; a realloc's new block is its own. */
+static void test_heap_agg__python_state_splits_sites(void **state)
+{
+	struct heap_agg *h = *state;
+	const struct heap_site_values *v;
+	const struct heap_site_values *vals;
+	uint32_t pid, tid, py, seen = 0;
+	int32_t sid;
+	size_t it = 0;
+
+	heap_agg__alloc(h, 1, 2, 5, 1, 0x1000, 100);
+	heap_agg__alloc(h, 1, 2, 5, 2, 0x2000, 10);
+	heap_agg__realloc(h, 1, 2, 5, 1, 0x2000, 0x3000, 20);
+	v = heap_agg__site(h, 1, 2, 5, 1);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_bytes, 120);
+	assert_int_equal((int64_t)v->inuse_bytes, 120);
+	v = heap_agg__site(h, 1, 2, 5, 2);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_bytes, 10);
+	assert_int_equal((int64_t)v->inuse_bytes, 0);
+	assert_null(heap_agg__site(h, 1, 2, 5, 0));
+	while (heap_agg__next_site(h, &it, &pid, &tid, &sid, &py, &vals)) {
+		assert_int_equal(pid, 1);
+		assert_int_equal(tid, 2);
+		assert_int_equal(sid, 5);
+		assert_ptr_equal(vals, heap_agg__site(h, pid, tid, sid, (uint8_t)py));
+		seen |= 1u << py;
+	}
+	assert_int_equal(seen, (1u << 1) | (1u << 2));
 }
 
 int main(void)
@@ -232,6 +265,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_heap_agg__reused_address_not_double_counted,
 						setup, teardown),
 		cmocka_unit_test(test_heap_agg__sampling_weights_are_unbiased),
+		cmocka_unit_test_setup_teardown(test_heap_agg__python_state_splits_sites, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("heap_agg", tests, NULL, NULL);

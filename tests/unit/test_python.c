@@ -356,8 +356,7 @@ static void test_python__offsets_match_headers(void **state)
 		ran++;
 	}
 	printf("offsets: %u pyenv versions ran\n", ran);
-	if (!ran && pyinterp__in_ci())
-		fail_msg("no pyenv CPython 3.8-3.13 installed, CI=true");
+	pyinterp__need_all(ran, 6, "offsets: pyenv CPython 3.8-3.13");
 }
 
 /* Debian's 3.11 (python3.11-dev: its headers and libpython3.11.so) has the same layout. */
@@ -476,8 +475,7 @@ static void test_python__inspect_pyenv_libpython(void **state)
 		ran++;
 	}
 	printf("inspect: %u pyenv versions ran\n", ran);
-	if (!ran && pyinterp__in_ci())
-		fail_msg("no pyenv CPython 3.8-3.13 installed, CI=true");
+	pyinterp__need_all(ran, 6, "inspect: pyenv CPython 3.8-3.13");
 }
 
 static void test_python__inspect_debian_static_python(void **state)
@@ -522,8 +520,7 @@ static void test_python__inspect_old_versions_unsupported(void **state)
 		ran++;
 	}
 	printf("inspect: %u of 3.6/3.7 ran\n", ran);
-	if (!ran && pyinterp__in_ci())
-		fail_msg("no pyenv CPython 3.6/3.7 installed, CI=true");
+	pyinterp__need_all(ran, 2, "inspect: pyenv CPython 3.6 and 3.7");
 }
 
 static void test_python__inspect_not_python(void **state)
@@ -827,8 +824,7 @@ static void test_python__validate_live(void **state)
 		ran++;
 	}
 	printf("validate: %u interpreters ran\n", ran);
-	if (!ran && pyinterp__in_ci())
-		fail_msg("no live CPython to validate, CI=true");
+	pyinterp__need_all(ran, 3, "validate: pyenv CPython 3.12 and 3.13, " DEBIAN_PY);
 }
 
 static void test_python__validate_refuses_what_inspect_did_not_accept(void **state)

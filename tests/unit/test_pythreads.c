@@ -341,11 +341,7 @@ static void test_pythreads__live_interpreters(void **state)
 		ran++;
 	}
 	printf("pythreads: %u interpreters ran\n", ran);
-	if (ran < 7 && pyinterp__in_ci())
-		fail_msg("pythreads: %u of 7 interpreters (pyenv 3.8-3.13, Debian 3.11), CI=true",
-			 ran);
-	if (!ran)
-		skip();
+	pyinterp__need_all(ran, PYINTERP_ALL, "pythreads: pyenv 3.8-3.13, Debian 3.11");
 }
 
 /* Start src under bin and read its names with bin's own offsets. */
@@ -394,8 +390,7 @@ static void test_pythreads__long_name_cut_at_character(void **state)
 		ran++;
 	}
 	printf("pythreads: long names, %u interpreters ran\n", ran);
-	if (!ran)
-		skip();
+	pyinterp__need_all(ran, PYINTERP_ALL, "pythreads: long names");
 }
 
 /* No threading module: no names, no error.  Some builds import it at startup (pyenv's 3.11
@@ -428,8 +423,7 @@ static void test_pythreads__without_threading(void **state)
 	}
 	printf("pythreads: without threading, %u interpreters ran (%u had imported it)\n", ran,
 	       imported);
-	if (!ran)
-		skip();
+	pyinterp__need_all(ran, PYINTERP_ALL, "pythreads: without threading");
 }
 
 /* The committed fuzz seeds hold what they were recorded from (the script's four threads),

@@ -85,6 +85,7 @@ struct collect {
 	int err;		      /* first fatal error while consuming events (0 or -errno) */
 	bool events_started;	      /* the ring buffer exists: polling it is allowed */
 	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
+	uint32_t last_py_tid;	      /* on_heap's Python thread whose threading name was asked */
 	uint64_t cpu_last_thread;     /* pid << 32 | tid: sample_stacks' */
 	struct last_stack last_stack; /* on_heap's */
 	const struct mode_ops *modes[5]; /* the run's modes' operations */
@@ -573,6 +574,7 @@ void collect__process_exiting(struct collect *c, uint32_t pid)
 	/* Its mappings are final and still readable: reload, then let queued events resolve,
 	 * and wait for their stacks to be symbolized before it goes on exiting. */
 	fatal(c, stackres__reload_pid(c->stacks, pid));
+	fatal(c, stackres__python_names(c->stacks, pid));
 	/* Without a ring buffer (setting it up failed) there is nothing queued to resolve. */
 	if (c->events_started)
 		while (loader__poll(c->loader, 0) > 0)
@@ -929,15 +931,24 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 			return err;
 		c->last_tid = e->tid;
 	}
+	/* A Python thread: its threading name (as sample_stacks; the first events of a thread may
+	 * come before the interpreter's). */
+	if (e->py && e->tid != c->last_py_tid) {
+		err = stackres__python_thread(c->stacks, e->pid, e->tid);
+		if (err)
+			return err;
+		c->last_py_tid = e->tid;
+	}
 	if (!(e->flags & PROF_HEAP_STACK_FAILED)) {
 		err = heap_stack(c, &id, e, ips);
 		if (err)
 			return err;
 	}
 	if (e->type == PROF_REC_HEAP_ALLOC)
-		heap_agg__alloc(c->heap, e->pid, e->tid, id, e->addr, e->size);
+		heap_agg__alloc(c->heap, e->pid, e->tid, id, e->py, e->addr, e->size);
 	else
-		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->old_addr, e->addr, e->size);
+		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->py, e->old_addr, e->addr,
+				  e->size);
 	return heap_tap(c,
 			e->type == PROF_REC_HEAP_ALLOC ? COLLECT_HEAP_ALLOC : COLLECT_HEAP_REALLOC,
 			e->pid, e->tid, id, e->addr, e->old_addr, e->size);
@@ -1167,6 +1178,7 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 	case PROF_REC_PROC_EXIT:
 		/* The tid may come back as another thread: look its name up again then. */
 		c->last_tid = 0;
+		c->last_py_tid = 0;
 		c->calls_last_thread = 0;
 		c->cpu_last_thread = 0;
 		err = procinfo__exited(c->procs, e->pid, e->tid, comm,
@@ -1220,7 +1232,7 @@ static void exit_hold(struct collect *c, uint32_t pid)
 
 	if (fd < 0)
 		return; /* killed meanwhile */
-	if (stackres__load_pid(c->stacks, pid) ||
+	if (stackres__load_pid(c->stacks, pid) || stackres__python_names(c->stacks, pid) ||
 	    stackres__after(c->stacks, exit_resume, c, (uint64_t)fd))
 		exit_resume(c, (uint64_t)fd); /* out of memory: never leave it stopped */
 }
@@ -1746,6 +1758,8 @@ int collect__new_interval(struct collect *c)
 
 void collect__snapshot(struct collect *c, bool last)
 {
+	/* Python threads named since their first samples (the profile says thread_name). */
+	fatal(c, stackres__python_names(c->stacks, 0));
 	for (size_t i = 0; i < c->nmodes; i++)
 		if (c->modes[i]->snapshot)
 			c->modes[i]->snapshot(c, last);

@@ -12,7 +12,7 @@
 struct site_key {
 	uint32_t pid, tid;
 	int32_t stack_id;
-	uint32_t pad;
+	uint32_t py; /* enum prof_py_thread: the gil label (the site's former padding) */
 };
 
 struct live_key {
@@ -107,10 +107,11 @@ void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
 	hashmap__delete(h->live, &lk);
 }
 
-void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
 		     uint64_t addr, uint64_t size)
 {
-	struct site_key sk = {.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id};
+	struct site_key sk = {
+		.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id, .py = py};
 	struct live_key lk = {.addr = addr, .pid = pid};
 	struct heap_site_values *v;
 	struct live_block *b;
@@ -146,7 +147,7 @@ void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t sta
 	b->bytes = w * (double)size;
 }
 
-void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
 		       uint64_t old_addr, uint64_t addr, uint64_t size)
 {
 	if (!addr)
@@ -154,7 +155,7 @@ void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t s
 	/* Moved or resized in place: the old block ends, a new one of the new size begins. */
 	if (old_addr)
 		heap_agg__free_block(h, pid, old_addr);
-	heap_agg__alloc(h, pid, tid, stack_id, addr, size);
+	heap_agg__alloc(h, pid, tid, stack_id, py, addr, size);
 }
 
 int heap_agg__exec(struct heap_agg *h, uint32_t pid)
@@ -277,9 +278,10 @@ int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ct
 }
 
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
-					      int32_t stack_id)
+					      int32_t stack_id, uint8_t py)
 {
-	struct site_key sk = {.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id};
+	struct site_key sk = {
+		.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id, .py = py};
 
 	return hashmap__find(h->sites, &sk);
 }
@@ -290,7 +292,7 @@ const struct heap_agg_stats *heap_agg__stats(const struct heap_agg *h)
 }
 
 int heap_agg__next_site(const struct heap_agg *h, size_t *it, uint32_t *pid, uint32_t *tid,
-			int32_t *stack_id, const struct heap_site_values **vals)
+			int32_t *stack_id, uint32_t *py, const struct heap_site_values **vals)
 {
 	const struct site_key *k;
 	void *v;
@@ -300,6 +302,7 @@ int heap_agg__next_site(const struct heap_agg *h, size_t *it, uint32_t *pid, uin
 	*pid = k->pid;
 	*tid = k->tid;
 	*stack_id = k->stack_id;
+	*py = k->py;
 	*vals = v;
 	return 1;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Heap accounting from allocator events: per (pid, tid, stack) allocated and in-use objects
- * and bytes, and a live table address -> block.  Pure logic, no BPF: fed by the consumer,
- * exported into a profile at the end.  Memory stays proportional to live blocks + sites.
+ * Heap accounting from allocator events: per (pid, tid, stack, Python thread state) allocated
+ * and in-use objects and bytes, and a live table address -> block.  Pure logic, no BPF: fed by the
+ * consumer, exported into a profile at the end.  Memory stays proportional to live blocks + sites.
  */
 #ifndef PROF_HEAP_AGG_H
 #define PROF_HEAP_AGG_H
@@ -35,12 +35,13 @@ struct heap_agg_stats {
 int heap_agg__new(struct heap_agg **out, uint64_t sample_bytes);
 void heap_agg__free(struct heap_agg *h);
 
-void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+/* py: enum prof_py_thread (include/prof_python.h), part of the site like the stack. */
+void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
 		     uint64_t addr, uint64_t size);
 void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr);
 /* realloc(old, size) returned addr (0 = failed or size 0: the old block's fate is decided by
  * the free probe, which sees glibc's internal free of a zero-size realloc). */
-void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
 		       uint64_t old_addr, uint64_t addr, uint64_t size);
 
 /* pid exec'd: its address space, and every block still live in it, is gone.  Those blocks
@@ -64,11 +65,11 @@ int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ct
 
 /* Values of one site (NULL if never seen) — for tests and reports. */
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,
-					      int32_t stack_id);
+					      int32_t stack_id, uint8_t py);
 const struct heap_agg_stats *heap_agg__stats(const struct heap_agg *h);
 
-/* Iterate sites: size_t it = 0; while (heap_agg__next_site(h, &it, &pid, &tid, &sid, &v)) */
+/* Iterate sites: size_t it = 0; while (heap_agg__next_site(h, &it, &pid, &tid, &sid, &py, &v)) */
 int heap_agg__next_site(const struct heap_agg *h, size_t *it, uint32_t *pid, uint32_t *tid,
-			int32_t *stack_id, const struct heap_site_values **vals);
+			int32_t *stack_id, uint32_t *py, const struct heap_site_values **vals);
 
 #endif /* PROF_HEAP_AGG_H */

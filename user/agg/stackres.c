@@ -45,6 +45,7 @@ enum job_kind {
 	JOB_DROP,     /* pid is gone for good */
 	JOB_PYTHON,   /* pid's CPython layout (py, arg: &PyCode_Type) */
 	JOB_PYTHREAD, /* thread arg of Python process pid was seen: its name */
+	JOB_PYNAMES,  /* read Python process pid's thread names now (0: every process's) */
 	JOB_AFTER,    /* call fn(ctx, pid) */
 };
 
@@ -182,6 +183,9 @@ static int job__run(struct stackres *r, const struct job *j)
 		break;
 	case JOB_PYTHREAD:
 		err = symbolizer__python_thread(r->sym, j->pid, (uint32_t)j->arg);
+		break;
+	case JOB_PYNAMES:
+		err = symbolizer__python_names(r->sym, j->pid);
 		break;
 	case JOB_AFTER:
 		j->fn(j->ctx, j->arg);
@@ -348,6 +352,11 @@ int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *
 int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid)
 {
 	return submit(r, &(struct job){.kind = JOB_PYTHREAD, .pid = pid, .arg = tid});
+}
+
+int stackres__python_names(struct stackres *r, uint32_t pid)
+{
+	return submit(r, &(struct job){.kind = JOB_PYNAMES, .pid = pid});
 }
 
 const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32_t tid)

@@ -78,6 +78,9 @@ int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *
 int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid);
 /* Its name once learnt (after stackres__sync), NULL when none. */
 const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32_t tid);
+/* Read Python process pid's thread names now (0: every Python process's; in order): at its
+ * exit stop, and before a profile is built.  0 or -ENOMEM. */
+int stackres__python_names(struct stackres *r, uint32_t pid);
 
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);

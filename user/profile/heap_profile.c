@@ -22,7 +22,7 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 	const struct heap_site_values *v;
 	struct profile *p = NULL;
 	uint32_t locs[PROF_MAX_FRAMES];
-	uint32_t pid, tid;
+	uint32_t pid, tid, py;
 	int32_t stack_id;
 	size_t it = 0;
 	int err;
@@ -38,14 +38,14 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 	p->period_type.unit = profile__intern(p, "bytes");
 	p->period = (int64_t)sample_bytes;
 
-	while (h && heap_agg__next_site(h, &it, &pid, &tid, &stack_id, &v)) {
+	while (h && heap_agg__next_site(h, &it, &pid, &tid, &stack_id, &py, &v)) {
 		int64_t vals[4] = {llround(v->alloc_objects), llround(v->alloc_bytes),
 				   llround(v->inuse_objects), llround(v->inuse_bytes)};
 		uint32_t n = 0;
 
 		err = build__locations(p, in->stacks, stack_id, locs, PROF_MAX_FRAMES, &n);
 		if (!err)
-			err = build__sample(p, in, pid, tid, locs, n, vals, false);
+			err = build__sample(p, in, pid, tid, locs, n, vals, build__py_flags(py));
 		if (err)
 			goto cleanup;
 	}

@@ -1491,20 +1491,15 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
+/* Read pid's Python thread names now (it runs Python: p->py). */
+static int read_pynames(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 {
-	struct sym_proc *p = find_proc(s, pid);
 	struct pythread_name *names;
-	uint64_t key = tid, now;
 	size_t n = 0;
+	uint64_t key;
 	int err;
 
-	if (!p || !p->py || (p->pynames && hashmap__find(p->pynames, &key)))
-		return 0;
-	now = mono_ns();
-	if (p->pynames_read_ns && now - p->pynames_read_ns < PY_NAMES_REREAD_NS)
-		return 0;
-	p->pynames_read_ns = now;
+	p->pynames_read_ns = mono_ns();
 	if (!p->pynames && hashmap__new(&p->pynames, sizeof(uint64_t), sizeof(const char *)))
 		return -ENOMEM;
 	names = calloc(PY_NAMES_MAX, sizeof(*names));
@@ -1521,7 +1516,8 @@ int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
 		void *v;
 
 		key = names[i].tid;
-		if (!name || hashmap__count(p->pynames) >= PYTHREADS_MAX_THREADS) {
+		if (!name || (!hashmap__find(p->pynames, &key) &&
+			      hashmap__count(p->pynames) >= PYTHREADS_MAX_THREADS)) {
 			err = name ? 0 : -ENOMEM;
 			break;
 		}
@@ -1531,6 +1527,37 @@ int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
 	}
 cleanup:
 	free(names);
+	return err;
+}
+
+int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
+{
+	struct sym_proc *p = find_proc(s, pid);
+	uint64_t key = tid, now;
+
+	if (!p || !p->py || (p->pynames && hashmap__find(p->pynames, &key)))
+		return 0;
+	now = mono_ns();
+	if (p->pynames_read_ns && now - p->pynames_read_ns < PY_NAMES_REREAD_NS)
+		return 0;
+	return read_pynames(s, p, pid);
+}
+
+int symbolizer__python_names(struct symbolizer *s, uint32_t pid)
+{
+	struct sym_proc **pp;
+	const uint64_t *key;
+	size_t it = 0;
+	int err = 0;
+
+	if (pid) {
+		struct sym_proc *p = find_proc(s, pid);
+
+		return p && p->py ? read_pynames(s, p, pid) : 0;
+	}
+	while (!err && hashmap__next(s->procs, &it, (const void **)&key, (void **)&pp))
+		if ((*pp)->py)
+			err = read_pynames(s, *pp, (uint32_t)*key);
 	return err;
 }
 

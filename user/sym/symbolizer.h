@@ -132,6 +132,12 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
  * the last 100 ms.  0 or -ENOMEM (an unreadable interpreter names nobody).
  */
 int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid);
+/*
+ * Read the names of pid's Python threads now, whatever is known (pid 0: of every Python
+ * process): before a profile is built, and at an exit stop, so names given after the first
+ * read are there.  Names of threads gone since stay.  0 or -ENOMEM.
+ */
+int symbolizer__python_names(struct symbolizer *s, uint32_t pid);
 /* tid's Python thread name (valid as symbolizer__sweep says), NULL when none is known. */
 const char *symbolizer__python_thread_name(const struct symbolizer *s, uint32_t pid, uint32_t tid);
 
