@@ -38,11 +38,13 @@ static const char usage[] =
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
 	"  -f, --format FMT         pprof (default) | folded | text | svg | chrome | perfetto |\n"
 	"                           firefox | codetracer | memtrace (svg: an interactive flame\n"
-	"                           graph, default output bpftrace-prof.svg; chrome, perfetto,\n"
-	"                           firefox, codetracer: event traces of --calls alone; default\n"
-	"                           output bpftrace-prof.json / .pftrace / .profile.json.gz /\n"
-	"                           bpftrace-prof-trace (a folder); memtrace: --heap only, an\n"
-	"                           allocation trace, sampled; --sample-bytes default 524288)\n"
+	"                           graph, default output bpftrace-prof.svg; chrome, perfetto:\n"
+	"                           event traces of --calls and/or --heap (a heap counter, large\n"
+	"                           allocations); firefox: of --calls, or --calls --heap;\n"
+	"                           codetracer: of --calls; default output bpftrace-prof.json /\n"
+	"                           .pftrace / .profile.json.gz / bpftrace-prof-trace (a folder);\n"
+	"                           memtrace: --heap only, an allocation trace, sampled;\n"
+	"                           --sample-bytes default 524288)\n"
 	"      --svg-type TYPE      -f svg: the sample type drawn (default: the mode's own;\n"
 	"                           heap: alloc_objects | alloc_space | inuse_objects |\n"
 	"                           inuse_space; cpu: samples | cpu; offcpu: events | offcpu;\n"
@@ -495,14 +497,22 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--push needs --output-dir DIR (its spool)%s", "");
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
-	/* Event traces record rather than aggregate: one mode, one file, written as it runs. */
-	/* -f firefox also takes --heap: allocations charged to the calls open at the time. */
+	/* Event traces record rather than aggregate: one file, written as it runs.  -f firefox
+	 * also takes --heap (allocations charged to the calls open at the time), chrome and
+	 * perfetto take --heap with or without --calls (a heap counter, large allocations). */
 	if (event_trace(env.format) && env.modes != MODE_CALLS &&
-	    !(env.format == FMT_FIREFOX && env.modes == (MODE_CALLS | MODE_HEAP)))
+	    !(env.format == FMT_FIREFOX && env.modes == (MODE_CALLS | MODE_HEAP)) &&
+	    !((env.format == FMT_CHROME || env.format == FMT_PERFETTO) &&
+	      !(env.modes & ~(MODE_CALLS | MODE_HEAP))))
 		return env.format == FMT_FIREFOX
 			       ? bad("-f %s records --calls only (give --calls, or --calls --heap)",
 				     "firefox")
-			       : bad("-f %s records --calls only (give --calls alone)",
+		       : env.format == FMT_CODETRACER
+			       ? bad("-f %s records --calls only (give --calls alone)",
+				     "codetracer")
+			       : bad("-f %s records --calls and --heap only (give --calls, --heap "
+				     "or "
+				     "both)",
 				     format_name(env.format));
 	if (event_trace(env.format) && env.live)
 		return bad("--live shows profiles, not event traces (-f %s)",

@@ -59,19 +59,11 @@ static int on_exec(void *ctx, uint32_t pid)
 	return evtrace__process_exec(ctx, pid);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
-}
-
 /*
- * -f firefox with --heap: the collector's heap events.  They carry no time: they are stamped
- * as they arrive (the recorder keeps them after the thread's last call event, which came before
- * them in the same ring buffer).  A failed allocation has no block; an exec's blocks are not
- * followed into the trace.
+ * --heap (-f firefox, chrome, perfetto): the collector's heap events, at the time their probe
+ * fired (bpf_ktime_get_ns, the call events' clock; the recorder keeps them no earlier than the
+ * thread's last event).  A failed allocation has no block; an exec ends every block of the
+ * process (the heap counter drops to 0; firefox keeps its blocks, unpaired) when it is seen.
  */
 static int on_heap(void *ctx, const struct collect_heap_event *e)
 {
@@ -80,10 +72,12 @@ static int on_heap(void *ctx, const struct collect_heap_event *e)
 	case COLLECT_HEAP_REALLOC:
 		if (!e->addr)
 			return 0;
-		return evtrace__alloc(ctx, e->pid, e->tid, mono_ns(), e->addr,
+		return evtrace__alloc(ctx, e->pid, e->tid, e->ts, e->addr,
 				      e->kind == COLLECT_HEAP_REALLOC ? e->old_addr : 0, e->size);
 	case COLLECT_HEAP_FREE:
-		return evtrace__free_block(ctx, e->pid, e->tid, mono_ns(), e->addr);
+		return evtrace__free_block(ctx, e->pid, e->tid, e->ts, e->addr);
+	case COLLECT_HEAP_EXEC:
+		return evtrace__heap_exec(ctx, e->pid, e->ts);
 	default:
 		return 0;
 	}
@@ -225,7 +219,7 @@ const struct collect_stream *tracefile__stream(struct tracefile *t)
 void tracefile__bind(struct tracefile *t, struct collect *c)
 {
 	evtrace__set_sources(t->trace, collect__calls(c), collect__procinfo(c));
-	if (t->env->format == FMT_FIREFOX)
+	if (t->env->modes & MODE_HEAP)
 		collect__set_heap_tap(c, on_heap, t->trace);
 }
 
@@ -334,7 +328,7 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 		return err;
 	}
 	if (strcmp(t->path, "-"))
-		pr_info("wrote calls trace to %s\n", t->path);
+		pr_info("wrote the trace to %s\n", t->path);
 	err = print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace));
 	if (err)
 		pr_err("printing the drop counters failed: %s\n", strerror(-err));

@@ -139,16 +139,20 @@ t_trace_python311_instants() {
 	expect_eq "slices" "" "$(grep '^slices ' "$facts")"
 }
 
-t_trace_format_needs_calls() {
+# chrome and perfetto record --calls and --heap, alone or together; nothing else.
+t_trace_format_modes() {
 	local out=$E2E_TMP/bad.err
-	"$PROF" --heap -f chrome -o "$E2E_TMP/x.json" -- /bin/true 2>"$out"
-	expect_eq "--heap -f chrome exit status" 2 "$?"
+	"$PROF" --cpu -f chrome -o "$E2E_TMP/x.json" -- /bin/true 2>"$out"
+	expect_eq "--cpu -f chrome exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
-	grep -q 'records --calls only' "$out" || fail "message does not say what -f chrome records"
+	grep -q 'records --calls and --heap only' "$out" || fail "message does not say what -f chrome records"
 	"$PROF" --calls --cpu -f perfetto -o "$E2E_TMP/x.pftrace" -- /bin/true 2>"$out"
 	expect_eq "--calls --cpu -f perfetto exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
 	if [ -e "$E2E_TMP/x.json" ] || [ -e "$E2E_TMP/x.pftrace" ]; then fail "a file was written"; fi
+	"$PROF" --heap -f chrome -o "$E2E_TMP/h.json" -- /bin/true >/dev/null 2>"$out" ||
+		{ cat "$out"; fail "--heap -f chrome exit status $?"; }
+	python3 "$TRACE_CHECK" chrome "$E2E_TMP/h.json" >/dev/null || fail "--heap -f chrome: not a valid trace"
 	ln -s /etc/passwd-does-not-matter "$E2E_TMP/link.json"
 	USE_ZEND_DTRACE=1 "$PROF" --calls -f chrome -o "$E2E_TMP/link.json" -- php "$TRACE_PHP" \
 		>/dev/null 2>"$out"
@@ -178,4 +182,70 @@ t_trace_perfetto_java_threads() {
 	expect_range "thread tracks" 2 1000 "$(grep -c '^thread ' "$facts")"
 	expect_eq "processes" 1 "$(awk '$1 == "process" { print $2 }' "$facts" | sort -u | wc -l)"
 	grep -q '^thread [0-9]* [0-9]* Reference Handl$' "$facts" || fail "no JVM thread name"
+}
+
+# --heap: tests/targets/heap_trace.c makes exactly known allocations and nothing else (write(2),
+# no stdio), so the heap-in-use counter's values are exact: 3 x 1 MiB and 10 x 4096 kept, 1000 x
+# 100 and 2 MiB freed, 512 KiB realloc'd to 1.5 MiB and kept; 5 allocations of 1 MiB or more.
+expect_heap_trace() { # FACTS_FILE PID
+	expect_eq "heap counter at the end" 4759552 "$(fact "$1" "heap $2 final")"
+	expect_eq "heap counter's peak (2 MiB on top of the rest)" 5283840 "$(fact "$1" "heap $2 peak")"
+	# one value per allocation and per free; the realloc moves it once
+	expect_eq "heap counter values" 2008 "$(fact "$1" "heap $2 updates")"
+	expect_eq "large allocations" 5 "$(fact "$1" "instants large allocation")"
+	expect_eq "1 MiB allocations" 3 "$(fact "$1" "large_alloc 1048576")"
+	expect_eq "2 MiB allocations" 1 "$(fact "$1" "large_alloc 2097152")"
+	expect_eq "1.5 MiB reallocations" 1 "$(fact "$1" "large_alloc 1572864")"
+	expect_eq "ring buffer drops" 0 "$(fact "$1" "drop ringbuf_full")"
+	expect_eq "unknown frees" 0 "$(fact "$1" "drop trace_heap_unknown_frees")"
+	expect_eq "untracked blocks" 0 "$(fact "$1" "drop trace_heap_untracked")"
+	expect_eq "processes with a heap counter" 1 "$(grep -c '^heap .* final ' "$1")"
+}
+
+t_trace_heap_exact() {
+	local fmt f facts pid
+	for fmt in chrome perfetto; do
+		f=$E2E_TMP/heap.$fmt facts=$E2E_TMP/heap.$fmt.facts
+		"$PROF" --heap -f "$fmt" -o "$f" -- "$TARGETS/heap_trace" >"$E2E_TMP/heap.out" \
+			2>"$E2E_TMP/heap.err" || { cat "$E2E_TMP/heap.err"; fail "$fmt: profiler exit status"; }
+		expect_eq "$fmt: target output" "done" "$(head -1 "$E2E_TMP/heap.out")"
+		grep -q '^no drops$' "$E2E_TMP/heap.out" || fail "$fmt: no drop summary printed"
+		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
+		grep -v '^drop .* 0$' "$facts"
+		pid=$(awk '$1 == "process" { print $2 }' "$facts")
+		expect_heap_trace "$facts" "$pid"
+		# The instants are on the target's one thread (tid = pid).
+		awk '$1 == "thread" && $2 != $3 { exit 1 }' "$facts" || fail "$fmt: a thread other than the target's"
+	done
+	protoc --decode_raw <"$E2E_TMP/heap.perfetto" >"$E2E_TMP/heap.raw" ||
+		fail "protoc --decode_raw could not parse the heap trace"
+	# protoc's view: 2008 counter values (type 4) besides the drop counters' one each.
+	expect_eq "counter events (protoc)" 2008 "$(($(grep -c '^    9: 4$' "$E2E_TMP/heap.raw") - $(grep -c 'bpftrace-prof counter: ' "$E2E_TMP/heap.raw")))"
+}
+
+# --calls --heap: large allocations inside the slices of the PHP functions that made them
+# (tests/targets/heap_calls.php under USE_ZEND_ALLOC=0: keep() 8 x 1 MiB kept, churn() 2 MiB
+# freed, 4 times) and the counter higher by those 8 MiB after keep() only.
+t_trace_calls_heap_php() {
+	trace_need php
+	local fmt f facts
+	for fmt in chrome perfetto; do
+		f=$E2E_TMP/ph.$fmt facts=$E2E_TMP/ph.$fmt.facts
+		USE_ZEND_DTRACE=1 USE_ZEND_ALLOC=0 "$PROF" --calls --heap -f "$fmt" -o "$f" \
+			-- php tests/targets/heap_calls.php >"$E2E_TMP/ph.out" 2>"$E2E_TMP/ph.err" ||
+			{ cat "$E2E_TMP/ph.err"; fail "$fmt: profiler exit status"; }
+		expect_eq "$fmt: script output" 8388614 "$(head -1 "$E2E_TMP/ph.out")"
+		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
+		grep -v '^drop .* 0$' "$facts"
+		expect_eq "$fmt: keep slices" 1 "$(fact "$facts" "slices keep")"
+		expect_eq "$fmt: churn slices" 4 "$(fact "$facts" "slices churn")"
+		expect_eq "$fmt: large allocations in keep" 8 "$(fact "$facts" "large_in keep")"
+		expect_eq "$fmt: large allocations in churn" 4 "$(fact "$facts" "large_in churn")"
+		expect_eq "$fmt: ring buffer drops" 0 "$(fact "$facts" "drop ringbuf_full")"
+		expect_eq "$fmt: unknown frees" 0 "$(fact "$facts" "drop trace_heap_unknown_frees")"
+		# keep()'s 8 MiB (and their PHP headers) stay in use after it returns; churn()'s die
+		# inside it (PHP frees them at its return).
+		expect_range "$fmt: heap grown by keep" $((8 << 20)) $(((8 << 20) + 65536)) "$(fact "$facts" "heap_delta keep")"
+		expect_range "$fmt: heap grown by churn" -4096 4096 "$(fact "$facts" "heap_delta churn")"
+	done
 }

@@ -14,6 +14,12 @@ fact a line for the test to compare with exact expectations:
   top NAME N                 slices named NAME at depth 0
   instants NAME N
   process PID NAME / thread PID TID NAME
+  heap PID final|peak|updates V   the process's heap-in-use counter (--heap): its last and
+                             largest value, and how many values it has
+  large_alloc BYTES N        large-allocation instants of BYTES bytes (their "bytes" argument)
+  large_in NAME N            large-allocation instants inside a slice named NAME (innermost)
+  heap_delta NAME V          the sum over NAME's slices of the process's heap counter at their
+                             end minus at their begin (in file order: the order of arrival)
   drop NAME VALUE
 """
 import collections
@@ -36,6 +42,11 @@ class Facts:
         self.lines = []
         self.stacks = collections.defaultdict(list)
         self.last_ts = {}
+        self.heap = collections.defaultdict(list)  # pid -> counter values in order
+        self.large = collections.Counter()  # bytes -> instants
+        self.large_in = collections.Counter()  # innermost open slice -> instants
+        self.heap_delta = collections.Counter()  # slice name -> counter change inside it
+        self.begun_at = collections.defaultdict(list)  # thread -> counter value at each begin
 
     def at(self, thread, ts):
         if ts < self.last_ts.get(thread, ts):
@@ -45,6 +56,7 @@ class Facts:
     def begin(self, thread, ts, name):
         self.at(thread, ts)
         self.stacks[thread].append(name)
+        self.begun_at[thread].append(self.heap_now(thread))
 
     def end(self, thread, ts):
         self.at(thread, ts)
@@ -53,10 +65,29 @@ class Facts:
             fail(f"end without begin on {thread} at {ts}")
         name = st.pop()
         self.slices[name] += 1
+        self.heap_delta[name] += self.heap_now(thread) - self.begun_at[thread].pop()
         if st:
             self.nested[st[-1] + ">" + name] += 1
         else:
             self.top[name] += 1
+
+    def heap_now(self, thread):
+        vals = self.heap.get(thread[0])
+        return vals[-1] if vals else 0
+
+    def counter(self, pid, ts, value):
+        self.at(("heap counter", pid), ts)
+        if value < 0:
+            fail(f"negative heap counter {value} of {pid}")
+        self.heap[pid].append(value)
+
+    def large_alloc(self, thread, ts, size):
+        self.at(thread, ts)
+        if size < 1 << 20:
+            fail(f"large allocation of only {size} bytes")
+        self.large[size] += 1
+        if self.stacks[thread]:
+            self.large_in[self.stacks[thread][-1]] += 1
 
     def done(self):
         for thread, st in self.stacks.items():
@@ -70,6 +101,17 @@ class Facts:
             print(f"top {k} {v}")
         for k, v in sorted(self.instants.items()):
             print(f"instants {k} {v}")
+        for pid, vals in sorted(self.heap.items()):
+            print(f"heap {pid} final {vals[-1]}")
+            print(f"heap {pid} peak {max(vals)}")
+            print(f"heap {pid} updates {len(vals)}")
+        for k, v in sorted(self.large.items()):
+            print(f"large_alloc {k} {v}")
+        for k, v in sorted(self.large_in.items()):
+            print(f"large_in {k} {v}")
+        if self.heap:
+            for k, v in sorted(self.heap_delta.items()):
+                print(f"heap_delta {k} {v}")
         for line in self.lines:
             print(line)
 
@@ -94,8 +136,15 @@ def chrome(path):
         elif ph == "i":
             if ev.get("s") != "t":
                 fail("instant event not thread-scoped")
-            f.at(thread, ev["ts"])
             f.instants[ev["name"]] += 1
+            if ev.get("cat") == "heap":
+                f.large_alloc(thread, ev["ts"], ev["args"]["bytes"])
+            else:
+                f.at(thread, ev["ts"])
+        elif ph == "C":
+            if ev["name"] != "heap in use" or set(ev["args"]) != {"bytes"}:
+                fail(f"unknown counter {ev['name']} {ev['args']}")
+            f.counter(ev["pid"], ev["ts"], ev["args"]["bytes"])
         elif ph == "M":
             if ev["name"] == "process_name":
                 f.lines.append(f"process {ev['pid']} {ev['args']['name']}")
@@ -188,7 +237,15 @@ def perfetto(path):
                 tracks[uuid] = ("process", one(pr, 1))
                 f.lines.append(f"process {one(pr, 1)} {one(pr, 6, b'').decode()}")
             elif cnt is not None:
-                tracks[uuid] = ("counter", one(t, 2, b"").decode())
+                parent = one(t, 5)
+                if parent is None:
+                    tracks[uuid] = ("counter", one(t, 2, b"").decode())
+                elif tracks.get(parent, ("",))[0] == "process":
+                    if one(t, 2) != b"heap in use" or one(fields(cnt), 3) != 3:
+                        fail("a process's counter track that is not heap in use (bytes)")
+                    tracks[uuid] = ("heap", tracks[parent][1])
+                else:
+                    fail("counter track's parent is not a process track declared before")
             else:
                 fail("track descriptor of an unknown kind")
         interned = one(p, 12)
@@ -212,6 +269,9 @@ def perfetto(path):
         track = tracks.get(uuid)
         if track is None:
             fail(f"event on undeclared track {uuid}")
+        if typ == 4 and track[0] == "heap":
+            f.counter(track[1], ts, one(e, 30, 0))
+            continue
         if typ == 4:
             if track[0] != "counter":
                 fail("counter value on a non-counter track")
@@ -226,8 +286,16 @@ def perfetto(path):
         elif typ == 2:
             f.end(track[1:], ts)
         elif typ == 3:
-            f.at(track[1:], ts)
             f.instants[names[iid]] += 1
+            ann = {}
+            for n, da in e:
+                if n == 4:
+                    d = fields(da)
+                    ann[one(d, 10, b"").decode()] = one(d, 3, one(d, 7))
+            if names[iid] == "large allocation":
+                f.large_alloc(track[1:], ts, ann["bytes"])
+            else:
+                f.at(track[1:], ts)
         else:
             fail(f"event type {typ}")
     if not packets:

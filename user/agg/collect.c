@@ -879,9 +879,9 @@ void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx)
 }
 
 static int heap_tap(struct collect *c, enum collect_heap_kind kind, uint32_t pid, uint32_t tid,
-		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size)
+		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size, uint64_t ts)
 {
-	struct collect_heap_event e = {kind, pid, tid, stack_id, addr, old_addr, size};
+	struct collect_heap_event e = {kind, pid, tid, stack_id, addr, old_addr, size, ts};
 
 	return c->heap_tap ? c->heap_tap(c->heap_tap_ctx, &e) : 0;
 }
@@ -932,7 +932,7 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->old_addr, e->addr, e->size);
 	return heap_tap(c,
 			e->type == PROF_REC_HEAP_ALLOC ? COLLECT_HEAP_ALLOC : COLLECT_HEAP_REALLOC,
-			e->pid, e->tid, id, e->addr, e->old_addr, e->size);
+			e->pid, e->tid, id, e->addr, e->old_addr, e->size, e->ts);
 }
 
 /*
@@ -1334,7 +1334,8 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 		if (size < sizeof(*f))
 			return 1;
 		heap_agg__free_block(c->heap, f->pid, f->addr);
-		return heap_tap(c, COLLECT_HEAP_FREE, f->pid, f->tid, STACKRES_NONE, f->addr, 0, 0);
+		return heap_tap(c, COLLECT_HEAP_FREE, f->pid, f->tid, STACKRES_NONE, f->addr, 0, 0,
+				f->ts);
 	}
 	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
 		return 1;
@@ -1354,7 +1355,7 @@ static int heap_on_exec(struct collect *c, uint32_t pid)
 	int err = heap_agg__exec(c->heap, pid), n = 0;
 
 	if (!err)
-		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0);
+		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0);
 	if (err || !(c->opts.cmd || c->opts.wide))
 		return err;
 	err = collect__attach_heap(c, pid, -1, &n);

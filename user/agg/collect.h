@@ -142,6 +142,7 @@ struct collect_heap_event {
 	uint32_t pid, tid;
 	int32_t stack_id; /* stackres id (STACKRES_NONE: lost) */
 	uint64_t addr, old_addr, size;
+	uint64_t ts; /* bpf_ktime_get_ns() of the probe (EXEC: 0, not known) */
 };
 /* A negative errno from fn stops the run like any fatal collection error. */
 typedef int (*collect_heap_tap_fn)(void *ctx, const struct collect_heap_event *e);

@@ -30,6 +30,18 @@ struct thread {
 	uint64_t last_ts;
 };
 
+/* --heap, formats with a heap counter: a live block, per process (a forked child's copy of an
+ * address is another block). */
+struct block_key {
+	uint32_t pid, pad;
+	uint64_t addr;
+};
+
+struct heap_proc {
+	uint64_t in_use;
+	uint64_t last_ts; /* of its counter: it never goes back, whichever thread moved it */
+};
+
 struct name {
 	uint32_t iid;
 	bool unknown; /* its name record had not arrived: looked up again at each use */
@@ -44,8 +56,12 @@ struct evtrace {
 	struct hashmap *procs_seen; /* pid -> uint8_t */
 	struct hashmap *ready;	    /* pid -> uint64_t: events before it are skipped */
 	struct hashmap *names;	    /* name_id -> struct name */
+	struct hashmap *blocks;	    /* block_key -> uint64_t size (heap counter) */
+	struct hashmap *heap_procs; /* pid -> struct heap_proc (heap counter) */
 	struct strpool *strings;
 	uint32_t next_iid;
+	uint32_t large_iid; /* EVTRACE_LARGE_ALLOC_NAME's, 0 until its first use */
+	uint32_t max_blocks;
 	bool finished;
 	struct evtrace_stats stats;
 };
@@ -61,6 +77,7 @@ int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 	}
 	t->sink = sink;
 	t->next_iid = 1;
+	t->max_blocks = EVTRACE_MAX_BLOCKS;
 	err = hashmap__new(&t->threads, sizeof(struct thread_key), sizeof(struct thread));
 	if (!err)
 		err = hashmap__new(&t->procs_seen, sizeof(uint32_t), sizeof(uint8_t));
@@ -70,6 +87,10 @@ int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 		err = hashmap__new(&t->ready, sizeof(uint32_t), sizeof(uint64_t));
 	if (!err)
 		err = strpool__new(&t->strings);
+	if (!err && sink->ops->heap_in_use)
+		err = hashmap__new(&t->blocks, sizeof(struct block_key), sizeof(uint64_t));
+	if (!err && sink->ops->heap_in_use)
+		err = hashmap__new(&t->heap_procs, sizeof(uint32_t), sizeof(struct heap_proc));
 	if (err)
 		goto cleanup;
 	*out = t;
@@ -103,6 +124,8 @@ void evtrace__free(struct evtrace *t)
 	hashmap__free(t->procs_seen);
 	hashmap__free(t->ready);
 	hashmap__free(t->names);
+	hashmap__free(t->blocks);
+	hashmap__free(t->heap_procs);
 	strpool__free(t->strings);
 	if (t->sink)
 		t->sink->ops->free(t->sink);
@@ -390,17 +413,147 @@ static int heap_event(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts
 				  size);
 }
 
+/* The block at addr of pid is gone: its size (0: not followed, counted). */
+static uint64_t forget_block(struct evtrace *t, uint32_t pid, uint64_t addr)
+{
+	struct block_key k = {.pid = pid, .addr = addr};
+	uint64_t *known = hashmap__find(t->blocks, &k), size;
+
+	if (!known) {
+		t->stats.heap_unknown_frees++;
+		return 0;
+	}
+	size = *known;
+	hashmap__delete(t->blocks, &k);
+	return size;
+}
+
+/*
+ * The heap counter's formats: frees paired with allocations here, the process's bytes in use
+ * written after each change, large allocations as instants on their thread.  An allocation
+ * (alloc) of size bytes at addr, replacing old_addr (a realloc's, 0: none); else a free of addr.
+ */
+static int heap_counted(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+			uint64_t old_addr, uint64_t size, bool alloc)
+{
+	struct block_key k = {.pid = pid, .addr = addr};
+	struct heap_proc *hp;
+	struct thread *th;
+	uint64_t *known, gone = 0;
+	bool created, changed = false;
+	int err;
+
+	err = get_thread(t, &th, pid, tid);
+	if (err)
+		return err;
+	if (ts < th->last_ts)
+		ts = th->last_ts;
+	err = hashmap__upsert(t->heap_procs, (void **)&hp, &pid, NULL);
+	if (err)
+		return err;
+	if (ts < hp->last_ts)
+		ts = hp->last_ts;
+	hp->last_ts = ts;
+	if (old_addr || !alloc) {
+		gone = forget_block(t, pid, alloc ? old_addr : addr);
+		changed = gone != 0;
+	}
+	hp->in_use -= gone < hp->in_use ? gone : hp->in_use;
+	if (alloc && hashmap__count(t->blocks) >= t->max_blocks && !hashmap__find(t->blocks, &k)) {
+		t->stats.heap_untracked++;
+	} else if (alloc) {
+		err = hashmap__upsert(t->blocks, (void **)&known, &k, &created);
+		if (err)
+			return err;
+		/* Its free was missed (a block is not handed out twice): replaced. */
+		if (!created)
+			hp->in_use -= *known < hp->in_use ? *known : hp->in_use;
+		*known = size;
+		hp->in_use += size;
+		changed = true;
+	}
+	if (alloc && size >= EVTRACE_LARGE_ALLOC) {
+		if (!t->large_iid) {
+			t->large_iid = t->next_iid++;
+			err = t->sink->ops->name(t->sink, t->large_iid, EVTRACE_LARGE_ALLOC_NAME);
+			if (err)
+				return err;
+		}
+		err = t->sink->ops->large_alloc(t->sink, pid, tid, ts, t->large_iid,
+						EVTRACE_LARGE_ALLOC_NAME, addr, size);
+		if (err)
+			return err;
+	}
+	return changed ? t->sink->ops->heap_in_use(t->sink, pid, ts, hp->in_use) : 0;
+}
+
 int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		   uint64_t old_addr, uint64_t size)
 {
-	int err = old_addr ? heap_event(t, pid, tid, ts, old_addr, 0) : 0;
+	int err;
 
+	if (t->finished)
+		return 0;
+	if (t->sink->ops->heap_in_use)
+		return heap_counted(t, pid, tid, ts, addr, old_addr, size, true);
+	err = old_addr ? heap_event(t, pid, tid, ts, old_addr, 0) : 0;
 	return err ? err : heap_event(t, pid, tid, ts, addr, size);
 }
 
 int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr)
 {
+	if (t->finished)
+		return 0;
+	if (t->sink->ops->heap_in_use)
+		return heap_counted(t, pid, tid, ts, addr, 0, 0, false);
 	return heap_event(t, pid, tid, ts, addr, 0);
+}
+
+void evtrace__set_max_blocks(struct evtrace *t, uint32_t n)
+{
+	t->max_blocks = n;
+}
+
+int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts)
+{
+	const struct block_key *k;
+	struct block_key *gone = NULL;
+	struct heap_proc *hp;
+	size_t it = 0, n = 0, cap = 0;
+	void *v;
+	int err = 0;
+
+	if (t->finished || !t->heap_procs || !(hp = hashmap__find(t->heap_procs, &pid)))
+		return 0;
+	/* Keys first, deletions after: a deletion shifts entries under the iterator. */
+	while (hashmap__next(t->blocks, &it, (const void **)&k, &v)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			struct block_key *g = realloc(gone, ncap * sizeof(*g));
+
+			if (!g) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			gone = g;
+			cap = ncap;
+		}
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(t->blocks, &gone[i]);
+	if (ts < hp->last_ts)
+		ts = hp->last_ts;
+	hp->last_ts = ts;
+	if (hp->in_use) {
+		hp->in_use = 0;
+		err = t->sink->ops->heap_in_use(t->sink, pid, ts, 0);
+	}
+cleanup:
+	free(gone);
+	return err;
 }
 
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)

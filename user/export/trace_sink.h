@@ -42,6 +42,14 @@ struct trace_sink_ops {
 	 * addr (size 0), at ts, while its open calls are what begin/end left open. */
 	int (*heap)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		    uint64_t size);
+	/* Optional, --heap, for formats that show the heap over time (chrome, perfetto); the
+	 * recorder pairs frees with allocations itself.  heap_in_use: process pid's bytes in use
+	 * (of the blocks the trace saw allocated) are bytes from ts on.  large_alloc: tid
+	 * allocated size bytes (>= EVTRACE_LARGE_ALLOC) at addr, at ts: an instant named name,
+	 * interned as iid like a call's. */
+	int (*heap_in_use)(struct trace_sink *s, uint32_t pid, uint64_t ts, uint64_t bytes);
+	int (*large_alloc)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			   uint32_t iid, const char *name, uint64_t addr, uint64_t size);
 };
 
 struct trace_sink {
