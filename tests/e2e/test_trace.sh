@@ -5,6 +5,15 @@
 
 TRACE_PHP=tests/targets/calls.php
 TRACE_CHECK=tests/e2e/trace_check.py
+# The second perfetto reader: python3-protobuf's, with classes protoc generates from
+# tests/perfetto_subset.proto.  Debian's python (its python3-protobuf), whatever PATH says.
+PERFETTO_CHECK="/usr/bin/python3 tests/e2e/perfetto_check.py"
+
+perfetto_need() {
+	trace_need protoc
+	/usr/bin/python3 -c 'import google.protobuf' 2>/dev/null ||
+		fail "python3-protobuf is not installed (scripts/install-deps.sh test)"
+}
 
 trace_need() {
 	command -v "$1" >/dev/null || fail "$1 is not installed (scripts/install-deps.sh test)"
@@ -71,7 +80,7 @@ t_trace_chrome_gzip() {
 
 t_trace_perfetto_php_exact() {
 	trace_need php
-	trace_need protoc
+	perfetto_need
 	local f=$E2E_TMP/php.pftrace facts=$E2E_TMP/pf.facts raw=$E2E_TMP/pf.raw
 	USE_ZEND_DTRACE=1 "$PROF" --calls -f perfetto -o "$f" -- php "$TRACE_PHP" \
 		>"$E2E_TMP/php.out" 2>"$E2E_TMP/php.err" || fail "profiler exit status $?"
@@ -90,6 +99,24 @@ t_trace_perfetto_php_exact() {
 	expect_php_calls "$facts"
 	[ "$packets" -gt 804 ] || fail "only $packets packets"
 	echo "ok: $packets packets"
+	# python3-protobuf's reading agrees: the same exact counts, all 402 slices on the one thread.
+	$PERFETTO_CHECK "$f" >"$facts.pb" || { cat "$facts.pb"; fail "perfetto_check rejected the trace"; }
+	expect_php_calls "$facts.pb"
+	expect_eq "slices on the thread (protobuf)" 402 "$(awk '$1 == "thread_slices" { print $4 }' "$facts.pb")"
+}
+
+# perfetto_check.py is strict: a field outside tests/perfetto_subset.proto is an error.
+t_trace_perfetto_check_rejects_unknown_fields() {
+	perfetto_need
+	local f=$E2E_TMP/u.pftrace
+	"$PROF" --heap -f perfetto -o "$f" -- "$TARGETS/heap_trace" >/dev/null 2>&1 || fail "profiler exit status $?"
+	$PERFETTO_CHECK "$f" >/dev/null || fail "perfetto_check rejected a good trace"
+	# One more packet: {trusted_packet_sequence_id 1, field 31 = 0}.
+	printf '\x0a\x05\x50\x01\xf8\x01\x00' >>"$f"
+	local out
+	out=$($PERFETTO_CHECK "$f") && fail "perfetto_check took an unknown field"
+	echo "$out"
+	grep -q 'fields the subset does not know' <<<"$out" || fail "not rejected for the unknown field"
 }
 
 t_trace_pid_midrun_nesting() {
@@ -203,6 +230,7 @@ expect_heap_trace() { # FACTS_FILE PID
 }
 
 t_trace_heap_exact() {
+	perfetto_need
 	local fmt f facts pid
 	for fmt in chrome perfetto; do
 		f=$E2E_TMP/heap.$fmt facts=$E2E_TMP/heap.$fmt.facts
@@ -217,6 +245,10 @@ t_trace_heap_exact() {
 		# The instants are on the target's one thread (tid = pid).
 		awk '$1 == "thread" && $2 != $3 { exit 1 }' "$facts" || fail "$fmt: a thread other than the target's"
 	done
+	# python3-protobuf's reading of the perfetto trace: the same values.
+	$PERFETTO_CHECK "$E2E_TMP/heap.perfetto" >"$E2E_TMP/heap.pb.facts" ||
+		{ cat "$E2E_TMP/heap.pb.facts"; fail "perfetto_check rejected the heap trace"; }
+	expect_heap_trace "$E2E_TMP/heap.pb.facts" "$pid"
 	protoc --decode_raw <"$E2E_TMP/heap.perfetto" >"$E2E_TMP/heap.raw" ||
 		fail "protoc --decode_raw could not parse the heap trace"
 	# protoc's view: 2008 counter values (type 4) besides the drop counters' one each.
