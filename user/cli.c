@@ -39,8 +39,9 @@ static const char usage[] =
 	"  -f, --format FMT         pprof (default) | folded | text | svg | chrome | perfetto |\n"
 	"                           firefox | codetracer | memtrace (svg: an interactive flame\n"
 	"                           graph, default output bpftrace-prof.svg; chrome, perfetto:\n"
-	"                           event traces of --calls and/or --heap (a heap counter, large\n"
-	"                           allocations); firefox: of --calls, or --calls --heap;\n"
+	"                           event traces of --calls, --heap (a heap counter, large\n"
+	"                           allocations) and --cpu (samples as instants), any of them;\n"
+	"                           firefox: of --calls, or --calls --heap;\n"
 	"                           codetracer: of --calls; default output bpftrace-prof.json /\n"
 	"                           .pftrace / .profile.json.gz / bpftrace-prof-trace (a folder);\n"
 	"                           memtrace: --heap only, an allocation trace, sampled;\n"
@@ -503,16 +504,14 @@ int cli__parse(struct env *out, int argc, char **argv)
 	if (event_trace(env.format) && env.modes != MODE_CALLS &&
 	    !(env.format == FMT_FIREFOX && env.modes == (MODE_CALLS | MODE_HEAP)) &&
 	    !((env.format == FMT_CHROME || env.format == FMT_PERFETTO) &&
-	      !(env.modes & ~(MODE_CALLS | MODE_HEAP))))
+	      !(env.modes & ~(MODE_CALLS | MODE_HEAP | MODE_CPU))))
 		return env.format == FMT_FIREFOX
 			       ? bad("-f %s records --calls only (give --calls, or --calls --heap)",
 				     "firefox")
 		       : env.format == FMT_CODETRACER
 			       ? bad("-f %s records --calls only (give --calls alone)",
 				     "codetracer")
-			       : bad("-f %s records --calls and --heap only (give --calls, --heap "
-				     "or "
-				     "both)",
+			       : bad("-f %s records --calls, --heap and --cpu only (not --offcpu)",
 				     format_name(env.format));
 	if (event_trace(env.format) && env.live)
 		return bad("--live shows profiles, not event traces (-f %s)",

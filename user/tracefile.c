@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agg/collect.h"
+#include "agg/stackres.h"
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/evtrace.h"
@@ -29,6 +30,7 @@ struct tracefile {
 	char workdir[4096];    /* -f codetracer: trace_metadata.json's, taken at the start */
 	char program[4096];
 	struct evtrace *trace;
+	struct collect *collect; /* bound: its stacks are symbolized before the end is written */
 	struct collect_stream stream;
 	const struct env *env;
 	char path[4096];
@@ -81,6 +83,12 @@ static int on_heap(void *ctx, const struct collect_heap_event *e)
 	default:
 		return 0;
 	}
+}
+
+/* --cpu (-f chrome, perfetto): each sample, at its BPF time, its stacks named at the end. */
+static int on_cpu(void *ctx, const struct collect_cpu_event *e)
+{
+	return evtrace__cpu_sample(ctx, e->pid, e->tid, e->ts, e->user_stack, e->kern_stack);
 }
 
 static int on_attached(void *ctx, uint32_t pid, uint64_t ts)
@@ -218,9 +226,13 @@ const struct collect_stream *tracefile__stream(struct tracefile *t)
 
 void tracefile__bind(struct tracefile *t, struct collect *c)
 {
+	t->collect = c;
 	evtrace__set_sources(t->trace, collect__calls(c), collect__procinfo(c));
+	evtrace__set_stacks(t->trace, collect__stacks(c));
 	if (t->env->modes & MODE_HEAP)
 		collect__set_heap_tap(c, on_heap, t->trace);
+	if (t->env->modes & MODE_CPU)
+		collect__set_cpu_tap(c, on_cpu, t->trace);
 }
 
 /* Only what was lost, as the profiles' summaries print it: the counters sorted into losses
@@ -304,6 +316,14 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the end is on the events' clock. */
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* --cpu samples are named from their symbolized stacks. */
+	err = t->collect && collect__stacks(t->collect)
+		      ? stackres__sync(collect__stacks(t->collect))
+		      : 0;
+	if (err) {
+		pr_err("symbolizing the stacks failed: %s\n", strerror(-err));
+		return err;
+	}
 	err = l ? loader__counters(l, bpf) : 0;
 	if (err)
 		pr_warn("reading the BPF counters failed: %s (written as 0)\n", strerror(-err));

@@ -14,6 +14,8 @@ apply:
   process PID NAME / thread PID TID NAME
   heap PID final|peak|updates V   the process's "heap in use" counter track
   large_alloc BYTES N        "large allocation" instants by their "bytes" debug annotation
+  cpu PID TID N              --cpu sample instants (a "stack" debug annotation) per thread
+  cpu_in NAME N              samples whose stack has a frame NAME
   drop NAME VALUE            the "bpftrace-prof counter: NAME" tracks
 """
 import collections
@@ -65,6 +67,7 @@ def main(path):
     per_thread = collections.Counter()
     heap = collections.defaultdict(list)
     large = collections.Counter()
+    cpu, cpu_in = collections.Counter(), collections.Counter()
     lines = []
     for n, p in enumerate(trace.packet):
         no_unknown(p, f"packet {n}")
@@ -127,7 +130,15 @@ def main(path):
                 top[name] += 1
         elif e.type == TE.TYPE_INSTANT:
             instants[names[e.name_iid]] += 1
-            if names[e.name_iid] == "large allocation":
+            ann = {a.name: a for a in e.debug_annotations}
+            if "stack" in ann:
+                frames = ann["stack"].string_value.split(";")
+                if frames[-1] != names[e.name_iid] and names[e.name_iid] != "[no stack]":
+                    fail(f"packet {n}: cpu sample named {names[e.name_iid]}, leaf {frames[-1]}")
+                cpu[thread] += 1
+                for fr in set(frames):
+                    cpu_in[fr] += 1
+            elif names[e.name_iid] == "large allocation":
                 ann = {a.name: a for a in e.debug_annotations}
                 if set(ann) != {"bytes", "addr"}:
                     fail(f"packet {n}: large allocation annotations {sorted(ann)}")
@@ -149,6 +160,10 @@ def main(path):
         print(f"heap {pid} updates {len(vals)}")
     for k, v in sorted(large.items()):
         print(f"large_alloc {k} {v}")
+    for (pid, tid), v in sorted(cpu.items()):
+        print(f"cpu {pid} {tid} {v}")
+    for k, v in sorted(cpu_in.items()):
+        print(f"cpu_in {k} {v}")
     for line in lines:
         print(line)
 

@@ -166,15 +166,15 @@ t_trace_python311_instants() {
 	expect_eq "slices" "" "$(grep '^slices ' "$facts")"
 }
 
-# chrome and perfetto record --calls and --heap, alone or together; nothing else.
+# chrome and perfetto record --calls, --heap and --cpu, alone or together; not --offcpu.
 t_trace_format_modes() {
 	local out=$E2E_TMP/bad.err
-	"$PROF" --cpu -f chrome -o "$E2E_TMP/x.json" -- /bin/true 2>"$out"
-	expect_eq "--cpu -f chrome exit status" 2 "$?"
+	"$PROF" --offcpu -f chrome -o "$E2E_TMP/x.json" -- /bin/true 2>"$out"
+	expect_eq "--offcpu -f chrome exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
-	grep -q 'records --calls and --heap only' "$out" || fail "message does not say what -f chrome records"
-	"$PROF" --calls --cpu -f perfetto -o "$E2E_TMP/x.pftrace" -- /bin/true 2>"$out"
-	expect_eq "--calls --cpu -f perfetto exit status" 2 "$?"
+	grep -q 'records --calls, --heap and --cpu only' "$out" || fail "message does not say what -f chrome records"
+	"$PROF" --calls --offcpu -f perfetto -o "$E2E_TMP/x.pftrace" -- /bin/true 2>"$out"
+	expect_eq "--calls --offcpu -f perfetto exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
 	if [ -e "$E2E_TMP/x.json" ] || [ -e "$E2E_TMP/x.pftrace" ]; then fail "a file was written"; fi
 	"$PROF" --heap -f chrome -o "$E2E_TMP/h.json" -- /bin/true >/dev/null 2>"$out" ||
@@ -280,4 +280,40 @@ t_trace_calls_heap_php() {
 		expect_range "$fmt: heap grown by keep" $((8 << 20)) $(((8 << 20) + 65536)) "$(fact "$facts" "heap_delta keep")"
 		expect_range "$fmt: heap grown by churn" -4096 4096 "$(fact "$facts" "heap_delta churn")"
 	done
+}
+
+# --cpu: tests/targets/cpu_target.c's threads (main alternating hot_three and hot_one 3:1,
+# "spinner" in spin_other, "syscaller" in a system call), each sample an instant named after its
+# leaf with its stack, read by both perfetto readers and by trace_check for chrome.
+expect_cpu_trace() { # FACTS_FILE
+	local three one
+	three=$(fact "$1" "cpu_in hot_three") one=$(fact "$1" "cpu_in hot_one")
+	[ "${one:-0}" -gt 0 ] || fail "no samples in hot_one"
+	expect_range "hot_three/hot_one" 2.0 4.5 "$(awk -v a="$three" -v b="$one" 'BEGIN { print a / b }')"
+	expect_eq "threads with samples" 3 "$(grep -c '^cpu [0-9]* [0-9]* ' "$1")"
+	# spin_other's samples are all the spinner thread's, and they are that thread's only.
+	local spinner
+	spinner=$(awk '$1 == "thread" && $4 == "spinner" { print $3 }' "$1")
+	[ -n "$spinner" ] || fail "no thread named spinner"
+	expect_eq "spinner's samples in spin_other" "$(awk -v t="$spinner" '$1 == "cpu" && $3 == t { print $4 }' "$1")" \
+		"$(fact "$1" "cpu_in spin_other")"
+	expect_range "samples with kernel frames (the syscall thread)" 1 100000 "$(fact "$1" "cpu_kernel")"
+	expect_eq "ring buffer drops" 0 "$(fact "$1" "drop ringbuf_full")"
+}
+
+t_trace_cpu_samples() {
+	perfetto_need
+	local fmt f facts
+	for fmt in chrome perfetto; do
+		f=$E2E_TMP/cpu.$fmt facts=$E2E_TMP/cpu.$fmt.facts
+		"$PROF" --cpu=499 -f "$fmt" -o "$f" -- "$TARGETS/cpu_target" 4 >"$E2E_TMP/cpu.out" \
+			2>"$E2E_TMP/cpu.err" || { cat "$E2E_TMP/cpu.err"; fail "$fmt: profiler exit status"; }
+		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
+		grep -E '^cpu |^cpu_in (hot|spin)|^cpu_kernel|^thread' "$facts"
+		expect_cpu_trace "$facts"
+	done
+	$PERFETTO_CHECK "$f" >"$facts.pb" || { cat "$facts.pb"; fail "perfetto_check rejected the trace"; }
+	# The protobuf reading: the same samples per thread and per function.
+	expect_eq "samples per thread (protobuf)" "$(grep '^cpu ' "$facts")" "$(grep '^cpu ' "$facts.pb")"
+	expect_eq "samples per function (protobuf)" "$(grep '^cpu_in ' "$facts")" "$(grep '^cpu_in ' "$facts.pb")"
 }

@@ -20,6 +20,10 @@ fact a line for the test to compare with exact expectations:
   large_in NAME N            large-allocation instants inside a slice named NAME (innermost)
   heap_delta NAME V          the sum over NAME's slices of the process's heap counter at their
                              end minus at their begin (in file order: the order of arrival)
+  cpu PID TID N              --cpu sample instants of the thread (written at the end: not
+                             in time order, checked against the trace's span instead)
+  cpu_in NAME N              samples whose stack has a frame NAME
+  cpu_kernel N               samples with kernel frames ("[k] …")
   drop NAME VALUE
 """
 import collections
@@ -47,6 +51,11 @@ class Facts:
         self.large_in = collections.Counter()  # innermost open slice -> instants
         self.heap_delta = collections.Counter()  # slice name -> counter change inside it
         self.begun_at = collections.defaultdict(list)  # thread -> counter value at each begin
+        self.cpu = collections.Counter()  # thread -> samples
+        self.cpu_in = collections.Counter()
+        self.cpu_kernel = 0
+        self.cpu_ts = []
+        self.end_ts = None  # the trace's end, in its own unit
 
     def at(self, thread, ts):
         if ts < self.last_ts.get(thread, ts):
@@ -89,6 +98,18 @@ class Facts:
         if self.stacks[thread]:
             self.large_in[self.stacks[thread][-1]] += 1
 
+    def cpu_sample(self, thread, ts, name, stack):
+        frames = stack.split(";") if stack else []
+        if frames and frames[-1] != name:
+            fail(f"cpu sample named {name} but its leaf is {frames[-1]}")
+        if not frames and name != "[no stack]":
+            fail(f"cpu sample {name} without a stack")
+        self.cpu[thread] += 1
+        for fr in set(frames):
+            self.cpu_in[fr] += 1
+        self.cpu_kernel += any(fr.startswith("[k] ") for fr in frames)
+        self.cpu_ts.append(ts)
+
     def done(self):
         for thread, st in self.stacks.items():
             if st:
@@ -101,6 +122,15 @@ class Facts:
             print(f"top {k} {v}")
         for k, v in sorted(self.instants.items()):
             print(f"instants {k} {v}")
+        if self.cpu_ts:
+            # Written at the end, out of order: each still within the run (the end's time).
+            if self.end_ts is None or max(self.cpu_ts) > self.end_ts or min(self.cpu_ts) <= 0:
+                fail(f"cpu samples {min(self.cpu_ts)}..{max(self.cpu_ts)} after the end {self.end_ts}")
+            for (pid, tid), v in sorted(self.cpu.items()):
+                print(f"cpu {pid} {tid} {v}")
+            for k, v in sorted(self.cpu_in.items()):
+                print(f"cpu_in {k} {v}")
+            print(f"cpu_kernel {self.cpu_kernel}")
         for pid, vals in sorted(self.heap.items()):
             print(f"heap {pid} final {vals[-1]}")
             print(f"heap {pid} peak {max(vals)}")
@@ -137,7 +167,9 @@ def chrome(path):
             if ev.get("s") != "t":
                 fail("instant event not thread-scoped")
             f.instants[ev["name"]] += 1
-            if ev.get("cat") == "heap":
+            if ev.get("cat") == "cpu":
+                f.cpu_sample(thread, ev["ts"], ev["name"], ev["args"]["stack"])
+            elif ev.get("cat") == "heap":
                 f.large_alloc(thread, ev["ts"], ev["args"]["bytes"])
             else:
                 f.at(thread, ev["ts"])
@@ -154,6 +186,7 @@ def chrome(path):
                 fail(f"unknown metadata event {ev['name']}")
         else:
             fail(f"unexpected phase {ph}")
+    f.end_ts = doc["metadata"]["end_ts_ns"] / 1000
     for k, v in doc["metadata"]["counters"].items():
         f.lines.append(f"drop {k} {v}")
     f.done()
@@ -276,6 +309,7 @@ def perfetto(path):
             if track[0] != "counter":
                 fail("counter value on a non-counter track")
             f.lines.append(f"drop {track[1].split(': ', 1)[1]} {one(e, 30, 0)}")
+            f.end_ts = ts
             continue
         if track[0] != "thread":
             fail("slice on a non-thread track")
@@ -291,8 +325,10 @@ def perfetto(path):
             for n, da in e:
                 if n == 4:
                     d = fields(da)
-                    ann[one(d, 10, b"").decode()] = one(d, 3, one(d, 7))
-            if names[iid] == "large allocation":
+                    ann[one(d, 10, b"").decode()] = one(d, 3, one(d, 7, one(d, 6)))
+            if "stack" in ann:
+                f.cpu_sample(track[1:], ts, names[iid], ann["stack"].decode("utf-8"))
+            elif names[iid] == "large allocation":
                 f.large_alloc(track[1:], ts, ann["bytes"])
             else:
                 f.at(track[1:], ts)

@@ -109,9 +109,12 @@ static void test_cli__event_trace_formats(void **state)
 	assert_int_equal(env.modes, MODE_HEAP);
 	cli__free(&env);
 	/* Modes the event traces do not record, alone or beside --calls. */
-	assert_int_equal(PARSE(&env, "--calls", "--cpu", "-f", "perfetto", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--calls", "--cpu", "-f", "perfetto", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_CALLS | MODE_CPU);
+	cli__free(&env);
 	assert_int_equal(PARSE(&env, "--calls", "--offcpu", "-f", "chrome", "-p", "1"), -EINVAL);
-	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-f", "chrome", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--offcpu", "-f", "perfetto", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--cpu", "-f", "codetracer", "-p", "1"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--heap", "-f", "codetracer", "-p", "1"), -EINVAL);
 	/* Continuous mode writes pprof. */
 	assert_int_equal(PARSE(&env, "--calls", "-f", "chrome", "-p", "1", "--interval", "1",

@@ -573,6 +573,31 @@ static void test_evtrace__perfetto_heap_fields(void **state)
 	done(x);
 }
 
+/* --cpu: samples wait for the end (their stacks are named then), each an instant with its
+ * stack; without stacks to name them, "[no stack]". */
+static void test_evtrace__cpu_samples_written_at_end(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	assert_int_equal(evtrace__cpu_sample(x->t, PID, TID, 1000, -1, -1), 0);
+	ENTRY(x, 1500, 10);
+	assert_int_equal(evtrace__cpu_sample(x->t, PID, TID, 2000, -1, -1), 0);
+	RETURN(x, 2500, 10);
+	assert_int_equal(fflush(x->f), 0);
+	assert_null(strstr(x->buf, "\"cat\":\"cpu\""));
+	out = finish(x, 5000);
+	assert_non_null(
+		strstr(out, "{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"s\":\"t\","
+			    "\"cat\":\"cpu\",\"name\":\"[no stack]\",\"args\":{\"stack\":\"\"}}"));
+	assert_non_null(strstr(out, "\"ts\":2.000,\"s\":\"t\",\"cat\":\"cpu\""));
+	assert_int_equal(count(out, "\"cat\":\"cpu\""), 2);
+	/* After the calls' events, before the counters. */
+	assert_true(strstr(out, "\"cat\":\"cpu\"") > strstr(out, "\"ts\":2.500"));
+	done(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -595,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_evtrace__heap_zero_size_and_time),
 		cmocka_unit_test(test_evtrace__heap_blocks_bounded),
 		cmocka_unit_test(test_evtrace__perfetto_heap_fields),
+		cmocka_unit_test(test_evtrace__cpu_samples_written_at_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -57,6 +57,8 @@ struct collect {
 	struct heap_agg *heap;
 	collect_heap_tap_fn heap_tap; /* trace formats: every heap event, in order */
 	void *heap_tap_ctx;
+	collect_cpu_tap_fn cpu_tap; /* trace formats: every cpu sample, in order */
+	void *cpu_tap_ctx;
 	struct cpu_agg *cpu;
 	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
@@ -878,6 +880,12 @@ void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx)
 	c->heap_tap_ctx = ctx;
 }
 
+void collect__set_cpu_tap(struct collect *c, collect_cpu_tap_fn fn, void *ctx)
+{
+	c->cpu_tap = fn;
+	c->cpu_tap_ctx = ctx;
+}
+
 static int heap_tap(struct collect *c, enum collect_heap_kind kind, uint32_t pid, uint32_t tid,
 		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size, uint64_t ts)
 {
@@ -972,6 +980,13 @@ static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint
 			    s->nkern, s->nuser);
 	if (!err)
 		err = cpu_agg__add(c->cpu, &k);
+	if (!err && c->cpu_tap)
+		err = c->cpu_tap(c->cpu_tap_ctx,
+				 &(struct collect_cpu_event){.pid = s->pid,
+							     .tid = s->tid,
+							     .ts = s->ts,
+							     .user_stack = k.user_stack,
+							     .kern_stack = k.kern_stack});
 	return err;
 }
 

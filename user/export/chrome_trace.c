@@ -136,6 +136,23 @@ static int chrome_large_alloc(struct trace_sink *s, uint32_t pid, uint32_t tid, 
 	return status(t);
 }
 
+/* --cpu: an instant on the thread named after the leaf, its stack as an argument. */
+static int chrome_cpu_sample(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			     uint32_t iid, const char *name, const char *stack)
+{
+	struct chrome_trace *t = ct(s);
+
+	(void)iid;
+	head(t, "i", pid, tid);
+	ts_field(t, ts);
+	fputs(",\"s\":\"t\",\"cat\":\"cpu\",\"name\":", t->f);
+	json__write_string(t->f, name, strlen(name));
+	fputs(",\"args\":{\"stack\":", t->f);
+	json__write_string(t->f, stack, strlen(stack));
+	fputs("}}", t->f);
+	return status(t);
+}
+
 /* The counters (losses and bookkeeping) go into the top-level "metadata" object, which
  * viewers keep aside. */
 static int chrome_finish(struct trace_sink *s, uint64_t ts, const char *const *names,
@@ -182,6 +199,7 @@ static const struct trace_sink_ops chrome_ops = {
 	.free = chrome_free,
 	.heap_in_use = chrome_heap_in_use,
 	.large_alloc = chrome_large_alloc,
+	.cpu_sample = chrome_cpu_sample,
 };
 
 int chrome_trace__new(struct trace_sink **out, FILE *f, int gzip)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agg/calls_agg.h"
+#include "agg/stackres.h"
 #include "export/trace_sink.h"
 #include "proc/procinfo.h"
 #include "profile/calls_profile.h"
@@ -42,6 +43,13 @@ struct heap_proc {
 	uint64_t last_ts; /* of its counter: it never goes back, whichever thread moved it */
 };
 
+/* --cpu: a sample waiting in the spill file for its stacks' names. */
+struct cpu_rec {
+	uint64_t ts;
+	uint32_t pid, tid;
+	int32_t user, kern;
+};
+
 struct name {
 	uint32_t iid;
 	bool unknown; /* its name record had not arrived: looked up again at each use */
@@ -62,6 +70,10 @@ struct evtrace {
 	uint32_t next_iid;
 	uint32_t large_iid; /* EVTRACE_LARGE_ALLOC_NAME's, 0 until its first use */
 	uint32_t max_blocks;
+	const struct stackres *stacks;
+	FILE *cpu_spill;	/* --cpu: struct cpu_rec, in arrival order */
+	uint64_t cpu_samples;	/* in it */
+	struct hashmap *leaves; /* --cpu: interned leaf name (pointer) -> uint32_t iid */
 	bool finished;
 	struct evtrace_stats stats;
 };
@@ -126,6 +138,9 @@ void evtrace__free(struct evtrace *t)
 	hashmap__free(t->names);
 	hashmap__free(t->blocks);
 	hashmap__free(t->heap_procs);
+	hashmap__free(t->leaves);
+	if (t->cpu_spill)
+		fclose(t->cpu_spill);
 	strpool__free(t->strings);
 	if (t->sink)
 		t->sink->ops->free(t->sink);
@@ -509,6 +524,122 @@ int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t 
 	return heap_event(t, pid, tid, ts, addr, 0);
 }
 
+void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks)
+{
+	t->stacks = stacks;
+}
+
+int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t user,
+			int32_t kern)
+{
+	struct cpu_rec r = {.ts = ts, .pid = pid, .tid = tid, .user = user, .kern = kern};
+	struct thread *th;
+	int err;
+
+	if (t->finished || !t->sink->ops->cpu_sample)
+		return 0;
+	/* The thread's tracks are declared now, with its name while it lives. */
+	err = get_thread(t, &th, pid, tid);
+	if (err)
+		return err;
+	if (!t->cpu_spill) {
+		t->cpu_spill = tmpfile();
+		if (!t->cpu_spill)
+			return -errno;
+	}
+	if (fwrite(&r, sizeof(r), 1, t->cpu_spill) != 1)
+		return -EIO;
+	t->cpu_samples++;
+	return 0;
+}
+
+/* One frame's name: the symbol's, else its address. */
+static void frame_text(char *buf, size_t size, const struct stackres_frame *f, bool kernel)
+{
+	if (f->sym.name)
+		snprintf(buf, size, "%s%s", kernel ? "[k] " : "", f->sym.name);
+	else
+		snprintf(buf, size, "%s0x%" PRIx64, kernel ? "[k] " : "", f->addr);
+}
+
+/* A stack's frames appended root first to buf (leaf first in stackres); the leaf's name in
+ * leaf (unchanged when the stack is empty). */
+static void stack_text(struct evtrace *t, char *buf, size_t size, size_t *len, int32_t id,
+		       bool kernel, char *leaf, size_t leaf_size)
+{
+	const struct stackres_frame *fr;
+	unsigned n = 0;
+	char one[512];
+
+	fr = stackres__frames(t->stacks, id, &n);
+	for (unsigned i = n; i > 0; i--) {
+		int w;
+
+		frame_text(one, sizeof(one), &fr[i - 1], kernel);
+		w = snprintf(buf + *len, size - *len, "%s%s", *len ? ";" : "", one);
+		if (w < 0 || (size_t)w >= size - *len) {
+			*len = size - 1; /* cut: the leaf is still named below */
+			break;
+		}
+		*len += (size_t)w;
+	}
+	if (n)
+		frame_text(leaf, leaf_size, &fr[0], kernel);
+}
+
+/* --cpu: the samples, named after their leaf, now that their stacks are symbolized. */
+static int write_cpu_samples(struct evtrace *t)
+{
+	const size_t stack_size = 65536;
+	char leaf[512], *stack = NULL;
+	struct cpu_rec r;
+	int err = 0;
+
+	if (!t->cpu_spill)
+		return 0;
+	if (fflush(t->cpu_spill) || fseek(t->cpu_spill, 0, SEEK_SET))
+		return -EIO;
+	if (!t->leaves)
+		err = hashmap__new(&t->leaves, sizeof(uint64_t), sizeof(uint32_t));
+	stack = err ? NULL : malloc(stack_size);
+	if (!err && !stack)
+		err = -ENOMEM;
+	for (uint64_t i = 0; !err && i < t->cpu_samples; i++) {
+		const char *name;
+		uint64_t key;
+		uint32_t *iid;
+		size_t len = 0;
+		bool created;
+
+		if (fread(&r, sizeof(r), 1, t->cpu_spill) != 1) {
+			err = -EIO;
+			break;
+		}
+		snprintf(leaf, sizeof(leaf), "[no stack]");
+		stack[0] = '\0';
+		if (t->stacks) {
+			stack_text(t, stack, stack_size, &len, r.user, false, leaf, sizeof(leaf));
+			stack_text(t, stack, stack_size, &len, r.kern, true, leaf, sizeof(leaf));
+		}
+		name = strpool__intern(t->strings, leaf);
+		if (!name) {
+			err = -ENOMEM;
+			break;
+		}
+		key = (uint64_t)(uintptr_t)name;
+		err = hashmap__upsert(t->leaves, (void **)&iid, &key, &created);
+		if (!err && created) {
+			*iid = t->next_iid++;
+			err = t->sink->ops->name(t->sink, *iid, name);
+		}
+		if (!err)
+			err = t->sink->ops->cpu_sample(t->sink, r.pid, r.tid, r.ts, *iid, name,
+						       stack);
+	}
+	free(stack);
+	return err;
+}
+
 void evtrace__set_max_blocks(struct evtrace *t, uint32_t n)
 {
 	t->max_blocks = n;
@@ -614,6 +745,8 @@ int evtrace__finish(struct evtrace *t, uint64_t ts, const char *const *names,
 		err = end_thread(
 			t, k, v,
 			ts > ((struct thread *)v)->last_ts ? ts : ((struct thread *)v)->last_ts);
+	if (!err)
+		err = write_cpu_samples(t);
 	if (err)
 		goto cleanup;
 	all_names = calloc(n + nown, sizeof(*all_names));

@@ -72,6 +72,16 @@ int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t 
 void evtrace__set_max_blocks(struct evtrace *t, uint32_t n);
 /* --heap: pid exec'd at ts: its blocks are gone (its heap counter drops to 0). */
 int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts);
+/* --cpu: where the samples' stacks (stackres ids) are named, at the end (after a sync). */
+struct stackres;
+void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks);
+/*
+ * --cpu (formats with cpu_sample): tid was sampled on a CPU at ts with the stackres stacks
+ * user and kern.  Kept in an unlinked temporary file (24 bytes a sample) and written at the
+ * end, named after their leaf, once the stacks are symbolized.  0 or -errno.
+ */
+int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t user,
+			int32_t kern);
 /* Thread tid of pid ended: its open frames close at its last event, its state goes. */
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid);
 /* pid exec'd: its threads' frames belong to the old image (closed at their last event); its

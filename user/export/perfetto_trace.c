@@ -56,6 +56,7 @@ enum {
 	DA_NAME = 10,
 	DA_UINT_VALUE = 3,
 	DA_POINTER_VALUE = 7,
+	DA_STRING_VALUE = 6,
 	TYPE_SLICE_BEGIN = 1,
 	TYPE_SLICE_END = 2,
 	TYPE_INSTANT = 3,
@@ -273,6 +274,26 @@ static int perfetto_large_alloc(struct trace_sink *s, uint32_t pid, uint32_t tid
 	return err ? err : event(t, thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL, &t->sub);
 }
 
+/* --cpu: an instant on the thread, with DebugAnnotation {name "stack", string_value}. */
+static int perfetto_cpu_sample(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			       uint32_t iid, const char *name, const char *stack)
+{
+	struct perfetto_trace *t = pt(s);
+	struct pbuf one;
+	int err;
+
+	(void)name;
+	pbuf__init(&one);
+	pb__field_string(&one, DA_NAME, "stack");
+	pb__field_string(&one, DA_STRING_VALUE, stack);
+	pb__field_message(&t->sub, TE_DEBUG_ANNOTATIONS, &one);
+	err = pbuf__err(&one);
+	pbuf__release(&one);
+	if (!err)
+		err = pbuf__err(&t->sub);
+	return err ? err : event(t, thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL, &t->sub);
+}
+
 /* Each counter: a counter track named after it, and its value at the end. */
 static int perfetto_finish(struct trace_sink *s, uint64_t ts, const char *const *names,
 			   const uint64_t *values, size_t n)
@@ -320,6 +341,7 @@ static const struct trace_sink_ops perfetto_ops = {
 	.free = perfetto_free,
 	.heap_in_use = perfetto_heap_in_use,
 	.large_alloc = perfetto_large_alloc,
+	.cpu_sample = perfetto_cpu_sample,
 };
 
 int perfetto_trace__new(struct trace_sink **out, FILE *f)

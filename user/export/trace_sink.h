@@ -50,6 +50,11 @@ struct trace_sink_ops {
 	int (*heap_in_use)(struct trace_sink *s, uint32_t pid, uint64_t ts, uint64_t bytes);
 	int (*large_alloc)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
 			   uint32_t iid, const char *name, uint64_t addr, uint64_t size);
+	/* Optional, --cpu (chrome, perfetto): tid was on a CPU at ts in the function name
+	 * (interned as iid), its stack root first ("a;b;c", kernel frames "[k] …" last).  Told
+	 * at the end, when the stacks are symbolized: not in time order. */
+	int (*cpu_sample)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			  uint32_t iid, const char *name, const char *stack);
 };
 
 struct trace_sink {
