@@ -41,7 +41,7 @@ static const char usage[] =
 	"                           graph, default output bpftrace-prof.svg; chrome, perfetto:\n"
 	"                           event traces of --calls, --heap (a heap counter, large\n"
 	"                           allocations) and --cpu (samples as instants), any of them;\n"
-	"                           firefox: of --calls, or --calls --heap;\n"
+	"                           firefox: of --calls, --calls --heap, or --cpu alone;\n"
 	"                           codetracer: of --calls; default output bpftrace-prof.json /\n"
 	"                           .pftrace / .profile.json.gz / bpftrace-prof-trace (a folder);\n"
 	"                           memtrace: --heap only, an allocation trace, sampled;\n"
@@ -499,14 +499,16 @@ int cli__parse(struct env *out, int argc, char **argv)
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
 	/* Event traces record rather than aggregate: one file, written as it runs.  -f firefox
-	 * also takes --heap (allocations charged to the calls open at the time), chrome and
-	 * perfetto take --heap with or without --calls (a heap counter, large allocations). */
+	 * also takes --heap (allocations charged to the calls open at the time), or --cpu alone
+	 * (samples); chrome and perfetto take --calls, --heap and --cpu in any combination. */
 	if (event_trace(env.format) && env.modes != MODE_CALLS &&
-	    !(env.format == FMT_FIREFOX && env.modes == (MODE_CALLS | MODE_HEAP)) &&
+	    !(env.format == FMT_FIREFOX &&
+	      (env.modes == (MODE_CALLS | MODE_HEAP) || env.modes == MODE_CPU)) &&
 	    !((env.format == FMT_CHROME || env.format == FMT_PERFETTO) &&
 	      !(env.modes & ~(MODE_CALLS | MODE_HEAP | MODE_CPU))))
 		return env.format == FMT_FIREFOX
-			       ? bad("-f %s records --calls only (give --calls, or --calls --heap)",
+			       ? bad("-f %s records --calls only (give --calls, --calls --heap, or "
+				     "--cpu alone)",
 				     "firefox")
 		       : env.format == FMT_CODETRACER
 			       ? bad("-f %s records --calls only (give --calls alone)",

@@ -23,6 +23,7 @@ fact a line for the test to compare with exact expectations:
   cpu PID TID N              --cpu sample instants of the thread (written at the end: not
                              in time order, checked against the trace's span instead)
   cpu_in NAME N              samples whose stack has a frame NAME
+  cpu_at TID NAME N          the same, of thread TID
   cpu_kernel N               samples with kernel frames ("[k] …")
   drop NAME VALUE
 """
@@ -53,6 +54,7 @@ class Facts:
         self.begun_at = collections.defaultdict(list)  # thread -> counter value at each begin
         self.cpu = collections.Counter()  # thread -> samples
         self.cpu_in = collections.Counter()
+        self.cpu_at = collections.Counter()
         self.cpu_kernel = 0
         self.cpu_ts = []
         self.end_ts = None  # the trace's end, in its own unit
@@ -107,6 +109,7 @@ class Facts:
         self.cpu[thread] += 1
         for fr in set(frames):
             self.cpu_in[fr] += 1
+            self.cpu_at[(thread[1], fr)] += 1
         self.cpu_kernel += any(fr.startswith("[k] ") for fr in frames)
         self.cpu_ts.append(ts)
 
@@ -130,6 +133,8 @@ class Facts:
                 print(f"cpu {pid} {tid} {v}")
             for k, v in sorted(self.cpu_in.items()):
                 print(f"cpu_in {k} {v}")
+            for (tid, k), v in sorted(self.cpu_at.items()):
+                print(f"cpu_at {tid} {k} {v}")
             print(f"cpu_kernel {self.cpu_kernel}")
         for pid, vals in sorted(self.heap.items()):
             print(f"heap {pid} final {vals[-1]}")

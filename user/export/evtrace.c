@@ -536,7 +536,7 @@ int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t 
 	struct thread *th;
 	int err;
 
-	if (t->finished || !t->sink->ops->cpu_sample)
+	if (t->finished || !(t->sink->ops->cpu_sample || t->sink->ops->cpu_stack))
 		return 0;
 	/* The thread's tracks are declared now, with its name while it lives. */
 	err = get_thread(t, &th, pid, tid);
@@ -560,6 +560,58 @@ static void frame_text(char *buf, size_t size, const struct stackres_frame *f, b
 		snprintf(buf, size, "%s%s", kernel ? "[k] " : "", f->sym.name);
 	else
 		snprintf(buf, size, "%s0x%" PRIx64, kernel ? "[k] " : "", f->addr);
+}
+
+/* A frame name's number, announced to the sink at its first use. */
+static int frame_iid(struct evtrace *t, const char *text, uint32_t *out)
+{
+	const char *name = strpool__intern(t->strings, text);
+	uint64_t key = (uint64_t)(uintptr_t)name;
+	uint32_t *iid;
+	bool created;
+	int err;
+
+	if (!name)
+		return -ENOMEM;
+	err = hashmap__upsert(t->leaves, (void **)&iid, &key, &created);
+	if (err)
+		return err;
+	if (created) {
+		*iid = t->next_iid++;
+		err = t->sink->ops->name(t->sink, *iid, name);
+	}
+	*out = *iid;
+	return err;
+}
+
+/* The sample r as its frames' numbers, root first (user frames, then kernel ones). */
+static int write_cpu_stack(struct evtrace *t, const struct cpu_rec *r, uint32_t **iids,
+			   uint32_t *cap)
+{
+	const struct stackres_frame *fr[2] = {NULL, NULL};
+	unsigned n[2] = {0, 0};
+	uint32_t k = 0;
+	char one[512];
+	int err = 0;
+
+	if (t->stacks) {
+		fr[0] = stackres__frames(t->stacks, r->user, &n[0]);
+		fr[1] = stackres__frames(t->stacks, r->kern, &n[1]);
+	}
+	if (n[0] + n[1] > *cap) {
+		uint32_t *p = realloc(*iids, (n[0] + n[1]) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*iids = p;
+		*cap = n[0] + n[1];
+	}
+	for (int s = 0; s < 2 && !err; s++)
+		for (unsigned i = n[s]; i > 0 && !err; i--) {
+			frame_text(one, sizeof(one), &fr[s][i - 1], s == 1);
+			err = frame_iid(t, one, &(*iids)[k++]);
+		}
+	return err ? err : t->sink->ops->cpu_stack(t->sink, r->pid, r->tid, r->ts, *iids, k);
 }
 
 /* A stack's frames appended root first to buf (leaf first in stackres); the leaf's name in
@@ -592,6 +644,7 @@ static int write_cpu_samples(struct evtrace *t)
 {
 	const size_t stack_size = 65536;
 	char leaf[512], *stack = NULL;
+	uint32_t *iids = NULL, cap = 0;
 	struct cpu_rec r;
 	int err = 0;
 
@@ -605,15 +658,16 @@ static int write_cpu_samples(struct evtrace *t)
 	if (!err && !stack)
 		err = -ENOMEM;
 	for (uint64_t i = 0; !err && i < t->cpu_samples; i++) {
-		const char *name;
-		uint64_t key;
-		uint32_t *iid;
 		size_t len = 0;
-		bool created;
+		uint32_t iid;
 
 		if (fread(&r, sizeof(r), 1, t->cpu_spill) != 1) {
 			err = -EIO;
 			break;
+		}
+		if (t->sink->ops->cpu_stack) {
+			err = write_cpu_stack(t, &r, &iids, &cap);
+			continue;
 		}
 		snprintf(leaf, sizeof(leaf), "[no stack]");
 		stack[0] = '\0';
@@ -621,22 +675,13 @@ static int write_cpu_samples(struct evtrace *t)
 			stack_text(t, stack, stack_size, &len, r.user, false, leaf, sizeof(leaf));
 			stack_text(t, stack, stack_size, &len, r.kern, true, leaf, sizeof(leaf));
 		}
-		name = strpool__intern(t->strings, leaf);
-		if (!name) {
-			err = -ENOMEM;
-			break;
-		}
-		key = (uint64_t)(uintptr_t)name;
-		err = hashmap__upsert(t->leaves, (void **)&iid, &key, &created);
-		if (!err && created) {
-			*iid = t->next_iid++;
-			err = t->sink->ops->name(t->sink, *iid, name);
-		}
+		err = frame_iid(t, leaf, &iid);
 		if (!err)
-			err = t->sink->ops->cpu_sample(t->sink, r.pid, r.tid, r.ts, *iid, name,
+			err = t->sink->ops->cpu_sample(t->sink, r.pid, r.tid, r.ts, iid, leaf,
 						       stack);
 	}
 	free(stack);
+	free(iids);
 	return err;
 }
 

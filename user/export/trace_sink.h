@@ -55,6 +55,10 @@ struct trace_sink_ops {
 	 * at the end, when the stacks are symbolized: not in time order. */
 	int (*cpu_sample)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
 			  uint32_t iid, const char *name, const char *stack);
+	/* Optional, --cpu (firefox), in place of cpu_sample: the same sample as its frames'
+	 * names, interned (iids[0] the root, iids[n - 1] the leaf; n 0: no stack). */
+	int (*cpu_stack)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			 const uint32_t *iids, uint32_t n);
 };
 
 struct trace_sink {
