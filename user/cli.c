@@ -40,8 +40,9 @@ static const char usage[] =
 	"                           firefox | codetracer | memtrace (svg: an interactive flame\n"
 	"                           graph, default output bpftrace-prof.svg; chrome, perfetto:\n"
 	"                           event traces of --calls, --heap (a heap counter, large\n"
-	"                           allocations) and --cpu (samples as instants), any of them;\n"
-	"                           firefox: of --calls, --calls --heap, or --cpu alone;\n"
+	"                           allocations), --cpu (samples as instants) and --offcpu\n"
+	"                           (off-CPU slices), any of them; firefox: of --calls (with\n"
+	"                           --heap, --offcpu), or --cpu alone;\n"
 	"                           codetracer: of --calls; default output bpftrace-prof.json /\n"
 	"                           .pftrace / .profile.json.gz / bpftrace-prof-trace (a folder);\n"
 	"                           memtrace: --heap only, an allocation trace, sampled;\n"
@@ -498,23 +499,16 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--push needs --output-dir DIR (its spool)%s", "");
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
-	/* Event traces record rather than aggregate: one file, written as it runs.  -f firefox
-	 * also takes --heap (allocations charged to the calls open at the time), or --cpu alone
-	 * (samples); chrome and perfetto take --calls, --heap and --cpu in any combination. */
-	if (event_trace(env.format) && env.modes != MODE_CALLS &&
-	    !(env.format == FMT_FIREFOX &&
-	      (env.modes == (MODE_CALLS | MODE_HEAP) || env.modes == MODE_CPU)) &&
-	    !((env.format == FMT_CHROME || env.format == FMT_PERFETTO) &&
-	      !(env.modes & ~(MODE_CALLS | MODE_HEAP | MODE_CPU))))
-		return env.format == FMT_FIREFOX
-			       ? bad("-f %s records --calls only (give --calls, --calls --heap, or "
-				     "--cpu alone)",
-				     "firefox")
-		       : env.format == FMT_CODETRACER
-			       ? bad("-f %s records --calls only (give --calls alone)",
-				     "codetracer")
-			       : bad("-f %s records --calls, --heap and --cpu only (not --offcpu)",
-				     format_name(env.format));
+	/* Event traces record rather than aggregate: one file, written as it runs.  chrome and
+	 * perfetto take every mode; -f firefox --calls with --heap (allocations charged to the
+	 * calls open then) and --offcpu (off-CPU frames), or --cpu alone (its own samples);
+	 * codetracer --calls alone. */
+	if (env.format == FMT_FIREFOX && env.modes != MODE_CPU &&
+	    (!(env.modes & MODE_CALLS) || (env.modes & MODE_CPU)))
+		return bad("-f %s records --calls (with --heap, --offcpu) or --cpu alone",
+			   "firefox");
+	if (env.format == FMT_CODETRACER && env.modes != MODE_CALLS)
+		return bad("-f %s records --calls only (give --calls alone)", "codetracer");
 	if (event_trace(env.format) && env.live)
 		return bad("--live shows profiles, not event traces (-f %s)",
 			   format_name(env.format));

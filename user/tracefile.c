@@ -21,6 +21,7 @@
 #include "profile/profile.h"
 #include "profile/run.h"
 #include "prof_common.h"
+#include "prof_offcpu.h"
 #include "util/log.h"
 
 struct tracefile {
@@ -89,6 +90,13 @@ static int on_heap(void *ctx, const struct collect_heap_event *e)
 static int on_cpu(void *ctx, const struct collect_cpu_event *e)
 {
 	return evtrace__cpu_sample(ctx, e->pid, e->tid, e->ts, e->user_stack, e->kern_stack);
+}
+
+/* --offcpu: each period a slice on its thread. */
+static int on_offcpu(void *ctx, const struct collect_offcpu_event *e)
+{
+	return evtrace__offcpu(ctx, e->pid, e->tid, e->start, e->ns,
+			       e->state == PROF_OFFCPU_RUNNABLE);
 }
 
 static int on_attached(void *ctx, uint32_t pid, uint64_t ts)
@@ -233,6 +241,8 @@ void tracefile__bind(struct tracefile *t, struct collect *c)
 		collect__set_heap_tap(c, on_heap, t->trace);
 	if (t->env->modes & MODE_CPU)
 		collect__set_cpu_tap(c, on_cpu, t->trace);
+	if (t->env->modes & MODE_OFFCPU)
+		collect__set_offcpu_tap(c, on_offcpu, t->trace);
 }
 
 /* Only what was lost, as the profiles' summaries print it: the counters sorted into losses

@@ -166,17 +166,20 @@ t_trace_python311_instants() {
 	expect_eq "slices" "" "$(grep '^slices ' "$facts")"
 }
 
-# chrome and perfetto record --calls, --heap and --cpu, alone or together; not --offcpu.
+# chrome and perfetto record every mode, alone or together; codetracer --calls only.
 t_trace_format_modes() {
 	local out=$E2E_TMP/bad.err
-	"$PROF" --offcpu -f chrome -o "$E2E_TMP/x.json" -- /bin/true 2>"$out"
-	expect_eq "--offcpu -f chrome exit status" 2 "$?"
+	"$PROF" --heap -f codetracer -o "$E2E_TMP/x" -- /bin/true 2>"$out"
+	expect_eq "--heap -f codetracer exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
-	grep -q 'records --calls, --heap and --cpu only' "$out" || fail "message does not say what -f chrome records"
-	"$PROF" --calls --offcpu -f perfetto -o "$E2E_TMP/x.pftrace" -- /bin/true 2>"$out"
-	expect_eq "--calls --offcpu -f perfetto exit status" 2 "$?"
+	grep -q 'records --calls only' "$out" || fail "message does not say what -f codetracer records"
+	"$PROF" --calls --cpu -f firefox -o "$E2E_TMP/x.json.gz" -- /bin/true 2>"$out"
+	expect_eq "--calls --cpu -f firefox exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
-	if [ -e "$E2E_TMP/x.json" ] || [ -e "$E2E_TMP/x.pftrace" ]; then fail "a file was written"; fi
+	if [ -e "$E2E_TMP/x" ] || [ -e "$E2E_TMP/x.json.gz" ]; then fail "a file was written"; fi
+	"$PROF" --heap --cpu --offcpu -f perfetto -o "$E2E_TMP/all.pftrace" -- /bin/true >/dev/null 2>"$out" ||
+		{ cat "$out"; fail "--heap --cpu --offcpu -f perfetto exit status $?"; }
+	python3 "$TRACE_CHECK" perfetto "$E2E_TMP/all.pftrace" >/dev/null || fail "--heap --cpu --offcpu -f perfetto: not a valid trace"
 	"$PROF" --heap -f chrome -o "$E2E_TMP/h.json" -- /bin/true >/dev/null 2>"$out" ||
 		{ cat "$out"; fail "--heap -f chrome exit status $?"; }
 	python3 "$TRACE_CHECK" chrome "$E2E_TMP/h.json" >/dev/null || fail "--heap -f chrome: not a valid trace"
@@ -321,4 +324,62 @@ t_trace_cpu_samples() {
 	# The protobuf reading: the same samples per thread and per function.
 	expect_eq "samples per thread (protobuf)" "$(grep '^cpu ' "$facts")" "$(grep '^cpu ' "$facts.pb")"
 	expect_eq "samples per function (protobuf)" "$(grep '^cpu_in ' "$facts")" "$(grep '^cpu_in ' "$facts.pb")"
+}
+
+# --offcpu: tests/targets/offcpu_target.c's "sleeper" thread sleeps 300 ms three times and waits
+# 100 ms on a futex three times; the main thread waits for it in pthread_join.  Each period is
+# an "off-CPU: idle" slice of its length on its thread; with --runnable two threads pinned to
+# one CPU wait for it in turn ("off-CPU: runnable").
+offcpu_fact() { # FACTS_FILE TID NAME FIELD
+	awk -v t="$2" -v n="$3" -v k="$4" '$1 == "offcpu" && $2 == t && $3 " " $4 == n {
+		for (i = 5; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$1"
+}
+
+t_trace_offcpu_slices() {
+	perfetto_need
+	local fmt f facts pid sleeper
+	for fmt in chrome perfetto; do
+		f=$E2E_TMP/off.$fmt facts=$E2E_TMP/off.$fmt.facts
+		"$PROF" --offcpu -f "$fmt" -o "$f" -- "$TARGETS/offcpu_target" >/dev/null 2>"$E2E_TMP/off.err" ||
+			{ cat "$E2E_TMP/off.err"; fail "$fmt: profiler exit status"; }
+		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
+		grep -E '^offcpu |^thread' "$facts"
+		pid=$(awk '$1 == "process" { print $2 }' "$facts")
+		sleeper=$(awk -v p="$pid" '$1 == "thread" && $3 != p { print $3 }' "$facts")
+		expect_eq "$fmt: threads" 1 "$(echo "$sleeper" | wc -w)"
+		expect_eq "$fmt: sleeper's idle slices of >= 290 ms (3 sleeps)" 3 "$(offcpu_fact "$facts" "$sleeper" "off-CPU: idle" ge290)"
+		expect_eq "$fmt: sleeper's idle slices of >= 95 ms (and 3 futex waits)" 6 "$(offcpu_fact "$facts" "$sleeper" "off-CPU: idle" ge95)"
+		expect_range "$fmt: sleeper's idle ms" 1190 3000 "$(offcpu_fact "$facts" "$sleeper" "off-CPU: idle" total_ms)"
+		expect_range "$fmt: main thread's idle ms (the join)" 1190 3000 "$(offcpu_fact "$facts" "$pid" "off-CPU: idle" total_ms)"
+		expect_eq "$fmt: ring buffer drops" 0 "$(fact "$facts" "drop ringbuf_full")"
+	done
+	$PERFETTO_CHECK "$f" >"$facts.pb" || { cat "$facts.pb"; fail "perfetto_check rejected the trace"; }
+	expect_eq "slices per thread (protobuf)" "$(awk -v t="$sleeper" '$1 == "offcpu" && $2 == t { split($5, n, "="); s += n[2] } END { print s }' "$facts")" \
+		"$(awk -v t="$sleeper" '$1 == "thread_slices" && $3 == t { print $4 }' "$facts.pb")"
+	# Two threads on one CPU: each waits runnable for about the other's run.
+	f=$E2E_TMP/offr.json facts=$E2E_TMP/offr.facts
+	"$PROF" --offcpu -f chrome -o "$f" -- "$TARGETS/offcpu_target" --runnable >/dev/null 2>&1 ||
+		fail "--runnable: profiler exit status"
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	grep '^offcpu ' "$facts"
+	expect_eq "threads waiting >= 300 ms runnable" 2 \
+		"$(awk '$1 == "offcpu" && $4 == "runnable" { split($6, t, "="); if (t[2] >= 300) n++ } END { print n + 0 }' "$facts")"
+}
+
+# --calls --offcpu: the off-CPU slice nests inside the PHP call that slept (calls.php's
+# sleeper(): usleep 200 ms).
+t_trace_calls_offcpu_php() {
+	trace_need php
+	local f=$E2E_TMP/co.json facts=$E2E_TMP/co.facts
+	USE_ZEND_DTRACE=1 "$PROF" --calls --offcpu -f chrome -o "$f" -- php "$TRACE_PHP" >/dev/null 2>"$E2E_TMP/co.err" ||
+		{ cat "$E2E_TMP/co.err"; fail "profiler exit status"; }
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	grep -E '^offcpu |sleeper' "$facts"
+	# The calls are exact as without --offcpu (off-CPU slices only nest inside them).
+	expect_eq "Calc::alpha slices" 100 "$(fact "$facts" "slices Calc::alpha")"
+	expect_eq "Calc::beta inside Calc::alpha" 300 "$(fact "$facts" "nested Calc::alpha>Calc::beta")"
+	expect_eq "sleeper slices" 1 "$(fact "$facts" "slices sleeper")"
+	expect_range "idle slices inside sleeper" 1 10 "$(fact "$facts" "nested sleeper>off-CPU: idle")"
+	expect_range "idle slices of >= 95 ms (the 200 ms usleep)" 1 10 \
+		"$(awk '$1 == "offcpu" && $4 == "idle" { split($7, t, "="); n += t[2] } END { print n + 0 }' "$facts")"
 }

@@ -68,7 +68,7 @@ t_trace_ff_usage() {
 	local out=$E2E_TMP/ffbad.err
 	"$PROF" --calls --cpu -f firefox -o "$E2E_TMP/y.json.gz" -- /bin/true 2>"$out"
 	expect_eq "--calls --cpu -f firefox exit status" 2 "$?"
-	grep -q 'records --calls only' "$out" || fail "message does not say what -f firefox records"
+	grep -q 'records --calls (with --heap, --offcpu) or --cpu alone' "$out" || fail "message does not say what -f firefox records"
 	[ ! -e "$E2E_TMP/y.json.gz" ] || fail "a file was written"
 	"$PROF" --calls -f firefx -- /bin/true 2>"$out"
 	expect_eq "unknown format exit status" 2 "$?"
@@ -154,4 +154,22 @@ t_trace_ff_cpu() {
 	busy=$(($(ff_fact "$facts" "cpu_in hot_three") + $(ff_fact "$facts" "cpu_in hot_one") + $(ff_fact "$facts" "cpu_in spin_other")))
 	expect_range "work's samples" "$((busy * 9 / 10))" "$busy" "$(ff_fact "$facts" "cpu_in work")"
 	expect_eq "ring buffer drops" 0 "$(ff_fact "$facts" "drop ringbuf_full")"
+}
+
+# --calls --offcpu: off-CPU periods as frames "off-CPU: idle" / "off-CPU: runnable" under the call
+# that waited (calls.php's sleeper(): usleep 200 ms), weighted by their length; the calls exact.
+t_trace_ff_offcpu_php() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ffoff.json.gz facts=$E2E_TMP/ffoff.facts
+	USE_ZEND_DTRACE=1 "$PROF" --calls --offcpu -f firefox -o "$f" -- php "$FF_PHP" >/dev/null \
+		2>"$E2E_TMP/ffoff.err" || { cat "$E2E_TMP/ffoff.err"; fail "profiler exit status"; }
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E 'off-CPU|^thread' "$facts"
+	ff_expect_php "$facts"
+	expect_range "off-CPU frames under sleeper" 1 10 "$(ff_fact "$facts" "nested sleeper>off-CPU: idle")"
+	# Every thread's weights are still its traced time.
+	awk '$1 == "thread" {
+		split($(NF-1), w, "="); split($NF, s, "=")
+		if (w[2] < s[2] * 0.99 - 1e-6 || w[2] > s[2] * 1.01 + 1e-6) exit 1
+	}' "$facts" || fail "a thread's weights do not sum to its traced time"
 }

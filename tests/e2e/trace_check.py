@@ -25,6 +25,10 @@ fact a line for the test to compare with exact expectations:
   cpu_in NAME N              samples whose stack has a frame NAME
   cpu_at TID NAME N          the same, of thread TID
   cpu_kernel N               samples with kernel frames ("[k] …")
+  offcpu TID NAME n=N total_ms=T ge95=A ge290=B
+                             --offcpu slices ("off-CPU: idle" / "off-CPU: runnable") of the
+                             thread: how many, their total length, how many of >= 95 ms and
+                             of >= 290 ms
   drop NAME VALUE
 """
 import collections
@@ -57,6 +61,9 @@ class Facts:
         self.cpu_at = collections.Counter()
         self.cpu_kernel = 0
         self.cpu_ts = []
+        self.begun_ts = collections.defaultdict(list)
+        self.offcpu = collections.defaultdict(lambda: [0, 0, 0, 0])  # (tid, name) -> n, ns, ...
+        self.unit_ns = 1  # chrome: ts in us
         self.end_ts = None  # the trace's end, in its own unit
 
     def at(self, thread, ts):
@@ -68,6 +75,7 @@ class Facts:
         self.at(thread, ts)
         self.stacks[thread].append(name)
         self.begun_at[thread].append(self.heap_now(thread))
+        self.begun_ts[thread].append(ts)
 
     def end(self, thread, ts):
         self.at(thread, ts)
@@ -77,6 +85,13 @@ class Facts:
         name = st.pop()
         self.slices[name] += 1
         self.heap_delta[name] += self.heap_now(thread) - self.begun_at[thread].pop()
+        ns = (ts - self.begun_ts[thread].pop()) * self.unit_ns
+        if name.startswith("off-CPU: "):
+            o = self.offcpu[(thread[1], name)]
+            o[0] += 1
+            o[1] += ns
+            o[2] += ns >= 95e6
+            o[3] += ns >= 290e6
         if st:
             self.nested[st[-1] + ">" + name] += 1
         else:
@@ -136,6 +151,8 @@ class Facts:
             for (tid, k), v in sorted(self.cpu_at.items()):
                 print(f"cpu_at {tid} {k} {v}")
             print(f"cpu_kernel {self.cpu_kernel}")
+        for (tid, name), (n, ns, a, b) in sorted(self.offcpu.items()):
+            print(f"offcpu {tid} {name} n={n} total_ms={ns / 1e6:.0f} ge95={a} ge290={b}")
         for pid, vals in sorted(self.heap.items()):
             print(f"heap {pid} final {vals[-1]}")
             print(f"heap {pid} peak {max(vals)}")
@@ -161,6 +178,7 @@ def chrome(path):
     if doc.get("displayTimeUnit") != "ns":
         fail("displayTimeUnit is not ns")
     f = Facts()
+    f.unit_ns = 1000
     for ev in doc["traceEvents"]:
         ph = ev["ph"]
         thread = (ev["pid"], ev["tid"])

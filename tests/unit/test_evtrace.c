@@ -598,6 +598,31 @@ static void test_evtrace__cpu_samples_written_at_end(void **state)
 	done(x);
 }
 
+/* --offcpu: a slice of its length inside the calls open then, never before the thread's last
+ * event. */
+static void test_evtrace__offcpu_slices(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ENTRY(x, 1000, 10);
+	assert_int_equal(evtrace__offcpu(x->t, PID, TID, 2000, 3000, false), 0);
+	/* Reported with a start before the thread's last event (5 us): moved there. */
+	assert_int_equal(evtrace__offcpu(x->t, PID, TID, 4000, 500, true), 0);
+	RETURN(x, 9000, 10);
+	out = finish(x, 10000);
+	assert_non_null(strstr(out,
+			       "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2.000,\"cat\":\"calls\","
+			       "\"name\":\"off-CPU: idle\"},\n"
+			       "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":5.000},\n"
+			       "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":5.000,\"cat\":\"calls\","
+			       "\"name\":\"off-CPU: runnable\"},\n"
+			       "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":5.500},\n"
+			       "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":9.000}"));
+	done(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_evtrace__heap_blocks_bounded),
 		cmocka_unit_test(test_evtrace__perfetto_heap_fields),
 		cmocka_unit_test(test_evtrace__cpu_samples_written_at_end),
+		cmocka_unit_test(test_evtrace__offcpu_slices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

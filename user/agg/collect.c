@@ -59,6 +59,8 @@ struct collect {
 	void *heap_tap_ctx;
 	collect_cpu_tap_fn cpu_tap; /* trace formats: every cpu sample, in order */
 	void *cpu_tap_ctx;
+	collect_offcpu_tap_fn offcpu_tap; /* trace formats: every off-CPU period, in order */
+	void *offcpu_tap_ctx;
 	struct cpu_agg *cpu;
 	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
@@ -880,6 +882,12 @@ void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx)
 	c->heap_tap_ctx = ctx;
 }
 
+void collect__set_offcpu_tap(struct collect *c, collect_offcpu_tap_fn fn, void *ctx)
+{
+	c->offcpu_tap = fn;
+	c->offcpu_tap_ctx = ctx;
+}
+
 void collect__set_cpu_tap(struct collect *c, collect_cpu_tap_fn fn, void *ctx)
 {
 	c->cpu_tap = fn;
@@ -1001,6 +1009,13 @@ static int on_offcpu(struct collect *c, const struct prof_offcpu_event *e, const
 			    e->nkern, e->nuser);
 	if (!err)
 		err = offcpu_agg__add(c->offcpu, &k, ns);
+	if (!err && c->offcpu_tap)
+		err = c->offcpu_tap(c->offcpu_tap_ctx,
+				    &(struct collect_offcpu_event){.pid = e->pid,
+								   .tid = e->tid,
+								   .start = e->out_ns,
+								   .ns = ns,
+								   .state = e->state});
 	return err;
 }
 

@@ -158,6 +158,15 @@ struct collect_cpu_event {
 typedef int (*collect_cpu_tap_fn)(void *ctx, const struct collect_cpu_event *e);
 void collect__set_cpu_tap(struct collect *c, collect_cpu_tap_fn fn, void *ctx);
 
+/* --offcpu periods as events, in arrival order, for the trace formats (after the aggregator). */
+struct collect_offcpu_event {
+	uint32_t pid, tid;
+	uint64_t start, ns; /* switch-out time (bpf_ktime_get_ns) and the time off the CPU */
+	uint8_t state;	    /* enum prof_offcpu_state */
+};
+typedef int (*collect_offcpu_tap_fn)(void *ctx, const struct collect_offcpu_event *e);
+void collect__set_offcpu_tap(struct collect *c, collect_offcpu_tap_fn fn, void *ctx);
+
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);
 /* --cpu sample counts, NULL without --cpu. */

@@ -685,6 +685,35 @@ static int write_cpu_samples(struct evtrace *t)
 	return err;
 }
 
+int evtrace__offcpu(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t start, uint64_t ns,
+		    bool runnable)
+{
+	const char *name = runnable ? EVTRACE_OFFCPU_RUNNABLE : EVTRACE_OFFCPU_IDLE;
+	struct thread *th;
+	uint64_t end;
+	uint32_t iid;
+	int err;
+
+	if (t->finished)
+		return 0;
+	err = get_thread(t, &th, pid, tid);
+	if (!err && !t->leaves)
+		err = hashmap__new(&t->leaves, sizeof(uint64_t), sizeof(uint32_t));
+	if (!err)
+		err = frame_iid(t, name, &iid);
+	if (err)
+		return err;
+	/* Its calls' slices never overlap it: it ends before the thread's next event. */
+	if (start < th->last_ts)
+		start = th->last_ts;
+	end = start + ns;
+	th->last_ts = end;
+	if (th->overflow)
+		return 0; /* deeper than the limit: not written, like the calls around it */
+	err = t->sink->ops->begin(t->sink, pid, tid, start, iid, name);
+	return err ? err : t->sink->ops->end(t->sink, pid, tid, end);
+}
+
 void evtrace__set_max_blocks(struct evtrace *t, uint32_t n)
 {
 	t->max_blocks = n;

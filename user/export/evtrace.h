@@ -82,6 +82,15 @@ void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks);
  */
 int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t user,
 			int32_t kern);
+/*
+ * --offcpu: tid was off the CPU from start for ns (blocked: asleep or waiting; else runnable,
+ * waiting for a CPU): a slice "off-CPU: idle" / "off-CPU: runnable" on its thread, inside the
+ * calls open then (never before the thread's last event).  0 or -errno.
+ */
+int evtrace__offcpu(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t start, uint64_t ns,
+		    bool runnable);
+#define EVTRACE_OFFCPU_IDLE	"off-CPU: idle"
+#define EVTRACE_OFFCPU_RUNNABLE "off-CPU: runnable"
 /* Thread tid of pid ended: its open frames close at its last event, its state goes. */
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid);
 /* pid exec'd: its threads' frames belong to the old image (closed at their last event); its
