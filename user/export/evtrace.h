@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Event traces (-f chrome, -f perfetto): --calls and --heap events written as they arrive, in
- * a trace file's slices, counters and instants, instead of being aggregated.  Kept in memory:
- * the interned names, the processes and threads seen, each live thread's open frames (to close
- * them when the thread ends, and to skip returns whose entry we never saw) and, with --heap,
- * the size of each live block (at most EVTRACE_MAX_BLOCKS); nothing per event.
+ * Event traces (-f chrome, -f perfetto, and firefox/codetracer through their sinks): --calls,
+ * --heap and --offcpu events written as they arrive, in a trace file's slices, counters and
+ * instants, instead of being aggregated; --cpu samples kept in a temporary file and written at
+ * the end, when their stacks are named.  Kept in memory: the interned names, the processes and
+ * threads seen, each live thread's open frames (to close them when the thread ends, and to skip
+ * returns whose entry we never saw) and, with --heap, the size of each live block (at most
+ * EVTRACE_MAX_BLOCKS); nothing per event.
  *
  * Events of one thread arrive in order (one ring buffer).  Timestamps are written as the BPF
  * programs took them (bpf_ktime_get_ns, CLOCK_MONOTONIC).  Calls still open when their thread
@@ -59,8 +61,8 @@ int evtrace__call(struct evtrace *t, const struct prof_call_event *e);
 int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts);
 /*
  * --heap: tid allocated size bytes at addr (old_addr: the block a realloc gave back, else 0),
- * or freed addr, at ts (when it arrived, CLOCK_MONOTONIC; written no earlier than the thread's
- * last call event).  Given to formats that take allocations (firefox: each one), to those
+ * or freed addr, at ts (the probe's bpf_ktime_get_ns; written no earlier than the thread's
+ * last event).  Given to formats that take allocations (firefox: each one), to those
  * that show the heap over time (chrome, perfetto: a per-process counter of the bytes in use,
  * frees paired here by address, and allocations of EVTRACE_LARGE_ALLOC or more as instants),
  * ignored by others.
@@ -76,9 +78,10 @@ int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts);
 struct stackres;
 void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks);
 /*
- * --cpu (formats with cpu_sample): tid was sampled on a CPU at ts with the stackres stacks
- * user and kern.  Kept in an unlinked temporary file (24 bytes a sample) and written at the
- * end, named after their leaf, once the stacks are symbolized.  0 or -errno.
+ * --cpu (formats with cpu_sample or cpu_stack): tid was sampled on a CPU at ts with the
+ * stackres stacks user and kern.  Kept in an unlinked temporary file (24 bytes a sample) and
+ * written at the end once the stacks are symbolized (cpu_sample: named after the leaf, the
+ * stack as text; cpu_stack: each frame's name interned).  0 or -errno.
  */
 int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t user,
 			int32_t kern);
