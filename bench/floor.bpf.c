@@ -105,6 +105,7 @@ int BPF_KRETPROBE(floor_return, long ret)
 		e->addr = (__u64)ret;
 		e->old_addr = 0;
 		e->size = p ? p->size : 0;
+		e->ts = 0;
 		prof_submit(e);
 	}
 out:
@@ -133,6 +134,7 @@ int BPF_KPROBE(floor_free, __u64 addr)
 		e->tid = (__u32)id;
 		e->pad = 0;
 		e->addr = addr;
+		e->ts = 0; /* the floor measures the probe, not the clock */
 		prof_submit(e);
 	}
 	return 0;

@@ -35,6 +35,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	r->s.type = PROF_REC_CPU_SAMPLE;
 	r->s.pid = id >> 32;
 	r->s.tid = (__u32)id;
+	r->s.ts = bpf_ktime_get_ns();
 	/* No kernel frames when the sample hit user mode: 0 frames (or -EFAULT, not a loss). */
 	got = bpf_get_stack(ctx, r->frames, PROF_MAX_FRAMES * sizeof(__u64), 0);
 	if (got < 0 && got != -EFAULT)

@@ -202,7 +202,9 @@ static __always_inline void emit_free(__u64 id, __u64 addr)
 	e->type = PROF_REC_HEAP_FREE;
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
+	e->pad = 0;
 	e->addr = addr;
+	e->ts = bpf_ktime_get_ns();
 	prof_submit(e);
 }
 
@@ -271,6 +273,7 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	r->e.addr = addr;
 	r->e.old_addr = 0;
 	r->e.size = size;
+	r->e.ts = bpf_ktime_get_ns();
 	/* a failure is counted there */
 	got = prof_user_stack_py(ctx, r->frames, 0, &r->e.py);
 	if (got >= 0 && entry_sp) {

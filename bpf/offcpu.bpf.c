@@ -116,6 +116,7 @@ static __always_inline void switched_out(void *ctx, bool preempt, struct task_st
 	r->e.nuser = (__u16)nuser;
 	/* Last: the time it actually left, not when we started looking at it. */
 	r->e.ns = bpf_ktime_get_ns();
+	r->e.out_ns = r->e.ns;
 	if (bpf_map_update_elem(&prof_offcpu_start, &tid, r, BPF_ANY))
 		prof_count(PROF_CNT_OFFCPU_FULL);
 }

@@ -208,7 +208,11 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(before_attach, "trace_before_attach",                                                    \
 	  "events of a running process before all its probes were in (skipped: half a call)")      \
 	X(unnamed, "trace_unnamed",                                                                \
-	  "events whose function name never arrived (written as [unknown function …])")
+	  "events whose function name never arrived (written as [unknown function …])")            \
+	X(heap_unknown_frees, "trace_heap_unknown_frees",                                          \
+	  "frees of blocks allocated before the trace saw them: not in the heap counter")          \
+	X(heap_untracked, "trace_heap_untracked",                                                  \
+	  "allocations past the 1048576 blocks followed at once: not in the heap counter")
 
 /* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */
 #define PROF_PUSH_STATS(X)                                                                       \

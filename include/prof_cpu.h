@@ -23,8 +23,9 @@ struct prof_cpu_sample {
 	__u8 nkern; /* kernel frames (<= PROF_MAX_FRAMES) */
 	__u8 py;    /* enum prof_py_thread (include/prof_python.h) */
 	__u8 pad;
+	__u64 ts; /* bpf_ktime_get_ns() of the sample (event traces' time) */
 };
-_Static_assert(sizeof(struct prof_cpu_sample) == 16, "prof_cpu_sample layout");
+_Static_assert(sizeof(struct prof_cpu_sample) == 24, "prof_cpu_sample layout");
 
 /* A cpu record at its largest: the per-CPU scratch BPF builds it in before sending it. */
 struct prof_cpu_record {

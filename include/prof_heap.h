@@ -113,8 +113,9 @@ struct prof_heap_event {
 	__u64 addr;	/* block returned; 0 = allocation failed */
 	__u64 old_addr; /* realloc: block given back (0 if none) */
 	__u64 size;	/* bytes requested */
+	__u64 ts;	/* bpf_ktime_get_ns() at the allocator's return (event traces' time) */
 };
-_Static_assert(sizeof(struct prof_heap_event) == 40, "prof_heap_event layout");
+_Static_assert(sizeof(struct prof_heap_event) == 48, "prof_heap_event layout");
 
 /* A heap record at its largest: the per-CPU scratch BPF builds it in before sending it. */
 struct prof_heap_record {
@@ -129,8 +130,9 @@ struct prof_heap_free {
 	__u32 tid;
 	__u32 pad;
 	__u64 addr;
+	__u64 ts; /* bpf_ktime_get_ns() at free's entry */
 };
-_Static_assert(sizeof(struct prof_heap_free) == 24, "prof_heap_free layout");
+_Static_assert(sizeof(struct prof_heap_free) == 32, "prof_heap_free layout");
 
 /* --sample-bytes: userspace fills this many exponentially distributed intervals. */
 #define PROF_SAMPLE_TABLE 4096

@@ -42,8 +42,9 @@ struct prof_offcpu_event {
 	__u8 state; /* enum prof_offcpu_state */
 	__u8 py;    /* enum prof_py_thread (include/prof_python.h); 0 until Python sets it */
 	__u8 pad[6];
+	__u64 out_ns; /* the switch-out time (bpf_ktime_get_ns), kept when ns becomes the length */
 };
-_Static_assert(sizeof(struct prof_offcpu_event) == 40, "prof_offcpu_event layout");
+_Static_assert(sizeof(struct prof_offcpu_event) == 48, "prof_offcpu_event layout");
 
 /* An off-CPU record at its largest: what the kernel keeps per thread and builds per CPU. */
 struct prof_offcpu_record {

@@ -38,11 +38,15 @@ static const char usage[] =
 	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
 	"  -f, --format FMT         pprof (default) | folded | text | svg | chrome | perfetto |\n"
 	"                           firefox | codetracer | memtrace (svg: an interactive flame\n"
-	"                           graph, default output bpftrace-prof.svg; chrome, perfetto,\n"
-	"                           firefox, codetracer: event traces of --calls alone; default\n"
-	"                           output bpftrace-prof.json / .pftrace / .profile.json.gz /\n"
-	"                           bpftrace-prof-trace (a folder); memtrace: --heap only, an\n"
-	"                           allocation trace, sampled; --sample-bytes default 524288)\n"
+	"                           graph, default output bpftrace-prof.svg; chrome, perfetto:\n"
+	"                           event traces of --calls, --heap (a heap counter, large\n"
+	"                           allocations), --cpu (samples as instants) and --offcpu\n"
+	"                           (off-CPU slices), any of them; firefox: of --calls (with\n"
+	"                           --heap, --offcpu), or --cpu alone;\n"
+	"                           codetracer: of --calls; default output bpftrace-prof.json /\n"
+	"                           .pftrace / .profile.json.gz / bpftrace-prof-trace (a folder);\n"
+	"                           memtrace: --heap only, an allocation trace, sampled;\n"
+	"                           --sample-bytes default 524288)\n"
 	"      --svg-type TYPE      -f svg: the sample type drawn (default: the mode's own;\n"
 	"                           heap: alloc_objects | alloc_space | inuse_objects |\n"
 	"                           inuse_space; cpu: samples | cpu; offcpu: events | offcpu;\n"
@@ -500,15 +504,16 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--push needs --output-dir DIR (its spool)%s", "");
 	if (env.output_dir && env.format != FMT_PPROF)
 		return bad("--interval writes pprof only (-f pprof)%s", "");
-	/* Event traces record rather than aggregate: one mode, one file, written as it runs. */
-	/* -f firefox also takes --heap: allocations charged to the calls open at the time. */
-	if (event_trace(env.format) && env.modes != MODE_CALLS &&
-	    !(env.format == FMT_FIREFOX && env.modes == (MODE_CALLS | MODE_HEAP)))
-		return env.format == FMT_FIREFOX
-			       ? bad("-f %s records --calls only (give --calls, or --calls --heap)",
-				     "firefox")
-			       : bad("-f %s records --calls only (give --calls alone)",
-				     format_name(env.format));
+	/* Event traces record rather than aggregate: one file, written as it runs.  chrome and
+	 * perfetto take every mode; -f firefox --calls with --heap (allocations charged to the
+	 * calls open then) and --offcpu (off-CPU frames), or --cpu alone (its own samples);
+	 * codetracer --calls alone. */
+	if (env.format == FMT_FIREFOX && env.modes != MODE_CPU &&
+	    (!(env.modes & MODE_CALLS) || (env.modes & MODE_CPU)))
+		return bad("-f %s records --calls (with --heap, --offcpu) or --cpu alone",
+			   "firefox");
+	if (env.format == FMT_CODETRACER && env.modes != MODE_CALLS)
+		return bad("-f %s records --calls only (give --calls alone)", "codetracer");
 	if (event_trace(env.format) && env.live)
 		return bad("--live shows profiles, not event traces (-f %s)",
 			   format_name(env.format));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agg/collect.h"
+#include "agg/stackres.h"
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/evtrace.h"
@@ -20,6 +21,7 @@
 #include "profile/profile.h"
 #include "profile/run.h"
 #include "prof_common.h"
+#include "prof_offcpu.h"
 #include "util/log.h"
 
 struct tracefile {
@@ -29,6 +31,7 @@ struct tracefile {
 	char workdir[4096];    /* -f codetracer: trace_metadata.json's, taken at the start */
 	char program[4096];
 	struct evtrace *trace;
+	struct collect *collect; /* bound: its stacks are symbolized before the end is written */
 	struct collect_stream stream;
 	const struct env *env;
 	char path[4096];
@@ -64,19 +67,11 @@ static int on_exec(void *ctx, uint32_t pid)
 	return evtrace__process_exec(ctx, pid);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
-}
-
 /*
- * -f firefox with --heap: the collector's heap events.  They carry no time: they are stamped
- * as they arrive (the recorder keeps them after the thread's last call event, which came before
- * them in the same ring buffer).  A failed allocation has no block; an exec's blocks are not
- * followed into the trace.
+ * --heap (-f firefox, chrome, perfetto): the collector's heap events, at the time their probe
+ * fired (bpf_ktime_get_ns, the call events' clock; the recorder keeps them no earlier than the
+ * thread's last event).  A failed allocation has no block; an exec ends every block of the
+ * process (the heap counter drops to 0; firefox keeps its blocks, unpaired) when it is seen.
  */
 static int on_heap(void *ctx, const struct collect_heap_event *e)
 {
@@ -85,13 +80,28 @@ static int on_heap(void *ctx, const struct collect_heap_event *e)
 	case COLLECT_HEAP_REALLOC:
 		if (!e->addr)
 			return 0;
-		return evtrace__alloc(ctx, e->pid, e->tid, mono_ns(), e->addr,
+		return evtrace__alloc(ctx, e->pid, e->tid, e->ts, e->addr,
 				      e->kind == COLLECT_HEAP_REALLOC ? e->old_addr : 0, e->size);
 	case COLLECT_HEAP_FREE:
-		return evtrace__free_block(ctx, e->pid, e->tid, mono_ns(), e->addr);
+		return evtrace__free_block(ctx, e->pid, e->tid, e->ts, e->addr);
+	case COLLECT_HEAP_EXEC:
+		return evtrace__heap_exec(ctx, e->pid, e->ts);
 	default:
 		return 0;
 	}
+}
+
+/* --cpu (-f chrome, perfetto): each sample, at its BPF time, its stacks named at the end. */
+static int on_cpu(void *ctx, const struct collect_cpu_event *e)
+{
+	return evtrace__cpu_sample(ctx, e->pid, e->tid, e->ts, e->user_stack, e->kern_stack);
+}
+
+/* --offcpu: each period a slice on its thread. */
+static int on_offcpu(void *ctx, const struct collect_offcpu_event *e)
+{
+	return evtrace__offcpu(ctx, e->pid, e->tid, e->start, e->ns,
+			       e->state == PROF_OFFCPU_RUNNABLE);
 }
 
 static int on_attached(void *ctx, uint32_t pid, uint64_t ts)
@@ -231,9 +241,15 @@ const struct collect_stream *tracefile__stream(struct tracefile *t)
 
 void tracefile__bind(struct tracefile *t, struct collect *c)
 {
+	t->collect = c;
 	evtrace__set_sources(t->trace, collect__calls(c), collect__procinfo(c));
-	if (t->env->format == FMT_FIREFOX)
+	evtrace__set_stacks(t->trace, collect__stacks(c));
+	if (t->env->modes & MODE_HEAP)
 		collect__set_heap_tap(c, on_heap, t->trace);
+	if (t->env->modes & MODE_CPU)
+		collect__set_cpu_tap(c, on_cpu, t->trace);
+	if (t->env->modes & MODE_OFFCPU)
+		collect__set_offcpu_tap(c, on_offcpu, t->trace);
 }
 
 /* Only what was lost, as the profiles' summaries print it: the counters sorted into losses
@@ -317,6 +333,14 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the end is on the events' clock. */
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* --cpu samples are named from their symbolized stacks. */
+	err = t->collect && collect__stacks(t->collect)
+		      ? stackres__sync(collect__stacks(t->collect))
+		      : 0;
+	if (err) {
+		pr_err("symbolizing the stacks failed: %s\n", strerror(-err));
+		return err;
+	}
 	err = l ? loader__counters(l, bpf) : 0;
 	if (err)
 		pr_warn("reading the BPF counters failed: %s (written as 0)\n", strerror(-err));
@@ -341,7 +365,7 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 		return err;
 	}
 	if (strcmp(t->path, "-"))
-		pr_info("wrote calls trace to %s\n", t->path);
+		pr_info("wrote the trace to %s\n", t->path);
 	err = print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace));
 	if (err)
 		pr_err("printing the drop counters failed: %s\n", strerror(-err));

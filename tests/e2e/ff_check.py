@@ -10,6 +10,8 @@ our writer.  Exits 1 with a message on the first structural error; prints facts 
   marker_tid NAME TEXT TID N  (the same per thread)
   marker_phase NAME PHASE N
   drop NAME VALUE       (meta.extra)
+  cpu_in FUNC N         (weightType "samples", --cpu: samples whose stack has FUNC, weights
+                         summed; their weights must be positive integers)
   large_alloc LEAF N BYTES / large_free LEAF N BYTES
                         (nativeAllocations of at least 64 KiB, by the leaf function of their
                          stack, "-" for none; frees as positive bytes)
@@ -135,6 +137,7 @@ def main():
     schema = schemas(meta)
     calls, nested, mfacts = Counter(), Counter(), Counter()
     large = Counter()
+    cpu_in = Counter()
     live = {}  # (pid, address) -> bytes: frees must pair with an allocation by address
     print("threads", len(p["threads"]))
     for th in p["threads"]:
@@ -176,8 +179,9 @@ def main():
             if pre is not None and pre >= i:
                 die(f"stack {i}'s prefix {pre} is not before it")
         sm, nsm = table(th, "samples", ["stack", "time", "weight"])
-        if sm.get("weightType") != "tracing-ms":
+        if sm.get("weightType") not in ("tracing-ms", "samples"):
             die("weightType")
+        cpu = sm["weightType"] == "samples"
         mk, nmk = table(th, "markers", ["data", "name", "startTime", "endTime", "phase",
                                         "category"])
         check_markers(th, mk, nmk, ns, ncat, schema, mfacts)
@@ -190,6 +194,8 @@ def main():
             prev_t = t
             if sm["weight"][i] < 0:
                 die("negative weight")
+            if cpu and (not isinstance(sm["weight"][i], int) or sm["weight"][i] < 1):
+                die(f"samples weight {sm['weight'][i]!r}")
         if "nativeAllocations" in th:
             na, nna = table(th, "nativeAllocations", ["time", "weight", "stack",
                                                       "memoryAddress", "threadId"])
@@ -230,6 +236,12 @@ def main():
         def fname(s):
             return strings[fn["name"][fr["func"][st["frame"][s]]]]
 
+        if cpu:
+            for i in range(nsm):
+                s = sm["stack"][i]
+                for name in set(fname(x) for x in (chain(s) if s is not None else [])):
+                    cpu_in[name] += sm["weight"][i]
+            continue
         prev = []
         for i in range(nsm):
             cur = chain(sm["stack"][i])
@@ -240,6 +252,8 @@ def main():
                 calls[fname(cur[d])] += 1
                 nested[(fname(cur[d - 1]) if d else "") + ">" + fname(cur[d])] += 1
             prev = cur
+    for name, n in sorted(cpu_in.items()):
+        print("cpu_in", name, n)
     for name, n in sorted(calls.items()):
         print("calls", name, n)
     for name, n in sorted(nested.items()):

@@ -5,6 +5,15 @@
 
 TRACE_PHP=tests/targets/calls.php
 TRACE_CHECK=tests/e2e/trace_check.py
+# The second perfetto reader: python3-protobuf's, with classes protoc generates from
+# tests/perfetto_subset.proto.  Debian's python (its python3-protobuf), whatever PATH says.
+PERFETTO_CHECK="/usr/bin/python3 tests/e2e/perfetto_check.py"
+
+perfetto_need() {
+	trace_need protoc
+	/usr/bin/python3 -c 'import google.protobuf' 2>/dev/null ||
+		fail "python3-protobuf is not installed (scripts/install-deps.sh test)"
+}
 
 trace_need() {
 	command -v "$1" >/dev/null || fail "$1 is not installed (scripts/install-deps.sh test)"
@@ -71,7 +80,7 @@ t_trace_chrome_gzip() {
 
 t_trace_perfetto_php_exact() {
 	trace_need php
-	trace_need protoc
+	perfetto_need
 	local f=$E2E_TMP/php.pftrace facts=$E2E_TMP/pf.facts raw=$E2E_TMP/pf.raw
 	USE_ZEND_DTRACE=1 "$PROF" --calls -f perfetto -o "$f" -- php "$TRACE_PHP" \
 		>"$E2E_TMP/php.out" 2>"$E2E_TMP/php.err" || fail "profiler exit status $?"
@@ -90,6 +99,24 @@ t_trace_perfetto_php_exact() {
 	expect_php_calls "$facts"
 	[ "$packets" -gt 804 ] || fail "only $packets packets"
 	echo "ok: $packets packets"
+	# python3-protobuf's reading agrees: the same exact counts, all 402 slices on the one thread.
+	$PERFETTO_CHECK "$f" >"$facts.pb" || { cat "$facts.pb"; fail "perfetto_check rejected the trace"; }
+	expect_php_calls "$facts.pb"
+	expect_eq "slices on the thread (protobuf)" 402 "$(awk '$1 == "thread_slices" { print $4 }' "$facts.pb")"
+}
+
+# perfetto_check.py is strict: a field outside tests/perfetto_subset.proto is an error.
+t_trace_perfetto_check_rejects_unknown_fields() {
+	perfetto_need
+	local f=$E2E_TMP/u.pftrace
+	"$PROF" --heap -f perfetto -o "$f" -- "$TARGETS/heap_trace" >/dev/null 2>&1 || fail "profiler exit status $?"
+	$PERFETTO_CHECK "$f" >/dev/null || fail "perfetto_check rejected a good trace"
+	# One more packet: {trusted_packet_sequence_id 1, field 31 = 0}.
+	printf '\x0a\x05\x50\x01\xf8\x01\x00' >>"$f"
+	local out
+	out=$($PERFETTO_CHECK "$f") && fail "perfetto_check took an unknown field"
+	echo "$out"
+	grep -q 'fields the subset does not know' <<<"$out" || fail "not rejected for the unknown field"
 }
 
 t_trace_pid_midrun_nesting() {
@@ -139,16 +166,23 @@ t_trace_python311_instants() {
 	expect_eq "slices" "" "$(grep '^slices ' "$facts")"
 }
 
-t_trace_format_needs_calls() {
+# chrome and perfetto record every mode, alone or together; codetracer --calls only.
+t_trace_format_modes() {
 	local out=$E2E_TMP/bad.err
-	"$PROF" --heap -f chrome -o "$E2E_TMP/x.json" -- /bin/true 2>"$out"
-	expect_eq "--heap -f chrome exit status" 2 "$?"
+	"$PROF" --heap -f codetracer -o "$E2E_TMP/x" -- /bin/true 2>"$out"
+	expect_eq "--heap -f codetracer exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
-	grep -q 'records --calls only' "$out" || fail "message does not say what -f chrome records"
-	"$PROF" --calls --cpu -f perfetto -o "$E2E_TMP/x.pftrace" -- /bin/true 2>"$out"
-	expect_eq "--calls --cpu -f perfetto exit status" 2 "$?"
+	grep -q 'records --calls only' "$out" || fail "message does not say what -f codetracer records"
+	"$PROF" --calls --cpu -f firefox -o "$E2E_TMP/x.json.gz" -- /bin/true 2>"$out"
+	expect_eq "--calls --cpu -f firefox exit status" 2 "$?"
 	expect_eq "one line" 1 "$(wc -l <"$out")"
-	if [ -e "$E2E_TMP/x.json" ] || [ -e "$E2E_TMP/x.pftrace" ]; then fail "a file was written"; fi
+	if [ -e "$E2E_TMP/x" ] || [ -e "$E2E_TMP/x.json.gz" ]; then fail "a file was written"; fi
+	"$PROF" --heap --cpu --offcpu -f perfetto -o "$E2E_TMP/all.pftrace" -- /bin/true >/dev/null 2>"$out" ||
+		{ cat "$out"; fail "--heap --cpu --offcpu -f perfetto exit status $?"; }
+	python3 "$TRACE_CHECK" perfetto "$E2E_TMP/all.pftrace" >/dev/null || fail "--heap --cpu --offcpu -f perfetto: not a valid trace"
+	"$PROF" --heap -f chrome -o "$E2E_TMP/h.json" -- /bin/true >/dev/null 2>"$out" ||
+		{ cat "$out"; fail "--heap -f chrome exit status $?"; }
+	python3 "$TRACE_CHECK" chrome "$E2E_TMP/h.json" >/dev/null || fail "--heap -f chrome: not a valid trace"
 	ln -s /etc/passwd-does-not-matter "$E2E_TMP/link.json"
 	USE_ZEND_DTRACE=1 "$PROF" --calls -f chrome -o "$E2E_TMP/link.json" -- php "$TRACE_PHP" \
 		>/dev/null 2>"$out"
@@ -178,4 +212,174 @@ t_trace_perfetto_java_threads() {
 	expect_range "thread tracks" 2 1000 "$(grep -c '^thread ' "$facts")"
 	expect_eq "processes" 1 "$(awk '$1 == "process" { print $2 }' "$facts" | sort -u | wc -l)"
 	grep -q '^thread [0-9]* [0-9]* Reference Handl$' "$facts" || fail "no JVM thread name"
+}
+
+# --heap: tests/targets/heap_trace.c makes exactly known allocations and nothing else (write(2),
+# no stdio), so the heap-in-use counter's values are exact: 3 x 1 MiB and 10 x 4096 kept, 1000 x
+# 100 and 2 MiB freed, 512 KiB realloc'd to 1.5 MiB and kept; 5 allocations of 1 MiB or more.
+expect_heap_trace() { # FACTS_FILE PID
+	expect_eq "heap counter at the end" 4759552 "$(fact "$1" "heap $2 final")"
+	expect_eq "heap counter's peak (2 MiB on top of the rest)" 5283840 "$(fact "$1" "heap $2 peak")"
+	# one value per allocation and per free; the realloc moves it once
+	expect_eq "heap counter values" 2008 "$(fact "$1" "heap $2 updates")"
+	expect_eq "large allocations" 5 "$(fact "$1" "instants large allocation")"
+	expect_eq "1 MiB allocations" 3 "$(fact "$1" "large_alloc 1048576")"
+	expect_eq "2 MiB allocations" 1 "$(fact "$1" "large_alloc 2097152")"
+	expect_eq "1.5 MiB reallocations" 1 "$(fact "$1" "large_alloc 1572864")"
+	expect_eq "ring buffer drops" 0 "$(fact "$1" "drop ringbuf_full")"
+	expect_eq "unknown frees" 0 "$(fact "$1" "drop trace_heap_unknown_frees")"
+	expect_eq "untracked blocks" 0 "$(fact "$1" "drop trace_heap_untracked")"
+	expect_eq "processes with a heap counter" 1 "$(grep -c '^heap .* final ' "$1")"
+}
+
+t_trace_heap_exact() {
+	perfetto_need
+	local fmt f facts pid
+	for fmt in chrome perfetto; do
+		f=$E2E_TMP/heap.$fmt facts=$E2E_TMP/heap.$fmt.facts
+		"$PROF" --heap -f "$fmt" -o "$f" -- "$TARGETS/heap_trace" >"$E2E_TMP/heap.out" \
+			2>"$E2E_TMP/heap.err" || { cat "$E2E_TMP/heap.err"; fail "$fmt: profiler exit status"; }
+		expect_eq "$fmt: target output" "done" "$(head -1 "$E2E_TMP/heap.out")"
+		grep -q '^no drops$' "$E2E_TMP/heap.out" || fail "$fmt: no drop summary printed"
+		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
+		grep -v '^drop .* 0$' "$facts"
+		pid=$(awk '$1 == "process" { print $2 }' "$facts")
+		expect_heap_trace "$facts" "$pid"
+		# The instants are on the target's one thread (tid = pid).
+		awk '$1 == "thread" && $2 != $3 { exit 1 }' "$facts" || fail "$fmt: a thread other than the target's"
+	done
+	# python3-protobuf's reading of the perfetto trace: the same values.
+	$PERFETTO_CHECK "$E2E_TMP/heap.perfetto" >"$E2E_TMP/heap.pb.facts" ||
+		{ cat "$E2E_TMP/heap.pb.facts"; fail "perfetto_check rejected the heap trace"; }
+	expect_heap_trace "$E2E_TMP/heap.pb.facts" "$pid"
+	protoc --decode_raw <"$E2E_TMP/heap.perfetto" >"$E2E_TMP/heap.raw" ||
+		fail "protoc --decode_raw could not parse the heap trace"
+	# protoc's view: 2008 counter values (type 4) besides the drop counters' one each.
+	expect_eq "counter events (protoc)" 2008 "$(($(grep -c '^    9: 4$' "$E2E_TMP/heap.raw") - $(grep -c 'bpftrace-prof counter: ' "$E2E_TMP/heap.raw")))"
+}
+
+# --calls --heap: large allocations inside the slices of the PHP functions that made them
+# (tests/targets/heap_calls.php under USE_ZEND_ALLOC=0: keep() 8 x 1 MiB kept, churn() 2 MiB
+# freed, 4 times) and the counter higher by those 8 MiB after keep() only.
+t_trace_calls_heap_php() {
+	trace_need php
+	local fmt f facts
+	for fmt in chrome perfetto; do
+		f=$E2E_TMP/ph.$fmt facts=$E2E_TMP/ph.$fmt.facts
+		USE_ZEND_DTRACE=1 USE_ZEND_ALLOC=0 "$PROF" --calls --heap -f "$fmt" -o "$f" \
+			-- php tests/targets/heap_calls.php >"$E2E_TMP/ph.out" 2>"$E2E_TMP/ph.err" ||
+			{ cat "$E2E_TMP/ph.err"; fail "$fmt: profiler exit status"; }
+		expect_eq "$fmt: script output" 8388614 "$(head -1 "$E2E_TMP/ph.out")"
+		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
+		grep -v '^drop .* 0$' "$facts"
+		expect_eq "$fmt: keep slices" 1 "$(fact "$facts" "slices keep")"
+		expect_eq "$fmt: churn slices" 4 "$(fact "$facts" "slices churn")"
+		expect_eq "$fmt: large allocations in keep" 8 "$(fact "$facts" "large_in keep")"
+		expect_eq "$fmt: large allocations in churn" 4 "$(fact "$facts" "large_in churn")"
+		expect_eq "$fmt: ring buffer drops" 0 "$(fact "$facts" "drop ringbuf_full")"
+		expect_eq "$fmt: unknown frees" 0 "$(fact "$facts" "drop trace_heap_unknown_frees")"
+		# keep()'s 8 MiB (and their PHP headers) stay in use after it returns; churn()'s die
+		# inside it (PHP frees them at its return).
+		expect_range "$fmt: heap grown by keep" $((8 << 20)) $(((8 << 20) + 65536)) "$(fact "$facts" "heap_delta keep")"
+		expect_range "$fmt: heap grown by churn" -4096 4096 "$(fact "$facts" "heap_delta churn")"
+	done
+}
+
+# --cpu: tests/targets/cpu_target.c's threads (main alternating hot_three and hot_one 3:1,
+# "spinner" in spin_other, "syscaller" in a system call), each sample an instant named after its
+# leaf with its stack, read by both perfetto readers and by trace_check for chrome.
+expect_cpu_trace() { # FACTS_FILE
+	local three one
+	three=$(fact "$1" "cpu_in hot_three") one=$(fact "$1" "cpu_in hot_one")
+	[ "${one:-0}" -gt 0 ] || fail "no samples in hot_one"
+	expect_range "hot_three/hot_one" 2.0 4.5 "$(awk -v a="$three" -v b="$one" 'BEGIN { print a / b }')"
+	expect_eq "threads with samples" 3 "$(grep -c '^cpu [0-9]* [0-9]* ' "$1")"
+	# spin_other's samples are all one thread's (not the main one), and nearly all that
+	# thread's samples (it starts and names itself first).  (Found by its samples: its name
+	# may still be the main thread's "split" when it is first seen, before it renames itself.)
+	local spinner pid
+	spinner=$(awk '$1 == "cpu_at" && $3 == "spin_other" { print $2 }' "$1")
+	pid=$(awk '$1 == "process" { print $2 }' "$1")
+	expect_eq "threads in spin_other" 1 "$(echo "$spinner" | wc -w)"
+	[ "$spinner" != "$pid" ] || fail "spin_other on the main thread"
+	local all
+	all=$(awk -v t="$spinner" '$1 == "cpu" && $3 == t { print $4 }' "$1")
+	expect_range "spinner's samples in spin_other" "$((all * 95 / 100))" "$all" "$(fact "$1" "cpu_in spin_other")"
+	expect_range "samples with kernel frames (the syscall thread)" 1 100000 "$(fact "$1" "cpu_kernel")"
+	expect_eq "ring buffer drops" 0 "$(fact "$1" "drop ringbuf_full")"
+}
+
+t_trace_cpu_samples() {
+	perfetto_need
+	local fmt f facts
+	for fmt in chrome perfetto; do
+		f=$E2E_TMP/cpu.$fmt facts=$E2E_TMP/cpu.$fmt.facts
+		"$PROF" --cpu=499 -f "$fmt" -o "$f" -- "$TARGETS/cpu_target" 4 >"$E2E_TMP/cpu.out" \
+			2>"$E2E_TMP/cpu.err" || { cat "$E2E_TMP/cpu.err"; fail "$fmt: profiler exit status"; }
+		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
+		grep -E '^cpu |^cpu_in (hot|spin)|^cpu_at [0-9]* spin_other|^cpu_kernel|^thread' "$facts"
+		expect_cpu_trace "$facts"
+	done
+	$PERFETTO_CHECK "$f" >"$facts.pb" || { cat "$facts.pb"; fail "perfetto_check rejected the trace"; }
+	# The protobuf reading: the same samples per thread and per function.
+	expect_eq "samples per thread (protobuf)" "$(grep '^cpu ' "$facts")" "$(grep '^cpu ' "$facts.pb")"
+	expect_eq "samples per function (protobuf)" "$(grep '^cpu_in ' "$facts")" "$(grep '^cpu_in ' "$facts.pb")"
+}
+
+# --offcpu: tests/targets/offcpu_target.c's "sleeper" thread sleeps 300 ms three times and waits
+# 100 ms on a futex three times; the main thread waits for it in pthread_join.  Each period is
+# an "off-CPU: idle" slice of its length on its thread; with --runnable two threads pinned to
+# one CPU wait for it in turn ("off-CPU: runnable").
+offcpu_fact() { # FACTS_FILE TID NAME FIELD
+	awk -v t="$2" -v n="$3" -v k="$4" '$1 == "offcpu" && $2 == t && $3 " " $4 == n {
+		for (i = 5; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$1"
+}
+
+t_trace_offcpu_slices() {
+	perfetto_need
+	local fmt f facts pid sleeper
+	for fmt in chrome perfetto; do
+		f=$E2E_TMP/off.$fmt facts=$E2E_TMP/off.$fmt.facts
+		"$PROF" --offcpu -f "$fmt" -o "$f" -- "$TARGETS/offcpu_target" >/dev/null 2>"$E2E_TMP/off.err" ||
+			{ cat "$E2E_TMP/off.err"; fail "$fmt: profiler exit status"; }
+		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
+		grep -E '^offcpu |^thread' "$facts"
+		pid=$(awk '$1 == "process" { print $2 }' "$facts")
+		sleeper=$(awk -v p="$pid" '$1 == "thread" && $3 != p { print $3 }' "$facts")
+		expect_eq "$fmt: threads" 1 "$(echo "$sleeper" | wc -w)"
+		expect_eq "$fmt: sleeper's idle slices of >= 290 ms (3 sleeps)" 3 "$(offcpu_fact "$facts" "$sleeper" "off-CPU: idle" ge290)"
+		expect_eq "$fmt: sleeper's idle slices of >= 95 ms (and 3 futex waits)" 6 "$(offcpu_fact "$facts" "$sleeper" "off-CPU: idle" ge95)"
+		expect_range "$fmt: sleeper's idle ms" 1190 3000 "$(offcpu_fact "$facts" "$sleeper" "off-CPU: idle" total_ms)"
+		expect_range "$fmt: main thread's idle ms (the join)" 1190 3000 "$(offcpu_fact "$facts" "$pid" "off-CPU: idle" total_ms)"
+		expect_eq "$fmt: ring buffer drops" 0 "$(fact "$facts" "drop ringbuf_full")"
+	done
+	$PERFETTO_CHECK "$f" >"$facts.pb" || { cat "$facts.pb"; fail "perfetto_check rejected the trace"; }
+	expect_eq "slices per thread (protobuf)" "$(awk -v t="$sleeper" '$1 == "offcpu" && $2 == t { split($5, n, "="); s += n[2] } END { print s }' "$facts")" \
+		"$(awk -v t="$sleeper" '$1 == "thread_slices" && $3 == t { print $4 }' "$facts.pb")"
+	# Two threads on one CPU: each waits runnable for about the other's run.
+	f=$E2E_TMP/offr.json facts=$E2E_TMP/offr.facts
+	"$PROF" --offcpu -f chrome -o "$f" -- "$TARGETS/offcpu_target" --runnable >/dev/null 2>&1 ||
+		fail "--runnable: profiler exit status"
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	grep '^offcpu ' "$facts"
+	expect_eq "threads waiting >= 300 ms runnable" 2 \
+		"$(awk '$1 == "offcpu" && $4 == "runnable" { split($6, t, "="); if (t[2] >= 300) n++ } END { print n + 0 }' "$facts")"
+}
+
+# --calls --offcpu: the off-CPU slice nests inside the PHP call that slept (calls.php's
+# sleeper(): usleep 200 ms).
+t_trace_calls_offcpu_php() {
+	trace_need php
+	local f=$E2E_TMP/co.json facts=$E2E_TMP/co.facts
+	USE_ZEND_DTRACE=1 "$PROF" --calls --offcpu -f chrome -o "$f" -- php "$TRACE_PHP" >/dev/null 2>"$E2E_TMP/co.err" ||
+		{ cat "$E2E_TMP/co.err"; fail "profiler exit status"; }
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	grep -E '^offcpu |sleeper' "$facts"
+	# The calls are exact as without --offcpu (off-CPU slices only nest inside them).
+	expect_eq "Calc::alpha slices" 100 "$(fact "$facts" "slices Calc::alpha")"
+	expect_eq "Calc::beta inside Calc::alpha" 300 "$(fact "$facts" "nested Calc::alpha>Calc::beta")"
+	expect_eq "sleeper slices" 1 "$(fact "$facts" "slices sleeper")"
+	expect_range "idle slices inside sleeper" 1 10 "$(fact "$facts" "nested sleeper>off-CPU: idle")"
+	expect_range "idle slices of >= 95 ms (the 200 ms usleep)" 1 10 \
+		"$(awk '$1 == "offcpu" && $4 == "idle" { split($7, t, "="); n += t[2] } END { print n + 0 }' "$facts")"
 }

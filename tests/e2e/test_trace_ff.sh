@@ -66,9 +66,9 @@ t_trace_ff_plain_json() {
 
 t_trace_ff_usage() {
 	local out=$E2E_TMP/ffbad.err
-	"$PROF" --cpu -f firefox -o "$E2E_TMP/y.json.gz" -- /bin/true 2>"$out"
-	expect_eq "--cpu -f firefox exit status" 2 "$?"
-	grep -q 'records --calls only' "$out" || fail "message does not say what -f firefox records"
+	"$PROF" --calls --cpu -f firefox -o "$E2E_TMP/y.json.gz" -- /bin/true 2>"$out"
+	expect_eq "--calls --cpu -f firefox exit status" 2 "$?"
+	grep -q 'records --calls (with --heap, --offcpu) or --cpu alone' "$out" || fail "message does not say what -f firefox records"
 	[ ! -e "$E2E_TMP/y.json.gz" ] || fail "a file was written"
 	"$PROF" --calls -f firefx -- /bin/true 2>"$out"
 	expect_eq "unknown format exit status" 2 "$?"
@@ -254,4 +254,47 @@ t_trace_ff_markers_php_pid() {
 		"$(ff_fact "$facts" "marker_tid Exception_thrown MarkerTestError $TARGET_PID")"
 	expect_eq "caught markers" 25 \
 		"$(ff_fact "$facts" "marker_tid Exception_caught MarkerTestError $TARGET_PID")"
+}
+
+# --cpu alone: each sample its own stack (weightType "samples", weight 1), native frames named,
+# tests/targets/cpu_target.c's threads: hot_three/hot_one 3:1, the spinner, kernel frames.
+t_trace_ff_cpu() {
+	local f=$E2E_TMP/ffcpu.json.gz facts=$E2E_TMP/ffcpu.facts three one
+	"$PROF" --cpu=499 -f firefox -o "$f" -- "$TARGETS/cpu_target" 4 >"$E2E_TMP/ffcpu.out" \
+		2>"$E2E_TMP/ffcpu.err" || { cat "$E2E_TMP/ffcpu.err"; fail "profiler exit status"; }
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E '^thread|^threads|^cpu_in (hot|spin|work)' "$facts"
+	expect_eq "threads" 3 "$(ff_fact "$facts" threads)"
+	three=$(ff_fact "$facts" "cpu_in hot_three") one=$(ff_fact "$facts" "cpu_in hot_one")
+	[ "${one:-0}" -gt 0 ] || fail "no samples in hot_one"
+	expect_range "hot_three/hot_one" 2.0 4.5 "$(awk -v a="$three" -v b="$one" 'BEGIN { print a / b }')"
+	expect_range "spin_other samples" 1 100000 "$(ff_fact "$facts" "cpu_in spin_other")"
+	grep -q '^cpu_in \[k\] ' "$facts" || fail "no kernel frames"
+	# Every sample weighs 1: each thread's weights are its sample count.
+	awk '$1 == "thread" { split($(NF-2), n, "="); split($(NF-1), w, "=")
+		if (n[2] + 0 != w[2] + 0) exit 1 }' "$facts" || fail "weights are not the sample counts"
+	# work() is called by the three busy functions only: its samples are among theirs (and
+	# make most of them).
+	local busy
+	busy=$(($(ff_fact "$facts" "cpu_in hot_three") + $(ff_fact "$facts" "cpu_in hot_one") + $(ff_fact "$facts" "cpu_in spin_other")))
+	expect_range "work's samples" "$((busy * 9 / 10))" "$busy" "$(ff_fact "$facts" "cpu_in work")"
+	expect_eq "ring buffer drops" 0 "$(ff_fact "$facts" "drop ringbuf_full")"
+}
+
+# --calls --offcpu: off-CPU periods as frames "off-CPU: idle" / "off-CPU: runnable" under the call
+# that waited (calls.php's sleeper(): usleep 200 ms), weighted by their length; the calls exact.
+t_trace_ff_offcpu_php() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/ffoff.json.gz facts=$E2E_TMP/ffoff.facts
+	USE_ZEND_DTRACE=1 "$PROF" --calls --offcpu -f firefox -o "$f" -- php "$FF_PHP" >/dev/null \
+		2>"$E2E_TMP/ffoff.err" || { cat "$E2E_TMP/ffoff.err"; fail "profiler exit status"; }
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	grep -E 'off-CPU|^thread' "$facts"
+	ff_expect_php "$facts"
+	expect_range "off-CPU frames under sleeper" 1 10 "$(ff_fact "$facts" "nested sleeper>off-CPU: idle")"
+	# Every thread's weights are still its traced time.
+	awk '$1 == "thread" {
+		split($(NF-1), w, "="); split($NF, s, "=")
+		if (w[2] < s[2] * 0.99 - 1e-6 || w[2] > s[2] * 1.01 + 1e-6) exit 1
+	}' "$facts" || fail "a thread's weights do not sum to its traced time"
 }

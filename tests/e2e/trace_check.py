@@ -14,6 +14,21 @@ fact a line for the test to compare with exact expectations:
   top NAME N                 slices named NAME at depth 0
   instants NAME N
   process PID NAME / thread PID TID NAME
+  heap PID final|peak|updates V   the process's heap-in-use counter (--heap): its last and
+                             largest value, and how many values it has
+  large_alloc BYTES N        large-allocation instants of BYTES bytes (their "bytes" argument)
+  large_in NAME N            large-allocation instants inside a slice named NAME (innermost)
+  heap_delta NAME V          the sum over NAME's slices of the process's heap counter at their
+                             end minus at their begin (in file order: the order of arrival)
+  cpu PID TID N              --cpu sample instants of the thread (written at the end: not
+                             in time order, checked against the trace's span instead)
+  cpu_in NAME N              samples whose stack has a frame NAME
+  cpu_at TID NAME N          the same, of thread TID
+  cpu_kernel N               samples with kernel frames ("[k] …")
+  offcpu TID NAME n=N total_ms=T ge95=A ge290=B
+                             --offcpu slices ("off-CPU: idle" / "off-CPU: runnable") of the
+                             thread: how many, their total length, how many of >= 95 ms and
+                             of >= 290 ms
   drop NAME VALUE
 """
 import collections
@@ -36,6 +51,20 @@ class Facts:
         self.lines = []
         self.stacks = collections.defaultdict(list)
         self.last_ts = {}
+        self.heap = collections.defaultdict(list)  # pid -> counter values in order
+        self.large = collections.Counter()  # bytes -> instants
+        self.large_in = collections.Counter()  # innermost open slice -> instants
+        self.heap_delta = collections.Counter()  # slice name -> counter change inside it
+        self.begun_at = collections.defaultdict(list)  # thread -> counter value at each begin
+        self.cpu = collections.Counter()  # thread -> samples
+        self.cpu_in = collections.Counter()
+        self.cpu_at = collections.Counter()
+        self.cpu_kernel = 0
+        self.cpu_ts = []
+        self.begun_ts = collections.defaultdict(list)
+        self.offcpu = collections.defaultdict(lambda: [0, 0, 0, 0])  # (tid, name) -> n, ns, ...
+        self.unit_ns = 1  # chrome: ts in us
+        self.end_ts = None  # the trace's end, in its own unit
 
     def at(self, thread, ts):
         if ts < self.last_ts.get(thread, ts):
@@ -45,6 +74,8 @@ class Facts:
     def begin(self, thread, ts, name):
         self.at(thread, ts)
         self.stacks[thread].append(name)
+        self.begun_at[thread].append(self.heap_now(thread))
+        self.begun_ts[thread].append(ts)
 
     def end(self, thread, ts):
         self.at(thread, ts)
@@ -53,10 +84,49 @@ class Facts:
             fail(f"end without begin on {thread} at {ts}")
         name = st.pop()
         self.slices[name] += 1
+        self.heap_delta[name] += self.heap_now(thread) - self.begun_at[thread].pop()
+        ns = (ts - self.begun_ts[thread].pop()) * self.unit_ns
+        if name.startswith("off-CPU: "):
+            o = self.offcpu[(thread[1], name)]
+            o[0] += 1
+            o[1] += ns
+            o[2] += ns >= 95e6
+            o[3] += ns >= 290e6
         if st:
             self.nested[st[-1] + ">" + name] += 1
         else:
             self.top[name] += 1
+
+    def heap_now(self, thread):
+        vals = self.heap.get(thread[0])
+        return vals[-1] if vals else 0
+
+    def counter(self, pid, ts, value):
+        self.at(("heap counter", pid), ts)
+        if value < 0:
+            fail(f"negative heap counter {value} of {pid}")
+        self.heap[pid].append(value)
+
+    def large_alloc(self, thread, ts, size):
+        self.at(thread, ts)
+        if size < 1 << 20:
+            fail(f"large allocation of only {size} bytes")
+        self.large[size] += 1
+        if self.stacks[thread]:
+            self.large_in[self.stacks[thread][-1]] += 1
+
+    def cpu_sample(self, thread, ts, name, stack):
+        frames = stack.split(";") if stack else []
+        if frames and frames[-1] != name:
+            fail(f"cpu sample named {name} but its leaf is {frames[-1]}")
+        if not frames and name != "[no stack]":
+            fail(f"cpu sample {name} without a stack")
+        self.cpu[thread] += 1
+        for fr in set(frames):
+            self.cpu_in[fr] += 1
+            self.cpu_at[(thread[1], fr)] += 1
+        self.cpu_kernel += any(fr.startswith("[k] ") for fr in frames)
+        self.cpu_ts.append(ts)
 
     def done(self):
         for thread, st in self.stacks.items():
@@ -70,6 +140,30 @@ class Facts:
             print(f"top {k} {v}")
         for k, v in sorted(self.instants.items()):
             print(f"instants {k} {v}")
+        if self.cpu_ts:
+            # Written at the end, out of order: each still within the run (the end's time).
+            if self.end_ts is None or max(self.cpu_ts) > self.end_ts or min(self.cpu_ts) <= 0:
+                fail(f"cpu samples {min(self.cpu_ts)}..{max(self.cpu_ts)} after the end {self.end_ts}")
+            for (pid, tid), v in sorted(self.cpu.items()):
+                print(f"cpu {pid} {tid} {v}")
+            for k, v in sorted(self.cpu_in.items()):
+                print(f"cpu_in {k} {v}")
+            for (tid, k), v in sorted(self.cpu_at.items()):
+                print(f"cpu_at {tid} {k} {v}")
+            print(f"cpu_kernel {self.cpu_kernel}")
+        for (tid, name), (n, ns, a, b) in sorted(self.offcpu.items()):
+            print(f"offcpu {tid} {name} n={n} total_ms={ns / 1e6:.0f} ge95={a} ge290={b}")
+        for pid, vals in sorted(self.heap.items()):
+            print(f"heap {pid} final {vals[-1]}")
+            print(f"heap {pid} peak {max(vals)}")
+            print(f"heap {pid} updates {len(vals)}")
+        for k, v in sorted(self.large.items()):
+            print(f"large_alloc {k} {v}")
+        for k, v in sorted(self.large_in.items()):
+            print(f"large_in {k} {v}")
+        if self.heap:
+            for k, v in sorted(self.heap_delta.items()):
+                print(f"heap_delta {k} {v}")
         for line in self.lines:
             print(line)
 
@@ -84,6 +178,7 @@ def chrome(path):
     if doc.get("displayTimeUnit") != "ns":
         fail("displayTimeUnit is not ns")
     f = Facts()
+    f.unit_ns = 1000
     for ev in doc["traceEvents"]:
         ph = ev["ph"]
         thread = (ev["pid"], ev["tid"])
@@ -94,8 +189,17 @@ def chrome(path):
         elif ph == "i":
             if ev.get("s") != "t":
                 fail("instant event not thread-scoped")
-            f.at(thread, ev["ts"])
             f.instants[ev["name"]] += 1
+            if ev.get("cat") == "cpu":
+                f.cpu_sample(thread, ev["ts"], ev["name"], ev["args"]["stack"])
+            elif ev.get("cat") == "heap":
+                f.large_alloc(thread, ev["ts"], ev["args"]["bytes"])
+            else:
+                f.at(thread, ev["ts"])
+        elif ph == "C":
+            if ev["name"] != "heap in use" or set(ev["args"]) != {"bytes"}:
+                fail(f"unknown counter {ev['name']} {ev['args']}")
+            f.counter(ev["pid"], ev["ts"], ev["args"]["bytes"])
         elif ph == "M":
             if ev["name"] == "process_name":
                 f.lines.append(f"process {ev['pid']} {ev['args']['name']}")
@@ -105,6 +209,7 @@ def chrome(path):
                 fail(f"unknown metadata event {ev['name']}")
         else:
             fail(f"unexpected phase {ph}")
+    f.end_ts = doc["metadata"]["end_ts_ns"] / 1000
     for k, v in doc["metadata"]["counters"].items():
         f.lines.append(f"drop {k} {v}")
     f.done()
@@ -188,7 +293,15 @@ def perfetto(path):
                 tracks[uuid] = ("process", one(pr, 1))
                 f.lines.append(f"process {one(pr, 1)} {one(pr, 6, b'').decode()}")
             elif cnt is not None:
-                tracks[uuid] = ("counter", one(t, 2, b"").decode())
+                parent = one(t, 5)
+                if parent is None:
+                    tracks[uuid] = ("counter", one(t, 2, b"").decode())
+                elif tracks.get(parent, ("",))[0] == "process":
+                    if one(t, 2) != b"heap in use" or one(fields(cnt), 3) != 3:
+                        fail("a process's counter track that is not heap in use (bytes)")
+                    tracks[uuid] = ("heap", tracks[parent][1])
+                else:
+                    fail("counter track's parent is not a process track declared before")
             else:
                 fail("track descriptor of an unknown kind")
         interned = one(p, 12)
@@ -212,10 +325,14 @@ def perfetto(path):
         track = tracks.get(uuid)
         if track is None:
             fail(f"event on undeclared track {uuid}")
+        if typ == 4 and track[0] == "heap":
+            f.counter(track[1], ts, one(e, 30, 0))
+            continue
         if typ == 4:
             if track[0] != "counter":
                 fail("counter value on a non-counter track")
             f.lines.append(f"drop {track[1].split(': ', 1)[1]} {one(e, 30, 0)}")
+            f.end_ts = ts
             continue
         if track[0] != "thread":
             fail("slice on a non-thread track")
@@ -226,8 +343,18 @@ def perfetto(path):
         elif typ == 2:
             f.end(track[1:], ts)
         elif typ == 3:
-            f.at(track[1:], ts)
             f.instants[names[iid]] += 1
+            ann = {}
+            for n, da in e:
+                if n == 4:
+                    d = fields(da)
+                    ann[one(d, 10, b"").decode()] = one(d, 3, one(d, 7, one(d, 6)))
+            if "stack" in ann:
+                f.cpu_sample(track[1:], ts, names[iid], ann["stack"].decode("utf-8"))
+            elif names[iid] == "large allocation":
+                f.large_alloc(track[1:], ts, ann["bytes"])
+            else:
+                f.at(track[1:], ts)
         else:
             fail(f"event type {typ}")
     if not packets:

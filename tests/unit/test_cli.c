@@ -97,11 +97,28 @@ static void test_cli__event_trace_formats(void **state)
 			 CLI_RUN);
 	assert_string_equal(env.output, "t.json.gz");
 	cli__free(&env);
-	/* Modes the event traces do not record, alone or beside --calls; the default mode. */
-	assert_int_equal(PARSE(&env, "--heap", "-f", "chrome", "-p", "1"), -EINVAL);
-	assert_int_equal(PARSE(&env, "-f", "perfetto", "-p", "1"), -EINVAL);
-	assert_int_equal(PARSE(&env, "--calls", "--cpu", "-f", "perfetto", "-p", "1"), -EINVAL);
-	assert_int_equal(PARSE(&env, "--calls", "--offcpu", "-f", "chrome", "-p", "1"), -EINVAL);
+	/* --heap alone, beside --calls, and as the default mode. */
+	assert_int_equal(PARSE(&env, "--heap", "-f", "chrome", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_HEAP);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "--heap", "-f", "perfetto", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_CALLS | MODE_HEAP);
+	assert_string_equal(env.output, "bpftrace-prof.pftrace");
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-f", "perfetto", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_HEAP);
+	cli__free(&env);
+	/* Modes the event traces do not record, alone or beside --calls. */
+	assert_int_equal(PARSE(&env, "--calls", "--cpu", "-f", "perfetto", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.modes, MODE_CALLS | MODE_CPU);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "--offcpu", "-f", "chrome", "-p", "1"), CLI_RUN);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "--offcpu", "-f", "perfetto", "-p", "1"),
+			 CLI_RUN);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--cpu", "-f", "codetracer", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--heap", "-f", "codetracer", "-p", "1"), -EINVAL);
 	/* Continuous mode writes pprof. */
 	assert_int_equal(PARSE(&env, "--calls", "-f", "chrome", "-p", "1", "--interval", "1",
 			       "--output-dir", "/tmp"),
@@ -129,7 +146,12 @@ static void test_cli__firefox_codetracer_formats(void **state)
 			 CLI_RUN);
 	assert_string_equal(env.output, "dir");
 	cli__free(&env);
-	/* Only firefox takes --heap, and only beside --calls; a folder is not stdout. */
+	/* firefox: --heap and --offcpu beside --calls, --cpu alone; a folder is not stdout. */
+	assert_int_equal(PARSE(&env, "--calls", "--offcpu", "-f", "firefox", "-p", "1"), CLI_RUN);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--cpu", "-f", "firefox", "-p", "1"), CLI_RUN);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--offcpu", "-f", "firefox", "-p", "1"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--calls", "--heap", "-f", "codetracer", "-p", "1"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--heap", "-f", "firefox", "-p", "1"), -EINVAL);
 	assert_int_equal(PARSE(&env, "--calls", "--heap", "--cpu", "-f", "firefox", "-p", "1"),

@@ -100,7 +100,8 @@ static const char *const no_drops = "\n],\"metadata\":{\"end_ts_ns\":5000,\"coun
 				    "\"trace_unmatched_returns\":0,\"trace_unwound_frames\":0,"
 				    "\"trace_unfinished_frames\":0,\"trace_depth_exceeded\":0,"
 				    "\"trace_resyncs\":0,\"trace_before_attach\":0,"
-				    "\"trace_unnamed\":0}}}\n";
+				    "\"trace_unnamed\":0,\"trace_heap_unknown_frees\":0,"
+				    "\"trace_heap_untracked\":0}}}\n";
 
 static void test_evtrace__chrome_exact_nesting(void **state)
 {
@@ -444,6 +445,184 @@ static void test_evtrace__perfetto_names_interned_once(void **state)
 	done(x);
 }
 
+#define MiB (1ULL << 20)
+
+/* The heap counter's values and the large allocations, in the order written. */
+static void test_evtrace__chrome_heap_counter_exact(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+	const char *want[] = {
+		"{\"ph\":\"C\",\"pid\":1,\"tid\":1,\"ts\":1.000,\"cat\":\"heap\","
+		"\"name\":\"heap in use\",\"args\":{\"bytes\":100}}",
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":2.000,\"s\":\"t\",\"cat\":\"heap\","
+		"\"name\":\"large allocation\",\"args\":{\"bytes\":2097152,\"addr\":\"0xb000\"}}",
+		"\"ts\":2.000,\"cat\":\"heap\",\"name\":\"heap in "
+		"use\",\"args\":{\"bytes\":2097252}}",
+		"\"ts\":3.000,\"cat\":\"heap\",\"name\":\"heap in "
+		"use\",\"args\":{\"bytes\":2097152}}",
+		"\"args\":{\"bytes\":3145728,\"addr\":\"0xd000\"}}",
+		"\"ts\":5.000,\"cat\":\"heap\",\"name\":\"heap in "
+		"use\",\"args\":{\"bytes\":3145728}}",
+		"\"ts\":6.000,\"cat\":\"heap\",\"name\":\"heap in use\",\"args\":{\"bytes\":0}}",
+	};
+	const char *p;
+
+	(void)state;
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xa000, 0, 100), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 2000, 0xb000, 0, 2 * MiB), 0);
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 3000, 0xa000), 0);
+	/* Allocated before the trace: counted, the counter does not move. */
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 4000, 0xc000), 0);
+	/* realloc: the old block goes, the new one comes, one value. */
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 5000, 0xd000, 0xb000, 3 * MiB), 0);
+	assert_int_equal(evtrace__heap_exec(x->t, PID, 6000), 0);
+	/* After the exec its old blocks are unknown. */
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 6500, 0xd000), 0);
+	out = finish(x, 7000);
+	p = out;
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		p = strstr(p, want[i]);
+		if (!p)
+			fail_msg("missing, or out of order: %s\nin %s", want[i], out);
+	}
+	assert_int_equal(count(out, "\"ph\":\"C\""), 5);
+	assert_int_equal(count(out, "large allocation"), 2);
+	assert_int_equal(evtrace__stats(x->t)->heap_unknown_frees, 2);
+	assert_non_null(strstr(out, "\"trace_heap_unknown_frees\":2,\"trace_heap_untracked\":0"));
+	done(x);
+}
+
+/* A zero-byte block is a block (its free is known); a free never moves time back. */
+static void test_evtrace__heap_zero_size_and_time(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ENTRY(x, 5000, 10);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xa000, 0, 0), 0);
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 1500, 0xa000), 0);
+	RETURN(x, 6000, 10);
+	out = finish(x, 7000);
+	assert_int_equal(evtrace__stats(x->t)->heap_unknown_frees, 0);
+	/* The allocation is written at the thread's last event (5 us), not before. */
+	assert_non_null(strstr(out, "\"ts\":5.000,\"cat\":\"heap\",\"name\":\"heap in use\","
+				    "\"args\":{\"bytes\":0}}"));
+	assert_null(strstr(out, "\"ts\":1.000"));
+	done(x);
+}
+
+/* Past the limit of blocks followed: counted, not in the counter, still an instant if large. */
+static void test_evtrace__heap_blocks_bounded(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	evtrace__set_max_blocks(x->t, 2);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xa000, 0, 10), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xb000, 0, 20), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xc000, 0, MiB), 0);
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 1000, 0xc000), 0);
+	/* Room again. */
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 1000, 0xa000), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xd000, 0, 40), 0);
+	out = finish(x, 7000);
+	assert_int_equal(evtrace__stats(x->t)->heap_untracked, 1);
+	assert_int_equal(evtrace__stats(x->t)->heap_unknown_frees, 1);
+	assert_int_equal(count(out, "large allocation"), 1);
+	assert_int_equal(count(out, "\"ph\":\"C\""), 4);
+	assert_non_null(strstr(out, "{\"bytes\":60}}\n]"));
+	done(x);
+}
+
+/* Perfetto: a counter track (unit bytes) child of the process's, counter values, the large
+ * allocation's debug annotations. */
+static bool has(const char *buf, size_t len, const void *what, size_t n)
+{
+	for (size_t i = 0; i + n <= len; i++)
+		if (!memcmp(buf + i, what, n))
+			return true;
+	return false;
+}
+
+static void test_evtrace__perfetto_heap_fields(void **state)
+{
+	struct fixture *x = start(EVTRACE_PERFETTO, false);
+	const char *out;
+
+	(void)state;
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xa000, 0, 2 * MiB), 0);
+	assert_int_equal(evtrace__alloc(x->t, 7, 7, 1000, 0xa000, 0, 5), 0);
+	out = finish(x, 7000);
+	/* TrackDescriptor {uuid 1<<61|1, parent_uuid 1<<32, name "heap in use",
+	 * counter {unit UNIT_SIZE_BYTES}} */
+	assert_true(has(out, x->len,
+			"\x08\x81\x80\x80\x80\x80\x80\x80\x80\x20\x28\x80\x80\x80\x80\x10"
+			"\x12\x0bheap in use\x42\x02\x18\x03",
+			31));
+	/* counter_value 2 MiB, then 5 on the other process's track (uuid 1<<61|7). */
+	assert_true(has(out, x->len, "\xf0\x01\x80\x80\x80\x01", 6));
+	assert_true(has(out, x->len, "\x58\x87\x80\x80\x80\x80\x80\x80\x80\x20\xf0\x01\x05", 13));
+	/* DebugAnnotation {name "bytes", uint_value}, {name "addr", pointer_value 0xa000} */
+	assert_true(has(out, x->len, "\x22\x0c\x52\x05\x62ytes\x18\x80\x80\x80\x01", 14));
+	assert_true(has(out, x->len, "\x22\x0a\x52\x04\x61\x64\x64\x72\x38\x80\xc0\x02", 12));
+	/* "large allocation" interned once. */
+	assert_true(has(out, x->len, "\x12\x10large allocation", 18));
+	done(x);
+}
+
+/* --cpu: samples wait for the end (their stacks are named then), each an instant with its
+ * stack; without stacks to name them, "[no stack]". */
+static void test_evtrace__cpu_samples_written_at_end(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	assert_int_equal(evtrace__cpu_sample(x->t, PID, TID, 1000, -1, -1), 0);
+	ENTRY(x, 1500, 10);
+	assert_int_equal(evtrace__cpu_sample(x->t, PID, TID, 2000, -1, -1), 0);
+	RETURN(x, 2500, 10);
+	assert_int_equal(fflush(x->f), 0);
+	assert_null(strstr(x->buf, "\"cat\":\"cpu\""));
+	out = finish(x, 5000);
+	assert_non_null(
+		strstr(out, "{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"s\":\"t\","
+			    "\"cat\":\"cpu\",\"name\":\"[no stack]\",\"args\":{\"stack\":\"\"}}"));
+	assert_non_null(strstr(out, "\"ts\":2.000,\"s\":\"t\",\"cat\":\"cpu\""));
+	assert_int_equal(count(out, "\"cat\":\"cpu\""), 2);
+	/* After the calls' events, before the counters. */
+	assert_true(strstr(out, "\"cat\":\"cpu\"") > strstr(out, "\"ts\":2.500"));
+	done(x);
+}
+
+/* --offcpu: a slice of its length inside the calls open then, never before the thread's last
+ * event. */
+static void test_evtrace__offcpu_slices(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	ENTRY(x, 1000, 10);
+	assert_int_equal(evtrace__offcpu(x->t, PID, TID, 2000, 3000, false), 0);
+	/* Reported with a start before the thread's last event (5 us): moved there. */
+	assert_int_equal(evtrace__offcpu(x->t, PID, TID, 4000, 500, true), 0);
+	RETURN(x, 9000, 10);
+	out = finish(x, 10000);
+	assert_non_null(strstr(out,
+			       "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2.000,\"cat\":\"calls\","
+			       "\"name\":\"off-CPU: idle\"},\n"
+			       "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":5.000},\n"
+			       "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":5.000,\"cat\":\"calls\","
+			       "\"name\":\"off-CPU: runnable\"},\n"
+			       "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":5.500},\n"
+			       "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":9.000}"));
+	done(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +641,12 @@ int main(void)
 		cmocka_unit_test(test_evtrace__gzip_is_the_same_json),
 		cmocka_unit_test(test_evtrace__perfetto_packet_bytes),
 		cmocka_unit_test(test_evtrace__perfetto_names_interned_once),
+		cmocka_unit_test(test_evtrace__chrome_heap_counter_exact),
+		cmocka_unit_test(test_evtrace__heap_zero_size_and_time),
+		cmocka_unit_test(test_evtrace__heap_blocks_bounded),
+		cmocka_unit_test(test_evtrace__perfetto_heap_fields),
+		cmocka_unit_test(test_evtrace__cpu_samples_written_at_end),
+		cmocka_unit_test(test_evtrace__offcpu_slices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

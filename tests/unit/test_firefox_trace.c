@@ -425,6 +425,39 @@ static void test_firefox_trace__markers_class_load_and_bounds(void **state)
 	done(x);
 }
 
+/* --cpu: each sample its own stack (frames root first), weight 1, weightType "samples". */
+static void test_firefox_trace__cpu_samples(void **state)
+{
+	static const uint32_t mf[] = {1, 2}, mg[] = {1, 3};
+	struct trace_sink *s = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(firefox_trace__new(&s, f, 0, NULL), 0);
+	assert_int_equal(s->ops->process(s, 1, "p"), 0);
+	assert_int_equal(s->ops->thread(s, 1, 1, "t"), 0);
+	assert_int_equal(s->ops->name(s, 1, "main"), 0);
+	assert_int_equal(s->ops->name(s, 2, "f"), 0);
+	assert_int_equal(s->ops->name(s, 3, "[k] g"), 0);
+	assert_int_equal(s->ops->cpu_stack(s, 1, 1, 1000, mf, 2), 0);
+	assert_int_equal(s->ops->cpu_stack(s, 1, 1, 2000, mg, 2), 0);
+	assert_int_equal(s->ops->cpu_stack(s, 1, 1, 3000, mf, 2), 0);
+	assert_int_equal(s->ops->cpu_stack(s, 1, 1, 4000, NULL, 0), 0);
+	assert_int_equal(s->ops->finish(s, 5000, NULL, NULL, 0), 0);
+	assert_int_equal(fflush(f), 0);
+	has(buf, "\"samples\":{\"weightType\":\"samples\",\"length\":4,\"stack\":[1,2,1,null],"
+		 "\"time\":[0.000000,0.001000,0.002000,0.003000],\"weight\":[1,1,1,1]}");
+	/* main, main>f, main>[k] g */
+	has(buf, "\"stackTable\":{\"length\":3,");
+	has(buf, "\"prefix\":[null,0,0]");
+	s->ops->free(s);
+	fclose(f);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_firefox_trace__markers_instants),
 		cmocka_unit_test(test_firefox_trace__markers_imports_paired),
 		cmocka_unit_test(test_firefox_trace__markers_class_load_and_bounds),
+		cmocka_unit_test(test_firefox_trace__cpu_samples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,6 +58,10 @@ struct collect {
 	struct heap_agg *heap;
 	collect_heap_tap_fn heap_tap; /* trace formats: every heap event, in order */
 	void *heap_tap_ctx;
+	collect_cpu_tap_fn cpu_tap; /* trace formats: every cpu sample, in order */
+	void *cpu_tap_ctx;
+	collect_offcpu_tap_fn offcpu_tap; /* trace formats: every off-CPU period, in order */
+	void *offcpu_tap_ctx;
 	struct cpu_agg *cpu;
 	struct collect_dump_thread *dump; /* `dump`: the threads the iterator sent */
 	size_t ndump, dump_cap;
@@ -888,10 +892,22 @@ void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx)
 	c->heap_tap_ctx = ctx;
 }
 
-static int heap_tap(struct collect *c, enum collect_heap_kind kind, uint32_t pid, uint32_t tid,
-		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size)
+void collect__set_offcpu_tap(struct collect *c, collect_offcpu_tap_fn fn, void *ctx)
 {
-	struct collect_heap_event e = {kind, pid, tid, stack_id, addr, old_addr, size};
+	c->offcpu_tap = fn;
+	c->offcpu_tap_ctx = ctx;
+}
+
+void collect__set_cpu_tap(struct collect *c, collect_cpu_tap_fn fn, void *ctx)
+{
+	c->cpu_tap = fn;
+	c->cpu_tap_ctx = ctx;
+}
+
+static int heap_tap(struct collect *c, enum collect_heap_kind kind, uint32_t pid, uint32_t tid,
+		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size, uint64_t ts)
+{
+	struct collect_heap_event e = {kind, pid, tid, stack_id, addr, old_addr, size, ts};
 
 	return c->heap_tap ? c->heap_tap(c->heap_tap_ctx, &e) : 0;
 }
@@ -951,7 +967,7 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 				  e->size);
 	return heap_tap(c,
 			e->type == PROF_REC_HEAP_ALLOC ? COLLECT_HEAP_ALLOC : COLLECT_HEAP_REALLOC,
-			e->pid, e->tid, id, e->addr, e->old_addr, e->size);
+			e->pid, e->tid, id, e->addr, e->old_addr, e->size, e->ts);
 }
 
 /*
@@ -991,6 +1007,13 @@ static int on_cpu(struct collect *c, const struct prof_cpu_sample *s, const uint
 			    s->nkern, s->nuser);
 	if (!err)
 		err = cpu_agg__add(c->cpu, &k);
+	if (!err && c->cpu_tap)
+		err = c->cpu_tap(c->cpu_tap_ctx,
+				 &(struct collect_cpu_event){.pid = s->pid,
+							     .tid = s->tid,
+							     .ts = s->ts,
+							     .user_stack = k.user_stack,
+							     .kern_stack = k.kern_stack});
 	return err;
 }
 
@@ -1005,6 +1028,13 @@ static int on_offcpu(struct collect *c, const struct prof_offcpu_event *e, const
 			    e->nkern, e->nuser);
 	if (!err)
 		err = offcpu_agg__add(c->offcpu, &k, ns);
+	if (!err && c->offcpu_tap)
+		err = c->offcpu_tap(c->offcpu_tap_ctx,
+				    &(struct collect_offcpu_event){.pid = e->pid,
+								   .tid = e->tid,
+								   .start = e->out_ns,
+								   .ns = ns,
+								   .state = e->state});
 	return err;
 }
 
@@ -1358,7 +1388,8 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 		if (size < sizeof(*f))
 			return 1;
 		heap_agg__free_block(c->heap, f->pid, f->addr);
-		return heap_tap(c, COLLECT_HEAP_FREE, f->pid, f->tid, STACKRES_NONE, f->addr, 0, 0);
+		return heap_tap(c, COLLECT_HEAP_FREE, f->pid, f->tid, STACKRES_NONE, f->addr, 0, 0,
+				f->ts);
 	}
 	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
 		return 1;
@@ -1378,7 +1409,7 @@ static int heap_on_exec(struct collect *c, uint32_t pid)
 	int err = heap_agg__exec(c->heap, pid), n = 0;
 
 	if (!err)
-		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0);
+		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0);
 	if (err || !(c->opts.cmd || c->opts.wide))
 		return err;
 	err = collect__attach_heap(c, pid, -1, &n);

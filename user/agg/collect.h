@@ -147,10 +147,30 @@ struct collect_heap_event {
 	uint32_t pid, tid;
 	int32_t stack_id; /* stackres id (STACKRES_NONE: lost) */
 	uint64_t addr, old_addr, size;
+	uint64_t ts; /* bpf_ktime_get_ns() of the probe (EXEC: 0, not known) */
 };
 /* A negative errno from fn stops the run like any fatal collection error. */
 typedef int (*collect_heap_tap_fn)(void *ctx, const struct collect_heap_event *e);
 void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx);
+
+/* --cpu samples as events, in arrival order, for the trace formats (after the aggregator). */
+struct collect_cpu_event {
+	uint32_t pid, tid;
+	uint64_t ts;			/* bpf_ktime_get_ns() of the sample */
+	int32_t user_stack, kern_stack; /* stackres ids (STACKRES_NONE: none) */
+};
+/* A negative errno from fn stops the run like any fatal collection error. */
+typedef int (*collect_cpu_tap_fn)(void *ctx, const struct collect_cpu_event *e);
+void collect__set_cpu_tap(struct collect *c, collect_cpu_tap_fn fn, void *ctx);
+
+/* --offcpu periods as events, in arrival order, for the trace formats (after the aggregator). */
+struct collect_offcpu_event {
+	uint32_t pid, tid;
+	uint64_t start, ns; /* switch-out time (bpf_ktime_get_ns) and the time off the CPU */
+	uint8_t state;	    /* enum prof_offcpu_state */
+};
+typedef int (*collect_offcpu_tap_fn)(void *ctx, const struct collect_offcpu_event *e);
+void collect__set_offcpu_tap(struct collect *c, collect_offcpu_tap_fn fn, void *ctx);
 
 struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);

@@ -109,6 +109,50 @@ static int chrome_instant(struct trace_sink *s, uint32_t pid, uint32_t tid, uint
 	return named(ct(s), "i", pid, tid, ts, name);
 }
 
+/* --heap: a counter per process ("C" events are process-scoped; args name its series). */
+static int chrome_heap_in_use(struct trace_sink *s, uint32_t pid, uint64_t ts, uint64_t bytes)
+{
+	struct chrome_trace *t = ct(s);
+
+	head(t, "C", pid, pid);
+	ts_field(t, ts);
+	fprintf(t->f,
+		",\"cat\":\"heap\",\"name\":\"heap in use\",\"args\":{\"bytes\":%" PRIu64 "}}",
+		bytes);
+	return status(t);
+}
+
+static int chrome_large_alloc(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			      uint32_t iid, const char *name, uint64_t addr, uint64_t size)
+{
+	struct chrome_trace *t = ct(s);
+
+	(void)iid;
+	head(t, "i", pid, tid);
+	ts_field(t, ts);
+	fputs(",\"s\":\"t\",\"cat\":\"heap\",\"name\":", t->f);
+	json__write_string(t->f, name, strlen(name));
+	fprintf(t->f, ",\"args\":{\"bytes\":%" PRIu64 ",\"addr\":\"0x%" PRIx64 "\"}}", size, addr);
+	return status(t);
+}
+
+/* --cpu: an instant on the thread named after the leaf, its stack as an argument. */
+static int chrome_cpu_sample(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			     uint32_t iid, const char *name, const char *stack)
+{
+	struct chrome_trace *t = ct(s);
+
+	(void)iid;
+	head(t, "i", pid, tid);
+	ts_field(t, ts);
+	fputs(",\"s\":\"t\",\"cat\":\"cpu\",\"name\":", t->f);
+	json__write_string(t->f, name, strlen(name));
+	fputs(",\"args\":{\"stack\":", t->f);
+	json__write_string(t->f, stack, strlen(stack));
+	fputs("}}", t->f);
+	return status(t);
+}
+
 /* The counters (losses and bookkeeping) go into the top-level "metadata" object, which
  * viewers keep aside. */
 static int chrome_finish(struct trace_sink *s, uint64_t ts, const char *const *names,
@@ -153,6 +197,9 @@ static const struct trace_sink_ops chrome_ops = {
 	.instant = chrome_instant,
 	.finish = chrome_finish,
 	.free = chrome_free,
+	.heap_in_use = chrome_heap_in_use,
+	.large_alloc = chrome_large_alloc,
+	.cpu_sample = chrome_cpu_sample,
 };
 
 int chrome_trace__new(struct trace_sink **out, FILE *f, int gzip)

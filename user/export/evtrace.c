@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agg/calls_agg.h"
+#include "agg/stackres.h"
 #include "export/trace_sink.h"
 #include "proc/procinfo.h"
 #include "profile/calls_profile.h"
@@ -31,6 +32,25 @@ struct thread {
 	uint64_t last_ts;
 };
 
+/* --heap, formats with a heap counter: a live block, per process (a forked child's copy of an
+ * address is another block). */
+struct block_key {
+	uint32_t pid, pad;
+	uint64_t addr;
+};
+
+struct heap_proc {
+	uint64_t in_use;
+	uint64_t last_ts; /* of its counter: it never goes back, whichever thread moved it */
+};
+
+/* --cpu: a sample waiting in the spill file for its stacks' names. */
+struct cpu_rec {
+	uint64_t ts;
+	uint32_t pid, tid;
+	int32_t user, kern;
+};
+
 struct name {
 	uint32_t iid;
 	bool unknown; /* its name record had not arrived: looked up again at each use */
@@ -45,8 +65,16 @@ struct evtrace {
 	struct hashmap *procs_seen; /* pid -> uint8_t */
 	struct hashmap *ready;	    /* pid -> uint64_t: events before it are skipped */
 	struct hashmap *names;	    /* name_id -> struct name */
+	struct hashmap *blocks;	    /* block_key -> uint64_t size (heap counter) */
+	struct hashmap *heap_procs; /* pid -> struct heap_proc (heap counter) */
 	struct strpool *strings;
 	uint32_t next_iid;
+	uint32_t large_iid; /* EVTRACE_LARGE_ALLOC_NAME's, 0 until its first use */
+	uint32_t max_blocks;
+	const struct stackres *stacks;
+	FILE *cpu_spill;	/* --cpu: struct cpu_rec, in arrival order */
+	uint64_t cpu_samples;	/* in it */
+	struct hashmap *leaves; /* --cpu: interned leaf name (pointer) -> uint32_t iid */
 	bool finished;
 	struct evtrace_stats stats;
 };
@@ -62,6 +90,7 @@ int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 	}
 	t->sink = sink;
 	t->next_iid = 1;
+	t->max_blocks = EVTRACE_MAX_BLOCKS;
 	err = hashmap__new(&t->threads, sizeof(struct thread_key), sizeof(struct thread));
 	if (!err)
 		err = hashmap__new(&t->procs_seen, sizeof(uint32_t), sizeof(uint8_t));
@@ -71,6 +100,10 @@ int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 		err = hashmap__new(&t->ready, sizeof(uint32_t), sizeof(uint64_t));
 	if (!err)
 		err = strpool__new(&t->strings);
+	if (!err && sink->ops->heap_in_use)
+		err = hashmap__new(&t->blocks, sizeof(struct block_key), sizeof(uint64_t));
+	if (!err && sink->ops->heap_in_use)
+		err = hashmap__new(&t->heap_procs, sizeof(uint32_t), sizeof(struct heap_proc));
 	if (err)
 		goto cleanup;
 	*out = t;
@@ -104,6 +137,11 @@ void evtrace__free(struct evtrace *t)
 	hashmap__free(t->procs_seen);
 	hashmap__free(t->ready);
 	hashmap__free(t->names);
+	hashmap__free(t->blocks);
+	hashmap__free(t->heap_procs);
+	hashmap__free(t->leaves);
+	if (t->cpu_spill)
+		fclose(t->cpu_spill);
 	strpool__free(t->strings);
 	if (t->sink)
 		t->sink->ops->free(t->sink);
@@ -391,16 +429,99 @@ static int heap_event(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts
 				  size);
 }
 
+/* The block at addr of pid is gone: its size (0: not followed, counted). */
+static uint64_t forget_block(struct evtrace *t, uint32_t pid, uint64_t addr)
+{
+	struct block_key k = {.pid = pid, .addr = addr};
+	uint64_t *known = hashmap__find(t->blocks, &k), size;
+
+	if (!known) {
+		t->stats.heap_unknown_frees++;
+		return 0;
+	}
+	size = *known;
+	hashmap__delete(t->blocks, &k);
+	return size;
+}
+
+/*
+ * The heap counter's formats: frees paired with allocations here, the process's bytes in use
+ * written after each change, large allocations as instants on their thread.  An allocation
+ * (alloc) of size bytes at addr, replacing old_addr (a realloc's, 0: none); else a free of addr.
+ */
+static int heap_counted(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+			uint64_t old_addr, uint64_t size, bool alloc)
+{
+	struct block_key k = {.pid = pid, .addr = addr};
+	struct heap_proc *hp;
+	struct thread *th;
+	uint64_t *known, gone = 0;
+	bool created, changed = false;
+	int err;
+
+	err = get_thread(t, &th, pid, tid);
+	if (err)
+		return err;
+	if (ts < th->last_ts)
+		ts = th->last_ts;
+	err = hashmap__upsert(t->heap_procs, (void **)&hp, &pid, NULL);
+	if (err)
+		return err;
+	if (ts < hp->last_ts)
+		ts = hp->last_ts;
+	hp->last_ts = ts;
+	if (old_addr || !alloc) {
+		gone = forget_block(t, pid, alloc ? old_addr : addr);
+		changed = gone != 0;
+	}
+	hp->in_use -= gone < hp->in_use ? gone : hp->in_use;
+	if (alloc && hashmap__count(t->blocks) >= t->max_blocks && !hashmap__find(t->blocks, &k)) {
+		t->stats.heap_untracked++;
+	} else if (alloc) {
+		err = hashmap__upsert(t->blocks, (void **)&known, &k, &created);
+		if (err)
+			return err;
+		/* Its free was missed (a block is not handed out twice): replaced. */
+		if (!created)
+			hp->in_use -= *known < hp->in_use ? *known : hp->in_use;
+		*known = size;
+		hp->in_use += size;
+		changed = true;
+	}
+	if (alloc && size >= EVTRACE_LARGE_ALLOC) {
+		if (!t->large_iid) {
+			t->large_iid = t->next_iid++;
+			err = t->sink->ops->name(t->sink, t->large_iid, EVTRACE_LARGE_ALLOC_NAME);
+			if (err)
+				return err;
+		}
+		err = t->sink->ops->large_alloc(t->sink, pid, tid, ts, t->large_iid,
+						EVTRACE_LARGE_ALLOC_NAME, addr, size);
+		if (err)
+			return err;
+	}
+	return changed ? t->sink->ops->heap_in_use(t->sink, pid, ts, hp->in_use) : 0;
+}
+
 int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		   uint64_t old_addr, uint64_t size)
 {
-	int err = old_addr ? heap_event(t, pid, tid, ts, old_addr, 0) : 0;
+	int err;
 
+	if (t->finished)
+		return 0;
+	if (t->sink->ops->heap_in_use)
+		return heap_counted(t, pid, tid, ts, addr, old_addr, size, true);
+	err = old_addr ? heap_event(t, pid, tid, ts, old_addr, 0) : 0;
 	return err ? err : heap_event(t, pid, tid, ts, addr, size);
 }
 
 int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr)
 {
+	if (t->finished)
+		return 0;
+	if (t->sink->ops->heap_in_use)
+		return heap_counted(t, pid, tid, ts, addr, 0, 0, false);
 	return heap_event(t, pid, tid, ts, addr, 0);
 }
 
@@ -429,6 +550,243 @@ int evtrace__marker(struct evtrace *t, const struct prof_call_marker *m)
 		th->last_ts = m->ts;
 	return t->sink->ops->marker(t->sink, m->pid, m->tid, th->last_ts, m->kind, text, file,
 				    m->line, m->arg);
+}
+
+void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks)
+{
+	t->stacks = stacks;
+}
+
+int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t user,
+			int32_t kern)
+{
+	struct cpu_rec r = {.ts = ts, .pid = pid, .tid = tid, .user = user, .kern = kern};
+	struct thread *th;
+	int err;
+
+	if (t->finished || !(t->sink->ops->cpu_sample || t->sink->ops->cpu_stack))
+		return 0;
+	/* The thread's tracks are declared now, with its name while it lives. */
+	err = get_thread(t, &th, pid, tid);
+	if (err)
+		return err;
+	if (!t->cpu_spill) {
+		t->cpu_spill = tmpfile();
+		if (!t->cpu_spill)
+			return -errno;
+	}
+	if (fwrite(&r, sizeof(r), 1, t->cpu_spill) != 1)
+		return -EIO;
+	t->cpu_samples++;
+	return 0;
+}
+
+/* One frame's name: the symbol's, else its address. */
+static void frame_text(char *buf, size_t size, const struct stackres_frame *f, bool kernel)
+{
+	if (f->sym.name)
+		snprintf(buf, size, "%s%s", kernel ? "[k] " : "", f->sym.name);
+	else
+		snprintf(buf, size, "%s0x%" PRIx64, kernel ? "[k] " : "", f->addr);
+}
+
+/* A frame name's number, announced to the sink at its first use. */
+static int frame_iid(struct evtrace *t, const char *text, uint32_t *out)
+{
+	const char *name = strpool__intern(t->strings, text);
+	uint64_t key = (uint64_t)(uintptr_t)name;
+	uint32_t *iid;
+	bool created;
+	int err;
+
+	if (!name)
+		return -ENOMEM;
+	err = hashmap__upsert(t->leaves, (void **)&iid, &key, &created);
+	if (err)
+		return err;
+	if (created) {
+		*iid = t->next_iid++;
+		err = t->sink->ops->name(t->sink, *iid, name);
+	}
+	*out = *iid;
+	return err;
+}
+
+/* The sample r as its frames' numbers, root first (user frames, then kernel ones). */
+static int write_cpu_stack(struct evtrace *t, const struct cpu_rec *r, uint32_t **iids,
+			   uint32_t *cap)
+{
+	const struct stackres_frame *fr[2] = {NULL, NULL};
+	unsigned n[2] = {0, 0};
+	uint32_t k = 0;
+	char one[512];
+	int err = 0;
+
+	if (t->stacks) {
+		fr[0] = stackres__frames(t->stacks, r->user, &n[0]);
+		fr[1] = stackres__frames(t->stacks, r->kern, &n[1]);
+	}
+	if (n[0] + n[1] > *cap) {
+		uint32_t *p = realloc(*iids, (n[0] + n[1]) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*iids = p;
+		*cap = n[0] + n[1];
+	}
+	for (int s = 0; s < 2 && !err; s++)
+		for (unsigned i = n[s]; i > 0 && !err; i--) {
+			frame_text(one, sizeof(one), &fr[s][i - 1], s == 1);
+			err = frame_iid(t, one, &(*iids)[k++]);
+		}
+	return err ? err : t->sink->ops->cpu_stack(t->sink, r->pid, r->tid, r->ts, *iids, k);
+}
+
+/* A stack's frames appended root first to buf (leaf first in stackres); the leaf's name in
+ * leaf (unchanged when the stack is empty). */
+static void stack_text(struct evtrace *t, char *buf, size_t size, size_t *len, int32_t id,
+		       bool kernel, char *leaf, size_t leaf_size)
+{
+	const struct stackres_frame *fr;
+	unsigned n = 0;
+	char one[512];
+
+	fr = stackres__frames(t->stacks, id, &n);
+	for (unsigned i = n; i > 0; i--) {
+		int w;
+
+		frame_text(one, sizeof(one), &fr[i - 1], kernel);
+		w = snprintf(buf + *len, size - *len, "%s%s", *len ? ";" : "", one);
+		if (w < 0 || (size_t)w >= size - *len) {
+			*len = size - 1; /* cut: the leaf is still named below */
+			break;
+		}
+		*len += (size_t)w;
+	}
+	if (n)
+		frame_text(leaf, leaf_size, &fr[0], kernel);
+}
+
+/* --cpu: the samples, named after their leaf, now that their stacks are symbolized. */
+static int write_cpu_samples(struct evtrace *t)
+{
+	const size_t stack_size = 65536;
+	char leaf[512], *stack = NULL;
+	uint32_t *iids = NULL, cap = 0;
+	struct cpu_rec r;
+	int err = 0;
+
+	if (!t->cpu_spill)
+		return 0;
+	if (fflush(t->cpu_spill) || fseek(t->cpu_spill, 0, SEEK_SET))
+		return -EIO;
+	if (!t->leaves)
+		err = hashmap__new(&t->leaves, sizeof(uint64_t), sizeof(uint32_t));
+	stack = err ? NULL : malloc(stack_size);
+	if (!err && !stack)
+		err = -ENOMEM;
+	for (uint64_t i = 0; !err && i < t->cpu_samples; i++) {
+		size_t len = 0;
+		uint32_t iid;
+
+		if (fread(&r, sizeof(r), 1, t->cpu_spill) != 1) {
+			err = -EIO;
+			break;
+		}
+		if (t->sink->ops->cpu_stack) {
+			err = write_cpu_stack(t, &r, &iids, &cap);
+			continue;
+		}
+		snprintf(leaf, sizeof(leaf), "[no stack]");
+		stack[0] = '\0';
+		if (t->stacks) {
+			stack_text(t, stack, stack_size, &len, r.user, false, leaf, sizeof(leaf));
+			stack_text(t, stack, stack_size, &len, r.kern, true, leaf, sizeof(leaf));
+		}
+		err = frame_iid(t, leaf, &iid);
+		if (!err)
+			err = t->sink->ops->cpu_sample(t->sink, r.pid, r.tid, r.ts, iid, leaf,
+						       stack);
+	}
+	free(stack);
+	free(iids);
+	return err;
+}
+
+int evtrace__offcpu(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t start, uint64_t ns,
+		    bool runnable)
+{
+	const char *name = runnable ? EVTRACE_OFFCPU_RUNNABLE : EVTRACE_OFFCPU_IDLE;
+	struct thread *th;
+	uint64_t end;
+	uint32_t iid;
+	int err;
+
+	if (t->finished)
+		return 0;
+	err = get_thread(t, &th, pid, tid);
+	if (!err && !t->leaves)
+		err = hashmap__new(&t->leaves, sizeof(uint64_t), sizeof(uint32_t));
+	if (!err)
+		err = frame_iid(t, name, &iid);
+	if (err)
+		return err;
+	/* Its calls' slices never overlap it: it ends before the thread's next event. */
+	if (start < th->last_ts)
+		start = th->last_ts;
+	end = start + ns;
+	th->last_ts = end;
+	if (th->overflow)
+		return 0; /* deeper than the limit: not written, like the calls around it */
+	err = t->sink->ops->begin(t->sink, pid, tid, start, iid, name);
+	return err ? err : t->sink->ops->end(t->sink, pid, tid, end);
+}
+
+void evtrace__set_max_blocks(struct evtrace *t, uint32_t n)
+{
+	t->max_blocks = n;
+}
+
+int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts)
+{
+	const struct block_key *k;
+	struct block_key *gone = NULL;
+	struct heap_proc *hp;
+	size_t it = 0, n = 0, cap = 0;
+	void *v;
+	int err = 0;
+
+	if (t->finished || !t->heap_procs || !(hp = hashmap__find(t->heap_procs, &pid)))
+		return 0;
+	/* Keys first, deletions after: a deletion shifts entries under the iterator. */
+	while (hashmap__next(t->blocks, &it, (const void **)&k, &v)) {
+		if (k->pid != pid)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			struct block_key *g = realloc(gone, ncap * sizeof(*g));
+
+			if (!g) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			gone = g;
+			cap = ncap;
+		}
+		gone[n++] = *k;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(t->blocks, &gone[i]);
+	if (ts < hp->last_ts)
+		ts = hp->last_ts;
+	hp->last_ts = ts;
+	if (hp->in_use) {
+		hp->in_use = 0;
+		err = t->sink->ops->heap_in_use(t->sink, pid, ts, 0);
+	}
+cleanup:
+	free(gone);
+	return err;
 }
 
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid)
@@ -489,6 +847,8 @@ int evtrace__finish(struct evtrace *t, uint64_t ts, const char *const *names,
 		err = end_thread(
 			t, k, v,
 			ts > ((struct thread *)v)->last_ts ? ts : ((struct thread *)v)->last_ts);
+	if (!err)
+		err = write_cpu_samples(t);
 	if (err)
 		goto cleanup;
 	all_names = calloc(n + nown, sizeof(*all_names));

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Event traces (-f chrome, -f perfetto): --calls events written as they arrive, in a trace
- * file's slices, instead of being aggregated.  Kept in memory: the interned names, the
- * processes and threads seen, and each live thread's open frames (to close them when the
- * thread ends, and to skip returns whose entry we never saw); nothing per event.
+ * Event traces (-f chrome, -f perfetto, and firefox/codetracer through their sinks): --calls,
+ * --heap and --offcpu events written as they arrive, in a trace file's slices, counters and
+ * instants, instead of being aggregated; --cpu samples kept in a temporary file and written at
+ * the end, when their stacks are named.  Kept in memory: the interned names, the processes and
+ * threads seen, each live thread's open frames (to close them when the thread ends, and to skip
+ * returns whose entry we never saw) and, with --heap, the size of each live block (at most
+ * EVTRACE_MAX_BLOCKS); nothing per event.
  *
  * Events of one thread arrive in order (one ring buffer).  Timestamps are written as the BPF
  * programs took them (bpf_ktime_get_ns, CLOCK_MONOTONIC).  Calls still open when their thread
@@ -18,7 +21,13 @@
 
 #include "prof_calls.h"
 
-#define EVTRACE_MAX_DEPTH 4096 /* deeper entries are counted (depth_exceeded), not written */
+#define EVTRACE_MAX_DEPTH	 4096 /* deeper entries are counted (depth_exceeded), not written */
+/* --heap (chrome, perfetto): allocations of at least this many bytes are instant events. */
+#define EVTRACE_LARGE_ALLOC	 (1ULL << 20)
+/* --heap (chrome, perfetto): live blocks followed at once for the heap-in-use counter (about
+ * 40 bytes each); allocations past it are counted (heap_untracked), not in the counter. */
+#define EVTRACE_MAX_BLOCKS	 (1U << 20)
+#define EVTRACE_LARGE_ALLOC_NAME "large allocation"
 
 enum evtrace_format {
 	EVTRACE_CHROME,	  /* Trace Event JSON */
@@ -52,8 +61,11 @@ int evtrace__call(struct evtrace *t, const struct prof_call_event *e);
 int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts);
 /*
  * --heap: tid allocated size bytes at addr (old_addr: the block a realloc gave back, else 0),
- * or freed addr, at ts (when it arrived, CLOCK_MONOTONIC; written no earlier than the thread's
- * last call event).  Given to formats that take allocations (firefox), ignored by others.
+ * or freed addr, at ts (the probe's bpf_ktime_get_ns; written no earlier than the thread's
+ * last event).  Given to formats that take allocations (firefox: each one), to those
+ * that show the heap over time (chrome, perfetto: a per-process counter of the bytes in use,
+ * frees paired here by address, and allocations of EVTRACE_LARGE_ALLOC or more as instants),
+ * ignored by others.
  */
 int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		   uint64_t old_addr, uint64_t size);
@@ -64,6 +76,30 @@ int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t 
 int evtrace__marker(struct evtrace *t, const struct prof_call_marker *m);
 /* Whether the sink takes markers (only then are the marker probes worth attaching). */
 bool evtrace__wants_markers(const struct evtrace *t);
+/* Tests: follow at most n live blocks (default EVTRACE_MAX_BLOCKS). */
+void evtrace__set_max_blocks(struct evtrace *t, uint32_t n);
+/* --heap: pid exec'd at ts: its blocks are gone (its heap counter drops to 0). */
+int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts);
+/* --cpu: where the samples' stacks (stackres ids) are named, at the end (after a sync). */
+struct stackres;
+void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks);
+/*
+ * --cpu (formats with cpu_sample or cpu_stack): tid was sampled on a CPU at ts with the
+ * stackres stacks user and kern.  Kept in an unlinked temporary file (24 bytes a sample) and
+ * written at the end once the stacks are symbolized (cpu_sample: named after the leaf, the
+ * stack as text; cpu_stack: each frame's name interned).  0 or -errno.
+ */
+int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t user,
+			int32_t kern);
+/*
+ * --offcpu: tid was off the CPU from start for ns (blocked: asleep or waiting; else runnable,
+ * waiting for a CPU): a slice "off-CPU: idle" / "off-CPU: runnable" on its thread, inside the
+ * calls open then (never before the thread's last event).  0 or -errno.
+ */
+int evtrace__offcpu(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t start, uint64_t ns,
+		    bool runnable);
+#define EVTRACE_OFFCPU_IDLE	"off-CPU: idle"
+#define EVTRACE_OFFCPU_RUNNABLE "off-CPU: runnable"
 /* Thread tid of pid ended: its open frames close at its last event, its state goes. */
 int evtrace__thread_exit(struct evtrace *t, uint32_t pid, uint32_t tid);
 /* pid exec'd: its threads' frames belong to the old image (closed at their last event); its

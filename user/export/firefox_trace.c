@@ -41,8 +41,10 @@ struct ff_rec {
 _Static_assert(sizeof(struct ff_rec) == 40, "ff_rec layout");
 
 #define FF_HEAP UINT32_MAX
+/* --cpu: a sample of addr frames, whose records (their iids, root first) follow. */
+#define FF_CPU	(UINT32_MAX - 1)
 #define FF_MARK 0xffff0000u
-_Static_assert(FF_MARK + (PROF_MARK__COUNT << 1) < FF_HEAP, "marker iids below FF_HEAP");
+_Static_assert(FF_MARK + (PROF_MARK__COUNT << 1) < FF_CPU, "marker iids below FF_CPU");
 /* Marker texts kept in memory (interned) in all; beyond, new texts are written as
  * "[not kept]" and counted (marker_texts_dropped). */
 #define FF_MARKER_TEXT_MAX (64u << 20)
@@ -77,6 +79,7 @@ struct ff_trace {
 	const char **names, **files; /* by iid (interned; files NULL when none) */
 	uint32_t nnames;
 	struct strpool *strings;
+	bool cpu;		 /* --cpu: samples are cpu samples, weight 1 each */
 	struct hashmap *blocks;	 /* ff_block_key -> uint64_t size (--heap) */
 	uint64_t unpaired_frees; /* of blocks allocated before we saw them: not written */
 	uint64_t texts_dropped;	 /* marker texts past FF_MARKER_TEXT_MAX */
@@ -293,6 +296,20 @@ static int ff_heap(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts
 	return spill(t, &r);
 }
 
+/* --cpu: a sample, its frames in the records after it. */
+static int ff_cpu_stack(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			const uint32_t *iids, uint32_t n)
+{
+	struct ff_trace *t = fft(s);
+	int err = spill(
+		t, &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid, .iid = FF_CPU, .addr = n});
+
+	t->cpu = true;
+	for (uint32_t i = 0; !err && i < n; i++)
+		err = spill(t, &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid, .iid = iids[i]});
+	return err;
+}
+
 /* A whole call of unknown length (CPython 3.11): a zero-length one. */
 static int ff_instant(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t iid,
 		      const char *name)
@@ -359,6 +376,7 @@ struct build {
 	uint32_t *stack; /* open stack nodes */
 	uint32_t depth, cap;
 	uint64_t nsamples, nallocs, nmarkers;
+	uint64_t cpu_left, cpu_ts; /* --cpu: frames still to come of the sample at cpu_ts */
 	struct ff_import imports[FF_IMPORT_DEPTH]; /* open imports, innermost last */
 	uint32_t nimports;
 	int err; /* of the marker passes (string table) */
@@ -444,7 +462,10 @@ static void emit(struct build *b, enum pass pass, int64_t stack, uint64_t ts, ui
 		ms(b->f, ts - b->t->t0);
 		break;
 	case PASS_WEIGHT:
-		ms(b->f, weight);
+		if (b->t->cpu)
+			fprintf(b->f, "%" PRIu64, weight); /* weightType "samples" */
+		else
+			ms(b->f, weight);
 		break;
 	default: /* PASS_COUNT */
 		break;
@@ -624,6 +645,7 @@ static int replay(struct build *b, enum pass pass)
 	b->nallocs = 0;
 	b->nmarkers = 0;
 	b->nimports = 0;
+	b->cpu_left = 0;
 	for (;;) {
 		n = pread(b->t->spill_fd, buf, sizeof(buf), off);
 		if (n < 0 && errno == EINTR)
@@ -641,6 +663,24 @@ static int replay(struct build *b, enum pass pass)
 			if (r->iid == FF_HEAP) {
 				emit_alloc(b, pass, b->depth ? (int64_t)b->stack[b->depth - 1] : -1,
 					   r);
+				continue;
+			}
+			/* --cpu: each sample its own stack, weight 1. */
+			if (r->iid == FF_CPU || b->cpu_left) {
+				if (r->iid == FF_CPU) {
+					b->depth = 0;
+					b->cpu_left = r->addr;
+					b->cpu_ts = r->ts;
+				} else {
+					err = push(b, r);
+					b->cpu_left--;
+				}
+				if (err)
+					return err;
+				if (!b->cpu_left)
+					emit(b, pass,
+					     b->depth ? (int64_t)b->stack[b->depth - 1] : -1,
+					     b->cpu_ts, 1);
 				continue;
 			}
 			if (r->iid >= FF_MARK) {
@@ -814,8 +854,9 @@ static int write_thread(struct ff_trace *t, const struct ff_thread *th, bool fir
 	json__write_string(b.f, th->name, strlen(th->name));
 	fprintf(b.f,
 		",\"isMainThread\":%s,\"pid\":\"%" PRIu32 "\",\"tid\":%" PRIu32
-		",\"samples\":{\"weightType\":\"tracing-ms\",\"length\":%" PRIu64 ",\"stack\":[",
-		th->pid == th->tid ? "true" : "false", th->pid, th->tid, nsamples);
+		",\"samples\":{\"weightType\":\"%s\",\"length\":%" PRIu64 ",\"stack\":[",
+		th->pid == th->tid ? "true" : "false", th->pid, th->tid,
+		t->cpu ? "samples" : "tracing-ms", nsamples);
 	err = replay(&b, PASS_STACK);
 	if (!err) {
 		fputs("],\"time\":[", b.f);
@@ -1015,6 +1056,7 @@ static const struct trace_sink_ops ff_ops = {
 	.begin_line = ff_begin_line,
 	.heap = ff_heap,
 	.marker = ff_marker,
+	.cpu_stack = ff_cpu_stack,
 };
 
 /* An unnamed file nobody else can open: in dir, else $TMPDIR, else /tmp. */

@@ -8,8 +8,10 @@
  * One packet sequence (trusted_packet_sequence_id 1): the first packet clears the incremental
  * state, event packets need it (the interned names); a name is interned in the packet of its
  * first use.  Tracks: one per process (uuid pid << 32) and one per thread (pid << 32 | tid, a
- * child of its process's); our counters (losses and bookkeeping) are counter tracks with one value
- * at the end.
+ * child of its process's); with --heap, a counter track per process (HEAP_UUID_BASE | pid, a
+ * child of its process's) of the bytes in use, and large allocations as instants on their
+ * thread with their size and address as debug annotations; our counters (losses and
+ * bookkeeping) are counter tracks with one value at the end.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 
 #include "export/protobuf.h"
 #include "export/trace_sink.h"
+#include "util/hashmap.h"
 
 enum {
 	TRACE_PACKET = 1,
@@ -36,6 +39,8 @@ enum {
 	TD_THREAD = 4,
 	TD_PARENT_UUID = 5,
 	TD_COUNTER = 8,
+	CD_UNIT = 3,
+	UNIT_SIZE_BYTES = 3,
 	PD_PID = 1,
 	PD_PROCESS_NAME = 6,
 	THD_PID = 1,
@@ -46,6 +51,12 @@ enum {
 	TE_NAME_IID = 10,
 	TE_TRACK_UUID = 11,
 	TE_COUNTER_VALUE = 30,
+	TE_DEBUG_ANNOTATIONS = 4,
+	/* DebugAnnotation */
+	DA_NAME = 10,
+	DA_UINT_VALUE = 3,
+	DA_POINTER_VALUE = 7,
+	DA_STRING_VALUE = 6,
 	TYPE_SLICE_BEGIN = 1,
 	TYPE_SLICE_END = 2,
 	TYPE_INSTANT = 3,
@@ -59,6 +70,8 @@ enum {
 #define SEQUENCE_ID    1
 /* Counter tracks of our counters: uuids no pid << 32 | tid reaches (pid < 2^22). */
 #define DROP_UUID_BASE (1ULL << 62)
+/* Heap counter tracks: | pid, below the counters' and above every thread's. */
+#define HEAP_UUID_BASE (1ULL << 61)
 
 struct pending_name {
 	uint32_t iid;
@@ -71,6 +84,7 @@ struct perfetto_trace {
 	struct pbuf pkt, msg, sub;    /* reused for every packet */
 	struct pending_name *pending; /* names to intern in the next event packet */
 	size_t npending, pending_cap;
+	struct hashmap *heap_tracks; /* pid -> uint8_t: its heap counter track is declared */
 };
 
 static struct perfetto_trace *pt(struct trace_sink *s)
@@ -164,9 +178,10 @@ static int perfetto_name(struct trace_sink *s, uint32_t iid, const char *name)
 	return 0;
 }
 
-/* One TrackEvent packet; names first used by it are interned in it. */
+/* One TrackEvent packet; names first used by it are interned in it.  extra: more TrackEvent
+ * fields, encoded (NULL: none). */
 static int event(struct perfetto_trace *t, uint64_t track, uint64_t ts, uint32_t type, uint32_t iid,
-		 const uint64_t *counter)
+		 const uint64_t *counter, const struct pbuf *extra)
 {
 	pb__field_varint(&t->pkt, PKT_TIMESTAMP, ts);
 	pb__field_varint(&t->msg, TE_TYPE, type);
@@ -175,6 +190,8 @@ static int event(struct perfetto_trace *t, uint64_t track, uint64_t ts, uint32_t
 		pb__field_varint(&t->msg, TE_NAME_IID, iid);
 	if (counter)
 		pb__field_varint(&t->msg, TE_COUNTER_VALUE, *counter);
+	if (extra)
+		pbuf__append(&t->msg, extra->data, extra->len);
 	pb__field_message(&t->pkt, PKT_TRACK_EVENT, &t->msg);
 	if (t->npending) {
 		struct pbuf names, one;
@@ -201,19 +218,80 @@ static int perfetto_begin(struct trace_sink *s, uint32_t pid, uint32_t tid, uint
 			  uint32_t iid, const char *name)
 {
 	(void)name;
-	return event(pt(s), thread_uuid(pid, tid), ts, TYPE_SLICE_BEGIN, iid, NULL);
+	return event(pt(s), thread_uuid(pid, tid), ts, TYPE_SLICE_BEGIN, iid, NULL, NULL);
 }
 
 static int perfetto_end(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts)
 {
-	return event(pt(s), thread_uuid(pid, tid), ts, TYPE_SLICE_END, 0, NULL);
+	return event(pt(s), thread_uuid(pid, tid), ts, TYPE_SLICE_END, 0, NULL, NULL);
 }
 
 static int perfetto_instant(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
 			    uint32_t iid, const char *name)
 {
 	(void)name;
-	return event(pt(s), thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL);
+	return event(pt(s), thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL, NULL);
+}
+
+/* --heap: the process's counter track, declared at its first value. */
+static int perfetto_heap_in_use(struct trace_sink *s, uint32_t pid, uint64_t ts, uint64_t bytes)
+{
+	struct perfetto_trace *t = pt(s);
+	uint8_t *seen;
+	bool created;
+	int err;
+
+	err = hashmap__upsert(t->heap_tracks, (void **)&seen, &pid, &created);
+	if (!err && created) {
+		pb__field_varint(&t->sub, CD_UNIT, UNIT_SIZE_BYTES);
+		err = descriptor(t, HEAP_UUID_BASE | pid, process_uuid(pid), TD_COUNTER, &t->sub,
+				 "heap in use");
+	}
+	return err ? err : event(t, HEAP_UUID_BASE | pid, ts, TYPE_COUNTER, 0, &bytes, NULL);
+}
+
+/* An instant with DebugAnnotations {name "bytes", uint_value} and {name "addr", pointer_value}. */
+static int perfetto_large_alloc(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+				uint32_t iid, const char *name, uint64_t addr, uint64_t size)
+{
+	struct perfetto_trace *t = pt(s);
+	struct pbuf one;
+	int err;
+
+	(void)name;
+	pbuf__init(&one);
+	pb__field_string(&one, DA_NAME, "bytes");
+	pb__field_varint(&one, DA_UINT_VALUE, size);
+	pb__field_message(&t->sub, TE_DEBUG_ANNOTATIONS, &one);
+	pbuf__reset(&one);
+	pb__field_string(&one, DA_NAME, "addr");
+	pb__field_varint(&one, DA_POINTER_VALUE, addr);
+	pb__field_message(&t->sub, TE_DEBUG_ANNOTATIONS, &one);
+	err = pbuf__err(&one);
+	pbuf__release(&one);
+	if (!err)
+		err = pbuf__err(&t->sub);
+	return err ? err : event(t, thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL, &t->sub);
+}
+
+/* --cpu: an instant on the thread, with DebugAnnotation {name "stack", string_value}. */
+static int perfetto_cpu_sample(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			       uint32_t iid, const char *name, const char *stack)
+{
+	struct perfetto_trace *t = pt(s);
+	struct pbuf one;
+	int err;
+
+	(void)name;
+	pbuf__init(&one);
+	pb__field_string(&one, DA_NAME, "stack");
+	pb__field_string(&one, DA_STRING_VALUE, stack);
+	pb__field_message(&t->sub, TE_DEBUG_ANNOTATIONS, &one);
+	err = pbuf__err(&one);
+	pbuf__release(&one);
+	if (!err)
+		err = pbuf__err(&t->sub);
+	return err ? err : event(t, thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL, &t->sub);
 }
 
 /* Each counter: a counter track named after it, and its value at the end. */
@@ -229,7 +307,7 @@ static int perfetto_finish(struct trace_sink *s, uint64_t ts, const char *const 
 		snprintf(name, sizeof(name), "bpftrace-prof counter: %s", names[i]);
 		err = descriptor(t, DROP_UUID_BASE + i, 0, TD_COUNTER, &t->sub, name);
 		if (!err)
-			err = event(t, DROP_UUID_BASE + i, ts, TYPE_COUNTER, 0, &values[i]);
+			err = event(t, DROP_UUID_BASE + i, ts, TYPE_COUNTER, 0, &values[i], NULL);
 	}
 	if (!err && fflush(t->f))
 		err = -EIO;
@@ -245,6 +323,7 @@ static void perfetto_free(struct trace_sink *s)
 	for (size_t i = 0; i < t->npending; i++)
 		free(t->pending[i].name);
 	free(t->pending);
+	hashmap__free(t->heap_tracks);
 	pbuf__release(&t->pkt);
 	pbuf__release(&t->msg);
 	pbuf__release(&t->sub);
@@ -260,6 +339,9 @@ static const struct trace_sink_ops perfetto_ops = {
 	.instant = perfetto_instant,
 	.finish = perfetto_finish,
 	.free = perfetto_free,
+	.heap_in_use = perfetto_heap_in_use,
+	.large_alloc = perfetto_large_alloc,
+	.cpu_sample = perfetto_cpu_sample,
 };
 
 int perfetto_trace__new(struct trace_sink **out, FILE *f)
@@ -274,6 +356,11 @@ int perfetto_trace__new(struct trace_sink **out, FILE *f)
 	pbuf__init(&t->pkt);
 	pbuf__init(&t->msg);
 	pbuf__init(&t->sub);
+	err = hashmap__new(&t->heap_tracks, sizeof(uint32_t), sizeof(uint8_t));
+	if (err) {
+		perfetto_free(&t->sink);
+		return err;
+	}
 	/* The sequence starts from a clean incremental state (no names interned yet). */
 	pb__field_varint(&t->pkt, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
 	err = emit(t);

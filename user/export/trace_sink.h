@@ -48,6 +48,23 @@ struct trace_sink_ops {
 	 */
 	int (*marker)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t kind,
 		      const char *text, const char *file, uint32_t line, uint32_t arg);
+	/* Optional, --heap, for formats that show the heap over time (chrome, perfetto); the
+	 * recorder pairs frees with allocations itself.  heap_in_use: process pid's bytes in use
+	 * (of the blocks the trace saw allocated) are bytes from ts on.  large_alloc: tid
+	 * allocated size bytes (>= EVTRACE_LARGE_ALLOC) at addr, at ts: an instant named name,
+	 * interned as iid like a call's. */
+	int (*heap_in_use)(struct trace_sink *s, uint32_t pid, uint64_t ts, uint64_t bytes);
+	int (*large_alloc)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			   uint32_t iid, const char *name, uint64_t addr, uint64_t size);
+	/* Optional, --cpu (chrome, perfetto): tid was on a CPU at ts in the function name
+	 * (interned as iid), its stack root first ("a;b;c", kernel frames "[k] …" last).  Told
+	 * at the end, when the stacks are symbolized: not in time order. */
+	int (*cpu_sample)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			  uint32_t iid, const char *name, const char *stack);
+	/* Optional, --cpu (firefox), in place of cpu_sample: the same sample as its frames'
+	 * names, interned (iids[0] the root, iids[n - 1] the leaf; n 0: no stack). */
+	int (*cpu_stack)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
+			 const uint32_t *iids, uint32_t n);
 };
 
 struct trace_sink {
