@@ -183,8 +183,12 @@ t_offcpu_runnable_when_preempted() {
 		expect_range "runnable periods of $t under spinner" 1 1000000 \
 			"$(rows_sum "$rows" 1 "comm=$t .*state=runnable .*[|].*;spinner;")"
 	done
-	expect_range "runnable periods under spin_c" 1 1000000 \
-		"$(rows_sum "$rows" 1 'state=runnable .*[|].*;spin_c;spinner;')"
+	# spin_c itself: with the unwind tables; frame pointers lose it whenever the preemption
+	# lands in the vDSO (most of the loop), so under --unwind fp a run may have none there.
+	if [[ "${E2E_PROF_ARGS:-}" != *"--unwind fp"* ]]; then
+		expect_range "runnable periods under spin_c" 1 1000000 \
+			"$(rows_sum "$rows" 1 'state=runnable .*[|].*;spin_c;spinner;')"
+	fi
 	# together they waited at least half of the 600 ms they shared one CPU
 	expect_range "ns the spinners were runnable" 300000000 10000000000 \
 		"$(rows_sum "$rows" 2 'comm=spin[12] .*state=runnable ')"
