@@ -250,28 +250,41 @@ static int perfetto_heap_in_use(struct trace_sink *s, uint32_t pid, uint64_t ts,
 	return err ? err : event(t, HEAP_UUID_BASE | pid, ts, TYPE_COUNTER, 0, &bytes, NULL);
 }
 
+/* One DebugAnnotation {name, field: value (a string when str, else the number v)} into sub. */
+static void annotate(struct pbuf *sub, const char *name, uint32_t field, uint64_t v,
+		     const char *str)
+{
+	struct pbuf one;
+
+	pbuf__init(&one);
+	pb__field_string(&one, DA_NAME, name);
+	if (str)
+		pb__field_string(&one, field, str);
+	else
+		pb__field_varint(&one, field, v);
+	pb__field_message(sub, TE_DEBUG_ANNOTATIONS, &one); /* one's error becomes sub's */
+	pbuf__release(&one);
+}
+
+/* An instant on the thread with the annotations in t->sub. */
+static int annotated_instant(struct perfetto_trace *t, uint32_t pid, uint32_t tid, uint64_t ts,
+			     uint32_t iid)
+{
+	int err = pbuf__err(&t->sub);
+
+	return err ? err : event(t, thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL, &t->sub);
+}
+
 /* An instant with DebugAnnotations {name "bytes", uint_value} and {name "addr", pointer_value}. */
 static int perfetto_large_alloc(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
 				uint32_t iid, const char *name, uint64_t addr, uint64_t size)
 {
 	struct perfetto_trace *t = pt(s);
-	struct pbuf one;
-	int err;
 
 	(void)name;
-	pbuf__init(&one);
-	pb__field_string(&one, DA_NAME, "bytes");
-	pb__field_varint(&one, DA_UINT_VALUE, size);
-	pb__field_message(&t->sub, TE_DEBUG_ANNOTATIONS, &one);
-	pbuf__reset(&one);
-	pb__field_string(&one, DA_NAME, "addr");
-	pb__field_varint(&one, DA_POINTER_VALUE, addr);
-	pb__field_message(&t->sub, TE_DEBUG_ANNOTATIONS, &one);
-	err = pbuf__err(&one);
-	pbuf__release(&one);
-	if (!err)
-		err = pbuf__err(&t->sub);
-	return err ? err : event(t, thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL, &t->sub);
+	annotate(&t->sub, "bytes", DA_UINT_VALUE, size, NULL);
+	annotate(&t->sub, "addr", DA_POINTER_VALUE, addr, NULL);
+	return annotated_instant(t, pid, tid, ts, iid);
 }
 
 /* --cpu: an instant on the thread, with DebugAnnotation {name "stack", string_value}. */
@@ -279,19 +292,10 @@ static int perfetto_cpu_sample(struct trace_sink *s, uint32_t pid, uint32_t tid,
 			       uint32_t iid, const char *name, const char *stack)
 {
 	struct perfetto_trace *t = pt(s);
-	struct pbuf one;
-	int err;
 
 	(void)name;
-	pbuf__init(&one);
-	pb__field_string(&one, DA_NAME, "stack");
-	pb__field_string(&one, DA_STRING_VALUE, stack);
-	pb__field_message(&t->sub, TE_DEBUG_ANNOTATIONS, &one);
-	err = pbuf__err(&one);
-	pbuf__release(&one);
-	if (!err)
-		err = pbuf__err(&t->sub);
-	return err ? err : event(t, thread_uuid(pid, tid), ts, TYPE_INSTANT, iid, NULL, &t->sub);
+	annotate(&t->sub, "stack", DA_STRING_VALUE, 0, stack);
+	return annotated_instant(t, pid, tid, ts, iid);
 }
 
 /* Each counter: a counter track named after it, and its value at the end. */
