@@ -362,8 +362,12 @@ t_trace_offcpu_slices() {
 		fail "--runnable: profiler exit status"
 	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
 	grep '^offcpu ' "$facts"
-	expect_eq "threads waiting >= 300 ms runnable" 2 \
-		"$(awk '$1 == "offcpu" && $4 == "runnable" { split($6, t, "="); if (t[2] >= 300) n++ } END { print n + 0 }' "$facts")"
+	# (as test_offcpu.sh: together at least half the 600 ms they shared the CPU; each a good
+	# part of it — an even split is about 300 ms each, 297 was seen)
+	expect_eq "threads waiting >= 100 ms runnable" 2 \
+		"$(awk '$1 == "offcpu" && $4 == "runnable" { split($6, t, "="); if (t[2] >= 100) n++ } END { print n + 0 }' "$facts")"
+	expect_range "ms both waited runnable" 300 10000 \
+		"$(awk '$1 == "offcpu" && $4 == "runnable" { split($6, t, "="); s += t[2] } END { print s + 0 }' "$facts")"
 }
 
 # --calls --offcpu: the off-CPU slice nests inside the PHP call that slept (calls.php's
