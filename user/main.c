@@ -10,6 +10,15 @@
 #include "session.h"
 #include "trace_report.h"
 
+/* Commands that load BPF: libbpf's messages through ours, a warning when not root. */
+static void bpf_logging(int verbosity)
+{
+	log__set_verbosity(verbosity);
+	log__hook_libbpf();
+	if (geteuid() != 0)
+		pr_warn("not running as root: loading BPF needs root or CAP_BPF+CAP_PERFMON\n");
+}
+
 /* `bpftrace-prof report FILE …`: no BPF, no privileges. */
 static int report_main(int argc, char **argv)
 {
@@ -36,10 +45,7 @@ static int dump_main(int argc, char **argv)
 		return 0;
 	if (ret < 0)
 		return 2;
-	log__set_verbosity(env.verbosity);
-	log__hook_libbpf();
-	if (geteuid() != 0)
-		pr_warn("not running as root: loading BPF needs root or CAP_BPF+CAP_PERFMON\n");
+	bpf_logging(env.verbosity);
 	return dump__run(&env);
 }
 
@@ -57,10 +63,7 @@ int main(int argc, char **argv)
 		return 0;
 	if (ret < 0)
 		return 2;
-	log__set_verbosity(env.verbosity);
-	log__hook_libbpf();
-	if (geteuid() != 0)
-		pr_warn("not running as root: loading BPF needs root or CAP_BPF+CAP_PERFMON\n");
+	bpf_logging(env.verbosity);
 	ret = session__run(&env);
 	cli__free(&env);
 	return ret;

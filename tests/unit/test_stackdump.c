@@ -167,11 +167,11 @@ static void test_stackdump__kinds(void **state)
 {
 	struct profile *p = *state;
 
-	assert_int_equal(stackdump__kind(p, 1), STACKDUMP_KERNEL);
-	assert_int_equal(stackdump__kind(p, 2), STACKDUMP_NATIVE);
-	assert_int_equal(stackdump__kind(p, 4), STACKDUMP_PYTHON);
-	assert_int_equal(stackdump__kind(p, 5), STACKDUMP_NATIVE);
-	assert_int_equal(stackdump__kind(p, 99), STACKDUMP_NATIVE);
+	assert_int_equal(profile__location_kind(p, 1), PROFILE_FRAME_KERNEL);
+	assert_int_equal(profile__location_kind(p, 2), PROFILE_FRAME_NATIVE);
+	assert_int_equal(profile__location_kind(p, 4), PROFILE_FRAME_INTERP);
+	assert_int_equal(profile__location_kind(p, 5), PROFILE_FRAME_NATIVE);
+	assert_int_equal(profile__location_kind(p, 99), PROFILE_FRAME_NATIVE);
 }
 
 static void test_stackdump__no_processes(void **state)

@@ -8,22 +8,10 @@
 #include "export/json.h"
 #include "profile/profile.h"
 
-enum stackdump_kind stackdump__kind(const struct profile *p, uint32_t loc_id)
-{
-	switch (profile__location_kind(p, loc_id)) {
-	case PROFILE_FRAME_KERNEL:
-		return STACKDUMP_KERNEL;
-	case PROFILE_FRAME_INTERP:
-		return STACKDUMP_PYTHON;
-	default:
-		return STACKDUMP_NATIVE;
-	}
-}
-
 static const char *const kind_names[] = {
-	[STACKDUMP_KERNEL] = "kernel",
-	[STACKDUMP_NATIVE] = "native",
-	[STACKDUMP_PYTHON] = "python",
+	[PROFILE_FRAME_KERNEL] = "kernel",
+	[PROFILE_FRAME_NATIVE] = "native",
+	[PROFILE_FRAME_INTERP] = "python", /* the only interpreter dump walks */
 };
 
 /* What a frame says besides its name: its source file and line, its object file. */
@@ -31,7 +19,7 @@ struct frame_info {
 	const char *name, *file, *module;
 	int64_t line;
 	uint64_t address;
-	enum stackdump_kind kind;
+	enum profile_frame_kind kind;
 	bool known; /* the address has a function */
 };
 
@@ -43,7 +31,7 @@ static void frame_info(struct frame_info *out, const struct profile *p, uint32_t
 
 	*out = (struct frame_info){.file = "", .module = ""};
 	out->name = profile__location_name(p, loc_id, buf, len);
-	out->kind = stackdump__kind(p, loc_id);
+	out->kind = profile__location_kind(p, loc_id);
 	if (!loc_id || loc_id > p->nlocations)
 		return;
 	loc = &p->locations[loc_id - 1];
@@ -104,9 +92,9 @@ int stackdump__write_text(FILE *f, const struct profile *p, const struct stackdu
 				else if (*fi.file)
 					fprintf(f, " (%s)", fi.file);
 				/* (an unknown address names its object already) */
-				if (fi.kind == STACKDUMP_KERNEL)
+				if (fi.kind == PROFILE_FRAME_KERNEL)
 					fputs(" [kernel]", f);
-				else if (fi.kind == STACKDUMP_NATIVE && *fi.module && fi.known)
+				else if (fi.kind == PROFILE_FRAME_NATIVE && *fi.module && fi.known)
 					fprintf(f, *fi.module == '[' ? " %s" : " [%s]", fi.module);
 				fputc('\n', f);
 			}

@@ -33,10 +33,6 @@ struct stackdump_process {
 	size_t nthreads;
 };
 
-/* The frame kinds, as JSON names them. */
-enum stackdump_kind { STACKDUMP_KERNEL, STACKDUMP_NATIVE, STACKDUMP_PYTHON };
-enum stackdump_kind stackdump__kind(const struct profile *p, uint32_t loc_id);
-
 /* Text: a header per process, per thread a line then one frame a line (leaf first). */
 int stackdump__write_text(FILE *f, const struct profile *p, const struct stackdump_process *procs,
 			  size_t n);
