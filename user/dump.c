@@ -70,11 +70,6 @@ static const char *state_name(const struct collect_dump_thread *t)
 	return "runnable"; /* TASK_RUNNING, off the CPU: preempted, waiting for one */
 }
 
-static int on_event(void *ctx, void *data, size_t size)
-{
-	return collect__on_event(ctx, data, size);
-}
-
 /* The cpu sample seen most for tid (any, when counts tie), NULL if none. */
 static const struct cpu_agg_key *sampled(struct cpu_agg *cpu, uint32_t tid)
 {
@@ -116,7 +111,7 @@ static int wait_running(struct collect *c, struct loader *l)
 	}
 }
 
-/* -v: how long each way of capturing took (README: "How dump captures"). */
+/* -v: how long each way of capturing took (README: Stack dump, "How it captures"). */
 static void log_capture(struct collect *c, int64_t iter_us, int64_t wait_us)
 {
 	const struct collect_dump_thread *t = NULL;
@@ -326,7 +321,7 @@ int dump__run(const struct dump_env *env)
 						  .npids = env->npids},
 			   l);
 	if (!err)
-		err = collect__start_events(c, on_event, c);
+		err = collect__start_events(c, collect__on_event, c);
 	if (err) {
 		pr_err("setting up the capture failed: %s\n", strerror(-err));
 		goto cleanup;
