@@ -338,8 +338,14 @@ int BPF_KRETPROBE(heap_return, long ret)
 	/* Only a target's entry probe records a pending call: that lookup is the filter. */
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
 	if (!p) {
-		if (heap_target(id >> 32))
-			prof_count(PROF_CNT_PENDING_MISSING); /* entered before attach */
+		if (!heap_target(id >> 32))
+			return 0;
+		/* Entered before attach, or (cgroup scope) before the process joined the cgroup. */
+		if (prof_scope == PROF_SCOPE_CGROUP &&
+		    !bpf_map_lookup_elem(&prof_scope_born, &(__u32){id >> 32}))
+			prof_count(PROF_CNT_PENDING_JOINED);
+		else
+			prof_count(PROF_CNT_PENDING_MISSING);
 		return 0;
 	}
 	if (prof_fn_entry_only(p->fn)) {

@@ -26,4 +26,27 @@ struct {
 	__type(value, __s64);
 } prof_sample_left SEC(".maps");
 
+/*
+ * --cgroup/--container with --heap: tgid -> 1 for the processes in scope from their birth (a
+ * fork or an exec in the cgroup) or found there at start.  A process missing from it joined by
+ * migration (cgroup.procs written, as runc does with its init): a return whose call began
+ * before it joined was never ours to record (pending_joined), unlike a call entered before
+ * the probes were attached (pending_missing).  LRU: one pushed out only blurs that line.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} prof_scope_born SEC(".maps");
+
+/* A process born in (or found in) the cgroup scope. */
+static __always_inline void prof_scope_birth(__u32 tgid)
+{
+	__u8 one = 1;
+
+	if (prof_scope == PROF_SCOPE_CGROUP)
+		bpf_map_update_elem(&prof_scope_born, &tgid, &one, BPF_ANY);
+}
+
 #endif /* PROF_HEAP_STATE_BPF_H */

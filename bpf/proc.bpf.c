@@ -52,6 +52,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 			return 0;
 		}
 	}
+	prof_scope_birth(pid);
 	/* Same image as the parent: its mappings hold for the child until userspace re-reads. */
 	m = bpf_map_lookup_elem(&prof_unwind_procs, &ppid);
 	if (m)
@@ -168,6 +169,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 
 	if (!prof_is_target(pid))
 		return 0;
+	prof_scope_birth(pid); /* a process that joined the cgroup is its own from its exec on */
 	/* The old image's mappings: wrong from now on (frame pointers until userspace re-reads). */
 	bpf_map_delete_elem(&prof_unwind_procs, &pid);
 	/*

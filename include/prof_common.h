@@ -55,6 +55,9 @@ enum prof_rec_type {
 	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                        \
 	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")              \
 	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")                  \
+	X(PENDING_JOINED, "pending_joined",                                                        \
+	  "returns of calls entered before their process joined the cgroup (not lost: not in "     \
+	  "scope then)")                                                                           \
 	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed")                           \
 	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full")       \
 	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                    \

@@ -18,7 +18,7 @@ if ! bpf_available; then
 fi
 
 E2E_BASE=$E2E_TMP
-passed=0 failed=0 skipped=0 failures=""
+passed=0 failed=0 skipped=0 failures="" why=""
 # The containers, images and dockerd this run started go when it ends, however it ends.
 trap docker_down EXIT
 only=${E2E_ONLY:-}
@@ -27,7 +27,7 @@ only=${E2E_ONLY:-}
 # the tests run again with PROF_ARGS in front of the profiler's options (lib.sh's prof_wrap) and
 # are named t_…[LABEL].  E2E_ONLY matches that name.
 run_pass() {
-	local label=$1 args=$2 file t name log start rc secs
+	local label=$1 args=$2 file t name log start rc secs reason
 	shift 2
 	for file in "$@"; do
 		for t in $(bash -c ". tests/e2e/lib.sh; . $file; declare -F" | awk '{print $3}' | grep '^t_'); do
@@ -60,6 +60,10 @@ run_pass() {
 			else
 				failed=$((failed + 1))
 				failures="$failures $name"
+				# Repeated at the end, where a CI log's tail shows it: why, in one line.
+				reason=$(grep -a '^FAIL: ' "$log" | tail -1 | cut -c7-246)
+				[ -n "$reason" ] || reason="exit status $rc, last line: $(tail -1 "$log" | cut -c1-200)"
+				why="$why  $name: $reason"$'\n'
 				echo "[ FAIL ] $name (${secs}s)"
 				sed 's/^/    | /' "$log" | tail -120
 			fi
@@ -74,7 +78,10 @@ if [ -z "${E2E_NO_FP_PASS:-}" ]; then
 	run_pass "--unwind fp" "--unwind fp" tests/e2e/test_heap.sh tests/e2e/test_cpu.sh \
 		tests/e2e/test_offcpu.sh
 fi
-[ -n "$failures" ] && echo "e2e failures:$failures"
+if [ -n "$failures" ]; then
+	printf 'e2e failed because:\n%s' "$why"
+	echo "e2e failures:$failures"
+fi
 docker_down
 trap - EXIT
 # shellcheck disable=SC2031 # the base directory, set before the per-test subshells

@@ -25,36 +25,55 @@ traces_all() { # FILE
 }
 
 # "BAD TOTAL": of the samples of COMM, how many have an innermost user frame (the first location
-# outside the kernel's mapping) without a function name, leaving out those inside execve.  From
+# outside the kernel's mapping) without a function name, leaving out those inside execve and
+# those that are not COMM's code although labelled with its name: a process's samples carry the
+# name it ends with (README: limits), so the forked shell's before its exec are COMM's too.  Those
+# are left out when their leaf is in the [uprobes] slot page, or in another file's mapping with a
+# frame of the stack beyond the end of COMM's text (static COMM: all its pcs are below that end;
+# a stack wholly below it may be COMM's pcs resolved against the wrong maps, and counts).  From
 # `go tool pprof -raw`, read twice: locations and mappings, then the samples.
 unnamed_user_leaves() { # FILE COMM
 	go tool pprof -symbolize=none -raw "$1" 2>/dev/null >"$1.raw"
 	awk -v want="$2" '
+	function hex(x,   i, v) { # "0x…" (mawk has no strtonum)
+		x = tolower(substr(x, 3)); v = 0
+		for (i = 1; i <= length(x); i++) v = v * 16 + index("0123456789abcdef", substr(x, i, 1)) - 1
+		return v
+	}
 	FNR == NR {
 		if (/^Locations/) { sec = "L"; next }
 		if (/^Mappings/) { sec = "M"; next }
 		if (/^[A-Z][a-z]+/) { sec = ""; next }
 		if ($1 ~ /^[0-9]+:$/) {
 			id = $1; sub(/:$/, "", id)
-			if (sec == "M" && $3 ~ /^\[kernel/) kmap[id] = 1
+			if (sec == "M") {
+				mfile[id] = $3
+				if ($3 ~ /^\[kernel/) kmap[id] = 1
+				if ($3 ~ ("/" want "$")) { split($2, r, "/"); wantend = hex(r[2]) }
+			}
 			if (sec == "L") {
 				m = ""; name = ""
 				if ($3 ~ /^M=/) { m = substr($3, 3); if (NF >= 4) name = $4 }
 				else if (NF >= 3) name = $3
-				lmap[id] = m; lname[id] = name
+				lmap[id] = m; lname[id] = name; laddr[id] = hex($2)
 			}
 		}
 		next
 	}
-	function judge(   i, n, ids, first, inexec) {
+	function judge(   i, n, ids, first, inexec, beyond) {
 		if (locs == "" || comm != want) return
 		n = split(locs, ids, " ")
 		for (i = 1; i <= n; i++) {
 			if (lname[ids[i]] ~ /^(bprm_execve|do_execveat_common)/) inexec = 1
-			if (first == "" && !(lmap[ids[i]] in kmap)) first = ids[i]
+			if (lmap[ids[i]] in kmap) continue
+			if (first == "") first = ids[i]
+			if (wantend && laddr[ids[i]] >= wantend) beyond = 1
 		}
 		total++
-		if (!inexec && first != "" && lname[first] == "") bad++
+		if (inexec || first == "" || lname[first] != "") return
+		if (mfile[lmap[first]] == "[uprobes]") return
+		if (lmap[first] != "" && mfile[lmap[first]] !~ ("/" want "$") && beyond) return
+		bad++
 	}
 	/^Samples/ { s = 1; next }
 	/^Locations/ { judge(); s = 0; locs = "" }

@@ -71,6 +71,37 @@ t_scope_cgroup_heap_exact_for_a_later_process() {
 	pprof_traces "$f" | grep '|leak_pages;' | grep -q "pid=$in " || fail "leak_pages not charged to $in"
 }
 
+# A process moved into the cgroup by writing cgroup.procs (as runc does with its init) while its
+# threads are inside malloc: those calls began out of scope, so their returns are counted as
+# pending_joined (bookkeeping), never as lost (pending_missing).  A process born in the cgroup
+# maps the same libc first, so its allocators are probed (filtered to the cgroup in BPF).
+t_scope_cgroup_joined_mid_call() {
+	local cg f=$E2E_TMP/joined.pb.gz sleeper pid home i
+	cg=$(make_cgroup)
+	cgroup2_mount
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --heap --sample-bytes 0 -o "$f" --top 0
+	bg_in_cgroup "$cg" sleep 60
+	sleeper=$!
+	wait_for_line "$E2E_TMP/prof.log" "probed [0-9]* allocator functions" 10 || fail "libc not probed: $(cat "$E2E_TMP/prof.log")"
+	build/targets/malloc_threads 60 &
+	pid=$!
+	home=$(sed -n "s/^0:://p" "/proc/$pid/cgroup")
+	for i in $(seq 20); do
+		echo "$pid" >"$cg/cgroup.procs" || fail "moving $pid into $cg"
+		sleep 0.1
+		echo "$pid" >"$CGROUP2$home/cgroup.procs" || fail "moving $pid back to $home"
+		sleep 0.05
+	done
+	kill "$pid" "$sleeper"
+	wait "$pid" "$sleeper" 2>/dev/null
+	stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	expect_eq "pending_missing" 0 "$(pprof_counter_value "$f" pending_missing)"
+	expect_range "pending_joined (20 joins, 4 threads in malloc)" 1 1000000 \
+		"$(pprof_counter_value "$f" pending_joined)"
+	pprof_traces "$f" | grep '|churn;' | grep -q "pid=$pid " || fail "no churn samples of $pid while it was in the cgroup"
+}
+
 # A program that lives a few milliseconds, ten times: every run symbolized (its maps are read
 # while it lives, at the dynamic loader's hook), every allocation counted.
 t_scope_cgroup_short_lived_processes_symbolized() {

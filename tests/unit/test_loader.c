@@ -50,10 +50,11 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 	assert_non_null(cpu);
 	assert_non_null(calls);
 	map_names(proc->obj, names, sizeof(names));
-	/* The lifecycle program keeps the unwinder's process entries right (fork, exec, exit). */
+	/* The lifecycle program keeps the unwinder's process entries right (fork, exec, exit),
+	 * and marks the processes born in a cgroup scope for the heap's return probe. */
 	assert_string_equal(names,
 			    "prof_targets prof_counters prof_scope_cgroup prof_events "
-			    "prof_pending prof_sample_left prof_unwind_tables "
+			    "prof_pending prof_sample_left prof_scope_born prof_unwind_tables "
 			    "prof_unwind_procs prof_unwind_files prof_hold_gate prof_exec_seen ");
 	map_names(cpu->obj, names, sizeof(names));
 	assert_string_equal(names, "prof_cpu_scratch prof_events prof_targets prof_counters "
@@ -67,6 +68,7 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 	map_names(heap->obj, names, sizeof(names));
 	assert_non_null(strstr(names, "prof_pending"));
 	assert_non_null(strstr(names, "prof_sampled"));
+	assert_non_null(strstr(names, "prof_scope_born"));
 	calls_bpf__destroy(calls);
 	cpu_bpf__destroy(cpu);
 	heap_bpf__destroy(heap);
@@ -87,6 +89,7 @@ static void test_loader__limits_come_from_include(void **state)
 	assert_int_equal(bpf_map__max_entries(proc->maps.prof_sample_left),
 			 PROF_SAMPLE_LEFT_ENTRIES);
 	assert_int_equal(bpf_map__max_entries(heap->maps.prof_sampled), PROF_SAMPLED_ENTRIES);
+	assert_int_equal(bpf_map__max_entries(heap->maps.prof_scope_born), PROF_MAX_TARGETS);
 	assert_int_equal(bpf_map__key_size(heap->maps.prof_sampled),
 			 sizeof(struct prof_sampled_key));
 	heap_bpf__destroy(heap);

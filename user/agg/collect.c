@@ -463,7 +463,10 @@ int collect__add_pid(struct collect *c, uint32_t pid)
 
 int collect__add_scoped(struct collect *c, uint32_t pid)
 {
-	int err = collect__add_pid(c, pid);
+	int err;
+
+	loader__scope_found(c->loader, pid);
+	err = collect__add_pid(c, pid);
 
 	if (!err)
 		err = discover_root(c, pid);

@@ -40,6 +40,7 @@ enum shared_map {
 	SHARED_UNWIND_ASKED,
 	SHARED_UNWIND_FILES,
 	SHARED_SCOPE_CGROUP,
+	SHARED_SCOPE_BORN,
 	SHARED__COUNT,
 };
 
@@ -54,6 +55,7 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_UNWIND_ASKED] = "prof_unwind_asked",
 	[SHARED_UNWIND_FILES] = "prof_unwind_files",
 	[SHARED_SCOPE_CGROUP] = "prof_scope_cgroup",
+	[SHARED_SCOPE_BORN] = "prof_scope_born",
 };
 
 struct loader {
@@ -135,6 +137,8 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_unwind_files", l->opts.unwind_fp ? 1 : PROF_UNWIND_FILES},
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 		{"prof_exec_seen", l->opts.hold_execs ? PROF_EXEC_SEEN_ENTRIES : 1},
+		{"prof_scope_born",
+		 l->opts.heap && l->opts.scope == PROF_SCOPE_CGROUP ? PROF_MAX_TARGETS : 1},
 	};
 	struct bpf_map *map;
 	int err;
@@ -704,6 +708,16 @@ int loader__exec_seen(struct loader *l, const struct prof_exec_key *key)
 	if (bpf_map_update_elem(bpf_map__fd(l->proc->maps.prof_exec_seen), key, &one, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+void loader__scope_found(struct loader *l, uint32_t pid)
+{
+	__u8 one = 1;
+
+	/* Full (LRU): the oldest entry goes; only --heap in a cgroup scope has the map. */
+	if (l && l->shared_fd[SHARED_SCOPE_BORN] >= 0 && l->opts.heap &&
+	    l->opts.scope == PROF_SCOPE_CGROUP)
+		bpf_map_update_elem(l->shared_fd[SHARED_SCOPE_BORN], &pid, &one, BPF_ANY);
 }
 
 void loader__exec_forget(struct loader *l, const struct prof_exec_key *key)

@@ -106,6 +106,9 @@ void loader__hold_gate(struct loader *l, uint64_t until_ns);
 
 /* The executable of a held exec is prepared: its later execs run on.  0 or -errno. */
 int loader__exec_seen(struct loader *l, const struct prof_exec_key *key);
+/* --heap in a cgroup scope: pid was found in the cgroup at start, in scope as if born there
+ * (bpf/heap_state.bpf.h: prof_scope_born). */
+void loader__scope_found(struct loader *l, uint32_t pid);
 /* Its probes are gone (nothing in scope ran it for an interval): hold its next first exec. */
 void loader__exec_forget(struct loader *l, const struct prof_exec_key *key);
 

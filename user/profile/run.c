@@ -74,6 +74,7 @@ static const char *const info_names[] = {
 	"offcpu_unseen_returns",
 	"call_attach_window",
 	"call_busy_coarse",
+	"pending_joined",
 };
 
 static bool is_info(const char *name)
