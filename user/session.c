@@ -860,6 +860,7 @@ int session__run(const struct env *caller_env)
 			poll_err = true;
 			break;
 		}
+		collect__python_retry(r.collect);
 		now = now_ns(CLOCK_MONOTONIC);
 		if (now - last_tick >= 1000000000LL) {
 			collect__tick(r.collect);

@@ -28,6 +28,7 @@
 #include "sym/pycode.h"
 #include "sym/python.h"
 #include "sym/pythreads.h"
+#include "sym/symbolizer.h"
 
 #include "pyinterp.h"
 
@@ -426,6 +427,76 @@ static void test_pythreads__without_threading(void **state)
 	pyinterp__need_all(ran, PYINTERP_ALL, "pythreads: without threading");
 }
 
+/*
+ * The symbolizer (user/sym/symbolizer.c) names a thread seen before threading knew it, by a
+ * later read: a raw _thread thread is seen unnamed; once it registers itself (current_thread(),
+ * renamed "late"), symbolizer__python_retry names it without being told of the thread again.
+ */
+static void test_pythreads__symbolizer_retries_a_thread_seen_unnamed(void **state)
+{
+	static const char src[] = "import sys, os, _thread, threading, time\n"
+				  "ready = _thread.allocate_lock(); ready.acquire()\n"
+				  "go = _thread.allocate_lock(); go.acquire()\n"
+				  "ids = []\n"
+				  "def f():\n"
+				  "    ids.append(threading.get_native_id()); ready.release()\n"
+				  "    go.acquire()\n"
+				  "    threading.current_thread().name = 'late'\n"
+				  "    time.sleep(60)\n"
+				  "_thread.start_new_thread(f, ())\n"
+				  "ready.acquire()\n"
+				  "sys.stdout.write('%d MainThread\\n%d raw\\nend\\n' % (os.getpid(), ids[0]))\n"
+				  "sys.stdout.flush()\n"
+				  "sys.stdin.readline()\n"
+				  "go.release()\n"
+				  "sys.stdin.read()\n";
+	size_t npy = pyinterp__all(interps, 8);
+	const char *name = NULL;
+	unsigned ran = 0, tries;
+	struct symbolizer *s;
+	struct py_elf e;
+	struct live l;
+	uint32_t raw;
+
+	(void)state;
+	for (size_t k = 0; k < npy; k++) {
+		inspect(interps[k].lib, interps[k].bin, &e);
+		assert_int_equal(e.status, PY_ELF_OK);
+		start_python(interps[k].bin, src, &l);
+		assert_int_equal(l.nwant, 2);
+		raw = l.want[1].tid;
+		assert_int_equal(symbolizer__new(&s, NULL), 0);
+		assert_int_equal(symbolizer__set_python(s, (uint32_t)l.pid, &e.v,
+							pyinterp__load_bias(l.pid, interps[k].lib,
+									    NULL) +
+								e.runtime,
+							0),
+				 0);
+		assert_int_equal(symbolizer__python_thread(s, (uint32_t)l.pid, raw), 0);
+		assert_string_equal(symbolizer__python_thread_name(s, (uint32_t)l.pid, l.pid),
+				    "MainThread");
+		assert_null(symbolizer__python_thread_name(s, (uint32_t)l.pid, raw));
+		/* Not registered yet: a retry (100 ms on) still finds no name. */
+		usleep(110 * 1000);
+		assert_int_equal(symbolizer__python_retry(s), 0);
+		assert_null(symbolizer__python_thread_name(s, (uint32_t)l.pid, raw));
+		assert_int_equal(write(l.in, "\n", 1), 1);
+		for (tries = 0; tries < 20 && !name; tries++) {
+			usleep(110 * 1000);
+			assert_int_equal(symbolizer__python_retry(s), 0);
+			name = symbolizer__python_thread_name(s, (uint32_t)l.pid, raw);
+		}
+		assert_non_null(name);
+		assert_string_equal(name, "late");
+		name = NULL;
+		symbolizer__free(s);
+		stop_python(&l);
+		ran++;
+	}
+	printf("pythreads: symbolizer retry, %u interpreters ran\n", ran);
+	pyinterp__need_all(ran, PYINTERP_ALL, "pythreads: symbolizer retry");
+}
+
 /* The committed fuzz seeds hold what they were recorded from (the script's four threads),
  * and any one of their reads failing leaves an error or fewer true names, never a wrong one. */
 static void test_pythreads__fuzz_seeds(void **state)
@@ -559,6 +630,7 @@ int main(void)
 		cmocka_unit_test(test_pythreads__live_interpreters),
 		cmocka_unit_test(test_pythreads__long_name_cut_at_character),
 		cmocka_unit_test(test_pythreads__without_threading),
+		cmocka_unit_test(test_pythreads__symbolizer_retries_a_thread_seen_unnamed),
 		cmocka_unit_test(test_pythreads__fuzz_seeds),
 		cmocka_unit_test(test_pythreads__bad_arguments),
 		cmocka_unit_test(test_pythreads__table_has_offsets),

@@ -91,6 +91,7 @@ struct collect {
 	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
 	uint32_t last_py_tid;	      /* on_heap's Python thread whose threading name was asked */
 	uint64_t cpu_last_thread;     /* pid << 32 | tid: sample_stacks' */
+	int64_t py_retry_ns;	      /* when collect__tick last asked for unnamed threads' names */
 	struct last_stack last_stack; /* on_heap's */
 	const struct mode_ops *modes[5]; /* the run's modes' operations */
 	size_t nmodes;
@@ -159,6 +160,9 @@ struct held {
  * (the first exec of each executable, while other programs may be building theirs) less. */
 #define UNWIND_EXEC_WAIT_MS	 3000
 #define UNWIND_EXEC_WAIT_WIDE_MS 500
+/* How often the loop asks for the names of Python threads seen unnamed (the symbolizer reads a
+ * process's at most every 100 ms anyway). */
+#define PY_RETRY_NS		 (100 * 1000000LL)
 
 static int64_t mono_ns(void)
 {
@@ -839,6 +843,17 @@ static int fatal(struct collect *c, int err)
 	if (err && !c->err)
 		c->err = err;
 	return err;
+}
+
+void collect__python_retry(struct collect *c)
+{
+	int64_t now = mono_ns();
+
+	/* Python threads seen before threading named them, maybe asleep since: named now. */
+	if (now - c->py_retry_ns >= PY_RETRY_NS) {
+		c->py_retry_ns = now;
+		fatal(c, stackres__python_retry(c->stacks));
+	}
 }
 
 void collect__tick(struct collect *c)

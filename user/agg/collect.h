@@ -120,6 +120,9 @@ bool collect__calls_none(struct collect *c);
 void collect__signal_all(struct collect *c, int sig);
 /* Periodic work while profiling (about once a second): --calls rescans `-- CMD`'s tree. */
 void collect__tick(struct collect *c);
+/* Every turn of the loop: at most every 100 ms, the names of Python threads seen before the
+ * threading module had them (stackres__python_retry). */
+void collect__python_retry(struct collect *c);
 /* Load finished unwind tables and re-read the mappings of processes that asked (never waits for
  * a build): call it often.  0 or a fatal -errno. */
 int collect__poll_unwinder(struct collect *c);

@@ -46,6 +46,7 @@ enum job_kind {
 	JOB_PYTHON,   /* pid's CPython layout (py, arg: &PyCode_Type) */
 	JOB_PYTHREAD, /* thread arg of Python process pid was seen: its name */
 	JOB_PYNAMES,  /* read Python process pid's thread names now (0: every process's) */
+	JOB_PYRETRY,  /* read the names of processes with a thread seen unnamed, if due */
 	JOB_AFTER,    /* call fn(ctx, pid) */
 };
 
@@ -186,6 +187,9 @@ static int job__run(struct stackres *r, const struct job *j)
 		break;
 	case JOB_PYNAMES:
 		err = symbolizer__python_names(r->sym, j->pid);
+		break;
+	case JOB_PYRETRY:
+		err = symbolizer__python_retry(r->sym);
 		break;
 	case JOB_AFTER:
 		j->fn(j->ctx, j->arg);
@@ -357,6 +361,11 @@ int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid)
 int stackres__python_names(struct stackres *r, uint32_t pid)
 {
 	return submit(r, &(struct job){.kind = JOB_PYNAMES, .pid = pid});
+}
+
+int stackres__python_retry(struct stackres *r)
+{
+	return submit(r, &(struct job){.kind = JOB_PYRETRY});
 }
 
 const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32_t tid)

@@ -81,6 +81,9 @@ const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32
 /* Read Python process pid's thread names now (0: every Python process's; in order): at its
  * exit stop, and before a profile is built.  0 or -ENOMEM. */
 int stackres__python_names(struct stackres *r, uint32_t pid);
+/* Read again the names of Python processes with a thread seen unnamed (at most every 100 ms
+ * each; symbolizer__python_retry).  0 or -ENOMEM. */
+int stackres__python_retry(struct stackres *r);
 
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);

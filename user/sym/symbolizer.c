@@ -117,6 +117,7 @@ struct sym_proc {
 	struct hashmap *pycodes;  /* code object address -> struct py_code_entry */
 	struct hashmap *pynames;  /* uint64_t tid -> const char * (interned): Python thread names */
 	uint64_t pynames_read_ns; /* when they were last read (CLOCK_MONOTONIC) */
+	struct hashmap *pywanted; /* uint64_t tid -> uint32_t reads since: seen, not named yet */
 };
 
 /* A code object of a process, read once. */
@@ -134,6 +135,10 @@ struct py_code_entry {
  * a thread not named yet). */
 #define PY_NAMES_MAX	   1024
 #define PY_NAMES_REREAD_NS (100 * 1000000ULL)
+/* Reads a thread seen unnamed waits through (symbolizer__python_retry: one per 100 ms at most)
+ * before it is given up: threading registers a thread in _active after it starts running. */
+#define PY_NAMES_TRIES	   30
+#define PY_WANTED_MAX	   256
 
 /* Mappings are shared by every result that falls in them; compared by interned pointers. */
 struct mapping_key {
@@ -378,6 +383,8 @@ static void py_names__free(struct sym_proc *p)
 	hashmap__free(p->pynames);
 	p->pynames = NULL;
 	p->pynames_read_ns = 0;
+	hashmap__free(p->pywanted);
+	p->pywanted = NULL;
 }
 
 static void clear_proc(struct symbolizer *s, struct sym_proc *p)
@@ -1492,6 +1499,23 @@ static uint64_t mono_ns(void)
 }
 
 /* Read pid's Python thread names now (it runs Python: p->py). */
+/* After a read: wanted threads now named go, the others count one more read (at most
+ * PY_NAMES_TRIES; past 64 to drop, the rest go after the next read). */
+static void pywanted_prune(struct sym_proc *p)
+{
+	uint64_t gone[64];
+	const uint64_t *key;
+	size_t it = 0, n = 0;
+	void *v;
+
+	while (p->pywanted && n < 64 && hashmap__next(p->pywanted, &it, (const void **)&key, &v))
+		if ((p->pynames && hashmap__find(p->pynames, key)) ||
+		    ++*(uint32_t *)v >= PY_NAMES_TRIES)
+			gone[n++] = *key;
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(p->pywanted, &gone[i]);
+}
+
 static int read_pynames(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 {
 	struct pythread_name *names;
@@ -1527,6 +1551,8 @@ static int read_pynames(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 	}
 cleanup:
 	free(names);
+	if (!err)
+		pywanted_prune(p);
 	return err;
 }
 
@@ -1534,13 +1560,42 @@ int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
 	struct sym_proc *p = find_proc(s, pid);
 	uint64_t key = tid, now;
+	bool created;
+	void *v;
 
 	if (!p || !p->py || (p->pynames && hashmap__find(p->pynames, &key)))
 		return 0;
+	/* Wanted until named (or given up): a later read may find it (symbolizer__python_retry). */
+	if (!p->pywanted && hashmap__new(&p->pywanted, sizeof(uint64_t), sizeof(uint32_t)))
+		return -ENOMEM;
+	if (hashmap__count(p->pywanted) < PY_WANTED_MAX) {
+		if (hashmap__upsert(p->pywanted, &v, &key, &created))
+			return -ENOMEM;
+		if (created)
+			*(uint32_t *)v = 0;
+	}
 	now = mono_ns();
 	if (p->pynames_read_ns && now - p->pynames_read_ns < PY_NAMES_REREAD_NS)
 		return 0;
 	return read_pynames(s, p, pid);
+}
+
+int symbolizer__python_retry(struct symbolizer *s)
+{
+	struct sym_proc **pp;
+	const uint64_t *key;
+	uint64_t now = mono_ns();
+	size_t it = 0;
+	int err = 0;
+
+	while (!err && hashmap__next(s->procs, &it, (const void **)&key, (void **)&pp)) {
+		struct sym_proc *p = *pp;
+
+		if (p->py && p->pywanted && hashmap__count(p->pywanted) &&
+		    now - p->pynames_read_ns >= PY_NAMES_REREAD_NS)
+			err = read_pynames(s, p, (uint32_t)*key);
+	}
+	return err;
 }
 
 int symbolizer__python_names(struct symbolizer *s, uint32_t pid)

@@ -129,9 +129,17 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 /*
  * Thread tid of Python process pid was seen: read the names of its Python threads
  * (threading.Thread.name, user/sym/pythreads.c) unless tid has one already or they were read in
- * the last 100 ms.  0 or -ENOMEM (an unreadable interpreter names nobody).
+ * the last 100 ms; an unnamed tid is wanted (symbolizer__python_retry).  0 or -ENOMEM (an
+ * unreadable interpreter names nobody).
  */
 int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid);
+/*
+ * Read again the names of each Python process with a thread seen but not named yet, whose
+ * names were last read 100 ms ago or more (a thread is named in threading._active only once it
+ * runs; one seen before that, then asleep, would otherwise keep no name).  Each such thread is
+ * given up after 30 reads.  0 or -ENOMEM.
+ */
+int symbolizer__python_retry(struct symbolizer *s);
 /*
  * Read the names of pid's Python threads now, whatever is known (pid 0: of every Python
  * process): before a profile is built, and at an exit stop, so names given after the first
