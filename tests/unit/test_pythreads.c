@@ -434,22 +434,23 @@ static void test_pythreads__without_threading(void **state)
  */
 static void test_pythreads__symbolizer_retries_a_thread_seen_unnamed(void **state)
 {
-	static const char src[] = "import sys, os, _thread, threading, time\n"
-				  "ready = _thread.allocate_lock(); ready.acquire()\n"
-				  "go = _thread.allocate_lock(); go.acquire()\n"
-				  "ids = []\n"
-				  "def f():\n"
-				  "    ids.append(threading.get_native_id()); ready.release()\n"
-				  "    go.acquire()\n"
-				  "    threading.current_thread().name = 'late'\n"
-				  "    time.sleep(60)\n"
-				  "_thread.start_new_thread(f, ())\n"
-				  "ready.acquire()\n"
-				  "sys.stdout.write('%d MainThread\\n%d raw\\nend\\n' % (os.getpid(), ids[0]))\n"
-				  "sys.stdout.flush()\n"
-				  "sys.stdin.readline()\n"
-				  "go.release()\n"
-				  "sys.stdin.read()\n";
+	static const char src[] =
+		"import sys, os, _thread, threading, time\n"
+		"ready = _thread.allocate_lock(); ready.acquire()\n"
+		"go = _thread.allocate_lock(); go.acquire()\n"
+		"ids = []\n"
+		"def f():\n"
+		"    ids.append(threading.get_native_id()); ready.release()\n"
+		"    go.acquire()\n"
+		"    threading.current_thread().name = 'late'\n"
+		"    time.sleep(60)\n"
+		"_thread.start_new_thread(f, ())\n"
+		"ready.acquire()\n"
+		"sys.stdout.write('%d MainThread\\n%d raw\\nend\\n' % (os.getpid(), ids[0]))\n"
+		"sys.stdout.flush()\n"
+		"sys.stdin.readline()\n"
+		"go.release()\n"
+		"sys.stdin.read()\n";
 	size_t npy = pyinterp__all(interps, 8);
 	const char *name = NULL;
 	unsigned ran = 0, tries;
@@ -457,6 +458,7 @@ static void test_pythreads__symbolizer_retries_a_thread_seen_unnamed(void **stat
 	struct py_elf e;
 	struct live l;
 	uint32_t raw;
+	uint64_t rt;
 
 	(void)state;
 	for (size_t k = 0; k < npy; k++) {
@@ -465,13 +467,9 @@ static void test_pythreads__symbolizer_retries_a_thread_seen_unnamed(void **stat
 		start_python(interps[k].bin, src, &l);
 		assert_int_equal(l.nwant, 2);
 		raw = l.want[1].tid;
+		rt = pyinterp__load_bias(l.pid, interps[k].lib, NULL) + e.runtime;
 		assert_int_equal(symbolizer__new(&s, NULL), 0);
-		assert_int_equal(symbolizer__set_python(s, (uint32_t)l.pid, &e.v,
-							pyinterp__load_bias(l.pid, interps[k].lib,
-									    NULL) +
-								e.runtime,
-							0),
-				 0);
+		assert_int_equal(symbolizer__set_python(s, (uint32_t)l.pid, &e.v, rt, 0), 0);
 		assert_int_equal(symbolizer__python_thread(s, (uint32_t)l.pid, raw), 0);
 		assert_string_equal(symbolizer__python_thread_name(s, (uint32_t)l.pid, l.pid),
 				    "MainThread");
