@@ -127,6 +127,20 @@ pprof_counter_value() {
 	echo "${v:-0}"
 }
 
+# expect_py_reads FILE [WHO]: Python frames were read (py_frames > 0) and at most 1 in 1000 of
+# them failed (py_read_fail).  Interpreters are sampled from their first instructions, and a read
+# in BPF (an NMI, a uprobe, the scheduler) cannot fault in a page the interpreter has not
+# touched yet (a frame chunk just mapped): counted, the native frame kept.  Seen a few times in
+# thousands of frames (3 of about 3,000 on a cold page cache); more than that is a walker bug.
+expect_py_reads() {
+	local frames fails
+	frames=$(pprof_counter_value "$1" py_frames)
+	fails=$(pprof_counter_value "$1" py_read_fail)
+	[ "$frames" -gt 0 ] || fail "${2:+$2: }py_frames is 0 in $1"
+	expect_range "${2:+$2: }py_read_fail ($fails) per 1000 py_frames ($frames)" 0 1 \
+		"$(awk -v a="$fails" -v b="$frames" 'BEGIN { print 1000 * a / b }')"
+}
+
 # expect_no_drops_text FILE: from a text report's drop lines (only non-zero ones are printed).
 expect_no_drops_text() {
 	local c

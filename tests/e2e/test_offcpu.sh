@@ -97,6 +97,27 @@ t_offcpu_folded_text_with_cpu() {
 	expect_no_drops_text "$txt"
 }
 
+# A trace event enabled on the host (here bpf_trace_printk's, which any BPF program calling
+# bpf_printk turns on for good) makes ftrace add its own sched_switch probe: the tracepoint then
+# runs through its iterator, one more frame between our program and __schedule.  The stacks
+# still start at __schedule, and the iterator is nowhere.
+t_offcpu_stacks_with_a_trace_event_enabled() {
+	local ev=/sys/kernel/tracing/events/bpf_trace/bpf_trace_printk/enable f=$E2E_TMP/ev.pb.gz
+	local rows=$E2E_TMP/rows was
+	[ -w "$ev" ] || fail "no $ev to enable"
+	was=$(cat "$ev")
+	# shellcheck disable=SC2064 # the value read now
+	trap "echo $was >$ev; kill \$(jobs -p) 2>/dev/null" EXIT
+	echo 1 >"$ev" || fail "cannot enable $ev"
+	"$PROF" --offcpu -o "$f" --top 0 -- "$OT" >/dev/null || fail "exit status $?"
+	echo "$was" >"$ev"
+	offcpu_rows "$f" >"$rows"
+	[ -s "$rows" ] || fail "no samples"
+	grep ';sleeper_a;' "$rows" | grep -q '| __schedule;schedule;' ||
+		{ grep ';sleeper_a;' "$rows"; fail "kernel stack does not start at __schedule"; }
+	expect_eq "samples through __traceiter_sched_switch" 0 "$(grep -c '__traceiter_' "$rows")"
+}
+
 t_offcpu_pid_attach() {
 	local f=$E2E_TMP/offcpu_pid.pb.gz rows=$E2E_TMP/rows
 	run() {

@@ -63,15 +63,19 @@ static int frame_location(struct profile *p, const struct stackres_frame *f, uin
 				 function_id, f->sym.line);
 }
 
-int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out, uint32_t max,
-		     uint32_t *n)
+static int locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out, uint32_t max,
+		     uint32_t *n, bool tracepoint)
 {
 	const struct stackres_frame *frames;
-	unsigned nframes;
+	unsigned nframes, i = 0;
 	int err;
 
 	frames = stackres__frames(r, id, &nframes);
-	for (unsigned i = 0; i < nframes && *n < max; i++) {
+	/* The tracepoint's iterator, called when it has more than one probe: not the thread's. */
+	while (tracepoint && i < nframes && frames[i].sym.system_name &&
+	       !strncmp(frames[i].sym.system_name, "__traceiter_", strlen("__traceiter_")))
+		i++;
+	for (; i < nframes && *n < max; i++) {
 		if (prof_py_is_print(frames[i].addr))
 			continue; /* the Python frame before it says it all */
 		err = frame_location(p, &frames[i], &out[*n]);
@@ -80,6 +84,18 @@ int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 		(*n)++;
 	}
 	return 0;
+}
+
+int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out, uint32_t max,
+		     uint32_t *n)
+{
+	return locations(p, r, id, out, max, n, false);
+}
+
+int build__tracepoint_locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out,
+				uint32_t max, uint32_t *n)
+{
+	return locations(p, r, id, out, max, n, true);
 }
 
 uint32_t build__py_flags(uint32_t py)

@@ -31,6 +31,14 @@ int build__profile(struct profile **out, const struct build_inputs *in, const ch
  */
 int build__locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out, uint32_t max,
 		     uint32_t *n);
+/*
+ * The same for a kernel stack taken by a BPF program on a tracepoint, whose skipped frames end
+ * at the tracepoint's caller only while the tracepoint has one probe: with more (any trace event
+ * enabled makes ftrace add its own sched_switch probe), its iterator __traceiter_NAME comes
+ * first, and is left out here.
+ */
+int build__tracepoint_locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out,
+				uint32_t max, uint32_t *n);
 
 /* One sample of pid/tid with locs[0..n) (leaf first), labelled with its thread and process
  * names; flags: enum profile_sample_flags. */

@@ -22,7 +22,8 @@ static int add(struct profile *p, const struct build_inputs *in, const struct of
 
 	/* As the cpu profile: kernel frames (the way into the scheduler) leafward of user frames.
 	 */
-	err = build__locations(p, in->stacks, k->kern_stack, locs, 2 * PROF_MAX_FRAMES, &n);
+	err = build__tracepoint_locations(p, in->stacks, k->kern_stack, locs, 2 * PROF_MAX_FRAMES,
+					  &n);
 	if (!err)
 		err = build__locations(p, in->stacks, k->user_stack, locs, 2 * PROF_MAX_FRAMES, &n);
 	if (err)
