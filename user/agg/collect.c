@@ -91,7 +91,7 @@ struct collect {
 	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
 	uint32_t last_py_tid;	      /* on_heap's Python thread whose threading name was asked */
 	uint64_t cpu_last_thread;     /* pid << 32 | tid: sample_stacks' */
-	int64_t py_retry_ns;	      /* when collect__tick last asked for unnamed threads' names */
+	int64_t py_retry_ns;	      /* when collect__python_retry last asked for names */
 	struct last_stack last_stack; /* on_heap's */
 	const struct mode_ops *modes[5]; /* the run's modes' operations */
 	size_t nmodes;

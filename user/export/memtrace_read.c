@@ -647,15 +647,32 @@ static int make_profile(struct reader *r)
 	return 0;
 }
 
+/*
+ * The most a value column adds up to, in magnitude: the estimates come from foreign counts
+ * (samples over a rate), and every writer sums values in int64_t.  A column whose estimates go
+ * past it has the rest cut (counted): no sum of its values can overflow.
+ */
+#define MEMTRACE_COLUMN_MAX 4611686018427387904.0 /* 2^62 */
+
 static int finish(struct reader *r)
 {
 	struct profile *p = r->p;
+	double total[4] = {0};
 	int err = 0;
 
 	for (uint32_t i = 0; i < p->nsamples && i < r->cap_acc; i++)
-		for (int k = 0; k < 4; k++)
-			p->samples[i].values[k] = llround(r->acc[i][k]);
-	p->period = llround(r->word_size / r->sample_rate);
+		for (int k = 0; k < 4; k++) {
+			double v = isfinite(r->acc[i][k]) ? r->acc[i][k] : MEMTRACE_COLUMN_MAX;
+			double room = MEMTRACE_COLUMN_MAX - total[k];
+
+			if (fabs(v) > room) {
+				v = v < 0 ? -room : room;
+				r->st.clamped_values++;
+			}
+			total[k] += fabs(v);
+			p->samples[i].values[k] = llround(v);
+		}
+	p->period = llround(fmin(r->word_size / r->sample_rate, MEMTRACE_COLUMN_MAX));
 	p->time_nanos = (int64_t)(r->start * 1000);
 	p->duration_nanos = (int64_t)((r->end - r->start) * 1000);
 	if (r->at)
@@ -672,6 +689,10 @@ static int finish(struct reader *r)
 		err = profile__add_counter(p, "memtrace_cut_stacks",
 					   "backtraces longer than 1024 locations, root end cut",
 					   r->st.cut_stacks);
+	if (!err)
+		err = profile__add_counter(p, "memtrace_clamped_values",
+					   "estimates cut: a column's total would pass 2^62",
+					   r->st.clamped_values);
 	if (!err)
 		err = profile__add_counter(p, "memtrace_foreign_packets",
 					   "packets of another pid, skipped",

@@ -30,6 +30,7 @@ struct memtrace_read_stats {
 	uint64_t unknown_codes;	   /* backtrace codes no location event described */
 	uint64_t cut_stacks;	   /* backtraces longer than the profile keeps (root end cut) */
 	uint64_t late_events;	   /* --at: events after the moment, not applied */
+	uint64_t clamped_values;   /* estimates cut so a column's total stays within 2^62 */
 };
 
 /*

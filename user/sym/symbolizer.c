@@ -1498,7 +1498,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Read pid's Python thread names now (it runs Python: p->py). */
 /* After a read: wanted threads now named go, the others count one more read (at most
  * PY_NAMES_TRIES; past 64 to drop, the rest go after the next read). */
 static void pywanted_prune(struct sym_proc *p)
@@ -1516,6 +1515,7 @@ static void pywanted_prune(struct sym_proc *p)
 		hashmap__delete(p->pywanted, &gone[i]);
 }
 
+/* Read pid's Python thread names now (it runs Python: p->py). */
 static int read_pynames(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 {
 	struct pythread_name *names;
