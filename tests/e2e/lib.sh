@@ -131,7 +131,7 @@ pprof_counter_value() {
 # them failed (py_read_fail).  Interpreters are sampled from their first instructions, and a read
 # in BPF (an NMI, a uprobe, the scheduler) cannot fault in a page the interpreter has not
 # touched yet (a frame chunk just mapped): counted, the native frame kept.  Seen a few times in
-# thousands of frames (3 of about 3,000 on a cold page cache); more than that is a walker bug.
+# thousands of frames (3 in one CPython 3.12 run on a cold page cache); more is a walker bug.
 expect_py_reads() {
 	local frames fails
 	frames=$(pprof_counter_value "$1" py_frames)
