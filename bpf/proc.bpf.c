@@ -86,6 +86,21 @@ struct {
 	__type(value, __u8);
 } prof_exec_seen SEC(".maps");
 
+/*
+ * Processes whose exec was held, by tgid: the _dl_debug_state calls left until their loader's
+ * startup is held too (PROF_PROC_DL_HELD).  glibc calls it twice at startup, before and after
+ * mapping the DT_NEEDED libraries; a loader that calls it once is held at its next dlopen, or
+ * never.  An LRU: an entry pushed out costs that hold only (its stacks are cut below main until
+ * the maps are read, as without holds).
+ */
+#define PROF_DL_STARTUP_CALLS 2
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_DL_PENDING_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u32);
+} prof_dl_pending SEC(".maps");
+
 /* Wide scopes with holds on: stop the first exec of each executable for userspace. */
 const volatile bool prof_hold_execs = false;
 
@@ -93,7 +108,10 @@ const volatile bool prof_hold_execs = false;
  * May this process be stopped for us?  Not with a controlling terminal (a job-control shell
  * would report its foreground job as stopped), nor in a process group of its own (a job-control
  * shell puts each job in one, and its wait would see the job stop); children of plain parents
- * share their group.  Only while the gate is open (fail_counter counts the refusals then).
+ * share their group.  A session leader without a terminal is no shell's job (a job-control
+ * shell makes groups, not sessions): daemons, and what `docker run` and `docker exec` start
+ * (runc calls setsid), are held.  Only while the gate is open (fail_counter counts the
+ * refusals then).
  */
 static __always_inline bool may_hold(struct task_struct *task, __u32 fail_counter)
 {
@@ -103,7 +121,9 @@ static __always_inline bool may_hold(struct task_struct *task, __u32 fail_counte
 	if (BPF_CORE_READ(task, signal, tty))
 		return false;
 	if (BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID]) !=
-	    BPF_CORE_READ(task, real_parent, signal, pids[PIDTYPE_PGID]))
+		    BPF_CORE_READ(task, real_parent, signal, pids[PIDTYPE_PGID]) &&
+	    BPF_CORE_READ(task, signal, pids[PIDTYPE_SID]) !=
+		    BPF_CORE_READ(task, signal, pids[PIDTYPE_TGID]))
 		return false;
 	gate = bpf_map_lookup_elem(&prof_hold_gate, &zero);
 	if (!gate || bpf_ktime_get_ns() > *gate) {
@@ -181,11 +201,16 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		ino = BPF_CORE_READ(bprm, file, f_inode);
 		key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
 		key.ino = BPF_CORE_READ(ino, i_ino);
+		bpf_map_delete_elem(&prof_dl_pending, &pid); /* the old image's */
 		if (!bpf_map_lookup_elem(&prof_exec_seen, &key) &&
 		    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL) &&
 		    stop_self(PROF_REC_PROC_EXEC, PROF_PROC_EXEC_HELD, &key,
-			      PROF_CNT_EXEC_HOLD_FAIL))
+			      PROF_CNT_EXEC_HOLD_FAIL)) {
+			__u32 calls = PROF_DL_STARTUP_CALLS;
+
+			bpf_map_update_elem(&prof_dl_pending, &pid, &calls, BPF_ANY);
 			return 0;
+		}
 	}
 	emit(PROF_REC_PROC_EXEC, pid, (__u32)id, 0, 0);
 	return 0;
@@ -209,6 +234,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	 */
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		bpf_map_delete_elem(&prof_unwind_procs, &pid);
+		bpf_map_delete_elem(&prof_dl_pending, &pid);
 		flags |= PROF_PROC_GROUP_DEAD;
 		if (prof_scope == PROF_SCOPE_PIDS)
 			bpf_map_delete_elem(&prof_targets, &pid);
@@ -228,10 +254,26 @@ SEC("uprobe")
 int BPF_KPROBE(proc_dl_state)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32;
+	__u32 pid = id >> 32, *left;
 
 	if (!prof_is_target(pid))
 		return 0;
+	/*
+	 * A held exec's startup libraries are mapped (the second call): stopped until userspace
+	 * has read the maps (and loaded any table still building), so that even the first stacks
+	 * through them — constructors, main — unwind with the process's entry, needing no vma
+	 * lookup (bpf_find_vma fails while the mm's lock is contended: a uprobe being attached).
+	 */
+	left = bpf_map_lookup_elem(&prof_dl_pending, &pid);
+	if (left && *left > 1) {
+		*left -= 1;
+	} else if (left) {
+		bpf_map_delete_elem(&prof_dl_pending, &pid);
+		if (may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL) &&
+		    stop_self(PROF_REC_PROC_DLOPEN, PROF_PROC_DL_HELD, NULL,
+			      PROF_CNT_EXEC_HOLD_FAIL))
+			return 0;
+	}
 	emit(PROF_REC_PROC_DLOPEN, pid, (__u32)id, 0, 0);
 	return 0;
 }

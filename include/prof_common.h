@@ -255,13 +255,21 @@ enum prof_proc_flags {
 	 * until userspace has prepared the image (probes, hooks, tables) and resumes it.
 	 */
 	PROF_PROC_EXEC_HELD = 2,
+	/*
+	 * Loader hook (PROF_REC_PROC_DLOPEN): a process whose exec was held, stopped again at its
+	 * dynamic loader's second state change (glibc: RT_ADD, the DT_NEEDED libraries mapped,
+	 * RT_CONSISTENT), before their constructors and main, until userspace has read its maps.
+	 */
+	PROF_PROC_DL_HELD = 4,
 };
 
 /* prof_exec_seen: an executable whose first exec userspace prepared (kernel dev_t, inode). */
 struct prof_exec_key {
 	__u64 dev, ino;
 };
-#define PROF_EXEC_SEEN_ENTRIES 16384
+#define PROF_EXEC_SEEN_ENTRIES	16384
+/* prof_dl_pending: processes whose exec was held, until their loader's startup is held too. */
+#define PROF_DL_PENDING_ENTRIES 4096
 
 /* Which processes are profiled (bpf/common.bpf.h prof_is_target). */
 enum prof_scope {

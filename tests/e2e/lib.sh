@@ -26,6 +26,21 @@ expect_eq() {
 	echo "ok: $1 = $3"
 }
 
+# Exactly one line of FILE matches REGEX (grep -E).  When not, the lines go to the log and the
+# FAIL line says where the first two differ: a CI log's tail then shows why.
+expect_one_line() { # WHAT REGEX FILE
+	local n
+	n=$(grep -cE -- "$2" "$3")
+	if [ "$n" = 1 ]; then
+		echo "ok: $1 = 1 line"
+		return
+	fi
+	grep -E -- "$2" "$3" | head -5 | sed 's/^/  line: /'
+	fail "$1: expected 1 line, got $n; the first two differ at: $(grep -E -- "$2" "$3" | head -2 |
+		awk '{ n = split($0, w, /[ ;|]/) } NR == 1 { for (i = 1; i <= n; i++) a[i] = w[i]; m = n }
+			NR == 2 { for (i = 1; i <= (n > m ? n : m); i++) if (a[i] != w[i]) { print "[" a[i] "] vs [" w[i] "]"; exit } }')"
+}
+
 # expect_range WHAT LO HI ACTUAL
 expect_range() {
 	awk -v lo="$2" -v hi="$3" -v v="$4" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
@@ -203,7 +218,7 @@ check_heap_numbers() { # FILE
 	bad=$(grep -E '\|(malloc|calloc|realloc|posix_memalign|aligned_alloc|operator[^;]*)(;|$)' "$f.traces" | head -1)
 	[ -z "$bad" ] || fail "allocator frame as leaf: $bad"
 	# main is the caller of every named function (frame pointers kept in the target)
-	expect_eq "leak_pages caller" 1 "$(grep -c '|leak_pages;main;' "$f.traces")"
+	expect_one_line "leak_pages caller" '\|leak_pages;main;' "$f.traces"
 }
 
 # time_nanos and duration_nanos of a pprof file (profile.proto fields 9 and 10), read by a few

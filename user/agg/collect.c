@@ -1079,6 +1079,26 @@ static int on_call(struct collect *c, const struct prof_call_event *e)
 	return calls_agg__event(c->calls, e);
 }
 
+/* The dynamic loader mapped pid's libraries (startup) or a dlopen's. */
+static int on_dlopen(struct collect *c, uint32_t pid)
+{
+	int err;
+
+	/* Wide scopes: read the maps while the process lives, however short its life. */
+	if (c->opts.wide) {
+		pr_debug("%u: the dynamic loader changed its maps\n", pid);
+		err = stackres__load_pid(c->stacks, pid);
+		if (err)
+			return err;
+		if (c->unw)
+			unwind_read(c, pid, hashmap__find(c->targets, &pid));
+	}
+	for (size_t i = 0; i < c->nmodes; i++)
+		if (c->modes[i]->on_dlopen && (err = c->modes[i]->on_dlopen(c, pid)))
+			return err;
+	return 0;
+}
+
 /* exec replaced pid's image: new maps, names, runtimes, allocator. */
 static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 {
@@ -1121,12 +1141,13 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
  * tables queued — before its first instruction: mark the executable done (its later execs run
  * unheld) and let it go once those tables are loaded (or after UNWIND_EXEC_WAIT_WIDE_MS).
  */
+static void held_resume(struct collect *c, uint32_t pid, const char *where);
+
 static void exec_release(struct collect *c, const struct prof_proc_event *e)
 {
 	struct prof_exec_key *k;
 	char path[64];
 	struct stat st;
-	int fd;
 
 	if (loader__exec_seen(c->loader, &e->exe))
 		pr_debug("marking the executable of %u prepared failed\n", e->pid);
@@ -1137,14 +1158,24 @@ static void exec_release(struct collect *c, const struct prof_proc_event *e)
 	    !hashmap__upsert(c->exec_keys, (void **)&k,
 			     &(struct owners_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}, NULL))
 		*k = e->exe;
-	fd = pidfd_open_((pid_t)e->pid);
+	held_resume(c, e->pid, "its exec");
+}
+
+/*
+ * Resume pid, stopped for us at a hold (its exec, its loader's startup) — once the unwind tables
+ * being built are loaded (at most UNWIND_EXEC_WAIT_WIDE_MS), so that its first stacks are
+ * complete.  where: for the warning.
+ */
+static void held_resume(struct collect *c, uint32_t pid, const char *where)
+{
+	int fd = pidfd_open_((pid_t)pid);
+
 	if (fd < 0)
 		return; /* killed meanwhile */
-	/* Its first stacks complete: it waits (a little) for the tables of its image too. */
-	if (!c->err && hold_for_tables(c, e->pid, fd))
+	if (!c->err && hold_for_tables(c, pid, fd))
 		return;
 	if (pidfd_send_signal_(fd, SIGCONT) && errno != ESRCH)
-		pr_warn("resuming process %u after its exec failed: %s\n", e->pid, strerror(errno));
+		pr_warn("resuming process %u after %s failed: %s\n", pid, where, strerror(errno));
 	close(fd);
 }
 
@@ -1209,20 +1240,11 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 			exec_release(c, e);
 		return err;
 	case PROF_REC_PROC_DLOPEN:
-		/* Wide scopes: the loader mapped the libraries (startup) or a dlopen: read the
-		 * maps while the process lives, however short its life. */
-		if (c->opts.wide) {
-			pr_debug("%u: the dynamic loader changed its maps\n", e->pid);
-			err = stackres__load_pid(c->stacks, e->pid);
-			if (err)
-				return err;
-			if (c->unw)
-				unwind_read(c, e->pid, hashmap__find(c->targets, &e->pid));
-		}
-		for (size_t i = 0; i < c->nmodes; i++)
-			if (c->modes[i]->on_dlopen && (err = c->modes[i]->on_dlopen(c, e->pid)))
-				return err;
-		return 0;
+		err = on_dlopen(c, e->pid);
+		/* Held at its loader's startup: its maps are read now, its probes attached. */
+		if (e->flags & PROF_PROC_DL_HELD)
+			held_resume(c, e->pid, "its loader's startup");
+		return err;
 	case PROF_REC_PROC_EXIT:
 		/* The tid may come back as another thread: look its name up again then. */
 		c->last_tid = 0;
@@ -1307,6 +1329,10 @@ int collect__on_event(void *ctx, void *data, size_t size)
 		if (type == PROF_REC_PROC_EXEC && size >= sizeof(struct prof_proc_event) &&
 		    (((struct prof_proc_event *)data)->flags & PROF_PROC_EXEC_HELD))
 			exec_release(c, data);
+		if (type == PROF_REC_PROC_DLOPEN && size >= sizeof(struct prof_proc_event) &&
+		    (((struct prof_proc_event *)data)->flags & PROF_PROC_DL_HELD))
+			held_resume(c, ((struct prof_proc_event *)data)->pid,
+				    "its loader's startup");
 		return c->err;
 	}
 	if (stackres__error(c->stacks)) {

@@ -137,6 +137,7 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_unwind_files", l->opts.unwind_fp ? 1 : PROF_UNWIND_FILES},
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 		{"prof_exec_seen", l->opts.hold_execs ? PROF_EXEC_SEEN_ENTRIES : 1},
+		{"prof_dl_pending", l->opts.hold_execs ? PROF_DL_PENDING_ENTRIES : 1},
 		{"prof_scope_born",
 		 l->opts.heap && l->opts.scope == PROF_SCOPE_CGROUP ? PROF_MAX_TARGETS : 1},
 	};
