@@ -1136,13 +1136,29 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 }
 
 /*
+ * Resume pid, stopped for us at a hold (its exec, its loader's startup) — once the unwind tables
+ * being built are loaded (at most UNWIND_EXEC_WAIT_WIDE_MS), so that its first stacks are
+ * complete.  where: for the warning.
+ */
+static void held_resume(struct collect *c, uint32_t pid, const char *where)
+{
+	int fd = pidfd_open_((pid_t)pid);
+
+	if (fd < 0)
+		return; /* killed meanwhile */
+	if (!c->err && hold_for_tables(c, pid, fd))
+		return;
+	if (pidfd_send_signal_(fd, SIGCONT) && errno != ESRCH)
+		pr_warn("resuming process %u after %s failed: %s\n", pid, where, strerror(errno));
+	close(fd);
+}
+
+/*
  * A process stopped at the first exec of its executable (wide scopes, holds on) has had its new
  * image prepared by on_exec — allocator probes, exit and loader hooks, runtime probes, unwind
  * tables queued — before its first instruction: mark the executable done (its later execs run
  * unheld) and let it go once those tables are loaded (or after UNWIND_EXEC_WAIT_WIDE_MS).
  */
-static void held_resume(struct collect *c, uint32_t pid, const char *where);
-
 static void exec_release(struct collect *c, const struct prof_proc_event *e)
 {
 	struct prof_exec_key *k;
@@ -1159,24 +1175,6 @@ static void exec_release(struct collect *c, const struct prof_proc_event *e)
 			     &(struct owners_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}, NULL))
 		*k = e->exe;
 	held_resume(c, e->pid, "its exec");
-}
-
-/*
- * Resume pid, stopped for us at a hold (its exec, its loader's startup) — once the unwind tables
- * being built are loaded (at most UNWIND_EXEC_WAIT_WIDE_MS), so that its first stacks are
- * complete.  where: for the warning.
- */
-static void held_resume(struct collect *c, uint32_t pid, const char *where)
-{
-	int fd = pidfd_open_((pid_t)pid);
-
-	if (fd < 0)
-		return; /* killed meanwhile */
-	if (!c->err && hold_for_tables(c, pid, fd))
-		return;
-	if (pidfd_send_signal_(fd, SIGCONT) && errno != ESRCH)
-		pr_warn("resuming process %u after %s failed: %s\n", pid, where, strerror(errno));
-	close(fd);
 }
 
 /*
