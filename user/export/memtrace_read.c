@@ -662,10 +662,10 @@ static int finish(struct reader *r)
 
 	for (uint32_t i = 0; i < p->nsamples && i < r->cap_acc; i++)
 		for (int k = 0; k < 4; k++) {
-			double v = isfinite(r->acc[i][k]) ? r->acc[i][k] : MEMTRACE_COLUMN_MAX;
+			double v = r->acc[i][k];
 			double room = MEMTRACE_COLUMN_MAX - total[k];
 
-			if (fabs(v) > room) {
+			if (!isfinite(v) || fabs(v) > room) {
 				v = v < 0 ? -room : room;
 				r->st.clamped_values++;
 			}
