@@ -17,31 +17,34 @@
 static volatile int stop;
 static volatile unsigned long sink;
 
-static NOINLINE void work(unsigned long units)
+/* One unit of work: about 2.5 ms on our machines. */
+#define UNIT 2000000UL
+
+static NOINLINE void work(unsigned long n)
 {
 	unsigned long x = sink;
 
-	for (unsigned long i = 0; i < units * 2000000UL; i++)
+	for (unsigned long i = 0; i < n; i++)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	sink = x;
 }
 
-NOINLINE void hot_three(void)
+NOINLINE void hot_three(unsigned long n)
 {
-	work(3);
+	work(3 * n);
 	__asm__ volatile("" ::: "memory"); /* keep the call a call, not a tail jump */
 }
 
-NOINLINE void hot_one(void)
+NOINLINE void hot_one(unsigned long n)
 {
-	work(1);
+	work(n);
 	__asm__ volatile("" ::: "memory");
 }
 
 NOINLINE void spin_other(void)
 {
 	while (!stop)
-		work(1);
+		work(UNIT);
 }
 
 NOINLINE void syscall_loop(void)
@@ -69,6 +72,7 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 3.0;
 	struct timespec t0, t;
 	pthread_t a, b;
+	unsigned long seed = 1;
 
 	if (argc > 2 && !strcmp(argv[2], "--wait")) {
 		char buf[8];
@@ -82,9 +86,18 @@ int main(int argc, char **argv)
 	pthread_create(&a, NULL, spinner, NULL);
 	pthread_create(&b, NULL, syscaller, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/*
+	 * Each round's length is drawn anew (0.1 to 0.5 units, 3:1 within the round): a round of
+	 * fixed length (4 units, 10 ms) beat against the 99 Hz sampling period (10.1 ms), and the
+	 * samples could stay on one function for a second at a time.
+	 */
 	do {
-		hot_three();
-		hot_one();
+		unsigned long n;
+
+		seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+		n = UNIT / 10 + (seed >> 33) % (UNIT * 4 / 10);
+		hot_three(n);
+		hot_one(n);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
 	stop = 1;

@@ -91,6 +91,7 @@ struct collect {
 	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
 	uint32_t last_py_tid;	      /* on_heap's Python thread whose threading name was asked */
 	uint64_t cpu_last_thread;     /* pid << 32 | tid: sample_stacks' */
+	bool cpu_last_py;	      /* and its name was asked for (a Python sample of it) */
 	int64_t py_retry_ns;	      /* when collect__python_retry last asked for names */
 	struct last_stack last_stack; /* on_heap's */
 	const struct mode_ops *modes[5]; /* the run's modes' operations */
@@ -1001,13 +1002,19 @@ static int sample_stacks(struct collect *c, int32_t *kern, int32_t *user, uint32
 
 	if (thread != c->cpu_last_thread) {
 		err = procinfo__note(c->procs, pid, tid);
-		/* A Python thread: its threading name, read once (the symbolizer skips known ones).
-		 */
-		if (!err && py)
-			err = stackres__python_thread(c->stacks, pid, tid);
 		if (err)
 			return err;
 		c->cpu_last_thread = thread;
+		c->cpu_last_py = false;
+	}
+	/* A Python thread: its threading name, asked once per run of its samples (the symbolizer
+	 * skips known ones).  Not with the thread's first sample: a thread sampled before the
+	 * interpreter was found (its startup) is a Python thread from a later sample on. */
+	if (py && !c->cpu_last_py) {
+		err = stackres__python_thread(c->stacks, pid, tid);
+		if (err)
+			return err;
+		c->cpu_last_py = true;
 	}
 	err = stackres__intern(c->stacks, kern, pid, STACK_KERNEL, frames, nkern);
 	if (!err)
