@@ -207,6 +207,31 @@ static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
 #define VM_EXEC 0x4
 #endif
 
+extern __u32 LINUX_KERNEL_VERSION __kconfig;
+
+/*
+ * The file a vma maps as /proc/PID/maps names it, when that is not the file the kernel maps: a
+ * backing file (overlayfs maps the file of the layer below; the maps, map_files and fstat give
+ * the overlay's inode, as measured on 6.18), or NULL.  FMODE_BACKING is bit 25 until 6.13 and bit
+ * 24 from 6.14 (fs.h made room for fanotify's pre-content bits); the flag is a macro, not in BTF. A
+ * wrong guess costs nothing: the inode read is only looked up, after the vma's own missed.
+ */
+static __always_inline struct inode *vma_user_inode(struct file *file)
+{
+	__u32 backing = LINUX_KERNEL_VERSION >= KERNEL_VERSION(6, 14, 0) ? 1U << 24 : 1U << 25;
+	struct dentry *dentry = NULL;
+
+	if (!bpf_core_type_exists(struct backing_file) || !(file->f_mode & backing))
+		return NULL;
+	if (bpf_probe_read_kernel(&dentry, sizeof(dentry),
+				  (void *)file +
+					  bpf_core_field_offset(struct backing_file, user_path) +
+					  bpf_core_field_offset(struct path, dentry)) ||
+	    !dentry)
+		return NULL;
+	return BPF_CORE_READ(dentry, d_inode);
+}
+
 static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void *arg)
 {
 	struct vma_lookup *q = arg;
@@ -221,8 +246,17 @@ static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void
 	key.dev = inode->i_sb->s_dev;
 	key.ino = inode->i_ino;
 	f = bpf_map_lookup_elem(&prof_unwind_files, &key);
-	if (!f)
-		return 0;
+	if (!f) {
+		/* Userspace keyed the table by the inode the maps name. */
+		inode = vma_user_inode(vma->vm_file);
+		if (!inode)
+			return 0;
+		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(inode, i_ino);
+		f = bpf_map_lookup_elem(&prof_unwind_files, &key);
+		if (!f)
+			return 0;
+	}
 	off = q->pc - vma->vm_start + (vma->vm_pgoff << 12);
 	for (__u32 i = 0; i < PROF_UNWIND_FILE_SEGS && i < f->nsegs; i++) {
 		if (off < (f->segs[i].offset & ~4095ULL) ||

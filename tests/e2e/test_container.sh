@@ -103,8 +103,8 @@ check_heap_target_numbers() { # FILE
 	traces_all "$f" >"$f.all"
 	expect_one_line "leak_pages caller" '\|leak_pages;main;' "$f.all"
 	# Complete down to the entry point, although the process started after the profiler:
-	# docker exec's process is held at its exec until its libraries' tables are loaded, and
-	# the BPF walker finds them under the inode of the file below the overlay (README).
+	# docker exec's process is held at its exec and again at its loader's startup until its
+	# libraries' maps are read and their tables loaded (README: exec holds).
 	expect_one_line "leak_pages stack down to _start" '\|leak_pages;main;.*;_start$' "$f.all"
 	expect_eq "worker stacks down to clone (of $(grep -c '|churn_small;' "$f.all"))" \
 		"$(grep -c '|churn_small;' "$f.all")" "$(grep -cE '\|churn_small;worker[^;]*;start_thread;clone3?$' "$f.all")"
@@ -164,6 +164,34 @@ t_container_heap_exact_by_cgroup() {
 	docker_run prof sleep 3600
 	cgroup2_mount
 	run_heap_in_container by_cgroup --cgroup "$CGROUP2$(container_cgroup_rel "$DOCKER_PID")"
+}
+
+# A second docker exec of the same program in one session is not held (its executable was
+# prepared at the first): ld.so maps its libraries before userspace has read its maps, and the
+# BPF walker finds their tables by the inode of the kernel's vma, which on overlayfs is the file
+# of the layer below, not the overlay's that /proc/PID/maps names and the tables are filed under.
+# Both runs' stacks reach _start, from the constructor's allocations on.
+t_container_heap_second_exec_whole_stacks() {
+	local f=$E2E_TMP/twice.pb.gz n pids
+	container_image
+	docker_run prof sleep 3600
+	start_profiler "$E2E_TMP/twice.log" --heap --sample-bytes 0 --container "$DOCKER_CID" -o "$f" --top 0
+	for n in 1 2; do
+		docker exec "$DOCKER_CID" heap_target >"$E2E_TMP/run$n.out" 2>&1 ||
+			fail "heap_target run $n in the container: exit status $? ($(tail -3 "$E2E_TMP/run$n.out"))"
+	done
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
+	expect_no_drops "$f"
+	expect_eq "leak_pages alloc_objects (2 runs)" 2000 "$(pprof_flat "$f" alloc_objects leak_pages)"
+	expect_eq "before_main inuse_space (2 runs)" 4662 "$(pprof_flat "$f" inuse_space before_main)"
+	traces_all "$f" >"$f.all"
+	pids=$(grep -E '\|(leak_pages|before_main);' "$f.all" | grep -o ' pid=[0-9]*' | sort -u | wc -l)
+	expect_eq "processes with leak_pages and before_main stacks" 2 "$pids"
+	expect_eq "leak_pages or before_main stacks not down to _start (of $(grep -cE '\|(leak_pages|before_main);' "$f.all"))" 0 \
+		"$(grep -E '\|(leak_pages|before_main);' "$f.all" | grep -vc ';_start$')"
+	expect_eq "worker stacks not down to clone (of $(grep -c '|churn_small;' "$f.all"))" 0 \
+		"$(grep '|churn_small;' "$f.all" | grep -vcE '\|churn_small;worker[^;]*;start_thread;clone3?$')"
 }
 
 t_container_cpu_spinner() {
