@@ -23,12 +23,17 @@ struct {
 	__type(value, struct prof_heap_pending);
 } floor_pending SEC(".maps");
 
-/* FLOOR_STACK: the floor keeps a stack map of its own (bpftrace-prof sends frames instead). */
+/*
+ * FLOOR_STACK: the floor keeps a stack map of its own (bpftrace-prof sends frames instead).  Its
+ * frames: at most the kernel's perf_event_max_stack (127 by default); a stack map wider than that
+ * is refused (EINVAL), and PROF_MAX_FRAMES (255) is.
+ */
+#define FLOOR_STACK_FRAMES 127
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 65536); /* the size bpftrace-prof's stack map had */
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROF_MAX_FRAMES * sizeof(__u64));
+	__uint(value_size, FLOOR_STACK_FRAMES * sizeof(__u64));
 } floor_stacks SEC(".maps");
 
 /* FLOOR_RAWSTACK: where bpf_get_stack writes the frames. */
