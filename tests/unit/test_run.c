@@ -199,9 +199,25 @@ static void test_run__bpf_failure_paths_counted(void **state)
 	profile__free(p);
 }
 
+/* -v's "dropped" (make bench's loss column) sums the loss counters, never the bookkeeping. */
+static void test_run__bpf_losses_leave_out_bookkeeping(void **state)
+{
+	uint64_t vals[PROF_CNT__COUNT] = {0};
+
+	(void)state;
+	vals[PROF_CNT_PY_FRAMES] = 1467931;
+	vals[PROF_CNT_UNWIND_FP_FRAMES] = 40;
+	vals[PROF_CNT_PENDING_JOINED] = 3;
+	assert_int_equal(run__bpf_losses(vals), 0);
+	vals[PROF_CNT_RINGBUF_FULL] = 5;
+	vals[PROF_CNT_UNWIND_NO_TABLE] = 7;
+	assert_int_equal(run__bpf_losses(vals), 12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run__bpf_losses_leave_out_bookkeeping),
 		cmocka_unit_test(test_run__every_bpf_counter_named_and_written),
 		cmocka_unit_test(test_run__every_user_stat_named_and_written),
 		cmocka_unit_test(test_run__bpf_failure_paths_counted),

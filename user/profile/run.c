@@ -102,6 +102,16 @@ int run__add_bpf_counters(struct profile *p, const uint64_t vals[PROF_CNT__COUNT
 	return add_rows(p, bpf_rows, vals, PROF_CNT__COUNT);
 }
 
+uint64_t run__bpf_losses(const uint64_t vals[PROF_CNT__COUNT])
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < PROF_CNT__COUNT; i++)
+		if (!is_info(bpf_rows[i].name))
+			n += vals[i];
+	return n;
+}
+
 /* run__add_<name>(p, st): one counter per member of a stats struct, in its list's order. */
 #define STAT_VAL(f, n, d) st->f,
 #define STATS_ADDER(name, type, list, rows)                           \

@@ -47,6 +47,9 @@ int profile_run__apply(const struct profile_run *run, struct profile *p);
  * every entry whatever its value, in list order.
  */
 int run__add_bpf_counters(struct profile *p, const uint64_t vals[PROF_CNT__COUNT]);
+/* The sum of the BPF counters that count losses (the bookkeeping ones, py_frames or
+ * unwind_fp_frames, left out). */
+uint64_t run__bpf_losses(const uint64_t vals[PROF_CNT__COUNT]);
 int run__add_heap_stats(struct profile *p, const struct heap_agg_stats *st);
 int run__add_call_stats(struct profile *p, const struct calls_agg_stats *st);
 int run__add_collect_stats(struct profile *p, const struct run_collect_stats *st);
