@@ -232,31 +232,32 @@ static __always_inline struct inode *vma_user_inode(struct file *file)
 	return BPF_CORE_READ(dentry, d_inode);
 }
 
+/* The table userspace loaded for inode's file, or NULL. */
+static __always_inline struct prof_unwind_file *inode_table(struct inode *inode)
+{
+	struct prof_unwind_file_key key = {
+		.dev = BPF_CORE_READ(inode, i_sb, s_dev),
+		.ino = BPF_CORE_READ(inode, i_ino),
+	};
+
+	return bpf_map_lookup_elem(&prof_unwind_files, &key);
+}
+
 static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void *arg)
 {
 	struct vma_lookup *q = arg;
-	struct prof_unwind_file_key key = {};
 	struct prof_unwind_file *f;
 	struct inode *inode;
 	__u64 off;
 
 	if (!vma->vm_file || !(vma->vm_flags & VM_EXEC))
 		return 0;
-	inode = vma->vm_file->f_inode;
-	key.dev = inode->i_sb->s_dev;
-	key.ino = inode->i_ino;
-	f = bpf_map_lookup_elem(&prof_unwind_files, &key);
-	if (!f) {
-		/* Userspace keyed the table by the inode the maps name. */
-		inode = vma_user_inode(vma->vm_file);
-		if (!inode)
-			return 0;
-		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		key.ino = BPF_CORE_READ(inode, i_ino);
-		f = bpf_map_lookup_elem(&prof_unwind_files, &key);
-		if (!f)
-			return 0;
-	}
+	f = inode_table(vma->vm_file->f_inode);
+	/* Userspace filed the table under the inode the maps name. */
+	if (!f && (inode = vma_user_inode(vma->vm_file)))
+		f = inode_table(inode);
+	if (!f)
+		return 0;
 	off = q->pc - vma->vm_start + (vma->vm_pgoff << 12);
 	for (__u32 i = 0; i < PROF_UNWIND_FILE_SEGS && i < f->nsegs; i++) {
 		if (off < (f->segs[i].offset & ~4095ULL) ||

@@ -87,9 +87,10 @@ int main(int argc, char **argv)
 	pthread_create(&b, NULL, syscaller, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/*
-	 * Each round's length is drawn anew (0.1 to 0.5 units, 3:1 within the round): a round of
-	 * fixed length (4 units, 10 ms) beat against the 99 Hz sampling period (10.1 ms), and the
-	 * samples could stay on one function for a second at a time.
+	 * Each round's length is drawn anew (hot_one 0.1 to 0.5 units, hot_three three times as
+	 * many: 0.4 to 2 units a round, 3:1 within it): a round of fixed length (4 units, 10 ms)
+	 * beat against the 99 Hz sampling period (10.1 ms), and the samples could stay on one
+	 * function for a second at a time.
 	 */
 	do {
 		unsigned long n;
