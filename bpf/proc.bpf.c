@@ -103,6 +103,52 @@ struct {
 
 /* Wide scopes with holds on: stop the first exec of each executable for userspace. */
 const volatile bool prof_hold_execs = false;
+/* Holds per cgroup (v2 id) and second; 0: no limit (--hold-rate). */
+const volatile __u32 prof_hold_rate = PROF_HOLD_RATE_DEFAULT;
+
+/* Every process stopped for us and not yet resumed (include/prof_common.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROF_HELD_ENTRIES);
+	__type(key, struct prof_held_key);
+	__type(value, struct prof_held_val);
+} prof_held SEC(".maps");
+
+/* A cgroup's holds in the current second: a tenant that execs and exits in a loop pays for its
+ * own holds, not everyone's (they share our consumer and symbolizer). */
+struct prof_hold_window {
+	__u64 start_ns;
+	__u32 count;
+	__u32 pad;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_HOLD_RATE_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct prof_hold_window);
+} prof_hold_rate_map SEC(".maps");
+
+static __always_inline bool hold_budget(void)
+{
+	struct prof_hold_window *w, fresh = {0};
+	__u64 cg = bpf_get_current_cgroup_id(), now = bpf_ktime_get_ns();
+
+	if (!prof_hold_rate)
+		return true;
+	w = bpf_map_lookup_elem(&prof_hold_rate_map, &cg);
+	if (!w || now - w->start_ns >= 1000000000ULL) {
+		fresh.start_ns = now;
+		fresh.count = 1;
+		bpf_map_update_elem(&prof_hold_rate_map, &cg, &fresh, BPF_ANY);
+		return true;
+	}
+	if (w->count >= prof_hold_rate) {
+		prof_count(PROF_CNT_HOLD_RATE_LIMITED);
+		return false;
+	}
+	__sync_fetch_and_add(&w->count, 1);
+	return true;
+}
 
 /*
  * May this process be stopped for us?  Not with a controlling terminal (a job-control shell
@@ -130,7 +176,7 @@ static __always_inline bool may_hold(struct task_struct *task, __u32 fail_counte
 		prof_count(fail_counter);
 		return false;
 	}
-	return true;
+	return hold_budget();
 }
 
 /*
@@ -142,11 +188,22 @@ static __always_inline bool stop_self(__u32 type, __u32 flags, const struct prof
 				      __u32 fail)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct prof_held_key key = {.tgid = id >> 32, .seq = bpf_ktime_get_ns()};
+	struct prof_held_val val = {.type = type};
 	struct prof_proc_event *e = prof_reserve(sizeof(*e));
 
 	if (!e)
 		return false;
+	/* Known to the watchdog before it is stopped: nothing we stop can outlive us stopped. */
+	val.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	if (bpf_map_update_elem(&prof_held, &key, &val, BPF_NOEXIST)) {
+		bpf_ringbuf_discard(e, 0);
+		prof_count(fail);
+		return false;
+	}
 	if (bpf_send_signal(SIGSTOP)) {
+		bpf_map_delete_elem(&prof_held, &key);
 		bpf_ringbuf_discard(e, 0);
 		prof_count(fail);
 		return false;
@@ -156,6 +213,8 @@ static __always_inline bool stop_self(__u32 type, __u32 flags, const struct prof
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
 	e->flags = flags;
+	e->hold_seq = key.seq;
+	e->start_ns = val.start_ns;
 	if (exe)
 		e->exe = *exe;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));

@@ -95,6 +95,9 @@ enum prof_rec_type {
 	  "exiting processes not held for symbolization (consumer busy, signal refused)")          \
 	X(EXEC_HOLD_FAIL, "exec_hold_fail",                                                        \
 	  "first execs of an executable not held for its probes (consumer busy, signal refused)")  \
+	X(HOLD_RATE_LIMITED, "hold_rate_limited",                                                  \
+	  "execs and exits not held: their cgroup's holds for this second were spent "             \
+	  "(--hold-rate)")                                                                         \
 	X(PY_READ_FAIL, "py_read_fail",                                                            \
 	  "Python frames unreadable (the native interpreter frame kept in their place)")           \
 	X(PY_FRAMES, "py_frames", "Python frames read from interpreters")                          \
@@ -196,7 +199,12 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "files whose probes were removed: nothing in scope maps them any more")
 
 /* Counted by the ring-buffer consumer (user/agg/collect.c). */
-#define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
+#define PROF_COLLECT_STATS(X)                                                               \
+	X(bad_records, "bad_records", "ring-buffer records not understood")                 \
+	X(hold_timeouts, "hold_timeouts",                                                   \
+	  "held processes resumed at the hold time limit before their work was done (1 s)") \
+	X(hold_gone, "hold_gone",                                                           \
+	  "holds whose process was gone or replaced (another start time) when read: not resumed")
 
 /* Counted by the event-trace recorder (user/export/evtrace.c, -f chrome / perfetto). */
 #define PROF_TRACE_STATS(X)                                                                        \
@@ -288,7 +296,35 @@ struct prof_proc_event {
 	__u32 pad;
 	char comm[PROF_COMM_LEN];
 	struct prof_exec_key exe; /* exec with PROF_PROC_EXEC_HELD: the executable */
+	/* A hold (exec/loader held, PROF_REC_PROC_EXIT_HOLD): its key in prof_held. */
+	__u64 hold_seq;
+	__u64 start_ns; /* a hold: the process's start (leader's start_boottime, ns) */
 };
-_Static_assert(sizeof(struct prof_proc_event) == 56, "prof_proc_event layout");
+_Static_assert(sizeof(struct prof_proc_event) == 72, "prof_proc_event layout");
+
+/*
+ * prof_held (bpf/proc.bpf.c): every process BPF has stopped for us and userspace has not yet
+ * resumed, written before the SIGSTOP is sent.  Userspace deletes an entry after its SIGCONT;
+ * the watchdog (user/agg/holds.c), which holds the map's fd, resumes whatever is left when we
+ * die — records still in the ring buffer included.  seq makes each hold of a process its own
+ * entry (a process resumed from its exec hold may be held again at its loader's startup before
+ * we delete the first).
+ */
+struct prof_held_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 seq; /* bpf_ktime_get_ns() at the hold */
+};
+_Static_assert(sizeof(struct prof_held_key) == 16, "prof_held_key layout");
+struct prof_held_val {
+	__u64 start_ns; /* the held process's start_boottime: a reused pid is not it */
+	__u32 type;	/* PROF_REC_PROC_* of the hold */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct prof_held_val) == 16, "prof_held_val layout");
+#define PROF_HELD_ENTRIES      16384
+/* Holds per cgroup and second (--hold-rate): one busy tenant cannot stall everyone's execs. */
+#define PROF_HOLD_RATE_DEFAULT 100
+#define PROF_HOLD_RATE_ENTRIES 4096
 
 #endif /* PROF_COMMON_H */

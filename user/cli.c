@@ -68,6 +68,8 @@ static const char usage[] =
 	"      --hold-exits         stop each exiting process of the scope at libc's _exit until\n"
 	"                           its samples are symbolized (default with --cgroup and\n"
 	"                           --container; --no-hold-exits turns it off; off with -a)\n"
+	"      --hold-rate N        hold at most N execs and exits per cgroup and second\n"
+	"                           (default 100; 0: no limit); the others run on unheld\n"
 	"      --live               a top-like view in the terminal, redrawn every --interval\n"
 	"                           (default 2 s); q quits and writes the profiles\n"
 	"      --push URL           also send each interval's profiles to Grafana Pyroscope or\n"
@@ -116,6 +118,7 @@ enum {
 	OPT_RETAIN,
 	OPT_HOLD_EXITS,
 	OPT_NO_HOLD_EXITS,
+	OPT_HOLD_RATE,
 	OPT_LIVE,
 	OPT_PUSH,
 	OPT_PUSH_PROTOCOL,
@@ -150,6 +153,7 @@ static const struct option long_opts[] = {
 	{"retain", required_argument, NULL, OPT_RETAIN},
 	{"hold-exits", no_argument, NULL, OPT_HOLD_EXITS},
 	{"no-hold-exits", no_argument, NULL, OPT_NO_HOLD_EXITS},
+	{"hold-rate", required_argument, NULL, OPT_HOLD_RATE},
 	{"live", no_argument, NULL, OPT_LIVE},
 	{"push", required_argument, NULL, OPT_PUSH},
 	{"push-protocol", required_argument, NULL, OPT_PUSH_PROTOCOL},
@@ -269,8 +273,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 		.output = NULL,
 		.format = FMT_PPROF,
 		.top = 10,
+		.hold_rate = PROF_HOLD_RATE_DEFAULT,
 	};
-	bool output_given = false, sample_given = false;
+	bool output_given = false, sample_given = false, hold_rate_given = false;
 	const char *push_opt = NULL; /* a --push-* option given, for its error */
 	unsigned ntargets;
 	uint64_t v;
@@ -388,6 +393,12 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case OPT_NO_HOLD_EXITS:
 			env.hold_exits = -1;
 			break;
+		case OPT_HOLD_RATE:
+			if (parse_u64(optarg, 1000000, &v))
+				return bad("invalid --hold-rate '%s'", optarg);
+			env.hold_rate = (uint32_t)v;
+			hold_rate_given = true;
+			break;
 		case OPT_RETAIN:
 			if (parse_u64(optarg, 1000000, &v))
 				return bad("invalid --retain '%s'", optarg);
@@ -467,8 +478,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 				   "or -a%s",
 			"");
 	env.wide = env.cgroup || env.container || env.all;
-	if (env.hold_exits && !env.wide)
-		return bad("--hold-exits / --no-hold-exits go with --cgroup, --container or -a%s",
+	if ((env.hold_exits || hold_rate_given) && !env.wide)
+		return bad("--hold-exits / --no-hold-exits / --hold-rate go with --cgroup, "
+			   "--container or -a%s",
 			   "");
 	/* Held exits symbolize short-lived processes; host-wide, they would touch every
 	 * process's exit: asked for, not by default. */

@@ -50,6 +50,7 @@ struct env {
 	const char *output_dir; /* --output-dir */
 	unsigned retain;	/* --retain N; 0 = keep every profile */
 	int hold_exits;		/* --hold-exits 1, --no-hold-exits -1; resolved to 1 or -1 */
+	uint32_t hold_rate;	/* --hold-rate: holds per cgroup and second, 0 no limit */
 	bool live;		/* --live: a top view on the terminal (stdout) */
 	const char *push_url;	/* --push URL */
 	enum push_protocol push_protocol;

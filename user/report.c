@@ -194,6 +194,7 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 
 	for (size_t i = 0; i < NMODES; i++)
 		ps[i] = NULL;
+	collect__hold_stats(c, &run.collect.hold_timeouts, &run.collect.hold_gone);
 	if (r->push) {
 		push__stats(r->push, &push);
 		run.push = (const uint64_t *)&push;

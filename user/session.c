@@ -21,6 +21,7 @@
 #include "proc/cgroup.h"
 #include "proc/cmdpath.h"
 #include "agg/collect.h"
+#include "agg/holds.h"
 #include "attach/loader.h"
 #include "util/log.h"
 #include "attach/heap_attach.h"
@@ -298,6 +299,8 @@ struct run {
 	uint64_t events;	       /* ring-buffer records consumed */
 	struct push *push;	       /* --push */
 	struct memtrace_rec *memtrace; /* -f memtrace: the trace being written */
+	int watchdog;		       /* holds on: our end of the watchdog's socket, or -1 */
+	bool holds_ended;	       /* end_holds ran */
 };
 
 /* At exit, what --push may still spend sending before the rest goes to the spool. */
@@ -578,6 +581,28 @@ static int add_scoped(void *ctx, uint32_t pid)
 	return err == -ENOMEM ? err : 0; /* others were reported; the rest go on */
 }
 
+/*
+ * No more holds, and every held process resumed: the gate closed, whatever is queued consumed
+ * (after a fatal error too: the consumer then takes only the holds), the processes held for
+ * tables let go.  Once per run, on every way out after the gate may have opened.
+ */
+static void end_holds(struct run *r)
+{
+	if (r->holds_ended || !r->loader || !r->collect)
+		return;
+	r->holds_ended = true;
+	collect__holds_over(r->collect);
+	loader__hold_gate(r->loader, 0);
+	while (loader__poll(r->loader, 0) > 0)
+		;
+	if (r->env.wide) {
+		/* A hold that passed the gate just before it closed: its record follows. */
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000L}, NULL);
+		while (loader__poll(r->loader, 0) > 0)
+			;
+	}
+}
+
 /* The processes in scope when we start (later ones announce themselves by fork and exec). */
 static int scan_scope(struct run *r)
 {
@@ -590,6 +615,7 @@ int session__run(const struct env *caller_env)
 {
 	struct run r = {.env = *caller_env,
 			.scope_fd = -1,
+			.watchdog = -1,
 			.child = {.go_fd = -1, .err_fd = -1, .pidfd = -1}};
 	const struct env *env = &r.env;
 	struct loader_opts lo = {
@@ -603,6 +629,7 @@ int session__run(const struct env *caller_env)
 		.unwind = env->unwind,
 		.unwind_fp = env->unwind == UNWIND_FP,
 		.hold_execs = env->wide && env->hold_exits > 0,
+		.hold_rate = env->hold_rate,
 	};
 	int64_t start_mono, start_wall, last_tick, deadline = 0, next_interval = 0;
 	int64_t interval_mono = 0, interval_wall = 0;
@@ -614,6 +641,17 @@ int session__run(const struct env *caller_env)
 	status = resolve_pids(&r.env);
 	if (status)
 		return status;
+	/*
+	 * Holds stop other people's processes: something that outlives us resumes them if we die
+	 * holding them.  Forked first, while we have no thread, BPF object or other child.
+	 */
+	if (lo.hold_execs) {
+		err = holds__watchdog_start(&r.watchdog);
+		if (err) {
+			pr_err("starting the hold watchdog failed: %s\n", strerror(-err));
+			return 1;
+		}
+	}
 	if (env->cgroup || env->container) {
 		status = open_scope_cgroup(&r.scope_fd, env);
 		if (status)
@@ -632,8 +670,11 @@ int session__run(const struct env *caller_env)
 		}
 	}
 	status = 1;
+	/* A dropped ssh session (SIGHUP) or a SIGQUIT ends a run as SIGTERM does: written. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (env->cmd) {
 		struct sigaction sc = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART};
@@ -664,6 +705,13 @@ int session__run(const struct env *caller_env)
 	err = loader__open(&r.loader, &lo);
 	if (err)
 		goto cleanup;
+	if (r.watchdog >= 0) {
+		err = holds__watchdog_arm(r.watchdog, loader__held_map_fd(r.loader));
+		if (err) {
+			pr_err("arming the hold watchdog failed: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
 	err = collect__new(&r.collect,
 			   &(struct collect_opts){.modes = env->modes,
 						  .sample_bytes = env->sample_bytes,
@@ -848,7 +896,8 @@ int session__run(const struct env *caller_env)
 			loader__hold_gate(r.loader,
 					  (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
 		err = loader__poll(r.loader, 100);
-		if (err < 0) {
+		/* After a fatal error the consumer keeps taking records (holds): err stays 0. */
+		if (err < 0 || collect__error(r.collect)) {
 			/* The collector's own failures were reported where they happened. */
 			if (!collect__error(r.collect))
 				pr_err("reading events failed: %s\n", strerror(-err));
@@ -857,6 +906,7 @@ int session__run(const struct env *caller_env)
 		}
 		if (r.push)
 			push__poll(r.push);
+		collect__poll_holds(r.collect);
 		if (collect__poll_unwinder(r.collect)) {
 			poll_err = true;
 			break;
@@ -914,20 +964,11 @@ int session__run(const struct env *caller_env)
 	/* --offcpu: no period ends after this; those still going on count up to now (read from
 	 * the kernel's map when the profile is built). */
 	loader__stop_offcpu(r.loader);
-	/* No more holds; whatever is still queued belongs to the profile (and resumes the
-	 * processes held so far). */
-	collect__holds_over(r.collect);
-	loader__hold_gate(r.loader, 0);
 	/* What follows (messages, the summary) goes to the normal screen. */
 	live_close(&r);
-	while (loader__poll(r.loader, 0) > 0)
-		;
-	if (env->wide) {
-		/* A hold that passed the gate just before it closed: its record follows. */
-		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000L}, NULL);
-		while (loader__poll(r.loader, 0) > 0)
-			;
-	}
+	/* No more holds; whatever is still queued belongs to the profile (and resumes the
+	 * processes held so far). */
+	end_holds(&r);
 	log_events(r.loader, r.events, now_ns(CLOCK_MONOTONIC) - start_mono);
 	if (stop_signal)
 		pr_info("stopping on signal %d\n", (int)stop_signal);
@@ -978,12 +1019,17 @@ cleanup:
 	if (r.child.pidfd >= 0)
 		close(r.child.pidfd);
 	live_close(&r); /* also on failures: the terminal must come back */
+	end_holds(&r);
 	memtrace_rec__free(r.memtrace);
 	report__free(r.report);
 	tracefile__free(r.trace);
 	push__free(r.push);
-	collect__free(r.collect);
+	collect__free(r.collect); /* resumes what is still held */
 	loader__free(r.loader);
+	if (r.watchdog >= 0) {
+		holds__watchdog_bye(r.watchdog);
+		close(r.watchdog);
+	}
 	if (r.scope_fd >= 0)
 		close(r.scope_fd);
 	return status;

@@ -260,3 +260,25 @@ while i < len(b):
 print(out.get(9, 0), out.get(10, 0))
 PY
 }
+
+# A fresh cgroup v2 directory (removed at exit once empty).
+make_cgroup() {
+	local root dir
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$root" ] || fail "no cgroup2 mount in /proc/mounts"
+	dir=$root/bpftrace-prof-e2e.$$.$RANDOM
+	mkdir "$dir" || fail "cannot create cgroup $dir"
+	echo "$dir"
+}
+
+# in_cgroup DIR CMD…: run CMD inside DIR (the shell moves itself, then execs).
+in_cgroup() {
+	local dir=$1
+	shift
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$dir" "$@"
+}
+
+# bg_in_cgroup DIR CMD…: the same in the background, $! being CMD's pid.
+bg_in_cgroup() {
+	(exec sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$@") &
+}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "agg/collect.h"
+#include "agg/holds.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -71,6 +72,7 @@ struct collect {
 	struct unwinder *unw; /* NULL with --unwind fp, or without --heap, --cpu, --offcpu */
 	int unwind_asked_fd;  /* prof_unwind_asked: processes without an entry that asked */
 	bool unwind_stale;    /* some target waits for a re-read of its mappings */
+	struct holds *holds;  /* processes BPF stopped for us, until resumed */
 	struct held *held;    /* processes stopped at exec until their tables load */
 	bool holds_over;      /* the run is ending: nobody is held for tables any more */
 	size_t nheld, held_cap;
@@ -142,12 +144,12 @@ static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &offcpu_
 
 /*
  * A process stopped at its exec until the unwind tables of its new image are loaded: by ptrace
- * (`-- CMD`'s tree, pidfd -1: PTRACE_CONT resumes it) or by BPF's exec hold (wide scopes: its
- * pidfd gets SIGCONT).
+ * (`-- CMD`'s tree, hold 0: PTRACE_CONT resumes it) or by BPF's exec hold (wide scopes: hold is
+ * its id in c->holds).
  */
 struct held {
 	uint32_t pid;
-	int pidfd;
+	uint64_t hold;
 };
 
 /*
@@ -185,7 +187,7 @@ static int pidfd_send_signal_(int pidfd, int sig)
 
 static int fatal(struct collect *c, int err);
 static void unwind_release_held(struct collect *c);
-static bool hold_for_tables(struct collect *c, uint32_t pid, int pidfd);
+static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold);
 static int discover_root(struct collect *c, uint32_t pid);
 static int note_dead(struct collect *c, uint32_t pid);
 static void prepare_image(struct collect *c, uint32_t pid);
@@ -376,6 +378,8 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 	if (!err && opts->unwind_tables &&
 	    (opts->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU | MODE_DUMP)))
 		err = unwinder_start(c);
+	if (!err)
+		err = holds__new(&c->holds, l ? loader__held_map_fd(l) : -1);
 	for (size_t i = 0; i < sizeof(all_modes) / sizeof(all_modes[0]); i++)
 		if (opts->modes & all_modes[i]->bit)
 			c->modes[c->nmodes++] = all_modes[i];
@@ -414,6 +418,8 @@ void collect__free(struct collect *c)
 	calls_attach__free(c->calls_at);
 	calls_agg__free(c->calls);
 	stackres__free(c->stacks);
+	/* After the symbolizer's thread, which resumes exit holds: those left go now. */
+	holds__free(c->holds);
 	procinfo__free(c->procs);
 	symbolizer__free(c->sym);
 	hashmap__free(c->targets);
@@ -691,13 +697,11 @@ static void unwind_release_held(struct collect *c)
 {
 	for (size_t i = 0; i < c->nheld; i++) {
 		const struct held *h = &c->held[i];
-		int err = h->pidfd < 0 ? ptrace(PTRACE_CONT, (pid_t)h->pid, 0, 0)
-				       : pidfd_send_signal_(h->pidfd, SIGCONT);
 
-		if (err && errno != ESRCH)
+		if (h->hold)
+			holds__resume(c->holds, h->hold);
+		else if (ptrace(PTRACE_CONT, (pid_t)h->pid, 0, 0) && errno != ESRCH)
 			pr_debug("resuming %u after its exec: %s\n", h->pid, strerror(errno));
-		if (h->pidfd >= 0)
-			close(h->pidfd);
 	}
 	c->nheld = 0;
 }
@@ -747,15 +751,15 @@ static bool unwind_exec_stop(struct collect *c, uint32_t pid)
 {
 	unwind_read(c, pid, hashmap__find(c->targets, &pid));
 	prepare_image(c, pid);
-	return hold_for_tables(c, pid, -1);
+	return hold_for_tables(c, pid, 0);
 }
 
 /*
- * Keep pid stopped (ptrace, or pidfd >= 0: a BPF exec hold, the fd then ours) until the tables
+ * Keep pid stopped (ptrace, or hold: a BPF exec hold's id in c->holds) until the tables
  * being built are loaded, at most UNWIND_EXEC_WAIT_MS (wide: _WIDE_MS) from the first of a
  * batch.  False when nothing is building (or no room): the caller resumes it now.
  */
-static bool hold_for_tables(struct collect *c, uint32_t pid, int pidfd)
+static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold)
 {
 	struct held *held;
 
@@ -777,7 +781,7 @@ static bool hold_for_tables(struct collect *c, uint32_t pid, int pidfd)
 		c->held_deadline =
 			mono_ns() +
 			(c->opts.wide ? UNWIND_EXEC_WAIT_WIDE_MS : UNWIND_EXEC_WAIT_MS) * 1000000LL;
-	c->held[c->nheld++] = (struct held){pid, pidfd};
+	c->held[c->nheld++] = (struct held){pid, hold};
 	return true;
 }
 
@@ -1147,17 +1151,15 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
  * being built are loaded (at most UNWIND_EXEC_WAIT_WIDE_MS), so that its first stacks are
  * complete.  where: for the warning.
  */
-static void held_resume(struct collect *c, uint32_t pid, const char *where)
+static void held_resume(struct collect *c, const struct prof_proc_event *e)
 {
-	int fd = pidfd_open_((pid_t)pid);
+	uint64_t hold;
 
-	if (fd < 0)
-		return; /* killed meanwhile */
-	if (!c->err && hold_for_tables(c, pid, fd))
+	if (holds__take(c->holds, &hold, e))
+		return; /* killed meanwhile, or out of memory: resumed already */
+	if (!c->err && hold_for_tables(c, e->pid, hold))
 		return;
-	if (pidfd_send_signal_(fd, SIGCONT) && errno != ESRCH)
-		pr_warn("resuming process %u after %s failed: %s\n", pid, where, strerror(errno));
-	close(fd);
+	holds__resume(c->holds, hold);
 }
 
 /*
@@ -1181,7 +1183,7 @@ static void exec_release(struct collect *c, const struct prof_proc_event *e)
 	    !hashmap__upsert(c->exec_keys, (void **)&k,
 			     &(struct owners_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}, NULL))
 		*k = e->exe;
-	held_resume(c, e->pid, "its exec");
+	held_resume(c, e);
 }
 
 /*
@@ -1248,7 +1250,7 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		err = on_dlopen(c, e->pid);
 		/* Held at its loader's startup: its maps are read now, its probes attached. */
 		if (e->flags & PROF_PROC_DL_HELD)
-			held_resume(c, e->pid, "its loader's startup");
+			held_resume(c, e);
 		return err;
 	case PROF_REC_PROC_EXIT:
 		/* The tid may come back as another thread: look its name up again then. */
@@ -1284,32 +1286,31 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 	return 0;
 }
 
-/* On the symbolizer's thread: the held process (its pidfd) goes on exiting. */
-static void exit_resume(void *ctx, uint64_t arg)
+/* On the symbolizer's thread: the held process goes on exiting (unless the hold's time
+ * limit resumed it already). */
+static void exit_resume(void *ctx, uint64_t hold)
 {
-	int fd = (int)arg;
+	struct collect *c = ctx;
 
-	(void)ctx;
-	if (pidfd_send_signal_(fd, SIGCONT) && errno != ESRCH)
-		pr_warn("resuming an exiting process failed: %s\n", strerror(errno));
-	close(fd);
+	holds__resume(c->holds, hold);
 }
 
 /*
- * pid stopped itself (BPF sent SIGSTOP) in _exit: every record it sent came before this one and
- * was consumed while it lived.  Its maps are read once more (what symbolizes records still to
- * come from its last moments) and, once its stacks are symbolized, it goes on exiting.  The
- * pidfd is opened now, while the stopped process holds its pid.
+ * A process stopped itself (BPF sent SIGSTOP) in _exit: every record it sent came before this
+ * one and was consumed while it lived.  Its maps are read once more (what symbolizes records
+ * still to come from its last moments) and, once its stacks are symbolized, it goes on exiting
+ * (at the latest after HOLDS_MAX_MS).
  */
-static void exit_hold(struct collect *c, uint32_t pid)
+static void exit_hold(struct collect *c, const struct prof_proc_event *e)
 {
-	int fd = pidfd_open_((pid_t)pid);
+	uint64_t hold;
 
-	if (fd < 0)
-		return; /* killed meanwhile */
-	if (stackres__load_pid(c->stacks, pid) || stackres__python_names(c->stacks, pid) ||
-	    stackres__after(c->stacks, exit_resume, c, (uint64_t)fd))
-		exit_resume(c, (uint64_t)fd); /* out of memory: never leave it stopped */
+	if (holds__take(c->holds, &hold, e))
+		return; /* killed meanwhile, or out of memory: resumed already */
+	if (c->err || stackres__load_pid(c->stacks, e->pid) ||
+	    stackres__python_names(c->stacks, e->pid) ||
+	    stackres__after(c->stacks, exit_resume, c, hold))
+		holds__resume(c->holds, hold); /* never left stopped */
 }
 
 /* A negative return stops the ring buffer's poll: only for errors that end the session. */
@@ -1327,18 +1328,22 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	memcpy(&type, data, sizeof(type));
 	/* A held process is resumed whatever else went wrong. */
 	if (type == PROF_REC_PROC_EXIT_HOLD && size >= sizeof(struct prof_proc_event)) {
-		exit_hold(c, ((struct prof_proc_event *)data)->pid);
-		return c->err;
+		exit_hold(c, data);
+		return 0;
 	}
+	/*
+	 * After a fatal error (reported once, by the negative return that ended that poll) every
+	 * record is consumed and dropped but for the holds, so that the drains at the end reach
+	 * every held process: libbpf stops a poll at the first negative return.
+	 */
 	if (c->err) {
 		if (type == PROF_REC_PROC_EXEC && size >= sizeof(struct prof_proc_event) &&
 		    (((struct prof_proc_event *)data)->flags & PROF_PROC_EXEC_HELD))
 			exec_release(c, data);
 		if (type == PROF_REC_PROC_DLOPEN && size >= sizeof(struct prof_proc_event) &&
 		    (((struct prof_proc_event *)data)->flags & PROF_PROC_DL_HELD))
-			held_resume(c, ((struct prof_proc_event *)data)->pid,
-				    "its loader's startup");
-		return c->err;
+			held_resume(c, data);
+		return 0;
 	}
 	if (stackres__error(c->stacks)) {
 		pr_err("out of memory while symbolizing\n");
@@ -1833,6 +1838,8 @@ int collect__new_interval(struct collect *c)
 		if (c->modes[i]->reset)
 			err = c->modes[i]->reset(c);
 	c->bad_records = 0;
+	if (c->holds)
+		holds__stats(c->holds, true);
 	return err;
 }
 
@@ -1885,6 +1892,22 @@ struct stackres *collect__stacks(struct collect *c)
 struct procinfo *collect__procinfo(struct collect *c)
 {
 	return c->procs;
+}
+
+void collect__poll_holds(struct collect *c)
+{
+	if (c->holds)
+		holds__expire(c->holds, mono_ns() / 1000000);
+}
+
+void collect__hold_stats(struct collect *c, uint64_t *timeouts, uint64_t *gone)
+{
+	struct holds_stats st = {0};
+
+	if (c->holds)
+		st = holds__stats(c->holds, false);
+	*timeouts = st.timeouts;
+	*gone = st.gone;
 }
 
 uint64_t collect__bad_records(struct collect *c)

@@ -138,6 +138,8 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 		{"prof_exec_seen", l->opts.hold_execs ? PROF_EXEC_SEEN_ENTRIES : 1},
 		{"prof_dl_pending", l->opts.hold_execs ? PROF_DL_PENDING_ENTRIES : 1},
+		{"prof_held", l->opts.hold_execs ? PROF_HELD_ENTRIES : 1},
+		{"prof_hold_rate_map", l->opts.hold_execs ? PROF_HOLD_RATE_ENTRIES : 1},
 		{"prof_scope_born",
 		 l->opts.heap && l->opts.scope == PROF_SCOPE_CGROUP ? PROF_MAX_TARGETS : 1},
 	};
@@ -551,6 +553,7 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 	}
 	l->proc->rodata->follow_children = opts->follow_children;
 	l->proc->rodata->prof_hold_execs = opts->hold_execs;
+	l->proc->rodata->prof_hold_rate = opts->hold_rate;
 	SET_SCOPE(l, l->proc);
 	err = size_maps(l, l->proc->obj);
 	if (err)
@@ -700,6 +703,11 @@ void loader__hold_gate(struct loader *l, uint64_t until_ns)
 	uint32_t zero = 0;
 
 	bpf_map_update_elem(bpf_map__fd(l->proc->maps.prof_hold_gate), &zero, &until_ns, BPF_ANY);
+}
+
+int loader__held_map_fd(struct loader *l)
+{
+	return bpf_map__fd(l->proc->maps.prof_held);
 }
 
 int loader__exec_seen(struct loader *l, const struct prof_exec_key *key)

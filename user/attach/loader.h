@@ -31,6 +31,7 @@ struct loader_opts {
 	uint32_t scope;	     /* enum prof_scope */
 	int scope_cgroup_fd; /* PROF_SCOPE_CGROUP: the cgroup v2 directory, open */
 	bool hold_execs;     /* stop each executable's first exec until loader__exec_seen */
+	uint32_t hold_rate;  /* holds per cgroup and second (0: no limit) */
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
@@ -103,6 +104,8 @@ int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out);
 /* Exits may be held until until_ns (CLOCK_MONOTONIC; 0: no more): at every turn of the loop,
  * and 0 before the last drain. */
 void loader__hold_gate(struct loader *l, uint64_t until_ns);
+/* prof_held: the processes BPF stopped for us (struct prof_held_key -> prof_held_val). */
+int loader__held_map_fd(struct loader *l);
 
 /* The executable of a held exec is prepared: its later execs run on.  0 or -errno. */
 int loader__exec_seen(struct loader *l, const struct prof_exec_key *key);
