@@ -114,3 +114,22 @@ t_live_needs_a_terminal() {
 	expect_eq "error lines" 1 "$(wc -l <"$E2E_TMP/err")"
 	grep -q -- '--live needs a terminal on stdout' "$E2E_TMP/err" || fail "message: $(cat "$E2E_TMP/err")"
 }
+
+# A process named with escape sequences (tests/targets/evil_comm.c: ESC "]0;pwn" BEL, a title
+# change, then ESC "[31m" and "é"): shown escaped, its é kept; the pane's title is not changed.
+t_live_hostile_comm_escaped() {
+	local out=$E2E_TMP/evil.out pid screen
+	build/targets/evil_comm 60 >"$out" 2>&1 &
+	pid=$!
+	wait_for_line "$out" READY 10 || fail "evil_comm never became ready"
+	live_start e 120 40 --cpu --live -p "$pid"
+	live_wait_screen 'PROCESS \(1\)' 60 || fail "no process table"
+	live_wait_screen "^ +$pid " 30 || fail "no row of $pid"
+	screen=$(live_screen)
+	printf '%s\n' "$screen"
+	grep -qF '\x1b]0;pwn\x07\x1b[31mé' <<<"$screen" || fail "the name is not shown escaped"
+	[ "$(tmux -S "$LIVE_SOCK" display-message -p -t live '#{pane_title}')" != pwn ] ||
+		fail "the target's name set the terminal's title"
+	tmux -S "$LIVE_SOCK" send-keys -t live q
+	expect_eq "exit status after q" 0 "$(live_wait_exit e 60)"
+}

@@ -142,8 +142,9 @@ static void test_folded__separators_in_names_replaced(void **state)
 
 	add(p, 1, 1, "my;app\n", (uint32_t[]){6, 1}, 2, 0, 3);
 	out = folded(p);
-	/* Spaces survive: readers split the count off at the last space. */
-	assert_string_equal(out, "my_app_;main;operator<<(std::ostream&_ int)_x 3\n");
+	/* Spaces survive: readers split the count off at the last space.  A newline is escaped
+	 * as on the terminal. */
+	assert_string_equal(out, "my_app\\x0a;main;operator<<(std::ostream&_ int)\\x0ax 3\n");
 	free(out);
 }
 

@@ -256,7 +256,40 @@ static void test_live__hostile_names_are_printable(void **state)
 			 0);
 	render(&sc, &cp, 1, 80, 24);
 	/* parse() fails on any control byte other than our own CSI sequences. */
-	assert_string_equal(row_with(&sc, "evil"), "    300      3.00 s  54.5%  ?]0;owned?evil??");
+	assert_string_equal(row_with(&sc, "evil"),
+			    "    300      3.00 s  54.5%  \\x1b]0;owned\\x07evil\\x0d\\x0a");
+	free(sc.raw);
+}
+
+/* UTF-8 names are kept, cut by the columns they take, never inside a character; a C1 control
+ * (U+009B is CSI) and bytes that are not UTF-8 are escaped. */
+static void test_live__utf8_names_kept_and_cut_by_columns(void **state)
+{
+	struct profile *p = *state;
+	const struct profile *cp = p;
+	struct screen sc;
+
+	assert_int_equal(profile__add_sample(p, 300, 300, "x",
+					     "d\xc3\xa9j\xc3\xa0 \xc2\x9b"
+					     "2J\xff",
+					     (uint32_t[]){L_SPIN}, 1, (int64_t[]){1, 3000000000},
+					     false),
+			 0);
+	assert_int_equal(profile__add_sample(p, 400, 400, "x",
+					     "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5"
+					     "\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac",
+					     (uint32_t[]){L_SPIN}, 1, (int64_t[]){1, 4000000000},
+					     false),
+			 0);
+	render(&sc, &cp, 1, 80, 24);
+	assert_string_equal(row_with(&sc, "    300 "),
+			    "    300      3.00 s  31.6%  d\xc3\xa9j\xc3\xa0 \\xc2\\x9b2J\\xff");
+	free(sc.raw);
+	/* 28 columns before the name, 11 left at 39: five wide characters, not five and a half. */
+	render(&sc, &cp, 1, 39, 24);
+	assert_string_equal(row_with(&sc, "    400 "),
+			    "    400      4.00 s  42.1%  \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"
+			    "\xe6\x97\xa5\xe6\x9c\xac");
 	free(sc.raw);
 }
 
@@ -467,6 +500,7 @@ int main(void)
 		T(test_live__fits_40_columns),
 		T(test_live__fits_small_screens),
 		T(test_live__hostile_names_are_printable),
+		T(test_live__utf8_names_kept_and_cut_by_columns),
 		T(test_live__modes_and_no_drops),
 		T(test_live__m_shows_the_next_mode),
 		cmocka_unit_test(test_live__empty_profile),

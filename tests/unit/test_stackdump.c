@@ -121,7 +121,35 @@ static void test_stackdump__text(void **state)
 				 "    nap (/srv/job.py:10)\n"
 				 "  Thread 11 \"odd\" (runnable): no stack captured\n"
 				 "  Thread 12 \"esc\" (stopped in system call 999)\n"
-				 "    a\"b\\\n [app]\n");
+				 "    a\"b\\\\x0a [app]\n");
+	free(out);
+}
+
+/* comm, thread names, the executable's path and symbols come from the target: escaped. */
+static void test_stackdump__text_escapes_target_bytes(void **state)
+{
+	const struct stackdump_thread t[] = {
+		{.tid = 5,
+		 .comm = "\x1b[31m",
+		 .thread_name = "w\xc2\x9b"
+				"2J\xc3\xa9",
+		 .state = "sleeping",
+		 .syscall_nr = -1,
+		 .locs = (const uint32_t[]){6},
+		 .nlocs = 1},
+	};
+	const struct stackdump_process pr[] = {
+		{.pid = 5,
+		 .name = "\x1b]0;pwn\x07",
+		 .exe = "/tmp/a\rb",
+		 .threads = t,
+		 .nthreads = 1},
+	};
+	char *out = write(*state, pr, 1, false);
+
+	assert_string_equal(out, "Process 5 (\\x1b]0;pwn\\x07): /tmp/a\\x0db\n"
+				 "  Thread 5 \"\\x1b[31m\" [w\\xc2\\x9b2J\xc3\xa9] (sleeping)\n"
+				 "    a\"b\\\\x0a [app]\n");
 	free(out);
 }
 
@@ -202,6 +230,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_stackdump__text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackdump__text_escapes_target_bytes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_stackdump__json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackdump__kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackdump__no_processes, setup, teardown),

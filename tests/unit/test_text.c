@@ -128,6 +128,26 @@ static void test_text__totals_per_process_ordered_by_pid(void **state)
 	free(out);
 }
 
+/* The summary goes to the operator's terminal: process and function names come from the
+ * target and are escaped; valid UTF-8 stays. */
+static void test_text__target_names_escaped(void **state)
+{
+	struct profile *p = *state;
+	uint32_t fn, id;
+	char *out, *l;
+
+	assert_int_equal(profile__function(p, &fn, "f\x1b]0;pwn\x07\xc3\xa9\xff", "x", "", 0), 0);
+	assert_int_equal(profile__location(p, &id, 0x500, 0, fn, 0), 0);
+	add(p, 300, 300, "\x1b[31mred\n", (uint32_t[]){id, L_MAIN}, 2, 1, 100, 100);
+	out = report(p, 10);
+	assert_null(strchr(out, '\x1b'));
+	l = line_with(out, "pid 300 (");
+	assert_non_null(strstr(l, "pid 300 (\\x1b[31mred\\x0a): "));
+	free(l);
+	free(row(out, "top 10 by inuse_space", "f\\x1b]0;pwn\\x07\xc3\xa9\\xff"));
+	free(out);
+}
+
 static void test_text__top_table_exact_flat_and_cum(void **state)
 {
 	struct profile *p = *state;
@@ -278,6 +298,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_text__totals_per_process_ordered_by_pid),
+		T(test_text__target_names_escaped),
 		T(test_text__top_table_exact_flat_and_cum),
 		T(test_text__rows_sorted_by_flat_and_limited),
 		T(test_text__recursion_counted_once_in_cum),

@@ -7,22 +7,26 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "util/escape.h"
 
 struct line {
 	char *text; /* "process;root;…;leaf", without the value */
 	int64_t value;
 };
 
-/* ';' separates frames and '\n' lines; a name carrying either would split a frame or a line.
+/* Names come from targets.  Through the one escaper of terminal text (util/escape.h): a
+ * control byte (a newline would split a line), DEL, a C1 control or a byte that is not UTF-8
+ * becomes \xNN, so the file is safe to cat and valid UTF-8 for flamegraph.pl and speedscope;
+ * names without such bytes stay as pprof has them.  ';' separates frames: it becomes '_'.
  * Spaces stay: readers split the value off at the last space. */
 static char *sanitized(const char *s)
 {
-	char *out = strdup(s);
+	char *out = escape__dup(s);
 
 	if (!out)
 		return NULL;
 	for (char *c = out; *c; c++)
-		if (*c == ';' || *c == '\n' || *c == '\r')
+		if (*c == ';')
 			*c = '_';
 	return out;
 }

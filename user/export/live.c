@@ -15,6 +15,7 @@
 #include "export/quantity.h"
 #include "export/rank.h"
 #include "profile/profile.h"
+#include "util/escape.h"
 
 /* Without a size from the terminal (a pipe, a dumb terminal), the classic one. */
 #define LIVE_DEFAULT_COLS 80
@@ -165,11 +166,14 @@ int live__key(struct live *l, int timeout_ms)
 	return ret;
 }
 
-/* Appends one line (printf-like), cut to the width; bytes outside printable ASCII become '?'
- * (names come from targets).  Lines past the last row are dropped. */
+/* Appends one line (printf-like), cut to the width.  Names come from targets: the line goes
+ * through the escaper of terminal text (util/escape.h), which keeps valid UTF-8 and shows
+ * control bytes and broken UTF-8 as \xNN, and counts the columns each character takes.  Lines
+ * past the last row are dropped. */
 __attribute__((format(printf, 2, 3))) static void line(struct screen *sc, const char *fmt, ...)
 {
-	char text[LIVE_MAX_COLS + 1];
+	/* A column takes at most ESCAPE_UNIT_MAX bytes of source: enough for the widest line. */
+	char text[LIVE_MAX_COLS * ESCAPE_UNIT_MAX + 1];
 	va_list ap;
 	int n;
 
@@ -180,17 +184,11 @@ __attribute__((format(printf, 2, 3))) static void line(struct screen *sc, const 
 	va_end(ap);
 	if (n < 0)
 		n = 0;
-	if ((unsigned)n > sc->cols)
-		n = (int)sc->cols;
 	if ((size_t)n >= sizeof(text))
 		n = (int)sizeof(text) - 1;
 	sc->used++;
 	sc->len += (size_t)snprintf(sc->buf + sc->len, sc->cap - sc->len, "\033[%u;1H", sc->used);
-	for (int i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		sc->buf[sc->len++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
-	}
+	sc->len += escape__fit(sc->buf + sc->len, sc->cap - sc->len, text, (size_t)n, sc->cols);
 	memcpy(sc->buf + sc->len, ESC_CLEAR_EOL, strlen(ESC_CLEAR_EOL));
 	sc->len += strlen(ESC_CLEAR_EOL);
 }
@@ -482,8 +480,9 @@ int live__render(struct live *l, const struct profile *const *profiles, size_t n
 	int err = 0;
 
 	screen_size(l, &sc.cols, &sc.rows);
-	/* Each line: its cursor address, its text, the clear; then the final clear. */
-	sc.cap = (size_t)sc.rows * (sc.cols + 32) + 32;
+	/* Each line: its cursor address, its text (up to ESCAPE_UNIT_MAX bytes a column), the
+	 * clear; then the final clear. */
+	sc.cap = (size_t)sc.rows * ((size_t)sc.cols * ESCAPE_UNIT_MAX + 32) + 32;
 	sc.buf = malloc(sc.cap);
 	if (!sc.buf)
 		return -ENOMEM;

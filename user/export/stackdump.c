@@ -7,6 +7,7 @@
 
 #include "export/json.h"
 #include "profile/profile.h"
+#include "util/escape.h"
 
 static const char *const kind_names[] = {
 	[PROFILE_FRAME_KERNEL] = "kernel",
@@ -51,11 +52,23 @@ static void frame_info(struct frame_info *out, const struct profile *p, uint32_t
 	}
 }
 
+/* Names, paths and notes come from the target (comm, thread names, symbols, /proc/PID/exe):
+ * escaped on their way to the terminal. */
+static void put(FILE *f, const char *s)
+{
+	escape__write(f, s, strlen(s));
+}
+
 static void thread_line(FILE *f, const struct stackdump_thread *t)
 {
-	fprintf(f, "  Thread %" PRIu32 " \"%s\"", t->tid, t->comm ? t->comm : "");
-	if (t->thread_name && *t->thread_name)
-		fprintf(f, " [%s]", t->thread_name);
+	fprintf(f, "  Thread %" PRIu32 " \"", t->tid);
+	put(f, t->comm ? t->comm : "");
+	fputc('"', f);
+	if (t->thread_name && *t->thread_name) {
+		fputs(" [", f);
+		put(f, t->thread_name);
+		fputc(']', f);
+	}
 	fprintf(f, " (%s", t->state);
 	if (t->syscall_nr >= 0) {
 		if (t->syscall)
@@ -65,7 +78,12 @@ static void thread_line(FILE *f, const struct stackdump_thread *t)
 	}
 	if (t->gil)
 		fprintf(f, ", gil %s", t->gil);
-	fprintf(f, ")%s%s\n", t->note ? ": " : "", t->note ? t->note : "");
+	fputc(')', f);
+	if (t->note) {
+		fputs(": ", f);
+		put(f, t->note);
+	}
+	fputc('\n', f);
 }
 
 int stackdump__write_text(FILE *f, const struct profile *p, const struct stackdump_process *procs,
@@ -76,8 +94,14 @@ int stackdump__write_text(FILE *f, const struct profile *p, const struct stackdu
 	for (size_t i = 0; i < n; i++) {
 		const struct stackdump_process *pr = &procs[i];
 
-		fprintf(f, "%sProcess %" PRIu32 " (%s)%s%s\n", i ? "\n" : "", pr->pid, pr->name,
-			*pr->exe ? ": " : "", pr->exe);
+		fprintf(f, "%sProcess %" PRIu32 " (", i ? "\n" : "", pr->pid);
+		put(f, pr->name);
+		fputc(')', f);
+		if (*pr->exe) {
+			fputs(": ", f);
+			put(f, pr->exe);
+		}
+		fputc('\n', f);
 		for (size_t j = 0; j < pr->nthreads; j++) {
 			const struct stackdump_thread *t = &pr->threads[j];
 
@@ -86,16 +110,25 @@ int stackdump__write_text(FILE *f, const struct profile *p, const struct stackdu
 				struct frame_info fi;
 
 				frame_info(&fi, p, t->locs[k], buf, sizeof(buf));
-				fprintf(f, "    %s", fi.name);
-				if (*fi.file && fi.line > 0)
-					fprintf(f, " (%s:%" PRId64 ")", fi.file, fi.line);
-				else if (*fi.file)
-					fprintf(f, " (%s)", fi.file);
+				fputs("    ", f);
+				put(f, fi.name);
+				if (*fi.file) {
+					fputs(" (", f);
+					put(f, fi.file);
+					if (fi.line > 0)
+						fprintf(f, ":%" PRId64, fi.line);
+					fputc(')', f);
+				}
 				/* (an unknown address names its object already) */
-				if (fi.kind == PROFILE_FRAME_KERNEL)
+				if (fi.kind == PROFILE_FRAME_KERNEL) {
 					fputs(" [kernel]", f);
-				else if (fi.kind == PROFILE_FRAME_NATIVE && *fi.module && fi.known)
-					fprintf(f, *fi.module == '[' ? " %s" : " [%s]", fi.module);
+				} else if (fi.kind == PROFILE_FRAME_NATIVE && *fi.module &&
+					   fi.known) {
+					fputs(*fi.module == '[' ? " " : " [", f);
+					put(f, fi.module);
+					if (*fi.module != '[')
+						fputc(']', f);
+				}
 				fputc('\n', f);
 			}
 		}

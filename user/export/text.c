@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "export/quantity.h"
 #include "export/rank.h"
 #include "profile/profile.h"
+#include "util/escape.h"
 
 struct report {
 	const struct profile *p;
@@ -69,10 +71,12 @@ static int print_table(struct report *r, uint32_t from, uint32_t to, uint32_t t,
 	else
 		fprintf(r->f, "  %16s %7s %16s %7s  %s\n", "flat", "flat%", "cum", "cum%",
 			"function");
-	for (uint32_t i = 0; i < nrows; i++)
-		fprintf(r->f, "  %16" PRId64 " %6.2f%% %16" PRId64 " %6.2f%%  %s\n", rows[i].flat,
-			percent(rows[i].flat, total), rows[i].cum, percent(rows[i].cum, total),
-			rows[i].name);
+	for (uint32_t i = 0; i < nrows; i++) {
+		fprintf(r->f, "  %16" PRId64 " %6.2f%% %16" PRId64 " %6.2f%%  ", rows[i].flat,
+			percent(rows[i].flat, total), rows[i].cum, percent(rows[i].cum, total));
+		escape__write(r->f, rows[i].name, strlen(rows[i].name));
+		fputc('\n', r->f);
+	}
 	return 0;
 }
 
@@ -102,7 +106,10 @@ static int print_process(struct report *r, uint32_t from, uint32_t to)
 		nthreads += !i || tids[i] != tids[i - 1];
 	free(tids);
 
-	fprintf(r->f, "\npid %" PRIu32 " (%s): ", p->samples[r->order[from]].pid, process);
+	/* Names come from targets (comm, cmdline, symbols): escaped for the terminal. */
+	fprintf(r->f, "\npid %" PRIu32 " (", p->samples[r->order[from]].pid);
+	escape__write(r->f, process, strlen(process));
+	fputs("): ", r->f);
 	for (uint32_t t = 0; t < p->ntypes; t++) {
 		fprintf(r->f, "%s%s ", t ? ", " : "", p->types[t].type);
 		print_quantity(r->f, totals[t], p->types[t].unit);
