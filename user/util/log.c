@@ -20,10 +20,13 @@ void log__printf(enum log_level lvl, const char *fmt, ...)
 	if ((int)lvl > verbosity)
 		return;
 	va_start(ap, fmt);
+	/* One line whole: worker threads (symbolizer, unwinder, source copier) log too. */
+	flockfile(stderr);
 	fputs("bpftrace-prof: ", stderr);
 	if (lvl == LOG_WARN)
 		fputs("warning: ", stderr);
 	vfprintf(stderr, fmt, ap);
+	funlockfile(stderr);
 	va_end(ap);
 }
 
