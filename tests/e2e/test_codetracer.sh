@@ -142,3 +142,28 @@ t_codetracer_hostile_sources() {
 	grep -q "source /proc/self/environ of pid [0-9]* not copied: on /proc" "$E2E_TMP/cth.err" ||
 		fail "/proc/self/environ's refusal is not said"
 }
+
+# The same path in two mount namespaces (a bind mount over it in the second, as two containers
+# would have two files at one path): two Path records, two copies, each with its own bytes.
+t_codetracer_two_roots() {
+	local py=/usr/bin/python3.11 d=$E2E_TMP/ct2 facts=$E2E_TMP/ct2.facts src=$E2E_TMP/app.py
+	[ -x "$py" ] || fail "$py missing (apt-get install python3.11)"
+	command -v unshare >/dev/null || fail "unshare is not installed (util-linux)"
+	echo "where = 'first'" >"$src"
+	echo "where = 'second'" >"$E2E_TMP/second.py"
+	cat >"$E2E_TMP/two.sh" <<SH
+$py tests/targets/ct_hostile.py $src
+unshare -m --propagation private sh -c 'mount --bind $E2E_TMP/second.py $src && exec $py tests/targets/ct_hostile.py $src'
+SH
+	"$PROF" --calls -f codetracer -o "$d" -- sh "$E2E_TMP/two.sh" \
+		>"$E2E_TMP/ct2.out" 2>"$E2E_TMP/ct2.err" || { cat "$E2E_TMP/ct2.err"; fail "profiler exit status $?"; }
+	cat "$E2E_TMP/ct2.out"
+	expect_eq "script output" "1 1" "$(grep -x 1 "$E2E_TMP/ct2.out" | xargs)"
+	python3 "$CT_CHECK" "$d" >"$facts" || { cat "$facts"; fail "ct_check rejected the trace"; }
+	expect_eq "named_0 calls (one per process)" 2 "$(ct_fact "$facts" "calls named_0")"
+	grep -qxF "path $src" "$facts" || fail "the first namespace's path is not in trace_paths.json"
+	grep -qxF "path /[root 2]$src" "$facts" ||
+		fail "the second namespace's path is not in trace_paths.json as /[root 2]$src"
+	expect_eq "first copy" "where = 'first'" "$(cat "$d/files$src")"
+	expect_eq "second copy" "where = 'second'" "$(cat "$d/files/[root 2]$src")"
+}
