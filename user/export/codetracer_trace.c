@@ -15,10 +15,12 @@
  * when it names it, by a child that has no others (proc/asuser.h).  That child is forked and
  * waited for on a thread of ours, the copier, so the event loop only queues: opening the
  * process's root and reading its status (a few system calls per path, as before), never a fork
- * per file.  The copier runs while events arrive rather than at the end, so a source is read
- * close to when it was named, like a short-lived script's, not after it is deleted.  A path is
- * keyed by (root, path): the first root (mount namespace and root directory) seen keeps its
- * paths as they are; another root's are under "/[root N]" in trace_paths.json and files/.
+ * (about 3 ms here, fork to reaped, for a Python run's 150 sources in 35 children: one child
+ * serves every queued path of one root and one set of credentials).  The copier runs while
+ * events arrive rather than at the end, so a source is read close to when it was named, like a
+ * short-lived script's, not after it is deleted.  A path is keyed by (root, path): the first
+ * root (mount namespace and root directory) seen keeps its paths as they are; another root's
+ * are under "/[root N]" in trace_paths.json and files/.
  */
 #include <errno.h>
 #include <fcntl.h>
