@@ -225,6 +225,26 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(heap_untracked, "trace_heap_untracked",                                                  \
 	  "allocations past the 1048576 blocks followed at once: not in the heap counter")
 
+/* Counted by -f codetracer's source copies (user/export/codetracer_trace.c): each source not
+ * copied, by why.  Its path stays in the trace; each is also listed on stderr. */
+#define PROF_CODETRACER_STATS(X)                                                                 \
+	X(not_plain, "ct_source_not_plain",                                                      \
+	  "sources not copied: not a plain absolute path (.., <frozen …>, <string>)")            \
+	X(missing, "ct_source_missing",                                                          \
+	  "sources not copied: no such file, or its process gone before it was read")            \
+	X(denied, "ct_source_denied",                                                            \
+	  "sources refused: not readable by the process that named them (its fsuid, groups)")    \
+	X(kernel_fs, "ct_source_kernel_fs",                                                      \
+	  "sources refused: on /proc, /sys, /dev or another kernel or FUSE file system")         \
+	X(refused, "ct_source_refused",                                                          \
+	  "sources refused: not a regular file, a magic link, or larger than 16 MiB")            \
+	X(files_cap, "ct_source_files_cap", "sources not copied: past the 4096 files tried")     \
+	X(bytes_cap, "ct_source_bytes_cap", "sources not copied: past 256 MiB of copies")        \
+	X(stalled, "ct_source_stalled",                                                          \
+	  "sources not copied: their opener answered nothing for 2 s (killed), or after 4 such") \
+	X(failed, "ct_source_failed",                                                            \
+	  "sources not copied: no opener started, or writing the copy failed")
+
 /* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */
 #define PROF_PUSH_STATS(X)                                                                       \
 	X(submitted, "push_submitted", "profiles handed to --push")                              \

@@ -254,7 +254,8 @@ void tracefile__bind(struct tracefile *t, struct collect *c)
 
 /* Only what was lost, as the profiles' summaries print it: the counters sorted into losses
  * and bookkeeping the way every profile sorts them (profile/run.c). */
-static int print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT], const struct evtrace_stats *st)
+static int print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT], const struct evtrace_stats *st,
+		       const struct codetracer_stats *ct)
 {
 	struct profile *p = NULL;
 	unsigned drops = 0;
@@ -272,6 +273,12 @@ static int print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT], const struc
 			      : profile__add_counter(p, n, d, st->fl);
 	PROF_TRACE_STATS(TRACE_ROW)
 #undef TRACE_ROW
+	/* -f codetracer: the sources not copied, by why. */
+#define CT_ROW(fl, n, d) \
+	if (!err && ct)  \
+		err = profile__add_counter(p, n, d, ct->fl);
+	PROF_CODETRACER_STATS(CT_ROW)
+#undef CT_ROW
 	for (uint32_t i = 0; !err && i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 
@@ -366,7 +373,8 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 	}
 	if (strcmp(t->path, "-"))
 		pr_info("wrote the trace to %s\n", t->path);
-	err = print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace));
+	err = print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace),
+			  t->ct ? codetracer_trace__stats(t->ct) : NULL);
 	if (err)
 		pr_err("printing the drop counters failed: %s\n", strerror(-err));
 	if (t->ct) {

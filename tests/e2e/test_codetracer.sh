@@ -95,3 +95,75 @@ PHP
 	grep -q "^path $inc\$" "$facts" || fail "the missing source's path is not in trace_paths.json"
 	[ ! -e "$d/files$inc" ] || fail "a copy of the missing source exists"
 }
+
+# A target names as its sources files it may not read (tests/targets/ct_hostile.py: compile()
+# takes any filename): run as uid 65534, it names a root-owned 0600 file and /proc/self/environ
+# (through the host's /proc, "self" is whoever opens it: as root, ours, with a secret in it),
+# and another user's 0644 file.  The first two are refused and counted, the third is copied,
+# and the secret is nowhere in the folder.
+t_codetracer_hostile_sources() {
+	local py=/usr/bin/python3.11 d=$E2E_TMP/cth facts=$E2E_TMP/cth.facts pub secret rc
+	[ -x "$py" ] || fail "$py missing (apt-get install python3.11)"
+	command -v setpriv >/dev/null || fail "setpriv is not installed (util-linux)"
+	# Beside E2E_TMP (0700, root's): uid 65534 must be able to reach the files it names.
+	pub=$(mktemp -d /tmp/bpftrace-prof-cth.XXXXXX) || fail "mktemp"
+	chmod 755 "$pub"
+	secret="ct-secret-$$-$RANDOM$RANDOM"
+	printf 'root only: %s\n' "$secret" >"$pub/root-only.py"
+	chmod 600 "$pub/root-only.py"
+	printf 'def named_1():\n    return 1\n' >"$pub/other.py"
+	chown 1:1 "$pub/other.py" && chmod 644 "$pub/other.py"
+	CT_TEST_SECRET=$secret "$PROF" --calls -f codetracer -o "$d" -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$py" tests/targets/ct_hostile.py "$pub/root-only.py" "$pub/other.py" /proc/self/environ \
+		>"$E2E_TMP/cth.out" 2>"$E2E_TMP/cth.err"
+	rc=$?
+	rm -rf "$pub"
+	cat "$E2E_TMP/cth.err" "$E2E_TMP/cth.out"
+	expect_eq "profiler exit status" 0 "$rc"
+	expect_eq "script output" 3 "$(head -1 "$E2E_TMP/cth.out")"
+	python3 "$CT_CHECK" "$d" >"$facts" || { cat "$facts"; fail "ct_check rejected the trace"; }
+	for f in named_0 named_1 named_2; do
+		expect_eq "$f calls" 1 "$(ct_fact "$facts" "calls $f")"
+	done
+	for p in "$pub/root-only.py" "$pub/other.py" /proc/self/environ; do
+		grep -qxF "path $p" "$facts" || fail "$p is not in trace_paths.json"
+	done
+	expect_eq "another user's 0644 source" "$(printf 'def named_1():\n    return 1')" \
+		"$(cat "$d/files$pub/other.py")"
+	[ ! -e "$d/files$pub/root-only.py" ] || fail "root's 0600 file was copied"
+	[ ! -e "$d/files/proc/self/environ" ] || fail "/proc/self/environ was copied"
+	! grep -rqF "$secret" "$d" || fail "the secret is in the trace folder: $(grep -rlF "$secret" "$d")"
+	grep -q '^  ct_source_denied: 1 ' "$E2E_TMP/cth.out" || fail "the 0600 file is not counted"
+	grep -q '^  ct_source_kernel_fs: 1 ' "$E2E_TMP/cth.out" ||
+		fail "/proc/self/environ is not counted"
+	grep -q "source $pub/root-only.py of pid [0-9]* not copied: not readable" "$E2E_TMP/cth.err" ||
+		fail "the 0600 file's refusal is not said"
+	grep -q "source /proc/self/environ of pid [0-9]* not copied: on /proc" "$E2E_TMP/cth.err" ||
+		fail "/proc/self/environ's refusal is not said"
+}
+
+# The same path in two mount namespaces (a bind mount over it in the second, as two containers
+# would have two files at one path): two Path records, two copies, each with its own bytes.
+t_codetracer_two_roots() {
+	local py=/usr/bin/python3.11 d=$E2E_TMP/ct2 facts=$E2E_TMP/ct2.facts src=$E2E_TMP/app.py
+	[ -x "$py" ] || fail "$py missing (apt-get install python3.11)"
+	command -v unshare >/dev/null || fail "unshare is not installed (util-linux)"
+	echo "where = 'first'" >"$src"
+	echo "where = 'second'" >"$E2E_TMP/second.py"
+	cat >"$E2E_TMP/two.sh" <<SH
+$py tests/targets/ct_hostile.py $src
+unshare -m --propagation private sh -c 'mount --bind $E2E_TMP/second.py $src && exec $py tests/targets/ct_hostile.py $src'
+SH
+	"$PROF" --calls -f codetracer -o "$d" -- sh "$E2E_TMP/two.sh" \
+		>"$E2E_TMP/ct2.out" 2>"$E2E_TMP/ct2.err" || { cat "$E2E_TMP/ct2.err"; fail "profiler exit status $?"; }
+	cat "$E2E_TMP/ct2.out"
+	expect_eq "script output" "1 1" "$(grep -x 1 "$E2E_TMP/ct2.out" | xargs)"
+	python3 "$CT_CHECK" "$d" >"$facts" || { cat "$facts"; fail "ct_check rejected the trace"; }
+	expect_eq "named_0 calls (one per process)" 2 "$(ct_fact "$facts" "calls named_0")"
+	grep -qxF "path $src" "$facts" || fail "the first namespace's path is not in trace_paths.json"
+	grep -qxF "path /[root 2]$src" "$facts" ||
+		fail "the second namespace's path is not in trace_paths.json as /[root 2]$src"
+	expect_eq "first copy" "where = 'first'" "$(cat "$d/files$src")"
+	expect_eq "second copy" "where = 'second'" "$(cat "$d/files/[root 2]$src")"
+}

@@ -298,6 +298,131 @@ static void test_codetracer_trace__outdir_replace_and_refuse(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A fake proc root: pid's status (ours) and its root, a symbolic link to root_dir. */
+static void fake_pid(const char *proc, uint32_t pid, const char *root_dir)
+{
+	char p[256], status[8192];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%u", proc, pid);
+	assert_int_equal(mkdir(p, 0755), 0);
+	fd = open("/proc/self/status", O_RDONLY); /* its size reads 0: not slurp's */
+	assert_true(fd >= 0);
+	n = read(fd, status, sizeof(status));
+	assert_true(n > 0);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/%u/status", proc, pid);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, status, (size_t)n), n);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/%u/root", proc, pid);
+	assert_int_equal(symlink(root_dir, p), 0);
+}
+
+static void call_in(struct fixture *x, uint32_t pid, uint64_t ts, uint64_t id)
+{
+	struct prof_call_event e = {.type = PROF_REC_CALL_ENTRY,
+				    .pid = pid,
+				    .tid = pid,
+				    .ts = ts,
+				    .name_id = id,
+				    .runtime = PROF_RT_PHP,
+				    .line = 1};
+
+	assert_int_equal(evtrace__call(x->t, &e), 0);
+}
+
+/* Two roots (two containers) naming the same path: two Path records, two copies, each with its
+ * root's bytes; a third process in the first root shares the first's. */
+static void test_codetracer_trace__same_path_two_roots(void **state)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	char proc[96], p[160], *got;
+	uint64_t copied, missing;
+
+	(void)state;
+	assert_non_null(x);
+	snprintf(x->root, sizeof(x->root), "/tmp/ct_unit.XXXXXX");
+	assert_non_null(mkdtemp(x->root));
+	snprintf(proc, sizeof(proc), "%s/proc", x->root);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/root%c", x->root, 'A' + i);
+		assert_int_equal(mkdir(p, 0755), 0);
+		snprintf(p, sizeof(p), "%s/root%c/app", x->root, 'A' + i);
+		assert_int_equal(mkdir(p, 0755), 0);
+		snprintf(p, sizeof(p), "%s/root%c/app/main.php", x->root, 'A' + i);
+		write_file(p, i ? "B's\n" : "A's\n");
+		snprintf(p, sizeof(p), "%s/root%c", x->root, 'A' + i);
+		fake_pid(proc, 100 + 100 * (uint32_t)i, p);
+	}
+	snprintf(p, sizeof(p), "%s/rootA", x->root);
+	fake_pid(proc, 300, p);
+	snprintf(x->path, sizeof(x->path), "%s/trace", x->root);
+	x->pid = 100;
+	assert_int_equal(calls_agg__new(&x->names), 0);
+	add_name(x, 20, "a", "/app/main.php");
+	add_name(x, 21, "b", "/app/main.php");
+	add_name(x, 22, "c", "/app/main.php");
+	assert_int_equal(outdir__open(&x->dir, x->path), 0);
+	assert_int_equal(codetracer_trace__new(&x->sink, outdir__fd(x->dir), proc), 0);
+	assert_int_equal(evtrace__new_sink(&x->t, x->sink), 0);
+	evtrace__set_sources(x->t, x->names, NULL);
+	call_in(x, 100, 1000, 20);
+	call_in(x, 200, 1100, 21);
+	call_in(x, 300, 1200, 22);
+	finish(x);
+	got = slurp(x->path, "trace_paths.json");
+	assert_string_equal(got, "[\"/app/main.php\",\n\"/[root 2]/app/main.php\"]\n");
+	free(got);
+	got = slurp(x->path, "files/app/main.php");
+	assert_string_equal(got, "A's\n");
+	free(got);
+	got = slurp(x->path, "files/[root 2]/app/main.php");
+	assert_non_null(got);
+	assert_string_equal(got, "B's\n");
+	free(got);
+	got = slurp(x->path, "trace.json");
+	assert_non_null(strstr(got, "{\"Function\":{\"path_id\":1,\"line\":1,\"name\":\"b\"}}"));
+	assert_non_null(strstr(got, "{\"Function\":{\"path_id\":0,\"line\":1,\"name\":\"c\"}}"));
+	free(got);
+	codetracer_trace__files(x->sink, &copied, &missing);
+	assert_int_equal(copied, 2);
+	assert_int_equal(missing, 0);
+	done(x);
+}
+
+/* At most 4096 sources are tried: the ones named after are counted, not copied. */
+static void test_codetracer_trace__files_capped(void **state)
+{
+	struct fixture *x = start();
+	uint64_t copied, missing;
+	char p[160], *got;
+
+	(void)state;
+	for (int i = 0; i < 4100; i++) {
+		snprintf(p, sizeof(p), "%s/s%d.php", x->root, i);
+		write_file(p, "<?php\n");
+		add_name(x, 1000 + (uint64_t)i, "f", p);
+		ENTRY(x, x->pid, 10000 + 2 * (uint64_t)i, 1000 + (uint64_t)i, 1);
+		RETURN(x, x->pid, 10001 + 2 * (uint64_t)i, 1000 + (uint64_t)i);
+	}
+	finish(x);
+	codetracer_trace__files(x->sink, &copied, &missing);
+	assert_int_equal(copied, 4096);
+	assert_int_equal(missing, 4);
+	assert_int_equal(codetracer_trace__stats(x->sink)->files_cap, 4);
+	snprintf(p, sizeof(p), "files%s/s4095.php", x->root);
+	got = slurp(x->path, p);
+	assert_non_null(got);
+	free(got);
+	snprintf(p, sizeof(p), "files%s/s4096.php", x->root);
+	assert_null(slurp(x->path, p));
+	done(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +430,8 @@ int main(void)
 		cmocka_unit_test(test_codetracer_trace__missing_and_refused_sources),
 		cmocka_unit_test(test_codetracer_trace__threads),
 		cmocka_unit_test(test_codetracer_trace__outdir_replace_and_refuse),
+		cmocka_unit_test(test_codetracer_trace__same_path_two_roots),
+		cmocka_unit_test(test_codetracer_trace__files_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,11 +9,27 @@
  * the records are Path, Function, Call (no arguments), Step (the call's line), Return (no
  * value), and the threads' starts, switches and exits.  The canonical start (Path 0, Function
  * "<toplevel>" 0, its Call, Type 0) is written before the first call, once path 0 is known.
+ *
+ * Sources are named by the target (Python's co_filename is whatever compile() was given), so
+ * each is opened with the rights of the process that named it, read from its /proc/PID/status
+ * when it names it, by a child that has no others (proc/asuser.h).  That child is forked and
+ * waited for on a thread of ours, the copier, so the event loop only queues: opening the
+ * process's root and reading its status (a few system calls per path, as before), never a fork
+ * (about 3 ms here, fork to reaped, for a Python run's 150 sources in 35 children: one child
+ * serves every queued path of one root and one set of credentials).  The copier runs while
+ * events arrive rather than at the end, so a source is read close to when it was named, like a
+ * short-lived script's, not after it is deleted.  A path is keyed by (root, path): the first
+ * root (mount namespace and root directory) seen keeps its paths as they are; another root's
+ * are under "/[root N]" in trace_paths.json and files/.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,23 +37,61 @@
 
 #include "export/json.h"
 #include "export/trace_sink.h"
+#include "proc/asuser.h"
 #include "proc/safe_open.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/strpool.h"
 
-#define CT_SOURCE_MAX  (16u << 20)  /* larger sources are not copied (counted missing) */
-#define CT_SOURCES_MAX (256u << 20) /* all sources together: past it, counted missing */
+#define CT_SOURCE_MAX	   (16u << 20)	/* larger sources are not copied (counted) */
+#define CT_SOURCES_MAX	   (256u << 20) /* all sources together: past it, counted */
+#define CT_FILES_MAX	   4096 /* sources tried (distinct root and path): past it, counted */
+#define CT_ROOTS_MAX	   CT_FILES_MAX /* each root is some file's */
+/* An open answers in microseconds; one that does not (a lookup on a stalled file system) has
+ * its opener killed, and after a few of those the copier gives up. */
+#define CT_OPEN_TIMEOUT_MS 2000
+#define CT_STALLS_MAX	   4
 
 struct ct_func {
 	int64_t path_id; /* -1: its runtime named no file */
 	int64_t func_id; /* -1: no Function record written yet */
 };
 
+/* A root that sources are named in: a mount namespace and a root directory in it. */
+struct ct_root {
+	uint64_t mntns, dev, ino;
+	int fd;		  /* O_PATH, held while copies from it wait (-1 otherwise) */
+	uint32_t pending; /* copies queued from it */
+};
+
+/* A path's key: the same path in two roots is two files.  root: 1 + index in roots, 0 unknown
+ * (the process was gone). */
+struct ct_path_key {
+	const char *path; /* interned */
+	uint32_t root;
+	uint32_t pad;
+};
+
+/* A copy to make, with what the process that named the path could do then. */
+struct ct_job {
+	struct asuser_cred cred;
+	const char *path; /* as named, inside the root (interned) */
+	const char *dest; /* its Path record's string, below files/ (interned) */
+	uint32_t pid;
+	uint32_t root; /* 1 + index in roots */
+};
+
+/* The process naming a path: where it lives, what it may read. */
+struct ct_target {
+	struct asuser_cred cred;
+	uint32_t root; /* 1 + index in roots; 0: unknown */
+	int root_fd;
+};
+
 struct ct_trace {
 	struct trace_sink sink;
 	int dir_fd;   /* the trace folder (not ours to close) */
-	int files_fd; /* files/, -1 until the first copy */
+	int files_fd; /* files/, -1 until the first copy (the copier's) */
 	FILE *f;      /* trace.json */
 	const char *proc_root;
 	bool started; /* the canonical start is written */
@@ -51,11 +105,26 @@ struct ct_trace {
 	uint32_t nfuncs;
 	const char **paths; /* by path id (interned) */
 	uint32_t npaths, cap_paths;
-	struct hashmap *path_ids; /* interned path pointer -> uint32_t id */
+	struct hashmap *path_ids; /* struct ct_path_key -> uint32_t id */
 	struct hashmap *threads;  /* tid -> uint8_t (started, not exited) */
-	struct strpool *strings;
-	uint64_t copied, missing;
+	struct strpool *strings;  /* the event loop's; the copier only reads its strings */
+	uint64_t tried;		  /* copies queued (the event loop's) */
+	bool warned_cap;
+	/* Shared with the copier, under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct ct_root *roots;
+	uint32_t nroots, cap_roots;
+	struct ct_job *jobs;
+	size_t njobs, cap_jobs;
+	bool stop, drain;
+	struct codetracer_stats stats;
+	uint64_t copied;
+	/* The copier's own. */
+	pthread_t copier;
+	bool copier_on;
 	uint64_t copied_bytes;
+	uint32_t stalls;
 };
 
 static struct ct_trace *ctt(struct trace_sink *s)
@@ -165,78 +234,402 @@ cleanup:
 	return err;
 }
 
-/* The source as pid sees it, through its root: refused or missing files are counted. */
-static void copy_source(struct ct_trace *t, uint32_t pid, const char *path)
+/* Not copied: counted by why (under lock), and said on stderr. */
+static void not_copied(struct ct_trace *t, uint32_t pid, const char *path, int err)
 {
-	int root = -1, fd = -1, err;
-	char *data = NULL, shown[256];
-	size_t len = 0;
+	char shown[256];
+	uint64_t *c;
 
-	err = plain_path(path) ? 0 : -EINVAL;
-	if (!err)
-		err = safe_open__root(&root, t->proc_root, pid);
-	if (!err)
-		err = safe_open__at(&fd, root, path, 0, CT_SOURCE_MAX, NULL);
+	switch (err) {
+	case -ENOENT:
+	case -ENOTDIR:
+	case -ESRCH:
+		c = &t->stats.missing;
+		break;
+	case -EACCES:
+	case -EPERM:
+		c = &t->stats.denied;
+		break;
+	case -EXDEV:
+		c = &t->stats.kernel_fs;
+		break;
+	case -EINVAL:
+	case -ELOOP:
+	case -EFBIG:
+	case -ESTALE:
+		c = &t->stats.refused;
+		break;
+	case -E2BIG:
+		c = &t->stats.bytes_cap;
+		break;
+	case -ETIMEDOUT:
+	case -ECANCELED:
+		c = &t->stats.stalled;
+		break;
+	default:
+		c = &t->stats.failed;
+	}
+	pthread_mutex_lock(&t->lock);
+	(*c)++;
+	pthread_mutex_unlock(&t->lock);
+	printable(shown, sizeof(shown), path);
+	pr_warn("codetracer: source %s of pid %" PRIu32 " not copied: %s\n", shown, pid,
+		err == -E2BIG	? "the sources copied already fill 256 MiB"
+		: err == -ESRCH ? "its process is gone"
+				: asuser__strerror(err));
+}
+
+/* The copier: one job's descriptor (or why there is none) into files/. */
+static void copy_one(struct ct_trace *t, const struct ct_job *j, int fd)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int err = fd < 0 ? fd : 0;
+
 	if (!err)
 		err = safe_open__read_all(&data, &len, fd, CT_SOURCE_MAX);
 	if (!err && t->copied_bytes + len > CT_SOURCES_MAX)
 		err = -E2BIG;
 	if (!err)
-		err = store(t, path, data, len);
+		err = store(t, j->dest, data, len);
 	if (err) {
-		t->missing++;
-		printable(shown, sizeof(shown), path);
-		pr_warn("codetracer: source %s of pid %" PRIu32 " not copied: %s\n", shown, pid,
-			err == -EINVAL && !plain_path(path) ? "not a plain absolute path"
-			: err == -E2BIG ? "the sources copied already fill 256 MiB"
-					: safe_open__strerror(err));
+		not_copied(t, j->pid, j->path, err);
 	} else {
-		t->copied++;
 		t->copied_bytes += len;
+		pthread_mutex_lock(&t->lock);
+		t->copied++;
+		pthread_mutex_unlock(&t->lock);
 	}
 	free(data);
 	if (fd >= 0)
 		close(fd);
-	if (root >= 0)
-		close(root);
 }
 
-/* The id of path (a Path record and a copy at its first sight). */
-static int path_id(struct ct_trace *t, uint32_t pid, const char *path, uint32_t *out)
+/* The copier: jobs of one root and one set of credentials, by as few openers as stalls allow. */
+static void copy_group(struct ct_trace *t, const struct ct_job *jobs, size_t n)
 {
-	const char *p = strpool__intern(t->strings, path);
-	uint32_t *id;
-	bool created;
+	const char **paths = calloc(n, sizeof(*paths));
+	int *fds = calloc(n, sizeof(*fds));
+	struct ct_root *r;
+	size_t done = 0;
+	int root_fd;
+
+	pthread_mutex_lock(&t->lock);
+	root_fd = t->roots[jobs[0].root - 1].fd; /* held open while these are pending */
+	pthread_mutex_unlock(&t->lock);
+	if (!paths || !fds) {
+		for (size_t i = 0; i < n; i++)
+			not_copied(t, jobs[i].pid, jobs[i].path, -ENOMEM);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++)
+		paths[i] = jobs[i].path;
+	while (done < n) {
+		size_t k;
+
+		if (t->stalls >= CT_STALLS_MAX) {
+			for (k = done; k < n; k++)
+				fds[k] = -ECANCELED;
+			break;
+		}
+		asuser__open(fds + done, &jobs[0].cred, root_fd, paths + done, n - done,
+			     CT_SOURCE_MAX, CT_OPEN_TIMEOUT_MS);
+		for (k = done; k < n && fds[k] != -ETIMEDOUT; k++)
+			;
+		if (k < n)
+			t->stalls++; /* the rest, not tried, by a new opener */
+		done = k < n ? k + 1 : n;
+	}
+	for (size_t i = 0; i < n; i++)
+		copy_one(t, &jobs[i], fds[i]);
+cleanup:
+	pthread_mutex_lock(&t->lock);
+	r = &t->roots[jobs[0].root - 1];
+	r->pending -= (uint32_t)n;
+	if (!r->pending && r->fd >= 0) {
+		close(r->fd);
+		r->fd = -1;
+	}
+	pthread_mutex_unlock(&t->lock);
+	free(paths);
+	free(fds);
+}
+
+static void *copier_main(void *arg)
+{
+	struct ct_trace *t = arg;
+	struct ct_job *batch = NULL;
+	size_t cap = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		struct ct_job *q;
+		size_t n, qcap, i, j;
+
+		while (!t->njobs && !t->stop)
+			pthread_cond_wait(&t->wake, &t->lock);
+		if (t->stop && (!t->drain || !t->njobs))
+			break;
+		/* Take the queue whole, leave it our empty array. */
+		q = t->jobs, qcap = t->cap_jobs, n = t->njobs;
+		t->jobs = batch, t->cap_jobs = cap, t->njobs = 0;
+		batch = q, cap = qcap;
+		pthread_mutex_unlock(&t->lock);
+		for (i = 0; i < n; i = j) {
+			for (j = i + 1; j < n && batch[j].root == batch[i].root &&
+					asuser__same_cred(&batch[j].cred, &batch[i].cred);
+			     j++)
+				;
+			copy_group(t, batch + i, j - i);
+		}
+		pthread_mutex_lock(&t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+	free(batch);
+	return NULL;
+}
+
+/* Every signal stays with the caller's threads (SIGINT, SIGCHLD: the session's). */
+static int start_copier(struct ct_trace *t)
+{
+	sigset_t all, old;
 	int err;
 
-	if (!p)
-		return -ENOMEM;
-	err = hashmap__upsert(t->path_ids, (void **)&id, &p, &created);
-	if (err)
-		return err;
-	if (!created) {
-		*out = *id;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&t->copier, NULL, copier_main, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		t->copier_on = true;
+	return err;
+}
+
+/* drain: copy what is queued first (finish); else drop it (an aborted trace). */
+static void stop_copier(struct ct_trace *t, bool drain)
+{
+	pthread_mutex_lock(&t->lock);
+	t->stop = true;
+	t->drain = drain;
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
+	if (t->copier_on)
+		pthread_join(t->copier, NULL);
+	t->copier_on = false;
+}
+
+/* The root st (in mount namespace mntns): its number, 1 for the first seen. */
+static int root_of(struct ct_trace *t, uint32_t *out, uint32_t pid, const struct stat *st,
+		   uint64_t mntns)
+{
+	int err = 0;
+	uint32_t i;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nroots; i++)
+		if (t->roots[i].mntns == mntns && t->roots[i].dev == (uint64_t)st->st_dev &&
+		    t->roots[i].ino == (uint64_t)st->st_ino)
+			break;
+	if (i == t->nroots) {
+		if (t->nroots == CT_ROOTS_MAX) {
+			err = -E2BIG;
+			goto cleanup;
+		}
+		if (t->nroots == t->cap_roots) {
+			uint32_t cap = t->cap_roots ? 2 * t->cap_roots : 4;
+			struct ct_root *n = realloc(t->roots, cap * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			t->roots = n;
+			t->cap_roots = cap;
+		}
+		t->roots[i] = (struct ct_root){.mntns = mntns,
+					       .dev = (uint64_t)st->st_dev,
+					       .ino = (uint64_t)st->st_ino,
+					       .fd = -1};
+		t->nroots++;
+		if (i)
+			pr_info("codetracer: pid %" PRIu32 " has another root or mount namespace: "
+				"its sources are under /[root %" PRIu32 "]\n",
+				pid, i + 1);
+	}
+	*out = i + 1;
+cleanup:
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+/* pid's root and rights, now: -ESRCH/-ENOENT when it is gone. */
+static int target_of(struct ct_trace *t, struct ct_target *out, uint32_t pid)
+{
+	char name[PATH_MAX];
+	struct stat root, ns;
+	int dir, err;
+
+	if (snprintf(name, sizeof(name), "%s/%" PRIu32, t->proc_root, pid) >= (int)sizeof(name))
+		return -ENAMETOOLONG;
+	/* One directory for all: a pid reused meanwhile cannot mix two processes' answers. */
+	dir = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	err = asuser__read_cred(&out->cred, dir);
+	if (!err) {
+		out->root_fd = openat(dir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (out->root_fd < 0)
+			err = -errno;
+	}
+	if (!err && fstat(out->root_fd, &root))
+		err = -errno;
+	if (!err && fstatat(dir, "ns/mnt", &ns, 0))
+		ns.st_ino = 0; /* no namespaces (a test's proc root): the root alone */
+	if (!err)
+		err = root_of(t, &out->root, pid, &root, (uint64_t)ns.st_ino);
+	close(dir);
+	return err;
+}
+
+/* Queue a copy of path (as pid names it in tg's root) to files/<dest>, or count why not. */
+static int want_copy(struct ct_trace *t, uint32_t pid, struct ct_target *tg, int why,
+		     const char *path, const char *dest)
+{
+	struct ct_root *r;
+	struct ct_job *j;
+	int err = 0;
+
+	if (!plain_path(path)) {
+		char shown[256];
+
+		pthread_mutex_lock(&t->lock);
+		t->stats.not_plain++;
+		pthread_mutex_unlock(&t->lock);
+		printable(shown, sizeof(shown), path);
+		pr_warn("codetracer: source %s of pid %" PRIu32
+			" not copied: not a plain absolute path\n",
+			shown, pid);
 		return 0;
 	}
-	if (t->npaths == t->cap_paths) {
+	if (why == -ENOENT)
+		why = -ESRCH; /* its /proc directory: the process is gone */
+	if (why && why != -ESRCH && why != -E2BIG) {
+		char shown[256];
+
+		pthread_mutex_lock(&t->lock);
+		t->stats.failed++;
+		pthread_mutex_unlock(&t->lock);
+		printable(shown, sizeof(shown), path);
+		pr_warn("codetracer: source %s of pid %" PRIu32
+			" not copied: its root or credentials could not be read: %s\n",
+			shown, pid, strerror(-why));
+		return 0;
+	}
+	if (!why && t->tried >= CT_FILES_MAX)
+		why = -EDQUOT;
+	if (why == -E2BIG || why == -EDQUOT) {
+		pthread_mutex_lock(&t->lock);
+		t->stats.files_cap++;
+		pthread_mutex_unlock(&t->lock);
+		if (!t->warned_cap)
+			pr_warn("codetracer: %u sources tried: the sources named after them are "
+				"not copied (counted)\n",
+				CT_FILES_MAX);
+		t->warned_cap = true;
+		return 0;
+	}
+	if (!why && !t->copier_on)
+		why = start_copier(t);
+	if (why) {
+		not_copied(t, pid, path, why);
+		return 0;
+	}
+	pthread_mutex_lock(&t->lock);
+	if (t->njobs == t->cap_jobs) {
+		size_t cap = t->cap_jobs ? 2 * t->cap_jobs : 16;
+		struct ct_job *n = realloc(t->jobs, cap * sizeof(*n));
+
+		if (!n) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		t->jobs = n;
+		t->cap_jobs = cap;
+	}
+	j = &t->jobs[t->njobs++];
+	*j = (struct ct_job){
+		.cred = tg->cred, .path = path, .dest = dest, .pid = pid, .root = tg->root};
+	r = &t->roots[tg->root - 1];
+	if (r->fd < 0) {
+		r->fd = tg->root_fd; /* the first of this root's pending copies: it keeps the fd */
+		tg->root_fd = -1;
+	}
+	r->pending++;
+	t->tried++;
+	pthread_cond_signal(&t->wake);
+cleanup:
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+/* The id of path in pid's root (a Path record and a queued copy at its first sight). */
+static int path_id(struct ct_trace *t, uint32_t pid, const char *path, uint32_t *out)
+{
+	struct ct_target tg = {.root_fd = -1};
+	struct ct_path_key key = {0};
+	const char *dest;
+	uint32_t *id;
+	bool created;
+	int err, why = 0;
+
+	if (pid)
+		why = target_of(t, &tg, pid);
+	key.path = strpool__intern(t->strings, path);
+	key.root = why ? 0 : tg.root;
+	if (!key.path) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = hashmap__upsert(t->path_ids, (void **)&id, &key, &created);
+	if (err)
+		goto cleanup;
+	if (!created) {
+		*out = *id;
+		goto cleanup;
+	}
+	dest = key.path;
+	if (key.root > 1 && plain_path(key.path)) {
+		char buf[PATH_MAX + 32];
+
+		snprintf(buf, sizeof(buf), "/[root %" PRIu32 "]%s", key.root, key.path);
+		dest = strpool__intern(t->strings, buf);
+	}
+	if (dest && t->npaths == t->cap_paths) {
 		uint32_t cap = t->cap_paths ? 2 * t->cap_paths : 16;
 		const char **n = realloc(t->paths, cap * sizeof(*n));
 
-		if (!n) {
-			hashmap__delete(t->path_ids, &p);
-			return -ENOMEM;
+		if (n) {
+			t->paths = n;
+			t->cap_paths = cap;
 		}
-		t->paths = n;
-		t->cap_paths = cap;
+	}
+	if (!dest || t->npaths == t->cap_paths) {
+		hashmap__delete(t->path_ids, &key);
+		err = -ENOMEM;
+		goto cleanup;
 	}
 	*id = *out = t->npaths;
-	t->paths[t->npaths++] = p;
+	t->paths[t->npaths++] = dest;
 	rec(t, "Path");
-	json__write_string(t->f, p, strlen(p));
+	json__write_string(t->f, dest, strlen(dest));
 	putc('}', t->f);
 	if (pid)
-		copy_source(t, pid, p);
-	return status(t);
+		err = want_copy(t, pid, &tg, why, key.path, dest);
+	if (!err)
+		err = status(t);
+cleanup:
+	if (tg.root_fd >= 0)
+		close(tg.root_fd);
+	return err;
 }
 
 static int grow_funcs(struct ct_trace *t, uint32_t iid)
@@ -458,6 +851,8 @@ static int ct_finish(struct trace_sink *s, uint64_t ts, const char *const *names
 	int err = 0;
 
 	(void)ts, (void)names, (void)values, (void)n;
+	/* The copies queued are made before the counts are read (and the folder committed). */
+	stop_copier(t, true);
 	/* <toplevel> returns on the thread it began on, which then exits; the others after. */
 	if (t->started && t->have_main)
 		err = switch_to(t, t->main_tid);
@@ -490,6 +885,14 @@ static void ct_free(struct trace_sink *s)
 
 	if (!t)
 		return;
+	stop_copier(t, false);
+	for (uint32_t i = 0; i < t->nroots; i++)
+		if (t->roots[i].fd >= 0)
+			close(t->roots[i].fd);
+	free(t->roots);
+	free(t->jobs);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->wake);
 	if (t->f)
 		fclose(t->f);
 	if (t->files_fd >= 0)
@@ -528,7 +931,9 @@ int codetracer_trace__new(struct trace_sink **out, int dir_fd, const char *proc_
 	t->files_fd = -1;
 	t->proc_root = proc_root;
 	t->next_func = 1; /* 0 is <toplevel> */
-	err = hashmap__new(&t->path_ids, sizeof(const char *), sizeof(uint32_t));
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
+	err = hashmap__new(&t->path_ids, sizeof(struct ct_path_key), sizeof(uint32_t));
 	if (!err)
 		err = hashmap__new(&t->threads, sizeof(uint32_t), sizeof(uint8_t));
 	if (!err)
@@ -560,5 +965,13 @@ void codetracer_trace__files(const struct trace_sink *s, uint64_t *copied, uint6
 	const struct ct_trace *t = (const struct ct_trace *)s;
 
 	*copied = t->copied;
-	*missing = t->missing;
+	*missing = 0;
+#define CODETRACER_SUM(f, nm, d) *missing += t->stats.f;
+	PROF_CODETRACER_STATS(CODETRACER_SUM)
+#undef CODETRACER_SUM
+}
+
+const struct codetracer_stats *codetracer_trace__stats(const struct trace_sink *s)
+{
+	return &((const struct ct_trace *)s)->stats;
 }

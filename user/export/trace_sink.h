@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "prof_common.h"
+
 struct trace_sink;
 
 struct trace_sink_ops {
@@ -83,10 +85,19 @@ int firefox_trace__new(struct trace_sink **out, FILE *f, int gzip, const char *s
 /*
  * A CodeTracer trace folder's trace.json and trace_paths.json, written into the directory
  * dir_fd (ours, empty), and the sources under files/, read from each process's root below
- * proc_root.
+ * proc_root with that process's rights (proc/asuser.h), on a thread of their own.
  */
 int codetracer_trace__new(struct trace_sink **out, int dir_fd, const char *proc_root);
-/* Sources copied into files/, and those missing or refused (each also logged). */
+/* Sources copied into files/, and those missing or refused (each also logged); final once
+ * finish has returned. */
 void codetracer_trace__files(const struct trace_sink *s, uint64_t *copied, uint64_t *missing);
+
+/* Why sources were not copied, one counter each (include/prof_common.h). */
+struct codetracer_stats {
+#define CODETRACER_FIELD(f, n, d) uint64_t f;
+	PROF_CODETRACER_STATS(CODETRACER_FIELD)
+#undef CODETRACER_FIELD
+};
+const struct codetracer_stats *codetracer_trace__stats(const struct trace_sink *s);
 
 #endif /* PROF_TRACE_SINK_H */
