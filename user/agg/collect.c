@@ -1738,8 +1738,7 @@ static void calls_snapshot(struct collect *c, bool last)
 
 static int calls_reset(struct collect *c)
 {
-	calls_agg__new_interval(c->calls);
-	return 0;
+	return calls_agg__new_interval(c->calls);
 }
 
 static int calls_forget(struct collect *c, uint32_t pid)
