@@ -164,6 +164,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "files without an unwind table (no CFI, over a cap, malformed): frame pointers")        \
 	X(table_load_failed, "unwind_table_load_failed",                                          \
 	  "unwind tables built but not loaded (table map full, kernel refused): frame pointers")  \
+	X(tables_over_budget, "unwind_tables_over_budget",                                        \
+	  "unwind tables not loaded: past --unwind-memory with no unused table left to unload: "  \
+	  "frame pointers")                                                                       \
 	X(files_refused, "unwind_files_refused",                                                  \
 	  "mapped files or vDSOs not read for unwinding (swapped, not regular, too large)")       \
 	X(mappings_dropped, "unwind_mappings_dropped",                                            \

@@ -220,6 +220,7 @@ static int unwinder_start(struct collect *c)
 	c->unwind_asked_fd = fds.asked;
 	o.on_python = python_found;
 	o.on_python_arg = c;
+	o.max_table_bytes = c->opts.unwind_memory;
 	err = unwinder__new(&c->unw, &o);
 	if (err)
 		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));
