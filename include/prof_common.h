@@ -140,7 +140,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(depth_exceeded, "call_depth_exceeded", "entries deeper than the stack limit (not kept)") \
 	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)")     \
 	X(attach_window, "call_attach_window",                                                     \
-	  "events of a running process before all its probes were attached (not used)")
+	  "events of a running process before all its probes were attached (not used)")            \
+	X(names_over_cap, "call_names_over_cap",                                                   \
+	  "function names past the 262144 kept at once: their calls unnamed")
 
 /* Counted by the symbolizer (user/sym/symbolizer.c): foreign files it would not read. */
 #define PROF_SYMBOLIZER_STATS(X)                                                  \
@@ -165,6 +167,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "files without an unwind table (no CFI, over a cap, malformed): frame pointers")        \
 	X(table_load_failed, "unwind_table_load_failed",                                          \
 	  "unwind tables built but not loaded (table map full, kernel refused): frame pointers")  \
+	X(tables_over_budget, "unwind_tables_over_budget",                                        \
+	  "unwind tables not loaded: past --unwind-memory with no unused table left to unload: "  \
+	  "frame pointers")                                                                       \
 	X(files_refused, "unwind_files_refused",                                                  \
 	  "mapped files or vDSOs not read for unwinding (swapped, not regular, too large)")       \
 	X(mappings_dropped, "unwind_mappings_dropped",                                            \

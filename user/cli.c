@@ -85,6 +85,8 @@ static const char usage[] =
 	"where\n"
 	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
 	"                           fp (frame pointers only)\n"
+	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
+	"                           files past it get frame pointers (counted)\n"
 	"  -v, --verbose            more diagnostics (repeat for more)\n"
 	"  -q, --quiet              only errors\n"
 	"  -h, --help               this text\n"
@@ -110,6 +112,7 @@ enum {
 	OPT_TOP,
 	OPT_SAMPLE_BYTES,
 	OPT_UNWIND,
+	OPT_UNWIND_MEMORY,
 	OPT_VERSION,
 	OPT_CGROUP,
 	OPT_CONTAINER,
@@ -141,6 +144,7 @@ static const struct option long_opts[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
+	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -439,6 +443,13 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.unwind = UNWIND_FP;
 			else
 				return bad("invalid --unwind '%s' (auto, dwarf or fp)", optarg);
+			break;
+		case OPT_UNWIND_MEMORY:
+			/* Up to 8192 tables of 32 MiB: 256 GiB is more than the table map holds. */
+			if (parse_u64(optarg, 256 << 10, &v) || v == 0)
+				return bad("invalid --unwind-memory '%s' (MiB, 1 to 262144)",
+					   optarg);
+			env.unwind_memory = v << 20;
 			break;
 		case 'v':
 			if (env.verbosity >= 0)

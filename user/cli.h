@@ -63,8 +63,9 @@ struct env {
 	unsigned top;	      /* --top N */
 	uint64_t sample_bytes;
 	enum unwind_mode unwind;
-	int verbosity; /* -v count, -1 for -q */
-	char *cmdline; /* our own argv joined, for the profile's comments */
+	uint64_t unwind_memory; /* --unwind-memory in bytes; 0: the unwinder's default */
+	int verbosity;		/* -v count, -1 for -q */
+	char *cmdline;		/* our own argv joined, for the profile's comments */
 };
 
 /* `bpftrace-prof report FILE [-f pprof|folded|text] [-o OUT] [--at SECONDS]`. */

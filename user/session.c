@@ -716,6 +716,7 @@ int session__run(const struct env *caller_env)
 			   &(struct collect_opts){.modes = env->modes,
 						  .sample_bytes = env->sample_bytes,
 						  .unwind_tables = env->unwind != UNWIND_FP,
+						  .unwind_memory = env->unwind_memory,
 						  .cmd = env->cmd,
 						  .pids = env->pids,
 						  .npids = env->npids,

@@ -261,3 +261,29 @@ t_unwind_cut_stacks_are_counted() {
 		fail "$jit samples stopped in code without an unwind table, but unwind_no_mapping + unwind_no_table = $cut: cut stacks went uncounted"
 	echo "ok: $jit samples in the anonymous code, $cut stacks counted as cut"
 }
+
+# --unwind-memory caps the kernel memory of all loaded unwind tables.  python3.11 and what it
+# maps need about 4 MiB of them (41 tables): with 1 MiB the tables past it are refused and
+# counted, their files walked by frame pointers, and the profile is still written whole.
+t_unwind_memory_budget_counted() {
+	local f=$E2E_TMP/budget.pb.gz s=$E2E_TMP/budget.stacks py=$E2E_TMP/budget.py bytes refused
+	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (scripts/install-deps.sh test)"
+	cat >"$py" <<-'EOF'
+		keep = []
+		for i in range(2000):
+		    keep.append(bytes(4000 + i % 64))
+		print("done", len(keep))
+	EOF
+	"$PROF" --heap --unwind-memory 1 -o "$f" --top 0 -- /usr/bin/python3.11 "$py" >"$E2E_TMP/budget.out" ||
+		fail "profiler exit status $?"
+	expect_eq "python output" "done 2000" "$(cat "$E2E_TMP/budget.out")"
+	refused=$(pprof_counter "$f" unwind_tables_over_budget)
+	[ "$refused" -gt 0 ] || fail "no unwind table refused with a 1 MiB budget (unwind_tables_over_budget = 0)"
+	echo "ok: $refused tables over the budget"
+	bytes=$(pprof_counter "$f" unwind_table_bytes)
+	expect_range "unwind_table_bytes under the 1 MiB budget" 16384 1048576 "$bytes"
+	expect_eq "events dropped" 0 "$(pprof_counter "$f" ringbuf_full)"
+	# bytes(4000..4063) x 2000: every allocation is there, on whatever stack was walked.
+	pprof_stacks "$f" alloc_space >"$s"
+	expect_range "bytes allocated" 8000000 100000000 "$(sum_all "$s")"
+}

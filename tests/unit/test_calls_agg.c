@@ -500,6 +500,163 @@ static void test_calls_agg__names_are_length_bounded(void **state)
 	assert_null(calls_agg__lookup_name(a, 43));
 }
 
+/* An entry or a return of another process's thread. */
+static void ev_pid(struct calls_agg *a, uint32_t type, uint32_t pid, uint64_t ts, uint64_t id)
+{
+	struct prof_call_event e = {
+		.type = type,
+		.pid = pid,
+		.tid = pid,
+		.line = (uint32_t)id,
+		.ts = ts,
+		.name_id = id,
+		.runtime = PROF_RT_PYTHON,
+	};
+
+	assert_int_equal(calls_agg__event(a, &e), 0);
+}
+
+/* The PROF_REC_CALL_NAME record BPF sends for id in pid. */
+static void name_rec(struct calls_agg *a, uint32_t pid, uint64_t id, const char *fn)
+{
+	struct prof_call_name n = {
+		.type = PROF_REC_CALL_NAME,
+		.pid = pid,
+		.name_id = id,
+		.runtime = PROF_RT_PYTHON,
+		.fn_len = (uint16_t)strlen(fn),
+		.file_len = 4,
+	};
+
+	memcpy(n.fn, fn, n.fn_len);
+	memcpy(n.file, "x.py", 4);
+	assert_int_equal(calls_agg__name(a, &n), 0);
+}
+
+/*
+ * Continuous mode: each interval calls 20 functions never seen before, under a MAIN that runs
+ * through all 50 intervals.  After each interval only MAIN's open path is left in the tree,
+ * and MAIN's own frame keeps what its callees took.
+ */
+static void test_calls_agg__intervals_free_finished_paths(void **state)
+{
+	struct calls_agg *a = *state;
+	uint64_t t = 1;
+
+	in(a, 0, MAIN);
+	for (uint64_t k = 0; k < 50; k++) {
+		for (uint64_t j = 0; j < 20; j++) {
+			uint64_t id = 1000 + k * 20 + j;
+
+			in(a, t, id);
+			in(a, t + 1, C);
+			out(a, t + 2, C);
+			out(a, t + 3, id);
+			t += 4;
+		}
+		/* The interval's calls are all there for its snapshot. */
+		expect(a, PATH(a, MAIN, 1000 + k * 20, C), 1, 1);
+		expect(a, PATH(a, MAIN, 1000 + k * 20 + 19), 1, 2);
+		assert_int_equal(calls_agg__new_interval(a), 0);
+		/* The root, the return-only caller and MAIN: nothing else is open. */
+		assert_int_equal(calls_agg__node_count(a), 3);
+		assert_int_equal(PATH(a, MAIN, 1000 + k * 20), 0);
+		assert_int_not_equal(PATH(a, MAIN), 0);
+		assert_null(calls_agg__values(a, PID, TID, PATH(a, MAIN)));
+	}
+	out(a, t, MAIN);
+	/* 4001 ns, of which 1000 callees took 3 ns each. */
+	expect(a, PATH(a, MAIN), 1, 1001);
+	assert_int_equal(calls_agg__stats(a)->mismatched_returns, 0);
+}
+
+/* A thread seen mid-call keeps its unknown callers across intervals: the placeholder under its
+ * stack is renumbered with it, and named when its frame returns. */
+static void test_calls_agg__intervals_keep_outer_frames(void **state)
+{
+	struct calls_agg *a = *state;
+	uint32_t c_node = 0;
+	uint64_t ids[8];
+	bool partial;
+
+	assert_int_equal(calls_agg__thread_preexisting(a, PID, TID, 1000), 0);
+	in(a, 1100, B);
+	assert_int_equal(calls_agg__new_interval(a), 0);
+	assert_int_equal(calls_agg__node_count(a), 4); /* root, return-only, placeholder, B */
+	out(a, 1300, B);
+	assert_int_equal(calls_agg__new_interval(a), 0);
+	assert_int_equal(calls_agg__node_count(a), 3); /* B finished: gone */
+	in(a, 1400, C);
+	out(a, 2000, A); /* the placeholder was A: C is closed under it */
+	assert_int_equal(calls_agg__stats(a)->outer_returns, 1);
+	for (uint32_t n = 1; n < calls_agg__node_count(a); n++)
+		if (calls_agg__node(a, n)->name_id == C)
+			c_node = n;
+	assert_int_not_equal(c_node, 0);
+	expect(a, c_node, 1, 600);
+	assert_int_equal(chain(a, c_node, ids, &partial), 2);
+	assert_int_equal(ids[1], A);
+	assert_true(partial);
+	/* A: seen for 1000 ns; B (an interval ago) and C took 800 of them. */
+	expect(a, calls_agg__node(a, c_node)->parent, 1, 200);
+}
+
+/* A process forgotten: its names and its paths go, another process's stay. */
+static void test_calls_agg__forget_frees_names_and_nodes(void **state)
+{
+	struct calls_agg *a = *state;
+	const uint32_t other = 200;
+	const struct calls_name *n;
+
+	name_rec(a, PID, A, "a");
+	name_rec(a, other, B, "b");
+	in(a, 10, A);
+	ev_pid(a, PROF_REC_CALL_ENTRY, other, 10, B);
+	ev_pid(a, PROF_REC_CALL_RETURN, other, 20, B);
+	assert_int_equal(calls_agg__new_interval(a), 0);
+	assert_int_equal(calls_agg__node_count(a), 3); /* A is open */
+
+	calls_agg__forget_pid(a, PID);
+	assert_int_equal(calls_agg__new_interval(a), 0);
+	assert_null(calls_agg__lookup_name(a, A));
+	n = calls_agg__lookup_name(a, B);
+	assert_non_null(n);
+	assert_string_equal(n->fn, "b");
+	assert_string_equal(n->file, "x.py");
+	assert_int_equal(calls_agg__name_count(a), 1);
+	assert_int_equal(calls_agg__node_count(a), 2);
+	/* The survivor goes on: a new path, its name intact. */
+	ev_pid(a, PROF_REC_CALL_ENTRY, other, 30, B);
+	ev_pid(a, PROF_REC_CALL_RETURN, other, 45, B);
+	assert_non_null(calls_agg__values(a, other, other, PATH(a, B)));
+	assert_int_equal(calls_agg__values(a, other, other, PATH(a, B))->wall_ns, 15);
+}
+
+/* Names past the cap are counted, not kept; a name BPF sends again replaces its strings;
+ * forgetting a process makes room. */
+static void test_calls_agg__names_capped(void **state)
+{
+	struct calls_agg *a = *state;
+	const uint64_t over = CALLS_AGG_MAX_NAMES + 1;
+
+	for (uint64_t i = 1; i <= CALLS_AGG_MAX_NAMES; i++)
+		name_rec(a, PID, i, "f");
+	assert_int_equal(calls_agg__name_count(a), CALLS_AGG_MAX_NAMES);
+	name_rec(a, 200, over, "g");
+	assert_null(calls_agg__lookup_name(a, over));
+	assert_int_equal(calls_agg__stats(a)->names_over_cap, 1);
+	name_rec(a, PID, 1, "f2"); /* its BPF LRU entry was evicted: sent again */
+	assert_string_equal(calls_agg__lookup_name(a, 1)->fn, "f2");
+	assert_int_equal(calls_agg__stats(a)->names_over_cap, 1);
+
+	calls_agg__forget_pid(a, PID);
+	assert_int_equal(calls_agg__new_interval(a), 0);
+	assert_int_equal(calls_agg__name_count(a), 0);
+	name_rec(a, 200, over, "g");
+	assert_string_equal(calls_agg__lookup_name(a, over)->fn, "g");
+	assert_int_equal(calls_agg__stats(a)->names_over_cap, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +679,10 @@ int main(void)
 		T(test_calls_agg__java_inlined_frames_stay),
 		T(test_calls_agg__endless_outer_returns_are_capped),
 		T(test_calls_agg__names_are_length_bounded),
+		T(test_calls_agg__intervals_free_finished_paths),
+		T(test_calls_agg__intervals_keep_outer_frames),
+		T(test_calls_agg__forget_frees_names_and_nodes),
+		T(test_calls_agg__names_capped),
 #undef T
 	};
 

@@ -197,6 +197,25 @@ static void test_cli__duration_bounds(void **state)
 	cli__free(&env);
 }
 
+static void test_cli__unwind_memory(void **state)
+{
+	struct env env;
+
+	assert_int_equal(PARSE(&env, "-p", "1"), CLI_RUN);
+	assert_int_equal(env.unwind_memory, 0); /* the unwinder's default */
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "64"), CLI_RUN);
+	assert_int_equal(env.unwind_memory, 64ull << 20);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "262144"), CLI_RUN);
+	assert_int_equal(env.unwind_memory, 256ull << 30);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "262145"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "1.5"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "-1"), -EINVAL);
+}
+
 static void test_cli__help_and_version_exit(void **state)
 {
 	struct env env;
@@ -471,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_cli__offcpu_mode),
 		cmocka_unit_test(test_cli__errors),
 		cmocka_unit_test(test_cli__duration_bounds),
+		cmocka_unit_test(test_cli__unwind_memory),
 		cmocka_unit_test(test_cli__help_and_version_exit),
 		cmocka_unit_test(test_cli__output_path_per_mode),
 		cmocka_unit_test(test_cli__event_trace_formats),

@@ -1184,6 +1184,66 @@ static void test_unwinder__idle_file_records_bounded(void **state)
 	ctx_close(&c);
 }
 
+/*
+ * The budget for all loaded tables: a table that would pass it first unloads the unused ones
+ * (oldest first); when none is left it is refused and counted, its mapping left to frame
+ * pointers, and the loaded bytes never pass the budget.
+ */
+static void test_unwinder__table_budget(void **state)
+{
+	struct unwinder_opts o = {0};
+	const struct unwinder_stats *st;
+	struct child base, a, b, d;
+	uint64_t bytes;
+	uint32_t id_a, id_d;
+	struct ctx c;
+
+	/* What the base process's tables take, in a context of its own. */
+	ctx_open(&c, NULL);
+	child_start(&base, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	bytes = unwinder__stats(c.u)->table_bytes;
+	assert_true(bytes > CHUNK_BYTES);
+	ctx_close(&c);
+
+	/* Room for those and one library's table (one chunk). */
+	o.max_table_bytes = bytes + CHUNK_BYTES;
+	ctx_open(&c, &o);
+	st = unwinder__stats(c.u);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(st->table_bytes, bytes);
+	id_a = child_with(&c, &a, cfi_libs[0]);
+	assert_true(id_a != 0);
+	assert_int_equal(st->table_bytes, bytes + CHUNK_BYTES);
+	assert_int_equal(st->tables_over_budget, 0);
+
+	/* Full, and every table in use: refused, frame pointers there. */
+	assert_int_equal(child_with(&c, &b, cfi_libs[1]), 0);
+	assert_int_equal(st->tables_over_budget, 1);
+	assert_int_equal(st->table_bytes, bytes + CHUNK_BYTES);
+	assert_int_equal(st->table_load_failed, 0);
+	assert_int_equal(inode_table(&c, cfi_libs[1]), 0);
+
+	/* a's table unused (under the unused caps, so still loaded): unloaded for the next one. */
+	child_gone(&c, &a);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_true(outer_has(&c, id_a));
+	id_d = child_with(&c, &d, cfi_libs[2]);
+	assert_true(id_d != 0);
+	assert_int_equal(st->tables_evicted, 1);
+	assert_int_equal(inode_table(&c, cfi_libs[0]), 0); /* a's file forgotten with its table */
+	assert_int_equal(inode_table(&c, cfi_libs[2]), id_d);
+	assert_int_equal(st->tables_over_budget, 1);
+	assert_int_equal(st->table_bytes, bytes + CHUNK_BYTES);
+	assert_entries_name_loaded_tables(&c);
+	child_stop(&d);
+	child_stop(&b);
+	child_stop(&base);
+	ctx_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1211,6 +1271,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unwinder__full_table_map_evicts_unused,
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__idle_file_records_bounded, children_stop),
+		cmocka_unit_test_teardown(test_unwinder__table_budget, children_stop),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

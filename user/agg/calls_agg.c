@@ -54,14 +54,21 @@ struct sample_key {
 	uint32_t pad; /* 16 bytes: the values stored after the key stay 8-byte aligned */
 };
 
+/* A name with the process it belongs to (ids hash the pid in: never shared). */
+struct name {
+	struct calls_name n; /* first: calls_agg__lookup_name hands out &name.n */
+	uint32_t pid;
+};
+
 struct calls_agg {
 	struct calls_node *nodes;
 	uint32_t nnodes, cap;
 	struct hashmap *node_index; /* node_key -> uint32_t node id (named nodes only) */
 	struct hashmap *threads;    /* thread_key -> struct thread */
 	struct hashmap *samples;    /* sample_key -> struct calls_values */
-	struct hashmap *names;	    /* uint64_t name id -> struct calls_name */
+	struct hashmap *names;	    /* uint64_t name id -> struct name */
 	struct strpool *strings;
+	bool names_dropped; /* names forgotten since the last sweep of their strings */
 	struct calls_agg_stats stats;
 };
 
@@ -98,7 +105,7 @@ int calls_agg__new(struct calls_agg **out)
 		err = hashmap__new(&a->samples, sizeof(struct sample_key),
 				   sizeof(struct calls_values));
 	if (!err)
-		err = hashmap__new(&a->names, sizeof(uint64_t), sizeof(struct calls_name));
+		err = hashmap__new(&a->names, sizeof(uint64_t), sizeof(struct name));
 	if (!err)
 		err = strpool__new(&a->strings);
 	if (!err)
@@ -437,19 +444,27 @@ static void copy_field(char *dst, const char *src, uint16_t len, size_t size)
 int calls_agg__name(struct calls_agg *a, const struct prof_call_name *n)
 {
 	char cls[PROF_CALL_CLS_LEN + 1], fn[PROF_CALL_FN_LEN + 1], file[PROF_CALL_FILE_LEN + 1];
-	struct calls_name *v;
+	struct name *v;
 
+	/* BPF sends a name once (again only after its LRU forgot it): one past the cap stays
+	 * unnamed for the life of its process. */
+	if (!hashmap__find(a->names, &n->name_id) &&
+	    hashmap__count(a->names) >= CALLS_AGG_MAX_NAMES) {
+		a->stats.names_over_cap++;
+		return 0;
+	}
 	/* Bounded by the stored lengths: HotSpot's strings are not NUL-terminated. */
 	copy_field(cls, n->cls, n->cls_len, PROF_CALL_CLS_LEN);
 	copy_field(fn, n->fn, n->fn_len, PROF_CALL_FN_LEN);
 	copy_field(file, n->file, n->file_len, PROF_CALL_FILE_LEN);
 	if (hashmap__upsert(a->names, (void **)&v, &n->name_id, NULL))
 		return -ENOMEM;
-	v->runtime = n->runtime < PROF_RT__COUNT ? (enum prof_runtime)n->runtime : PROF_RT_NONE;
-	v->cls = strpool__intern(a->strings, cls);
-	v->fn = strpool__intern(a->strings, fn);
-	v->file = strpool__intern(a->strings, file);
-	if (!v->cls || !v->fn || !v->file) {
+	v->pid = n->pid;
+	v->n.runtime = n->runtime < PROF_RT__COUNT ? (enum prof_runtime)n->runtime : PROF_RT_NONE;
+	v->n.cls = strpool__intern(a->strings, cls);
+	v->n.fn = strpool__intern(a->strings, fn);
+	v->n.file = strpool__intern(a->strings, file);
+	if (!v->n.cls || !v->n.fn || !v->n.file) {
 		hashmap__delete(a->names, &n->name_id);
 		return -ENOMEM;
 	}
@@ -527,22 +542,158 @@ void calls_agg__finish(struct calls_agg *a, uint64_t ts, calls_agg_busy_fn busy_
 	}
 }
 
-void calls_agg__new_interval(struct calls_agg *a)
+/* Mark node and its callers live (remap[id] = 1), up to the first one already marked. */
+static void mark_path(const struct calls_agg *a, uint32_t *remap, uint32_t node)
 {
+	while (node < a->nnodes && !remap[node]) {
+		remap[node] = 1;
+		node = a->nodes[node].parent;
+	}
+}
+
+/*
+ * After an interval's snapshot: only the paths of frames still open (and the fixed nodes) are
+ * needed again; the others go and the kept ones are numbered anew.  All or nothing: on an
+ * allocation failure the tree stays as it was (bigger, still right).
+ */
+static int compact_nodes(struct calls_agg *a)
+{
+	const uint32_t dead = UINT32_MAX;
+	struct hashmap *index = NULL;
+	struct calls_node *nodes = NULL;
+	uint32_t *remap, n = 0, cap;
+	const struct node_key *k;
+	const struct thread_key *tk;
+	const uint32_t *id;
+	size_t it = 0;
+	void *v;
+	int err;
+
+	remap = calloc(a->nnodes, sizeof(*remap));
+	if (!remap)
+		return -ENOMEM;
+	remap[NODE_ROOT] = remap[NODE_RETURN_ONLY] = 1;
+	while (hashmap__next(a->threads, &it, (const void **)&tk, &v)) {
+		const struct thread *t = v;
+
+		mark_path(a, remap, t->base);
+		for (uint32_t i = 0; i < t->depth; i++)
+			mark_path(a, remap, t->stack[i].node);
+	}
+	for (uint32_t i = 0; i < a->nnodes; i++)
+		remap[i] = remap[i] ? n++ : dead;
+	cap = n < 1024 ? 1024 : n;
+	nodes = malloc(cap * sizeof(*nodes));
+	err = nodes ? hashmap__new(&index, sizeof(struct node_key), sizeof(uint32_t)) : -ENOMEM;
+	it = 0;
+	while (!err && hashmap__next(a->node_index, &it, (const void **)&k, (void **)&id)) {
+		struct node_key nk = *k;
+		uint32_t *nid;
+
+		if (remap[*id] == dead)
+			continue;
+		nk.parent = remap[k->parent];
+		err = hashmap__upsert(index, (void **)&nid, &nk, NULL);
+		if (!err)
+			*nid = remap[*id];
+	}
+	if (err)
+		goto cleanup;
+	for (uint32_t i = 0; i < a->nnodes; i++) {
+		if (remap[i] == dead)
+			continue;
+		nodes[remap[i]] = a->nodes[i];
+		nodes[remap[i]].parent = remap[a->nodes[i].parent];
+	}
+	it = 0;
+	while (hashmap__next(a->threads, &it, (const void **)&tk, &v)) {
+		struct thread *t = v;
+
+		t->base = remap[t->base];
+		for (uint32_t i = 0; i < t->depth; i++)
+			t->stack[i].node = remap[t->stack[i].node];
+	}
+	free(a->nodes);
+	a->nodes = nodes;
+	a->nnodes = n;
+	a->cap = cap;
+	nodes = NULL;
+	hashmap__free(a->node_index);
+	a->node_index = index;
+	index = NULL;
+cleanup:
+	hashmap__free(index);
+	free(nodes);
+	free(remap);
+	return err;
+}
+
+/* The names of forgotten processes are gone: a smaller table, and their strings freed. */
+static int sweep_names(struct calls_agg *a)
+{
+	struct hashmap *names = NULL, *keep = NULL;
+	const uint64_t *id;
+	struct name *v, *nv;
+	size_t it = 0;
+	int err;
+
+	err = hashmap__new(&names, sizeof(uint64_t), sizeof(struct name));
+	if (!err)
+		err = hashmap__new(&keep, sizeof(const char *), 0);
+	while (!err && hashmap__next(a->names, &it, (const void **)&id, (void **)&v)) {
+		const char *strs[3] = {v->n.cls, v->n.fn, v->n.file};
+		void *unused;
+
+		err = hashmap__upsert(names, (void **)&nv, id, NULL);
+		if (!err)
+			*nv = *v;
+		for (int i = 0; i < 3 && !err; i++)
+			err = hashmap__upsert(keep, &unused, &strs[i], NULL);
+	}
+	if (err)
+		goto cleanup;
+	hashmap__free(a->names);
+	a->names = names;
+	names = NULL;
+	strpool__sweep(a->strings, keep);
+	a->names_dropped = false;
+cleanup:
+	hashmap__free(names);
+	hashmap__free(keep);
+	return err;
+}
+
+int calls_agg__new_interval(struct calls_agg *a)
+{
+	struct hashmap *samples = NULL;
 	struct calls_values *v;
 	size_t it = 0;
+	int err;
 
-	/* Zeroed, not removed: the builder skips zero samples, and the keys come back. */
-	while (hashmap__next(a->samples, &it, NULL, (void **)&v))
-		memset(v, 0, sizeof(*v));
 	a->stats = (struct calls_agg_stats){0};
+	/* The snapshot has every value: the samples start empty, so their nodes can go. */
+	err = hashmap__new(&samples, sizeof(struct sample_key), sizeof(struct calls_values));
+	if (err) {
+		while (hashmap__next(a->samples, &it, NULL, (void **)&v))
+			memset(v, 0, sizeof(*v)); /* the builder skips zero samples */
+		return err;
+	}
+	hashmap__free(a->samples);
+	a->samples = samples;
+	err = compact_nodes(a);
+	if (!err && a->names_dropped)
+		err = sweep_names(a);
+	return err;
 }
 
 void calls_agg__forget_pid(struct calls_agg *a, uint32_t pid)
 {
 	struct sample_key *gone = NULL;
 	const struct sample_key *k;
+	const uint64_t *id;
+	uint64_t *ids = NULL;
 	size_t it = 0, n = 0, cap = 0;
+	struct name *nm;
 
 	calls_agg__process_exec(a, pid); /* closes and drops its threads */
 	while (hashmap__next(a->samples, &it, (const void **)&k, NULL)) {
@@ -561,6 +712,24 @@ void calls_agg__forget_pid(struct calls_agg *a, uint32_t pid)
 	for (size_t i = 0; i < n; i++)
 		hashmap__delete(a->samples, &gone[i]);
 	free(gone);
+	/* Its names: BPF's ids hash the pid in, so no other process names a call with them. */
+	it = n = cap = 0;
+	while (hashmap__next(a->names, &it, (const void **)&id, (void **)&nm)) {
+		if (nm->pid != pid)
+			continue;
+		if (n == cap) {
+			uint64_t *g = realloc(ids, (cap = cap ? 2 * cap : 64) * sizeof(*g));
+
+			if (!g)
+				break;
+			ids = g;
+		}
+		ids[n++] = *id;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(a->names, &ids[i]);
+	a->names_dropped |= n > 0;
+	free(ids);
 }
 
 bool calls_agg__next_sample(const struct calls_agg *a, size_t *it, uint32_t *pid, uint32_t *tid,
@@ -607,7 +776,14 @@ uint32_t calls_agg__find_node(const struct calls_agg *a, uint32_t parent, uint64
 
 const struct calls_name *calls_agg__lookup_name(const struct calls_agg *a, uint64_t name_id)
 {
-	return hashmap__find(a->names, &name_id);
+	const struct name *n = hashmap__find(a->names, &name_id);
+
+	return n ? &n->n : NULL;
+}
+
+uint32_t calls_agg__name_count(const struct calls_agg *a)
+{
+	return (uint32_t)hashmap__count(a->names);
 }
 
 const struct calls_agg_stats *calls_agg__stats(const struct calls_agg *a)

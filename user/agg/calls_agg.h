@@ -22,6 +22,12 @@
 #include "prof_calls.h"
 
 #define CALLS_AGG_MAX_DEPTH 4096 /* deeper frames are counted (depth_exceeded), not kept */
+/*
+ * Function names kept at once (about 64 MiB at the 262 bytes a name measured with 1 M
+ * names); more are counted (names_over_cap) and their calls stay unnamed.  A name is kept
+ * until its process is forgotten: BPF sends it only once.
+ */
+#define CALLS_AGG_MAX_NAMES (256u << 10)
 
 struct calls_agg;
 
@@ -36,6 +42,7 @@ struct calls_agg_stats {
 	uint64_t depth_exceeded;     /* entries deeper than CALLS_AGG_MAX_DEPTH */
 	uint64_t clamped_times;	     /* timestamps going backwards (treated as 0 ns) */
 	uint64_t attach_window;	     /* events before the thread's process was fully attached */
+	uint64_t names_over_cap;     /* name records past CALLS_AGG_MAX_NAMES (not kept) */
 };
 
 struct calls_values {
@@ -82,11 +89,17 @@ typedef int (*calls_agg_busy_fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t
  * their on-CPU time up to busy_now (NULL, or it fails: up to the thread's last event). */
 void calls_agg__finish(struct calls_agg *a, uint64_t ts, calls_agg_busy_fn busy_now, void *ctx);
 
-/* Continuous mode, at an interval's end: the completed calls' values and the stats start
- * again from zero; open frames stay open (a call is counted in the interval it returns in). */
-void calls_agg__new_interval(struct calls_agg *a);
+/*
+ * Continuous mode, after an interval's snapshot: the completed calls' values and the stats start
+ * again from zero; open frames stay open (a call is counted in the interval it returns in).
+ * Nodes go except the paths of open frames (node ids change); the strings of names forgotten
+ * since the last interval are freed.  0, or -ENOMEM (the values are zeroed all the same; what
+ * could not be freed is freed at a later interval).
+ */
+int calls_agg__new_interval(struct calls_agg *a);
 
-/* Continuous mode: pid is gone and its interval written: its samples and threads go. */
+/* Continuous mode: pid is gone and its interval written: its samples, threads and names go
+ * (their memory at the next calls_agg__new_interval). */
 void calls_agg__forget_pid(struct calls_agg *a, uint32_t pid);
 
 /* Iterate samples: size_t it = 0; while (calls_agg__next_sample(a, &it, …)) … */
@@ -101,8 +114,9 @@ uint32_t calls_agg__node_count(const struct calls_agg *a);
 /* The child of parent for (name_id, line), or 0 when that path was never seen — for tests. */
 uint32_t calls_agg__find_node(const struct calls_agg *a, uint32_t parent, uint64_t name_id,
 			      uint32_t line);
-/* Strings of a name id, NULL when its record never arrived. */
+/* Strings of a name id, NULL when its record never arrived (or its process was forgotten). */
 const struct calls_name *calls_agg__lookup_name(const struct calls_agg *a, uint64_t name_id);
+uint32_t calls_agg__name_count(const struct calls_agg *a);
 const struct calls_agg_stats *calls_agg__stats(const struct calls_agg *a);
 
 #endif /* PROF_CALLS_AGG_H */

@@ -222,6 +222,7 @@ static int unwinder_start(struct collect *c)
 	c->unwind_asked_fd = fds.asked;
 	o.on_python = python_found;
 	o.on_python_arg = c;
+	o.max_table_bytes = c->opts.unwind_memory;
 	err = unwinder__new(&c->unw, &o);
 	if (err)
 		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));
@@ -1743,8 +1744,7 @@ static void calls_snapshot(struct collect *c, bool last)
 
 static int calls_reset(struct collect *c)
 {
-	calls_agg__new_interval(c->calls);
-	return 0;
+	return calls_agg__new_interval(c->calls);
 }
 
 static int calls_forget(struct collect *c, uint32_t pid)

@@ -69,6 +69,8 @@ struct collect_opts {
 	bool interval;	 /* continuous mode: processes gone are forgotten after their interval */
 	bool hold_exits; /* wide scopes: hook libc's _exit to symbolize short-lived processes */
 	const struct collect_stream *stream; /* NULL: --calls aggregates */
+	/* --unwind-memory (bytes): kernel memory for unwind tables; 0: the unwinder's default */
+	uint64_t unwind_memory;
 };
 
 int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l);

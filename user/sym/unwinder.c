@@ -163,10 +163,11 @@ struct unwinder {
 	uint32_t nidle;
 	uint32_t max_unused_tables, max_idle_files;
 	uint64_t max_unused_bytes;
-	uint32_t procs_max; /* the process map's max_entries: bounds a walk */
-	bool evict_due;	    /* an LRU grew or the processes changed since the last pass */
-	uint32_t queued;    /* jobs queued and not yet taken back by poll */
-	uint32_t deferred;  /* files in FILE_DEFERRED */
+	uint64_t max_table_bytes; /* every loaded table, in use or not */
+	uint32_t procs_max;	  /* the process map's max_entries: bounds a walk */
+	bool evict_due;		  /* an LRU grew or the processes changed since the last pass */
+	uint32_t queued;	  /* jobs queued and not yet taken back by poll */
+	uint32_t deferred;	  /* files in FILE_DEFERRED */
 	uint32_t max_queued;
 	uint32_t gen;			/* poll generation */
 	struct prof_unwind_proc *entry; /* scratch for one process's kernel entry */
@@ -1199,12 +1200,18 @@ static bool tables__over(const struct unwinder *u)
 	       u->unused_bytes - u->kept_bytes > u->max_unused_bytes;
 }
 
+/* A new table of `bytes` would take the loaded ones past the budget. */
+static bool budget__over(const struct unwinder *u, uint64_t bytes)
+{
+	return bytes > u->max_table_bytes || u->stats.table_bytes > u->max_table_bytes - bytes;
+}
+
 /*
  * Bring the idle files and unused tables down to their caps, and unload `need` tables more (the
- * table map is full).  Returns the number of tables unloaded, or -errno when a walk of the
- * process map failed (nothing unloaded then).
+ * table map is full) or until a new table of need_bytes fits the budget.  Returns the number of
+ * tables unloaded, or -errno when a walk of the process map failed (nothing unloaded then).
  */
-static int evict_pass(struct unwinder *u, uint32_t need)
+static int evict_pass(struct unwinder *u, uint32_t need, uint64_t need_bytes)
 {
 	uint64_t *seen = NULL;
 	struct lru *l, *next;
@@ -1212,7 +1219,7 @@ static int evict_pass(struct unwinder *u, uint32_t need)
 
 	u->evict_due = false;
 	files__evict(u);
-	if (!need && !tables__over(u) && !u->quarantine.n)
+	if (!need && !tables__over(u) && !u->quarantine.n && !(need_bytes && u->nunused))
 		return 0;
 	err = procs__walk(u, &seen);
 	if (err)
@@ -1228,7 +1235,9 @@ static int evict_pass(struct unwinder *u, uint32_t need)
 		u->kept_bytes += t->kept ? table__bytes(t) : 0;
 	}
 	for (l = lru__first(&u->unused_tables);
-	     l && l != &u->unused_tables && (need || tables__over(u)); l = next) {
+	     l && l != &u->unused_tables &&
+	     (need || tables__over(u) || (need_bytes && budget__over(u, need_bytes)));
+	     l = next) {
 		struct table *t = CONTAINER_OF(l, struct table, lru);
 
 		next = l->next;
@@ -1279,9 +1288,21 @@ static bool job__install(struct unwinder *u, struct job *j)
 	if (t) {
 		u->stats.tables_shared++;
 	} else {
+		uint64_t bytes = (uint64_t)j->nchunks * sizeof(struct prof_unwind_chunk);
+
+		/* Past the kernel-memory budget: unused tables go first, oldest first; if that is
+		 * not enough the file is left to frame pointers like any table that would not load.
+		 */
+		if (budget__over(u, bytes))
+			evict_pass(u, 0, bytes);
+		if (budget__over(u, bytes)) {
+			u->stats.tables_over_budget++;
+			file__settle(u, f);
+			return false;
+		}
 		err = table__load(u, &t, j);
 		/* The table map is full: unload the oldest unused table and try once more. */
-		if (err == -E2BIG && evict_pass(u, 1) > 0)
+		if (err == -E2BIG && evict_pass(u, 1, 0) > 0)
 			err = table__load(u, &t, j);
 		if (err) {
 			u->stats.table_load_failed++;
@@ -1346,7 +1367,7 @@ static void requeue_deferred(struct unwinder *u)
  * cut short is tried again at the next pass. */
 static int evict(struct unwinder *u)
 {
-	int err = evict_pass(u, 0);
+	int err = evict_pass(u, 0, 0);
 
 	if (err == -ENOMEM)
 		return err;
@@ -1477,6 +1498,7 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
 	u->max_unused_tables =
 		opts->max_unused_tables ? opts->max_unused_tables : MAX_UNUSED_TABLES;
 	u->max_unused_bytes = opts->max_unused_bytes ? opts->max_unused_bytes : MAX_UNUSED_BYTES;
+	u->max_table_bytes = opts->max_table_bytes ? opts->max_table_bytes : UNWINDER_TABLE_BYTES;
 	u->max_idle_files = opts->max_idle_files ? opts->max_idle_files : MAX_IDLE_FILES;
 	lru__init(&u->unused_tables);
 	lru__init(&u->idle_files);

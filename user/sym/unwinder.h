@@ -57,6 +57,12 @@ struct unwinder_opts {
 	 */
 	uint32_t max_unused_tables;
 	uint64_t max_unused_bytes;
+	/*
+	 * Kernel memory of all loaded tables, in use or not (0: UNWINDER_TABLE_BYTES;
+	 * --unwind-memory).  A table that does not fit once the unused ones are unloaded is not
+	 * loaded: its file is left to frame pointers (tables_over_budget).
+	 */
+	uint64_t max_table_bytes;
 	/* Records of files no process maps (no table, a failed build, or one sharing a table
 	 * still in use), the least recently used forgotten past this (0: 4096). */
 	uint32_t max_idle_files;
@@ -76,6 +82,13 @@ struct unwinder_opts {
 			  const struct prof_py_proc *py);
 	void *on_python_arg;
 };
+
+/*
+ * Default budget of max_table_bytes: 512 MiB, about 2,000 tables the size of libc's (240 KiB),
+ * or 16 of the largest a file may have (32 MiB).  A process mapping python3.11, libc and
+ * libstdc++ needs about 1 MiB of them.
+ */
+#define UNWINDER_TABLE_BYTES (512ull << 20)
 
 /* Largest vDSO image read from a process (it is 8 KiB on x86_64 today). */
 #define UNWINDER_VDSO_MAX (256u << 10)
