@@ -56,7 +56,7 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 			    "prof_targets prof_counters prof_scope_cgroup prof_events "
 			    "prof_pending prof_sample_left prof_scope_born prof_unwind_tables "
 			    "prof_unwind_procs prof_unwind_files prof_hold_gate prof_exec_seen "
-			    "prof_dl_pending ");
+			    "prof_dl_pending prof_held prof_hold_rate_map ");
 	map_names(cpu->obj, names, sizeof(names));
 	assert_string_equal(names, "prof_cpu_scratch prof_events prof_targets prof_counters "
 				   "prof_scope_cgroup prof_unwind_tables prof_unwind_procs "
