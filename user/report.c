@@ -29,6 +29,7 @@
 #include "profile/heap_profile.h"
 #include "profile/profile.h"
 #include "profile/run.h"
+#include "proc/maps.h"
 #include "util/log.h"
 
 static int write_one(const struct profile *p, const struct env *env, const char *path)
@@ -185,6 +186,7 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 		.attach = loader__attach_stats(collect__loader(c)),
 	};
 	struct push_stats push;
+	struct maps_stats maps;
 	struct build_inputs in = {
 		.stacks = collect__stacks(c),
 		.procs = collect__procinfo(c),
@@ -194,6 +196,8 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 
 	for (size_t i = 0; i < NMODES; i++)
 		ps[i] = NULL;
+	maps__stats(&maps);
+	run.maps = &maps;
 	if (r->push) {
 		push__stats(r->push, &push);
 		run.push = (const uint64_t *)&push;

@@ -7,6 +7,7 @@
 #include "agg/heap_agg.h"
 #include "attach/loader.h"
 #include "proc/cgroup.h"
+#include "proc/maps.h"
 #include "profile/profile.h"
 #include "sym/symbolizer.h"
 #include "sym/unwinder.h"
@@ -28,6 +29,7 @@ static const struct counter_row unwinder_rows[] = {PROF_UNWINDER_STATS(STAT_ROW)
 static const struct counter_row push_rows[] = {PROF_PUSH_STATS(STAT_ROW)};
 static const struct counter_row cgroup_rows[] = {PROF_CGROUP_STATS(STAT_ROW)};
 static const struct counter_row attach_rows[] = {PROF_ATTACH_STATS(STAT_ROW)};
+static const struct counter_row maps_rows[] = {PROF_MAPS_STATS(STAT_ROW)};
 #undef STAT_ROW
 
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
@@ -36,6 +38,8 @@ _Static_assert(sizeof(struct cgroup_stats) == NROWS(cgroup_rows) * sizeof(uint64
 	       "every cgroup_stats member is in PROF_CGROUP_STATS");
 _Static_assert(sizeof(struct loader_attach_stats) == NROWS(attach_rows) * sizeof(uint64_t),
 	       "every loader_attach_stats member is in PROF_ATTACH_STATS");
+_Static_assert(sizeof(struct maps_stats) == NROWS(maps_rows) * sizeof(uint64_t),
+	       "every maps_stats member is in PROF_MAPS_STATS");
 /* A stats member missing from its list would never be printed: the sizes catch it.  The heap
  * aggregator's allocs and frees are its bookkeeping, not losses. */
 _Static_assert(sizeof(struct heap_agg_stats) == (2 + NROWS(heap_rows)) * sizeof(uint64_t),
@@ -153,5 +157,7 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 		err = add_rows(p, cgroup_rows, (const uint64_t *)run->cgroup, NROWS(cgroup_rows));
 	if (!err && run->attach)
 		err = add_rows(p, attach_rows, (const uint64_t *)run->attach, NROWS(attach_rows));
+	if (!err && run->maps)
+		err = add_rows(p, maps_rows, (const uint64_t *)run->maps, NROWS(maps_rows));
 	return err;
 }

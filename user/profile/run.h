@@ -15,6 +15,7 @@ struct calls_agg_stats;
 struct cgroup_stats;
 struct heap_agg_stats;
 struct loader_attach_stats;
+struct maps_stats;
 struct profile;
 struct symbolizer_stats;
 struct unwinder_stats;
@@ -37,6 +38,7 @@ struct profile_run {
 	const uint64_t *push; /* PROF_PUSH_STATS values in list order; NULL: no --push */
 	const struct cgroup_stats *cgroup; /* --cgroup/--container: the walks; NULL otherwise */
 	const struct loader_attach_stats *attach; /* the probes on files; NULL: none loaded */
+	const struct maps_stats *maps;		  /* the /proc/PID/maps reads; NULL: none counted */
 };
 
 /* The version, command line, span and every counter list of run, into p. */
