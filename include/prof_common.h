@@ -201,6 +201,12 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(files_detached, "probe_files_detached",                                       \
 	  "files whose probes were removed: nothing in scope maps them any more")
 
+/* Counted by the report (user/report.c): profiles it could not write. */
+#define PROF_REPORT_STATS(X)                                                                  \
+	X(interval_writes_failed, "interval_writes_failed",                                   \
+	  "interval profiles not built or not written to --output-dir (disk full, directory " \
+	  "gone): lost")
+
 /* Counted by the ring-buffer consumer (user/agg/collect.c). */
 #define PROF_COLLECT_STATS(X) X(bad_records, "bad_records", "ring-buffer records not understood")
 

@@ -24,6 +24,7 @@ static const struct counter_row bpf_rows[] = {PROF_COUNTERS(COUNTER_ROW)};
 static const struct counter_row heap_rows[] = {PROF_HEAP_STATS(STAT_ROW)};
 static const struct counter_row call_rows[] = {PROF_CALL_STATS(STAT_ROW)};
 static const struct counter_row collect_rows[] = {PROF_COLLECT_STATS(STAT_ROW)};
+static const struct counter_row report_rows[] = {PROF_REPORT_STATS(STAT_ROW)};
 static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_ROW)};
 static const struct counter_row unwinder_rows[] = {PROF_UNWINDER_STATS(STAT_ROW)};
 static const struct counter_row push_rows[] = {PROF_PUSH_STATS(STAT_ROW)};
@@ -128,6 +129,7 @@ uint64_t run__bpf_losses(const uint64_t vals[PROF_CNT__COUNT])
 STATS_ADDER(heap_stats, heap_agg_stats, PROF_HEAP_STATS, heap_rows)
 STATS_ADDER(call_stats, calls_agg_stats, PROF_CALL_STATS, call_rows)
 STATS_ADDER(collect_stats, run_collect_stats, PROF_COLLECT_STATS, collect_rows)
+STATS_ADDER(report_stats, run_report_stats, PROF_REPORT_STATS, report_rows)
 STATS_ADDER(symbolizer_stats, symbolizer_stats, PROF_SYMBOLIZER_STATS, symbolizer_rows)
 STATS_ADDER(unwinder_stats, unwinder_stats, PROF_UNWINDER_STATS, unwinder_rows)
 #undef STATS_ADDER
@@ -146,6 +148,8 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 		err = run__add_bpf_counters(p, run->bpf);
 	if (!err)
 		err = run__add_collect_stats(p, &run->collect);
+	if (!err)
+		err = run__add_report_stats(p, &run->report);
 	if (!err && run->sym)
 		err = run__add_symbolizer_stats(p, run->sym);
 	if (!err && run->unw)
