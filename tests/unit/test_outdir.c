@@ -225,6 +225,86 @@ static void test_outdir__retain_zero_keeps_all(void **state)
 	outdir_series__free(s);
 }
 
+/* Entries of the fixture's directory whose name starts with a dot (temporary folders). */
+static int hidden_entries(struct fixture *f)
+{
+	char cmd[128];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A %s | grep -c '^\\.'", f->dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+/* A trace folder of ours, not yet in place, holding one file. */
+static struct outdir *open_trace(struct fixture *f, const char *name)
+{
+	char path[128];
+	struct outdir *d;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	assert_int_equal(outdir__open(&d, path), 0);
+	fd = openat(outdir__fd(d), "trace_metadata.json", O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	return d;
+}
+
+/* The folder seen at the start is still there at the end: replaced by ours. */
+static void test_outdir__commit_replaces_the_folder_seen(void **state)
+{
+	struct fixture *f = *state;
+	struct outdir *d;
+
+	assert_int_equal(mkdirat(f->fd, "t", 0700), 0);
+	d = open_trace(f, "t");
+	assert_int_equal(outdir__commit(d), 0);
+	assert_true(exists(f, "t/trace_metadata.json"));
+	assert_false(exists(f, "t.1"));
+	assert_int_equal(hidden_entries(f), 0);
+}
+
+/* Nothing was there at the start; someone made a folder there during the run: it is not
+ * touched, ours is kept beside it as t.1 (-EEXIST). */
+static void test_outdir__commit_keeps_a_folder_made_meanwhile(void **state)
+{
+	struct fixture *f = *state;
+	struct outdir *d = open_trace(f, "t");
+
+	assert_int_equal(mkdirat(f->fd, "t", 0700), 0);
+	put(f, "t/theirs");
+	assert_int_equal(outdir__commit(d), -EEXIST);
+	assert_true(exists(f, "t/theirs"));
+	assert_false(exists(f, "t/trace_metadata.json"));
+	assert_true(exists(f, "t.1/trace_metadata.json"));
+	assert_int_equal(hidden_entries(f), 0);
+}
+
+/* The folder seen at the start was replaced by another during the run: that one stays, ours
+ * goes beside it (the first free t.N). */
+static void test_outdir__commit_keeps_a_folder_replaced_meanwhile(void **state)
+{
+	struct fixture *f = *state;
+	struct outdir *d;
+
+	assert_int_equal(mkdirat(f->fd, "t", 0700), 0);
+	assert_int_equal(mkdirat(f->fd, "t.1", 0700), 0);
+	d = open_trace(f, "t");
+	assert_int_equal(unlinkat(f->fd, "t", AT_REMOVEDIR), 0);
+	assert_int_equal(mkdirat(f->fd, "t", 0700), 0);
+	put(f, "t/theirs");
+	assert_int_equal(outdir__commit(d), -EEXIST);
+	assert_true(exists(f, "t/theirs"));
+	assert_false(exists(f, "t/trace_metadata.json"));
+	assert_true(exists(f, "t.2/trace_metadata.json"));
+	assert_int_equal(hidden_entries(f), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +320,12 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_outdir__retain_zero_keeps_all, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_outdir__commit_replaces_the_folder_seen, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_outdir__commit_keeps_a_folder_made_meanwhile,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_outdir__commit_keeps_a_folder_replaced_meanwhile, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

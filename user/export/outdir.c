@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "export/outdir.h"
 
+#include "util/log.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,11 @@ struct outdir {
 	int fd;
 	char *path;
 	char *tmp;
+	/* The folder at path when we started, the only one we may replace: held open so that its
+	 * inode number cannot go to another file while we run; -1: nothing was there. */
+	int old_fd;
+	dev_t dev; /* … its device and inode */
+	ino_t ino;
 };
 
 /* Everything below dir_fd's entry name, then the entry (never following a symlink: entries
@@ -91,6 +99,7 @@ int outdir__open(struct outdir **out, const char *path)
 	if (!d)
 		return -ENOMEM;
 	d->fd = -1;
+	d->old_fd = -1;
 	if (!path || !*path || !strcmp(path, "-")) {
 		err = -EINVAL;
 		goto cleanup;
@@ -102,6 +111,13 @@ int outdir__open(struct outdir **out, const char *path)
 			err = -ENOTDIR;
 		else
 			err = replaceable(path);
+		if (!err) {
+			d->old_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (d->old_fd < 0 || fstat(d->old_fd, &st))
+				err = -errno;
+			d->dev = st.st_dev;
+			d->ino = st.st_ino;
+		}
 	} else if (errno != ENOENT) {
 		err = -errno;
 	}
@@ -137,6 +153,8 @@ int outdir__open(struct outdir **out, const char *path)
 	*out = d;
 	return 0;
 cleanup:
+	if (d->old_fd >= 0)
+		close(d->old_fd);
 	free(d->path);
 	free(d->tmp);
 	free(d);
@@ -152,30 +170,146 @@ static void outdir_free(struct outdir *d)
 {
 	if (d->fd >= 0)
 		close(d->fd);
+	if (d->old_fd >= 0)
+		close(d->old_fd);
 	free(d->path);
 	free(d->tmp);
 	free(d);
 }
 
+/* Every file and folder of the tree under fd, then fd itself, to disk (the tree is ours: 0700,
+ * built by us; entries are opened without following links all the same). */
+static int sync_tree(int fd, int depth)
+{
+	struct dirent *de;
+	int err = 0, dfd;
+	DIR *dir;
+
+	if (depth > 64)
+		return -ELOOP;
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		err = -errno;
+		close(dfd);
+		return err;
+	}
+	while (!err && (de = readdir(dir))) {
+		struct stat st;
+		int cfd;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		cfd = openat(dirfd(dir), de->d_name,
+			     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (cfd < 0) {
+			if (errno != ELOOP) /* a symbolic link: nothing of its own to sync */
+				err = -errno;
+			continue;
+		}
+		if (fstat(cfd, &st))
+			err = -errno;
+		else if (S_ISDIR(st.st_mode))
+			err = sync_tree(cfd, depth + 1);
+		else if (S_ISREG(st.st_mode) && fsync(cfd))
+			err = -errno;
+		close(cfd);
+	}
+	closedir(dir);
+	if (!err && fsync(fd))
+		err = -errno;
+	return err;
+}
+
+/* The directory path is in, to disk: a rename in it is durable after this. */
+static void sync_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	int fd;
+
+	if (!dir)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+/* The folder at from is kept beside path as <path>.N (the first N free); the name into kept. */
+static int keep_beside(const char *from, const char *path, char *kept, size_t len)
+{
+	for (int n = 1; n < 1000; n++) {
+		snprintf(kept, len, "%s.%d", path, n);
+		if (!renameat2(AT_FDCWD, from, AT_FDCWD, kept, RENAME_NOREPLACE))
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/*
+ * Something else than the folder seen at the start is at path: the folder at from is kept
+ * beside it, never deleted, and where is said (ours: the trace; else what we had swapped out).
+ */
+static void keep_other(struct outdir *d, bool ours)
+{
+	char kept[PATH_MAX];
+
+	if (keep_beside(d->tmp, d->path, kept, sizeof(kept)))
+		snprintf(kept, sizeof(kept), "%s", d->tmp);
+	if (ours)
+		pr_err("%s was replaced during the run (not deleted): the trace is in %s\n",
+		       d->path, kept);
+	else
+		pr_err("%s was replaced during the run: the trace is in its place, what was there "
+		       "is in %s\n",
+		       d->path, kept);
+	d->tmp[0] = '\0';
+}
+
 int outdir__commit(struct outdir *d)
 {
-	int err = 0;
+	struct stat st;
+	int err;
 
-	if (fsync(d->fd))
-		err = -errno;
-	/* An old trace folder is swapped with ours in one step, then removed under our name. */
-	if (!err && renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->path, RENAME_NOREPLACE)) {
-		if (errno != EEXIST)
-			err = -errno;
-		else if (renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->path, RENAME_EXCHANGE))
-			err = -errno;
-		else
-			remove_tree(AT_FDCWD, d->tmp, 0); /* the old folder: ours is in place */
-		if (err == 0)
-			d->tmp[0] = '\0';
-	} else if (!err) {
-		d->tmp[0] = '\0';
+	/* The files, the folders and, after the rename, the parent: the trace survives a crash. */
+	err = sync_tree(d->fd, 0);
+	if (err)
+		goto cleanup;
+	if (!renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->path, RENAME_NOREPLACE))
+		goto placed;
+	err = -errno;
+	if (err != -EEXIST)
+		goto cleanup;
+	if (d->old_fd < 0) { /* created during the run */
+		keep_other(d, true);
+		goto cleanup;
 	}
+	/* The folder seen at the start is swapped with ours in one step, then removed under our
+	 * name; anything else found there (replaced during the run) is swapped back. */
+	if (renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->path, RENAME_EXCHANGE)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!fstatat(AT_FDCWD, d->tmp, &st, AT_SYMLINK_NOFOLLOW) && st.st_dev == d->dev &&
+	    st.st_ino == d->ino) {
+		remove_tree(AT_FDCWD, d->tmp, 0); /* the old folder: ours is in place */
+		err = 0;
+		goto placed;
+	}
+	keep_other(d, !renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->path, RENAME_EXCHANGE));
+	sync_parent(d->path);
+	goto cleanup;
+placed:
+	d->tmp[0] = '\0';
+	sync_parent(d->path); /* failing, it loses nothing already renamed */
+cleanup:
 	if (err && d->tmp[0])
 		remove_tree(AT_FDCWD, d->tmp, 0);
 	outdir_free(d);

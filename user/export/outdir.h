@@ -20,8 +20,13 @@ struct outdir;
 int outdir__open(struct outdir **out, const char *path);
 /* The temporary directory's fd: files go in with openat(). */
 int outdir__fd(const struct outdir *d);
-/* Puts the directory in place of path (an old one is swapped out, then removed).  Frees d
- * either way; on failure the temporary directory is removed.  0 or -errno. */
+/*
+ * Syncs the folder's files and folders, puts it in place of path and syncs path's parent.  Only
+ * the folder that was at path when outdir__open saw it (same device and inode) is replaced (swapped
+ * out, then removed); if path was made or replaced by someone else meanwhile, nothing of it is
+ * deleted: ours is kept beside it as <path>.N, said in one line on stderr, and -EEXIST returned.
+ * Frees d either way; on other failures the temporary directory is removed.  0 or -errno.
+ */
 int outdir__commit(struct outdir *d);
 /* Removes the temporary directory and what is in it, frees d.  NULL is a no-op. */
 void outdir__abort(struct outdir *d);
