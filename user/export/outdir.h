@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Atomic output directories (-f codetracer -o DIR): filled under a temporary name beside DIR
- * (mode 0700) and swapped into place on commit, so a reader never sees half a trace folder.
+ * Output directories.  outdir: atomic trace folders (-f codetracer -o DIR), filled under a
+ * temporary name beside DIR (mode 0700) and swapped into place on commit, so a reader never
+ * sees half a trace folder.  outdir_series: continuous mode's --output-dir (names, --retain).
  */
 #ifndef PROF_OUTDIR_H
 #define PROF_OUTDIR_H
