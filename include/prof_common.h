@@ -197,11 +197,23 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(procs_lines_skipped, "cgroup_procs_lines_skipped",                                   \
 	  "cgroup.procs lines that are not a pid, or past 4194304 lines")
 
+/* Counted by the /proc/PID/maps parser (user/proc/maps.c), for every reader of it. */
+#define PROF_MAPS_STATS(X)                                                                       \
+	X(reads_cut, "maps_reads_cut",                                                           \
+	  "reads of /proc/PID/maps cut at 65536 lines or 16 MiB: mappings past the cut unknown " \
+	  "(not symbolized, probed or unwound)")
+
 /* The probes attached to files (user/attach/loader.c): bookkeeping, not losses. */
 #define PROF_ATTACH_STATS(X)                                                            \
 	X(links, "probe_links", "uprobe links attached now (allocators, calls, hooks)") \
 	X(files_detached, "probe_files_detached",                                       \
 	  "files whose probes were removed: nothing in scope maps them any more")
+
+/* Counted by the report (user/report.c): profiles it could not write. */
+#define PROF_REPORT_STATS(X)                                                                  \
+	X(interval_writes_failed, "interval_writes_failed",                                   \
+	  "interval profiles not built or not written to --output-dir (disk full, directory " \
+	  "gone): lost")
 
 /* Counted by the ring-buffer consumer (user/agg/collect.c). */
 #define PROF_COLLECT_STATS(X)                                                               \

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "report.h"
 
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/folded.h"
+#include "export/outdir.h"
 #include "export/output.h"
 #include "export/pprof.h"
 #include "export/push.h"
@@ -29,6 +31,7 @@
 #include "profile/heap_profile.h"
 #include "profile/profile.h"
 #include "profile/run.h"
+#include "proc/maps.h"
 #include "util/log.h"
 
 static int write_one(const struct profile *p, const struct env *env, const char *path)
@@ -105,6 +108,8 @@ struct report {
 	const struct env *env;
 	uint64_t bpf_prev[PROF_CNT__COUNT]; /* continuous mode: counters at the interval's start */
 	unsigned intervals;
+	struct outdir_series *series; /* continuous mode: names and --retain */
+	struct run_report_stats stats;
 	const struct push *push;
 	const struct cgroup_stats *cgroup;
 	report_sink_fn sink;
@@ -125,6 +130,9 @@ int report__new(struct report **out, struct collect *c, const struct env *env)
 
 void report__free(struct report *r)
 {
+	if (!r)
+		return;
+	outdir_series__free(r->series);
 	free(r);
 }
 
@@ -179,12 +187,14 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 		.time_nanos = start_wall_ns,
 		.duration_nanos = duration_ns,
 		.collect = {.bad_records = collect__bad_records(c)},
+		.report = r->stats,
 		.sym = collect__symbolizer_stats(c),
 		.unw = collect__unwinder_stats(c),
 		.cgroup = r->cgroup,
 		.attach = loader__attach_stats(collect__loader(c)),
 	};
 	struct push_stats push;
+	struct maps_stats maps;
 	struct build_inputs in = {
 		.stacks = collect__stacks(c),
 		.procs = collect__procinfo(c),
@@ -195,6 +205,8 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 	for (size_t i = 0; i < NMODES; i++)
 		ps[i] = NULL;
 	collect__hold_stats(c, &run.collect.hold_timeouts, &run.collect.hold_gone);
+	maps__stats(&maps);
+	run.maps = &maps;
 	if (r->push) {
 		push__stats(r->push, &push);
 		run.push = (const uint64_t *)&push;
@@ -267,76 +279,15 @@ int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
 	return ret;
 }
 
-/* <UTC start>.<mode>.pb.gz: names sort by time. */
-static void interval_name(char *buf, size_t len, int64_t start_wall_ns, const char *mode)
+/* The series of interval profiles in --output-dir, from the first interval (the run's start). */
+static int open_series(struct report *r, int64_t run_start_ns)
 {
-	time_t t = (time_t)(start_wall_ns / 1000000000LL);
-	struct tm tm;
+	int fd = open(r->env->output_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
 
-	gmtime_r(&t, &tm);
-	snprintf(buf, len, "%04d%02d%02dT%02d%02d%02dZ.%s.pb.gz", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, mode);
-}
-
-/* Is name one of our interval files of mode?  (16 characters of time, then .mode.pb.gz) */
-static bool is_interval_file(const char *name, const char *mode)
-{
-	size_t n = strlen(name), m = strlen(mode);
-
-	if (n != 16 + 1 + m + 6 || name[8] != 'T' || name[15] != 'Z' || name[16] != '.')
-		return false;
-	for (int i = 0; i < 15; i++)
-		if (i != 8 && (name[i] < '0' || name[i] > '9'))
-			return false;
-	return !strncmp(name + 17, mode, m) && !strcmp(name + 17 + m, ".pb.gz");
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* --retain N: the newest N profiles of mode stay, older ones of ours go (nothing else). */
-static int retain(const char *dir_path, const char *mode, unsigned keep)
-{
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *d;
-	int err = 0;
-	DIR *dir;
-
-	dir = opendir(dir_path);
-	if (!dir)
+	if (fd < 0)
 		return -errno;
-	while ((d = readdir(dir))) {
-		if (d->d_type != DT_REG || !is_interval_file(d->d_name, mode))
-			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? 2 * cap : 32) * sizeof(*nn));
-
-			if (!nn) {
-				err = -ENOMEM;
-				break;
-			}
-			names = nn;
-		}
-		names[n] = strdup(d->d_name);
-		if (!names[n]) {
-			err = -ENOMEM;
-			break;
-		}
-		n++;
-	}
-	if (!err && n > keep) {
-		qsort(names, n, sizeof(*names), cmp_names);
-		for (size_t i = 0; i + keep < n; i++)
-			if (unlinkat(dirfd(dir), names[i], 0) && errno != ENOENT)
-				err = -errno;
-	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(dir);
+	err = outdir_series__new(&r->series, fd, r->env->retain, run_start_ns);
+	close(fd);
 	return err;
 }
 
@@ -348,18 +299,47 @@ int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_n
 
 	collect__snapshot(r->c, last);
 	ret = build_all(r, ps, start_wall_ns, duration_ns, r->bpf_prev);
+	err = r->series ? 0 : open_series(r, start_wall_ns);
+	if (err)
+		pr_err("cannot use --output-dir %s: %s\n", env->output_dir, strerror(-err));
 	for (size_t i = 0; i < NMODES; i++) {
-		char name[64], path[PATH_MAX];
+		char name[128], path[PATH_MAX];
 
-		if (!ps[i])
+		if (!ps[i]) {
+			if (env->modes & modes[i].bit) /* not built (said): lost as well */
+				r->stats.interval_writes_failed++;
 			continue;
-		interval_name(name, sizeof(name), start_wall_ns, modes[i].name);
-		snprintf(path, sizeof(path), "%s/%s", env->output_dir, name);
-		err = write_one(ps[i], env, path);
-		if (!err && env->retain)
-			err = retain(env->output_dir, modes[i].name, env->retain);
-		if (err)
+		}
+		if (r->series) {
+			err = outdir_series__name(r->series, name, sizeof(name), start_wall_ns,
+						  modes[i].name);
+			if (!err && snprintf(path, sizeof(path), "%s/%s", env->output_dir, name) >=
+					    (int)sizeof(path))
+				err = -ENAMETOOLONG;
+			if (!err)
+				err = write_one(ps[i], env, path);
+			else
+				pr_err("cannot write the %s profile: %s\n", modes[i].name,
+				       strerror(-err));
+		}
+		/* Lost, and counted: the next profiles and the end of the run say so. */
+		if (err) {
+			r->stats.interval_writes_failed++;
 			ret = err;
+			continue;
+		}
+		err = outdir_series__written(r->series, modes[i].name, name);
+		if (err) {
+			pr_warn("--retain in %s: %s\n", env->output_dir, strerror(-err));
+			ret = err;
+		}
+	}
+	if (last && r->stats.interval_writes_failed) {
+		pr_err("%" PRIu64 " interval profiles were not written to %s "
+		       "(interval_writes_failed)\n",
+		       r->stats.interval_writes_failed, env->output_dir);
+		if (!ret)
+			ret = -EIO;
 	}
 	give_sink(r, ps, last);
 	for (size_t i = 0; i < NMODES; i++)

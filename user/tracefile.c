@@ -336,7 +336,7 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 	};
 	uint64_t bpf[PROF_CNT__COUNT] = {0};
 	struct timespec now;
-	int err;
+	int err, commit_err;
 
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the end is on the events' clock. */
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -367,11 +367,13 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 		err = output__commit(t->out);
 		t->out = NULL;
 	}
-	if (err) {
+	/* -EEXIST: kept beside what now sits at the path (outdir__commit said where). */
+	if (err && err != -EEXIST) {
 		pr_err("cannot write %s: %s\n", t->path, strerror(-err));
 		return err;
 	}
-	if (strcmp(t->path, "-"))
+	commit_err = err;
+	if (!err && strcmp(t->path, "-"))
 		pr_info("wrote the trace to %s\n", t->path);
 	err = print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace),
 			  t->ct ? codetracer_trace__stats(t->ct) : NULL);
@@ -384,7 +386,7 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 		printf("sources copied: %" PRIu64 ", not copied: %" PRIu64 "%s\n", copied, missing,
 		       missing ? " (listed above)" : "");
 	}
-	return 0;
+	return commit_err;
 }
 
 void tracefile__free(struct tracefile *t)

@@ -167,3 +167,57 @@ SH
 	expect_eq "first copy" "where = 'first'" "$(cat "$d/files$src")"
 	expect_eq "second copy" "where = 'second'" "$(cat "$d/files/[root 2]$src")"
 }
+
+# -o DIR replaced by someone else's folder during the run: the folder seen at the start is the
+# only one we may replace, so theirs stays (with its file) and ours is kept beside it as DIR.1,
+# said in one line, exit status 1.  (It was swapped out and deleted with everything in it.)
+t_codetracer_dir_replaced_during_run() {
+	local d=$E2E_TMP/ct py=/usr/bin/python3.11 pid rc i
+	[ -x "$py" ] || fail "$py missing (apt-get install python3.11)"
+	mkdir "$d"
+	"$PROF" --calls -f codetracer -o "$d" -- "$py" -c 'import time; time.sleep(4)' \
+		>"$E2E_TMP/ct.out" 2>"$E2E_TMP/ct.err" &
+	pid=$!
+	# Our folder is being built beside it (.ct.XXXXXX): the run has looked at DIR.
+	for ((i = 0; i < 200; i++)); do
+		compgen -G "$E2E_TMP/.ct.*" >/dev/null && break
+		sleep 0.05
+	done
+	compgen -G "$E2E_TMP/.ct.*" >/dev/null || fail "no temporary trace folder beside $d"
+	mv "$d" "$E2E_TMP/ct.moved"
+	mkdir "$d"
+	echo theirs >"$d/theirs.txt"
+	wait "$pid"
+	rc=$?
+	cat "$E2E_TMP/ct.err"
+	expect_eq "exit status" 1 "$rc"
+	expect_eq "their file" theirs "$(cat "$d/theirs.txt")"
+	[ ! -e "$d/trace_metadata.json" ] || fail "our trace went into their folder"
+	{ [ -s "$d.1/trace_metadata.json" ] && [ -s "$d.1/trace.json" ]; } || fail "no trace kept in $d.1"
+	grep -q "$d was replaced during the run (not deleted): the trace is in $d.1" "$E2E_TMP/ct.err" ||
+		fail "no line saying where the trace is"
+	expect_eq "temporary folders left" 0 "$(compgen -G "$E2E_TMP/.ct.*" | wc -l)"
+}
+
+# The trace folder is durable once in place: every file and folder in it was fsynced before the
+# rename, and the parent after it (strace of our main thread; only the folder was, before).
+t_codetracer_folder_synced() {
+	local d=$E2E_TMP/ct py=/usr/bin/python3.11 rel missing=""
+	[ -x "$py" ] || fail "$py missing (apt-get install python3.11)"
+	command -v strace >/dev/null || fail "strace missing (apt-get install strace)"
+	strace -y -e trace=fsync,rename,renameat2 -o "$E2E_TMP/strace.log" \
+		"$PROF" --calls -f codetracer -o "$d" -- "$py" -c 'import json' >/dev/null 2>"$E2E_TMP/ct.err" ||
+		{ cat "$E2E_TMP/ct.err"; fail "profiler exit status $?"; }
+	# fsync(N</…/.ct.XXXXXX/REL>) = 0: the paths synced, relative to the folder ("." itself).
+	sed -n "s|^fsync([0-9]*<$E2E_TMP/\.ct\.[A-Za-z0-9]\{6\}\(/[^>]*\)\{0,1\}>) = 0$|.\1|p" "$E2E_TMP/strace.log" |
+		sort -u >"$E2E_TMP/synced"
+	[ "$(find "$d" -type f | wc -l)" -ge 4 ] || fail "expected trace.json, two more files and copied sources"
+	for rel in $(cd "$d" && find . | sort); do
+		grep -qxF "$rel" "$E2E_TMP/synced" || missing="$missing $rel"
+	done
+	[ -z "$missing" ] || { cat "$E2E_TMP/strace.log"; fail "not fsynced:$missing"; }
+	# The parent, after the rename put the folder in place.
+	awk -v p="$E2E_TMP" '/^rename/ && index($0, "\"" p "/ct\"") { r = NR } r && NR > r && index($0, "fsync(") && index($0, "<" p ">) = 0") { ok = 1 } END { exit !ok }' \
+		"$E2E_TMP/strace.log" || { cat "$E2E_TMP/strace.log"; fail "the parent was not fsynced after the rename"; }
+	echo "ok: $(wc -l <"$E2E_TMP/synced") paths of the folder fsynced, the parent after the rename"
+}

@@ -142,3 +142,21 @@ t_hostile_namespace_swapped_library() {
 		fail "no allocations attributed to victim_alloc: $(cat "$E2E_TMP/err")"
 	echo "ok: no host file opened; victim_alloc seen"
 }
+
+# A target whose /proc/PID/maps passes 16 MiB (tests/targets/many_maps.c: 5,000 mappings of a
+# file whose path is about 3,900 bytes, 19.5 MB of text): every read of it stops at the cap and
+# is counted (maps_reads_cut); the profile is still written, the target's own function (in the
+# first lines) named.  Each read used to take it all.
+t_hostile_maps_capped() {
+	local f=$E2E_TMP/mm.pb.gz n
+	mkdir -p "$E2E_TMP/mm"
+	start_waiting_target "$E2E_TMP/mm.out" build/targets/many_maps "$E2E_TMP/mm" 5000 3
+	expect_range "maps text of the target (bytes)" $((17 << 20)) $((64 << 20)) "$(wc -c <"/proc/$TARGET_PID/maps")"
+	start_profiler "$E2E_TMP/prof.log" --cpu -p "$TARGET_PID" -d 3 --top 0 -o "$f"
+	echo go >&"$TARGET_IN"
+	wait "$PROF_PID" || { cat "$E2E_TMP/prof.log"; fail "profiler exit status $?"; }
+	n=$(pprof_counter_value "$f" maps_reads_cut)
+	expect_range "maps_reads_cut" 1 1000 "$n"
+	[ "$(pprof_flat "$f" samples spin_here)" -gt 0 ] || fail "no samples named spin_here"
+	echo "ok: $n reads cut, spin_here sampled"
+}

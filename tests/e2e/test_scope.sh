@@ -152,8 +152,8 @@ t_scope_interval_heap_carried_exactly() {
 		fail "profiler exit status $?"
 	n=$(find "$dir" -name '*.heap.pb.gz' | wc -l)
 	expect_range "interval files" 3 4 "$n"
-	expect_eq "files named <UTC time>.heap.pb.gz" "$n" \
-		"$(find "$dir" -regextype posix-extended -regex '.*/[0-9]{8}T[0-9]{6}Z\.heap\.pb\.gz' | wc -l)"
+	expect_eq "files named <UTC time>-<run id>.heap.pb.gz" "$n" \
+		"$(find "$dir" -regextype posix-extended -regex '.*/[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\.heap\.pb\.gz' | wc -l)"
 	local early=0 late=0
 	for f in $(find "$dir" -name '*.heap.pb.gz' | sort); do
 		expect_no_drops "$f"
@@ -190,6 +190,100 @@ t_scope_interval_retain_keeps_newest() {
 	local f
 	f=$(find "$dir" -name '*.cpu.pb.gz' | sort | tail -1)
 	go tool pprof -raw "$f" >/dev/null 2>&1 || fail "$f does not decode"
+}
+
+# Our profiles in DIR for MODE: <UTC time>-<run id>.MODE.pb.gz, one per line, sorted.
+run_files() { # DIR MODE
+	find "$1" -maxdepth 1 -regextype posix-extended -regex ".*/[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\.$2\.pb\.gz" | sort
+}
+
+# The cpu profiles in DIR that the test did not put there (whatever their names' format).
+new_cpu_files() { # DIR
+	find "$1" -maxdepth 1 -name '*.cpu.pb.gz' ! -name '20990101T000000Z.cpu.pb.gz' ! -name '20200101T000000Z.cpu.pb.gz' | sort
+}
+
+# A profile named from the future (a clock once wrong, or put there) beside the run: --retain 2
+# keeps the run's own two newest (it used to keep the future one and delete each new profile),
+# leaves that name alone, and deletes an earlier run's profile once its slot is needed.
+t_scope_interval_retain_beside_future_file() {
+	local dir=$E2E_TMP/out f
+	mkdir -p "$dir"
+	: >"$dir/20990101T000000Z.cpu.pb.gz"
+	: >"$dir/20200101T000000Z.cpu.pb.gz"
+	"$PROF" --cpu --interval 1 --retain 2 --output-dir "$dir" -d 4 -- build/targets/cpu_target 6 >/dev/null ||
+		fail "profiler exit status $?"
+	ls -l "$dir"
+	expect_eq "this run's cpu profiles kept" 2 "$(new_cpu_files "$dir" | wc -l)"
+	[ -e "$dir/20990101T000000Z.cpu.pb.gz" ] || fail "a profile named from the future was deleted"
+	[ ! -e "$dir/20200101T000000Z.cpu.pb.gz" ] || fail "the earlier run's profile was kept past --retain"
+	for f in $(new_cpu_files "$dir"); do
+		go tool pprof -raw "$f" >/dev/null 2>&1 || fail "$f does not decode"
+	done
+}
+
+# Two runs writing one directory at once, in the same seconds: each profile has a name of its
+# own (names were <UTC time>.<mode>.pb.gz: the second run's replaced the first's).
+t_scope_interval_two_runs_one_dir() {
+	local dir=$E2E_TMP/out a b
+	mkdir -p "$dir"
+	"$PROF" --cpu --interval 1 --output-dir "$dir" -d 4 -v -- build/targets/cpu_target 6 >/dev/null 2>"$E2E_TMP/a.err" &
+	a=$!
+	"$PROF" --cpu --interval 1 --output-dir "$dir" -d 4 -v -- build/targets/cpu_target 6 >/dev/null 2>"$E2E_TMP/b.err"
+	b=$?
+	wait "$a" || fail "first profiler exit status $?"
+	expect_eq "second profiler exit status" 0 "$b"
+	sed -n 's/^.*wrote cpu profile to //p' "$E2E_TMP/a.err" "$E2E_TMP/b.err" | sort >"$E2E_TMP/written"
+	cat "$E2E_TMP/written"
+	expect_range "profiles written by both runs" 6 12 "$(wc -l <"$E2E_TMP/written")"
+	expect_eq "names written twice" "" "$(uniq -d "$E2E_TMP/written")"
+	expect_eq "profiles in the directory" "$(wc -l <"$E2E_TMP/written")" "$(find "$dir" -name '*.cpu.pb.gz' | wc -l)"
+	expect_eq "run ids" 2 "$(run_files "$dir" cpu | sed 's/.*Z-\([0-9a-f]*\)\..*/\1/' | sort -u | wc -l)"
+}
+
+# --retain on a file system whose directory entries carry no type (ext2 without the filetype
+# feature: readdir gives DT_UNKNOWN): profiles beyond N are deleted all the same (they were
+# never deleted: only DT_REG entries were considered).
+t_scope_interval_retain_dt_unknown() {
+	local img=$E2E_TMP/ext2.img dir=$E2E_TMP/mnt
+	command -v mkfs.ext2 >/dev/null || fail "mkfs.ext2 missing (apt-get install e2fsprogs)"
+	truncate -s 16M "$img"
+	mkfs.ext2 -q -F -O ^filetype "$img" || fail "mkfs.ext2 failed"
+	mkdir -p "$dir"
+	mount -o loop "$img" "$dir" || fail "cannot mount $img"
+	# shellcheck disable=SC2064 # $dir now: the trap runs after this function's locals are gone
+	trap "umount '$dir'; kill \$(jobs -p) 2>/dev/null" EXIT
+	: >"$dir/20200101T000000Z.cpu.pb.gz"
+	"$PROF" --cpu --interval 1 --retain 2 --output-dir "$dir" -d 5 -- build/targets/cpu_target 7 >/dev/null ||
+		fail "profiler exit status $?"
+	ls -l "$dir"
+	expect_eq "this run's cpu profiles kept" 2 "$(new_cpu_files "$dir" | wc -l)"
+	[ ! -e "$dir/20200101T000000Z.cpu.pb.gz" ] || fail "the earlier run's profile was kept past --retain"
+}
+
+# An interval profile that cannot be written (the file system is full) is counted: the next
+# profile written carries interval_writes_failed, the run ends with a line saying how many and
+# exit status 1.  (It was only logged.)
+t_scope_interval_write_failure_counted() {
+	local dir=$E2E_TMP/small rc f n
+	mkdir -p "$dir"
+	mount -t tmpfs -o size=1m tmpfs "$dir" || fail "cannot mount a tmpfs"
+	# shellcheck disable=SC2064 # $dir now: the trap runs after this function's locals are gone
+	trap "umount '$dir'; kill \$(jobs -p) 2>/dev/null" EXIT
+	dd if=/dev/zero of="$dir/filler" bs=4k 2>/dev/null
+	"$PROF" --cpu --interval 1 --output-dir "$dir" -d 6 -- build/targets/cpu_target 8 >/dev/null 2>"$E2E_TMP/err" &
+	local pid=$!
+	wait_for_line "$E2E_TMP/err" "cannot write\|writing .* failed" 10 || { cat "$E2E_TMP/err"; fail "no failed write"; }
+	rm "$dir/filler"
+	wait "$pid"
+	rc=$?
+	cat "$E2E_TMP/err"
+	expect_eq "exit status" 1 "$rc"
+	n=$(grep -c 'cannot write\|writing .* failed' "$E2E_TMP/err")
+	grep -q "$n interval profiles were not written to $dir (interval_writes_failed)" "$E2E_TMP/err" ||
+		fail "no closing line counting $n failed writes"
+	f=$(new_cpu_files "$dir" | tail -1)
+	[ -n "$f" ] || fail "no profile written after the disk had room again"
+	expect_eq "interval_writes_failed in $(basename "$f")" "$n" "$(pprof_counter_value "$f" interval_writes_failed)"
 }
 
 t_scope_usage_errors() {

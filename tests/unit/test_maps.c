@@ -189,6 +189,92 @@ static void test_maps__empty_file_is_a_gone_process(void **state)
 	unlink(path);
 }
 
+/* n lines of maps text, each a file mapping whose path is plen bytes long; *len its length. */
+static char *synthetic_maps(size_t n, size_t plen, size_t *len)
+{
+	size_t cap = n * (plen + 80) + 1, off = 0;
+	char *buf = malloc(cap), *path = malloc(plen + 1);
+
+	assert_non_null(buf);
+	assert_non_null(path);
+	memset(path, 'a', plen);
+	path[0] = '/';
+	path[plen] = '\0';
+	for (size_t i = 0; i < n; i++)
+		off += (size_t)snprintf(buf + off, cap - off,
+					"%08zx000-%08zx000 r-xp 00000000 08:01 %08zu /%s\n",
+					2 * i + 16, 2 * i + 17, i + 1, path);
+	free(path);
+	*len = off;
+	return buf;
+}
+
+static struct maps *parse_buf(char *buf, size_t len, int *err)
+{
+	FILE *f = fmemopen(buf, len, "r");
+	struct maps *m = NULL;
+
+	assert_non_null(f);
+	*err = maps__parse(&m, f);
+	fclose(f);
+	return m;
+}
+
+/* A target with more mappings than the cap (vm.max_map_count raised): the first 65536 are
+ * kept, the read is counted as cut; exactly at the cap is not a cut. */
+static void test_maps__caps_lines(void **state)
+{
+	struct maps_stats before, after;
+	struct maps *m;
+	size_t len;
+	char *buf = synthetic_maps(MAPS_MAX_LINES + 4000, 10, &len);
+	int err;
+
+	maps__stats(&before);
+	m = parse_buf(buf, len, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(m->count, MAPS_MAX_LINES);
+	assert_true(m->cut);
+	assert_int_equal(m->entries[MAPS_MAX_LINES - 1].inode, MAPS_MAX_LINES);
+	maps__free(m);
+	maps__stats(&after);
+	assert_int_equal(after.reads_cut, before.reads_cut + 1);
+	free(buf);
+
+	buf = synthetic_maps(MAPS_MAX_LINES, 10, &len);
+	m = parse_buf(buf, len, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(m->count, MAPS_MAX_LINES);
+	assert_false(m->cut);
+	maps__free(m);
+	maps__stats(&before);
+	assert_int_equal(before.reads_cut, after.reads_cut);
+	free(buf);
+}
+
+/* Long paths (a target chooses them): the read stops before the line that would pass 16 MiB. */
+static void test_maps__caps_bytes(void **state)
+{
+	struct maps_stats before, after;
+	struct maps *m;
+	size_t len, line;
+	char *buf = synthetic_maps(10000, 4000, &len);
+	int err;
+
+	line = len / 10000; /* every line is as long */
+	assert_int_equal(len % 10000, 0);
+	maps__stats(&before);
+	m = parse_buf(buf, len, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(m->count, MAPS_MAX_BYTES / line);
+	assert_true(m->cut);
+	assert_int_equal(strlen(m->entries[0].path), 4001);
+	maps__free(m);
+	maps__stats(&after);
+	assert_int_equal(after.reads_cut, before.reads_cut + 1);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +286,8 @@ int main(void)
 		cmocka_unit_test(test_maps__reads_own_process),
 		cmocka_unit_test(test_maps__missing_file),
 		cmocka_unit_test(test_maps__empty_file_is_a_gone_process),
+		cmocka_unit_test(test_maps__caps_lines),
+		cmocka_unit_test(test_maps__caps_bytes),
 	};
 
 	return cmocka_run_group_tests_name("maps", tests, NULL, NULL);

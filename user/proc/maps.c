@@ -8,6 +8,8 @@
 
 #define DELETED_SUFFIX " (deleted)"
 
+static uint64_t reads_cut; /* atomically: the readers run on several threads */
+
 /* "start-end perms offset major:minor inode   path" */
 static int parse_line(struct maps_entry *e, char *line)
 {
@@ -49,14 +51,23 @@ static int cmp_entry(const void *a, const void *b)
 int maps__parse(struct maps **out, FILE *f)
 {
 	struct maps *m = calloc(1, sizeof(*m));
-	size_t cap = 0, linecap = 0;
+	size_t cap = 0, linecap = 0, lines = 0, bytes = 0;
 	char *line = NULL;
+	ssize_t len;
 	int err = 0;
 
 	if (!m)
 		return -ENOMEM;
 	errno = 0;
-	while (getline(&line, &linecap, f) >= 0) {
+	while ((len = getline(&line, &linecap, f)) >= 0) {
+		/* A target chooses how many mappings it has and how long their paths are. */
+		if (lines == MAPS_MAX_LINES || (size_t)len > MAPS_MAX_BYTES - bytes) {
+			m->cut = true;
+			__atomic_add_fetch(&reads_cut, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		lines++;
+		bytes += (size_t)len;
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
 		if (m->count == cap) {
@@ -111,6 +122,11 @@ int maps__read(struct maps **out, const char *path)
 		err = -ESRCH;
 	}
 	return err;
+}
+
+void maps__stats(struct maps_stats *out)
+{
+	out->reads_cut = __atomic_load_n(&reads_cut, __ATOMIC_RELAXED);
 }
 
 void maps__free(struct maps *m)

@@ -7,6 +7,7 @@
 #include "agg/heap_agg.h"
 #include "attach/loader.h"
 #include "proc/cgroup.h"
+#include "proc/maps.h"
 #include "profile/profile.h"
 #include "sym/symbolizer.h"
 #include "sym/unwinder.h"
@@ -23,11 +24,13 @@ static const struct counter_row bpf_rows[] = {PROF_COUNTERS(COUNTER_ROW)};
 static const struct counter_row heap_rows[] = {PROF_HEAP_STATS(STAT_ROW)};
 static const struct counter_row call_rows[] = {PROF_CALL_STATS(STAT_ROW)};
 static const struct counter_row collect_rows[] = {PROF_COLLECT_STATS(STAT_ROW)};
+static const struct counter_row report_rows[] = {PROF_REPORT_STATS(STAT_ROW)};
 static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_ROW)};
 static const struct counter_row unwinder_rows[] = {PROF_UNWINDER_STATS(STAT_ROW)};
 static const struct counter_row push_rows[] = {PROF_PUSH_STATS(STAT_ROW)};
 static const struct counter_row cgroup_rows[] = {PROF_CGROUP_STATS(STAT_ROW)};
 static const struct counter_row attach_rows[] = {PROF_ATTACH_STATS(STAT_ROW)};
+static const struct counter_row maps_rows[] = {PROF_MAPS_STATS(STAT_ROW)};
 #undef STAT_ROW
 
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
@@ -36,6 +39,8 @@ _Static_assert(sizeof(struct cgroup_stats) == NROWS(cgroup_rows) * sizeof(uint64
 	       "every cgroup_stats member is in PROF_CGROUP_STATS");
 _Static_assert(sizeof(struct loader_attach_stats) == NROWS(attach_rows) * sizeof(uint64_t),
 	       "every loader_attach_stats member is in PROF_ATTACH_STATS");
+_Static_assert(sizeof(struct maps_stats) == NROWS(maps_rows) * sizeof(uint64_t),
+	       "every maps_stats member is in PROF_MAPS_STATS");
 /* A stats member missing from its list would never be printed: the sizes catch it.  The heap
  * aggregator's allocs and frees are its bookkeeping, not losses. */
 _Static_assert(sizeof(struct heap_agg_stats) == (2 + NROWS(heap_rows)) * sizeof(uint64_t),
@@ -124,6 +129,7 @@ uint64_t run__bpf_losses(const uint64_t vals[PROF_CNT__COUNT])
 STATS_ADDER(heap_stats, heap_agg_stats, PROF_HEAP_STATS, heap_rows)
 STATS_ADDER(call_stats, calls_agg_stats, PROF_CALL_STATS, call_rows)
 STATS_ADDER(collect_stats, run_collect_stats, PROF_COLLECT_STATS, collect_rows)
+STATS_ADDER(report_stats, run_report_stats, PROF_REPORT_STATS, report_rows)
 STATS_ADDER(symbolizer_stats, symbolizer_stats, PROF_SYMBOLIZER_STATS, symbolizer_rows)
 STATS_ADDER(unwinder_stats, unwinder_stats, PROF_UNWINDER_STATS, unwinder_rows)
 #undef STATS_ADDER
@@ -142,6 +148,8 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 		err = run__add_bpf_counters(p, run->bpf);
 	if (!err)
 		err = run__add_collect_stats(p, &run->collect);
+	if (!err)
+		err = run__add_report_stats(p, &run->report);
 	if (!err && run->sym)
 		err = run__add_symbolizer_stats(p, run->sym);
 	if (!err && run->unw)
@@ -153,5 +161,7 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 		err = add_rows(p, cgroup_rows, (const uint64_t *)run->cgroup, NROWS(cgroup_rows));
 	if (!err && run->attach)
 		err = add_rows(p, attach_rows, (const uint64_t *)run->attach, NROWS(attach_rows));
+	if (!err && run->maps)
+		err = add_rows(p, maps_rows, (const uint64_t *)run->maps, NROWS(maps_rows));
 	return err;
 }

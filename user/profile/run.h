@@ -15,6 +15,7 @@ struct calls_agg_stats;
 struct cgroup_stats;
 struct heap_agg_stats;
 struct loader_attach_stats;
+struct maps_stats;
 struct profile;
 struct symbolizer_stats;
 struct unwinder_stats;
@@ -24,6 +25,10 @@ struct unwinder_stats;
 struct run_collect_stats {
 	PROF_COLLECT_STATS(RUN_STAT_FIELD)
 };
+/* PROF_REPORT_STATS as a struct: what the report could not write. */
+struct run_report_stats {
+	PROF_REPORT_STATS(RUN_STAT_FIELD)
+};
 #undef RUN_STAT_FIELD
 
 struct profile_run {
@@ -32,11 +37,13 @@ struct profile_run {
 	int64_t duration_nanos; /* its length */
 	uint64_t bpf[PROF_CNT__COUNT];
 	struct run_collect_stats collect;
+	struct run_report_stats report;
 	const struct symbolizer_stats *sym;
 	const struct unwinder_stats *unw; /* NULL: the unwinder did not run */
 	const uint64_t *push; /* PROF_PUSH_STATS values in list order; NULL: no --push */
 	const struct cgroup_stats *cgroup; /* --cgroup/--container: the walks; NULL otherwise */
 	const struct loader_attach_stats *attach; /* the probes on files; NULL: none loaded */
+	const struct maps_stats *maps;		  /* the /proc/PID/maps reads; NULL: none counted */
 };
 
 /* The version, command line, span and every counter list of run, into p. */
@@ -53,6 +60,7 @@ uint64_t run__bpf_losses(const uint64_t vals[PROF_CNT__COUNT]);
 int run__add_heap_stats(struct profile *p, const struct heap_agg_stats *st);
 int run__add_call_stats(struct profile *p, const struct calls_agg_stats *st);
 int run__add_collect_stats(struct profile *p, const struct run_collect_stats *st);
+int run__add_report_stats(struct profile *p, const struct run_report_stats *st);
 int run__add_symbolizer_stats(struct profile *p, const struct symbolizer_stats *st);
 int run__add_unwinder_stats(struct profile *p, const struct unwinder_stats *st);
 
