@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/fdpass.h"
 #include "util/log.h"
 
 struct hold {
@@ -250,27 +251,9 @@ static unsigned sweep(int map_fd)
 static int wd_recv(int sock, int *fd)
 {
 	char tag = 0;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *c;
-	ssize_t n;
+	ssize_t n = fdpass__recv(sock, &tag, 1, fd);
 
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return (int)n;
-	c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-		memcpy(fd, CMSG_DATA(c), sizeof(int));
-	return tag;
+	return n <= 0 ? (int)(n < 0 ? -1 : 0) : tag;
 }
 
 static void __attribute__((noreturn)) watchdog_main(int sock)
@@ -371,25 +354,7 @@ int holds__watchdog_start(int *out)
 
 static int wd_send(int sock, char tag, int fd)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *c;
-
-	memset(&ctl, 0, sizeof(ctl));
-	if (fd >= 0) {
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+	return fdpass__send(sock, &tag, 1, fd);
 }
 
 int holds__watchdog_arm(int sock, int map_fd)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
+#include "util/fdpass.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -281,28 +282,9 @@ static int become(const struct asuser_cred *c)
 
 static void send_result(int sock, int err, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
 	int32_t e = err;
-	struct iovec iov = {.iov_base = &e, .iov_len = sizeof(e)};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	while (sendmsg(sock, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
+	fdpass__send(sock, &e, sizeof(e), fd);
 }
 
 /* Our other descriptors (BPF maps, the output, pipes whose end others wait for) are not the
@@ -345,32 +327,15 @@ static void child(int sock, const struct asuser_cred *cred, int root_fd, const c
 /* One answer: a descriptor, or -errno. */
 static int receive(int sock)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
 	int32_t e = 0;
-	struct iovec iov = {.iov_base = &e, .iov_len = sizeof(e)};
-	struct msghdr m = {.msg_iov = &iov,
-			   .msg_iovlen = 1,
-			   .msg_control = u.buf,
-			   .msg_controllen = sizeof(u)};
-	struct cmsghdr *c;
 	ssize_t r;
-	int fd = -1;
+	int fd;
 
-	do
-		r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-	while (r < 0 && errno == EINTR);
+	r = fdpass__recv(sock, &e, sizeof(e), &fd);
 	if (r < 0)
-		return -errno;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)) && fd < 0)
-			memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	if (r != sizeof(e) || e > 0 || (!e && fd < 0)) {
+		return (int)r;
+	if (r != sizeof(e) || e > 0 || (!e && fd < 0))
 		e = -EIO; /* the child died, or said nothing we understand */
-	}
 	if (e && fd >= 0)
 		close(fd);
 	return e ? e : fd;
