@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "export/outdir.h"
+#include "export/output.h"
 
 #include "util/log.h"
 
@@ -223,23 +224,6 @@ static int sync_tree(int fd, int depth)
 	return err;
 }
 
-/* The directory path is in, to disk: a rename in it is durable after this. */
-static void sync_parent(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-	int fd;
-
-	if (!dir)
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
 /* The folder at from is kept beside path as <path>.N (the first N free); the name into kept. */
 static int keep_beside(const char *from, const char *path, char *kept, size_t len)
 {
@@ -304,11 +288,11 @@ int outdir__commit(struct outdir *d)
 		goto placed;
 	}
 	keep_other(d, !renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->path, RENAME_EXCHANGE));
-	sync_parent(d->path);
+	output__sync_parent(d->path);
 	goto cleanup;
 placed:
 	d->tmp[0] = '\0';
-	sync_parent(d->path); /* failing, it loses nothing already renamed */
+	output__sync_parent(d->path); /* failing, it loses nothing already renamed */
 cleanup:
 	if (err && d->tmp[0])
 		remove_tree(AT_FDCWD, d->tmp, 0);

@@ -135,8 +135,7 @@ const char *output__path(const struct output *o)
 	return o->path;
 }
 
-/* Makes the rename itself durable; failure here loses nothing already renamed. */
-static void sync_dir(const char *path)
+void output__sync_parent(const char *path)
 {
 	char *dir, *base;
 	int fd;
@@ -178,7 +177,7 @@ int output__commit(struct output *o)
 	if (err)
 		unlink(o->tmp);
 	else
-		sync_dir(o->path);
+		output__sync_parent(o->path);
 	output_free(o);
 	return err;
 }

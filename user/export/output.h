@@ -23,5 +23,8 @@ const char *output__path(const struct output *o);
 int output__commit(struct output *o);
 /* Closes and removes the temporary file, frees o.  NULL is a no-op. */
 void output__abort(struct output *o);
+/* The directory path is in, to disk: a rename into it is durable after this (a failure loses
+ * nothing already renamed). */
+void output__sync_parent(const char *path);
 
 #endif /* PROF_OUTPUT_H */

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the well-formed UTF-8 sequence at p (at most n bytes), 0 when there is none
- * (Unicode table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF). */
-static size_t utf8_len(const uint8_t *p, size_t n)
+size_t escape__utf8_len(const uint8_t *p, size_t n)
 {
 	uint8_t lo = 0x80, hi = 0xbf;
 	size_t len;
@@ -47,7 +45,7 @@ size_t escape__unit(char out[ESCAPE_UNIT_MAX], size_t *out_len, const char *s, s
 {
 	static const char hex[] = "0123456789abcdef";
 	const uint8_t *p = (const uint8_t *)s;
-	size_t n = utf8_len(p, len);
+	size_t n = escape__utf8_len(p, len);
 
 	/* C1 controls are U+0080-U+009F: 0xc2 0x80-0x9f.  A terminal may act on them as on
 	 * ESC [ (U+009B is CSI). */

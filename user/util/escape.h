@@ -12,7 +12,12 @@
 #define PROF_ESCAPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+/* Length of the well-formed UTF-8 sequence at p (at most n bytes, n >= 1), 0 when there is
+ * none (Unicode table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF). */
+size_t escape__utf8_len(const uint8_t *p, size_t n);
 
 /* Bytes one unit takes at most once shown: "\xNN" or a 4-byte character. */
 #define ESCAPE_UNIT_MAX 4
