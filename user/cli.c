@@ -397,6 +397,12 @@ int cli__parse(struct env *out, int argc, char **argv)
 			env.live = true;
 			break;
 		case OPT_PUSH:
+			/* Before anything echoes the URL: the command line is in every profile. */
+			if (push__url_has_credentials(optarg))
+				return bad("--push URL holds credentials (user:password@), which "
+					   "every profile's command: comment and ps would show; "
+					   "%s",
+					   PUSH_CREDENTIALS_HINT);
 			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8))
 				return bad("invalid --push URL '%s' (http:// or https://)", optarg);
 			env.push_url = optarg;
