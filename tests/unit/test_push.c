@@ -11,10 +11,12 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -782,6 +784,82 @@ static void test_push__submit_profile_caps_series(void **state)
 	assert_int_equal(other, 1);
 }
 
+/* A failed allocation returns NULL, as without ASan (test_push__split_failure_counted). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+
+/* Our address space now, in bytes (VmSize). */
+static uint64_t vm_size(void)
+{
+	char line[128];
+	uint64_t kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %" SCNu64, &kb) == 1)
+			break;
+	fclose(f);
+	assert_true(kb > 0);
+	return kb << 10;
+}
+
+/* Allocations fail (a real RLIMIT_AS, in a child): the profile that cannot be split is counted
+ * in push_build_failed, not only logged.  Splitting 100,000 samples takes a 2.4 MB array; the
+ * limit leaves 1 MB. */
+static void test_push__split_failure_counted(void **state)
+{
+	struct profile_mapping m = {0x1000, 0x2000, 0, "/bin/app", "", true};
+	struct fixture *fx = *state;
+	struct push_opts o = {.url = "http://127.0.0.1:9"};
+	struct profile *p;
+	uint32_t mid, fid, lid;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(push__new(&fx->push, &o), 0);
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	p->time_nanos = FROM_NS;
+	p->duration_nanos = DUR_NS;
+	assert_int_equal(profile__mapping(p, &mid, &m), 0);
+	assert_int_equal(profile__function(p, &fid, "spin", "spin", "", 0), 0);
+	assert_int_equal(profile__location(p, &lid, 0x1100, mid, fid, 0), 0);
+	for (uint32_t i = 1; i <= 100000; i++) {
+		int64_t v[1] = {1};
+
+		assert_int_equal(profile__add_sample(p, i, i, "app", "app", &lid, 1, v, false), 0);
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint64_t limit = vm_size() + (1 << 20);
+		struct rlimit rl = {limit, limit};
+		int err;
+
+		alarm(30); /* a hang fails the test too */
+		if (setrlimit(RLIMIT_AS, &rl))
+			_exit(10);
+		err = push__submit_profile(fx->push, p);
+		if (err != -ENOMEM)
+			_exit(11);
+		if (STAT(fx->push, build_failed) != 1 || STAT(fx->push, submitted) != 0)
+			_exit(12);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* Without the limit the same profile goes (one service). */
+	assert_int_equal(push__submit_profile(fx->push, p), 0);
+	assert_int_equal(STAT(fx->push, build_failed), 0);
+	assert_int_equal(STAT(fx->push, submitted), 1);
+	profile__free(p);
+}
+
 /* At exit, what cannot be sent in time goes to the spool. */
 static void test_push__flush_spools_the_rest(void **state)
 {
@@ -929,6 +1007,7 @@ int main(void)
 		T(test_push__401_403_spooled_not_dropped),
 		T(test_push__url_credentials_refused),
 		T(test_push__submit_profile_caps_series),
+		T(test_push__split_failure_counted),
 		T(test_push__submit_profile_one_series_per_service),
 		T(test_push__spool_symlink_refused),
 		T(test_push__bad_spool_file_dropped),
