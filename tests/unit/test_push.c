@@ -613,6 +613,27 @@ static void test_push__env_bearer_and_tenant_reach_headers(void **state)
 	assert_has(meta(&fx->r, 1), "\"tenant\": \"team-a\"");
 }
 
+/* Read once, then gone from our environment: unset, and the value's bytes wiped where they were
+ * (what /proc/self/environ shows). */
+static void test_push__env_secrets_taken(void **state)
+{
+	struct fixture *fx = *state;
+	struct push_opts o = {.url = "http://127.0.0.1:9"};
+	char *tok, *pw, *ten;
+
+	setenv("BPFTRACE_PROF_PUSH_TOKEN", "tok-123", 1);
+	setenv("BPFTRACE_PROF_PUSH_PASSWORD", "pw-456", 1);
+	setenv("BPFTRACE_PROF_PUSH_TENANT", "team-a", 1);
+	tok = getenv("BPFTRACE_PROF_PUSH_TOKEN");
+	pw = getenv("BPFTRACE_PROF_PUSH_PASSWORD");
+	ten = getenv("BPFTRACE_PROF_PUSH_TENANT");
+	assert_int_equal(push__new(&fx->push, &o), 0);
+	assert_null(getenv("BPFTRACE_PROF_PUSH_TOKEN"));
+	assert_null(getenv("BPFTRACE_PROF_PUSH_PASSWORD"));
+	assert_null(getenv("BPFTRACE_PROF_PUSH_TENANT"));
+	assert_int_equal(tok[0] | pw[0] | ten[0], 0);
+}
+
 static void test_push__env_basic_auth_reaches_headers(void **state)
 {
 	struct fixture *fx = *state;
@@ -1001,6 +1022,7 @@ int main(void)
 		T(test_push__spool_bounded),
 		T(test_push__env_bearer_and_tenant_reach_headers),
 		T(test_push__env_basic_auth_reaches_headers),
+		T(test_push__env_secrets_taken),
 		T(test_push__auth_file_checked_and_used),
 		T(test_push__flush_spools_the_rest),
 		T(test_push__long_token_whole),

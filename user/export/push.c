@@ -1212,6 +1212,24 @@ static int set_secret(char **slot, const char *what, const char *v)
 	return *slot ? 0 : -ENOMEM;
 }
 
+/*
+ * A secret from the environment, then gone from it: the value's bytes wiped where they are, so
+ * that our /proc/PID/environ (which reads the original strings) no longer shows it, and the
+ * variable unset.
+ */
+static int take_env_secret(char **slot, const char *name)
+{
+	char *v = getenv(name);
+	int err;
+
+	if (!v)
+		return 0;
+	err = set_secret(slot, name, v);
+	explicit_bzero(v, strlen(v));
+	unsetenv(name);
+	return err;
+}
+
 /* key=value lines (token, user, password, tenant; # comments): a file only we or root own,
  * unreadable by group and others, so no other user can read or plant credentials. */
 static int read_auth_file(struct push *p, const char *path)
@@ -1392,15 +1410,13 @@ int push__new(struct push **out, const struct push_opts *opts)
 		p->hostname[0] = 0;
 
 	/* Under PUSH_ENV_PREFIX, each of them: push__is_secret_env keeps them from children. */
-	err = set_secret(&p->token, PUSH_ENV_PREFIX "TOKEN", getenv(PUSH_ENV_PREFIX "TOKEN"));
+	err = take_env_secret(&p->token, PUSH_ENV_PREFIX "TOKEN");
 	if (!err)
-		err = set_secret(&p->user, PUSH_ENV_PREFIX "USER", getenv(PUSH_ENV_PREFIX "USER"));
+		err = take_env_secret(&p->user, PUSH_ENV_PREFIX "USER");
 	if (!err)
-		err = set_secret(&p->password, PUSH_ENV_PREFIX "PASSWORD",
-				 getenv(PUSH_ENV_PREFIX "PASSWORD"));
+		err = take_env_secret(&p->password, PUSH_ENV_PREFIX "PASSWORD");
 	if (!err)
-		err = set_secret(&p->tenant, PUSH_ENV_PREFIX "TENANT",
-				 getenv(PUSH_ENV_PREFIX "TENANT"));
+		err = take_env_secret(&p->tenant, PUSH_ENV_PREFIX "TENANT");
 	if (!err && o.auth_file)
 		err = read_auth_file(p, o.auth_file);
 	if (err)

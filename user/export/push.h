@@ -23,7 +23,8 @@
  * BPFTRACE_PROF_PUSH_TOKEN (bearer), BPFTRACE_PROF_PUSH_USER / BPFTRACE_PROF_PUSH_PASSWORD
  * (basic), BPFTRACE_PROF_PUSH_TENANT (X-Scope-OrgID); an auth file holds token=, user=,
  * password=, tenant= lines and wins over the environment key by key.  Every variable read here
- * starts with PUSH_ENV_PREFIX, so that the programs we start can be given none of them.
+ * starts with PUSH_ENV_PREFIX, so that the programs we start can be given none of them; push__new
+ * also takes them out of our own environment (unset, the values wiped: /proc/PID/environ).
  */
 #ifndef PROF_PUSH_H
 #define PROF_PUSH_H
