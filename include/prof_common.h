@@ -274,6 +274,12 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(aged_out, "push_aged_out", "spooled profiles deleted unsent: older than an hour")      \
 	X(dropped, "push_dropped",                                                               \
 	  "profiles lost: queue full without a spool, spool full or unwritable, spool file bad") \
+	X(auth_failed, "push_auth_failed",                                                       \
+	  "sends refused with 401/403 (check the credentials); the profile kept in the spool")   \
+	X(build_failed, "push_build_failed",                                                     \
+	  "profiles or service parts not queued: splitting by service or encoding failed")       \
+	X(series_folded, "push_series_folded",                                                   \
+	  "services sent in the series \"other\": more services than series in one profile")     \
 	X(sent_bytes, "push_sent_bytes", "profile bytes the backend accepted")
 
 /* murmur3's 64-bit finalizer: every input bit reaches every output bit. */

@@ -13,6 +13,8 @@ test_pkgs="$test_pkgs shellcheck cppcheck clang-format"
 test_pkgs="$test_pkgs docker.io busybox-static tmux"
 # protobuf-compiler: `protoc --decode_raw` checks the -f perfetto traces (tests/e2e/test_trace.sh).
 test_pkgs="$test_pkgs protobuf-compiler"
+# strace: the spool's renames and syncs, in order (tests/e2e/test_push.sh).
+test_pkgs="$test_pkgs strace"
 # python3-protobuf: the -f perfetto traces decoded a second way, with Python classes protoc
 # generates at test time from tests/perfetto_subset.proto (tests/e2e/perfetto_check.py).
 test_pkgs="$test_pkgs python3-protobuf"

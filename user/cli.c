@@ -74,7 +74,8 @@ static const char usage[] =
 	"                           (default 2 s); q quits and writes the profiles\n"
 	"      --push URL           also send each interval's profiles to Grafana Pyroscope or\n"
 	"                           Parca (http or https); failures are retried, then spooled to\n"
-	"                           --output-dir/spool and sent later; needs --interval\n"
+	"                           --output-dir/spool and sent later; needs --interval; a URL\n"
+	"                           with user:password@ is refused (credentials: below)\n"
 	"      --push-protocol P    pyroscope (default: Connect Push) | pyroscope-ingest "
 	"(/ingest)\n"
 	"                           | parca (/api/profiles/writeraw)\n"
@@ -412,6 +413,12 @@ int cli__parse(struct env *out, int argc, char **argv)
 			env.live = true;
 			break;
 		case OPT_PUSH:
+			/* Before anything echoes the URL: the command line is in every profile. */
+			if (push__url_has_credentials(optarg))
+				return bad("--push URL holds credentials (user:password@), which "
+					   "every profile's command: comment and ps would show; "
+					   "%s",
+					   PUSH_CREDENTIALS_HINT);
 			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8))
 				return bad("invalid --push URL '%s' (http:// or https://)", optarg);
 			env.push_url = optarg;

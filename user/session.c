@@ -76,9 +76,25 @@ struct child {
 
 static int spawn(struct child *c, char **cmd)
 {
+	extern char **environ;
 	int go[2] = {-1, -1}, ef[2] = {-1, -1};
+	char **envp = NULL;
+	size_t n = 0;
 	int err;
 
+	/* CMD's environment is ours without the --push credentials (push__is_secret_env): built
+	 * here, as the child may not allocate (a thread may hold malloc's lock at fork). */
+	while (environ && environ[n])
+		n++;
+	envp = calloc(n + 1, sizeof(*envp));
+	if (!envp) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	n = 0;
+	for (char **e = environ; e && *e; e++)
+		if (!push__is_secret_env(*e))
+			envp[n++] = *e;
 	if (pipe2(go, O_CLOEXEC) || pipe2(ef, O_CLOEXEC)) {
 		err = -errno;
 		goto fail;
@@ -116,12 +132,13 @@ static int spawn(struct child *c, char **cmd)
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t));
 		if (read(go[0], &b, 1) != 1)
 			_exit(127); /* the profiler gave up */
-		execvp(cmd[0], cmd);
+		execvpe(cmd[0], cmd, envp);
 		e = errno;
 		if (write(ef[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
 	}
+	free(envp);
 	close(go[0]);
 	close(ef[1]);
 	c->go_fd = go[1];
@@ -132,6 +149,7 @@ static int spawn(struct child *c, char **cmd)
 		pr_debug("pidfd_open(%d): %s\n", c->pid, strerror(errno));
 	return 0;
 fail:
+	free(envp);
 	for (int i = 0; i < 2; i++) {
 		if (go[i] >= 0)
 			close(go[i]);

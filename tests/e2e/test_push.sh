@@ -183,3 +183,133 @@ t_push_protocols_ingest_parca() {
 		echo "ok: $proto: $n profiles"
 	done
 }
+
+# `-- CMD` gets none of the --push credentials from our environment (and every other variable).
+t_push_secrets_not_in_cmd_env() {
+	local rc=0
+	BPFTRACE_PROF_PUSH_TOKEN=tok-e2e-secret BPFTRACE_PROF_PUSH_USER=alice-e2e \
+		BPFTRACE_PROF_PUSH_PASSWORD=pw-e2e-secret BPFTRACE_PROF_PUSH_TENANT=tenant-e2e \
+		E2E_KEEP_ME=kept "$PROF" --cpu -d 5 --top 0 -o "$E2E_TMP/out.pb.gz" \
+		-- sh -c "env >'$E2E_TMP/env.txt'" >/dev/null 2>"$E2E_TMP/log" || rc=$?
+	[ "$rc" -eq 0 ] || { cat "$E2E_TMP/log"; fail "exit status $rc"; }
+	grep -q '^E2E_KEEP_ME=kept$' "$E2E_TMP/env.txt" || fail "CMD did not get our environment"
+	grep -q '^PATH=' "$E2E_TMP/env.txt" || fail "CMD has no PATH"
+	if grep -E 'BPFTRACE_PROF_PUSH|e2e-secret|alice-e2e|tenant-e2e' "$E2E_TMP/env.txt"; then
+		fail "CMD's environment holds push credentials"
+	fi
+	echo "ok: CMD's environment has ours without BPFTRACE_PROF_PUSH_*"
+}
+
+# Our own /proc/PID/environ (readable by root, and what a copy of /proc/self/environ would hold)
+# no longer shows the token once --push has read it; the profiles still carry it to the backend.
+t_push_token_not_in_our_environ() {
+	local out=$E2E_TMP/out pid i rc=0
+	start_receiver "$E2E_TMP/recv"
+	BPFTRACE_PROF_PUSH_TOKEN=tok-e2e-environ "$PROF" --cpu --interval 1 --output-dir "$out" -d 4 \
+		--top 0 --push "http://127.0.0.1:$RECV_PORT" -- "$CT" 30 >/dev/null 2>"$out.log" &
+	pid=$!
+	# The first profile received: --push has long read its credentials.
+	for ((i = 0; i < 200; i++)); do
+		[ -e "$RECV_DIR/000001.json" ] && break
+		sleep 0.05
+	done
+	[ -e "$RECV_DIR/000001.json" ] || fail "nothing received"
+	tr '\0' '\n' <"/proc/$pid/environ" >"$E2E_TMP/environ" || fail "cannot read our environ"
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 0 ] || { cat "$out.log"; fail "exit status $rc"; }
+	grep -q '^PATH=' "$E2E_TMP/environ" || fail "our environ unread"
+	if grep -a 'tok-e2e-environ' "$E2E_TMP/environ"; then fail "the token is in /proc/PID/environ"; fi
+	grep -q '"authorization": "Bearer tok-e2e-environ"' "$RECV_DIR/000001.json" ||
+		fail "the token did not reach the backend"
+	echo "ok: the token reaches the backend and is gone from /proc/$pid/environ"
+}
+
+# user:password@ in the --push URL: refused before anything runs, in one line that says where
+# credentials go and does not repeat them.
+t_push_url_credentials_refused() {
+	local err rc=0
+	err=$("$PROF" --cpu --interval 2 --output-dir "$E2E_TMP/out" -d 3 \
+		--push "https://alice:tok-e2e-secret@127.0.0.1:9/" -- "$CT" 3 2>&1 >/dev/null) || rc=$?
+	expect_eq "exit status" 2 "$rc"
+	expect_eq "error lines" 1 "$(wc -l <<<"$err")"
+	grep -q 'BPFTRACE_PROF_PUSH_TOKEN' <<<"$err" || fail "message: $err"
+	grep -q -- '--push-auth-file' <<<"$err" || fail "message: $err"
+	if grep -q 'tok-e2e-secret' <<<"$err"; then fail "the message repeats the token: $err"; fi
+	[ -z "$(find "$E2E_TMP/out" -name '*.pb.gz' 2>/dev/null)" ] || fail "profiles written"
+	echo "ok: refused: $err"
+}
+
+# A 3,000-byte bearer token reaches the backend whole (a 2 KiB header buffer used to cut it), and
+# appears in no output: not in the profiles written, not on stderr.
+t_push_long_token_whole() {
+	local out=$E2E_TMP/out tok f n=0
+	tok=$(head -c 2250 /dev/urandom | base64 -w0 | tr '+/' '-_' | head -c 3000)
+	expect_eq "token length" 3000 "${#tok}"
+	start_receiver "$E2E_TMP/recv"
+	BPFTRACE_PROF_PUSH_TOKEN=$tok push_run "$out" 5
+	for f in "$RECV_DIR"/*.json; do
+		python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))
+sys.exit(m["authorization"] != "Bearer " + sys.argv[2])' "$f" "$tok" ||
+			fail "$f: the Authorization header is not the whole token"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 2 ] || fail "expected at least 2 profiles, got $n"
+	echo "ok: $n profiles, each with the whole 3000-byte token"
+	for f in "$out"/*.pb.gz; do
+		if zcat "$f" | grep -qaF "${tok:0:64}"; then fail "the token is in $f"; fi
+	done
+	if grep -qF "${tok:0:64}" "$out.log"; then fail "the token is on stderr"; fi
+	echo "ok: the token is in no profile and not on stderr"
+}
+
+# A backend answering 401 for everything: one error line naming the host and what to check, and
+# every profile kept in the spool (not dropped as other 4xx are), counted.
+t_push_401_said_once_spooled() {
+	local out=$E2E_TMP/out line written
+	start_receiver "$E2E_TMP/recv"
+	recv_cmd fail 401 100000
+	BPFTRACE_PROF_PUSH_TOKEN=wrong-token push_run "$out" 7 >/dev/null
+	expect_one_line "401 error lines" "refuses our credentials" "$out.log"
+	grep 'refuses our credentials' "$out.log" | grep -q "127.0.0.1:$RECV_PORT .*BPFTRACE_PROF_PUSH_TOKEN.*kept in $out/spool" ||
+		fail "the error line: $(grep 'refuses' "$out.log")"
+	if grep -q 'wrong-token' "$out.log"; then fail "the token is on stderr"; fi
+	written=$(find "$out" -maxdepth 1 -name '*.cpu.pb.gz' | wc -l)
+	[ "$written" -ge 3 ] || fail "expected at least 3 profiles, got $written"
+	expect_eq "spooled files" "$written" "$(spool_files "$out")"
+	line=$(grep '^bpftrace-prof: .*push: ' "$out.log" | tail -1)
+	grep -q "push: 0 of $written profiles sent, 0 retries, $written spooled, 0 sent from the spool, 0 aged out, 0 failed, 0 dropped" <<<"$line" ||
+		fail "push summary: $line"
+	# The last profile counts the refusals of the ones before it.
+	go tool pprof -comments "$(find "$out" -maxdepth 1 -name '*.cpu.pb.gz' | sort | tail -1)" 2>/dev/null |
+		grep -q '^push_auth_failed=[1-9]' || fail "no push_auth_failed in the last profile's comments"
+	echo "ok: one error line, $written profiles spooled, push_auth_failed counted"
+}
+
+# Every file renamed into the spool is followed by an fsync of the spool directory (the rename is
+# durable only then), and the file itself was synced before it.
+t_push_spool_dir_synced() {
+	local out=$E2E_TMP/out rc=0 renames
+	start_receiver "$E2E_TMP/recv" --refuse
+	mkdir -p "$out"
+	strace -qq -y -e trace=renameat2,fsync,fdatasync -o "$E2E_TMP/strace.log" \
+		"$PROF" --cpu --interval 2 --output-dir "$out" -d 5 --top 0 \
+		--push "http://127.0.0.1:$RECV_PORT" -- "$CT" 30 >/dev/null 2>"$out.log" || rc=$?
+	[ "$rc" -eq 0 ] || { cat "$out.log" >&2; fail "exit status $rc"; }
+	renames=$(grep -c '^renameat2(.*\.spool", RENAME_NOREPLACE) = 0' "$E2E_TMP/strace.log")
+	[ "$renames" -ge 1 ] || { head -20 "$E2E_TMP/strace.log"; fail "no rename into the spool traced"; }
+	expect_eq "spool files" "$renames" "$(spool_files "$out")"
+	# In order: fdatasync(the temporary), its rename, fsync(the spool directory).
+	python3 - "$E2E_TMP/strace.log" "$out/spool" <<'PY' || fail "a spooled file not synced in order"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+spool = sys.argv[2]
+n = 0
+for i, l in enumerate(lines):
+    if not re.match(r'renameat2\(.*\.spool", RENAME_NOREPLACE\) = 0', l):
+        continue
+    assert re.match(r'fdatasync\(\d+<%s/\.tmp-' % re.escape(spool), lines[i - 1]), lines[i - 1]
+    assert re.match(r'fsync\(\d+<%s>\) = 0' % re.escape(spool), lines[i + 1]), lines[i + 1]
+    n += 1
+print("ok: %d renames, each synced" % n)
+PY
+}

@@ -11,10 +11,12 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -611,6 +613,27 @@ static void test_push__env_bearer_and_tenant_reach_headers(void **state)
 	assert_has(meta(&fx->r, 1), "\"tenant\": \"team-a\"");
 }
 
+/* Read once, then gone from our environment: unset, and the value's bytes wiped where they were
+ * (what /proc/self/environ shows). */
+static void test_push__env_secrets_taken(void **state)
+{
+	struct fixture *fx = *state;
+	struct push_opts o = {.url = "http://127.0.0.1:9"};
+	char *tok, *pw, *ten;
+
+	setenv("BPFTRACE_PROF_PUSH_TOKEN", "tok-123", 1);
+	setenv("BPFTRACE_PROF_PUSH_PASSWORD", "pw-456", 1);
+	setenv("BPFTRACE_PROF_PUSH_TENANT", "team-a", 1);
+	tok = getenv("BPFTRACE_PROF_PUSH_TOKEN");
+	pw = getenv("BPFTRACE_PROF_PUSH_PASSWORD");
+	ten = getenv("BPFTRACE_PROF_PUSH_TENANT");
+	assert_int_equal(push__new(&fx->push, &o), 0);
+	assert_null(getenv("BPFTRACE_PROF_PUSH_TOKEN"));
+	assert_null(getenv("BPFTRACE_PROF_PUSH_PASSWORD"));
+	assert_null(getenv("BPFTRACE_PROF_PUSH_TENANT"));
+	assert_int_equal(tok[0] | pw[0] | ten[0], 0);
+}
+
 static void test_push__env_basic_auth_reaches_headers(void **state)
 {
 	struct fixture *fx = *state;
@@ -665,6 +688,197 @@ static void test_push__auth_file_checked_and_used(void **state)
 	POLL_UNTIL(fx->push, sent, 1);
 	assert_has(meta(&fx->r, 1), "\"authorization\": \"Bearer from-file\"");
 	assert_has(meta(&fx->r, 1), "\"tenant\": \"t2\"");
+}
+
+/* A token as long as the auth file allows reaches the backend whole (a 2 KiB header buffer
+ * used to cut it: 401 for every profile). */
+static void test_push__long_token_whole(void **state)
+{
+	struct fixture *fx = *state;
+	static char text[4096], want[4200];
+	char path[128];
+	struct push_opts o;
+
+	receiver_start(&fx->r, false);
+	snprintf(path, sizeof(path), "%s/auth", fx->tmp);
+	strcpy(text, "token=");
+	for (int i = 0; i < 4000; i++)
+		text[6 + i] = "abcdefghijklmnopqrstuvwxyz0123456789"[i % 36];
+	snprintf(want, sizeof(want), "\"authorization\": \"Bearer %s\"", text + 6);
+	strcat(text, "\ntenant=");
+	for (int i = 0; i < 80; i++)
+		strcat(text, "t");
+	strcat(text, "\n");
+	write_file(path, text, 0600);
+	o = fast_opts(fx, NULL);
+	o.auth_file = path;
+	assert_int_equal(push__new(&fx->push, &o), 0);
+	assert_int_equal(submit(fx), 0);
+	POLL_UNTIL(fx->push, sent, 1);
+	assert_has(meta(&fx->r, 1), want);
+	assert_int_equal(STAT(fx->push, auth_failed), 0);
+}
+
+/* 401 and 403 say the credentials are wrong: the profiles wait in the spool (not dropped as
+ * other 4xx are), counted, and go once the backend takes them. */
+static void test_push__401_403_spooled_not_dropped(void **state)
+{
+	struct fixture *fx = *state;
+	struct push_opts o;
+
+	receiver_start(&fx->r, false);
+	receiver_cmd(&fx->r, "fail 401 1");
+	receiver_cmd(&fx->r, "fail 403 1");
+	o = fast_opts(fx, fx->tmp);
+	assert_int_equal(push__new(&fx->push, &o), 0);
+	assert_int_equal(submit(fx), 0);
+	assert_int_equal(submit(fx), 0);
+	POLL_UNTIL(fx->push, spooled, 2);
+	assert_int_equal(STAT(fx->push, auth_failed), 2);
+	assert_int_equal(STAT(fx->push, failed), 0);
+	assert_int_equal(STAT(fx->push, dropped), 0);
+	assert_int_equal(STAT(fx->push, retried), 0);
+	assert_int_equal(requests(&fx->r, 401), 1);
+	assert_int_equal(requests(&fx->r, 403), 1);
+	POLL_UNTIL(fx->push, spool_sent, 2);
+	assert_int_equal(count_files(spool_dir(fx), ".spool"), 0);
+	assert_int_equal(received(&fx->r), 2);
+	assert_body(fx, 1);
+}
+
+/* user:password@ in the URL is refused: the URL is on the command line, in every profile. */
+static void test_push__url_credentials_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct push_opts o = {.url = "https://alice:tok-123@127.0.0.1:9/"};
+
+	assert_int_equal(push__new(&fx->push, &o), -EINVAL);
+	assert_null(fx->push);
+	assert_true(push__url_has_credentials("http://tok@pyroscope:4040"));
+	assert_true(push__url_has_credentials("https://a:b@h/x"));
+	assert_false(push__url_has_credentials("https://h:4040/a@b"));
+	assert_false(push__url_has_credentials("https://h?x=a@b"));
+	assert_false(push__url_has_credentials("http://[::1]:4040/"));
+	assert_true(push__is_secret_env("BPFTRACE_PROF_PUSH_TOKEN=x"));
+	assert_true(push__is_secret_env("BPFTRACE_PROF_PUSH_TENANT="));
+	assert_false(push__is_secret_env("PATH=/bin"));
+	assert_false(push__is_secret_env("BPFTRACE_PROF_PUS"));
+}
+
+/* More services than max_series in one profile: max_series requests, the last one "other". */
+static void test_push__submit_profile_caps_series(void **state)
+{
+	struct profile_mapping m = {0x1000, 0x2000, 0, "/bin/app", "", true};
+	struct fixture *fx = *state;
+	struct push_opts o;
+	struct profile *p;
+	uint32_t mid, fid, lid;
+	int other = 0;
+	char name[16];
+
+	receiver_start(&fx->r, false);
+	o = fast_opts(fx, NULL);
+	o.max_series = 4;
+	assert_int_equal(push__new(&fx->push, &o), 0);
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	p->time_nanos = FROM_NS;
+	p->duration_nanos = DUR_NS;
+	assert_int_equal(profile__mapping(p, &mid, &m), 0);
+	assert_int_equal(profile__function(p, &fid, "spin", "spin", "", 0), 0);
+	assert_int_equal(profile__location(p, &lid, 0x1100, mid, fid, 0), 0);
+	for (int i = 1; i <= 70; i++) {
+		int64_t v[1] = {i};
+
+		snprintf(name, sizeof(name), "proc%d", i);
+		assert_int_equal(profile__add_sample(p, i, i, name, name, &lid, 1, v, false), 0);
+	}
+	assert_int_equal(push__submit_profile(fx->push, p), 0);
+	profile__free(p);
+	assert_int_equal(STAT(fx->push, submitted), 4);
+	assert_int_equal(STAT(fx->push, series_folded), 67);
+	assert_int_equal(STAT(fx->push, build_failed), 0);
+	POLL_UNTIL(fx->push, sent, 4);
+	assert_int_equal(received(&fx->r), 4);
+	for (int i = 1; i <= 4; i++)
+		other += strstr(meta(&fx->r, i), "\"service_name\": \"other\"") != NULL;
+	assert_int_equal(other, 1);
+}
+
+/* A failed allocation returns NULL, as without ASan (test_push__split_failure_counted). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+
+/* Our address space now, in bytes (VmSize). */
+static uint64_t vm_size(void)
+{
+	char line[128];
+	uint64_t kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %" SCNu64, &kb) == 1)
+			break;
+	fclose(f);
+	assert_true(kb > 0);
+	return kb << 10;
+}
+
+/* Allocations fail (a real RLIMIT_AS, in a child): the profile that cannot be split is counted
+ * in push_build_failed, not only logged.  Splitting 100,000 samples takes a 2.4 MB array; the
+ * limit leaves 1 MB. */
+static void test_push__split_failure_counted(void **state)
+{
+	struct profile_mapping m = {0x1000, 0x2000, 0, "/bin/app", "", true};
+	struct fixture *fx = *state;
+	struct push_opts o = {.url = "http://127.0.0.1:9"};
+	struct profile *p;
+	uint32_t mid, fid, lid;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(push__new(&fx->push, &o), 0);
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	p->time_nanos = FROM_NS;
+	p->duration_nanos = DUR_NS;
+	assert_int_equal(profile__mapping(p, &mid, &m), 0);
+	assert_int_equal(profile__function(p, &fid, "spin", "spin", "", 0), 0);
+	assert_int_equal(profile__location(p, &lid, 0x1100, mid, fid, 0), 0);
+	for (uint32_t i = 1; i <= 100000; i++) {
+		int64_t v[1] = {1};
+
+		assert_int_equal(profile__add_sample(p, i, i, "app", "app", &lid, 1, v, false), 0);
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint64_t limit = vm_size() + (1 << 20);
+		struct rlimit rl = {limit, limit};
+		int err;
+
+		alarm(30); /* a hang fails the test too */
+		if (setrlimit(RLIMIT_AS, &rl))
+			_exit(10);
+		err = push__submit_profile(fx->push, p);
+		if (err != -ENOMEM)
+			_exit(11);
+		if (STAT(fx->push, build_failed) != 1 || STAT(fx->push, submitted) != 0)
+			_exit(12);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* Without the limit the same profile goes (one service). */
+	assert_int_equal(push__submit_profile(fx->push, p), 0);
+	assert_int_equal(STAT(fx->push, build_failed), 0);
+	assert_int_equal(STAT(fx->push, submitted), 1);
+	profile__free(p);
 }
 
 /* At exit, what cannot be sent in time goes to the spool. */
@@ -808,8 +1022,14 @@ int main(void)
 		T(test_push__spool_bounded),
 		T(test_push__env_bearer_and_tenant_reach_headers),
 		T(test_push__env_basic_auth_reaches_headers),
+		T(test_push__env_secrets_taken),
 		T(test_push__auth_file_checked_and_used),
 		T(test_push__flush_spools_the_rest),
+		T(test_push__long_token_whole),
+		T(test_push__401_403_spooled_not_dropped),
+		T(test_push__url_credentials_refused),
+		T(test_push__submit_profile_caps_series),
+		T(test_push__split_failure_counted),
 		T(test_push__submit_profile_one_series_per_service),
 		T(test_push__spool_symlink_refused),
 		T(test_push__bad_spool_file_dropped),

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -54,7 +55,7 @@ static void test_split__three_services_exact(void **state)
 	struct profile_mapping m3 = {0x7000, 0x8000, 0, "/lib/libc.so.6", "", true};
 	struct split_part *parts;
 	struct profile *p;
-	uint32_t mid1, mid2, mid3, nparts, a, b, c, d, s1[2], s2[2], s3[1];
+	uint32_t mid1, mid2, mid3, nparts, nfolded, a, b, c, d, s1[2], s2[2], s3[1];
 
 	(void)state;
 	assert_int_equal(profile__new(&p, "cpu"), 0);
@@ -90,8 +91,9 @@ static void test_split__three_services_exact(void **state)
 	add(p, 10, "app", s1, 2, 1); /* merges with the 7 */
 	add(p, 20, "nginx", s3, 1, 6);
 
-	assert_int_equal(split__by_service(&parts, &nparts, p), 0);
+	assert_int_equal(split__by_service(&parts, &nparts, &nfolded, p, 0), 0);
 	assert_int_equal(nparts, 3);
+	assert_int_equal(nfolded, 0);
 	/* First-seen order: nginx, the container, redis. */
 	assert_string_equal(parts[0].service, "nginx");
 	assert_false(parts[0].is_container);
@@ -161,13 +163,89 @@ static void test_split__empty_profile_has_no_parts(void **state)
 {
 	struct split_part *parts;
 	struct profile *p;
-	uint32_t n = 99;
+	uint32_t n = 99, nfolded = 99;
 
 	(void)state;
 	assert_int_equal(profile__new(&p, "heap"), 0);
-	assert_int_equal(split__by_service(&parts, &n, p), 0);
+	assert_int_equal(split__by_service(&parts, &n, &nfolded, p, 0), 0);
 	assert_int_equal(n, 0);
+	assert_int_equal(nfolded, 0);
 	split__free(parts, n);
+	profile__free(p);
+}
+
+/* All of a part's samples' values of type idx, summed. */
+static int64_t part_sum(const struct profile *q, int idx)
+{
+	int64_t sum = 0;
+
+	for (uint32_t i = 0; i < q->nsamples; i++)
+		sum += q->samples[i].values[idx];
+	return sum;
+}
+
+/*
+ * 70 host processes with distinct names (svc1 … svc70, svcN with N samples) and one container
+ * with a single sample, cut to 8 series: the container and the six largest processes keep
+ * theirs, in first-seen order, and the 64 others share "other" — every sample still there.
+ */
+static void test_split__services_past_the_cap_folded(void **state)
+{
+	struct profile_mapping m = {0x1000, 0x2000, 0, "/usr/bin/app", "", true};
+	struct split_part *parts;
+	struct profile *p;
+	uint32_t mid, l, nparts, nfolded;
+	int64_t total = 0;
+	char name[16];
+
+	(void)state;
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	p->default_type = 1;
+	assert_int_equal(profile__mapping(p, &mid, &m), 0);
+	l = loc(p, mid, "work", 0x1100);
+	for (uint32_t i = 1; i <= 70; i++) {
+		snprintf(name, sizeof(name), "svc%u", i);
+		add(p, i, name, &l, 1, i);
+	}
+	assert_int_equal(
+		profile__set_process(p, &(struct profile_process){1000, 1, "c0ffee", "/d/c"}), 0);
+	add(p, 1000, "boxed", &l, 1, 1);
+
+	/* Under the cap: one part per service, nothing folded. */
+	assert_int_equal(split__by_service(&parts, &nparts, &nfolded, p, 71), 0);
+	assert_int_equal(nparts, 71);
+	assert_int_equal(nfolded, 0);
+	for (uint32_t i = 0; i < nparts; i++)
+		assert_string_not_equal(parts[i].service, SPLIT_OTHER);
+	split__free(parts, nparts);
+
+	assert_int_equal(split__by_service(&parts, &nparts, &nfolded, p, 8), 0);
+	assert_int_equal(nparts, 8);
+	assert_int_equal(nfolded, 64);
+	for (uint32_t i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "svc%u", 65 + i);
+		assert_string_equal(parts[i].service, name);
+		assert_false(parts[i].is_container);
+		assert_int_equal(parts[i].profile->nsamples, 1);
+		assert_int_equal(part_sum(parts[i].profile, 0), 65 + i);
+	}
+	assert_string_equal(parts[6].service, "c0ffee");
+	assert_true(parts[6].is_container);
+	assert_int_equal(part_sum(parts[6].profile, 1), 10);
+	assert_string_equal(parts[7].service, SPLIT_OTHER);
+	assert_false(parts[7].is_container);
+	/* svc1 … svc64: 64 samples, 1 + … + 64 = 2080, each keeping its own process label. */
+	assert_int_equal(parts[7].profile->nsamples, 64);
+	assert_int_equal(part_sum(parts[7].profile, 0), 2080);
+	assert_int_equal(part_sum(parts[7].profile, 1), 20800);
+	assert_int_equal(leaf_sum(parts[7].profile, 64, "work", 0), 64);
+	assert_string_equal(parts[7].profile->samples[0].process, "svc1");
+	for (uint32_t i = 0; i < nparts; i++)
+		total += part_sum(parts[i].profile, 0);
+	assert_int_equal(total, 70 * 71 / 2 + 1);
+	split__free(parts, nparts);
 	profile__free(p);
 }
 
@@ -176,6 +254,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split__three_services_exact),
 		cmocka_unit_test(test_split__empty_profile_has_no_parts),
+		cmocka_unit_test(test_split__services_past_the_cap_folded),
 	};
 
 	return cmocka_run_group_tests_name("split", tests, NULL, NULL);

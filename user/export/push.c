@@ -60,7 +60,8 @@ struct push_job {
 
 struct push {
 	struct push_opts o;
-	char *url; /* without a trailing '/' */
+	char *url;  /* without a trailing '/' */
+	char *host; /* the URL's host[:port], for messages */
 	CURLM *multi;
 	struct push_job **queue; /* live jobs: waiting or in flight */
 	unsigned nqueue;
@@ -76,7 +77,7 @@ struct push {
 
 	char *token, *user, *password, *tenant;
 	char hostname[256];
-	bool logged_reject, logged_spool_full, failing;
+	bool logged_reject, logged_spool_full, logged_auth, failing;
 	struct push_stats stats;
 };
 
@@ -86,6 +87,21 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool push__url_has_credentials(const char *url)
+{
+	const char *auth = strstr(url, "://");
+	size_t n;
+
+	auth = auth ? auth + 3 : url;
+	n = strcspn(auth, "/?#");
+	return memchr(auth, '@', n) != NULL;
+}
+
+bool push__is_secret_env(const char *entry)
+{
+	return !strncmp(entry, PUSH_ENV_PREFIX, sizeof(PUSH_ENV_PREFIX) - 1);
 }
 
 int push__parse_protocol(enum push_protocol *out, const char *s)
@@ -373,13 +389,20 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* As long as v is: a fixed buffer cut long tokens, and the backend answered 401 to every
+ * profile.  curl copies the line; ours is wiped, it may hold a secret. */
 static int add_header(struct curl_slist **list, const char *fmt, const char *v)
 {
-	char buf[2048];
 	struct curl_slist *n;
+	char *line;
+	int len;
 
-	snprintf(buf, sizeof(buf), fmt, v);
-	n = curl_slist_append(*list, buf);
+	len = asprintf(&line, fmt, v);
+	if (len < 0)
+		return -ENOMEM;
+	n = curl_slist_append(*list, line);
+	explicit_bzero(line, (size_t)len);
+	free(line);
 	if (!n)
 		return -ENOMEM;
 	*list = n;
@@ -573,9 +596,14 @@ static int spool_write(struct push *p, struct push_job *j)
 		if (err == -EEXIST && attempt < 8)
 			err = 0;
 	}
-	if (err)
+	if (err) {
 		unlinkat(p->spool_dfd, tmp, 0);
-	else {
+	} else {
+		/* The rename is durable once the directory is: without this a crash can lose a
+		 * profile counted as spooled.  Failing, the file is in place all the same. */
+		if (fsync(p->spool_dfd))
+			pr_warn("push: cannot sync the spool %s: %s\n", p->spool_path,
+				strerror(errno));
 		p->spool_files++;
 		p->spool_bytes += hlen + j->len;
 	}
@@ -859,9 +887,18 @@ static void queue_remove(struct push *p, struct push_job *j)
 	}
 }
 
+/* A spooled file that did not go: the next one waits longer (doubling, at most backoff_max). */
+static void spool_later(struct push *p, int64_t now)
+{
+	p->spool_due_ms = now + p->spool_backoff_ms;
+	p->spool_backoff_ms = p->spool_backoff_ms >= p->o.backoff_max_ms / 2
+				      ? p->o.backoff_max_ms
+				      : p->spool_backoff_ms * 2;
+}
+
 static void job_done(struct push *p, struct push_job *j, CURLcode res)
 {
-	bool spooled = j->spool_name[0] != 0, ok = false, retry = false;
+	bool spooled = j->spool_name[0] != 0, ok = false, retry = false, auth = false;
 	long status = 0;
 	char why[RESP_KEEP + 64];
 	int64_t now = now_ms();
@@ -874,8 +911,10 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 	} else if (status >= 200 && status < 300) {
 		ok = true;
 	} else {
-		/* 429 and 5xx say "later"; any other answer is final. */
+		/* 429 and 5xx say "later"; 401 and 403 that our credentials are wrong, which no
+		 * retry mends; any other answer is final. */
 		retry = status == 429 || status >= 500;
+		auth = status == 401 || status == 403;
 		snprintf(why, sizeof(why), "HTTP %ld: %s", status, one_line(j));
 	}
 	curl_multi_remove_handle(p->multi, j->easy);
@@ -904,10 +943,7 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 				p->spool_dfd >= 0 ? p->spool_path : "");
 		p->failing = true;
 		if (spooled) {
-			p->spool_due_ms = now + p->spool_backoff_ms;
-			p->spool_backoff_ms = p->spool_backoff_ms >= p->o.backoff_max_ms / 2
-						      ? p->o.backoff_max_ms
-						      : p->spool_backoff_ms * 2;
+			spool_later(p, now);
 		} else if (++j->tries < p->o.max_tries) {
 			p->stats.retried++;
 			j->due_ms = now + backoff(p, j->tries);
@@ -915,6 +951,22 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 		} else {
 			spool_or_count(p, j, &p->stats.failed);
 		}
+	} else if (auth) {
+		/* A configuration error: said once, as an error; the profiles wait in the spool
+		 * (until they age out) for a run with the right credentials. */
+		p->stats.auth_failed++;
+		if (!p->logged_auth)
+			pr_err("push: %s refuses our credentials (%s): check "
+			       "BPFTRACE_PROF_PUSH_TOKEN (or _USER and _PASSWORD), _TENANT or "
+			       "--push-auth-file; profiles are %s%s\n",
+			       p->host, why, p->spool_dfd >= 0 ? "kept in " : "lost: no spool",
+			       p->spool_dfd >= 0 ? p->spool_path : "");
+		p->logged_auth = true;
+		p->failing = true;
+		if (spooled)
+			spool_later(p, now);
+		else
+			spool_or_count(p, j, &p->stats.failed);
 	} else {
 		if (!p->logged_reject)
 			pr_warn("push: %s refused a profile (%s); not retried\n", p->url, why);
@@ -974,13 +1026,17 @@ static const char *profile_name(const char *mode)
 int push__submit_profile(struct push *p, const struct profile *prof)
 {
 	struct split_part *parts = NULL;
-	uint32_t nparts = 0;
-	int err;
+	uint32_t nparts = 0, nfolded = 0;
+	int err, first_err = 0;
 
-	err = split__by_service(&parts, &nparts, prof);
-	if (err)
+	err = split__by_service(&parts, &nparts, &nfolded, prof, p->o.max_series);
+	if (err) {
+		p->stats.build_failed++;
 		return err;
-	for (uint32_t i = 0; i < nparts && !err; i++) {
+	}
+	p->stats.series_folded += nfolded;
+	/* A part that cannot be encoded is counted; the others still go. */
+	for (uint32_t i = 0; i < nparts; i++) {
 		struct push_label labels[3];
 		struct push_item item = {
 			.name = profile_name(prof->mode),
@@ -1001,20 +1057,24 @@ int push__submit_profile(struct push *p, const struct profile *prof)
 		f = open_memstream(&buf, &len);
 		if (!f) {
 			err = -ENOMEM;
-			break;
+		} else {
+			err = pprof__write(parts[i].profile, f);
+			if (fclose(f) && !err)
+				err = -ENOMEM;
 		}
-		err = pprof__write(parts[i].profile, f);
-		if (fclose(f) && !err)
-			err = -ENOMEM;
-		if (!err) {
+		if (err) {
+			p->stats.build_failed++;
+		} else {
 			item.data = buf;
 			item.len = len;
-			err = push__submit(p, &item);
+			err = push__submit(p, &item); /* counts its own failures */
 		}
+		if (err && !first_err)
+			first_err = err;
 		free(buf);
 	}
 	split__free(parts, nparts);
-	return err;
+	return first_err;
 }
 
 int push__poll(struct push *p)
@@ -1152,6 +1212,24 @@ static int set_secret(char **slot, const char *what, const char *v)
 	return *slot ? 0 : -ENOMEM;
 }
 
+/*
+ * A secret from the environment, then gone from it: the value's bytes wiped where they are, so
+ * that our /proc/PID/environ (which reads the original strings) no longer shows it, and the
+ * variable unset.
+ */
+static int take_env_secret(char **slot, const char *name)
+{
+	char *v = getenv(name);
+	int err;
+
+	if (!v)
+		return 0;
+	err = set_secret(slot, name, v);
+	explicit_bzero(v, strlen(v));
+	unsetenv(name);
+	return err;
+}
+
 /* key=value lines (token, user, password, tenant; # comments): a file only we or root own,
  * unreadable by group and others, so no other user can read or plant credentials. */
 static int read_auth_file(struct push *p, const char *path)
@@ -1218,9 +1296,14 @@ static int read_auth_file(struct push *p, const char *path)
 		else if (!strcmp(line, "tenant"))
 			err = set_secret(&p->tenant, "the push tenant", v);
 		else {
-			pr_err("--push-auth-file %s: unknown key '%.32s' (token, "
-			       "user, password, tenant)\n",
-			       path, line);
+			/* The "key" may be a token written without "token=": named only when it
+			 * looks like a key. */
+			bool named = strlen(line) <= 16 &&
+				     strspn(line, "abcdefghijklmnopqrstuvwxyz_") == strlen(line);
+
+			pr_err("--push-auth-file %s: unknown key%s%s%s (token, user, password, "
+			       "tenant)\n",
+			       path, named ? " '" : "", named ? line : "", named ? "'" : "");
 			err = -EINVAL;
 		}
 	}
@@ -1287,7 +1370,13 @@ int push__new(struct push **out, const struct push_opts *opts)
 		pr_err("--push takes an http:// or https:// URL\n");
 		return -EINVAL;
 	}
-	DEFAULT(queue_max, 64);
+	if (push__url_has_credentials(o.url)) {
+		pr_err("--push URL holds credentials: " PUSH_CREDENTIALS_HINT "\n");
+		return -EINVAL;
+	}
+	DEFAULT(max_series, 64);
+	/* Every part of one interval's profiles, four modes of them, fits. */
+	DEFAULT(queue_max, 4 * o.max_series);
 	DEFAULT(max_parallel, 4);
 	DEFAULT(max_tries, 5);
 	DEFAULT(backoff_ms, 500);
@@ -1306,9 +1395,10 @@ int push__new(struct push **out, const struct push_opts *opts)
 	p->o = o;
 	p->spool_backoff_ms = o.backoff_ms;
 	p->url = strdup(o.url);
+	p->host = strndup(strstr(o.url, "://") + 3, strcspn(strstr(o.url, "://") + 3, "/?#"));
 	p->queue = calloc(o.queue_max, sizeof(*p->queue));
 	p->multi = curl_multi_init();
-	if (!p->url || !p->queue || !p->multi) {
+	if (!p->url || !p->host || !p->queue || !p->multi) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -1319,16 +1409,14 @@ int push__new(struct push **out, const struct push_opts *opts)
 	if (gethostname(p->hostname, sizeof(p->hostname) - 1))
 		p->hostname[0] = 0;
 
-	err = set_secret(&p->token, "BPFTRACE_PROF_PUSH_TOKEN", getenv("BPFTRACE_PROF_PUSH_TOKEN"));
+	/* Under PUSH_ENV_PREFIX, each of them: push__is_secret_env keeps them from children. */
+	err = take_env_secret(&p->token, PUSH_ENV_PREFIX "TOKEN");
 	if (!err)
-		err = set_secret(&p->user, "BPFTRACE_PROF_PUSH_USER",
-				 getenv("BPFTRACE_PROF_PUSH_USER"));
+		err = take_env_secret(&p->user, PUSH_ENV_PREFIX "USER");
 	if (!err)
-		err = set_secret(&p->password, "BPFTRACE_PROF_PUSH_PASSWORD",
-				 getenv("BPFTRACE_PROF_PUSH_PASSWORD"));
+		err = take_env_secret(&p->password, PUSH_ENV_PREFIX "PASSWORD");
 	if (!err)
-		err = set_secret(&p->tenant, "BPFTRACE_PROF_PUSH_TENANT",
-				 getenv("BPFTRACE_PROF_PUSH_TENANT"));
+		err = take_env_secret(&p->tenant, PUSH_ENV_PREFIX "TENANT");
 	if (!err && o.auth_file)
 		err = read_auth_file(p, o.auth_file);
 	if (err)
@@ -1381,6 +1469,7 @@ void push__free(struct push *p)
 	free(p->spool_path);
 	free(p->queue);
 	free(p->url);
+	free(p->host);
 	free_secret(p->token);
 	free_secret(p->user);
 	free_secret(p->password);

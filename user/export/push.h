@@ -8,22 +8,28 @@
  * with doubling back-off; after max_tries (or when the queue is full) a profile goes to the
  * spool, <spool_dir>/spool/, one file per profile written atomically (0600, never through a
  * symlink), sent later oldest first and deleted unsent once older than max_age_s (Pyroscope
- * refuses data older than an hour).  Other 4xx are the backend's final word: counted, logged
- * once, not retried.  Every outcome is counted (PROF_PUSH_STATS).
+ * refuses data older than an hour).  401 and 403 say our credentials are wrong: said once as an
+ * error, the profile kept in the spool (sent when a later run has the right ones).  Other 4xx are
+ * the backend's final word: counted, logged once, not retried.  Every outcome is counted
+ * (PROF_PUSH_STATS).
  *
  * Protocols (the request bodies are built here, with export/protobuf.h):
  *   PUSH_PYROSCOPE         POST {url}/push.v1.PusherService/Push, Connect unary, application/proto
  *   PUSH_PYROSCOPE_INGEST  POST {url}/ingest?name=SERVICE{k=v,…}&from=NS&until=NS&format=pprof
  *   PUSH_PARCA             POST {url}/api/profiles/writeraw, grpc-gateway JSON (base64 profile)
  *
- * Credentials come from the environment or an auth file, never from the command line:
+ * Credentials come from the environment or an auth file, never from the command line (a URL
+ * with user:password@ is refused: the command line is in every profile's comments):
  * BPFTRACE_PROF_PUSH_TOKEN (bearer), BPFTRACE_PROF_PUSH_USER / BPFTRACE_PROF_PUSH_PASSWORD
  * (basic), BPFTRACE_PROF_PUSH_TENANT (X-Scope-OrgID); an auth file holds token=, user=,
- * password=, tenant= lines and wins over the environment key by key.
+ * password=, tenant= lines and wins over the environment key by key.  Every variable read here
+ * starts with PUSH_ENV_PREFIX, so that the programs we start can be given none of them; push__new
+ * also takes them out of our own environment (unset, the values wiped: /proc/PID/environ).
  */
 #ifndef PROF_PUSH_H
 #define PROF_PUSH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +37,12 @@
 
 struct profile;
 struct push;
+
+#define PUSH_ENV_PREFIX "BPFTRACE_PROF_PUSH_"
+/* Where credentials go, for the error that refuses them in a URL. */
+#define PUSH_CREDENTIALS_HINT                                                          \
+	"give them in " PUSH_ENV_PREFIX "TOKEN (or _USER and _PASSWORD) or in a file " \
+	"named by --push-auth-file"
 
 enum push_protocol {
 	PUSH_PYROSCOPE,
@@ -44,7 +56,7 @@ struct push_opts {
 	const char *auth_file; /* NULL: credentials from the environment only */
 	const char *spool_dir; /* NULL: no spool (failures are counted as failed/dropped) */
 	/* 0 = the default shown */
-	unsigned queue_max;	     /* 64 profiles waiting or in flight */
+	unsigned queue_max;	     /* 256 profiles waiting or in flight (4 modes x max_series) */
 	unsigned max_parallel;	     /* 4 transfers at once */
 	unsigned max_tries;	     /* 5 attempts before a profile is spooled */
 	unsigned backoff_ms;	     /* 500: first retry delay, doubled each time */
@@ -54,6 +66,7 @@ struct push_opts {
 	unsigned spool_max_files;    /* 1000 */
 	uint64_t spool_max_bytes;    /* 256 MiB */
 	unsigned max_age_s;	     /* 3600: spooled files older than this are deleted unsent */
+	unsigned max_series;	     /* 64 series (services) per profile: the rest share "other" */
 };
 
 struct push_label {
@@ -86,9 +99,10 @@ void push__free(struct push *p);
  * 0, or -ENOMEM / -EINVAL (empty profile or name: counted as dropped). */
 int push__submit(struct push *p, const struct push_item *item);
 /*
- * Splits prof by service (profile/split.h) and submits one profile per service with the
- * series labels service_name, __name__ (from prof->mode: cpu → process_cpu, heap → memory,
- * calls → wall, else the mode), container_id when the service is a container, and hostname.
+ * Splits prof by service (profile/split.h, at most max_series parts) and submits one profile per
+ * service with the series labels service_name, __name__ (from prof->mode: cpu → process_cpu,
+ * heap → memory, calls → wall, else the mode), container_id when the service is a container, and
+ * hostname.  A profile (or part) that cannot be split or encoded is counted in build_failed.
  */
 int push__submit_profile(struct push *p, const struct profile *prof);
 /* Starts due transfers, completes finished ones, sends spooled files; never blocks. */
@@ -100,6 +114,12 @@ long push__timeout_ms(struct push *p);
  * dropped without a spool).  Does not wait for the spool's backlog. */
 int push__flush(struct push *p, unsigned timeout_ms);
 void push__stats(const struct push *p, struct push_stats *out);
+
+/* A URL with credentials in it (user[:password]@host): refused, they would be in the command line.
+ */
+bool push__url_has_credentials(const char *url);
+/* A "NAME=value" environment entry that push reads (PUSH_ENV_PREFIX): never handed on. */
+bool push__is_secret_env(const char *entry);
 
 /* "pyroscope", "pyroscope-ingest", "parca" -> *out; -EINVAL for anything else. */
 int push__parse_protocol(enum push_protocol *out, const char *s);

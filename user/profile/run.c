@@ -73,6 +73,7 @@ static const char *const info_names[] = {
 	"push_spooled",
 	"push_spool_sent",
 	"push_sent_bytes",
+	"push_series_folded", /* the services' samples are all sent, in one series */
 	"sym_files_evicted",
 	"probe_links",
 	"probe_files_detached",

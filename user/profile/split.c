@@ -157,20 +157,92 @@ static int fill_part(struct split_ctx *c, struct profile *q, uint32_t stamp, uin
 	return 0;
 }
 
-int split__by_service(struct split_part **out, uint32_t *nout, const struct profile *p)
+/* A service's claim to a part of its own: containers first, then the larger values, then the
+ * first seen. */
+struct service_rank {
+	uint32_t idx;
+	bool is_container;
+	uint64_t weight;
+};
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct service_rank *x = a, *y = b;
+
+	if (x->is_container != y->is_container)
+		return x->is_container ? -1 : 1;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * More services than max_parts: the max_parts - 1 best ranked keep their parts, in first-seen
+ * order, and the samples of all the others go to one last part, SPLIT_OTHER.  Renumbers parts[]
+ * and svc[] (each sample's part) in place.
+ */
+static int fold(struct split_part *parts, uint32_t *nparts, uint32_t *nfolded, uint32_t *svc,
+		const struct profile *p, uint32_t max_parts)
+{
+	uint32_t n = *nparts, keep = max_parts - 1, m = 0;
+	struct service_rank *r = calloc(n, sizeof(*r));
+	uint32_t *renum = calloc(n, sizeof(*renum));
+	int err = 0;
+
+	if (!r || !renum) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		r[k].idx = k;
+		r[k].is_container = parts[k].is_container;
+	}
+	for (uint32_t i = 0; p->default_type < p->ntypes && i < p->nsamples; i++) {
+		int64_t v = p->samples[i].values[p->default_type];
+
+		r[svc[i]].weight += v < 0 ? -(uint64_t)v : (uint64_t)v;
+	}
+	qsort(r, n, sizeof(*r), rank_cmp);
+	for (uint32_t k = 0; k < n; k++)
+		renum[k] = UINT32_MAX;
+	for (uint32_t j = 0; j < keep; j++)
+		renum[r[j].idx] = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		if (renum[k] == UINT32_MAX) {
+			renum[k] = keep;
+			continue;
+		}
+		renum[k] = m;
+		parts[m++] = parts[k];
+	}
+	parts[keep] = (struct split_part){.service = SPLIT_OTHER};
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		svc[i] = renum[svc[i]];
+	*nparts = keep + 1;
+	*nfolded = n - keep;
+cleanup:
+	free(r);
+	free(renum);
+	return err;
+}
+
+int split__by_service(struct split_part **out, uint32_t *nout, uint32_t *nfolded,
+		      const struct profile *p, uint32_t max_parts)
 {
 	struct split_ctx c = {.p = p};
 	struct split_part *parts = NULL;
-	uint32_t *first = NULL, *last = NULL, *next = NULL, nparts = 0, maxlocs = 0;
+	uint32_t *first = NULL, *last = NULL, *next = NULL, *svc = NULL, nparts = 0, maxlocs = 0;
 	struct hashmap *services = NULL;
 	int err;
 
 	*out = NULL;
 	*nout = 0;
+	*nfolded = 0;
 	err = hashmap__new(&services, sizeof(struct service_key), sizeof(uint32_t));
 	if (err)
 		goto cleanup;
 	next = calloc(p->nsamples + 1, sizeof(*next));
+	svc = calloc(p->nsamples + 1, sizeof(*svc));
 	/* At most one part per sample. */
 	parts = calloc(p->nsamples + 1, sizeof(*parts));
 	first = calloc(p->nsamples + 1, sizeof(*first));
@@ -181,13 +253,13 @@ int split__by_service(struct split_part **out, uint32_t *nout, const struct prof
 	c.fn_new = calloc(p->nfunctions + 1, sizeof(uint32_t));
 	c.loc_stamp = calloc(p->nlocations + 1, sizeof(uint32_t));
 	c.loc_new = calloc(p->nlocations + 1, sizeof(uint32_t));
-	if (!next || !parts || !first || !last || !c.map_stamp || !c.map_new || !c.fn_stamp ||
-	    !c.fn_new || !c.loc_stamp || !c.loc_new) {
+	if (!next || !svc || !parts || !first || !last || !c.map_stamp || !c.map_new ||
+	    !c.fn_stamp || !c.fn_new || !c.loc_stamp || !c.loc_new) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 
-	/* Group the samples: one linked list per service, in first-seen order. */
+	/* Each sample's service, numbered in first-seen order. */
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		struct service_key key;
 		bool created, is_container;
@@ -203,14 +275,26 @@ int split__by_service(struct split_part **out, uint32_t *nout, const struct prof
 			*idx = nparts++;
 			parts[*idx].service = key.name; /* the original's, replaced below */
 			parts[*idx].is_container = is_container;
-			first[*idx] = i;
-		} else {
-			next[last[*idx]] = i;
 		}
-		last[*idx] = i;
-		next[i] = UINT32_MAX;
+		svc[i] = *idx;
 		if (p->samples[i].nlocs > maxlocs)
 			maxlocs = p->samples[i].nlocs;
+	}
+	if (max_parts && nparts > max_parts) {
+		err = fold(parts, &nparts, nfolded, svc, p, max_parts);
+		if (err)
+			goto cleanup;
+	}
+	/* One linked list of samples per part. */
+	for (uint32_t k = 0; k < nparts; k++)
+		first[k] = UINT32_MAX;
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		if (first[svc[i]] == UINT32_MAX)
+			first[svc[i]] = i;
+		else
+			next[last[svc[i]]] = i;
+		last[svc[i]] = i;
+		next[i] = UINT32_MAX;
 	}
 	c.ids = calloc(maxlocs + 1, sizeof(*c.ids));
 	if (!c.ids) {
@@ -242,8 +326,11 @@ int split__by_service(struct split_part **out, uint32_t *nout, const struct prof
 cleanup:
 	if (parts)
 		split__free(parts, nparts);
+	if (err)
+		*nfolded = 0;
 	hashmap__free(services);
 	free(next);
+	free(svc);
 	free(first);
 	free(last);
 	free(c.map_stamp);
