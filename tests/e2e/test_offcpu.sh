@@ -104,6 +104,11 @@ t_offcpu_folded_text_with_cpu() {
 t_offcpu_stacks_with_a_trace_event_enabled() {
 	local ev=/sys/kernel/tracing/events/bpf_trace/bpf_trace_printk/enable f=$E2E_TMP/ev.pb.gz
 	local rows=$E2E_TMP/rows was
+	# A fresh machine may not have tracefs mounted (the profiler needs none): mounted as perf
+	# and bpftrace users do, and left so.
+	if [ ! -e /sys/kernel/tracing/events ]; then
+		mount -t tracefs tracefs /sys/kernel/tracing || fail "cannot mount tracefs"
+	fi
 	[ -w "$ev" ] || fail "no $ev to enable"
 	was=$(cat "$ev")
 	# shellcheck disable=SC2064 # the value read now

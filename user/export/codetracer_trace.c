@@ -60,7 +60,10 @@ struct ct_func {
 /* A root that sources are named in: a mount namespace and a root directory in it. */
 struct ct_root {
 	uint64_t mntns, dev, ino;
-	int fd;		  /* O_PATH, held while copies from it wait (-1 otherwise) */
+	int fd; /* O_PATH, held while copies from it wait (-1 otherwise) */
+	/* Its mount namespace, held with fd: a namespace whose last process exits is torn down,
+	 * and a path looked up from fd would then miss the mounts made in it (-1: none). */
+	int ns_fd;
 	uint32_t pending; /* copies queued from it */
 };
 
@@ -86,6 +89,7 @@ struct ct_target {
 	struct asuser_cred cred;
 	uint32_t root; /* 1 + index in roots; 0: unknown */
 	int root_fd;
+	int ns_fd; /* its mount namespace (nsfs), -1 if unreadable */
 };
 
 struct ct_trace {
@@ -349,6 +353,9 @@ cleanup:
 	if (!r->pending && r->fd >= 0) {
 		close(r->fd);
 		r->fd = -1;
+		if (r->ns_fd >= 0)
+			close(r->ns_fd);
+		r->ns_fd = -1;
 	}
 	pthread_mutex_unlock(&t->lock);
 	free(paths);
@@ -448,7 +455,8 @@ static int root_of(struct ct_trace *t, uint32_t *out, uint32_t pid, const struct
 		t->roots[i] = (struct ct_root){.mntns = mntns,
 					       .dev = (uint64_t)st->st_dev,
 					       .ino = (uint64_t)st->st_ino,
-					       .fd = -1};
+					       .fd = -1,
+					       .ns_fd = -1};
 		t->nroots++;
 		if (i)
 			pr_info("codetracer: pid %" PRIu32 " has another root or mount namespace: "
@@ -482,7 +490,9 @@ static int target_of(struct ct_trace *t, struct ct_target *out, uint32_t pid)
 	}
 	if (!err && fstat(out->root_fd, &root))
 		err = -errno;
-	if (!err && fstatat(dir, "ns/mnt", &ns, 0))
+	if (!err)
+		out->ns_fd = openat(dir, "ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (!err && (out->ns_fd < 0 || fstat(out->ns_fd, &ns)))
 		ns.st_ino = 0; /* no namespaces (a test's proc root): the root alone */
 	if (!err)
 		err = root_of(t, &out->root, pid, &root, (uint64_t)ns.st_ino);
@@ -562,6 +572,8 @@ static int want_copy(struct ct_trace *t, uint32_t pid, struct ct_target *tg, int
 	if (r->fd < 0) {
 		r->fd = tg->root_fd; /* the first of this root's pending copies: it keeps the fd */
 		tg->root_fd = -1;
+		r->ns_fd = tg->ns_fd;
+		tg->ns_fd = -1;
 	}
 	r->pending++;
 	t->tried++;
@@ -574,7 +586,7 @@ cleanup:
 /* The id of path in pid's root (a Path record and a queued copy at its first sight). */
 static int path_id(struct ct_trace *t, uint32_t pid, const char *path, uint32_t *out)
 {
-	struct ct_target tg = {.root_fd = -1};
+	struct ct_target tg = {.root_fd = -1, .ns_fd = -1};
 	struct ct_path_key key = {0};
 	const char *dest;
 	uint32_t *id;
@@ -629,6 +641,8 @@ static int path_id(struct ct_trace *t, uint32_t pid, const char *path, uint32_t 
 cleanup:
 	if (tg.root_fd >= 0)
 		close(tg.root_fd);
+	if (tg.ns_fd >= 0)
+		close(tg.ns_fd);
 	return err;
 }
 
@@ -886,9 +900,12 @@ static void ct_free(struct trace_sink *s)
 	if (!t)
 		return;
 	stop_copier(t, false);
-	for (uint32_t i = 0; i < t->nroots; i++)
+	for (uint32_t i = 0; i < t->nroots; i++) {
 		if (t->roots[i].fd >= 0)
 			close(t->roots[i].fd);
+		if (t->roots[i].ns_fd >= 0)
+			close(t->roots[i].ns_fd);
+	}
 	free(t->roots);
 	free(t->jobs);
 	pthread_mutex_destroy(&t->lock);
