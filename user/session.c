@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "proc/cgroup.h"
 #include "proc/cmdpath.h"
+#include "proc/pidfd.h"
 #include "agg/collect.h"
 #include "agg/holds.h"
 #include "attach/loader.h"
@@ -144,9 +145,9 @@ static int spawn(struct child *c, char **cmd)
 	c->go_fd = go[1];
 	c->err_fd = ef[0];
 	/* Our child, not reaped yet: its pid cannot have been reused. */
-	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	c->pidfd = pidfd__open(c->pid);
 	if (c->pidfd < 0)
-		pr_debug("pidfd_open(%d): %s\n", c->pid, strerror(errno));
+		pr_debug("pidfd_open(%d): %s\n", c->pid, strerror(-c->pidfd));
 	return 0;
 fail:
 	free(envp);
@@ -469,7 +470,7 @@ static void signal_cmd(struct run *r, int sig)
 	if (r->collect)
 		collect__signal_all(r->collect, sig); /* CMD is one of the targets */
 	else if (r->child.pidfd >= 0)
-		syscall(SYS_pidfd_send_signal, r->child.pidfd, sig, NULL, 0);
+		pidfd__signal(r->child.pidfd, sig);
 }
 
 /*

@@ -29,6 +29,7 @@
 #include "attach/owners.h"
 #include "util/log.h"
 #include "proc/procinfo.h"
+#include "proc/pidfd.h"
 #include "prof_calls.h"
 #include "prof_cpu.h"
 #include "prof_heap.h"
@@ -173,16 +174,6 @@ static int64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int pidfd_open_(pid_t pid)
-{
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-static int pidfd_send_signal_(int pidfd, int sig)
-{
-	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
 static int fatal(struct collect *c, int err);
@@ -449,9 +440,9 @@ static int track(struct collect *c, uint32_t pid)
 	if (!created)
 		target_close(t);
 	t->pidfd = -1;
-	fd = pidfd_open_((pid_t)pid);
+	fd = pidfd__open((pid_t)pid);
 	if (fd < 0) {
-		pr_debug("no pidfd for %u: %s\n", pid, strerror(errno));
+		pr_debug("no pidfd for %u: %s\n", pid, strerror(-fd));
 		return 0; /* gone already: its exit event follows */
 	}
 	if (c->loader && !c->opts.wide && loader__has_target(c->loader, pid) != 1) {
@@ -904,10 +895,11 @@ void collect__signal_all(struct collect *c, int sig)
 	const uint32_t *pid;
 	struct target *t;
 	size_t it = 0;
+	int err;
 
 	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t))
-		if (t->alive && pidfd_send_signal_(t->pidfd, sig) && errno != ESRCH)
-			pr_debug("signal %d to %u: %s\n", sig, *pid, strerror(errno));
+		if (t->alive && (err = pidfd__signal(t->pidfd, sig)) && err != -ESRCH)
+			pr_debug("signal %d to %u: %s\n", sig, *pid, strerror(-err));
 }
 
 void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx)

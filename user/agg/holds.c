@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc/pidfd.h"
 #include "util/fdpass.h"
 #include "util/log.h"
 
@@ -43,62 +44,13 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Field 22 of /proc/PID/stat: the start time in clock ticks (after the comm, which may hold
- * spaces and parentheses: counted from the last ')'). */
-static int read_start_ticks(uint32_t pid, uint64_t *out)
-{
-	char path[64], buf[1024], *p;
-	ssize_t len;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return len < 0 ? -errno : -ESRCH;
-	buf[len] = 0;
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	/* ") S ppid ...": the state is field 3. */
-	for (field = 2; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -EINVAL;
-	}
-	*out = strtoull(p + 1, NULL, 10);
-	return 0;
-}
-
-int holds__open_pid(uint32_t pid, uint64_t start_ns)
-{
-	long hz = sysconf(_SC_CLK_TCK);
-	uint64_t ticks;
-	int fd, err;
-
-	fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	if (fd < 0)
-		return -errno;
-	/* The pidfd pins whatever has the pid now; its start time says whether that is ours. */
-	err = read_start_ticks(pid, &ticks);
-	if (!err && hz > 0 && ticks != start_ns / (1000000000ULL / (uint64_t)hz))
-		err = -ESRCH;
-	if (err) {
-		close(fd);
-		return err == -ENOENT ? -ESRCH : err;
-	}
-	return fd;
-}
-
 static void resume_fd(int map_fd, int pidfd, const struct prof_held_key *key)
 {
 	if (pidfd >= 0) {
-		if (syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0) && errno != ESRCH)
-			pr_warn("resuming held process %u failed: %s\n", key->tgid,
-				strerror(errno));
+		int err = pidfd__signal(pidfd, SIGCONT);
+
+		if (err && err != -ESRCH)
+			pr_warn("resuming held process %u failed: %s\n", key->tgid, strerror(-err));
 		close(pidfd);
 	}
 	/* After the SIGCONT: dying in between costs the watchdog a harmless second SIGCONT. */
@@ -130,7 +82,7 @@ void holds__free(struct holds *h)
 int holds__take(struct holds *h, uint64_t *out, const struct prof_proc_event *e)
 {
 	struct prof_held_key key = {.tgid = e->pid, .seq = e->hold_seq};
-	int fd = holds__open_pid(e->pid, e->start_ns);
+	int fd = pidfd__open_started(e->pid, e->start_ns);
 	struct hold *v;
 
 	if (fd < 0) {
@@ -237,8 +189,8 @@ static unsigned sweep(int map_fd)
 
 		if (bpf_map_lookup_elem(map_fd, &keys[i], &val))
 			continue;
-		fd = holds__open_pid(keys[i].tgid, val.start_ns);
-		if (fd >= 0 && !syscall(SYS_pidfd_send_signal, fd, SIGCONT, NULL, 0))
+		fd = pidfd__open_started(keys[i].tgid, val.start_ns);
+		if (fd >= 0 && !pidfd__signal(fd, SIGCONT))
 			resumed++;
 		if (fd >= 0)
 			close(fd);

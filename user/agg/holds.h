@@ -48,12 +48,6 @@ void holds__resume_all(struct holds *h);
 struct holds_stats holds__stats(struct holds *h, bool reset);
 
 /*
- * A pidfd of pid if it is the process that started at start_ns (a task's start_boottime, ns):
- * >= 0, or -ESRCH (gone, or pid reused), or -errno.
- */
-int holds__open_pid(uint32_t pid, uint64_t start_ns);
-
-/*
  * Fork the watchdog.  Call from the main thread before any BPF object, thread or other child
  * exists: it inherits nothing but its socket.  *out: our end (close-on-exec), kept open until we
  * exit; 0 or -errno.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "proc/asuser.h"
+#include "proc/pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -372,9 +373,9 @@ int asuser__open(int *out, const struct asuser_cred *cred, int root_fd, const ch
 	sv[1] = -1;
 	/* Others may reap children (the session's waitpid(-1)): wait for this one by pidfd, taken
 	 * while it cannot have exited (it waits for our end to close). */
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pidfd = pidfd__open(pid);
 	if (pidfd < 0) {
-		err = -errno;
+		err = pidfd;
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		goto cleanup;
@@ -404,7 +405,7 @@ int asuser__open(int *out, const struct asuser_cred *cred, int root_fd, const ch
 			break;
 	}
 	if (i < n)
-		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		pidfd__signal(pidfd, SIGKILL);
 	close(sv[0]);
 	sv[0] = -1;
 	while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 && errno == EINTR)
