@@ -148,16 +148,6 @@ static void rec(struct ct_trace *t, const char *tag)
 	t->any = true;
 }
 
-/* A bounded copy of untrusted bytes that a terminal prints as they are. */
-static void printable(char *out, size_t size, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < size && s[i]; i++)
-		out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-	out[i] = '\0';
-}
-
 /* Each component of an absolute path, none of them "", "." or "..". */
 static bool plain_path(const char *p)
 {
@@ -241,7 +231,6 @@ cleanup:
 /* Not copied: counted by why (under lock), and said on stderr. */
 static void not_copied(struct ct_trace *t, uint32_t pid, const char *path, int err)
 {
-	char shown[256];
 	uint64_t *c;
 
 	switch (err) {
@@ -276,8 +265,7 @@ static void not_copied(struct ct_trace *t, uint32_t pid, const char *path, int e
 	pthread_mutex_lock(&t->lock);
 	(*c)++;
 	pthread_mutex_unlock(&t->lock);
-	printable(shown, sizeof(shown), path);
-	pr_warn("codetracer: source %s of pid %" PRIu32 " not copied: %s\n", shown, pid,
+	pr_warn("codetracer: source %.255s of pid %" PRIu32 " not copied: %s\n", path, pid,
 		err == -E2BIG	? "the sources copied already fill 256 MiB"
 		: err == -ESRCH ? "its process is gone"
 				: asuser__strerror(err));
@@ -509,29 +497,23 @@ static int want_copy(struct ct_trace *t, uint32_t pid, struct ct_target *tg, int
 	int err = 0;
 
 	if (!plain_path(path)) {
-		char shown[256];
-
 		pthread_mutex_lock(&t->lock);
 		t->stats.not_plain++;
 		pthread_mutex_unlock(&t->lock);
-		printable(shown, sizeof(shown), path);
-		pr_warn("codetracer: source %s of pid %" PRIu32
+		pr_warn("codetracer: source %.255s of pid %" PRIu32
 			" not copied: not a plain absolute path\n",
-			shown, pid);
+			path, pid);
 		return 0;
 	}
 	if (why == -ENOENT)
 		why = -ESRCH; /* its /proc directory: the process is gone */
 	if (why && why != -ESRCH && why != -E2BIG) {
-		char shown[256];
-
 		pthread_mutex_lock(&t->lock);
 		t->stats.failed++;
 		pthread_mutex_unlock(&t->lock);
-		printable(shown, sizeof(shown), path);
-		pr_warn("codetracer: source %s of pid %" PRIu32
+		pr_warn("codetracer: source %.255s of pid %" PRIu32
 			" not copied: its root or credentials could not be read: %s\n",
-			shown, pid, strerror(-why));
+			path, pid, strerror(-why));
 		return 0;
 	}
 	if (!why && t->tried >= CT_FILES_MAX)
