@@ -28,13 +28,29 @@ struct outdir {
 	ino_t ino;
 };
 
+/* name under dir_fd (flags: O_NOFOLLOW or 0) as a stream of its own; 0 or -errno. */
+static int dir_open(DIR **out, int dir_fd, const char *name, int flags)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags), err;
+
+	if (fd < 0)
+		return -errno;
+	*out = fdopendir(fd);
+	if (!*out) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return 0;
+}
+
 /* Everything below dir_fd's entry name, then the entry (never following a symlink: entries
  * are unlinked, directories opened with O_NOFOLLOW). */
 static int remove_tree(int dir_fd, const char *name, int depth)
 {
 	struct dirent *de;
 	DIR *dir;
-	int fd, err = 0;
+	int err = 0;
 
 	if (!unlinkat(dir_fd, name, 0))
 		return 0;
@@ -42,15 +58,9 @@ static int remove_tree(int dir_fd, const char *name, int depth)
 		return errno == ENOENT ? 0 : -errno;
 	if (depth > 64)
 		return -ELOOP;
-	fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		err = -errno;
-		close(fd);
+	err = dir_open(&dir, dir_fd, name, O_NOFOLLOW);
+	if (err)
 		return err;
-	}
 	while (!err && (de = readdir(dir)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			err = remove_tree(dirfd(dir), de->d_name, depth + 1);
@@ -183,20 +193,14 @@ static void outdir_free(struct outdir *d)
 static int sync_tree(int fd, int depth)
 {
 	struct dirent *de;
-	int err = 0, dfd;
+	int err = 0;
 	DIR *dir;
 
 	if (depth > 64)
 		return -ELOOP;
-	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	dir = fdopendir(dfd);
-	if (!dir) {
-		err = -errno;
-		close(dfd);
+	err = dir_open(&dir, fd, ".", 0);
+	if (err)
 		return err;
-	}
 	while (!err && (de = readdir(dir))) {
 		struct stat st;
 		int cfd;
@@ -443,19 +447,13 @@ static int prune_earlier(struct outdir_series *s, const char *mode, size_t slots
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
-	int fd, err = 0;
+	int err = 0;
 	DIR *dir;
 
 	/* A description of its own: the directory is read from the start each time. */
-	fd = openat(s->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		err = -errno;
-		close(fd);
+	err = dir_open(&dir, s->dir_fd, ".", 0);
+	if (err)
 		return err;
-	}
 	while ((de = readdir(dir))) {
 		struct stat st;
 		int64_t id;
