@@ -83,7 +83,7 @@ run() { # SECTION VARIANT ROUND
 		timeouts=$(counter "$d/out.pb.gz" hold_timeouts)
 	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$v" "$r" "$n" \
-		"$(echo "$t1 - $t0" | bc -l)" "$fail" "$limited" "$timeouts" >>"$RUNS"
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')" "$fail" "$limited" "$timeouts" >>"$RUNS"
 }
 
 wait_started() { # LOG

@@ -106,21 +106,21 @@ t_holds_rate_limited_per_cgroup() {
 # kernel's sample-rate limit lowered under --cpu's rate) still drains and resumes what it held
 # (it left them stopped: no drain on that way out).
 t_holds_failed_start_resumes_held_processes() {
-	local cg was i rc left
+	local cg was i rc left rate=/proc/sys/kernel/perf_event_max_sample_rate
 	cg=$(make_cgroup)
 	bg_in_cgroup "$cg" setsid sh -c 'while :; do build/targets/short_lived >/dev/null; done'
 	sleep 0.5
-	was=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	was=$(cat "$rate")
 	# shellcheck disable=SC2064 # the value read now
-	trap "sysctl -qw kernel.perf_event_max_sample_rate=$was; kill \$(jobs -p) 2>/dev/null" EXIT
-	sysctl -qw kernel.perf_event_max_sample_rate=1000 || fail "cannot lower the sample-rate limit"
+	trap "echo $was >$rate; kill \$(jobs -p) 2>/dev/null" EXIT
+	echo 1000 >"$rate" || fail "cannot lower the sample-rate limit"
 	for i in 1 2 3; do
 		timeout -k 5 30 "$PROF" --cgroup "$cg" --cpu=5000 -o "$E2E_TMP/f.pb.gz" --top 0 \
 			>/dev/null 2>"$E2E_TMP/err.$i"
 		rc=$?
 		expect_eq "exit status (sampling refused), run $i" 1 "$rc"
 	done
-	sysctl -qw kernel.perf_event_max_sample_rate="$was"
+	echo "$was" >"$rate"
 	grep -q "starting CPU sampling failed" "$E2E_TMP/err.1" || fail "not the failure meant: $(cat "$E2E_TMP/err.1")"
 	sleep 0.5
 	left=$(stopped_in "$cg" | xargs)

@@ -33,7 +33,7 @@ struct maps {
  * (counted in maps_stats.reads_cut).  The kernel lets a process have 65530 mappings unless
  * vm.max_map_count is raised, so the line cap cuts no default system; real lines are ~100
  * bytes, so the byte cap cuts only long paths chosen to be long (a target mapping files with
- * 2000-byte paths made 132 MB of text: 159 ms and 500 MB to parse here, now 16 MiB).
+ * 2000-byte paths made 134 MB of text: 151 ms and 131 MB of memory to parse here, now 16 MiB).
  */
 #define MAPS_MAX_LINES 65536
 #define MAPS_MAX_BYTES (16u << 20)
