@@ -37,9 +37,15 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	struct prof_unwind_proc *m;
 	__u8 one = 1;
 
-	/* New threads share the process's tgid and are covered already. */
-	if (pid == ppid)
+	/* New threads share the process's tgid and are covered already.  A Python process's new
+	 * thread is announced: its threading name is read while it lives, since its first sample
+	 * may be its last moments (a thread asleep since it started is sampled when it wakes). */
+	if (pid == ppid) {
+		m = bpf_map_lookup_elem(&prof_unwind_procs, &pid);
+		if (m && m->py.version && prof_is_target(pid))
+			emit(PROF_REC_PROC_THREAD, pid, BPF_CORE_READ(child, pid), ppid, 0);
 		return 0;
+	}
 	if (prof_scope != PROF_SCOPE_PIDS) {
 		/* The parent runs this: the child is in its cgroup, so in scope with it. */
 		if (!prof_is_target(ppid))

@@ -42,6 +42,8 @@ enum prof_rec_type {
 	/* An exception, import or log line a runtime reported (include/prof_calls.h) */
 	PROF_REC_CALL_MARKER,
 	PROF_REC_DUMP_THREAD, /* `dump`: one thread's state and frames (include/prof_dump.h) */
+	/* A target that runs Python started a thread (prof_proc_event; tid: the new thread) */
+	PROF_REC_PROC_THREAD,
 };
 
 /*

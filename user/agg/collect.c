@@ -1245,6 +1245,9 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		if (e->flags & PROF_PROC_DL_HELD)
 			held_resume(c, e);
 		return err;
+	case PROF_REC_PROC_THREAD:
+		/* Its name is wanted from now on: read until threading registers it. */
+		return stackres__python_thread(c->stacks, e->pid, e->tid);
 	case PROF_REC_PROC_EXIT:
 		/* The tid may come back as another thread: look its name up again then. */
 		c->last_tid = 0;
@@ -1367,6 +1370,7 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_PROC_EXEC:
 	case PROF_REC_PROC_EXIT:
 	case PROF_REC_PROC_DLOPEN:
+	case PROF_REC_PROC_THREAD:
 		if (size < sizeof(struct prof_proc_event))
 			break;
 		err = on_proc(c, data);
