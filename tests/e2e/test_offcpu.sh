@@ -103,16 +103,18 @@ t_offcpu_folded_text_with_cpu() {
 # still start at __schedule, and the iterator is nowhere.
 t_offcpu_stacks_with_a_trace_event_enabled() {
 	local ev=/sys/kernel/tracing/events/bpf_trace/bpf_trace_printk/enable f=$E2E_TMP/ev.pb.gz
-	local rows=$E2E_TMP/rows was
-	# A fresh machine may not have tracefs mounted (the profiler needs none): mounted as perf
-	# and bpftrace users do, and left so.
+	local rows=$E2E_TMP/rows was mounted=""
+	# A fresh machine may not have tracefs mounted (the profiler needs none): mounted for this
+	# test only, and unmounted after it (only what it mounted), so no later test or run finds
+	# it there.
 	if [ ! -e /sys/kernel/tracing/events ]; then
 		mount -t tracefs tracefs /sys/kernel/tracing || fail "cannot mount tracefs"
+		mounted=1
 	fi
 	[ -w "$ev" ] || fail "no $ev to enable"
 	was=$(cat "$ev")
-	# shellcheck disable=SC2064 # the value read now
-	trap "echo $was >$ev; kill \$(jobs -p) 2>/dev/null" EXIT
+	# shellcheck disable=SC2064 # the values read now
+	trap "echo $was >$ev; [ -z '$mounted' ] || umount /sys/kernel/tracing; kill \$(jobs -p) 2>/dev/null" EXIT
 	echo 1 >"$ev" || fail "cannot enable $ev"
 	"$PROF" --offcpu -o "$f" --top 0 -- "$OT" >/dev/null || fail "exit status $?"
 	echo "$was" >"$ev"
