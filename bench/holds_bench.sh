@@ -89,7 +89,7 @@ run() { # SECTION VARIANT ROUND
 wait_started() { # LOG
 	local i
 	for ((i = 0; i < 6000; i++)); do
-		grep -q 'profiling; Ctrl-C' "$1" 2>/dev/null && return 0
+		grep -q '^bpftrace-prof: profiling ' "$1" 2>/dev/null && return 0
 		kill -0 "$TOOL_PID" 2>/dev/null || return 1
 		sleep 0.01
 	done

@@ -35,7 +35,7 @@ start_tool() { # LOG ARGS...
 	"$PROF" -v "$@" -p "$WPID" >"$log.out" 2>"$log" {GATE}>&- &
 	TOOL_PID=$!
 	for ((i = 0; i < 6000; i++)); do
-		grep -q 'profiling; Ctrl-C' "$log" 2>/dev/null && return 0
+		grep -q '^bpftrace-prof: profiling ' "$log" 2>/dev/null && return 0
 		kill -0 "$TOOL_PID" 2>/dev/null || break
 		sleep 0.01
 	done

@@ -246,7 +246,7 @@ start_tool() { # VARIANT RUNDIR
 		sleep 0.01
 	done
 	case $v in
-	ours* | sampled* | cpu*) wait_log "$d/log" "profiling; Ctrl-C" 60 ;;
+	ours* | sampled* | cpu*) wait_log "$d/log" "^bpftrace-prof: profiling " 60 ;;
 	floor*) wait_log "$d/log" "^READY" 60 ;;
 	bpftrace) wait_log "$d/log" "^READY" 120 ;;
 	memleak)

@@ -22,6 +22,7 @@
 #include "export/output.h"
 #include "export/pprof.h"
 #include "export/push.h"
+#include "export/status.h"
 #include "export/svg.h"
 #include "export/text.h"
 #include "profile/build.h"
@@ -32,6 +33,7 @@
 #include "profile/profile.h"
 #include "profile/run.h"
 #include "proc/maps.h"
+#include "proc/procinfo.h"
 #include "util/log.h"
 
 static int write_one(const struct profile *p, const struct env *env, const char *path)
@@ -87,8 +89,6 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	err = output__commit(o);
 	if (err)
 		pr_err("cannot write %s: %s\n", path, strerror(-err));
-	else if (strcmp(path, "-"))
-		pr_info("wrote %s profile to %s\n", p->mode, path);
 	return err;
 }
 
@@ -108,6 +108,7 @@ struct report {
 	const struct env *env;
 	uint64_t bpf_prev[PROF_CNT__COUNT]; /* continuous mode: counters at the interval's start */
 	unsigned intervals;
+	unsigned written;	      /* continuous mode: profiles written so far */
 	struct outdir_series *series; /* continuous mode: names and --retain */
 	struct run_report_stats stats;
 	const struct push *push;
@@ -250,29 +251,36 @@ static void give_sink(struct report *r, struct profile *ps[NMODES], bool last)
 int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
 {
 	const struct env *env = r->env;
-	bool to_stdout = !strcmp(env->output, "-");
 	struct profile *ps[NMODES];
+	char paths[NMODES][PATH_MAX];
+	bool written[NMODES] = {false};
 	int ret;
 
 	collect__snapshot(r->c, true);
 	ret = build_all(r, ps, start_wall_ns, duration_ns, NULL);
 	for (size_t i = 0; i < NMODES; i++) {
-		char path[PATH_MAX];
 		int err;
 
 		if (!ps[i])
 			continue;
+		cli__output_path(env, modes[i].name, paths[i], sizeof(paths[i]));
 		/* memtrace: the session wrote the trace as the events came. */
-		err = env->format == FMT_MEMTRACE
-			      ? 0
-			      : write_one(ps[i], env,
-					  cli__output_path(env, modes[i].name, path, sizeof(path)));
+		err = env->format == FMT_MEMTRACE ? 0 : write_one(ps[i], env, paths[i]);
 		if (err)
 			ret = err;
-		/* The summary: on stdout, unless the profile itself went there. */
-		if (env->top && !(to_stdout && env->format == FMT_TEXT))
-			text__write(ps[i], to_stdout ? stderr : stdout, env->top);
+		written[i] = !err && env->format != FMT_MEMTRACE && strcmp(paths[i], "-");
 	}
+	/*
+	 * The summary, on stderr as perf's: stdout carries only data asked for (-o -), and a
+	 * `-- CMD`'s output may be there.  Not with -q, nor with -f text: that report is the
+	 * output, written once.
+	 */
+	for (size_t i = 0; i < NMODES; i++)
+		if (ps[i] && env->top && env->verbosity >= 0 && env->format != FMT_TEXT)
+			text__write(ps[i], stderr, env->top);
+	for (size_t i = 0; i < NMODES; i++)
+		if (written[i])
+			pr_note("wrote %s profile to %s\n", ps[i]->mode, paths[i]);
 	give_sink(r, ps, true);
 	for (size_t i = 0; i < NMODES; i++)
 		profile__free(ps[i]);
@@ -328,12 +336,18 @@ int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_n
 			ret = err;
 			continue;
 		}
+		/* Every interval's files with -v; how many at the end. */
+		pr_info("wrote %s profile to %s\n", ps[i]->mode, path);
+		r->written++;
 		err = outdir_series__written(r->series, modes[i].name, name);
 		if (err) {
 			pr_warn("--retain in %s: %s\n", env->output_dir, strerror(-err));
 			ret = err;
 		}
 	}
+	if (last)
+		pr_note("wrote %u profile%s to %s\n", r->written, r->written == 1 ? "" : "s",
+			env->output_dir);
 	if (last && r->stats.interval_writes_failed) {
 		pr_err("%" PRIu64 " interval profiles were not written to %s "
 		       "(interval_writes_failed)\n",
@@ -362,6 +376,62 @@ int report__peek(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
 	for (size_t i = 0; i < NMODES; i++)
 		profile__free(ps[i]);
 	return ret;
+}
+
+unsigned report__output_paths(char (*out)[PATH_MAX], unsigned max, const struct env *env)
+{
+	unsigned n = 0;
+
+	if (env->output_dir)
+		return 0;
+	/* Event traces and memtrace: one file whatever the modes. */
+	if (env->format == FMT_MEMTRACE || env->format == FMT_CHROME ||
+	    env->format == FMT_PERFETTO || env->format == FMT_FIREFOX ||
+	    env->format == FMT_CODETRACER) {
+		if (max)
+			snprintf(out[n++], PATH_MAX, "%s", env->output);
+		return n;
+	}
+	for (size_t i = 0; i < NMODES && n < max; i++)
+		if (env->modes & modes[i].bit)
+			cli__output_path(env, modes[i].name, out[n++], PATH_MAX);
+	return n;
+}
+
+void report__say_start(const struct report *r)
+{
+	const struct env *env = r->env;
+	const char *names[CLI_MAX_PIDS], *paths[NMODES];
+	char buf[NMODES][PATH_MAX];
+	struct status_plan p = {
+		.modes = env->modes,
+		.cpu_hz = env->cpu_hz,
+		.sample_bytes = env->sample_bytes,
+		.pids = env->pids,
+		.pid_names = names,
+		.npids = env->npids,
+		.cmd = env->cmd ? env->cmd[0] : NULL,
+		.cgroup = env->cgroup,
+		.container = env->container,
+		.all = env->all,
+		.duration = env->duration,
+		.paths = paths,
+		.npaths = report__output_paths(buf, NMODES, env),
+		.folder = env->format == FMT_CODETRACER,
+		.interval = env->interval,
+		.output_dir = env->output_dir,
+		.retain = env->retain,
+		.push_url = env->push_url,
+	};
+	int err;
+
+	for (unsigned i = 0; i < p.npaths; i++)
+		paths[i] = buf[i];
+	for (unsigned i = 0; i < env->npids; i++)
+		names[i] = procinfo__process(collect__procinfo(r->c), env->pids[i]);
+	err = status__say_start(&p);
+	if (err)
+		pr_warn("cannot say what runs: %s\n", strerror(-err));
 }
 
 int report__prepare_dir(const struct env *env)

@@ -4,6 +4,7 @@
 #ifndef PROF_REPORT_H
 #define PROF_REPORT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,14 @@ int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_n
 /* --live without --output-dir: every mode's profile of the run so far [start, +duration), given
  * to the sink only: nothing is written, nothing reset (-o gets the whole run at the end). */
 int report__peek(struct report *r, int64_t start_wall_ns, int64_t duration_ns);
+
+/* The files the run writes at the end (none in continuous mode), one per mode or one for an
+ * event trace, into out[0..max) (PATH_MAX each).  Returns how many. */
+unsigned report__output_paths(char (*out)[PATH_MAX], unsigned max, const struct env *env);
+
+/* The start lines (export/status.h) on stderr: what is profiled and how, where the result goes
+ * (what this report will write), how the run stops. */
+void report__say_start(const struct report *r);
 
 /* --output-dir exists (created 0700 if missing) and is a directory: 0 or -errno. */
 int report__prepare_dir(const struct env *env);

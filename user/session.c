@@ -29,6 +29,7 @@
 #include "export/live.h"
 #include "export/memtrace_rec.h"
 #include "export/push.h"
+#include "export/status.h"
 #include "report.h"
 #include "tracefile.h"
 #include "proc/procinfo.h"
@@ -320,6 +321,8 @@ struct run {
 	struct memtrace_rec *memtrace; /* -f memtrace: the trace being written */
 	int watchdog;		       /* holds on: our end of the watchdog's socket, or -1 */
 	bool holds_ended;	       /* end_holds ran */
+	struct status *status;	       /* the status line on a terminal, or NULL */
+	uint64_t samples;	       /* records with a stack, for the status line */
 };
 
 /* At exit, what --push may still spend sending before the rest goes to the spool. */
@@ -431,7 +434,19 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct run *r = ctx;
 
 	r->events++;
+	r->samples += status__is_sample(data, size);
 	return collect__on_event(r->collect, data, size);
+}
+
+/* The status line's numbers; the drops are read from the kernel's counters. */
+static void status_draw(struct run *r, int64_t now)
+{
+	struct status_counts c = {.events = r->events, .samples = r->samples};
+	uint64_t cnt[PROF_CNT__COUNT];
+
+	if (!loader__counters(r->loader, cnt))
+		c.drops = run__bpf_losses(cnt);
+	status__draw(r->status, now, &c);
 }
 
 /*
@@ -887,6 +902,9 @@ int session__run(const struct env *caller_env)
 		interval_wall = start_wall;
 		next_interval = start_mono + (int64_t)(env->interval * 1e9);
 	}
+	/* Said before CMD runs: its own output comes after ours. */
+	if (env->verbosity >= 0)
+		report__say_start(r.report);
 	if (r.have_child) {
 		err = release(&r.child);
 		if (err) {
@@ -895,8 +913,17 @@ int session__run(const struct env *caller_env)
 			goto cleanup;
 		}
 	}
-	pr_info("profiling; Ctrl-C to stop\n");
 	r.start_mono = start_mono;
+	/* Progress on a terminal: never into a file, with -q, over the live view, or among the
+	 * lines of a -- CMD writing its output to that terminal. */
+	if (env->verbosity >= 0 && !env->live && isatty(STDERR_FILENO) &&
+	    !(env->cmd && isatty(STDOUT_FILENO))) {
+		err = status__new(&r.status, stderr, start_mono);
+		if (err) {
+			pr_err("the status line: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
 	if (env->live) {
 		err = live__new(&r.live, STDOUT_FILENO);
 		if (err) {
@@ -933,6 +960,8 @@ int session__run(const struct env *caller_env)
 		}
 		collect__python_retry(r.collect);
 		now = now_ns(CLOCK_MONOTONIC);
+		if (r.status && status__due(r.status, now))
+			status_draw(&r, now);
 		if (now - last_tick >= 1000000000LL) {
 			collect__tick(r.collect);
 			last_tick = now;
@@ -984,7 +1013,9 @@ int session__run(const struct env *caller_env)
 	/* --offcpu: no period ends after this; those still going on count up to now (read from
 	 * the kernel's map when the profile is built). */
 	loader__stop_offcpu(r.loader);
-	/* What follows (messages, the summary) goes to the normal screen. */
+	/* What follows (messages, the summary) goes to the normal screen, on a line of its own. */
+	status__free(r.status);
+	r.status = NULL;
 	live_close(&r);
 	/* No more holds; whatever is still queued belongs to the profile (and resumes the
 	 * processes held so far). */
@@ -1004,8 +1035,6 @@ int session__run(const struct env *caller_env)
 		if (err)
 			pr_err("writing the memtrace to %s failed: %s\n", env->output,
 			       strerror(-err));
-		else if (strcmp(env->output, "-"))
-			pr_info("wrote the memtrace trace to %s\n", env->output);
 		if (env->verbosity >= 0)
 			memtrace_rec__print_drops(r.memtrace, stderr);
 		trace_err = err;
@@ -1017,6 +1046,9 @@ int session__run(const struct env *caller_env)
 		err = tracefile__finish(r.trace, r.loader);
 	else
 		err = report__write(r.report, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
+	/* Last, after the summary: the files written. */
+	if (r.memtrace && !trace_err && strcmp(env->output, "-"))
+		pr_note("wrote the memtrace trace to %s\n", env->output);
 	if (r.push) {
 		push__flush(r.push, PUSH_FLUSH_MS);
 		log_push(r.push);
@@ -1038,6 +1070,7 @@ cleanup:
 		close(r.child.err_fd);
 	if (r.child.pidfd >= 0)
 		close(r.child.pidfd);
+	status__free(r.status);
 	live_close(&r); /* also on failures: the terminal must come back */
 	end_holds(&r);
 	memtrace_rec__free(r.memtrace);

@@ -373,19 +373,22 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 		return err;
 	}
 	commit_err = err;
-	if (!err && strcmp(t->path, "-"))
-		pr_info("wrote the trace to %s\n", t->path);
-	err = print_drops(strcmp(t->path, "-") ? stdout : stderr, bpf, evtrace__stats(t->trace),
-			  t->ct ? codetracer_trace__stats(t->ct) : NULL);
-	if (err)
-		pr_err("printing the drop counters failed: %s\n", strerror(-err));
-	if (t->ct) {
+	/* The summary on stderr, as the profiles' (stdout is for data asked for); -q: none. */
+	if (t->env->verbosity >= 0) {
+		err = print_drops(stderr, bpf, evtrace__stats(t->trace),
+				  t->ct ? codetracer_trace__stats(t->ct) : NULL);
+		if (err)
+			pr_err("printing the drop counters failed: %s\n", strerror(-err));
+	}
+	if (t->ct && t->env->verbosity >= 0) {
 		uint64_t copied, missing;
 
 		codetracer_trace__files(t->ct, &copied, &missing);
-		printf("sources copied: %" PRIu64 ", not copied: %" PRIu64 "%s\n", copied, missing,
-		       missing ? " (listed above)" : "");
+		fprintf(stderr, "sources copied: %" PRIu64 ", not copied: %" PRIu64 "%s\n", copied,
+			missing, missing ? " (listed above)" : "");
 	}
+	if (!commit_err && strcmp(t->path, "-"))
+		pr_note("wrote the trace to %s\n", t->path);
 	return commit_err;
 }
 

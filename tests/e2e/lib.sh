@@ -107,7 +107,7 @@ start_profiler() { # LOG ARGS...
 	: >"$log"
 	"$PROF" -v "$@" >"$log.out" 2>"$log" &
 	PROF_PID=$!
-	wait_for_line "$log" "profiling; Ctrl-C to stop" 20 || { cat "$log"; fail "profiler did not start"; }
+	wait_for_line "$log" "^bpftrace-prof: profiling " 20 || { cat "$log"; fail "profiler did not start"; }
 }
 
 # Counters of lost data an exact count depends on: each must be 0 before exact numbers are

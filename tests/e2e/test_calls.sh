@@ -409,8 +409,9 @@ t_calls_launcher_javap_then_java() {
 
 t_calls_launcher_no_runtime_exit_2() {
 	local f=$E2E_TMP/none.pb.gz
-	# CMD runs (nothing up front says it will not start a runtime), then exit 2 at its end.
-	"$PROF" --calls -o "$f" -- sh -c 'echo ran; exit 0' >"$E2E_TMP/out" 2>"$E2E_TMP/err"
+	# CMD runs (nothing up front says it will not start a runtime), then exit 2 at its end; -q:
+	# the start lines aside, the error is the one line.
+	"$PROF" -q --calls -o "$f" -- sh -c 'echo ran; exit 0' >"$E2E_TMP/out" 2>"$E2E_TMP/err"
 	local rc=$?
 	cat "$E2E_TMP/err"
 	expect_eq "exit status" 2 "$rc"

@@ -22,8 +22,8 @@ t_codetracer_php_exact() {
 	ct_run "$d"
 	cat "$E2E_TMP/ct.err"
 	expect_eq "script output" 5550 "$(head -1 "$E2E_TMP/ct.out")"
-	grep -q '^no drops$' "$E2E_TMP/ct.out" || fail "no drop summary printed"
-	grep -q '^sources copied: 1, not copied: 0$' "$E2E_TMP/ct.out" || fail "source copy summary"
+	grep -q '^no drops$' "$E2E_TMP/ct.err" || fail "no drop summary printed"
+	grep -q '^sources copied: 1, not copied: 0$' "$E2E_TMP/ct.err" || fail "source copy summary"
 	python3 "$CT_CHECK" "$d" >"$facts" || { cat "$facts"; fail "ct_check rejected the trace"; }
 	cat "$facts"
 	expect_eq "Calc::alpha calls" 100 "$(ct_fact "$facts" "calls Calc::alpha")"
@@ -86,7 +86,7 @@ PHP
 	USE_ZEND_DTRACE=1 "$PROF" --calls -f codetracer -o "$d" -- php "$E2E_TMP/main.php" \
 		>"$E2E_TMP/ctm.out" 2>"$E2E_TMP/ctm.err" || fail "profiler exit status $?"
 	cat "$E2E_TMP/ctm.err" "$E2E_TMP/ctm.out"
-	grep -q '^sources copied: 1, not copied: 1 (listed above)$' "$E2E_TMP/ctm.out" ||
+	grep -q '^sources copied: 1, not copied: 1 (listed above)$' "$E2E_TMP/ctm.err" ||
 		fail "the missing source is not counted"
 	grep -q "source $inc of pid [0-9]* not copied" "$E2E_TMP/ctm.err" ||
 		fail "the missing source is not listed"
@@ -134,8 +134,8 @@ t_codetracer_hostile_sources() {
 	[ ! -e "$d/files$pub/root-only.py" ] || fail "root's 0600 file was copied"
 	[ ! -e "$d/files/proc/self/environ" ] || fail "/proc/self/environ was copied"
 	! grep -rqF "$secret" "$d" || fail "the secret is in the trace folder: $(grep -rlF "$secret" "$d")"
-	grep -q '^  ct_source_denied: 1 ' "$E2E_TMP/cth.out" || fail "the 0600 file is not counted"
-	grep -q '^  ct_source_kernel_fs: 1 ' "$E2E_TMP/cth.out" ||
+	grep -q '^  ct_source_denied: 1 ' "$E2E_TMP/cth.err" || fail "the 0600 file is not counted"
+	grep -q '^  ct_source_kernel_fs: 1 ' "$E2E_TMP/cth.err" ||
 		fail "/proc/self/environ is not counted"
 	grep -q "source $pub/root-only.py of pid [0-9]* not copied: not readable" "$E2E_TMP/cth.err" ||
 		fail "the 0600 file's refusal is not said"

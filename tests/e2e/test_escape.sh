@@ -36,8 +36,11 @@ t_escape_comm_in_summary_and_text_report() {
 	cat -v "$t" "$E2E_TMP/out" "$E2E_TMP/err"
 	no_raw_controls "$t" "$E2E_TMP/out" "$E2E_TMP/err"
 	grep -qF "pid $EC_PID ($EC_MAIN): " "$t" || fail "no escaped process name in the text report"
-	# The summary printed at exit (stdout here: the profile went to a file).
-	grep -qF "pid $EC_PID ($EC_MAIN): " "$E2E_TMP/out" || fail "no escaped process name in the summary"
+	# -f text writes its report once, to the file: no summary on stdout or stderr.
+	! grep -qF "pid $EC_PID ($EC_MAIN): " "$E2E_TMP/out" "$E2E_TMP/err" ||
+		fail "the report is also on stdout or stderr"
+	# The start line names the process, escaped too.
+	grep -qF "of pid $EC_PID ($EC_MAIN) for 2 s" "$E2E_TMP/err" || fail "no escaped process name in the start line"
 	grep -q '  spin_here$' "$t" || fail "spin_here not in the report"
 }
 

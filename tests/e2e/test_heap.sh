@@ -43,7 +43,9 @@ t_heap_pid_attach_and_sigint() {
 	wait "$TARGET_PID"
 	check_heap_numbers "$f"
 	check_heap_threads "$f" "$TARGET_PID"
-	grep -q "leak_pages" "$E2E_TMP/prof.log.out" || fail "no top-N summary on stdout"
+	# The summary goes to stderr: stdout is for data asked for (-o -) and CMD's output.
+	grep -q "leak_pages" "$E2E_TMP/prof.log" || fail "no top-N summary on stderr"
+	[ ! -s "$E2E_TMP/prof.log.out" ] || fail "something on stdout: $(head -3 "$E2E_TMP/prof.log.out")"
 }
 
 t_heap_sigkilled_target_still_written() {

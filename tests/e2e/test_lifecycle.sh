@@ -72,7 +72,7 @@ start_profiler_stdin() { # LOG ARGS...
 	"$PROF" -v -v "$@" <"$fifo" >"$log.out" 2>"$log" &
 	PROF_PID=$!
 	exec {IN}>"$fifo"
-	wait_for_line "$log" "profiling; Ctrl-C to stop" 20 || { cat "$log"; fail "profiler did not start"; }
+	wait_for_line "$log" "^bpftrace-prof: profiling " 20 || { cat "$log"; fail "profiler did not start"; }
 }
 
 t_life_exec_releases_old_image_blocks() {

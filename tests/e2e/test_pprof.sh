@@ -58,7 +58,8 @@ t_pprof_write_failure_leaves_nothing() {
 	mkdir -p "$dir"
 	mount -t tmpfs -o size=64k tmpfs "$dir" || fail "cannot mount a tmpfs for the test"
 	dd if=/dev/zero of="$dir/filler" bs=4k 2>/dev/null
-	"$PROF" --heap -o "$dir/out.pb.gz" --top 0 -- build/targets/heap_target 2>"$E2E_TMP/full.err"
+	# -q: the start lines aside, the error is the one line on stderr.
+	"$PROF" -q --heap -o "$dir/out.pb.gz" --top 0 -- build/targets/heap_target 2>"$E2E_TMP/full.err"
 	rc=$?
 	local left
 	left=$(find "$dir" -mindepth 1 -maxdepth 1 ! -name filler -printf '%f\n')

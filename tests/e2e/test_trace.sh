@@ -51,7 +51,7 @@ t_trace_chrome_php_exact() {
 		>"$E2E_TMP/php.out" 2>"$E2E_TMP/php.err" || fail "profiler exit status $?"
 	cat "$E2E_TMP/php.err"
 	expect_eq "script output" 5550 "$(head -1 "$E2E_TMP/php.out")"
-	grep -q '^no drops$' "$E2E_TMP/php.out" || fail "no drop summary printed"
+	grep -q '^no drops$' "$E2E_TMP/php.err" || fail "no drop summary printed"
 	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
 	cat "$facts"
 	expect_php_calls "$facts"
@@ -147,7 +147,7 @@ t_trace_pid_midrun_nesting() {
 	skipped=$(fact "$facts" "drop trace_unmatched_returns")
 	expect_range "unmatched returns (file)" 0 4 "$skipped"
 	if [ "$skipped" -gt 0 ]; then
-		grep -q "trace_unmatched_returns: $skipped " "$E2E_TMP/mid.out" ||
+		grep -q "trace_unmatched_returns: $skipped " "$E2E_TMP/mid.err" ||
 			fail "summary does not print the $skipped unmatched returns"
 	fi
 	expect_eq "ring buffer drops" 0 "$(fact "$facts" "drop ringbuf_full")"
@@ -240,7 +240,7 @@ t_trace_heap_exact() {
 		"$PROF" --heap -f "$fmt" -o "$f" -- "$TARGETS/heap_trace" >"$E2E_TMP/heap.out" \
 			2>"$E2E_TMP/heap.err" || { cat "$E2E_TMP/heap.err"; fail "$fmt: profiler exit status"; }
 		expect_eq "$fmt: target output" "done" "$(head -1 "$E2E_TMP/heap.out")"
-		grep -q '^no drops$' "$E2E_TMP/heap.out" || fail "$fmt: no drop summary printed"
+		grep -q '^no drops$' "$E2E_TMP/heap.err" || fail "$fmt: no drop summary printed"
 		python3 "$TRACE_CHECK" "$fmt" "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the $fmt trace"; }
 		grep -v '^drop .* 0$' "$facts"
 		pid=$(awk '$1 == "process" { print $2 }' "$facts")

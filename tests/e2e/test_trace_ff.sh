@@ -35,7 +35,7 @@ t_trace_ff_php_exact() {
 		>"$E2E_TMP/ff.out" 2>"$E2E_TMP/ff.err" || fail "profiler exit status $?"
 	cat "$E2E_TMP/ff.err"
 	expect_eq "script output" 5550 "$(head -1 "$E2E_TMP/ff.out")"
-	grep -q '^no drops$' "$E2E_TMP/ff.out" || fail "no drop summary printed"
+	grep -q '^no drops$' "$E2E_TMP/ff.err" || fail "no drop summary printed"
 	gzip -t "$f" || fail "not a valid gzip file"
 	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
 	grep -v '^drop .* 0$' "$facts"

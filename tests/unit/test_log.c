@@ -109,12 +109,47 @@ static void test_log__libbpf_lines_kept_rest_escaped(void **state)
 	free(out);
 }
 
+static int hook_calls;
+
+static void count_hook(void *ctx)
+{
+	hook_calls++;
+	fputs((const char *)ctx, stderr);
+}
+
+static void notes(void)
+{
+	hook_calls = 0;
+	log__set_line_hook(count_hook, "[cleared]");
+	log__set_verbosity(LOG_WARN);
+	pr_note("profiling %s\n", "\x1b[2Jcmd");
+	log__set_verbosity(LOG_ERROR); /* -q */
+	pr_note("not shown with -q\n");
+	pr_err("shown with -q\n");
+	log__set_line_hook(NULL, NULL);
+	pr_err("no hook\n");
+}
+
+/* A note is a plain line (no "warning:"), escaped, hidden by -q; the hook runs before every line
+ * printed (the status line clears itself there) and only then. */
+static void test_log__note_and_line_hook(void **state)
+{
+	char *out = captured(notes);
+
+	assert_string_equal(out, "[cleared]bpftrace-prof: profiling \\x1b[2Jcmd\n"
+				 "[cleared]bpftrace-prof: shown with -q\n"
+				 "bpftrace-prof: no hook\n");
+	assert_int_equal(hook_calls, 2);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log__arguments_escaped),
 		cmocka_unit_test(test_log__long_message_whole),
 		cmocka_unit_test(test_log__libbpf_lines_kept_rest_escaped),
+		cmocka_unit_test(test_log__note_and_line_hook),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);

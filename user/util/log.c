@@ -12,6 +12,8 @@
 #include "util/escape.h"
 
 static int verbosity;
+static void (*line_hook)(void *ctx);
+static void *line_hook_ctx;
 
 void log__set_verbosity(int v)
 {
@@ -44,6 +46,8 @@ static void emit(const char *prefix, bool lines, const char *fmt, va_list ap)
 	}
 	end = msg + (len && msg[len - 1] == '\n' ? len - 1 : len);
 	flockfile(stderr);
+	if (line_hook)
+		line_hook(line_hook_ctx);
 	fputs(prefix, stderr);
 	for (p = msg; lines && (nl = memchr(p, '\n', (size_t)(end - p))); p = nl + 1) {
 		escape__write(stderr, p, (size_t)(nl - p));
@@ -67,6 +71,25 @@ void log__printf(enum log_level lvl, const char *fmt, ...)
 	va_start(ap, fmt);
 	emit(lvl == LOG_WARN ? "bpftrace-prof: warning: " : "bpftrace-prof: ", false, fmt, ap);
 	va_end(ap);
+}
+
+void log__note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < LOG_WARN)
+		return;
+	va_start(ap, fmt);
+	emit("bpftrace-prof: ", false, fmt, ap);
+	va_end(ap);
+}
+
+void log__set_line_hook(void (*fn)(void *ctx), void *ctx)
+{
+	flockfile(stderr);
+	line_hook = fn;
+	line_hook_ctx = ctx;
+	funlockfile(stderr);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
