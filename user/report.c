@@ -89,6 +89,7 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 		pr_err("cannot write %s: %s\n", path, strerror(-err));
 	else if (strcmp(path, "-"))
 		pr_info("wrote %s profile to %s\n", p->mode, path);
+	run__log_bookkeeping(p);
 	return err;
 }
 

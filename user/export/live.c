@@ -251,7 +251,7 @@ static void mode_line(struct screen *sc, const struct profile *p)
 /* A counter of lost data worth a place on the screen (bookkeeping stats are not). */
 static bool is_drop(const struct profile_counter *c)
 {
-	return c->value && !c->info;
+	return c->value && profile_counter__is_drop(c);
 }
 
 /* Whether counter c of profiles[i] has a shown namesake earlier: in an earlier profile or

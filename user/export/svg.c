@@ -712,7 +712,7 @@ static void write_head(FILE *f, const struct profile *p, const struct svg_layout
 	for (uint32_t i = 0; i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 
-		if (!c->value || c->info)
+		if (!c->value || !profile_counter__is_drop(c))
 			continue;
 		fputs(drops++ ? ", " : "drops: ", f);
 		svg__escape(f, c->name, SIZE_MAX);

@@ -145,7 +145,7 @@ static void print_counters(struct report *r)
 	for (uint32_t i = 0; i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 
-		if (!c->value || c->info)
+		if (!c->value || !profile_counter__is_drop(c))
 			continue;
 		if (!drops++)
 			fprintf(r->f, "\ndrops:\n");
