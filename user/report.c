@@ -66,8 +66,10 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 		/* With several modes, one lacking the type asked for keeps its default. */
 		int t = env->svg_type ? svg__type_index(p, env->svg_type) : -ENOENT;
 
-		if (t >= 0)
+		if (t >= 0) {
 			so.type = (uint32_t)t;
+			so.exact_type = true;
+		}
 		err = svg__write(p, output__file(o), &so);
 		break;
 	}
