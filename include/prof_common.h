@@ -47,183 +47,222 @@ enum prof_rec_type {
 };
 
 /*
+ * What a counter of the lists below counts (their last field): where users see it.
+ *   DROP   data lost or doubtful: listed under "drops" (text, svg, live, pprof comments).
+ *   EVENT  a total of what happened, not a loss (Python frames read, frees of blocks allocated
+ *          before attach): pprof comments, never under "drops".
+ *   BOOK   our own bookkeeping (tables built, their kernel memory, ms spent): only the -v log,
+ *          as `go tool pprof -raw`'s header is read by users who did not ask for it.
+ */
+enum prof_counter_kind {
+	PROF_KIND_DROP,
+	PROF_KIND_EVENT,
+	PROF_KIND_BOOK,
+};
+
+/*
  * Every way data can be lost, counted per CPU in BPF and printed by userspace.
- * X(enum suffix, short name, what it means)
+ * X(enum suffix, short name, what it means, kind)
  */
 /* How far ahead userspace opens the exit-hold gate at each turn of its loop (bpf/proc.bpf.c). */
 #define PROF_HOLD_GATE_NS (300 * 1000000ULL)
 
 #define PROF_COUNTERS(X)                                                                           \
-	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full")                        \
-	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full")              \
-	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry")                  \
+	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full", DROP)                  \
+	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full", DROP)        \
+	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry", DROP)            \
 	X(PENDING_JOINED, "pending_joined",                                                        \
 	  "returns of calls entered before their process joined the cgroup (not lost: not in "     \
-	  "scope then)")                                                                           \
-	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed")                           \
-	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full")       \
+	  "scope then)",                                                                           \
+	  EVENT)                                                                                   \
+	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed", DROP)                     \
+	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full", DROP) \
 	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                    \
-	  "threads sampled without their byte countdown: countdown map full")                      \
+	  "threads sampled without their byte countdown: countdown map full", DROP)                \
 	X(HEAP_READ_FAIL, "heap_read_fail",                                                        \
-	  "posix_memalign results unreadable (block not counted)")                                 \
+	  "posix_memalign results unreadable (block not counted)", DROP)                           \
 	X(CXX_NEW_LOST, "cxx_new_lost",                                                            \
-	  "operator new calls whose block was never seen (it called no probed allocator)")         \
+	  "operator new calls whose block was never seen (it called no probed allocator)", DROP)   \
 	X(CXX_THROWS, "cxx_throws",                                                                \
-	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)")      \
-	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full")           \
-	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full")              \
-	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments")               \
-	X(CALL_ARG_FAIL, "call_arg_fail", "call probe arguments the USDT spec could not fetch")    \
+	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)",      \
+	  EVENT)                                                                                   \
+	X(TARGETS_FULL, "targets_full", "child processes not followed: target map full", DROP)     \
+	X(CALL_NAME_FULL, "call_name_full", "call names not interned: name map full", DROP)        \
+	X(CALL_READ_FAIL, "call_read_fail", "call events with unreadable arguments", DROP)         \
+	X(CALL_ARG_FAIL, "call_arg_fail", "call probe arguments the USDT spec could not fetch",    \
+	  DROP)                                                                                    \
 	X(CALL_LOST_FULL, "call_lost_full",                                                        \
-	  "threads whose dropped call events could not be flagged (lost-thread map full)")         \
+	  "threads whose dropped call events could not be flagged (lost-thread map full)", DROP)   \
 	X(MARKER_LOST, "marker_lost",                                                              \
-	  "markers (exceptions, imports, logs) dropped: ring buffer full")                         \
+	  "markers (exceptions, imports, logs) dropped: ring buffer full", DROP)                   \
 	X(MARKER_READ_FAIL, "marker_read_fail",                                                    \
-	  "markers whose text was unreadable (written without it)")                                \
+	  "markers whose text was unreadable (written without it)", DROP)                          \
 	X(CALL_BUSY_COARSE, "call_busy_coarse",                                                    \
 	  "call events whose busy clock is the scheduler's, up to a tick behind (switch not "      \
-	  "seen)")                                                                                 \
+	  "seen)",                                                                                 \
+	  EVENT)                                                                                   \
 	X(UNWIND_NO_MAPPING, "unwind_no_mapping",                                                  \
-	  "stacks cut: a pc in no known mapping, and no frame pointer to go on")                   \
+	  "stacks cut: a pc in no known mapping, and no frame pointer to go on", DROP)             \
 	X(UNWIND_NO_TABLE, "unwind_no_table",                                                      \
-	  "stacks cut: a file without an unwind table (yet), and no frame pointer to go on")       \
-	X(UNWIND_UNSUPPORTED, "unwind_unsupported", "stacks cut: an unwind rule we cannot follow") \
-	X(UNWIND_READ_FAULT, "unwind_read_fault", "stacks cut: stack memory unreadable")           \
-	X(UNWIND_CFA_STUCK, "unwind_cfa_stuck", "stacks cut: the stack pointer did not grow")      \
-	X(UNWIND_DEPTH, "unwind_depth", "stacks cut at the frame limit (255)")                     \
+	  "stacks cut: a file without an unwind table (yet), and no frame pointer to go on", DROP) \
+	X(UNWIND_UNSUPPORTED, "unwind_unsupported", "stacks cut: an unwind rule we cannot follow", \
+	  DROP)                                                                                    \
+	X(UNWIND_READ_FAULT, "unwind_read_fault", "stacks cut: stack memory unreadable", DROP)     \
+	X(UNWIND_CFA_STUCK, "unwind_cfa_stuck", "stacks cut: the stack pointer did not grow",      \
+	  DROP)                                                                                    \
+	X(UNWIND_DEPTH, "unwind_depth", "stacks cut at the frame limit (255)", DROP)               \
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
-	  "frames walked by frame pointer (no unwind table for their file)")                       \
+	  "frames walked by frame pointer (no unwind table for their file)", EVENT)                \
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
-	  "exiting processes not held for symbolization (consumer busy, signal refused)")          \
+	  "exiting processes not held for symbolization (consumer busy, signal refused)", DROP)    \
 	X(EXEC_HOLD_FAIL, "exec_hold_fail",                                                        \
-	  "first execs of an executable not held for its probes (consumer busy, signal refused)")  \
+	  "first execs of an executable not held for its probes (consumer busy, signal refused)",  \
+	  DROP)                                                                                    \
 	X(HOLD_RATE_LIMITED, "hold_rate_limited",                                                  \
 	  "execs and exits not held: their cgroup's holds for this second were spent "             \
-	  "(--hold-rate)")                                                                         \
+	  "(--hold-rate)",                                                                         \
+	  DROP)                                                                                    \
 	X(PY_READ_FAIL, "py_read_fail",                                                            \
-	  "Python frames unreadable (the native interpreter frame kept in their place)")           \
-	X(PY_FRAMES, "py_frames", "Python frames read from interpreters")                          \
+	  "Python frames unreadable (the native interpreter frame kept in their place)", DROP)     \
+	X(PY_FRAMES, "py_frames", "Python frames read from interpreters", EVENT)                   \
 	X(OFFCPU_FULL, "offcpu_full",                                                              \
-	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)")       \
+	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)", DROP) \
 	X(OFFCPU_UNSEEN, "offcpu_unseen_returns",                                                  \
-	  "off-CPU periods whose end was never reported (timed by the thread's CPU time)")
+	  "off-CPU periods whose end was never reported (timed by the thread's CPU time)", EVENT)
 
-#define PROF_CNT_ENUM(e, n, d) PROF_CNT_##e,
+#define PROF_CNT_ENUM(e, n, d, k) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 #undef PROF_CNT_ENUM
 
 /*
- * Counted in userspace, printed beside the BPF counters: X(field, short name, what it means).
+ * Counted in userspace, printed beside the BPF counters: X(field, short name, what it means,
+ * kind).
  * The field is the member of the aggregator's stats struct that holds the value; report.c
  * checks at compile time that every member of those structs is listed here.
  */
 #define PROF_HEAP_STATS(X)                                                                      \
 	X(unknown_frees, "unknown_frees",                                                       \
-	  "frees of blocks never seen allocated (before attach, or inside libc)")               \
-	X(failed_allocs, "failed_allocs", "allocations that returned NULL")                     \
-	X(replaced_live, "replaced_live", "blocks handed out again before their free was seen") \
-	X(no_stack, "no_stack", "allocations kept without a stack")                             \
+	  "frees of blocks never seen allocated (before attach, or inside libc)", EVENT)        \
+	X(failed_allocs, "failed_allocs", "allocations that returned NULL", EVENT)              \
+	X(replaced_live, "replaced_live", "blocks handed out again before their free was seen", \
+	  DROP)                                                                                 \
+	X(no_stack, "no_stack", "allocations kept without a stack", DROP)                       \
 	X(exec_released, "exec_released",                                                       \
-	  "live blocks ended by their process's exec (freed, not leaked)")
+	  "live blocks ended by their process's exec (freed, not leaked)", EVENT)
 
 #define PROF_CALL_STATS(X)                                                                         \
-	X(entries, "call_entries", "function entries seen")                                        \
-	X(returns, "call_returns", "function returns seen")                                        \
-	X(return_only, "call_return_only", "calls seen only by their return (callers unknown)")    \
+	X(entries, "call_entries", "function entries seen", EVENT)                                 \
+	X(returns, "call_returns", "function returns seen", EVENT)                                 \
+	X(return_only, "call_return_only", "calls seen only by their return (callers unknown)",    \
+	  DROP)                                                                                    \
 	X(outer_returns, "call_outer_returns",                                                     \
-	  "returns of frames entered before the thread was seen")                                  \
+	  "returns of frames entered before the thread was seen", DROP)                            \
 	X(unwound_frames, "call_unwound_frames",                                                   \
-	  "frames closed without their own return (exceptions)")                                   \
+	  "frames closed without their own return (exceptions)", EVENT)                            \
 	X(mismatched_returns, "call_mismatched_returns",                                           \
-	  "returns matching no open frame (ignored)")                                              \
-	X(resyncs, "call_resyncs", "thread stacks restarted after lost events")                    \
+	  "returns matching no open frame (ignored)", DROP)                                        \
+	X(resyncs, "call_resyncs", "thread stacks restarted after lost events", DROP)              \
 	X(unfinished_frames, "call_unfinished_frames",                                             \
-	  "frames still open at thread exit or end (time kept, not counted as calls)")             \
-	X(depth_exceeded, "call_depth_exceeded", "entries deeper than the stack limit (not kept)") \
-	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)")     \
+	  "frames still open at thread exit or end (time kept, not counted as calls)", EVENT)      \
+	X(depth_exceeded, "call_depth_exceeded", "entries deeper than the stack limit (not kept)", \
+	  DROP)                                                                                    \
+	X(clamped_times, "call_clamped_times", "timestamps going backwards (counted as 0 ns)",     \
+	  DROP)                                                                                    \
 	X(attach_window, "call_attach_window",                                                     \
-	  "events of a running process before all its probes were attached (not used)")            \
+	  "events of a running process before all its probes were attached (not used)", EVENT)     \
 	X(names_over_cap, "call_names_over_cap",                                                   \
-	  "function names past the 262144 kept at once: their calls unnamed")
+	  "function names past the 262144 kept at once: their calls unnamed", DROP)
 
 /* Counted by the symbolizer (user/sym/symbolizer.c): foreign files it would not read. */
-#define PROF_SYMBOLIZER_STATS(X)                                                  \
-	X(files_refused, "files_refused",                                         \
-	  "mapped files not read: not regular, too large, or swapped")            \
-	X(perfmaps_refused, "perfmaps_refused",                                   \
-	  "perf maps not read: symlink, FIFO, device, other owner, or too large") \
-	X(perfmap_lines_skipped, "perfmap_lines_skipped",                         \
-	  "perf map lines skipped: too long, or too many")                        \
-	X(files_evicted, "sym_files_evicted",                                     \
-	  "symbol files unloaded by the LRU caps (opened again when needed)")     \
-	X(py_code_unreadable, "py_code_unreadable",                               \
-	  "Python frames whose code object could not be read (shown as [python])")
+#define PROF_SYMBOLIZER_STATS(X)                                                        \
+	X(files_refused, "files_refused",                                               \
+	  "mapped files not read: not regular, too large, or swapped", DROP)            \
+	X(perfmaps_refused, "perfmaps_refused",                                         \
+	  "perf maps not read: symlink, FIFO, device, other owner, or too large", DROP) \
+	X(perfmap_lines_skipped, "perfmap_lines_skipped",                               \
+	  "perf map lines skipped: too long, or too many", DROP)                        \
+	X(files_evicted, "sym_files_evicted",                                           \
+	  "symbol files unloaded by the LRU caps (opened again when needed)", BOOK)     \
+	X(py_code_unreadable, "py_code_unreadable",                                     \
+	  "Python frames whose code object could not be read (shown as [python])", DROP)
 
 /* Counted by the unwind-table registry (user/sym/unwinder.c). */
 #define PROF_UNWINDER_STATS(X)                                                                    \
-	X(tables_built, "unwind_tables_built", "unwind tables built and loaded into the kernel")  \
+	X(tables_built, "unwind_tables_built", "unwind tables built and loaded into the kernel",  \
+	  BOOK)                                                                                   \
 	X(tables_shared, "unwind_tables_shared",                                                  \
-	  "files whose unwind table equals one already loaded (one kernel copy)")                 \
-	X(table_bytes, "unwind_table_bytes", "kernel memory of the loaded unwind tables (bytes)") \
+	  "files whose unwind table equals one already loaded (one kernel copy)", BOOK)           \
+	X(table_bytes, "unwind_table_bytes", "kernel memory of the loaded unwind tables (bytes)", \
+	  BOOK)                                                                                   \
 	X(table_build_failed, "unwind_table_build_failed",                                        \
-	  "files without an unwind table (no CFI, over a cap, malformed): frame pointers")        \
+	  "files without an unwind table (no CFI, over a cap, malformed): frame pointers", DROP)  \
 	X(table_load_failed, "unwind_table_load_failed",                                          \
-	  "unwind tables built but not loaded (table map full, kernel refused): frame pointers")  \
+	  "unwind tables built but not loaded (table map full, kernel refused): frame pointers",  \
+	  DROP)                                                                                   \
 	X(tables_over_budget, "unwind_tables_over_budget",                                        \
 	  "unwind tables not loaded: past --unwind-memory with no unused table left to unload: "  \
-	  "frame pointers")                                                                       \
+	  "frame pointers",                                                                       \
+	  DROP)                                                                                   \
 	X(files_refused, "unwind_files_refused",                                                  \
-	  "mapped files or vDSOs not read for unwinding (swapped, not regular, too large)")       \
+	  "mapped files or vDSOs not read for unwinding (swapped, not regular, too large)", DROP) \
 	X(mappings_dropped, "unwind_mappings_dropped",                                            \
-	  "executable mappings past the per-process limit (256): no unwinding there")             \
+	  "executable mappings past the per-process limit (256): no unwinding there", DROP)       \
 	X(files_unpublished, "unwind_files_unpublished",                                          \
-	  "unwind tables not findable by inode (file map full): only through process entries")    \
+	  "unwind tables not findable by inode (file map full): only through process entries",    \
+	  DROP)                                                                                   \
 	X(procs_failed, "unwind_procs_failed",                                                    \
-	  "process mappings not written to the kernel (process map full)")                        \
-	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)")  \
+	  "process mappings not written to the kernel (process map full)", DROP)                  \
+	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)",  \
+	  BOOK)                                                                                   \
 	X(tables_evicted, "unwind_tables_evicted",                                                \
-	  "unwind tables unloaded after no process mapped them (LRU; rebuilt if mapped again)")   \
+	  "unwind tables unloaded after no process mapped them (LRU; rebuilt if mapped again)",   \
+	  BOOK)                                                                                   \
 	X(files_forgotten, "unwind_files_forgotten",                                              \
-	  "records of files no process maps forgotten (LRU; read again if mapped again)")         \
+	  "records of files no process maps forgotten (LRU; read again if mapped again)", BOOK)   \
 	X(python_refused, "python_refused",                                                       \
-	  "Python interpreters whose memory contradicted their file: their stacks stay native")
+	  "Python interpreters whose memory contradicted their file: their stacks stay native",   \
+	  DROP)
 
 /* Counted by cgroup discovery (user/proc/cgroup.c): what a walk of the cgroup2 tree or a read
  * of cgroup files left out. */
-#define PROF_CGROUP_STATS(X)                                                                   \
-	X(walk_depth_cut, "cgroup_walk_depth_cut",                                             \
-	  "cgroup directories not searched: deeper than 16 levels below the start")            \
-	X(walk_dirs_cut, "cgroup_walk_dirs_cut", "cgroup walks stopped at 100000 directories") \
-	X(walk_open_failed, "cgroup_walk_open_failed",                                         \
-	  "cgroup directories or cgroup.procs files not opened (removed during the walk)")     \
-	X(procs_lines_skipped, "cgroup_procs_lines_skipped",                                   \
-	  "cgroup.procs lines that are not a pid, or past 4194304 lines")
+#define PROF_CGROUP_STATS(X)                                                                     \
+	X(walk_depth_cut, "cgroup_walk_depth_cut",                                               \
+	  "cgroup directories not searched: deeper than 16 levels below the start", DROP)        \
+	X(walk_dirs_cut, "cgroup_walk_dirs_cut", "cgroup walks stopped at 100000 directories",   \
+	  DROP)                                                                                  \
+	X(walk_open_failed, "cgroup_walk_open_failed",                                           \
+	  "cgroup directories or cgroup.procs files not opened (removed during the walk)", DROP) \
+	X(procs_lines_skipped, "cgroup_procs_lines_skipped",                                     \
+	  "cgroup.procs lines that are not a pid, or past 4194304 lines", DROP)
 
 /* Counted by the /proc/PID/maps parser (user/proc/maps.c), for every reader of it. */
 #define PROF_MAPS_STATS(X)                                                                       \
 	X(reads_cut, "maps_reads_cut",                                                           \
 	  "reads of /proc/PID/maps cut at 65536 lines or 16 MiB: mappings past the cut unknown " \
-	  "(not symbolized, probed or unwound)")
+	  "(not symbolized, probed or unwound)",                                                 \
+	  DROP)
 
 /* The probes attached to files (user/attach/loader.c): bookkeeping, not losses. */
-#define PROF_ATTACH_STATS(X)                                                            \
-	X(links, "probe_links", "uprobe links attached now (allocators, calls, hooks)") \
-	X(files_detached, "probe_files_detached",                                       \
-	  "files whose probes were removed: nothing in scope maps them any more")
+#define PROF_ATTACH_STATS(X)                                                                  \
+	X(links, "probe_links", "uprobe links attached now (allocators, calls, hooks)", BOOK) \
+	X(files_detached, "probe_files_detached",                                             \
+	  "files whose probes were removed: nothing in scope maps them any more", EVENT)
 
 /* Counted by the report (user/report.c): profiles it could not write. */
 #define PROF_REPORT_STATS(X)                                                                  \
 	X(interval_writes_failed, "interval_writes_failed",                                   \
 	  "interval profiles not built or not written to --output-dir (disk full, directory " \
-	  "gone): lost")
+	  "gone): lost",                                                                      \
+	  DROP)
 
 /* Counted by the ring-buffer consumer (user/agg/collect.c). */
-#define PROF_COLLECT_STATS(X)                                                               \
-	X(bad_records, "bad_records", "ring-buffer records not understood")                 \
-	X(hold_timeouts, "hold_timeouts",                                                   \
-	  "held processes resumed at the hold time limit before their work was done (1 s)") \
-	X(hold_gone, "hold_gone",                                                           \
-	  "holds whose process was gone or replaced (another start time) when read: not resumed")
+#define PROF_COLLECT_STATS(X)                                                                     \
+	X(bad_records, "bad_records", "ring-buffer records not understood", DROP)                 \
+	X(hold_timeouts, "hold_timeouts",                                                         \
+	  "held processes resumed at the hold time limit before their work was done (1 s)", DROP) \
+	X(hold_gone, "hold_gone",                                                                 \
+	  "holds whose process was gone or replaced (another start time) when read: not resumed", \
+	  DROP)
 
 /* Counted by the event-trace recorder (user/export/evtrace.c, -f chrome / perfetto). */
 #define PROF_TRACE_STATS(X)                                                                        \
@@ -265,24 +304,28 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "sources not copied: no opener started, or writing the copy failed")
 
 /* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */
-#define PROF_PUSH_STATS(X)                                                                       \
-	X(submitted, "push_submitted", "profiles handed to --push")                              \
-	X(sent, "push_sent", "profiles the backend accepted")                                    \
-	X(retried, "push_retried", "sends retried: connection error, timeout, 5xx or 429")       \
-	X(failed, "push_failed",                                                                 \
-	  "profiles not sent: refused by the backend (4xx), or out of tries with no spool")      \
-	X(spooled, "push_spooled", "profiles written to the spool (backend down, queue full)")   \
-	X(spool_sent, "push_spool_sent", "spooled profiles sent later")                          \
-	X(aged_out, "push_aged_out", "spooled profiles deleted unsent: older than an hour")      \
-	X(dropped, "push_dropped",                                                               \
-	  "profiles lost: queue full without a spool, spool full or unwritable, spool file bad") \
-	X(auth_failed, "push_auth_failed",                                                       \
-	  "sends refused with 401/403 (check the credentials); the profile kept in the spool")   \
-	X(build_failed, "push_build_failed",                                                     \
-	  "profiles or service parts not queued: splitting by service or encoding failed")       \
-	X(series_folded, "push_series_folded",                                                   \
-	  "services sent in the series \"other\": more services than series in one profile")     \
-	X(sent_bytes, "push_sent_bytes", "profile bytes the backend accepted")
+#define PROF_PUSH_STATS(X)                                                                        \
+	X(submitted, "push_submitted", "profiles handed to --push", EVENT)                        \
+	X(sent, "push_sent", "profiles the backend accepted", EVENT)                              \
+	X(retried, "push_retried", "sends retried: connection error, timeout, 5xx or 429", EVENT) \
+	X(failed, "push_failed",                                                                  \
+	  "profiles not sent: refused by the backend (4xx), or out of tries with no spool", DROP) \
+	X(spooled, "push_spooled", "profiles written to the spool (backend down, queue full)",    \
+	  EVENT)                                                                                  \
+	X(spool_sent, "push_spool_sent", "spooled profiles sent later", EVENT)                    \
+	X(aged_out, "push_aged_out", "spooled profiles deleted unsent: older than an hour", DROP) \
+	X(dropped, "push_dropped",                                                                \
+	  "profiles lost: queue full without a spool, spool full or unwritable, spool file bad",  \
+	  DROP)                                                                                   \
+	X(auth_failed, "push_auth_failed",                                                        \
+	  "sends refused with 401/403 (check the credentials); the profile kept in the spool",    \
+	  DROP)                                                                                   \
+	X(build_failed, "push_build_failed",                                                      \
+	  "profiles or service parts not queued: splitting by service or encoding failed", DROP)  \
+	X(series_folded, "push_series_folded",                                                    \
+	  "services sent in the series \"other\": more services than series in one profile",      \
+	  EVENT)                                                                                  \
+	X(sent_bytes, "push_sent_bytes", "profile bytes the backend accepted", EVENT)
 
 /* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
 static inline __u64 prof_mix64(__u64 h)

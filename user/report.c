@@ -68,8 +68,10 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 		/* With several modes, one lacking the type asked for keeps its default. */
 		int t = env->svg_type ? svg__type_index(p, env->svg_type) : -ENOENT;
 
-		if (t >= 0)
+		if (t >= 0) {
 			so.type = (uint32_t)t;
+			so.exact_type = true;
+		}
 		err = svg__write(p, output__file(o), &so);
 		break;
 	}
@@ -89,6 +91,7 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 	err = output__commit(o);
 	if (err)
 		pr_err("cannot write %s: %s\n", path, strerror(-err));
+	run__log_bookkeeping(p);
 	return err;
 }
 

@@ -282,7 +282,7 @@ static int print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT], const struc
 	for (uint32_t i = 0; !err && i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 
-		if (!c->value || c->info)
+		if (!c->value || !profile_counter__is_drop(c))
 			continue;
 		if (!drops++)
 			fprintf(f, "\ndrops:\n");
@@ -330,7 +330,7 @@ static int write_metadata(struct tracefile *t)
 int tracefile__finish(struct tracefile *t, struct loader *l)
 {
 	static const char *const names[] = {
-#define CNT_NAME(e, n, d) n,
+#define CNT_NAME(e, n, d, k) n,
 		PROF_COUNTERS(CNT_NAME)
 #undef CNT_NAME
 	};

@@ -221,3 +221,36 @@ t_heap_no_stack_lost_with_many_distinct_stacks() {
 	expect_eq "distinct stacks through alloc_leaf" 131072 "$distinct"
 	expect_eq "stacks with 17 levels under main" 131072 "$whole"
 }
+
+# A server attached with -p (tests/targets/churn_server.c) frees its 64 connection records
+# allocated before the attach: unknown_frees, expected, and not a drop anywhere.  The pprof
+# comments keep the event totals and drops but not our bookkeeping (unwind_table_bytes …),
+# which goes to the -v log.
+t_heap_pid_server_unknown_frees_not_drops() {
+	local f=$E2E_TMP/server.pb.gz out=$E2E_TMP/server.out raw=$E2E_TMP/server.raw pid n
+	build/targets/churn_server 30 >"$out" 2>&1 &
+	pid=$!
+	wait_for_line "$out" READY 10 || fail "churn_server never became ready"
+	"$PROF" -v --heap -p "$pid" -d 2 -o "$f" --top 5 >"$E2E_TMP/server.sum" 2>"$E2E_TMP/server.log" ||
+		fail "exit status $?"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	go tool pprof -symbolize=none -raw "$f" >"$raw" 2>/dev/null || fail "pprof cannot read $f"
+	grep '^Comment: ' "$raw"
+	n=$(pprof_counter_value "$f" unknown_frees)
+	# the records' first round: 64 frees of blocks allocated before the attach (their probes
+	# go in one by one, so a few more or fewer)
+	expect_range "unknown_frees" 32 128 "$n"
+	# (calls under way at the attach may end without their entry seen: pending_missing, a drop)
+	cat "$E2E_TMP/server.sum" "$E2E_TMP/server.log" >"$E2E_TMP/server.all"
+	grep -Eq '^(drops:|no drops)$' "$E2E_TMP/server.all" || fail "no drops section in the summary"
+	grep -Eq '^ +unknown_frees: ' "$E2E_TMP/server.all" && fail "unknown_frees listed under drops"
+	grep -Eq '^Comment: (unwind_table_bytes|unwind_tables_built|unwind_build_ms|probe_links)=' "$raw" &&
+		fail "bookkeeping in the pprof comments: $(grep -E '^Comment: (unwind_|probe_links)' "$raw" | tr '\n' ' ')"
+	grep -Eq 'heap profile bookkeeping:.* probe_links=[1-9]' "$E2E_TMP/server.log" ||
+		fail "no bookkeeping line with probe_links in the -v log"
+	# (no tables under --unwind fp)
+	[[ " ${E2E_PROF_ARGS:-} " == *" fp "* ]] ||
+		grep -Eq 'bookkeeping:.* unwind_tables_built=[1-9].* unwind_table_bytes=[1-9]' "$E2E_TMP/server.log" ||
+		fail "unwind_tables_built and unwind_table_bytes not in the -v log"
+}

@@ -133,3 +133,19 @@ t_live_hostile_comm_escaped() {
 	tmux -S "$LIVE_SOCK" send-keys -t live q
 	expect_eq "exit status after q" 0 "$(live_wait_exit e 60)"
 }
+
+# t ranks by the mode's next sample type (a --heap server's in-use is empty: its allocations
+# are one key away); the header says so.  Here --cpu: cpu, then samples, then cpu again.
+t_live_t_cycles_sample_types() {
+	live_start t 140 50 --cpu --live -- "$CT" 30
+	live_wait_screen 'FUNCTION \(by own cpu\)' 60 || fail "no own table by cpu"
+	live_screen | grep -q 'q: quit, m: next mode, t: next type' || fail "t not in the header"
+	tmux -S "$LIVE_SOCK" send-keys -t live t
+	live_wait_screen 'FUNCTION \(by own samples\)' 30 || fail "t did not switch to samples"
+	live_screen | grep -Eq '^ +[0-9.]+% +[0-9.]+% +[0-9]+ +[0-9]+  work$' ||
+		{ live_screen; fail "the work row is not in samples"; }
+	tmux -S "$LIVE_SOCK" send-keys -t live t
+	live_wait_screen 'FUNCTION \(by own cpu\)' 30 || fail "t did not come back to cpu"
+	tmux -S "$LIVE_SOCK" send-keys -t live q
+	expect_eq "exit status after q" 0 "$(live_wait_exit t 60)"
+}

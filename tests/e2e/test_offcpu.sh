@@ -95,6 +95,17 @@ t_offcpu_folded_text_with_cpu() {
 	grep -q 'top 5 by offcpu (nanoseconds)' "$txt" || fail "text top table"
 	grep -Eq ' sleeper_a$| sleep_ms$| __schedule$' "$txt" || fail "no known function in the top table"
 	expect_no_drops_text "$txt"
+	# The own column is the first frame below the kernel's scheduling functions (every stack
+	# starts at __schedule;schedule): why the thread waited.  Times read in s/ms.
+	local first
+	first=$(grep -A2 'top 5 by offcpu' "$txt" | tail -1)
+	grep -Eq '^ +[0-9.]+ m?s +[0-9.]+% +[0-9.]+ m?s +[0-9.]+%  ' <<<"$first" || fail "first row not in s/ms: $first"
+	grep -Eq '  (__schedule|schedule|schedule_[a-z_]*|io_schedule[a-z_]*|preempt_schedule[a-z_]*)$' <<<"$first" &&
+		fail "the first own row is the scheduler's: $first"
+	grep -Eq '^ +0 ns +0\.00% +[0-9.]+ m?s +100\.00%  __schedule$' "$txt" ||
+		fail "__schedule is not 0 own, 100 % total"
+	grep -Eq '  (do_nanosleep|futex_wait_queue|futex_wait|hrtimer_nanosleep)$' "$txt" ||
+		fail "neither nanosleep nor futex waits own time"
 }
 
 # A trace event enabled on the host (here bpf_trace_printk's, which any BPF program calling

@@ -183,3 +183,29 @@ t_svg_php_calls_interpreter_frames() {
 		fail "no file:line in Calc::beta's title"
 	grep -q '>calls profile: calls (count), total 402, ' "$f" || fail "title line"
 }
+
+# A server attached with -p frees what it allocates while attached (tests/targets/
+# churn_server.c: 16 KiB in use, 4352 bytes allocated a request): its in-use picture would be
+# empty, so alloc_space is drawn and the title says so; --svg-type inuse_space still draws it.
+t_svg_heap_pid_server_draws_alloc_space() {
+	local f=$E2E_TMP/server.svg g=$E2E_TMP/server_inuse.svg out=$E2E_TMP/server.out pid res
+	svg_need xmllint
+	build/targets/churn_server 30 >"$out" 2>&1 &
+	pid=$!
+	wait_for_line "$out" READY 10 || fail "churn_server never became ready"
+	"$PROF" --heap -f svg -p "$pid" -d 2 -o "$f" --top 0 || fail "exit status $?"
+	"$PROF" --heap -f svg --svg-type inuse_space -p "$pid" -d 1 -o "$g" --top 0 || fail "exit status $?"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	xmllint --noout "$f" || fail "xmllint rejects $f"
+	grep -o '<text id="t0"[^<]*<' "$f"
+	grep -q '>heap profile: alloc_space (bytes), total .*; drawn instead of inuse_space (.*, under 1% of it: freed while attached)<' "$f" ||
+		fail "title does not say alloc_space is drawn instead of inuse_space"
+	res=$(python3 tests/e2e/svg_check.py "$f" flame handle_request) || fail "$res"
+	echo "$res"
+	[ "$(svg_field "$res" handle_request 3)" -gt 1000000 ] || fail "handle_request under 1 MB allocated"
+	grep -o '<text id="t2"[^<]*<' "$f" | grep -q 'unknown_frees' && fail "unknown_frees among the drops"
+	grep -q '>heap profile: inuse_space (bytes), total ' "$g" || fail "--svg-type inuse_space not drawn"
+	grep -q 'drawn instead' "$g" && fail "--svg-type inuse_space replaced"
+	return 0
+}

@@ -156,6 +156,29 @@ static void test_folded__empty_profile(void **state)
 	free(out);
 }
 
+/* --cpu: the samples count, not the default cpu nanoseconds (as stackcollapse-perf). */
+static void test_folded__cpu_counts_samples(void **state)
+{
+	struct profile *p;
+	uint32_t fn, id;
+	char *out;
+
+	(void)state;
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	p->default_type = 1;
+	assert_int_equal(profile__function(p, &fn, "work", "work", "", 0), 0);
+	assert_int_equal(profile__location(p, &id, 0x100, 0, fn, 0), 0);
+	assert_int_equal(
+		profile__add_sample(p, 1, 1, "t", "app", &id, 1, (int64_t[]){3, 30303030}, false),
+		0);
+	out = folded(p);
+	assert_string_equal(out, "app;work 3\n");
+	free(out);
+	profile__free(p);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -167,6 +190,7 @@ int main(void)
 		T(test_folded__unknown_frames_named),
 		T(test_folded__separators_in_names_replaced),
 		T(test_folded__empty_profile),
+		cmocka_unit_test(test_folded__cpu_counts_samples),
 	};
 #undef T
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -130,6 +131,79 @@ static void test_rank__empty_profile(void **state)
 	profile__free(p);
 }
 
+/* __schedule;schedule;do_nanosleep (kernel);sleeper (user) 30, and a stack of __schedule alone
+ * 2, in a profile of mode `mode`. */
+static struct profile *sched_profile(const char *mode)
+{
+	struct profile_mapping km = {.start = 0xffff0000,
+				     .limit = 0xffffffff,
+				     .file = "[kernel.kallsyms]",
+				     .build_id = ""};
+	struct profile_mapping um = {
+		.start = 0x1000, .limit = 0x2000, .file = "/bin/t", .build_id = ""};
+	const char *names[] = {"__schedule", "schedule", "do_nanosleep", "sleeper"};
+	uint32_t kmap, umap, ids[4], fn;
+	struct profile *p;
+	int err = 0;
+
+	if (profile__new(&p, mode))
+		return NULL;
+	err |= profile__add_type(p, "offcpu", "nanoseconds");
+	err |= profile__mapping(p, &kmap, &km);
+	err |= profile__mapping(p, &umap, &um);
+	for (int i = 0; i < 4; i++) {
+		err |= profile__function(p, &fn, names[i], names[i], "", 0);
+		err |= profile__location(p, &ids[i], (uint64_t)(i < 3 ? 0xffff1000 : 0x1100) + i,
+					 i < 3 ? kmap : umap, fn, 0);
+	}
+	err |= profile__add_sample(p, 1, 1, "t", "t", ids, 4, (int64_t[]){30}, 0);
+	err |= profile__add_sample(p, 1, 2, "t", "t", ids, 1, (int64_t[]){2}, 0);
+	if (err) {
+		profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int64_t flat_of(const struct rank_row *rows, uint32_t n, const char *name)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return rows[i].flat;
+	return -1;
+}
+
+/* Off-CPU: own time goes to the first frame below the scheduler's (why the thread waited); a
+ * stack of nothing else keeps its leaf.  Other modes keep the leaf. */
+static void test_rank__offcpu_own_skips_scheduler(void **state)
+{
+	const struct rank_row *rows;
+	struct profile *p = sched_profile("offcpu");
+	struct rank *r;
+	uint32_t n;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(rank__new(&r, p), 0);
+	assert_int_equal(rank__compute(r, &rows, &n, NULL, 0, 0, RANK_BY_FLAT), 0);
+	assert_string_equal(rows[0].name, "do_nanosleep");
+	assert_int_equal(rows[0].flat, 30);
+	assert_int_equal(flat_of(rows, n, "__schedule"), 2);
+	assert_int_equal(flat_of(rows, n, "schedule"), 0);
+	assert_int_equal(flat_of(rows, n, "sleeper"), 0);
+	rank__free(r);
+	profile__free(p);
+
+	p = sched_profile("cpu");
+	assert_non_null(p);
+	assert_int_equal(rank__new(&r, p), 0);
+	assert_int_equal(rank__compute(r, &rows, &n, NULL, 0, 0, RANK_BY_FLAT), 0);
+	assert_int_equal(flat_of(rows, n, "__schedule"), 32);
+	assert_int_equal(flat_of(rows, n, "do_nanosleep"), 0);
+	rank__free(r);
+	profile__free(p);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -137,6 +211,7 @@ int main(void)
 		T(test_rank__by_flat_and_by_cum),
 		T(test_rank__other_type_and_subset),
 		cmocka_unit_test(test_rank__empty_profile),
+		cmocka_unit_test(test_rank__offcpu_own_skips_scheduler),
 	};
 #undef T
 

@@ -290,6 +290,45 @@ static void test_svg__empty_profile_no_drops(void **state)
 	free(out);
 }
 
+/* A heap whose in-use is under 1 % of its allocations (a server that freed it all) draws
+ * alloc_space and says so, unless the type was asked for; at 1 % and over, in-use. */
+static void test_svg__tiny_inuse_draws_alloc_space(void **state)
+{
+	struct svg_opts o = {.type = 3, .min_share = 0};
+	struct profile *p;
+	uint32_t fn, id;
+	char *out;
+
+	(void)state;
+	assert_int_equal(profile__new(&p, "heap"), 0);
+	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
+	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
+	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
+	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
+	p->default_type = 3;
+	assert_int_equal(profile__function(p, &fn, "handle", "handle", "", 0), 0);
+	assert_int_equal(profile__location(p, &id, 0x100, 0, fn, 0), 0);
+	assert_int_equal(profile__add_sample(p, 1, 1, "t", "srv", &id, 1,
+					     (int64_t[]){100, 100000, 1, 999}, false),
+			 0);
+	out = written(p, &o);
+	assert_non_null(strstr(out, ">heap profile: alloc_space (bytes), total 97.66 KiB; drawn "
+				    "instead of inuse_space (999 bytes, under 1% of it: freed "
+				    "while attached)<"));
+	free(out);
+	o.exact_type = true;
+	out = written(p, &o);
+	assert_non_null(strstr(out, ">heap profile: inuse_space (bytes), total 999 bytes<"));
+	free(out);
+	o.exact_type = false;
+	p->samples[0].values[3] = 1000;
+	out = written(p, &o);
+	assert_non_null(strstr(out, ">heap profile: inuse_space (bytes), total 1000 bytes<"));
+	assert_null(strstr(out, "drawn instead"));
+	free(out);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +341,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_svg__write_title_escapes_and_layout, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_svg__empty_profile_no_drops, setup, teardown),
+		cmocka_unit_test(test_svg__tiny_inuse_draws_alloc_space),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,7 +86,7 @@ int loader__detach(struct loader *l, const struct loader_attach_key *key);
 int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino);
 
 /* PROF_ATTACH_STATS as a struct. */
-#define LOADER_STAT_FIELD(f, n, d) uint64_t f;
+#define LOADER_STAT_FIELD(f, n, d, k) uint64_t f;
 struct loader_attach_stats {
 	PROF_ATTACH_STATS(LOADER_STAT_FIELD)
 };

@@ -94,11 +94,24 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
+/*
+ * The value written: a sampled profile's sample count when it has one (--cpu: `samples`), as
+ * stackcollapse-perf and py-spy write (a viewer's axis then reads samples, not 2.4 G of
+ * nanoseconds); otherwise the default type (off-CPU and call times in nanoseconds, bytes).
+ */
+static uint32_t folded_type(const struct profile *p)
+{
+	for (uint32_t i = 0; i < p->ntypes; i++)
+		if (!strcmp(p->types[i].type, "samples") && !strcmp(p->types[i].unit, "count"))
+			return i;
+	return p->default_type;
+}
+
 int folded__write(const struct profile *p, FILE *f)
 {
 	struct line *lines = NULL;
 	char **names = NULL;
-	uint32_t nlines = 0, t = p->default_type;
+	uint32_t nlines = 0, t = folded_type(p);
 	int err;
 
 	if (t >= p->ntypes && p->nsamples)

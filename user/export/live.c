@@ -42,6 +42,9 @@ struct live {
 	bool restore; /* saved holds the terminal's settings to put back */
 	bool in_eof;  /* keys can no longer come: waiting for one only sleeps */
 	size_t mode;  /* whose tables are shown: an index into the profiles given */
+	/* t: the sample type of the tables, as steps past the mode's default (wrapped to its
+	 * types when drawn; m starts the next mode at its default) */
+	size_t type;
 };
 
 /* One screen being composed: each line is placed by absolute cursor address, so nothing ever
@@ -160,7 +163,11 @@ int live__key(struct live *l, int timeout_ms)
 	for (ssize_t i = 0; i < n; i++) {
 		if (keys[i] == 'm' || keys[i] == 'M' || keys[i] == '\t') {
 			l->mode++; /* wrapped to the number of profiles when drawn */
+			l->type = 0;
 			ret = LIVE_KEY_MODE;
+		} else if (keys[i] == 't' || keys[i] == 'T') {
+			l->type++;
+			ret = LIVE_KEY_TYPE;
 		}
 	}
 	return ret;
@@ -251,7 +258,7 @@ static void mode_line(struct screen *sc, const struct profile *p)
 /* A counter of lost data worth a place on the screen (bookkeeping stats are not). */
 static bool is_drop(const struct profile_counter *c)
 {
-	return c->value && !c->info;
+	return c->value && profile_counter__is_drop(c);
 }
 
 /* Whether counter c of profiles[i] has a shown namesake earlier: in an earlier profile or
@@ -409,7 +416,7 @@ static int func_table(struct screen *sc, struct rank *rank, const struct profile
 
 /* The tables of one mode in the rows left: a quarter for processes, the rest split
  * between the two function tables, blank lines between. */
-static int tables(struct screen *sc, const struct profile *p)
+static int tables(struct screen *sc, const struct profile *p, size_t type_step)
 {
 	unsigned left = sc->rows > sc->used ? sc->rows - sc->used : 0;
 	unsigned procs, own, tot;
@@ -420,6 +427,7 @@ static int tables(struct screen *sc, const struct profile *p)
 
 	if (t >= p->ntypes)
 		return 0;
+	t = (uint32_t)((t + type_step) % p->ntypes);
 	if (!p->nsamples) {
 		line(sc, "%s", "");
 		line(sc, "(no %s samples in this interval)", p->mode);
@@ -493,8 +501,8 @@ int live__render(struct live *l, const struct profile *const *profiles, size_t n
 			 (double)profiles[0]->duration_nanos / 1e9);
 	line(&sc, "%s", st->cmdline ? st->cmdline : "bpftrace-prof");
 	/* What matters first: a narrow terminal cuts the keys' reminder. */
-	line(&sc, "interval %" PRIu64 ", elapsed %s%s   q: quit, m: next mode", st->interval,
-	     elapsed, span);
+	line(&sc, "interval %" PRIu64 ", elapsed %s%s   q: quit, m: next mode, t: next type",
+	     st->interval, elapsed, span);
 	for (size_t i = 0; i < n; i++)
 		mode_line(&sc, profiles[i]);
 	if (!n)
@@ -502,7 +510,7 @@ int live__render(struct live *l, const struct profile *const *profiles, size_t n
 	else
 		drops_lines(&sc, profiles, n);
 	if (n)
-		err = tables(&sc, profiles[l->mode % n]);
+		err = tables(&sc, profiles[l->mode % n], l->type);
 	if (!err) {
 		/* What the last screen had below ours goes (room: cap counts 32 bytes more). */
 		if (sc.used < sc.rows)

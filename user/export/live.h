@@ -2,9 +2,9 @@
 /*
  * --live: a full-screen view in the terminal, redrawn from each interval's profiles, like top
  * or py-spy top.  One screen: the command line, the interval, each mode's total in its default
- * sample type, the non-zero drop counters, then for one mode (the first; m shows the next) the
- * top processes and the
- * top functions by own (leaf) and by total (on the stack) value.  Lines never exceed the
+ * sample type, the non-zero drop counters, then for one mode (the first; m shows the next) and
+ * one of its sample types (its default; t shows the next) the top processes and the top
+ * functions by own (leaf) and by total (on the stack) value.  Lines never exceed the
  * terminal's width, the screen never its height; bytes a target controls (process and function
  * names) are shown as printable ASCII only, so a name cannot send escape sequences.
  */
@@ -36,6 +36,9 @@ enum live_key {
 	LIVE_KEY_NONE = 0, /* nothing, or a key without a meaning */
 	LIVE_KEY_QUIT = 1, /* q: stop profiling and write the final profiles */
 	LIVE_KEY_MODE = 2, /* m or Tab: the next screens show the next mode's tables */
+	/* t: the next screens rank by the mode's next sample type (heap: inuse_space,
+	 * alloc_objects, alloc_space, inuse_objects; cpu: cpu, samples), wrapping around */
+	LIVE_KEY_TYPE = 3,
 };
 
 /*

@@ -377,10 +377,11 @@ static int put_comments(struct writer *w)
 		const char *s;
 		char *tmp;
 
-		/* Zeros are noise: a counter absent from the comments is 0. */
-		if (!c->value)
+		/* Zeros are noise: a counter absent from the comments is 0.  Bookkeeping too:
+		 * `go tool pprof -raw` and -comments show every comment to every reader. */
+		if (!c->value || c->kind == PROF_KIND_BOOK)
 			continue;
-		drops += !c->info;
+		drops += profile_counter__is_drop(c);
 		if (asprintf(&tmp, "%s=%" PRIu64 " (%s)", c->name ? c->name : "", c->value,
 			     c->desc ? c->desc : "") < 0)
 			return -ENOMEM;

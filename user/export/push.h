@@ -83,7 +83,7 @@ struct push_item {
 	int64_t from_ns, until_ns; /* the time range the profile covers (Unix ns) */
 };
 
-#define PUSH_STAT_FIELD(f, n, d) uint64_t f;
+#define PUSH_STAT_FIELD(f, n, d, k) uint64_t f;
 struct push_stats {
 	PROF_PUSH_STATS(PUSH_STAT_FIELD)
 };

@@ -13,6 +13,7 @@
 struct node {
 	uint32_t stamp; /* 1 + position of the last sample that counted this node's cum */
 	bool touched;
+	bool sched; /* off-CPU: a kernel frame of the scheduler's (is_sched_frame) */
 };
 
 struct rank {
@@ -26,8 +27,26 @@ struct rank {
 	struct rank_row *sorted;
 };
 
+/*
+ * The kernel's own way into a context switch: every off-CPU stack starts with them, so as the
+ * "own" frame they would say nothing (__schedule 100 %).  The frame below them says why the
+ * thread waited (do_nanosleep, futex_wait_queue, do_epoll_wait, pipe_read).
+ */
+static bool is_sched_frame(const char *name)
+{
+	static const char *const prefixes[] = {
+		"__schedule", "schedule", "io_schedule", "preempt_schedule", "__cond_resched",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 static int build_nodes(struct rank *r)
 {
+	bool offcpu = r->p->mode && !strcmp(r->p->mode, "offcpu");
 	const struct profile *p = r->p;
 	struct hashmap *by_name = NULL; /* interned name pointer -> node index */
 	char buf[256];
@@ -54,6 +73,9 @@ static int build_nodes(struct rank *r)
 			r->rows[*idx].name = name;
 		}
 		r->loc_node[id] = *idx;
+		if (offcpu && profile__location_kind(p, id) == PROFILE_FRAME_KERNEL &&
+		    is_sched_frame(name))
+			r->nodes[*idx].sched = true;
 	}
 cleanup:
 	hashmap__free(by_name);
@@ -132,9 +154,14 @@ int rank__compute(struct rank *r, const struct rank_row **out, uint32_t *nrows,
 	for (uint32_t k = 0; k < nsamples; k++) {
 		const struct profile_sample *s = &p->samples[samples ? samples[k] : k];
 		int64_t v = s->values[t];
+		uint32_t own = 0;
 
 		if (!v)
 			continue;
+		while (own < s->nlocs && r->nodes[r->loc_node[s->loc_ids[own]]].sched)
+			own++;
+		if (own == s->nlocs) /* nothing but the scheduler: the leaf it is */
+			own = 0;
 		for (uint32_t i = 0; i < s->nlocs; i++) {
 			uint32_t idx = r->loc_node[s->loc_ids[i]];
 			struct node *nd = &r->nodes[idx];
@@ -143,7 +170,7 @@ int rank__compute(struct rank *r, const struct rank_row **out, uint32_t *nrows,
 				nd->touched = true;
 				r->touched[ntouched++] = idx;
 			}
-			if (i == 0)
+			if (i == own)
 				r->rows[idx].flat += v;
 			/* A recursive function is on the stack more than once but costs it once. */
 			if (nd->stamp != k + 1) {
@@ -159,7 +186,8 @@ int rank__compute(struct rank *r, const struct rank_row **out, uint32_t *nrows,
 		if (r->rows[idx].flat || r->rows[idx].cum)
 			r->sorted[n++] = r->rows[idx];
 		r->rows[idx].flat = r->rows[idx].cum = 0;
-		r->nodes[idx] = (struct node){0};
+		r->nodes[idx].stamp = 0;
+		r->nodes[idx].touched = false;
 	}
 	qsort_r(r->sorted, n, sizeof(*r->sorted), cmp_row, &order);
 	*out = r->sorted;

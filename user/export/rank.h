@@ -15,8 +15,10 @@ struct rank;
 
 struct rank_row {
 	const char *name; /* display name, valid until rank__free */
-	int64_t flat;	  /* value of the samples whose leaf it is */
-	int64_t cum;	  /* value of the samples it is on the stack of (once per sample) */
+	/* value of the samples whose leaf it is; off-CPU: whose first frame below the kernel's
+	 * scheduling functions (__schedule, schedule*, io_schedule*, preempt_schedule*) it is */
+	int64_t flat;
+	int64_t cum; /* value of the samples it is on the stack of (once per sample) */
 };
 
 enum rank_order {

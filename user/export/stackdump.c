@@ -216,7 +216,7 @@ int stackdump__write_json(FILE *f, const struct profile *p, const struct stackdu
 	for (uint32_t i = 0; i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 
-		if (c->info || !c->value)
+		if (!profile_counter__is_drop(c) || !c->value)
 			continue;
 		if (!first)
 			fputc(',', f);

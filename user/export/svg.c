@@ -688,8 +688,45 @@ static void write_frame(FILE *f, const struct profile *p, const struct svg_layou
 	fputs("</text></g>\n", f);
 }
 
+static int64_t type_total(const struct profile *p, uint32_t t)
+{
+	int64_t sum = 0;
+
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		sum += p->samples[i].values[t];
+	return sum;
+}
+
+/*
+ * The type drawn when none was asked for: the default, unless it is an in-use type (inuse_space,
+ * inuse_objects) whose total is under SVG_INUSE_TINY of its alloc_ twin's.  A server attached
+ * with -p frees what it allocates while we watch: its in-use picture is empty, its allocations
+ * are the picture.  *inuse gets the in-use total when it falls back (else -1).
+ */
+static uint32_t drawn_type(const struct profile *p, const struct svg_opts *o, int64_t *inuse)
+{
+	const char *name = p->types[o->type].type;
+	char twin[64];
+	int64_t in, alloc;
+	int a;
+
+	*inuse = -1;
+	if (o->exact_type || strncmp(name, "inuse_", 6))
+		return o->type;
+	snprintf(twin, sizeof(twin), "alloc_%s", name + 6);
+	a = svg__type_index(p, twin);
+	if (a < 0)
+		return o->type;
+	in = type_total(p, o->type);
+	alloc = type_total(p, (uint32_t)a);
+	if (alloc <= 0 || (double)in >= (double)alloc * SVG_INUSE_TINY)
+		return o->type;
+	*inuse = in < 0 ? 0 : in;
+	return (uint32_t)a;
+}
+
 static void write_head(FILE *f, const struct profile *p, const struct svg_layout *l,
-		       const struct svg_opts *o)
+		       const struct svg_opts *o, uint32_t from, int64_t inuse)
 {
 	const char *type = p->ntypes ? p->types[o->type].type : "none";
 	const char *unit = p->ntypes ? p->types[o->type].unit : "";
@@ -705,6 +742,13 @@ static void write_head(FILE *f, const struct profile *p, const struct svg_layout
 	fprintf(f, "), total %s", quantity__format(q, sizeof(q), l->total, unit, false));
 	if (p->duration_nanos)
 		fprintf(f, ", %.2f s", (double)p->duration_nanos / 1e9);
+	if (inuse >= 0) {
+		fputs("; drawn instead of ", f);
+		svg__escape(f, p->types[from].type, SIZE_MAX);
+		fprintf(f, " (%s, under %g%% of it: freed while attached)",
+			quantity__format(q, sizeof(q), inuse, p->types[from].unit, false),
+			SVG_INUSE_TINY * 100);
+	}
 	fputs("</text>\n<text id=\"t1\" x=\"10\" y=\"38\">command: ", f);
 	svg__escape(f, o->cmdline && *o->cmdline ? o->cmdline : "(unknown)", SIZE_MAX);
 	fputs("</text>\n<text id=\"t2\" x=\"10\" y=\"56\">", f);
@@ -712,7 +756,7 @@ static void write_head(FILE *f, const struct profile *p, const struct svg_layout
 	for (uint32_t i = 0; i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 
-		if (!c->value || c->info)
+		if (!c->value || !profile_counter__is_drop(c))
 			continue;
 		fputs(drops++ ? ", " : "drops: ", f);
 		svg__escape(f, c->name, SIZE_MAX);
@@ -742,10 +786,16 @@ int svg__write(const struct profile *p, FILE *f, const struct svg_opts *o)
 {
 	const int top = 90; /* below the head */
 	struct svg_layout *l = NULL;
+	struct svg_opts drawn = *o;
+	uint32_t drawn_from = o->type;
+	int64_t inuse = -1;
 	int height, err;
 
 	if (o->type >= p->ntypes && p->ntypes)
 		return -EINVAL;
+	if (p->ntypes)
+		drawn.type = drawn_type(p, o, &inuse);
+	o = &drawn;
 	err = svg__layout(&l, p, o->type, o->min_share);
 	if (err)
 		return err;
@@ -757,7 +807,7 @@ int svg__write(const struct profile *p, FILE *f, const struct svg_opts *o)
 		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#fdfdf6\"/>\n",
 		SVG_WIDTH, height, SVG_WIDTH, height);
 	fputs(style, f);
-	write_head(f, p, l, o);
+	write_head(f, p, l, o, drawn_from, inuse);
 	fputs("<g id=\"frames\">\n", f);
 	for (uint32_t i = 0; l->total && i < l->nframes; i++)
 		write_frame(f, p, l, o, i, top);

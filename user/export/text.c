@@ -45,6 +45,16 @@ static void print_quantity(FILE *f, int64_t v, const char *unit)
 	fputs(quantity__format(buf, sizeof(buf), v, unit, true), f);
 }
 
+/* A table cell: times in ms/s as people read them (the exact ns are in the pprof); counts and
+ * bytes exact. */
+static const char *cell(char *buf, int64_t v, const char *unit)
+{
+	if (!strcmp(unit, "nanoseconds"))
+		return quantity__format(buf, QUANTITY_MAX, v, unit, false);
+	snprintf(buf, QUANTITY_MAX, "%" PRId64, v);
+	return buf;
+}
+
 static double percent(int64_t v, int64_t total)
 {
 	return total ? 100.0 * (double)v / (double)total : 0.0;
@@ -54,7 +64,9 @@ static double percent(int64_t v, int64_t total)
 static int print_table(struct report *r, uint32_t from, uint32_t to, uint32_t t, int64_t total)
 {
 	const struct profile *p = r->p;
+	const char *unit = p->types[t].unit;
 	const struct rank_row *rows;
+	char flat[QUANTITY_MAX], cum[QUANTITY_MAX];
 	uint32_t nrows;
 	int err;
 
@@ -72,8 +84,9 @@ static int print_table(struct report *r, uint32_t from, uint32_t to, uint32_t t,
 		fprintf(r->f, "  %16s %7s %16s %7s  %s\n", "flat", "flat%", "cum", "cum%",
 			"function");
 	for (uint32_t i = 0; i < nrows; i++) {
-		fprintf(r->f, "  %16" PRId64 " %6.2f%% %16" PRId64 " %6.2f%%  ", rows[i].flat,
-			percent(rows[i].flat, total), rows[i].cum, percent(rows[i].cum, total));
+		fprintf(r->f, "  %16s %6.2f%% %16s %6.2f%%  ", cell(flat, rows[i].flat, unit),
+			percent(rows[i].flat, total), cell(cum, rows[i].cum, unit),
+			percent(rows[i].cum, total));
 		escape__write(r->f, rows[i].name, strlen(rows[i].name));
 		fputc('\n', r->f);
 	}
@@ -145,7 +158,7 @@ static void print_counters(struct report *r)
 	for (uint32_t i = 0; i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 
-		if (!c->value || c->info)
+		if (!c->value || !profile_counter__is_drop(c))
 			continue;
 		if (!drops++)
 			fprintf(r->f, "\ndrops:\n");

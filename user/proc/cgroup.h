@@ -25,7 +25,7 @@
 #define CGROUP_WALK_DIRS  100000  /* directories one walk visits at most */
 #define CGROUP_PROCS_MAX  4194304 /* lines read from one cgroup.procs (PID_MAX_LIMIT) */
 
-#define CGROUP_STAT_FIELD(f, n, d) uint64_t f;
+#define CGROUP_STAT_FIELD(f, n, d, k) uint64_t f;
 struct cgroup_stats {
 	PROF_CGROUP_STATS(CGROUP_STAT_FIELD)
 };

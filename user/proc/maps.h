@@ -38,7 +38,7 @@ struct maps {
 #define MAPS_MAX_LINES 65536
 #define MAPS_MAX_BYTES (16u << 20)
 
-#define MAPS_STAT_FIELD(f, n, d) uint64_t f;
+#define MAPS_STAT_FIELD(f, n, d, k) uint64_t f;
 struct maps_stats {
 	PROF_MAPS_STATS(MAPS_STAT_FIELD)
 };

@@ -444,14 +444,14 @@ int profile__add_comment(struct profile *p, const char *fmt, ...)
 	return 0;
 }
 
-static int add_counter(struct profile *p, const char *name, const char *desc, uint64_t value,
-		       bool info)
+int profile__add_counter_kind(struct profile *p, const char *name, const char *desc, uint64_t value,
+			      enum prof_counter_kind kind)
 {
 	struct profile_counter c = {
 		.name = profile__intern(p, name),
 		.desc = profile__intern(p, desc),
 		.value = value,
-		.info = info,
+		.kind = kind,
 	};
 	int err;
 
@@ -467,12 +467,12 @@ static int add_counter(struct profile *p, const char *name, const char *desc, ui
 
 int profile__add_counter(struct profile *p, const char *name, const char *desc, uint64_t value)
 {
-	return add_counter(p, name, desc, value, false);
+	return profile__add_counter_kind(p, name, desc, value, PROF_KIND_DROP);
 }
 
 int profile__add_stat(struct profile *p, const char *name, const char *desc, uint64_t value)
 {
-	return add_counter(p, name, desc, value, true);
+	return profile__add_counter_kind(p, name, desc, value, PROF_KIND_EVENT);
 }
 
 const char *profile__location_name(const struct profile *p, uint32_t loc_id, char *buf, size_t len)

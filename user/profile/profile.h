@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "prof_common.h"
 #include "util/strpool.h"
 
 #define PROFILE_MAX_VALUES 4
@@ -72,13 +73,19 @@ struct profile_process {
 	const char *cgroup;	  /* path relative to the cgroup2 mount, "" when unknown */
 };
 
-/* A named counter (drops, unknown frees, …): pprof carries it as a comment, text prints it. */
+/* A named counter (drops, unknown frees, …): where each writer shows it depends on its kind. */
 struct profile_counter {
 	const char *name;
 	const char *desc;
 	uint64_t value;
-	bool info; /* bookkeeping (tables built, frames walked), not a loss */
+	enum prof_counter_kind
+		kind; /* include/prof_common.h: a drop, an event total, bookkeeping */
 };
+
+static inline bool profile_counter__is_drop(const struct profile_counter *c)
+{
+	return c->kind == PROF_KIND_DROP;
+}
 
 struct profile {
 	const char *mode; /* "heap", "cpu", "calls" */
@@ -150,8 +157,12 @@ int profile__add_comment(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* A counter of lost or doubtful data (writers show it when non-zero, "no drops" when none is). */
 int profile__add_counter(struct profile *p, const char *name, const char *desc, uint64_t value);
-/* A bookkeeping count (pprof comments carry it when non-zero; the text summary does not). */
+/* A count of what happened, not a loss (PROF_KIND_EVENT): pprof comments carry it when
+ * non-zero; nothing lists it as a drop. */
 int profile__add_stat(struct profile *p, const char *name, const char *desc, uint64_t value);
+/* Any kind (enum prof_counter_kind): BOOK counters stay out of the pprof comments. */
+int profile__add_counter_kind(struct profile *p, const char *name, const char *desc, uint64_t value,
+			      enum prof_counter_kind kind);
 
 /* What ran at a location: the kernel (mapping [kernel.kallsyms]), an interpreter's frame (a
  * function and no address) or native code (anything else, an unknown id too). */

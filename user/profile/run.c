@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "profile/run.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "agg/calls_agg.h"
@@ -11,16 +13,18 @@
 #include "profile/profile.h"
 #include "sym/symbolizer.h"
 #include "sym/unwinder.h"
+#include "util/log.h"
 
-/* The counter lists of include/prof_common.h, as (name, meaning) rows. */
+/* The counter lists of include/prof_common.h, as (name, meaning, kind) rows. */
 struct counter_row {
 	const char *name, *desc;
+	enum prof_counter_kind kind;
 };
 
-#define COUNTER_ROW(e, n, d) {n, d},
+#define COUNTER_ROW(e, n, d, k) {n, d, PROF_KIND_##k},
 static const struct counter_row bpf_rows[] = {PROF_COUNTERS(COUNTER_ROW)};
 #undef COUNTER_ROW
-#define STAT_ROW(f, n, d) {n, d},
+#define STAT_ROW(f, n, d, k) {n, d, PROF_KIND_##k},
 static const struct counter_row heap_rows[] = {PROF_HEAP_STATS(STAT_ROW)};
 static const struct counter_row call_rows[] = {PROF_CALL_STATS(STAT_ROW)};
 static const struct counter_row collect_rows[] = {PROF_COLLECT_STATS(STAT_ROW)};
@@ -50,56 +54,14 @@ _Static_assert(sizeof(struct calls_agg_stats) == NROWS(call_rows) * sizeof(uint6
 _Static_assert(sizeof(struct symbolizer_stats) == NROWS(symbolizer_rows) * sizeof(uint64_t),
 	       "every symbolizer_stats member is in PROF_SYMBOLIZER_STATS");
 
-/* Counts that are bookkeeping, not losses: shown when non-zero, never as drops. */
-static const char *const info_names[] = {
-	"unwind_fp_frames",
-	"py_frames",
-	"cxx_throws",
-	"failed_allocs",
-	"exec_released",
-	"call_entries",
-	"call_returns",
-	"call_unwound_frames",
-	"call_unfinished_frames",
-	"unwind_tables_built",
-	"unwind_tables_shared",
-	"unwind_table_bytes",
-	"unwind_build_ms",
-	"unwind_tables_evicted",
-	"unwind_files_forgotten",
-	"push_submitted",
-	"push_sent",
-	"push_retried",
-	"push_spooled",
-	"push_spool_sent",
-	"push_sent_bytes",
-	"push_series_folded", /* the services' samples are all sent, in one series */
-	"sym_files_evicted",
-	"probe_links",
-	"probe_files_detached",
-	"offcpu_unseen_returns",
-	"call_attach_window",
-	"call_busy_coarse",
-	"pending_joined",
-};
-
-static bool is_info(const char *name)
-{
-	for (size_t i = 0; i < sizeof(info_names) / sizeof(info_names[0]); i++)
-		if (!strcmp(name, info_names[i]))
-			return true;
-	return false;
-}
-
 static int add_rows(struct profile *p, const struct counter_row *rows, const uint64_t *vals,
 		    size_t n)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++)
-		err = is_info(rows[i].name)
-			      ? profile__add_stat(p, rows[i].name, rows[i].desc, vals[i])
-			      : profile__add_counter(p, rows[i].name, rows[i].desc, vals[i]);
+		err = profile__add_counter_kind(p, rows[i].name, rows[i].desc, vals[i],
+						rows[i].kind);
 	return err;
 }
 
@@ -113,13 +75,13 @@ uint64_t run__bpf_losses(const uint64_t vals[PROF_CNT__COUNT])
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < PROF_CNT__COUNT; i++)
-		if (!is_info(bpf_rows[i].name))
+		if (bpf_rows[i].kind == PROF_KIND_DROP)
 			n += vals[i];
 	return n;
 }
 
 /* run__add_<name>(p, st): one counter per member of a stats struct, in its list's order. */
-#define STAT_VAL(f, n, d) st->f,
+#define STAT_VAL(f, n, d, k) st->f,
 #define STATS_ADDER(name, type, list, rows)                           \
 	int run__add_##name(struct profile *p, const struct type *st) \
 	{                                                             \
@@ -165,4 +127,21 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 	if (!err && run->maps)
 		err = add_rows(p, maps_rows, (const uint64_t *)run->maps, NROWS(maps_rows));
 	return err;
+}
+
+void run__log_bookkeeping(const struct profile *p)
+{
+	char line[1024];
+	size_t len = 0;
+
+	/* One line, cut at its buffer: this is diagnostics, not data. */
+	for (uint32_t i = 0; i < p->ncounters && len < sizeof(line); i++) {
+		const struct profile_counter *c = &p->counters[i];
+
+		if (c->kind == PROF_KIND_BOOK && c->value)
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %s=%" PRIu64,
+						c->name, c->value);
+	}
+	if (len)
+		pr_info("%s profile bookkeeping:%s\n", p->mode, line);
 }

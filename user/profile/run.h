@@ -21,7 +21,7 @@ struct symbolizer_stats;
 struct unwinder_stats;
 
 /* PROF_COLLECT_STATS as a struct: the consumer's own counts. */
-#define RUN_STAT_FIELD(f, n, d) uint64_t f;
+#define RUN_STAT_FIELD(f, n, d, k) uint64_t f;
 struct run_collect_stats {
 	PROF_COLLECT_STATS(RUN_STAT_FIELD)
 };
@@ -54,8 +54,8 @@ int profile_run__apply(const struct profile_run *run, struct profile *p);
  * every entry whatever its value, in list order.
  */
 int run__add_bpf_counters(struct profile *p, const uint64_t vals[PROF_CNT__COUNT]);
-/* The sum of the BPF counters that count losses (the bookkeeping ones, py_frames or
- * unwind_fp_frames, left out). */
+/* The sum of the BPF counters that count losses (PROF_KIND_DROP: py_frames or
+ * unwind_fp_frames left out). */
 uint64_t run__bpf_losses(const uint64_t vals[PROF_CNT__COUNT]);
 int run__add_heap_stats(struct profile *p, const struct heap_agg_stats *st);
 int run__add_call_stats(struct profile *p, const struct calls_agg_stats *st);
@@ -63,5 +63,8 @@ int run__add_collect_stats(struct profile *p, const struct run_collect_stats *st
 int run__add_report_stats(struct profile *p, const struct run_report_stats *st);
 int run__add_symbolizer_stats(struct profile *p, const struct symbolizer_stats *st);
 int run__add_unwinder_stats(struct profile *p, const struct unwinder_stats *st);
+/* p's non-zero bookkeeping counters (PROF_KIND_BOOK: kept out of the pprof comments) in one
+ * line of the -v log. */
+void run__log_bookkeeping(const struct profile *p);
 
 #endif /* PROF_RUN_H */

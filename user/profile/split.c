@@ -66,8 +66,8 @@ static int copy_header(struct profile *q, const struct profile *p)
 			return err;
 	}
 	for (uint32_t i = 0; i < p->ncounters; i++) {
-		err = profile__add_counter(q, p->counters[i].name, p->counters[i].desc,
-					   p->counters[i].value);
+		err = profile__add_counter_kind(q, p->counters[i].name, p->counters[i].desc,
+						p->counters[i].value, p->counters[i].kind);
 		if (err)
 			return err;
 	}

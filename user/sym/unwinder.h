@@ -33,7 +33,7 @@
 struct unwinder;
 
 /* PROF_UNWINDER_STATS as a struct (every member listed there, so the report prints it). */
-#define UNWINDER_STAT_FIELD(f, n, d) uint64_t f;
+#define UNWINDER_STAT_FIELD(f, n, d, k) uint64_t f;
 struct unwinder_stats {
 	PROF_UNWINDER_STATS(UNWINDER_STAT_FIELD)
 };
