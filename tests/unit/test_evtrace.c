@@ -13,8 +13,11 @@
 #include <cmocka.h>
 
 #include "agg/calls_agg.h"
+#include "agg/stackres.h"
 #include "export/evtrace.h"
 #include "export/trace_sink.h"
+#include "prof_python.h"
+#include "sym/symbolizer.h"
 
 #define PID 1
 #define TID 2
@@ -598,6 +601,41 @@ static void test_evtrace__cpu_samples_written_at_end(void **state)
 	done(x);
 }
 
+/* --cpu: a Python frame's fingerprint word (its second stack slot) is no frame in any format: the
+ * sample's stack is the one pprof shows (issue 25: a 0x… frame before every Python frame). */
+static void test_evtrace__cpu_python_fingerprint_is_no_frame(void **state)
+{
+	struct symbolizer_opts opts = {.debug_dir = ""};
+	char root[] = "/tmp/evtrace.XXXXXX";
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	struct symbolizer *sym = NULL;
+	struct stackres *r = NULL;
+	/* leaf first: a Python frame, its fingerprint, the native frame that ran it */
+	const uint64_t ips[] = {prof_py_frame(0x1000, 0), PROF_PY_PRINT_TAG | 0x1234, 0x400000};
+	int32_t id;
+	const char *out;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	opts.proc_root = root;
+	opts.kallsyms = "/nonexistent";
+	opts.perfmap_dir = root;
+	assert_int_equal(symbolizer__new(&sym, &opts), 0);
+	assert_int_equal(stackres__new(&r, sym), 0);
+	assert_int_equal(stackres__intern(r, &id, PID, STACK_USER, ips, 3), 0);
+	evtrace__set_stacks(x->t, r);
+	assert_int_equal(evtrace__cpu_sample(x->t, PID, TID, 1000, id, STACKRES_NONE), 0);
+	out = finish(x, 5000);
+	/* The Python frame is named [python] here (no interpreter to read it from). */
+	assert_non_null(
+		strstr(out, "\"name\":\"[python]\",\"args\":{\"stack\":\"0x400000;[python]\"}"));
+	assert_null(strstr(out, "1234"));
+	done(x);
+	stackres__free(r);
+	symbolizer__free(sym);
+	rmdir(root);
+}
+
 /* --offcpu: a slice of its length inside the calls open then, never before the thread's last
  * event. */
 static void test_evtrace__offcpu_slices(void **state)
@@ -646,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_evtrace__heap_blocks_bounded),
 		cmocka_unit_test(test_evtrace__perfetto_heap_fields),
 		cmocka_unit_test(test_evtrace__cpu_samples_written_at_end),
+		cmocka_unit_test(test_evtrace__cpu_python_fingerprint_is_no_frame),
 		cmocka_unit_test(test_evtrace__offcpu_slices),
 	};
 
