@@ -387,3 +387,64 @@ t_trace_calls_offcpu_php() {
 	expect_range "idle slices of >= 95 ms (the 200 ms usleep)" 1 10 \
 		"$(awk '$1 == "offcpu" && $4 == "idle" { split($7, t, "="); n += t[2] } END { print n + 0 }' "$facts")"
 }
+
+# TRACE_PY: pyenv's CPython 3.11 (its shared libpython, as test_python.sh finds it), or a skip
+# (a failure under CI=true).
+trace_pyenv311() {
+	local root p found=""
+	root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-/root/.pyenv}")
+	for p in "$root"/versions/3.11.*/bin/python3.11; do
+		[ -x "$p" ] && found=$p
+	done
+	if [ -z "$found" ]; then
+		[ "${CI:-}" = true ] && fail "pyenv 3.11 is not installed under $root/versions (CI=true)"
+		skip "no pyenv 3.11 under $root/versions"
+	fi
+	TRACE_PY=$found
+}
+
+# The "stack N F1;…" lines of a stacks file whose stack holds FN, cut after FN: the part of a
+# py_cpu.py stack that is the same in every run (the interpreter's start, <module>, main, FN),
+# one line each.
+stacks_to() { # STACKS FN
+	awk -v fn="$2" '{ s = substr($0, index(substr($0, 7), " ") + 7); n = split(s, f, ";"); p = ""
+		for (i = 1; i <= n; i++) { p = p (i > 1 ? ";" : "") f[i]; if (f[i] == fn) { print p; break } } }' "$1" | sort -u
+}
+
+# --cpu of Python in every event-trace format: the stacks are pprof's, frame by frame (issue 25:
+# each Python frame came after a frame named like 0xb2051c5be24e2606, its fingerprint word).
+# Each format is its own run of py_cpu.py, pprof another: no frame is a 16-hex-digit word, and
+# the stacks down to hot_a and to hot_b — one each in every run, the same frames — are pprof's
+# exactly.  chrome's CPU profile holds the same samples as its instants (trace_check.py).
+t_trace_python_cpu_stacks_as_pprof() {
+	perfetto_need
+	local fmt f st want n
+	trace_pyenv311
+	for fmt in pprof chrome perfetto firefox; do
+		f=$E2E_TMP/py.$fmt st=$E2E_TMP/py.$fmt.stacks
+		[ "$fmt" = firefox ] && f=$f.json.gz
+		"$PROF" --cpu=299 -f "$fmt" -o "$f" -- "$TRACE_PY" tests/targets/py_cpu.py 1.5 >"$f.out" 2>"$f.err" ||
+			{ cat "$f.err"; fail "$fmt: profiler exit status"; }
+		grep -q '^rounds [0-9]' "$f.out" || fail "$fmt: the script did not finish"
+		case $fmt in
+		firefox) python3 tests/e2e/ff_check.py "$f" >"$f.facts" ;;
+		*) python3 "$TRACE_CHECK" "$fmt" "$f" >"$f.facts" ;;
+		esac || { cat "$f.facts"; fail "the $fmt reader rejected the file"; }
+		grep '^stack ' "$f.facts" >"$st"
+		echo "== $fmt: $(awk '{ s += $2 } END { print s + 0 }' "$st") samples, $(wc -l <"$st") stacks"
+		n=$(grep -cE '(^stack [0-9]+ |;)0x[0-9a-f]{16}(;|$)' "$st")
+		[ "$n" = 0 ] && echo "ok: $fmt: no 16-hex-digit frames" ||
+			{ grep -E '0x[0-9a-f]{16}' "$st" | head -3; fail "$fmt: $n stacks with a 16-hex-digit frame"; }
+		stacks_to "$st" hot_a >"$st.to"
+		stacks_to "$st" hot_b >>"$st.to"
+		cat "$st.to"
+		if [ "$fmt" = pprof ]; then
+			want=$st.to
+			expect_eq "pprof: stacks down to hot_a and hot_b" 2 "$(wc -l <"$want")"
+			grep -q ';<module>;main;hot_a$' "$want" || fail "pprof: no <module>;main;hot_a"
+		else
+			expect_eq "$fmt: stacks down to hot_a and hot_b, as pprof's" "$(cat "$want")" "$(cat "$st.to")"
+		fi
+	done
+	expect_eq "chrome: CPU profile samples of the one thread" 1 "$(grep -c '^profile_samples ' "$E2E_TMP/py.chrome.facts")"
+}
