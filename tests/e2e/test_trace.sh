@@ -431,6 +431,12 @@ t_trace_python_cpu_stacks_as_pprof() {
 		*) python3 "$TRACE_CHECK" "$fmt" "$f" >"$f.facts" ;;
 		esac || { cat "$f.facts"; fail "the $fmt reader rejected the file"; }
 		grep '^stack ' "$f.facts" >"$st"
+		if [ "$fmt" = perfetto ]; then
+			$PERFETTO_CHECK "$f" >"$f.pb" || { cat "$f.pb"; fail "perfetto_check rejected the trace"; }
+			cmp -s <(grep '^stack ' "$f.pb" | sort) <(sort "$st") ||
+				fail "perfetto: the protobuf reader's stacks differ"
+			echo "ok: perfetto: the protobuf reader's stacks are trace_check's"
+		fi
 		echo "== $fmt: $(awk '{ s += $2 } END { print s + 0 }' "$st") samples, $(wc -l <"$st") stacks"
 		n=$(grep -cE '(^stack [0-9]+ |;)0x[0-9a-f]{16}(;|$)' "$st")
 		if [ "$n" != 0 ]; then
