@@ -70,7 +70,8 @@ struct trace_sink_ops {
 			 const struct trace_stack *st);
 };
 
-/* A --cpu sample's stack: iids[0] / names[0] the root, [n - 1] the leaf (n 0: no stack). */
+/* A --cpu sample's stack: iids[0] / names[0] the root, [n - 1] the leaf (n 0: no stack).  The
+ * names are interned by the recorder: one pointer per text, valid until the sink is freed. */
 struct trace_stack {
 	uint64_t ts;
 	uint64_t period; /* ns between two samples of a thread (0: not known) */
