@@ -144,9 +144,9 @@ void evtrace__free(struct evtrace *t)
 	hashmap__free(t->leaves);
 	if (t->cpu_spill)
 		fclose(t->cpu_spill);
-	strpool__free(t->strings);
 	if (t->sink)
 		t->sink->ops->free(t->sink);
+	strpool__free(t->strings); /* after the sink: it holds the frames' names */
 	free(t);
 }
 
