@@ -23,6 +23,9 @@ test_pkgs="$test_pkgs libxml2-utils"
 # chromium: test_svg.sh loads a flame graph headless (no console error, search, zoom,
 # screenshot); the test is skipped without it.
 test_pkgs="$test_pkgs chromium"
+# nodejs (npm: below): speedscope, the viewer most users open -f chrome traces in, is an npm
+# package only; test_trace.sh loads a --cpu trace in it (in chromium) and reads its sandwich view.
+test_pkgs="$test_pkgs nodejs"
 bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64"
 
 case "$level" in
@@ -36,14 +39,32 @@ missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+# Debian's npm, unless the nodejs installed brings its own (NodeSource's does).
+[ "$level" = build ] || command -v npm >/dev/null 2>&1 || missing="$missing npm"
+# The speedscope of tests/e2e/test_trace.sh: one pinned version, in a fixed place.
+speedscope_dir=/var/cache/bpftrace-prof/speedscope
+speedscope_version=1.25.0
+need_speedscope=""
+if [ "$level" != build ] && ! grep -qs "\"version\": \"$speedscope_version\"" \
+	"$speedscope_dir/node_modules/speedscope/package.json"; then
+	need_speedscope=1
+fi
+[ -z "$missing" ] && [ -z "$need_speedscope" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps.sh: missing packages:$missing; run as root (sudo) to install them" >&2
+	echo "install-deps.sh: missing:$missing${need_speedscope:+ speedscope@$speedscope_version (npm)}; run as root (sudo) to install them" >&2
 	exit 1
 fi
-echo "install-deps.sh: installing$missing" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null || true
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if [ -n "$missing" ]; then
+	echo "install-deps.sh: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null || true
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ -n "$need_speedscope" ]; then
+	echo "install-deps.sh: installing speedscope@$speedscope_version (npm) in $speedscope_dir" >&2
+	mkdir -p "$speedscope_dir"
+	npm install --prefix "$speedscope_dir" --no-audit --no-fund --loglevel=error \
+		"speedscope@$speedscope_version" >/dev/null
+fi

@@ -246,8 +246,10 @@ void tracefile__bind(struct tracefile *t, struct collect *c)
 	evtrace__set_stacks(t->trace, collect__stacks(c));
 	if (t->env->modes & MODE_HEAP)
 		collect__set_heap_tap(c, on_heap, t->trace);
-	if (t->env->modes & MODE_CPU)
+	if (t->env->modes & MODE_CPU) {
 		collect__set_cpu_tap(c, on_cpu, t->trace);
+		evtrace__set_cpu_period(t->trace, 1000000000ULL / t->env->cpu_hz);
+	}
 	if (t->env->modes & MODE_OFFCPU)
 		collect__set_offcpu_tap(c, on_offcpu, t->trace);
 }

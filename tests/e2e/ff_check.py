@@ -12,6 +12,7 @@ our writer.  Exits 1 with a message on the first structural error; prints facts 
   drop NAME VALUE       (meta.extra)
   cpu_in FUNC N         (weightType "samples", --cpu: samples whose stack has FUNC, weights
                          summed; their weights must be positive integers)
+  stack N F1;F2;…       (--cpu: samples of each stack, its functions root first, weights summed)
   large_alloc LEAF N BYTES / large_free LEAF N BYTES
                         (nativeAllocations of at least 64 KiB, by the leaf function of their
                          stack, "-" for none; frees as positive bytes)
@@ -138,6 +139,7 @@ def main():
     calls, nested, mfacts = Counter(), Counter(), Counter()
     large = Counter()
     cpu_in = Counter()
+    cpu_stacks = Counter()
     live = {}  # (pid, address) -> bytes: frees must pair with an allocation by address
     print("threads", len(p["threads"]))
     for th in p["threads"]:
@@ -239,8 +241,10 @@ def main():
         if cpu:
             for i in range(nsm):
                 s = sm["stack"][i]
-                for name in set(fname(x) for x in (chain(s) if s is not None else [])):
+                frames = [fname(x) for x in (chain(s) if s is not None else [])]
+                for name in set(frames):
                     cpu_in[name] += sm["weight"][i]
+                cpu_stacks[";".join(frames)] += sm["weight"][i]
             continue
         prev = []
         for i in range(nsm):
@@ -254,6 +258,8 @@ def main():
             prev = cur
     for name, n in sorted(cpu_in.items()):
         print("cpu_in", name, n)
+    for stack, n in sorted(cpu_stacks.items()):
+        print("stack", n, stack)
     for name, n in sorted(calls.items()):
         print("calls", name, n)
     for name, n in sorted(nested.items()):

@@ -16,6 +16,7 @@ apply:
   large_alloc BYTES N        "large allocation" instants by their "bytes" debug annotation
   cpu PID TID N              --cpu sample instants (a "stack" debug annotation) per thread
   cpu_in NAME N              samples whose stack has a frame NAME
+  stack N F1;F2;…            samples of each stack, root first, kernel frames without "[k] "
   drop NAME VALUE            the "bpftrace-prof counter: NAME" tracks
 """
 import collections
@@ -67,7 +68,7 @@ def main(path):
     per_thread = collections.Counter()
     heap = collections.defaultdict(list)
     large = collections.Counter()
-    cpu, cpu_in = collections.Counter(), collections.Counter()
+    cpu, cpu_in, cpu_stacks = collections.Counter(), collections.Counter(), collections.Counter()
     lines = []
     for n, p in enumerate(trace.packet):
         no_unknown(p, f"packet {n}")
@@ -136,6 +137,8 @@ def main(path):
                 if frames[-1] != names[e.name_iid] and names[e.name_iid] != "[no stack]":
                     fail(f"packet {n}: cpu sample named {names[e.name_iid]}, leaf {frames[-1]}")
                 cpu[thread] += 1
+                cpu_stacks[";".join(f[4:] if f.startswith("[k] ") else f for f in frames)
+                           if frames != [""] else ""] += 1
                 for fr in set(frames):
                     cpu_in[fr] += 1
             elif names[e.name_iid] == "large allocation":
@@ -164,6 +167,8 @@ def main(path):
         print(f"cpu {pid} {tid} {v}")
     for k, v in sorted(cpu_in.items()):
         print(f"cpu_in {k} {v}")
+    for k, v in sorted(cpu_stacks.items()):
+        print(f"stack {v} {k}")
     for line in lines:
         print(line)
 

@@ -387,3 +387,100 @@ t_trace_calls_offcpu_php() {
 	expect_range "idle slices of >= 95 ms (the 200 ms usleep)" 1 10 \
 		"$(awk '$1 == "offcpu" && $4 == "idle" { split($7, t, "="); n += t[2] } END { print n + 0 }' "$facts")"
 }
+
+# TRACE_PY: pyenv's CPython 3.11 (its shared libpython, as test_python.sh finds it), or a skip
+# (a failure under CI=true).
+trace_pyenv311() {
+	local root p found=""
+	root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-/root/.pyenv}")
+	for p in "$root"/versions/3.11.*/bin/python3.11; do
+		[ -x "$p" ] && found=$p
+	done
+	if [ -z "$found" ]; then
+		[ "${CI:-}" = true ] && fail "pyenv 3.11 is not installed under $root/versions (CI=true)"
+		skip "no pyenv 3.11 under $root/versions"
+	fi
+	TRACE_PY=$found
+}
+
+# The "stack N F1;…" lines of a stacks file whose stack holds FN, cut after FN: the part of a
+# py_cpu.py stack that is the same in every run (the interpreter's start, <module>, main, FN),
+# one line each.
+stacks_to() { # STACKS FN
+	awk -v fn="$2" '{ s = substr($0, index(substr($0, 7), " ") + 7); n = split(s, f, ";"); p = ""
+		for (i = 1; i <= n; i++) { p = p (i > 1 ? ";" : "") f[i]; if (f[i] == fn) { print p; break } } }' "$1" | sort -u
+}
+
+# --cpu of Python in every event-trace format: the stacks are pprof's, frame by frame (issue 25:
+# each Python frame came after a frame named like 0xb2051c5be24e2606, its fingerprint word).
+# Each format is its own run of py_cpu.py, pprof another: no frame is a 16-hex-digit word, and
+# the stacks down to hot_a and to hot_b — one each in every run, the same frames — are pprof's
+# exactly.  chrome's CPU profile holds the same samples as its instants (trace_check.py).
+t_trace_python_cpu_stacks_as_pprof() {
+	perfetto_need
+	local fmt f st want n
+	trace_pyenv311
+	for fmt in pprof chrome perfetto firefox; do
+		f=$E2E_TMP/py.$fmt st=$E2E_TMP/py.$fmt.stacks
+		[ "$fmt" = firefox ] && f=$f.json.gz
+		"$PROF" --cpu=299 -f "$fmt" -o "$f" -- "$TRACE_PY" tests/targets/py_cpu.py 1.5 >"$f.out" 2>"$f.err" ||
+			{ cat "$f.err"; fail "$fmt: profiler exit status"; }
+		grep -q '^rounds [0-9]' "$f.out" || fail "$fmt: the script did not finish"
+		case $fmt in
+		firefox) python3 tests/e2e/ff_check.py "$f" >"$f.facts" ;;
+		*) python3 "$TRACE_CHECK" "$fmt" "$f" >"$f.facts" ;;
+		esac || { cat "$f.facts"; fail "the $fmt reader rejected the file"; }
+		grep '^stack ' "$f.facts" >"$st"
+		if [ "$fmt" = perfetto ]; then
+			$PERFETTO_CHECK "$f" >"$f.pb" || { cat "$f.pb"; fail "perfetto_check rejected the trace"; }
+			cmp -s <(grep '^stack ' "$f.pb" | sort) <(sort "$st") ||
+				fail "perfetto: the protobuf reader's stacks differ"
+			echo "ok: perfetto: the protobuf reader's stacks are trace_check's"
+		fi
+		echo "== $fmt: $(awk '{ s += $2 } END { print s + 0 }' "$st") samples, $(wc -l <"$st") stacks"
+		n=$(grep -cE '(^stack [0-9]+ |;)0x[0-9a-f]{16}(;|$)' "$st")
+		if [ "$n" != 0 ]; then
+			grep -E '0x[0-9a-f]{16}' "$st" | head -3
+			fail "$fmt: $n stacks with a 16-hex-digit frame"
+		fi
+		echo "ok: $fmt: no 16-hex-digit frames"
+		stacks_to "$st" hot_a >"$st.to"
+		stacks_to "$st" hot_b >>"$st.to"
+		cat "$st.to"
+		if [ "$fmt" = pprof ]; then
+			want=$st.to
+			expect_eq "pprof: stacks down to hot_a and hot_b" 2 "$(wc -l <"$want")"
+			grep -q ';<module>;main;hot_a$' "$want" || fail "pprof: no <module>;main;hot_a"
+		else
+			expect_eq "$fmt: stacks down to hot_a and hot_b, as pprof's" "$(cat "$want")" "$(cat "$st.to")"
+		fi
+	done
+	expect_eq "chrome: CPU profile samples of the one thread" 1 "$(grep -c '^profile_samples ' "$E2E_TMP/py.chrome.facts")"
+}
+
+# -f chrome --cpu opens in the real speedscope (issue 25: it found no profile in the instants):
+# the npm package scripts/install-deps.sh installs, served from the loopback, in headless
+# Chromium (tests/e2e/speedscope_check.py).  Its sandwich view lists py_cpu.py's hot_a with the
+# share of the time that pprof gives it (a pprof of another run: within 5 points; ~3000 samples
+# a run).
+SPEEDSCOPE_DIR=${SPEEDSCOPE_DIR:-/var/cache/bpftrace-prof/speedscope/node_modules/speedscope/dist/release}
+t_trace_chrome_cpu_in_speedscope() {
+	local f=$E2E_TMP/ss.json p=$E2E_TMP/ss.pb.gz facts=$E2E_TMP/ss.facts want got
+	trace_need chromium
+	[ -r "$SPEEDSCOPE_DIR/index.html" ] || fail "speedscope is not installed in $SPEEDSCOPE_DIR (scripts/install-deps.sh test)"
+	trace_pyenv311
+	"$PROF" --cpu=999 -o "$p" -- "$TRACE_PY" tests/targets/py_cpu.py 3 >/dev/null 2>"$p.err" ||
+		{ cat "$p.err"; fail "pprof: profiler exit status"; }
+	want=$(python3 "$TRACE_CHECK" pprof "$p" | awk '{ n += $2 } $3 ~ /(^|;)hot_a(;|$)/ { a += $2 } END { if (n) printf "%.2f", 100 * a / n }')
+	"$PROF" --cpu=999 -f chrome -o "$f" -- "$TRACE_PY" tests/targets/py_cpu.py 3 >/dev/null 2>"$f.err" ||
+		{ cat "$f.err"; fail "chrome: profiler exit status"; }
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	python3 tests/e2e/speedscope_check.py "$SPEEDSCOPE_DIR" "$f" "$E2E_TMP/ss" >"$facts.ss" ||
+		{ cat "$facts.ss"; fail "speedscope did not draw the trace"; }
+	head -5 "$facts.ss"
+	expect_eq "speedscope read it as" "Chrome Timeline Object" "$(awk '$1 == "import" { $1 = ""; print substr($0, 2) }' "$facts.ss")"
+	got=$(awk '$1 == "sandwich" && $2 == "hot_a" { print $3 }' "$facts.ss")
+	[ -n "$got" ] || fail "hot_a is not in speedscope's sandwich view"
+	expect_range "hot_a's share in speedscope (pprof: $want %)" "$(awk -v w="$want" 'BEGIN { print w - 5 }')" \
+		"$(awk -v w="$want" 'BEGIN { print w + 5 }')" "$got"
+}

@@ -5,6 +5,9 @@
   trace_check.py perfetto FILE   Perfetto protobuf, decoded here from the field numbers of
                                  perfetto's trace_packet / track_event / track_descriptor /
                                  interned_data protos (no generated code, no protobuf library)
+  trace_check.py pprof FILE      a --cpu pprof profile (gzip), decoded the same way from
+                                 profile.proto's field numbers: its "stack" lines only, to
+                                 compare a trace's stacks with
 
 Checks what must hold of any trace (strict B/E nesting per thread, time never going back on a
 thread, names and tracks declared before use) and exits 1 on the first violation.  Prints one
@@ -25,6 +28,11 @@ fact a line for the test to compare with exact expectations:
   cpu_in NAME N              samples whose stack has a frame NAME
   cpu_at TID NAME N          the same, of thread TID
   cpu_kernel N               samples with kernel frames ("[k] …")
+  stack N F1;F2;…            --cpu samples of each stack, root first (pprof: the samples
+                             count; kernel frames without their "[k] ")
+  profile_samples PID TID N  chrome: the samples of the thread's CPU profile (Profile and
+                             ProfileChunk events), which must be the instants' samples: the
+                             same stacks, as many of each (else exit 1)
   offcpu TID NAME n=N total_ms=T ge95=A ge290=B
                              --offcpu slices ("off-CPU: idle" / "off-CPU: runnable") of the
                              thread: how many, their total length, how many of >= 95 ms and
@@ -60,6 +68,7 @@ class Facts:
         self.cpu_in = collections.Counter()
         self.cpu_at = collections.Counter()
         self.cpu_kernel = 0
+        self.cpu_stacks = collections.Counter()
         self.cpu_ts = []
         self.begun_ts = collections.defaultdict(list)
         self.offcpu = collections.defaultdict(lambda: [0, 0, 0, 0])  # (tid, name) -> n, ns, ...
@@ -126,6 +135,7 @@ class Facts:
             self.cpu_in[fr] += 1
             self.cpu_at[(thread[1], fr)] += 1
         self.cpu_kernel += any(fr.startswith("[k] ") for fr in frames)
+        self.cpu_stacks[stack] += 1
         self.cpu_ts.append(ts)
 
     def done(self):
@@ -151,6 +161,7 @@ class Facts:
             for (tid, k), v in sorted(self.cpu_at.items()):
                 print(f"cpu_at {tid} {k} {v}")
             print(f"cpu_kernel {self.cpu_kernel}")
+            print_stacks(self.cpu_stacks)
         for (tid, name), (n, ns, a, b) in sorted(self.offcpu.items()):
             print(f"offcpu {tid} {name} n={n} total_ms={ns / 1e6:.0f} ge95={a} ge290={b}")
         for pid, vals in sorted(self.heap.items()):
@@ -166,6 +177,65 @@ class Facts:
                 print(f"heap_delta {k} {v}")
         for line in self.lines:
             print(line)
+
+
+def print_stacks(stacks):
+    for stack, n in sorted(stacks.items()):
+        print("stack", n, ";".join(fr[4:] if fr.startswith("[k] ") else fr
+                                   for fr in stack.split(";")) if stack else "")
+
+
+def cpu_profiles(events):
+    """Chrome's CPU profile events (ph "P"): per id, a Profile then ProfileChunks whose nodes
+    name their parent (declared before), samples of nodes and timeDeltas (never negative).
+    Returns {(pid, tid): Counter of stacks, root first, the root's samples (idle) left out}."""
+    profiles = {}
+    out = collections.defaultdict(collections.Counter)
+    for ev in events:
+        if ev["ph"] != "P":
+            continue
+        if ev.get("cat") != "disabled-by-default-v8.cpu_profiler":
+            fail(f"profile event of category {ev.get('cat')}")
+        key = ev["id"]
+        if ev["name"] == "Profile":
+            if key in profiles:
+                fail(f"profile {key} declared twice")
+            profiles[key] = {"nodes": {}, "thread": (ev["pid"], ev["tid"])}
+            continue
+        if ev["name"] != "ProfileChunk":
+            fail(f"profile event {ev['name']}")
+        pr = profiles.get(key)
+        if pr is None or pr["thread"] != (ev["pid"], ev["tid"]):
+            fail(f"ProfileChunk of {key} before its Profile, or on another thread")
+        data = ev["args"]["data"]
+        nodes = pr["nodes"]
+        for nd in data["cpuProfile"].get("nodes", []):
+            if nd["id"] in nodes:
+                fail(f"profile {key}: node {nd['id']} twice")
+            parent = nd.get("parent")
+            if parent is None and nodes:
+                fail(f"profile {key}: a second root node {nd['id']}")
+            if parent is not None and parent not in nodes:
+                fail(f"profile {key}: node {nd['id']}'s parent {parent} not declared before")
+            name = nd["callFrame"]["functionName"]
+            nodes[nd["id"]] = (parent, name)
+        samples, deltas = data["cpuProfile"].get("samples", []), data.get("timeDeltas", [])
+        if len(samples) != len(deltas):
+            fail(f"profile {key}: {len(samples)} samples, {len(deltas)} timeDeltas")
+        for node, delta in zip(samples, deltas):
+            if node not in nodes:
+                fail(f"profile {key}: sample of undeclared node {node}")
+            if delta < 0:
+                fail(f"profile {key}: negative timeDelta {delta}")
+            frames = []
+            while nodes[node][0] is not None:
+                frames.append(nodes[node][1])
+                node = nodes[node][0]
+            if not frames:
+                continue  # the root: not on the CPU
+            stack = ";".join(frames[::-1])
+            out[pr["thread"]]["" if stack == "[no stack]" else stack] += 1
+    return out
 
 
 def chrome(path):
@@ -196,6 +266,8 @@ def chrome(path):
                 f.large_alloc(thread, ev["ts"], ev["args"]["bytes"])
             else:
                 f.at(thread, ev["ts"])
+        elif ph == "P":
+            pass  # the CPU profile: read below
         elif ph == "C":
             if ev["name"] != "heap in use" or set(ev["args"]) != {"bytes"}:
                 fail(f"unknown counter {ev['name']} {ev['args']}")
@@ -212,6 +284,17 @@ def chrome(path):
     f.end_ts = doc["metadata"]["end_ts_ns"] / 1000
     for k, v in doc["metadata"]["counters"].items():
         f.lines.append(f"drop {k} {v}")
+    profiles = cpu_profiles(doc["traceEvents"])
+    instants = collections.defaultdict(collections.Counter)
+    for ev in doc["traceEvents"]:
+        if ev["ph"] == "i" and ev.get("cat") == "cpu":
+            instants[(ev["pid"], ev["tid"])][ev["args"]["stack"]] += 1
+    for thread in sorted(set(profiles) | set(instants)):
+        if profiles.get(thread) != instants.get(thread):
+            diff = (profiles.get(thread, collections.Counter()) - instants.get(thread, collections.Counter())) + \
+                (instants.get(thread, collections.Counter()) - profiles.get(thread, collections.Counter()))
+            fail(f"{thread}: the CPU profile's samples are not the instants': {list(diff.items())[:3]}")
+        f.lines.append(f"profile_samples {thread[0]} {thread[1]} {sum(profiles[thread].values())}")
     f.done()
 
 
@@ -362,7 +445,51 @@ def perfetto(path):
     f.done()
 
 
+def pprof(path):
+    """profile.proto: sample 2 {location_id 1, value 2}, location 4 {id 1, address 3, line 4
+    {function_id 1}}, function 5 {id 1, name 2}, string_table 6; location ids leaf first."""
+    buf = gzip.decompress(open(path, "rb").read())
+    strings, funcs, locs, samples = [], {}, {}, []
+
+    def packed(fs, num):
+        out = []
+        for n, v in fs:
+            if n != num:
+                continue
+            if isinstance(v, int):
+                out.append(v)
+            else:
+                i = 0
+                while i < len(v):
+                    x, i = varint(v, i)
+                    out.append(x)
+        return out
+
+    for num, v in fields(buf):
+        if num == 6:
+            strings.append(v.decode("utf-8"))
+        elif num == 5:
+            fs = fields(v)
+            funcs[one(fs, 1)] = one(fs, 2, 0)
+        elif num == 4:
+            fs = fields(v)
+            fids = [one(fields(ln), 1, 0) for n, ln in fs if n == 4]
+            locs[one(fs, 1)] = (one(fs, 3, 0), fids)
+        elif num == 2:
+            fs = fields(v)
+            samples.append((packed(fs, 1), packed(fs, 2)))
+    stacks = collections.Counter()
+    for lids, vals in samples:
+        frames = []
+        for lid in lids:
+            addr, fids = locs[lid]
+            # a location's lines are its inlined functions, the innermost first
+            frames += [strings[funcs[fid]] for fid in fids] if fids else [f"0x{addr:x}"]
+        stacks[";".join(frames[::-1])] += vals[0]
+    print_stacks(stacks)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("chrome", "perfetto"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("chrome", "perfetto", "pprof"):
         sys.exit(__doc__)
-    (chrome if sys.argv[1] == "chrome" else perfetto)(sys.argv[2])
+    {"chrome": chrome, "perfetto": perfetto, "pprof": pprof}[sys.argv[1]](sys.argv[2])

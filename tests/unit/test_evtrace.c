@@ -13,8 +13,11 @@
 #include <cmocka.h>
 
 #include "agg/calls_agg.h"
+#include "agg/stackres.h"
 #include "export/evtrace.h"
 #include "export/trace_sink.h"
+#include "prof_python.h"
+#include "sym/symbolizer.h"
 
 #define PID 1
 #define TID 2
@@ -115,10 +118,10 @@ static void test_evtrace__chrome_exact_nesting(void **state)
 	RETURN(x, 4000, 10);
 	snprintf(want, sizeof(want), "%s%s",
 		 "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-		 "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"process_name\",\"args\":{\"name\":"
-		 "\"\"}},\n"
-		 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":"
-		 "\"\"}},\n"
+		 "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"ts\":0,\"cat\":\"__metadata\","
+		 "\"name\":\"process_name\",\"args\":{\"name\":\"\"}},\n"
+		 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"ts\":0,\"cat\":\"__metadata\","
+		 "\"name\":\"thread_name\",\"args\":{\"name\":\"\"}},\n"
 		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1.000,\"cat\":\"calls\",\"name\":\"f\"},"
 		 "\n"
 		 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2.500,\"cat\":\"calls\",\"name\":\"g\"},"
@@ -598,6 +601,105 @@ static void test_evtrace__cpu_samples_written_at_end(void **state)
 	done(x);
 }
 
+/* --cpu: a Python frame's fingerprint word (its second stack slot) is no frame in any format: the
+ * sample's stack is the one pprof shows (issue 25: a 0x… frame before every Python frame). */
+static void test_evtrace__cpu_python_fingerprint_is_no_frame(void **state)
+{
+	struct symbolizer_opts opts = {.debug_dir = ""};
+	char root[] = "/tmp/evtrace.XXXXXX";
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	struct symbolizer *sym = NULL;
+	struct stackres *r = NULL;
+	/* leaf first: a Python frame, its fingerprint, the native frame that ran it */
+	const uint64_t ips[] = {prof_py_frame(0x1000, 0), PROF_PY_PRINT_TAG | 0x1234, 0x400000};
+	int32_t id;
+	const char *out;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	opts.proc_root = root;
+	opts.kallsyms = "/nonexistent";
+	opts.perfmap_dir = root;
+	assert_int_equal(symbolizer__new(&sym, &opts), 0);
+	assert_int_equal(stackres__new(&r, sym), 0);
+	assert_int_equal(stackres__intern(r, &id, PID, STACK_USER, ips, 3), 0);
+	evtrace__set_stacks(x->t, r);
+	assert_int_equal(evtrace__cpu_sample(x->t, PID, TID, 1000, id, STACKRES_NONE), 0);
+	out = finish(x, 5000);
+	/* The Python frame is named [python] here (no interpreter to read it from). */
+	assert_non_null(
+		strstr(out, "\"name\":\"[python]\",\"args\":{\"stack\":\"0x400000;[python]\"}"));
+	assert_null(strstr(out, "1234"));
+	done(x);
+	stackres__free(r);
+	symbolizer__free(sym);
+	rmdir(root);
+}
+
+/* --cpu, chrome: each thread's samples also as Chrome's CPU profile (Profile, then ProfileChunk:
+ * call-frame nodes, the samples' leaf nodes, the microseconds between them), which speedscope
+ * draws.  A sample lasts until the next one; a gap of more than 1.5 periods goes to the root
+ * (idle) after one period, and so does the time after the last sample. */
+static void test_evtrace__chrome_cpu_profile_exact(void **state)
+{
+	static const uint32_t iids[] = {1, 2, 3};
+	static const char *const ab[] = {"a", "b"}, *const ac[] = {"a", "c"};
+	struct trace_sink *s = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char *p;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(chrome_trace__new(&s, f, 0), 0);
+	assert_int_equal(
+		s->ops->cpu_stack(
+			s, 1, 2,
+			&(struct trace_stack){
+				.ts = 10000, .period = 1000, .iids = iids, .names = ab, .n = 2}),
+		0);
+	assert_int_equal(
+		s->ops->cpu_stack(
+			s, 1, 2,
+			&(struct trace_stack){
+				.ts = 11000, .period = 1000, .iids = iids, .names = ac, .n = 2}),
+		0);
+	/* off the CPU from 12000 to 20000 */
+	assert_int_equal(
+		s->ops->cpu_stack(
+			s, 1, 2,
+			&(struct trace_stack){
+				.ts = 20000, .period = 1000, .iids = iids, .names = ab, .n = 2}),
+		0);
+	assert_int_equal(s->ops->finish(s, 30000, NULL, NULL, 0), 0);
+	assert_int_equal(fflush(f), 0);
+	p = strstr(buf, "{\"ph\":\"P\"");
+	assert_non_null(p);
+	assert_string_equal(
+		p,
+		"{\"ph\":\"P\",\"pid\":1,\"tid\":2,\"ts\":10.000,"
+		"\"cat\":\"disabled-by-default-v8.cpu_profiler\",\"name\":\"Profile\","
+		"\"id\":\"0x100000002\",\"args\":{\"data\":{\"startTime\":10.000}}},\n"
+		"{\"ph\":\"P\",\"pid\":1,\"tid\":2,\"ts\":10.000,"
+		"\"cat\":\"disabled-by-default-v8.cpu_profiler\",\"name\":\"ProfileChunk\","
+		"\"id\":\"0x100000002\",\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":["
+		"{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\",\"scriptId\":0,"
+		"\"lineNumber\":-1,\"columnNumber\":-1}},"
+		"{\"id\":2,\"parent\":1,\"callFrame\":{\"functionName\":\"a\",\"url\":\"\","
+		"\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}},"
+		"{\"id\":3,\"parent\":2,\"callFrame\":{\"functionName\":\"b\",\"url\":\"\","
+		"\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}},"
+		"{\"id\":4,\"parent\":2,\"callFrame\":{\"functionName\":\"c\",\"url\":\"\","
+		"\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}],"
+		"\"samples\":[3,4,1,3,1]},"
+		"\"timeDeltas\":[0.000,1.000,1.000,8.000,1.000],\"endTime\":21.000}}}\n"
+		"],\"metadata\":{\"end_ts_ns\":30000,\"counters\":{}}}\n");
+	s->ops->free(s);
+	fclose(f);
+	free(buf);
+}
+
 /* --offcpu: a slice of its length inside the calls open then, never before the thread's last
  * event. */
 static void test_evtrace__offcpu_slices(void **state)
@@ -646,6 +748,8 @@ int main(void)
 		cmocka_unit_test(test_evtrace__heap_blocks_bounded),
 		cmocka_unit_test(test_evtrace__perfetto_heap_fields),
 		cmocka_unit_test(test_evtrace__cpu_samples_written_at_end),
+		cmocka_unit_test(test_evtrace__cpu_python_fingerprint_is_no_frame),
+		cmocka_unit_test(test_evtrace__chrome_cpu_profile_exact),
 		cmocka_unit_test(test_evtrace__offcpu_slices),
 	};
 

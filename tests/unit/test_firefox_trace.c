@@ -442,10 +442,18 @@ static void test_firefox_trace__cpu_samples(void **state)
 	assert_int_equal(s->ops->name(s, 1, "main"), 0);
 	assert_int_equal(s->ops->name(s, 2, "f"), 0);
 	assert_int_equal(s->ops->name(s, 3, "[k] g"), 0);
-	assert_int_equal(s->ops->cpu_stack(s, 1, 1, 1000, mf, 2), 0);
-	assert_int_equal(s->ops->cpu_stack(s, 1, 1, 2000, mg, 2), 0);
-	assert_int_equal(s->ops->cpu_stack(s, 1, 1, 3000, mf, 2), 0);
-	assert_int_equal(s->ops->cpu_stack(s, 1, 1, 4000, NULL, 0), 0);
+	assert_int_equal(
+		s->ops->cpu_stack(s, 1, 1, &(struct trace_stack){.ts = 1000, .iids = mf, .n = 2}),
+		0);
+	assert_int_equal(
+		s->ops->cpu_stack(s, 1, 1, &(struct trace_stack){.ts = 2000, .iids = mg, .n = 2}),
+		0);
+	assert_int_equal(
+		s->ops->cpu_stack(s, 1, 1, &(struct trace_stack){.ts = 3000, .iids = mf, .n = 2}),
+		0);
+	assert_int_equal(
+		s->ops->cpu_stack(s, 1, 1, &(struct trace_stack){.ts = 4000, .iids = NULL, .n = 0}),
+		0);
 	assert_int_equal(s->ops->finish(s, 5000, NULL, NULL, 0), 0);
 	assert_int_equal(fflush(f), 0);
 	has(buf, "\"samples\":{\"weightType\":\"samples\",\"length\":4,\"stack\":[1,2,1,null],"

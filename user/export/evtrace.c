@@ -10,6 +10,7 @@
 #include "agg/calls_agg.h"
 #include "agg/stackres.h"
 #include "export/trace_sink.h"
+#include "prof_python.h"
 #include "proc/procinfo.h"
 #include "profile/calls_profile.h"
 #include "util/hashmap.h"
@@ -74,6 +75,7 @@ struct evtrace {
 	const struct stackres *stacks;
 	FILE *cpu_spill;	/* --cpu: struct cpu_rec, in arrival order */
 	uint64_t cpu_samples;	/* in it */
+	uint64_t cpu_period;	/* ns between two samples of a thread (0: not known) */
 	struct hashmap *leaves; /* --cpu: interned leaf name (pointer) -> uint32_t iid */
 	bool finished;
 	struct evtrace_stats stats;
@@ -142,9 +144,9 @@ void evtrace__free(struct evtrace *t)
 	hashmap__free(t->leaves);
 	if (t->cpu_spill)
 		fclose(t->cpu_spill);
-	strpool__free(t->strings);
 	if (t->sink)
 		t->sink->ops->free(t->sink);
+	strpool__free(t->strings); /* after the sink: it holds the frames' names */
 	free(t);
 }
 
@@ -557,6 +559,11 @@ void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks)
 	t->stacks = stacks;
 }
 
+void evtrace__set_cpu_period(struct evtrace *t, uint64_t ns)
+{
+	t->cpu_period = ns;
+}
+
 int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t user,
 			int32_t kern)
 {
@@ -590,89 +597,100 @@ static void frame_text(char *buf, size_t size, const struct stackres_frame *f, b
 		snprintf(buf, size, "%s0x%" PRIx64, kernel ? "[k] " : "", f->addr);
 }
 
-/* A frame name's number, announced to the sink at its first use. */
-static int frame_iid(struct evtrace *t, const char *text, uint32_t *out)
+/* A frame name's number, announced to the sink at its first use; name: the interned text. */
+static int frame_iid(struct evtrace *t, const char *text, uint32_t *out, const char **name)
 {
-	const char *name = strpool__intern(t->strings, text);
-	uint64_t key = (uint64_t)(uintptr_t)name;
+	const char *in = strpool__intern(t->strings, text);
+	uint64_t key = (uint64_t)(uintptr_t)in;
 	uint32_t *iid;
 	bool created;
 	int err;
 
-	if (!name)
+	if (!in)
 		return -ENOMEM;
 	err = hashmap__upsert(t->leaves, (void **)&iid, &key, &created);
 	if (err)
 		return err;
 	if (created) {
 		*iid = t->next_iid++;
-		err = t->sink->ops->name(t->sink, *iid, name);
+		err = t->sink->ops->name(t->sink, *iid, in);
 	}
 	*out = *iid;
+	if (name)
+		*name = in;
 	return err;
 }
 
-/* The sample r as its frames' numbers, root first (user frames, then kernel ones). */
-static int write_cpu_stack(struct evtrace *t, const struct cpu_rec *r, uint32_t **iids,
-			   uint32_t *cap)
+/* --cpu: one sample's frames as they are written, in every format. */
+struct cpu_frames {
+	uint32_t *iids;
+	const char **names;
+	uint32_t n, cap;
+};
+
+/*
+ * The frames of sample r, root first (user frames, then kernel ones "[k] …"), the same as its
+ * pprof stack (profile/build.c): a Python frame's second word, its fingerprint, names nothing
+ * (stackres resolves the pair into the frame before it) and is no frame.
+ */
+static int cpu_frames(struct evtrace *t, const struct cpu_rec *r, struct cpu_frames *out)
 {
 	const struct stackres_frame *fr[2] = {NULL, NULL};
 	unsigned n[2] = {0, 0};
-	uint32_t k = 0;
 	char one[512];
 	int err = 0;
 
+	out->n = 0;
 	if (t->stacks) {
 		fr[0] = stackres__frames(t->stacks, r->user, &n[0]);
 		fr[1] = stackres__frames(t->stacks, r->kern, &n[1]);
 	}
-	if (n[0] + n[1] > *cap) {
-		uint32_t *p = realloc(*iids, (n[0] + n[1]) * sizeof(*p));
+	if (n[0] + n[1] > out->cap) {
+		uint32_t cap = n[0] + n[1];
+		uint32_t *iids = realloc(out->iids, cap * sizeof(*iids));
+		const char **names;
 
-		if (!p)
+		if (!iids)
 			return -ENOMEM;
-		*iids = p;
-		*cap = n[0] + n[1];
+		out->iids = iids;
+		names = realloc(out->names, cap * sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		out->names = names;
+		out->cap = cap;
 	}
 	for (int s = 0; s < 2 && !err; s++)
 		for (unsigned i = n[s]; i > 0 && !err; i--) {
+			if (prof_py_is_print(fr[s][i - 1].addr))
+				continue;
 			frame_text(one, sizeof(one), &fr[s][i - 1], s == 1);
-			err = frame_iid(t, one, &(*iids)[k++]);
+			err = frame_iid(t, one, &out->iids[out->n], &out->names[out->n]);
+			out->n++;
 		}
-	return err ? err : t->sink->ops->cpu_stack(t->sink, r->pid, r->tid, r->ts, *iids, k);
+	return err;
 }
 
-/* A stack's frames appended root first to buf (leaf first in stackres); the leaf's name in
- * leaf (unchanged when the stack is empty). */
-static void stack_text(struct evtrace *t, char *buf, size_t size, size_t *len, int32_t id,
-		       bool kernel, char *leaf, size_t leaf_size)
+/* The frames joined root first ("a;b;c"), cut at size (the leaf is named apart). */
+static void stack_text(char *buf, size_t size, const struct cpu_frames *fr)
 {
-	const struct stackres_frame *fr;
-	unsigned n = 0;
-	char one[512];
+	size_t len = 0;
 
-	fr = stackres__frames(t->stacks, id, &n);
-	for (unsigned i = n; i > 0; i--) {
-		int w;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < fr->n; i++) {
+		int w = snprintf(buf + len, size - len, "%s%s", len ? ";" : "", fr->names[i]);
 
-		frame_text(one, sizeof(one), &fr[i - 1], kernel);
-		w = snprintf(buf + *len, size - *len, "%s%s", *len ? ";" : "", one);
-		if (w < 0 || (size_t)w >= size - *len) {
-			*len = size - 1; /* cut: the leaf is still named below */
+		if (w < 0 || (size_t)w >= size - len)
 			break;
-		}
-		*len += (size_t)w;
+		len += (size_t)w;
 	}
-	if (n)
-		frame_text(leaf, leaf_size, &fr[0], kernel);
 }
 
-/* --cpu: the samples, named after their leaf, now that their stacks are symbolized. */
+/* --cpu: the samples, now that their stacks are symbolized. */
 static int write_cpu_samples(struct evtrace *t)
 {
 	const size_t stack_size = 65536;
-	char leaf[512], *stack = NULL;
-	uint32_t *iids = NULL, cap = 0;
+	struct cpu_frames fr = {0};
+	char *stack = NULL;
 	struct cpu_rec r;
 	int err = 0;
 
@@ -686,30 +704,36 @@ static int write_cpu_samples(struct evtrace *t)
 	if (!err && !stack)
 		err = -ENOMEM;
 	for (uint64_t i = 0; !err && i < t->cpu_samples; i++) {
-		size_t len = 0;
+		const char *leaf = "[no stack]";
 		uint32_t iid;
 
 		if (fread(&r, sizeof(r), 1, t->cpu_spill) != 1) {
 			err = -EIO;
 			break;
 		}
-		if (t->sink->ops->cpu_stack) {
-			err = write_cpu_stack(t, &r, &iids, &cap);
+		err = cpu_frames(t, &r, &fr);
+		if (!err && t->sink->ops->cpu_stack)
+			err = t->sink->ops->cpu_stack(t->sink, r.pid, r.tid,
+						      &(struct trace_stack){
+							      .ts = r.ts,
+							      .period = t->cpu_period,
+							      .iids = fr.iids,
+							      .names = fr.names,
+							      .n = fr.n,
+						      });
+		if (err || !t->sink->ops->cpu_sample)
 			continue;
-		}
-		snprintf(leaf, sizeof(leaf), "[no stack]");
-		stack[0] = '\0';
-		if (t->stacks) {
-			stack_text(t, stack, stack_size, &len, r.user, false, leaf, sizeof(leaf));
-			stack_text(t, stack, stack_size, &len, r.kern, true, leaf, sizeof(leaf));
-		}
-		err = frame_iid(t, leaf, &iid);
+		stack_text(stack, stack_size, &fr);
+		if (fr.n)
+			leaf = fr.names[fr.n - 1];
+		err = frame_iid(t, leaf, &iid, &leaf);
 		if (!err)
 			err = t->sink->ops->cpu_sample(t->sink, r.pid, r.tid, r.ts, iid, leaf,
 						       stack);
 	}
 	free(stack);
-	free(iids);
+	free(fr.iids);
+	free(fr.names);
 	return err;
 }
 
@@ -728,7 +752,7 @@ int evtrace__offcpu(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t star
 	if (!err && !t->leaves)
 		err = hashmap__new(&t->leaves, sizeof(uint64_t), sizeof(uint32_t));
 	if (!err)
-		err = frame_iid(t, name, &iid);
+		err = frame_iid(t, name, &iid, NULL);
 	if (err)
 		return err;
 	/* Its calls' slices never overlap it: it ends before the thread's next event. */

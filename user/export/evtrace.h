@@ -83,11 +83,14 @@ int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts);
 /* --cpu: where the samples' stacks (stackres ids) are named, at the end (after a sync). */
 struct stackres;
 void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks);
+/* --cpu: the sampling period (1e9 / HZ), for formats that draw a sample as a length of time. */
+void evtrace__set_cpu_period(struct evtrace *t, uint64_t ns);
 /*
  * --cpu (formats with cpu_sample or cpu_stack): tid was sampled on a CPU at ts with the
  * stackres stacks user and kern.  Kept in an unlinked temporary file (24 bytes a sample) and
- * written at the end once the stacks are symbolized (cpu_sample: named after the leaf, the
- * stack as text; cpu_stack: each frame's name interned).  0 or -errno.
+ * written at the end once the stacks are symbolized, with the frames of its pprof stack
+ * (cpu_sample: named after the leaf, the stack as text; cpu_stack: each frame's name
+ * interned).  0 or -errno.
  */
 int evtrace__cpu_sample(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t user,
 			int32_t kern);

@@ -297,16 +297,18 @@ static int ff_heap(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts
 }
 
 /* --cpu: a sample, its frames in the records after it. */
-static int ff_cpu_stack(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
-			const uint32_t *iids, uint32_t n)
+static int ff_cpu_stack(struct trace_sink *s, uint32_t pid, uint32_t tid,
+			const struct trace_stack *st)
 {
 	struct ff_trace *t = fft(s);
 	int err = spill(
-		t, &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid, .iid = FF_CPU, .addr = n});
+		t, &(struct ff_rec){
+			   .ts = st->ts, .pid = pid, .tid = tid, .iid = FF_CPU, .addr = st->n});
 
 	t->cpu = true;
-	for (uint32_t i = 0; !err && i < n; i++)
-		err = spill(t, &(struct ff_rec){.ts = ts, .pid = pid, .tid = tid, .iid = iids[i]});
+	for (uint32_t i = 0; !err && i < st->n; i++)
+		err = spill(t, &(struct ff_rec){
+				       .ts = st->ts, .pid = pid, .tid = tid, .iid = st->iids[i]});
 	return err;
 }
 

@@ -15,6 +15,7 @@
 #include "prof_common.h"
 
 struct trace_sink;
+struct trace_stack;
 
 struct trace_sink_ops {
 	/* First sight of a process, of a thread (names may be "" when unknown). */
@@ -63,10 +64,20 @@ struct trace_sink_ops {
 	 * at the end, when the stacks are symbolized: not in time order. */
 	int (*cpu_sample)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
 			  uint32_t iid, const char *name, const char *stack);
-	/* Optional, --cpu (firefox), in place of cpu_sample: the same sample as its frames'
-	 * names, interned (iids[0] the root, iids[n - 1] the leaf; n 0: no stack). */
-	int (*cpu_stack)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
-			 const uint32_t *iids, uint32_t n);
+	/* Optional, --cpu (firefox, chrome), besides cpu_sample when both are set: the same
+	 * sample as its frames, the same frames as the sample's pprof stack. */
+	int (*cpu_stack)(struct trace_sink *s, uint32_t pid, uint32_t tid,
+			 const struct trace_stack *st);
+};
+
+/* A --cpu sample's stack: iids[0] / names[0] the root, [n - 1] the leaf (n 0: no stack).  The
+ * names are interned by the recorder: one pointer per text, valid until the sink is freed. */
+struct trace_stack {
+	uint64_t ts;
+	uint64_t period; /* ns between two samples of a thread (0: not known) */
+	const uint32_t *iids;
+	const char *const *names;
+	uint32_t n;
 };
 
 struct trace_sink {
