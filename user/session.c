@@ -235,6 +235,12 @@ static void child_wait(struct child *c, struct collect *col, int flags)
 	}
 }
 
+/* CMD's exit status as a shell reports it: its code, or 128 + the signal that killed it. */
+static int cmd_status(int st)
+{
+	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 0;
+}
+
 /* Release the child; returns 0 once it has exec'd, or the exec errno as -errno. */
 static int release(struct child *c)
 {
@@ -455,6 +461,17 @@ static int resolve_pids(struct env *env)
 			pr_warn("%u is a thread of process %u: profiling process %u (all its "
 				"threads)\n",
 				env->pids[i], tgid, tgid);
+		/* A kernel thread has no user memory to probe: heap and calls would see nothing,
+		 * the scheduler and the CPU sampler see its kernel stacks. */
+		if (procinfo__kthread(tgid) == 1) {
+			if (env->modes & (MODE_HEAP | MODE_CALLS)) {
+				pr_err("%u is a kernel thread: --heap and --calls need user memory; "
+				       "--cpu and --offcpu show its kernel stacks\n",
+				       env->pids[i]);
+				return 2;
+			}
+			pr_warn("%u is a kernel thread: kernel stacks only\n", env->pids[i]);
+		}
 		for (unsigned j = 0; j < n; j++)
 			dup |= env->pids[j] == tgid;
 		if (!dup)
@@ -1023,6 +1040,13 @@ int session__run(const struct env *caller_env)
 	}
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
 	status = err || trace_err || collect__error(r.collect) || poll_err ? 1 : 0;
+	/* Ours first, then CMD's own status (as time and strace do) when it ended by itself; one
+	 * we end below (-d, a signal to us, q) gets SIGTERM, not a verdict. */
+	if (!status && r.have_child) {
+		child_wait(&r.child, r.collect, WNOHANG);
+		if (r.child.exited)
+			status = cmd_status(r.child.status);
+	}
 cleanup:
 	if (r.have_child && !r.child.exited) {
 		if (r.child.go_fd >= 0) {
