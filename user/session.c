@@ -465,8 +465,8 @@ static int resolve_pids(struct env *env)
 		 * the scheduler and the CPU sampler see its kernel stacks. */
 		if (procinfo__kthread(tgid) == 1) {
 			if (env->modes & (MODE_HEAP | MODE_CALLS)) {
-				pr_err("%u is a kernel thread: --heap and --calls need user memory; "
-				       "--cpu and --offcpu show its kernel stacks\n",
+				pr_err("%u is a kernel thread: --heap and --calls need user "
+				       "memory; --cpu and --offcpu show its kernel stacks\n",
 				       env->pids[i]);
 				return 2;
 			}
