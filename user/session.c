@@ -671,7 +671,7 @@ int session__run(const struct env *caller_env)
 	int64_t interval_mono = 0, interval_wall = 0;
 	struct sigaction sa = {.sa_handler = on_signal};
 	int status = 1, err, nfns = 0;
-	bool poll_err = false;
+	bool poll_err = false, cmd_ended;
 	int trace_err = 0; /* -f memtrace: writing the trace failed */
 
 	status = resolve_pids(&r.env);
@@ -985,6 +985,8 @@ int session__run(const struct env *caller_env)
 		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
+	/* CMD ended by itself, before anything stopped the run: its status is the verdict. */
+	cmd_ended = r.have_child && r.child.exited && !stop_signal;
 	/*
 	 * Wide scopes: no more samples, and every one taken symbolized while exits are still
 	 * held — a process exiting after the gate closes is not held, and would be gone before
@@ -1040,13 +1042,10 @@ int session__run(const struct env *caller_env)
 	}
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
 	status = err || trace_err || collect__error(r.collect) || poll_err ? 1 : 0;
-	/* Ours first, then CMD's own status (as time and strace do) when it ended by itself; one
-	 * we end below (-d, a signal to us, q) gets SIGTERM, not a verdict. */
-	if (!status && r.have_child) {
-		child_wait(&r.child, r.collect, WNOHANG);
-		if (r.child.exited)
-			status = cmd_status(r.child.status);
-	}
+	/* Ours first, then CMD's own status (as time and strace do) when it ended by itself; a run
+	 * stopped first (-d, q, a signal to us: Ctrl-C reaches CMD too) is not CMD's verdict. */
+	if (!status && cmd_ended)
+		status = cmd_status(r.child.status);
 cleanup:
 	if (r.have_child && !r.child.exited) {
 		if (r.child.go_fd >= 0) {

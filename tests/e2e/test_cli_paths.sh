@@ -128,6 +128,15 @@ t_cli_exit_status_of_cmd() {
 	# We end it (-d): SIGTERM is ours, not its verdict.
 	"$PROF" --cpu --top 0 -d 1 -o "$E2E_TMP/d.pb.gz" -- sh -c 'sleep 30; exit 3' 2>/dev/null
 	expect_eq "exit status when -d ends CMD" 0 "$?"
+	# Ctrl-C reaches CMD and us alike (one process group): the run was stopped, not CMD's
+	# verdict, however the race between the two goes.
+	setsid "$PROF" -v --cpu --top 0 -o "$E2E_TMP/c.pb.gz" -- sh -c 'sleep 30; exit 5' 2>"$E2E_TMP/c.err" &
+	pid=$!
+	wait_for_line "$E2E_TMP/c.err" "profiling; Ctrl-C to stop" 20 || fail "profiler did not start: $(cat "$E2E_TMP/c.err")"
+	kill -INT -- "-$pid"
+	wait "$pid"
+	expect_eq "exit status after a Ctrl-C to the group" 0 "$?"
+	go tool pprof -symbolize=none -raw "$E2E_TMP/c.pb.gz" >/dev/null 2>&1 || fail "no profile after Ctrl-C"
 	# Our own failure first: the directory of -o goes while CMD runs, CMD exits 7.
 	mkdir "$d"
 	"$PROF" --cpu --top 0 -o "$d/p.pb.gz" -- sh -c "rm -r '$d'; exit 7" 2>"$E2E_TMP/err"
