@@ -77,8 +77,8 @@ t_cli_previous_output_kept_as_old() {
 	# Several modes: each file its own .old.
 	"$PROF" --cpu --offcpu --top 0 -o "$E2E_TMP/m.pb.gz" -- true 2>"$err" || fail "exit status $?"
 	"$PROF" --cpu --offcpu --top 0 -o "$E2E_TMP/m.pb.gz" -- true 2>"$err" || fail "exit status $?"
-	[ -s "$E2E_TMP/m.offcpu.pb.gz.old" ] && [ -s "$E2E_TMP/m.cpu.pb.gz.old" ] ||
-		fail "no .old per mode: $(ls "$E2E_TMP")"
+	[ -s "$E2E_TMP/m.offcpu.pb.gz.old" ] || fail "no m.offcpu.pb.gz.old: $(ls "$E2E_TMP")"
+	[ -s "$E2E_TMP/m.cpu.pb.gz.old" ] || fail "no m.cpu.pb.gz.old: $(ls "$E2E_TMP")"
 	[ -z "$(find "$E2E_TMP" -mindepth 1 -maxdepth 1 -name '.*')" ] ||
 		fail "temporary file left behind: $(ls -A "$E2E_TMP")"
 }
