@@ -112,8 +112,8 @@ static const char usage[] =
 	"  print every thread's current stack once (kernel, native and Python frames), with\n"
 	"  its name, state and system call; the process runs on (no stop); -o default: stdout\n"
 	"\n"
-	"Exit status: 2 bad usage or bad target, 1 runtime failure; else, with -- CMD, CMD's\n"
-	"own (128 + N when signal N killed it) once the profile is written; 0.\n";
+	"Exit status: 2 bad usage or bad target, 1 runtime failure; else, when -- CMD ended by\n"
+	"itself, CMD's own (128 + N when signal N killed it), the profile written; else 0.\n";
 
 static const char report_usage[] =
 	"Usage: bpftrace-prof report FILE [-f pprof|folded|text] [-o OUT] [--at SECONDS] [--top "
