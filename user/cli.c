@@ -4,10 +4,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "export/output.h"
+#include "util/log.h"
 
 static const char usage[] =
 	"Usage: bpftrace-prof [MODES] TARGET [OPTIONS]\n"
@@ -35,7 +39,8 @@ static const char usage[] =
 	"OPTIONS:\n"
 	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
 	"the\n"
-	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz\n"
+	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz;\n"
+	"                           checked before the run; a file replaced is kept as PATH.old\n"
 	"  -f, --format FMT         pprof (default) | folded | text | svg | chrome | perfetto |\n"
 	"                           firefox | codetracer | memtrace (svg: an interactive flame\n"
 	"                           graph, default output bpftrace-prof.svg; chrome, perfetto:\n"
@@ -46,7 +51,11 @@ static const char usage[] =
 	"                           codetracer: of --calls; default output bpftrace-prof.json /\n"
 	"                           .pftrace / .profile.json.gz / bpftrace-prof-trace (a folder);\n"
 	"                           memtrace: --heap only, an allocation trace, sampled;\n"
-	"                           --sample-bytes default 524288)\n"
+	"                           --sample-bytes default 524288).  Without -f, -o's extension\n"
+	"                           picks it: .pb.gz .pb .pprof pprof, .folded, .txt text, .svg,\n"
+	"                           .json[.gz] chrome, .profile.json[.gz] firefox, .pftrace\n"
+	"                           perfetto, .memtrace .ctf memtrace; a -f that a known\n"
+	"                           extension contradicts is refused\n"
 	"      --svg-type TYPE      -f svg: the sample type drawn (default: the mode's own;\n"
 	"                           heap: alloc_objects | alloc_space | inuse_objects |\n"
 	"                           inuse_space; cpu: samples | cpu; offcpu: events | offcpu;\n"
@@ -103,7 +112,38 @@ static const char usage[] =
 	"  print every thread's current stack once (kernel, native and Python frames), with\n"
 	"  its name, state and system call; the process runs on (no stop); -o default: stdout\n"
 	"\n"
-	"Exit status: 0 profile written, 1 runtime failure, 2 bad usage or bad target.\n";
+	"Exit status: 2 bad usage or bad target, 1 runtime failure; else, when -- CMD ended by\n"
+	"itself, CMD's own (128 + N when signal N killed it), the profile written; else 0.\n";
+
+static const char report_usage[] =
+	"Usage: bpftrace-prof report FILE [-f pprof|folded|text] [-o OUT] [--at SECONDS] [--top "
+	"N]\n"
+	"Read a memtrace trace (-f memtrace) back into a heap profile: allocated, and live at the\n"
+	"end of the trace or SECONDS after its start.  No BPF, no privileges.\n"
+	"\n"
+	"  -f, --format FMT         pprof (default) | folded | text; without -f, -o's extension\n"
+	"                           (.pb.gz, .folded, .txt) picks it\n"
+	"  -o, --output OUT         default bpftrace-prof.pb.gz for pprof, else stdout (- = "
+	"stdout);\n"
+	"                           a file replaced is kept as OUT.old\n"
+	"      --at SECONDS         what was live SECONDS after the trace's start\n"
+	"      --top N              rows of the text report (default 10)\n"
+	"  -v, --verbose / -q, --quiet / -h, --help\n"
+	"\n"
+	"Exit status: 0 written, 1 runtime failure, 2 bad usage or a file that is not a memtrace\n"
+	"trace.\n";
+
+static const char dump_usage[] =
+	"Usage: bpftrace-prof dump -p PID[,PID...] [--json] [-o OUT]\n"
+	"Print every thread's current stack once (kernel, native and Python frames), with its\n"
+	"name, state and system call, as py-spy dump does.  The process runs on (no stop).\n"
+	"\n"
+	"  -p, --pid PID[,PID...]   the processes (a thread id stands for its process)\n"
+	"      --json               one JSON document instead of text\n"
+	"  -o, --output OUT         default - (stdout); a file replaced is kept as OUT.old\n"
+	"  -v, --verbose / -q, --quiet / -h, --help\n"
+	"\n"
+	"Exit status: 0 printed, 1 runtime failure, 2 bad usage or no such process.\n";
 
 enum {
 	OPT_HEAP = 256,
@@ -168,11 +208,15 @@ static const struct option long_opts[] = {
 	{},
 };
 
-static int bad(const char *fmt, const char *arg)
+static int __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
 {
+	va_list ap;
+
+	va_start(ap, fmt);
 	fprintf(stderr, "bpftrace-prof: ");
-	fprintf(stderr, fmt, arg);
+	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, " (see --help)\n");
+	va_end(ap);
 	return -EINVAL;
 }
 
@@ -242,24 +286,115 @@ static bool event_trace(enum out_format f)
 	return f == FMT_CHROME || f == FMT_PERFETTO || f == FMT_FIREFOX || f == FMT_CODETRACER;
 }
 
+static const char *const format_names[] = {
+	[FMT_PPROF] = "pprof",	     [FMT_FOLDED] = "folded",	      [FMT_TEXT] = "text",
+	[FMT_MEMTRACE] = "memtrace", [FMT_CHROME] = "chrome",	      [FMT_PERFETTO] = "perfetto",
+	[FMT_FIREFOX] = "firefox",   [FMT_CODETRACER] = "codetracer", [FMT_SVG] = "svg",
+};
+
 static const char *format_name(enum out_format f)
 {
-	return f == FMT_CHROME	   ? "chrome"
-	       : f == FMT_PERFETTO ? "perfetto"
-	       : f == FMT_FIREFOX  ? "firefox"
-				   : "codetracer";
+	return format_names[f];
+}
+
+static int parse_format(enum out_format *out, const char *name)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+		if (!strcmp(name, format_names[i])) {
+			*out = (enum out_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/*
+ * What an output name's extension says it holds: -o's extension picks the format when -f is
+ * absent, and -f must be one it may hold.  The JSON traces: chrome, the documented
+ * bpftrace-prof.json, unless the name is Firefox's *.profile.json[.gz]; either may be
+ * gzip'd (a .gz name) or hold the other.  .txt may hold folded stacks (plain text too).
+ */
+static const struct {
+	const char *ext;
+	enum out_format format;
+	unsigned also; /* 1 << other formats such a name may hold */
+} ext_formats[] = {
+	{".pb.gz", FMT_PPROF, 0},
+	{".pb", FMT_PPROF, 0},
+	{".pprof", FMT_PPROF, 0},
+	{".folded", FMT_FOLDED, 0},
+	{".txt", FMT_TEXT, 1u << FMT_FOLDED},
+	{".svg", FMT_SVG, 0},
+	{".json", FMT_CHROME, 1u << FMT_FIREFOX},
+	{".json.gz", FMT_CHROME, 1u << FMT_FIREFOX},
+	{".profile.json", FMT_FIREFOX, 1u << FMT_CHROME},
+	{".profile.json.gz", FMT_FIREFOX, 1u << FMT_CHROME},
+	{".pftrace", FMT_PERFETTO, 0},
+	{".pftrace.gz", FMT_PERFETTO, 0},
+	{".perfetto-trace", FMT_PERFETTO, 0},
+	{".memtrace", FMT_MEMTRACE, 0},
+	{".ctf", FMT_MEMTRACE, 0}, /* memtrace files are CTF (Common Trace Format) */
+};
+
+/* The entry of ext_formats path's name ends with (the longest that does), or -1. */
+static int ext_format(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t len, best_len = 0;
+	int best = -1;
+
+	base = base ? base + 1 : path;
+	len = strlen(base);
+	for (size_t i = 0; i < sizeof(ext_formats) / sizeof(ext_formats[0]); i++) {
+		size_t n = strlen(ext_formats[i].ext);
+
+		/* A name that is only the extension ("-o .svg") has none: it is a hidden file. */
+		if (len > n && n > best_len && !strcasecmp(base + len - n, ext_formats[i].ext)) {
+			best = (int)i;
+			best_len = n;
+		}
+	}
+	return best;
+}
+
+/*
+ * -o's name and -f: without -f, a known extension gives the format; with -f, a known extension
+ * of another format is a usage error (a file named .svg holding gzip'd pprof opens nowhere).
+ * *inferred: the extension the format was taken from, else NULL.
+ */
+static int format_from_name(enum out_format *format, bool given, const char *path,
+			    const char **inferred)
+{
+	int i;
+
+	*inferred = NULL;
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	i = ext_format(path);
+	if (i < 0)
+		return 0;
+	if (!given) {
+		*format = ext_formats[i].format;
+		*inferred = ext_formats[i].ext;
+		return 0;
+	}
+	if (*format == ext_formats[i].format || (ext_formats[i].also & (1u << *format)))
+		return 0;
+	return bad("-o %s: a %s name holds %s, not -f %s: drop -f or change the name", path,
+		   ext_formats[i].ext, format_name(ext_formats[i].format), format_name(*format));
 }
 
 /* The sample types each mode's profile has (profile/<mode>_profile.c): --svg-type is checked
  * before the run rather than after it. */
 static const struct {
 	unsigned mode;
+	const char *name; /* as cli__output_path inserts it */
 	const char *types[4];
 } mode_types[] = {
-	{MODE_HEAP, {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"}},
-	{MODE_CPU, {"samples", "cpu"}},
-	{MODE_OFFCPU, {"events", "offcpu"}},
-	{MODE_CALLS, {"calls", "wall", "busy", "idle"}},
+	{MODE_HEAP, "heap", {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"}},
+	{MODE_CPU, "cpu", {"samples", "cpu"}},
+	{MODE_OFFCPU, "offcpu", {"events", "offcpu"}},
+	{MODE_CALLS, "calls", {"calls", "wall", "busy", "idle"}},
 };
 
 static bool svg_type_known(unsigned modes, const char *type)
@@ -281,13 +416,16 @@ int cli__parse(struct env *out, int argc, char **argv)
 		.hold_rate = PROF_HOLD_RATE_DEFAULT,
 	};
 	bool output_given = false, sample_given = false, hold_rate_given = false;
+	bool format_given = false;
+	const char *inferred; /* -o's extension the format comes from, or NULL */
+	char fmt_opt[64];
 	const char *push_opt = NULL; /* a --push-* option given, for its error */
 	unsigned ntargets;
 	uint64_t v;
 	int opt, err;
 	char *end;
 
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then also forgets the previous scan's ordering (+) */
 	opterr = 0;
 	/* '+': stop at the first non-option so `-- CMD -x` keeps CMD's own options. */
 	while ((opt = getopt_long(argc, argv, "+p:o:f:d:avqh", long_opts, NULL)) != -1) {
@@ -322,28 +460,11 @@ int cli__parse(struct env *out, int argc, char **argv)
 			output_given = true;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "pprof"))
-				env.format = FMT_PPROF;
-			else if (!strcmp(optarg, "folded"))
-				env.format = FMT_FOLDED;
-			else if (!strcmp(optarg, "text"))
-				env.format = FMT_TEXT;
-			else if (!strcmp(optarg, "memtrace"))
-				env.format = FMT_MEMTRACE;
-			else if (!strcmp(optarg, "chrome"))
-				env.format = FMT_CHROME;
-			else if (!strcmp(optarg, "perfetto"))
-				env.format = FMT_PERFETTO;
-			else if (!strcmp(optarg, "firefox"))
-				env.format = FMT_FIREFOX;
-			else if (!strcmp(optarg, "codetracer"))
-				env.format = FMT_CODETRACER;
-			else if (!strcmp(optarg, "svg"))
-				env.format = FMT_SVG;
-			else
+			if (parse_format(&env.format, optarg))
 				return bad("unknown format '%s' (pprof, folded, text, svg, chrome, "
 					   "perfetto, firefox, codetracer, memtrace)",
 					   optarg);
+			format_given = true;
 			break;
 		case 'd':
 			errno = 0;
@@ -474,8 +595,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case '?':
 		default:
 			if (optopt && optopt < 256)
-				return bad("bad or incomplete option '-%c'",
-					   (char[]){(char)optopt, 0});
+				return bad("bad or incomplete option '-%c'", optopt);
 			return bad("unknown option '%s'", argv[optind - 1]);
 		}
 	}
@@ -509,9 +629,18 @@ int cli__parse(struct env *out, int argc, char **argv)
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */
 	if (env.wide && !sample_given)
 		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;
+	err = format_from_name(&env.format, format_given, env.output, &inferred);
+	if (err)
+		return err;
+	/* How the format was chosen, for the errors below. */
+	if (inferred)
+		snprintf(fmt_opt, sizeof(fmt_opt), "-o *%s (-f %s)", inferred,
+			 format_name(env.format));
+	else
+		snprintf(fmt_opt, sizeof(fmt_opt), "-f %s", format_name(env.format));
 	/* memtrace traces sampled allocations (its readers scale them back). */
 	if (env.format == FMT_MEMTRACE && env.modes != MODE_HEAP)
-		return bad("-f memtrace records --heap only%s", "");
+		return bad("%s records --heap only", fmt_opt);
 	if (env.format == FMT_MEMTRACE && !sample_given)
 		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;
 	if (env.live && !env.interval)
@@ -533,20 +662,18 @@ int cli__parse(struct env *out, int argc, char **argv)
 	if (env.push_url && !env.output_dir)
 		return bad("--push needs --output-dir DIR (its spool)%s", "");
 	if (env.output_dir && env.format != FMT_PPROF)
-		return bad("--interval writes pprof only (-f pprof)%s", "");
+		return bad("--interval writes pprof only, not %s", fmt_opt);
 	/* Event traces record rather than aggregate: one file, written as it runs.  chrome and
 	 * perfetto take every mode; -f firefox --calls with --heap (allocations charged to the
 	 * calls open then) and --offcpu (off-CPU frames), or --cpu alone (its own samples);
 	 * codetracer --calls alone. */
 	if (env.format == FMT_FIREFOX && env.modes != MODE_CPU &&
 	    (!(env.modes & MODE_CALLS) || (env.modes & MODE_CPU)))
-		return bad("-f %s records --calls (with --heap, --offcpu) or --cpu alone",
-			   "firefox");
+		return bad("%s records --calls (with --heap, --offcpu) or --cpu alone", fmt_opt);
 	if (env.format == FMT_CODETRACER && env.modes != MODE_CALLS)
 		return bad("-f %s records --calls only (give --calls alone)", "codetracer");
 	if (event_trace(env.format) && env.live)
-		return bad("--live shows profiles, not event traces (-f %s)",
-			   format_name(env.format));
+		return bad("--live shows profiles, not event traces (%s)", fmt_opt);
 	if (env.format == FMT_CODETRACER && output_given && !strcmp(env.output, "-"))
 		return bad("-f codetracer writes a directory: give -o DIR, not -%s", "");
 	if ((env.svg_type || env.icicle) && env.format != FMT_SVG)
@@ -600,6 +727,64 @@ const char *cli__output_path(const struct env *env, const char *mode, char *buf,
 	return buf;
 }
 
+/* One line: which file cannot be written, why, and what to do. */
+static void say_unwritable(const char *path, const char *given, int err)
+{
+	const char *slash = strrchr(path, '/');
+	char what[PATH_MAX + 64], dir[PATH_MAX];
+
+	/* With several modes the name is -o's with the mode inserted: both are said. */
+	if (strcmp(path, given))
+		snprintf(what, sizeof(what), "%s (-o %s)", path, given);
+	else
+		snprintf(what, sizeof(what), "%s", path);
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	if (err == -ENOENT)
+		pr_err("cannot write %s: %s does not exist: create it or give -o another path\n",
+		       what, dir[0] ? dir : "/");
+	else if (err == -ENOTDIR)
+		pr_err("cannot write %s: %s is not a directory: give -o another path\n", what,
+		       dir[0] ? dir : "/");
+	else if (err == -EISDIR)
+		pr_err("cannot write %s: it is a directory: give -o %s\n", what,
+		       strcmp(path, given) ? "another name" : "a file name inside it");
+	else if (err == -ELOOP)
+		pr_err("cannot write %s: it is a symbolic link (refusing to follow): give -o the "
+		       "file it points to\n",
+		       what);
+	else
+		pr_err("cannot write %s: %s: give -o a path you can write\n", what, strerror(-err));
+}
+
+int cli__check_outputs(const struct env *env)
+{
+	char path[PATH_MAX];
+	int err;
+
+	/* --output-dir gets the profiles (made and checked at the start); codetracer's -o is a
+	 * folder (checked when it is opened, before attaching). */
+	if (env->output_dir || env->format == FMT_CODETRACER)
+		return 0;
+	/* Event traces and memtrace: one file, whatever the modes. */
+	if (event_trace(env->format) || env->format == FMT_MEMTRACE) {
+		err = output__check(env->output);
+		if (err)
+			say_unwritable(env->output, env->output, err);
+		return err;
+	}
+	for (size_t i = 0; i < sizeof(mode_types) / sizeof(mode_types[0]); i++) {
+		if (!(env->modes & mode_types[i].mode))
+			continue;
+		cli__output_path(env, mode_types[i].name, path, sizeof(path));
+		err = output__check(path);
+		if (err) {
+			say_unwritable(path, env->output, err);
+			return err;
+		}
+	}
+	return 0;
+}
+
 static const struct option report_opts[] = {
 	{"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
 	{"at", required_argument, NULL, OPT_AT},  {"top", required_argument, NULL, OPT_TOP},
@@ -624,7 +809,7 @@ static int sub_option(const char *cmd, int opt, int *verbosity, char **argv)
 		*verbosity = -1;
 		return 0;
 	case 'h':
-		fputs(usage, stdout);
+		fputs(strcmp(cmd, "dump") ? report_usage : dump_usage, stdout);
 		return CLI_EXIT;
 	}
 	if (optopt && optopt < 256) {
@@ -650,7 +835,7 @@ int cli__parse_dump(struct dump_env *out, int argc, char **argv)
 	struct dump_env env = {.output = "-"};
 	int opt, err;
 
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then also forgets the previous scan's ordering (+) */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "p:o:vqh", dump_opts, NULL)) != -1) {
 		switch (opt) {
@@ -685,11 +870,13 @@ int cli__parse_dump(struct dump_env *out, int argc, char **argv)
 int cli__parse_report(struct report_env *out, int argc, char **argv)
 {
 	struct report_env env = {.format = FMT_PPROF, .top = 10};
+	bool format_given = false;
+	const char *inferred;
 	uint64_t v;
 	char *end;
 	int opt, err;
 
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then also forgets the previous scan's ordering (+) */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "f:o:vqh", report_opts, NULL)) != -1) {
 		switch (opt) {
@@ -703,6 +890,7 @@ int cli__parse_report(struct report_env *out, int argc, char **argv)
 			else
 				return bad("report: unknown format '%s' (pprof, folded, text)",
 					   optarg);
+			format_given = true;
 			break;
 		case 'o':
 			if (!*optarg)
@@ -736,6 +924,12 @@ int cli__parse_report(struct report_env *out, int argc, char **argv)
 					  : "report: one trace file only ('%s')",
 			   optind >= argc ? "" : argv[optind + 1 < argc ? optind + 1 : optind]);
 	env.file = argv[optind];
+	err = format_from_name(&env.format, format_given, env.output, &inferred);
+	if (err)
+		return err;
+	if (env.format != FMT_PPROF && env.format != FMT_FOLDED && env.format != FMT_TEXT)
+		return bad("report: -o %s is named for -f %s; report writes pprof, folded or text",
+			   env.output, format_name(env.format));
 	if (!env.output)
 		env.output = env.format == FMT_PPROF ? "bpftrace-prof.pb.gz" : "-";
 	*out = env;

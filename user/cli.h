@@ -103,5 +103,8 @@ int cli__parse_dump(struct dump_env *out, int argc, char **argv);
 /* Output path for one mode: the path itself with one mode, "x.pb.gz" -> "x.<mode>.pb.gz" with
  * several.  Writes into buf. */
 const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len);
+/* Every file -o names (one per mode) can be written, checked before the run rather than
+ * found out at its end: 0, or -errno after one line on stderr (exit status 2). */
+int cli__check_outputs(const struct env *env);
 
 #endif /* PROF_CLI_H */

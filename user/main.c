@@ -64,6 +64,11 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return 2;
 	bpf_logging(env.verbosity);
+	/* A bad -o found now, not after the run (which it would lose). */
+	if (cli__check_outputs(&env)) {
+		cli__free(&env);
+		return 2;
+	}
 	ret = session__run(&env);
 	cli__free(&env);
 	return ret;

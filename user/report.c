@@ -48,6 +48,8 @@ static int write_one(const struct profile *p, const struct env *env, const char 
 				     : strerror(-err));
 		return err;
 	}
+	if (env->output_dir) /* the series' names are new; --retain counts its files */
+		output__no_backup(o);
 	switch (env->format) {
 	case FMT_PPROF:
 		err = pprof__write(p, output__file(o));

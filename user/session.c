@@ -236,6 +236,12 @@ static void child_wait(struct child *c, struct collect *col, int flags)
 	}
 }
 
+/* CMD's exit status as a shell reports it: its code, or 128 + the signal that killed it. */
+static int cmd_status(int st)
+{
+	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 0;
+}
+
 /* Release the child; returns 0 once it has exec'd, or the exec errno as -errno. */
 static int release(struct child *c)
 {
@@ -470,6 +476,17 @@ static int resolve_pids(struct env *env)
 			pr_warn("%u is a thread of process %u: profiling process %u (all its "
 				"threads)\n",
 				env->pids[i], tgid, tgid);
+		/* A kernel thread has no user memory to probe: heap and calls would see nothing,
+		 * the scheduler and the CPU sampler see its kernel stacks. */
+		if (procinfo__kthread(tgid) == 1) {
+			if (env->modes & (MODE_HEAP | MODE_CALLS)) {
+				pr_err("%u is a kernel thread: --heap and --calls need user "
+				       "memory; --cpu and --offcpu show its kernel stacks\n",
+				       env->pids[i]);
+				return 2;
+			}
+			pr_warn("%u is a kernel thread: kernel stacks only\n", env->pids[i]);
+		}
 		for (unsigned j = 0; j < n; j++)
 			dup |= env->pids[j] == tgid;
 		if (!dup)
@@ -669,7 +686,7 @@ int session__run(const struct env *caller_env)
 	int64_t interval_mono = 0, interval_wall = 0;
 	struct sigaction sa = {.sa_handler = on_signal};
 	int status = 1, err, nfns = 0;
-	bool poll_err = false;
+	bool poll_err = false, cmd_ended;
 	int trace_err = 0; /* -f memtrace: writing the trace failed */
 
 	status = resolve_pids(&r.env);
@@ -997,6 +1014,8 @@ int session__run(const struct env *caller_env)
 		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
+	/* CMD ended by itself, before anything stopped the run: its status is the verdict. */
+	cmd_ended = r.have_child && r.child.exited && !stop_signal;
 	/*
 	 * Wide scopes: no more samples, and every one taken symbolized while exits are still
 	 * held — a process exiting after the gate closes is not held, and would be gone before
@@ -1055,6 +1074,10 @@ int session__run(const struct env *caller_env)
 	}
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
 	status = err || trace_err || collect__error(r.collect) || poll_err ? 1 : 0;
+	/* Ours first, then CMD's own status (as time and strace do) when it ended by itself; a run
+	 * stopped first (-d, q, a signal to us: Ctrl-C reaches CMD too) is not CMD's verdict. */
+	if (!status && cmd_ended)
+		status = cmd_status(r.child.status);
 cleanup:
 	if (r.have_child && !r.child.exited) {
 		if (r.child.go_fd >= 0) {

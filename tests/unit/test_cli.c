@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -69,7 +70,7 @@ static void test_cli__modes_and_options(void **state)
 	struct env env;
 
 	assert_int_equal(PARSE(&env, "--cpu=999", "--heap", "--calls", "-p", "1", "-f", "folded",
-			       "--top", "0", "--sample-bytes", "524288", "-vv", "-o", "x.pb.gz"),
+			       "--top", "0", "--sample-bytes", "524288", "-vv", "-o", "x.folded"),
 			 CLI_RUN);
 	assert_int_equal(env.modes, MODE_HEAP | MODE_CPU | MODE_CALLS);
 	assert_int_equal(env.cpu_hz, 999);
@@ -477,6 +478,180 @@ static void test_cli__dump_subcommand(void **state)
 		-EINVAL);
 }
 
+/* Without -f, -o's extension picks the format (a .svg holding gzip'd pprof opens nowhere). */
+static void test_cli__format_from_extension(void **state)
+{
+	static const struct {
+		char *out;
+		char *mode;
+		enum out_format want;
+	} cases[] = {
+		{"g.svg", "--cpu", FMT_SVG},
+		{"G.SVG", "--cpu", FMT_SVG},
+		{"s.folded", "--cpu", FMT_FOLDED},
+		{"r.txt", "--heap", FMT_TEXT},
+		{"t.json", "--calls", FMT_CHROME},
+		{"t.json.gz", "--cpu", FMT_CHROME},
+		{"f.profile.json.gz", "--cpu", FMT_FIREFOX},
+		{"f.profile.json", "--cpu", FMT_FIREFOX},
+		{"p.pftrace", "--heap", FMT_PERFETTO},
+		{"p.perfetto-trace", "--heap", FMT_PERFETTO},
+		{"h.memtrace", "--heap", FMT_MEMTRACE},
+		{"h.ctf", "--heap", FMT_MEMTRACE},
+		{"x.pb.gz", "--heap", FMT_PPROF},
+		{"x.pb", "--heap", FMT_PPROF},
+		{"noext", "--heap", FMT_PPROF},
+		{"dir.svg/out", "--heap", FMT_PPROF}, /* a dot in the directory is no extension */
+		{".svg", "--heap", FMT_PPROF},	      /* a hidden file, no extension */
+		{"x.gz", "--heap", FMT_PPROF},
+		{"-", "--heap", FMT_PPROF},
+	};
+	struct env env;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(PARSE(&env, cases[i].mode, "-o", cases[i].out, "-p", "1"),
+				 CLI_RUN);
+		if (env.format != cases[i].want)
+			fail_msg("-o %s: format %d, expected %d", cases[i].out, env.format,
+				 cases[i].want);
+		cli__free(&env);
+	}
+	/* memtrace's sampling default comes with it. */
+	assert_int_equal(PARSE(&env, "-o", "h.memtrace", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.sample_bytes, CLI_WIDE_SAMPLE_BYTES);
+	cli__free(&env);
+	/* several modes: one file per mode, the mode before the extension */
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-o", "g.svg", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_SVG);
+	cli__free(&env);
+	/* An extension's format still has to fit the modes, and says where it came from. */
+	assert_int_equal(PARSE(&env, "--heap", "-o", "f.profile.json.gz", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--cpu", "-o", "h.memtrace", "-p", "1"), -EINVAL);
+}
+
+/* -f given: a known extension of another format is refused; names that may hold it are not. */
+static void test_cli__format_contradicting_extension(void **state)
+{
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "-f", "pprof", "-o", "g.svg", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-f", "text", "-o", "s.folded", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-f", "svg", "-o", "x.pb.gz", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "chrome", "-o", "x.pftrace", "-p", "1"),
+			 -EINVAL);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "codetracer", "-o", "d.json", "-p", "1"),
+			 -EINVAL);
+	/* folded stacks are text; firefox and chrome both write JSON, gzip'd for a .gz name */
+	assert_int_equal(PARSE(&env, "-f", "folded", "-o", "s.txt", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_FOLDED);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--calls", "-f", "firefox", "-o", "t.json", "-p", "1"),
+			 CLI_RUN);
+	assert_int_equal(env.format, FMT_FIREFOX);
+	cli__free(&env);
+	assert_int_equal(
+		PARSE(&env, "--calls", "-f", "chrome", "-o", "t.profile.json.gz", "-p", "1"),
+		CLI_RUN);
+	assert_int_equal(env.format, FMT_CHROME);
+	cli__free(&env);
+	/* an unknown extension: -f decides */
+	assert_int_equal(PARSE(&env, "-f", "text", "-o", "out.data", "-p", "1"), CLI_RUN);
+	assert_int_equal(env.format, FMT_TEXT);
+	cli__free(&env);
+}
+
+/* Every file the run will write, checked before it: the names with the mode inserted too. */
+static void test_cli__check_outputs(void **state)
+{
+	char dir[] = "/tmp/test_cli.XXXXXX", out[64], sub[96], cmd[64];
+	struct env env;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/p.pb.gz", dir);
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-o", out, "-p", "1"), CLI_RUN);
+	assert_int_equal(cli__check_outputs(&env), 0);
+	/* p.cpu.pb.gz is a directory: the run would lose that profile at its end. */
+	snprintf(sub, sizeof(sub), "%s/p.cpu.pb.gz", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(cli__check_outputs(&env), -EISDIR);
+	cli__free(&env);
+	/* one mode: p.pb.gz itself is fine */
+	assert_int_equal(PARSE(&env, "--cpu", "-o", out, "-p", "1"), CLI_RUN);
+	assert_int_equal(cli__check_outputs(&env), 0);
+	cli__free(&env);
+	snprintf(sub, sizeof(sub), "%s/none/x.svg", dir);
+	assert_int_equal(PARSE(&env, "--cpu", "-o", sub, "-p", "1"), CLI_RUN);
+	assert_int_equal(cli__check_outputs(&env), -ENOENT);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--cpu", "-o", dir, "-p", "1"), CLI_RUN);
+	assert_int_equal(cli__check_outputs(&env), -EISDIR);
+	cli__free(&env);
+	/* an event trace: one file, whatever the modes */
+	snprintf(sub, sizeof(sub), "%s/none/t.json", dir);
+	assert_int_equal(PARSE(&env, "--heap", "--cpu", "-o", sub, "-p", "1"), CLI_RUN);
+	assert_int_equal(cli__check_outputs(&env), -ENOENT);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--cpu", "-o", "-", "-p", "1"), CLI_RUN);
+	assert_int_equal(cli__check_outputs(&env), 0);
+	cli__free(&env);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* `dump --help` and `report --help`: their own text, not the profiler's. */
+static void test_cli__subcommand_help(void **state)
+{
+	struct report_env renv;
+	struct dump_env denv;
+	char buf[256] = "";
+	FILE *f = tmpfile();
+	int saved = dup(STDOUT_FILENO);
+
+	(void)state;
+	assert_non_null(f);
+	assert_true(saved >= 0);
+	fflush(stdout);
+	assert_int_equal(dup2(fileno(f), STDOUT_FILENO), STDOUT_FILENO);
+	assert_int_equal(cli__parse_dump(&denv, ARGC("--help"), ARGV("--help")), CLI_EXIT);
+	fflush(stdout);
+	assert_int_equal(cli__parse_report(&renv, ARGC("-h"), ARGV("-h")), CLI_EXIT);
+	fflush(stdout);
+	assert_int_equal(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
+	close(saved);
+	rewind(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	assert_int_equal(strncmp(buf, "Usage: bpftrace-prof dump -p PID", 32), 0);
+	while (fgets(buf, sizeof(buf), f) && strncmp(buf, "Usage:", 6))
+		assert_null(strstr(buf, "--heap")); /* none of the profiler's options */
+	assert_int_equal(strncmp(buf, "Usage: bpftrace-prof report FILE", 32), 0);
+	fclose(f);
+}
+
+/* report: -o's extension picks pprof, folded or text; other formats are not report's. */
+static void test_cli__report_format_from_extension(void **state)
+{
+	struct report_env env;
+
+	(void)state;
+	assert_int_equal(
+		cli__parse_report(&env, ARGC("t", "-o", "r.txt"), ARGV("t", "-o", "r.txt")),
+		CLI_RUN);
+	assert_int_equal(env.format, FMT_TEXT);
+	assert_int_equal(
+		cli__parse_report(&env, ARGC("t", "-o", "r.folded"), ARGV("t", "-o", "r.folded")),
+		CLI_RUN);
+	assert_int_equal(env.format, FMT_FOLDED);
+	assert_int_equal(
+		cli__parse_report(&env, ARGC("t", "-o", "r.svg"), ARGV("t", "-o", "r.svg")),
+		-EINVAL);
+	assert_int_equal(cli__parse_report(&env, ARGC("-f", "pprof", "t", "-o", "r.txt"),
+					   ARGV("-f", "pprof", "t", "-o", "r.txt")),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +674,11 @@ int main(void)
 		cmocka_unit_test(test_cli__svg_format),
 		cmocka_unit_test(test_cli__report_subcommand),
 		cmocka_unit_test(test_cli__dump_subcommand),
+		cmocka_unit_test(test_cli__format_from_extension),
+		cmocka_unit_test(test_cli__format_contradicting_extension),
+		cmocka_unit_test(test_cli__check_outputs),
+		cmocka_unit_test(test_cli__subcommand_help),
+		cmocka_unit_test(test_cli__report_format_from_extension),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -149,7 +149,143 @@ static void test_output__replaces_existing_file_only_on_commit(void **state)
 	assert_int_equal(output__commit(o), 0);
 	read_file(fx->path, buf, sizeof(buf));
 	assert_string_equal(buf, "new");
+	assert_int_equal(entries(fx->dir, NULL, 0), 2); /* and out.pb.gz.old */
+}
+
+/* As perf keeps perf.data.old: the file replaced becomes .old, a previous .old goes. */
+static void test_output__previous_file_kept_as_old(void **state)
+{
+	struct fixture *fx = *state;
+	const char *text[] = {"first", "second", "third"};
+	char old[160], buf[64];
+	struct output *o;
+
+	snprintf(old, sizeof(old), "%s.old", fx->path);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(output__open(&o, fx->path), 0);
+		fputs(text[i], output__file(o));
+		assert_int_equal(output__commit(o), 0);
+		read_file(fx->path, buf, sizeof(buf));
+		assert_string_equal(buf, text[i]);
+		if (!i) {
+			assert_int_equal(access(old, F_OK), -1); /* nothing was there before */
+			continue;
+		}
+		read_file(old, buf, sizeof(buf));
+		assert_string_equal(buf, text[i - 1]);
+		assert_int_equal(entries(fx->dir, NULL, 0), 2);
+	}
+}
+
+/* A symbolic link at .old is replaced, never followed: its target keeps its bytes. */
+static void test_output__old_symlink_not_followed(void **state)
+{
+	struct fixture *fx = *state;
+	char old[160], target[160], buf[64];
+	struct output *o;
+	struct stat st;
+
+	snprintf(old, sizeof(old), "%s.old", fx->path);
+	snprintf(target, sizeof(target), "%s/precious", fx->dir);
+	write_file(target, "precious");
+	assert_int_equal(symlink(target, old), 0);
+	write_file(fx->path, "previous");
+	assert_int_equal(output__open(&o, fx->path), 0);
+	fputs("new", output__file(o));
+	assert_int_equal(output__commit(o), 0);
+	read_file(target, buf, sizeof(buf));
+	assert_string_equal(buf, "precious");
+	assert_int_equal(lstat(old, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	read_file(old, buf, sizeof(buf));
+	assert_string_equal(buf, "previous");
+	assert_int_equal(entries(fx->dir, NULL, 0), 3);
+}
+
+/* A directory at .old: the new file still replaces the old one, and nothing else is left. */
+static void test_output__old_not_kept_when_a_directory_is_there(void **state)
+{
+	struct fixture *fx = *state;
+	char old[160], inside[192], buf[64];
+	struct output *o;
+
+	snprintf(old, sizeof(old), "%s.old", fx->path);
+	assert_int_equal(mkdir(old, 0700), 0);
+	snprintf(inside, sizeof(inside), "%s/keep", old);
+	write_file(inside, "");
+	write_file(fx->path, "previous");
+	assert_int_equal(output__open(&o, fx->path), 0);
+	fputs("new", output__file(o));
+	assert_int_equal(output__commit(o), 0);
+	read_file(fx->path, buf, sizeof(buf));
+	assert_string_equal(buf, "new");
+	assert_int_equal(entries(fx->dir, NULL, 0), 2);
+	assert_int_equal(entries(old, NULL, 0), 1);
+}
+
+static void test_output__no_backup_replaces_only(void **state)
+{
+	struct fixture *fx = *state;
+	struct output *o;
+	char buf[64];
+
+	write_file(fx->path, "previous");
+	assert_int_equal(output__open(&o, fx->path), 0);
+	output__no_backup(o);
+	fputs("new", output__file(o));
+	assert_int_equal(output__commit(o), 0);
+	read_file(fx->path, buf, sizeof(buf));
+	assert_string_equal(buf, "new");
 	assert_int_equal(entries(fx->dir, NULL, 0), 1);
+}
+
+/* What the run would find only at its end, found before it; nothing is left behind. */
+static void test_output__check(void **state)
+{
+	struct fixture *fx = *state;
+	char path[192], link[160];
+
+	assert_int_equal(output__check(fx->path), 0);
+	assert_int_equal(output__check("-"), 0);
+	assert_int_equal(entries(fx->dir, NULL, 0), 0);
+	snprintf(path, sizeof(path), "%s/nope/out.pb.gz", fx->dir);
+	assert_int_equal(output__check(path), -ENOENT);
+	assert_int_equal(output__check(fx->dir), -EISDIR);
+	snprintf(path, sizeof(path), "%s/", fx->dir);
+	assert_int_equal(output__check(path), -EISDIR);
+	/* A file where a directory should be. */
+	write_file(fx->path, "x");
+	snprintf(path, sizeof(path), "%s/sub.pb.gz", fx->path);
+	assert_int_equal(output__check(path), -ENOTDIR);
+	/* An existing file is fine (it is replaced at the end), a symbolic link is not. */
+	assert_int_equal(output__check(fx->path), 0);
+	snprintf(link, sizeof(link), "%s/link.pb.gz", fx->dir);
+	assert_int_equal(symlink(fx->path, link), 0);
+	assert_int_equal(output__check(link), -ELOOP);
+	assert_int_equal(entries(fx->dir, NULL, 0), 2);
+}
+
+/* Root ignores directory permissions: as nobody, in a child. */
+static void test_output__check_unwritable_dir(void **state)
+{
+	struct fixture *fx = *state;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(chmod(fx->dir, 0555), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
+			_exit(77);
+		_exit(output__check(fx->path) == -EACCES ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(entries(fx->dir, NULL, 0), 0);
 }
 
 static void test_output__relative_path(void **state)
@@ -296,6 +432,12 @@ int main(void)
 		T(test_output__failed_commit_removes_temp),
 		T(test_output__abort_removes_temp),
 		T(test_output__dash_is_stdout),
+		T(test_output__previous_file_kept_as_old),
+		T(test_output__old_symlink_not_followed),
+		T(test_output__old_not_kept_when_a_directory_is_there),
+		T(test_output__no_backup_replaces_only),
+		T(test_output__check),
+		T(test_output__check_unwritable_dir),
 	};
 #undef T
 

@@ -3,15 +3,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/log.h"
+
 struct output {
 	FILE *f;
 	char *path;
-	char *tmp; /* NULL for stdout */
+	char *tmp;     /* NULL for stdout */
+	bool keep_old; /* an existing file at path becomes path.old */
 };
 
 static void output_free(struct output *o)
@@ -41,11 +46,78 @@ static int split_path(const char *path, char **dir, char **base)
 	return 0;
 }
 
+/* What output__open refuses at path itself: a symbolic link, a directory. */
+static int check_target(const char *path)
+{
+	struct stat st;
+
+	/* rename() would replace a symlink rather than follow it, but a user who points -o at a
+	 * link expects the link's target to change: refuse instead of surprising them. */
+	if (lstat(path, &st) == 0)
+		return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : 0;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* Creates <dir>/.<base>.XXXXXX for path, in the same directory so that the final rename cannot
+ * cross file systems.  Returns its descriptor (*tmp its name, newly allocated) or -errno. */
+static int make_temp(char **tmp, const char *path)
+{
+	char *dir = NULL, *base = NULL;
+	int err;
+
+	*tmp = NULL;
+	err = split_path(path, &dir, &base);
+	if (err)
+		return err;
+	if (!*base) {
+		err = -EISDIR; /* "dir/" */
+		goto cleanup;
+	}
+	if (asprintf(tmp, "%s/.%s.XXXXXX", dir, base) < 0) {
+		*tmp = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/*
+	 * O_EXCL, mode 0600 less the umask: a profile holds command lines (secrets passed as
+	 * arguments), paths and symbols, so like perf.data it is its owner's alone.
+	 */
+	err = mkostemp(*tmp, O_CLOEXEC);
+	if (err < 0) {
+		err = -errno;
+		free(*tmp);
+		*tmp = NULL;
+	}
+cleanup:
+	free(dir);
+	free(base);
+	return err;
+}
+
+int output__check(const char *path)
+{
+	char *tmp = NULL;
+	int fd, err;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (!strcmp(path, "-"))
+		return 0;
+	err = check_target(path);
+	if (err)
+		return err;
+	fd = make_temp(&tmp, path);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return 0;
+}
+
 int output__open(struct output **out, const char *path)
 {
 	struct output *o = NULL;
-	char *dir = NULL, *base = NULL;
-	struct stat st;
 	int fd = -1, err;
 
 	if (!path || !*path)
@@ -63,44 +135,13 @@ int output__open(struct output **out, const char *path)
 		*out = o;
 		return 0;
 	}
-
-	/* rename() would replace a symlink rather than follow it, but a user who points -o at a
-	 * link expects the link's target to change: refuse instead of surprising them. */
-	if (lstat(path, &st) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			err = -ELOOP;
-			goto cleanup;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			err = -EISDIR;
-			goto cleanup;
-		}
-	} else if (errno != ENOENT) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = split_path(path, &dir, &base);
+	o->keep_old = true;
+	err = check_target(path);
 	if (err)
 		goto cleanup;
-	if (!*base) {
-		err = -EISDIR; /* "dir/" */
-		goto cleanup;
-	}
-	/* Same directory as the target, so the final rename cannot cross file systems. */
-	if (asprintf(&o->tmp, "%s/.%s.XXXXXX", dir, base) < 0) {
-		o->tmp = NULL;
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	/*
-	 * O_EXCL, mode 0600 less the umask: a profile holds command lines (secrets passed as
-	 * arguments), paths and symbols, so like perf.data it is its owner's alone.
-	 */
-	fd = mkostemp(o->tmp, O_CLOEXEC);
+	fd = make_temp(&o->tmp, path);
 	if (fd < 0) {
-		err = -errno;
-		free(o->tmp);
-		o->tmp = NULL;
+		err = fd;
 		goto cleanup;
 	}
 	o->f = fdopen(fd, "w");
@@ -120,9 +161,12 @@ cleanup:
 			unlink(o->tmp);
 		output_free(o);
 	}
-	free(dir);
-	free(base);
 	return err;
+}
+
+void output__no_backup(struct output *o)
+{
+	o->keep_old = false;
 }
 
 FILE *output__file(struct output *o)
@@ -151,6 +195,48 @@ void output__sync_parent(const char *path)
 	free(base);
 }
 
+/*
+ * The regular file at o->path, about to be replaced, becomes o->path.old: a second name made
+ * beside it, then moved over .old, so that the path itself is still replaced by one rename (a
+ * reader never finds it missing).  linkat without AT_SYMLINK_FOLLOW and rename never follow a
+ * symbolic link: one put at either name is what gets linked or replaced, not its target.
+ */
+static void keep_previous(const struct output *o)
+{
+	char *old = NULL, *second = NULL;
+	struct stat st;
+	int err = 0;
+
+	if (lstat(o->path, &st) || !S_ISREG(st.st_mode))
+		return; /* nothing there, or not a file of ours to move */
+	if (asprintf(&old, "%s.old", o->path) < 0) {
+		old = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (asprintf(&second, "%s.old", o->tmp) < 0) {
+		second = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (linkat(AT_FDCWD, o->path, AT_FDCWD, second, 0)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (rename(second, old)) {
+		err = -errno;
+		unlink(second);
+		goto cleanup;
+	}
+	pr_warn("kept the previous %s as %s\n", o->path, old);
+cleanup:
+	if (err)
+		pr_warn("replacing %s: its previous version could not be kept as %s.old: %s\n",
+			o->path, o->path, strerror(-err));
+	free(old);
+	free(second);
+}
+
 int output__commit(struct output *o)
 {
 	int err = 0;
@@ -172,6 +258,8 @@ int output__commit(struct output *o)
 	if (fclose(o->f) && !err)
 		err = -errno;
 	o->f = NULL;
+	if (!err && o->keep_old)
+		keep_previous(o);
 	if (!err && rename(o->tmp, o->path))
 		err = -errno;
 	if (err)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Atomic output files: written under a temporary name in the target's directory and renamed
- * over the target on commit, so a reader never sees half a profile.  "-" is stdout.
+ * over the target on commit, so a reader never sees half a profile.  "-" is stdout.  A regular
+ * file the commit replaces is kept as <path>.old (as perf keeps perf.data.old), said on stderr.
  */
 #ifndef PROF_OUTPUT_H
 #define PROF_OUTPUT_H
@@ -15,6 +16,16 @@ struct output;
  * -ELOOP, a path that is a symbolic link, and with -EISDIR one that is a directory.
  */
 int output__open(struct output **out, const char *path);
+/*
+ * Whether path can be written, before a run that would only find out at its end: what
+ * output__open refuses (-ELOOP, -EISDIR), a missing directory (-ENOENT, -ENOTDIR), and what
+ * creating the temporary file there says (-EACCES, -EROFS, -ENAMETOOLONG…): one is made and
+ * removed.  "-" is 0.
+ */
+int output__check(const char *path);
+/* Replace an existing file without keeping <path>.old (--output-dir's series: its names are
+ * new, and its own files are counted by --retain). */
+void output__no_backup(struct output *o);
 FILE *output__file(struct output *o);
 /* The final path ("-" for stdout). */
 const char *output__path(const struct output *o);

@@ -344,3 +344,31 @@ int procinfo__tgid(uint32_t *out, uint32_t pid)
 	fclose(f);
 	return err;
 }
+
+/* include/linux/sched.h: the task is a kernel thread (no user memory, no executable). */
+#define PF_KTHREAD 0x00200000u
+
+int procinfo__kthread(uint32_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long flags;
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags …": comm may hold ") ", so
+	 * the fields start after its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %llu", &flags) != 1)
+		return -EINVAL;
+	return flags & PF_KTHREAD ? 1 : 0;
+}

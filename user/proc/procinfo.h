@@ -43,6 +43,8 @@ int procinfo__run_ns(struct procinfo *pi, uint32_t pid, uint32_t tid, uint64_t *
 /* pid's executable (the path its mappings show), NULL when it could not be read. */
 /* The process (thread group) a thread id belongs to: 0, -ESRCH or -errno. */
 int procinfo__tgid(uint32_t *out, uint32_t pid);
+/* pid is a kernel thread (PF_KTHREAD in /proc/PID/stat): 1, 0, -ESRCH or -errno. */
+int procinfo__kthread(uint32_t pid);
 const char *procinfo__exe(struct procinfo *pi, uint32_t pid);
 
 #endif /* PROF_PROCINFO_H */

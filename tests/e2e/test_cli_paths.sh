@@ -1,0 +1,202 @@
+# The command line's paths and exit status end to end (issue 25, items 2, 3 and 9): a bad -o
+# refused before the run, the previous output kept as .old, the format taken from -o's
+# extension, CMD's exit status passed on, the subcommands' own --help, kernel threads.
+
+CLI_CT=build/targets/cpu_target
+
+# Milliseconds since the epoch: a bound on "the profile did not run", never a timing assertion.
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# refused_at_once WHAT ERR_FILE RC START_MS: exit 2, one line on stderr, and no 30 s run before.
+refused_at_once() {
+	expect_eq "$1: exit status" 2 "$3"
+	expect_eq "$1: lines on stderr" 1 "$(wc -l <"$2")"
+	expect_range "$1: ms before the refusal (a 30 s CMD did not run)" 0 2000 "$(($(now_ms) - $4))"
+}
+
+t_cli_bad_output_refused_before_the_run() {
+	local err=$E2E_TMP/err out start rc pid
+	for out in /nonexistent/dir/x.pb.gz "$E2E_TMP" "$E2E_TMP/"; do
+		start=$(now_ms)
+		timeout -k 5 40 "$PROF" --heap -o "$out" -- sleep 30 2>"$err"
+		rc=$?
+		cat "$err"
+		refused_at_once "-o $out" "$err" "$rc" "$start"
+		grep -q "^bpftrace-prof: cannot write $out: " "$err" || fail "-o $out: $(cat "$err")"
+	done
+	grep -q "it is a directory: give -o a file name inside it" "$err" || fail "no advice: $(cat "$err")"
+	# Several modes: the names with the mode inserted are what gets written (here one is a
+	# directory).
+	mkdir "$E2E_TMP/p.cpu.pb.gz"
+	start=$(now_ms)
+	timeout -k 5 40 "$PROF" --heap --cpu -o "$E2E_TMP/p.pb.gz" -- sleep 30 2>"$err"
+	rc=$?
+	cat "$err"
+	refused_at_once "--heap --cpu -o p.pb.gz" "$err" "$rc" "$start"
+	grep -q "cannot write $E2E_TMP/p.cpu.pb.gz (-o $E2E_TMP/p.pb.gz): it is a directory" "$err" ||
+		fail "the mode's file not named: $(cat "$err")"
+	# An event trace's one file, and -p: refused before attaching as well.
+	sleep 30 &
+	pid=$!
+	start=$(now_ms)
+	timeout -k 5 40 "$PROF" --cpu -f chrome -p "$pid" -o /nonexistent/t.json 2>"$err"
+	rc=$?
+	cat "$err"
+	refused_at_once "-f chrome -p PID -o /nonexistent/t.json" "$err" "$rc" "$start"
+	kill "$pid"
+	[ -z "$(find "$E2E_TMP" -mindepth 1 -maxdepth 1 -name '.*')" ] ||
+		fail "temporary file left behind: $(ls -A "$E2E_TMP")"
+}
+
+t_cli_previous_output_kept_as_old() {
+	local f=$E2E_TMP/k.pb.gz err=$E2E_TMP/err
+	"$PROF" --cpu --top 0 -o "$f" -- true 2>"$err" || fail "first run: exit status $?: $(cat "$err")"
+	[ -e "$f.old" ] && fail "$f.old after the first run"
+	grep -q "kept the previous" "$err" && fail "a .old said with nothing replaced: $(cat "$err")"
+	cp "$f" "$E2E_TMP/first"
+	"$PROF" --cpu --top 0 -o "$f" -- true 2>"$err" || fail "second run: exit status $?: $(cat "$err")"
+	cmp "$f.old" "$E2E_TMP/first" || fail "$f.old is not the previous profile"
+	go tool pprof -symbolize=none -raw "$f" >/dev/null 2>&1 || fail "the new profile is not readable"
+	cat "$err"
+	expect_eq "lines saying so" 1 "$(grep -c "^bpftrace-prof: warning: kept the previous $f as $f.old$" "$err")"
+	# -q: kept all the same, not said.
+	cp "$f" "$E2E_TMP/second"
+	"$PROF" -q --cpu --top 0 -o "$f" -- true 2>"$err" || fail "-q run: exit status $?"
+	cmp "$f.old" "$E2E_TMP/second" || fail "-q: $f.old is not the previous profile"
+	expect_eq "stderr with -q" "" "$(cat "$err")"
+	# A symbolic link at FILE.old is replaced, never followed.
+	echo precious >"$E2E_TMP/victim"
+	rm "$f.old"
+	ln -s "$E2E_TMP/victim" "$f.old"
+	"$PROF" --cpu --top 0 -o "$f" -- true 2>"$err" || fail "link run: exit status $?"
+	expect_eq "the link's target" precious "$(cat "$E2E_TMP/victim")"
+	[ -L "$f.old" ] && fail "$f.old is still the link"
+	go tool pprof -symbolize=none -raw "$f.old" >/dev/null 2>&1 || fail "$f.old is not the previous profile"
+	# Several modes: each file its own .old.
+	"$PROF" --cpu --offcpu --top 0 -o "$E2E_TMP/m.pb.gz" -- true 2>"$err" || fail "exit status $?"
+	"$PROF" --cpu --offcpu --top 0 -o "$E2E_TMP/m.pb.gz" -- true 2>"$err" || fail "exit status $?"
+	[ -s "$E2E_TMP/m.offcpu.pb.gz.old" ] || fail "no m.offcpu.pb.gz.old: $(ls "$E2E_TMP")"
+	[ -s "$E2E_TMP/m.cpu.pb.gz.old" ] || fail "no m.cpu.pb.gz.old: $(ls "$E2E_TMP")"
+	[ -z "$(find "$E2E_TMP" -mindepth 1 -maxdepth 1 -name '.*')" ] ||
+		fail "temporary file left behind: $(ls -A "$E2E_TMP")"
+}
+
+t_cli_format_from_extension() {
+	local d=$E2E_TMP err=$E2E_TMP/err rc
+	"$PROF" --cpu --top 0 -o "$d/g.svg" -- "$CLI_CT" 1 >/dev/null 2>"$err" || fail "svg: exit status $?: $(cat "$err")"
+	expect_eq "g.svg starts as" "<?xml" "$(head -c 5 "$d/g.svg")"
+	grep -q 'spin_other' "$d/g.svg" || fail "g.svg has no spin_other"
+	"$PROF" --cpu --top 0 -o "$d/s.folded" -- "$CLI_CT" 1 >/dev/null 2>"$err" || fail "folded: exit status $?"
+	grep -Eq '^[^ ]+;.*;spin_other;.* [0-9]+$' "$d/s.folded" || fail "s.folded: $(head -c 200 "$d/s.folded" | od -c | head -3)"
+	"$PROF" --cpu --top 0 -o "$d/r.txt" -- "$CLI_CT" 1 >/dev/null 2>"$err" || fail "text: exit status $?"
+	grep -q '^cpu profile: 1 process' "$d/r.txt" || fail "r.txt: $(head -c 200 "$d/r.txt" | od -c | head -3)"
+	grep -q 'spin_other' "$d/r.txt" || fail "r.txt has no spin_other"
+	"$PROF" --cpu --top 0 -o "$d/t.json" -- "$CLI_CT" 1 >/dev/null 2>"$err" || fail "json: exit status $?"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not d["traceEvents"])' "$d/t.json" ||
+		fail "t.json is not a Trace Event JSON: $(head -c 200 "$d/t.json" | od -c | head -3)"
+	# -f that the extension contradicts: refused before the run.
+	"$PROF" --cpu -f pprof -o "$d/x.svg" -- "$CLI_CT" 30 2>"$err"
+	rc=$?
+	expect_eq "-f pprof -o x.svg: exit status" 2 "$rc"
+	expect_eq "-f pprof -o x.svg: lines on stderr" 1 "$(wc -l <"$err")"
+	grep -q "x.svg: a .svg name holds svg, not -f pprof" "$err" || fail "$(cat "$err")"
+	[ -e "$d/x.svg" ] && fail "x.svg written"
+	return 0
+}
+
+# cmd_status WANT CMD…: bpftrace-prof -- CMD exits WANT, with the profile written (--cpu: a
+# heap attach takes seconds, and the mode does not matter here).
+cmd_status() {
+	local want=$1 f=$E2E_TMP/st.pb.gz rc
+	shift
+	rm -f "$f"
+	"$PROF" --cpu --top 0 -o "$f" -- "$@" 2>"$E2E_TMP/st.err"
+	rc=$?
+	expect_eq "exit status of -- $*" "$want" "$rc"
+	go tool pprof -symbolize=none -raw "$f" >/dev/null 2>&1 || fail "-- $*: no readable profile: $(cat "$E2E_TMP/st.err")"
+}
+
+t_cli_exit_status_of_cmd() {
+	local pid rc d=$E2E_TMP/gone
+	cmd_status 0 true
+	cmd_status 1 /bin/false
+	cmd_status 7 sh -c 'exit 7'
+	# shellcheck disable=SC2016 # $$ is CMD's shell's
+	cmd_status 137 sh -c 'kill -9 $$'
+	# We end it (-d): SIGTERM is ours, not its verdict.
+	"$PROF" --cpu --top 0 -d 1 -o "$E2E_TMP/d.pb.gz" -- sh -c 'sleep 30; exit 3' 2>/dev/null
+	expect_eq "exit status when -d ends CMD" 0 "$?"
+	# Ctrl-C reaches CMD and us alike (one process group): the run was stopped, not CMD's
+	# verdict, however the race between the two goes.
+	setsid "$PROF" -v --cpu --top 0 -o "$E2E_TMP/c.pb.gz" -- sh -c 'sleep 30; exit 5' 2>"$E2E_TMP/c.err" &
+	pid=$!
+	wait_for_line "$E2E_TMP/c.err" "^bpftrace-prof: profiling " 20 || fail "profiler did not start: $(cat "$E2E_TMP/c.err")"
+	kill -INT -- "-$pid"
+	wait "$pid"
+	expect_eq "exit status after a Ctrl-C to the group" 0 "$?"
+	go tool pprof -symbolize=none -raw "$E2E_TMP/c.pb.gz" >/dev/null 2>&1 || fail "no profile after Ctrl-C"
+	# Our own failure first: the directory of -o goes while CMD runs, CMD exits 7.
+	mkdir "$d"
+	"$PROF" --cpu --top 0 -o "$d/p.pb.gz" -- sh -c "rm -r '$d'; exit 7" 2>"$E2E_TMP/err"
+	rc=$?
+	cat "$E2E_TMP/err"
+	expect_eq "exit status when the profile cannot be written" 1 "$rc"
+	# -p: the process's own status is not ours.
+	sh -c 'sleep 4; exit 3' &
+	pid=$!
+	"$PROF" --cpu --top 0 -p "$pid" -o "$E2E_TMP/p.pb.gz" 2>"$E2E_TMP/err"
+	expect_eq "exit status with -p" 0 "$?"
+	wait "$pid"
+	expect_eq "the process's own status" 3 "$?"
+}
+
+t_cli_subcommand_help() {
+	local cmd out=$E2E_TMP/help
+	for cmd in dump report; do
+		"$PROF" "$cmd" --help >"$out" || fail "$cmd --help: exit status $?"
+		expect_eq "$cmd --help: first line" "Usage: bpftrace-prof $cmd" "$(head -1 "$out" | cut -d' ' -f1-3)"
+		grep -q -- '--heap' "$out" && fail "$cmd --help prints the profiler's options: $(cat "$out")"
+	done
+	return 0
+}
+
+# A kernel thread that wakes often: the RCU grace-period thread.
+rcu_kthread() {
+	local d
+	for d in /proc/[0-9]*; do
+		case $(cat "$d/comm" 2>/dev/null) in
+		rcu_preempt | rcu_sched)
+			echo "${d#/proc/}"
+			return
+			;;
+		esac
+	done
+}
+
+t_cli_kernel_thread() {
+	local err=$E2E_TMP/err rc k f=$E2E_TMP/k.pb.gz i
+	# kthreadd: no user memory for --heap (the default) or --calls.
+	for mode in --heap --calls; do
+		"$PROF" "$mode" -p 2 -o "$E2E_TMP/x.pb.gz" 2>"$err"
+		rc=$?
+		cat "$err"
+		expect_eq "$mode -p 2: exit status" 2 "$rc"
+		expect_eq "$mode -p 2: lines on stderr" 1 "$(wc -l <"$err")"
+		grep -q "^bpftrace-prof: 2 is a kernel thread: --heap and --calls need user memory" "$err" ||
+			fail "$mode -p 2: $(cat "$err")"
+	done
+	# --offcpu: its kernel stacks, said once.
+	k=$(rcu_kthread)
+	[ -n "$k" ] || fail "no rcu_preempt or rcu_sched kernel thread"
+	"$PROF" --offcpu -p "$k" -d 2 --top 0 -o "$f" 2>"$err" &
+	# Grace periods (a network namespace's end waits for them) wake it while it is watched.
+	for ((i = 0; i < 20; i++)); do unshare -n true; sleep 0.1; done
+	wait $!
+	rc=$?
+	cat "$err"
+	expect_eq "--offcpu -p $k: exit status" 0 "$rc"
+	expect_eq "notice" 1 "$(grep -c "^bpftrace-prof: warning: $k is a kernel thread: kernel stacks only$" "$err")"
+	[ "$(pprof_cum "$f" events kthread)" -gt 0 ] || fail "no kernel stack through kthread in $f"
+}
