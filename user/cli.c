@@ -98,7 +98,7 @@ static const char usage[] =
 	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
 	"                           files past it get frame pointers (counted)\n"
 	"  -v, --verbose            more diagnostics (repeat for more)\n"
-	"  -q, --quiet              only errors\n"
+	"  -q, --quiet              only errors: no start lines, status line, summary or \"wrote\"\n"
 	"  -h, --help               this text\n"
 	"      --version            print the version\n"
 	"\n"
