@@ -274,6 +274,7 @@ demo: deps
 
 install: bpftrace-prof
 	install -D -m 0755 bpftrace-prof $(DESTDIR)$(PREFIX)/bin/bpftrace-prof
+	install -D -m 0644 docs/man/bpftrace-prof.8 $(DESTDIR)$(PREFIX)/share/man/man8/bpftrace-prof.8
 
 # Shell scripts we own are shellcheck-clean at its default severity (the e2e files are sourced
 # by tests/e2e/run.sh: bash, no shebang).

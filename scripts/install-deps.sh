@@ -26,6 +26,8 @@ test_pkgs="$test_pkgs chromium"
 # nodejs (npm: below): speedscope, the viewer most users open -f chrome traces in, is an npm
 # package only; test_trace.sh loads a --cpu trace in it (in chromium) and reads its sandwich view.
 test_pkgs="$test_pkgs nodejs"
+# groff-base, man-db, bsdextrautils (col): the man page rendered and read (test_cli_paths.sh).
+test_pkgs="$test_pkgs groff-base man-db bsdextrautils"
 bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64"
 
 case "$level" in

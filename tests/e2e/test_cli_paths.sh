@@ -200,3 +200,24 @@ t_cli_kernel_thread() {
 	expect_eq "notice" 1 "$(grep -c "^bpftrace-prof: warning: $k is a kernel thread: kernel stacks only$" "$err")"
 	[ "$(pprof_cum "$f" events kthread)" -gt 0 ] || fail "no kernel stack through kthread in $f"
 }
+
+# The man page (docs/man/bpftrace-prof.8): groff renders it without a warning, every long option
+# the three --help texts list is in it, and it carries the exit-status rule.
+t_cli_man_page() {
+	local man=docs/man/bpftrace-prof.8 o warn help=$E2E_TMP/help
+	[ -f "$man" ] || fail "no $man"
+	warn=$(groff -man -Tutf8 -ww -z "$man" 2>&1) || fail "groff failed: $warn"
+	[ -z "$warn" ] || fail "groff warns: $warn"
+	{
+		"$PROF" --help
+		"$PROF" dump --help
+		"$PROF" report --help
+	} >"$help" 2>&1
+	for o in $(grep -oE -- '--[a-z][a-z-]+' "$help" | sort -u); do
+		# roff spells a hyphen \-
+		grep -qF -- "${o//-/\\-}" "$man" || fail "$o (in --help) not in $man"
+	done
+	man -l "$man" 2>/dev/null | col -b >"$E2E_TMP/man.txt"
+	grep -q 'EXIT STATUS' "$E2E_TMP/man.txt" || fail "no EXIT STATUS section"
+	grep -q '128 +' "$E2E_TMP/man.txt" || fail "the exit-status rule lacks CMD's 128 + N"
+}
