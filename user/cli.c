@@ -99,7 +99,7 @@ static const char usage[] =
 	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
 	"                           files past it get frame pointers (counted)\n"
 	"  -v, --verbose            more diagnostics (repeat for more)\n"
-	"  -q, --quiet              only errors: no start lines, status line, summary or \"wrote\"\n"
+	"  -q, --quiet              only errors (no start lines, status line or summary)\n"
 	"  -h, --help               this text\n"
 	"      --version            print the version\n"
 	"\n"

@@ -213,10 +213,12 @@ t_cli_man_page() {
 		"$PROF" dump --help
 		"$PROF" report --help
 	} >"$help" 2>&1
-	for o in $(grep -oE -- '--[a-z][a-z-]+' "$help" | sort -u); do
+	grep -oE -- '--[a-z][a-z-]+' "$help" | sort -u >"$help.opts"
+	[ -s "$help.opts" ] || fail "no options in --help"
+	while read -r o; do
 		# roff spells a hyphen \-
 		grep -qF -- "${o//-/\\-}" "$man" || fail "$o (in --help) not in $man"
-	done
+	done <"$help.opts"
 	man -l "$man" 2>/dev/null | col -b >"$E2E_TMP/man.txt"
 	grep -q 'EXIT STATUS' "$E2E_TMP/man.txt" || fail "no EXIT STATUS section"
 	grep -q '128 +' "$E2E_TMP/man.txt" || fail "the exit-status rule lacks CMD's 128 + N"
