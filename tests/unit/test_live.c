@@ -377,6 +377,74 @@ static void test_live__m_shows_the_next_mode(void **state)
 	profile__free(heap);
 }
 
+/* A heap whose in-use is next to nothing (a server attached with -p frees what it allocates):
+ * its allocations are shown, and said so, until t picks a type. */
+static void test_live__tiny_inuse_shows_allocations(void **state)
+{
+	struct profile *heap;
+	const struct profile *one[1];
+	struct live_status st = {.interval = 1};
+	struct live *l;
+	struct screen sc;
+	uint32_t fn, id;
+	int fds[2], out;
+	off_t len;
+
+	(void)state;
+	assert_int_equal(profile__new(&heap, "heap"), 0);
+	assert_int_equal(profile__add_type(heap, "alloc_objects", "count"), 0);
+	assert_int_equal(profile__add_type(heap, "alloc_space", "bytes"), 0);
+	assert_int_equal(profile__add_type(heap, "inuse_objects", "count"), 0);
+	assert_int_equal(profile__add_type(heap, "inuse_space", "bytes"), 0);
+	heap->default_type = 3;
+	assert_int_equal(profile__function(heap, &fn, "handle", "handle", "", 0), 0);
+	assert_int_equal(profile__location(heap, &id, 0x10, 0, fn, 0), 0);
+	/* 4 KiB in use of 8 MB allocated: under 1 % */
+	assert_int_equal(profile__add_sample(heap, 7, 7, "h", "httpd", &id, 1,
+					     (int64_t[]){2000, 8192000, 1, 4096}, false),
+			 0);
+	one[0] = heap;
+	assert_int_equal(pipe(fds), 0);
+	out = memfd_create("live", MFD_CLOEXEC);
+	assert_true(out >= 0);
+	assert_int_equal(live__open(&l, &(struct live_opts){.in_fd = fds[0],
+							    .out_fd = out,
+							    .cols = 100,
+							    .rows = 24}),
+			 0);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(ftruncate(out, 0), 0);
+		assert_int_equal(lseek(out, 0, SEEK_SET), 0);
+		assert_int_equal(live__render(l, one, 1, &st), 0);
+		len = lseek(out, 0, SEEK_CUR);
+		sc.raw = calloc(1, (size_t)len + 1);
+		assert_non_null(sc.raw);
+		assert_int_equal(pread(out, sc.raw, (size_t)len, 0), len);
+		parse(&sc, sc.raw, (size_t)len);
+		/* the mode line keeps the default type's total */
+		assert_string_equal(row_with(&sc, "heap   "), "heap   inuse_space 4.00 KiB");
+		if (i == 0) {
+			assert_string_equal(row_with(&sc, "is under"),
+					    "inuse_space 4.00 KiB is under 1% of alloc_space: "
+					    "alloc_space shown (t: next type)");
+			row_with(&sc, "FUNCTION (by own alloc_space)");
+		} else {
+			/* t: the next type after the default, inuse_space -> alloc_objects */
+			row_with(&sc, "FUNCTION (by own alloc_objects)");
+			for (unsigned r = 0; r < sc.nrows; r++)
+				assert_null(strstr(sc.rows[r], "is under"));
+		}
+		free(sc.raw);
+		assert_int_equal(write(fds[1], "t", 1), 1);
+		assert_int_equal(live__key(l, 1000), LIVE_KEY_TYPE);
+	}
+	live__free(l);
+	close(out);
+	close(fds[0]);
+	close(fds[1]);
+	profile__free(heap);
+}
+
 static void test_live__empty_profile(void **state)
 {
 	struct profile *p;
@@ -503,6 +571,7 @@ int main(void)
 		T(test_live__utf8_names_kept_and_cut_by_columns),
 		T(test_live__modes_and_no_drops),
 		T(test_live__m_shows_the_next_mode),
+		cmocka_unit_test(test_live__tiny_inuse_shows_allocations),
 		cmocka_unit_test(test_live__empty_profile),
 		cmocka_unit_test(test_live__q_from_a_pipe_quits),
 		cmocka_unit_test(test_live__new_needs_a_terminal),

@@ -224,15 +224,6 @@ static void fmt_elapsed(char *buf, size_t len, int64_t ns)
 			 s / 60 % 60, s % 60);
 }
 
-static int64_t type_total(const struct profile *p, uint32_t t)
-{
-	int64_t total = 0;
-
-	for (uint32_t i = 0; i < p->nsamples; i++)
-		total += p->samples[i].values[t];
-	return total;
-}
-
 /* "cpu    cpu 1.95 s (97.5% of one CPU)", "heap   inuse_space 3.91 MiB". */
 static void mode_line(struct screen *sc, const struct profile *p)
 {
@@ -245,7 +236,7 @@ static void mode_line(struct screen *sc, const struct profile *p)
 		return;
 	}
 	vt = &p->types[p->default_type];
-	total = type_total(p, p->default_type);
+	total = profile__type_total(p, p->default_type);
 
 	/* Time over the span the profile covers: 100% is one CPU (or thread) busy all along, as
 	 * in top, so several CPUs make more than 100%. */
@@ -421,19 +412,26 @@ static int tables(struct screen *sc, const struct profile *p, size_t type_step)
 	unsigned left = sc->rows > sc->used ? sc->rows - sc->used : 0;
 	unsigned procs, own, tot;
 	struct rank *rank = NULL;
-	uint32_t t = p->default_type;
-	int64_t total;
+	const uint32_t from = p->default_type;
+	uint32_t t = from;
+	int64_t total, inuse = -1;
+	char q[QUANTITY_MAX];
 	int err;
 
 	if (t >= p->ntypes)
 		return 0;
-	t = (uint32_t)((t + type_step) % p->ntypes);
+	/* Unless t was pressed: the allocations when next to nothing is in use (a server's heap
+	 * attached with -p), as the svg does. */
+	if (type_step)
+		t = (uint32_t)((t + type_step) % p->ntypes);
+	else
+		t = profile__shown_type(p, t, &inuse);
 	if (!p->nsamples) {
 		line(sc, "%s", "");
 		line(sc, "(no %s samples in this interval)", p->mode);
 		return 0;
 	}
-	total = type_total(p, t);
+	total = profile__type_total(p, t);
 	if (left < 3 * 2) /* each table: a blank line, a header and one row */
 		return 0;
 	left -= 3; /* the blank lines */
@@ -443,7 +441,13 @@ static int tables(struct screen *sc, const struct profile *p, size_t type_step)
 	err = rank__new(&rank, p);
 	if (err)
 		return err;
-	line(sc, "%s", "");
+	if (inuse >= 0)
+		/* in the blank line's place: the rows stay as counted */
+		line(sc, "%s %s is under %g%% of %s: %s shown (t: next type)", p->types[from].type,
+		     qty(q, inuse, &p->types[from]), PROFILE_INUSE_TINY * 100, p->types[t].type,
+		     p->types[t].type);
+	else
+		line(sc, "%s", "");
 	err = proc_table(sc, p, t, total, procs);
 	if (err)
 		goto cleanup;

@@ -497,10 +497,7 @@ void svg__layout_free(struct svg_layout *l)
 
 int svg__type_index(const struct profile *p, const char *name)
 {
-	for (uint32_t i = 0; i < p->ntypes; i++)
-		if (!strcmp(p->types[i].type, name))
-			return (int)i;
-	return -ENOENT;
+	return profile__type_index(p, name);
 }
 
 /* ---- the picture ---- */
@@ -688,41 +685,12 @@ static void write_frame(FILE *f, const struct profile *p, const struct svg_layou
 	fputs("</text></g>\n", f);
 }
 
-static int64_t type_total(const struct profile *p, uint32_t t)
-{
-	int64_t sum = 0;
-
-	for (uint32_t i = 0; i < p->nsamples; i++)
-		sum += p->samples[i].values[t];
-	return sum;
-}
-
-/*
- * The type drawn when none was asked for: the default, unless it is an in-use type (inuse_space,
- * inuse_objects) whose total is under SVG_INUSE_TINY of its alloc_ twin's.  A server attached
- * with -p frees what it allocates while we watch: its in-use picture is empty, its allocations
- * are the picture.  *inuse gets the in-use total when it falls back (else -1).
- */
+/* The type drawn when none was asked for: profile__shown_type's (*inuse: its in-use total when it
+ * fell back to the alloc_ twin, else -1). */
 static uint32_t drawn_type(const struct profile *p, const struct svg_opts *o, int64_t *inuse)
 {
-	const char *name = p->types[o->type].type;
-	char twin[64];
-	int64_t in, alloc;
-	int a;
-
 	*inuse = -1;
-	if (o->exact_type || strncmp(name, "inuse_", 6))
-		return o->type;
-	snprintf(twin, sizeof(twin), "alloc_%s", name + 6);
-	a = svg__type_index(p, twin);
-	if (a < 0)
-		return o->type;
-	in = type_total(p, o->type);
-	alloc = type_total(p, (uint32_t)a);
-	if (alloc <= 0 || (double)in >= (double)alloc * SVG_INUSE_TINY)
-		return o->type;
-	*inuse = in < 0 ? 0 : in;
-	return (uint32_t)a;
+	return o->exact_type ? o->type : profile__shown_type(p, o->type, inuse);
 }
 
 static void write_head(FILE *f, const struct profile *p, const struct svg_layout *l,
@@ -747,7 +715,7 @@ static void write_head(FILE *f, const struct profile *p, const struct svg_layout
 		svg__escape(f, p->types[from].type, SIZE_MAX);
 		fprintf(f, " (%s, under %g%% of it: freed while attached)",
 			quantity__format(q, sizeof(q), inuse, p->types[from].unit, false),
-			SVG_INUSE_TINY * 100);
+			PROFILE_INUSE_TINY * 100);
 	}
 	fputs("</text>\n<text id=\"t1\" x=\"10\" y=\"38\">command: ", f);
 	svg__escape(f, o->cmdline && *o->cmdline ? o->cmdline : "(unknown)", SIZE_MAX);

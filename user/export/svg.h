@@ -23,9 +23,6 @@ struct profile;
 #define SVG_FRAME_H   16    /* one stack level */
 #define SVG_MIN_SHARE 0.001 /* default: frames under 0.1 % of the total become "other" */
 
-/* In use under 1 % of what was allocated (or nothing): the alloc_ twin is drawn, and said so. */
-#define SVG_INUSE_TINY 0.01
-
 enum svg_kind {
 	SVG_KIND_ROOT,
 	SVG_KIND_PROCESS,
@@ -63,7 +60,7 @@ struct svg_opts {
 	const char *cmdline; /* shown in the title; NULL: none */
 	double min_share;    /* fold frames under this share of the total; 0: none */
 	/* type was asked for (--svg-type): drawn even when it is an in-use type with next to
-	 * nothing in use (else its alloc_ twin is, SVG_INUSE_TINY) */
+	 * nothing in use (else its alloc_ twin is: profile__shown_type) */
 	bool exact_type;
 };
 

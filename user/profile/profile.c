@@ -518,3 +518,41 @@ enum profile_frame_kind profile__location_kind(const struct profile *p, uint32_t
 		return PROFILE_FRAME_INTERP;
 	return PROFILE_FRAME_NATIVE;
 }
+
+int64_t profile__type_total(const struct profile *p, uint32_t t)
+{
+	int64_t sum = 0;
+
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		sum += p->samples[i].values[t];
+	return sum;
+}
+
+int profile__type_index(const struct profile *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->ntypes; i++)
+		if (!strcmp(p->types[i].type, name))
+			return (int)i;
+	return -ENOENT;
+}
+
+uint32_t profile__shown_type(const struct profile *p, uint32_t t, int64_t *inuse)
+{
+	char twin[64];
+	int64_t in, alloc;
+	int a;
+
+	*inuse = -1;
+	if (t >= p->ntypes || strncmp(p->types[t].type, "inuse_", 6))
+		return t;
+	snprintf(twin, sizeof(twin), "alloc_%s", p->types[t].type + 6);
+	a = profile__type_index(p, twin);
+	if (a < 0)
+		return t;
+	in = profile__type_total(p, t);
+	alloc = profile__type_total(p, (uint32_t)a);
+	if (alloc <= 0 || (double)in >= (double)alloc * PROFILE_INUSE_TINY)
+		return t;
+	*inuse = in < 0 ? 0 : in;
+	return (uint32_t)a;
+}

@@ -164,6 +164,22 @@ int profile__add_stat(struct profile *p, const char *name, const char *desc, uin
 int profile__add_counter_kind(struct profile *p, const char *name, const char *desc, uint64_t value,
 			      enum prof_counter_kind kind);
 
+/* Sum of sample type t over every sample. */
+int64_t profile__type_total(const struct profile *p, uint32_t t);
+/* The index of sample type name in p, or -ENOENT. */
+int profile__type_index(const struct profile *p, const char *name);
+
+/* In use under 1 % of what was allocated (or nothing): pictures show the allocations. */
+#define PROFILE_INUSE_TINY 0.01
+/*
+ * The type a picture (svg, the live view) shows for type t: t, unless it is an in-use type
+ * (inuse_space, inuse_objects) whose total is under PROFILE_INUSE_TINY of its alloc_ twin's.
+ * A server attached with -p frees what it allocates while we watch: its in-use picture is
+ * empty, its allocations are the picture.  *inuse gets the in-use total when the twin is
+ * returned (else -1), for the caller to say so.
+ */
+uint32_t profile__shown_type(const struct profile *p, uint32_t t, int64_t *inuse);
+
 /* What ran at a location: the kernel (mapping [kernel.kallsyms]), an interpreter's frame (a
  * function and no address) or native code (anything else, an unknown id too). */
 enum profile_frame_kind {
