@@ -83,8 +83,12 @@ enum prof_rec_type {
 	  "seen)")                                                                                 \
 	X(UNWIND_NO_MAPPING, "unwind_no_mapping",                                                  \
 	  "stacks cut: a pc in no known mapping, and no frame pointer to go on")                   \
-	X(UNWIND_NO_TABLE, "unwind_no_table",                                                      \
-	  "stacks cut: a file without an unwind table (yet), and no frame pointer to go on")       \
+	X(UNWIND_NO_TABLE_YET, "unwind_no_table_yet",                                              \
+	  "stacks cut: a file whose unwind table was still being built, and no frame pointer to "  \
+	  "go on")                                                                                 \
+	X(UNWIND_NO_TABLE_NEVER, "unwind_no_table_never",                                          \
+	  "stacks cut: a file without a usable unwind table (no CFI, refused, over a cap, no row " \
+	  "for the pc), and no frame pointer to go on")                                            \
 	X(UNWIND_UNSUPPORTED, "unwind_unsupported", "stacks cut: an unwind rule we cannot follow") \
 	X(UNWIND_READ_FAULT, "unwind_read_fault", "stacks cut: stack memory unreadable")           \
 	X(UNWIND_CFA_STUCK, "unwind_cfa_stuck", "stacks cut: the stack pointer did not grow")      \
