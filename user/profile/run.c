@@ -53,6 +53,7 @@ _Static_assert(sizeof(struct symbolizer_stats) == NROWS(symbolizer_rows) * sizeo
 /* Counts that are bookkeeping, not losses: shown when non-zero, never as drops. */
 static const char *const info_names[] = {
 	"unwind_fp_frames",
+	"dlopen_holds",
 	"py_frames",
 	"cxx_throws",
 	"failed_allocs",
