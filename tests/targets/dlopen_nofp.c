@@ -7,13 +7,16 @@
 //   dlopen_nofp [--wait] LIB...   --wait: print READY, wait for a line on stdin before the
 //                                 dlopens and for another before exiting (-p); else sleep 1 s
 //                                 first (`-- CMD` builds the tables of what it maps at exec).
-//   dlopen_nofp --loop N LIB      dlopen + dlo_work + dlclose of LIB, N times (bench).
+//   dlopen_nofp --loop N LIB...   N rounds of dlopen + dlo_work of every LIB, then dlclose of
+//                                 them (bench/dlopen_bench.sh): also prints "NS t", the
+//                                 rounds' wall time.
 //
 // Prints "DONE n" (n: libraries opened) at the end.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOIPA __attribute__((noinline, noipa))
@@ -58,13 +61,22 @@ int main(int argc, char **argv)
 		i += 2;
 	}
 	if (loops > 0 && i < argc) {
-		for (long k = 0; k < loops; k++) {
-			void *h = open_lib(argv[i]);
+		void *h[256];
+		int nl = argc - i < 256 ? argc - i : 256;
+		struct timespec t0, t1;
 
-			call_lib(h);
-			dlclose(h);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (long k = 0; k < loops; k++) {
+			for (int j = 0; j < nl; j++) {
+				h[j] = open_lib(argv[i + j]);
+				call_lib(h[j]);
+			}
+			for (int j = 0; j < nl; j++)
+				dlclose(h[j]);
 		}
-		printf("DONE %ld\n", loops);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("DONE %ld\nNS %lld\n", loops * nl,
+		       (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec);
 		return 0;
 	}
 	if (wait) {
