@@ -261,6 +261,7 @@ bench:
 	$(Q)bench/python_bench.sh
 	$(Q)bench/calls_bench.sh
 	$(Q)bench/holds_bench.sh
+	$(Q)bench/dlopen_bench.sh
 
 # `sudo make soak` (not in CI): ten minutes of host-wide continuous profiling of a cgroup that
 # starts short processes; RSS, BPF map memory and fds sampled, slopes reported.

@@ -299,7 +299,7 @@ profile_frames() { # FILE
 	go tool pprof -symbolize=none -traces -sample_index=alloc_objects "$1" 2>/dev/null | awk '
 		function flush() { if (n > 0 && v > best) { best = v; frames = n }; n = 0 }
 		# the stop reasons only (the other unwind_* lines are table statistics)
-		/^unwind_(no_mapping|no_table|unsupported|read_fault|cfa_stuck|depth|fp_frames)=[0-9]/ {
+		/^unwind_(no_mapping|no_table_yet|no_table_never|unsupported|read_fault|cfa_stuck|depth|fp_frames)=[0-9]/ {
 			split($1, kv, "=")
 			if (kv[1] == "unwind_fp_frames") fp += kv[2]; else cut += kv[2]
 			next

@@ -109,6 +109,23 @@ struct {
 
 /* Wide scopes with holds on: stop the first exec of each executable for userspace. */
 const volatile bool prof_hold_execs = false;
+/* Unwind tables on: stop a dlopen after mapping, before constructors (PROF_PROC_DLOPEN_HELD). */
+const volatile bool prof_hold_dlopen = false;
+/* `-- CMD`: every thread is ptraced, so our SIGSTOP is a signal-delivery-stop the tracer takes
+ * (user/session.c): no shell ever sees the process stop, whatever its terminal. */
+const volatile bool prof_hold_traced = false;
+
+/* A process's dlopen holds: how many are left, and whether its loader is adding objects. */
+struct prof_dl_state {
+	__u32 left;
+	__u32 adding; /* the last _dl_debug_state said RT_ADD */
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_DL_STATE_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct prof_dl_state);
+} prof_dl_state SEC(".maps");
 /* Holds per cgroup (v2 id) and second; 0: no limit (--hold-rate). */
 const volatile __u32 prof_hold_rate = PROF_HOLD_RATE_DEFAULT;
 
@@ -165,14 +182,15 @@ static __always_inline bool hold_budget(void)
  * (runc calls setsid), are held.  Only while the gate is open (fail_counter counts the
  * refusals then).
  */
-static __always_inline bool may_hold(struct task_struct *task, __u32 fail_counter)
+static __always_inline bool may_hold(struct task_struct *task, __u32 fail_counter, bool traced)
 {
 	__u32 zero = 0;
 	__u64 *gate;
 
-	if (BPF_CORE_READ(task, signal, tty))
+	if (!traced && BPF_CORE_READ(task, signal, tty))
 		return false;
-	if (BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID]) !=
+	if (!traced &&
+	    BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID]) !=
 		    BPF_CORE_READ(task, real_parent, signal, pids[PIDTYPE_PGID]) &&
 	    BPF_CORE_READ(task, signal, pids[PIDTYPE_SID]) !=
 		    BPF_CORE_READ(task, signal, pids[PIDTYPE_TGID]))
@@ -182,7 +200,8 @@ static __always_inline bool may_hold(struct task_struct *task, __u32 fail_counte
 		prof_count(fail_counter);
 		return false;
 	}
-	return hold_budget();
+	/* -p and -- CMD: one tree or a few processes, capped per process instead. */
+	return prof_scope == PROF_SCOPE_PIDS || hold_budget();
 }
 
 /*
@@ -239,7 +258,7 @@ SEC("uprobe")
 int BPF_KPROBE(proc_exit_hold)
 {
 	if (prof_is_target(bpf_get_current_pid_tgid() >> 32) &&
-	    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXIT_HOLD_FAIL))
+	    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXIT_HOLD_FAIL, false))
 		stop_self(PROF_REC_PROC_EXIT_HOLD, 0, NULL, PROF_CNT_EXIT_HOLD_FAIL);
 	return 0;
 }
@@ -257,6 +276,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	prof_scope_birth(pid); /* a process that joined the cgroup is its own from its exec on */
 	/* The old image's mappings: wrong from now on (frame pointers until userspace re-reads). */
 	bpf_map_delete_elem(&prof_unwind_procs, &pid);
+	bpf_map_delete_elem(&prof_dl_state, &pid); /* a new image: its own dlopens */
 	/*
 	 * A new executable (wide scopes, holds on): stopped before its first instruction until
 	 * userspace has probed its allocators, hooked its exit and loader, attached its runtime:
@@ -268,7 +288,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		key.ino = BPF_CORE_READ(ino, i_ino);
 		bpf_map_delete_elem(&prof_dl_pending, &pid); /* the old image's */
 		if (!bpf_map_lookup_elem(&prof_exec_seen, &key) &&
-		    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL) &&
+		    may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL, false) &&
 		    stop_self(PROF_REC_PROC_EXEC, PROF_PROC_EXEC_HELD, &key,
 			      PROF_CNT_EXEC_HOLD_FAIL)) {
 			__u32 calls = PROF_DL_STARTUP_CALLS;
@@ -300,6 +320,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		bpf_map_delete_elem(&prof_unwind_procs, &pid);
 		bpf_map_delete_elem(&prof_dl_pending, &pid);
+		bpf_map_delete_elem(&prof_dl_state, &pid);
 		flags |= PROF_PROC_GROUP_DEAD;
 		if (prof_scope == PROF_SCOPE_PIDS)
 			bpf_map_delete_elem(&prof_targets, &pid);
@@ -307,6 +328,46 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	/* One record per thread: carries its final name; the last one marks the process gone. */
 	emit(PROF_REC_PROC_EXIT, pid, tid, 0, flags);
 	return 0;
+}
+
+/*
+ * A dlopen's objects are mapped, their constructors not run (r_state RT_CONSISTENT right after
+ * RT_ADD; a dlclose's RT_DELETE → RT_CONSISTENT is not held): stop until userspace has read the
+ * maps and loaded the new files' unwind tables, so that even the constructors' stacks unwind
+ * through them.  The attach cookie is the offset from _dl_debug_state to _r_debug.r_state in
+ * this ld.so (0: not found, no holds).  True when stopped.
+ */
+static __always_inline bool dlopen_hold(struct pt_regs *ctx, __u32 pid)
+{
+	struct prof_dl_state *st, fresh = {.left = PROF_DL_HOLDS_MAX};
+	__s64 off = (__s64)bpf_get_attach_cookie(ctx);
+	int state = -1;
+
+	if (!off || bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + off)))
+		return false;
+	st = bpf_map_lookup_elem(&prof_dl_state, &pid);
+	if (!st) {
+		if (state != PROF_RT_ADD)
+			return false;
+		fresh.adding = 1;
+		bpf_map_update_elem(&prof_dl_state, &pid, &fresh, BPF_ANY);
+		return false;
+	}
+	if (state != PROF_RT_CONSISTENT || !st->adding) {
+		st->adding = state == PROF_RT_ADD;
+		return false;
+	}
+	st->adding = 0;
+	if (!st->left) {
+		prof_count(PROF_CNT_DLOPEN_HOLDS_SPENT);
+		return false;
+	}
+	if (!may_hold(bpf_get_current_task_btf(), PROF_CNT_DLOPEN_HOLD_FAIL, prof_hold_traced) ||
+	    !stop_self(PROF_REC_PROC_DLOPEN, PROF_PROC_DLOPEN_HELD, NULL,
+		       PROF_CNT_DLOPEN_HOLD_FAIL))
+		return false;
+	st->left--;
+	return true;
 }
 
 /*
@@ -334,10 +395,12 @@ int BPF_KPROBE(proc_dl_state)
 		*left -= 1;
 	} else if (left) {
 		bpf_map_delete_elem(&prof_dl_pending, &pid);
-		if (may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL) &&
+		if (may_hold(bpf_get_current_task_btf(), PROF_CNT_EXEC_HOLD_FAIL, false) &&
 		    stop_self(PROF_REC_PROC_DLOPEN, PROF_PROC_DL_HELD, NULL,
 			      PROF_CNT_EXEC_HOLD_FAIL))
 			return 0;
+	} else if (prof_hold_dlopen && dlopen_hold(ctx, pid)) {
+		return 0;
 	}
 	emit(PROF_REC_PROC_DLOPEN, pid, (__u32)id, 0, 0);
 	return 0;

@@ -543,10 +543,12 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 }
 
 #define UNWIND_NO_MAPPING (-2)
+#define UNWIND_TABLE_YET  (-3) /* no table: its file's is being built (counted apart) */
 
 /*
- * The row for pc in process p's mappings: 1 found, 0 no row covers pc, -1 no table,
- * UNWIND_NO_MAPPING.  Global functions, like the steps: the searches are verified once.
+ * The row for pc in process p's mappings: 1 found, 0 no row covers pc, -1 no table (none will
+ * come), UNWIND_TABLE_YET, UNWIND_NO_MAPPING.  Global functions, like the steps: the searches
+ * are verified once.
  */
 __noinline int prof_unwind_lookup(struct prof_unwind_proc *p, __u64 pc, struct unwind_hit *h)
 {
@@ -557,7 +559,9 @@ __noinline int prof_unwind_lookup(struct prof_unwind_proc *p, __u64 pc, struct u
 	m = find_mapping(p, pc);
 	if (!m)
 		return UNWIND_NO_MAPPING;
-	return m->table_id ? find_row(m, pc, &h->row, &h->lo, &h->hi) : -1;
+	if (!m->table_id)
+		return m->nchunks == PROF_UNWIND_NONE_YET ? UNWIND_TABLE_YET : -1;
+	return find_row(m, pc, &h->row, &h->lo, &h->hi);
 }
 
 /* The same in one mapping (a vma the kernel found). */
@@ -618,7 +622,8 @@ static long unwind_frame(__u64 i, void *arg)
 		found = prof_unwind_lookup_in(&w->vma.m, pc, &h);
 	}
 	if (found <= 0) {
-		prof_fp_step(&w->g, PROF_CNT_UNWIND_NO_TABLE);
+		prof_fp_step(&w->g, found == UNWIND_TABLE_YET ? PROF_CNT_UNWIND_NO_TABLE_YET
+							      : PROF_CNT_UNWIND_NO_TABLE_NEVER);
 		return w->g.done & 1;
 	}
 	w->hit = h;

@@ -103,8 +103,14 @@ enum prof_counter_kind {
 	  EVENT)                                                                                   \
 	X(UNWIND_NO_MAPPING, "unwind_no_mapping",                                                  \
 	  "stacks cut: a pc in no known mapping, and no frame pointer to go on", DROP)             \
-	X(UNWIND_NO_TABLE, "unwind_no_table",                                                      \
-	  "stacks cut: a file without an unwind table (yet), and no frame pointer to go on", DROP) \
+	X(UNWIND_NO_TABLE_YET, "unwind_no_table_yet",                                              \
+	  "stacks cut: a file whose unwind table was still being built, and no frame pointer to "  \
+	  "go on",                                                                                 \
+	  DROP)                                                                                    \
+	X(UNWIND_NO_TABLE_NEVER, "unwind_no_table_never",                                          \
+	  "stacks cut: a file without a usable unwind table (no CFI, refused, over a cap, no row " \
+	  "for the pc), and no frame pointer to go on",                                            \
+	  DROP)                                                                                    \
 	X(UNWIND_UNSUPPORTED, "unwind_unsupported", "stacks cut: an unwind rule we cannot follow", \
 	  DROP)                                                                                    \
 	X(UNWIND_READ_FAULT, "unwind_read_fault", "stacks cut: stack memory unreadable", DROP)     \
@@ -118,6 +124,14 @@ enum prof_counter_kind {
 	X(EXEC_HOLD_FAIL, "exec_hold_fail",                                                        \
 	  "first execs of an executable not held for its probes (consumer busy, signal refused)",  \
 	  DROP)                                                                                    \
+	X(DLOPEN_HOLD_FAIL, "dlopen_hold_fail",                                                    \
+	  "dlopens not held for their unwind table (consumer busy, signal refused, a terminal's "  \
+	  "job)",                                                                                  \
+	  DROP)                                                                                    \
+	X(DLOPEN_HOLDS_SPENT, "dlopen_holds_spent",                                                \
+	  "dlopens not held for their unwind table: their process was held at 32 already "         \
+	  "(frame pointers until the table is in; a stack cut meanwhile is unwind_no_table_yet)",  \
+	  EVENT)                                                                                   \
 	X(HOLD_RATE_LIMITED, "hold_rate_limited",                                                  \
 	  "execs and exits not held: their cgroup's holds for this second were spent "             \
 	  "(--hold-rate)",                                                                         \
@@ -262,7 +276,11 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "held processes resumed at the hold time limit before their work was done (1 s)", DROP) \
 	X(hold_gone, "hold_gone",                                                                 \
 	  "holds whose process was gone or replaced (another start time) when read: not resumed", \
-	  DROP)
+	  DROP)                                                                                   \
+	X(dlopen_holds, "dlopen_holds",                                                           \
+	  "dlopens held (before the library's constructors) until its unwind table was in", BOOK) \
+	X(dlopen_hold_timeouts, "dlopen_hold_timeouts",                                           \
+	  "dlopens resumed at the 50 ms limit before the library's unwind table was in", DROP)
 
 /* Counted by the event-trace recorder (user/export/evtrace.c, -f chrome / perfetto). */
 #define PROF_TRACE_STATS(X)                                                                        \
@@ -357,7 +375,24 @@ enum prof_proc_flags {
 	 * RT_CONSISTENT), before their constructors and main, until userspace has read its maps.
 	 */
 	PROF_PROC_DL_HELD = 4,
+	/*
+	 * Loader hook (PROF_REC_PROC_DLOPEN): stopped at _dl_debug_state with r_state RT_CONSISTENT
+	 * after an RT_ADD — a dlopen's objects mapped, their constructors not run yet — until
+	 * userspace has read the maps and loaded the new files' unwind tables (at most
+	 * PROF_DL_HOLD_MS, PROF_DL_HOLDS_MAX times per process).
+	 */
+	PROF_PROC_DLOPEN_HELD = 8,
 };
+
+/* glibc's struct r_debug: r_state at this offset (int: RT_CONSISTENT 0, RT_ADD 1, RT_DELETE 2). */
+#define PROF_R_DEBUG_STATE_OFF 24
+#define PROF_RT_CONSISTENT     0
+#define PROF_RT_ADD	       1
+/* A process is held at its first PROF_DL_HOLDS_MAX dlopens (the total cap: `import torch` maps
+ * hundreds of libraries), each time at most PROF_DL_HOLD_MS (the per-dlopen cap). */
+#define PROF_DL_HOLDS_MAX      32
+#define PROF_DL_HOLD_MS	       50
+#define PROF_DL_STATE_ENTRIES  16384
 
 /* prof_exec_seen: an executable whose first exec userspace prepared (kernel dev_t, inode). */
 struct prof_exec_key {

@@ -130,9 +130,17 @@ struct prof_unwind_mapping {
 	__u64 start, end; /* [start, end) */
 	__u64 bias;	  /* table pc = address - bias (must fit in 32 bits) */
 	__u32 table_id;	  /* key in prof_unwind_tables; 0 = no table: frame pointers */
-	__u32 nchunks; /* chunks in that table (1: rows in chunk 0; more: chunk 0 is the index) */
+	/* Chunks in that table (1: rows in chunk 0; more: chunk 0 is the index); with table_id 0,
+	 * why there is none (enum prof_unwind_none): a stack cut there is counted by it. */
+	__u32 nchunks;
 };
 _Static_assert(sizeof(struct prof_unwind_mapping) == 32, "prof_unwind_mapping layout");
+
+/* A mapping without a table (table_id 0): is one coming? */
+enum prof_unwind_none {
+	PROF_UNWIND_NONE_NEVER = 0, /* no usable table: no CFI, refused, over a cap, not a file */
+	PROF_UNWIND_NONE_YET = 1,   /* its file's table is being built (or waits for the queue) */
+};
 
 /* prof_unwind_procs value: a process's executable mappings, sorted by start, disjoint. */
 struct prof_unwind_proc {

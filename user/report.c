@@ -211,6 +211,7 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 	for (size_t i = 0; i < NMODES; i++)
 		ps[i] = NULL;
 	collect__hold_stats(c, &run.collect.hold_timeouts, &run.collect.hold_gone);
+	collect__dlopen_stats(c, &run.collect.dlopen_holds, &run.collect.dlopen_hold_timeouts);
 	maps__stats(&maps);
 	run.maps = &maps;
 	if (r->push) {

@@ -169,6 +169,7 @@ static void tracee_stop(pid_t p, int st, struct collect *col)
 {
 	int sig = WSTOPSIG(st);
 	uint32_t tgid;
+	siginfo_t si;
 
 	switch (st >> 16) {
 	case PTRACE_EVENT_EXIT:
@@ -200,6 +201,14 @@ static void tracee_stop(pid_t p, int st, struct collect *col)
 			ptrace(PTRACE_CONT, p, 0, 0);
 		break;
 	default: /* a signal on its way to the process: deliver it */
+		/* But the SIGSTOP of a dlopen hold (bpf_send_signal: SI_KERNEL) is ours: swallowed,
+		 * re-injected it would be a group stop our SIGCONT may have come before. */
+		if (sig == SIGSTOP && col && !ptrace(PTRACE_GETSIGINFO, p, 0, &si) &&
+		    si.si_code == SI_KERNEL && !procinfo__tgid(&tgid, (uint32_t)p)) {
+			if (!collect__traced_sigstop(col, tgid, (uint32_t)p))
+				ptrace(PTRACE_CONT, p, 0, 0);
+			break; /* else held: collect continues it once its tables are in */
+		}
 		ptrace(PTRACE_CONT, p, 0, (void *)(long)sig);
 		break;
 	}
@@ -681,6 +690,12 @@ int session__run(const struct env *caller_env)
 		.unwind_fp = env->unwind == UNWIND_FP,
 		.hold_execs = env->wide && env->hold_exits > 0,
 		.hold_rate = env->hold_rate,
+		/* Held at each dlopen until the new library's unwind table is in (wide scopes: only
+		 * with holds on). */
+		.hold_dlopen = env->unwind != UNWIND_FP &&
+			       (env->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU)) &&
+			       (!env->wide || env->hold_exits > 0),
+		.hold_traced = env->cmd != NULL,
 	};
 	int64_t start_mono, start_wall, last_tick, deadline = 0, next_interval = 0;
 	int64_t interval_mono = 0, interval_wall = 0;
@@ -696,7 +711,7 @@ int session__run(const struct env *caller_env)
 	 * Holds stop other people's processes: something that outlives us resumes them if we die
 	 * holding them.  Forked first, while we have no thread, BPF object or other child.
 	 */
-	if (lo.hold_execs) {
+	if (lo.hold_execs || lo.hold_dlopen) {
 		err = holds__watchdog_start(&r.watchdog);
 		if (err) {
 			pr_err("starting the hold watchdog failed: %s\n", strerror(-err));
@@ -955,11 +970,14 @@ int session__run(const struct env *caller_env)
 	while (!stop_signal) {
 		int64_t now;
 
-		/* Exits are held only while this loop turns (the consumer resumes them). */
-		if (env->wide)
+		/* Exits and dlopens are held only while this loop turns (the consumer resumes
+		 * them).
+		 */
+		if (env->wide || lo.hold_dlopen)
 			loader__hold_gate(r.loader,
 					  (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
-		err = loader__poll(r.loader, 100);
+		/* A process waits for its tables: look at the builds again soon. */
+		err = loader__poll(r.loader, collect__holding(r.collect) ? 2 : 100);
 		/* After a fatal error the consumer keeps taking records (holds): err stays 0. */
 		if (err < 0 || collect__error(r.collect)) {
 			/* The collector's own failures were reported where they happened. */

@@ -75,6 +75,34 @@ pprof_traces() { # FILE
 		END { if (stack != "") print labels "|" stack }'
 }
 
+# `go tool pprof -traces` as one line per sample: "VALUE LABELS |leaf;caller;…", VALUE the
+# sample's value of INDEX, exact (-unit=B prints bytes unscaled), frame names whole.
+pprof_stacks() { # FILE INDEX
+	go tool pprof -symbolize=none -traces -unit=B -sample_index="$2" "$1" 2>/dev/null | awk '
+		function flush() {
+			if (stack != "") print value " " labels "|" stack
+			labels = ""; stack = ""; value = ""
+		}
+		/^-----------/ { flush(); next }
+		/^ *(comm|process|pid|tid):/ && stack == "" {
+			k = $1; sub(/:$/, "", k); $1 = ""; sub(/^ +/, ""); labels = labels k "=" $0 " "; next
+		}
+		labels != "" && stack == "" && /^ *[0-9][0-9.]*[a-zA-Z]* +[^ ]/ {
+			value = $1; sub(/[a-zA-Z]+$/, "", value)
+			f = $0; sub(/^ *[^ ]+ +/, "", f); stack = f; next
+		}
+		stack != "" && /^ +[^ ]/ { f = $0; sub(/^ +/, "", f); stack = stack ";" f; next }
+		END { flush() }'
+}
+
+# Sum of the values of a pprof_stacks file's lines (that match an extended regex).
+sum_all() { # STACKS
+	awk '{ s += $1 } END { printf "%.0f\n", s }' "$1"
+}
+sum_matching() { # STACKS ERE
+	grep -E -- "$2" "$1" | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
 # Start a target that prints "READY pid" and then waits for a line on stdin.
 # Sets TARGET_PID and TARGET_IN (a fd to write the go line to).
 start_waiting_target() { # OUTFILE CMD...

@@ -56,7 +56,7 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 			    "prof_targets prof_counters prof_scope_cgroup prof_events "
 			    "prof_pending prof_sample_left prof_scope_born prof_unwind_tables "
 			    "prof_unwind_procs prof_unwind_files prof_hold_gate prof_exec_seen "
-			    "prof_dl_pending prof_held prof_hold_rate_map ");
+			    "prof_dl_pending prof_dl_state prof_held prof_hold_rate_map ");
 	map_names(cpu->obj, names, sizeof(names));
 	assert_string_equal(names, "prof_cpu_scratch prof_events prof_targets prof_counters "
 				   "prof_scope_cgroup prof_unwind_tables prof_unwind_procs "
@@ -92,6 +92,7 @@ static void test_loader__limits_come_from_include(void **state)
 	assert_int_equal(bpf_map__max_entries(heap->maps.prof_sampled), PROF_SAMPLED_ENTRIES);
 	assert_int_equal(bpf_map__max_entries(heap->maps.prof_scope_born), PROF_MAX_TARGETS);
 	assert_int_equal(bpf_map__max_entries(proc->maps.prof_dl_pending), PROF_DL_PENDING_ENTRIES);
+	assert_int_equal(bpf_map__max_entries(proc->maps.prof_dl_state), PROF_DL_STATE_ENTRIES);
 	assert_int_equal(bpf_map__key_size(heap->maps.prof_sampled),
 			 sizeof(struct prof_sampled_key));
 	heap_bpf__destroy(heap);

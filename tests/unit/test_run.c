@@ -216,7 +216,8 @@ static void test_run__bpf_losses_leave_out_bookkeeping(void **state)
 	vals[PROF_CNT_PENDING_JOINED] = 3;
 	assert_int_equal(run__bpf_losses(vals), 0);
 	vals[PROF_CNT_RINGBUF_FULL] = 5;
-	vals[PROF_CNT_UNWIND_NO_TABLE] = 7;
+	vals[PROF_CNT_UNWIND_NO_TABLE_NEVER] = 4;
+	vals[PROF_CNT_UNWIND_NO_TABLE_YET] = 3;
 	assert_int_equal(run__bpf_losses(vals), 12);
 }
 

@@ -676,12 +676,19 @@ static void test_unwinder__file_without_cfi_counted_once(void **state)
 
 	assert_int_equal(unwinder__add_process(c.u, (uint32_t)b.pid), 0);
 	assert_int_equal(unwinder__pending(c.u), 1); /* only the new library */
+	/* Building: a stack cut there is counted as "not yet" (unwind_no_table_yet). */
+	read_entry(&c, (uint32_t)b.pid, &e);
+	m = entry_find(&e, exec_mapping(b.pid, nocfi_lib));
+	assert_non_null(m);
+	assert_int_equal(m->table_id, 0);
+	assert_int_equal(m->nchunks, PROF_UNWIND_NONE_YET);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	assert_int_equal(unwinder__stats(c.u)->table_build_failed, failed + 1);
 	read_entry(&c, (uint32_t)b.pid, &e);
 	m = entry_find(&e, exec_mapping(b.pid, nocfi_lib));
 	assert_non_null(m);
 	assert_int_equal(m->table_id, 0);
+	assert_int_equal(m->nchunks, PROF_UNWIND_NONE_NEVER); /* failed: none will come */
 	m = entry_find(&e, malloc_addr);
 	assert_non_null(m);
 	assert_true(m->table_id != 0);

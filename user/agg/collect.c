@@ -28,6 +28,7 @@
 #include "attach/loader.h"
 #include "attach/owners.h"
 #include "util/log.h"
+#include "proc/maps.h"
 #include "proc/procinfo.h"
 #include "proc/pidfd.h"
 #include "prof_calls.h"
@@ -77,13 +78,14 @@ struct collect {
 	struct held *held;    /* processes stopped at exec until their tables load */
 	bool holds_over;      /* the run is ending: nobody is held for tables any more */
 	size_t nheld, held_cap;
-	int64_t held_deadline;	    /* CLOCK_MONOTONIC: let them go even if builds still run */
-	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
-	struct hashmap *targets;    /* pid -> struct target */
-	struct hashmap *roots;	    /* wide scopes: (dev, ino) of the roots probed */
-	struct hashmap *prepared;   /* (dev, ino) of executables whose image was prepared */
-	struct owners *owners;	    /* wide scopes: what keeps each probed file */
-	bool owners_released;	    /* a process released what it kept: sweep at the next tick */
+	int64_t held_deadline; /* CLOCK_MONOTONIC: let them go even if builds still run */
+	uint64_t dlopen_holds, dlopen_hold_timeouts; /* PROF_COLLECT_STATS, this interval */
+	uint64_t calls_last_thread;		     /* pid << 32 | tid whose name was last noted */
+	struct hashmap *targets;		     /* pid -> struct target */
+	struct hashmap *roots;	  /* wide scopes: (dev, ino) of the roots probed */
+	struct hashmap *prepared; /* (dev, ino) of executables whose image was prepared */
+	struct owners *owners;	  /* wide scopes: what keeps each probed file */
+	bool owners_released;	  /* a process released what it kept: sweep at the next tick */
 	/* Prepared (dev, ino) -> the BPF's prof_exec_key of its held exec. */
 	struct hashmap *exec_keys;
 	uint32_t *dead; /* continuous mode: processes gone in this interval */
@@ -150,7 +152,9 @@ static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &offcpu_
  */
 struct held {
 	uint32_t pid;
+	uint32_t tid; /* a dlopen hold under ptrace: the thread in our SIGSTOP's delivery stop */
 	uint64_t hold;
+	int64_t deadline; /* a dlopen hold: resumed then (PROF_DL_HOLD_MS); 0: held_deadline's */
 };
 
 /*
@@ -178,7 +182,8 @@ static int64_t mono_ns(void)
 
 static int fatal(struct collect *c, int err);
 static void unwind_release_held(struct collect *c);
-static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold);
+static void dlopen_expire(struct collect *c, int64_t now);
+static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold, int64_t deadline);
 static int discover_root(struct collect *c, uint32_t pid);
 static int note_dead(struct collect *c, uint32_t pid);
 static void prepare_image(struct collect *c, uint32_t pid);
@@ -286,6 +291,8 @@ int collect__poll_unwinder(struct collect *c)
 		c->unwind_stale = left;
 	}
 	err = unwinder__poll(c->unw);
+	if (c->nheld && unwinder__pending(c->unw))
+		dlopen_expire(c, mono_ns());
 	if (c->nheld && (!unwinder__pending(c->unw) || mono_ns() >= c->held_deadline)) {
 		if (unwinder__pending(c->unw))
 			pr_warn("unwind tables still building after %d ms: letting %zu new "
@@ -429,6 +436,38 @@ void collect__free(struct collect *c)
  * opened before that check names the process we meant, or a dead one: never a stranger that
  * reused the number.
  */
+/*
+ * -p and `-- CMD` with unwind tables: hook the dynamic loader pid runs (ld-*, once per file, every
+ * process filtered in BPF), so that its dlopens are held until their tables are in.  Wide
+ * scopes hook every root's loaders (heap_attach__root).  A loader without the hook (not
+ * glibc's) is none of our business.
+ */
+static void hook_loader(struct collect *c, uint32_t pid)
+{
+	struct maps *m = NULL;
+	char path[64];
+	int fd;
+
+	if (!c->unw || !c->loader || c->opts.wide)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if (maps__read(&m, path))
+		return; /* gone */
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+		const char *base = strrchr(e->path, '/');
+
+		if (!e->exec || !base || strncmp(base + 1, "ld-", 3) ||
+		    safe_open__mapping(&fd, "/proc", pid, e, -1))
+			continue;
+		if (loader__attach_hook(c->loader, LOADER_HOOK_DL, fd, e->path) < 0)
+			pr_debug("not hooking the loader %s\n", e->path);
+		close(fd);
+		break;
+	}
+	maps__free(m);
+}
+
 static int track(struct collect *c, uint32_t pid)
 {
 	struct target *t;
@@ -452,6 +491,7 @@ static int track(struct collect *c, uint32_t pid)
 	t->pidfd = fd;
 	t->alive = 1;
 	unwind_read(c, pid, t);
+	hook_loader(c, pid);
 	return 0;
 }
 
@@ -684,18 +724,38 @@ static int discover_root(struct collect *c, uint32_t pid)
 	return err == -ENOMEM ? err : 0;
 }
 
+/* Let one held process run on: its BPF hold resumed, and the thread our SIGSTOP stopped in
+ * its delivery (ptrace) continued without it; a ptrace exec stop continued. */
+static void held_release(struct collect *c, const struct held *h)
+{
+	pid_t t = (pid_t)(h->hold ? h->tid : h->pid);
+
+	if (h->hold)
+		holds__resume(c->holds, h->hold);
+	if (t && ptrace(PTRACE_CONT, t, 0, 0) && errno != ESRCH)
+		pr_debug("resuming %u after its hold: %s\n", (unsigned)t, strerror(errno));
+}
+
 /* Let the processes held at their exec run on (their tables are loaded, or it took too long). */
 static void unwind_release_held(struct collect *c)
 {
-	for (size_t i = 0; i < c->nheld; i++) {
-		const struct held *h = &c->held[i];
-
-		if (h->hold)
-			holds__resume(c->holds, h->hold);
-		else if (ptrace(PTRACE_CONT, (pid_t)h->pid, 0, 0) && errno != ESRCH)
-			pr_debug("resuming %u after its exec: %s\n", h->pid, strerror(errno));
-	}
+	for (size_t i = 0; i < c->nheld; i++)
+		held_release(c, &c->held[i]);
 	c->nheld = 0;
+}
+
+/* Dlopen holds past their own deadline go, tables or not (counted). */
+static void dlopen_expire(struct collect *c, int64_t now)
+{
+	for (size_t i = 0; i < c->nheld;) {
+		if (c->held[i].deadline && now >= c->held[i].deadline) {
+			c->dlopen_hold_timeouts++;
+			held_release(c, &c->held[i]);
+			c->held[i] = c->held[--c->nheld];
+		} else {
+			i++;
+		}
+	}
 }
 
 /* A new image of pid, once per executable: the unwind tables, allocator probes and (holds on)
@@ -742,8 +802,9 @@ static void prepare_image(struct collect *c, uint32_t pid)
 static bool unwind_exec_stop(struct collect *c, uint32_t pid)
 {
 	unwind_read(c, pid, hashmap__find(c->targets, &pid));
+	hook_loader(c, pid);
 	prepare_image(c, pid);
-	return hold_for_tables(c, pid, 0);
+	return hold_for_tables(c, pid, 0, 0);
 }
 
 /*
@@ -751,7 +812,7 @@ static bool unwind_exec_stop(struct collect *c, uint32_t pid)
  * being built are loaded, at most UNWIND_EXEC_WAIT_MS (wide: _WIDE_MS) from the first of a
  * batch.  False when nothing is building (or no room): the caller resumes it now.
  */
-static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold)
+static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold, int64_t deadline)
 {
 	struct held *held;
 
@@ -773,7 +834,7 @@ static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold)
 		c->held_deadline =
 			mono_ns() +
 			(c->opts.wide ? UNWIND_EXEC_WAIT_WIDE_MS : UNWIND_EXEC_WAIT_MS) * 1000000LL;
-	c->held[c->nheld++] = (struct held){pid, hold};
+	c->held[c->nheld++] = (struct held){.pid = pid, .hold = hold, .deadline = deadline};
 	return true;
 }
 
@@ -1150,9 +1211,47 @@ static void held_resume(struct collect *c, const struct prof_proc_event *e)
 
 	if (holds__take(c->holds, &hold, e))
 		return; /* killed meanwhile, or out of memory: resumed already */
-	if (!c->err && hold_for_tables(c, e->pid, hold))
+	if (!c->err && hold_for_tables(c, e->pid, hold, 0))
 		return;
 	holds__resume(c->holds, hold);
+}
+
+/*
+ * A process stopped in a dlopen, its new objects mapped and their constructors not run
+ * (PROF_PROC_DLOPEN_HELD): its maps read again (the new files' tables queued, the symbolizer
+ * told) and it goes on once those tables are in, at most PROF_DL_HOLD_MS later.
+ */
+static void dlopen_held(struct collect *c, const struct prof_proc_event *e)
+{
+	uint64_t hold;
+
+	if (holds__take(c->holds, &hold, e))
+		return; /* killed meanwhile, or out of memory: resumed already */
+	c->dlopen_holds++;
+	if (!c->err) {
+		unwind_read(c, e->pid, hashmap__find(c->targets, &e->pid));
+		fatal(c, stackres__load_pid(c->stacks, e->pid));
+	}
+	if (!c->err && hold_for_tables(c, e->pid, hold, mono_ns() + PROF_DL_HOLD_MS * 1000000LL))
+		return;
+	holds__resume(c->holds, hold);
+}
+
+bool collect__traced_sigstop(struct collect *c, uint32_t pid, uint32_t tid)
+{
+	/* Its hold's record was sent before the signal: consume it now. */
+	if (c->events_started)
+		while (loader__poll(c->loader, 0) > 0)
+			;
+	for (size_t i = 0; i < c->nheld; i++) {
+		struct held *h = &c->held[i];
+
+		if (h->pid == pid && h->hold && h->deadline && !h->tid) {
+			h->tid = tid;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -1244,6 +1343,8 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		/* Held at its loader's startup: its maps are read now, its probes attached. */
 		if (e->flags & PROF_PROC_DL_HELD)
 			held_resume(c, e);
+		if (e->flags & PROF_PROC_DLOPEN_HELD)
+			dlopen_held(c, e);
 		return err;
 	case PROF_REC_PROC_THREAD:
 		/* Its name is wanted from now on: read until threading registers it. */
@@ -1339,6 +1440,9 @@ int collect__on_event(void *ctx, void *data, size_t size)
 		if (type == PROF_REC_PROC_DLOPEN && size >= sizeof(struct prof_proc_event) &&
 		    (((struct prof_proc_event *)data)->flags & PROF_PROC_DL_HELD))
 			held_resume(c, data);
+		if (type == PROF_REC_PROC_DLOPEN && size >= sizeof(struct prof_proc_event) &&
+		    (((struct prof_proc_event *)data)->flags & PROF_PROC_DLOPEN_HELD))
+			dlopen_held(c, data);
 		return 0;
 	}
 	if (stackres__error(c->stacks)) {
@@ -1834,6 +1938,8 @@ int collect__new_interval(struct collect *c)
 		if (c->modes[i]->reset)
 			err = c->modes[i]->reset(c);
 	c->bad_records = 0;
+	c->dlopen_holds = 0;
+	c->dlopen_hold_timeouts = 0;
 	if (c->holds)
 		holds__stats(c->holds, true);
 	return err;
@@ -1904,6 +2010,17 @@ void collect__hold_stats(struct collect *c, uint64_t *timeouts, uint64_t *gone)
 		st = holds__stats(c->holds, false);
 	*timeouts = st.timeouts;
 	*gone = st.gone;
+}
+
+void collect__dlopen_stats(struct collect *c, uint64_t *holds, uint64_t *timeouts)
+{
+	*holds = c->dlopen_holds;
+	*timeouts = c->dlopen_hold_timeouts;
+}
+
+bool collect__holding(struct collect *c)
+{
+	return c->nheld != 0;
 }
 
 uint64_t collect__bad_records(struct collect *c)

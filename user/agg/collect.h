@@ -208,6 +208,16 @@ uint64_t collect__bad_records(struct collect *c);
 void collect__poll_holds(struct collect *c);
 /* PROF_COLLECT_STATS' hold counts since the interval began. */
 void collect__hold_stats(struct collect *c, uint64_t *timeouts, uint64_t *gone);
+/* PROF_COLLECT_STATS' dlopen holds, and those resumed at PROF_DL_HOLD_MS, this interval. */
+void collect__dlopen_stats(struct collect *c, uint64_t *holds, uint64_t *timeouts);
+/* Some process waits for its tables: the event loop should turn again within milliseconds. */
+bool collect__holding(struct collect *c);
+/*
+ * `-- CMD`: thread tid of pid is in the delivery stop of a SIGSTOP the kernel sent (ours: a
+ * dlopen hold).  True when that hold goes on: the thread stays stopped until its tables are in
+ * (collect continues it, without the signal); false: continue it now, without the signal.
+ */
+bool collect__traced_sigstop(struct collect *c, uint32_t pid, uint32_t tid);
 /* Files the symbolizer refused and perf-map lines it skipped. */
 const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c);
 /* NULL when the unwinder is not running (--unwind fp). */

@@ -2,6 +2,8 @@
 #include "attach/loader.h"
 
 #include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +140,8 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 		{"prof_exec_seen", l->opts.hold_execs ? PROF_EXEC_SEEN_ENTRIES : 1},
 		{"prof_dl_pending", l->opts.hold_execs ? PROF_DL_PENDING_ENTRIES : 1},
-		{"prof_held", l->opts.hold_execs ? PROF_HELD_ENTRIES : 1},
+		{"prof_held", l->opts.hold_execs || l->opts.hold_dlopen ? PROF_HELD_ENTRIES : 1},
+		{"prof_dl_state", l->opts.hold_dlopen ? PROF_DL_STATE_ENTRIES : 1},
 		{"prof_hold_rate_map", l->opts.hold_execs ? PROF_HOLD_RATE_ENTRIES : 1},
 		{"prof_scope_born",
 		 l->opts.heap && l->opts.scope == PROF_SCOPE_CGROUP ? PROF_MAX_TARGETS : 1},
@@ -443,6 +446,56 @@ static int open_calls(struct loader *l)
 	return 0;
 }
 
+/*
+ * The value of the dynamic symbol name in the ELF file open as fd (not moved: pread), or 0.
+ * libelf over the fd: a file we do not control, read only through its own bounds checks.
+ */
+static uint64_t dynsym_value(int fd, const char *name)
+{
+	uint64_t v = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return 0;
+	while (!v && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			n = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (n && sym.st_shndx != SHN_UNDEF && !strcmp(n, name)) {
+				v = sym.st_value;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	return v;
+}
+
+/*
+ * The dlopen hold's cookie for ld.so open as fd: the offset from _dl_debug_state to
+ * _r_debug.r_state (both in this file, so the program finds r_state from the probe's pc in any
+ * process), or 0 when either is missing (the hook then only reports, never holds).
+ */
+static uint64_t dl_state_cookie(int fd)
+{
+	uint64_t fn = dynsym_value(fd, "_dl_debug_state"), rd = dynsym_value(fd, "_r_debug");
+
+	return fn && rd ? rd + PROF_R_DEBUG_STATE_OFF - fn : 0;
+}
+
 int loader__attach_hook(struct loader *l, enum loader_hook hook, int fd, const char *name)
 {
 	bool dl = hook == LOADER_HOOK_DL;
@@ -466,6 +519,8 @@ int loader__attach_hook(struct loader *l, enum loader_hook hook, int fd, const c
 	if (err || !created)
 		return err ? err : *done;
 	safe_open__fd_path(at, sizeof(at), fd);
+	if (dl && l->opts.hold_dlopen)
+		opts.bpf_cookie = dl_state_cookie(fd);
 	link = bpf_program__attach_uprobe_opts(prog, -1, at, 0, &opts);
 	if (!link) {
 		pr_debug("no %s hook in %s: %s\n", opts.func_name, name, strerror(errno));
@@ -554,6 +609,8 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 	l->proc->rodata->follow_children = opts->follow_children;
 	l->proc->rodata->prof_hold_execs = opts->hold_execs;
 	l->proc->rodata->prof_hold_rate = opts->hold_rate;
+	l->proc->rodata->prof_hold_dlopen = opts->hold_dlopen;
+	l->proc->rodata->prof_hold_traced = opts->hold_traced;
 	SET_SCOPE(l, l->proc);
 	err = size_maps(l, l->proc->obj);
 	if (err)

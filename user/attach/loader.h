@@ -32,6 +32,10 @@ struct loader_opts {
 	int scope_cgroup_fd; /* PROF_SCOPE_CGROUP: the cgroup v2 directory, open */
 	bool hold_execs;     /* stop each executable's first exec until loader__exec_seen */
 	uint32_t hold_rate;  /* holds per cgroup and second (0: no limit) */
+	/* Stop each dlopen after mapping, before constructors, until its unwind tables are in
+	 * (PROF_PROC_DLOPEN_HELD); hold_traced: the targets are ptraced by us (`-- CMD`). */
+	bool hold_dlopen;
+	bool hold_traced;
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);

@@ -95,7 +95,7 @@ struct file {
 	enum file_state state;
 	struct table *table; /* FILE_READY */
 	uint32_t users;	     /* mappings of process records pointing here */
-	uint32_t ready_gen;  /* poll generation that made it ready */
+	uint32_t ready_gen;  /* poll generation that settled it (ready or failed) */
 	uint32_t nsegs;
 	struct seg segs[MAX_SEGS];
 	char hint[32];	   /* the basename a process maps it by (a version hint for Python) */
@@ -765,6 +765,9 @@ static int proc__write(struct unwinder *u, uint32_t pid, struct proc *p)
 			k->bias = bias;
 			k->table_id = m->file->table->id;
 			k->nchunks = m->file->table->nchunks;
+		} else if (m->file &&
+			   (m->file->state == FILE_BUILDING || m->file->state == FILE_DEFERRED)) {
+			k->nchunks = PROF_UNWIND_NONE_YET; /* rewritten by unwinder__poll when in */
 		}
 	}
 	err = bpf_map_update_elem(u->procs_fd, &pid, v, BPF_ANY);
@@ -1269,6 +1272,7 @@ static bool job__install(struct unwinder *u, struct job *j)
 	u->build_us += j->us;
 	u->stats.build_ms = u->build_us / 1000;
 	f->state = FILE_FAILED;
+	f->ready_gen = u->gen; /* its mappings are rewritten: "none yet" becomes "none" */
 	if (j->err) {
 		u->stats.table_build_failed++;
 		file__settle(u, f);
@@ -1382,7 +1386,7 @@ int unwinder__poll(struct unwinder *u)
 	const void *key;
 	void *val;
 	size_t it = 0;
-	int ready = 0, err;
+	int ready = 0, settled = 0, err;
 
 	pthread_mutex_lock(&u->lock);
 	list = u->results;
@@ -1395,19 +1399,22 @@ int unwinder__poll(struct unwinder *u)
 		struct job *next = list->next;
 
 		ready += job__install(u, list);
+		settled++;
 		u->queued--;
 		job__free(list);
 		list = next;
 	}
 	requeue_deferred(u);
-	if (!ready)
+	if (!settled)
 		return u->evict_due ? evict(u) : 0;
-	/* Rewrite the entries that map a file made ready just now. */
+	/* Rewrite the entries that map a file settled just now: its table, or that none comes. */
 	while (hashmap__next(u->procs, &it, &key, &val)) {
 		struct proc *p = slot__get(val);
 
 		for (uint32_t i = 0; i < p->n; i++)
-			if (p->maps[i].file && p->maps[i].file->state == FILE_READY &&
+			if (p->maps[i].file &&
+			    (p->maps[i].file->state == FILE_READY ||
+			     p->maps[i].file->state == FILE_FAILED) &&
 			    p->maps[i].file->ready_gen == u->gen) {
 				uint32_t pid;
 
