@@ -270,16 +270,16 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  DROP)
 
 /* Counted by the ring-buffer consumer (user/agg/collect.c). */
-#define PROF_COLLECT_STATS(X)                                                                     \
-	X(bad_records, "bad_records", "ring-buffer records not understood", DROP)                 \
-	X(hold_timeouts, "hold_timeouts",                                                         \
-	  "held processes resumed at the hold time limit before their work was done (1 s)", DROP) \
-	X(hold_gone, "hold_gone",                                                                 \
-	  "holds whose process was gone or replaced (another start time) when read: not resumed", \
-	  DROP)                                                                                   \
-	X(dlopen_holds, "dlopen_holds",                                                           \
-	  "dlopens held (before the library's constructors) until its unwind table was in", BOOK) \
-	X(dlopen_hold_timeouts, "dlopen_hold_timeouts",                                           \
+#define PROF_COLLECT_STATS(X)                                                                      \
+	X(bad_records, "bad_records", "ring-buffer records not understood", DROP)                  \
+	X(hold_timeouts, "hold_timeouts",                                                          \
+	  "held processes resumed at the hold time limit before their work was done (1 s)", DROP)  \
+	X(hold_gone, "hold_gone",                                                                  \
+	  "holds whose process was gone or replaced (another start time) when read: not resumed",  \
+	  DROP)                                                                                    \
+	X(dlopen_holds, "dlopen_holds",                                                            \
+	  "dlopens held (before the library's constructors) until its unwind table was in", EVENT) \
+	X(dlopen_hold_timeouts, "dlopen_hold_timeouts",                                            \
 	  "dlopens resumed at the 50 ms limit before the library's unwind table was in", DROP)
 
 /* Counted by the event-trace recorder (user/export/evtrace.c, -f chrome / perfetto). */
