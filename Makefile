@@ -273,9 +273,12 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./bpftrace-prof --heap -f text -o - -- $(OUTPUT)/targets/demo
 
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: sbin, as Debian's bcc tools (root only).
 install: bpftrace-prof
-	install -D -m 0755 bpftrace-prof $(DESTDIR)$(PREFIX)/bin/bpftrace-prof
+	install -D -m 0755 bpftrace-prof $(DESTDIR)$(PREFIX)/sbin/bpftrace-prof
 	install -D -m 0644 docs/man/bpftrace-prof.8 $(DESTDIR)$(PREFIX)/share/man/man8/bpftrace-prof.8
+	install -D -m 0644 scripts/bpftrace-prof.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpftrace-prof
 
 # Shell scripts we own are shellcheck-clean at its default severity (the e2e files are sourced
 # by tests/e2e/run.sh: bash, no shebang).

@@ -223,3 +223,95 @@ t_cli_man_page() {
 	grep -q 'EXIT STATUS' "$E2E_TMP/man.txt" || fail "no EXIT STATUS section"
 	grep -q '128 +' "$E2E_TMP/man.txt" || fail "the exit-status rule lacks CMD's 128 + N"
 }
+
+# complete WORD…: what the installed completion script offers for the last word (bash -c, as a
+# shell that sourced it would: COMP_WORDS and COMP_CWORD set, _bpftrace_prof called).
+complete_words() {
+	local script=$1
+	shift
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _bpftrace_prof
+		printf "%s\n" "${COMPREPLY[@]}"' complete "$script" "$@"
+}
+
+# make install (issue 26): PREFIX (default /usr/local) and DESTDIR honoured; the binary in sbin
+# (root only, as Debian's bcc tools), the man page, and a bash completion that completes.
+t_cli_make_install() {
+	local d=$E2E_TMP/stage p sbin man comp got
+	make -s --no-print-directory install DESTDIR="$d" >"$E2E_TMP/install.log" 2>&1 ||
+		fail "make install: $(cat "$E2E_TMP/install.log")"
+	sbin=$d/usr/local/sbin/bpftrace-prof
+	man=$d/usr/local/share/man/man8/bpftrace-prof.8
+	comp=$d/usr/local/share/bash-completion/completions/bpftrace-prof
+	for p in "$sbin" "$man" "$comp"; do
+		[ -f "$p" ] || fail "make install left no $p: $(find "$d" -type f)"
+	done
+	expect_eq "installed files" 3 "$(find "$d" -type f | wc -l)"
+	cmp -s "$sbin" "$PROF" || fail "$sbin is not $PROF"
+	expect_eq "binary mode" 755 "$(stat -c %a "$sbin")"
+	cmp -s "$man" docs/man/bpftrace-prof.8 || fail "$man is not docs/man/bpftrace-prof.8"
+	expect_eq "man page mode" 644 "$(stat -c %a "$man")"
+	"$sbin" --version >/dev/null || fail "the installed binary does not run"
+	make -s --no-print-directory install DESTDIR="$d" PREFIX=/usr >>"$E2E_TMP/install.log" 2>&1 ||
+		fail "make install PREFIX=/usr: $(cat "$E2E_TMP/install.log")"
+	[ -f "$d/usr/sbin/bpftrace-prof" ] || fail "PREFIX=/usr: no $d/usr/sbin/bpftrace-prof"
+
+	got=$(complete_words "$comp" bpftrace-prof --c)
+	echo "--c<TAB>: ${got//$'\n'/ }"
+	grep -qx -- --cpu <<<"$got" || fail "--c<TAB> does not offer --cpu: $got"
+	grep -qx -- --heap <<<"$got" && fail "--c<TAB> offers --heap"
+	got=$(complete_words "$comp" bpftrace-prof --cpu -f '')
+	echo "-f <TAB>: ${got//$'\n'/ }"
+	for p in pprof folded text svg chrome perfetto firefox codetracer memtrace; do
+		grep -qx "$p" <<<"$got" || fail "-f <TAB> does not offer $p: $got"
+	done
+	expect_eq "-f s<TAB>" svg "$(complete_words "$comp" bpftrace-prof -f s)"
+	got=$(complete_words "$comp" bpftrace-prof report x -f '')
+	expect_eq "report -f <TAB>" "pprof folded text" "${got//$'\n'/ }"
+	sleep 30 &
+	p=$!
+	complete_words "$comp" bpftrace-prof -p "${p:0:1}" | grep -qx "$p" || fail "-p <TAB> does not offer pid $p"
+	kill "$p"
+	got=$(complete_words "$comp" bpftrace-prof '')
+	expect_eq "<TAB> after the command" "dump report" "${got//$'\n'/ }"
+}
+
+# The README is the page a user reads first (issue 26): at most 25 KB, and every document it
+# links to (docs/*.md, the picture) exists.
+t_cli_readme_small_docs_linked() {
+	local size link n=0
+	size=$(wc -c <README.md)
+	expect_range "README.md bytes" 1 25000 "$size"
+	while read -r link; do
+		link=${link%%#*}
+		[ -e "$link" ] || fail "README links to $link, which does not exist"
+		n=$((n + 1))
+	done < <(grep -oE '\]\((docs/[^)]+)\)' README.md | sed -E 's/^\]\(//; s/\)$//' | sort -u)
+	for link in docs/*.md; do
+		grep -qF "]($link" README.md || fail "README does not link $link"
+	done
+	[ "$n" -ge 6 ] || fail "README links $n documents in docs/"
+	echo "ok: README.md $size bytes, $n links into docs/ exist"
+}
+
+# The man page's ENVIRONMENT names every variable the code reads (getenv, and the push
+# credentials taken by PUSH_ENV_PREFIX + name), and FILES names the default output and the spool.
+t_cli_man_page_environment_files() {
+	local man=docs/man/bpftrace-prof.8 env prefix v n=0
+	man -l "$man" 2>/dev/null | col -b >"$E2E_TMP/man.txt"
+	env=$(sed -n '/^ENVIRONMENT/,/^[A-Z][A-Z ]*$/p' "$E2E_TMP/man.txt" | sed '1d;$d' | tr -d '\n\t‐ ')
+	[ -n "$env" ] || fail "no ENVIRONMENT section in $man"
+	prefix=$(grep -rhoE '#define PUSH_ENV_PREFIX "[A-Z_]+"' user | grep -oE '"[A-Z_]+"' | tr -d '"')
+	[ -n "$prefix" ] || fail "no PUSH_ENV_PREFIX in user/"
+	for v in $(grep -rhoE 'getenv\("[A-Za-z_]+"\)' user | grep -oE '"[^"]+"' | tr -d '"') \
+		$(grep -rhoE 'PUSH_ENV_PREFIX "[A-Z]+"' user | grep -oE '"[A-Z]+"' | tr -d '"' | sed "s/^/$prefix/"); do
+		[[ $env == *"$v"* ]] || fail "$v is read by the code but not in $man's ENVIRONMENT"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 7 ] || fail "only $n environment variables found in user/"
+	echo "ok: $n environment variables in ENVIRONMENT"
+	sed -n '/^FILES/,/^[A-Z][A-Z ]*$/p' "$E2E_TMP/man.txt" >"$E2E_TMP/files.txt"
+	for v in bpftrace-prof.pb.gz FILE.old spool; do
+		grep -qF -- "$v" "$E2E_TMP/files.txt" || fail "FILES lacks $v"
+	done
+}
