@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sym/unwind_table.h"
+#include "unwind/unwind_table.h"
 
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7

@@ -5,7 +5,7 @@
  * section headers), by our own CFI reader (README "Unwind tables": measured against libdw).  The
  * bytes come from files other users and containers control: every length and offset is checked
  * against the section, and the work per file is capped (rows, section bytes, time).
- * Loaded into the kernel by user/sym/unwinder.c for the BPF walker (bpf/unwind.bpf.h).
+ * Loaded into the kernel by user/unwind/unwinder.c for the BPF walker (bpf/unwind.bpf.h).
  */
 #ifndef PROF_UNWIND_TABLE_H
 #define PROF_UNWIND_TABLE_H
