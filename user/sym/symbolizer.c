@@ -21,9 +21,7 @@
 #include "util/log.h"
 #include "proc/maps.h"
 #include "sym/perfmap.h"
-#include "sym/pycode.h"
-#include "sym/pythreads.h"
-#include <time.h>
+#include "sym/pynames.h"
 #include "proc/safe_open.h"
 #include "util/strpool.h"
 
@@ -112,33 +110,8 @@ struct sym_proc {
 	bool uid_known;
 	bool perfmap_refused; /* said and counted once per process */
 	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
-	const struct py_version *py; /* the CPython it runs (symbolizer__set_python) */
-	uint64_t py_runtime, py_code_type;
-	struct hashmap *pycodes;  /* code object address -> struct py_code_entry */
-	struct hashmap *pynames;  /* uint64_t tid -> const char * (interned): Python thread names */
-	uint64_t pynames_read_ns; /* when they were last read (CLOCK_MONOTONIC) */
-	struct hashmap *pywanted; /* uint64_t tid -> uint32_t reads since: seen, not named yet */
+	struct pynames *py; /* its CPython's frame and thread names (symbolizer__set_python) */
 };
-
-/* A code object of a process, read once. */
-struct py_code_entry {
-	const char *name, *file; /* interned; NULL: unreadable */
-	uint8_t *table;		 /* its line table (malloc'd) */
-	uint32_t table_len;
-	int32_t firstlineno;
-	uint64_t print; /* prof_py_fingerprint of it as read */
-};
-
-/* Code objects cached per process: past this many, frames are read without caching. */
-#define PY_CODES_MAX	   16384
-/* Python thread names read at once per process, and how often a process's are read again (for
- * a thread not named yet). */
-#define PY_NAMES_MAX	   1024
-#define PY_NAMES_REREAD_NS (100 * 1000000ULL)
-/* Reads a thread seen unnamed waits through (symbolizer__python_retry: one per 100 ms at most)
- * before it is given up: threading registers a thread in _active after it starts running. */
-#define PY_NAMES_TRIES	   30
-#define PY_WANTED_MAX	   256
 
 /* Mappings are shared by every result that falls in them; compared by interned pointers. */
 struct mapping_key {
@@ -359,34 +332,6 @@ static void release_maps(struct symbolizer *s, struct proc_map *maps, size_t n)
 	free(maps);
 }
 
-static void py_codes__free(struct sym_proc *p)
-{
-	size_t it = 0;
-	void *v;
-
-	while (p->pycodes && hashmap__next(p->pycodes, &it, NULL, &v))
-		free(((struct py_code_entry *)v)->table);
-	hashmap__free(p->pycodes);
-	p->pycodes = NULL;
-}
-
-/*
- * The Python state outlives a forget (exec, the final re-read at exit): stacks queued before the
- * exit stop are still to be named, and thread names are wanted when the profile is built, after
- * the process is gone.  An exec that changes the interpreter says so (symbolizer__set_python).
- */
-static void py_names__free(struct sym_proc *p)
-{
-	py_codes__free(p);
-	p->py = NULL;
-	p->py_code_type = 0;
-	hashmap__free(p->pynames);
-	p->pynames = NULL;
-	p->pynames_read_ns = 0;
-	hashmap__free(p->pywanted);
-	p->pywanted = NULL;
-}
-
 static void clear_proc(struct symbolizer *s, struct sym_proc *p)
 {
 	release_maps(s, p->maps, p->nmaps);
@@ -412,7 +357,7 @@ void symbolizer__free(struct symbolizer *s)
 		return;
 	while (s->procs && hashmap__next(s->procs, &it, NULL, &v)) {
 		clear_proc(s, *(struct sym_proc **)v);
-		py_names__free(*(struct sym_proc **)v);
+		pynames__free((*(struct sym_proc **)v)->py);
 		free(*(struct sym_proc **)v);
 	}
 	it = 0;
@@ -1005,7 +950,7 @@ void symbolizer__drop_pid(struct symbolizer *s, uint32_t pid)
 	if (!p)
 		return;
 	clear_proc(s, p);
-	py_names__free(p);
+	pynames__free(p->py);
 	free(p);
 	hashmap__delete(s->procs, &key);
 }
@@ -1015,6 +960,11 @@ static int mark(struct hashmap *keep, const void *ptr)
 	void *v;
 
 	return ptr ? hashmap__upsert(keep, &v, &ptr, NULL) : 0;
+}
+
+static int mark_cb(void *keep, const void *ptr)
+{
+	return mark(keep, ptr);
 }
 
 /* A growing array of fixed-size items (what a sweep frees once it can no longer fail). */
@@ -1044,21 +994,11 @@ static int mark_internal(struct symbolizer *s, struct hashmap *keep)
 	while (!err && hashmap__next(s->procs, &it, NULL, &v)) {
 		const struct sym_proc *p = *(struct sym_proc **)v;
 
-		size_t ci = 0;
-		void *cv;
-
 		err = mark(keep, p->comm);
 		for (size_t i = 0; i < p->nmaps && !err; i++)
 			err = mark(keep, p->maps[i].path);
-		while (!err && p->pycodes && hashmap__next(p->pycodes, &ci, NULL, &cv)) {
-			const struct py_code_entry *e = cv;
-
-			if (!(err = mark(keep, e->name)))
-				err = mark(keep, e->file);
-		}
-		ci = 0;
-		while (!err && p->pynames && hashmap__next(p->pynames, &ci, NULL, &cv))
-			err = mark(keep, *(const char **)cv);
+		if (!err)
+			err = pynames__mark(p->py, mark_cb, keep);
 	}
 	return err;
 }
@@ -1380,221 +1320,45 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
 	struct sym_proc *p;
 	int err = get_proc(s, &p, pid);
 
+	if (!err && !p->py)
+		err = pynames__new(&p->py, s->pool);
 	if (err)
 		return err;
-	if (p->py != v || p->py_code_type != code_type)
-		py_codes__free(p); /* other code objects, or another layout */
-	p->py = v;
-	p->py_runtime = runtime;
-	p->py_code_type = code_type;
+	pynames__set_python(p->py, v, runtime, code_type);
 	return 0;
-}
-
-/* Read the code object at code into e (names interned); -ENOMEM, or 0 with e->name NULL when it
- * could not be read. */
-static int py_code__read(struct symbolizer *s, const struct sym_proc *p, uint32_t pid,
-			 uint64_t code, struct py_code_entry *e)
-{
-	uint64_t names[2]; /* co_filename, co_name: what the BPF walker fingerprints */
-	struct pycode c;
-	int err;
-
-	memset(e, 0, sizeof(*e));
-	err = pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
-			   &c);
-	if (!err)
-		err = pycode__read_pid((void *)(uintptr_t)pid, code + p->py->co_filename, names,
-				       sizeof(names));
-	if (err) {
-		pr_debug("pid %u: Python code object at 0x%" PRIx64 " unreadable: %s\n", pid, code,
-			 strerror(-err));
-		pycode__free(&c);
-		return 0;
-	}
-	e->name = strpool__intern(s->pool, c.name);
-	e->file = strpool__intern(s->pool, c.filename);
-	if (!e->name || !e->file) {
-		pycode__free(&c);
-		return -ENOMEM;
-	}
-	e->firstlineno = c.firstlineno;
-	e->print = prof_py_fingerprint((uint32_t)c.firstlineno, names[0], names[1]);
-	e->table = c.table; /* ours now */
-	e->table_len = c.table_len;
-	c.table = NULL;
-	pycode__free(&c);
-	return 0;
-}
-
-/* Is e the object the walker saw (print 0, or an unreadable walk: no fingerprint to check)? */
-static bool py_code__matches(const struct py_code_entry *e, uint64_t print)
-{
-	return e->name && (!print || print == prof_py_fingerprint(0, 0, 0) || e->print == print);
 }
 
 int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame, uint64_t print,
 			       struct sym_result *out)
 {
-	uint64_t code = prof_py_frame_code(frame);
-	struct py_code_entry fresh, *e = NULL;
-	struct sym_proc *p;
-	struct pycode c;
-	bool created = true;
-	int err = 0;
-
-	memset(out, 0, sizeof(*out));
-	p = find_proc(s, pid);
-	if (p && p->py) {
-		if (!p->pycodes && hashmap__new(&p->pycodes, sizeof(code), sizeof(fresh)))
-			return -ENOMEM;
-		e = hashmap__find(p->pycodes, &code);
-		created = !e;
-		if (!e && hashmap__count(p->pycodes) < PY_CODES_MAX) {
-			err = hashmap__upsert(p->pycodes, (void **)&e, &code, &created);
-			if (err)
-				return err;
-			memset(e, 0, sizeof(*e));
-		}
-		/* Not cached, or cached as another object (freed since, its address reused): read
-		 * the object there now; it replaces the entry, whether or not it is the frame's. */
-		if (!e || !py_code__matches(e, print)) {
-			err = py_code__read(s, p, pid, code, &fresh);
-			if (err) {
-				if (created && e)
-					hashmap__delete(p->pycodes, &code);
-				return err;
-			}
-			if (e) {
-				free(e->table);
-				*e = fresh;
-			} else {
-				e = &fresh;
-			}
-		}
-	}
-	if (!e || !py_code__matches(e, print)) {
-		s->stats.py_code_unreadable++;
-		if (e == &fresh)
-			free(fresh.table);
-		out->name = out->system_name = strpool__intern(s->pool, "[python]");
-		return out->name ? 0 : -ENOMEM;
-	}
-	out->name = out->system_name = e->name;
-	out->file = e->file;
-	out->start_line = e->firstlineno;
-	c = (struct pycode){
-		.table = e->table, .table_len = e->table_len, .firstlineno = e->firstlineno};
-	out->line = pycode__line(p->py, &c, prof_py_frame_instr(frame));
-	if (e == &fresh)
-		free(fresh.table);
-	return 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* After a read: wanted threads now named go, the others count one more read (at most
- * PY_NAMES_TRIES; past 64 to drop, the rest go after the next read). */
-static void pywanted_prune(struct sym_proc *p)
-{
-	uint64_t gone[64];
-	const uint64_t *key;
-	size_t it = 0, n = 0;
-	void *v;
-
-	while (p->pywanted && n < 64 && hashmap__next(p->pywanted, &it, (const void **)&key, &v))
-		if ((p->pynames && hashmap__find(p->pynames, key)) ||
-		    ++*(uint32_t *)v >= PY_NAMES_TRIES)
-			gone[n++] = *key;
-	for (size_t i = 0; i < n; i++)
-		hashmap__delete(p->pywanted, &gone[i]);
-}
-
-/* Read pid's Python thread names now (it runs Python: p->py). */
-static int read_pynames(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
-{
-	struct pythread_name *names;
-	size_t n = 0;
-	uint64_t key;
+	struct sym_proc *p = find_proc(s, pid);
 	int err;
 
-	p->pynames_read_ns = mono_ns();
-	if (!p->pynames && hashmap__new(&p->pynames, sizeof(uint64_t), sizeof(const char *)))
-		return -ENOMEM;
-	names = calloc(PY_NAMES_MAX, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	err = pythreads__read(names, PY_NAMES_MAX, &n, p->py, pycode__read_pid,
-			      (void *)(uintptr_t)pid, p->py_runtime);
-	pr_debug("pid %u: %zu Python thread names (%s)\n", pid, n, err ? strerror(-err) : "ok");
-	if (err == -ENOMEM)
-		goto cleanup;
-	err = 0;
-	for (size_t i = 0; i < n && !err; i++) {
-		const char *name = strpool__intern(s->pool, names[i].name);
-		void *v;
-
-		key = names[i].tid;
-		if (!name || (!hashmap__find(p->pynames, &key) &&
-			      hashmap__count(p->pynames) >= PYTHREADS_MAX_THREADS)) {
-			err = name ? 0 : -ENOMEM;
-			break;
-		}
-		err = hashmap__upsert(p->pynames, &v, &key, NULL);
-		if (!err)
-			*(const char **)v = name;
-	}
-cleanup:
-	free(names);
-	if (!err)
-		pywanted_prune(p);
-	return err;
+	memset(out, 0, sizeof(*out));
+	err = pynames__resolve(p ? p->py : NULL, pid, frame, print, out);
+	if (err || out->name)
+		return err;
+	s->stats.py_code_unreadable++;
+	out->name = out->system_name = strpool__intern(s->pool, "[python]");
+	return out->name ? 0 : -ENOMEM;
 }
 
 int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
 	struct sym_proc *p = find_proc(s, pid);
-	uint64_t key = tid, now;
-	bool created;
-	void *v;
 
-	if (!p || !p->py || (p->pynames && hashmap__find(p->pynames, &key)))
-		return 0;
-	/* Wanted until named (or given up): a later read may find it (symbolizer__python_retry). */
-	if (!p->pywanted && hashmap__new(&p->pywanted, sizeof(uint64_t), sizeof(uint32_t)))
-		return -ENOMEM;
-	if (hashmap__count(p->pywanted) < PY_WANTED_MAX) {
-		if (hashmap__upsert(p->pywanted, &v, &key, &created))
-			return -ENOMEM;
-		if (created)
-			*(uint32_t *)v = 0;
-	}
-	now = mono_ns();
-	if (p->pynames_read_ns && now - p->pynames_read_ns < PY_NAMES_REREAD_NS)
-		return 0;
-	return read_pynames(s, p, pid);
+	return p ? pynames__thread(p->py, pid, tid) : 0;
 }
 
 int symbolizer__python_retry(struct symbolizer *s)
 {
 	struct sym_proc **pp;
 	const uint64_t *key;
-	uint64_t now = mono_ns();
 	size_t it = 0;
 	int err = 0;
 
-	while (!err && hashmap__next(s->procs, &it, (const void **)&key, (void **)&pp)) {
-		struct sym_proc *p = *pp;
-
-		if (p->py && p->pywanted && hashmap__count(p->pywanted) &&
-		    now - p->pynames_read_ns >= PY_NAMES_REREAD_NS)
-			err = read_pynames(s, p, (uint32_t)*key);
-	}
+	while (!err && hashmap__next(s->procs, &it, (const void **)&key, (void **)&pp))
+		err = pynames__retry((*pp)->py, (uint32_t)*key);
 	return err;
 }
 
@@ -1608,22 +1372,16 @@ int symbolizer__python_names(struct symbolizer *s, uint32_t pid)
 	if (pid) {
 		struct sym_proc *p = find_proc(s, pid);
 
-		return p && p->py ? read_pynames(s, p, pid) : 0;
+		return p ? pynames__read(p->py, pid) : 0;
 	}
 	while (!err && hashmap__next(s->procs, &it, (const void **)&key, (void **)&pp))
-		if ((*pp)->py)
-			err = read_pynames(s, *pp, (uint32_t)*key);
+		err = pynames__read((*pp)->py, (uint32_t)*key);
 	return err;
 }
 
 const char *symbolizer__python_thread_name(const struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
 	const struct sym_proc *p = find_proc(s, pid);
-	uint64_t key = tid;
-	const char **v;
 
-	if (!p || !p->pynames)
-		return NULL;
-	v = hashmap__find(p->pynames, &key);
-	return v ? *v : NULL;
+	return p ? pynames__thread_name(p->py, tid) : NULL;
 }
