@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "proc/maps.h"
 #include "sym/perfmap.h"
 #include "sym/pynames.h"
+#include "sym/symfiles.h"
 #include "proc/safe_open.h"
 #include "util/strpool.h"
 
@@ -34,46 +34,6 @@
 #define REREAD_EVERY 64
 #define REREAD_MAX   65536
 #define MAX_UNKNOWN  4096 /* addresses remembered per pid as outside every mapping */
-
-/*
- * Defaults of symbolizer_opts.max_files / max_file_bytes.  A process maps 10-40 files; their
- * tables (elf_file__bytes, measured here without debug files) run from 17 KiB (libz) through
- * 280 KiB (libc) and 680 KiB (libstdc++) to 7.4 MiB (libjvm): 256 files hold the libraries of a
- * few dozen different programs, and the byte cap bounds a host of big ones.
- */
-#define DEFAULT_MAX_FILES      256
-#define DEFAULT_MAX_FILE_BYTES (256ULL << 20)
-
-struct file_key {
-	uint32_t major, minor;
-	uint64_t inode;
-};
-
-enum file_state {
-	FILE_NONE,    /* not an ELF file, or refused: nothing to load, ever */
-	FILE_LOADED,  /* its symbols are in memory (on the LRU list, unless fixed) */
-	FILE_EVICTED, /* an ELF file the LRU unloaded: opened again when an address needs it */
-};
-
-/*
- * One ELF file (or a set of files of one build id), shared by every process mapping it.  The
- * record lives while a process's maps name it (refs) or while it is loaded; its symbols are
- * loaded while the LRU keeps them.
- */
-struct sym_file {
-	struct elf_file *elf; /* FILE_LOADED only */
-	enum file_state state;
-	bool fixed;	  /* the vDSO: loaded once, never evicted, never on the LRU */
-	bool has_symbols; /* as last loaded: kept while evicted, so mapping records stay one */
-	char *build_id;	  /* owned; "" when none */
-	uint64_t bid_hash;
-	bool in_build_ids;     /* registered in symbolizer.build_ids under bid_hash */
-	size_t bytes;	       /* elf_file__bytes while loaded */
-	unsigned refs;	       /* proc_map entries naming it */
-	struct file_key *keys; /* its entries in symbolizer.files */
-	size_t nkeys;
-	struct sym_file *newer, *older; /* LRU list of loaded files */
-};
 
 enum map_kind {
 	MAP_FILE,    /* a path we can open */
@@ -110,7 +70,7 @@ struct sym_proc {
 	bool uid_known;
 	bool perfmap_refused; /* said and counted once per process */
 	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
-	struct pynames *py; /* its CPython's frame and thread names (symbolizer__set_python) */
+	struct pynames *py;   /* its CPython's frame and thread names (symbolizer__set_python) */
 };
 
 /* Mappings are shared by every result that falls in them; compared by interned pointers. */
@@ -124,22 +84,13 @@ struct symbolizer {
 	char *proc_root, *kallsyms_path, *perfmap_dir, *debug_dir;
 	/* Every string a result or a record holds: swept by symbolizer__sweep. */
 	struct strpool *pool;
-	struct hashmap *files;		  /* file_key -> struct sym_file * */
-	struct hashmap *build_ids;	  /* uint64_t hash of the build id -> struct sym_file * */
-	struct sym_file *newest, *oldest; /* the LRU of loaded files */
-	size_t nloaded, nrecords;
-	uint64_t loaded_bytes;
-	size_t max_files;
-	uint64_t max_file_bytes;
+	struct symfiles files;	  /* the ELF files processes map, loaded by an LRU */
 	struct hashmap *procs;	  /* uint64_t pid -> struct sym_proc * */
 	struct hashmap *mappings; /* mapping_key -> struct sym_mapping * */
 	struct hashmap *display;  /* interned raw name -> interned demangled name */
 	struct kallsyms *ksyms;
 	bool ksyms_tried;
 	struct sym_mapping kernel_map;
-	struct sym_file vdso;
-	uint64_t vdso_size;
-	bool vdso_tried;
 	struct symbolizer_stats stats;
 };
 
@@ -177,15 +128,10 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	s->max_files = opts && opts->max_files ? opts->max_files : DEFAULT_MAX_FILES;
-	s->max_file_bytes =
-		opts && opts->max_file_bytes ? opts->max_file_bytes : DEFAULT_MAX_FILE_BYTES;
-	err = strpool__new(&s->pool);
-	if (err)
-		goto cleanup;
-	err = hashmap__new(&s->files, sizeof(struct file_key), sizeof(struct sym_file *));
+	err = symfiles__init(&s->files, s->proc_root, s->debug_dir, opts ? opts->max_files : 0,
+			     opts ? opts->max_file_bytes : 0, &s->stats);
 	if (!err)
-		err = hashmap__new(&s->build_ids, sizeof(uint64_t), sizeof(struct sym_file *));
+		err = strpool__new(&s->pool);
 	if (!err)
 		err = hashmap__new(&s->procs, sizeof(uint64_t), sizeof(struct sym_proc *));
 	if (!err)
@@ -201,7 +147,6 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		.path = "[kernel.kallsyms]",
 		.build_id = "",
 	};
-	s->vdso.fixed = true;
 	*out = s;
 	s = NULL;
 cleanup:
@@ -209,126 +154,10 @@ cleanup:
 	return err;
 }
 
-static void lru_unlink(struct symbolizer *s, struct sym_file *f)
-{
-	if (f->newer)
-		f->newer->older = f->older;
-	else
-		s->newest = f->older;
-	if (f->older)
-		f->older->newer = f->newer;
-	else
-		s->oldest = f->newer;
-	f->newer = f->older = NULL;
-}
-
-static void lru_push(struct symbolizer *s, struct sym_file *f)
-{
-	f->older = s->newest;
-	f->newer = NULL;
-	if (s->newest)
-		s->newest->newer = f;
-	else
-		s->oldest = f;
-	s->newest = f;
-}
-
-/* Used now (a load or a resolve): the last to be evicted. */
-static void touch(struct symbolizer *s, struct sym_file *f)
-{
-	if (f->fixed || f->state != FILE_LOADED || s->newest == f)
-		return;
-	lru_unlink(s, f);
-	lru_push(s, f);
-}
-
-/* The record and its names in the indexes go; nothing refers to it any more. */
-static void free_file(struct symbolizer *s, struct sym_file *f)
-{
-	struct sym_file **v;
-
-	for (size_t i = 0; i < f->nkeys; i++)
-		hashmap__delete(s->files, &f->keys[i]);
-	if (f->in_build_ids) {
-		v = hashmap__find(s->build_ids, &f->bid_hash);
-		if (v && *v == f)
-			hashmap__delete(s->build_ids, &f->bid_hash);
-	}
-	if (f->state == FILE_LOADED) {
-		lru_unlink(s, f);
-		s->nloaded--;
-		s->loaded_bytes -= f->bytes;
-		elf_file__free(f->elf);
-	}
-	free(f->build_id);
-	free(f->keys);
-	free(f);
-	s->nrecords--;
-}
-
-/* A record neither loaded nor named by any process's maps is of no use. */
-static void maybe_free_file(struct symbolizer *s, struct sym_file *f)
-{
-	if (f && !f->fixed && f->state != FILE_LOADED && !f->refs)
-		free_file(s, f);
-}
-
-/* Unload f's symbols (results already handed out hold interned copies of its names). */
-static void evict(struct symbolizer *s, struct sym_file *f)
-{
-	lru_unlink(s, f);
-	s->nloaded--;
-	s->loaded_bytes -= f->bytes;
-	elf_file__free(f->elf);
-	f->elf = NULL;
-	f->bytes = 0;
-	f->state = FILE_EVICTED;
-	s->stats.files_evicted++;
-	maybe_free_file(s, f);
-}
-
-/* Evict the least recently used files until both caps hold; never keep, the file in use now. */
-static void enforce_caps(struct symbolizer *s, const struct sym_file *keep)
-{
-	struct sym_file *f = s->oldest;
-
-	while (f && (s->nloaded > s->max_files || s->loaded_bytes > s->max_file_bytes)) {
-		struct sym_file *newer = f->newer;
-
-		if (f != keep)
-			evict(s, f);
-		f = newer;
-	}
-}
-
-/* f takes elf (replacing the one it had), as the most recently used. */
-static void set_loaded(struct symbolizer *s, struct sym_file *f, struct elf_file *elf)
-{
-	if (f->state == FILE_LOADED) {
-		lru_unlink(s, f);
-		s->nloaded--;
-		s->loaded_bytes -= f->bytes;
-		elf_file__free(f->elf);
-	}
-	f->elf = elf;
-	f->state = FILE_LOADED;
-	f->has_symbols = elf_file__has_symbols(elf);
-	f->bytes = elf_file__bytes(elf);
-	s->nloaded++;
-	s->loaded_bytes += f->bytes;
-	lru_push(s, f);
-}
-
 static void release_maps(struct symbolizer *s, struct proc_map *maps, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		struct sym_file *f = maps[i].file;
-
-		if (!f || f->fixed)
-			continue;
-		f->refs--;
-		maybe_free_file(s, f);
-	}
+	for (size_t i = 0; i < n; i++)
+		symfiles__put(&s->files, maps[i].file);
 	free(maps);
 }
 
@@ -363,14 +192,8 @@ void symbolizer__free(struct symbolizer *s)
 	it = 0;
 	while (s->mappings && hashmap__next(s->mappings, &it, NULL, &v))
 		free(*(struct sym_mapping **)v);
-	/* No process refers to a file now: the records left are the loaded ones. */
-	while (s->oldest)
-		free_file(s, s->oldest);
-	elf_file__free(s->vdso.elf);
-	free(s->vdso.build_id);
+	symfiles__fini(&s->files);
 	kallsyms__free(s->ksyms);
-	hashmap__free(s->files);
-	hashmap__free(s->build_ids);
 	hashmap__free(s->procs);
 	hashmap__free(s->mappings);
 	hashmap__free(s->display);
@@ -414,234 +237,12 @@ static int get_proc(struct symbolizer *s, struct sym_proc **out, uint32_t pid)
 	return 0;
 }
 
-static int new_file(struct symbolizer *s, struct sym_file **out, const char *build_id)
-{
-	struct sym_file *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -ENOMEM;
-	f->build_id = strdup(build_id);
-	if (!f->build_id) {
-		free(f);
-		return -ENOMEM;
-	}
-	s->nrecords++;
-	*out = f;
-	return 0;
-}
-
-/* (dev, inode) names f from now on. */
-static int add_key(struct symbolizer *s, struct sym_file *f, const struct file_key *key)
-{
-	struct file_key *k = realloc(f->keys, (f->nkeys + 1) * sizeof(*k));
-	void *v;
-
-	if (!k)
-		return -ENOMEM;
-	f->keys = k;
-	if (hashmap__upsert(s->files, &v, key, NULL))
-		return -ENOMEM;
-	*(struct sym_file **)v = f;
-	f->keys[f->nkeys++] = *key;
-	return 0;
-}
-
-static int syms_rank(const struct elf_file *elf)
-{
-	switch (elf_file__syms(elf)) {
-	case ELF_FILE_SYMS_SYMTAB:
-	case ELF_FILE_SYMS_DEBUG_FILE:
-		return 0;
-	case ELF_FILE_SYMS_DYNSYM:
-		return 1;
-	default:
-		return 2;
-	}
-}
-
-/*
- * The record for a newly opened elf, loaded with it.  Same build id as a known file (one library
- * in several containers, or a stripped and an unstripped copy of one build): share its record,
- * with the fuller symbol table.  Takes elf, freeing it when not kept.
- */
-static int adopt_elf(struct symbolizer *s, struct sym_file **out, struct elf_file *elf)
-{
-	const char *bid = elf_file__build_id(elf);
-	struct sym_file *f, **v;
-	uint64_t hash = 0;
-	int err;
-
-	if (bid[0]) {
-		hash = hash_bytes(bid, strlen(bid));
-		v = hashmap__find(s->build_ids, &hash);
-		if (v && strcmp((*v)->build_id, bid) == 0) {
-			f = *v;
-			if (f->state != FILE_LOADED || syms_rank(elf) < syms_rank(f->elf))
-				set_loaded(s, f, elf);
-			else
-				elf_file__free(elf);
-			*out = f;
-			return 0;
-		}
-	}
-	err = new_file(s, &f, bid);
-	if (err) {
-		elf_file__free(elf);
-		return err;
-	}
-	/* Another build id of the same 64-bit hash is not shared: the first keeps the slot. */
-	if (bid[0] && !hashmap__find(s->build_ids, &hash)) {
-		err = hashmap__upsert(s->build_ids, (void **)&v, &hash, NULL);
-		if (err) {
-			free_file(s, f);
-			elf_file__free(elf);
-			return err;
-		}
-		*v = f;
-		f->bid_hash = hash;
-		f->in_build_ids = true;
-	}
-	set_loaded(s, f, elf);
-	*out = f;
-	return 0;
-}
-
 /* A file we would not read: counted, and said once per file at -v. */
 static void refused(struct symbolizer *s, uint64_t *counter, const char *what, const char *path,
 		    int err)
 {
 	(*counter)++;
 	pr_warn("not reading %s %s: %s\n", what, path, safe_open__strerror(err));
-}
-
-/*
- * Open the ELF file behind maps line e of pid (safe_open__mapping says how).  0 with *out NULL:
- * not an ELF file, or refused (counted); -EAGAIN: not there now (maybe gone), worth another
- * try later; -ENOMEM.
- */
-static int open_elf(struct symbolizer *s, struct elf_file **out, uint32_t pid,
-		    const struct maps_entry *e, int root_fd)
-{
-	int err, fd;
-
-	*out = NULL;
-	err = safe_open__mapping(&fd, s->proc_root, pid, e, root_fd);
-	if (err && !safe_open__refused(err))
-		return -EAGAIN;
-	if (err) {
-		refused(s, &s->stats.files_refused, "mapped file", e->path, err);
-		return 0;
-	}
-	err = elf_file__open_fd(out, fd,
-				&(struct elf_file_opts){.debug_dir = s->debug_dir,
-							.target_path = e->path,
-							.in_root = root_fd >= 0,
-							.root_fd = root_fd});
-	close(fd);
-	if (err == -ENOMEM)
-		return err;
-	if (err)
-		pr_debug("symbolizer: %s: %s\n", e->path, strerror(-err));
-	return 0;
-}
-
-/* An evicted file, needed again: opened again the way it was first (through pid's maps line
- * e).  -ENOENT (or -ESTALE: another build now) when that is no longer possible. */
-static int reload(struct symbolizer *s, struct sym_file *f, uint32_t pid,
-		  const struct maps_entry *e, int root_fd)
-{
-	struct elf_file *elf;
-	int err;
-
-	err = open_elf(s, &elf, pid, e, root_fd);
-	if (err == -ENOMEM)
-		return err;
-	if (!elf)
-		return -ENOENT;
-	if (strcmp(elf_file__build_id(elf), f->build_id)) {
-		pr_debug("symbolizer: %s changed since it was loaded\n", e->path);
-		elf_file__free(elf);
-		return -ESTALE;
-	}
-	set_loaded(s, f, elf);
-	enforce_caps(s, f);
-	return 0;
-}
-
-/*
- * The file behind a file mapping, loaded, with a reference taken: opened once per (dev, inode)
- * while its record lives, again after an eviction.  *out is NULL when nothing could be opened
- * (not cached: a later load tries again).  A refused file is remembered as one without symbols
- * (not retried, not recounted) while a process maps it.
- */
-static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
-		    const struct maps_entry *e, int root_fd)
-{
-	struct file_key key = {.major = e->dev_major, .minor = e->dev_minor, .inode = e->inode};
-	struct elf_file *elf = NULL;
-	struct sym_file **cached, *f;
-	int err;
-
-	*out = NULL;
-	cached = hashmap__find(s->files, &key);
-	if (cached) {
-		f = *cached;
-		if (f->state == FILE_EVICTED) {
-			err = reload(s, f, pid, e, root_fd);
-			if (err == -ENOMEM)
-				return err;
-		}
-		touch(s, f);
-		f->refs++;
-		*out = f;
-		return 0;
-	}
-	err = open_elf(s, &elf, pid, e, root_fd);
-	if (err == -EAGAIN)
-		return 0;
-	if (err)
-		return err;
-	err = elf ? adopt_elf(s, &f, elf) : new_file(s, &f, "");
-	if (err)
-		return err;
-	err = add_key(s, f, &key);
-	if (err) {
-		maybe_free_file(s, f);
-		return err;
-	}
-	enforce_caps(s, f);
-	f->refs++;
-	*out = f;
-	return 0;
-}
-
-/* Our own vDSO: the kernel maps one image into every process of an ABI, so a target's
- * "[vdso]" of the same size is this one. */
-static struct sym_file *get_vdso(struct symbolizer *s, uint64_t size)
-{
-	unsigned long base;
-	struct maps *m = NULL;
-	const struct maps_entry *e;
-
-	if (!s->vdso_tried) {
-		s->vdso_tried = true;
-		base = getauxval(AT_SYSINFO_EHDR);
-		if (base && !maps__read(&m, "/proc/self/maps") && (e = maps__find(m, base)) &&
-		    e->start == base &&
-		    !elf_file__open_mem(&s->vdso.elf, (const void *)base, e->end - e->start)) {
-			s->vdso.build_id = strdup(elf_file__build_id(s->vdso.elf));
-			if (!s->vdso.build_id) {
-				elf_file__free(s->vdso.elf);
-				s->vdso.elf = NULL;
-			} else {
-				s->vdso_size = e->end - e->start;
-				s->vdso.state = FILE_LOADED;
-				s->vdso.has_symbols = elf_file__has_symbols(s->vdso.elf);
-			}
-		}
-		maps__free(m);
-	}
-	return s->vdso.elf && size == s->vdso_size ? &s->vdso : NULL;
 }
 
 static enum map_kind kind_of(const struct maps_entry *e)
@@ -685,11 +286,11 @@ static int build_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid, co
 			goto cleanup;
 		}
 		if (x->kind == MAP_FILE) {
-			err = get_file(s, &x->file, pid, e, root_fd);
+			err = symfiles__get(&s->files, &x->file, pid, e, root_fd);
 			if (err)
 				goto cleanup;
 		} else if (x->kind == MAP_VDSO) {
-			x->file = get_vdso(s, e->end - e->start);
+			x->file = symfiles__vdso(&s->files, e->end - e->start);
 		}
 		n++;
 	}
@@ -1065,9 +666,9 @@ cleanup:
 void symbolizer__usage(const struct symbolizer *s, struct symbolizer_usage *out)
 {
 	*out = (struct symbolizer_usage){
-		.files_loaded = s->nloaded,
-		.file_bytes = s->loaded_bytes,
-		.file_records = s->nrecords,
+		.files_loaded = s->files.nloaded,
+		.file_bytes = s->files.loaded_bytes,
+		.file_records = s->files.nrecords,
 		.strings = strpool__count(s->pool),
 		.string_bytes = strpool__bytes(s->pool),
 		.mappings = hashmap__count(s->mappings),
@@ -1194,7 +795,7 @@ static int reload_map(struct symbolizer *s, uint32_t pid, struct proc_map *m)
 
 	if (safe_open__root(&root_fd, s->proc_root, pid))
 		root_fd = -1;
-	err = reload(s, m->file, pid, &e, root_fd);
+	err = symfiles__reload(&s->files, m->file, pid, &e, root_fd);
 	if (root_fd >= 0)
 		close(root_fd);
 	if (err && err != -ENOMEM)
@@ -1220,7 +821,7 @@ static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct p
 	if (f && f->state != FILE_NONE) {
 		/* Loaded now, or evicted for good: the mapping record stays the one it was. */
 		has_symbols = f->has_symbols;
-		touch(s, f);
+		symfiles__touch(&s->files, f);
 		if (f->elf && !elf_file__vaddr(f->elf, &vaddr, addr, m->start, m->offset))
 			sym = elf_file__lookup(f->elf, vaddr);
 	}
