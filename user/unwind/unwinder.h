@@ -18,7 +18,7 @@
  * maps joins an LRU of unused tables and is unloaded past its caps (its id reused, its file
  * records forgotten: rebuilt if mapped again); file records no process maps are forgotten past
  * theirs.  The eviction order that keeps the BPF side from ever reading a reused id through a
- * stale entry is explained above evict_pass in unwinder.c.
+ * stale entry is explained above evict_pass in bpf_tables.c.
  * Not thread-safe: every call but the worker's own work runs on the caller's thread.
  */
 #ifndef PROF_UNWINDER_H
