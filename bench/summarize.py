@@ -185,7 +185,7 @@ def tables_table(out, path):
 
     def kib(b):
         return "—" if b is None or b < 0 else f"{b / 1024:,.0f} KiB"
-    out.append("Each file's table built by `user/sym/unwind_table.c` (best of 10 builds; user CPU is "
+    out.append("Each file's table built by `user/unwind/unwind_table.c` (best of 10 builds; user CPU is "
                "the mean per build). In the kernel a table is an array map of 16 KiB chunks, one "
                "more for the index when the rows fill several (`include/prof_unwind.h`); "
                "\"charged\" is what the kernel accounts for such a map (its `memlock` in fdinfo), "

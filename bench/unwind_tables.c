@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unwind-table build cost per ELF file (user/sym/unwind_table.c): rows, table bytes, FDEs,
+ * Unwind-table build cost per ELF file (user/unwind/unwind_table.c): rows, table bytes, FDEs,
  * unsupported rows, build time (best of N runs) and how much the peak RSS grew in a child
  * process that builds only that table (so one file's memory is not hidden by another's).
  * Kernel memory: the chunks the table takes in its inner array map (include/prof_unwind.h: 16 KiB
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
-#include "sym/unwind_table.h"
+#include "unwind/unwind_table.h"
 
 static const char *const default_files[] = {
 	"/lib/x86_64-linux-gnu/libc.so.6",

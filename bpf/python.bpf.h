@@ -9,7 +9,7 @@
  * The thread's PyThreadState comes from the pthread key CPython keeps it under
  * (_PyRuntime.gilstate.autoTSSkey), read from glibc's thread descriptor at fsbase: that slot
  * stays set while the thread waits for the GIL, unlike 3.12's _Py_tss_tstate.  Offsets and
- * runtime addresses are written by userspace (user/sym/python.c, user/sym/unwinder.c) into the
+ * runtime addresses are written by userspace (user/sym/python.c, user/unwind/unwinder.c) into the
  * process's unwinder entry.  One Python frame per bpf_loop iteration, as for native frames, so
  * the frame limit bounds both.
  */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The user-stack walker shared by the heap return probe and the cpu sampler: .eh_frame unwinding
- * from tables built in userspace (include/prof_unwind.h, user/sym/unwinder.c), frame pointers where
- * a file has no table (JIT code, a table still building), bpf_get_stack for --unwind fp.
+ * from tables built in userspace (include/prof_unwind.h, user/unwind/unwinder.c), frame pointers
+ * where a file has no table (JIT code, a table still building), bpf_get_stack for --unwind fp.
  *
  * One bpf_loop iteration per frame, so one program walks up to PROF_MAX_FRAMES frames without
  * tail calls.  Per frame: the pc's mapping by binary search in the process's sorted mapping

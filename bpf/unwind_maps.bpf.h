@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The maps of the user-stack unwinder (include/prof_unwind.h), filled by user/sym/unwinder.c:
+ * The maps of the user-stack unwinder (include/prof_unwind.h), filled by user/unwind/unwinder.c:
  * unwind tables per file, executable mappings per process.  Shared by every object that includes
  * this (the loader hands one fd to all): the heap and cpu programs read them, the lifecycle program
  * keeps process entries right across fork, exec and exit.

@@ -200,7 +200,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(py_code_unreadable, "py_code_unreadable",                                     \
 	  "Python frames whose code object could not be read (shown as [python])", DROP)
 
-/* Counted by the unwind-table registry (user/sym/unwinder.c). */
+/* Counted by the unwind-table registry (user/unwind/unwinder.c). */
 #define PROF_UNWINDER_STATS(X)                                                                    \
 	X(tables_built, "unwind_tables_built", "unwind tables built and loaded into the kernel",  \
 	  BOOK)                                                                                   \

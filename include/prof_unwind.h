@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Unwind tables shared by userspace (user/sym/unwind_table.c builds them from .eh_frame /
+ * Unwind tables shared by userspace (user/unwind/unwind_table.c builds them from .eh_frame /
  * .debug_frame) and the BPF unwinder (bpf/unwind.bpf.h): one sorted array of rows per ELF file.
  * A row holds from its pc up to the next row's pc.  On x86_64 the return address is always at
  * CFA-8; rows where the CFI says otherwise are PROF_UNWIND_CFA_UNSUPPORTED.

@@ -16,7 +16,7 @@
 
 #include "agg/collect.h"
 #include "agg/cpu_agg.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/output.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "agg/collect.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/evtrace.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The libdw alternative to user/sym/unwind_table.c, kept only to measure it (README "Unwind
+ * The libdw alternative to user/unwind/unwind_table.c, kept only to measure it (README "Unwind
  * tables"): the same rows (include/prof_unwind.h kinds, merged, end-of-FDE rows) from
  * dwarf_getcfi_elf + dwarf_cfi_addrframe, FDE starts from .eh_frame_hdr's sorted table, each
  * row's end found by dwarf_frame_info.  Not built by the Makefile:

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer harness of the unwind-table builder (user/sym/unwind_table.c): the input is an ELF
- * image in memory, as a container's library or the vDSO would be, or one raw CFI section.  A table
- * that builds must be sorted, end with "no information", and answer a lookup at a row's pc with
- * that row.  Built by hand until `make fuzz` exists:
+ * libFuzzer harness of the unwind-table builder (user/unwind/unwind_table.c, unwind_elf.c): the
+ * input is an ELF image in memory, as a container's library or the vDSO would be, or one raw CFI
+ * section.  A table that builds must be sorted, end with "no information", and answer a lookup
+ * at a row's pc with that row.  Built by hand until `make fuzz` exists:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Iuser \
- *     tests/fuzz/fuzz_unwind_table.c user/sym/unwind_table.c -lelf -lz -o build/fuzz_unwind_table
+ *     tests/fuzz/fuzz_unwind_table.c user/unwind/unwind_table.c user/unwind/unwind_elf.c \
+ *     -lelf -lz -o build/fuzz_unwind_table
  *   build/fuzz_unwind_table -max_total_time=60 tests/fuzz/corpus/unwind_table
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sym/unwind_table.h"
+#include "unwind/unwind_table.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

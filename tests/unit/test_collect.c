@@ -20,7 +20,7 @@
 #include "agg/heap_agg.h"
 #include "prof_cpu.h"
 #include "prof_heap.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 
 static struct collect_opts heap_env = {.modes = MODE_HEAP, .unwind_tables = true};
 

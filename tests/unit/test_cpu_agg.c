@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "agg/cpu_agg.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 
 static void test_cpu_agg__counts_per_thread_and_stacks(void **state)
 {

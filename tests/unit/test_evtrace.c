@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "agg/calls_agg.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "export/evtrace.h"
 #include "export/trace_sink.h"
 #include "prof_python.h"

@@ -13,7 +13,7 @@
 
 #include "agg/collect.h"
 #include "agg/offcpu_agg.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "prof_offcpu.h"
 #include "profile/build.h"
 #include "profile/offcpu_profile.h"

@@ -428,7 +428,7 @@ static void test_pythreads__without_threading(void **state)
 }
 
 /*
- * The symbolizer (user/sym/symbolizer.c) names a thread seen before threading knew it, by a
+ * The symbolizer (user/sym/pynames.c) names a thread seen before threading knew it, by a
  * later read: a raw _thread thread is seen unnamed; once it registers itself (current_thread(),
  * renamed "late"), symbolizer__python_retry names it without being told of the thread again.
  */

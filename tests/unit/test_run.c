@@ -22,7 +22,7 @@
 #include "profile/run.h"
 #include "sym/symbolizer.h"
 #include "export/text.h"
-#include "sym/unwinder.h"
+#include "unwind/unwinder.h"
 
 #define BASE 7000 /* counter i gets BASE + i: non-zero, and each value tells its counter */
 

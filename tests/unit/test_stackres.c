@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "profile/profile.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "profile/build.h"
 #include "sym/symbolizer.h"
 #include "util/hashmap.h"

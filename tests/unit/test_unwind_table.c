@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "proc/safe_open.h"
-#include "sym/unwind_table.h"
+#include "unwind/unwind_table.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 

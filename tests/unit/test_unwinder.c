@@ -33,8 +33,8 @@
 #include "proc/maps.h"
 #include "prof_unwind.h"
 #include "proc/safe_open.h"
-#include "sym/unwind_table.h"
-#include "sym/unwinder.h"
+#include "unwind/unwind_table.h"
+#include "unwind/unwinder.h"
 
 #define WAIT_MS	      120000 /* generous: a loaded machine, ASan; never a timing assertion */
 #define ANON_MAPPINGS 300    /* more than PROF_UNWIND_MAX_MAPPINGS executable mappings */

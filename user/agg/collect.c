@@ -36,10 +36,10 @@
 #include "prof_heap.h"
 #include "prof_dump.h"
 #include "prof_offcpu.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "proc/safe_open.h"
 #include "sym/symbolizer.h"
-#include "sym/unwinder.h"
+#include "unwind/unwinder.h"
 
 /*
  * The last stack a heap event carried.  Runs of events from one call site are the common case:

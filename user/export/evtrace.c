@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "agg/calls_agg.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "export/trace_sink.h"
 #include "prof_python.h"
 #include "proc/procinfo.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "agg/collect.h"
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "export/memtrace.h"
 #include "export/output.h"
 #include "prof_python.h"

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 #include "util/hashmap.h"
 #include "proc/procinfo.h"
 #include "profile/profile.h"

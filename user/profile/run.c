@@ -12,7 +12,7 @@
 #include "proc/maps.h"
 #include "profile/profile.h"
 #include "sym/symbolizer.h"
-#include "sym/unwinder.h"
+#include "unwind/unwinder.h"
 #include "util/log.h"
 
 /* The counter lists of include/prof_common.h, as (name, meaning, kind) rows. */

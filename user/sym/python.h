@@ -5,7 +5,7 @@
  * and its .cold part, PyCode_Type), and the structure offsets of that version, from our table of
  * 3.8–3.13 (measured against each version's headers: tests/unit/test_python.c) or, from 3.13 on,
  * from the _Py_DebugOffsets the interpreter carries at the start of _PyRuntime (cross-checked
- * against the table).  The unwinder (user/sym/unwinder.c) inspects each file it builds a table
+ * against the table).  The unwinder (user/unwind/unwinder.c) inspects each file it builds a table
  * for, and writes the runtime addresses into the process's entry (include/prof_python.h).
  */
 #ifndef PROF_SYM_PYTHON_H

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -21,9 +20,8 @@
 #include "util/log.h"
 #include "proc/maps.h"
 #include "sym/perfmap.h"
-#include "sym/pycode.h"
-#include "sym/pythreads.h"
-#include <time.h>
+#include "sym/pynames.h"
+#include "sym/symfiles.h"
 #include "proc/safe_open.h"
 #include "util/strpool.h"
 
@@ -36,46 +34,6 @@
 #define REREAD_EVERY 64
 #define REREAD_MAX   65536
 #define MAX_UNKNOWN  4096 /* addresses remembered per pid as outside every mapping */
-
-/*
- * Defaults of symbolizer_opts.max_files / max_file_bytes.  A process maps 10-40 files; their
- * tables (elf_file__bytes, measured here without debug files) run from 17 KiB (libz) through
- * 280 KiB (libc) and 680 KiB (libstdc++) to 7.4 MiB (libjvm): 256 files hold the libraries of a
- * few dozen different programs, and the byte cap bounds a host of big ones.
- */
-#define DEFAULT_MAX_FILES      256
-#define DEFAULT_MAX_FILE_BYTES (256ULL << 20)
-
-struct file_key {
-	uint32_t major, minor;
-	uint64_t inode;
-};
-
-enum file_state {
-	FILE_NONE,    /* not an ELF file, or refused: nothing to load, ever */
-	FILE_LOADED,  /* its symbols are in memory (on the LRU list, unless fixed) */
-	FILE_EVICTED, /* an ELF file the LRU unloaded: opened again when an address needs it */
-};
-
-/*
- * One ELF file (or a set of files of one build id), shared by every process mapping it.  The
- * record lives while a process's maps name it (refs) or while it is loaded; its symbols are
- * loaded while the LRU keeps them.
- */
-struct sym_file {
-	struct elf_file *elf; /* FILE_LOADED only */
-	enum file_state state;
-	bool fixed;	  /* the vDSO: loaded once, never evicted, never on the LRU */
-	bool has_symbols; /* as last loaded: kept while evicted, so mapping records stay one */
-	char *build_id;	  /* owned; "" when none */
-	uint64_t bid_hash;
-	bool in_build_ids;     /* registered in symbolizer.build_ids under bid_hash */
-	size_t bytes;	       /* elf_file__bytes while loaded */
-	unsigned refs;	       /* proc_map entries naming it */
-	struct file_key *keys; /* its entries in symbolizer.files */
-	size_t nkeys;
-	struct sym_file *newer, *older; /* LRU list of loaded files */
-};
 
 enum map_kind {
 	MAP_FILE,    /* a path we can open */
@@ -112,33 +70,8 @@ struct sym_proc {
 	bool uid_known;
 	bool perfmap_refused; /* said and counted once per process */
 	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
-	const struct py_version *py; /* the CPython it runs (symbolizer__set_python) */
-	uint64_t py_runtime, py_code_type;
-	struct hashmap *pycodes;  /* code object address -> struct py_code_entry */
-	struct hashmap *pynames;  /* uint64_t tid -> const char * (interned): Python thread names */
-	uint64_t pynames_read_ns; /* when they were last read (CLOCK_MONOTONIC) */
-	struct hashmap *pywanted; /* uint64_t tid -> uint32_t reads since: seen, not named yet */
+	struct pynames *py;   /* its CPython's frame and thread names (symbolizer__set_python) */
 };
-
-/* A code object of a process, read once. */
-struct py_code_entry {
-	const char *name, *file; /* interned; NULL: unreadable */
-	uint8_t *table;		 /* its line table (malloc'd) */
-	uint32_t table_len;
-	int32_t firstlineno;
-	uint64_t print; /* prof_py_fingerprint of it as read */
-};
-
-/* Code objects cached per process: past this many, frames are read without caching. */
-#define PY_CODES_MAX	   16384
-/* Python thread names read at once per process, and how often a process's are read again (for
- * a thread not named yet). */
-#define PY_NAMES_MAX	   1024
-#define PY_NAMES_REREAD_NS (100 * 1000000ULL)
-/* Reads a thread seen unnamed waits through (symbolizer__python_retry: one per 100 ms at most)
- * before it is given up: threading registers a thread in _active after it starts running. */
-#define PY_NAMES_TRIES	   30
-#define PY_WANTED_MAX	   256
 
 /* Mappings are shared by every result that falls in them; compared by interned pointers. */
 struct mapping_key {
@@ -151,22 +84,13 @@ struct symbolizer {
 	char *proc_root, *kallsyms_path, *perfmap_dir, *debug_dir;
 	/* Every string a result or a record holds: swept by symbolizer__sweep. */
 	struct strpool *pool;
-	struct hashmap *files;		  /* file_key -> struct sym_file * */
-	struct hashmap *build_ids;	  /* uint64_t hash of the build id -> struct sym_file * */
-	struct sym_file *newest, *oldest; /* the LRU of loaded files */
-	size_t nloaded, nrecords;
-	uint64_t loaded_bytes;
-	size_t max_files;
-	uint64_t max_file_bytes;
+	struct symfiles files;	  /* the ELF files processes map, loaded by an LRU */
 	struct hashmap *procs;	  /* uint64_t pid -> struct sym_proc * */
 	struct hashmap *mappings; /* mapping_key -> struct sym_mapping * */
 	struct hashmap *display;  /* interned raw name -> interned demangled name */
 	struct kallsyms *ksyms;
 	bool ksyms_tried;
 	struct sym_mapping kernel_map;
-	struct sym_file vdso;
-	uint64_t vdso_size;
-	bool vdso_tried;
 	struct symbolizer_stats stats;
 };
 
@@ -204,15 +128,10 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	s->max_files = opts && opts->max_files ? opts->max_files : DEFAULT_MAX_FILES;
-	s->max_file_bytes =
-		opts && opts->max_file_bytes ? opts->max_file_bytes : DEFAULT_MAX_FILE_BYTES;
-	err = strpool__new(&s->pool);
-	if (err)
-		goto cleanup;
-	err = hashmap__new(&s->files, sizeof(struct file_key), sizeof(struct sym_file *));
+	err = symfiles__init(&s->files, s->proc_root, s->debug_dir, opts ? opts->max_files : 0,
+			     opts ? opts->max_file_bytes : 0, &s->stats);
 	if (!err)
-		err = hashmap__new(&s->build_ids, sizeof(uint64_t), sizeof(struct sym_file *));
+		err = strpool__new(&s->pool);
 	if (!err)
 		err = hashmap__new(&s->procs, sizeof(uint64_t), sizeof(struct sym_proc *));
 	if (!err)
@@ -228,7 +147,6 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		.path = "[kernel.kallsyms]",
 		.build_id = "",
 	};
-	s->vdso.fixed = true;
 	*out = s;
 	s = NULL;
 cleanup:
@@ -236,155 +154,11 @@ cleanup:
 	return err;
 }
 
-static void lru_unlink(struct symbolizer *s, struct sym_file *f)
-{
-	if (f->newer)
-		f->newer->older = f->older;
-	else
-		s->newest = f->older;
-	if (f->older)
-		f->older->newer = f->newer;
-	else
-		s->oldest = f->newer;
-	f->newer = f->older = NULL;
-}
-
-static void lru_push(struct symbolizer *s, struct sym_file *f)
-{
-	f->older = s->newest;
-	f->newer = NULL;
-	if (s->newest)
-		s->newest->newer = f;
-	else
-		s->oldest = f;
-	s->newest = f;
-}
-
-/* Used now (a load or a resolve): the last to be evicted. */
-static void touch(struct symbolizer *s, struct sym_file *f)
-{
-	if (f->fixed || f->state != FILE_LOADED || s->newest == f)
-		return;
-	lru_unlink(s, f);
-	lru_push(s, f);
-}
-
-/* The record and its names in the indexes go; nothing refers to it any more. */
-static void free_file(struct symbolizer *s, struct sym_file *f)
-{
-	struct sym_file **v;
-
-	for (size_t i = 0; i < f->nkeys; i++)
-		hashmap__delete(s->files, &f->keys[i]);
-	if (f->in_build_ids) {
-		v = hashmap__find(s->build_ids, &f->bid_hash);
-		if (v && *v == f)
-			hashmap__delete(s->build_ids, &f->bid_hash);
-	}
-	if (f->state == FILE_LOADED) {
-		lru_unlink(s, f);
-		s->nloaded--;
-		s->loaded_bytes -= f->bytes;
-		elf_file__free(f->elf);
-	}
-	free(f->build_id);
-	free(f->keys);
-	free(f);
-	s->nrecords--;
-}
-
-/* A record neither loaded nor named by any process's maps is of no use. */
-static void maybe_free_file(struct symbolizer *s, struct sym_file *f)
-{
-	if (f && !f->fixed && f->state != FILE_LOADED && !f->refs)
-		free_file(s, f);
-}
-
-/* Unload f's symbols (results already handed out hold interned copies of its names). */
-static void evict(struct symbolizer *s, struct sym_file *f)
-{
-	lru_unlink(s, f);
-	s->nloaded--;
-	s->loaded_bytes -= f->bytes;
-	elf_file__free(f->elf);
-	f->elf = NULL;
-	f->bytes = 0;
-	f->state = FILE_EVICTED;
-	s->stats.files_evicted++;
-	maybe_free_file(s, f);
-}
-
-/* Evict the least recently used files until both caps hold; never keep, the file in use now. */
-static void enforce_caps(struct symbolizer *s, const struct sym_file *keep)
-{
-	struct sym_file *f = s->oldest;
-
-	while (f && (s->nloaded > s->max_files || s->loaded_bytes > s->max_file_bytes)) {
-		struct sym_file *newer = f->newer;
-
-		if (f != keep)
-			evict(s, f);
-		f = newer;
-	}
-}
-
-/* f takes elf (replacing the one it had), as the most recently used. */
-static void set_loaded(struct symbolizer *s, struct sym_file *f, struct elf_file *elf)
-{
-	if (f->state == FILE_LOADED) {
-		lru_unlink(s, f);
-		s->nloaded--;
-		s->loaded_bytes -= f->bytes;
-		elf_file__free(f->elf);
-	}
-	f->elf = elf;
-	f->state = FILE_LOADED;
-	f->has_symbols = elf_file__has_symbols(elf);
-	f->bytes = elf_file__bytes(elf);
-	s->nloaded++;
-	s->loaded_bytes += f->bytes;
-	lru_push(s, f);
-}
-
 static void release_maps(struct symbolizer *s, struct proc_map *maps, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		struct sym_file *f = maps[i].file;
-
-		if (!f || f->fixed)
-			continue;
-		f->refs--;
-		maybe_free_file(s, f);
-	}
+	for (size_t i = 0; i < n; i++)
+		symfiles__put(&s->files, maps[i].file);
 	free(maps);
-}
-
-static void py_codes__free(struct sym_proc *p)
-{
-	size_t it = 0;
-	void *v;
-
-	while (p->pycodes && hashmap__next(p->pycodes, &it, NULL, &v))
-		free(((struct py_code_entry *)v)->table);
-	hashmap__free(p->pycodes);
-	p->pycodes = NULL;
-}
-
-/*
- * The Python state outlives a forget (exec, the final re-read at exit): stacks queued before the
- * exit stop are still to be named, and thread names are wanted when the profile is built, after
- * the process is gone.  An exec that changes the interpreter says so (symbolizer__set_python).
- */
-static void py_names__free(struct sym_proc *p)
-{
-	py_codes__free(p);
-	p->py = NULL;
-	p->py_code_type = 0;
-	hashmap__free(p->pynames);
-	p->pynames = NULL;
-	p->pynames_read_ns = 0;
-	hashmap__free(p->pywanted);
-	p->pywanted = NULL;
 }
 
 static void clear_proc(struct symbolizer *s, struct sym_proc *p)
@@ -412,20 +186,14 @@ void symbolizer__free(struct symbolizer *s)
 		return;
 	while (s->procs && hashmap__next(s->procs, &it, NULL, &v)) {
 		clear_proc(s, *(struct sym_proc **)v);
-		py_names__free(*(struct sym_proc **)v);
+		pynames__free((*(struct sym_proc **)v)->py);
 		free(*(struct sym_proc **)v);
 	}
 	it = 0;
 	while (s->mappings && hashmap__next(s->mappings, &it, NULL, &v))
 		free(*(struct sym_mapping **)v);
-	/* No process refers to a file now: the records left are the loaded ones. */
-	while (s->oldest)
-		free_file(s, s->oldest);
-	elf_file__free(s->vdso.elf);
-	free(s->vdso.build_id);
+	symfiles__fini(&s->files);
 	kallsyms__free(s->ksyms);
-	hashmap__free(s->files);
-	hashmap__free(s->build_ids);
 	hashmap__free(s->procs);
 	hashmap__free(s->mappings);
 	hashmap__free(s->display);
@@ -469,234 +237,12 @@ static int get_proc(struct symbolizer *s, struct sym_proc **out, uint32_t pid)
 	return 0;
 }
 
-static int new_file(struct symbolizer *s, struct sym_file **out, const char *build_id)
-{
-	struct sym_file *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -ENOMEM;
-	f->build_id = strdup(build_id);
-	if (!f->build_id) {
-		free(f);
-		return -ENOMEM;
-	}
-	s->nrecords++;
-	*out = f;
-	return 0;
-}
-
-/* (dev, inode) names f from now on. */
-static int add_key(struct symbolizer *s, struct sym_file *f, const struct file_key *key)
-{
-	struct file_key *k = realloc(f->keys, (f->nkeys + 1) * sizeof(*k));
-	void *v;
-
-	if (!k)
-		return -ENOMEM;
-	f->keys = k;
-	if (hashmap__upsert(s->files, &v, key, NULL))
-		return -ENOMEM;
-	*(struct sym_file **)v = f;
-	f->keys[f->nkeys++] = *key;
-	return 0;
-}
-
-static int syms_rank(const struct elf_file *elf)
-{
-	switch (elf_file__syms(elf)) {
-	case ELF_FILE_SYMS_SYMTAB:
-	case ELF_FILE_SYMS_DEBUG_FILE:
-		return 0;
-	case ELF_FILE_SYMS_DYNSYM:
-		return 1;
-	default:
-		return 2;
-	}
-}
-
-/*
- * The record for a newly opened elf, loaded with it.  Same build id as a known file (one library
- * in several containers, or a stripped and an unstripped copy of one build): share its record,
- * with the fuller symbol table.  Takes elf, freeing it when not kept.
- */
-static int adopt_elf(struct symbolizer *s, struct sym_file **out, struct elf_file *elf)
-{
-	const char *bid = elf_file__build_id(elf);
-	struct sym_file *f, **v;
-	uint64_t hash = 0;
-	int err;
-
-	if (bid[0]) {
-		hash = hash_bytes(bid, strlen(bid));
-		v = hashmap__find(s->build_ids, &hash);
-		if (v && strcmp((*v)->build_id, bid) == 0) {
-			f = *v;
-			if (f->state != FILE_LOADED || syms_rank(elf) < syms_rank(f->elf))
-				set_loaded(s, f, elf);
-			else
-				elf_file__free(elf);
-			*out = f;
-			return 0;
-		}
-	}
-	err = new_file(s, &f, bid);
-	if (err) {
-		elf_file__free(elf);
-		return err;
-	}
-	/* Another build id of the same 64-bit hash is not shared: the first keeps the slot. */
-	if (bid[0] && !hashmap__find(s->build_ids, &hash)) {
-		err = hashmap__upsert(s->build_ids, (void **)&v, &hash, NULL);
-		if (err) {
-			free_file(s, f);
-			elf_file__free(elf);
-			return err;
-		}
-		*v = f;
-		f->bid_hash = hash;
-		f->in_build_ids = true;
-	}
-	set_loaded(s, f, elf);
-	*out = f;
-	return 0;
-}
-
 /* A file we would not read: counted, and said once per file at -v. */
 static void refused(struct symbolizer *s, uint64_t *counter, const char *what, const char *path,
 		    int err)
 {
 	(*counter)++;
 	pr_warn("not reading %s %s: %s\n", what, path, safe_open__strerror(err));
-}
-
-/*
- * Open the ELF file behind maps line e of pid (safe_open__mapping says how).  0 with *out NULL:
- * not an ELF file, or refused (counted); -EAGAIN: not there now (maybe gone), worth another
- * try later; -ENOMEM.
- */
-static int open_elf(struct symbolizer *s, struct elf_file **out, uint32_t pid,
-		    const struct maps_entry *e, int root_fd)
-{
-	int err, fd;
-
-	*out = NULL;
-	err = safe_open__mapping(&fd, s->proc_root, pid, e, root_fd);
-	if (err && !safe_open__refused(err))
-		return -EAGAIN;
-	if (err) {
-		refused(s, &s->stats.files_refused, "mapped file", e->path, err);
-		return 0;
-	}
-	err = elf_file__open_fd(out, fd,
-				&(struct elf_file_opts){.debug_dir = s->debug_dir,
-							.target_path = e->path,
-							.in_root = root_fd >= 0,
-							.root_fd = root_fd});
-	close(fd);
-	if (err == -ENOMEM)
-		return err;
-	if (err)
-		pr_debug("symbolizer: %s: %s\n", e->path, strerror(-err));
-	return 0;
-}
-
-/* An evicted file, needed again: opened again the way it was first (through pid's maps line
- * e).  -ENOENT (or -ESTALE: another build now) when that is no longer possible. */
-static int reload(struct symbolizer *s, struct sym_file *f, uint32_t pid,
-		  const struct maps_entry *e, int root_fd)
-{
-	struct elf_file *elf;
-	int err;
-
-	err = open_elf(s, &elf, pid, e, root_fd);
-	if (err == -ENOMEM)
-		return err;
-	if (!elf)
-		return -ENOENT;
-	if (strcmp(elf_file__build_id(elf), f->build_id)) {
-		pr_debug("symbolizer: %s changed since it was loaded\n", e->path);
-		elf_file__free(elf);
-		return -ESTALE;
-	}
-	set_loaded(s, f, elf);
-	enforce_caps(s, f);
-	return 0;
-}
-
-/*
- * The file behind a file mapping, loaded, with a reference taken: opened once per (dev, inode)
- * while its record lives, again after an eviction.  *out is NULL when nothing could be opened
- * (not cached: a later load tries again).  A refused file is remembered as one without symbols
- * (not retried, not recounted) while a process maps it.
- */
-static int get_file(struct symbolizer *s, struct sym_file **out, uint32_t pid,
-		    const struct maps_entry *e, int root_fd)
-{
-	struct file_key key = {.major = e->dev_major, .minor = e->dev_minor, .inode = e->inode};
-	struct elf_file *elf = NULL;
-	struct sym_file **cached, *f;
-	int err;
-
-	*out = NULL;
-	cached = hashmap__find(s->files, &key);
-	if (cached) {
-		f = *cached;
-		if (f->state == FILE_EVICTED) {
-			err = reload(s, f, pid, e, root_fd);
-			if (err == -ENOMEM)
-				return err;
-		}
-		touch(s, f);
-		f->refs++;
-		*out = f;
-		return 0;
-	}
-	err = open_elf(s, &elf, pid, e, root_fd);
-	if (err == -EAGAIN)
-		return 0;
-	if (err)
-		return err;
-	err = elf ? adopt_elf(s, &f, elf) : new_file(s, &f, "");
-	if (err)
-		return err;
-	err = add_key(s, f, &key);
-	if (err) {
-		maybe_free_file(s, f);
-		return err;
-	}
-	enforce_caps(s, f);
-	f->refs++;
-	*out = f;
-	return 0;
-}
-
-/* Our own vDSO: the kernel maps one image into every process of an ABI, so a target's
- * "[vdso]" of the same size is this one. */
-static struct sym_file *get_vdso(struct symbolizer *s, uint64_t size)
-{
-	unsigned long base;
-	struct maps *m = NULL;
-	const struct maps_entry *e;
-
-	if (!s->vdso_tried) {
-		s->vdso_tried = true;
-		base = getauxval(AT_SYSINFO_EHDR);
-		if (base && !maps__read(&m, "/proc/self/maps") && (e = maps__find(m, base)) &&
-		    e->start == base &&
-		    !elf_file__open_mem(&s->vdso.elf, (const void *)base, e->end - e->start)) {
-			s->vdso.build_id = strdup(elf_file__build_id(s->vdso.elf));
-			if (!s->vdso.build_id) {
-				elf_file__free(s->vdso.elf);
-				s->vdso.elf = NULL;
-			} else {
-				s->vdso_size = e->end - e->start;
-				s->vdso.state = FILE_LOADED;
-				s->vdso.has_symbols = elf_file__has_symbols(s->vdso.elf);
-			}
-		}
-		maps__free(m);
-	}
-	return s->vdso.elf && size == s->vdso_size ? &s->vdso : NULL;
 }
 
 static enum map_kind kind_of(const struct maps_entry *e)
@@ -740,11 +286,11 @@ static int build_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid, co
 			goto cleanup;
 		}
 		if (x->kind == MAP_FILE) {
-			err = get_file(s, &x->file, pid, e, root_fd);
+			err = symfiles__get(&s->files, &x->file, pid, e, root_fd);
 			if (err)
 				goto cleanup;
 		} else if (x->kind == MAP_VDSO) {
-			x->file = get_vdso(s, e->end - e->start);
+			x->file = symfiles__vdso(&s->files, e->end - e->start);
 		}
 		n++;
 	}
@@ -1005,7 +551,7 @@ void symbolizer__drop_pid(struct symbolizer *s, uint32_t pid)
 	if (!p)
 		return;
 	clear_proc(s, p);
-	py_names__free(p);
+	pynames__free(p->py);
 	free(p);
 	hashmap__delete(s->procs, &key);
 }
@@ -1015,6 +561,11 @@ static int mark(struct hashmap *keep, const void *ptr)
 	void *v;
 
 	return ptr ? hashmap__upsert(keep, &v, &ptr, NULL) : 0;
+}
+
+static int mark_cb(void *keep, const void *ptr)
+{
+	return mark(keep, ptr);
 }
 
 /* A growing array of fixed-size items (what a sweep frees once it can no longer fail). */
@@ -1044,21 +595,11 @@ static int mark_internal(struct symbolizer *s, struct hashmap *keep)
 	while (!err && hashmap__next(s->procs, &it, NULL, &v)) {
 		const struct sym_proc *p = *(struct sym_proc **)v;
 
-		size_t ci = 0;
-		void *cv;
-
 		err = mark(keep, p->comm);
 		for (size_t i = 0; i < p->nmaps && !err; i++)
 			err = mark(keep, p->maps[i].path);
-		while (!err && p->pycodes && hashmap__next(p->pycodes, &ci, NULL, &cv)) {
-			const struct py_code_entry *e = cv;
-
-			if (!(err = mark(keep, e->name)))
-				err = mark(keep, e->file);
-		}
-		ci = 0;
-		while (!err && p->pynames && hashmap__next(p->pynames, &ci, NULL, &cv))
-			err = mark(keep, *(const char **)cv);
+		if (!err)
+			err = pynames__mark(p->py, mark_cb, keep);
 	}
 	return err;
 }
@@ -1125,9 +666,9 @@ cleanup:
 void symbolizer__usage(const struct symbolizer *s, struct symbolizer_usage *out)
 {
 	*out = (struct symbolizer_usage){
-		.files_loaded = s->nloaded,
-		.file_bytes = s->loaded_bytes,
-		.file_records = s->nrecords,
+		.files_loaded = s->files.nloaded,
+		.file_bytes = s->files.loaded_bytes,
+		.file_records = s->files.nrecords,
 		.strings = strpool__count(s->pool),
 		.string_bytes = strpool__bytes(s->pool),
 		.mappings = hashmap__count(s->mappings),
@@ -1254,7 +795,7 @@ static int reload_map(struct symbolizer *s, uint32_t pid, struct proc_map *m)
 
 	if (safe_open__root(&root_fd, s->proc_root, pid))
 		root_fd = -1;
-	err = reload(s, m->file, pid, &e, root_fd);
+	err = symfiles__reload(&s->files, m->file, pid, &e, root_fd);
 	if (root_fd >= 0)
 		close(root_fd);
 	if (err && err != -ENOMEM)
@@ -1280,7 +821,7 @@ static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct p
 	if (f && f->state != FILE_NONE) {
 		/* Loaded now, or evicted for good: the mapping record stays the one it was. */
 		has_symbols = f->has_symbols;
-		touch(s, f);
+		symfiles__touch(&s->files, f);
 		if (f->elf && !elf_file__vaddr(f->elf, &vaddr, addr, m->start, m->offset))
 			sym = elf_file__lookup(f->elf, vaddr);
 	}
@@ -1380,221 +921,45 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
 	struct sym_proc *p;
 	int err = get_proc(s, &p, pid);
 
+	if (!err && !p->py)
+		err = pynames__new(&p->py, s->pool);
 	if (err)
 		return err;
-	if (p->py != v || p->py_code_type != code_type)
-		py_codes__free(p); /* other code objects, or another layout */
-	p->py = v;
-	p->py_runtime = runtime;
-	p->py_code_type = code_type;
+	pynames__set_python(p->py, v, runtime, code_type);
 	return 0;
-}
-
-/* Read the code object at code into e (names interned); -ENOMEM, or 0 with e->name NULL when it
- * could not be read. */
-static int py_code__read(struct symbolizer *s, const struct sym_proc *p, uint32_t pid,
-			 uint64_t code, struct py_code_entry *e)
-{
-	uint64_t names[2]; /* co_filename, co_name: what the BPF walker fingerprints */
-	struct pycode c;
-	int err;
-
-	memset(e, 0, sizeof(*e));
-	err = pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
-			   &c);
-	if (!err)
-		err = pycode__read_pid((void *)(uintptr_t)pid, code + p->py->co_filename, names,
-				       sizeof(names));
-	if (err) {
-		pr_debug("pid %u: Python code object at 0x%" PRIx64 " unreadable: %s\n", pid, code,
-			 strerror(-err));
-		pycode__free(&c);
-		return 0;
-	}
-	e->name = strpool__intern(s->pool, c.name);
-	e->file = strpool__intern(s->pool, c.filename);
-	if (!e->name || !e->file) {
-		pycode__free(&c);
-		return -ENOMEM;
-	}
-	e->firstlineno = c.firstlineno;
-	e->print = prof_py_fingerprint((uint32_t)c.firstlineno, names[0], names[1]);
-	e->table = c.table; /* ours now */
-	e->table_len = c.table_len;
-	c.table = NULL;
-	pycode__free(&c);
-	return 0;
-}
-
-/* Is e the object the walker saw (print 0, or an unreadable walk: no fingerprint to check)? */
-static bool py_code__matches(const struct py_code_entry *e, uint64_t print)
-{
-	return e->name && (!print || print == prof_py_fingerprint(0, 0, 0) || e->print == print);
 }
 
 int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame, uint64_t print,
 			       struct sym_result *out)
 {
-	uint64_t code = prof_py_frame_code(frame);
-	struct py_code_entry fresh, *e = NULL;
-	struct sym_proc *p;
-	struct pycode c;
-	bool created = true;
-	int err = 0;
-
-	memset(out, 0, sizeof(*out));
-	p = find_proc(s, pid);
-	if (p && p->py) {
-		if (!p->pycodes && hashmap__new(&p->pycodes, sizeof(code), sizeof(fresh)))
-			return -ENOMEM;
-		e = hashmap__find(p->pycodes, &code);
-		created = !e;
-		if (!e && hashmap__count(p->pycodes) < PY_CODES_MAX) {
-			err = hashmap__upsert(p->pycodes, (void **)&e, &code, &created);
-			if (err)
-				return err;
-			memset(e, 0, sizeof(*e));
-		}
-		/* Not cached, or cached as another object (freed since, its address reused): read
-		 * the object there now; it replaces the entry, whether or not it is the frame's. */
-		if (!e || !py_code__matches(e, print)) {
-			err = py_code__read(s, p, pid, code, &fresh);
-			if (err) {
-				if (created && e)
-					hashmap__delete(p->pycodes, &code);
-				return err;
-			}
-			if (e) {
-				free(e->table);
-				*e = fresh;
-			} else {
-				e = &fresh;
-			}
-		}
-	}
-	if (!e || !py_code__matches(e, print)) {
-		s->stats.py_code_unreadable++;
-		if (e == &fresh)
-			free(fresh.table);
-		out->name = out->system_name = strpool__intern(s->pool, "[python]");
-		return out->name ? 0 : -ENOMEM;
-	}
-	out->name = out->system_name = e->name;
-	out->file = e->file;
-	out->start_line = e->firstlineno;
-	c = (struct pycode){
-		.table = e->table, .table_len = e->table_len, .firstlineno = e->firstlineno};
-	out->line = pycode__line(p->py, &c, prof_py_frame_instr(frame));
-	if (e == &fresh)
-		free(fresh.table);
-	return 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* After a read: wanted threads now named go, the others count one more read (at most
- * PY_NAMES_TRIES; past 64 to drop, the rest go after the next read). */
-static void pywanted_prune(struct sym_proc *p)
-{
-	uint64_t gone[64];
-	const uint64_t *key;
-	size_t it = 0, n = 0;
-	void *v;
-
-	while (p->pywanted && n < 64 && hashmap__next(p->pywanted, &it, (const void **)&key, &v))
-		if ((p->pynames && hashmap__find(p->pynames, key)) ||
-		    ++*(uint32_t *)v >= PY_NAMES_TRIES)
-			gone[n++] = *key;
-	for (size_t i = 0; i < n; i++)
-		hashmap__delete(p->pywanted, &gone[i]);
-}
-
-/* Read pid's Python thread names now (it runs Python: p->py). */
-static int read_pynames(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
-{
-	struct pythread_name *names;
-	size_t n = 0;
-	uint64_t key;
+	struct sym_proc *p = find_proc(s, pid);
 	int err;
 
-	p->pynames_read_ns = mono_ns();
-	if (!p->pynames && hashmap__new(&p->pynames, sizeof(uint64_t), sizeof(const char *)))
-		return -ENOMEM;
-	names = calloc(PY_NAMES_MAX, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	err = pythreads__read(names, PY_NAMES_MAX, &n, p->py, pycode__read_pid,
-			      (void *)(uintptr_t)pid, p->py_runtime);
-	pr_debug("pid %u: %zu Python thread names (%s)\n", pid, n, err ? strerror(-err) : "ok");
-	if (err == -ENOMEM)
-		goto cleanup;
-	err = 0;
-	for (size_t i = 0; i < n && !err; i++) {
-		const char *name = strpool__intern(s->pool, names[i].name);
-		void *v;
-
-		key = names[i].tid;
-		if (!name || (!hashmap__find(p->pynames, &key) &&
-			      hashmap__count(p->pynames) >= PYTHREADS_MAX_THREADS)) {
-			err = name ? 0 : -ENOMEM;
-			break;
-		}
-		err = hashmap__upsert(p->pynames, &v, &key, NULL);
-		if (!err)
-			*(const char **)v = name;
-	}
-cleanup:
-	free(names);
-	if (!err)
-		pywanted_prune(p);
-	return err;
+	memset(out, 0, sizeof(*out));
+	err = pynames__resolve(p ? p->py : NULL, pid, frame, print, out);
+	if (err || out->name)
+		return err;
+	s->stats.py_code_unreadable++;
+	out->name = out->system_name = strpool__intern(s->pool, "[python]");
+	return out->name ? 0 : -ENOMEM;
 }
 
 int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
 	struct sym_proc *p = find_proc(s, pid);
-	uint64_t key = tid, now;
-	bool created;
-	void *v;
 
-	if (!p || !p->py || (p->pynames && hashmap__find(p->pynames, &key)))
-		return 0;
-	/* Wanted until named (or given up): a later read may find it (symbolizer__python_retry). */
-	if (!p->pywanted && hashmap__new(&p->pywanted, sizeof(uint64_t), sizeof(uint32_t)))
-		return -ENOMEM;
-	if (hashmap__count(p->pywanted) < PY_WANTED_MAX) {
-		if (hashmap__upsert(p->pywanted, &v, &key, &created))
-			return -ENOMEM;
-		if (created)
-			*(uint32_t *)v = 0;
-	}
-	now = mono_ns();
-	if (p->pynames_read_ns && now - p->pynames_read_ns < PY_NAMES_REREAD_NS)
-		return 0;
-	return read_pynames(s, p, pid);
+	return p ? pynames__thread(p->py, pid, tid) : 0;
 }
 
 int symbolizer__python_retry(struct symbolizer *s)
 {
 	struct sym_proc **pp;
 	const uint64_t *key;
-	uint64_t now = mono_ns();
 	size_t it = 0;
 	int err = 0;
 
-	while (!err && hashmap__next(s->procs, &it, (const void **)&key, (void **)&pp)) {
-		struct sym_proc *p = *pp;
-
-		if (p->py && p->pywanted && hashmap__count(p->pywanted) &&
-		    now - p->pynames_read_ns >= PY_NAMES_REREAD_NS)
-			err = read_pynames(s, p, (uint32_t)*key);
-	}
+	while (!err && hashmap__next(s->procs, &it, (const void **)&key, (void **)&pp))
+		err = pynames__retry((*pp)->py, (uint32_t)*key);
 	return err;
 }
 
@@ -1608,22 +973,16 @@ int symbolizer__python_names(struct symbolizer *s, uint32_t pid)
 	if (pid) {
 		struct sym_proc *p = find_proc(s, pid);
 
-		return p && p->py ? read_pynames(s, p, pid) : 0;
+		return p ? pynames__read(p->py, pid) : 0;
 	}
 	while (!err && hashmap__next(s->procs, &it, (const void **)&key, (void **)&pp))
-		if ((*pp)->py)
-			err = read_pynames(s, *pp, (uint32_t)*key);
+		err = pynames__read((*pp)->py, (uint32_t)*key);
 	return err;
 }
 
 const char *symbolizer__python_thread_name(const struct symbolizer *s, uint32_t pid, uint32_t tid)
 {
 	const struct sym_proc *p = find_proc(s, pid);
-	uint64_t key = tid;
-	const char **v;
 
-	if (!p || !p->pynames)
-		return NULL;
-	v = hashmap__find(p->pynames, &key);
-	return v ? *v : NULL;
+	return p ? pynames__thread_name(p->py, tid) : NULL;
 }

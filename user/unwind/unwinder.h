@@ -3,7 +3,7 @@
  * The kernel-side view the BPF unwinder reads (include/prof_unwind.h), kept up to date for every
  * target process:
  *   - prof_unwind_tables (HASH_OF_MAPS, table id -> inner ARRAY of 16 KiB chunks): one unwind
- *     table per distinct file content, built once (user/sym/unwind_table.c) and shared by every
+ *     table per distinct file content, built once (user/unwind/unwind_table.c) and shared by every
  *     process and container mapping that file.  Two files with identical tables (the same
  *     library in two containers, which overlayfs shows with other dev/inode) share one inner map.
  *   - prof_unwind_procs (HASH, tgid -> struct prof_unwind_proc): a process's executable
@@ -18,7 +18,7 @@
  * maps joins an LRU of unused tables and is unloaded past its caps (its id reused, its file
  * records forgotten: rebuilt if mapped again); file records no process maps are forgotten past
  * theirs.  The eviction order that keeps the BPF side from ever reading a reused id through a
- * stale entry is explained above evict_pass in unwinder.c.
+ * stale entry is explained above evict_pass in bpf_tables.c.
  * Not thread-safe: every call but the worker's own work runs on the caller's thread.
  */
 #ifndef PROF_UNWINDER_H
@@ -28,7 +28,7 @@
 
 #include "prof_common.h"
 #include "sym/python.h"
-#include "sym/unwind_table.h"
+#include "unwind/unwind_table.h"
 
 struct unwinder;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "sym/unwinder.h"
+#include "unwind/unwinder.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -27,160 +27,7 @@
 #include "prof_unwind.h"
 #include "proc/safe_open.h"
 #include "sym/python.h"
-
-/* Executable PT_LOAD segments kept per file (ELF files have one or two). */
-#define MAX_SEGS   8
-#define PAGE_MASK  4095ULL /* mappings start at a page boundary of the file */
-/* Builds queued at once, each holding an open file: bounded so that a host with thousands of
- * distinct files never runs us out of descriptors. */
-#define MAX_QUEUED 64
-
-enum file_state {
-	/* Known, but the queue holds its cap of open files: opened again and queued when a
-	 * build ends (from a process that maps it) or when a process mapping it is added. */
-	FILE_DEFERRED,
-	FILE_BUILDING,
-	FILE_READY,  /* table set */
-	FILE_FAILED, /* no table: frame pointers, not rebuilt while the record is kept */
-};
-
-/* Defaults of the caps of struct unwinder_opts. */
-#define MAX_UNUSED_TABLES 256
-#define MAX_UNUSED_BYTES  (64ull << 20)
-#define MAX_IDLE_FILES	  4096
-
-/* A link of an intrusive LRU list: the head's next is the oldest. */
-struct lru {
-	struct lru *prev, *next; /* NULL when not on a list */
-};
-
-struct seg {
-	uint64_t offset, vaddr, filesz;
-};
-
-/* A FIFO of table ids. */
-struct id_list {
-	uint32_t *ids;
-	uint32_t head, n, cap;
-};
-
-/* One loaded table, shared by every file whose (base, rows) it holds. */
-struct table {
-	struct table *next; /* another table with the same content hash */
-	struct lru lru;	    /* on unused_tables while no process record maps its files */
-	struct file *files; /* the ready files that hold it (chained by tnext) */
-	uint64_t hash, base;
-	uint32_t id, nchunks;
-	uint32_t users; /* mappings of process records whose file holds this table */
-	bool pinned;	/* the vDSO's: kept for the whole run */
-	bool kept;	/* unused, but a kernel entry we did not write points at it */
-};
-
-enum file_kind {
-	KEY_FILE = 1, /* dev, ino, size, mtime of the mapped file */
-	KEY_VDSO = 2, /* ino = hash of the image, size = its size */
-};
-
-struct file_key {
-	uint32_t kind;
-	uint32_t pad;
-	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec;
-};
-
-struct file {
-	struct lru lru;	    /* on idle_files while no process record maps it */
-	struct file *tnext; /* the next file holding the same table */
-	struct file_key key;
-	enum file_state state;
-	struct table *table; /* FILE_READY */
-	uint32_t users;	     /* mappings of process records pointing here */
-	uint32_t ready_gen;  /* poll generation that settled it (ready or failed) */
-	uint32_t nsegs;
-	struct seg segs[MAX_SEGS];
-	char hint[32];	   /* the basename a process maps it by (a version hint for Python) */
-	struct py_elf *py; /* the CPython in it (NULL: none) */
-	bool py_warned;	   /* a version we do not walk was said once */
-};
-
-struct mapping {
-	uint64_t start, end, offset;
-	uint64_t inode; /* the maps line's identity, to open the file again (deferred) */
-	uint32_t dev_major, dev_minor;
-	struct file *file; /* NULL: anonymous, refused or gone: frame pointers */
-	bool file_backed;  /* a path or the vDSO: kept first when there are too many */
-};
-
-struct proc {
-	const struct py_version *py; /* what on_python was last told */
-	uint64_t py_runtime;	     /* … and where */
-	uint32_t n;
-	struct mapping maps[];
-};
-
-/*
- * A build handed to the worker and back.  The worker reads the input fields and writes the
- * results; it never touches file (carried back for unwinder__poll) nor anything else of ours.
- */
-struct job {
-	struct job *next;
-	struct file *file;
-	int fd;		   /* input: an ELF file (owned), or -1 … */
-	void *image;	   /* … an ELF image in memory (owned) */
-	size_t image_size; /* results below */
-	int err;
-	struct prof_unwind_chunk *chunks;
-	uint32_t nchunks, nsegs;
-	uint64_t hash, base, us;
-	struct seg segs[MAX_SEGS];
-	char hint[32];	  /* input: file->hint */
-	struct py_elf py; /* the CPython in the file, if any */
-};
-
-struct unwinder {
-	int procs_fd, tables_fd, files_fd;
-	char *proc_root;
-	struct unwind_table_opts table_opts;
-	void (*build_hook)(void *arg);
-	void *build_hook_arg;
-	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v,
-			  const struct prof_py_proc *py);
-	void *on_python_arg;
-
-	struct hashmap *files;	/* struct file_key -> struct file * */
-	struct hashmap *tables; /* content hash -> struct table * (chain head) */
-	struct hashmap *procs;	/* u32 pid -> struct proc * */
-	uint32_t next_id;	/* next table id never used (ids start at 1; 0 means none) */
-	/* Ids of evicted tables: quarantined until a walk of the process map started after their
-	 * deletion finds no entry holding them, then free for the next load (oldest first). */
-	struct id_list quarantine, free_ids;
-	/* Tables no process record maps (not the vDSO's), oldest first; their count and size. */
-	struct lru unused_tables;
-	uint32_t nunused, nkept; /* kept: named by a kernel entry we did not write */
-	uint64_t unused_bytes, kept_bytes;
-	/* File records no process record maps (none building), oldest first. */
-	struct lru idle_files;
-	uint32_t nidle;
-	uint32_t max_unused_tables, max_idle_files;
-	uint64_t max_unused_bytes;
-	uint64_t max_table_bytes; /* every loaded table, in use or not */
-	uint32_t procs_max;	  /* the process map's max_entries: bounds a walk */
-	bool evict_due;		  /* an LRU grew or the processes changed since the last pass */
-	uint32_t queued;	  /* jobs queued and not yet taken back by poll */
-	uint32_t deferred;	  /* files in FILE_DEFERRED */
-	uint32_t max_queued;
-	uint32_t gen;			/* poll generation */
-	struct prof_unwind_proc *entry; /* scratch for one process's kernel entry */
-	struct prof_unwind_chunk *cmp;	/* scratch for comparing a loaded chunk */
-	struct unwinder_stats stats;
-	uint64_t build_us;
-
-	pthread_t thread;
-	bool started, stop;
-	pthread_mutex_t lock;
-	pthread_cond_t work, done; /* the queue has work; a result is back */
-	struct job *queue, *queue_tail, *results;
-};
+#include "unwind/unwinder_priv.h"
 
 static uint64_t now_us(void)
 {
@@ -195,128 +42,9 @@ static uint64_t now_ms(void)
 	return now_us() / 1000;
 }
 
-/* Hashmap values are stored unaligned: pointers in them are copied, never dereferenced. */
-static void *slot__get(const void *slot)
-{
-	void *p;
-
-	memcpy(&p, slot, sizeof(p));
-	return p;
-}
-
-static void slot__set(void *slot, const void *p)
-{
-	memcpy(slot, &p, sizeof(p));
-}
-
-#define CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
-
-static void lru__init(struct lru *head)
-{
-	head->prev = head->next = head;
-}
-
-static bool lru__linked(const struct lru *l)
-{
-	return l->next != NULL;
-}
-
-/* Append l as the newest. */
-static void lru__push(struct lru *head, struct lru *l)
-{
-	l->prev = head->prev;
-	l->next = head;
-	head->prev->next = l;
-	head->prev = l;
-}
-
-static void lru__unlink(struct lru *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	l->prev = l->next = NULL;
-}
-
-/* The oldest, or NULL. */
-static struct lru *lru__first(const struct lru *head)
-{
-	return head->next == head ? NULL : head->next;
-}
-
-static int id_list__push(struct id_list *l, uint32_t id)
-{
-	if (l->n == l->cap) {
-		uint32_t cap = l->cap ? 2 * l->cap : 64;
-		uint32_t *ids = malloc(cap * sizeof(*ids));
-
-		if (!ids)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < l->n; i++)
-			ids[i] = l->ids[(l->head + i) % l->cap];
-		free(l->ids);
-		l->ids = ids;
-		l->cap = cap;
-		l->head = 0;
-	}
-	l->ids[(l->head + l->n++) % l->cap] = id;
-	return 0;
-}
-
-static uint32_t id_list__pop(struct id_list *l)
-{
-	uint32_t id = l->ids[l->head];
-
-	l->head = (l->head + 1) % l->cap;
-	l->n--;
-	return id;
-}
-
-/* Put back the id just popped (its slot is free). */
-static void id_list__unpop(struct id_list *l, uint32_t id)
-{
-	l->head = (l->head + l->cap - 1) % l->cap;
-	l->ids[l->head] = id;
-	l->n++;
-}
-
-static uint64_t table__bytes(const struct table *t)
-{
-	return (uint64_t)t->nchunks * sizeof(struct prof_unwind_chunk);
-}
-
-/* Off the unused LRU (used again, or evicted), its bytes and kept state with it. */
-static void table__leave_unused(struct unwinder *u, struct table *t)
-{
-	lru__unlink(&t->lru);
-	u->nunused--;
-	u->unused_bytes -= table__bytes(t);
-	if (t->kept) {
-		u->nkept--;
-		u->kept_bytes -= table__bytes(t);
-	}
-	t->kept = false;
-}
-
-/* On the unused LRU exactly when no process record maps it (the vDSO's never). */
-static void table__settle(struct unwinder *u, struct table *t)
-{
-	bool unused = t->users == 0 && !t->pinned;
-
-	if (unused == lru__linked(&t->lru))
-		return;
-	if (unused) {
-		lru__push(&u->unused_tables, &t->lru);
-		u->nunused++;
-		u->unused_bytes += table__bytes(t);
-		u->evict_due = true;
-		return;
-	}
-	table__leave_unused(u, t);
-}
-
 /* On the idle LRU exactly when no process record maps it and no build holds it; a ready vDSO
  * record stays with its table. */
-static void file__settle(struct unwinder *u, struct file *f)
+void unw_file_settle(struct unwinder *u, struct file *f)
 {
 	bool idle = f->users == 0 && f->state != FILE_BUILDING &&
 		    !(f->key.kind == KEY_VDSO && f->state == FILE_READY);
@@ -339,9 +67,9 @@ static void file__use(struct unwinder *u, struct file *f)
 	f->users++;
 	if (f->table) {
 		f->table->users++;
-		table__settle(u, f->table);
+		unw_table_settle(u, f->table);
 	}
-	file__settle(u, f);
+	unw_file_settle(u, f);
 }
 
 static void file__unuse(struct unwinder *u, struct file *f)
@@ -349,9 +77,9 @@ static void file__unuse(struct unwinder *u, struct file *f)
 	f->users--;
 	if (f->table) {
 		f->table->users--;
-		table__settle(u, f->table);
+		unw_table_settle(u, f->table);
 	}
-	file__settle(u, f);
+	unw_file_settle(u, f);
 }
 
 /* Drop a process record: its files lose a user each. */
@@ -538,7 +266,7 @@ static int file__new(struct unwinder *u, struct file **out, const struct file_ke
 	f->key = *key;
 	f->state = FILE_DEFERRED;
 	u->deferred++;
-	file__settle(u, f); /* idle until a process record maps it */
+	unw_file_settle(u, f); /* idle until a process record maps it */
 	*out = f;
 	return 0;
 }
@@ -557,7 +285,7 @@ static int file__submit(struct unwinder *u, struct file *f, int fd, void *image,
 	*j = (struct job){.file = f, .fd = fd, .image = image, .image_size = image_size};
 	memcpy(j->hint, f->hint, sizeof(j->hint));
 	f->state = FILE_BUILDING;
-	file__settle(u, f); /* the job holds it: never forgotten while building */
+	unw_file_settle(u, f); /* the job holds it: never forgotten while building */
 	u->deferred--;
 	u->queued++;
 	pthread_mutex_lock(&u->lock);
@@ -911,424 +639,6 @@ int unwinder__prepare(struct unwinder *u, int fd)
 	return file__get(u, &key, dfd, NULL) ? 0 : -ENOMEM;
 }
 
-/* Whether loaded table t holds exactly the chunks of j (a hash match is not enough). */
-static bool table__same(struct unwinder *u, const struct table *t, const struct job *j)
-{
-	uint32_t inner_id;
-	bool same = false;
-	int fd;
-
-	if (t->base != j->base || t->nchunks != j->nchunks)
-		return false;
-	/* From userspace, an outer map's value reads back as the inner map's id. */
-	if (bpf_map_lookup_elem(u->tables_fd, &t->id, &inner_id))
-		return false;
-	fd = bpf_map_get_fd_by_id(inner_id);
-	if (fd < 0)
-		return false;
-	for (uint32_t i = 0; i < t->nchunks; i++) {
-		same = bpf_map_lookup_elem(fd, &i, u->cmp) == 0 &&
-		       memcmp(u->cmp, &j->chunks[i], sizeof(*u->cmp)) == 0;
-		if (!same)
-			break;
-	}
-	close(fd);
-	return same;
-}
-
-/* An inner map holding j's chunks, inserted into prof_unwind_tables under a free id. */
-static int table__load(struct unwinder *u, struct table **out, const struct job *j)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP);
-	struct table *t = NULL;
-	void *slot = NULL;
-	bool created = false, reused = false;
-	uint32_t id = 0;
-	int fd = -1, err;
-
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	err = hashmap__upsert(u->tables, &slot, &j->hash, &created);
-	if (err)
-		goto cleanup;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "prof_unw_table", sizeof(uint32_t),
-			    sizeof(struct prof_unwind_chunk), j->nchunks, &o);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	for (uint32_t i = 0; i < j->nchunks; i++)
-		if (bpf_map_update_elem(fd, &i, &j->chunks[i], BPF_ANY)) {
-			err = -errno;
-			goto cleanup;
-		}
-	/*
-	 * Filled before it is published: the BPF side never sees a partial table.  An id from the
-	 * free list was deleted and no entry names it any more (evict_pass); NOEXIST: never
-	 * replace a table in place, which an entry may still name.
-	 */
-	reused = u->free_ids.n > 0;
-	id = reused ? id_list__pop(&u->free_ids) : u->next_id++;
-	if (bpf_map_update_elem(u->tables_fd, &id, &fd, BPF_NOEXIST)) {
-		err = -errno;
-		goto cleanup;
-	}
-	*t = (struct table){.hash = j->hash, .base = j->base, .id = id, .nchunks = j->nchunks};
-	id = 0;
-	t->next = created ? NULL : slot__get(slot);
-	slot__set(slot, t);
-	*out = t;
-	t = NULL;
-cleanup:
-	if (err && created)
-		hashmap__delete(u->tables, &j->hash);
-	if (id && reused)
-		id_list__unpop(&u->free_ids, id); /* unused: first again */
-	else if (id)
-		u->next_id--;
-	if (fd >= 0)
-		close(fd); /* the outer map holds the inner one */
-	free(t);
-	return err;
-}
-
-/*
- * Make a ready file's table findable by its inode (prof_unwind_files): the BPF walker then unwinds
- * through a mapping of it that no process entry holds yet.  Not for the vDSO, nor for a file with
- * more executable segments than the entry holds (its processes' entries still serve).
- */
-static void file__publish(struct unwinder *u, const struct file *f)
-{
-	struct prof_unwind_file v = {0};
-	struct prof_unwind_file_key inode;
-
-	if (u->files_fd < 0 || f->key.kind != KEY_FILE || f->nsegs > PROF_UNWIND_FILE_SEGS)
-		return;
-	/* The kernel's dev_t encoding, as the vma's inode holds it. */
-	inode.dev = (uint64_t)major(f->key.dev) << 20 | minor(f->key.dev);
-	inode.ino = f->key.ino;
-	v.table_id = f->table->id;
-	v.nchunks = f->table->nchunks;
-	v.base = f->table->base;
-	v.nsegs = f->nsegs;
-	for (uint32_t i = 0; i < f->nsegs; i++) {
-		v.segs[i].offset = f->segs[i].offset;
-		v.segs[i].vaddr = f->segs[i].vaddr;
-		v.segs[i].filesz = f->segs[i].filesz;
-	}
-	if (bpf_map_update_elem(u->files_fd, &inode, &v, BPF_ANY))
-		u->stats.files_unpublished++;
-}
-
-/* ---- eviction -------------------------------------------------------------------------------- */
-
-/*
- * Why no BPF program ever reads an evicted table's id with another file's rows:
- *   1. A table is evicted only when no process record of ours maps any of its files (users 0),
- *      and a record's files lose their users only after its kernel entry was rewritten or
- *      deleted (unwinder__add_process, unwinder__remove_process).  So no entry we wrote names
- *      it, unless the write failed; entries we did not write (the BPF fork handler copies the
- *      parent's entry to the child) are looked for by walking the process map first: a table
- *      some entry names is kept (t->kept) and tried again at a later pass.
- *   2. Its inode entries (prof_unwind_files) are deleted next, then the table from the outer
- *      map.  The kernel makes that delete wait until every BPF program running at the time has
- *      returned (map-in-map deletes do a synchronize_rcu: kernel/bpf/syscall.c,
- *      maybe_wait_bpf_programs): a program that read an entry or an inode entry naming the id
- *      before is done, and one starting later finds no table there (frame pointers).
- *   3. The id is quarantined, and free for a new table only after a second walk, started after
- *      the delete, finds no entry naming it: a fork's copy made from an entry the first walk
- *      missed (a process forking while the walk ran and its parent's entry going away before
- *      the walk reached it) is caught there.  Only a second such coincidence in the same line
- *      of processes during the second walk (milliseconds) could escape both.
- *   4. A new table is inserted with BPF_NOEXIST, never over a loaded one: an id's rows never
- *      change under an entry naming it.
- */
-
-/* Bit per table id: the ids the kernel's process entries name now. */
-static int procs__walk(struct unwinder *u, uint64_t **out)
-{
-	uint64_t steps = 0, limit = 4ull * u->procs_max + 64;
-	uint32_t words = u->next_id / 64 + 1, key = 0, next;
-	uint64_t *seen = calloc(words, sizeof(*seen));
-	const uint32_t *prev = NULL;
-	int err = 0;
-
-	*out = NULL;
-	if (!seen)
-		return -ENOMEM;
-	for (;;) {
-		if (bpf_map_get_next_key(u->procs_fd, prev, &next)) {
-			err = errno == ENOENT ? 0 : -errno;
-			break;
-		}
-		/* A key deleted under us restarts the walk from the first: bounded, tried again at
-		 * a later pass when entries go away faster than we read them. */
-		if (++steps > limit) {
-			err = -EAGAIN;
-			break;
-		}
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(u->procs_fd, &key, u->entry)) {
-			if (errno == ENOENT)
-				continue;
-			err = -errno;
-			break;
-		}
-		for (uint32_t i = 0; i < u->entry->nr && i < PROF_UNWIND_MAX_MAPPINGS; i++) {
-			uint32_t id = u->entry->maps[i].table_id;
-
-			if (id && id < u->next_id)
-				seen[id / 64] |= 1ull << (id % 64);
-		}
-	}
-	if (err) {
-		free(seen);
-		return err;
-	}
-	*out = seen;
-	return 0;
-}
-
-static bool id__seen(const uint64_t *seen, uint32_t id)
-{
-	return seen[id / 64] >> (id % 64) & 1;
-}
-
-/* Quarantined ids that no entry names any more become free (in the order they came). */
-static void quarantine__release(struct unwinder *u, const uint64_t *seen)
-{
-	for (uint32_t n = u->quarantine.n; n; n--) {
-		uint32_t id = id_list__pop(&u->quarantine);
-		struct id_list *to = id__seen(seen, id) ? &u->quarantine : &u->free_ids;
-
-		/* Pushing back what was just popped needs no room; a full free list loses the
-		 * id, never reuses it. */
-		id_list__push(to, id);
-	}
-}
-
-/* Remove f's inode entry if it names f's table (another record of that inode may own it). */
-static void file__unpublish(struct unwinder *u, const struct file *f)
-{
-	struct prof_unwind_file_key inode;
-	struct prof_unwind_file v;
-
-	if (u->files_fd < 0 || f->key.kind != KEY_FILE || !f->table)
-		return;
-	inode.dev = (uint64_t)major(f->key.dev) << 20 | minor(f->key.dev);
-	inode.ino = f->key.ino;
-	if (bpf_map_lookup_elem(u->files_fd, &inode, &v) == 0 && v.table_id == f->table->id)
-		bpf_map_delete_elem(u->files_fd, &inode);
-}
-
-/* Forget a record no process record maps and no build holds: mapped again, it is rebuilt. */
-static void file__forget(struct unwinder *u, struct file *f)
-{
-	if (lru__linked(&f->lru)) {
-		lru__unlink(&f->lru);
-		u->nidle--;
-	}
-	if (f->state == FILE_DEFERRED)
-		u->deferred--;
-	hashmap__delete(u->files, &f->key);
-	u->stats.files_forgotten++;
-	free(f->py);
-	free(f);
-}
-
-/* Take t off its content hash chain. */
-static void table__unchain(struct unwinder *u, struct table *t)
-{
-	void *slot = hashmap__find(u->tables, &t->hash);
-	struct table *head = slot ? slot__get(slot) : NULL;
-
-	if (head == t) {
-		if (t->next)
-			slot__set(slot, t->next);
-		else
-			hashmap__delete(u->tables, &t->hash);
-		return;
-	}
-	for (struct table *p = head; p; p = p->next)
-		if (p->next == t) {
-			p->next = t->next;
-			return;
-		}
-}
-
-/* Idle file records past the cap, oldest first (a ready one leaves its table to the table LRU). */
-static void files__evict(struct unwinder *u)
-{
-	while (u->nidle > u->max_idle_files) {
-		struct file *f = CONTAINER_OF(lru__first(&u->idle_files), struct file, lru);
-
-		if (f->table) {
-			struct file **pp = &f->table->files;
-
-			file__unpublish(u, f);
-			while (*pp != f)
-				pp = &(*pp)->tnext;
-			*pp = f->tnext;
-		}
-		file__forget(u, f);
-	}
-}
-
-/* Unload unused table t (steps 2 and 3 of the comment above; the walk was done). */
-static void table__evict(struct unwinder *u, struct table *t)
-{
-	struct file *f, *next;
-
-	for (f = t->files; f; f = next) {
-		next = f->tnext;
-		file__unpublish(u, f);
-		file__forget(u, f);
-	}
-	table__unchain(u, t);
-	/* Not back on the free list when the kernel kept it: that id is never used again. */
-	if (bpf_map_delete_elem(u->tables_fd, &t->id) == 0 || errno == ENOENT)
-		id_list__push(&u->quarantine, t->id);
-	table__leave_unused(u, t);
-	u->stats.tables_evicted++;
-	u->stats.table_bytes -= table__bytes(t);
-	free(t);
-}
-
-/* Unused tables, not counting those a kernel entry we did not write still names, over a cap. */
-static bool tables__over(const struct unwinder *u)
-{
-	return u->nunused - u->nkept > u->max_unused_tables ||
-	       u->unused_bytes - u->kept_bytes > u->max_unused_bytes;
-}
-
-/* A new table of `bytes` would take the loaded ones past the budget. */
-static bool budget__over(const struct unwinder *u, uint64_t bytes)
-{
-	return bytes > u->max_table_bytes || u->stats.table_bytes > u->max_table_bytes - bytes;
-}
-
-/*
- * Bring the idle files and unused tables down to their caps, and unload `need` tables more (the
- * table map is full) or until a new table of need_bytes fits the budget.  Returns the number of
- * tables unloaded, or -errno when a walk of the process map failed (nothing unloaded then).
- */
-static int evict_pass(struct unwinder *u, uint32_t need, uint64_t need_bytes)
-{
-	uint64_t *seen = NULL;
-	struct lru *l, *next;
-	int evicted = 0, err;
-
-	u->evict_due = false;
-	files__evict(u);
-	if (!need && !tables__over(u) && !u->quarantine.n && !(need_bytes && u->nunused))
-		return 0;
-	err = procs__walk(u, &seen);
-	if (err)
-		return err;
-	quarantine__release(u, seen);
-	u->nkept = 0;
-	u->kept_bytes = 0;
-	for (l = lru__first(&u->unused_tables); l && l != &u->unused_tables; l = l->next) {
-		struct table *t = CONTAINER_OF(l, struct table, lru);
-
-		t->kept = id__seen(seen, t->id);
-		u->nkept += t->kept;
-		u->kept_bytes += t->kept ? table__bytes(t) : 0;
-	}
-	for (l = lru__first(&u->unused_tables);
-	     l && l != &u->unused_tables &&
-	     (need || tables__over(u) || (need_bytes && budget__over(u, need_bytes)));
-	     l = next) {
-		struct table *t = CONTAINER_OF(l, struct table, lru);
-
-		next = l->next;
-		if (t->kept)
-			continue;
-		table__evict(u, t);
-		evicted++;
-		need -= need > 0;
-	}
-	free(seen);
-	if (!evicted)
-		return 0;
-	/* The second walk, after the deletes (step 3). */
-	if (procs__walk(u, &seen) == 0)
-		quarantine__release(u, seen);
-	free(seen);
-	return evicted;
-}
-
-/* Take one finished build back: share or load its table.  Whether the file became ready. */
-static bool job__install(struct unwinder *u, struct job *j)
-{
-	struct file *f = j->file;
-	struct table *t = NULL;
-	void *head;
-	int err;
-
-	/* Summed in µs: most builds take under a millisecond. */
-	u->build_us += j->us;
-	u->stats.build_ms = u->build_us / 1000;
-	f->state = FILE_FAILED;
-	f->ready_gen = u->gen; /* its mappings are rewritten: "none yet" becomes "none" */
-	if (j->err) {
-		u->stats.table_build_failed++;
-		file__settle(u, f);
-		return false;
-	}
-	f->nsegs = j->nsegs;
-	memcpy(f->segs, j->segs, sizeof(f->segs));
-	if (j->py.status != PY_ELF_NOT_PYTHON && !f->py) {
-		f->py = malloc(sizeof(*f->py));
-		if (f->py)
-			*f->py = j->py;
-	}
-	head = hashmap__find(u->tables, &j->hash);
-	for (t = head ? slot__get(head) : NULL; t; t = t->next)
-		if (table__same(u, t, j))
-			break;
-	if (t) {
-		u->stats.tables_shared++;
-	} else {
-		uint64_t bytes = (uint64_t)j->nchunks * sizeof(struct prof_unwind_chunk);
-
-		/* Past the kernel-memory budget: unused tables go first, oldest first; if that is
-		 * not enough the file is left to frame pointers like any table that would not load.
-		 */
-		if (budget__over(u, bytes))
-			evict_pass(u, 0, bytes);
-		if (budget__over(u, bytes)) {
-			u->stats.tables_over_budget++;
-			file__settle(u, f);
-			return false;
-		}
-		err = table__load(u, &t, j);
-		/* The table map is full: unload the oldest unused table and try once more. */
-		if (err == -E2BIG && evict_pass(u, 1, 0) > 0)
-			err = table__load(u, &t, j);
-		if (err) {
-			u->stats.table_load_failed++;
-			file__settle(u, f);
-			return false;
-		}
-		u->stats.tables_built++;
-		u->stats.table_bytes += table__bytes(t);
-	}
-	f->table = t;
-	f->tnext = t->files;
-	t->files = f;
-	t->users += f->users;
-	t->pinned |= f->key.kind == KEY_VDSO; /* one per kernel: kept for the run */
-	f->state = FILE_READY;
-	f->ready_gen = u->gen;
-	table__settle(u, t);
-	file__settle(u, f);
-	file__publish(u, f);
-	return true;
-}
-
 /* Queue deferred files again while there is room, opened through a process that maps them. */
 static void requeue_deferred(struct unwinder *u)
 {
@@ -1367,19 +677,6 @@ static void requeue_deferred(struct unwinder *u)
 	}
 }
 
-/* An eviction pass from poll: only our own failure (allocation) is returned; a walk the kernel
- * cut short is tried again at the next pass. */
-static int evict(struct unwinder *u)
-{
-	int err = evict_pass(u, 0, 0);
-
-	if (err == -ENOMEM)
-		return err;
-	if (err < 0)
-		u->evict_due = true;
-	return 0;
-}
-
 int unwinder__poll(struct unwinder *u)
 {
 	struct job *list;
@@ -1393,12 +690,12 @@ int unwinder__poll(struct unwinder *u)
 	u->results = NULL;
 	pthread_mutex_unlock(&u->lock);
 	if (!list)
-		return u->evict_due ? evict(u) : 0;
+		return u->evict_due ? unw_evict(u) : 0;
 	u->gen++;
 	while (list) {
 		struct job *next = list->next;
 
-		ready += job__install(u, list);
+		ready += unw_install(u, list);
 		settled++;
 		u->queued--;
 		job__free(list);
@@ -1406,7 +703,7 @@ int unwinder__poll(struct unwinder *u)
 	}
 	requeue_deferred(u);
 	if (!settled)
-		return u->evict_due ? evict(u) : 0;
+		return u->evict_due ? unw_evict(u) : 0;
 	/* Rewrite the entries that map a file settled just now: its table, or that none comes. */
 	while (hashmap__next(u->procs, &it, &key, &val)) {
 		struct proc *p = slot__get(val);
@@ -1424,7 +721,7 @@ int unwinder__poll(struct unwinder *u)
 			}
 	}
 	/* After the rewrites: a table is judged unused only by entries as they stand now. */
-	err = u->evict_due ? evict(u) : 0;
+	err = u->evict_due ? unw_evict(u) : 0;
 	return err ? err : ready;
 }
 

@@ -11,14 +11,12 @@
  * information" row (unless another FDE starts there), and consecutive equal rows are merged.
  */
 #include <errno.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "sym/unwind_table.h"
+#include "unwind/unwind_table.h"
 
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7
@@ -869,110 +867,6 @@ static int build_sec(struct unwind_table *t, const struct cfi_sec *s,
 	return err;
 }
 
-/* .eh_frame / .debug_frame of elf; -ENODATA when absent or empty. */
-static int find_sec(Elf *elf, const char *name, struct cfi_sec *out, uint64_t max_bytes)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return -ENODATA;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!n || strcmp(n, name) != 0)
-			continue;
-		if (sh.sh_size > max_bytes)
-			return -EFBIG;
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			/* Debug files compress .debug_frame; the cap applies to the size the header
-			 * announces, before anything is inflated (libelf inflates exactly that). */
-			GElf_Chdr ch;
-
-			if (!gelf_getchdr(scn, &ch))
-				return -EBADMSG;
-			if (ch.ch_size > max_bytes)
-				return -EFBIG;
-			if (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh))
-				return -EBADMSG;
-			d = elf_getdata(scn, NULL);
-		} else {
-			/* libelf checks that the section lies inside the file. */
-			d = elf_rawdata(scn, NULL);
-		}
-		if (!d || !d->d_buf || d->d_size == 0 || d->d_size != sh.sh_size)
-			return -ENODATA;
-		out->data = d->d_buf;
-		out->size = d->d_size;
-		out->vaddr = sh.sh_addr;
-		out->eh = strcmp(name, ".eh_frame") == 0;
-		return 0;
-	}
-	return -ENODATA;
-}
-
-/*
- * .eh_frame of a file without section headers (sstripped), found as the loader finds it:
- * PT_GNU_EH_FRAME → .eh_frame_hdr → its eh_frame_ptr.  The section's size is not recorded
- * anywhere, so it runs to the end of the PT_LOAD segment that holds it (capped); the scan stops
- * at .eh_frame's zero terminator.
- */
-static int find_eh_frame_phdr(Elf *elf, struct cfi_sec *out, uint64_t max_bytes)
-{
-	GElf_Phdr hdr = {0}, ph;
-	struct cfi_sec h;
-	struct cur c;
-	Elf_Data *d;
-	uint64_t ptr;
-	size_t n;
-	uint8_t enc;
-
-	if (elf_getphdrnum(elf, &n) != 0)
-		return -ENODATA;
-	for (size_t i = 0; i < n; i++)
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
-			hdr = ph;
-	if (hdr.p_type != PT_GNU_EH_FRAME || hdr.p_filesz < 4 || hdr.p_filesz > max_bytes)
-		return -ENODATA;
-	/* libelf checks that the chunk lies inside the file. */
-	d = elf_getdata_rawchunk(elf, (int64_t)hdr.p_offset, hdr.p_filesz, ELF_T_BYTE);
-	if (!d || !d->d_buf)
-		return -ENODATA;
-	h = (struct cfi_sec){d->d_buf, d->d_size, hdr.p_vaddr, true};
-	c = (struct cur){h.data, h.data + h.size, false};
-	if (rd_u(&c, 1) != 1)
-		return -ENODATA; /* version */
-	enc = (uint8_t)rd_u(&c, 1);
-	rd_u(&c, 2); /* fde_count_enc, table_enc: the table is not used, we scan */
-	if (enc == PE_OMIT)
-		return -ENODATA;
-	ptr = rd_encoded(&c, enc, &h);
-	if (c.err)
-		return -EBADMSG;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t off, len;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || ptr < ph.p_vaddr ||
-		    ptr - ph.p_vaddr >= ph.p_filesz)
-			continue;
-		off = ph.p_offset + (ptr - ph.p_vaddr);
-		len = ph.p_filesz - (ptr - ph.p_vaddr);
-		if (len > max_bytes)
-			len = max_bytes;
-		d = elf_getdata_rawchunk(elf, (int64_t)off, len, ELF_T_BYTE);
-		if (!d || !d->d_buf)
-			return -ENODATA;
-		*out = (struct cfi_sec){d->d_buf, d->d_size, ptr, true};
-		return 0;
-	}
-	return -ENODATA;
-}
-
 /* opts with the defaults filled in. */
 static void opts__fill(struct unwind_table_opts *o, const struct unwind_table_opts *opts)
 {
@@ -983,51 +877,6 @@ static void opts__fill(struct unwind_table_opts *o, const struct unwind_table_op
 		o->max_bytes = UNWIND_TABLE_MAX_BYTES;
 	if (!o->max_ms)
 		o->max_ms = UNWIND_TABLE_MAX_MS;
-}
-
-static int build_elf(struct unwind_table **out, Elf *elf, const struct unwind_table_opts *opts)
-{
-	struct unwind_table_opts o;
-	struct unwind_table *t = NULL;
-	struct cfi_sec s;
-	GElf_Ehdr eh;
-	int err;
-
-	*out = NULL;
-	opts__fill(&o, opts);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
-	    !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
-		return -ENOEXEC;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	err = find_sec(elf, ".eh_frame", &s, o.max_bytes);
-	if (!err) {
-		t->source = UNWIND_TABLE_EH_FRAME;
-		err = build_sec(t, &s, &o);
-	}
-	if (err == -ENODATA) {
-		err = find_sec(elf, ".debug_frame", &s, o.max_bytes);
-		if (!err) {
-			t->source = UNWIND_TABLE_DEBUG_FRAME;
-			err = build_sec(t, &s, &o);
-		}
-	}
-	if (err == -ENODATA) {
-		err = find_eh_frame_phdr(elf, &s, o.max_bytes);
-		if (!err) {
-			t->source = UNWIND_TABLE_EH_FRAME;
-			err = build_sec(t, &s, &o);
-		}
-	}
-	if (err)
-		goto cleanup;
-	*out = t;
-	t = NULL;
-cleanup:
-	unwind_table__free(t);
-	return err;
 }
 
 int unwind_table__build_cfi(struct unwind_table **out, const void *data, size_t size,
@@ -1058,48 +907,20 @@ cleanup:
 	return err;
 }
 
-int unwind_table__build(struct unwind_table **out, int fd, const struct unwind_table_opts *opts)
+int unwind_table__eh_frame_ptr(uint64_t *out, const void *hdr, size_t size, uint64_t vaddr)
 {
-	Elf *elf;
-	int err;
+	struct cfi_sec h = {hdr, size, vaddr, true};
+	struct cur c = {h.data, h.data + h.size, false};
+	uint8_t enc;
 
-	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	/* Read, not mmapped: a file its owner truncates under us must not raise SIGBUS. */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	err = build_elf(out, elf, opts);
-	elf_end(elf);
-	return err;
-}
-
-int unwind_table__build_mem(struct unwind_table **out, const void *image, size_t size,
-			    const struct unwind_table_opts *opts)
-{
-	char *copy = NULL;
-	Elf *elf = NULL;
-	int err;
-
-	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE || size == 0)
-		return -ENOEXEC;
-	/* libelf may convert headers in place; the caller's image stays untouched. */
-	copy = malloc(size);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, size);
-	elf = elf_memory(copy, size);
-	if (!elf) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	err = build_elf(out, elf, opts);
-cleanup:
-	elf_end(elf);
-	free(copy);
-	return err;
+	if (rd_u(&c, 1) != 1)
+		return -ENODATA; /* version */
+	enc = (uint8_t)rd_u(&c, 1);
+	rd_u(&c, 2); /* fde_count_enc, table_enc: the table is not used, we scan */
+	if (enc == PE_OMIT)
+		return -ENODATA;
+	*out = rd_encoded(&c, enc, &h);
+	return c.err ? -EBADMSG : 0;
 }
 
 void unwind_table__free(struct unwind_table *t)

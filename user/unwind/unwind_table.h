@@ -5,7 +5,9 @@
  * section headers), by our own CFI reader (README "Unwind tables": measured against libdw).  The
  * bytes come from files other users and containers control: every length and offset is checked
  * against the section, and the work per file is capped (rows, section bytes, time).
- * Loaded into the kernel by user/sym/unwinder.c for the BPF walker (bpf/unwind.bpf.h).
+ * unwind_elf.c finds the sections in the file (unwind_table__build, _build_mem), unwind_table.c
+ * reads them.
+ * Loaded into the kernel by user/unwind/unwinder.c for the BPF walker (bpf/unwind.bpf.h).
  */
 #ifndef PROF_UNWIND_TABLE_H
 #define PROF_UNWIND_TABLE_H
@@ -57,6 +59,11 @@ int unwind_table__build_mem(struct unwind_table **out, const void *image, size_t
 int unwind_table__build_cfi(struct unwind_table **out, const void *data, size_t size,
 			    uint64_t vaddr, bool debug_frame, const struct unwind_table_opts *opts);
 void unwind_table__free(struct unwind_table *t);
+/*
+ * The address of .eh_frame that an .eh_frame_hdr (its bytes, at vaddr) points to: for
+ * unwind_elf.c, which finds the sections.  -ENODATA (no pointer) or -EBADMSG.
+ */
+int unwind_table__eh_frame_ptr(uint64_t *out, const void *hdr, size_t size, uint64_t vaddr);
 
 /* Row pcs are ELF virtual addresses minus this. */
 uint64_t unwind_table__base(const struct unwind_table *t);

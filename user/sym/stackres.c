@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "agg/stackres.h"
+#include "sym/stackres.h"
 
 #include "prof_python.h"
 
