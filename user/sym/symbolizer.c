@@ -18,6 +18,7 @@
 #include "sym/elf_file.h"
 #include "util/hashmap.h"
 #include "sym/kallsyms.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "proc/maps.h"
 #include "sym/perfmap.h"
@@ -1490,14 +1491,6 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* After a read: wanted threads now named go, the others count one more read (at most
  * PY_NAMES_TRIES; past 64 to drop, the rest go after the next read). */
 static void pywanted_prune(struct sym_proc *p)
@@ -1523,7 +1516,7 @@ static int read_pynames(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 	uint64_t key;
 	int err;
 
-	p->pynames_read_ns = mono_ns();
+	p->pynames_read_ns = (uint64_t)clock__mono_ns();
 	if (!p->pynames && hashmap__new(&p->pynames, sizeof(uint64_t), sizeof(const char *)))
 		return -ENOMEM;
 	names = calloc(PY_NAMES_MAX, sizeof(*names));
@@ -1574,7 +1567,7 @@ int symbolizer__python_thread(struct symbolizer *s, uint32_t pid, uint32_t tid)
 		if (created)
 			*(uint32_t *)v = 0;
 	}
-	now = mono_ns();
+	now = (uint64_t)clock__mono_ns();
 	if (p->pynames_read_ns && now - p->pynames_read_ns < PY_NAMES_REREAD_NS)
 		return 0;
 	return read_pynames(s, p, pid);
@@ -1584,7 +1577,7 @@ int symbolizer__python_retry(struct symbolizer *s)
 {
 	struct sym_proc **pp;
 	const uint64_t *key;
-	uint64_t now = mono_ns();
+	uint64_t now = (uint64_t)clock__mono_ns();
 	size_t it = 0;
 	int err = 0;
 
