@@ -217,7 +217,8 @@ static int build_out(struct dump_out *o, struct profile **out, struct collect *c
 	int err;
 
 	src = collect__dump_threads(c, &n);
-	err = build__profile(&p, in, "dump", types, 1);
+	err = build__profile(&p, in,
+			     &(struct build_shape){.mode = "dump", .types = types, .ntypes = 1});
 	if (err)
 		return err;
 	t = malloc((n ? n : 1) * sizeof(*t));
