@@ -691,30 +691,31 @@ static int discover_root(struct collect *c, uint32_t pid)
 	struct root_key {
 		uint64_t dev, ino;
 	} key = {0};
-	char path[64];
 	struct stat st;
 	bool created;
 	void *v;
 	int err, root_fd, n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%u/root/", pid);
-	if (stat(path, &st))
+	if (safe_open__root(&root_fd, "/proc", pid))
 		return 0; /* gone, or a kernel thread */
+	if (fstat(root_fd, &st)) {
+		err = 0;
+		goto cleanup;
+	}
 	key.dev = st.st_dev;
 	key.ino = st.st_ino;
 	err = hashmap__upsert(c->roots, &v, &key, &created);
 	if (!err && c->owners)
 		err = owners__join(c->owners, pid, OWNERS_ROOT, (const struct owners_key *)&key);
 	if (err || !created)
-		return err;
-	err = safe_open__root(&root_fd, "/proc", pid);
-	if (err)
-		return 0;
+		goto cleanup;
 	err = heap_attach__root(c->loader, c->owners, root_fd, c->opts.hold_exits, &n);
-	close(root_fd);
 	if (n)
 		pr_info("probed %d allocator functions in the root of process %u\n", n, pid);
-	return err == -ENOMEM ? err : 0;
+	err = err == -ENOMEM ? err : 0;
+cleanup:
+	close(root_fd);
+	return err;
 }
 
 /* Let one held process run on: its BPF hold resumed, and the thread our SIGSTOP stopped in
