@@ -28,6 +28,7 @@
 #include "profile/build.h"
 #include "profile/profile.h"
 #include "profile/run.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define DUMP_HZ		     997
@@ -42,14 +43,6 @@
 #define TASK_TRACED_	      0x0008
 #define TASK_DEAD_MASK_	      (0x0010 | 0x0020 | 0x0080)
 #define TASK_NOLOAD_	      0x0400
-
-static int64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static const char *state_name(const struct collect_dump_thread *t)
 {
@@ -88,7 +81,7 @@ static const struct cpu_agg_key *sampled(struct cpu_agg *cpu, uint32_t tid)
 /* Until every thread that was on a CPU has a sample (or the wait is over). */
 static int wait_running(struct collect *c, struct loader *l)
 {
-	int64_t deadline = mono_us() + DUMP_RUNNING_WAIT_MS * 1000LL;
+	int64_t deadline = clock__mono_us() + DUMP_RUNNING_WAIT_MS * 1000LL;
 	const struct collect_dump_thread *t;
 	size_t n;
 	int err;
@@ -106,7 +99,7 @@ static int wait_running(struct collect *c, struct loader *l)
 		for (size_t i = 0; i < n && !missing; i++)
 			missing = (t[i].flags & PROF_DUMP_ON_CPU) &&
 				  !sampled(collect__cpu(c), t[i].tid);
-		if (!missing || mono_us() >= deadline)
+		if (!missing || clock__mono_us() >= deadline)
 			return 0;
 	}
 }
@@ -224,7 +217,8 @@ static int build_out(struct dump_out *o, struct profile **out, struct collect *c
 	int err;
 
 	src = collect__dump_threads(c, &n);
-	err = build__profile(&p, in, "dump", types, 1);
+	err = build__profile(&p, in,
+			     &(struct build_shape){.mode = "dump", .types = types, .ntypes = 1});
 	if (err)
 		return err;
 	t = malloc((n ? n : 1) * sizeof(*t));
@@ -345,7 +339,7 @@ int dump__run(const struct dump_env *env)
 	err = collect__attach_modes(c); /* the sampler, for threads found running */
 	if (err)
 		goto cleanup;
-	t0 = mono_us();
+	t0 = clock__mono_us();
 	for (unsigned i = 0; i < env->npids; i++) {
 		err = loader__dump(l, pids[i]);
 		if (err) {
@@ -353,10 +347,10 @@ int dump__run(const struct dump_env *env)
 			goto cleanup;
 		}
 	}
-	t1 = mono_us();
+	t1 = clock__mono_us();
 	err = wait_running(c, l);
 	loader__stop_cpu(l);
-	log_capture(c, t1 - t0, mono_us() - t1);
+	log_capture(c, t1 - t0, clock__mono_us() - t1);
 	if (!err)
 		err = loader__poll(l, 0) < 0 ? -EIO : 0;
 	if (!err)

@@ -24,6 +24,7 @@
 #include "agg/collect.h"
 #include "agg/holds.h"
 #include "attach/loader.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "attach/heap_attach.h"
 #include "export/live.h"
@@ -55,14 +56,6 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 	signal_count++;
-}
-
-static int64_t now_ns(int clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* Child of `-- CMD`: wait until the probes are attached, then exec. */
@@ -378,7 +371,7 @@ static void live_draw(struct run *r, const struct profile *const *profiles, size
 	struct live_status st = {
 		.cmdline = r->env.cmdline,
 		.interval = interval,
-		.elapsed_ns = now_ns(CLOCK_MONOTONIC) - r->start_mono,
+		.elapsed_ns = clock__mono_ns() - r->start_mono,
 	};
 	int err = live__render(r->live, profiles, n, &st);
 
@@ -520,7 +513,7 @@ static void signal_cmd(struct run *r, int sig)
  */
 static void stop_cmd(struct run *r)
 {
-	int64_t deadline = now_ns(CLOCK_MONOTONIC) + STOP_GRACE_NS;
+	int64_t deadline = clock__mono_ns() + STOP_GRACE_NS;
 	sig_atomic_t seen = signal_count;
 	struct timespec tick = {.tv_nsec = 20 * 1000000L};
 
@@ -529,7 +522,7 @@ static void stop_cmd(struct run *r)
 		child_wait(&r->child, r->collect, WNOHANG);
 		if (r->child.exited)
 			return;
-		if (signal_count != seen || now_ns(CLOCK_MONOTONIC) >= deadline)
+		if (signal_count != seen || clock__mono_ns() >= deadline)
 			break;
 		nanosleep(&tick, NULL); /* a signal cuts it short */
 	}
@@ -632,7 +625,7 @@ static int add_scoped(void *ctx, uint32_t pid)
 		return 0;
 	/* The scan takes a while: meanwhile processes in scope come and go, and their records
 	 * (and held exits) want a consumer. */
-	loader__hold_gate(r->loader, (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
+	loader__hold_gate(r->loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
 	if (loader__poll(r->loader, 0) < 0 && collect__error(r->collect))
 		return collect__error(r->collect);
 	err = collect__add_scoped(r->collect, pid);
@@ -925,8 +918,8 @@ int session__run(const struct env *caller_env)
 		goto cleanup;
 	}
 
-	start_mono = now_ns(CLOCK_MONOTONIC);
-	start_wall = now_ns(CLOCK_REALTIME);
+	start_mono = clock__mono_ns();
+	start_wall = clock__real_ns();
 	if (env->duration > 0)
 		deadline = start_mono + (int64_t)(env->duration * 1e9);
 	if (env->interval) {
@@ -974,8 +967,7 @@ int session__run(const struct env *caller_env)
 		 * them).
 		 */
 		if (env->wide || lo.hold_dlopen)
-			loader__hold_gate(r.loader,
-					  (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
+			loader__hold_gate(r.loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
 		/* A process waits for its tables: look at the builds again soon. */
 		err = loader__poll(r.loader, collect__holding(r.collect) ? 2 : 100);
 		/* After a fatal error the consumer keeps taking records (holds): err stays 0. */
@@ -994,7 +986,7 @@ int session__run(const struct env *caller_env)
 			break;
 		}
 		collect__python_retry(r.collect);
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock__mono_ns();
 		if (r.status && status__due(r.status, now))
 			status_draw(&r, now);
 		if (now - last_tick >= 1000000000LL) {
@@ -1040,7 +1032,7 @@ int session__run(const struct env *caller_env)
 	 * its last samples are read.
 	 */
 	if (env->wide && (env->modes & (MODE_CPU | MODE_OFFCPU))) {
-		loader__hold_gate(r.loader, (uint64_t)now_ns(CLOCK_MONOTONIC) + PROF_HOLD_GATE_NS);
+		loader__hold_gate(r.loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
 		loader__stop_cpu(r.loader);
 		loader__stop_offcpu(r.loader);
 		while (loader__poll(r.loader, 0) > 0)
@@ -1057,7 +1049,7 @@ int session__run(const struct env *caller_env)
 	/* No more holds; whatever is still queued belongs to the profile (and resumes the
 	 * processes held so far). */
 	end_holds(&r);
-	log_events(r.loader, r.events, now_ns(CLOCK_MONOTONIC) - start_mono);
+	log_events(r.loader, r.events, clock__mono_ns() - start_mono);
 	if (stop_signal)
 		pr_info("stopping on signal %d\n", (int)stop_signal);
 
@@ -1077,12 +1069,12 @@ int session__run(const struct env *caller_env)
 		trace_err = err;
 	}
 	if (env->output_dir)
-		err = report__interval(r.report, interval_wall,
-				       now_ns(CLOCK_MONOTONIC) - interval_mono, true);
+		err = report__interval(r.report, interval_wall, clock__mono_ns() - interval_mono,
+				       true);
 	else if (r.trace)
 		err = tracefile__finish(r.trace, r.loader);
 	else
-		err = report__write(r.report, start_wall, now_ns(CLOCK_MONOTONIC) - start_mono);
+		err = report__write(r.report, start_wall, clock__mono_ns() - start_mono);
 	/* Last, after the summary: the files written. */
 	if (r.memtrace && !trace_err && strcmp(env->output, "-"))
 		pr_note("wrote the memtrace trace to %s\n", env->output);

@@ -22,6 +22,7 @@
 #include "profile/run.h"
 #include "prof_common.h"
 #include "prof_offcpu.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 struct tracefile {
@@ -337,11 +338,11 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 #undef CNT_NAME
 	};
 	uint64_t bpf[PROF_CNT__COUNT] = {0};
-	struct timespec now;
+	uint64_t now;
 	int err, commit_err;
 
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the end is on the events' clock. */
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	now = (uint64_t)clock__mono_ns();
 	/* --cpu samples are named from their symbolized stacks. */
 	err = t->collect && collect__stacks(t->collect)
 		      ? stackres__sync(collect__stacks(t->collect))
@@ -353,9 +354,7 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 	err = l ? loader__counters(l, bpf) : 0;
 	if (err)
 		pr_warn("reading the BPF counters failed: %s (written as 0)\n", strerror(-err));
-	err = evtrace__finish(t->trace,
-			      (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec, names,
-			      bpf, PROF_CNT__COUNT);
+	err = evtrace__finish(t->trace, now, names, bpf, PROF_CNT__COUNT);
 	if (err) {
 		pr_err("writing %s failed: %s\n", t->path, strerror(-err));
 		return err;

@@ -2,7 +2,8 @@
 /*
  * build__main_mapping: the mapping of the executable of the process with the most weight is
  * marked main, whatever order the mappings were added in.  Real processes: ours and a child
- * running sleep, whose executables procinfo reads from /proc.
+ * running sleep, whose executables procinfo reads from /proc.  build__profile: a mode's shape
+ * (types, default, text report types, period) and the run's metadata, before any sample.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include "proc/procinfo.h"
 #include "profile/build.h"
 #include "profile/profile.h"
+#include "profile/run.h"
 
 static void exe_of(char *out, size_t size, uint32_t pid)
 {
@@ -134,11 +136,87 @@ static void test_build__main_mapping_none_without_the_executable(void **state)
 	procinfo__free(pi);
 }
 
+static void test_build__profile_takes_the_shape(void **state)
+{
+	static const char *const types[][2] = {{"alloc_objects", "count"},
+					       {"alloc_space", "bytes"},
+					       {"inuse_objects", "count"},
+					       {"inuse_space", "bytes"}};
+	struct profile_run run = {.cmdline = "bpftrace-prof --heap -p 1", .time_nanos = 7};
+	struct build_inputs in = {.run = &run};
+	struct profile *p = NULL;
+	bool command = false;
+
+	(void)state;
+	assert_int_equal(build__profile(&p, &in,
+					&(struct build_shape){
+						.mode = "heap",
+						.types = types,
+						.ntypes = 4,
+						.default_type = 3,
+						.text_types = {3, 1},
+						.ntext_types = 2,
+						.period_type = "space",
+						.period_unit = "bytes",
+						.period = 524288,
+					}),
+			 0);
+	assert_string_equal(p->mode, "heap");
+	assert_int_equal(p->ntypes, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_string_equal(p->types[i].type, types[i][0]);
+		assert_string_equal(p->types[i].unit, types[i][1]);
+	}
+	assert_int_equal(p->default_type, 3);
+	assert_int_equal(p->ntext_types, 2);
+	assert_int_equal(p->text_types[0], 3);
+	assert_int_equal(p->text_types[1], 1);
+	assert_string_equal(p->period_type.type, "space");
+	assert_string_equal(p->period_type.unit, "bytes");
+	assert_int_equal(p->period, 524288);
+	/* The run's metadata, applied by the same call. */
+	assert_int_equal(p->time_nanos, 7);
+	for (uint32_t i = 0; i < p->ncomments; i++)
+		command |= !strcmp(p->comments[i], "command: bpftrace-prof --heap -p 1");
+	assert_true(command);
+	assert_int_equal(p->nsamples, 0);
+	profile__free(p);
+}
+
+/* No period type in the shape: none in the profile (pprof then writes no period_type). */
+static void test_build__profile_without_period(void **state)
+{
+	static const char *const types[][2] = {{"events", "count"}, {"offcpu", "nanoseconds"}};
+	struct profile_run run = {.cmdline = "x"};
+	struct build_inputs in = {.run = &run};
+	struct profile *p = NULL;
+
+	(void)state;
+	assert_int_equal(build__profile(&p, &in,
+					&(struct build_shape){.mode = "offcpu",
+							      .types = types,
+							      .ntypes = 2,
+							      .default_type = 1,
+							      .text_types = {1},
+							      .ntext_types = 1}),
+			 0);
+	assert_int_equal(p->ntypes, 2);
+	assert_int_equal(p->default_type, 1);
+	assert_int_equal(p->ntext_types, 1);
+	assert_int_equal(p->text_types[0], 1);
+	assert_null(p->period_type.type);
+	assert_null(p->period_type.unit);
+	assert_int_equal(p->period, 0);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build__main_mapping_is_the_busiest_process_executable),
 		cmocka_unit_test(test_build__main_mapping_none_without_the_executable),
+		cmocka_unit_test(test_build__profile_takes_the_shape),
+		cmocka_unit_test(test_build__profile_without_period),
 	};
 
 	return cmocka_run_group_tests_name("build", tests, NULL, NULL);

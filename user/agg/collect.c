@@ -27,6 +27,7 @@
 #include "attach/heap_attach.h"
 #include "attach/loader.h"
 #include "attach/owners.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "proc/maps.h"
 #include "proc/procinfo.h"
@@ -172,14 +173,6 @@ struct held {
  * process's at most every 100 ms anyway). */
 #define PY_RETRY_NS		 (100 * 1000000LL)
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int fatal(struct collect *c, int err);
 static void unwind_release_held(struct collect *c);
 static void dlopen_expire(struct collect *c, int64_t now);
@@ -237,7 +230,7 @@ static void unwind_read(struct collect *c, uint32_t pid, struct target *t)
 		return;
 	if (t) {
 		t->unwind_stale = 0;
-		t->unwind_read_ns = mono_ns();
+		t->unwind_read_ns = clock__mono_ns();
 	}
 	err = unwinder__add_process(c->unw, pid);
 	if (err && err != -ESRCH && err != -ENOENT && err != -ENOSPC)
@@ -253,7 +246,7 @@ static void unwind_miss(struct collect *c, uint32_t pid)
 
 	if (!c->unw)
 		return;
-	if (t && mono_ns() - t->unwind_read_ns >= UNWIND_REREAD_NS)
+	if (t && clock__mono_ns() - t->unwind_read_ns >= UNWIND_REREAD_NS)
 		t->unwind_quick = 0;
 	if (!t || t->unwind_quick < UNWIND_REREAD_QUICK) {
 		if (t)
@@ -277,7 +270,7 @@ int collect__poll_unwinder(struct collect *c)
 	if (!c->unw)
 		return 0;
 	if (c->unwind_stale) {
-		now = mono_ns();
+		now = clock__mono_ns();
 		while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t)) {
 			if (!t->unwind_stale)
 				continue;
@@ -292,8 +285,8 @@ int collect__poll_unwinder(struct collect *c)
 	}
 	err = unwinder__poll(c->unw);
 	if (c->nheld && unwinder__pending(c->unw))
-		dlopen_expire(c, mono_ns());
-	if (c->nheld && (!unwinder__pending(c->unw) || mono_ns() >= c->held_deadline)) {
+		dlopen_expire(c, clock__mono_ns());
+	if (c->nheld && (!unwinder__pending(c->unw) || clock__mono_ns() >= c->held_deadline)) {
 		if (unwinder__pending(c->unw))
 			pr_warn("unwind tables still building after %d ms: letting %zu new "
 				"process(es) run (frame pointers meanwhile)\n",
@@ -698,30 +691,31 @@ static int discover_root(struct collect *c, uint32_t pid)
 	struct root_key {
 		uint64_t dev, ino;
 	} key = {0};
-	char path[64];
 	struct stat st;
 	bool created;
 	void *v;
 	int err, root_fd, n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%u/root/", pid);
-	if (stat(path, &st))
+	if (safe_open__root(&root_fd, "/proc", pid))
 		return 0; /* gone, or a kernel thread */
+	if (fstat(root_fd, &st)) {
+		err = 0;
+		goto cleanup;
+	}
 	key.dev = st.st_dev;
 	key.ino = st.st_ino;
 	err = hashmap__upsert(c->roots, &v, &key, &created);
 	if (!err && c->owners)
 		err = owners__join(c->owners, pid, OWNERS_ROOT, (const struct owners_key *)&key);
 	if (err || !created)
-		return err;
-	err = safe_open__root(&root_fd, "/proc", pid);
-	if (err)
-		return 0;
+		goto cleanup;
 	err = heap_attach__root(c->loader, c->owners, root_fd, c->opts.hold_exits, &n);
-	close(root_fd);
 	if (n)
 		pr_info("probed %d allocator functions in the root of process %u\n", n, pid);
-	return err == -ENOMEM ? err : 0;
+	err = err == -ENOMEM ? err : 0;
+cleanup:
+	close(root_fd);
+	return err;
 }
 
 /* Let one held process run on: its BPF hold resumed, and the thread our SIGSTOP stopped in
@@ -832,7 +826,7 @@ static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold, int6
 	}
 	if (!c->nheld)
 		c->held_deadline =
-			mono_ns() +
+			clock__mono_ns() +
 			(c->opts.wide ? UNWIND_EXEC_WAIT_WIDE_MS : UNWIND_EXEC_WAIT_MS) * 1000000LL;
 	c->held[c->nheld++] = (struct held){.pid = pid, .hold = hold, .deadline = deadline};
 	return true;
@@ -905,7 +899,7 @@ static int fatal(struct collect *c, int err)
 
 void collect__python_retry(struct collect *c)
 {
-	int64_t now = mono_ns();
+	int64_t now = clock__mono_ns();
 
 	/* Python threads seen before threading named them, maybe asleep since: named now. */
 	if (now - c->py_retry_ns >= PY_RETRY_NS) {
@@ -1232,7 +1226,8 @@ static void dlopen_held(struct collect *c, const struct prof_proc_event *e)
 		unwind_read(c, e->pid, hashmap__find(c->targets, &e->pid));
 		fatal(c, stackres__load_pid(c->stacks, e->pid));
 	}
-	if (!c->err && hold_for_tables(c, e->pid, hold, mono_ns() + PROF_DL_HOLD_MS * 1000000LL))
+	if (!c->err &&
+	    hold_for_tables(c, e->pid, hold, clock__mono_ns() + PROF_DL_HOLD_MS * 1000000LL))
 		return;
 	holds__resume(c->holds, hold);
 }
@@ -1718,7 +1713,7 @@ static void offcpu_snapshot(struct collect *c, bool last)
 
 	if (!last || fd < 0)
 		return;
-	now = (uint64_t)mono_ns();
+	now = (uint64_t)clock__mono_ns();
 	while (!err && !bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		first = false;
 		key = next;
@@ -1839,7 +1834,7 @@ static void calls_snapshot(struct collect *c, bool last)
 {
 	/* Between intervals a call still open goes on: only the end of the run closes it. */
 	if (last)
-		calls_agg__finish(c->calls, (uint64_t)mono_ns(), thread_run_ns, c);
+		calls_agg__finish(c->calls, (uint64_t)clock__mono_ns(), thread_run_ns, c);
 }
 
 static int calls_reset(struct collect *c)
@@ -1999,7 +1994,7 @@ struct procinfo *collect__procinfo(struct collect *c)
 void collect__poll_holds(struct collect *c)
 {
 	if (c->holds)
-		holds__expire(c->holds, mono_ns() / 1000000);
+		holds__expire(c->holds, clock__mono_ns() / 1000000);
 }
 
 void collect__hold_stats(struct collect *c, uint64_t *timeouts, uint64_t *gone)

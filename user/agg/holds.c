@@ -18,6 +18,7 @@
 
 #include "proc/pidfd.h"
 #include "util/fdpass.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 struct hold {
@@ -35,14 +36,6 @@ struct holds {
 	uint64_t next_id;
 	struct holds_stats stats;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void resume_fd(int map_fd, int pidfd, const struct prof_held_key *key)
 {
@@ -106,7 +99,7 @@ int holds__take(struct holds *h, uint64_t *out, const struct prof_proc_event *e)
 		h->cap = cap;
 	}
 	*out = ++h->next_id;
-	h->v[h->n++] = (struct hold){*out, fd, key, mono_ms()};
+	h->v[h->n++] = (struct hold){*out, fd, key, clock__mono_ms()};
 	pthread_mutex_unlock(&h->lock);
 	return 0;
 }

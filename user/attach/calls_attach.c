@@ -23,6 +23,7 @@
 #include "sym/elf_needed.h"
 #include "util/hashmap.h"
 #include "attach/loader.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "proc/safe_open.h"
 #include "proc/maps.h"
@@ -683,14 +684,6 @@ static void check_runtime_env(struct calls_attach *ca, const struct calls_runtim
 			       "(JDK 20+)");
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int mark_threads(struct calls_attach *ca, uint32_t pid, uint64_t ts)
 {
 	char path[64];
@@ -789,7 +782,7 @@ int calls_attach__pid(struct calls_attach *ca, uint32_t pid)
 	if (n <= 0)
 		return n;
 	/* Every probe is in place: events from now on are whole (entries and returns). */
-	ts = mono_ns();
+	ts = (uint64_t)clock__mono_ns();
 	/* Listed after attaching: a thread born meanwhile may have missed events too. */
 	err = mark_threads(ca, pid, ts);
 	return err == -ENOENT ? n : err ? err : n;

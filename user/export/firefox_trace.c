@@ -24,6 +24,7 @@
 #include "export/json.h"
 #include "export/trace_sink.h"
 #include "prof_calls.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/strpool.h"
 
@@ -963,7 +964,6 @@ static int ff_finish(struct trace_sink *s, uint64_t ts, const char *const *names
 {
 	struct ff_trace *t = fft(s);
 	FILE *gz = NULL, *out = t->out;
-	struct timespec now;
 	double start_ms;
 	bool first = true;
 	int err = 0;
@@ -977,8 +977,7 @@ static int ff_finish(struct trace_sink *s, uint64_t ts, const char *const *names
 		t->out = gz;
 	}
 	/* ts is now on the events' clock: the wall time of t0 is that much earlier. */
-	clock_gettime(CLOCK_REALTIME, &now);
-	start_ms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6 -
+	start_ms = (double)clock__real_ns() / 1e6 -
 		   (double)(ts - (t->have_t0 && ts > t->t0 ? t->t0 : ts)) / 1e6;
 	fprintf(t->out,
 		"{\"meta\":{\"interval\":1,\"startTime\":%.3f,\"processType\":0,"

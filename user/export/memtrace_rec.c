@@ -15,6 +15,7 @@
 #include "export/output.h"
 #include "prof_python.h"
 #include "util/hashmap.h"
+#include "util/clock.h"
 
 /* Events held until their stacks are symbolized: one sync per this many. */
 #define REC_QUEUE	 4096
@@ -45,14 +46,6 @@ struct memtrace_rec {
 	uint64_t codes[PROF_MAX_FRAMES];
 	struct memtrace_rec_stats st;
 };
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 /* xorshift64*: a uniform double in [0, 1) for the rounding of nsamples. */
 static double uniform(struct memtrace_rec *r)
@@ -115,7 +108,7 @@ int memtrace_rec__new(struct memtrace_rec **out, const struct memtrace_rec_opts 
 			.host = host,
 			.runtime_params = "",
 			.pid = o->pid,
-			.start_us = now_us(),
+			.start_us = (uint64_t)clock__real_ns() / 1000u,
 			.context_room = REC_CONTEXT_ROOM,
 			.context = ctx,
 		});
@@ -311,7 +304,7 @@ int memtrace_rec__on_heap(void *ctx, const struct collect_heap_event *e)
 	struct memtrace_rec *r = ctx;
 
 	r->q[r->nq].e = *e;
-	r->q[r->nq].ts = now_us();
+	r->q[r->nq].ts = (uint64_t)clock__real_ns() / 1000u;
 	if (++r->nq < REC_QUEUE)
 		return 0;
 	return drain(r);

@@ -2,6 +2,7 @@
 #include "export/outdir.h"
 #include "export/output.h"
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #include <dirent.h>
@@ -347,7 +348,6 @@ int outdir_series__new(struct outdir_series **out, int dir_fd, unsigned retain,
 		       int64_t run_start_ns)
 {
 	struct outdir_series *s = calloc(1, sizeof(*s));
-	struct timespec ts;
 
 	if (!s)
 		return -ENOMEM;
@@ -362,8 +362,7 @@ int outdir_series__new(struct outdir_series **out, int dir_fd, unsigned retain,
 	/* Unique enough between runs sharing a directory; the clock and pid if there is no
 	 * entropy yet (early boot). */
 	if (getrandom(&s->id, sizeof(s->id), GRND_NONBLOCK) != sizeof(s->id)) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		s->id = (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 12);
+		s->id = (uint32_t)(clock__mono_ns() % 1000000000) ^ ((uint32_t)getpid() << 12);
 	}
 	utc_stamp(s->start, run_start_ns);
 	*out = s;

@@ -23,6 +23,7 @@
 #include "export/protobuf.h"
 #include "profile/profile.h"
 #include "profile/split.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define RESP_KEEP	 512 /* bytes of a response body kept for the error message */
@@ -80,14 +81,6 @@ struct push {
 	bool logged_reject, logged_spool_full, logged_auth, failing;
 	struct push_stats stats;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool push__url_has_credentials(const char *url)
 {
@@ -176,8 +169,8 @@ static void make_id(char *out)
 	static uint64_t fallback;
 
 	if (getrandom(b, sizeof(b), GRND_NONBLOCK) != sizeof(b)) {
-		uint64_t x =
-			prof_mix64((uint64_t)now_ms() ^ ++fallback ^ ((uint64_t)getpid() << 32));
+		uint64_t x = prof_mix64((uint64_t)clock__mono_ms() ^ ++fallback ^
+					((uint64_t)getpid() << 32));
 		uint64_t y = prof_mix64(x + 0x9e3779b97f4a7c15ULL);
 
 		memcpy(b, &x, 8);
@@ -841,8 +834,8 @@ static void spool_or_count(struct push *p, struct push_job *j, uint64_t *lost_co
 {
 	if (!spool_write(p, j)) {
 		p->stats.spooled++;
-		if (p->spool_due_ms < now_ms())
-			p->spool_due_ms = now_ms() + p->spool_backoff_ms;
+		if (p->spool_due_ms < clock__mono_ms())
+			p->spool_due_ms = clock__mono_ms() + p->spool_backoff_ms;
 	} else {
 		(*lost_count)++;
 	}
@@ -901,7 +894,7 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 	bool spooled = j->spool_name[0] != 0, ok = false, retry = false, auth = false;
 	long status = 0;
 	char why[RESP_KEEP + 64];
-	int64_t now = now_ms();
+	int64_t now = clock__mono_ms();
 
 	curl_easy_getinfo(j->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (res != CURLE_OK) {
@@ -1007,7 +1000,7 @@ int push__submit(struct push *p, const struct push_item *item)
 		job_free(j);
 		return 0;
 	}
-	j->due_ms = now_ms();
+	j->due_ms = clock__mono_ms();
 	p->queue[p->nqueue++] = j;
 	return 0;
 }
@@ -1094,7 +1087,7 @@ int push__poll(struct push *p)
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&j);
 		job_done(p, j, m->data.result);
 	}
-	now = now_ms();
+	now = clock__mono_ms();
 	for (unsigned i = 0; i < p->nqueue && p->inflight < p->o.max_parallel; i++) {
 		struct push_job *j = p->queue[i];
 
@@ -1121,7 +1114,7 @@ int push__poll(struct push *p)
 
 long push__timeout_ms(struct push *p)
 {
-	int64_t now = now_ms(), best = -1;
+	int64_t now = clock__mono_ms(), best = -1;
 	long t = -1;
 
 	if (p->inflight && curl_multi_timeout(p->multi, &t) == CURLM_OK && t >= 0)
@@ -1143,10 +1136,10 @@ long push__timeout_ms(struct push *p)
 
 int push__flush(struct push *p, unsigned timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = clock__mono_ms() + timeout_ms;
 	int err = 0;
 
-	while (p->nqueue && now_ms() < deadline) {
+	while (p->nqueue && clock__mono_ms() < deadline) {
 		long wait;
 
 		err = push__poll(p);
@@ -1157,8 +1150,8 @@ int push__flush(struct push *p, unsigned timeout_ms)
 		wait = push__timeout_ms(p);
 		if (wait < 0 || wait > 50)
 			wait = 50;
-		if (wait > deadline - now_ms())
-			wait = (long)(deadline - now_ms());
+		if (wait > deadline - clock__mono_ms())
+			wait = (long)(deadline - clock__mono_ms());
 		if (wait > 0)
 			curl_multi_poll(p->multi, NULL, 0, (int)wait, NULL);
 	}

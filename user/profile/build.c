@@ -12,23 +12,35 @@
 #include "profile/profile.h"
 #include "profile/run.h"
 
-int build__profile(struct profile **out, const struct build_inputs *in, const char *mode,
-		   const char *const (*types)[2], unsigned ntypes)
+int build__profile(struct profile **out, const struct build_inputs *in, const struct build_shape *s)
 {
 	struct profile *p = NULL;
 	int err;
 
-	err = profile__new(&p, mode);
-	for (unsigned i = 0; i < ntypes && !err; i++)
-		err = profile__add_type(p, types[i][0], types[i][1]);
+	err = profile__new(&p, s->mode);
+	for (uint32_t i = 0; i < s->ntypes && !err; i++)
+		err = profile__add_type(p, s->types[i][0], s->types[i][1]);
 	if (!err)
 		err = profile_run__apply(in->run, p);
-	if (err) {
-		profile__free(p);
-		return err;
+	if (err)
+		goto cleanup;
+	p->default_type = s->default_type;
+	memcpy(p->text_types, s->text_types, sizeof(p->text_types));
+	p->ntext_types = s->ntext_types;
+	if (s->period_type) {
+		p->period_type.type = profile__intern(p, s->period_type);
+		p->period_type.unit = profile__intern(p, s->period_unit);
+		if (!p->period_type.type || !p->period_type.unit) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		p->period = s->period;
 	}
 	*out = p;
 	return 0;
+cleanup:
+	profile__free(p);
+	return err;
 }
 
 static int frame_location(struct profile *p, const struct stackres_frame *f, uint32_t *out)

@@ -20,10 +20,25 @@ struct build_inputs {
 	const struct profile_run *run; /* what every profile of the run records first */
 };
 
-/* A new profile of mode with types[0..ntypes) as its sample types ("name/unit" pairs) and the
- * run's metadata applied. */
-int build__profile(struct profile **out, const struct build_inputs *in, const char *mode,
-		   const char *const (*types)[2], unsigned ntypes);
+/*
+ * What a mode's profile is before its first sample: its sample types ("name/unit" pairs), the
+ * default one, the ones the text report ranks by (indexes into types), and its period (none
+ * when period_type is NULL).
+ */
+struct build_shape {
+	const char *mode;
+	const char *const (*types)[2];
+	uint32_t ntypes;
+	uint32_t default_type;
+	uint32_t text_types[2];
+	uint32_t ntext_types;
+	const char *period_type, *period_unit;
+	int64_t period;
+};
+
+/* A new profile of shape s with the run's metadata applied: 0 or -ENOMEM. */
+int build__profile(struct profile **out, const struct build_inputs *in,
+		   const struct build_shape *s);
 
 /*
  * Append the stack's profile location ids (leaf first) to out[*n..max), creating mappings,

@@ -131,13 +131,18 @@ int calls_profile__build(struct profile **out, struct calls_agg *agg, const stru
 	size_t it = 0;
 	int err;
 
-	err = build__profile(&b.p, in, "calls", calls_types, 4);
+	/* Wall time first in the text report, then calls. */
+	err = build__profile(&b.p, in,
+			     &(struct build_shape){
+				     .mode = "calls",
+				     .types = calls_types,
+				     .ntypes = 4,
+				     .default_type = 1,
+				     .text_types = {1, 0},
+				     .ntext_types = 2,
+			     });
 	if (err)
 		return err;
-	b.p->default_type = 1;
-	b.p->text_types[0] = 1;
-	b.p->text_types[1] = 0;
-	b.p->ntext_types = 2;
 
 	if (b.agg) {
 		b.loc_of_node = calloc(calls_agg__node_count(b.agg), sizeof(*b.loc_of_node));

@@ -34,15 +34,20 @@ int cpu_profile__build(struct profile **out, struct cpu_agg *cpu, const struct b
 	size_t it = 0;
 	int err;
 
-	err = build__profile(&p, in, "cpu", cpu_types, 2);
+	err = build__profile(&p, in,
+			     &(struct build_shape){
+				     .mode = "cpu",
+				     .types = cpu_types,
+				     .ntypes = 2,
+				     .default_type = 1,
+				     .text_types = {1},
+				     .ntext_types = 1,
+				     .period_type = "cpu",
+				     .period_unit = "nanoseconds",
+				     .period = 1000000000LL / hz,
+			     });
 	if (err)
 		return err;
-	p->default_type = 1;
-	p->text_types[0] = 1;
-	p->ntext_types = 1;
-	p->period_type.type = profile__intern(p, "cpu");
-	p->period_type.unit = profile__intern(p, "nanoseconds");
-	p->period = 1000000000LL / hz;
 	while (cpu && cpu_agg__next(cpu, &it, &k, &count)) {
 		err = add(p, in, k, count);
 		if (err)

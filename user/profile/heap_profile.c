@@ -27,17 +27,21 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 	size_t it = 0;
 	int err;
 
-	err = build__profile(&p, in, "heap", heap_types, 4);
+	/* In use first in the text report, then allocated. */
+	err = build__profile(&p, in,
+			     &(struct build_shape){
+				     .mode = "heap",
+				     .types = heap_types,
+				     .ntypes = 4,
+				     .default_type = 3,
+				     .text_types = {3, 1},
+				     .ntext_types = 2,
+				     .period_type = "space",
+				     .period_unit = "bytes",
+				     .period = (int64_t)sample_bytes,
+			     });
 	if (err)
 		return err;
-	p->default_type = 3;
-	p->text_types[0] = 3;
-	p->text_types[1] = 1;
-	p->ntext_types = 2;
-	p->period_type.type = profile__intern(p, "space");
-	p->period_type.unit = profile__intern(p, "bytes");
-	p->period = (int64_t)sample_bytes;
-
 	while (h && heap_agg__next_site(h, &it, &pid, &tid, &stack_id, &py, &v)) {
 		int64_t vals[4] = {llround(v->alloc_objects), llround(v->alloc_bytes),
 				   llround(v->inuse_objects), llround(v->inuse_bytes)};

@@ -40,12 +40,17 @@ int offcpu_profile__build(struct profile **out, struct offcpu_agg *a, const stru
 	size_t it = 0;
 	int err;
 
-	err = build__profile(&p, in, "offcpu", offcpu_types, 2);
+	err = build__profile(&p, in,
+			     &(struct build_shape){
+				     .mode = "offcpu",
+				     .types = offcpu_types,
+				     .ntypes = 2,
+				     .default_type = 1,
+				     .text_types = {1},
+				     .ntext_types = 1,
+			     });
 	if (err)
 		return err;
-	p->default_type = 1;
-	p->text_types[0] = 1;
-	p->ntext_types = 1;
 	while (a && offcpu_agg__next(a, &it, &k, &v)) {
 		err = add(p, in, k, v);
 		if (err)

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "proc/safe_open.h"
+#include "util/strarena.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 
@@ -43,8 +44,7 @@ struct elf_file {
 	size_t nsyms, syms_cap;
 	size_t *uniq; /* index of the preferred symbol at each distinct address */
 	size_t nuniq;
-	char *names;
-	size_t names_len, names_cap;
+	struct strarena names;
 	enum elf_file_syms src;
 	char *debug_path;
 };
@@ -60,27 +60,6 @@ struct symtab_src {
 static const char *debug_dir(const struct elf_file_opts *opts)
 {
 	return opts && opts->debug_dir ? opts->debug_dir : DEFAULT_DEBUG_DIR;
-}
-
-static int add_name(struct elf_file *ef, size_t *off, const char *name, size_t len)
-{
-	if (ef->names_len + len + 1 > ef->names_cap) {
-		size_t ncap = ef->names_cap ? ef->names_cap : 4096;
-		char *n;
-
-		while (ef->names_len + len + 1 > ncap)
-			ncap *= 2;
-		n = realloc(ef->names, ncap);
-		if (!n)
-			return -ENOMEM;
-		ef->names = n;
-		ef->names_cap = ncap;
-	}
-	memcpy(ef->names + ef->names_len, name, len);
-	ef->names[ef->names_len + len] = '\0';
-	*off = ef->names_len;
-	ef->names_len += len + 1;
-	return 0;
 }
 
 static struct sym *new_sym(struct elf_file *ef)
@@ -145,7 +124,7 @@ static int read_syms(struct elf_file *ef, const struct symtab_src *src)
 			sym->hidden = true;
 		if (src->versym && gelf_getversym(src->versym, i, &vs) && (vs & 0x8000))
 			sym->hidden = true;
-		err = add_name(ef, &sym->name_off, name, len);
+		err = strarena__add(&ef->names, &sym->name_off, name, len);
 		if (err)
 			return err;
 		sym->pub.addr = s.st_value;
@@ -207,7 +186,7 @@ static int cmp_sym(const void *pa, const void *pb)
 static int finish_syms(struct elf_file *ef)
 {
 	for (size_t i = 0; i < ef->nsyms; i++)
-		ef->syms[i].pub.name = ef->names + ef->syms[i].name_off;
+		ef->syms[i].pub.name = ef->names.buf + ef->syms[i].name_off;
 	if (!ef->nsyms)
 		return 0;
 	qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), cmp_sym);
@@ -704,7 +683,7 @@ void elf_file__free(struct elf_file *ef)
 	free(ef->segs);
 	free(ef->syms);
 	free(ef->uniq);
-	free(ef->names);
+	strarena__release(&ef->names);
 	free(ef->debug_path);
 	free(ef);
 }
@@ -741,7 +720,7 @@ size_t elf_file__symbol_count(const struct elf_file *ef)
 
 size_t elf_file__bytes(const struct elf_file *ef)
 {
-	size_t n = sizeof(*ef) + ef->syms_cap * sizeof(*ef->syms) + ef->names_cap +
+	size_t n = sizeof(*ef) + ef->syms_cap * sizeof(*ef->syms) + ef->names.cap +
 		   ef->nsegs * sizeof(*ef->segs);
 
 	if (ef->uniq)

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strarena.h"
+
 struct kallsyms {
 	struct ksym *syms; /* by address; one per address */
 	size_t count;
-	char *names; /* symbol and module names, NUL-separated */
-	size_t names_len, names_cap;
+	struct strarena names; /* symbol and module names */
 };
 
 /* Offsets into names while the arena may still move; pointers once loaded. */
@@ -21,27 +22,6 @@ struct raw_ksym {
 	size_t name_off, module_off; /* module_off is SIZE_MAX for the kernel image */
 	bool global;
 };
-
-static int add_name(struct kallsyms *k, size_t *out, const char *s, size_t len)
-{
-	if (k->names_len + len + 1 > k->names_cap) {
-		size_t ncap = k->names_cap ? k->names_cap * 2 : 1 << 20;
-		char *n;
-
-		while (k->names_len + len + 1 > ncap)
-			ncap *= 2;
-		n = realloc(k->names, ncap);
-		if (!n)
-			return -ENOMEM;
-		k->names = n;
-		k->names_cap = ncap;
-	}
-	memcpy(k->names + k->names_len, s, len);
-	k->names[k->names_len + len] = '\0';
-	*out = k->names_len;
-	k->names_len += len + 1;
-	return 0;
-}
 
 /* Several names at one address (_text, _stext, …): a global one, then fewest underscores. */
 static int cmp_raw(const void *pa, const void *pb, void *arg)
@@ -84,7 +64,7 @@ static int parse_line(struct kallsyms *k, struct raw_ksym *out, char *line, size
 	if (!len)
 		return -EINVAL;
 	mod = name + len;
-	err = add_name(k, &out->name_off, name, len);
+	err = strarena__add(&k->names, &out->name_off, name, len);
 	if (err)
 		return err;
 	out->module_off = SIZE_MAX;
@@ -93,12 +73,12 @@ static int parse_line(struct kallsyms *k, struct raw_ksym *out, char *line, size
 		size_t mlen = strcspn(mod + 1, "]\r\n");
 
 		/* Consecutive lines name the same module: store it once. */
-		if (*last_mod != SIZE_MAX && strlen(k->names + *last_mod) == mlen &&
-		    strncmp(k->names + *last_mod, mod + 1, mlen) == 0) {
+		if (*last_mod != SIZE_MAX && strlen(k->names.buf + *last_mod) == mlen &&
+		    strncmp(k->names.buf + *last_mod, mod + 1, mlen) == 0) {
 			out->module_off = *last_mod;
 			return 0;
 		}
-		err = add_name(k, &out->module_off, mod + 1, mlen);
+		err = strarena__add(&k->names, &out->module_off, mod + 1, mlen);
 		if (err)
 			return err;
 		*last_mod = out->module_off;
@@ -154,6 +134,7 @@ int kallsyms__parse(struct kallsyms **out, FILE *f)
 
 	if (!k)
 		return -ENOMEM;
+	k->names.first_cap = 1 << 20; /* a kernel's names take megabytes: few reallocs */
 	err = read_raw(k, f, &raw, &n);
 	if (err)
 		goto cleanup;
@@ -163,7 +144,7 @@ int kallsyms__parse(struct kallsyms **out, FILE *f)
 		err = -EACCES;
 		goto cleanup;
 	}
-	qsort_r(raw, n, sizeof(*raw), cmp_raw, k->names);
+	qsort_r(raw, n, sizeof(*raw), cmp_raw, k->names.buf);
 	k->syms = malloc(n * sizeof(*k->syms));
 	if (!k->syms) {
 		err = -ENOMEM;
@@ -176,8 +157,8 @@ int kallsyms__parse(struct kallsyms **out, FILE *f)
 			continue;
 		k->syms[k->count++] = (struct ksym){
 			.addr = r->addr,
-			.name = k->names + r->name_off,
-			.module = r->module_off == SIZE_MAX ? NULL : k->names + r->module_off,
+			.name = k->names.buf + r->name_off,
+			.module = r->module_off == SIZE_MAX ? NULL : k->names.buf + r->module_off,
 		};
 	}
 	*out = k;
@@ -205,7 +186,7 @@ void kallsyms__free(struct kallsyms *k)
 	if (!k)
 		return;
 	free(k->syms);
-	free(k->names);
+	strarena__release(&k->names);
 	free(k);
 }
 

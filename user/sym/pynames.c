@@ -10,6 +10,7 @@
 #include "prof_python.h"
 #include "sym/pycode.h"
 #include "sym/pythreads.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 
@@ -186,14 +187,6 @@ int pynames__resolve(struct pynames *p, uint32_t pid, uint64_t frame, uint64_t p
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* After a read: wanted threads now named go, the others count one more read (at most
  * PY_NAMES_TRIES; past 64 to drop, the rest go after the next read). */
 static void pywanted_prune(struct pynames *p)
@@ -219,7 +212,7 @@ static int read_pynames(struct pynames *p, uint32_t pid)
 	uint64_t key;
 	int err;
 
-	p->pynames_read_ns = mono_ns();
+	p->pynames_read_ns = (uint64_t)clock__mono_ns();
 	if (!p->pynames && hashmap__new(&p->pynames, sizeof(uint64_t), sizeof(const char *)))
 		return -ENOMEM;
 	names = calloc(PY_NAMES_MAX, sizeof(*names));
@@ -269,7 +262,7 @@ int pynames__thread(struct pynames *p, uint32_t pid, uint32_t tid)
 		if (created)
 			*(uint32_t *)v = 0;
 	}
-	now = mono_ns();
+	now = (uint64_t)clock__mono_ns();
 	if (p->pynames_read_ns && now - p->pynames_read_ns < PY_NAMES_REREAD_NS)
 		return 0;
 	return read_pynames(p, pid);
@@ -278,7 +271,7 @@ int pynames__thread(struct pynames *p, uint32_t pid, uint32_t tid)
 int pynames__retry(struct pynames *p, uint32_t pid)
 {
 	if (p && p->py && p->pywanted && hashmap__count(p->pywanted) &&
-	    mono_ns() - p->pynames_read_ns >= PY_NAMES_REREAD_NS)
+	    (uint64_t)clock__mono_ns() - p->pynames_read_ns >= PY_NAMES_REREAD_NS)
 		return read_pynames(p, pid);
 	return 0;
 }

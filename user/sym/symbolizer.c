@@ -17,6 +17,7 @@
 #include "sym/elf_file.h"
 #include "util/hashmap.h"
 #include "sym/kallsyms.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "proc/maps.h"
 #include "sym/perfmap.h"

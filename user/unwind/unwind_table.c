@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "unwind/unwind_table.h"
+#include "util/clock.h"
 
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7
@@ -748,19 +749,11 @@ static int read_fde(struct builder *b, struct rec *r, size_t cie_off)
 	return push_raw(b, &end);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Every record of the section: FDEs become raw rows. */
 static int scan(struct builder *b, const struct unwind_table_opts *o)
 {
 	const struct cfi_sec *s = b->sec;
-	uint64_t deadline = now_ms() + o->max_ms;
+	uint64_t deadline = (uint64_t)clock__mono_ms() + o->max_ms;
 	size_t off = 0;
 	uint32_t n = 0;
 	int err;
@@ -768,7 +761,7 @@ static int scan(struct builder *b, const struct unwind_table_opts *o)
 	while (off < s->size) {
 		struct rec r;
 
-		if (++n % TIME_CHECK_FDES == 0 && now_ms() > deadline)
+		if (++n % TIME_CHECK_FDES == 0 && (uint64_t)clock__mono_ms() > deadline)
 			return -ETIME;
 		err = rd_rec(s, off, &r);
 		if (err < 0)

@@ -22,25 +22,13 @@
 #include <unistd.h>
 
 #include "util/hashmap.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "proc/maps.h"
 #include "prof_unwind.h"
 #include "proc/safe_open.h"
 #include "sym/python.h"
 #include "unwind/unwinder_priv.h"
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static uint64_t now_ms(void)
-{
-	return now_us() / 1000;
-}
 
 /* On the idle LRU exactly when no process record maps it and no build holds it; a ready vDSO
  * record stays with its table. */
@@ -168,7 +156,7 @@ static int job__layout(struct job *j, const struct unwind_table *t)
 static void job__run(struct job *j, const struct unwind_table_opts *opts)
 {
 	struct unwind_table *t = NULL;
-	uint64_t t0 = now_us();
+	uint64_t t0 = (uint64_t)clock__mono_us();
 
 	j->err = j->fd >= 0 ? unwind_table__build(&t, j->fd, opts)
 			    : unwind_table__build_mem(&t, j->image, j->image_size, opts);
@@ -177,7 +165,7 @@ static void job__run(struct job *j, const struct unwind_table_opts *opts)
 	if (!j->err)
 		j->err = job__layout(j, t);
 	unwind_table__free(t);
-	j->us = now_us() - t0;
+	j->us = (uint64_t)clock__mono_us() - t0;
 	/* The inputs are done with: release them here, off the caller's thread. */
 	if (j->fd >= 0)
 		close(j->fd);
@@ -727,7 +715,8 @@ int unwinder__poll(struct unwinder *u)
 
 int unwinder__wait(struct unwinder *u, int timeout_ms)
 {
-	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	uint64_t deadline =
+		(uint64_t)clock__mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	int err;
 
 	for (;;) {
@@ -740,16 +729,10 @@ int unwinder__wait(struct unwinder *u, int timeout_ms)
 		/* What is still deferred after a poll is mapped by no process we can read. */
 		if (u->queued == 0)
 			return 0;
-		now = now_ms();
+		now = (uint64_t)clock__mono_ms();
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += (time_t)((deadline - now) / 1000);
-		ts.tv_nsec += (long)((deadline - now) % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		clock__timespec(&ts, clock__mono_ns() + (int64_t)(deadline - now) * 1000000);
 		pthread_mutex_lock(&u->lock);
 		if (!u->results)
 			pthread_cond_timedwait(&u->done, &u->lock, &ts);
