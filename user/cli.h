@@ -7,7 +7,8 @@
 #include <stdint.h>
 
 #include "agg/collect.h" /* enum prof_mode_bit */
-#include "export/push.h" /* enum push_protocol */
+#include "export/format.h" /* enum out_format */
+#include "export/push.h"   /* enum push_protocol */
 
 #define CLI_MAX_PIDS	      64
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
@@ -16,18 +17,6 @@
 #define CLI_WIDE_SAMPLE_BYTES 524288
 /* --interval with --live when not given: seconds between screens. */
 #define CLI_LIVE_INTERVAL     2.0
-
-enum out_format {
-	FMT_PPROF,
-	FMT_FOLDED,
-	FMT_TEXT,
-	FMT_MEMTRACE,	/* --heap only: a memtrace allocation trace (export/memtrace_rec.h) */
-	FMT_CHROME,	/* event trace: Trace Event JSON (--calls) */
-	FMT_PERFETTO,	/* event trace: Perfetto TrackEvent protobuf (--calls) */
-	FMT_FIREFOX,	/* event trace: Firefox Profiler processed format (--calls) */
-	FMT_CODETRACER, /* event trace: CodeTracer trace folder, -o is a directory (--calls) */
-	FMT_SVG,	/* interactive flame graph (export/svg.h), one per mode */
-};
 
 /* --unwind: how user stacks are walked (include/prof_unwind.h). */
 enum unwind_mode {

@@ -17,13 +17,10 @@
 #include "attach/calls_attach.h"
 #include "attach/loader.h"
 #include "cli.h"
-#include "export/folded.h"
+#include "export/format.h"
 #include "export/outdir.h"
-#include "export/output.h"
-#include "export/pprof.h"
 #include "export/push.h"
 #include "export/status.h"
-#include "export/svg.h"
 #include "export/text.h"
 #include "profile/build.h"
 #include "profile/calls_profile.h"
@@ -36,65 +33,20 @@
 #include "proc/procinfo.h"
 #include "util/log.h"
 
+/* One mode's profile to path in -f's format, atomically. */
 static int write_one(const struct profile *p, const struct env *env, const char *path)
 {
-	struct output *o = NULL;
-	int err;
+	struct format_opts o = {
+		.format = env->format,
+		.top = env->top,
+		.svg_type = env->svg_type,
+		.icicle = env->icicle,
+		.cmdline = env->cmdline,
+		/* the series' names are new; --retain counts its files */
+		.no_backup = env->output_dir != NULL,
+	};
 
-	err = output__open(&o, path);
-	if (err) {
-		pr_err("cannot write %s: %s\n", path,
-		       err == -ELOOP ? "it is a symbolic link (refusing to follow)"
-				     : strerror(-err));
-		return err;
-	}
-	if (env->output_dir) /* the series' names are new; --retain counts its files */
-		output__no_backup(o);
-	switch (env->format) {
-	case FMT_PPROF:
-		err = pprof__write(p, output__file(o));
-		break;
-	case FMT_FOLDED:
-		err = folded__write(p, output__file(o));
-		break;
-	case FMT_TEXT:
-		err = text__write(p, output__file(o), env->top ? env->top : 10);
-		break;
-	case FMT_SVG: {
-		struct svg_opts so = {
-			.type = p->default_type,
-			.icicle = env->icicle,
-			.cmdline = env->cmdline,
-			.min_share = SVG_MIN_SHARE,
-		};
-		/* With several modes, one lacking the type asked for keeps its default. */
-		int t = env->svg_type ? svg__type_index(p, env->svg_type) : -ENOENT;
-
-		if (t >= 0) {
-			so.type = (uint32_t)t;
-			so.exact_type = true;
-		}
-		err = svg__write(p, output__file(o), &so);
-		break;
-	}
-	case FMT_MEMTRACE: /* event traces are recorded as they run (export/memtrace_rec.h, */
-	case FMT_CHROME:   /* tracefile.c) */
-	case FMT_PERFETTO:
-	case FMT_FIREFOX:
-	case FMT_CODETRACER:
-		err = -EINVAL;
-		break;
-	}
-	if (err) {
-		output__abort(o);
-		pr_err("writing %s failed: %s\n", path, strerror(-err));
-		return err;
-	}
-	err = output__commit(o);
-	if (err)
-		pr_err("cannot write %s: %s\n", path, strerror(-err));
-	run__log_bookkeeping(p);
-	return err;
+	return format__write(p, path, &o);
 }
 
 static const struct {
@@ -391,9 +343,7 @@ unsigned report__output_paths(char (*out)[PATH_MAX], unsigned max, const struct 
 	if (env->output_dir)
 		return 0;
 	/* Event traces and memtrace: one file whatever the modes. */
-	if (env->format == FMT_MEMTRACE || env->format == FMT_CHROME ||
-	    env->format == FMT_PERFETTO || env->format == FMT_FIREFOX ||
-	    env->format == FMT_CODETRACER) {
+	if (env->format == FMT_MEMTRACE || format__event_trace(env->format)) {
 		if (max)
 			snprintf(out[n++], PATH_MAX, "%s", env->output);
 		return n;
