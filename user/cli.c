@@ -237,6 +237,9 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* Fills -p's list of the profiler or of dump: the same size. */
+_Static_assert(DUMP_MAX_PIDS == CLI_MAX_PIDS, "one bound for both -p lists");
+
 static int parse_pids(uint32_t *pids, unsigned *npids, const char *arg)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;

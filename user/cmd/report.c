@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "trace_report.h"
+#include "cmd/report.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
 #include "export/format.h"
 #include "export/memtrace_read.h"
 #include "profile/profile.h"
@@ -21,7 +20,7 @@ static int write_profile(const struct profile *p, const struct report_env *env)
 	return err;
 }
 
-int trace_report__run(const struct report_env *env)
+int report__run(const struct report_env *env)
 {
 	struct memtrace_read_opts o = {.at = env->at, .at_s = env->at_s};
 	struct profile *p = NULL;
