@@ -8,7 +8,7 @@ rank() {
 	for i in "${!order[@]}"; do
 		[ "${order[$i]}" = "$1" ] && { echo "$i"; return; }
 	done
-	echo ${#order[@]} # user/ itself: the top (main, cli, session, report)
+	echo ${#order[@]} # user/ itself: the top (main, cli, session, writeout, tracefile)
 }
 bad=0
 cd "$(dirname "$0")/.." || exit 1

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "export/format.h"
 #include "export/output.h"
 #include "util/log.h"
 
@@ -236,6 +237,9 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* Fills -p's list of the profiler or of dump: the same size. */
+_Static_assert(DUMP_MAX_PIDS == CLI_MAX_PIDS, "one bound for both -p lists");
+
 static int parse_pids(uint32_t *pids, unsigned *npids, const char *arg)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;
@@ -281,83 +285,6 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-/* Formats that record --calls events as they happen rather than aggregate them. */
-static bool event_trace(enum out_format f)
-{
-	return f == FMT_CHROME || f == FMT_PERFETTO || f == FMT_FIREFOX || f == FMT_CODETRACER;
-}
-
-static const char *const format_names[] = {
-	[FMT_PPROF] = "pprof",	     [FMT_FOLDED] = "folded",	      [FMT_TEXT] = "text",
-	[FMT_MEMTRACE] = "memtrace", [FMT_CHROME] = "chrome",	      [FMT_PERFETTO] = "perfetto",
-	[FMT_FIREFOX] = "firefox",   [FMT_CODETRACER] = "codetracer", [FMT_SVG] = "svg",
-};
-
-static const char *format_name(enum out_format f)
-{
-	return format_names[f];
-}
-
-static int parse_format(enum out_format *out, const char *name)
-{
-	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
-		if (!strcmp(name, format_names[i])) {
-			*out = (enum out_format)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-/*
- * What an output name's extension says it holds: -o's extension picks the format when -f is
- * absent, and -f must be one it may hold.  The JSON traces: chrome, the documented
- * bpftrace-prof.json, unless the name is Firefox's *.profile.json[.gz]; either may be
- * gzip'd (a .gz name) or hold the other.  .txt may hold folded stacks (plain text too).
- */
-static const struct {
-	const char *ext;
-	enum out_format format;
-	unsigned also; /* 1 << other formats such a name may hold */
-} ext_formats[] = {
-	{".pb.gz", FMT_PPROF, 0},
-	{".pb", FMT_PPROF, 0},
-	{".pprof", FMT_PPROF, 0},
-	{".folded", FMT_FOLDED, 0},
-	{".txt", FMT_TEXT, 1u << FMT_FOLDED},
-	{".svg", FMT_SVG, 0},
-	{".json", FMT_CHROME, 1u << FMT_FIREFOX},
-	{".json.gz", FMT_CHROME, 1u << FMT_FIREFOX},
-	{".profile.json", FMT_FIREFOX, 1u << FMT_CHROME},
-	{".profile.json.gz", FMT_FIREFOX, 1u << FMT_CHROME},
-	{".pftrace", FMT_PERFETTO, 0},
-	{".pftrace.gz", FMT_PERFETTO, 0},
-	{".perfetto-trace", FMT_PERFETTO, 0},
-	{".memtrace", FMT_MEMTRACE, 0},
-	{".ctf", FMT_MEMTRACE, 0}, /* memtrace files are CTF (Common Trace Format) */
-};
-
-/* The entry of ext_formats path's name ends with (the longest that does), or -1. */
-static int ext_format(const char *path)
-{
-	const char *base = strrchr(path, '/');
-	size_t len, best_len = 0;
-	int best = -1;
-
-	base = base ? base + 1 : path;
-	len = strlen(base);
-	for (size_t i = 0; i < sizeof(ext_formats) / sizeof(ext_formats[0]); i++) {
-		size_t n = strlen(ext_formats[i].ext);
-
-		/* A name that is only the extension ("-o .svg") has none: it is a hidden file. */
-		if (len > n && n > best_len && !strcasecmp(base + len - n, ext_formats[i].ext)) {
-			best = (int)i;
-			best_len = n;
-		}
-	}
-	return best;
-}
-
 /*
  * -o's name and -f: without -f, a known extension gives the format; with -f, a known extension
  * of another format is a usage error (a file named .svg holding gzip'd pprof opens nowhere).
@@ -366,23 +293,23 @@ static int ext_format(const char *path)
 static int format_from_name(enum out_format *format, bool given, const char *path,
 			    const char **inferred)
 {
-	int i;
+	const struct format_ext *e;
 
 	*inferred = NULL;
 	if (!path || !strcmp(path, "-"))
 		return 0;
-	i = ext_format(path);
-	if (i < 0)
+	e = format__ext(path);
+	if (!e)
 		return 0;
 	if (!given) {
-		*format = ext_formats[i].format;
-		*inferred = ext_formats[i].ext;
+		*format = e->format;
+		*inferred = e->ext;
 		return 0;
 	}
-	if (*format == ext_formats[i].format || (ext_formats[i].also & (1u << *format)))
+	if (*format == e->format || (e->also & (1u << *format)))
 		return 0;
-	return bad("-o %s: a %s name holds %s, not -f %s: drop -f or change the name", path,
-		   ext_formats[i].ext, format_name(ext_formats[i].format), format_name(*format));
+	return bad("-o %s: a %s name holds %s, not -f %s: drop -f or change the name", path, e->ext,
+		   format__name(e->format), format__name(*format));
 }
 
 /* The sample types each mode's profile has (profile/<mode>_profile.c): --svg-type is checked
@@ -461,7 +388,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 			output_given = true;
 			break;
 		case 'f':
-			if (parse_format(&env.format, optarg))
+			if (format__parse(&env.format, optarg))
 				return bad("unknown format '%s' (pprof, folded, text, svg, chrome, "
 					   "perfetto, firefox, codetracer, memtrace)",
 					   optarg);
@@ -636,9 +563,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 	/* How the format was chosen, for the errors below. */
 	if (inferred)
 		snprintf(fmt_opt, sizeof(fmt_opt), "-o *%s (-f %s)", inferred,
-			 format_name(env.format));
+			 format__name(env.format));
 	else
-		snprintf(fmt_opt, sizeof(fmt_opt), "-f %s", format_name(env.format));
+		snprintf(fmt_opt, sizeof(fmt_opt), "-f %s", format__name(env.format));
 	/* memtrace traces sampled allocations (its readers scale them back). */
 	if (env.format == FMT_MEMTRACE && env.modes != MODE_HEAP)
 		return bad("%s records --heap only", fmt_opt);
@@ -673,7 +600,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("%s records --calls (with --heap, --offcpu) or --cpu alone", fmt_opt);
 	if (env.format == FMT_CODETRACER && env.modes != MODE_CALLS)
 		return bad("-f %s records --calls only (give --calls alone)", "codetracer");
-	if (event_trace(env.format) && env.live)
+	if (format__event_trace(env.format) && env.live)
 		return bad("--live shows profiles, not event traces (%s)", fmt_opt);
 	if (env.format == FMT_CODETRACER && output_given && !strcmp(env.output, "-"))
 		return bad("-f codetracer writes a directory: give -o DIR, not -%s", "");
@@ -767,7 +694,7 @@ int cli__check_outputs(const struct env *env)
 	if (env->output_dir || env->format == FMT_CODETRACER)
 		return 0;
 	/* Event traces and memtrace: one file, whatever the modes. */
-	if (event_trace(env->format) || env->format == FMT_MEMTRACE) {
+	if (format__event_trace(env->format) || env->format == FMT_MEMTRACE) {
 		err = output__check(env->output);
 		if (err)
 			say_unwritable(env->output, env->output, err);
@@ -930,7 +857,7 @@ int cli__parse_report(struct report_env *out, int argc, char **argv)
 		return err;
 	if (env.format != FMT_PPROF && env.format != FMT_FOLDED && env.format != FMT_TEXT)
 		return bad("report: -o %s is named for -f %s; report writes pprof, folded or text",
-			   env.output, format_name(env.format));
+			   env.output, format__name(env.format));
 	if (!env.output)
 		env.output = env.format == FMT_PPROF ? "bpftrace-prof.pb.gz" : "-";
 	*out = env;

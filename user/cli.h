@@ -6,28 +6,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agg/collect.h" /* enum prof_mode_bit */
-#include "export/push.h" /* enum push_protocol */
+#include "agg/collect.h"   /* enum prof_mode_bit */
+#include "cmd/dump.h"	   /* struct dump_env */
+#include "cmd/report.h"	   /* struct report_env */
+#include "export/format.h" /* enum out_format */
+#include "export/push.h"   /* enum push_protocol */
 
-#define CLI_MAX_PIDS	      64
+#define CLI_MAX_PIDS	      64 /* as many as dump -p takes (DUMP_MAX_PIDS) */
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
 #define CLI_MAX_DURATION      31536000.0
 /* --sample-bytes for --cgroup, --container and -a when not given. */
 #define CLI_WIDE_SAMPLE_BYTES 524288
 /* --interval with --live when not given: seconds between screens. */
 #define CLI_LIVE_INTERVAL     2.0
-
-enum out_format {
-	FMT_PPROF,
-	FMT_FOLDED,
-	FMT_TEXT,
-	FMT_MEMTRACE,	/* --heap only: a memtrace allocation trace (export/memtrace_rec.h) */
-	FMT_CHROME,	/* event trace: Trace Event JSON (--calls) */
-	FMT_PERFETTO,	/* event trace: Perfetto TrackEvent protobuf (--calls) */
-	FMT_FIREFOX,	/* event trace: Firefox Profiler processed format (--calls) */
-	FMT_CODETRACER, /* event trace: CodeTracer trace folder, -o is a directory (--calls) */
-	FMT_SVG,	/* interactive flame graph (export/svg.h), one per mode */
-};
 
 /* --unwind: how user stacks are walked (include/prof_unwind.h). */
 enum unwind_mode {
@@ -66,26 +57,6 @@ struct env {
 	uint64_t unwind_memory; /* --unwind-memory in bytes; 0: the unwinder's default */
 	int verbosity;		/* -v count, -1 for -q */
 	char *cmdline;		/* our own argv joined, for the profile's comments */
-};
-
-/* `bpftrace-prof report FILE [-f pprof|folded|text] [-o OUT] [--at SECONDS]`. */
-struct report_env {
-	const char *file;
-	enum out_format format; /* FMT_PPROF, FMT_FOLDED or FMT_TEXT */
-	const char *output;	/* default: bpftrace-prof.pb.gz for pprof, else stdout */
-	bool at;		/* --at given */
-	double at_s;
-	unsigned top; /* --top N for the text output */
-	int verbosity;
-};
-
-/* `bpftrace-prof dump -p PID…`: every thread's current stack, once. */
-struct dump_env {
-	uint32_t pids[CLI_MAX_PIDS];
-	unsigned npids;
-	bool json;	    /* --json: one JSON document instead of text */
-	const char *output; /* -o; "-" (default): stdout */
-	int verbosity;
 };
 
 enum cli_result {

@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "dump.h"
+#include "cmd/dump.h"
+#include "cmd/report.h"
 #include "util/log.h"
 #include "session.h"
-#include "trace_report.h"
 
 /* Commands that load BPF: libbpf's messages through ours, a warning when not root. */
 static void bpf_logging(int verbosity)
@@ -31,7 +31,7 @@ static int report_main(int argc, char **argv)
 	if (ret < 0)
 		return 2;
 	log__set_verbosity(env.verbosity);
-	return trace_report__run(&env);
+	return report__run(&env);
 }
 
 /* `bpftrace-prof dump -p PID…`: every thread's stack, once. */

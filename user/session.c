@@ -31,7 +31,7 @@
 #include "export/memtrace_rec.h"
 #include "export/push.h"
 #include "export/status.h"
-#include "report.h"
+#include "writeout.h"
 #include "tracefile.h"
 #include "proc/procinfo.h"
 #include "proc/safe_open.h"
@@ -314,7 +314,7 @@ struct run {
 	struct cgroup_stats cgroup_stats; /* its walks */
 	struct loader *loader;
 	struct collect *collect;
-	struct report *report;
+	struct writeout *writeout;
 	/* -f chrome / perfetto: written as events arrive */
 	struct tracefile *trace;
 	struct live *live;	  /* --live: the terminal view */
@@ -393,7 +393,7 @@ static void live_close(struct run *r)
 			(unsigned long long)r->screen_failures, strerror(-r->screen_err));
 }
 
-/* The report's sink: each interval's profiles go to --push and to the live view.  The last ones
+/* The writeout's sink: each interval's profiles go to --push and to the live view.  The last ones
  * not to the view: it closes before the end-of-run summary, so that stays on the terminal. */
 static void on_profiles(void *ctx, const struct profile *const *profiles, size_t n, bool last)
 {
@@ -790,16 +790,16 @@ int session__run(const struct env *caller_env)
 	}
 	if (r.trace)
 		tracefile__bind(r.trace, r.collect);
-	err = report__new(&r.report, r.collect, env);
+	err = writeout__new(&r.writeout, r.collect, env);
 	if (err) {
 		pr_err("setting up the report failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
 	if (r.scope_fd >= 0)
-		report__set_cgroup_stats(r.report, &r.cgroup_stats);
-	report__set_sink(r.report, on_profiles, &r);
+		writeout__set_cgroup_stats(r.writeout, &r.cgroup_stats);
+	writeout__set_sink(r.writeout, on_profiles, &r);
 	if (env->output_dir) {
-		err = report__prepare_dir(env);
+		err = writeout__prepare_dir(env);
 		if (err) {
 			pr_err("cannot use --output-dir %s: %s\n", env->output_dir, strerror(-err));
 			status = 2;
@@ -819,7 +819,7 @@ int session__run(const struct env *caller_env)
 			status = 2;
 			goto cleanup;
 		}
-		report__set_push(r.report, r.push);
+		writeout__set_push(r.writeout, r.push);
 	}
 	if (env->format == FMT_MEMTRACE) {
 		err = start_memtrace(&r);
@@ -929,7 +929,7 @@ int session__run(const struct env *caller_env)
 	}
 	/* Said before CMD runs: its own output comes after ours. */
 	if (env->verbosity >= 0)
-		report__say_start(r.report);
+		writeout__say_start(r.writeout);
 	if (r.have_child) {
 		err = release(&r.child);
 		if (err) {
@@ -1005,10 +1005,10 @@ int session__run(const struct env *caller_env)
 			 * that could jump: intervals tile exactly.  --live alone: the run so far.
 			 */
 			if (env->output_dir)
-				err = report__interval(r.report, interval_wall, now - interval_mono,
-						       false);
+				err = writeout__interval(r.writeout, interval_wall,
+							 now - interval_mono, false);
 			else
-				err = report__peek(r.report, start_wall, now - start_mono);
+				err = writeout__peek(r.writeout, start_wall, now - start_mono);
 			if (err == -ENOMEM) {
 				poll_err = true;
 				break;
@@ -1069,12 +1069,12 @@ int session__run(const struct env *caller_env)
 		trace_err = err;
 	}
 	if (env->output_dir)
-		err = report__interval(r.report, interval_wall, clock__mono_ns() - interval_mono,
-				       true);
+		err = writeout__interval(r.writeout, interval_wall,
+					 clock__mono_ns() - interval_mono, true);
 	else if (r.trace)
 		err = tracefile__finish(r.trace, r.loader);
 	else
-		err = report__write(r.report, start_wall, clock__mono_ns() - start_mono);
+		err = writeout__write(r.writeout, start_wall, clock__mono_ns() - start_mono);
 	/* Last, after the summary: the files written. */
 	if (r.memtrace && !trace_err && strcmp(env->output, "-"))
 		pr_note("wrote the memtrace trace to %s\n", env->output);
@@ -1107,7 +1107,7 @@ cleanup:
 	live_close(&r); /* also on failures: the terminal must come back */
 	end_holds(&r);
 	memtrace_rec__free(r.memtrace);
-	report__free(r.report);
+	writeout__free(r.writeout);
 	tracefile__free(r.trace);
 	push__free(r.push);
 	collect__free(r.collect); /* resumes what is still held */

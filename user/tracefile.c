@@ -14,6 +14,7 @@
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/evtrace.h"
+#include "export/format.h"
 #include "export/json.h"
 #include "export/outdir.h"
 #include "export/output.h"
@@ -40,8 +41,7 @@ struct tracefile {
 
 bool tracefile__wanted(const struct env *env)
 {
-	return env->format == FMT_CHROME || env->format == FMT_PERFETTO ||
-	       env->format == FMT_FIREFOX || env->format == FMT_CODETRACER;
+	return format__event_trace(env->format);
 }
 
 static int on_call(void *ctx, const struct prof_call_event *e)

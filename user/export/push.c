@@ -2,7 +2,6 @@
 #include "export/push.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -21,28 +20,18 @@
 #include "export/json.h"
 #include "export/pprof.h"
 #include "export/protobuf.h"
+#include "export/spool.h"
 #include "profile/profile.h"
 #include "profile/split.h"
 #include "util/clock.h"
 #include "util/log.h"
 
-#define RESP_KEEP	 512 /* bytes of a response body kept for the error message */
-#define SPOOL_MAGIC	 "bpftrace-prof push spool 1\n"
-#define SPOOL_HEADER_MAX (64 << 10) /* a spool file's metadata */
-#define SPOOL_DATA_MAX	 (64 << 20) /* a profile read back from the spool */
-#define SPOOL_MAX_LABELS 64
-#define AUTH_FILE_MAX	 4096
-#define LABEL_MAX	 1024 /* bytes of a label name or value we send */
-#define SPOOL_NAME_LEN	 64
+#define RESP_KEEP     512 /* bytes of a response body kept for the error message */
+#define AUTH_FILE_MAX 4096
+#define LABEL_MAX     1024 /* bytes of a label name or value we send */
 
 struct push_job {
-	char *name;
-	struct push_label *labels; /* owned strings */
-	uint32_t nlabels;
-	int64_t from_ns, until_ns;
-	uint8_t *data;
-	size_t len;
-	char id[37]; /* RawSample.ID: the same on every retry */
+	struct spool_rec r; /* what is sent */
 
 	unsigned tries;
 	int64_t due_ms;			 /* monotonic ms before which it is not sent */
@@ -69,16 +58,13 @@ struct push {
 	struct push_job *spool_job; /* the one spooled file being sent */
 	unsigned inflight;
 
-	int spool_dfd; /* <spool_dir>/spool, or -1 */
-	char *spool_path;
-	uint64_t spool_files, spool_bytes;
+	struct spool *spool; /* NULL without one */
 	int64_t spool_due_ms;
 	unsigned spool_backoff_ms;
-	uint32_t seq;
 
 	char *token, *user, *password, *tenant;
 	char hostname[256];
-	bool logged_reject, logged_spool_full, logged_auth, failing;
+	bool logged_reject, logged_auth, failing;
 	struct push_stats stats;
 };
 
@@ -133,13 +119,7 @@ static void job_free(struct push_job *j)
 	if (!j)
 		return;
 	job_end_transfer(j);
-	for (uint32_t i = 0; i < j->nlabels; i++) {
-		free((char *)j->labels[i].name);
-		free((char *)j->labels[i].value);
-	}
-	free(j->labels);
-	free(j->name);
-	free(j->data);
+	spool_rec__clear(&j->r);
 	free(j);
 }
 
@@ -190,25 +170,25 @@ static int job_new(struct push_job **out, const struct push_item *it)
 
 	if (!j)
 		return -ENOMEM;
-	j->name = clean_dup(it->name, true);
-	j->data = malloc(it->len);
-	j->labels = calloc(it->nlabels + 1, sizeof(*j->labels));
-	if (!j->name || !j->data || !j->labels)
+	j->r.name = clean_dup(it->name, true);
+	j->r.data = malloc(it->len);
+	j->r.labels = calloc(it->nlabels + 1, sizeof(*j->r.labels));
+	if (!j->r.name || !j->r.data || !j->r.labels)
 		goto cleanup;
-	memcpy(j->data, it->data, it->len);
-	j->len = it->len;
+	memcpy(j->r.data, it->data, it->len);
+	j->r.len = it->len;
 	for (uint32_t i = 0; i < it->nlabels; i++) {
-		struct push_label *l = &j->labels[j->nlabels];
+		struct push_label *l = &j->r.labels[j->r.nlabels];
 
 		l->name = clean_dup(it->labels[i].name, true);
 		l->value = clean_dup(it->labels[i].value, false);
-		j->nlabels++;
+		j->r.nlabels++;
 		if (!l->name || !l->value)
 			goto cleanup;
 	}
-	j->from_ns = it->from_ns;
-	j->until_ns = it->until_ns;
-	make_id(j->id);
+	j->r.from_ns = it->from_ns;
+	j->r.until_ns = it->until_ns;
+	make_id(j->r.id);
 	*out = j;
 	return 0;
 cleanup:
@@ -241,11 +221,11 @@ static int body_pyroscope(struct push_job *j)
 	pbuf__init(&req);
 	pbuf__init(&series);
 	pbuf__init(&sample);
-	encode_label(&series, 1, "__name__", j->name);
-	for (uint32_t i = 0; i < j->nlabels; i++)
-		encode_label(&series, 1, j->labels[i].name, j->labels[i].value);
-	pb__field_bytes(&sample, 1, j->data, j->len);
-	pb__field_string(&sample, 2, j->id);
+	encode_label(&series, 1, "__name__", j->r.name);
+	for (uint32_t i = 0; i < j->r.nlabels; i++)
+		encode_label(&series, 1, j->r.labels[i].name, j->r.labels[i].value);
+	pb__field_bytes(&sample, 1, j->r.data, j->r.len);
+	pb__field_string(&sample, 2, j->r.id);
 	pb__field_message(&series, 2, &sample);
 	pb__field_message(&req, 1, &series);
 	err = pbuf__err(&req);
@@ -279,19 +259,19 @@ static int url_ingest(struct push *p, struct push_job *j, CURL *easy)
 	FILE *f;
 	int err = 0;
 
-	for (uint32_t i = 0; i < j->nlabels; i++)
-		if (!strcmp(j->labels[i].name, "service_name") && *j->labels[i].value)
-			service = j->labels[i].value;
+	for (uint32_t i = 0; i < j->r.nlabels; i++)
+		if (!strcmp(j->r.labels[i].name, "service_name") && *j->r.labels[i].value)
+			service = j->r.labels[i].value;
 	f = open_memstream(&key, &klen);
 	if (!f)
 		return -ENOMEM;
 	ingest_clean(f, service);
 	fputc('{', f);
-	for (uint32_t i = 0; i < j->nlabels; i++) {
-		if (!strcmp(j->labels[i].name, "service_name") || !*j->labels[i].value)
+	for (uint32_t i = 0; i < j->r.nlabels; i++) {
+		if (!strcmp(j->r.labels[i].name, "service_name") || !*j->r.labels[i].value)
 			continue;
-		fprintf(f, "%s%s=", any ? "," : "", j->labels[i].name);
-		ingest_clean(f, j->labels[i].value);
+		fprintf(f, "%s%s=", any ? "," : "", j->r.labels[i].name);
+		ingest_clean(f, j->r.labels[i].value);
 		any = true;
 	}
 	fputc('}', f);
@@ -300,7 +280,7 @@ static int url_ingest(struct push *p, struct push_job *j, CURL *easy)
 	esc = curl_easy_escape(easy, key, (int)klen);
 	if (!esc ||
 	    asprintf(&j->url, "%s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=pprof",
-		     p->url, esc, j->from_ns, j->until_ns) < 0) {
+		     p->url, esc, j->r.from_ns, j->r.until_ns) < 0) {
 		j->url = NULL;
 		err = -ENOMEM;
 	}
@@ -343,17 +323,17 @@ static int body_parca(struct push_job *j)
 	if (!f)
 		return -ENOMEM;
 	fputs("{\"series\":[{\"labels\":{\"labels\":[{\"name\":\"__name__\",\"value\":", f);
-	json_string(f, j->name);
+	json_string(f, j->r.name);
 	fputc('}', f);
-	for (uint32_t i = 0; i < j->nlabels; i++) {
+	for (uint32_t i = 0; i < j->r.nlabels; i++) {
 		fputs(",{\"name\":", f);
-		json_string(f, j->labels[i].name);
+		json_string(f, j->r.labels[i].name);
 		fputs(",\"value\":", f);
-		json_string(f, j->labels[i].value);
+		json_string(f, j->r.labels[i].value);
 		fputc('}', f);
 	}
 	fputs("]},\"samples\":[{\"rawProfile\":\"", f);
-	base64(f, j->data, j->len);
+	base64(f, j->r.data, j->r.len);
 	fputs("\"}]}],\"normalized\":false}", f);
 	if (fclose(f) || !buf) {
 		free(buf);
@@ -456,8 +436,8 @@ static int job_start(struct push *p, struct push_job *j)
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "bpftrace-prof/" PROF_VERSION);
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
 	if (p->o.protocol == PUSH_PYROSCOPE_INGEST) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->data);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->len);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->r.data);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->r.len);
 	} else {
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->body);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
@@ -486,342 +466,21 @@ cleanup:
 
 /* ---- spool ---- */
 
-static void spool_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c <= ' ' || c == '%' || c == 0x7f)
-			fprintf(f, "%%%02x", c);
-		else
-			fputc(c, f);
-	}
-}
-
-static int spool_header(struct push_job *j, char **out, size_t *len)
-{
-	FILE *f = open_memstream(out, len);
-
-	if (!f)
-		return -ENOMEM;
-	fputs(SPOOL_MAGIC, f);
-	fprintf(f, "id %s\nname ", j->id);
-	spool_escape(f, j->name);
-	fprintf(f, "\nfrom %" PRId64 "\nuntil %" PRId64 "\n", j->from_ns, j->until_ns);
-	for (uint32_t i = 0; i < j->nlabels; i++) {
-		fputs("label ", f);
-		spool_escape(f, j->labels[i].name);
-		fputc(' ', f);
-		spool_escape(f, j->labels[i].value);
-		fputc('\n', f);
-	}
-	fprintf(f, "data %zu\n", j->len);
-	if (fclose(f) || !*out) {
-		free(*out);
-		*out = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *b = buf;
-
-	while (len) {
-		ssize_t n = write(fd, b, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		b += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Writes j into the spool as one file, atomically: a 0600 temporary created O_EXCL|O_NOFOLLOW
- * in the spool directory, renamed (never over an existing name) once complete. */
-static int spool_write(struct push *p, struct push_job *j)
-{
-	char tmp[64], name[SPOOL_NAME_LEN], *hdr = NULL;
-	size_t hlen = 0;
-	int fd = -1, err;
-
-	if (p->spool_dfd < 0)
-		return -ENOENT;
-	err = spool_header(j, &hdr, &hlen);
-	if (err)
-		return err;
-	if (p->spool_files + 1 > p->o.spool_max_files ||
-	    p->spool_bytes + hlen + j->len > p->o.spool_max_bytes) {
-		if (!p->logged_spool_full)
-			pr_warn("push: spool %s full (%" PRIu64 " files, %" PRIu64
-				" bytes): dropping profiles\n",
-				p->spool_path, p->spool_files, p->spool_bytes);
-		p->logged_spool_full = true;
-		err = -ENOSPC;
-		goto cleanup;
-	}
-	snprintf(tmp, sizeof(tmp), ".tmp-%d-%u", (int)getpid(), ++p->seq);
-	fd = openat(p->spool_dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = write_all(fd, hdr, hlen);
-	if (!err)
-		err = write_all(fd, j->data, j->len);
-	if (!err && fdatasync(fd))
-		err = -errno;
-	if (close(fd) && !err)
-		err = -errno;
-	fd = -1;
-	for (int attempt = 0; !err; attempt++) {
-		/* The data's start time first, so names sort oldest first. */
-		snprintf(name, sizeof(name), "%019" PRId64 "-%d-%u.spool",
-			 j->from_ns > 0 ? j->from_ns : 0, (int)getpid(), ++p->seq);
-		if (!renameat2(p->spool_dfd, tmp, p->spool_dfd, name, RENAME_NOREPLACE))
-			break;
-		err = -errno;
-		if (err == -EEXIST && attempt < 8)
-			err = 0;
-	}
-	if (err) {
-		unlinkat(p->spool_dfd, tmp, 0);
-	} else {
-		/* The rename is durable once the directory is: without this a crash can lose a
-		 * profile counted as spooled.  Failing, the file is in place all the same. */
-		if (fsync(p->spool_dfd))
-			pr_warn("push: cannot sync the spool %s: %s\n", p->spool_path,
-				strerror(errno));
-		p->spool_files++;
-		p->spool_bytes += hlen + j->len;
-	}
-cleanup:
-	if (err && err != -ENOSPC)
-		pr_warn("push: cannot write to the spool %s: %s\n", p->spool_path, strerror(-err));
-	free(hdr);
-	return err;
-}
-
-static void spool_unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++) {
-		if (s[0] == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2])) {
-			char hex[3] = {s[1], s[2], 0};
-
-			*d++ = (char)strtoul(hex, NULL, 16);
-			s += 2;
-		} else {
-			*d++ = *s;
-		}
-	}
-	*d = 0;
-}
-
-static int parse_i64(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* A spool file back into a job.  Our own format, but in a directory on disk: every length is
- * checked before use. */
-static int spool_parse(struct push_job **out, char *buf, size_t len)
-{
-	struct push_job *j;
-	char *line, *nl, *end = buf + len;
-	int err = -EINVAL;
-	bool have_data = false;
-	int64_t v;
-
-	if (len < sizeof(SPOOL_MAGIC) - 1 || memcmp(buf, SPOOL_MAGIC, sizeof(SPOOL_MAGIC) - 1))
-		return -EINVAL;
-	j = calloc(1, sizeof(*j));
-	if (!j)
-		return -ENOMEM;
-	j->labels = calloc(SPOOL_MAX_LABELS, sizeof(*j->labels));
-	if (!j->labels) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (line = buf + sizeof(SPOOL_MAGIC) - 1; line < end && !have_data; line = nl + 1) {
-		char *arg;
-
-		nl = memchr(line, '\n', (size_t)(end - line));
-		if (!nl || nl - buf > SPOOL_HEADER_MAX)
-			goto cleanup;
-		*nl = 0;
-		arg = strchr(line, ' ');
-		if (!arg)
-			goto cleanup;
-		*arg++ = 0;
-		if (!strcmp(line, "id") && strlen(arg) < sizeof(j->id)) {
-			strcpy(j->id, arg);
-		} else if (!strcmp(line, "name") && !j->name) {
-			spool_unescape(arg);
-			j->name = strdup(arg);
-			if (!j->name) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-		} else if (!strcmp(line, "from") && !parse_i64(arg, &v)) {
-			j->from_ns = v;
-		} else if (!strcmp(line, "until") && !parse_i64(arg, &v)) {
-			j->until_ns = v;
-		} else if (!strcmp(line, "label") && j->nlabels < SPOOL_MAX_LABELS) {
-			char *value = strchr(arg, ' ');
-			struct push_label *l = &j->labels[j->nlabels];
-
-			if (!value)
-				goto cleanup;
-			*value++ = 0;
-			spool_unescape(arg);
-			spool_unescape(value);
-			l->name = strdup(arg);
-			l->value = strdup(value);
-			j->nlabels++;
-			if (!l->name || !l->value) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-		} else if (!strcmp(line, "data") && !parse_i64(arg, &v)) {
-			if (v <= 0 || v != end - (nl + 1))
-				goto cleanup;
-			j->len = (size_t)v;
-			have_data = true;
-		} else {
-			goto cleanup;
-		}
-	}
-	if (!have_data || !j->name || !*j->name)
-		goto cleanup;
-	j->data = malloc(j->len);
-	if (!j->data) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	memcpy(j->data, end - j->len, j->len);
-	if (!j->id[0])
-		make_id(j->id);
-	*out = j;
-	return 0;
-cleanup:
-	job_free(j);
-	return err;
-}
-
-static void spool_forget(struct push *p, uint64_t size)
-{
-	if (p->spool_files)
-		p->spool_files--;
-	p->spool_bytes = p->spool_bytes > size ? p->spool_bytes - size : 0;
-}
-
-/*
- * Walks the spool: deletes files older than max_age_s (and leftover temporaries of that age),
- * recounts files and bytes, and names the oldest file left ("" when none).
- */
-static int spool_scan(struct push *p, char *oldest)
-{
-	time_t limit = time(NULL) - (time_t)p->o.max_age_s;
-	uint64_t files = 0, bytes = 0;
-	struct dirent *de;
-	DIR *d;
-	int fd;
-
-	oldest[0] = 0;
-	fd = openat(p->spool_dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while ((de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		bool tmp = !strncmp(de->d_name, ".tmp-", 5);
-		struct stat st;
-
-		if (!tmp && (de->d_name[0] == '.' || n < 7 || n >= SPOOL_NAME_LEN ||
-			     strcmp(de->d_name + n - 6, ".spool")))
-			continue;
-		if (fstatat(p->spool_dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		if (st.st_mtime < limit) {
-			if (!unlinkat(p->spool_dfd, de->d_name, 0) && !tmp)
-				p->stats.aged_out++;
-			continue;
-		}
-		if (tmp)
-			continue;
-		files++;
-		bytes += (uint64_t)st.st_size;
-		if (!oldest[0] || strcmp(de->d_name, oldest) < 0)
-			strcpy(oldest, de->d_name);
-	}
-	closedir(d);
-	p->spool_files = files;
-	p->spool_bytes = bytes;
-	return 0;
-}
-
 /* Loads the oldest spooled file into p->spool_job and starts sending it. */
 static int spool_start_oldest(struct push *p)
 {
-	char name[SPOOL_NAME_LEN], *buf = NULL;
-	struct push_job *j = NULL;
-	struct stat st;
-	int fd, err;
+	struct push_job *j = calloc(1, sizeof(*j));
+	int err;
 
-	err = spool_scan(p, name);
-	if (err || !name[0])
-		return err;
-	fd = openat(p->spool_dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    st.st_size > SPOOL_HEADER_MAX + SPOOL_DATA_MAX) {
-		err = -EINVAL;
-	} else {
-		buf = malloc((size_t)st.st_size + 1);
-		if (!buf)
-			err = -ENOMEM;
-		else if (read(fd, buf, (size_t)st.st_size) != st.st_size)
-			err = -EIO;
+	if (!j)
+		return -ENOMEM;
+	err = spool__read_oldest(p->spool, &j->r, j->spool_name, &j->spool_size);
+	if (!err && j->spool_name[0]) {
+		if (!j->r.id[0])
+			make_id(j->r.id);
+		err = job_start(p, j);
 	}
-	close(fd);
-	if (!err)
-		err = spool_parse(&j, buf, (size_t)st.st_size);
-	free(buf);
-	if (err == -ENOMEM)
-		return err;
-	if (err) {
-		/* Not ours or damaged: it would block the queue for ever. */
-		pr_warn("push: spool file %s/%s unreadable, deleted\n", p->spool_path, name);
-		if (!unlinkat(p->spool_dfd, name, 0))
-			spool_forget(p, (uint64_t)st.st_size);
-		p->stats.dropped++;
-		return 0;
-	}
-	snprintf(j->spool_name, sizeof(j->spool_name), "%s", name);
-	j->spool_size = (uint64_t)st.st_size;
-	err = job_start(p, j);
-	if (err) {
+	if (err || !j->spool_name[0]) {
 		job_free(j);
 		return err;
 	}
@@ -832,7 +491,7 @@ static int spool_start_oldest(struct push *p)
 /* A live job leaves the queue for the spool, or is counted as lost (lost_count). */
 static void spool_or_count(struct push *p, struct push_job *j, uint64_t *lost_count)
 {
-	if (!spool_write(p, j)) {
+	if (p->spool && !spool__write(p->spool, &j->r)) {
 		p->stats.spooled++;
 		if (p->spool_due_ms < clock__mono_ms())
 			p->spool_due_ms = clock__mono_ms() + p->spool_backoff_ms;
@@ -915,14 +574,13 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 	job_end_transfer(j);
 
 	if (ok) {
-		p->stats.sent_bytes += j->len;
+		p->stats.sent_bytes += j->r.len;
 		if (p->failing)
 			pr_info("push: %s accepts profiles again\n", p->url);
 		p->failing = false;
 		if (spooled) {
 			p->stats.spool_sent++;
-			if (!unlinkat(p->spool_dfd, j->spool_name, 0))
-				spool_forget(p, j->spool_size);
+			spool__remove(p->spool, j->spool_name, j->spool_size);
 			p->spool_backoff_ms = p->o.backoff_ms;
 		} else {
 			p->stats.sent++;
@@ -932,8 +590,8 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 	} else if (retry) {
 		if (!p->failing)
 			pr_warn("push: %s: %s; retrying%s%s\n", p->url, why,
-				p->spool_dfd >= 0 ? ", then spooling to " : "",
-				p->spool_dfd >= 0 ? p->spool_path : "");
+				p->spool ? ", then spooling to " : "",
+				p->spool ? spool__path(p->spool) : "");
 		p->failing = true;
 		if (spooled) {
 			spool_later(p, now);
@@ -952,8 +610,8 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 			pr_err("push: %s refuses our credentials (%s): check "
 			       "BPFTRACE_PROF_PUSH_TOKEN (or _USER and _PASSWORD), _TENANT or "
 			       "--push-auth-file; profiles are %s%s\n",
-			       p->host, why, p->spool_dfd >= 0 ? "kept in " : "lost: no spool",
-			       p->spool_dfd >= 0 ? p->spool_path : "");
+			       p->host, why, p->spool ? "kept in " : "lost: no spool",
+			       p->spool ? spool__path(p->spool) : "");
 		p->logged_auth = true;
 		p->failing = true;
 		if (spooled)
@@ -967,8 +625,8 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 			pr_debug("push: %s refused a profile (%s)\n", p->url, why);
 		p->logged_reject = true;
 		p->stats.failed++;
-		if (spooled && !unlinkat(p->spool_dfd, j->spool_name, 0))
-			spool_forget(p, j->spool_size);
+		if (spooled)
+			spool__remove(p->spool, j->spool_name, j->spool_size);
 	}
 	if (spooled) {
 		p->spool_job = NULL;
@@ -1097,11 +755,11 @@ int push__poll(struct push *p)
 		if (err)
 			break;
 	}
-	if (!err && p->spool_dfd >= 0 && p->spool_files && !p->spool_job &&
+	if (!err && p->spool && spool__files(p->spool) && !p->spool_job &&
 	    p->inflight < p->o.max_parallel && now >= p->spool_due_ms) {
 		err = spool_start_oldest(p);
 		if (err)
-			pr_debug("push: spool %s: %s\n", p->spool_path, strerror(-err));
+			pr_debug("push: spool %s: %s\n", spool__path(p->spool), strerror(-err));
 		/* Whatever went wrong, try again later rather than every poll. */
 		if (err || !p->spool_job)
 			p->spool_due_ms = now + p->spool_backoff_ms;
@@ -1125,7 +783,7 @@ long push__timeout_ms(struct push *p)
 		if (!p->queue[i]->easy && (best < 0 || d < best))
 			best = d < 0 ? 0 : d;
 	}
-	if (p->spool_dfd >= 0 && p->spool_files && !p->spool_job) {
+	if (p->spool && spool__files(p->spool) && !p->spool_job) {
 		int64_t d = p->spool_due_ms - now;
 
 		if (best < 0 || d < best)
@@ -1178,6 +836,8 @@ int push__flush(struct push *p, unsigned timeout_ms)
 void push__stats(const struct push *p, struct push_stats *out)
 {
 	*out = p->stats;
+	if (p->spool)
+		spool__add_stats(p->spool, out);
 }
 
 /* ---- set-up ---- */
@@ -1306,45 +966,6 @@ cleanup:
 	return err;
 }
 
-static int open_spool(struct push *p, const char *dir)
-{
-	struct stat st;
-	int dfd, err;
-
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		goto fail;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		goto fail;
-	if (mkdirat(dfd, "spool", 0700) && errno != EEXIST) {
-		err = -errno;
-		close(dfd);
-		errno = -err;
-		goto fail;
-	}
-	p->spool_dfd = openat(dfd, "spool", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	err = -errno;
-	close(dfd);
-	if (p->spool_dfd < 0) {
-		errno = -err;
-		goto fail;
-	}
-	/* Our own files are read back from here: nobody else may write in it. */
-	if (fstat(p->spool_dfd, &st) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		pr_err("push spool %s/spool is not ours or is writable by others\n", dir);
-		return -EPERM;
-	}
-	if (asprintf(&p->spool_path, "%s/spool", dir) < 0) {
-		p->spool_path = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-fail:
-	err = -errno;
-	pr_err("cannot use %s/spool for --push: %s\n", dir, strerror(-err));
-	return err;
-}
-
 #define DEFAULT(field, v)            \
 	do {                         \
 		if (!o.field)        \
@@ -1354,7 +975,6 @@ fail:
 int push__new(struct push **out, const struct push_opts *opts)
 {
 	struct push_opts o = *opts;
-	char oldest[SPOOL_NAME_LEN];
 	struct push *p;
 	size_t n;
 	int err;
@@ -1384,7 +1004,6 @@ int push__new(struct push **out, const struct push_opts *opts)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->spool_dfd = -1;
 	p->o = o;
 	p->spool_backoff_ms = o.backoff_ms;
 	p->url = strdup(o.url);
@@ -1422,9 +1041,9 @@ int push__new(struct push **out, const struct push_opts *opts)
 	if ((p->token || p->password) && !strncmp(p->url, "http://", 7))
 		pr_warn("push: credentials go to %s unencrypted (plain http)\n", p->url);
 	if (o.spool_dir) {
-		err = open_spool(p, o.spool_dir);
-		if (!err)
-			err = spool_scan(p, oldest); /* age out, count what a previous run left */
+		err = spool__open(
+			&p->spool, o.spool_dir,
+			&(struct spool_opts){o.spool_max_files, o.spool_max_bytes, o.max_age_s});
 		if (err)
 			goto cleanup;
 	}
@@ -1457,9 +1076,7 @@ void push__free(struct push *p)
 	}
 	if (p->multi)
 		curl_multi_cleanup(p->multi);
-	if (p->spool_dfd >= 0)
-		close(p->spool_dfd);
-	free(p->spool_path);
+	spool__free(p->spool);
 	free(p->queue);
 	free(p->url);
 	free(p->host);

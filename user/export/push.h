@@ -6,12 +6,12 @@
  * A submitted profile is copied into a bounded queue; push__poll (called from the loop) starts
  * and finishes transfers without blocking.  Connection errors, timeouts, 5xx and 429 are retried
  * with doubling back-off; after max_tries (or when the queue is full) a profile goes to the
- * spool, <spool_dir>/spool/, one file per profile written atomically (0600, never through a
- * symlink), sent later oldest first and deleted unsent once older than max_age_s (Pyroscope
- * refuses data older than an hour).  401 and 403 say our credentials are wrong: said once as an
- * error, the profile kept in the spool (sent when a later run has the right ones).  Other 4xx are
- * the backend's final word: counted, logged once, not retried.  Every outcome is counted
- * (PROF_PUSH_STATS).
+ * spool (export/spool.h), <spool_dir>/spool/, one file per profile written atomically (0600,
+ * never through a symlink), sent later oldest first and deleted unsent once older than
+ * max_age_s (Pyroscope refuses data older than an hour).  401 and 403 say our credentials are
+ * wrong: said once as an error, the profile kept in the spool (sent when a later run has the right
+ * ones).  Other 4xx are the backend's final word: counted, logged once, not retried.  Every outcome
+ * is counted (PROF_PUSH_STATS).
  *
  * Protocols (the request bodies are built here, with export/protobuf.h):
  *   PUSH_PYROSCOPE         POST {url}/push.v1.PusherService/Push, Connect unary, application/proto

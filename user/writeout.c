@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "report.h"
+#include "writeout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,13 +17,10 @@
 #include "attach/calls_attach.h"
 #include "attach/loader.h"
 #include "cli.h"
-#include "export/folded.h"
+#include "export/format.h"
 #include "export/outdir.h"
-#include "export/output.h"
-#include "export/pprof.h"
 #include "export/push.h"
 #include "export/status.h"
-#include "export/svg.h"
 #include "export/text.h"
 #include "profile/build.h"
 #include "profile/calls_profile.h"
@@ -36,65 +33,20 @@
 #include "proc/procinfo.h"
 #include "util/log.h"
 
+/* One mode's profile to path in -f's format, atomically. */
 static int write_one(const struct profile *p, const struct env *env, const char *path)
 {
-	struct output *o = NULL;
-	int err;
+	struct format_opts o = {
+		.format = env->format,
+		.top = env->top,
+		.svg_type = env->svg_type,
+		.icicle = env->icicle,
+		.cmdline = env->cmdline,
+		/* the series' names are new; --retain counts its files */
+		.no_backup = env->output_dir != NULL,
+	};
 
-	err = output__open(&o, path);
-	if (err) {
-		pr_err("cannot write %s: %s\n", path,
-		       err == -ELOOP ? "it is a symbolic link (refusing to follow)"
-				     : strerror(-err));
-		return err;
-	}
-	if (env->output_dir) /* the series' names are new; --retain counts its files */
-		output__no_backup(o);
-	switch (env->format) {
-	case FMT_PPROF:
-		err = pprof__write(p, output__file(o));
-		break;
-	case FMT_FOLDED:
-		err = folded__write(p, output__file(o));
-		break;
-	case FMT_TEXT:
-		err = text__write(p, output__file(o), env->top ? env->top : 10);
-		break;
-	case FMT_SVG: {
-		struct svg_opts so = {
-			.type = p->default_type,
-			.icicle = env->icicle,
-			.cmdline = env->cmdline,
-			.min_share = SVG_MIN_SHARE,
-		};
-		/* With several modes, one lacking the type asked for keeps its default. */
-		int t = env->svg_type ? svg__type_index(p, env->svg_type) : -ENOENT;
-
-		if (t >= 0) {
-			so.type = (uint32_t)t;
-			so.exact_type = true;
-		}
-		err = svg__write(p, output__file(o), &so);
-		break;
-	}
-	case FMT_MEMTRACE: /* event traces are recorded as they run (export/memtrace_rec.h, */
-	case FMT_CHROME:   /* tracefile.c) */
-	case FMT_PERFETTO:
-	case FMT_FIREFOX:
-	case FMT_CODETRACER:
-		err = -EINVAL;
-		break;
-	}
-	if (err) {
-		output__abort(o);
-		pr_err("writing %s failed: %s\n", path, strerror(-err));
-		return err;
-	}
-	err = output__commit(o);
-	if (err)
-		pr_err("cannot write %s: %s\n", path, strerror(-err));
-	run__log_bookkeeping(p);
-	return err;
+	return format__write(p, path, &o);
 }
 
 static const struct {
@@ -108,7 +60,7 @@ static const struct {
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
-struct report {
+struct writeout {
 	struct collect *c;
 	const struct env *env;
 	uint64_t bpf_prev[PROF_CNT__COUNT]; /* continuous mode: counters at the interval's start */
@@ -118,13 +70,13 @@ struct report {
 	struct run_report_stats stats;
 	const struct push *push;
 	const struct cgroup_stats *cgroup;
-	report_sink_fn sink;
+	writeout_sink_fn sink;
 	void *sink_ctx;
 };
 
-int report__new(struct report **out, struct collect *c, const struct env *env)
+int writeout__new(struct writeout **out, struct collect *c, const struct env *env)
 {
-	struct report *r = calloc(1, sizeof(*r));
+	struct writeout *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
@@ -134,7 +86,7 @@ int report__new(struct report **out, struct collect *c, const struct env *env)
 	return 0;
 }
 
-void report__free(struct report *r)
+void writeout__free(struct writeout *r)
 {
 	if (!r)
 		return;
@@ -142,17 +94,17 @@ void report__free(struct report *r)
 	free(r);
 }
 
-void report__set_push(struct report *r, const struct push *push)
+void writeout__set_push(struct writeout *r, const struct push *push)
 {
 	r->push = push;
 }
 
-void report__set_cgroup_stats(struct report *r, const struct cgroup_stats *st)
+void writeout__set_cgroup_stats(struct writeout *r, const struct cgroup_stats *st)
 {
 	r->cgroup = st;
 }
 
-void report__set_sink(struct report *r, report_sink_fn fn, void *ctx)
+void writeout__set_sink(struct writeout *r, writeout_sink_fn fn, void *ctx)
 {
 	r->sink = fn;
 	r->sink_ctx = ctx;
@@ -184,7 +136,7 @@ static int build_mode(struct profile **out, unsigned mode, struct collect *c, co
  * reported); counters are those since `since` (NULL: since the start).  Returns 0 or the last
  * error.
  */
-static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start_wall_ns,
+static int build_all(struct writeout *r, struct profile *ps[NMODES], int64_t start_wall_ns,
 		     int64_t duration_ns, const uint64_t *since)
 {
 	struct collect *c = r->c;
@@ -242,7 +194,7 @@ static int build_all(struct report *r, struct profile *ps[NMODES], int64_t start
 	return ret;
 }
 
-static void give_sink(struct report *r, struct profile *ps[NMODES], bool last)
+static void give_sink(struct writeout *r, struct profile *ps[NMODES], bool last)
 {
 	const struct profile *built[NMODES];
 	size_t n = 0;
@@ -254,7 +206,7 @@ static void give_sink(struct report *r, struct profile *ps[NMODES], bool last)
 		r->sink(r->sink_ctx, built, n, last);
 }
 
-int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
+int writeout__write(struct writeout *r, int64_t start_wall_ns, int64_t duration_ns)
 {
 	const struct env *env = r->env;
 	struct profile *ps[NMODES];
@@ -294,7 +246,7 @@ int report__write(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
 }
 
 /* The series of interval profiles in --output-dir, from the first interval (the run's start). */
-static int open_series(struct report *r, int64_t run_start_ns)
+static int open_series(struct writeout *r, int64_t run_start_ns)
 {
 	int fd = open(r->env->output_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
 
@@ -305,7 +257,7 @@ static int open_series(struct report *r, int64_t run_start_ns)
 	return err;
 }
 
-int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_ns, bool last)
+int writeout__interval(struct writeout *r, int64_t start_wall_ns, int64_t duration_ns, bool last)
 {
 	const struct env *env = r->env;
 	struct profile *ps[NMODES];
@@ -372,7 +324,7 @@ int report__interval(struct report *r, int64_t start_wall_ns, int64_t duration_n
 	return err ? err : ret;
 }
 
-int report__peek(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
+int writeout__peek(struct writeout *r, int64_t start_wall_ns, int64_t duration_ns)
 {
 	struct profile *ps[NMODES];
 	int ret;
@@ -384,16 +336,14 @@ int report__peek(struct report *r, int64_t start_wall_ns, int64_t duration_ns)
 	return ret;
 }
 
-unsigned report__output_paths(char (*out)[PATH_MAX], unsigned max, const struct env *env)
+unsigned writeout__output_paths(char (*out)[PATH_MAX], unsigned max, const struct env *env)
 {
 	unsigned n = 0;
 
 	if (env->output_dir)
 		return 0;
 	/* Event traces and memtrace: one file whatever the modes. */
-	if (env->format == FMT_MEMTRACE || env->format == FMT_CHROME ||
-	    env->format == FMT_PERFETTO || env->format == FMT_FIREFOX ||
-	    env->format == FMT_CODETRACER) {
+	if (env->format == FMT_MEMTRACE || format__event_trace(env->format)) {
 		if (max)
 			snprintf(out[n++], PATH_MAX, "%s", env->output);
 		return n;
@@ -404,7 +354,7 @@ unsigned report__output_paths(char (*out)[PATH_MAX], unsigned max, const struct 
 	return n;
 }
 
-void report__say_start(const struct report *r)
+void writeout__say_start(const struct writeout *r)
 {
 	const struct env *env = r->env;
 	const char *names[CLI_MAX_PIDS], *paths[NMODES];
@@ -422,7 +372,7 @@ void report__say_start(const struct report *r)
 		.all = env->all,
 		.duration = env->duration,
 		.paths = paths,
-		.npaths = report__output_paths(buf, NMODES, env),
+		.npaths = writeout__output_paths(buf, NMODES, env),
 		.folder = env->format == FMT_CODETRACER,
 		.interval = env->interval,
 		.output_dir = env->output_dir,
@@ -440,7 +390,7 @@ void report__say_start(const struct report *r)
 		pr_warn("cannot say what runs: %s\n", strerror(-err));
 }
 
-int report__prepare_dir(const struct env *env)
+int writeout__prepare_dir(const struct env *env)
 {
 	struct stat st;
 

@@ -6,7 +6,7 @@
  * stacks the cpu sampler (at DUMP_HZ, for at most DUMP_RUNNING_WAIT_MS) takes of them.  Nothing
  * stops the process: the capture reads its memory while it runs.
  */
-#include "dump.h"
+#include "cmd/dump.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +18,6 @@
 #include "agg/cpu_agg.h"
 #include "sym/stackres.h"
 #include "attach/loader.h"
-#include "cli.h"
 #include "export/output.h"
 #include "export/stackdump.h"
 #include "prof_dump.h"
@@ -288,7 +287,7 @@ static int write_out(const struct dump_env *env, const struct profile *p, const 
 int dump__run(const struct dump_env *env)
 {
 	struct loader_opts lo = {.cpu = true, .cpu_hz = DUMP_HZ, .dump = true};
-	uint32_t pids[CLI_MAX_PIDS];
+	uint32_t pids[DUMP_MAX_PIDS];
 	struct collect *c = NULL;
 	struct loader *l = NULL;
 	struct profile *p = NULL;

@@ -3,7 +3,19 @@
 #ifndef PROF_DUMP_RUN_H
 #define PROF_DUMP_RUN_H
 
-struct dump_env;
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DUMP_MAX_PIDS 64
+
+/* dump's arguments (cli__parse_dump). */
+struct dump_env {
+	uint32_t pids[DUMP_MAX_PIDS];
+	unsigned npids;
+	bool json;	    /* --json: one JSON document instead of text */
+	const char *output; /* -o; "-" (default): stdout */
+	int verbosity;
+};
 
 /* Returns the exit status: 0 printed, 1 runtime failure, 2 bad target. */
 int dump__run(const struct dump_env *env);
