@@ -2,7 +2,7 @@
 # The layers of user/ (DESIGN.md §3) call only downwards: a file in one folder includes headers of
 # its own folder or of folders below it, never above.  Prints each violation; exit 1 if any.
 set -u
-order=(util proc sym attach agg profile export)
+order=(util proc sym unwind attach track agg profile export trace cmd)
 rank() {
 	local i
 	for i in "${!order[@]}"; do

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "export/folded.h"
-#include "export/memtrace_read.h"
+#include "trace/memtrace_read.h"
 #include "export/output.h"
 #include "export/pprof.h"
 #include "export/text.h"

@@ -10,7 +10,7 @@
 
 #include "util/hashmap.h"
 #include "profile/profile.h"
-#include "export/protobuf.h"
+#include "util/protobuf.h"
 
 /* profile.proto field numbers. */
 enum {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "export/memtrace_rec.h"
+#include "trace/memtrace_rec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,9 +11,9 @@
 
 #include "agg/collect.h"
 #include "agg/stackres.h"
-#include "export/memtrace.h"
 #include "export/output.h"
 #include "prof_python.h"
+#include "trace/memtrace.h"
 #include "util/hashmap.h"
 
 /* Events held until their stacks are symbolized: one sync per this many. */
