@@ -262,7 +262,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(files_detached, "probe_files_detached",                                             \
 	  "files whose probes were removed: nothing in scope maps them any more", EVENT)
 
-/* Counted by the report (user/report.c): profiles it could not write. */
+/* Counted by the report (user/writeout.c): profiles it could not write. */
 #define PROF_REPORT_STATS(X)                                                                  \
 	X(interval_writes_failed, "interval_writes_failed",                                   \
 	  "interval profiles not built or not written to --output-dir (disk full, directory " \
@@ -282,7 +282,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(dlopen_hold_timeouts, "dlopen_hold_timeouts",                                            \
 	  "dlopens resumed at the 50 ms limit before the library's unwind table was in", DROP)
 
-/* Counted by the event-trace recorder (user/export/evtrace.c, -f chrome / perfetto). */
+/* Counted by the event-trace recorder (user/trace/evtrace.c, -f chrome / perfetto). */
 #define PROF_TRACE_STATS(X)                                                                        \
 	X(unmatched_returns, "trace_unmatched_returns",                                            \
 	  "returns whose entry was not seen (entered before attach, or lost): skipped")            \
@@ -301,7 +301,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(heap_untracked, "trace_heap_untracked",                                                  \
 	  "allocations past the 1048576 blocks followed at once: not in the heap counter")
 
-/* Counted by -f codetracer's source copies (user/export/codetracer_trace.c): each source not
+/* Counted by -f codetracer's source copies (user/trace/codetracer_trace.c): each source not
  * copied, by why.  Its path stays in the trace; each is also listed on stderr. */
 #define PROF_CODETRACER_STATS(X)                                                                 \
 	X(not_plain, "ct_source_not_plain",                                                      \

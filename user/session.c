@@ -28,7 +28,7 @@
 #include "util/log.h"
 #include "attach/heap_attach.h"
 #include "export/live.h"
-#include "export/memtrace_rec.h"
+#include "trace/memtrace_rec.h"
 #include "export/push.h"
 #include "export/status.h"
 #include "writeout.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The JSON string writer (user/export/json.c) on arbitrary bytes: names from other processes.
+ * The JSON string writer (user/util/json.c) on arbitrary bytes: names from other processes.
  * Its output is checked here by a reader of our own, written from RFC 8259 and the Unicode
  * standard rather than from the writer: it must be exactly one JSON string of well-formed
  * UTF-8 with no raw U+2028/U+2029, and reading it back must give the input itself when the
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/json.h"
+#include "util/json.h"
 
 /* Decodes one code point at p (n bytes left) into *cp; its length, 0 when not well formed. */
 static size_t decode(const uint8_t *p, size_t n, uint32_t *cp)

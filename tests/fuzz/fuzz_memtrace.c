@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "export/folded.h"
-#include "export/memtrace_read.h"
+#include "trace/memtrace_read.h"
 #include "export/pprof.h"
 #include "export/text.h"
 #include "profile/profile.h"

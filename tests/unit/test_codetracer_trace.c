@@ -16,9 +16,9 @@
 #include <cmocka.h>
 
 #include "agg/calls_agg.h"
-#include "export/evtrace.h"
+#include "trace/evtrace.h"
 #include "export/outdir.h"
-#include "export/trace_sink.h"
+#include "trace/trace_sink.h"
 
 struct fixture {
 	char root[64];	/* a scratch directory */

@@ -14,8 +14,8 @@
 
 #include "agg/calls_agg.h"
 #include "sym/stackres.h"
-#include "export/evtrace.h"
-#include "export/trace_sink.h"
+#include "trace/evtrace.h"
+#include "trace/trace_sink.h"
 #include "prof_python.h"
 #include "sym/symbolizer.h"
 

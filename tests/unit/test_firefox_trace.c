@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "agg/calls_agg.h"
-#include "export/evtrace.h"
-#include "export/trace_sink.h"
+#include "trace/evtrace.h"
+#include "trace/trace_sink.h"
 
 #define PID 7
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "export/json.h"
+#include "util/json.h"
 
 /* json__write_string of s[0..n), as a C string (the output never holds a NUL). */
 static char *json(const char *s, size_t n)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* memtrace's byte-level pieces, and the writer read back by the reader (export/memtrace*.c).
+/* memtrace's byte-level pieces, and the writer read back by the reader (trace/memtrace*.c).
  * With MEMTRACE_SEED_DIR set, the traces made here are saved there (the fuzzer's seeds). */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "export/memtrace.h"
-#include "export/memtrace_read.h"
+#include "trace/memtrace.h"
+#include "trace/memtrace_read.h"
 #include "profile/profile.h"
 
 #define START 1700000000000000ull /* µs */

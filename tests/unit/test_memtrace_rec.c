@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The recorder's sample counts (export/memtrace_rec.c); the recording itself runs end to end
+/* The recorder's sample counts (trace/memtrace_rec.c); the recording itself runs end to end
  * (tests/e2e/test_memtrace.sh). */
 #include <math.h>
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "export/memtrace_rec.h"
+#include "trace/memtrace_rec.h"
 
 static void test_memtrace_rec__nsamples_every_allocation_is_words(void **state)
 {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "export/protobuf.h"
+#include "util/protobuf.h"
 
 static int setup(void **state)
 {

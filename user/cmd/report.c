@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "export/format.h"
-#include "export/memtrace_read.h"
+#include "trace/memtrace_read.h"
 #include "profile/profile.h"
 #include "util/log.h"
 

@@ -132,7 +132,7 @@ int format__write(const struct profile *p, const char *path, const struct format
 	case FMT_SVG:
 		err = write_svg(p, output__file(out), o);
 		break;
-	case FMT_MEMTRACE: /* event traces are recorded as they run (export/memtrace_rec.h, */
+	case FMT_MEMTRACE: /* event traces are recorded as they run (trace/memtrace_rec.h, */
 	case FMT_CHROME:   /* tracefile.c) */
 	case FMT_PERFETTO:
 	case FMT_FIREFOX:

@@ -16,7 +16,7 @@ enum out_format {
 	FMT_PPROF,
 	FMT_FOLDED,
 	FMT_TEXT,
-	FMT_MEMTRACE,	/* --heap only: a memtrace allocation trace (export/memtrace_rec.h) */
+	FMT_MEMTRACE,	/* --heap only: a memtrace allocation trace (trace/memtrace_rec.h) */
 	FMT_CHROME,	/* event trace: Trace Event JSON (--calls) */
 	FMT_PERFETTO,	/* event trace: Perfetto TrackEvent protobuf (--calls) */
 	FMT_FIREFOX,	/* event trace: Firefox Profiler processed format (--calls) */

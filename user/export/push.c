@@ -17,9 +17,9 @@
 
 #include <curl/curl.h>
 
-#include "export/json.h"
+#include "util/json.h"
 #include "export/pprof.h"
-#include "export/protobuf.h"
+#include "util/protobuf.h"
 #include "export/spool.h"
 #include "profile/profile.h"
 #include "profile/split.h"

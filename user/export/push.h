@@ -13,7 +13,7 @@
  * ones).  Other 4xx are the backend's final word: counted, logged once, not retried.  Every outcome
  * is counted (PROF_PUSH_STATS).
  *
- * Protocols (the request bodies are built here, with export/protobuf.h):
+ * Protocols (the request bodies are built here, with util/protobuf.h):
  *   PUSH_PYROSCOPE         POST {url}/push.v1.PusherService/Push, Connect unary, application/proto
  *   PUSH_PYROSCOPE_INGEST  POST {url}/ingest?name=SERVICE{k=v,…}&from=NS&until=NS&format=pprof
  *   PUSH_PARCA             POST {url}/api/profiles/writeraw, grpc-gateway JSON (base64 profile)

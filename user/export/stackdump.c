@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "export/json.h"
+#include "util/json.h"
 #include "profile/profile.h"
 #include "util/escape.h"
 

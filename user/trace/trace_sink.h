@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What an event-trace file format writes (chrome: Trace Event JSON, perfetto: TrackEvent
- * protobuf).  The recorder (export/evtrace.c) decides what happens when; a sink only spells it.
+ * protobuf).  The recorder (trace/evtrace.c) decides what happens when; a sink only spells it.
  * Timestamps are bpf_ktime_get_ns() values (CLOCK_MONOTONIC ns), written as they are.  Each
  * operation returns 0 or -errno.
  */

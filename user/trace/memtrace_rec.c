@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "export/memtrace_rec.h"
+#include "trace/memtrace_rec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 
 #include "agg/collect.h"
 #include "sym/stackres.h"
-#include "export/memtrace.h"
+#include "trace/memtrace.h"
 #include "export/output.h"
 #include "prof_python.h"
 #include "util/hashmap.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "export/json.h"
+#include "util/json.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/gzfile.h"
-#include "export/json.h"
-#include "export/trace_sink.h"
+#include "trace/trace_sink.h"
+#include "util/gzfile.h"
 #include "util/hashmap.h"
+#include "util/json.h"
 
 /* Chrome's category of its CPU profile events (DevTools looks for it). */
 #define CPU_PROFILE_CAT "disabled-by-default-v8.cpu_profiler"

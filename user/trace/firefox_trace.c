@@ -20,12 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "export/gzfile.h"
-#include "export/json.h"
-#include "export/trace_sink.h"
 #include "prof_calls.h"
 #include "util/clock.h"
+#include "trace/trace_sink.h"
+#include "util/gzfile.h"
 #include "util/hashmap.h"
+#include "util/json.h"
 #include "util/strpool.h"
 
 /* One event in the spill file: iid 0 ends the innermost call, FF_HEAP is an allocation

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "export/memtrace.h"
+#include "trace/memtrace.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/protobuf.h"
-#include "export/trace_sink.h"
+#include "trace/trace_sink.h"
 #include "util/hashmap.h"
+#include "util/protobuf.h"
 
 enum {
 	TRACE_PACKET = 1,

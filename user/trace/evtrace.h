@@ -46,7 +46,7 @@ struct procinfo;
 
 /* Writes to f from now on (gzip: chrome only, compressed). */
 int evtrace__new(struct evtrace **out, FILE *f, enum evtrace_format fmt, bool gzip);
-/* The same with a sink of the caller's (export/trace_sink.h), freed with t even on failure. */
+/* The same with a sink of the caller's (trace/trace_sink.h), freed with t even on failure. */
 struct trace_sink;
 int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink);
 void evtrace__free(struct evtrace *t);

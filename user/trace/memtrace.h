@@ -3,7 +3,7 @@
  * Jane Street memtrace's trace format (shared/notes/formats.md): little-endian CTF packets of at
  * most 32 KiB, a trace_info packet first, then location, alloc and collect events.  This module
  * owns the byte-level pieces (vint, packet header, location packing, the move-to-front string
- * tables) and a streaming writer; user/export/memtrace_read.c parses traces back.
+ * tables) and a streaming writer; user/trace/memtrace_read.c parses traces back.
  *
  * The writer keeps one packet in memory and the location codes it has written; packets go to
  * the FILE as they fill, so a long trace costs no more RAM than a short one.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "export/evtrace.h"
+#include "trace/evtrace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,7 +9,7 @@
 
 #include "agg/calls_agg.h"
 #include "sym/stackres.h"
-#include "export/trace_sink.h"
+#include "trace/trace_sink.h"
 #include "prof_python.h"
 #include "proc/procinfo.h"
 #include "profile/calls_profile.h"

@@ -35,11 +35,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export/json.h"
-#include "export/trace_sink.h"
 #include "proc/asuser.h"
 #include "proc/safe_open.h"
+#include "trace/trace_sink.h"
 #include "util/hashmap.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/strpool.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "export/memtrace_read.h"
+#include "trace/memtrace_read.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/memtrace.h"
 #include "profile/profile.h"
+#include "trace/memtrace.h"
 #include "util/hashmap.h"
 
 /* Bounds on what a foreign trace may make us hold. */
