@@ -251,6 +251,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 
 /* Counted by the /proc/PID/maps parser (user/proc/maps.c), for every reader of it. */
 #define PROF_MAPS_STATS(X)                                                                       \
+	X(reads, "maps_reads",                                                                   \
+	  "reads of /proc/PID/maps: one per process event, shared by all that need the maps",    \
+	  BOOK)                                                                                  \
 	X(reads_cut, "maps_reads_cut",                                                           \
 	  "reads of /proc/PID/maps cut at 65536 lines or 16 MiB: mappings past the cut unknown " \
 	  "(not symbolized, probed or unwound)",                                                 \

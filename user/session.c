@@ -22,7 +22,7 @@
 #include "proc/cmdpath.h"
 #include "proc/pidfd.h"
 #include "agg/collect.h"
-#include "agg/holds.h"
+#include "track/holds.h"
 #include "attach/loader.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -279,7 +279,7 @@ static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 	if (!n) {
 		/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves.
 		 */
-		err = heap_attach__process(l, (uint32_t)getpid(), -1, nfns);
+		err = heap_attach__process(l, (uint32_t)getpid(), NULL, -1, nfns);
 		if (err)
 			return err;
 	}

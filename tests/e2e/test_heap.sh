@@ -48,6 +48,18 @@ t_heap_pid_attach_and_sigint() {
 	[ ! -s "$E2E_TMP/prof.log.out" ] || fail "something on stdout: $(head -3 "$E2E_TMP/prof.log.out")"
 }
 
+# One read of a target's /proc/PID/maps per event, shared by all that need it (the unwinder, the
+# loader hook and the symbolizer when -p adds it; the allocator probes after the tables are in):
+# the run's bookkeeping line counts them.  A sleeping target makes no other event.
+t_heap_pid_maps_read_once_per_event() {
+	local f=$E2E_TMP/once.pb.gz pid
+	sleep 60 &
+	pid=$!
+	"$PROF" -v --heap -d 1 -p "$pid" -o "$f" 2>"$E2E_TMP/prof.log" || fail "profiler exit status $?"
+	kill "$pid"
+	expect_one_line "bookkeeping" "heap profile bookkeeping:.* maps_reads=2( |$)" "$E2E_TMP/prof.log"
+}
+
 t_heap_sigkilled_target_still_written() {
 	local f=$E2E_TMP/killed.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait

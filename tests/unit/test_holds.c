@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "agg/collect.h"
-#include "agg/holds.h"
+#include "track/holds.h"
 #include "prof_heap.h"
 
 /* A child that stops itself at once, as stop_self makes a held process do; waited until

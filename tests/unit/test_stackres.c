@@ -268,7 +268,7 @@ static void test_stackres__worker_symbolizes_like_the_caller(void **state)
 
 	for (int i = 0; i < 2; i++) {
 		live(fx, &s[i], &r[i], i == 1);
-		assert_int_equal(stackres__load_pid(r[i], pid), 0);
+		assert_int_equal(stackres__load_pid(r[i], pid, NULL), 0);
 		assert_int_equal(stackres__intern(r[i], &u[i], pid, STACK_USER, ips, 2), 0);
 		assert_int_equal(stackres__intern(r[i], &k[i], pid, STACK_KERNEL, kips, 2), 0);
 		assert_int_equal(stackres__sync(r[i]), 0);

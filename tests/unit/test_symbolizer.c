@@ -294,7 +294,7 @@ static void test_symbolizer__resolves_pie_nopie_and_library(void **state)
 	uint64_t off, vaddr, filesz;
 	struct sym_result r;
 
-	assert_int_equal(symbolizer__load_pid(s, PID), 0);
+	assert_int_equal(symbolizer__load_pid(s, PID, NULL), 0);
 	r = resolve(s, PID, PIE_BIAS + alpha + 3);
 	assert_string_equal(r.name, "symfix_alpha");
 	assert_string_equal(r.system_name, "symfix_alpha");
@@ -350,7 +350,7 @@ static void test_symbolizer__stripped_uses_dynsym(void **state)
 	assert_true(r.map->has_symbols);
 
 	/* Once the unstripped file of the same build is seen, its .symtab serves both. */
-	assert_int_equal(symbolizer__load_pid(s, PID), 0);
+	assert_int_equal(symbolizer__load_pid(s, PID, NULL), 0);
 	assert_resolves(s, pid, STRIPPED_BIAS + local, "symfix_local_helper", STRIPPED_BIAS + local,
 			fx.stripped);
 	symbolizer__free(s);
@@ -444,7 +444,7 @@ static void test_symbolizer__rereads_maps_for_new_mappings(void **state)
 	f = fake_pid(pid);
 	maps_line(f, fx.pie, PIE_BIAS);
 	fclose(f);
-	assert_int_equal(symbolizer__load_pid(s, pid), 0);
+	assert_int_equal(symbolizer__load_pid(s, pid, NULL), 0);
 	assert_non_null(resolve(s, pid, PIE_BIAS + alpha).name);
 
 	/* dlopen() after the load: the first miss re-reads the maps. */
@@ -495,12 +495,12 @@ static void test_symbolizer__survives_process_exit(void **state)
 	f = fake_pid(pid);
 	maps_line(f, fx.pie, PIE_BIAS);
 	fclose(f);
-	assert_int_equal(symbolizer__load_pid(s, pid), 0);
+	assert_int_equal(symbolizer__load_pid(s, pid, NULL), 0);
 	/* The process exits: its /proc directory goes away. */
 	snprintf(q, sizeof(q), "%s/gone-%u", fx.root, pid);
 	assert_int_equal(rename(pid_path(p, pid, ""), q), 0);
 	assert_resolves(s, pid, PIE_BIAS + alpha, "symfix_alpha", PIE_BIAS + alpha, fx.pie);
-	assert_int_equal(symbolizer__load_pid(s, pid), -ESRCH);
+	assert_int_equal(symbolizer__load_pid(s, pid, NULL), -ESRCH);
 	assert_resolves(s, pid, PIE_BIAS + alpha, "symfix_alpha", PIE_BIAS + alpha, fx.pie);
 	/* Unknown addresses of a dead process: no mapping, no error. */
 	assert_null(resolve(s, pid, 0x1234).map);
@@ -512,7 +512,7 @@ static void test_symbolizer__unknown_pid(void **state)
 	struct symbolizer *s = new_sym();
 	struct sym_result r;
 
-	assert_int_equal(symbolizer__load_pid(s, 99999), -ESRCH);
+	assert_int_equal(symbolizer__load_pid(s, 99999, NULL), -ESRCH);
 	r = resolve(s, 99999, 0x401000);
 	assert_null(r.map);
 	assert_null(r.name);
@@ -623,7 +623,7 @@ static void test_symbolizer__live_self(void **state)
 	assert_true(n > 0);
 	exe[n] = '\0';
 	assert_int_equal(symbolizer__new(&s, NULL), 0);
-	assert_int_equal(symbolizer__load_pid(s, (uint32_t)getpid()), 0);
+	assert_int_equal(symbolizer__load_pid(s, (uint32_t)getpid(), NULL), 0);
 	r = resolve(s, (uint32_t)getpid(), (uint64_t)(uintptr_t)self_marker + 1);
 	assert_non_null(r.name);
 	assert_string_equal(r.name, "self_marker");
@@ -675,7 +675,7 @@ static void test_symbolizer__live_child_dlopen_and_exit(void **state)
 	assert_int_equal(sscanf(line, "%lx %lx %lx %lx", &alpha, &beta, &local, &gamma), 4);
 
 	assert_int_equal(symbolizer__new(&s, &(struct symbolizer_opts){.debug_dir = ""}), 0);
-	assert_int_equal(symbolizer__load_pid(s, (uint32_t)pid), 0);
+	assert_int_equal(symbolizer__load_pid(s, (uint32_t)pid, NULL), 0);
 	assert_resolves(s, (uint32_t)pid, alpha + 1, "symfix_alpha", alpha, fx.pie);
 	assert_resolves(s, (uint32_t)pid, local, "symfix_local_helper", local, fx.pie);
 
@@ -691,7 +691,7 @@ static void test_symbolizer__live_child_dlopen_and_exit(void **state)
 	fclose(in);
 	close(to_child[1]);
 
-	assert_int_equal(symbolizer__load_pid(s, (uint32_t)pid), -ESRCH);
+	assert_int_equal(symbolizer__load_pid(s, (uint32_t)pid, NULL), -ESRCH);
 	assert_resolves(s, (uint32_t)pid, gamma, "symfix_gamma", gamma, fx.pie);
 	assert_resolves(s, (uint32_t)pid, lib, "symfix_lib_only", lib, fx.lib);
 	symbolizer__free(s);
@@ -767,7 +767,7 @@ static void test_symbolizer__lru_keeps_at_most_max_files(void **state)
 	fake_libs_pid(pid);
 	s = new_capped(2, 0);
 	/* Loading opens all four in turn: the first two go as the last two come. */
-	assert_int_equal(symbolizer__load_pid(s, pid), 0);
+	assert_int_equal(symbolizer__load_pid(s, pid, NULL), 0);
 	assert_files(s, 2, 2);
 	symbolizer__usage(s, &u);
 	assert_int_equal(u.file_records, NLIBS); /* the process's maps still name all four */
@@ -820,7 +820,7 @@ static void test_symbolizer__lru_caps_symbol_bytes(void **state)
 	fake_libs_pid(pid);
 	/* One byte: every file is over it, so only the one in use stays. */
 	s = new_capped(0, 1);
-	assert_int_equal(symbolizer__load_pid(s, pid), 0);
+	assert_int_equal(symbolizer__load_pid(s, pid, NULL), 0);
 	assert_files(s, 1, NLIBS - 1);
 	for (int i = 0; i < NLIBS; i++) {
 		assert_string_equal(resolve(s, pid, lib_addr(i)).name, lib_fns[i]);
@@ -887,7 +887,7 @@ static void test_symbolizer__live_self_reloads_after_eviction(void **state)
 	assert_non_null(libc_malloc);
 	assert_int_equal(
 		symbolizer__new(&s, &(struct symbolizer_opts){.debug_dir = "", .max_files = 1}), 0);
-	assert_int_equal(symbolizer__load_pid(s, (uint32_t)getpid()), 0);
+	assert_int_equal(symbolizer__load_pid(s, (uint32_t)getpid(), NULL), 0);
 	/* The executable (lowest address) was loaded first and evicted since. */
 	evicted = symbolizer__stats(s)->files_evicted;
 	assert_true(evicted > 0);

@@ -413,7 +413,7 @@ static void test_unwinder__libc_rows_through_kernel_maps(void **state)
 
 	ctx_open(&c, NULL);
 	child_start(&ch, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	read_entry(&c, (uint32_t)ch.pid, &e);
 	t = table_of(lm->l_name);
@@ -464,7 +464,7 @@ static void test_unwinder__large_table_uses_index(void **state)
 
 	ctx_open(&c, NULL);
 	child_start(&cp, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)cp.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)cp.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	read_entry(&c, (uint32_t)cp.pid, &e);
 	m = entry_find(&e, (uintptr_t)dlsym(h, "malloc"));
@@ -540,8 +540,8 @@ static void test_unwinder__tables_shared_across_processes_and_copies(void **stat
 	ctx_open(&c, NULL);
 	child_start(&a, 0, NULL);
 	child_start(&b, 0, zcopy_lib);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)a.pid), 0);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)b.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)a.pid, NULL), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)b.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	read_entry(&c, (uint32_t)a.pid, &ea);
 	read_entry(&c, (uint32_t)b.pid, &eb);
@@ -596,7 +596,7 @@ static void test_unwinder__vdso_table_and_anon_without(void **state)
 
 	ctx_open(&c, NULL);
 	child_start(&ch, CHILD_ANON_EXEC, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	read_entry(&c, (uint32_t)ch.pid, &e);
 
@@ -634,7 +634,7 @@ static void test_unwinder__remove_process_deletes_entry(void **state)
 	ctx_open(&c, NULL);
 	child_start(&ch, 0, NULL);
 	pid = (uint32_t)ch.pid;
-	assert_int_equal(unwinder__add_process(c.u, pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, pid, NULL), 0);
 	read_entry(&c, pid, &e); /* written at once, before any build finished */
 	assert_true(e.nr > 0);
 	assert_int_equal(unwinder__remove_process(c.u, pid), 0);
@@ -644,7 +644,7 @@ static void test_unwinder__remove_process_deletes_entry(void **state)
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	assert_int_equal(bpf_map_lookup_elem(c.procs_fd, &pid, &e), -ENOENT);
 	child_stop(&ch);
-	assert_int_equal(unwinder__add_process(c.u, pid), -ENOENT);
+	assert_int_equal(unwinder__add_process(c.u, pid, NULL), -ENOENT);
 	ctx_close(&c);
 }
 
@@ -670,11 +670,11 @@ static void test_unwinder__file_without_cfi_counted_once(void **state)
 	ctx_open(&c, NULL);
 	child_start(&a, 0, NULL);
 	child_start(&b, 0, nocfi_lib);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)a.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)a.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	failed = unwinder__stats(c.u)->table_build_failed;
 
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)b.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)b.pid, NULL), 0);
 	assert_int_equal(unwinder__pending(c.u), 1); /* only the new library */
 	/* Building: a stack cut there is counted as "not yet" (unwind_no_table_yet). */
 	read_entry(&c, (uint32_t)b.pid, &e);
@@ -694,7 +694,7 @@ static void test_unwinder__file_without_cfi_counted_once(void **state)
 	assert_true(m->table_id != 0);
 
 	/* Refreshing the process builds nothing again. */
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)b.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)b.pid, NULL), 0);
 	assert_int_equal(unwinder__pending(c.u), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	assert_int_equal(unwinder__stats(c.u)->table_build_failed, failed + 1);
@@ -729,7 +729,7 @@ static void test_unwinder__too_many_mappings_keep_files(void **state)
 	maps__free(mp);
 	assert_true(nexec >= ANON_MAPPINGS + 2);
 
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	read_entry(&c, (uint32_t)ch.pid, &e);
 	assert_int_equal(e.nr, PROF_UNWIND_MAX_MAPPINGS);
@@ -763,7 +763,7 @@ static void test_unwinder__queue_cap_defers_files(void **state)
 
 	ctx_open(&c, &o);
 	child_start(&ch, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid, NULL), 0);
 	/* The vDSO (no descriptor held) and one file queued, the rest deferred. */
 	assert_true(unwinder__pending(c.u) > 2);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
@@ -803,7 +803,7 @@ static void test_unwinder__table_map_full_counted(void **state)
 
 	ctx_open_n(&c, NULL, 2);
 	child_start(&ch, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)ch.pid, NULL), 0);
 	files = unwinder__pending(c.u);
 	assert_true(files > 3);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
@@ -940,7 +940,7 @@ static uint32_t child_with(struct ctx *c, struct child *ch, const char *lib)
 	const struct prof_unwind_mapping *m;
 
 	child_start(ch, 0, lib);
-	assert_int_equal(unwinder__add_process(c->u, (uint32_t)ch->pid), 0);
+	assert_int_equal(unwinder__add_process(c->u, (uint32_t)ch->pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c->u, WAIT_MS), 0);
 	read_entry(c, (uint32_t)ch->pid, &e);
 	m = entry_find(&e, exec_mapping(ch->pid, lib));
@@ -972,7 +972,7 @@ static void test_unwinder__unused_tables_evicted_ids_reused(void **state)
 
 	ctx_open(&c, &o);
 	child_start(&base, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	n0 = outer_count(&c);
 	assert_int_equal(n0, unwinder__stats(c.u)->tables_built);
@@ -1054,7 +1054,7 @@ static void test_unwinder__forked_copy_keeps_table(void **state)
 
 	ctx_open(&c, &o);
 	child_start(&base, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	n0 = outer_count(&c);
 	id_a = child_with(&c, &a, cfi_libs[0]);
@@ -1097,7 +1097,7 @@ static void test_unwinder__unused_bytes_cap(void **state)
 
 	ctx_open(&c, &o);
 	child_start(&base, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	n0 = outer_count(&c);
 	bytes = unwinder__stats(c.u)->table_bytes;
@@ -1127,13 +1127,13 @@ static void test_unwinder__full_table_map_evicts_unused(void **state)
 	/* How many tables the base process needs, in a context of its own. */
 	ctx_open(&c, NULL);
 	child_start(&base, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	n0 = outer_count(&c);
 	ctx_close(&c);
 
 	ctx_open_n(&c, NULL, n0 + 1);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	assert_int_equal(outer_count(&c), n0);
 	id_a = child_with(&c, &a, cfi_libs[0]);
@@ -1162,7 +1162,7 @@ static void test_unwinder__idle_file_records_bounded(void **state)
 
 	ctx_open(&c, &o);
 	child_start(&base, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	failed = unwinder__stats(c.u)->table_build_failed;
 	for (int k = 0; k < 3; k++)
@@ -1177,12 +1177,12 @@ static void test_unwinder__idle_file_records_bounded(void **state)
 
 	/* The newest is remembered: nothing to build. */
 	child_start(&again, 0, nocfi_libs[2]);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)again.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)again.pid, NULL), 0);
 	assert_int_equal(unwinder__pending(c.u), 0);
 	child_gone(&c, &again);
 	/* The oldest was forgotten: tried (and counted) again. */
 	child_start(&again, 0, nocfi_libs[0]);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)again.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)again.pid, NULL), 0);
 	assert_int_equal(unwinder__pending(c.u), 1);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	assert_int_equal(unwinder__stats(c.u)->table_build_failed, failed + 4);
@@ -1208,7 +1208,7 @@ static void test_unwinder__table_budget(void **state)
 	/* What the base process's tables take, in a context of its own. */
 	ctx_open(&c, NULL);
 	child_start(&base, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	bytes = unwinder__stats(c.u)->table_bytes;
 	assert_true(bytes > CHUNK_BYTES);
@@ -1218,7 +1218,7 @@ static void test_unwinder__table_budget(void **state)
 	o.max_table_bytes = bytes + CHUNK_BYTES;
 	ctx_open(&c, &o);
 	st = unwinder__stats(c.u);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid), 0);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
 	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
 	assert_int_equal(st->table_bytes, bytes);
 	id_a = child_with(&c, &a, cfi_libs[0]);

@@ -1,18 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "agg/collect.h"
-#include "agg/holds.h"
+#include "track/tracker.h"
 
 #include <dirent.h>
-#include <limits.h>
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -21,26 +15,20 @@
 #include "attach/calls_attach.h"
 #include "agg/cpu_agg.h"
 #include "util/hashmap.h"
-#include "sym/elf_needed.h"
 #include "agg/heap_agg.h"
 #include "agg/offcpu_agg.h"
 #include "attach/heap_attach.h"
 #include "attach/loader.h"
-#include "attach/owners.h"
 #include "util/clock.h"
 #include "util/log.h"
-#include "proc/maps.h"
 #include "proc/procinfo.h"
-#include "proc/pidfd.h"
 #include "prof_calls.h"
 #include "prof_cpu.h"
 #include "prof_heap.h"
 #include "prof_dump.h"
 #include "prof_offcpu.h"
 #include "sym/stackres.h"
-#include "proc/safe_open.h"
 #include "sym/symbolizer.h"
-#include "unwind/unwinder.h"
 
 /*
  * The last stack a heap event carried.  Runs of events from one call site are the common case:
@@ -59,6 +47,7 @@ struct collect {
 	struct symbolizer *sym;
 	struct procinfo *procs;
 	struct stackres *stacks;
+	struct tracker *tr; /* the target processes, their holds and what their images need */
 	struct heap_agg *heap;
 	collect_heap_tap_fn heap_tap; /* trace formats: every heap event, in order */
 	void *heap_tap_ctx;
@@ -72,28 +61,11 @@ struct collect {
 	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
-	struct unwinder *unw; /* NULL with --unwind fp, or without --heap, --cpu, --offcpu */
-	int unwind_asked_fd;  /* prof_unwind_asked: processes without an entry that asked */
-	bool unwind_stale;    /* some target waits for a re-read of its mappings */
-	struct holds *holds;  /* processes BPF stopped for us, until resumed */
-	struct held *held;    /* processes stopped at exec until their tables load */
-	bool holds_over;      /* the run is ending: nobody is held for tables any more */
-	size_t nheld, held_cap;
-	int64_t held_deadline; /* CLOCK_MONOTONIC: let them go even if builds still run */
-	uint64_t dlopen_holds, dlopen_hold_timeouts; /* PROF_COLLECT_STATS, this interval */
-	uint64_t calls_last_thread;		     /* pid << 32 | tid whose name was last noted */
-	struct hashmap *targets;		     /* pid -> struct target */
-	struct hashmap *roots;	  /* wide scopes: (dev, ino) of the roots probed */
-	struct hashmap *prepared; /* (dev, ino) of executables whose image was prepared */
-	struct owners *owners;	  /* wide scopes: what keeps each probed file */
-	bool owners_released;	  /* a process released what it kept: sweep at the next tick */
-	/* Prepared (dev, ino) -> the BPF's prof_exec_key of its held exec. */
-	struct hashmap *exec_keys;
-	uint32_t *dead; /* continuous mode: processes gone in this interval */
+	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
+	uint32_t *dead;		    /* continuous mode: processes gone in this interval */
 	size_t ndead, dead_cap;
 	uint64_t bad_records;
 	int err;		      /* first fatal error while consuming events (0 or -errno) */
-	bool events_started;	      /* the ring buffer exists: polling it is allowed */
 	uint32_t last_tid;	      /* on_heap's thread whose name was last noted */
 	uint32_t last_py_tid;	      /* on_heap's Python thread whose threading name was asked */
 	uint64_t cpu_last_thread;     /* pid << 32 | tid: sample_stacks' */
@@ -102,18 +74,6 @@ struct collect {
 	struct last_stack last_stack; /* on_heap's */
 	const struct mode_ops *modes[5]; /* the run's modes' operations */
 	size_t nmodes;
-};
-
-/*
- * A process being profiled.  The pidfd pins the process itself, not its number: once it is
- * gone, signals sent through the pidfd go nowhere, even if a new process took the pid.
- */
-struct target {
-	int pidfd; /* -1 if the process was gone before we could open one */
-	uint8_t alive;
-	uint8_t unwind_stale;	/* its mappings changed: re-read them when the time comes */
-	uint8_t unwind_quick;	/* re-reads in the current UNWIND_REREAD_NS window */
-	int64_t unwind_read_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
 };
 
 /*
@@ -146,173 +106,13 @@ static const struct mode_ops heap_ops, cpu_ops, offcpu_ops, calls_ops, dump_ops;
 static const struct mode_ops *const all_modes[] = {&heap_ops, &cpu_ops, &offcpu_ops, &calls_ops,
 						   &dump_ops};
 
-/*
- * A process stopped at its exec until the unwind tables of its new image are loaded: by ptrace
- * (`-- CMD`'s tree, hold 0: PTRACE_CONT resumes it) or by BPF's exec hold (wide scopes: hold is
- * its id in c->holds).
- */
-struct held {
-	uint32_t pid;
-	uint32_t tid; /* a dlopen hold under ptrace: the thread in our SIGSTOP's delivery stop */
-	uint64_t hold;
-	int64_t deadline; /* a dlopen hold: resumed then (PROF_DL_HOLD_MS); 0: held_deadline's */
-};
-
-/*
- * An unknown pc asks for a re-read of the process's mappings: at once for the first few in a
- * window (a new program maps its libraries right after exec, then dlopens), then at most once
- * per window (a pc that stays unknown must not make us read the maps at every sample).
- */
-#define UNWIND_REREAD_NS	 (200 * 1000000LL)
-#define UNWIND_REREAD_QUICK	 4
-/* How long a new program of `-- CMD`'s tree waits at its exec for its tables; in a wide scope
- * (the first exec of each executable, while other programs may be building theirs) less. */
-#define UNWIND_EXEC_WAIT_MS	 3000
-#define UNWIND_EXEC_WAIT_WIDE_MS 500
 /* How often the loop asks for the names of Python threads seen unnamed (the symbolizer reads a
  * process's at most every 100 ms anyway). */
-#define PY_RETRY_NS		 (100 * 1000000LL)
+#define PY_RETRY_NS (100 * 1000000LL)
 
 static int fatal(struct collect *c, int err);
-static void unwind_release_held(struct collect *c);
-static void dlopen_expire(struct collect *c, int64_t now);
-static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold, int64_t deadline);
-static int discover_root(struct collect *c, uint32_t pid);
 static int note_dead(struct collect *c, uint32_t pid);
-static void prepare_image(struct collect *c, uint32_t pid);
 static void undead(struct collect *c, uint32_t pid);
-static void owned_gone(void *ctx, enum owners_kind kind, const struct owners_key *key);
-
-/* The unwinder found (or lost) a CPython in pid: the symbolizer reads its code objects so. */
-static void python_found(void *arg, uint32_t pid, const struct py_version *v,
-			 const struct prof_py_proc *py)
-{
-	struct collect *c = arg;
-	int err = stackres__python(c->stacks, pid, v, py->runtime, py->code_type);
-
-	if (err)
-		fatal(c, err);
-}
-
-static int unwinder_start(struct collect *c)
-{
-	struct unwinder_opts o = {0};
-	struct loader_unwind_fds fds;
-	int err;
-
-	if (!c->loader)
-		return 0; /* unit tests without BPF */
-	err = loader__unwind_fds(c->loader, &fds);
-	if (err)
-		return 0; /* no program that walks stacks was loaded */
-	o.procs_fd = fds.procs;
-	o.tables_fd = fds.tables;
-	o.files_fd = fds.files;
-	c->unwind_asked_fd = fds.asked;
-	o.on_python = python_found;
-	o.on_python_arg = c;
-	o.max_table_bytes = c->opts.unwind_memory;
-	err = unwinder__new(&c->unw, &o);
-	if (err)
-		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));
-	return err;
-}
-
-/*
- * Read pid's mappings for the unwinder (first sight, exec, an unknown pc).  A process that is
- * gone is not an error; a full process map is counted by the unwinder.
- */
-static void unwind_read(struct collect *c, uint32_t pid, struct target *t)
-{
-	int err;
-
-	if (!c->unw)
-		return;
-	if (t) {
-		t->unwind_stale = 0;
-		t->unwind_read_ns = clock__mono_ns();
-	}
-	err = unwinder__add_process(c->unw, pid);
-	if (err && err != -ESRCH && err != -ENOENT && err != -ENOSPC)
-		pr_debug("reading the mappings of %u for unwinding: %s\n", pid, strerror(-err));
-	/* A process that had no entry asked once: it may ask again. */
-	bpf_map_delete_elem(c->unwind_asked_fd, &pid);
-}
-
-/* The BPF walker met a pc outside pid's known mappings (a dlopen since we read them). */
-static void unwind_miss(struct collect *c, uint32_t pid)
-{
-	struct target *t = hashmap__find(c->targets, &pid);
-
-	if (!c->unw)
-		return;
-	if (t && clock__mono_ns() - t->unwind_read_ns >= UNWIND_REREAD_NS)
-		t->unwind_quick = 0;
-	if (!t || t->unwind_quick < UNWIND_REREAD_QUICK) {
-		if (t)
-			t->unwind_quick++;
-		unwind_read(c, pid, t);
-		return;
-	}
-	t->unwind_stale = 1; /* read recently: collect__poll_unwinder re-reads it later */
-	c->unwind_stale = true;
-}
-
-int collect__poll_unwinder(struct collect *c)
-{
-	const uint32_t *pid;
-	struct target *t;
-	size_t it = 0;
-	int64_t now;
-	bool left = false;
-	int err;
-
-	if (!c->unw)
-		return 0;
-	if (c->unwind_stale) {
-		now = clock__mono_ns();
-		while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t)) {
-			if (!t->unwind_stale)
-				continue;
-			if (t->alive && now - t->unwind_read_ns >= UNWIND_REREAD_NS)
-				unwind_read(c, *pid, t);
-			else if (t->alive)
-				left = true;
-			else
-				t->unwind_stale = 0;
-		}
-		c->unwind_stale = left;
-	}
-	err = unwinder__poll(c->unw);
-	if (c->nheld && unwinder__pending(c->unw))
-		dlopen_expire(c, clock__mono_ns());
-	if (c->nheld && (!unwinder__pending(c->unw) || clock__mono_ns() >= c->held_deadline)) {
-		if (unwinder__pending(c->unw))
-			pr_warn("unwind tables still building after %d ms: letting %zu new "
-				"process(es) run (frame pointers meanwhile)\n",
-				c->opts.wide ? UNWIND_EXEC_WAIT_WIDE_MS : UNWIND_EXEC_WAIT_MS,
-				c->nheld);
-		unwind_release_held(c);
-	}
-	if (err == -ENOMEM) {
-		pr_err("out of memory while loading unwind tables\n");
-		return fatal(c, err);
-	}
-	return 0;
-}
-
-int collect__wait_unwinder(struct collect *c, int timeout_ms)
-{
-	int err;
-
-	if (!c->unw)
-		return 0;
-	err = unwinder__wait(c->unw, timeout_ms);
-	if (err == -ETIMEDOUT)
-		pr_warn("unwind tables still building after %d ms: frame pointers meanwhile\n",
-			timeout_ms);
-	return err == -ETIMEDOUT ? 0 : err;
-}
 
 static int calls_thread(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
 {
@@ -345,16 +145,21 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 	if (!err)
 		err = stackres__start_worker(c->stacks);
 	if (!err)
-		err = hashmap__new(&c->targets, sizeof(uint32_t), sizeof(struct target));
-	if (!err)
-		err = hashmap__new(&c->roots, 2 * sizeof(uint64_t), 1);
-	if (!err)
-		err = hashmap__new(&c->prepared, 2 * sizeof(uint64_t), 1);
-	if (!err && opts->wide)
-		err = owners__new(&c->owners);
-	if (!err)
-		err = hashmap__new(&c->exec_keys, 2 * sizeof(uint64_t),
-				   sizeof(struct prof_exec_key));
+		err = tracker__new(
+			&c->tr, &(struct tracker_opts){
+					.loader = l,
+					.stacks = c->stacks,
+					.procs = c->procs,
+					.wide = opts->wide,
+					.cmd = opts->cmd != NULL,
+					.hold_exits = opts->hold_exits,
+					.unwind_tables = opts->unwind_tables &&
+							 (opts->modes & (MODE_HEAP | MODE_CPU |
+									 MODE_OFFCPU | MODE_DUMP)),
+					.unwind_memory = opts->unwind_memory,
+					.probe_allocators = (opts->modes & MODE_HEAP) &&
+							    (opts->wide || opts->cmd),
+				});
 	if (!err && (opts->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, opts->sample_bytes);
 	if (!err && (opts->modes & MODE_CPU))
@@ -367,11 +172,6 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 		err = calls_attach__new(&c->calls_at, l, calls_thread, c);
 	if (!err && (opts->modes & MODE_CALLS) && opts->stream && opts->stream->marker)
 		calls_attach__set_markers(c->calls_at, true);
-	if (!err && opts->unwind_tables &&
-	    (opts->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU | MODE_DUMP)))
-		err = unwinder_start(c);
-	if (!err)
-		err = holds__new(&c->holds, l ? loader__held_map_fd(l) : -1);
 	for (size_t i = 0; i < sizeof(all_modes) / sizeof(all_modes[0]); i++)
 		if (opts->modes & all_modes[i]->bit)
 			c->modes[c->nmodes++] = all_modes[i];
@@ -383,26 +183,10 @@ int collect__new(struct collect **out, const struct collect_opts *opts, struct l
 	return 0;
 }
 
-static void target_close(struct target *t)
-{
-	if (t->pidfd >= 0)
-		close(t->pidfd);
-	t->pidfd = -1;
-	t->alive = 0;
-}
-
 void collect__free(struct collect *c)
 {
-	struct target *t;
-	size_t it = 0;
-
 	if (!c)
 		return;
-	while (c->targets && hashmap__next(c->targets, &it, NULL, (void **)&t))
-		target_close(t);
-	unwind_release_held(c);
-	free(c->held);
-	unwinder__free(c->unw);
 	heap_agg__free(c->heap);
 	cpu_agg__free(c->cpu);
 	free(c->dump);
@@ -411,119 +195,43 @@ void collect__free(struct collect *c)
 	calls_agg__free(c->calls);
 	stackres__free(c->stacks);
 	/* After the symbolizer's thread, which resumes exit holds: those left go now. */
-	holds__free(c->holds);
+	tracker__free(c->tr);
 	procinfo__free(c->procs);
 	symbolizer__free(c->sym);
-	hashmap__free(c->targets);
-	hashmap__free(c->roots);
-	hashmap__free(c->prepared);
-	owners__free(c->owners);
-	hashmap__free(c->exec_keys);
 	free(c->dead);
 	free(c);
 }
 
-/*
- * pid became a target (given, started, or a followed child).  Its pidfd is opened now; the
- * pid is a target still only if BPF has not dropped it (its thread group died), so a pidfd
- * opened before that check names the process we meant, or a dead one: never a stranger that
- * reused the number.
- */
-/*
- * -p and `-- CMD` with unwind tables: hook the dynamic loader pid runs (ld-*, once per file, every
- * process filtered in BPF), so that its dlopens are held until their tables are in.  Wide
- * scopes hook every root's loaders (heap_attach__root).  A loader without the hook (not
- * glibc's) is none of our business.
- */
-static void hook_loader(struct collect *c, uint32_t pid)
-{
-	struct maps *m = NULL;
-	char path[64];
-	int fd;
-
-	if (!c->unw || !c->loader || c->opts.wide)
-		return;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	if (maps__read(&m, path))
-		return; /* gone */
-	for (size_t i = 0; i < m->count; i++) {
-		const struct maps_entry *e = &m->entries[i];
-		const char *base = strrchr(e->path, '/');
-
-		if (!e->exec || !base || strncmp(base + 1, "ld-", 3) ||
-		    safe_open__mapping(&fd, "/proc", pid, e, -1))
-			continue;
-		if (loader__attach_hook(c->loader, LOADER_HOOK_DL, fd, e->path) < 0)
-			pr_debug("not hooking the loader %s\n", e->path);
-		close(fd);
-		break;
-	}
-	maps__free(m);
-}
-
-static int track(struct collect *c, uint32_t pid)
-{
-	struct target *t;
-	bool created;
-	int fd;
-
-	if (hashmap__upsert(c->targets, (void **)&t, &pid, &created))
-		return -ENOMEM;
-	if (!created)
-		target_close(t);
-	t->pidfd = -1;
-	fd = pidfd__open((pid_t)pid);
-	if (fd < 0) {
-		pr_debug("no pidfd for %u: %s\n", pid, strerror(-fd));
-		return 0; /* gone already: its exit event follows */
-	}
-	if (c->loader && !c->opts.wide && loader__has_target(c->loader, pid) != 1) {
-		close(fd);
-		return 0;
-	}
-	t->pidfd = fd;
-	t->alive = 1;
-	unwind_read(c, pid, t);
-	hook_loader(c, pid);
-	return 0;
-}
-
 int collect__add_pid(struct collect *c, uint32_t pid)
 {
-	int err = track(c, pid);
+	int err = tracker__add_pid(c->tr, pid);
 
-	if (!err)
-		err = procinfo__note(c->procs, pid, pid);
-	return err ? err : stackres__load_pid(c->stacks, pid);
+	tracker__event_end(c->tr);
+	return err;
 }
 
 int collect__add_scoped(struct collect *c, uint32_t pid)
 {
-	int err;
+	int err = tracker__add_scoped(c->tr, pid);
 
-	loader__scope_found(c->loader, pid);
-	err = collect__add_pid(c, pid);
-
-	if (!err)
-		err = discover_root(c, pid);
-	/* Its executable and libraries: tables, allocators and the exit hook before the
-	 * processes that run them after it come and go. */
-	if (!err)
-		prepare_image(c, pid);
 	for (size_t i = 0; !err && i < c->nmodes; i++)
 		if (c->modes[i]->on_found)
 			err = c->modes[i]->on_found(c, pid);
+	tracker__event_end(c->tr);
 	return err;
 }
 
 int collect__discover_root(struct collect *c, uint32_t pid)
 {
-	return discover_root(c, pid);
+	return tracker__discover_root(c->tr, pid);
 }
 
 int collect__add_child(struct collect *c, uint32_t pid)
 {
-	return track(c, pid);
+	int err = tracker__track(c->tr, pid);
+
+	tracker__event_end(c->tr);
+	return err;
 }
 
 /* --calls: the runtimes of every -p process, or those `-- CMD` will run (attached before it
@@ -547,7 +255,12 @@ static int attach_calls(struct collect *c)
 	for (unsigned i = 0; i < c->opts.npids; i++) {
 		char who[32];
 
-		n = calls_attach__pid(c->calls_at, c->opts.pids[i]);
+		const struct maps *m;
+
+		n = tracker__maps(c->tr, c->opts.pids[i], &m);
+		if (!n)
+			n = calls_attach__pid(c->calls_at, c->opts.pids[i], m);
+		tracker__event_end(c->tr);
 		if (n < 0)
 			goto failed;
 		/* With several pids, the others may still have an interpreter: say which not. */
@@ -596,15 +309,21 @@ int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx
 	int err = loader__start_events(c->loader, fn, ctx);
 
 	if (!err)
-		c->events_started = true;
+		tracker__events_started(c->tr);
 	return err;
 }
 
-int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
+/* collect__attach_heap within an event: pid's maps are the event's. */
+static int attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
 {
-	int err = c->owners && probe_pid < 0
-			  ? heap_attach__scoped(c->loader, c->owners, pid, nfns)
-			  : heap_attach__process(c->loader, pid, probe_pid, nfns);
+	struct owners *owners = tracker__owners(c->tr);
+	const struct maps *m;
+	int err = tracker__maps(c->tr, pid, &m);
+
+	if (!err && owners && probe_pid < 0)
+		err = heap_attach__scoped(c->loader, owners, pid, m, nfns);
+	else if (!err)
+		err = heap_attach__process(c->loader, pid, m, probe_pid, nfns);
 
 	/* A process that is gone has nothing left to probe; anything else loses allocations. */
 	if (err && err != -ENOENT && err != -ESRCH)
@@ -612,233 +331,28 @@ int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nf
 	return err;
 }
 
-void collect__process_exiting(struct collect *c, uint32_t pid)
+int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
 {
-	/* Its mappings are final and still readable: reload, then let queued events resolve,
-	 * and wait for their stacks to be symbolized before it goes on exiting. */
-	fatal(c, stackres__reload_pid(c->stacks, pid));
-	fatal(c, stackres__python_names(c->stacks, pid));
-	/* Without a ring buffer (setting it up failed) there is nothing queued to resolve. */
-	if (c->events_started)
-		while (loader__poll(c->loader, 0) > 0)
-			;
-	fatal(c, stackres__sync(c->stacks));
-}
+	int err = attach_heap(c, pid, probe_pid, nfns);
 
-/* Libraries whose tables are built before a new program runs (two levels of DT_NEEDED). */
-struct unwind_libs {
-	struct collect *c;
-	int root_fd;
-	unsigned depth, n;
-	const struct owners_key *image; /* wide scopes: the executable they are kept for */
-};
-
-#define UNWIND_PREPARE_MAX 64
-
-static void unwind_lib(const char *path, void *arg)
-{
-	struct unwind_libs *l = arg;
-	char origin[PATH_MAX];
-	int fd;
-
-	if (l->n >= UNWIND_PREPARE_MAX ||
-	    safe_open__at(&fd, l->root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
-		return;
-	l->n++;
-	if (l->c->unw)
-		unwinder__prepare(l->c->unw, fd); /* 0 at once when the file is known */
-	/* A container's own libc: probed before the program's first allocation when we can. */
-	if (l->c->heap && (l->c->opts.wide || l->c->opts.cmd)) {
-		int n = heap_attach__file(l->c->loader, fd, path, -1);
-
-		if (n < 0)
-			pr_debug("not probing %s: %s\n", path, strerror(-n));
-	}
-	/* A libc's _exit holds its short-lived processes for their symbols (holds on). */
-	if (l->c->opts.hold_exits)
-		loader__attach_hook(l->c->loader, LOADER_HOOK_EXIT, fd, path);
-	if (l->image && owners__group_fd(l->c->owners, OWNERS_IMAGE, l->image, fd))
-		pr_debug("not noting %s as kept by its executable: out of memory\n", path);
-	if (l->depth < 2) {
-		snprintf(origin, sizeof(origin), "%s", path);
-		if (strrchr(origin, '/'))
-			*strrchr(origin, '/') = 0;
-		l->depth++;
-		elf_needed__each(fd, origin, l->root_fd, NULL, NULL, unwind_lib, l);
-		l->depth--;
-	}
-	close(fd);
-}
-
-/*
- * `-- CMD`: build the tables of what CMD will map before it starts, so its first stacks are
- * complete: its executable and the libraries its DT_NEEDED entries name (ld.so and what a
- * launcher execs are queued at their exec stop).
- */
-int collect__prepare_unwind(struct collect *c, const char *exe)
-{
-	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
-
-	if (c->unw)
-		unwind_lib(exe, &l);
-	return 0;
-}
-
-/* Wide scopes: the root (container) pid runs in, first time seen: its allocators and loaders
- * are probed for every process there. */
-static int discover_root(struct collect *c, uint32_t pid)
-{
-	struct root_key {
-		uint64_t dev, ino;
-	} key = {0};
-	struct stat st;
-	bool created;
-	void *v;
-	int err, root_fd, n = 0;
-
-	if (safe_open__root(&root_fd, "/proc", pid))
-		return 0; /* gone, or a kernel thread */
-	if (fstat(root_fd, &st)) {
-		err = 0;
-		goto cleanup;
-	}
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
-	err = hashmap__upsert(c->roots, &v, &key, &created);
-	if (!err && c->owners)
-		err = owners__join(c->owners, pid, OWNERS_ROOT, (const struct owners_key *)&key);
-	if (err || !created)
-		goto cleanup;
-	err = heap_attach__root(c->loader, c->owners, root_fd, c->opts.hold_exits, &n);
-	if (n)
-		pr_info("probed %d allocator functions in the root of process %u\n", n, pid);
-	err = err == -ENOMEM ? err : 0;
-cleanup:
-	close(root_fd);
+	tracker__event_end(c->tr);
 	return err;
-}
-
-/* Let one held process run on: its BPF hold resumed, and the thread our SIGSTOP stopped in
- * its delivery (ptrace) continued without it; a ptrace exec stop continued. */
-static void held_release(struct collect *c, const struct held *h)
-{
-	pid_t t = (pid_t)(h->hold ? h->tid : h->pid);
-
-	if (h->hold)
-		holds__resume(c->holds, h->hold);
-	if (t && ptrace(PTRACE_CONT, t, 0, 0) && errno != ESRCH)
-		pr_debug("resuming %u after its hold: %s\n", (unsigned)t, strerror(errno));
-}
-
-/* Let the processes held at their exec run on (their tables are loaded, or it took too long). */
-static void unwind_release_held(struct collect *c)
-{
-	for (size_t i = 0; i < c->nheld; i++)
-		held_release(c, &c->held[i]);
-	c->nheld = 0;
-}
-
-/* Dlopen holds past their own deadline go, tables or not (counted). */
-static void dlopen_expire(struct collect *c, int64_t now)
-{
-	for (size_t i = 0; i < c->nheld;) {
-		if (c->held[i].deadline && now >= c->held[i].deadline) {
-			c->dlopen_hold_timeouts++;
-			held_release(c, &c->held[i]);
-			c->held[i] = c->held[--c->nheld];
-		} else {
-			i++;
-		}
-	}
-}
-
-/* A new image of pid, once per executable: the unwind tables, allocator probes and (holds on)
- * exit hook of its executable and of what its DT_NEEDED entries name, two levels deep,
- * resolved inside its root.  pid's own mappings are the caller's business (unwind_read). */
-static void prepare_image(struct collect *c, uint32_t pid)
-{
-	struct unwind_libs l = {.c = c, .root_fd = -1, .depth = 1};
-	char path[64], exe[PATH_MAX];
-	struct owners_key key;
-	struct stat st;
-	ssize_t len;
-
-	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
-	/* An executable prepared once is prepared for good: a loop of short processes must not
-	 * pay for it at every exec (their held exits wait for us).  Wide scopes: until no process
-	 * runs it (owned_gone). */
-	if (!stat(path, &st)) {
-		bool created;
-		void *v;
-
-		key = (struct owners_key){st.st_dev, st.st_ino};
-		if (c->owners && owners__join(c->owners, pid, OWNERS_IMAGE, &key))
-			return;
-		l.image = c->owners ? &key : NULL;
-		if (hashmap__upsert(c->prepared, &v, &key, &created) || !created)
-			return;
-	}
-	len = readlink(path, exe, sizeof(exe) - 1);
-	if (len > 0 && !safe_open__root(&l.root_fd, "/proc", pid)) {
-		exe[len] = 0;
-		unwind_lib(exe, &l); /* known already: its DT_NEEDED are what is new */
-		close(l.root_fd);
-	}
-}
-
-/*
- * A process of `-- CMD`'s tree is stopped at its exec, its new image not yet run: read its
- * mappings (executable, ld.so, vDSO) and queue the tables of the libraries ld.so will map.
- * True when it stays stopped until they are loaded (collect__poll_unwinder resumes it, at the
- * latest after UNWIND_EXEC_WAIT_MS): its first stacks are then complete.  Each file is built
- * once, on the worker: the event loop goes on meanwhile.
- */
-static bool unwind_exec_stop(struct collect *c, uint32_t pid)
-{
-	unwind_read(c, pid, hashmap__find(c->targets, &pid));
-	hook_loader(c, pid);
-	prepare_image(c, pid);
-	return hold_for_tables(c, pid, 0, 0);
-}
-
-/*
- * Keep pid stopped (ptrace, or hold: a BPF exec hold's id in c->holds) until the tables
- * being built are loaded, at most UNWIND_EXEC_WAIT_MS (wide: _WIDE_MS) from the first of a
- * batch.  False when nothing is building (or no room): the caller resumes it now.
- */
-static bool hold_for_tables(struct collect *c, uint32_t pid, uint64_t hold, int64_t deadline)
-{
-	struct held *held;
-
-	if (!c->unw || c->holds_over)
-		return false;
-	unwinder__poll(c->unw);
-	if (!unwinder__pending(c->unw))
-		return false;
-	if (c->nheld == c->held_cap) {
-		size_t cap = c->held_cap ? 2 * c->held_cap : 8;
-
-		held = realloc(c->held, cap * sizeof(*held));
-		if (!held)
-			return false; /* not held: frame pointers until its tables load */
-		c->held = held;
-		c->held_cap = cap;
-	}
-	if (!c->nheld)
-		c->held_deadline =
-			clock__mono_ns() +
-			(c->opts.wide ? UNWIND_EXEC_WAIT_WIDE_MS : UNWIND_EXEC_WAIT_MS) * 1000000LL;
-	c->held[c->nheld++] = (struct held){.pid = pid, .hold = hold, .deadline = deadline};
-	return true;
 }
 
 bool collect__exec_stop(struct collect *c, uint32_t pid)
 {
+	bool held;
 	int err;
 
 	/* --calls first: its probes must be in place before the process runs on. */
 	if (c->calls_at) {
-		err = calls_attach__exec(c->calls_at, pid);
+		const struct maps *m;
+
+		err = tracker__maps(c->tr, pid, &m);
+		if (!err)
+			err = calls_attach__exec(c->calls_at, pid, m);
+		else if (err == -ENOENT || err == -ESRCH)
+			err = 0; /* killed at its exec */
 		/* Not fatal: the periodic rescan of the tree's maps tries again. */
 		if (err < 0)
 			pr_warn("--calls: attaching to the runtime of process %u at its exec "
@@ -846,7 +360,9 @@ bool collect__exec_stop(struct collect *c, uint32_t pid)
 				"%s\n",
 				pid, strerror(-err));
 	}
-	return c->unw && unwind_exec_stop(c, pid);
+	held = tracker__exec_stop(c->tr, pid);
+	tracker__event_end(c->tr);
+	return held;
 }
 
 void collect__set_exec_stops(struct collect *c, bool on)
@@ -862,13 +378,12 @@ bool collect__calls_none(struct collect *c)
 
 int collect__error(struct collect *c)
 {
-	return c->err;
+	return c->err ? c->err : tracker__error(c->tr);
 }
 
 void collect__holds_over(struct collect *c)
 {
-	c->holds_over = true;
-	unwind_release_held(c);
+	tracker__holds_over(c->tr);
 }
 
 int collect__sync(struct collect *c)
@@ -878,22 +393,28 @@ int collect__sync(struct collect *c)
 
 /* `-- CMD`: a followed child may have exec'd another interpreter, or loaded one (dlopen):
  * attach to runtimes its maps show now (each file once). */
+static void rescan_one(void *ctx, uint32_t pid)
+{
+	struct collect *c = ctx;
+	const struct maps *m;
+
+	if (!tracker__maps(c->tr, pid, &m))
+		calls_attach__rescan(c->calls_at, pid, m);
+	tracker__event_end(c->tr);
+}
+
 static void rescan_calls(struct collect *c)
 {
-	const uint32_t *pid;
-	struct target *t;
-	size_t it = 0;
-
-	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t))
-		if (t->alive)
-			calls_attach__rescan(c->calls_at, *pid);
+	tracker__each_alive(c->tr, rescan_one, c);
 }
 
 /* Remember the first fatal error (already reported where it happened). */
 static int fatal(struct collect *c, int err)
 {
-	if (err && !c->err)
+	if (err && !c->err) {
 		c->err = err;
+		tracker__fail(c->tr, err); /* holds are released at once from now on */
+	}
 	return err;
 }
 
@@ -910,51 +431,10 @@ void collect__python_retry(struct collect *c)
 
 void collect__tick(struct collect *c)
 {
-	/* The probes of files no process in scope maps any more go (README: Probes go with the
-	 * last process …), whatever the output. */
-	if (c->owners_released) {
-		c->owners_released = false;
-		if (owners__sweep(c->owners, owned_gone, c) == -ENOMEM)
-			fatal(c, -ENOMEM);
-	}
+	fatal(c, tracker__tick(c->tr));
 	for (size_t i = 0; i < c->nmodes; i++)
 		if (c->modes[i]->tick)
 			c->modes[i]->tick(c);
-}
-
-/*
- * A pidfd polls readable once its whole thread group has exited (a leader that called
- * pthread_exit is not that), and it never follows the pid to another process.
- */
-bool collect__any_alive(struct collect *c)
-{
-	struct pollfd pfd = {.events = POLLIN};
-	struct target *t;
-	size_t it = 0;
-	bool any = false;
-
-	while (hashmap__next(c->targets, &it, NULL, (void **)&t)) {
-		if (!t->alive)
-			continue;
-		pfd.fd = t->pidfd;
-		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
-			target_close(t);
-		else
-			any = true;
-	}
-	return any;
-}
-
-void collect__signal_all(struct collect *c, int sig)
-{
-	const uint32_t *pid;
-	struct target *t;
-	size_t it = 0;
-	int err;
-
-	while (hashmap__next(c->targets, &it, (const void **)&pid, (void **)&t))
-		if (t->alive && (err = pidfd__signal(t->pidfd, sig)) && err != -ESRCH)
-			pr_debug("signal %d to %u: %s\n", sig, *pid, strerror(-err));
 }
 
 void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx)
@@ -1141,136 +621,25 @@ static int on_call(struct collect *c, const struct prof_call_event *e)
 /* The dynamic loader mapped pid's libraries (startup) or a dlopen's. */
 static int on_dlopen(struct collect *c, uint32_t pid)
 {
-	int err;
+	int err = tracker__dlopen(c->tr, pid);
 
-	/* Wide scopes: read the maps while the process lives, however short its life. */
-	if (c->opts.wide) {
-		pr_debug("%u: the dynamic loader changed its maps\n", pid);
-		err = stackres__load_pid(c->stacks, pid);
-		if (err)
-			return err;
-		if (c->unw)
-			unwind_read(c, pid, hashmap__find(c->targets, &pid));
-	}
-	for (size_t i = 0; i < c->nmodes; i++)
-		if (c->modes[i]->on_dlopen && (err = c->modes[i]->on_dlopen(c, pid)))
-			return err;
-	return 0;
+	for (size_t i = 0; !err && i < c->nmodes; i++)
+		if (c->modes[i]->on_dlopen)
+			err = c->modes[i]->on_dlopen(c, pid);
+	return err;
 }
 
 /* exec replaced pid's image: new maps, names, runtimes, allocator. */
 static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 {
-	int err;
+	int err = tracker__exec(c->tr, pid, comm);
 
-	err = stackres__reload_pid(c->stacks, pid);
-	if (err)
-		return err;
-	unwind_read(c, pid, hashmap__find(c->targets, &pid));
-	pr_debug("%u exec'd %s\n", pid, comm);
-	err = stackres__exec(c->stacks, pid);
-	if (err)
-		return err;
 	if (c->last_stack.pid == pid)
 		c->last_stack.pid = 0;
-	err = procinfo__set_comm(c->procs, pid, pid, comm);
-	/* Wide scopes: its labels while it lives (a short life may end before its samples). */
-	if (!err && c->opts.wide)
-		err = procinfo__note(c->procs, pid, pid);
-	if (err)
-		return err;
-	/* Wide scopes, whatever the modes: a new root, the new image's tables, allocators and
-	 * exit hook.  Not held (no ptrace here): its libraries are being mapped as we read, its
-	 * first calls may run before the probes are in. */
-	if (c->opts.wide) {
-		err = discover_root(c, pid);
-		if (err)
-			return err;
-		prepare_image(c, pid);
-	}
 	for (size_t i = 0; !err && i < c->nmodes; i++)
 		if (c->modes[i]->on_exec)
 			err = c->modes[i]->on_exec(c, pid);
 	return err;
-}
-
-/*
- * Resume pid, stopped for us at a hold (its exec, its loader's startup) — once the unwind tables
- * being built are loaded (at most UNWIND_EXEC_WAIT_WIDE_MS), so that its first stacks are
- * complete.  where: for the warning.
- */
-static void held_resume(struct collect *c, const struct prof_proc_event *e)
-{
-	uint64_t hold;
-
-	if (holds__take(c->holds, &hold, e))
-		return; /* killed meanwhile, or out of memory: resumed already */
-	if (!c->err && hold_for_tables(c, e->pid, hold, 0))
-		return;
-	holds__resume(c->holds, hold);
-}
-
-/*
- * A process stopped in a dlopen, its new objects mapped and their constructors not run
- * (PROF_PROC_DLOPEN_HELD): its maps read again (the new files' tables queued, the symbolizer
- * told) and it goes on once those tables are in, at most PROF_DL_HOLD_MS later.
- */
-static void dlopen_held(struct collect *c, const struct prof_proc_event *e)
-{
-	uint64_t hold;
-
-	if (holds__take(c->holds, &hold, e))
-		return; /* killed meanwhile, or out of memory: resumed already */
-	c->dlopen_holds++;
-	if (!c->err) {
-		unwind_read(c, e->pid, hashmap__find(c->targets, &e->pid));
-		fatal(c, stackres__load_pid(c->stacks, e->pid));
-	}
-	if (!c->err &&
-	    hold_for_tables(c, e->pid, hold, clock__mono_ns() + PROF_DL_HOLD_MS * 1000000LL))
-		return;
-	holds__resume(c->holds, hold);
-}
-
-bool collect__traced_sigstop(struct collect *c, uint32_t pid, uint32_t tid)
-{
-	/* Its hold's record was sent before the signal: consume it now. */
-	if (c->events_started)
-		while (loader__poll(c->loader, 0) > 0)
-			;
-	for (size_t i = 0; i < c->nheld; i++) {
-		struct held *h = &c->held[i];
-
-		if (h->pid == pid && h->hold && h->deadline && !h->tid) {
-			h->tid = tid;
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * A process stopped at the first exec of its executable (wide scopes, holds on) has had its new
- * image prepared by on_exec — allocator probes, exit and loader hooks, runtime probes, unwind
- * tables queued — before its first instruction: mark the executable done (its later execs run
- * unheld) and let it go once those tables are loaded (or after UNWIND_EXEC_WAIT_WIDE_MS).
- */
-static void exec_release(struct collect *c, const struct prof_proc_event *e)
-{
-	struct prof_exec_key *k;
-	char path[64];
-	struct stat st;
-
-	if (loader__exec_seen(c->loader, &e->exe))
-		pr_debug("marking the executable of %u prepared failed\n", e->pid);
-	/* The BPF's key by ours (they differ on overlayfs): forgotten with the image (owned_gone).
-	 */
-	snprintf(path, sizeof(path), "/proc/%u/exe", e->pid);
-	if (!stat(path, &st) &&
-	    !hashmap__upsert(c->exec_keys, (void **)&k,
-			     &(struct owners_key){(uint64_t)st.st_dev, (uint64_t)st.st_ino}, NULL))
-		*k = e->exe;
-	held_resume(c, e);
 }
 
 /*
@@ -1300,7 +669,7 @@ static int leader_left(struct collect *c, uint32_t pid)
 	if (!tid)
 		return 0;
 	/* /proc/TID/maps: the leader's own maps read empty now. */
-	err = collect__attach_heap(c, tid, (int)tid, &n);
+	err = attach_heap(c, tid, (int)tid, &n);
 	if (err == -ENOENT || err == -ESRCH)
 		return 0;
 	if (!err)
@@ -1311,7 +680,6 @@ static int leader_left(struct collect *c, uint32_t pid)
 static int on_proc(struct collect *c, const struct prof_proc_event *e)
 {
 	char comm[PROF_COMM_LEN + 1];
-	struct target *t;
 	int err;
 
 	memcpy(comm, e->comm, PROF_COMM_LEN);
@@ -1320,26 +688,15 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 	case PROF_REC_PROC_FORK:
 		pr_debug("following child %u of %u\n", e->pid, e->ppid);
 		undead(c, e->pid);
-		err = track(c, e->pid);
-		if (!err && c->owners)
-			err = owners__fork(c->owners, e->pid, e->ppid);
-		if (err)
-			return err;
-		/* Same image as the parent until it execs: same mappings, same symbols. */
-		err = stackres__load_pid(c->stacks, e->pid);
-		return err ? err : procinfo__note(c->procs, e->pid, e->pid);
+		return tracker__fork(c->tr, e->pid, e->ppid);
 	case PROF_REC_PROC_EXEC:
 		err = on_exec(c, e->pid, comm);
-		if (e->flags & PROF_PROC_EXEC_HELD)
-			exec_release(c, e);
+		tracker__release(c->tr, e); /* an exec hold: it goes on once its tables are in */
 		return err;
 	case PROF_REC_PROC_DLOPEN:
 		err = on_dlopen(c, e->pid);
-		/* Held at its loader's startup: its maps are read now, its probes attached. */
-		if (e->flags & PROF_PROC_DL_HELD)
-			held_resume(c, e);
-		if (e->flags & PROF_PROC_DLOPEN_HELD)
-			dlopen_held(c, e);
+		/* Held at its loader's startup or a dlopen: its maps are read, its probes in. */
+		tracker__release(c->tr, e);
 		return err;
 	case PROF_REC_PROC_THREAD:
 		/* Its name is wanted from now on: read until threading registers it. */
@@ -1363,52 +720,16 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 				if (err)
 					return err;
 			}
-			t = hashmap__find(c->targets, &e->pid);
-			if (t)
-				target_close(t);
-			if (c->unw)
-				unwinder__remove_process(c->unw, e->pid);
-			if (c->owners) {
-				owners__release(c->owners, e->pid);
-				c->owners_released = true;
-			}
+			tracker__group_exited(c->tr, e->pid);
 		}
 		return 0;
 	}
 	return 0;
 }
 
-/* On the symbolizer's thread: the held process goes on exiting (unless the hold's time
- * limit resumed it already). */
-static void exit_resume(void *ctx, uint64_t hold)
-{
-	struct collect *c = ctx;
-
-	holds__resume(c->holds, hold);
-}
-
-/*
- * A process stopped itself (BPF sent SIGSTOP) in _exit: every record it sent came before this
- * one and was consumed while it lived.  Its maps are read once more (what symbolizes records
- * still to come from its last moments) and, once its stacks are symbolized, it goes on exiting
- * (at the latest after HOLDS_MAX_MS).
- */
-static void exit_hold(struct collect *c, const struct prof_proc_event *e)
-{
-	uint64_t hold;
-
-	if (holds__take(c->holds, &hold, e))
-		return; /* killed meanwhile, or out of memory: resumed already */
-	if (c->err || stackres__load_pid(c->stacks, e->pid) ||
-	    stackres__python_names(c->stacks, e->pid) ||
-	    stackres__after(c->stacks, exit_resume, c, hold))
-		holds__resume(c->holds, hold); /* never left stopped */
-}
-
 /* A negative return stops the ring buffer's poll: only for errors that end the session. */
-int collect__on_event(void *ctx, void *data, size_t size)
+static int on_event(struct collect *c, void *data, size_t size)
 {
-	struct collect *c = ctx;
 	const struct mode_ops *m = NULL;
 	uint32_t type;
 	int err;
@@ -1420,24 +741,19 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	memcpy(&type, data, sizeof(type));
 	/* A held process is resumed whatever else went wrong. */
 	if (type == PROF_REC_PROC_EXIT_HOLD && size >= sizeof(struct prof_proc_event)) {
-		exit_hold(c, data);
+		tracker__exit_hold(c->tr, data);
 		return 0;
 	}
+	fatal(c, tracker__error(c->tr)); /* the unwinder's Python discovery ran out of memory */
 	/*
 	 * After a fatal error (reported once, by the negative return that ended that poll) every
 	 * record is consumed and dropped but for the holds, so that the drains at the end reach
 	 * every held process: libbpf stops a poll at the first negative return.
 	 */
 	if (c->err) {
-		if (type == PROF_REC_PROC_EXEC && size >= sizeof(struct prof_proc_event) &&
-		    (((struct prof_proc_event *)data)->flags & PROF_PROC_EXEC_HELD))
-			exec_release(c, data);
-		if (type == PROF_REC_PROC_DLOPEN && size >= sizeof(struct prof_proc_event) &&
-		    (((struct prof_proc_event *)data)->flags & PROF_PROC_DL_HELD))
-			held_resume(c, data);
-		if (type == PROF_REC_PROC_DLOPEN && size >= sizeof(struct prof_proc_event) &&
-		    (((struct prof_proc_event *)data)->flags & PROF_PROC_DLOPEN_HELD))
-			dlopen_held(c, data);
+		if ((type == PROF_REC_PROC_EXEC || type == PROF_REC_PROC_DLOPEN) &&
+		    size >= sizeof(struct prof_proc_event))
+			tracker__release(c->tr, data);
 		return 0;
 	}
 	if (stackres__error(c->stacks)) {
@@ -1477,7 +793,7 @@ int collect__on_event(void *ctx, void *data, size_t size)
 	case PROF_REC_UNWIND_MISS:
 		if (size < sizeof(struct prof_proc_event))
 			break;
-		unwind_miss(c, ((struct prof_proc_event *)data)->pid);
+		tracker__unwind_miss(c->tr, ((struct prof_proc_event *)data)->pid);
 		return 0;
 	default:
 		break;
@@ -1504,27 +820,6 @@ static void sampled_gone(void *ctx, uint64_t addr)
 	bpf_map_delete_elem((int)pid[1], &key);
 }
 
-/* Nothing in scope keeps key any more: a file's probes go, a root or executable is probed
- * afresh when a process runs in it again. */
-static void owned_gone(void *ctx, enum owners_kind kind, const struct owners_key *key)
-{
-	struct collect *c = ctx;
-
-	const struct prof_exec_key *k;
-
-	if (kind == OWNERS_FILE && c->loader)
-		loader__detach_file(c->loader, key->dev, key->ino);
-	else if (kind != OWNERS_FILE)
-		hashmap__delete(kind == OWNERS_ROOT ? c->roots : c->prepared, key);
-	/* An executable no process runs: its next first exec is held and prepared again. */
-	k = kind == OWNERS_IMAGE ? hashmap__find(c->exec_keys, key) : NULL;
-	if (k) {
-		if (c->loader)
-			loader__exec_forget(c->loader, k);
-		hashmap__delete(c->exec_keys, key);
-	}
-}
-
 /*
  * --heap.  Records carry a stack; frees only an address.  -- CMD and the wide scopes probe the
  * allocators of each new image (a static binary's own, a container's libc).
@@ -1548,7 +843,7 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 
 static int heap_attach_any(struct collect *c, uint32_t pid)
 {
-	int n = 0, err = collect__attach_heap(c, pid, -1, &n);
+	int n = 0, err = attach_heap(c, pid, -1, &n);
 
 	return err == -ENOENT || err == -ESRCH ? 0 : err;
 }
@@ -1562,7 +857,7 @@ static int heap_on_exec(struct collect *c, uint32_t pid)
 		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0);
 	if (err || !(c->opts.cmd || c->opts.wide))
 		return err;
-	err = collect__attach_heap(c, pid, -1, &n);
+	err = attach_heap(c, pid, -1, &n);
 	/* -- CMD: its own tree, a miss is an error; wide scopes: one of many (reported). */
 	return err && err != -ENOENT && err != -ESRCH && !c->opts.wide ? err : 0;
 }
@@ -1780,7 +1075,10 @@ static void calls_attached(int n, uint32_t pid, const char *when)
 /* A process found in scope: probes limited to it (its threads may be mid-call). */
 static int calls_on_found(struct collect *c, uint32_t pid)
 {
-	calls_attached(calls_attach__pid(c->calls_at, pid), pid, "");
+	const struct maps *m;
+	int n = tracker__maps(c->tr, pid, &m);
+
+	calls_attached(n ? n : calls_attach__pid(c->calls_at, pid, m), pid, "");
 	return 0;
 }
 
@@ -1794,8 +1092,13 @@ static int calls_on_exec(struct collect *c, uint32_t pid)
 			return err;
 	}
 	/* -- CMD attached at the exec stop already (collect__exec_stop). */
-	if (c->opts.wide)
-		calls_attached(calls_attach__exec(c->calls_at, pid), pid, " at its exec");
+	if (c->opts.wide) {
+		const struct maps *m;
+		int n = tracker__maps(c->tr, pid, &m);
+
+		calls_attached(n ? n : calls_attach__exec(c->calls_at, pid, m), pid,
+			       " at its exec");
+	}
 	return 0;
 }
 
@@ -1803,8 +1106,10 @@ static int calls_on_exec(struct collect *c, uint32_t pid)
  * process runs on meanwhile: its calls until then are missed (README). */
 static int calls_on_dlopen(struct collect *c, uint32_t pid)
 {
-	if (c->opts.cmd || c->opts.wide)
-		calls_attach__rescan(c->calls_at, pid);
+	const struct maps *m;
+
+	if ((c->opts.cmd || c->opts.wide) && !tracker__maps(c->tr, pid, &m))
+		calls_attach__rescan(c->calls_at, pid, m);
 	return 0;
 }
 
@@ -1870,7 +1175,6 @@ static int forget_dead(struct collect *c)
 
 	for (size_t i = 0; i < c->ndead; i++) {
 		uint32_t pid = c->dead[i];
-		struct target *t = hashmap__find(c->targets, &pid);
 
 		for (size_t m = 0; m < c->nmodes; m++)
 			if (c->modes[m]->forget && !err)
@@ -1879,10 +1183,7 @@ static int forget_dead(struct collect *c)
 		procinfo__forget(c->procs, pid);
 		if (!err)
 			err = stackres__drop_pid(c->stacks, pid);
-		if (t) {
-			target_close(t);
-			hashmap__delete(c->targets, &pid);
-		}
+		tracker__forget(c->tr, pid);
 		if (c->last_stack.pid == pid)
 			c->last_stack.pid = 0;
 	}
@@ -1933,10 +1234,7 @@ int collect__new_interval(struct collect *c)
 		if (c->modes[i]->reset)
 			err = c->modes[i]->reset(c);
 	c->bad_records = 0;
-	c->dlopen_holds = 0;
-	c->dlopen_hold_timeouts = 0;
-	if (c->holds)
-		holds__stats(c->holds, true);
+	tracker__new_interval(c->tr);
 	return err;
 }
 
@@ -1991,45 +1289,84 @@ struct procinfo *collect__procinfo(struct collect *c)
 	return c->procs;
 }
 
-void collect__poll_holds(struct collect *c)
-{
-	if (c->holds)
-		holds__expire(c->holds, clock__mono_ns() / 1000000);
-}
-
-void collect__hold_stats(struct collect *c, uint64_t *timeouts, uint64_t *gone)
-{
-	struct holds_stats st = {0};
-
-	if (c->holds)
-		st = holds__stats(c->holds, false);
-	*timeouts = st.timeouts;
-	*gone = st.gone;
-}
-
-void collect__dlopen_stats(struct collect *c, uint64_t *holds, uint64_t *timeouts)
-{
-	*holds = c->dlopen_holds;
-	*timeouts = c->dlopen_hold_timeouts;
-}
-
-bool collect__holding(struct collect *c)
-{
-	return c->nheld != 0;
-}
-
 uint64_t collect__bad_records(struct collect *c)
 {
 	return c->bad_records;
-}
-
-const struct unwinder_stats *collect__unwinder_stats(struct collect *c)
-{
-	return c->unw ? unwinder__stats(c->unw) : NULL;
 }
 
 const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c)
 {
 	fatal(c, stackres__sync(c->stacks));
 	return symbolizer__stats(c->sym);
+}
+
+/* The tracker's, for the session until it holds the tracker itself. */
+int collect__poll_unwinder(struct collect *c)
+{
+	return fatal(c, tracker__poll(c->tr));
+}
+
+int collect__wait_unwinder(struct collect *c, int timeout_ms)
+{
+	return tracker__wait_unwinder(c->tr, timeout_ms);
+}
+
+int collect__prepare_unwind(struct collect *c, const char *exe)
+{
+	tracker__prepare_unwind(c->tr, exe);
+	return 0;
+}
+
+void collect__process_exiting(struct collect *c, uint32_t pid)
+{
+	tracker__process_exiting(c->tr, pid);
+}
+
+bool collect__traced_sigstop(struct collect *c, uint32_t pid, uint32_t tid)
+{
+	return tracker__traced_sigstop(c->tr, pid, tid);
+}
+
+bool collect__any_alive(struct collect *c)
+{
+	return tracker__any_alive(c->tr);
+}
+
+void collect__signal_all(struct collect *c, int sig)
+{
+	tracker__signal_all(c->tr, sig);
+}
+
+void collect__poll_holds(struct collect *c)
+{
+	(void)c; /* tracker__poll expires them */
+}
+
+void collect__hold_stats(struct collect *c, uint64_t *timeouts, uint64_t *gone)
+{
+	tracker__hold_stats(c->tr, timeouts, gone);
+}
+
+void collect__dlopen_stats(struct collect *c, uint64_t *holds, uint64_t *timeouts)
+{
+	tracker__dlopen_stats(c->tr, holds, timeouts);
+}
+
+bool collect__holding(struct collect *c)
+{
+	return tracker__holding(c->tr);
+}
+
+const struct unwinder_stats *collect__unwinder_stats(struct collect *c)
+{
+	return tracker__unwinder_stats(c->tr);
+}
+
+int collect__on_event(void *ctx, void *data, size_t size)
+{
+	struct collect *c = ctx;
+	int err = on_event(c, data, size);
+
+	tracker__event_end(c->tr); /* the maps read for this record are its own */
+	return err;
 }

@@ -204,7 +204,7 @@ const struct collect_dump_thread *collect__dump_threads(struct collect *c, size_
 struct procinfo *collect__procinfo(struct collect *c);
 /* Records that were malformed or of an unknown type (should stay 0). */
 uint64_t collect__bad_records(struct collect *c);
-/* Resume the processes held longer than HOLDS_MAX_MS (agg/holds.h): at every turn of the loop. */
+/* Resume the processes held longer than HOLDS_MAX_MS (track/holds.h): at every turn of the loop. */
 void collect__poll_holds(struct collect *c);
 /* PROF_COLLECT_STATS' hold counts since the interval began. */
 void collect__hold_stats(struct collect *c, uint64_t *timeouts, uint64_t *gone);

@@ -707,19 +707,24 @@ static int mark_threads(struct calls_attach *ca, uint32_t pid, uint64_t ts)
 	return err;
 }
 
-static int attach_maps(struct calls_attach *ca, uint32_t pid, int probe_pid, bool check_env)
+/* m: pid's mappings as the tracker read them at the event, or NULL: read now. */
+static int attach_maps(struct calls_attach *ca, uint32_t pid, const struct maps *given,
+		       int probe_pid, bool check_env)
 {
 	struct calls_runtime_file files[MAX_RUNTIME_FILES];
 	char path[64], at[PATH_MAX + 64], who[64];
 	char *cmdline = NULL, *environ = NULL;
 	size_t n, cmdline_len = 0, environ_len = 0;
-	struct maps *m = NULL;
+	const struct maps *m = given;
+	struct maps *read = NULL;
 	int err, total = 0, root_fd = -1;
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	err = maps__read(&m, path);
-	if (err)
-		return err;
+	if (!m) {
+		err = maps__read_pid(&read, "/proc", pid);
+		if (err)
+			return err;
+		m = read;
+	}
 	n = calls_attach__detect(m, files, MAX_RUNTIME_FILES);
 	if (n) {
 		/* The target's paths resolve inside its root, never on the host. */
@@ -767,18 +772,18 @@ static int attach_maps(struct calls_attach *ca, uint32_t pid, int probe_pid, boo
 cleanup:
 	if (root_fd >= 0)
 		close(root_fd);
-	maps__free(m);
+	maps__free(read);
 	free(cmdline);
 	free(environ);
 	return err < 0 ? err : total;
 }
 
-int calls_attach__pid(struct calls_attach *ca, uint32_t pid)
+int calls_attach__pid(struct calls_attach *ca, uint32_t pid, const struct maps *m)
 {
 	uint64_t ts;
 	int n, err;
 
-	n = attach_maps(ca, pid, (int)pid, true);
+	n = attach_maps(ca, pid, m, (int)pid, true);
 	if (n <= 0)
 		return n;
 	/* Every probe is in place: events from now on are whole (entries and returns). */
@@ -788,9 +793,9 @@ int calls_attach__pid(struct calls_attach *ca, uint32_t pid)
 	return err == -ENOENT ? n : err ? err : n;
 }
 
-int calls_attach__rescan(struct calls_attach *ca, uint32_t pid)
+int calls_attach__rescan(struct calls_attach *ca, uint32_t pid, const struct maps *m)
 {
-	return attach_maps(ca, pid, -1, false);
+	return attach_maps(ca, pid, m, -1, false);
 }
 
 /* ---- `-- CMD`: what will it run? ------------------------------------------------------ */
@@ -997,31 +1002,37 @@ static int hook_dl(struct calls_attach *ca, uint32_t pid, const struct maps *m, 
 	return 0;
 }
 
-int calls_attach__exec(struct calls_attach *ca, uint32_t pid)
+int calls_attach__exec(struct calls_attach *ca, uint32_t pid, const struct maps *given)
 {
 	struct exec_libs x = {.ca = ca, .root_fd = -1};
 	char path[64], exe[PATH_MAX], origin[PATH_MAX], jvm[PATH_MAX + 32], who[64];
 	char *cmdline = NULL, *environ = NULL;
 	const struct maps_entry *e = NULL;
-	struct maps *m = NULL;
+	const struct maps *m = given;
+	struct maps *read = NULL;
 	ssize_t len;
 	int n, fd = -1, err;
 
+	if (!m) {
+		err = maps__read_pid(&read, "/proc", pid);
+		if (err == -ENOENT || err == -ESRCH)
+			return 0; /* killed at its exec */
+		if (err)
+			return err;
+		m = read;
+	}
 	/* The new image itself (php, python3.11): mapped already. */
-	n = attach_maps(ca, pid, -1, true);
-	if (n == -ENOENT || n == -ESRCH)
-		return 0; /* killed at its exec */
-	if (n < 0)
-		return n;
+	n = attach_maps(ca, pid, m, -1, true);
+	err = n < 0 && n != -ENOENT && n != -ESRCH ? n : 0;
+	if (n < 0) {
+		n = 0; /* killed at its exec, or failed (err) */
+		goto cleanup;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	len = readlink(path, exe, sizeof(exe) - 1);
 	if (len <= 0)
-		return n; /* gone */
+		goto cleanup; /* gone */
 	exe[len] = 0;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	err = maps__read(&m, path);
-	if (err)
-		return err == -ENOENT || err == -ESRCH ? n : err;
 	for (size_t j = 0; j < m->count && !e; j++)
 		if (!strcmp(m->entries[j].path, exe))
 			e = &m->entries[j];
@@ -1065,7 +1076,7 @@ cleanup:
 		close(fd);
 	if (x.root_fd >= 0)
 		close(x.root_fd);
-	maps__free(m);
+	maps__free(read);
 	free(cmdline);
 	free(environ);
 	return err ? err : n + x.total;

@@ -84,19 +84,20 @@ int calls_attach__new(struct calls_attach **out, struct loader *l, calls_thread_
 		      void *ctx);
 void calls_attach__free(struct calls_attach *ca);
 /* Attach to the runtimes of running process pid (probes limited to it).  Its threads alive
- * now are marked as seen mid-call.  Returns probes attached (0: none found) or -errno. */
-int calls_attach__pid(struct calls_attach *ca, uint32_t pid);
+ * now are marked as seen mid-call.  m, here and below: pid's mappings as the tracker read them
+ * at the event (NULL: read now).  Returns probes attached (0: none found) or -errno. */
+int calls_attach__pid(struct calls_attach *ca, uint32_t pid, const struct maps *m);
 /* Attach, for every process (filtered in BPF), to the runtimes `cmd` will run, before it
  * execs.  Returns probes attached or -errno. */
 int calls_attach__cmd(struct calls_attach *ca, char *const *cmd);
 /* A followed child exec'd: attach to runtimes its maps show that were not attached yet. */
-int calls_attach__rescan(struct calls_attach *ca, uint32_t pid);
+int calls_attach__rescan(struct calls_attach *ca, uint32_t pid, const struct maps *m);
 /* A process of `-- CMD`'s tree is stopped at its exec (ptrace), the new image not yet run:
  * attach (every process, filtered in BPF) to the runtime it is, the runtime libraries its
  * DT_NEEDED names and, for a JDK launcher, the libjvm.so it will dlopen — all resolved
  * inside its root — and check its own environment and command line for the flags the
  * runtime needs.  Returns probes newly attached or -errno. */
-int calls_attach__exec(struct calls_attach *ca, uint32_t pid);
+int calls_attach__exec(struct calls_attach *ca, uint32_t pid, const struct maps *m);
 /* Every exec of `-- CMD`'s tree will reach calls_attach__exec (the tree is traced): the flags
  * are checked there, against the process itself, and calls_attach__cmd does not guess them. */
 void calls_attach__set_exec_stops(struct calls_attach *ca, bool on);

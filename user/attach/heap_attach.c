@@ -225,19 +225,13 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 }
 
 /* heap_attach__process; with o, pid's executable files become its own there. */
-static int attach_process(struct loader *l, struct owners *o, uint32_t pid, int probe_pid,
-			  int *nfns)
+static int attach_process(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
+			  int probe_pid, int *nfns)
 {
 	struct owners_key *files = NULL;
-	struct maps *m = NULL;
 	int err, root_fd = -1;
 	size_t nfiles = 0;
-	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	err = maps__read(&m, path);
-	if (err)
-		return err;
 	if (o) {
 		/* Every executable file mapping, opened or not: what it maps is what counts. */
 		files = calloc(m->count ? m->count : 1, sizeof(*files));
@@ -286,18 +280,35 @@ cleanup:
 	if (root_fd >= 0)
 		close(root_fd);
 	free(files);
-	maps__free(m);
 	return err;
 }
 
-int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns)
+/* pid's mappings m, or (NULL) read now. */
+static int attach_pid(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
+		      int probe_pid, int *nfns)
 {
-	return attach_process(l, NULL, pid, probe_pid, nfns);
+	struct maps *read = NULL;
+	int err;
+
+	if (m)
+		return attach_process(l, o, pid, m, probe_pid, nfns);
+	err = maps__read_pid(&read, "/proc", pid);
+	if (!err)
+		err = attach_process(l, o, pid, read, probe_pid, nfns);
+	maps__free(read);
+	return err;
 }
 
-int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, int *nfns)
+int heap_attach__process(struct loader *l, uint32_t pid, const struct maps *m, int probe_pid,
+			 int *nfns)
 {
-	return attach_process(l, o, pid, -1, nfns);
+	return attach_pid(l, NULL, pid, m, probe_pid, nfns);
+}
+
+int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
+			int *nfns)
+{
+	return attach_pid(l, o, pid, m, -1, nfns);
 }
 
 int heap_attach__root(struct loader *l, struct owners *o, int root_fd, bool exit_hooks, int *nfns)

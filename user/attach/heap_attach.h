@@ -15,6 +15,7 @@
 struct loader;
 struct elf_file;
 struct owners;
+struct maps;
 
 enum heap_probe_kind {
 	HEAP_PROBE_RETURN,
@@ -48,12 +49,15 @@ int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef);
  * filters on the targets).  Returns the functions probed (0: none, or no --heap) or -errno.
  */
 int heap_attach__file(struct loader *l, int fd, const char *name, int pid);
-/* Attach to every file pid maps executable that defines allocator functions; probe_pid is the
- * process the uprobes are limited to (-1: any, filtered in BPF).  Adds the count to *nfns. */
-int heap_attach__process(struct loader *l, uint32_t pid, int probe_pid, int *nfns);
+/* Attach to every file pid maps executable that defines allocator functions; m: its mappings as
+ * the tracker read them (NULL: read now); probe_pid is the process the uprobes are limited to
+ * (-1: any, filtered in BPF).  Adds the count to *nfns. */
+int heap_attach__process(struct loader *l, uint32_t pid, const struct maps *m, int probe_pid,
+			 int *nfns);
 /* Wide scopes: heap_attach__process for every process (-1), and pid's executable file mappings
  * recorded in o as what it keeps (owners__set_files). */
-int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, int *nfns);
+int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
+			int *nfns);
 /*
  * A file system root seen for the first time (a container's, open as root_fd): probe the
  * allocators, hook the dynamic loaders and (exit_hooks) the libcs' _exit (loader__attach_hook) at

@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DELETED_SUFFIX " (deleted)"
 
-static uint64_t reads_cut; /* atomically: the readers run on several threads */
+static uint64_t reads, reads_cut; /* atomically: the readers run on several threads */
 
 /* "start-end perms offset major:minor inode   path" */
 static int parse_line(struct maps_entry *e, char *line)
@@ -58,6 +60,7 @@ int maps__parse(struct maps **out, FILE *f)
 
 	if (!m)
 		return -ENOMEM;
+	m->refs = 1;
 	errno = 0;
 	while ((len = getline(&line, &linecap, f)) >= 0) {
 		/* A target chooses how many mappings it has and how long their paths are. */
@@ -126,12 +129,35 @@ int maps__read(struct maps **out, const char *path)
 
 void maps__stats(struct maps_stats *out)
 {
+	out->reads = __atomic_load_n(&reads, __ATOMIC_RELAXED);
 	out->reads_cut = __atomic_load_n(&reads_cut, __ATOMIC_RELAXED);
+}
+
+int maps__read_pid(struct maps **out, const char *proc_root, uint32_t pid)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	__atomic_add_fetch(&reads, 1, __ATOMIC_RELAXED); /* a target's, not our own */
+	return maps__read(out, path);
+}
+
+int maps__read_self(struct maps **out)
+{
+	return maps__read(out, "/proc/self/maps");
+}
+
+struct maps *maps__get(struct maps *m)
+{
+	if (m)
+		__atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+	return m;
 }
 
 void maps__free(struct maps *m)
 {
-	if (!m)
+	if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	for (size_t i = 0; i < m->count; i++)
 		free(m->entries[i].path);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Parsing of /proc/PID/maps text into address ranges with their file identity.  Pure: it reads
- * from a path or a FILE*, so tests feed it fixtures.
+ * Parsing of /proc/PID/maps text into address ranges with their file identity, and the one place
+ * that reads a process's maps (maps__read_pid).  The parser is pure: it reads from a path or a
+ * FILE*, so tests feed it fixtures.  A read is a snapshot shared by its users (the unwinder, the
+ * attach plans, the symbolizer's worker): counted references, dropped by maps__free.
  */
 #ifndef PROF_MAPS_H
 #define PROF_MAPS_H
@@ -25,7 +27,8 @@ struct maps_entry {
 struct maps {
 	struct maps_entry *entries; /* sorted by start */
 	size_t count;
-	bool cut; /* the text went on past a cap: the mappings after the cut are unknown */
+	bool cut;      /* the text went on past a cap: the mappings after the cut are unknown */
+	unsigned refs; /* maps__get; the last maps__free frees (atomically: several threads) */
 };
 
 /*
@@ -49,6 +52,13 @@ int maps__parse(struct maps **out, FILE *f);
 /* Parse the file at path (e.g. "/proc/1234/maps"); -ENOENT/-ESRCH when the process is gone
  * (-ESRCH also for empty maps: a process whose memory is gone). */
 int maps__read(struct maps **out, const char *path);
+/* <proc_root>/PID/maps ("/proc", or a test's copy of it); as maps__read. */
+int maps__read_pid(struct maps **out, const char *proc_root, uint32_t pid);
+/* Our own mappings. */
+int maps__read_self(struct maps **out);
+/* Another reference to m (NULL: NULL), for a user on another thread or later. */
+struct maps *maps__get(struct maps *m);
+/* Drops a reference: the last one frees m. */
 void maps__free(struct maps *m);
 /* What every parse in this process has counted so far (five readers on three threads share
  * one count, so it is kept here rather than by each caller). */

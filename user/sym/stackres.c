@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc/maps.h"
 #include "util/hashmap.h"
 #include "prof_common.h"
 #include "sym/symbolizer.h"
@@ -62,6 +63,7 @@ struct job {
 	uint64_t arg;
 	const struct py_version *py;
 	uint64_t runtime;
+	struct maps *maps; /* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
 };
 
 /*
@@ -174,7 +176,7 @@ static int job__run(struct stackres *r, const struct job *j)
 		symbolizer__forget_pid(r->sym, j->pid);
 		/* fall through */
 	case JOB_LOAD:
-		err = symbolizer__load_pid(r->sym, j->pid);
+		err = symbolizer__load_pid(r->sym, j->pid, j->maps);
 		break;
 	case JOB_DROP:
 		symbolizer__drop_pid(r->sym, j->pid);
@@ -220,6 +222,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 
 		err = job__run(r, j);
+		maps__free(j->maps); /* the queued copy's reference */
 		free(j);
 
 		pthread_mutex_lock(&w->lock);
@@ -246,6 +249,7 @@ static int submit(struct stackres *r, const struct job *j)
 		return -ENOMEM;
 	*q = *j;
 	q->next = NULL;
+	q->maps = maps__get(j->maps);
 	pthread_mutex_lock(&w->lock);
 	while (w->queued >= QUEUE_MAX)
 		pthread_cond_wait(&w->idle, &w->lock);
@@ -326,14 +330,14 @@ static void stop_worker(struct stackres *r)
 	r->w = NULL;
 }
 
-int stackres__load_pid(struct stackres *r, uint32_t pid)
+int stackres__load_pid(struct stackres *r, uint32_t pid, struct maps *m)
 {
-	return submit(r, &(struct job){.kind = JOB_LOAD, .pid = pid});
+	return submit(r, &(struct job){.kind = JOB_LOAD, .pid = pid, .maps = m});
 }
 
-int stackres__reload_pid(struct stackres *r, uint32_t pid)
+int stackres__reload_pid(struct stackres *r, uint32_t pid, struct maps *m)
 {
-	return submit(r, &(struct job){.kind = JOB_RELOAD, .pid = pid});
+	return submit(r, &(struct job){.kind = JOB_RELOAD, .pid = pid, .maps = m});
 }
 
 int stackres__drop_pid(struct stackres *r, uint32_t pid)

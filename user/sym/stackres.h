@@ -56,12 +56,13 @@ int stackres__sync(struct stackres *r);
 int stackres__error(const struct stackres *r);
 
 /*
- * The symbolizer's view of pid, in order with the stacks: read its mappings (first sight,
- * fork, the loader mapped libraries), read them afresh (exec, or its final mappings at exit),
- * drop it (gone for good).  0 or -ENOMEM (queueing); a process gone is no error.
+ * The symbolizer's view of pid, in order with the stacks: its mappings (first sight, fork, the
+ * loader mapped libraries), afresh (exec, or its final mappings at exit), drop it (gone for
+ * good).  m: the tracker's read of them at the event (the worker takes a reference), or NULL:
+ * the worker reads them.  0 or -ENOMEM (queueing); a process gone is no error.
  */
-int stackres__load_pid(struct stackres *r, uint32_t pid);
-int stackres__reload_pid(struct stackres *r, uint32_t pid);
+int stackres__load_pid(struct stackres *r, uint32_t pid, struct maps *m);
+int stackres__reload_pid(struct stackres *r, uint32_t pid, struct maps *m);
 int stackres__drop_pid(struct stackres *r, uint32_t pid);
 /* Call fn(ctx, arg) once all asked before is done (on the worker): e.g. resume a process held
  * at its exit once its stacks are symbolized.  0 or -ENOMEM (not queued, not called). */

@@ -462,24 +462,23 @@ static void refresh_perfmap(struct symbolizer *s, struct sym_proc *p, uint32_t p
 	load_perfmap(s, p, pid);
 }
 
-static int read_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
+/* given: the tracker's read of this event, or NULL: read them now (an unknown address). */
+static int read_maps(struct symbolizer *s, struct sym_proc *p, uint32_t pid,
+		     const struct maps *given)
 {
-	char path[PATH_MAX];
 	struct maps *m = NULL;
 	bool anon = false;
-	int err;
+	int err = 0;
 
-	err = fmt_path(path, sizeof(path), "%s/%u/maps", s->proc_root, pid);
-	if (err)
-		return err;
-	err = maps__read(&m, path);
+	if (!given)
+		err = maps__read_pid(&m, s->proc_root, pid);
 	if (err == -ENOENT || err == -ESRCH) {
 		p->gone = true; /* what was read before stays usable */
 		return -ESRCH;
 	}
 	if (err)
 		return err;
-	err = build_maps(s, p, pid, m);
+	err = build_maps(s, p, pid, given ? given : m);
 	maps__free(m);
 	if (err)
 		return err;
@@ -516,7 +515,7 @@ static int read_comm(struct symbolizer *s, struct sym_proc *p, uint32_t pid)
 	return 0;
 }
 
-int symbolizer__load_pid(struct symbolizer *s, uint32_t pid)
+int symbolizer__load_pid(struct symbolizer *s, uint32_t pid, const struct maps *m)
 {
 	struct sym_proc *p;
 	int err;
@@ -533,7 +532,7 @@ int symbolizer__load_pid(struct symbolizer *s, uint32_t pid)
 	p->gone = false;
 	hashmap__free(p->unknown);
 	p->unknown = NULL;
-	return read_maps(s, p, pid);
+	return read_maps(s, p, pid, m);
 }
 
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
@@ -693,7 +692,7 @@ static int reread(struct symbolizer *s, struct sym_proc *p, uint32_t pid, uint64
 
 	p->reread = true;
 	p->reread_at = p->resolves;
-	err = read_maps(s, p, pid);
+	err = read_maps(s, p, pid, NULL);
 	if (err == -ENOMEM)
 		return err; /* otherwise the maps read before still serve */
 	if (find_map(p, addr)) {
@@ -864,7 +863,7 @@ int symbolizer__resolve_user(struct symbolizer *s, uint32_t pid, uint64_t addr,
 	memset(out, 0, sizeof(*out));
 	p = find_proc(s, pid);
 	if (!p || !p->load_tried) {
-		err = symbolizer__load_pid(s, pid);
+		err = symbolizer__load_pid(s, pid, NULL);
 		if (err == -ENOMEM)
 			return err;
 		p = find_proc(s, pid);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Address -> (file mapping, function) for user and kernel addresses.
- * Maps are read from <proc>/PID/maps when a pid is loaded and again when an address falls
- * outside every known mapping; ELF files are opened through <proc>/PID/map_files (else
+ * Maps come with the process event that loads a pid (the tracker's one read of it), else are
+ * read from <proc>/PID/maps (proc/maps), and again when an address falls outside every known
+ * mapping; ELF files are opened through <proc>/PID/map_files (else
  * <path> resolved inside <proc>/PID/root: other mount namespaces work, and a target cannot point
  * us at a host file; safe_open.h) and cached per (dev, inode) and build id; their symbols are
  * read with libelf (.symtab, then .dynsym) while the process is alive, so resolving works after
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 struct hashmap;
+struct maps;
 struct symbolizer;
 
 struct sym_mapping {
@@ -80,8 +82,9 @@ void symbolizer__free(struct symbolizer *s);
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
 void symbolizer__usage(const struct symbolizer *s, struct symbolizer_usage *out);
 
-/* Read the process's mappings and load symbols of its executable mappings now. */
-int symbolizer__load_pid(struct symbolizer *s, uint32_t pid);
+/* Load the symbols of the process's executable mappings now: m, the caller's read of its
+ * mappings, or NULL to read them (maps__read_pid under opts' proc_root). */
+int symbolizer__load_pid(struct symbolizer *s, uint32_t pid, const struct maps *m);
 /* Forget a pid's mappings (after exec), keeping file caches. */
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid);
 /* The process is gone for good (continuous mode): its entry goes too, and with the next sweep

@@ -325,8 +325,7 @@ struct sym_file *symfiles__vdso(struct symfiles *fc, uint64_t size)
 	if (!fc->vdso_tried) {
 		fc->vdso_tried = true;
 		base = getauxval(AT_SYSINFO_EHDR);
-		if (base && !maps__read(&m, "/proc/self/maps") && (e = maps__find(m, base)) &&
-		    e->start == base &&
+		if (base && !maps__read_self(&m) && (e = maps__find(m, base)) && e->start == base &&
 		    !elf_file__open_mem(&fc->vdso.elf, (const void *)base, e->end - e->start)) {
 			fc->vdso.build_id = strdup(elf_file__build_id(fc->vdso.elf));
 			if (!fc->vdso.build_id) {

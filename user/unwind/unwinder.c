@@ -517,19 +517,20 @@ static void proc__keep_first(struct proc *p, struct unwinder_stats *stats)
 	p->n = n;
 }
 
-int unwinder__add_process(struct unwinder *u, uint32_t pid)
+int unwinder__add_process(struct unwinder *u, uint32_t pid, const struct maps *given)
 {
 	struct proc *p = NULL, *old;
-	struct maps *m = NULL;
-	char path[PATH_MAX];
+	const struct maps *m = given;
+	struct maps *read = NULL;
 	void *v;
 	int err;
 
-	if (snprintf(path, sizeof(path), "%s/%u/maps", u->proc_root, pid) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	err = maps__read(&m, path);
-	if (err)
-		return err;
+	if (!m) {
+		err = maps__read_pid(&read, u->proc_root, pid);
+		if (err)
+			return err;
+		m = read;
+	}
 	p = calloc(1, sizeof(*p) + m->count * sizeof(p->maps[0]));
 	if (!p) {
 		err = -ENOMEM;
@@ -581,7 +582,7 @@ int unwinder__add_process(struct unwinder *u, uint32_t pid)
 	u->evict_due = true;
 cleanup:
 	proc__free(u, p);
-	maps__free(m);
+	maps__free(read);
 	return err;
 }
 

@@ -31,6 +31,7 @@
 #include "unwind/unwind_table.h"
 
 struct unwinder;
+struct maps;
 
 /* PROF_UNWINDER_STATS as a struct (every member listed there, so the report prints it). */
 #define UNWINDER_STAT_FIELD(f, n, d, k) uint64_t f;
@@ -100,12 +101,13 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts);
 void unwinder__free(struct unwinder *u);
 
 /*
- * Read /proc/PID/maps and write pid's entry in prof_unwind_procs, queueing the files whose tables
- * are not known yet.  Called when a process is first seen and again after exec or dlopen (the
- * entry is replaced).  -ESRCH/-ENOENT when the process is gone; -ENOSPC when the process map is
- * full (counted).  Never waits for a build.
+ * Write pid's entry in prof_unwind_procs from its mappings m (the tracker's read at the event;
+ * NULL: read them now under opts' proc_root), queueing the files whose tables are not known yet.
+ * Called when a process is first seen and again after exec or dlopen (the entry is replaced).
+ * -ESRCH/-ENOENT when the process is gone; -ENOSPC when the process map is full (counted).
+ * Never waits for a build.
  */
-int unwinder__add_process(struct unwinder *u, uint32_t pid);
+int unwinder__add_process(struct unwinder *u, uint32_t pid, const struct maps *m);
 /* Forget pid and delete its entry (exit).  -ENOENT when it was not known. */
 int unwinder__remove_process(struct unwinder *u, uint32_t pid);
 

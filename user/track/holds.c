@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "agg/holds.h"
+#include "track/holds.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
