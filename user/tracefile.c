@@ -2,7 +2,6 @@
 #include "tracefile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "util/json.h"
 #include "export/outdir.h"
 #include "export/output.h"
+#include "proc/safe_open.h"
 #include "trace/trace_sink.h"
 #include "profile/profile.h"
 #include "profile/run.h"
@@ -300,19 +300,11 @@ static int print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT], const struc
 /* trace_metadata.json: {workdir, program, args} of the target. */
 static int write_metadata(struct tracefile *t)
 {
-	int fd = openat(outdir__fd(t->dir), "trace_metadata.json",
-			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	FILE *f;
-	int err;
+	int err = safe_open__fcreate(&f, outdir__fd(t->dir), "trace_metadata.json");
 
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
+	if (err)
 		return err;
-	}
 	fputs("{\"workdir\":", f);
 	json__write_string(f, t->workdir, strlen(t->workdir));
 	fputs(",\"program\":", f);

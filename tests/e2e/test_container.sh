@@ -25,13 +25,14 @@ traces_all() { # FILE
 }
 
 # "BAD TOTAL": of the samples of COMM, how many have an innermost user frame (the first location
-# outside the kernel's mapping) without a function name, leaving out those inside execve and
-# those that are not COMM's code although labelled with its name: a process's samples carry the
-# name it ends with (README: limits), so the forked shell's before its exec are COMM's too.  Those
-# are left out when their leaf is in the [uprobes] slot page, or in another file's mapping with a
-# frame of the stack beyond the end of COMM's text (static COMM: all its pcs are below that end;
-# a stack wholly below it may be COMM's pcs resolved against the wrong maps, and counts).  From
-# `go tool pprof -raw`, read twice: locations and mappings, then the samples.
+# outside the kernel's mapping) without a function name, leaving out those inside execve and those
+# that are not COMM's code although labelled with its name: a process's samples carry the name it
+# ends with (docs/continuous.md, Short-lived processes: Limits), so the forked shell's before its
+# exec are COMM's too.  Those are left out when their leaf is in the [uprobes] slot page, or in
+# another file's mapping with a frame of the stack beyond the end of COMM's text (static COMM: all
+# its pcs are below that end; a stack wholly below it may be COMM's pcs resolved against the wrong
+# maps, and counts).  From `go tool pprof -raw`, read twice: locations and mappings, then the
+# samples.
 unnamed_user_leaves() { # FILE COMM
 	go tool pprof -symbolize=none -raw "$1" 2>/dev/null >"$1.raw"
 	awk -v want="$2" '
@@ -104,7 +105,7 @@ check_heap_target_numbers() { # FILE
 	expect_one_line "leak_pages caller" '\|leak_pages;main;' "$f.all"
 	# Complete down to the entry point, although the process started after the profiler:
 	# docker exec's process is held at its exec and again at its loader's startup until its
-	# libraries' maps are read and their tables loaded (README: exec holds).
+	# libraries' maps are read and their tables loaded (docs/continuous.md: Exec holds).
 	expect_one_line "leak_pages stack down to _start" '\|leak_pages;main;.*;_start$' "$f.all"
 	expect_eq "worker stacks down to clone (of $(grep -c '|churn_small;' "$f.all"))" \
 		"$(grep -c '|churn_small;' "$f.all")" "$(grep -cE '\|churn_small;worker[^;]*;start_thread;clone3?$' "$f.all")"
@@ -226,7 +227,8 @@ t_container_short_lived_symbolized() {
 	# user registers still hold the shell's pcs.  (Deeper frames are the unwinder's business.)
 	read -r bare n < <(unnamed_user_leaves "$f" short_spin)
 	# Processes that ran while the profiler started (before its exit hooks and its loop) may
-	# be gone unsymbolized: 1-2 % of 4 s of samples seen here; at most 5 % (README: limits).
+	# be gone unsymbolized: 1-2 % of 4 s of samples seen here; at most 5 % (docs/continuous.md:
+	# Short-lived processes, held only while our loop turns).
 	expect_range "short_spin samples whose user leaf is a bare address (of $n)" 0 \
 		"$((n / 20))" "$bare"
 	expect_range "distinct short_spin processes sampled" 2 1000000 \

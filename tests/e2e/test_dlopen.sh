@@ -45,7 +45,7 @@ t_dlopen_cmd_stacks_reach_main() {
 }
 
 # -p: a process we do not trace, stopped by SIGSTOP and resumed by SIGCONT (started in a
-# session of its own: a process with a terminal is never held, README: Limits).
+# session of its own: a process with a terminal is never held, docs/how-it-works.md: Limits).
 t_dlopen_pid_stacks_reach_main() {
 	local f=$E2E_TMP/pid.pb.gz
 	build_dlo "$E2E_TMP/libdlo1.so" 1

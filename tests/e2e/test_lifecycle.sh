@@ -103,7 +103,7 @@ leader_exit_run() { # PID_OR_WORKER
 	echo go >&"$TARGET_IN"
 	wait_for_line "$E2E_TMP/target.out" LEADER-GONE 30 || fail "leader did not exit: $(cat "$E2E_TMP/target.out")"
 	# The kernel's per-process uprobe filter went with the leader's memory: the profiler moves
-	# the probes to a running thread (README: limits); wait for that, then allocate.
+	# the probes to a running thread (docs/how-it-works.md: Limits); wait for that, then allocate.
 	wait_for_line "$log" "main thread of $pid exited: heap probes moved to its thread $tid" 30 ||
 		{ cat "$log"; fail "probes not moved to the worker"; }
 	echo alloc >&"$TARGET_IN"

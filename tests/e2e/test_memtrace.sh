@@ -117,7 +117,7 @@ t_memtrace_every_allocation_exact() {
 	if [ -n "${MEMTRACE_SEED_OUT:-}" ]; then cp "$f" "$MEMTRACE_SEED_OUT"; fi
 }
 
-# Without --sample-bytes, -f memtrace samples at one per 524288 bytes (README).
+# Without --sample-bytes, -f memtrace samples at one per 524288 bytes (docs/formats.md: memtrace).
 t_memtrace_default_rate() {
 	local f=$E2E_TMP/d.memtrace j=$E2E_TMP/d.json
 	# pages_4096 alone: 200,000 blocks of 4 KiB (test_sampling.sh's default-rate test)

@@ -215,7 +215,7 @@ t_offcpu_runnable_when_preempted() {
 	local f=$E2E_TMP/offcpu_run.pb.gz rows=$E2E_TMP/rows t
 	"$PROF" --offcpu -o "$f" --top 0 -- "$OT" --runnable || fail "exit status $?"
 	expect_no_drops "$f"
-	# periods that came back unseen (README: bpf/offcpu.bpf.c) are timed, not lost
+	# periods that came back unseen (docs/how-it-works.md, How it works: Off-CPU) are timed, not lost
 	echo "offcpu_unseen_returns: $(pprof_counter_value "$f" offcpu_unseen_returns)"
 	offcpu_rows "$f" >"$rows"
 	grep ';spinner;' "$rows"

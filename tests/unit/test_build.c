@@ -210,6 +210,31 @@ static void test_build__profile_without_period(void **state)
 	profile__free(p);
 }
 
+/* A profile that is no run of ours (a trace read back): the shape, no run metadata. */
+static void test_build__profile_without_run(void **state)
+{
+	static const char *const types[][2] = {{"inuse_space", "bytes"}};
+	struct build_inputs in = {0};
+	struct profile *p = NULL;
+
+	(void)state;
+	assert_int_equal(build__profile(&p, &in,
+					&(struct build_shape){.mode = "heap",
+							      .types = types,
+							      .ntypes = 1,
+							      .period_type = "space",
+							      .period_unit = "bytes",
+							      .period = 64}),
+			 0);
+	assert_int_equal(p->ntypes, 1);
+	assert_string_equal(p->period_type.type, "space");
+	assert_int_equal(p->period, 64);
+	assert_int_equal(p->ncomments, 0);
+	assert_int_equal(p->ncounters, 0);
+	assert_int_equal(p->time_nanos, 0);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_build__main_mapping_none_without_the_executable),
 		cmocka_unit_test(test_build__profile_takes_the_shape),
 		cmocka_unit_test(test_build__profile_without_period),
+		cmocka_unit_test(test_build__profile_without_run),
 	};
 
 	return cmocka_run_group_tests_name("build", tests, NULL, NULL);

@@ -286,6 +286,22 @@ static void test_memtrace__writer_read_back(void **state)
 	assert_int_equal(value_of(p, "g", 3), 3 * 2 * 16384ll);
 	assert_int_equal(value_of(p, "g", 2), 3 * 8ll); /* 2 samples x 16384 / 4096 bytes */
 	assert_int_equal(p->period, 16384);
+	/* --heap's shape, and none of a run's metadata: the trace's comments come first */
+	assert_string_equal(p->mode, "heap");
+	assert_int_equal(p->ntypes, 4);
+	assert_string_equal(p->types[0].type, "alloc_objects");
+	assert_string_equal(p->types[1].type, "alloc_space");
+	assert_string_equal(p->types[2].type, "inuse_objects");
+	assert_string_equal(p->types[3].type, "inuse_space");
+	assert_string_equal(p->types[3].unit, "bytes");
+	assert_int_equal(p->default_type, 3);
+	assert_int_equal(p->ntext_types, 2);
+	assert_int_equal(p->text_types[0], 3);
+	assert_int_equal(p->text_types[1], 1);
+	assert_string_equal(p->period_type.type, "space");
+	assert_string_equal(p->period_type.unit, "bytes");
+	assert_true(p->ncomments > 0);
+	assert_non_null(strstr(p->comments[0], "memtrace of "));
 	/* the inlined pair: f is the leaf, f_outer its caller, main the root */
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		char buf[64];

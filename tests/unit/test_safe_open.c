@@ -252,6 +252,50 @@ static void test_safe_open__fd_path_names_the_file(void **state)
 	close(fd);
 }
 
+/* Files we write (trace metadata, trace files): 0600, and nothing planted at the name is used. */
+static void test_safe_open__create_refuses_what_stands_there(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX], made[PATH_MAX], buf[64];
+	int fd;
+	mode_t old;
+	struct stat st;
+	FILE *f;
+
+	old = umask(0); /* the mode asked for, not the umask's */
+	assert_int_equal(safe_open__fcreate(&f, fx->root_fd, "new.json"), 0);
+	umask(old);
+	fputs("ours\n", f);
+	assert_int_equal(fclose(f), 0);
+	sub(path, fx->root, "new.json");
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* A name used twice is not truncated. */
+	assert_int_equal(safe_open__create(&fd, fx->root_fd, "new.json"), -EEXIST);
+	assert_int_equal(safe_open__fcreate(&f, fx->root_fd, "new.json"), -EEXIST);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	read_fd(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "ours\n");
+	close(fd);
+	/* A symlink planted at the name (to a host file, or dangling) is not followed. */
+	sub(path, fx->root, "link.json");
+	assert_int_equal(symlink(fx->host, path), 0);
+	assert_int_equal(safe_open__create(&fd, fx->root_fd, "link.json"), -EEXIST);
+	assert_int_equal(safe_open__fcreate(&f, fx->root_fd, "link.json"), -EEXIST);
+	fd = open(fx->host, O_RDONLY);
+	assert_true(fd >= 0);
+	read_fd(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "host secret\n");
+	close(fd);
+	sub(path, fx->root, "dangling.json");
+	sub(made, fx->dir, "host/made");
+	assert_int_equal(symlink(made, path), 0);
+	assert_int_equal(safe_open__create(&fd, fx->root_fd, "dangling.json"), -EEXIST);
+	assert_int_equal(access(made, F_OK), -1);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -265,6 +309,7 @@ int main(void)
 		T(test_safe_open__size_cap),
 		T(test_safe_open__mapped_checks_the_maps_line),
 		T(test_safe_open__fd_path_names_the_file),
+		T(test_safe_open__create_refuses_what_stands_there),
 	};
 #undef T
 

@@ -245,9 +245,9 @@ static void test_svg__write_title_escapes_and_layout(void **state)
 	assert_int_equal(profile__add_counter(p, "lost_samples", "samples lost", 7), 0);
 	assert_int_equal(profile__add_counter(p, "zero_counter", "nothing", 0), 0);
 	assert_int_equal(profile__add_stat(p, "tables_built", "bookkeeping", 5), 0);
-	assert_int_equal(svg__type_index(p, "samples"), 0);
-	assert_int_equal(svg__type_index(p, "cpu"), 1);
-	assert_int_equal(svg__type_index(p, "alloc_space"), -ENOENT);
+	assert_int_equal(profile__type_index(p, "samples"), 0);
+	assert_int_equal(profile__type_index(p, "cpu"), 1);
+	assert_int_equal(profile__type_index(p, "alloc_space"), -ENOENT);
 
 	out = written(p, &o);
 	assert_non_null(strstr(out, ">cpu profile: cpu (nanoseconds), total 40 ns, 2.00 s<"));

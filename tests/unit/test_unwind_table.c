@@ -706,8 +706,8 @@ static void test_unwind_table__libc_matches_readelf(void **state)
 
 static void test_unwind_table__debian_libraries_match_readelf(void **state)
 {
-	/* The files of the README's table (python3.11 and sqlite3 are test dependencies, libstdc++
-	 * comes with g++). */
+	/* The files of the table in docs/how-it-works.md ("Our own CFI reader, not libdw";
+	 * python3.11 and sqlite3 are test dependencies, libstdc++ comes with g++). */
 	static const char *const files[] = {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
 					    "/usr/bin/python3.11",
 					    "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"};

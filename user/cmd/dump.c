@@ -103,7 +103,7 @@ static int wait_running(struct collect *c, struct loader *l)
 	}
 }
 
-/* -v: how long each way of capturing took (README: Stack dump, "How it captures"). */
+/* -v: how long each way of capturing took (docs/usage.md, Stack dump: "How it captures"). */
 static void log_capture(struct collect *c, int64_t iter_us, int64_t wait_us)
 {
 	const struct collect_dump_thread *t = NULL;

@@ -96,7 +96,7 @@ static int write_svg(const struct profile *p, FILE *f, const struct format_opts 
 		.min_share = SVG_MIN_SHARE,
 	};
 	/* With several modes, one lacking the type asked for keeps its default. */
-	int t = o->svg_type ? svg__type_index(p, o->svg_type) : -ENOENT;
+	int t = o->svg_type ? profile__type_index(p, o->svg_type) : -ENOENT;
 
 	if (t >= 0) {
 		so.type = (uint32_t)t;

@@ -495,11 +495,6 @@ void svg__layout_free(struct svg_layout *l)
 	free(lp);
 }
 
-int svg__type_index(const struct profile *p, const char *name)
-{
-	return profile__type_index(p, name);
-}
-
 /* ---- the picture ---- */
 
 static const char *const kind_names[] = {

@@ -55,7 +55,7 @@ struct svg_layout {
 };
 
 struct svg_opts {
-	uint32_t type;	     /* sample type index (see svg__type_index) */
+	uint32_t type;	     /* sample type index (see profile__type_index) */
 	bool icicle;	     /* root at the top */
 	const char *cmdline; /* shown in the title; NULL: none */
 	double min_share;    /* fold frames under this share of the total; 0: none */
@@ -63,9 +63,6 @@ struct svg_opts {
 	 * nothing in use (else its alloc_ twin is: profile__shown_type) */
 	bool exact_type;
 };
-
-/* The index of sample type name in p, or -ENOENT. */
-int svg__type_index(const struct profile *p, const char *name);
 
 /* Lays p's samples of value type `type` out; frames under min_share of the total are merged. */
 int svg__layout(struct svg_layout **out, const struct profile *p, uint32_t type, double min_share);

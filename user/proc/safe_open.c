@@ -182,6 +182,34 @@ fail:
 	return err;
 }
 
+int safe_open__create(int *out, int dir_fd, const char *name)
+{
+	int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	*out = fd;
+	return 0;
+}
+
+int safe_open__fcreate(FILE **out, int dir_fd, const char *name)
+{
+	FILE *f;
+	int fd = -1, err;
+
+	err = safe_open__create(&fd, dir_fd, name);
+	if (err)
+		return err;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
 void safe_open__fd_path(char *buf, size_t size, int fd)
 {
 	snprintf(buf, size, "/proc/self/fd/%d", fd);

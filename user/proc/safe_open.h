@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 struct maps_entry;
@@ -77,6 +78,16 @@ int safe_open__read_small(char *buf, size_t max, size_t *len, int dir_fd, const 
 
 /* Read all of a regular file (at most max bytes, else -EFBIG), NUL-terminated. */
 int safe_open__read_all(char **out, size_t *len, int fd, size_t max);
+
+/*
+ * A new file of ours, name below dir_fd, opened for writing with mode 0600 (less the umask: what
+ * we write holds command lines and paths).  Whatever already stands at name is refused, never
+ * written through: a file or a symlink (planted, or a name used twice) is -EEXIST.
+ */
+int safe_open__create(int *out, int dir_fd, const char *name);
+
+/* The same, as a stdio stream. */
+int safe_open__fcreate(FILE **out, int dir_fd, const char *name);
 
 /* A path naming fd's file that nobody else can redirect: "/proc/self/fd/N". */
 void safe_open__fd_path(char *buf, size_t size, int fd);

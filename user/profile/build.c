@@ -20,7 +20,7 @@ int build__profile(struct profile **out, const struct build_inputs *in, const st
 	err = profile__new(&p, s->mode);
 	for (uint32_t i = 0; i < s->ntypes && !err; i++)
 		err = profile__add_type(p, s->types[i][0], s->types[i][1]);
-	if (!err)
+	if (!err && in->run)
 		err = profile_run__apply(in->run, p);
 	if (err)
 		goto cleanup;

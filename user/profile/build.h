@@ -17,7 +17,9 @@ struct stackres;
 struct build_inputs {
 	struct stackres *stacks;
 	struct procinfo *procs;
-	const struct profile_run *run; /* what every profile of the run records first */
+	/* what every profile of the run records first; NULL: not a run of ours (a trace read back)
+	 */
+	const struct profile_run *run;
 };
 
 /*

@@ -16,6 +16,23 @@ static const char *const heap_types[][2] = {
 	{"inuse_space", "bytes"},
 };
 
+int heap_profile__new(struct profile **out, const struct build_inputs *in, int64_t period)
+{
+	/* In use first in the text report, then allocated. */
+	return build__profile(out, in,
+			      &(struct build_shape){
+				      .mode = "heap",
+				      .types = heap_types,
+				      .ntypes = 4,
+				      .default_type = 3,
+				      .text_types = {3, 1},
+				      .ntext_types = 2,
+				      .period_type = "space",
+				      .period_unit = "bytes",
+				      .period = period,
+			      });
+}
+
 int heap_profile__build(struct profile **out, struct heap_agg *h, const struct build_inputs *in,
 			uint64_t sample_bytes)
 {
@@ -27,19 +44,7 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 	size_t it = 0;
 	int err;
 
-	/* In use first in the text report, then allocated. */
-	err = build__profile(&p, in,
-			     &(struct build_shape){
-				     .mode = "heap",
-				     .types = heap_types,
-				     .ntypes = 4,
-				     .default_type = 3,
-				     .text_types = {3, 1},
-				     .ntext_types = 2,
-				     .period_type = "space",
-				     .period_unit = "bytes",
-				     .period = (int64_t)sample_bytes,
-			     });
+	err = heap_profile__new(&p, in, (int64_t)sample_bytes);
 	if (err)
 		return err;
 	while (h && heap_agg__next_site(h, &it, &pid, &tid, &stack_id, &py, &v)) {

@@ -205,11 +205,9 @@ static int store(struct ct_trace *t, const char *path, const char *data, size_t 
 		close(dir);
 		dir = sub;
 	}
-	fd = openat(dir, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
+	err = safe_open__create(&fd, dir, comp);
+	if (err)
 		goto cleanup;
-	}
 	while (len) {
 		w = write(fd, data, len);
 		if (w < 0 && errno == EINTR)
@@ -809,19 +807,11 @@ static int ct_thread_exit(struct trace_sink *s, uint32_t pid, uint32_t tid, uint
 
 static int write_paths(struct ct_trace *t)
 {
-	int fd = openat(t->dir_fd, "trace_paths.json",
-			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	FILE *f;
-	int err;
+	int err = safe_open__fcreate(&f, t->dir_fd, "trace_paths.json");
 
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
+	if (err)
 		return err;
-	}
 	putc('[', f);
 	for (uint32_t i = 0; i < t->npaths; i++) {
 		if (i)
@@ -921,7 +911,7 @@ static const struct trace_sink_ops ct_ops = {
 int codetracer_trace__new(struct trace_sink **out, int dir_fd, const char *proc_root)
 {
 	struct ct_trace *t = calloc(1, sizeof(*t));
-	int fd, err;
+	int err;
 
 	if (!t)
 		return -ENOMEM;
@@ -939,18 +929,9 @@ int codetracer_trace__new(struct trace_sink **out, int dir_fd, const char *proc_
 		err = strpool__new(&t->strings);
 	if (err)
 		goto cleanup;
-	fd = openat(dir_fd, "trace.json", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
-	if (fd < 0) {
-		err = -errno;
+	err = safe_open__fcreate(&t->f, dir_fd, "trace.json");
+	if (err)
 		goto cleanup;
-	}
-	t->f = fdopen(fd, "w");
-	if (!t->f) {
-		err = -errno;
-		close(fd);
-		goto cleanup;
-	}
 	fputs("[\n", t->f);
 	*out = &t->sink;
 	return 0;

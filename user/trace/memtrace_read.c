@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/build.h"
+#include "profile/heap_profile.h"
 #include "profile/profile.h"
 #include "trace/memtrace.h"
 #include "util/hashmap.h"
@@ -620,33 +622,6 @@ static int packet(struct reader *r, const struct memtrace_header *h, struct curs
 	return 0;
 }
 
-static const char *const heap_types[][2] = {
-	{"alloc_objects", "count"},
-	{"alloc_space", "bytes"},
-	{"inuse_objects", "count"},
-	{"inuse_space", "bytes"},
-};
-
-static int make_profile(struct reader *r)
-{
-	int err;
-
-	err = profile__new(&r->p, "heap");
-	for (unsigned i = 0; i < 4 && !err; i++)
-		err = profile__add_type(r->p, heap_types[i][0], heap_types[i][1]);
-	if (err)
-		return err;
-	r->p->default_type = 3;
-	r->p->text_types[0] = 3;
-	r->p->text_types[1] = 1;
-	r->p->ntext_types = 2;
-	r->p->period_type.type = profile__intern(r->p, "space");
-	r->p->period_type.unit = profile__intern(r->p, "bytes");
-	if (!r->p->period_type.type || !r->p->period_type.unit)
-		return -ENOMEM;
-	return 0;
-}
-
 /*
  * The most a value column adds up to, in magnitude: the estimates come from foreign counts
  * (samples over a rate), and every writer sums values in int64_t.  A column whose estimates go
@@ -728,8 +703,9 @@ int memtrace_read__profile(struct profile **out, struct memtrace_read_stats *sta
 	err = hashmap__new(&r->codes, sizeof(uint64_t), sizeof(struct code_locs));
 	if (!err)
 		err = hashmap__new(&r->live, sizeof(uint64_t), sizeof(struct live_obj));
+	/* --heap's shape, no run of ours; the period is the trace's, known at its end (finish). */
 	if (!err)
-		err = make_profile(r);
+		err = heap_profile__new(&r->p, &(struct build_inputs){0}, 0);
 	if (err)
 		goto cleanup;
 	err = read_packet(r, &h, &c);
