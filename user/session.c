@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include "attach/calls_attach.h"
 #include "cli.h"
 #include "proc/cgroup.h"
+#include "proc/child.h"
 #include "proc/cmdpath.h"
 #include "proc/pidfd.h"
 #include "agg/collect.h"
@@ -56,212 +56,6 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 	signal_count++;
-}
-
-/* Child of `-- CMD`: wait until the probes are attached, then exec. */
-struct child {
-	pid_t pid;
-	int pidfd;  /* signals reach this child only, never a process that reuses its pid */
-	int go_fd;  /* write a byte: the child may exec */
-	int err_fd; /* exec failure: the child writes errno here (closed on exec) */
-	int status;
-	bool exited;
-	bool traced; /* ptrace-seized: it stops at exit so its maps can be read one last time */
-};
-
-static int spawn(struct child *c, char **cmd)
-{
-	extern char **environ;
-	int go[2] = {-1, -1}, ef[2] = {-1, -1};
-	char **envp = NULL;
-	size_t n = 0;
-	int err;
-
-	/* CMD's environment is ours without the --push credentials (push__is_secret_env): built
-	 * here, as the child may not allocate (a thread may hold malloc's lock at fork). */
-	while (environ && environ[n])
-		n++;
-	envp = calloc(n + 1, sizeof(*envp));
-	if (!envp) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	n = 0;
-	for (char **e = environ; e && *e; e++)
-		if (!push__is_secret_env(*e))
-			envp[n++] = *e;
-	if (pipe2(go, O_CLOEXEC) || pipe2(ef, O_CLOEXEC)) {
-		err = -errno;
-		goto fail;
-	}
-	c->pid = fork();
-	if (c->pid < 0) {
-		err = -errno;
-		goto fail;
-	}
-	if (c->pid == 0) {
-		sigset_t none;
-		char b;
-		int e;
-
-		close(go[1]);
-		close(ef[0]);
-		/*
-		 * CMD starts as if run by a shell: no signal ignored (we ignore SIGPIPE; whoever
-		 * started us may ignore more) or blocked.  Handlers are reset by exec anyway;
-		 * ignored ones would survive it.  The raw system calls: glibc refuses to touch the
-		 * two signals it reserves (32, 33), and an ignored one is inherited all the same.
-		 */
-		for (int sig = 1; sig <= 64; sig++) {
-			struct {
-				void (*handler)(int);
-				unsigned long flags;
-				void (*restorer)(void);
-				uint64_t mask;
-			} dfl = {.handler = SIG_DFL};
-
-			/* fails harmlessly for SIGKILL and SIGSTOP */
-			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
-		}
-		sigemptyset(&none);
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t));
-		if (read(go[0], &b, 1) != 1)
-			_exit(127); /* the profiler gave up */
-		execvpe(cmd[0], cmd, envp);
-		e = errno;
-		if (write(ef[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	free(envp);
-	close(go[0]);
-	close(ef[1]);
-	c->go_fd = go[1];
-	c->err_fd = ef[0];
-	/* Our child, not reaped yet: its pid cannot have been reused. */
-	c->pidfd = pidfd__open(c->pid);
-	if (c->pidfd < 0)
-		pr_debug("pidfd_open(%d): %s\n", c->pid, strerror(-c->pidfd));
-	return 0;
-fail:
-	free(envp);
-	for (int i = 0; i < 2; i++) {
-		if (go[i] >= 0)
-			close(go[i]);
-		if (ef[i] >= 0)
-			close(ef[i]);
-	}
-	return err;
-}
-
-/*
- * One ptrace stop of a traced process p: CMD, or with --calls any process or thread of its tree
- * (fork, vfork and clone children are attached automatically and start stopped).
- */
-static void tracee_stop(pid_t p, int st, struct collect *col)
-{
-	int sig = WSTOPSIG(st);
-	uint32_t tgid;
-	siginfo_t si;
-
-	switch (st >> 16) {
-	case PTRACE_EVENT_EXIT:
-		/* At a process's exit stop its address space is still intact: the collector reads
-		 * its maps and drains queued events so every stack gets symbolized, even for one
-		 * that lives a few milliseconds.  A thread's exit changes no maps. */
-		if (col && !procinfo__tgid(&tgid, (uint32_t)p) && tgid == (uint32_t)p)
-			collect__process_exiting(col, (uint32_t)p);
-		ptrace(PTRACE_CONT, p, 0, 0);
-		break;
-	case PTRACE_EVENT_EXEC:
-		/* The new image is mapped but has not run one instruction: attach to its runtime
-		 * now, so its first call is seen. */
-		if (col && collect__exec_stop(col, (uint32_t)p))
-			break; /* held until its unwind tables are loaded */
-		ptrace(PTRACE_CONT, p, 0, 0);
-		break;
-	case PTRACE_EVENT_FORK:
-	case PTRACE_EVENT_VFORK:
-	case PTRACE_EVENT_CLONE:
-		ptrace(PTRACE_CONT, p, 0, 0); /* SIGTRAP is ours, not the process's */
-		break;
-	case PTRACE_EVENT_STOP:
-		/* A new child's first stop (SIGTRAP): let it run.  A group stop (SIGSTOP & co):
-		 * stay stopped, keep tracing. */
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-			ptrace(PTRACE_LISTEN, p, 0, 0);
-		else
-			ptrace(PTRACE_CONT, p, 0, 0);
-		break;
-	default: /* a signal on its way to the process: deliver it */
-		/* But the SIGSTOP of a dlopen hold (bpf_send_signal: SI_KERNEL) is ours: swallowed,
-		 * re-injected it would be a group stop our SIGCONT may have come before. */
-		if (sig == SIGSTOP && col && !ptrace(PTRACE_GETSIGINFO, p, 0, &si) &&
-		    si.si_code == SI_KERNEL && !procinfo__tgid(&tgid, (uint32_t)p)) {
-			if (!collect__traced_sigstop(col, tgid, (uint32_t)p))
-				ptrace(PTRACE_CONT, p, 0, 0);
-			break; /* else held: collect continues it once its tables are in */
-		}
-		ptrace(PTRACE_CONT, p, 0, (void *)(long)sig);
-		break;
-	}
-}
-
-/*
- * Reap CMD or handle the ptrace stops of its tree until CMD has exited.  flags: WNOHANG or 0
- * (wait for the exit).  We have no other children: every report is CMD's or a tracee's.
- */
-static void child_wait(struct child *c, struct collect *col, int flags)
-{
-	int st;
-
-	while (!c->exited) {
-		pid_t p = waitpid(-1, &st, flags | __WALL);
-
-		if (p <= 0) {
-			if (p < 0 && errno == EINTR)
-				continue;
-			if (p < 0)
-				c->exited = true; /* ECHILD: already reaped */
-			return;
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (p == c->pid) {
-				c->status = st;
-				c->exited = true;
-				return;
-			}
-			continue; /* a traced descendant (or thread) went away */
-		}
-		if (WIFSTOPPED(st))
-			tracee_stop(p, st, col);
-	}
-}
-
-/* CMD's exit status as a shell reports it: its code, or 128 + the signal that killed it. */
-static int cmd_status(int st)
-{
-	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 0;
-}
-
-/* Release the child; returns 0 once it has exec'd, or the exec errno as -errno. */
-static int release(struct child *c)
-{
-	int e = 0;
-	ssize_t n;
-
-	if (write(c->go_fd, "g", 1) != 1)
-		return -errno;
-	close(c->go_fd);
-	c->go_fd = -1;
-	n = read(c->err_fd, &e, sizeof(e)); /* EOF when exec succeeded (CLOEXEC) */
-	close(c->err_fd);
-	c->err_fd = -1;
-	if (n == sizeof(e)) {
-		child_wait(c, NULL, 0);
-		return -e;
-	}
-	return 0;
 }
 
 static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
@@ -324,6 +118,7 @@ struct run {
 	int screen_err;		  /* the last failure's -errno */
 	struct child child;
 	bool have_child;
+	struct child_hooks hooks;      /* CMD's ptrace stops that reach the collector */
 	uint64_t events;	       /* ring-buffer records consumed */
 	struct push *push;	       /* --push */
 	struct memtrace_rec *memtrace; /* -f memtrace: the trace being written */
@@ -498,6 +293,34 @@ static int resolve_pids(struct env *env)
 	return 0;
 }
 
+/* CMD's ptrace stops that need the collector (proc/ knows processes, not profiles). */
+static void hook_exiting(void *ctx, uint32_t pid)
+{
+	collect__process_exiting(ctx, pid);
+}
+
+static bool hook_exec_stop(void *ctx, uint32_t pid)
+{
+	return collect__exec_stop(ctx, pid);
+}
+
+static bool hook_kernel_sigstop(void *ctx, uint32_t tgid, uint32_t tid)
+{
+	return collect__traced_sigstop(ctx, tgid, tid);
+}
+
+/* None until the collector exists: the stops are then only continued. */
+static const struct child_hooks *child_hooks(struct run *r)
+{
+	if (!r->collect)
+		return NULL;
+	r->hooks = (struct child_hooks){.ctx = r->collect,
+					.exiting = hook_exiting,
+					.exec_stop = hook_exec_stop,
+					.kernel_sigstop = hook_kernel_sigstop};
+	return &r->hooks;
+}
+
 /* Send sig to CMD (and the children it made, while they are targets) through pidfds. */
 static void signal_cmd(struct run *r, int sig)
 {
@@ -519,7 +342,7 @@ static void stop_cmd(struct run *r)
 
 	signal_cmd(r, SIGTERM);
 	for (;;) {
-		child_wait(&r->child, r->collect, WNOHANG);
+		child__wait(&r->child, child_hooks(r), WNOHANG);
 		if (r->child.exited)
 			return;
 		if (signal_count != seen || clock__mono_ns() >= deadline)
@@ -529,7 +352,7 @@ static void stop_cmd(struct run *r)
 	pr_warn("%s still running %s SIGTERM: sending SIGKILL\n", r->env.cmd[0],
 		signal_count != seen ? "after another signal to us and" : "2 s after");
 	signal_cmd(r, SIGKILL);
-	child_wait(&r->child, r->collect, 0);
+	child__wait(&r->child, child_hooks(r), 0);
 }
 
 /* --cgroup PATH or --container ID: the cgroup v2 directory, open (BPF checks ancestry against
@@ -666,10 +489,7 @@ static int scan_scope(struct run *r)
 
 int session__run(const struct env *caller_env)
 {
-	struct run r = {.env = *caller_env,
-			.scope_fd = -1,
-			.watchdog = -1,
-			.child = {.go_fd = -1, .err_fd = -1, .pidfd = -1}};
+	struct run r = {.env = *caller_env, .scope_fd = -1, .watchdog = -1, .child = CHILD_INIT};
 	const struct env *env = &r.env;
 	struct loader_opts lo = {
 		.heap = env->modes & MODE_HEAP,
@@ -746,19 +566,18 @@ int session__run(const struct env *caller_env)
 		if (lo.calls || (env->unwind != UNWIND_FP && (lo.heap || lo.cpu || lo.offcpu)))
 			trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
 				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
-		err = spawn(&r.child, env->cmd);
+		err = child__spawn(&r.child, env->cmd, push__is_secret_env);
 		if (err) {
 			pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));
 			return 1;
 		}
 		r.have_child = true;
 		/* Not fatal: without it a command that exits very fast may lose some symbols. */
-		r.child.traced = ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)trace_opts) == 0;
-		if (!r.child.traced)
+		err = child__seize(&r.child, trace_opts);
+		if (err)
 			pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting "
-				"command may "
-				"be missing\n",
-				r.child.pid, strerror(errno));
+				"command may be missing\n",
+				r.child.pid, strerror(-err));
 	}
 
 	err = loader__open(&r.loader, &lo);
@@ -931,7 +750,7 @@ int session__run(const struct env *caller_env)
 	if (env->verbosity >= 0)
 		writeout__say_start(r.writeout);
 	if (r.have_child) {
-		err = release(&r.child);
+		err = child__release(&r.child);
 		if (err) {
 			pr_err("cannot run %s: %s\n", env->cmd[0], strerror(-err));
 			status = 2;
@@ -1020,7 +839,7 @@ int session__run(const struct env *caller_env)
 				next_interval = now + (int64_t)(env->interval * 1e9);
 		}
 		if (r.have_child)
-			child_wait(&r.child, r.collect, WNOHANG);
+			child__wait(&r.child, child_hooks(&r), WNOHANG);
 		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
 			break;
 	}
@@ -1087,22 +906,17 @@ int session__run(const struct env *caller_env)
 	/* Ours first, then CMD's own status (as time and strace do) when it ended by itself; a run
 	 * stopped first (-d, q, a signal to us: Ctrl-C reaches CMD too) is not CMD's verdict. */
 	if (!status && cmd_ended)
-		status = cmd_status(r.child.status);
+		status = child__exit_status(r.child.status);
 cleanup:
 	if (r.have_child && !r.child.exited) {
 		if (r.child.go_fd >= 0) {
 			/* Never released: let it go away without running CMD. */
-			close(r.child.go_fd);
-			r.child.go_fd = -1;
-			child_wait(&r.child, r.collect, 0);
+			child__abandon(&r.child, child_hooks(&r));
 		} else {
 			stop_cmd(&r); /* stopped early: CMD ends with us */
 		}
 	}
-	if (r.child.err_fd >= 0)
-		close(r.child.err_fd);
-	if (r.child.pidfd >= 0)
-		close(r.child.pidfd);
+	child__close(&r.child);
 	status__free(r.status);
 	live_close(&r); /* also on failures: the terminal must come back */
 	end_holds(&r);
