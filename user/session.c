@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include "attach/calls_attach.h"
 #include "cli.h"
 #include "proc/cgroup.h"
+#include "proc/child.h"
 #include "proc/cmdpath.h"
 #include "proc/pidfd.h"
 #include "agg/collect.h"
@@ -56,212 +56,6 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 	signal_count++;
-}
-
-/* Child of `-- CMD`: wait until the probes are attached, then exec. */
-struct child {
-	pid_t pid;
-	int pidfd;  /* signals reach this child only, never a process that reuses its pid */
-	int go_fd;  /* write a byte: the child may exec */
-	int err_fd; /* exec failure: the child writes errno here (closed on exec) */
-	int status;
-	bool exited;
-	bool traced; /* ptrace-seized: it stops at exit so its maps can be read one last time */
-};
-
-static int spawn(struct child *c, char **cmd)
-{
-	extern char **environ;
-	int go[2] = {-1, -1}, ef[2] = {-1, -1};
-	char **envp = NULL;
-	size_t n = 0;
-	int err;
-
-	/* CMD's environment is ours without the --push credentials (push__is_secret_env): built
-	 * here, as the child may not allocate (a thread may hold malloc's lock at fork). */
-	while (environ && environ[n])
-		n++;
-	envp = calloc(n + 1, sizeof(*envp));
-	if (!envp) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	n = 0;
-	for (char **e = environ; e && *e; e++)
-		if (!push__is_secret_env(*e))
-			envp[n++] = *e;
-	if (pipe2(go, O_CLOEXEC) || pipe2(ef, O_CLOEXEC)) {
-		err = -errno;
-		goto fail;
-	}
-	c->pid = fork();
-	if (c->pid < 0) {
-		err = -errno;
-		goto fail;
-	}
-	if (c->pid == 0) {
-		sigset_t none;
-		char b;
-		int e;
-
-		close(go[1]);
-		close(ef[0]);
-		/*
-		 * CMD starts as if run by a shell: no signal ignored (we ignore SIGPIPE; whoever
-		 * started us may ignore more) or blocked.  Handlers are reset by exec anyway;
-		 * ignored ones would survive it.  The raw system calls: glibc refuses to touch the
-		 * two signals it reserves (32, 33), and an ignored one is inherited all the same.
-		 */
-		for (int sig = 1; sig <= 64; sig++) {
-			struct {
-				void (*handler)(int);
-				unsigned long flags;
-				void (*restorer)(void);
-				uint64_t mask;
-			} dfl = {.handler = SIG_DFL};
-
-			/* fails harmlessly for SIGKILL and SIGSTOP */
-			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
-		}
-		sigemptyset(&none);
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t));
-		if (read(go[0], &b, 1) != 1)
-			_exit(127); /* the profiler gave up */
-		execvpe(cmd[0], cmd, envp);
-		e = errno;
-		if (write(ef[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	free(envp);
-	close(go[0]);
-	close(ef[1]);
-	c->go_fd = go[1];
-	c->err_fd = ef[0];
-	/* Our child, not reaped yet: its pid cannot have been reused. */
-	c->pidfd = pidfd__open(c->pid);
-	if (c->pidfd < 0)
-		pr_debug("pidfd_open(%d): %s\n", c->pid, strerror(-c->pidfd));
-	return 0;
-fail:
-	free(envp);
-	for (int i = 0; i < 2; i++) {
-		if (go[i] >= 0)
-			close(go[i]);
-		if (ef[i] >= 0)
-			close(ef[i]);
-	}
-	return err;
-}
-
-/*
- * One ptrace stop of a traced process p: CMD, or with --calls any process or thread of its tree
- * (fork, vfork and clone children are attached automatically and start stopped).
- */
-static void tracee_stop(pid_t p, int st, struct collect *col)
-{
-	int sig = WSTOPSIG(st);
-	uint32_t tgid;
-	siginfo_t si;
-
-	switch (st >> 16) {
-	case PTRACE_EVENT_EXIT:
-		/* At a process's exit stop its address space is still intact: the collector reads
-		 * its maps and drains queued events so every stack gets symbolized, even for one
-		 * that lives a few milliseconds.  A thread's exit changes no maps. */
-		if (col && !procinfo__tgid(&tgid, (uint32_t)p) && tgid == (uint32_t)p)
-			collect__process_exiting(col, (uint32_t)p);
-		ptrace(PTRACE_CONT, p, 0, 0);
-		break;
-	case PTRACE_EVENT_EXEC:
-		/* The new image is mapped but has not run one instruction: attach to its runtime
-		 * now, so its first call is seen. */
-		if (col && collect__exec_stop(col, (uint32_t)p))
-			break; /* held until its unwind tables are loaded */
-		ptrace(PTRACE_CONT, p, 0, 0);
-		break;
-	case PTRACE_EVENT_FORK:
-	case PTRACE_EVENT_VFORK:
-	case PTRACE_EVENT_CLONE:
-		ptrace(PTRACE_CONT, p, 0, 0); /* SIGTRAP is ours, not the process's */
-		break;
-	case PTRACE_EVENT_STOP:
-		/* A new child's first stop (SIGTRAP): let it run.  A group stop (SIGSTOP & co):
-		 * stay stopped, keep tracing. */
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-			ptrace(PTRACE_LISTEN, p, 0, 0);
-		else
-			ptrace(PTRACE_CONT, p, 0, 0);
-		break;
-	default: /* a signal on its way to the process: deliver it */
-		/* But the SIGSTOP of a dlopen hold (bpf_send_signal: SI_KERNEL) is ours: swallowed,
-		 * re-injected it would be a group stop our SIGCONT may have come before. */
-		if (sig == SIGSTOP && col && !ptrace(PTRACE_GETSIGINFO, p, 0, &si) &&
-		    si.si_code == SI_KERNEL && !procinfo__tgid(&tgid, (uint32_t)p)) {
-			if (!collect__traced_sigstop(col, tgid, (uint32_t)p))
-				ptrace(PTRACE_CONT, p, 0, 0);
-			break; /* else held: collect continues it once its tables are in */
-		}
-		ptrace(PTRACE_CONT, p, 0, (void *)(long)sig);
-		break;
-	}
-}
-
-/*
- * Reap CMD or handle the ptrace stops of its tree until CMD has exited.  flags: WNOHANG or 0
- * (wait for the exit).  We have no other children: every report is CMD's or a tracee's.
- */
-static void child_wait(struct child *c, struct collect *col, int flags)
-{
-	int st;
-
-	while (!c->exited) {
-		pid_t p = waitpid(-1, &st, flags | __WALL);
-
-		if (p <= 0) {
-			if (p < 0 && errno == EINTR)
-				continue;
-			if (p < 0)
-				c->exited = true; /* ECHILD: already reaped */
-			return;
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (p == c->pid) {
-				c->status = st;
-				c->exited = true;
-				return;
-			}
-			continue; /* a traced descendant (or thread) went away */
-		}
-		if (WIFSTOPPED(st))
-			tracee_stop(p, st, col);
-	}
-}
-
-/* CMD's exit status as a shell reports it: its code, or 128 + the signal that killed it. */
-static int cmd_status(int st)
-{
-	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 0;
-}
-
-/* Release the child; returns 0 once it has exec'd, or the exec errno as -errno. */
-static int release(struct child *c)
-{
-	int e = 0;
-	ssize_t n;
-
-	if (write(c->go_fd, "g", 1) != 1)
-		return -errno;
-	close(c->go_fd);
-	c->go_fd = -1;
-	n = read(c->err_fd, &e, sizeof(e)); /* EOF when exec succeeded (CLOEXEC) */
-	close(c->err_fd);
-	c->err_fd = -1;
-	if (n == sizeof(e)) {
-		child_wait(c, NULL, 0);
-		return -e;
-	}
-	return 0;
 }
 
 static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
@@ -324,6 +118,7 @@ struct run {
 	int screen_err;		  /* the last failure's -errno */
 	struct child child;
 	bool have_child;
+	struct child_hooks hooks;      /* CMD's ptrace stops that reach the collector */
 	uint64_t events;	       /* ring-buffer records consumed */
 	struct push *push;	       /* --push */
 	struct memtrace_rec *memtrace; /* -f memtrace: the trace being written */
@@ -331,6 +126,14 @@ struct run {
 	bool holds_ended;	       /* end_holds ran */
 	struct status *status;	       /* the status line on a terminal, or NULL */
 	uint64_t samples;	       /* records with a stack, for the status line */
+	struct loader_opts lo;	       /* what the loader opens, from env */
+	bool leave; /* failed before there was anything to undo: no cleanup (as always) */
+	int nfns;   /* allocator functions probed */
+	/* the clocks: when the run started, its -d deadline, the interval under way */
+	int64_t start_wall, last_tick, deadline, next_interval, interval_mono, interval_wall;
+	bool poll_err;	/* the loop ended on a failure */
+	bool cmd_ended; /* CMD ended by itself, before anything stopped the run */
+	int trace_err;	/* -f memtrace: writing the trace failed */
 };
 
 /* At exit, what --push may still spend sending before the rest goes to the spool. */
@@ -498,6 +301,34 @@ static int resolve_pids(struct env *env)
 	return 0;
 }
 
+/* CMD's ptrace stops that need the collector (proc/ knows processes, not profiles). */
+static void hook_exiting(void *ctx, uint32_t pid)
+{
+	collect__process_exiting(ctx, pid);
+}
+
+static bool hook_exec_stop(void *ctx, uint32_t pid)
+{
+	return collect__exec_stop(ctx, pid);
+}
+
+static bool hook_kernel_sigstop(void *ctx, uint32_t tgid, uint32_t tid)
+{
+	return collect__traced_sigstop(ctx, tgid, tid);
+}
+
+/* None until the collector exists: the stops are then only continued. */
+static const struct child_hooks *child_hooks(struct run *r)
+{
+	if (!r->collect)
+		return NULL;
+	r->hooks = (struct child_hooks){.ctx = r->collect,
+					.exiting = hook_exiting,
+					.exec_stop = hook_exec_stop,
+					.kernel_sigstop = hook_kernel_sigstop};
+	return &r->hooks;
+}
+
 /* Send sig to CMD (and the children it made, while they are targets) through pidfds. */
 static void signal_cmd(struct run *r, int sig)
 {
@@ -519,7 +350,7 @@ static void stop_cmd(struct run *r)
 
 	signal_cmd(r, SIGTERM);
 	for (;;) {
-		child_wait(&r->child, r->collect, WNOHANG);
+		child__wait(&r->child, child_hooks(r), WNOHANG);
 		if (r->child.exited)
 			return;
 		if (signal_count != seen || clock__mono_ns() >= deadline)
@@ -529,7 +360,7 @@ static void stop_cmd(struct run *r)
 	pr_warn("%s still running %s SIGTERM: sending SIGKILL\n", r->env.cmd[0],
 		signal_count != seen ? "after another signal to us and" : "2 s after");
 	signal_cmd(r, SIGKILL);
-	child_wait(&r->child, r->collect, 0);
+	child__wait(&r->child, child_hooks(r), 0);
 }
 
 /* --cgroup PATH or --container ID: the cgroup v2 directory, open (BPF checks ancestry against
@@ -664,14 +495,10 @@ static int scan_scope(struct run *r)
 	return each_host_pid(add_scoped, r);
 }
 
-int session__run(const struct env *caller_env)
+/* What the loader opens, from the options. */
+static void loader_opts_of(struct loader_opts *out, const struct env *env)
 {
-	struct run r = {.env = *caller_env,
-			.scope_fd = -1,
-			.watchdog = -1,
-			.child = {.go_fd = -1, .err_fd = -1, .pidfd = -1}};
-	const struct env *env = &r.env;
-	struct loader_opts lo = {
+	*out = (struct loader_opts){
 		.heap = env->modes & MODE_HEAP,
 		.cpu = env->modes & MODE_CPU,
 		.cpu_hz = env->cpu_hz,
@@ -690,88 +517,106 @@ int session__run(const struct env *caller_env)
 			       (!env->wide || env->hold_exits > 0),
 		.hold_traced = env->cmd != NULL,
 	};
-	int64_t start_mono, start_wall, last_tick, deadline = 0, next_interval = 0;
-	int64_t interval_mono = 0, interval_wall = 0;
-	struct sigaction sa = {.sa_handler = on_signal};
-	int status = 1, err, nfns = 0;
-	bool poll_err = false, cmd_ended;
-	int trace_err = 0; /* -f memtrace: writing the trace failed */
+}
 
-	status = resolve_pids(&r.env);
+/* `-- CMD` forked, waiting until we release it, and seized: its exit stops (and its tree's
+ * execs) wait for us.  0, or the exit status (then nothing is undone: r->leave). */
+static int spawn_cmd(struct run *r)
+{
+	struct sigaction sc = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART};
+	const struct env *env = &r->env;
+	/* --calls traces the whole tree: every exec stops until its runtime is attached. */
+	long trace_opts = PTRACE_O_TRACEEXIT;
+	int err;
+
+	sigaction(SIGCHLD, &sc, NULL);
+	/* So do they when user stacks are unwound: until their tables are built (a few ms,
+	 * once per file). */
+	if (r->lo.calls || (env->unwind != UNWIND_FP && (r->lo.heap || r->lo.cpu || r->lo.offcpu)))
+		trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+			      PTRACE_O_TRACECLONE;
+	err = child__spawn(&r->child, env->cmd, push__is_secret_env);
+	if (err) {
+		pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));
+		r->leave = true;
+		return 1;
+	}
+	r->have_child = true;
+	/* Not fatal: without it a command that exits very fast may lose some symbols. */
+	err = child__seize(&r->child, trace_opts);
+	if (err)
+		pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting command may "
+			"be missing\n",
+			r->child.pid, strerror(-err));
+	return 0;
+}
+
+/* Before anything is opened: the targets checked, the watchdog, the scope, the event-trace
+ * file, our signals, `-- CMD` forked.  0, or the exit status (r->leave: nothing to undo). */
+static int run_prepare(struct run *r)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	const struct env *env = &r->env;
+	int status, err;
+
+	r->leave = true;
+	status = resolve_pids(&r->env);
 	if (status)
 		return status;
 	/*
 	 * Holds stop other people's processes: something that outlives us resumes them if we die
 	 * holding them.  Forked first, while we have no thread, BPF object or other child.
 	 */
-	if (lo.hold_execs || lo.hold_dlopen) {
-		err = holds__watchdog_start(&r.watchdog);
+	if (r->lo.hold_execs || r->lo.hold_dlopen) {
+		err = holds__watchdog_start(&r->watchdog);
 		if (err) {
 			pr_err("starting the hold watchdog failed: %s\n", strerror(-err));
 			return 1;
 		}
 	}
 	if (env->cgroup || env->container) {
-		status = open_scope_cgroup(&r.scope_fd, env);
+		status = open_scope_cgroup(&r->scope_fd, env);
 		if (status)
 			return status;
-		lo.scope = PROF_SCOPE_CGROUP;
-		lo.scope_cgroup_fd = r.scope_fd;
+		r->lo.scope = PROF_SCOPE_CGROUP;
+		r->lo.scope_cgroup_fd = r->scope_fd;
 	} else if (env->all) {
-		lo.scope = PROF_SCOPE_ALL;
+		r->lo.scope = PROF_SCOPE_ALL;
 	}
+	r->leave = false;
 	/* An event trace is written while the run goes: its file must be usable first. */
 	if (tracefile__wanted(env)) {
-		err = tracefile__open(&r.trace, env);
-		if (err) {
-			status = err == -ENOMEM ? 1 : 2;
-			goto cleanup;
-		}
+		err = tracefile__open(&r->trace, env);
+		if (err)
+			return err == -ENOMEM ? 1 : 2;
 	}
-	status = 1;
 	/* A dropped ssh session (SIGHUP) or a SIGQUIT ends a run as SIGTERM does: written. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGQUIT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (env->cmd) {
-		struct sigaction sc = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART};
-		/* --calls traces the whole tree: every exec stops until its runtime is attached. */
-		long trace_opts = PTRACE_O_TRACEEXIT;
+	return env->cmd ? spawn_cmd(r) : 0;
+}
 
-		sigaction(SIGCHLD, &sc, NULL);
-		/* So do they when user stacks are unwound: until their tables are built (a few ms,
-		 * once per file). */
-		if (lo.calls || (env->unwind != UNWIND_FP && (lo.heap || lo.cpu || lo.offcpu)))
-			trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK |
-				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
-		err = spawn(&r.child, env->cmd);
-		if (err) {
-			pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));
-			return 1;
-		}
-		r.have_child = true;
-		/* Not fatal: without it a command that exits very fast may lose some symbols. */
-		r.child.traced = ptrace(PTRACE_SEIZE, r.child.pid, 0, (void *)trace_opts) == 0;
-		if (!r.child.traced)
-			pr_info("ptrace(SEIZE) of %d failed (%s): symbols of a fast-exiting "
-				"command may "
-				"be missing\n",
-				r.child.pid, strerror(errno));
-	}
+/* The BPF side, the collector, the writers (profiles, --push, -f memtrace), the ring buffer.
+ * 0, or the exit status. */
+static int run_open(struct run *r)
+{
+	const struct env *env = &r->env;
+	int err;
 
-	err = loader__open(&r.loader, &lo);
+	err = loader__open(&r->loader, &r->lo);
 	if (err)
-		goto cleanup;
-	if (r.watchdog >= 0) {
-		err = holds__watchdog_arm(r.watchdog, loader__held_map_fd(r.loader));
+		return 1;
+	if (r->watchdog >= 0) {
+		err = holds__watchdog_arm(r->watchdog, loader__held_map_fd(r->loader));
 		if (err) {
 			pr_err("arming the hold watchdog failed: %s\n", strerror(-err));
-			goto cleanup;
+			return 1;
 		}
 	}
-	err = collect__new(&r.collect,
+	err = collect__new(&r->collect,
 			   &(struct collect_opts){.modes = env->modes,
 						  .sample_bytes = env->sample_bytes,
 						  .unwind_tables = env->unwind != UNWIND_FP,
@@ -782,28 +627,27 @@ int session__run(const struct env *caller_env)
 						  .wide = env->wide,
 						  .interval = env->output_dir != NULL,
 						  .hold_exits = env->wide && env->hold_exits > 0,
-						  .stream = tracefile__stream(r.trace)},
-			   r.loader);
+						  .stream = tracefile__stream(r->trace)},
+			   r->loader);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
-		goto cleanup;
+		return 1;
 	}
-	if (r.trace)
-		tracefile__bind(r.trace, r.collect);
-	err = writeout__new(&r.writeout, r.collect, env);
+	if (r->trace)
+		tracefile__bind(r->trace, r->collect);
+	err = writeout__new(&r->writeout, r->collect, env);
 	if (err) {
 		pr_err("setting up the report failed: %s\n", strerror(-err));
-		goto cleanup;
+		return 1;
 	}
-	if (r.scope_fd >= 0)
-		writeout__set_cgroup_stats(r.writeout, &r.cgroup_stats);
-	writeout__set_sink(r.writeout, on_profiles, &r);
+	if (r->scope_fd >= 0)
+		writeout__set_cgroup_stats(r->writeout, &r->cgroup_stats);
+	writeout__set_sink(r->writeout, on_profiles, r);
 	if (env->output_dir) {
 		err = writeout__prepare_dir(env);
 		if (err) {
 			pr_err("cannot use --output-dir %s: %s\n", env->output_dir, strerror(-err));
-			status = 2;
-			goto cleanup;
+			return 2;
 		}
 	}
 	if (env->push_url) {
@@ -814,309 +658,401 @@ int session__run(const struct env *caller_env)
 			.spool_dir = env->output_dir,
 		};
 
-		err = push__new(&r.push, &po); /* says why on failure */
-		if (err) {
-			status = 2;
-			goto cleanup;
-		}
-		writeout__set_push(r.writeout, r.push);
-	}
-	if (env->format == FMT_MEMTRACE) {
-		err = start_memtrace(&r);
+		err = push__new(&r->push, &po); /* says why on failure */
 		if (err)
-			goto cleanup;
+			return 2;
+		writeout__set_push(r->writeout, r->push);
 	}
-	err = collect__start_events(r.collect, on_event, &r);
+	if (env->format == FMT_MEMTRACE && start_memtrace(r))
+		return 1;
+	err = collect__start_events(r->collect, on_event, r);
 	if (err) {
 		pr_err("opening the ring buffer failed: %s\n", strerror(-err));
-		goto cleanup;
+		return 1;
 	}
+	return 0;
+}
+
+/* -p: each process a target, the tables of what it maps, its allocator probed.  0, or the exit
+ * status. */
+static int add_pids(struct run *r)
+{
+	const struct env *env = &r->env;
+	int err;
 
 	for (unsigned i = 0; i < env->npids; i++) {
-		err = loader__add_target(r.loader, env->pids[i]);
+		err = loader__add_target(r->loader, env->pids[i]);
 		if (!err)
-			err = collect__add_pid(r.collect, env->pids[i]);
+			err = collect__add_pid(r->collect, env->pids[i]);
 		if (err) {
 			pr_err("adding pid %u failed: %s\n", env->pids[i], strerror(-err));
-			goto cleanup;
+			return 1;
 		}
 	}
 	/* Complete stacks from the first event: the tables of what the targets map (a few ms each).
 	 */
 	if (env->npids) {
-		err = collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
+		err = collect__wait_unwinder(r->collect, UNWIND_START_WAIT_MS);
 		if (err) {
 			pr_err("loading unwind tables failed: %s\n", strerror(-err));
-			goto cleanup;
+			return 1;
 		}
 	}
 	for (unsigned i = 0; i < env->npids; i++) {
-		if (lo.heap) {
-			err = collect__attach_heap(r.collect, env->pids[i], (int)env->pids[i],
-						   &nfns);
+		if (r->lo.heap) {
+			err = collect__attach_heap(r->collect, env->pids[i], (int)env->pids[i],
+						   &r->nfns);
 			if (err == -ENOENT || err == -ESRCH) {
 				pr_err("process %u exited before it could be attached\n",
 				       env->pids[i]);
-				status = 2;
+				return 2;
 			}
 			if (err)
-				goto cleanup; /* anything else was reported: status 1 */
+				return 1; /* anything else was reported */
 		}
 	}
-	if (r.have_child) {
-		err = loader__add_target(r.loader, (uint32_t)r.child.pid);
-		if (!err)
-			err = collect__add_child(r.collect, (uint32_t)r.child.pid);
-		if (!err && lo.heap)
-			err = attach_heap_cmd(r.loader, env->cmd, &nfns);
-		if (err == -ENOENT) {
-			pr_err("cannot run %s: command not found\n", env->cmd[0]);
-			status = 2;
-			goto cleanup;
-		}
-		if (err) {
-			pr_err("preparing %s failed: %s\n", env->cmd[0], strerror(-err));
-			goto cleanup;
-		}
+	return 0;
+}
+
+/* `-- CMD`: a target before it runs, its allocator probed.  0, or the exit status. */
+static int add_cmd(struct run *r)
+{
+	const struct env *env = &r->env;
+	int err;
+
+	err = loader__add_target(r->loader, (uint32_t)r->child.pid);
+	if (!err)
+		err = collect__add_child(r->collect, (uint32_t)r->child.pid);
+	if (!err && r->lo.heap)
+		err = attach_heap_cmd(r->loader, env->cmd, &r->nfns);
+	if (err == -ENOENT) {
+		pr_err("cannot run %s: command not found\n", env->cmd[0]);
+		return 2;
 	}
+	if (err) {
+		pr_err("preparing %s failed: %s\n", env->cmd[0], strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/* What is profiled: -p, CMD, the wide scope's processes; then the modes attached.  0, or the
+ * exit status. */
+static int run_targets(struct run *r)
+{
+	const struct env *env = &r->env;
+	int status, err;
+
+	status = add_pids(r);
+	if (!status && r->have_child)
+		status = add_cmd(r);
+	if (status)
+		return status;
 	if (env->wide) {
 		/* No wait for the unwind tables here: processes come and go meanwhile, and
 		 * their records wait in the ring buffer until the loop runs; the tables load
 		 * as it turns (frame pointers until then). */
-		err = collect__discover_root(r.collect, (uint32_t)getpid());
+		err = collect__discover_root(r->collect, (uint32_t)getpid());
 		if (!err)
-			err = scan_scope(&r);
+			err = scan_scope(r);
 		if (err) {
 			pr_err("listing the processes to profile failed: %s\n", strerror(-err));
-			goto cleanup;
+			return 1;
 		}
 	}
 	/* Wide scopes may have no allocator mapped yet: processes that start later bring theirs. */
-	if (lo.heap && !nfns && !env->wide) {
+	if (r->lo.heap && !r->nfns && !env->wide) {
 		pr_err("no allocator to probe: no malloc/free found in the target's libc or "
 		       "executable\n");
-		status = 2;
-		goto cleanup;
+		return 2;
 	}
-	if (r.have_child) {
+	if (r->have_child) {
 		char exe[PATH_MAX];
 
 		if (!cmdpath__resolve(exe, sizeof(exe), env->cmd[0]))
-			collect__prepare_unwind(r.collect, exe);
+			collect__prepare_unwind(r->collect, exe);
 	}
 	/* `-- CMD`: the tables of its executable and libraries before it runs (not for the wide
 	 * scopes: see above). */
-	err = env->wide ? 0 : collect__wait_unwinder(r.collect, UNWIND_START_WAIT_MS);
+	err = env->wide ? 0 : collect__wait_unwinder(r->collect, UNWIND_START_WAIT_MS);
 	if (err) {
 		pr_err("loading unwind tables failed: %s\n", strerror(-err));
-		goto cleanup;
+		return 1;
 	}
-	collect__set_exec_stops(r.collect, r.child.traced && lo.calls);
-	err = collect__attach_modes(r.collect);
-	if (err) {
-		status = err == -ENOENT || err == -ENOTSUP ? 2 : 1;
-		goto cleanup;
-	}
+	collect__set_exec_stops(r->collect, r->child.traced && r->lo.calls);
+	err = collect__attach_modes(r->collect);
+	if (err)
+		return err == -ENOENT || err == -ENOTSUP ? 2 : 1;
+	return 0;
+}
 
-	start_mono = clock__mono_ns();
-	start_wall = clock__real_ns();
+/* The clocks start, CMD runs, the status line or the live view appear.  0, or the exit
+ * status. */
+static int run_start(struct run *r)
+{
+	const struct env *env = &r->env;
+	int err;
+
+	r->start_mono = clock__mono_ns();
+	r->start_wall = clock__real_ns();
 	if (env->duration > 0)
-		deadline = start_mono + (int64_t)(env->duration * 1e9);
+		r->deadline = r->start_mono + (int64_t)(env->duration * 1e9);
 	if (env->interval) {
-		interval_mono = start_mono;
-		interval_wall = start_wall;
-		next_interval = start_mono + (int64_t)(env->interval * 1e9);
+		r->interval_mono = r->start_mono;
+		r->interval_wall = r->start_wall;
+		r->next_interval = r->start_mono + (int64_t)(env->interval * 1e9);
 	}
 	/* Said before CMD runs: its own output comes after ours. */
 	if (env->verbosity >= 0)
-		writeout__say_start(r.writeout);
-	if (r.have_child) {
-		err = release(&r.child);
+		writeout__say_start(r->writeout);
+	if (r->have_child) {
+		err = child__release(&r->child);
 		if (err) {
 			pr_err("cannot run %s: %s\n", env->cmd[0], strerror(-err));
-			status = 2;
-			goto cleanup;
+			return 2;
 		}
 	}
-	r.start_mono = start_mono;
 	/* Progress on a terminal: never into a file, with -q, over the live view, or among the
 	 * lines of a -- CMD writing its output to that terminal. */
 	if (env->verbosity >= 0 && !env->live && isatty(STDERR_FILENO) &&
 	    !(env->cmd && isatty(STDOUT_FILENO))) {
-		err = status__new(&r.status, stderr, start_mono);
+		err = status__new(&r->status, stderr, r->start_mono);
 		if (err) {
 			pr_err("the status line: %s\n", strerror(-err));
-			goto cleanup;
+			return 1;
 		}
 	}
 	if (env->live) {
-		err = live__new(&r.live, STDOUT_FILENO);
+		err = live__new(&r->live, STDOUT_FILENO);
 		if (err) {
 			pr_err("--live: cannot use the terminal: %s\n", strerror(-err));
-			goto cleanup;
+			return 1;
 		}
 		/* Something on the screen until the first interval ends (interval 0). */
-		live_draw(&r, NULL, 0, 0);
+		live_draw(r, NULL, 0, 0);
 	}
+	return 0;
+}
 
-	last_tick = start_mono;
-	while (!stop_signal) {
-		int64_t now;
+/* An interval ended at now: its profiles written (--output-dir) or shown.  false on a failure
+ * that ends the run. */
+static bool run_interval(struct run *r, int64_t now)
+{
+	const struct env *env = &r->env;
+	int err;
 
-		/* Exits and dlopens are held only while this loop turns (the consumer resumes
-		 * them).
-		 */
-		if (env->wide || lo.hold_dlopen)
-			loader__hold_gate(r.loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
-		/* A process waits for its tables: look at the builds again soon. */
-		err = loader__poll(r.loader, collect__holding(r.collect) ? 2 : 100);
-		/* After a fatal error the consumer keeps taking records (holds): err stays 0. */
-		if (err < 0 || collect__error(r.collect)) {
-			/* The collector's own failures were reported where they happened. */
-			if (!collect__error(r.collect))
-				pr_err("reading events failed: %s\n", strerror(-err));
-			poll_err = true;
-			break;
-		}
-		if (r.push)
-			push__poll(r.push);
-		collect__poll_holds(r.collect);
-		if (collect__poll_unwinder(r.collect)) {
-			poll_err = true;
-			break;
-		}
-		collect__python_retry(r.collect);
-		now = clock__mono_ns();
-		if (r.status && status__due(r.status, now))
-			status_draw(&r, now);
-		if (now - last_tick >= 1000000000LL) {
-			collect__tick(r.collect);
-			last_tick = now;
-		}
-		if (deadline && now >= deadline)
-			break;
-		/* q in the live view: stop as on SIGINT. */
-		if (r.live && live__key(r.live, 0) == LIVE_KEY_QUIT) {
-			pr_info("stopping: q pressed\n");
-			break;
-		}
-		if (next_interval && now >= next_interval) {
-			/* Wall time advances with the monotonic clock, not by a second reading
-			 * that could jump: intervals tile exactly.  --live alone: the run so far.
-			 */
-			if (env->output_dir)
-				err = writeout__interval(r.writeout, interval_wall,
-							 now - interval_mono, false);
-			else
-				err = writeout__peek(r.writeout, start_wall, now - start_mono);
-			if (err == -ENOMEM) {
-				poll_err = true;
-				break;
-			}
-			interval_wall += now - interval_mono;
-			interval_mono = now;
-			next_interval += (int64_t)(env->interval * 1e9);
-			if (next_interval <= now) /* we fell behind: skip, do not burst */
-				next_interval = now + (int64_t)(env->interval * 1e9);
-		}
-		if (r.have_child)
-			child_wait(&r.child, r.collect, WNOHANG);
-		if (r.have_child ? r.child.exited : !env->wide && !collect__any_alive(r.collect))
-			break;
+	/* Wall time advances with the monotonic clock, not by a second reading
+	 * that could jump: intervals tile exactly.  --live alone: the run so far.
+	 */
+	if (env->output_dir)
+		err = writeout__interval(r->writeout, r->interval_wall, now - r->interval_mono,
+					 false);
+	else
+		err = writeout__peek(r->writeout, r->start_wall, now - r->start_mono);
+	if (err == -ENOMEM)
+		return false;
+	r->interval_wall += now - r->interval_mono;
+	r->interval_mono = now;
+	r->next_interval += (int64_t)(env->interval * 1e9);
+	if (r->next_interval <= now) /* we fell behind: skip, do not burst */
+		r->next_interval = now + (int64_t)(env->interval * 1e9);
+	return true;
+}
+
+/* One turn of the loop: records consumed, holds and tables looked after, the clocks checked.
+ * false: the run stops (r->poll_err if on a failure). */
+static bool run_turn(struct run *r)
+{
+	const struct env *env = &r->env;
+	int64_t now;
+	int err;
+
+	/* Exits and dlopens are held only while this loop turns (the consumer resumes
+	 * them).
+	 */
+	if (env->wide || r->lo.hold_dlopen)
+		loader__hold_gate(r->loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
+	/* A process waits for its tables: look at the builds again soon. */
+	err = loader__poll(r->loader, collect__holding(r->collect) ? 2 : 100);
+	/* After a fatal error the consumer keeps taking records (holds): err stays 0. */
+	if (err < 0 || collect__error(r->collect)) {
+		/* The collector's own failures were reported where they happened. */
+		if (!collect__error(r->collect))
+			pr_err("reading events failed: %s\n", strerror(-err));
+		r->poll_err = true;
+		return false;
 	}
+	if (r->push)
+		push__poll(r->push);
+	collect__poll_holds(r->collect);
+	if (collect__poll_unwinder(r->collect)) {
+		r->poll_err = true;
+		return false;
+	}
+	collect__python_retry(r->collect);
+	now = clock__mono_ns();
+	if (r->status && status__due(r->status, now))
+		status_draw(r, now);
+	if (now - r->last_tick >= 1000000000LL) {
+		collect__tick(r->collect);
+		r->last_tick = now;
+	}
+	if (r->deadline && now >= r->deadline)
+		return false;
+	/* q in the live view: stop as on SIGINT. */
+	if (r->live && live__key(r->live, 0) == LIVE_KEY_QUIT) {
+		pr_info("stopping: q pressed\n");
+		return false;
+	}
+	if (r->next_interval && now >= r->next_interval && !run_interval(r, now)) {
+		r->poll_err = true;
+		return false;
+	}
+	if (r->have_child)
+		child__wait(&r->child, child_hooks(r), WNOHANG);
+	return r->have_child ? !r->child.exited : env->wide || collect__any_alive(r->collect);
+}
+
+/* Until a signal, -d, q, a failure, or the end of the targets (CMD's exit). */
+static void run_loop(struct run *r)
+{
+	r->last_tick = r->start_mono;
+	while (!stop_signal && run_turn(r))
+		;
+}
+
+/*
+ * The ending, in this order: the samplers stopped, the screen back, the holds over (what is
+ * queued consumed), the -v numbers.  0, or the exit status when there is nothing to write.
+ */
+static int run_stop(struct run *r)
+{
+	const struct env *env = &r->env;
+
 	/* CMD ended by itself, before anything stopped the run: its status is the verdict. */
-	cmd_ended = r.have_child && r.child.exited && !stop_signal;
+	r->cmd_ended = r->have_child && r->child.exited && !stop_signal;
 	/*
 	 * Wide scopes: no more samples, and every one taken symbolized while exits are still
 	 * held — a process exiting after the gate closes is not held, and would be gone before
 	 * its last samples are read.
 	 */
 	if (env->wide && (env->modes & (MODE_CPU | MODE_OFFCPU))) {
-		loader__hold_gate(r.loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
-		loader__stop_cpu(r.loader);
-		loader__stop_offcpu(r.loader);
-		while (loader__poll(r.loader, 0) > 0)
+		loader__hold_gate(r->loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
+		loader__stop_cpu(r->loader);
+		loader__stop_offcpu(r->loader);
+		while (loader__poll(r->loader, 0) > 0)
 			;
-		collect__sync(r.collect);
+		collect__sync(r->collect);
 	}
 	/* --offcpu: no period ends after this; those still going on count up to now (read from
 	 * the kernel's map when the profile is built). */
-	loader__stop_offcpu(r.loader);
+	loader__stop_offcpu(r->loader);
 	/* What follows (messages, the summary) goes to the normal screen, on a line of its own. */
-	status__free(r.status);
-	r.status = NULL;
-	live_close(&r);
+	status__free(r->status);
+	r->status = NULL;
+	live_close(r);
 	/* No more holds; whatever is still queued belongs to the profile (and resumes the
 	 * processes held so far). */
-	end_holds(&r);
-	log_events(r.loader, r.events, clock__mono_ns() - start_mono);
+	end_holds(r);
+	log_events(r->loader, r->events, clock__mono_ns() - r->start_mono);
 	if (stop_signal)
 		pr_info("stopping on signal %d\n", (int)stop_signal);
 
 	/* --calls: no process of the tree ever ran a runtime with probes.  Nothing to write. */
-	if (r.have_child && collect__calls_none(r.collect)) {
-		calls_attach__explain_none(collect__calls_attach(r.collect), env->cmd[0]);
-		status = 2;
-		goto cleanup;
+	if (r->have_child && collect__calls_none(r->collect)) {
+		calls_attach__explain_none(collect__calls_attach(r->collect), env->cmd[0]);
+		return 2;
 	}
-	if (r.memtrace) {
-		err = memtrace_rec__finish(r.memtrace);
+	return 0;
+}
+
+/* The profiles (or the trace) written, --push flushed.  The run's exit status. */
+static int run_write(struct run *r)
+{
+	const struct env *env = &r->env;
+	int status, err;
+
+	if (r->memtrace) {
+		err = memtrace_rec__finish(r->memtrace);
 		if (err)
 			pr_err("writing the memtrace to %s failed: %s\n", env->output,
 			       strerror(-err));
 		if (env->verbosity >= 0)
-			memtrace_rec__print_drops(r.memtrace, stderr);
-		trace_err = err;
+			memtrace_rec__print_drops(r->memtrace, stderr);
+		r->trace_err = err;
 	}
 	if (env->output_dir)
-		err = writeout__interval(r.writeout, interval_wall,
-					 clock__mono_ns() - interval_mono, true);
-	else if (r.trace)
-		err = tracefile__finish(r.trace, r.loader);
+		err = writeout__interval(r->writeout, r->interval_wall,
+					 clock__mono_ns() - r->interval_mono, true);
+	else if (r->trace)
+		err = tracefile__finish(r->trace, r->loader);
 	else
-		err = writeout__write(r.writeout, start_wall, clock__mono_ns() - start_mono);
+		err = writeout__write(r->writeout, r->start_wall, clock__mono_ns() - r->start_mono);
 	/* Last, after the summary: the files written. */
-	if (r.memtrace && !trace_err && strcmp(env->output, "-"))
+	if (r->memtrace && !r->trace_err && strcmp(env->output, "-"))
 		pr_note("wrote the memtrace trace to %s\n", env->output);
-	if (r.push) {
-		push__flush(r.push, PUSH_FLUSH_MS);
-		log_push(r.push);
+	if (r->push) {
+		push__flush(r->push, PUSH_FLUSH_MS);
+		log_push(r->push);
 	}
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
-	status = err || trace_err || collect__error(r.collect) || poll_err ? 1 : 0;
+	status = err || r->trace_err || collect__error(r->collect) || r->poll_err ? 1 : 0;
 	/* Ours first, then CMD's own status (as time and strace do) when it ended by itself; a run
 	 * stopped first (-d, q, a signal to us: Ctrl-C reaches CMD too) is not CMD's verdict. */
-	if (!status && cmd_ended)
-		status = cmd_status(r.child.status);
-cleanup:
-	if (r.have_child && !r.child.exited) {
-		if (r.child.go_fd >= 0) {
-			/* Never released: let it go away without running CMD. */
-			close(r.child.go_fd);
-			r.child.go_fd = -1;
-			child_wait(&r.child, r.collect, 0);
-		} else {
-			stop_cmd(&r); /* stopped early: CMD ends with us */
-		}
+	if (!status && r->cmd_ended)
+		status = child__exit_status(r->child.status);
+	return status;
+}
+
+/* On every way out once something is open: CMD ended, the terminal back, the holds over,
+ * everything freed (the collector resumes what is still held). */
+static void run_cleanup(struct run *r)
+{
+	if (r->have_child && !r->child.exited) {
+		if (r->child.go_fd >= 0)
+			child__abandon(&r->child, child_hooks(r)); /* never released */
+		else
+			stop_cmd(r); /* stopped early: CMD ends with us */
 	}
-	if (r.child.err_fd >= 0)
-		close(r.child.err_fd);
-	if (r.child.pidfd >= 0)
-		close(r.child.pidfd);
-	status__free(r.status);
-	live_close(&r); /* also on failures: the terminal must come back */
-	end_holds(&r);
-	memtrace_rec__free(r.memtrace);
-	writeout__free(r.writeout);
-	tracefile__free(r.trace);
-	push__free(r.push);
-	collect__free(r.collect); /* resumes what is still held */
-	loader__free(r.loader);
-	if (r.watchdog >= 0) {
-		holds__watchdog_bye(r.watchdog);
-		close(r.watchdog);
+	child__close(&r->child);
+	status__free(r->status);
+	live_close(r); /* also on failures: the terminal must come back */
+	end_holds(r);
+	memtrace_rec__free(r->memtrace);
+	writeout__free(r->writeout);
+	tracefile__free(r->trace);
+	push__free(r->push);
+	collect__free(r->collect); /* resumes what is still held */
+	loader__free(r->loader);
+	if (r->watchdog >= 0) {
+		holds__watchdog_bye(r->watchdog);
+		close(r->watchdog);
 	}
-	if (r.scope_fd >= 0)
-		close(r.scope_fd);
+	if (r->scope_fd >= 0)
+		close(r->scope_fd);
+}
+
+int session__run(const struct env *caller_env)
+{
+	struct run r = {.env = *caller_env, .scope_fd = -1, .watchdog = -1, .child = CHILD_INIT};
+	int status;
+
+	loader_opts_of(&r.lo, &r.env);
+	status = run_prepare(&r);
+	if (status && r.leave)
+		return status;
+	if (!status)
+		status = run_open(&r);
+	if (!status)
+		status = run_targets(&r);
+	if (!status)
+		status = run_start(&r);
+	if (!status) {
+		run_loop(&r);
+		status = run_stop(&r);
+		if (!status)
+			status = run_write(&r);
+	}
+	run_cleanup(&r);
 	return status;
 }
