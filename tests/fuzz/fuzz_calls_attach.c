@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/calls_attach.h"
+#include "attach/calls_plan.h"
 
 /* An exact-size copy (no final NUL): reading past it is an ASan error. */
 static char *dup_exact(const uint8_t *p, size_t n)
@@ -29,16 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!cmdline || !env || !path)
 		goto cleanup;
-	calls_attach__java_probes_enabled(cmdline, split, env, size - split);
-	calls_attach__env_enabled(env, size - split, "USE_ZEND_DTRACE");
-	calls_attach__list_has(cmdline, split, "-XX:+ExtendedDTraceProbes");
+	calls_plan__java_probes_enabled(cmdline, split, env, size - split);
+	calls_plan__env_enabled(env, size - split, "USE_ZEND_DTRACE");
+	calls_plan__list_has(cmdline, split, "-XX:+ExtendedDTraceProbes");
 	/* The whole input as one mapped file's path. */
 	memcpy(path, data, size);
 	path[size] = '\0';
-	if (calls_attach__classify(path, &rf)) {
+	if (calls_plan__classify(path, &rf)) {
 		struct calls_plan plan;
 
-		calls_attach__plan(&plan, rf.runtime, rf.major, rf.minor);
+		calls_plan__init(&plan, rf.runtime, rf.major, rf.minor);
 		if (plan.nprobes > CALLS_MAX_PROBES)
 			__builtin_trap();
 	}

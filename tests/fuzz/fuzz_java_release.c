@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/calls_attach.h"
+#include "attach/calls_plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	calls_attach__java_release_major(copy, size);
+	calls_plan__java_release_major(copy, size);
 	free(copy);
 	return 0;
 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attach/calls_attach.h"
+#include "attach/calls_plan.h"
 #include "proc/maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -30,9 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 			maps__find(m, e->end);
 			maps_entry__is_file(e);
-			calls_attach__classify(e->path, &files[0]);
+			calls_plan__classify(e->path, &files[0]);
 		}
-		calls_attach__detect(m, files, sizeof(files) / sizeof(files[0]));
+		calls_plan__detect(m, files, sizeof(files) / sizeof(files[0]));
 		maps__free(m);
 	}
 	fclose(f);

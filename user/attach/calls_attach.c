@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "attach/calls_attach.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +21,7 @@
 #include "sym/elf_file.h"
 #include "sym/elf_needed.h"
 #include "util/hashmap.h"
+#include "attach/calls_plan.h"
 #include "attach/loader.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -35,310 +35,6 @@ static const char *const runtime_names[PROF_RT__COUNT] = {
 	[PROF_RT_NONE] = "none", [PROF_RT_PYTHON] = "python", [PROF_RT_RUBY] = "ruby",
 	[PROF_RT_PHP] = "php",	 [PROF_RT_JAVA] = "java",
 };
-
-/* "3.11…" -> 3, 11; "8" -> 8, -1.  false when s does not start with a digit. */
-static bool parse_version(const char *s, int *major, int *minor)
-{
-	char *end;
-
-	*major = *minor = -1;
-	if (!isdigit((unsigned char)*s))
-		return false;
-	*major = (int)strtol(s, &end, 10);
-	if (*end == '.' && isdigit((unsigned char)end[1]))
-		*minor = (int)strtol(end + 1, NULL, 10);
-	return true;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-static bool starts_with(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
-bool calls_attach__classify(const char *path, struct calls_runtime_file *out)
-{
-	const char *b = base_name(path), *rest;
-	int major = -1, minor = -1;
-	enum prof_runtime rt;
-
-	if (starts_with(b, "libpython") || starts_with(b, "python")) {
-		/* python3.11, python3.11d, libpython3.11.so.1.0 — not python-config scripts */
-		rest = b + (b[0] == 'l' ? strlen("libpython") : strlen("python"));
-		if (!parse_version(rest, &major, &minor) || strchr(rest, '-'))
-			return false;
-		rt = PROF_RT_PYTHON;
-	} else if (starts_with(b, "libruby")) {
-		/* libruby-3.1.so.3.1.2 (Debian), libruby.so.3.1 (upstream) */
-		rest = b + strlen("libruby");
-		while (*rest && !isdigit((unsigned char)*rest))
-			rest++;
-		parse_version(rest, &major, &minor);
-		rt = PROF_RT_RUBY;
-	} else if (!strcmp(b, "ruby") || (starts_with(b, "ruby") && isdigit((unsigned char)b[4]))) {
-		parse_version(b + 4, &major, &minor); /* a ruby built without libruby */
-		rt = PROF_RT_RUBY;
-	} else if (starts_with(b, "libphp") ||
-		   (starts_with(b, "php") &&
-		    (!b[3] || isdigit((unsigned char)b[3]) || b[3] == '-'))) {
-		/* php, php8.2, php-fpm8.2, php-cgi8.2, libphp8.2.so, libphp.so */
-		rest = b + 3;
-		while (*rest && !isdigit((unsigned char)*rest))
-			rest++;
-		parse_version(rest, &major, &minor);
-		rt = PROF_RT_PHP;
-	} else if (!strcmp(b, "libjvm.so")) {
-		rt = PROF_RT_JAVA;
-	} else {
-		return false;
-	}
-	if (out) {
-		out->runtime = rt;
-		out->major = major;
-		out->minor = minor;
-		snprintf(out->path, sizeof(out->path), "%s", path);
-	}
-	return true;
-}
-
-size_t calls_attach__detect(const struct maps *m, struct calls_runtime_file *out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->count && n < max; i++) {
-		const struct maps_entry *e = &m->entries[i];
-		bool seen = false;
-
-		if (!e->exec || !maps_entry__is_file(e) ||
-		    !calls_attach__classify(e->path, &out[n]))
-			continue;
-		for (size_t j = 0; j < n && !seen; j++)
-			seen = !strcmp(out[j].path, e->path);
-		if (!seen)
-			n++;
-	}
-	return n;
-}
-
-int calls_attach__java_release_major(const char *text, size_t len)
-{
-	static const char key[] = "JAVA_VERSION=\"";
-	const size_t klen = sizeof(key) - 1;
-	size_t i = 0;
-
-	/* Bounded: the text is the target's file, not a C string. */
-	while (i < len) {
-		const char *nl = memchr(text + i, '\n', len - i);
-		size_t end = nl ? (size_t)(nl - text) : len;
-
-		if (end - i > klen && !memcmp(text + i, key, klen)) {
-			char v[16];
-			int major, minor;
-
-			snprintf(v, sizeof(v), "%.*s", (int)(end - i - klen), text + i + klen);
-			if (!parse_version(v, &major, &minor))
-				return -1;
-			return major == 1 ? minor : major; /* "1.8.0_392" is Java 8 */
-		}
-		i = end + 1;
-	}
-	return -1;
-}
-
-int calls_attach__java_release_read(int *out, int root_fd, const char *path)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	ssize_t n = 0;
-	int fd, err;
-
-	/* The target's file: inside its root, never through a final symlink, never waiting on a
-	 * FIFO, never more than a release file holds (a link to /dev/zero must not fill memory). */
-	err = safe_open__at(&fd, root_fd, path, SAFE_OPEN_NOFOLLOW, 0, NULL);
-	if (err)
-		return err;
-	buf = malloc(CALLS_RELEASE_MAX);
-	if (!buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	while (len < CALLS_RELEASE_MAX && (n = read(fd, buf + len, CALLS_RELEASE_MAX - len)) > 0)
-		len += (size_t)n;
-	if (n < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	*out = calls_attach__java_release_major(buf, len);
-cleanup:
-	free(buf);
-	close(fd);
-	return err;
-}
-
-static void add_probe(struct calls_plan *out, const char *provider, const char *name, bool ret,
-		      uint8_t flags)
-{
-	out->probes[out->nprobes++] = (struct calls_probe){
-		.provider = provider, .name = name, .ret = ret, .flags = flags};
-}
-
-void calls_attach__plan(struct calls_plan *out, enum prof_runtime rt, int major, int minor)
-{
-	memset(out, 0, sizeof(*out));
-	switch (rt) {
-	case PROF_RT_PYTHON:
-		if (major == 3 && minor == 11) {
-			add_probe(out, "python", "function__return", true, PROF_CALL_F_RETURN_ONLY);
-			out->limit =
-				"CPython 3.11 fires python:function__return for every Python "
-				"function but function__entry never (CPython gh-98894): calls "
-				"are counted exactly from their returns, each on a stack of the "
-				"function alone (partial), without wall time";
-		} else if (major == 3 && minor >= 12 && minor <= 14) {
-			out->limit = "CPython 3.12-3.14 removed the python:function__entry/return "
-				     "probes (CPython gh-98894): no Python calls can be seen";
-		} else {
-			add_probe(out, "python", "function__entry", false, 0);
-			add_probe(out, "python", "function__return", true, 0);
-		}
-		break;
-	case PROF_RT_RUBY:
-		add_probe(out, "ruby", "cmethod__entry", false, 0);
-		add_probe(out, "ruby", "cmethod__return", true, 0);
-		if (major == 1 || (major == 2 && minor >= 0 && minor < 5)) {
-			add_probe(out, "ruby", "method__entry", false, 0);
-			add_probe(out, "ruby", "method__return", true, 0);
-		} else {
-			/* Measured on 3.1: neither method__entry nor method__return fires for
-			 * Ruby methods.  Left off, so a build firing only one cannot unbalance
-			 * the stacks. */
-			out->limit =
-				"Ruby >= 2.5 fires ruby:cmethod__entry/return (methods written "
-				"in C) but never method__entry (ruby bug 16084): only calls of C "
-				"methods are counted, Ruby-level methods are invisible";
-		}
-		break;
-	case PROF_RT_PHP:
-		add_probe(out, "php", "function__entry", false, 0);
-		add_probe(out, "php", "function__return", true, 0);
-		break;
-	case PROF_RT_JAVA:
-		add_probe(out, "hotspot", "method__entry", false, 0);
-		add_probe(out, "hotspot", "method__return", true, 0);
-		break;
-	default:
-		break;
-	}
-}
-
-int calls_attach__marker_plan(struct calls_marker_probe *out, enum prof_runtime rt)
-{
-	int n = 0;
-
-	switch (rt) {
-	case PROF_RT_PHP:
-		/* Fire whenever attached (their semaphores are set), USE_ZEND_DTRACE or not. */
-		out[n++] = (struct calls_marker_probe){"php", "exception__thrown",
-						       PROF_MARK_EXC_THROWN};
-		out[n++] = (struct calls_marker_probe){"php", "exception__caught",
-						       PROF_MARK_EXC_CAUGHT};
-		out[n++] = (struct calls_marker_probe){"php", "error", PROF_MARK_ERROR};
-		break;
-	case PROF_RT_PYTHON:
-		out[n++] = (struct calls_marker_probe){"python", "import__find__load__start",
-						       PROF_MARK_IMPORT_START};
-		out[n++] = (struct calls_marker_probe){"python", "import__find__load__done",
-						       PROF_MARK_IMPORT_DONE};
-		break;
-	case PROF_RT_JAVA:
-		/* HotSpot has no exception probe (only JNI's Throw): class loads are Java's
-		 * imports. */
-		out[n++] = (struct calls_marker_probe){"hotspot", "class__loaded",
-						       PROF_MARK_CLASS_LOAD};
-		break;
-	default:
-		break;
-	}
-	return n;
-}
-
-/* Calls fn on each NUL-separated string of list until it returns true. */
-static bool list_any(const char *list, size_t len,
-		     bool (*fn)(const char *s, size_t n, const void *arg), const void *arg)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		size_t n = strnlen(list + i, len - i);
-
-		if (fn(list + i, n, arg))
-			return true;
-		i += n + 1;
-	}
-	return false;
-}
-
-static bool env_is_enabled(const char *s, size_t n, const void *arg)
-{
-	const char *name = arg;
-	size_t nl = strlen(name);
-	char val[32];
-
-	if (n <= nl || strncmp(s, name, nl) || s[nl] != '=')
-		return false;
-	snprintf(val, sizeof(val), "%.*s", (int)(n - nl - 1), s + nl + 1);
-	return strtol(val, NULL, 0) != 0; /* PHP: getenv() && atol() */
-}
-
-bool calls_attach__env_enabled(const char *list, size_t len, const char *name)
-{
-	return list_any(list, len, env_is_enabled, name);
-}
-
-static bool is_string(const char *s, size_t n, const void *arg)
-{
-	return n == strlen(arg) && !memcmp(s, arg, n);
-}
-
-bool calls_attach__list_has(const char *list, size_t len, const char *s)
-{
-	return list_any(list, len, is_string, s);
-}
-
-static bool java_flag_in(const char *s, size_t n, const void *arg)
-{
-	static const char *const vars[] = {
-		"JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=", "_JAVA_OPTIONS="};
-	char buf[4096];
-
-	(void)arg;
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		if (n < strlen(vars[i]) || strncmp(s, vars[i], strlen(vars[i])))
-			continue;
-		snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
-		return strstr(buf, "-XX:+ExtendedDTraceProbes") ||
-		       strstr(buf, "-XX:+DTraceMethodProbes");
-	}
-	return false;
-}
-
-bool calls_attach__java_probes_enabled(const char *cmdline, size_t cmdline_len, const char *environ,
-				       size_t environ_len)
-{
-	/* The last occurrence wins in HotSpot, but "-XX:-…" after "+" is not worth parsing. */
-	/* javac, jshell, jar…: the launcher runs the JVM in process with its -J options. */
-	return calls_attach__list_has(cmdline, cmdline_len, "-XX:+ExtendedDTraceProbes") ||
-	       calls_attach__list_has(cmdline, cmdline_len, "-XX:+DTraceMethodProbes") ||
-	       calls_attach__list_has(cmdline, cmdline_len, "-J-XX:+ExtendedDTraceProbes") ||
-	       calls_attach__list_has(cmdline, cmdline_len, "-J-XX:+DTraceMethodProbes") ||
-	       list_any(environ, environ_len, java_flag_in, NULL);
-}
 
 /* ---- attaching ---------------------------------------------------------------------- */
 
@@ -475,7 +171,7 @@ static int attach_markers(struct calls_attach *ca, const struct calls_runtime_fi
 			  const char *at_path, const struct loader_attach_key *key)
 {
 	struct calls_marker_probe mp[CALLS_MAX_MARKERS];
-	int n = calls_attach__marker_plan(mp, rf->runtime), err = 0;
+	int n = calls_plan__markers(mp, rf->runtime), err = 0;
 
 	for (int i = 0; i < n && !err; i++) {
 		struct bpf_program *prog = loader__marker_prog(ca->l, mp[i].kind);
@@ -528,7 +224,7 @@ static int attach_file(struct calls_attach *ca, const struct calls_runtime_file 
 	if (!created)
 		return *done;
 	describe(what, sizeof(what), rf);
-	calls_attach__plan(&plan, rf->runtime, rf->major, rf->minor);
+	calls_plan__init(&plan, rf->runtime, rf->major, rf->minor);
 	if (plan.limit)
 		note(ca, "%s", plan.limit);
 	if (!plan.nprobes) {
@@ -655,7 +351,7 @@ static void java_version(struct calls_runtime_file *rf, int root_fd)
 		*cut = 0;
 	}
 	strncat(path, "/release", sizeof(path) - strlen(path) - 1);
-	if (!calls_attach__java_release_read(&major, root_fd, path))
+	if (!calls_plan__java_release_read(&major, root_fd, path))
 		rf->major = major;
 }
 
@@ -665,14 +361,14 @@ static void check_runtime_env(struct calls_attach *ca, const struct calls_runtim
 			      const char *environ, size_t environ_len)
 {
 	if (rf->runtime == PROF_RT_PHP &&
-	    !calls_attach__env_enabled(environ, environ_len, "USE_ZEND_DTRACE"))
+	    !calls_plan__env_enabled(environ, environ_len, "USE_ZEND_DTRACE"))
 		note(ca,
 		     "%s runs PHP without USE_ZEND_DTRACE=1 in its environment: PHP fires "
 		     "php:function__entry/return only when started with it, so no PHP calls "
 		     "will be seen",
 		     who);
 	if (rf->runtime == PROF_RT_JAVA &&
-	    !calls_attach__java_probes_enabled(cmdline, cmdline_len, environ, environ_len))
+	    !calls_plan__java_probes_enabled(cmdline, cmdline_len, environ, environ_len))
 		note(ca,
 		     "%s runs HotSpot without %s: hotspot:method__entry/return fire only with "
 		     "it, so no Java calls will be seen",
@@ -725,7 +421,7 @@ static int attach_maps(struct calls_attach *ca, uint32_t pid, const struct maps 
 			return err;
 		m = read;
 	}
-	n = calls_attach__detect(m, files, MAX_RUNTIME_FILES);
+	n = calls_plan__detect(m, files, MAX_RUNTIME_FILES);
 	if (n) {
 		/* The target's paths resolve inside its root, never on the host. */
 		err = safe_open__root(&root_fd, "/proc", pid);
@@ -818,7 +514,7 @@ static bool shebang_target(const char *script, char *out, size_t len)
 	arg = strtok_r(NULL, " \t\n", &p);
 	if (!interp)
 		return false;
-	if (!strcmp(base_name(interp), "env") && arg) {
+	if (!strcmp(calls_plan__base_name(interp), "env") && arg) {
 		if (!strcmp(arg, "-S"))
 			arg = strtok_r(NULL, " \t\n", &p);
 		return arg && !cmdpath__resolve(out, len, arg);
@@ -830,7 +526,7 @@ static bool shebang_target(const char *script, char *out, size_t len)
 /* A DT_NEEDED name worth attaching to: a runtime library. */
 static bool is_runtime_lib(const char *name)
 {
-	return calls_attach__classify(name, NULL);
+	return calls_plan__classify(name, NULL);
 }
 
 /* Every DT_NEEDED runtime library of the executable open at fd (user/elf_needed.h). */
@@ -855,7 +551,7 @@ static void add_candidate(const char *path, void *arg)
 	for (size_t i = 0; i < c->n; i++)
 		if (!strcmp(c->files[i].path, real))
 			return;
-	if (calls_attach__classify(real, &c->files[c->n]))
+	if (calls_plan__classify(real, &c->files[c->n]))
 		c->n++;
 }
 
@@ -881,7 +577,7 @@ int calls_attach__cmd(struct calls_attach *ca, char *const *cmd)
 		runtime_libs(fd, origin, -1, getenv("LD_LIBRARY_PATH"), add_candidate, &c);
 		close(fd);
 	}
-	if (!strcmp(base_name(real), "java")) {
+	if (!strcmp(calls_plan__base_name(real), "java")) {
 		/* libjli dlopen()s <home>/lib/server/libjvm.so: not a DT_NEEDED. */
 		snprintf(jvm, sizeof(jvm), "%s", real);
 		*strrchr(jvm, '/') = 0;
@@ -946,7 +642,7 @@ static void exec_lib(const char *path, void *arg)
 	char at[PATH_MAX + 64];
 	int fd, n;
 
-	if (x->err || !calls_attach__classify(path, &rf))
+	if (x->err || !calls_plan__classify(path, &rf))
 		return;
 	if (safe_open__at(&fd, x->root_fd, path, 0, SAFE_OPEN_ELF_MAX, NULL))
 		return;
