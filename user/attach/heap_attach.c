@@ -260,6 +260,10 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 		if (!e->exec || !maps_entry__is_file(e))
 			continue;
 		err = safe_open__mapping(&fd, "/proc", pid, e, root_fd);
+		/* Out of descriptors or memory: every file after it would fail too, and the run
+		 * loses allocations: the caller's to report, not a file to skip quietly. */
+		if (err == -EMFILE || err == -ENFILE || err == -ENOMEM)
+			goto cleanup;
 		if (err) {
 			if (safe_open__refused(err))
 				pr_warn("not probing %s of %u: %s\n", e->path, pid,
