@@ -22,6 +22,8 @@
 #include "proc/cmdpath.h"
 #include "proc/pidfd.h"
 #include "agg/collect.h"
+#include "agg/parts.h"
+#include "track/tracker.h"
 #include "track/holds.h"
 #include "attach/loader.h"
 #include "util/clock.h"
@@ -107,6 +109,9 @@ struct run {
 	int scope_fd;	/* --cgroup / --container: the cgroup directory, open */
 	struct cgroup_stats cgroup_stats; /* its walks */
 	struct loader *loader;
+	struct run_parts
+		parts; /* symbolizer, names, stacks, tracker: opened before the collector */
+	bool parts_open;
 	struct collect *collect;
 	struct writeout *writeout;
 	/* -f chrome / perfetto: written as events arrive */
@@ -228,7 +233,7 @@ static int start_memtrace(struct run *r)
 							    .pid = pid,
 							    .executable = exe,
 							    .cmdline = env->cmdline},
-				collect__stacks(r->collect));
+				r->parts.stacks);
 	if (err) {
 		pr_err("cannot write %s: %s\n", env->output,
 		       err == -ELOOP ? "it is a symbolic link (refusing to follow)"
@@ -304,17 +309,23 @@ static int resolve_pids(struct env *env)
 /* CMD's ptrace stops that need the collector (proc/ knows processes, not profiles). */
 static void hook_exiting(void *ctx, uint32_t pid)
 {
-	collect__process_exiting(ctx, pid);
+	struct run *r = ctx;
+
+	tracker__process_exiting(r->parts.tracker, pid);
 }
 
 static bool hook_exec_stop(void *ctx, uint32_t pid)
 {
-	return collect__exec_stop(ctx, pid);
+	struct run *r = ctx;
+
+	return collect__exec_stop(r->collect, pid);
 }
 
 static bool hook_kernel_sigstop(void *ctx, uint32_t tgid, uint32_t tid)
 {
-	return collect__traced_sigstop(ctx, tgid, tid);
+	struct run *r = ctx;
+
+	return tracker__traced_sigstop(r->parts.tracker, tgid, tid);
 }
 
 /* None until the collector exists: the stops are then only continued. */
@@ -322,7 +333,7 @@ static const struct child_hooks *child_hooks(struct run *r)
 {
 	if (!r->collect)
 		return NULL;
-	r->hooks = (struct child_hooks){.ctx = r->collect,
+	r->hooks = (struct child_hooks){.ctx = r,
 					.exiting = hook_exiting,
 					.exec_stop = hook_exec_stop,
 					.kernel_sigstop = hook_kernel_sigstop};
@@ -333,7 +344,7 @@ static const struct child_hooks *child_hooks(struct run *r)
 static void signal_cmd(struct run *r, int sig)
 {
 	if (r->collect)
-		collect__signal_all(r->collect, sig); /* CMD is one of the targets */
+		tracker__signal_all(r->parts.tracker, sig); /* CMD is one of the targets */
 	else if (r->child.pidfd >= 0)
 		pidfd__signal(r->child.pidfd, sig);
 }
@@ -475,7 +486,7 @@ static void end_holds(struct run *r)
 	if (r->holds_ended || !r->loader || !r->collect)
 		return;
 	r->holds_ended = true;
-	collect__holds_over(r->collect);
+	tracker__holds_over(r->parts.tracker);
 	loader__hold_gate(r->loader, 0);
 	while (loader__poll(r->loader, 0) > 0)
 		;
@@ -616,26 +627,33 @@ static int run_open(struct run *r)
 			return 1;
 		}
 	}
-	err = collect__new(&r->collect,
-			   &(struct collect_opts){.modes = env->modes,
-						  .sample_bytes = env->sample_bytes,
-						  .unwind_tables = env->unwind != UNWIND_FP,
-						  .unwind_memory = env->unwind_memory,
-						  .cmd = env->cmd,
-						  .pids = env->pids,
-						  .npids = env->npids,
-						  .wide = env->wide,
-						  .interval = env->output_dir != NULL,
-						  .hold_exits = env->wide && env->hold_exits > 0,
-						  .stream = tracefile__stream(r->trace)},
-			   r->loader);
+	err = run_parts__open(
+		&r->parts, r->loader,
+		&(struct run_parts_opts){.modes = env->modes,
+					 .wide = env->wide,
+					 .cmd = env->cmd != NULL,
+					 .hold_exits = env->wide && env->hold_exits > 0,
+					 .unwind_tables = env->unwind != UNWIND_FP,
+					 .unwind_memory = env->unwind_memory});
+	r->parts_open = !err;
+	if (!err)
+		err = collect__new(&r->collect,
+				   &(struct collect_opts){.modes = env->modes,
+							  .sample_bytes = env->sample_bytes,
+							  .cmd = env->cmd,
+							  .pids = env->pids,
+							  .npids = env->npids,
+							  .wide = env->wide,
+							  .interval = env->output_dir != NULL,
+							  .stream = tracefile__stream(r->trace)},
+				   &r->parts);
 	if (err) {
 		pr_err("setting up the aggregation failed: %s\n", strerror(-err));
 		return 1;
 	}
 	if (r->trace)
-		tracefile__bind(r->trace, r->collect);
-	err = writeout__new(&r->writeout, r->collect, env);
+		tracefile__bind(r->trace, r->collect, &r->parts);
+	err = writeout__new(&r->writeout, r->collect, &r->parts, env);
 	if (err) {
 		pr_err("setting up the report failed: %s\n", strerror(-err));
 		return 1;
@@ -692,7 +710,7 @@ static int add_pids(struct run *r)
 	/* Complete stacks from the first event: the tables of what the targets map (a few ms each).
 	 */
 	if (env->npids) {
-		err = collect__wait_unwinder(r->collect, UNWIND_START_WAIT_MS);
+		err = tracker__wait_unwinder(r->parts.tracker, UNWIND_START_WAIT_MS);
 		if (err) {
 			pr_err("loading unwind tables failed: %s\n", strerror(-err));
 			return 1;
@@ -752,7 +770,7 @@ static int run_targets(struct run *r)
 		/* No wait for the unwind tables here: processes come and go meanwhile, and
 		 * their records wait in the ring buffer until the loop runs; the tables load
 		 * as it turns (frame pointers until then). */
-		err = collect__discover_root(r->collect, (uint32_t)getpid());
+		err = tracker__discover_root(r->parts.tracker, (uint32_t)getpid());
 		if (!err)
 			err = scan_scope(r);
 		if (err) {
@@ -770,11 +788,11 @@ static int run_targets(struct run *r)
 		char exe[PATH_MAX];
 
 		if (!cmdpath__resolve(exe, sizeof(exe), env->cmd[0]))
-			collect__prepare_unwind(r->collect, exe);
+			tracker__prepare_unwind(r->parts.tracker, exe);
 	}
 	/* `-- CMD`: the tables of its executable and libraries before it runs (not for the wide
 	 * scopes: see above). */
-	err = env->wide ? 0 : collect__wait_unwinder(r->collect, UNWIND_START_WAIT_MS);
+	err = env->wide ? 0 : tracker__wait_unwinder(r->parts.tracker, UNWIND_START_WAIT_MS);
 	if (err) {
 		pr_err("loading unwind tables failed: %s\n", strerror(-err));
 		return 1;
@@ -873,7 +891,7 @@ static bool run_turn(struct run *r)
 	if (env->wide || r->lo.hold_dlopen)
 		loader__hold_gate(r->loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
 	/* A process waits for its tables: look at the builds again soon. */
-	err = loader__poll(r->loader, collect__holding(r->collect) ? 2 : 100);
+	err = loader__poll(r->loader, tracker__holding(r->parts.tracker) ? 2 : 100);
 	/* After a fatal error the consumer keeps taking records (holds): err stays 0. */
 	if (err < 0 || collect__error(r->collect)) {
 		/* The collector's own failures were reported where they happened. */
@@ -884,8 +902,7 @@ static bool run_turn(struct run *r)
 	}
 	if (r->push)
 		push__poll(r->push);
-	collect__poll_holds(r->collect);
-	if (collect__poll_unwinder(r->collect)) {
+	if (tracker__poll(r->parts.tracker)) {
 		r->poll_err = true;
 		return false;
 	}
@@ -910,7 +927,7 @@ static bool run_turn(struct run *r)
 	}
 	if (r->have_child)
 		child__wait(&r->child, child_hooks(r), WNOHANG);
-	return r->have_child ? !r->child.exited : env->wide || collect__any_alive(r->collect);
+	return r->have_child ? !r->child.exited : env->wide || tracker__any_alive(r->parts.tracker);
 }
 
 /* Until a signal, -d, q, a failure, or the end of the targets (CMD's exit). */
@@ -1022,7 +1039,9 @@ static void run_cleanup(struct run *r)
 	writeout__free(r->writeout);
 	tracefile__free(r->trace);
 	push__free(r->push);
-	collect__free(r->collect); /* resumes what is still held */
+	collect__free(r->collect);
+	if (r->parts_open)
+		run_parts__close(&r->parts); /* resumes what is still held */
 	loader__free(r->loader);
 	if (r->watchdog >= 0) {
 		holds__watchdog_bye(r->watchdog);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agg/collect.h"
+#include "agg/parts.h"
 #include "sym/stackres.h"
 #include "attach/loader.h"
 #include "cli.h"
@@ -33,7 +34,7 @@ struct tracefile {
 	char workdir[4096];    /* -f codetracer: trace_metadata.json's, taken at the start */
 	char program[4096];
 	struct evtrace *trace;
-	struct collect *collect; /* bound: its stacks are symbolized before the end is written */
+	struct stackres *stacks; /* bound: symbolized before the end is written */
 	struct collect_stream stream;
 	const struct env *env;
 	char path[4096];
@@ -240,11 +241,11 @@ const struct collect_stream *tracefile__stream(struct tracefile *t)
 	return t ? &t->stream : NULL;
 }
 
-void tracefile__bind(struct tracefile *t, struct collect *c)
+void tracefile__bind(struct tracefile *t, struct collect *c, const struct run_parts *parts)
 {
-	t->collect = c;
-	evtrace__set_sources(t->trace, collect__calls(c), collect__procinfo(c));
-	evtrace__set_stacks(t->trace, collect__stacks(c));
+	t->stacks = parts->stacks;
+	evtrace__set_sources(t->trace, collect__calls(c), parts->procs);
+	evtrace__set_stacks(t->trace, parts->stacks);
 	if (t->env->modes & MODE_HEAP)
 		collect__set_heap_tap(c, on_heap, t->trace);
 	if (t->env->modes & MODE_CPU) {
@@ -336,9 +337,7 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the end is on the events' clock. */
 	now = (uint64_t)clock__mono_ns();
 	/* --cpu samples are named from their symbolized stacks. */
-	err = t->collect && collect__stacks(t->collect)
-		      ? stackres__sync(collect__stacks(t->collect))
-		      : 0;
+	err = t->stacks ? stackres__sync(t->stacks) : 0;
 	if (err) {
 		pr_err("symbolizing the stacks failed: %s\n", strerror(-err));
 		return err;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 struct collect;
+struct run_parts;
 struct collect_stream;
 struct env;
 struct loader;
@@ -22,8 +23,8 @@ bool tracefile__wanted(const struct env *env);
 int tracefile__open(struct tracefile **out, const struct env *env);
 /* The collector's hooks (collect_opts.stream): valid while t lives; NULL for t NULL. */
 const struct collect_stream *tracefile__stream(struct tracefile *t);
-/* The collector exists: names come from it. */
-void tracefile__bind(struct tracefile *t, struct collect *c);
+/* The collector exists: calls and taps come from it, names and stacks from the run's parts. */
+void tracefile__bind(struct tracefile *t, struct collect *c, const struct run_parts *parts);
 /* The run ended: close what is open, write the drop counters (the BPF ones from l), commit the
  * file and print the drops.  0 or -errno (printed). */
 int tracefile__finish(struct tracefile *t, struct loader *l);

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "agg/collect.h"
+#include "agg/parts.h"
+#include "sym/symbolizer.h"
+#include "track/tracker.h"
 #include "attach/calls_attach.h"
 #include "attach/loader.h"
 #include "cli.h"
@@ -62,6 +65,7 @@ static const struct {
 
 struct writeout {
 	struct collect *c;
+	const struct run_parts *parts;
 	const struct env *env;
 	uint64_t bpf_prev[PROF_CNT__COUNT]; /* continuous mode: counters at the interval's start */
 	unsigned intervals;
@@ -74,13 +78,15 @@ struct writeout {
 	void *sink_ctx;
 };
 
-int writeout__new(struct writeout **out, struct collect *c, const struct env *env)
+int writeout__new(struct writeout **out, struct collect *c, const struct run_parts *parts,
+		  const struct env *env)
 {
 	struct writeout *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
 	r->c = c;
+	r->parts = parts;
 	r->env = env;
 	*out = r;
 	return 0;
@@ -140,37 +146,42 @@ static int build_all(struct writeout *r, struct profile *ps[NMODES], int64_t sta
 		     int64_t duration_ns, const uint64_t *since)
 {
 	struct collect *c = r->c;
+	const struct run_parts *parts = r->parts;
 	struct profile_run run = {
 		.cmdline = r->env->cmdline,
 		.time_nanos = start_wall_ns,
 		.duration_nanos = duration_ns,
 		.collect = {.bad_records = collect__bad_records(c)},
 		.report = r->stats,
-		.sym = collect__symbolizer_stats(c),
-		.unw = collect__unwinder_stats(c),
+		.sym = symbolizer__stats(parts->sym),
+		.unw = tracker__unwinder_stats(parts->tracker),
 		.cgroup = r->cgroup,
-		.attach = loader__attach_stats(collect__loader(c)),
+		.attach = loader__attach_stats(parts->loader),
 	};
 	struct push_stats push;
 	struct maps_stats maps;
 	struct build_inputs in = {
-		.stacks = collect__stacks(c),
-		.procs = collect__procinfo(c),
+		.stacks = parts->stacks,
+		.procs = parts->procs,
 		.run = &run,
 	};
 	int ret;
 
 	for (size_t i = 0; i < NMODES; i++)
 		ps[i] = NULL;
-	collect__hold_stats(c, &run.collect.hold_timeouts, &run.collect.hold_gone);
-	collect__dlopen_stats(c, &run.collect.dlopen_holds, &run.collect.dlopen_hold_timeouts);
+	/* Whoever reads stacks and symbols reads them once the worker is done with them (out of
+	 * memory there is the run's failure: collect__error). */
+	collect__sync(c);
+	tracker__hold_stats(parts->tracker, &run.collect.hold_timeouts, &run.collect.hold_gone);
+	tracker__dlopen_stats(parts->tracker, &run.collect.dlopen_holds,
+			      &run.collect.dlopen_hold_timeouts);
 	maps__stats(&maps);
 	run.maps = &maps;
 	if (r->push) {
 		push__stats(r->push, &push);
 		run.push = (const uint64_t *)&push;
 	}
-	ret = loader__counters(collect__loader(c), run.bpf);
+	ret = loader__counters(parts->loader, run.bpf);
 	if (ret) {
 		pr_err("reading the BPF counters failed: %s\n", strerror(-ret));
 		return ret;
@@ -318,7 +329,7 @@ int writeout__interval(struct writeout *r, int64_t start_wall_ns, int64_t durati
 		profile__free(ps[i]);
 	r->intervals++;
 	/* The next interval's counters start here; so do its aggregates. */
-	err = loader__counters(collect__loader(r->c), r->bpf_prev);
+	err = loader__counters(r->parts->loader, r->bpf_prev);
 	if (!err)
 		err = collect__new_interval(r->c);
 	return err ? err : ret;
@@ -384,7 +395,7 @@ void writeout__say_start(const struct writeout *r)
 	for (unsigned i = 0; i < p.npaths; i++)
 		paths[i] = buf[i];
 	for (unsigned i = 0; i < env->npids; i++)
-		names[i] = procinfo__process(collect__procinfo(r->c), env->pids[i]);
+		names[i] = procinfo__process(r->parts->procs, env->pids[i]);
 	err = status__say_start(&p);
 	if (err)
 		pr_warn("cannot say what runs: %s\n", strerror(-err));

@@ -14,12 +14,15 @@
 #include <stdint.h>
 
 struct collect;
+struct run_parts;
 struct env;
 
 struct profile;
 struct writeout;
 
-int writeout__new(struct writeout **out, struct collect *c, const struct env *env);
+/* c's aggregates and the parts it shares (both outlive the writeout). */
+int writeout__new(struct writeout **out, struct collect *c, const struct run_parts *parts,
+		  const struct env *env);
 void writeout__free(struct writeout *r);
 
 /* Given every interval's (or the final) profiles once built: --live, --push.  last: the run

@@ -16,13 +16,32 @@
 #include <cmocka.h>
 
 #include "agg/collect.h"
+#include "agg/parts.h"
 #include "agg/cpu_agg.h"
 #include "agg/heap_agg.h"
 #include "prof_cpu.h"
 #include "prof_heap.h"
 #include "sym/stackres.h"
+#include "track/tracker.h"
 
-static struct collect_opts heap_env = {.modes = MODE_HEAP, .unwind_tables = true};
+static struct collect_opts heap_env = {.modes = MODE_HEAP};
+
+/* What the session opens around the collector: here without a loader. */
+static struct run_parts parts;
+
+static int open_collect(struct collect **c, const struct collect_opts *o)
+{
+	int err = run_parts__open(
+		&parts, NULL, &(struct run_parts_opts){.modes = o->modes, .unwind_tables = true});
+
+	return err ? err : collect__new(c, o, &parts);
+}
+
+static void close_collect(struct collect *c)
+{
+	collect__free(c);
+	run_parts__close(&parts);
+}
 
 static void test_collect__exiting_before_events_started(void **state)
 {
@@ -32,10 +51,10 @@ static void test_collect__exiting_before_events_started(void **state)
 	 * loader__start_events failed: the session cleans up, and a traced CMD's exit stop
 	 * lands here.  Nothing may poll the ring buffer that does not exist.
 	 */
-	assert_int_equal(collect__new(&c, &heap_env, NULL), 0);
-	collect__process_exiting(c, (uint32_t)getpid());
+	assert_int_equal(open_collect(&c, &heap_env), 0);
+	tracker__process_exiting(parts.tracker, (uint32_t)getpid());
 	assert_int_equal(collect__error(c), 0);
-	collect__free(c);
+	close_collect(c);
 }
 
 static void send_alloc(struct collect *c, uint32_t pid, uint64_t addr, uint64_t size)
@@ -58,7 +77,7 @@ static void test_collect__exec_ends_live_blocks(void **state)
 	const struct heap_site_values *v;
 	struct collect *c;
 
-	assert_int_equal(collect__new(&c, &heap_env, NULL), 0);
+	assert_int_equal(open_collect(&c, &heap_env), 0);
 	for (uint64_t i = 0; i < 10; i++)
 		send_alloc(c, pid, 0x1000 + i * 32, 32);
 	memcpy(ex.comm, "newimage", 9);
@@ -69,7 +88,7 @@ static void test_collect__exec_ends_live_blocks(void **state)
 	assert_int_equal((int64_t)v->inuse_objects, 0);
 	assert_int_equal((int64_t)v->inuse_bytes, 0);
 	assert_int_equal(heap_agg__stats(collect__heap(c))->exec_released, 10);
-	collect__free(c);
+	close_collect(c);
 }
 
 /* A heap record with its frames, as bpf/heap.bpf.c sends it. */
@@ -101,7 +120,7 @@ static void test_collect__heap_frames_interned_per_stack(void **state)
 	struct collect *c;
 	int32_t id;
 
-	assert_int_equal(collect__new(&c, &heap_env, NULL), 0);
+	assert_int_equal(open_collect(&c, &heap_env), 0);
 	/* a, then b with the same frames (the last-stack fast path), then another stack, then a's
 	 * frames again (the interned path) */
 	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
@@ -109,19 +128,18 @@ static void test_collect__heap_frames_interned_per_stack(void **state)
 	assert_int_equal(collect__on_event(c, &other, sizeof(other.e) + 3 * 8), 0);
 	a.e.addr = 0x4000;
 	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
-	assert_int_equal(stackres__count(collect__stacks(c)), 2);
-	assert_int_equal(
-		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, a.frames, 3), 0);
+	assert_int_equal(stackres__count(parts.stacks), 2);
+	assert_int_equal(stackres__intern(parts.stacks, &id, pid, STACK_USER_RET, a.frames, 3), 0);
 	v = heap_agg__site(collect__heap(c), pid, pid, id, 0);
 	assert_non_null(v);
 	assert_int_equal((int64_t)v->alloc_objects, 3);
-	assert_int_equal(
-		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, other.frames, 3), 0);
+	assert_int_equal(stackres__intern(parts.stacks, &id, pid, STACK_USER_RET, other.frames, 3),
+			 0);
 	assert_int_equal((int64_t)heap_agg__site(collect__heap(c), pid, pid, id, 0)->alloc_objects,
 			 1);
 	assert_int_equal(heap_agg__stats(collect__heap(c))->no_stack, 0);
 	assert_int_equal(collect__bad_records(c), 0);
-	collect__free(c);
+	close_collect(c);
 }
 
 /* The record's Python thread state reaches the heap site (the gil label): the same stack
@@ -134,13 +152,12 @@ static void test_collect__heap_python_state_kept(void **state)
 	struct collect *c;
 	int32_t id;
 
-	assert_int_equal(collect__new(&c, &heap_env, NULL), 0);
+	assert_int_equal(open_collect(&c, &heap_env), 0);
 	a.e.py = PROF_PY_THREAD_GIL;
 	b.e.py = PROF_PY_THREAD_NO_GIL;
 	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
 	assert_int_equal(collect__on_event(c, &b, sizeof(b.e) + 3 * 8), 0);
-	assert_int_equal(
-		stackres__intern(collect__stacks(c), &id, pid, STACK_USER_RET, a.frames, 3), 0);
+	assert_int_equal(stackres__intern(parts.stacks, &id, pid, STACK_USER_RET, a.frames, 3), 0);
 	h = collect__heap(c);
 	assert_non_null(heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_GIL));
 	assert_int_equal((int64_t)heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_GIL)->alloc_bytes,
@@ -149,17 +166,17 @@ static void test_collect__heap_python_state_kept(void **state)
 	assert_int_equal(
 		(int64_t)heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_NO_GIL)->alloc_bytes, 16);
 	assert_null(heap_agg__site(h, pid, pid, id, PROF_PY_THREAD_NONE));
-	collect__free(c);
+	close_collect(c);
 }
 
 static void test_collect__short_records_are_bad(void **state)
 {
 	struct heap_rec a = heap_rec(999999, 0x1000, 0x403000);
 	struct prof_cpu_sample s = {.type = PROF_REC_CPU_SAMPLE, .pid = 1, .tid = 1, .nuser = 2};
-	static struct collect_opts both = {.modes = MODE_HEAP | MODE_CPU, .unwind_tables = true};
+	static struct collect_opts both = {.modes = MODE_HEAP | MODE_CPU};
 	struct collect *c;
 
-	assert_int_equal(collect__new(&c, &both, NULL), 0);
+	assert_int_equal(open_collect(&c, &both), 0);
 	/* one frame short */
 	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 2 * 8), 0);
 	/* more frames than a stack can have */
@@ -169,13 +186,13 @@ static void test_collect__short_records_are_bad(void **state)
 	assert_int_equal(collect__on_event(c, &s, sizeof(s)), 0);
 	assert_int_equal(collect__bad_records(c), 3);
 	assert_int_equal(heap_agg__stats(collect__heap(c))->allocs, 0);
-	assert_int_equal(stackres__count(collect__stacks(c)), 0);
-	collect__free(c);
+	assert_int_equal(stackres__count(parts.stacks), 0);
+	close_collect(c);
 }
 
 static void test_collect__cpu_samples_counted_per_stacks(void **state)
 {
-	static struct collect_opts cpu_env = {.modes = MODE_CPU, .unwind_tables = true};
+	static struct collect_opts cpu_env = {.modes = MODE_CPU};
 	struct {
 		struct prof_cpu_sample s;
 		uint64_t frames[3];
@@ -190,23 +207,23 @@ static void test_collect__cpu_samples_counted_per_stacks(void **state)
 	struct cpu_agg_key k = {.pid = 999999, .tid = 999998};
 	struct collect *c;
 
-	assert_int_equal(collect__new(&c, &cpu_env, NULL), 0);
+	assert_int_equal(open_collect(&c, &cpu_env), 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(collect__on_event(c, &in_kernel, sizeof(in_kernel)), 0);
 	assert_int_equal(collect__on_event(c, &in_user, sizeof(in_user.s) + 2 * 8), 0);
 	assert_int_equal(collect__bad_records(c), 0);
 	/* user stack {401000, 402000} and kernel stack {ffffffff81001000} */
-	assert_int_equal(stackres__count(collect__stacks(c)), 2);
-	assert_int_equal(stackres__intern(collect__stacks(c), &k.user_stack, k.pid, STACK_USER,
-					  in_user.frames, 2),
-			 0);
-	assert_int_equal(stackres__intern(collect__stacks(c), &k.kern_stack, k.pid, STACK_KERNEL,
+	assert_int_equal(stackres__count(parts.stacks), 2);
+	assert_int_equal(
+		stackres__intern(parts.stacks, &k.user_stack, k.pid, STACK_USER, in_user.frames, 2),
+		0);
+	assert_int_equal(stackres__intern(parts.stacks, &k.kern_stack, k.pid, STACK_KERNEL,
 					  in_kernel.frames, 1),
 			 0);
 	assert_int_equal(cpu_agg__count(collect__cpu(c), &k), 3);
 	k.kern_stack = STACKRES_NONE;
 	assert_int_equal(cpu_agg__count(collect__cpu(c), &k), 1);
-	collect__free(c);
+	close_collect(c);
 }
 
 /* Exit status of the reuse scenario, run as init of a fresh pid namespace. */
@@ -214,13 +231,13 @@ enum { REUSE_OK, REUSE_SIGNALLED, REUSE_SETUP };
 
 static int reuse_scenario(void)
 {
-	static struct collect_opts cmd_env = {.modes = MODE_HEAP, .unwind_tables = true};
+	static struct collect_opts cmd_env = {.modes = MODE_HEAP};
 	struct prof_proc_event fork_ev = {.type = PROF_REC_PROC_FORK, .ppid = 1};
 	struct collect *c;
 	pid_t x, r, w;
 	int fd, st;
 
-	if (collect__new(&c, &cmd_env, NULL))
+	if (open_collect(&c, &cmd_env))
 		return REUSE_SETUP;
 	x = fork();
 	if (x == 0) {
@@ -247,12 +264,12 @@ static int reuse_scenario(void)
 	}
 	if (r != x)
 		return REUSE_SETUP;
-	collect__signal_all(c, SIGTERM);
+	tracker__signal_all(parts.tracker, SIGTERM);
 	usleep(100000); /* a signal sent would have landed by now */
 	w = waitpid(r, &st, WNOHANG);
 	kill(r, SIGKILL);
 	waitpid(r, NULL, 0);
-	collect__free(c);
+	close_collect(c);
 	return w == 0 ? REUSE_OK : REUSE_SIGNALLED;
 }
 

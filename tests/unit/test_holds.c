@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "agg/collect.h"
+#include "agg/parts.h"
 #include "track/holds.h"
 #include "prof_heap.h"
 
@@ -28,6 +30,9 @@ static pid_t stopped_child(void)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* Gone with the test, even one that crashed: a stopped orphan would keep the
+		 * runner's pipe open forever. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		raise(SIGSTOP);
 		_exit(7);
 	}
@@ -164,9 +169,12 @@ static void test_holds__consumed_after_a_fatal_error(void **state)
 				    .size = 8};
 	pid_t pid = stopped_child();
 	struct prof_proc_event e = hold_record(PROF_REC_PROC_EXIT_HOLD, pid, start_ns_of(pid));
+	struct run_parts parts;
 	struct collect *c;
 
-	assert_int_equal(collect__new(&c, &opts, NULL), 0);
+	assert_int_equal(
+		run_parts__open(&parts, NULL, &(struct run_parts_opts){.modes = MODE_HEAP}), 0);
+	assert_int_equal(collect__new(&c, &opts, &parts), 0);
 	collect__set_heap_tap(c, failing_tap, NULL);
 	assert_int_equal(collect__on_event(c, &a, sizeof(a)), -ENOSPC);
 	assert_int_equal(collect__error(c), -ENOSPC);
@@ -174,6 +182,7 @@ static void test_holds__consumed_after_a_fatal_error(void **state)
 	assert_int_equal(collect__on_event(c, &e, sizeof(e)), 0);
 	assert_true(resumed(pid));
 	collect__free(c);
+	run_parts__close(&parts);
 }
 
 int main(void)

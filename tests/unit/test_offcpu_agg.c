@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "agg/collect.h"
+#include "agg/parts.h"
 #include "agg/offcpu_agg.h"
 #include "sym/stackres.h"
 #include "prof_offcpu.h"
@@ -107,7 +108,24 @@ static struct offcpu_rec offcpu_rec(uint8_t st, uint64_t ns, uint64_t user_leaf)
 	return r;
 }
 
-static struct collect_opts offcpu_env = {.modes = MODE_OFFCPU, .unwind_tables = true};
+static struct collect_opts offcpu_env = {.modes = MODE_OFFCPU};
+
+/* What the session opens around the collector: here without a loader. */
+static struct run_parts parts;
+
+static int open_collect(struct collect **c, const struct collect_opts *o)
+{
+	int err = run_parts__open(
+		&parts, NULL, &(struct run_parts_opts){.modes = o->modes, .unwind_tables = true});
+
+	return err ? err : collect__new(c, o, &parts);
+}
+
+static void close_collect(struct collect *c)
+{
+	collect__free(c);
+	run_parts__close(&parts);
+}
 
 static void test_offcpu_agg__records_summed_per_stack_and_state(void **state)
 {
@@ -119,7 +137,7 @@ static void test_offcpu_agg__records_summed_per_stack_and_state(void **state)
 	struct collect *c;
 
 	(void)state;
-	assert_int_equal(collect__new(&c, &offcpu_env, NULL), 0);
+	assert_int_equal(open_collect(&c, &offcpu_env), 0);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(collect__on_event(c, &sleep, sizeof(sleep)), 0);
 		assert_int_equal(collect__on_event(c, &wait, sizeof(wait)), 0);
@@ -127,13 +145,13 @@ static void test_offcpu_agg__records_summed_per_stack_and_state(void **state)
 	assert_int_equal(collect__on_event(c, &preempted, sizeof(preempted)), 0);
 	assert_int_equal(collect__bad_records(c), 0);
 	/* user stacks {401000, 402000}, {401100, 402000}; one kernel stack */
-	assert_int_equal(stackres__count(collect__stacks(c)), 3);
-	assert_int_equal(stackres__intern(collect__stacks(c), &k.kern_stack, PID, STACK_KERNEL,
-					  sleep.frames, 1),
-			 0);
-	assert_int_equal(stackres__intern(collect__stacks(c), &k.user_stack, PID, STACK_USER,
-					  sleep.frames + 1, 2),
-			 0);
+	assert_int_equal(stackres__count(parts.stacks), 3);
+	assert_int_equal(
+		stackres__intern(parts.stacks, &k.kern_stack, PID, STACK_KERNEL, sleep.frames, 1),
+		0);
+	assert_int_equal(
+		stackres__intern(parts.stacks, &k.user_stack, PID, STACK_USER, sleep.frames + 1, 2),
+		0);
 	v = offcpu_agg__get(collect__offcpu(c), &k);
 	assert_non_null(v);
 	assert_int_equal(v->count, 3);
@@ -143,7 +161,7 @@ static void test_offcpu_agg__records_summed_per_stack_and_state(void **state)
 	assert_non_null(v);
 	assert_int_equal(v->count, 1);
 	assert_int_equal(v->ns, 20000);
-	collect__free(c);
+	close_collect(c);
 }
 
 static void test_offcpu_agg__malformed_records_are_bad(void **state)
@@ -155,7 +173,7 @@ static void test_offcpu_agg__malformed_records_are_bad(void **state)
 	struct collect *c;
 
 	(void)state;
-	assert_int_equal(collect__new(&c, &offcpu_env, NULL), 0);
+	assert_int_equal(open_collect(&c, &offcpu_env), 0);
 	/* one frame short */
 	assert_int_equal(collect__on_event(c, &r, sizeof(r) - 8), 0);
 	/* shorter than its header */
@@ -169,8 +187,8 @@ static void test_offcpu_agg__malformed_records_are_bad(void **state)
 	assert_int_equal(collect__on_event(c, &r, sizeof(r)), 0);
 	assert_int_equal(collect__bad_records(c), 4);
 	assert_int_equal(offcpu_agg__next(collect__offcpu(c), &it, &k, &v), 0);
-	assert_int_equal(stackres__count(collect__stacks(c)), 0);
-	collect__free(c);
+	assert_int_equal(stackres__count(parts.stacks), 0);
+	close_collect(c);
 }
 
 /* The profile of those records: both sample types, one sample per state, labelled. */
@@ -185,13 +203,12 @@ static void test_offcpu_agg__profile_has_state_labels(void **state)
 	struct profile *p;
 
 	(void)state;
-	assert_int_equal(collect__new(&c, &offcpu_env, NULL), 0);
+	assert_int_equal(open_collect(&c, &offcpu_env), 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(collect__on_event(c, &sleep, sizeof(sleep)), 0);
 	assert_int_equal(collect__on_event(c, &preempted, sizeof(preempted)), 0);
 	collect__snapshot(c, true);
-	in = (struct build_inputs){
-		.stacks = collect__stacks(c), .procs = collect__procinfo(c), .run = &run};
+	in = (struct build_inputs){.stacks = parts.stacks, .procs = parts.procs, .run = &run};
 	assert_int_equal(offcpu_profile__build(&p, collect__offcpu(c), &in), 0);
 	assert_string_equal(p->mode, "offcpu");
 	assert_int_equal(p->ntypes, 2);
@@ -220,7 +237,7 @@ static void test_offcpu_agg__profile_has_state_labels(void **state)
 	assert_int_equal(p->samples[blocked].pid, PID);
 	assert_int_equal(p->samples[blocked].tid, TID);
 	profile__free(p);
-	collect__free(c);
+	close_collect(c);
 }
 
 static void test_offcpu_agg__state_names(void **state)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The consumer: ring-buffer records -> per-mode aggregators, plus what every mode shares
- * (target processes, thread names, symbolizer, stack cache).  Each mode is a table of operations
- * (on_record, on_found, on_exec, on_dlopen, on_exit, tick, snapshot, reset, forget) that the
- * collector calls for the modes of the run; the report reads the aggregates at each snapshot.
+ * The consumer: ring-buffer records -> per-mode aggregators.  What every mode shares (the
+ * tracker of target processes, thread names, symbolizer, stack cache) comes in as run_parts.
+ * Each mode is a table of operations (on_record, on_found, on_exec, on_dlopen, on_exit, tick,
+ * snapshot, reset, forget) that the collector calls for the modes of the run; the report reads
+ * the aggregates at each snapshot.
  */
 #ifndef PROF_COLLECT_H
 #define PROF_COLLECT_H
@@ -15,16 +16,13 @@
 #include <bpf/libbpf.h>
 
 struct collect;
-struct unwinder_stats;
+struct run_parts;
 struct loader;
 struct heap_agg;
 struct cpu_agg;
 struct offcpu_agg;
 struct calls_agg;
 struct calls_attach;
-struct stackres;
-struct procinfo;
-struct symbolizer_stats;
 
 /* The modes a run collects (any combination). */
 enum prof_mode_bit {
@@ -61,19 +59,17 @@ struct collect_stream {
 struct collect_opts {
 	unsigned modes;	       /* enum prof_mode_bit */
 	uint64_t sample_bytes; /* --sample-bytes */
-	bool unwind_tables;    /* build .eh_frame tables for the BPF walker (not --unwind fp) */
 	char *const *cmd;      /* -- CMD ARG…, NULL-terminated; NULL with -p */
 	const uint32_t *pids;  /* -p */
 	unsigned npids;
-	bool wide;	 /* --cgroup / --container / -a: BPF decides who is in scope */
-	bool interval;	 /* continuous mode: processes gone are forgotten after their interval */
-	bool hold_exits; /* wide scopes: hook libc's _exit to symbolize short-lived processes */
+	bool wide;     /* --cgroup / --container / -a: BPF decides who is in scope */
+	bool interval; /* continuous mode: processes gone are forgotten after their interval */
 	const struct collect_stream *stream; /* NULL: --calls aggregates */
-	/* --unwind-memory (bytes): kernel memory for unwind tables; 0: the unwinder's default */
-	uint64_t unwind_memory;
 };
 
-int collect__new(struct collect **out, const struct collect_opts *opts, struct loader *l);
+/* parts: what the run shares (agg/parts.h), opened before and closed after the collector. */
+int collect__new(struct collect **out, const struct collect_opts *opts,
+		 const struct run_parts *parts);
 void collect__free(struct collect *c);
 
 /* Open the ring buffer: fn(ctx, …) gets each record (session counts, then calls
@@ -84,8 +80,6 @@ int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx
 int collect__on_event(void *ctx, void *data, size_t size);
 /* The first fatal error met while consuming events (reported on stderr already), or 0. */
 int collect__error(struct collect *c);
-/* The run ends: the processes held at exec for their tables go on, and none is held again. */
-void collect__holds_over(struct collect *c);
 /* Wait until every stack consumed so far is symbolized.  0 or -ENOMEM. */
 int collect__sync(struct collect *c);
 
@@ -94,9 +88,6 @@ int collect__add_pid(struct collect *c, uint32_t pid);
 /* --cgroup / --container / -a: a process found in scope at start (its allocator files are
  * probed for every process, filtered in BPF). */
 int collect__add_scoped(struct collect *c, uint32_t pid);
-/* Wide scopes: probe the allocators and loaders of pid's root (once per root).  Our own root at
- * start: a program of the host started later in the scope is traced from its first allocation. */
-int collect__discover_root(struct collect *c, uint32_t pid);
 /* The `-- CMD` child, not yet exec'd (its exec arrives as an event that loads its maps). */
 int collect__add_child(struct collect *c, uint32_t pid);
 /* heap_attach__process, reporting failures other than a vanished process (-ENOENT/-ESRCH,
@@ -104,10 +95,6 @@ int collect__add_child(struct collect *c, uint32_t pid);
 int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns);
 /* Attach the modes other than heap (cpu, offcpu, calls) once targets are known. */
 int collect__attach_modes(struct collect *c);
-/* Whether a target process (any of its threads) still runs; a reused pid does not count. */
-bool collect__any_alive(struct collect *c);
-/* pid is stopped at its exit with its address space intact: last chance to symbolize. */
-void collect__process_exiting(struct collect *c, uint32_t pid);
 /* A process of `-- CMD`'s tree is stopped (ptrace) at its exec, the new image not yet run:
  * --calls attaches to the runtime it runs or will load; the unwinder queues the tables of what
  * it will map.  True when the collector keeps it stopped (until those tables are loaded; it
@@ -117,21 +104,11 @@ bool collect__exec_stop(struct collect *c, uint32_t pid);
 void collect__set_exec_stops(struct collect *c, bool on);
 /* --calls found no runtime to probe in any target (so far). */
 bool collect__calls_none(struct collect *c);
-/* Send sig to every target still alive (ending `-- CMD` and its children early), through
- * pidfds: a process that took a dead target's pid is never signalled. */
-void collect__signal_all(struct collect *c, int sig);
 /* Periodic work while profiling (about once a second): --calls rescans `-- CMD`'s tree. */
 void collect__tick(struct collect *c);
 /* Every turn of the loop: at most every 100 ms, the names of Python threads seen before the
  * threading module had them (stackres__python_retry). */
 void collect__python_retry(struct collect *c);
-/* Load finished unwind tables and re-read the mappings of processes that asked (never waits for
- * a build): call it often.  0 or a fatal -errno. */
-int collect__poll_unwinder(struct collect *c);
-/* Session start: wait up to timeout_ms for the tables being built (a warning past it). */
-int collect__wait_unwinder(struct collect *c, int timeout_ms);
-/* `-- CMD`: build the tables of exe and of the system libraries before CMD starts. */
-int collect__prepare_unwind(struct collect *c, const char *exe);
 
 /* Continuous mode: the aggregates start a new interval (allocations, samples and calls from
  * zero; in-use heap and open calls carried over).  0 or -ENOMEM. */
@@ -177,7 +154,6 @@ struct collect_offcpu_event {
 typedef int (*collect_offcpu_tap_fn)(void *ctx, const struct collect_offcpu_event *e);
 void collect__set_offcpu_tap(struct collect *c, collect_offcpu_tap_fn fn, void *ctx);
 
-struct loader *collect__loader(struct collect *c);
 struct heap_agg *collect__heap(struct collect *c);
 /* --cpu sample counts, NULL without --cpu. */
 struct cpu_agg *collect__cpu(struct collect *c);
@@ -186,7 +162,6 @@ struct offcpu_agg *collect__offcpu(struct collect *c);
 /* --calls state, NULL without --calls. */
 struct calls_agg *collect__calls(struct collect *c);
 struct calls_attach *collect__calls_attach(struct collect *c);
-struct stackres *collect__stacks(struct collect *c);
 
 /* `dump`: a thread as the task iterator found it, its frames interned (stackres ids). */
 struct collect_dump_thread {
@@ -201,26 +176,7 @@ struct collect_dump_thread {
 };
 /* The threads dumped so far, in the order they came. */
 const struct collect_dump_thread *collect__dump_threads(struct collect *c, size_t *n);
-struct procinfo *collect__procinfo(struct collect *c);
 /* Records that were malformed or of an unknown type (should stay 0). */
 uint64_t collect__bad_records(struct collect *c);
-/* Resume the processes held longer than HOLDS_MAX_MS (track/holds.h): at every turn of the loop. */
-void collect__poll_holds(struct collect *c);
-/* PROF_COLLECT_STATS' hold counts since the interval began. */
-void collect__hold_stats(struct collect *c, uint64_t *timeouts, uint64_t *gone);
-/* PROF_COLLECT_STATS' dlopen holds, and those resumed at PROF_DL_HOLD_MS, this interval. */
-void collect__dlopen_stats(struct collect *c, uint64_t *holds, uint64_t *timeouts);
-/* Some process waits for its tables: the event loop should turn again within milliseconds. */
-bool collect__holding(struct collect *c);
-/*
- * `-- CMD`: thread tid of pid is in the delivery stop of a SIGSTOP the kernel sent (ours: a
- * dlopen hold).  True when that hold goes on: the thread stays stopped until its tables are in
- * (collect continues it, without the signal); false: continue it now, without the signal.
- */
-bool collect__traced_sigstop(struct collect *c, uint32_t pid, uint32_t tid);
-/* Files the symbolizer refused and perf-map lines it skipped. */
-const struct symbolizer_stats *collect__symbolizer_stats(struct collect *c);
-/* NULL when the unwinder is not running (--unwind fp). */
-const struct unwinder_stats *collect__unwinder_stats(struct collect *c);
 
 #endif /* PROF_COLLECT_H */

@@ -15,6 +15,9 @@
 #include <time.h>
 
 #include "agg/collect.h"
+#include "agg/parts.h"
+#include "sym/symbolizer.h"
+#include "track/tracker.h"
 #include "agg/cpu_agg.h"
 #include "sym/stackres.h"
 #include "attach/loader.h"
@@ -289,6 +292,8 @@ int dump__run(const struct dump_env *env)
 	struct loader_opts lo = {.cpu = true, .cpu_hz = DUMP_HZ, .dump = true};
 	uint32_t pids[DUMP_MAX_PIDS];
 	struct collect *c = NULL;
+	struct run_parts parts = {0};
+	bool parts_open = false;
 	struct loader *l = NULL;
 	struct profile *p = NULL;
 	struct dump_out o = {0};
@@ -307,12 +312,16 @@ int dump__run(const struct dump_env *env)
 	err = loader__open(&l, &lo);
 	if (err)
 		goto cleanup;
-	err = collect__new(&c,
-			   &(struct collect_opts){.modes = MODE_CPU | MODE_DUMP,
-						  .unwind_tables = true,
-						  .pids = pids,
-						  .npids = env->npids},
-			   l);
+	err = run_parts__open(
+		&parts, l,
+		&(struct run_parts_opts){.modes = MODE_CPU | MODE_DUMP, .unwind_tables = true});
+	parts_open = !err;
+	if (!err)
+		err = collect__new(&c,
+				   &(struct collect_opts){.modes = MODE_CPU | MODE_DUMP,
+							  .pids = pids,
+							  .npids = env->npids},
+				   &parts);
 	if (!err)
 		err = collect__start_events(c, collect__on_event, c);
 	if (err) {
@@ -330,7 +339,7 @@ int dump__run(const struct dump_env *env)
 		}
 	}
 	/* The unwind tables of what the targets map, so user stacks are complete. */
-	err = collect__wait_unwinder(c, DUMP_UNWIND_WAIT_MS);
+	err = tracker__wait_unwinder(parts.tracker, DUMP_UNWIND_WAIT_MS);
 	if (err) {
 		pr_err("loading unwind tables failed: %s\n", strerror(-err));
 		goto cleanup;
@@ -358,11 +367,11 @@ int dump__run(const struct dump_env *env)
 		pr_err("capturing the stacks failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	in.stacks = collect__stacks(c);
-	in.procs = collect__procinfo(c);
+	in.stacks = parts.stacks; /* symbolized: collect__sync above */
+	in.procs = parts.procs;
 	run.collect.bad_records = collect__bad_records(c);
-	run.sym = collect__symbolizer_stats(c);
-	run.unw = collect__unwinder_stats(c);
+	run.sym = symbolizer__stats(parts.sym);
+	run.unw = tracker__unwinder_stats(parts.tracker);
 	err = loader__counters(l, run.bpf);
 	if (!err)
 		err = build_out(&o, &p, c, &in);
@@ -380,6 +389,8 @@ cleanup:
 	dump_out__free(&o);
 	profile__free(p);
 	collect__free(c);
+	if (parts_open)
+		run_parts__close(&parts);
 	loader__free(l);
 	return status;
 }
