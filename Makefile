@@ -292,6 +292,7 @@ lint:
 		tests/fuzz/*.c bench/*.c bench/*.h bench/*.cc
 	$(Q)$(CPPCHECK) user/
 	$(Q)scripts/check-layers.sh
+	$(Q)scripts/check-size.sh
 	$(Q)$(CPPCHECK) -Ibench $(filter-out %.bpf.c,$(wildcard bench/*.c)) tests/fuzz/*.c
 	$(Q)shellcheck $(SHELL_SCRIPTS)
 	$(Q)shellcheck $(E2E_SHELLCHECK) tests/e2e/*.sh

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "agg/collect.h"
-#include "agg/parts.h"
+#include "collect_fixture.h"
 #include "agg/cpu_agg.h"
 #include "agg/heap_agg.h"
 #include "prof_cpu.h"
@@ -25,23 +25,6 @@
 #include "track/tracker.h"
 
 static struct collect_opts heap_env = {.modes = MODE_HEAP};
-
-/* What the session opens around the collector: here without a loader. */
-static struct run_parts parts;
-
-static int open_collect(struct collect **c, const struct collect_opts *o)
-{
-	int err = run_parts__open(
-		&parts, NULL, &(struct run_parts_opts){.modes = o->modes, .unwind_tables = true});
-
-	return err ? err : collect__new(c, o, &parts);
-}
-
-static void close_collect(struct collect *c)
-{
-	collect__free(c);
-	run_parts__close(&parts);
-}
 
 static void test_collect__exiting_before_events_started(void **state)
 {

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "agg/collect.h"
-#include "agg/parts.h"
+#include "collect_fixture.h"
 #include "agg/offcpu_agg.h"
 #include "sym/stackres.h"
 #include "prof_offcpu.h"
@@ -109,23 +109,6 @@ static struct offcpu_rec offcpu_rec(uint8_t st, uint64_t ns, uint64_t user_leaf)
 }
 
 static struct collect_opts offcpu_env = {.modes = MODE_OFFCPU};
-
-/* What the session opens around the collector: here without a loader. */
-static struct run_parts parts;
-
-static int open_collect(struct collect **c, const struct collect_opts *o)
-{
-	int err = run_parts__open(
-		&parts, NULL, &(struct run_parts_opts){.modes = o->modes, .unwind_tables = true});
-
-	return err ? err : collect__new(c, o, &parts);
-}
-
-static void close_collect(struct collect *c)
-{
-	collect__free(c);
-	run_parts__close(&parts);
-}
 
 static void test_offcpu_agg__records_summed_per_stack_and_state(void **state)
 {

@@ -56,6 +56,9 @@ struct tracker {
 	uint32_t ev_pid;
 	int ev_err;   /* the read's: -ESRCH when the process is gone */
 	bool ev_read; /* ev_* hold a read (of ev_pid) */
+	/* The symbolizer's load of sym_pid this event asks for, queued when the event ends. */
+	enum { SYM_NONE, SYM_LOAD, SYM_RELOAD } sym_job;
+	uint32_t sym_pid;
 };
 
 /*
@@ -97,6 +100,23 @@ struct held {
 static void prepare_image(struct tracker *tr, uint32_t pid);
 static void owned_gone(void *ctx, enum owners_kind kind, const struct owners_key *key);
 
+/* Remember the first fatal error (already reported where it happened). */
+static int fatal(struct tracker *tr, int err)
+{
+	if (err && !tr->err)
+		tr->err = err;
+	return err;
+}
+
+static void flush_sym(struct tracker *tr);
+
+static void drop_maps(struct tracker *tr)
+{
+	maps__free(tr->ev_maps);
+	tr->ev_maps = NULL;
+	tr->ev_read = false;
+}
+
 /*
  * pid's mappings as this event sees them: read at the first ask (proc/maps: capped), then the
  * same snapshot for every user — the unwinder, the loader hook, the attach plans, the
@@ -106,7 +126,10 @@ static void owned_gone(void *ctx, enum owners_kind kind, const struct owners_key
 static struct maps *event_maps(struct tracker *tr, uint32_t pid, int *err)
 {
 	if (!tr->ev_read || tr->ev_pid != pid) {
-		tracker__event_end(tr);
+		/* Another process's load goes with its own read; pid's waits for this one. */
+		if (tr->sym_job != SYM_NONE && tr->sym_pid != pid)
+			flush_sym(tr);
+		drop_maps(tr);
 		tr->ev_err = maps__read_pid(&tr->ev_maps, "/proc", pid);
 		tr->ev_pid = pid;
 		tr->ev_read = true;
@@ -124,19 +147,39 @@ int tracker__maps(struct tracker *tr, uint32_t pid, const struct maps **out)
 	return err;
 }
 
-void tracker__event_end(struct tracker *tr)
+/*
+ * Queue the symbolizer's load of the event's process: with the event's read of its maps when
+ * something on this thread needed one (the unwinder, the probes), else none: its worker reads
+ * them, off this thread.  Queued before any later record's stacks, so in order with them.
+ */
+static void flush_sym(struct tracker *tr)
 {
-	maps__free(tr->ev_maps);
-	tr->ev_maps = NULL;
-	tr->ev_read = false;
+	struct maps *m =
+		tr->ev_read && tr->ev_pid == tr->sym_pid && !tr->ev_err ? tr->ev_maps : NULL;
+	int err = 0;
+
+	if (tr->sym_job == SYM_LOAD)
+		err = stackres__load_pid(tr->stacks, tr->sym_pid, m);
+	else if (tr->sym_job == SYM_RELOAD)
+		err = stackres__reload_pid(tr->stacks, tr->sym_pid, m);
+	tr->sym_job = SYM_NONE;
+	fatal(tr, err);
 }
 
-/* Remember the first fatal error (already reported where it happened). */
-static int fatal(struct tracker *tr, int err)
+/* The symbolizer should (re)load pid's mappings: at the end of this event (flush_sym). */
+static void sym_load(struct tracker *tr, uint32_t pid, bool reload)
 {
-	if (err && !tr->err)
-		tr->err = err;
-	return err;
+	if (tr->sym_job != SYM_NONE && tr->sym_pid != pid)
+		flush_sym(tr);
+	if (tr->sym_job == SYM_NONE || tr->sym_pid != pid || reload)
+		tr->sym_job = reload ? SYM_RELOAD : SYM_LOAD;
+	tr->sym_pid = pid;
+}
+
+void tracker__event_end(struct tracker *tr)
+{
+	flush_sym(tr);
+	drop_maps(tr);
 }
 
 /* The unwinder found (or lost) a CPython in pid: the symbolizer reads its code objects so. */
@@ -470,7 +513,9 @@ int tracker__add_pid(struct tracker *tr, uint32_t pid)
 
 	if (!err)
 		err = procinfo__note(tr->procs, pid, pid);
-	return err ? err : stackres__load_pid(tr->stacks, pid, event_maps(tr, pid, NULL));
+	if (!err)
+		sym_load(tr, pid, false);
+	return err;
 }
 
 int tracker__add_scoped(struct tracker *tr, uint32_t pid)
@@ -679,7 +724,7 @@ void tracker__process_exiting(struct tracker *tr, uint32_t pid)
 	/* Its mappings are final and still readable: reload, then let queued events resolve,
 	 * and wait for their stacks to be symbolized before it goes on exiting. */
 	tracker__event_end(tr);
-	fatal(tr, stackres__reload_pid(tr->stacks, pid, event_maps(tr, pid, NULL)));
+	fatal(tr, stackres__reload_pid(tr->stacks, pid, NULL));
 	fatal(tr, stackres__python_names(tr->stacks, pid));
 	/* Without a ring buffer (setting it up failed) there is nothing queued to resolve. */
 	if (tr->events_started)
@@ -700,8 +745,8 @@ int tracker__fork(struct tracker *tr, uint32_t pid, uint32_t ppid)
 	if (err)
 		return err;
 	/* Same image as the parent until it execs: same mappings, same symbols. */
-	err = stackres__load_pid(tr->stacks, pid, event_maps(tr, pid, NULL));
-	return err ? err : procinfo__note(tr->procs, pid, pid);
+	sym_load(tr, pid, false);
+	return procinfo__note(tr->procs, pid, pid);
 }
 
 int tracker__exec(struct tracker *tr, uint32_t pid, const char *comm)
@@ -709,9 +754,7 @@ int tracker__exec(struct tracker *tr, uint32_t pid, const char *comm)
 	int err;
 
 	tracker__event_end(tr);
-	err = stackres__reload_pid(tr->stacks, pid, event_maps(tr, pid, NULL));
-	if (err)
-		return err;
+	sym_load(tr, pid, true);
 	unwind_read(tr, pid, hashmap__find(tr->targets, &pid));
 	pr_debug("%u exec'd %s\n", pid, comm);
 	err = stackres__exec(tr->stacks, pid);
@@ -736,17 +779,14 @@ int tracker__exec(struct tracker *tr, uint32_t pid, const char *comm)
 
 int tracker__dlopen(struct tracker *tr, uint32_t pid)
 {
-	int err;
-
 	tracker__event_end(tr);
 	/* Wide scopes: read the maps while the process lives, however short its life. */
 	if (!tr->opts.wide)
 		return 0;
 	pr_debug("%u: the dynamic loader changed its maps\n", pid);
-	err = stackres__load_pid(tr->stacks, pid, event_maps(tr, pid, NULL));
-	if (!err)
-		unwind_read(tr, pid, hashmap__find(tr->targets, &pid));
-	return err;
+	sym_load(tr, pid, false);
+	unwind_read(tr, pid, hashmap__find(tr->targets, &pid));
+	return 0;
 }
 
 /*
@@ -779,7 +819,7 @@ static void dlopen_held(struct tracker *tr, const struct prof_proc_event *e)
 	tr->dlopen_holds++;
 	if (!tr->err) {
 		unwind_read(tr, e->pid, hashmap__find(tr->targets, &e->pid));
-		fatal(tr, stackres__load_pid(tr->stacks, e->pid, event_maps(tr, e->pid, NULL)));
+		sym_load(tr, e->pid, false);
 	}
 	if (!tr->err &&
 	    hold_for_tables(tr, e->pid, hold, clock__mono_ns() + PROF_DL_HOLD_MS * 1000000LL))
@@ -878,7 +918,7 @@ void tracker__exit_hold(struct tracker *tr, const struct prof_proc_event *e)
 	tracker__event_end(tr);
 	if (holds__take(tr->holds, &hold, e))
 		return; /* killed meanwhile, or out of memory: resumed already */
-	if (tr->err || stackres__load_pid(tr->stacks, e->pid, event_maps(tr, e->pid, NULL)) ||
+	if (tr->err || stackres__load_pid(tr->stacks, e->pid, NULL) ||
 	    stackres__python_names(tr->stacks, e->pid) ||
 	    stackres__after(tr->stacks, exit_resume, tr, hold))
 		holds__resume(tr->holds, hold); /* never left stopped */
