@@ -141,7 +141,7 @@ static const char dump_usage[] =
 	"name, state and system call, as py-spy dump does.  The process runs on (no stop).\n"
 	"\n"
 	"  -p, --pid PID[,PID...]   the processes (a thread id stands for its process)\n"
-	"      --json               one JSON document instead of text\n"
+	"      --json               one JSON document instead of text (OUT ending in .json: JSON)\n"
 	"  -o, --output OUT         default - (stdout); a file replaced is kept as OUT.old\n"
 	"  -v, --verbose / -q, --quiet / -h, --help\n"
 	"\n"
@@ -791,6 +791,9 @@ int cli__parse_dump(struct dump_env *out, int argc, char **argv)
 		return bad("dump: unexpected argument '%s' (dump takes -p PID)", argv[optind]);
 	if (!env.npids)
 		return bad("dump: no process given%s (-p PID[,PID...])", "");
+	/* As -o chooses the profiles' format: a .json file gets JSON, never text. */
+	if (strlen(env.output) > 5 && !strcmp(env.output + strlen(env.output) - 5, ".json"))
+		env.json = true;
 	*out = env;
 	return CLI_RUN;
 }

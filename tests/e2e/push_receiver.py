@@ -206,13 +206,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def answer(self, status, msg):
         data = msg.encode()
+        # Logged before the answer: a test that reads the log once the profiler has its answer
+        # must find the line there.
+        with lock, open(os.path.join(outdir, "requests.log"), "a") as f:
+            f.write(json.dumps({"path": self.path.split("?")[0], "status": status}) + "\n")
         self.send_response(status)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-        with lock, open(os.path.join(outdir, "requests.log"), "a") as f:
-            f.write(json.dumps({"path": self.path.split("?")[0], "status": status}) + "\n")
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))

@@ -464,6 +464,19 @@ static void test_cli__dump_subcommand(void **state)
 	assert_true(env.json);
 	assert_string_equal(env.output, "d.json");
 	assert_int_equal(env.verbosity, 2);
+	/* -o's extension says JSON without --json; any other name stays text */
+	assert_int_equal(cli__parse_dump(&env, ARGC("-p", "5", "-o", "d.json"),
+					 ARGV("-p", "5", "-o", "d.json")),
+			 CLI_RUN);
+	assert_true(env.json);
+	assert_int_equal(cli__parse_dump(&env, ARGC("-p", "5", "-o", "d.txt"),
+					 ARGV("-p", "5", "-o", "d.txt")),
+			 CLI_RUN);
+	assert_false(env.json);
+	assert_int_equal(cli__parse_dump(&env, ARGC("-p", "5", "-o", ".json"),
+					 ARGV("-p", "5", "-o", ".json")),
+			 CLI_RUN);
+	assert_false(env.json);
 	/* no pid, a bad one, a profiling option, a stray argument, an empty output */
 	assert_int_equal(cli__parse_dump(&env, ARGC("--json"), ARGV("--json")), -EINVAL);
 	assert_int_equal(cli__parse_dump(&env, ARGC("-p", "0"), ARGV("-p", "0")), -EINVAL);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "export/push.h"
+#include "proc/safe_open.h"
 #include "util/log.h"
 
 #define SPOOL_MAGIC	 "bpftrace-prof push spool 1\n"
@@ -122,11 +123,9 @@ int spool__write(struct spool *s, const struct spool_rec *r)
 		goto cleanup;
 	}
 	snprintf(tmp, sizeof(tmp), ".tmp-%d-%u", (int)getpid(), ++s->seq);
-	fd = openat(s->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
+	err = safe_open__create(&fd, s->dfd, tmp);
+	if (err)
 		goto cleanup;
-	}
 	err = write_all(fd, hdr, hlen);
 	if (!err)
 		err = write_all(fd, r->data, r->len);
