@@ -161,15 +161,34 @@ static void push_sink(void *ctx, const struct profile *const *profiles, size_t n
 static void log_push(const struct push *p)
 {
 	struct push_stats st;
+	char more[192] = "";
+	int n = 0;
 
 	push__stats(p, &st);
-	log__printf(st.failed || st.dropped || st.spooled > st.spool_sent ? LOG_WARN : LOG_INFO,
+	/* Refused credentials, profiles that could not be split or encoded, services folded into
+	 * "other": said when they happened, counted here too, each only when it happened. */
+	if (st.auth_failed)
+		n += snprintf(more + n, sizeof(more) - (size_t)n,
+			      ", %llu refused for credentials (401/403)",
+			      (unsigned long long)st.auth_failed);
+	if (st.build_failed && n < (int)sizeof(more))
+		n += snprintf(more + n, sizeof(more) - (size_t)n, ", %llu not built",
+			      (unsigned long long)st.build_failed);
+	if (st.series_folded && n < (int)sizeof(more))
+		snprintf(more + n, sizeof(more) - (size_t)n,
+			 ", %llu services folded into \"other\"",
+			 (unsigned long long)st.series_folded);
+	log__printf(st.failed || st.dropped || st.auth_failed || st.build_failed ||
+				    st.spooled > st.spool_sent
+			    ? LOG_WARN
+			    : LOG_INFO,
 		    "push: %llu of %llu profiles sent, %llu retries, %llu spooled, %llu sent from "
-		    "the spool, %llu aged out, %llu failed, %llu dropped\n",
+		    "the spool, %llu aged out, %llu failed, %llu dropped%s; %llu bytes accepted\n",
 		    (unsigned long long)st.sent, (unsigned long long)st.submitted,
 		    (unsigned long long)st.retried, (unsigned long long)st.spooled,
 		    (unsigned long long)st.spool_sent, (unsigned long long)st.aged_out,
-		    (unsigned long long)st.failed, (unsigned long long)st.dropped);
+		    (unsigned long long)st.failed, (unsigned long long)st.dropped, more,
+		    (unsigned long long)st.sent_bytes);
 }
 
 /* --live: one screen; a failure is counted, said once at the end. */

@@ -105,6 +105,7 @@ t_push_intervals_arrive() {
 	echo "ok: $n profiles, one per interval, consecutive"
 	check_bodies
 	grep -q "push: $n of $n profiles sent, 0 retries, 0 spooled" <<<"$line" || fail "push summary: $line"
+	grep -q "0 dropped; [1-9][0-9]* bytes accepted$" <<<"$line" || fail "push summary without the bytes: $line"
 	expect_eq "spool files" 0 "$(spool_files "$out")"
 }
 
@@ -277,7 +278,7 @@ t_push_401_said_once_spooled() {
 	[ "$written" -ge 3 ] || fail "expected at least 3 profiles, got $written"
 	expect_eq "spooled files" "$written" "$(spool_files "$out")"
 	line=$(grep '^bpftrace-prof: .*push: ' "$out.log" | tail -1)
-	grep -q "push: 0 of $written profiles sent, 0 retries, $written spooled, 0 sent from the spool, 0 aged out, 0 failed, 0 dropped" <<<"$line" ||
+	grep -q "push: 0 of $written profiles sent, 0 retries, $written spooled, 0 sent from the spool, 0 aged out, 0 failed, 0 dropped, [1-9][0-9]* refused for credentials (401/403); 0 bytes accepted" <<<"$line" ||
 		fail "push summary: $line"
 	# The last profile counts the refusals of the ones before it.
 	go tool pprof -comments "$(find "$out" -maxdepth 1 -name '*.cpu.pb.gz' | sort | tail -1)" 2>/dev/null |
