@@ -288,21 +288,24 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 /* Counted by the event-trace recorder (user/trace/evtrace.c, -f chrome / perfetto). */
 #define PROF_TRACE_STATS(X)                                                                        \
 	X(unmatched_returns, "trace_unmatched_returns",                                            \
-	  "returns whose entry was not seen (entered before attach, or lost): skipped")            \
+	  "returns whose entry was not seen (entered before attach, or lost): skipped", DROP)      \
 	X(unwound_frames, "trace_unwound_frames",                                                  \
-	  "slices closed without their own return (exceptions), at the return that left them")     \
+	  "slices closed without their own return (exceptions), at the return that left them",     \
+	  EVENT)                                                                                   \
 	X(unfinished_frames, "trace_unfinished_frames",                                            \
-	  "slices still open at thread exit, exec or the end: closed there")                       \
-	X(depth_exceeded, "trace_depth_exceeded", "entries deeper than 4096 frames (not written)") \
-	X(resyncs, "trace_resyncs", "thread stacks closed after lost events")                      \
+	  "slices still open at thread exit, exec or the end: closed there", EVENT)                \
+	X(depth_exceeded, "trace_depth_exceeded", "entries deeper than 4096 frames (not written)", \
+	  DROP)                                                                                    \
+	X(resyncs, "trace_resyncs", "thread stacks closed after lost events", DROP)                \
 	X(before_attach, "trace_before_attach",                                                    \
-	  "events of a running process before all its probes were in (skipped: half a call)")      \
+	  "events of a running process before all its probes were in (skipped: half a call)",      \
+	  DROP)                                                                                    \
 	X(unnamed, "trace_unnamed",                                                                \
-	  "events whose function name never arrived (written as [unknown function …])")            \
+	  "events whose function name never arrived (written as [unknown function …])", DROP)      \
 	X(heap_unknown_frees, "trace_heap_unknown_frees",                                          \
-	  "frees of blocks allocated before the trace saw them: not in the heap counter")          \
+	  "frees of blocks allocated before the trace saw them: not in the heap counter", EVENT)   \
 	X(heap_untracked, "trace_heap_untracked",                                                  \
-	  "allocations past the 1048576 blocks followed at once: not in the heap counter")
+	  "allocations past the 1048576 blocks followed at once: not in the heap counter", DROP)
 
 /* Counted by -f codetracer's source copies (user/trace/codetracer_trace.c): each source not
  * copied, by why.  Its path stays in the trace; each is also listed on stderr. */

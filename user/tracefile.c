@@ -268,13 +268,12 @@ static int print_drops(FILE *f, const uint64_t bpf[PROF_CNT__COUNT], const struc
 	err = profile__new(&p, "calls");
 	if (!err)
 		err = run__add_bpf_counters(p, bpf);
-		/* Slices closed early are how the trace ends, not losses (as
-		 * call_unfinished_frames). */
-#define TRACE_ROW(fl, n, d)                                                                       \
-	if (!err)                                                                                 \
-		err = !strcmp(n, "trace_unwound_frames") || !strcmp(n, "trace_unfinished_frames") \
-			      ? profile__add_stat(p, n, d, st->fl)                                \
-			      : profile__add_counter(p, n, d, st->fl);
+		/* Each with its kind from the list: slices closed early are how a trace ends and
+		 * frees of blocks it never saw are expected (as call_unfinished_frames,
+		 * unknown_frees), not losses. */
+#define TRACE_ROW(fl, n, d, k) \
+	if (!err)              \
+		err = profile__add_counter_kind(p, n, d, st->fl, PROF_KIND_##k);
 	PROF_TRACE_STATS(TRACE_ROW)
 #undef TRACE_ROW
 	/* -f codetracer: the sources not copied, by why. */

@@ -484,3 +484,20 @@ t_trace_chrome_cpu_in_speedscope() {
 	expect_range "hot_a's share in speedscope (pprof: $want %)" "$(awk -v w="$want" 'BEGIN { print w - 5 }')" \
 		"$(awk -v w="$want" 'BEGIN { print w + 5 }')" "$got"
 }
+
+# The same server as t_heap_pid_server_unknown_frees_not_drops, as a chrome trace: its frees of
+# records allocated before the attach are counted (trace_heap_unknown_frees) but are no drop in
+# the trace's summary on stderr, as unknown_frees is none in the profiles'.
+t_trace_chrome_unknown_frees_not_drops() {
+	local f=$E2E_TMP/server.json out=$E2E_TMP/server.out log=$E2E_TMP/server.log pid
+	build/targets/churn_server 30 >"$out" 2>&1 &
+	pid=$!
+	wait_for_line "$out" READY 10 || fail "churn_server never became ready"
+	"$PROF" --heap -f chrome -p "$pid" -d 2 -o "$f" 2>"$log" || fail "exit status $?"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	grep -Eq '^(drops:|no drops)$' "$log" || { cat "$log"; fail "no drops section on stderr"; }
+	grep -Eq '^ +trace_heap_unknown_frees: ' "$log" && fail "trace_heap_unknown_frees listed under drops"
+	python3 "$TRACE_CHECK" chrome "$f" >"$E2E_TMP/facts" || { cat "$E2E_TMP/facts"; fail "trace_check rejected the trace"; }
+	expect_range "trace_heap_unknown_frees" 32 128 "$(fact "$E2E_TMP/facts" "drop trace_heap_unknown_frees")"
+}

@@ -854,7 +854,7 @@ int evtrace__process_exec(struct evtrace *t, uint32_t pid)
 int evtrace__finish(struct evtrace *t, uint64_t ts, const char *const *names,
 		    const uint64_t *values, size_t n)
 {
-#define EVTRACE_ONE(f, nm, d) +1
+#define EVTRACE_ONE(f, nm, d, k) +1
 	const size_t nown = 0 PROF_TRACE_STATS(EVTRACE_ONE);
 #undef EVTRACE_ONE
 	const char **all_names = NULL;
@@ -887,7 +887,7 @@ int evtrace__finish(struct evtrace *t, uint64_t ts, const char *const *names,
 	}
 	{
 		size_t i = n;
-#define EVTRACE_VALUE(f, nm, d) all_names[i] = nm, all_values[i++] = t->stats.f;
+#define EVTRACE_VALUE(f, nm, d, k) all_names[i] = nm, all_values[i++] = t->stats.f;
 		PROF_TRACE_STATS(EVTRACE_VALUE)
 #undef EVTRACE_VALUE
 	}

@@ -35,7 +35,7 @@ enum evtrace_format {
 };
 
 struct evtrace_stats {
-#define EVTRACE_FIELD(f, n, d) uint64_t f;
+#define EVTRACE_FIELD(f, n, d, k) uint64_t f;
 	PROF_TRACE_STATS(EVTRACE_FIELD)
 #undef EVTRACE_FIELD
 };

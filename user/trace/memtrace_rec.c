@@ -334,12 +334,12 @@ int memtrace_rec__finish(struct memtrace_rec *r)
 
 void memtrace_rec__print_drops(const struct memtrace_rec *r, FILE *f)
 {
+	/* Losses only: frees of blocks allocated before attach are expected (as heap's
+	 * unknown_frees), said in the summary line, never as a drop. */
 	const struct {
 		const char *name, *desc;
 		uint64_t v;
 	} rows[] = {
-		{"memtrace_unknown_frees",
-		 "frees of blocks not in the trace (allocated before attach)", r->st.unknown_frees},
 		{"memtrace_replaced_live",
 		 "blocks handed out again while live in the trace (free lost)",
 		 r->st.replaced_live},
@@ -354,6 +354,8 @@ void memtrace_rec__print_drops(const struct memtrace_rec *r, FILE *f)
 			fprintf(f, "\nmemtrace drops:\n");
 		fprintf(f, "  %s: %" PRIu64 "  %s\n", rows[i].name, rows[i].v, rows[i].desc);
 	}
-	fprintf(f, "memtrace: %" PRIu64 " allocations, %" PRIu64 " collects traced%s\n",
-		r->st.allocs, r->st.collects, drops ? "" : ", no drops");
+	fprintf(f,
+		"memtrace: %" PRIu64 " allocations, %" PRIu64 " collects traced, %" PRIu64
+		" frees of blocks not in the trace (memtrace_unknown_frees)%s\n",
+		r->st.allocs, r->st.collects, r->st.unknown_frees, drops ? "" : ", no drops");
 }
