@@ -249,11 +249,50 @@ static void test_split__services_past_the_cap_folded(void **state)
 	profile__free(p);
 }
 
+/* A Python thread's labels (gil, thread_name) and the partial flag stay with its sample in its
+ * service's part: pushed profiles say what the written ones say. */
+static void test_split__python_labels_kept(void **state)
+{
+	struct profile_mapping m = {0x1000, 0x2000, 0, "/usr/bin/python3", "", true};
+	int64_t v[2] = {3, 30};
+	struct split_part *parts;
+	const struct profile_sample *s;
+	struct profile *p;
+	uint32_t mid, l, n, nfolded;
+
+	(void)state;
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(profile__mapping(p, &mid, &m), 0);
+	l = loc(p, mid, "work", 0x1100);
+	assert_int_equal(profile__add_sample(p, 7, 8, "worker", "python3", &l, 1, v,
+					     PROFILE_SAMPLE_GIL_HELD | PROFILE_SAMPLE_PARTIAL),
+			 0);
+	p->samples[p->last_sample].thread_name = profile__intern(p, "Thread-1 (work)");
+	assert_int_equal(profile__add_sample(p, 7, 9, "main", "python3", &l, 1, v,
+					     PROFILE_SAMPLE_GIL_RELEASED),
+			 0);
+	assert_int_equal(split__by_service(&parts, &n, &nfolded, p, 0), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(parts[0].profile->nsamples, 2);
+	s = &parts[0].profile->samples[0];
+	assert_int_equal(s->tid, 8);
+	assert_string_equal(s->gil, "held");
+	assert_true(s->partial);
+	assert_string_equal(s->thread_name, "Thread-1 (work)");
+	s = &parts[0].profile->samples[1];
+	assert_string_equal(s->gil, "released");
+	assert_false(s->partial);
+	assert_null(s->thread_name);
+	split__free(parts, n);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split__three_services_exact),
 		cmocka_unit_test(test_split__empty_profile_has_no_parts),
+		cmocka_unit_test(test_split__python_labels_kept),
 		cmocka_unit_test(test_split__services_past_the_cap_folded),
 	};
 

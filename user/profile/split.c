@@ -137,16 +137,28 @@ static int fill_part(struct split_ctx *c, struct profile *q, uint32_t stamp, uin
 	for (uint32_t i = first; i != UINT32_MAX; i = next[i]) {
 		const struct profile_sample *s = &p->samples[i];
 		const struct profile_process *pp;
+		uint32_t flags;
 
 		for (uint32_t j = 0; j < s->nlocs; j++) {
 			err = copy_location(c, q, stamp, s->loc_ids[j], &c->ids[j]);
 			if (err)
 				return err;
 		}
+		/* Every label of the sample goes with it: Python's gil and thread_name too. */
+		flags = (s->partial ? PROFILE_SAMPLE_PARTIAL : 0) |
+			(s->gil && !strcmp(s->gil, "held") ? PROFILE_SAMPLE_GIL_HELD : 0) |
+			(s->gil && !strcmp(s->gil, "released") ? PROFILE_SAMPLE_GIL_RELEASED : 0);
 		err = profile__add_sample_state(q, s->pid, s->tid, s->comm, s->process, c->ids,
-						s->nlocs, s->values, s->partial, s->state);
+						s->nlocs, s->values, flags, s->state);
 		if (err)
 			return err;
+		if (s->thread_name) {
+			const char *name = profile__intern(q, s->thread_name);
+
+			if (!name)
+				return -ENOMEM;
+			q->samples[q->last_sample].thread_name = name;
+		}
 		pp = profile__process(p, s->pid);
 		if (pp && !profile__process(q, s->pid)) {
 			err = profile__set_process(q, pp);
