@@ -890,9 +890,10 @@ static bool run_interval(struct run *r, int64_t now)
 		return false;
 	r->interval_wall += now - r->interval_mono;
 	r->interval_mono = now;
-	r->next_interval += (int64_t)(env->interval * 1e9);
-	if (r->next_interval <= now) /* we fell behind: skip, do not burst */
-		r->next_interval = now + (int64_t)(env->interval * 1e9);
+	/* From now, not from when this one was due: a late turn lengthens its interval and the
+	 * next is whole.  Every interval but the last is at least --interval long, so no two of
+	 * a run's files share a start second (their names). */
+	r->next_interval = now + (int64_t)(env->interval * 1e9);
 	return true;
 }
 

@@ -240,6 +240,34 @@ t_scope_interval_two_runs_one_dir() {
 	expect_eq "run ids" 2 "$(run_files "$dir" cpu | sed 's/.*Z-\([0-9a-f]*\)\..*/\1/' | sort -u | wc -l)"
 }
 
+# A late loop turn (the profiler stopped for 1.5 s) lengthens that interval and not the next:
+# every interval but the last is at least --interval long, so no two files of the run share a
+# start second.  (The next one was due on the old schedule and came short: two starts in one
+# second gave two writes to one name.)
+t_scope_interval_late_turn_next_whole() {
+	local dir=$E2E_TMP/out f span n=0 short=0
+	mkdir -p "$dir"
+	"$PROF" --cpu --interval 1 --output-dir "$dir" -d 5 -v -- build/targets/cpu_target 7 >/dev/null 2>"$E2E_TMP/err" &
+	local pid=$!
+	wait_for_line "$E2E_TMP/err" "wrote cpu profile to" 10 || { cat "$E2E_TMP/err"; fail "no first interval"; }
+	sleep 0.3
+	kill -STOP "$pid"
+	sleep 1.5
+	kill -CONT "$pid"
+	wait "$pid" || fail "profiler exit status $?"
+	sed -n 's/^.*wrote cpu profile to //p' "$E2E_TMP/err" | sort >"$E2E_TMP/written"
+	cat "$E2E_TMP/written"
+	expect_eq "names written twice" "" "$(uniq -d "$E2E_TMP/written")"
+	for f in $(run_files "$dir" cpu | head -n -1); do
+		read -r -a span <<<"$(pprof_span "$f")"
+		echo "$(basename "$f"): ${span[1]} ns"
+		n=$((n + 1))
+		[ "${span[1]}" -ge 1000000000 ] || short=$((short + 1))
+	done
+	expect_range "intervals before the last" 2 4 "$n"
+	expect_eq "intervals shorter than --interval (but the last)" 0 "$short"
+}
+
 # --retain on a file system whose directory entries carry no type (ext2 without the filetype
 # feature: readdir gives DT_UNKNOWN): profiles beyond N are deleted all the same (they were
 # never deleted: only DT_REG entries were considered).
