@@ -5,6 +5,9 @@ set -eu
 level=${1:-test}
 
 build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcurl4-openssl-dev pkg-config make gcc g++"
+# systemtap-sdt-dev: <sys/sdt.h>, the otel_memory USDT probes of the preloaded sampler (user/sampler/)
+# and of the test program that fires them itself.
+build_pkgs="$build_pkgs systemtap-sdt-dev"
 # libclang-rt-dev: libFuzzer for `make fuzz` (part of `make test`); the rest is `make lint`.
 test_pkgs="libcmocka-dev golang-go python3.11 sqlite3 php-cli ruby openjdk-17-jdk-headless libclang-rt-dev"
 test_pkgs="$test_pkgs shellcheck cppcheck clang-format"
