@@ -71,6 +71,8 @@ static const char usage[] =
 	"      --sample-bytes N     sample about one allocation per N bytes (0 = every "
 	"allocation;\n"
 	"                           default 0 for -p and -- CMD, 524288 for the wider targets)\n"
+	"      --no-preload         sampled --heap -- CMD: allocator uprobes, not our sampler\n"
+	"                           library preloaded into CMD's tree (LD_PRELOAD)\n"
 	"      --interval SECONDS   continuous mode: one profile per mode per interval, written\n"
 	"                           to --output-dir as <UTC time>-<run id>.<mode>.pb.gz\n"
 	"      --output-dir DIR     where --interval writes (created if missing)\n"
@@ -164,6 +166,7 @@ enum {
 	OPT_RETAIN,
 	OPT_HOLD_EXITS,
 	OPT_NO_HOLD_EXITS,
+	OPT_NO_PRELOAD,
 	OPT_HOLD_RATE,
 	OPT_LIVE,
 	OPT_PUSH,
@@ -200,6 +203,7 @@ static const struct option long_opts[] = {
 	{"retain", required_argument, NULL, OPT_RETAIN},
 	{"hold-exits", no_argument, NULL, OPT_HOLD_EXITS},
 	{"no-hold-exits", no_argument, NULL, OPT_NO_HOLD_EXITS},
+	{"no-preload", no_argument, NULL, OPT_NO_PRELOAD},
 	{"hold-rate", required_argument, NULL, OPT_HOLD_RATE},
 	{"live", no_argument, NULL, OPT_LIVE},
 	{"push", required_argument, NULL, OPT_PUSH},
@@ -447,6 +451,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 		case OPT_NO_HOLD_EXITS:
 			env.hold_exits = -1;
 			break;
+		case OPT_NO_PRELOAD:
+			env.no_preload = true;
+			break;
 		case OPT_HOLD_RATE:
 			if (parse_u64(optarg, 1000000, &v))
 				return bad("invalid --hold-rate '%s'", optarg);
@@ -554,6 +561,8 @@ int cli__parse(struct env *out, int argc, char **argv)
 		env.hold_exits = env.all ? -1 : 1;
 	if (!env.modes)
 		env.modes = env.wide ? MODE_CPU : MODE_HEAP;
+	if (env.no_preload && !env.cmd)
+		return bad("--no-preload goes with -- CMD (what we start, we can preload)%s", "");
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */
 	if (env.wide && !sample_given)
 		env.sample_bytes = CLI_WIDE_SAMPLE_BYTES;

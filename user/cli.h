@@ -53,6 +53,7 @@ struct env {
 	double duration;      /* -d seconds; 0 = until exit or signal */
 	unsigned top;	      /* --top N */
 	uint64_t sample_bytes;
+	bool no_preload; /* --no-preload: sampled -- CMD through allocator uprobes */
 	enum unwind_mode unwind;
 	uint64_t unwind_memory; /* --unwind-memory in bytes; 0: the unwinder's default */
 	int verbosity;		/* -v count, -1 for -q */

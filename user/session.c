@@ -35,6 +35,7 @@
 #include "export/status.h"
 #include "writeout.h"
 #include "tracefile.h"
+#include "proc/preload.h"
 #include "proc/procinfo.h"
 #include "proc/safe_open.h"
 #include "profile/run.h"
@@ -136,10 +137,35 @@ struct run {
 	int nfns;   /* allocator functions probed */
 	/* the clocks: when the run started, its -d deadline, the interval under way */
 	int64_t start_wall, last_tick, deadline, next_interval, interval_mono, interval_wall;
-	bool poll_err;	/* the loop ended on a failure */
-	bool cmd_ended; /* CMD ended by itself, before anything stopped the run */
-	int trace_err;	/* -f memtrace: writing the trace failed */
+	bool poll_err;		    /* the loop ended on a failure */
+	bool cmd_ended;		    /* CMD ended by itself, before anything stopped the run */
+	int trace_err;		    /* -f memtrace: writing the trace failed */
+	struct preload_env preload; /* sampled --heap -- CMD: our sampler in CMD's environment */
 };
+
+/*
+ * Sampled --heap -- CMD: our sampler preloaded into CMD's tree, so only sampled allocations
+ * reach the kernel (through its otel_memory probes), not a trap per malloc and free.  The
+ * environment entries that do it, or NULL: not sampling, --no-preload, or no library (said;
+ * the allocator uprobes then sample in BPF, as before).
+ */
+static const char *const *preload(struct run *r)
+{
+	const struct env *env = &r->env;
+	int err;
+
+	if (!(env->modes & MODE_HEAP) || !env->sample_bytes || env->no_preload)
+		return NULL;
+	err = preload__prepare(&r->preload, env->sample_bytes);
+	if (err) {
+		pr_warn("no sampler to preload (" PRELOAD_LIB " beside %s: %s): allocator "
+			"uprobes instead\n",
+			r->preload.lib, strerror(-err));
+		return NULL;
+	}
+	pr_info("preloading %s into %s\n", r->preload.lib, env->cmd[0]);
+	return r->preload.set;
+}
 
 /* At exit, what --push may still spend sending before the rest goes to the spool. */
 #define PUSH_FLUSH_MS 5000
@@ -393,68 +419,6 @@ static void stop_cmd(struct run *r)
 	child__wait(&r->child, child_hooks(r), 0);
 }
 
-/* --cgroup PATH or --container ID: the cgroup v2 directory, open (BPF checks ancestry against
- * it).  Returns 0, or the exit status after a one-line message. */
-static int open_scope_cgroup(int *out, const struct env *env)
-{
-	char mount[PATH_MAX], rel[CGROUP_PATH_MAX];
-	struct cgroup_container *found = NULL;
-	int err, root_fd = -1, status = 2;
-	FILE *f;
-
-	f = fopen("/proc/self/mounts", "re");
-	err = f ? cgroup__parse_mounts(mount, sizeof(mount), f) : -errno;
-	if (f)
-		fclose(f);
-	if (err) {
-		pr_err("no cgroup v2 file system mounted (containers need one): %s\n",
-		       strerror(-err));
-		return 2;
-	}
-	if (env->cgroup) {
-		err = cgroup__open_path(out, rel, sizeof(rel), mount, env->cgroup);
-		if (err == -EXDEV)
-			pr_err("%s is not a cgroup v2 directory (the cgroup2 mount is %s)\n",
-			       env->cgroup, mount);
-		else if (err)
-			pr_err("cannot open cgroup %s: %s\n", env->cgroup, strerror(-err));
-		return err ? 2 : 0;
-	}
-	/* Two of them, for an ambiguous prefix's message; a few KiB each. */
-	found = calloc(2, sizeof(*found));
-	root_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!found || root_fd < 0) {
-		pr_err("cannot read the cgroup tree at %s: %s\n", mount, strerror(errno));
-		status = 1;
-		goto cleanup;
-	}
-	err = cgroup__find_container(&found[0], &found[1], root_fd, env->container, NULL);
-	if (err == -EEXIST)
-		pr_err("container id %s is ambiguous: %s and %s (and maybe more): give more "
-		       "digits\n",
-		       env->container, found[0].id, found[1].id);
-	else if (err == -ENOENT)
-		pr_err("no container %s: no cgroup names it under %s\n", env->container, mount);
-	else if (err == -EINVAL)
-		pr_err("invalid container id '%s' (hex, at least 4 digits)\n", env->container);
-	else if (err)
-		pr_err("looking for container %s failed: %s\n", env->container, strerror(-err));
-	if (err)
-		goto cleanup;
-	err = cgroup__open_rel(out, root_fd, found[0].path);
-	if (err)
-		pr_err("cannot open the cgroup of container %s (%s): %s\n", env->container,
-		       found[0].path, strerror(-err));
-	else
-		pr_info("container %s: cgroup %s\n", found[0].id, found[0].path);
-	status = err ? 2 : 0;
-cleanup:
-	if (root_fd >= 0)
-		close(root_fd);
-	free(found);
-	return status;
-}
-
 typedef int (*scope_pid_fn)(void *ctx, uint32_t pid);
 
 /* -a: every process in /proc. */
@@ -565,7 +529,7 @@ static int spawn_cmd(struct run *r)
 	if (r->lo.calls || (env->unwind != UNWIND_FP && (r->lo.heap || r->lo.cpu || r->lo.offcpu)))
 		trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			      PTRACE_O_TRACECLONE;
-	err = child__spawn(&r->child, env->cmd, push__is_secret_env);
+	err = child__spawn(&r->child, env->cmd, push__is_secret_env, preload(r));
 	if (err) {
 		pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));
 		r->leave = true;
@@ -605,7 +569,7 @@ static int run_prepare(struct run *r)
 		}
 	}
 	if (env->cgroup || env->container) {
-		status = open_scope_cgroup(&r->scope_fd, env);
+		status = cgroup__open_scope(&r->scope_fd, env->cgroup, env->container);
 		if (status)
 			return status;
 		r->lo.scope = PROF_SCOPE_CGROUP;

@@ -20,7 +20,7 @@ static int run_cmd(char *const *cmd, bool (*hide_env)(const char *), long trace_
 {
 	struct child c = CHILD_INIT;
 
-	assert_int_equal(child__spawn(&c, cmd, hide_env), 0);
+	assert_int_equal(child__spawn(&c, cmd, hide_env, NULL), 0);
 	assert_true(c.pid > 0);
 	assert_true(c.pidfd >= 0);
 	if (trace_opts)
@@ -50,7 +50,7 @@ static void test_child__release_reports_a_missing_command(void **state)
 	char *cmd[] = {"bpftrace-prof-no-such-command", NULL};
 	struct child c = CHILD_INIT;
 
-	assert_int_equal(child__spawn(&c, cmd, NULL), 0);
+	assert_int_equal(child__spawn(&c, cmd, NULL, NULL), 0);
 	assert_int_equal(child__release(&c), -ENOENT);
 	/* reaped already: the child's own 127 */
 	assert_true(c.exited);
@@ -63,7 +63,7 @@ static void test_child__abandoned_never_runs_cmd(void **state)
 	char *cmd[] = {"sh", "-c", "exit 3", NULL};
 	struct child c = CHILD_INIT;
 
-	assert_int_equal(child__spawn(&c, cmd, NULL), 0);
+	assert_int_equal(child__spawn(&c, cmd, NULL, NULL), 0);
 	child__abandon(&c, NULL);
 	assert_true(c.exited);
 	assert_int_equal(c.go_fd, -1);
@@ -86,6 +86,29 @@ static void test_child__environment_without_hidden_entries(void **state)
 	assert_int_equal(run_cmd(cmd, hide_secret, 0, NULL), 0);
 	assert_int_equal(run_cmd(cmd, NULL, 0, NULL), 1); /* the check itself can fail */
 	unsetenv("PROF_TEST_SECRET");
+	unsetenv("PROF_TEST_PLAIN");
+}
+
+/* set_env's entries replace ours of the same name (once, not twice) and add the others. */
+static void test_child__environment_with_set_entries(void **state)
+{
+	char *cmd[] = {"sh", "-c",
+		       "test \"$PROF_TEST_PRELOAD\" = new && test \"$PROF_TEST_ADDED\" = 3 && "
+		       "test \"$PROF_TEST_PLAIN\" = 2 && "
+		       "test \"$(env | grep -c '^PROF_TEST_PRELOAD=')\" = 1",
+		       NULL};
+	const char *set[] = {"PROF_TEST_PRELOAD=new", "PROF_TEST_ADDED=3", NULL};
+	struct child c = CHILD_INIT;
+
+	setenv("PROF_TEST_PRELOAD", "old", 1);
+	setenv("PROF_TEST_PLAIN", "2", 1);
+	assert_int_equal(child__spawn(&c, cmd, NULL, set), 0);
+	assert_int_equal(child__release(&c), 0);
+	child__wait(&c, NULL, 0);
+	child__close(&c);
+	assert_int_equal(child__exit_status(c.status), 0);
+	assert_int_equal(run_cmd(cmd, NULL, 0, NULL), 1); /* the check itself can fail */
+	unsetenv("PROF_TEST_PRELOAD");
 	unsetenv("PROF_TEST_PLAIN");
 }
 
@@ -132,7 +155,7 @@ static void test_child__ptrace_stops_reach_the_hooks(void **state)
 		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
 	struct child c = CHILD_INIT;
 
-	assert_int_equal(child__spawn(&c, cmd, NULL), 0);
+	assert_int_equal(child__spawn(&c, cmd, NULL, NULL), 0);
 	assert_int_equal(child__seize(&c, opts), 0);
 	assert_true(c.traced);
 	assert_int_equal(child__release(&c), 0);
@@ -158,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_child__release_reports_a_missing_command),
 		cmocka_unit_test(test_child__abandoned_never_runs_cmd),
 		cmocka_unit_test(test_child__environment_without_hidden_entries),
+		cmocka_unit_test(test_child__environment_with_set_entries),
 		cmocka_unit_test(test_child__ptrace_stops_reach_the_hooks),
 	};
 

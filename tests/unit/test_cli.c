@@ -349,6 +349,14 @@ static void test_cli__wide_target_defaults(void **state)
 	assert_int_equal(PARSE(&env, "-a", "--interval", "2"), -EINVAL); /* no --output-dir */
 	assert_int_equal(PARSE(&env, "-a", "--interval", "0.5", "--output-dir", "d"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-a", "--retain", "3"), -EINVAL);
+	/* --no-preload: what we start we preload; nothing else can be. */
+	assert_int_equal(
+		PARSE(&env, "--heap", "--sample-bytes", "4096", "--no-preload", "--", "true"),
+		CLI_RUN);
+	assert_true(env.no_preload);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--no-preload", "-p", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--no-preload", "-a"), -EINVAL);
 }
 
 static void test_cli__push_needs_interval_and_a_url(void **state)

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
+#include "util/log.h"
 
 #include "proc/pidns.h"
 
@@ -650,4 +652,64 @@ int cgroup__for_each_pid(int dir_fd, cgroup_pid_fn fn, void *ctx, struct cgroup_
 	err = walk(w, dir_fd);
 	free(w);
 	return err;
+}
+
+int cgroup__open_scope(int *out, const char *cgroup, const char *container)
+{
+	char mount[PATH_MAX], rel[CGROUP_PATH_MAX];
+	struct cgroup_container *found = NULL;
+	int err, root_fd = -1, status = 2;
+	FILE *f;
+
+	f = fopen("/proc/self/mounts", "re");
+	err = f ? cgroup__parse_mounts(mount, sizeof(mount), f) : -errno;
+	if (f)
+		fclose(f);
+	if (err) {
+		pr_err("no cgroup v2 file system mounted (containers need one): %s\n",
+		       strerror(-err));
+		return 2;
+	}
+	if (cgroup) {
+		err = cgroup__open_path(out, rel, sizeof(rel), mount, cgroup);
+		if (err == -EXDEV)
+			pr_err("%s is not a cgroup v2 directory (the cgroup2 mount is %s)\n",
+			       cgroup, mount);
+		else if (err)
+			pr_err("cannot open cgroup %s: %s\n", cgroup, strerror(-err));
+		return err ? 2 : 0;
+	}
+	/* Two of them, for an ambiguous prefix's message; a few KiB each. */
+	found = calloc(2, sizeof(*found));
+	root_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!found || root_fd < 0) {
+		pr_err("cannot read the cgroup tree at %s: %s\n", mount, strerror(errno));
+		status = 1;
+		goto cleanup;
+	}
+	err = cgroup__find_container(&found[0], &found[1], root_fd, container, NULL);
+	if (err == -EEXIST)
+		pr_err("container id %s is ambiguous: %s and %s (and maybe more): give more "
+		       "digits\n",
+		       container, found[0].id, found[1].id);
+	else if (err == -ENOENT)
+		pr_err("no container %s: no cgroup names it under %s\n", container, mount);
+	else if (err == -EINVAL)
+		pr_err("invalid container id '%s' (hex, at least 4 digits)\n", container);
+	else if (err)
+		pr_err("looking for container %s failed: %s\n", container, strerror(-err));
+	if (err)
+		goto cleanup;
+	err = cgroup__open_rel(out, root_fd, found[0].path);
+	if (err)
+		pr_err("cannot open the cgroup of container %s (%s): %s\n", container,
+		       found[0].path, strerror(-err));
+	else
+		pr_info("container %s: cgroup %s\n", found[0].id, found[0].path);
+	status = err ? 2 : 0;
+cleanup:
+	if (root_fd >= 0)
+		close(root_fd);
+	free(found);
+	return status;
 }

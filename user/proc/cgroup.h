@@ -128,4 +128,8 @@ int cgroup__parse_procs(FILE *procs, cgroup_pid_fn fn, void *ctx, struct cgroup_
  * walk; what is left out is counted in st).  0, fn's non-zero return, or -errno. */
 int cgroup__for_each_pid(int dir_fd, cgroup_pid_fn fn, void *ctx, struct cgroup_stats *st);
 
+/* --cgroup PATH or (path NULL) --container ID: the scope's cgroup v2 directory, open in *out
+ * (BPF checks ancestry against it).  0, or the exit status (1 or 2) after a one-line message. */
+int cgroup__open_scope(int *out, const char *path, const char *container);
+
 #endif /* PROF_CGROUP_H */

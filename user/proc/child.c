@@ -51,7 +51,16 @@ static void __attribute__((noreturn)) child_main(int go, int ef, char *const *cm
 	_exit(127);
 }
 
-int child__spawn(struct child *c, char *const *cmd, bool (*hide_env)(const char *entry))
+/* entry sets the variable name (entry is "NAME=value")? */
+static bool sets(const char *entry, const char *name_eq)
+{
+	const char *eq = strchr(name_eq, '=');
+
+	return eq && !strncmp(entry, name_eq, (size_t)(eq - name_eq) + 1);
+}
+
+int child__spawn(struct child *c, char *const *cmd, bool (*hide_env)(const char *entry),
+		 const char *const *set_env)
 {
 	extern char **environ;
 	int go[2] = {-1, -1}, ef[2] = {-1, -1};
@@ -63,15 +72,24 @@ int child__spawn(struct child *c, char *const *cmd, bool (*hide_env)(const char 
 	 * here, as the child may not allocate (a thread may hold malloc's lock at fork). */
 	while (environ && environ[n])
 		n++;
+	for (size_t i = 0; set_env && set_env[i]; i++)
+		n++;
 	envp = calloc(n + 1, sizeof(*envp));
 	if (!envp) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	n = 0;
-	for (char **e = environ; e && *e; e++)
-		if (!hide_env || !hide_env(*e))
+	for (char **e = environ; e && *e; e++) {
+		bool replaced = false;
+
+		for (size_t i = 0; set_env && set_env[i]; i++)
+			replaced |= sets(*e, set_env[i]);
+		if (!replaced && (!hide_env || !hide_env(*e)))
 			envp[n++] = *e;
+	}
+	for (size_t i = 0; set_env && set_env[i]; i++)
+		envp[n++] = (char *)set_env[i];
 	if (pipe2(go, O_CLOEXEC) || pipe2(ef, O_CLOEXEC)) {
 		err = -errno;
 		goto cleanup;

@@ -43,9 +43,11 @@ struct child_hooks {
 
 /*
  * Fork CMD (cmd[0] looked up in $PATH at exec) stopped before its exec; its environment is ours
- * without the entries hide_env (may be NULL) returns true for.  0 or -errno.
+ * without the entries hide_env (may be NULL) returns true for, and with set_env's "NAME=value"
+ * entries (NULL-terminated, may be NULL) in place of ours of the same names.  0 or -errno.
  */
-int child__spawn(struct child *c, char *const *cmd, bool (*hide_env)(const char *entry));
+int child__spawn(struct child *c, char *const *cmd, bool (*hide_env)(const char *entry),
+		 const char *const *set_env);
 /* PTRACE_SEIZE with options (PTRACE_O_*): 0 (c->traced) or -errno. */
 int child__seize(struct child *c, long options);
 /* Let it exec: 0 once it has, or the exec's errno as -errno (then it has been reaped). */
