@@ -258,6 +258,7 @@ bench:
 	$(Q)scripts/install-deps.sh bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_C) $(BENCH_CC) $(BENCH_DATA)
 	$(Q)bench/run.sh
+	$(Q)bench/heapcost_bench.sh
 	$(Q)bench/python_bench.sh
 	$(Q)bench/calls_bench.sh
 	$(Q)bench/holds_bench.sh

@@ -31,7 +31,8 @@ test_pkgs="$test_pkgs chromium"
 test_pkgs="$test_pkgs nodejs"
 # groff-base, man-db, bsdextrautils (col): the man page rendered and read (test_cli_paths.sh).
 test_pkgs="$test_pkgs groff-base man-db bsdextrautils"
-bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64"
+# python3-torch: the PyTorch training loop and `import torch` of bench/heapcost_bench.sh.
+bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64 python3-torch"
 
 case "$level" in
 build) pkgs="$build_pkgs" ;;

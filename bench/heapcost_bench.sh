@@ -1,0 +1,203 @@
+#!/bin/bash
+# `make bench`, section heapcost (also alone: sudo bench/heapcost_bench.sh): what sampled heap
+# profiling costs a real program, by mechanism.
+#
+#  steady   each workload behind a gate (it blocks reading its stdin; the profiler attaches with
+#           -p meanwhile; the wall time runs from opening the gate to the workload's exit),
+#           HEAPCOST_ROUNDS rounds of every variant, the order rotated every round:
+#             untraced       the workload alone;
+#             preload_idle   started with our sampler preloaded (LD_PRELOAD), nobody listening:
+#                            what the wrapper costs when no profiler is attached;
+#             preload        the same, under `--heap --sample-bytes N -p PID`: the sampler fires
+#                            its otel_memory probes for sampled allocations only;
+#             uprobes        the workload alone under `--heap --sample-bytes N -p PID`: allocator
+#                            uprobes, every malloc and free traps, BPF samples.
+#           Workloads: Python (bench/py_workload.py), sqlite3 (the heap section's script) and a
+#           PyTorch CPU training loop (bench/torch_train.py, Debian's python3-torch).
+#  startup  `python3 -c 'import torch'` timed by itself (perf_counter around the import, so the
+#           profiler's own start is outside the clock): untraced, `--heap --sample-bytes N --`
+#           (the sampler preloaded), the same with --no-preload (uprobes), and exact `--heap --`.
+#
+# Reported: medians, the spread (min-max) and the ratio of medians to untraced; each preload
+# run checks that the process took the otel path (else it counts as failed).
+# Environment: BENCH_ONLY (runs when unset or when it lists "heapcost"), HEAPCOST_ROUNDS (7),
+# HEAPCOST_STARTUP_ROUNDS (5), HEAPCOST_SAMPLE (524288), HEAPCOST_TORCH_STEPS (100).
+# Writes bench/results/heapcost.md (runs: heapcost-runs.tsv), prints it.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+if [ -n "${BENCH_ONLY:-}" ] && [[ ",$BENCH_ONLY," != *",heapcost,"* ]]; then
+	exit 0
+fi
+ROUNDS=${HEAPCOST_ROUNDS:-7}
+SROUNDS=${HEAPCOST_STARTUP_ROUNDS:-5}
+N=${HEAPCOST_SAMPLE:-524288}
+STEPS=${HEAPCOST_TORCH_STEPS:-100}
+PROF=./bpftrace-prof
+LIB=$PWD/build/libbpftrace-prof-sampler.so
+PY=/usr/bin/python3
+RES=bench/results
+TMP=$(mktemp -d /tmp/bpftrace-prof-heapcost.XXXXXX)
+RUNS=$TMP/runs.tsv
+NAME=heapcost_bench # read by bench/lib.sh
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+
+bench_prepare
+[ -f "$LIB" ] || die "$LIB is missing: make all"
+[ -f build/bench/sqlite_bench.sql ] || die "build/bench/sqlite_bench.sql is missing: make bench"
+$PY -c 'import torch' 2>/dev/null || die "$PY cannot import torch: apt-get install python3-torch"
+printf 'section\tworkload\tvariant\tround\tseconds\tok\n' >"$RUNS"
+
+declare -A WCMD
+WCMD[python3]="$PY bench/py_workload.py --gate 2"
+WCMD[sqlite3]="sqlite3 :memory:"
+WCMD[torch]="$PY bench/torch_train.py --gate $STEPS"
+
+# Start workload NAME (with ENV... before it) blocked on its gate, a read of its stdin: sets
+# WPID and GATE.
+gate_start() { # NAME ENV...
+	local name=$1 fifo=$TMP/gate i
+	shift
+	rm -f "$fifo"
+	mkfifo "$fifo" || die "mkfifo failed"
+	# shellcheck disable=SC2086
+	env "$@" ${WCMD[$name]} <"$fifo" >"$TMP/workload.out" 2>"$TMP/workload.err" &
+	WPID=$!
+	exec {GATE}>"$fifo"
+	rm -f "$fifo"
+	for ((i = 0; i < 6000; i++)); do
+		[[ "$(cat /proc/$WPID/syscall 2>/dev/null)" == "0 0x0 "* ]] && return 0
+		kill -0 "$WPID" 2>/dev/null || die "$name exited before its gate: $(cat "$TMP/workload.err")"
+		sleep 0.01
+	done
+	die "$name never reached its gate"
+}
+
+# Open the gate (sqlite3's is its script), wait for the exit: sets SECS; 1 on failure.  (Not in
+# a $(…): the workload is this shell's child.)
+gate_run() { # NAME
+	local t0 rc
+	t0=$EPOCHREALTIME
+	if [ "$1" = sqlite3 ]; then cat build/bench/sqlite_bench.sql >&"$GATE"; else printf 'g\n' >&"$GATE"; fi
+	exec {GATE}>&-
+	wait "$WPID"
+	rc=$?
+	WPID=""
+	SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')
+	return $rc
+}
+
+# The process took the otel_memory path (the profile's counter says so).
+took_otel() { # PROFILE
+	[ "$(counter "$1" heap_procs_otel)" -ge 1 ]
+}
+
+steady_one() { # NAME VARIANT ROUND
+	local name=$1 v=$2 r=$3 d=$TMP/$1.$2.$3 s ok=1
+	local envs=()
+	mkdir -p "$d"
+	case $v in
+	preload_idle | preload) envs=(LD_PRELOAD="$LIB" BPFTRACE_PROF_SAMPLE_BYTES="$N") ;;
+	esac
+	gate_start "$name" "${envs[@]}"
+	case $v in
+	preload | uprobes) start_tool "$d/log" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
+	esac
+	gate_run "$name" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
+	s=$SECS
+	stop_tool
+	if [ "$v" = preload ] && ! took_otel "$d/out.pb.gz"; then
+		say "$name under preload did not take the otel_memory path"
+		ok=0
+	fi
+	printf 'steady\t%s\t%s\t%s\t%s\t%s\n' "$name" "$v" "$r" "$s" "$ok" >>"$RUNS"
+	printf '  steady  %-8s %-13s round %s: %8.3f s%s\n' "$name" "$v" "$r" "$s" \
+		"$([ "$ok" = 1 ] || echo "  (FAILED)")" >&2
+	rm -rf "$d"
+}
+
+IMPORT="import time; t = time.perf_counter(); import torch; print('S %.6f' % (time.perf_counter() - t))"
+
+startup_one() { # VARIANT ROUND
+	local v=$1 r=$2 d=$TMP/startup.$1.$2 s ok=1
+	mkdir -p "$d"
+	case $v in
+	untraced) $PY -c "$IMPORT" >"$d/out" 2>"$d/log" ;;
+	preload) "$PROF" --heap --sample-bytes "$N" -o "$d/p.pb.gz" --top 0 -- $PY -c "$IMPORT" >"$d/out" 2>"$d/log" ;;
+	uprobes) "$PROF" --heap --sample-bytes "$N" --no-preload -o "$d/p.pb.gz" --top 0 -- $PY -c "$IMPORT" >"$d/out" 2>"$d/log" ;;
+	exact) "$PROF" --heap -o "$d/p.pb.gz" --top 0 -- $PY -c "$IMPORT" >"$d/out" 2>"$d/log" ;;
+	esac
+	s=$(sed -n 's/^S //p' "$d/out")
+	[ -n "$s" ] || { say "startup under $v: no time ($(tail -2 "$d/log"))"; ok=0; s=0; }
+	if [ "$v" = preload ] && [ "$ok" = 1 ] && ! took_otel "$d/p.pb.gz"; then
+		say "import torch under preload did not take the otel_memory path"
+		ok=0
+	fi
+	printf 'startup\timport_torch\t%s\t%s\t%s\t%s\n' "$v" "$r" "$s" "$ok" >>"$RUNS"
+	printf '  startup import torch %-9s round %s: %8.3f s%s\n' "$v" "$r" "$s" \
+		"$([ "$ok" = 1 ] || echo "  (FAILED)")" >&2
+	rm -rf "$d"
+}
+
+variants=(untraced preload_idle preload uprobes)
+for name in python3 sqlite3 torch; do
+	for ((r = 0; r < ROUNDS; r++)); do
+		for ((k = 0; k < ${#variants[@]}; k++)); do
+			steady_one "$name" "${variants[(k + r) % ${#variants[@]}]}" "$r"
+		done
+	done
+done
+svariants=(untraced preload uprobes exact)
+for ((r = 0; r < SROUNDS; r++)); do
+	for ((k = 0; k < ${#svariants[@]}; k++)); do
+		startup_one "${svariants[(k + r) % ${#svariants[@]}]}" "$r"
+	done
+done
+
+mkdir -p "$RES"
+cp "$RUNS" "$RES/heapcost-runs.tsv"
+$PY - "$RUNS" "$REV" "$N" "$ROUNDS" "$SROUNDS" >"$RES/heapcost.md" <<'PY'
+import csv, statistics, sys, platform, subprocess
+runs, rev, n, rounds, srounds = sys.argv[1:6]
+rows = list(csv.DictReader(open(runs), delimiter="\t"))
+def vals(sec, w, v):
+    return [float(r["seconds"]) for r in rows
+            if r["section"] == sec and r["workload"] == w and r["variant"] == v and r["ok"] == "1"]
+cpu = ""
+for line in open("/proc/cpuinfo"):
+    if line.startswith("model name"):
+        cpu = line.split(":", 1)[1].strip()
+        break
+names = {"untraced": "untraced", "preload_idle": "sampler preloaded, no profiler",
+         "preload": f"sampler preloaded, `--heap --sample-bytes {n} -p`",
+         "uprobes": f"allocator uprobes, `--heap --sample-bytes {n} -p`",
+         "exact": "exact `--heap --` (uprobes, every allocation)"}
+print("# Heap profiling cost by mechanism\n")
+print(f"Revision {rev}; kernel {platform.release()}; {cpu}; "
+      f"{subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores. "
+      f"Medians of {rounds} alternated rounds (startup: {srounds}); spread = min-max; "
+      "ratio = median / untraced median. Failed runs (a workload error, or a preload run that "
+      "did not take the otel_memory path) are left out and counted.\n")
+def table(sec, workloads, variants, unit):
+    print("| workload | variant | median s | spread s | ratio | runs (failed) |")
+    print("|---|---|---:|---:|---:|---:|")
+    for w in workloads:
+        base = vals(sec, w, "untraced")
+        b = statistics.median(base) if base else float("nan")
+        for v in variants:
+            x = vals(sec, w, v)
+            failed = sum(1 for r in rows if r["section"] == sec and r["workload"] == w
+                         and r["variant"] == v and r["ok"] != "1")
+            if not x:
+                print(f"| {w} | {names[v]} | - | - | - | 0 ({failed}) |")
+                continue
+            m = statistics.median(x)
+            print(f"| {w} | {names[v]} | {m:.3f} | {min(x):.3f}-{max(x):.3f} | "
+                  f"{m / b:.3f}x | {len(x)} ({failed}) |")
+print("## Steady state (wall from the gate to the exit)\n")
+table("steady", ("python3", "sqlite3", "torch"), ("untraced", "preload_idle", "preload", "uprobes"), "s")
+print("\n## Start-up: `python3 -c 'import torch'` (the import alone)\n")
+table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), "s")
+PY
+cat "$RES/heapcost.md"
