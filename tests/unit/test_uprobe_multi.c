@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
+#include "attach/prologue.h"
 #include "attach/uprobe_multi.h"
 #include "proc/maps.h"
 #include "sym/elf_file.h"
@@ -42,13 +43,14 @@ struct child {
 };
 
 /* Start malloc_count and wait for its "ready": its libc is mapped, its first calls made. */
-static void child_start(struct child *c, long mallocs, long callocs)
+static void child_start3(struct child *c, long mallocs, long callocs, long aligned)
 {
 	int in[2], out[2];
-	char a1[32], a2[32], buf[8];
+	char a1[32], a2[32], a3[32], buf[8];
 
 	snprintf(a1, sizeof(a1), "%ld", mallocs);
 	snprintf(a2, sizeof(a2), "%ld", callocs);
+	snprintf(a3, sizeof(a3), "%ld", aligned);
 	assert_int_equal(pipe(in), 0);
 	assert_int_equal(pipe(out), 0);
 	c->pid = fork();
@@ -58,7 +60,7 @@ static void child_start(struct child *c, long mallocs, long callocs)
 		dup2(out[1], 1);
 		close(in[1]);
 		close(out[0]);
-		execl(TARGET, TARGET, a1, a2, (char *)NULL);
+		execl(TARGET, TARGET, a1, a2, a3, (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
@@ -67,6 +69,11 @@ static void child_start(struct child *c, long mallocs, long callocs)
 	assert_int_equal(read(out[0], buf, 6), 6);
 	assert_memory_equal(buf, "ready\n", 6);
 	close(out[0]);
+}
+
+static void child_start(struct child *c, long mallocs, long callocs)
+{
+	child_start3(c, mallocs, callocs, 0);
 }
 
 /* Open its gate and wait for its exit (status 0). */
@@ -265,6 +272,55 @@ static void test_uprobe_multi__multi_cookies_pid(void **state)
 	uprobe_multi_test_bpf__destroy(skel);
 }
 
+/*
+ * A session whose entry sits past the prologue's flag setters, as today's entry probes do
+ * (glibc's posix_memalign begins with a single-stepped cmpb): the return is still found, and
+ * the call still returns its value to its caller (malloc_count checks every result).
+ */
+static void test_uprobe_multi__session_after_prologue(void **state)
+{
+	const long n = 10 * KEEP;
+	struct uprobe_multi_test_bpf *skel;
+	struct elf_file *ef = NULL;
+	struct elf_func fn;
+	struct child a;
+	struct umt_counts c;
+	char libc[PATH_MAX];
+	uint8_t code[64];
+	uint64_t off, unused;
+	bool has_session, has_multi;
+	int fd = -1;
+
+	if (no_bpf)
+		skip();
+	assert_int_equal(uprobe_multi__supported(&has_session, &has_multi), 0);
+	if (!has_session)
+		skip();
+	child_start3(&a, 0, 0, n);
+	libc_of(a.pid, libc, sizeof(libc), &unused, &unused);
+	assert_int_equal(elf_file__open(&ef, libc, NULL), 0);
+	assert_int_equal(elf_file__find_symbol(ef, &fn, "posix_memalign"), 0);
+	assert_int_equal(elf_file__read_at(ef, code, sizeof(code), fn.file_offset), 0);
+	elf_file__free(ef);
+	off = fn.file_offset + prologue__probe_offset(code, sizeof(code));
+	assert_true(off >
+		    fn.file_offset); /* the placement under test: past the first instruction */
+	skel = open_with(pick_session, true);
+	assert_non_null(skel);
+
+	struct uprobe_multi_opts o = {
+		.path = libc, .offsets = &off, .cnt = 1, .pid = a.pid, .session = true};
+	assert_int_equal(uprobe_multi__attach(&fd, bpf_program__fd(skel->progs.umt_session), &o),
+			 0);
+	child_finish(&a); /* exit status 0: every result was right */
+	close(fd);
+	assert_true(counts_of(skel, a.pid, &c));
+	assert_int_equal(c.entries, n);
+	assert_int_equal(c.returns, n / KEEP);
+	assert_int_equal(c.cookie_ok, n / KEEP);
+	uprobe_multi_test_bpf__destroy(skel);
+}
+
 static unsigned open_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -345,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_uprobe_multi__session_skips_returns),
 		cmocka_unit_test(test_uprobe_multi__multi_cookies_pid),
+		cmocka_unit_test(test_uprobe_multi__session_after_prologue),
 		cmocka_unit_test(test_uprobe_multi__errors_and_fds),
 	};
 
