@@ -110,6 +110,19 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(ASAN_OBJS) | $(OUTPUT)/tests $(FIXTURES)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(ASAN) $< $(ASAN_OBJS) $(LIBS) -lcmocka -o $@
 
+# test_uprobe_multi attaches a tiny BPF object of its own (tests/bpf/) to real processes
+# (build/targets/malloc_count).
+$(OUTPUT)/tests/uprobe_multi_test.bpf.o: tests/bpf/uprobe_multi_test.bpf.c tests/bpf/uprobe_multi_test.h | $(OUTPUT)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bpf -c $< -o $@
+
+$(OUTPUT)/tests/uprobe_multi_test.skel.h: $(OUTPUT)/tests/uprobe_multi_test.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/tests/test_uprobe_multi: $(OUTPUT)/tests/uprobe_multi_test.skel.h tests/bpf/uprobe_multi_test.h \
+	| $(OUTPUT)/targets/malloc_count
+
 $(OUTPUT)/fuzz/obj/%.o: user/%.c $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC-FUZZ,$@)
@@ -290,7 +303,7 @@ CPPCHECK   := cppcheck --quiet --error-exitcode=1 --enable=warning,portability -
 
 lint:
 	$(Q)clang-format --dry-run -Werror $(USER_SRCS) $(wildcard user/*.h user/*/*.h) include/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h \
-		tests/fuzz/*.c bench/*.c bench/*.h bench/*.cc
+		tests/fuzz/*.c tests/bpf/*.c tests/bpf/*.h bench/*.c bench/*.h bench/*.cc
 	$(Q)$(CPPCHECK) user/
 	$(Q)scripts/check-layers.sh
 	$(Q)scripts/check-size.sh

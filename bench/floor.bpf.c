@@ -13,6 +13,13 @@
 #include "floor.h"
 
 const volatile __u32 floor_features = 0;
+/* --session: the return runs for one call in this many; the entry skips it for the others. */
+const volatile __u32 floor_session_keep = 64;
+__u64 floor_session_seq; /* not atomic: a benchmark's decision, not a count */
+
+/* Uprobe sessions' kfuncs (Linux 6.13); weak, so the object loads where they are missing. */
+extern bool bpf_session_is_return(void) __ksym __weak;
+extern __u64 *bpf_session_cookie(void) __ksym __weak;
 
 #define HAS(f) (floor_features & (f))
 
@@ -142,5 +149,25 @@ int BPF_KPROBE(floor_free, __u64 addr)
 		e->ts = 0; /* the floor measures the probe, not the clock */
 		prof_submit(e);
 	}
+	return 0;
+}
+
+/*
+ * --session: one program at the entry and the return of each allocator function (a uprobe
+ * session link, made by floor.c before load).  The entry returns 1 — the kernel then skips this
+ * call's return — except for one call in floor_session_keep, whose return runs (and sees the
+ * entry's cookie: the size, where --pending keeps it in a map).
+ */
+SEC("?uprobe")
+int BPF_KPROBE(floor_session, __u64 size)
+{
+	__u64 *cookie = bpf_session_cookie();
+
+	if (bpf_session_is_return())
+		return 0;
+	if (floor_session_seq++ % floor_session_keep)
+		return 1;
+	if (cookie)
+		*cookie = size;
 	return 0;
 }

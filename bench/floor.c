@@ -5,12 +5,18 @@
  * instruction found by user/attach/prologue.c), say READY, and stay until the process exits.
  *
  *   floor -p PID [--filter] [--pending] [--stack] [--rawstack] [--ringbuf] [--entry-only]
+ *         [--session] [--multi] [--first-insn]
  *
  * Without options the programs are empty: the cost of the probes themselves.  Each option
  * adds one piece of bpftrace-prof's per-event work (bench/floor.h) or an alternative to it
  * (--rawstack: bpf_get_stack instead of bpf_get_stackid).  --entry-only leaves out the return
  * probes (what an allocation that is not sampled would cost if the entry program could cancel
- * its return probe).  With --ringbuf the records are consumed and counted like bpftrace-prof
+ * its return probe).  --session puts one uprobe session program (Linux 6.13) on each allocator
+ * entry instead of the entry and return programs: its entry skips the return for all calls but
+ * one in 64.  --multi attaches the programs through one uprobe_multi link (6.6) per file and
+ * program instead of one link per function.  --first-insn puts the entry probes on the
+ * functions' first instruction instead of the first emulated one (user/attach/prologue.c).
+ * With --ringbuf the records are consumed and counted like bpftrace-prof
  * does (woken per batch, drained on a 100 ms timer).  Prints "floor: probed N functions" and,
  * at the end, "floor: events N".
  */
@@ -31,16 +37,25 @@
 #include "floor.h"
 #include "floor.skel.h"
 #include "attach/heap_attach.h"
+#include "attach/uprobe_multi.h"
 #include "proc/maps.h"
 #include "proc/safe_open.h"
 
-static bool entry_only;
+static bool entry_only, session, multi, first_insn;
 
 struct floor_state {
 	struct floor_bpf *skel;
 	struct bpf_link **links;
 	size_t nlinks;
+	int *link_fds; /* uprobe_multi and session links */
+	size_t nfds;
 	unsigned long long events;
+};
+
+/* The offsets of one program in one file, linked at once under --multi / --session. */
+struct floor_group {
+	uint64_t offsets[2 * PROF_FN__COUNT];
+	unsigned count;
 };
 
 static int keep(struct floor_state *st, struct bpf_link *link)
@@ -67,12 +82,39 @@ static int attach_at(struct floor_state *st, struct bpf_program *prog, bool ret,
 	return keep(st, link);
 }
 
+static int attach_multi(struct floor_state *st, struct bpf_program *prog, bool ret, bool ses,
+			int pid, const char *path, const struct floor_group *g)
+{
+	struct uprobe_multi_opts o = {.path = path,
+				      .offsets = g->offsets,
+				      .cnt = g->count,
+				      .pid = pid,
+				      .retprobe = ret,
+				      .session = ses};
+	int *n, fd, err;
+
+	if (!g->count)
+		return 0;
+	err = uprobe_multi__attach(&fd, bpf_program__fd(prog), &o);
+	if (err)
+		return err;
+	n = realloc(st->link_fds, (st->nfds + 1) * sizeof(*n));
+	if (!n) {
+		close(fd);
+		return -ENOMEM;
+	}
+	st->link_fds = n;
+	st->link_fds[st->nfds++] = fd;
+	return 0;
+}
+
 /* Probe the allocator functions one file defines, by bpftrace-prof's own plan; returns how
  * many, or -errno. */
 static int attach_file(struct floor_state *st, int pid, int fd, const char *name)
 {
 	struct elf_file *ef = NULL;
 	struct heap_plan plan;
+	struct floor_group ent = {}, ret = {}, fre = {};
 	char path[64];
 	int err;
 
@@ -85,23 +127,42 @@ static int attach_file(struct floor_state *st, int pid, int fd, const char *name
 	safe_open__fd_path(path, sizeof(path), fd);
 	for (unsigned i = 0; i < plan.count; i++) {
 		const struct heap_probe *p = &plan.probes[i];
+		uint64_t off = p->offset;
 
-		if (p->kind == HEAP_PROBE_FREE)
-			err = attach_at(st, st->skel->progs.floor_free, false, pid, path,
-					p->offset);
+		err = 0;
+		if (p->kind == HEAP_PROBE_ENTRY && first_insn)
+			off -= p->skipped;
+		if (p->kind == HEAP_PROBE_FREE && multi)
+			fre.offsets[fre.count++] = off;
+		else if (p->kind == HEAP_PROBE_FREE)
+			err = attach_at(st, st->skel->progs.floor_free, false, pid, path, off);
+		else if (p->kind == HEAP_PROBE_ENTRY && (multi || session))
+			ent.offsets[ent.count++] = off;
 		else if (p->kind == HEAP_PROBE_ENTRY)
-			err = attach_at(st, st->skel->progs.floor_enter, false, pid, path,
-					p->offset);
-		else if (!entry_only)
-			err = attach_at(st, st->skel->progs.floor_return, true, pid, path,
-					p->offset);
+			err = attach_at(st, st->skel->progs.floor_enter, false, pid, path, off);
+		else if (entry_only || session)
+			; /* a session's return is its entry program's */
+		else if (multi)
+			ret.offsets[ret.count++] = off;
+		else
+			err = attach_at(st, st->skel->progs.floor_return, true, pid, path, off);
 		if (err)
 			goto cleanup;
 		if (p->kind != HEAP_PROBE_RETURN)
 			fprintf(stderr, "floor: probing %s at %s+0x%llx (+%llu)\n", p->name, name,
 				(unsigned long long)(p->offset - p->skipped),
-				(unsigned long long)p->skipped);
+				(unsigned long long)(off - (p->offset - p->skipped)));
 	}
+	if (session)
+		err = attach_multi(st, st->skel->progs.floor_session, false, true, pid, path, &ent);
+	else
+		err = attach_multi(st, st->skel->progs.floor_enter, false, false, pid, path, &ent);
+	if (!err)
+		err = attach_multi(st, st->skel->progs.floor_return, true, false, pid, path, &ret);
+	if (!err)
+		err = attach_multi(st, st->skel->progs.floor_free, false, false, pid, path, &fre);
+	if (err)
+		goto cleanup;
 	err = (int)plan.nfns;
 cleanup:
 	elf_file__free(ef);
@@ -162,7 +223,7 @@ static int on_event(void *ctx, void *data, size_t size)
 static int usage(void)
 {
 	fprintf(stderr, "usage: floor -p PID [--filter] [--pending] [--stack] [--rawstack] "
-			"[--ringbuf] [--entry-only]\n");
+			"[--ringbuf] [--entry-only] [--session] [--multi] [--first-insn]\n");
 	return 2;
 }
 
@@ -188,11 +249,28 @@ int main(int argc, char **argv)
 			features |= FLOOR_RAWSTACK;
 		else if (!strcmp(argv[i], "--entry-only"))
 			entry_only = true;
+		else if (!strcmp(argv[i], "--session"))
+			session = true;
+		else if (!strcmp(argv[i], "--multi"))
+			multi = true;
+		else if (!strcmp(argv[i], "--first-insn"))
+			first_insn = true;
 		else
 			return usage();
 	}
-	if (pid <= 0)
+	if (pid <= 0 || (session && entry_only))
 		return usage();
+	if (session || multi) {
+		bool has_session, has_multi;
+
+		err = uprobe_multi__supported(&has_session, &has_multi);
+		if (err || (session && !has_session) || (multi && !has_multi)) {
+			fprintf(stderr, "floor: this kernel has no %s links%s%s\n",
+				session && !has_session ? "uprobe session" : "uprobe_multi",
+				err ? ": " : "", err ? strerror(-err) : "");
+			return 1;
+		}
+	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0) {
 		fprintf(stderr, "floor: no process %d: %s\n", pid, strerror(errno));
@@ -205,6 +283,21 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	st.skel->rodata->floor_features = features;
+	if (session) {
+		bpf_program__set_autoload(st.skel->progs.floor_session, true);
+		err = uprobe_multi__set_type(st.skel->progs.floor_session, true);
+	}
+	if (!err && multi) {
+		err = uprobe_multi__set_type(st.skel->progs.floor_enter, false);
+		if (!err)
+			err = uprobe_multi__set_type(st.skel->progs.floor_return, false);
+		if (!err)
+			err = uprobe_multi__set_type(st.skel->progs.floor_free, false);
+	}
+	if (err) {
+		fprintf(stderr, "floor: setting the attach types failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	err = floor_bpf__load(st.skel);
 	if (err) {
 		fprintf(stderr, "floor: loading the BPF object failed: %s\n", strerror(-err));
@@ -256,6 +349,9 @@ cleanup:
 	for (size_t i = 0; i < st.nlinks; i++)
 		bpf_link__destroy(st.links[i]);
 	free(st.links);
+	for (size_t i = 0; i < st.nfds; i++)
+		close(st.link_fds[i]);
+	free(st.link_fds);
 	floor_bpf__destroy(st.skel);
 	if (pidfd >= 0)
 		close(pidfd);

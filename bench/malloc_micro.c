@@ -8,6 +8,9 @@
  *                                           sizes from four named functions, 1 in 8 kept:
  *     small_objs   70% of PAIRS x 48 B         medium_objs  25% x 1000 B
  *     large_objs    4.9% x 16384 B             huge_objs     0.1% x 262144 B
+ *   malloc_micro [--gate] --aligned [PAIRS] as the first, with posix_memalign(64) instead of
+ *                                           malloc: glibc's begins with a cmpb the kernel
+ *                                           single-steps (where a probe lands matters)
  *   --gate: read one byte from stdin first (the harness attaches a tracer while we wait).
  */
 #include <stdio.h>
@@ -20,11 +23,18 @@
 static void *volatile sink;
 static void **kept;
 static long nkept;
+static int aligned;
 
 static NOINLINE void churn(size_t size)
 {
-	char *p = malloc(size);
+	char *p;
 
+	if (aligned) {
+		if (posix_memalign((void **)&p, 64, size))
+			exit(1);
+	} else {
+		p = malloc(size);
+	}
 	p[0] = 1; /* touch it, so the allocation cannot be elided */
 	sink = p;
 	free(p);
@@ -115,6 +125,8 @@ int main(int argc, char **argv)
 				return 1;
 		} else if (!strcmp(argv[i], "--mixed")) {
 			mixed = 1;
+		} else if (!strcmp(argv[i], "--aligned")) {
+			aligned = 1;
 		} else {
 			pairs = atol(argv[i]);
 		}

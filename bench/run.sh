@@ -8,7 +8,9 @@
 #         round), ROUNDS of each; medians are reported.
 #  cost   on the microbenchmark, the floor again with one piece of our per-event work at a time
 #         (target filter, pending-call map, stack walk, ring buffer) or an alternative
-#         (raw-IP stacks, no return probes).
+#         (raw-IP stacks, no return probes, uprobe_multi links, a uprobe session that skips the
+#         return of 63 calls in 64); the same with posix_memalign, whose first instruction the
+#         kernel single-steps: the session's entry there or on the first emulated one.
 #  sample --sample-bytes on a large workload: traffic and consumer work saved, accuracy
 #         against the exact run of the same round.
 #  cpu    --cpu=99 and --cpu=999 on a CPU-bound workload.
@@ -141,6 +143,7 @@ EOF
 declare -A WCMD WIN WOUT
 WCMD[malloc_micro]="$B/malloc_micro --gate 200000"
 WCMD[micro_500k]="$B/malloc_micro --gate 500000"
+WCMD[aligned_100k]="$B/malloc_micro --gate --aligned 100000"
 WCMD[cxx_containers]="$B/cxx_containers --gate 4"
 WCMD[sqlite3]="sqlite3 :memory:"
 WIN[sqlite3]=$B/sqlite_bench.sql # its gate is its script: sqlite3 blocks reading stdin
@@ -229,6 +232,10 @@ start_tool() { # VARIANT RUNDIR
 	floor_all) cmd=("$FLOOR" -p "$WPID" --filter --pending --stack --ringbuf) ;;
 	floor_entry) cmd=("$FLOOR" -p "$WPID" --entry-only) ;;
 	floor_rawstack) cmd=("$FLOOR" -p "$WPID" --rawstack) ;;
+	floor_multi) cmd=("$FLOOR" -p "$WPID" --multi) ;;
+	floor_session) cmd=("$FLOOR" -p "$WPID" --session) ;;
+	floor_session_first) cmd=("$FLOOR" -p "$WPID" --session --first-insn) ;;
+	floor_entry_first) cmd=("$FLOOR" -p "$WPID" --entry-only --first-insn) ;;
 	bpftrace)
 		bpftrace_script "$WPID" >"$d/peer.bt"
 		cmd=(bpftrace -p "$WPID" "$d/peer.bt")
@@ -420,7 +427,9 @@ if want heap; then
 fi
 if want cost; then
 	rounds cost micro_500k untraced floor floor_entry floor_filter floor_pending floor_stack \
-		floor_rawstack floor_ringbuf floor_all ours
+		floor_rawstack floor_ringbuf floor_all ours floor_multi floor_session
+	rounds cost aligned_100k untraced floor floor_entry floor_entry_first floor_session \
+		floor_session_first
 fi
 if want sample; then
 	rounds sample mixed_1m untraced ours sampled sampled_fine

@@ -34,6 +34,18 @@ COST_ROWS = [
     ("floor_ringbuf", "+ ring buffer: 40 B per allocation, 24 B per free, batched wake-ups"),
     ("floor_all", "all four together"),
     ("ours", "bpftrace-prof --heap"),
+    ("floor_multi", "empty programs through uprobe_multi links (one per file and program)"),
+    ("floor_session", "uprobe session on the entries, the return run for 1 call in 64"),
+]
+# The same probes on posix_memalign (first instruction single-stepped, a probe 7 bytes in
+# emulated): where the entry of a session (which also places its return) sits.
+ALIGNED_ALLOCS = 100000  # bench/run.sh's aligned_100k
+ALIGNED_ROWS = [
+    ("floor_entry", "entry probes only, on the first emulated instruction (today's place)"),
+    ("floor_entry_first", "entry probes only, on the first instruction"),
+    ("floor", "empty programs (the floor: entry + return at the first emulated instruction)"),
+    ("floor_session", "uprobe session, 1 return in 64, on the first emulated instruction"),
+    ("floor_session_first", "uprobe session, 1 return in 64, on the first instruction"),
 ]
 # Our heap variants: the default, and one per unwind mode (the heap section runs the latter).
 OURS = ["ours", "ours_dwarf", "ours_fp"]
@@ -80,12 +92,12 @@ def col(rows, key):
 
 
 class Heap:
-    def __init__(self, runs, section, workload):
+    def __init__(self, runs, section, workload, allocs=None):
         self.runs, self.section, self.workload = runs, section, workload
         self.base = self.wall("untraced")
         # Every unwind mode sees the same allocations; the first variant that ran counts them.
-        self.allocs = next((a for a in (med(col(self.rows(v), "allocs")) for v in OURS) if a),
-                           None)
+        self.allocs = allocs or next(
+            (a for a in (med(col(self.rows(v), "allocs")) for v in OURS) if a), None)
 
     def rows(self, variant):
         return self.runs.get((self.section, self.workload, variant), [])
@@ -281,24 +293,41 @@ def depth_table(out, runs, meta):
                    f"same depth — per frame, dwarf ÷ fp = {verdict(r, lambda x: x <= 2)}.")
 
 
-def cost_table(out, runs):
-    h = Heap(runs, "cost", "micro_500k")
-    if not h.rows("floor_stack"):
-        return
+def cost_rows(out, h, rows):
+    """One line per variant: ns per pair, over the floor, and ratios (wall over the untraced
+    run's; time added over the floor's) from the same run."""
     empty = h.ns_per("floor")
-    out.append(f"The microbenchmark with {fmt(h.allocs)} malloc+free pairs; the floor with one "
-               "piece of bpftrace-prof's per-event work at a time (bench/floor.bpf.c).")
-    out.append("")
-    out.append("| programs at the probes (malloc entry + return, free) | ns per malloc+free | "
-               "over the floor | records/s consumed |")
-    out.append("|---|---:|---:|---:|")
-    for v, what in COST_ROWS:
+    out.append("| programs at the probes | ns per alloc+free | over the floor | ÷ untraced "
+               "(wall) | ÷ floor (time added) | records/s consumed |")
+    out.append("|---|---:|---:|---:|---:|---:|")
+    for v, what in rows:
         ns = h.ns_per(v)
         if ns is None:
             continue
         eps = h.events_per_s(v)
         out.append(f"| {what} | {fmt(ns)} | {'—' if v == 'floor' else fmt(ns - empty, 0, ' ns')} "
+                   f"| {fmt(ratio(h.wall(v), h.base), 2, '×')} | {fmt(ratio(ns, empty), 2, '×')} "
                    f"| {fmt(eps) if eps else '—'} |")
+
+
+def cost_table(out, runs):
+    h = Heap(runs, "cost", "micro_500k")
+    if not h.rows("floor_stack"):
+        return
+    out.append(f"The microbenchmark with {fmt(h.allocs)} malloc+free pairs; the floor with one "
+               "piece of bpftrace-prof's per-event work at a time (bench/floor.bpf.c), or "
+               "another way to attach the probes.")
+    out.append("")
+    cost_rows(out, h, COST_ROWS)
+    a = Heap(runs, "cost", "aligned_100k", allocs=ALIGNED_ALLOCS)
+    if a.base is None or not a.rows("floor"):
+        return
+    out.append("")
+    out.append(f"{fmt(ALIGNED_ALLOCS)} posix_memalign+free pairs: glibc's posix_memalign "
+               "begins with a `cmpb` the kernel single-steps, 7 bytes before an instruction it "
+               "emulates.")
+    out.append("")
+    cost_rows(out, a, ALIGNED_ROWS)
 
 
 def sample_table(out, runs, funcs_path, meta):
