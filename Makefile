@@ -68,11 +68,13 @@ BENCH_CC   := $(patsubst bench/%.cc,$(OUTPUT)/bench/%,$(wildcard bench/*.cc))
 # The preloaded heap sampler (user/sampler/): its own shared library, nothing of the profiler
 # but include/.  -mno-red-zone: a probe on its nop5 sites is a call on 6.18, which writes below
 # %rsp; initial-exec TLS: no __tls_get_addr (which may allocate) on the allocation path;
-# -fexceptions: an exception out of the next operator new runs our cleanups.
+# -fexceptions: an exception out of the next operator new runs our cleanups; no .cold parts: each
+# wrapper, its probe site included, is one symbol.
 SAMPLER_SO := $(OUTPUT)/libbpftrace-prof-sampler.so
 SAMPLER_SRCS := $(wildcard user/sampler/*.c)
 SAMPLER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -fPIC -shared \
 		-fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer -fexceptions \
+		-fno-reorder-blocks-and-partition \
 		$(if $(filter x86,$(ARCH)),-mno-red-zone) -MMD -MP
 
 .DELETE_ON_ERROR:
@@ -212,8 +214,13 @@ $(OUTPUT)/targets/libinterpose_alloc.so: tests/targets/lib/interpose_alloc.c inc
 	$(call msg,TARGET,$@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -Iinclude $< -o $@
 
+# -fno-allocation-dce: new/delete pairs stay calls.
+$(OUTPUT)/targets/sampler_new: tests/targets/sampler_new.cc include/prof_sampler.h | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CXX) $(TARGET_CFLAGS) -fno-builtin -fno-allocation-dce -Iinclude $< -o $@
+
 $(OUTPUT)/tests/test_sampler: | $(SAMPLER_SO) $(OUTPUT)/targets/sampler_check \
-	$(OUTPUT)/targets/libinterpose_alloc.so
+	$(OUTPUT)/targets/sampler_new $(OUTPUT)/targets/libinterpose_alloc.so
 
 # clang: gcc 12 drops the frame pointer of leaf functions despite -mno-omit-leaf-frame-pointer.
 $(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets

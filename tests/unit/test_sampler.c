@@ -22,17 +22,18 @@
 
 #define SAMPLER	   "build/libbpftrace-prof-sampler.so"
 #define CHECK	   "build/targets/sampler_check"
+#define NEW_CHECK  "build/targets/sampler_new"
 #define INTERPOSER "build/targets/libinterpose_alloc.so"
 
 /*
  * Run the check program with LD_PRELOAD (space-separated paths made absolute), the sample mean
  * and the seed (NULL: unset); its stdout into out.  Returns its exit status, -1 if it died.
  */
-static int run_check(char *out, size_t size, const char *const *preload, const char *bytes,
-		     const char *seed, const char *const *args)
+static int run_program(char *out, size_t size, const char *prog, const char *const *preload,
+		       const char *bytes, const char *seed, const char *const *args)
 {
 	char pre[3 * PATH_MAX] = "", abs[PATH_MAX];
-	const char *argv[8] = {CHECK};
+	const char *argv[8] = {prog};
 	int fd[2], st;
 	size_t got = 0;
 	ssize_t n;
@@ -60,7 +61,7 @@ static int run_check(char *out, size_t size, const char *const *preload, const c
 			setenv("BPFTRACE_PROF_SAMPLER_SEED", seed, 1);
 		setenv("LD_PRELOAD", pre, 1);
 		alarm(120); /* a hang is a failure, not a stuck test run */
-		execv(CHECK, (char *const *)argv);
+		execv(prog, (char *const *)argv);
 		_exit(127);
 	}
 	close(fd[1]);
@@ -70,6 +71,12 @@ static int run_check(char *out, size_t size, const char *const *preload, const c
 	close(fd[0]);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_check(char *out, size_t size, const char *const *preload, const char *bytes,
+		     const char *seed, const char *const *args)
+{
+	return run_program(out, size, CHECK, preload, bytes, seed, args);
 }
 
 static unsigned long long field(const char *out, const char *name)
@@ -186,10 +193,49 @@ static void test_sampler__mean_from_environment(void **state)
 	}
 }
 
-/* Every otel_memory probe site of the built library is a 5-byte nop, 0f 1f 44 00 00. */
+/* The symbol (function) of the library holding addr, from nm; into out. */
+static void symbol_at(char *out, size_t size, unsigned long addr)
+{
+	FILE *nm = popen("nm -S --defined-only " SAMPLER, "r");
+	char line[512], sym[256];
+	unsigned long start, len;
+
+	assert_non_null(nm);
+	out[0] = 0;
+	while (fgets(line, sizeof(line), nm))
+		if (sscanf(line, "%lx %lx %*s %255s", &start, &len, sym) == 3 && addr >= start &&
+		    addr < start + len)
+			snprintf(out, size, "%s", sym);
+	pclose(nm);
+}
+
+/*
+ * Every otel_memory probe site of the built library is a 5-byte nop, 0f 1f 44 00 00, and every
+ * wrapper fires alloc in its own body: a stack taken at the probe has the function the program
+ * called as frame 0 (which the consumer drops).
+ */
 static void test_sampler__probe_sites_are_nop5(void **state)
 {
-	char line[512], cmd[512];
+	static const char *const wrappers[] = {
+		"malloc",
+		"calloc",
+		"realloc",
+		"reallocarray",
+		"memalign",
+		"aligned_alloc",
+		"posix_memalign",
+		"valloc",
+		"pvalloc",
+		"_Znwm",
+		"_Znam",
+		"_ZnwmRKSt9nothrow_t",
+		"_ZnamRKSt9nothrow_t",
+		"_ZnwmSt11align_val_t",
+		"_ZnamSt11align_val_t",
+		"_ZnwmSt11align_val_tRKSt9nothrow_t",
+		"_ZnamSt11align_val_tRKSt9nothrow_t",
+	};
+	char line[512], cmd[512], sym[256], with_alloc[4096] = " ";
 	int sites = 0, allocs = 0, semaphores = 0;
 	FILE *notes = popen("readelf -n " SAMPLER, "r");
 	bool alloc = false;
@@ -198,6 +244,7 @@ static void test_sampler__probe_sites_are_nop5(void **state)
 	while (fgets(line, sizeof(line), notes)) {
 		unsigned long loc, sem;
 		char *p;
+		FILE *od;
 
 		if (strstr(line, "Provider:"))
 			assert_non_null(strstr(line, "otel_memory"));
@@ -215,21 +262,44 @@ static void test_sampler__probe_sites_are_nop5(void **state)
 			 "objdump -d --start-address=%#lx --stop-address=%#lx " SAMPLER
 			 " | grep -c '^ *%lx:[[:space:]]*0f 1f 44 00 00[[:space:]]'",
 			 loc, loc + 5, loc);
-		FILE *od = popen(cmd, "r");
-
+		od = popen(cmd, "r");
 		assert_non_null(od);
-		assert_non_null(fgets(line, sizeof(line), od));
+		assert_non_null(fgets(cmd, sizeof(cmd), od));
 		assert_int_equal(pclose(od), 0);
-		assert_int_equal(atoi(line), 1);
+		assert_int_equal(atoi(cmd), 1);
 		sites++;
-		allocs += alloc;
+		if (!alloc)
+			continue;
+		allocs++;
+		symbol_at(sym, sizeof(sym), loc);
+		strcat(with_alloc, sym);
+		strcat(with_alloc, " ");
 	}
 	assert_int_equal(pclose(notes), 0);
-	/* malloc, calloc, realloc, reallocarray, memalign, aligned_alloc, posix_memalign, valloc,
-	 * pvalloc each fire alloc in their own body; free sites besides. */
-	assert_true(allocs >= 9);
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+		char want[256];
+
+		snprintf(want, sizeof(want), " %s ", wrappers[i]);
+		if (!strstr(with_alloc, want))
+			fail_msg("no alloc probe in the body of %s (sites in:%s)", wrappers[i],
+				 with_alloc);
+	}
 	assert_true(sites > allocs);
 	assert_int_equal(semaphores, sites);
+}
+
+/*
+ * C++ operator new and delete, every variant, sampled and not: one sampling decision per new,
+ * weights unbiased, bad_alloc and the new_handler loop the C++ library's.
+ */
+static void test_sampler__cxx_new(void **state)
+{
+	char out[4096];
+	const char *none[] = {NULL};
+
+	assert_int_equal(run_program(out, sizeof(out), NEW_CHECK, only_sampler, "64", "5", none),
+			 0);
+	assert_true(field(out, "\nsampled ") > 10000);
 }
 
 /* Initial-exec TLS only (no __tls_get_addr, no module-id relocations), built -mno-red-zone. */
@@ -267,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_sampler__seeded_sequence),
 		cmocka_unit_test(test_sampler__mean_from_environment),
 		cmocka_unit_test(test_sampler__probe_sites_are_nop5),
+		cmocka_unit_test(test_sampler__cxx_new),
 		cmocka_unit_test(test_sampler__tls_and_red_zone),
 	};
 

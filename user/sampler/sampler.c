@@ -133,7 +133,8 @@ void sampler_resolve(void)
 
 	if (!__atomic_compare_exchange_n(&state, &zero, 1, false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED)) {
-		while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
+		/* Another thread resolves; we wait, unless it is our own dlsym calling back. */
+		while (!sampler_ts.resolving && __atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
 			sched_yield();
 		return;
 	}
