@@ -22,6 +22,7 @@
 /* In .probes, as <sys/sdt.h>'s users put them: libbpf finds them through the note's address. */
 unsigned short otel_memory_alloc_semaphore __attribute__((section(".probes")));
 unsigned short otel_memory_free_semaphore __attribute__((section(".probes")));
+extern unsigned short sampler_alloc_semaphore __attribute__((alias("otel_memory_alloc_semaphore")));
 
 __thread struct sampler_thread sampler_ts __attribute__((tls_model("initial-exec")));
 int sampler_ready;

@@ -37,6 +37,11 @@
 
 extern unsigned short otel_memory_alloc_semaphore SAMPLER_EXPORT;
 extern unsigned short otel_memory_free_semaphore SAMPLER_EXPORT;
+/*
+ * Our own semaphore, read without the GOT: the kernel raises the one our probe notes name, which
+ * is ours even when another object of the process defines a semaphore of the same name.
+ */
+extern unsigned short sampler_alloc_semaphore SAMPLER_HIDDEN;
 
 /* One a thread, initial-exec: no __tls_get_addr (which may allocate) on the allocation path. */
 struct sampler_thread {
@@ -71,7 +76,7 @@ extern uint32_t sampler_set_count SAMPLER_HIDDEN;
  */
 SAMPLER_INLINE bool sampler_listening(void)
 {
-	return SAMPLER_UNLIKELY(__atomic_load_n(&otel_memory_alloc_semaphore, __ATOMIC_RELAXED)) &&
+	return SAMPLER_UNLIKELY(__atomic_load_n(&sampler_alloc_semaphore, __ATOMIC_RELAXED)) &&
 	       !sampler_ts.busy;
 }
 
