@@ -8,6 +8,7 @@
  *   sampler_check fuzz N [interposed]        N random family calls against a shadow model
  *   sampler_check stats                      200,000 mixed sizes: weights sum to the bytes, ±5 %
  *   sampler_check seq                        which of 2,000 mallocs were sampled (a 0/1 line)
+ *   sampler_check full                       more live sampled blocks than the set holds
  * Exit 0 when everything held; each mismatch is one line on stderr.
  */
 #include <dlfcn.h>
@@ -562,6 +563,37 @@ static void check_stats(void)
 	}
 }
 
+/* Past PROF_SAMPLER_MAX_LIVE live sampled blocks, allocations go unsampled and are counted;
+ * every block stays whole and frees alike, and the set takes samples again once blocks go. */
+static void check_full(void)
+{
+	enum { N = PROF_SAMPLER_MAX_LIVE + 5000 };
+	static void *block[N];
+	struct prof_sampler_stats s;
+
+	for (int i = 0; i < N; i++) {
+		block[i] = i & 1 ? malloc(64) : calloc(1, 64);
+		CHECK(block[i], "allocation %d", i);
+		fill(block[i], 64, (unsigned)i);
+	}
+	s = stats();
+	CHECK(s.live == PROF_SAMPLER_MAX_LIVE, "%llu live sampled blocks",
+	      (unsigned long long)s.live);
+	CHECK(s.table_full > 0, "no table_full");
+	for (int i = 0; i < N; i++) {
+		CHECK(holds(block[i], 64, (unsigned)i), "block %d lost data", i);
+		CHECK(malloc_usable_size(block[i]) >= 64, "block %d: usable", i);
+		block[i] = realloc(block[i], 100);
+		CHECK(block[i] && holds(block[i], 64, (unsigned)i), "block %d: realloc", i);
+	}
+	for (int i = 0; i < N; i++)
+		free(block[i]);
+	s = stats();
+	CHECK(s.live == 0, "%llu live after every free", (unsigned long long)s.live);
+	free(malloc(64));
+	CHECK(stats().sampled > s.sampled, "no samples once the set emptied");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "family";
@@ -590,6 +622,8 @@ int main(int argc, char **argv)
 		fuzz(argc > 2 ? atol(argv[2]) : 20000);
 	} else if (!strcmp(mode, "stats")) {
 		check_stats();
+	} else if (!strcmp(mode, "full")) {
+		check_full();
 	} else if (!strcmp(mode, "seq")) {
 		for (int i = 0; i < 2000; i++) {
 			free(malloc(16));
@@ -608,6 +642,7 @@ int main(int argc, char **argv)
 		if (calls)
 			printf("interposer calls %llu\n", (unsigned long long)calls());
 	}
+	printf("table full %llu\n", (unsigned long long)stats().table_full);
 	printf("sampled %llu, freed %llu, live %llu, mean %llu, failures %d\n",
 	       (unsigned long long)stats().sampled, (unsigned long long)stats().freed,
 	       (unsigned long long)stats().live, (unsigned long long)stats().mean_bytes, failures);

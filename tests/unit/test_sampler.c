@@ -152,6 +152,16 @@ static void test_sampler__weights_unbiased_per_size(void **state)
 	assert_true(field(out, "size 16: ") > 2000);
 }
 
+/* The set of sampled blocks is bounded: past it allocations go unsampled, counted. */
+static void test_sampler__set_full_counted(void **state)
+{
+	char out[4096];
+	const char *args[] = {"full", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), only_sampler, "1", "4", args), 0);
+	assert_true(field(out, "table full ") > 0);
+}
+
 /* One thread's samples follow from the seed alone; another seed, other samples. */
 static void test_sampler__seeded_sequence(void **state)
 {
@@ -334,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_sampler__under_another_allocator),
 		cmocka_unit_test(test_sampler__random_calls_keep_contents),
 		cmocka_unit_test(test_sampler__weights_unbiased_per_size),
+		cmocka_unit_test(test_sampler__set_full_counted),
 		cmocka_unit_test(test_sampler__seeded_sequence),
 		cmocka_unit_test(test_sampler__mean_from_environment),
 		cmocka_unit_test(test_sampler__probe_sites_are_nop5),
