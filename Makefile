@@ -323,8 +323,9 @@ CPPCHECK   := cppcheck --quiet --error-exitcode=1 --enable=warning,portability -
 		-D__x86_64__ "-DLIBBPF_OPTS(t,n,...)=struct t n = { __VA_ARGS__ }" -Iinclude -Iuser
 
 lint:
-	$(Q)clang-format --dry-run -Werror $(USER_SRCS) $(SAMPLER_SRCS) $(wildcard user/*.h user/*/*.h) include/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h \
+	$(Q)clang-format --dry-run -Werror $(USER_SRCS) $(wildcard user/*.h user/*/*.h) include/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h \
 		tests/fuzz/*.c bench/*.c bench/*.h bench/*.cc
+	$(Q)clang-format --dry-run -Werror $(SAMPLER_SRCS)
 	$(Q)$(CPPCHECK) user/
 	$(Q)scripts/check-layers.sh
 	$(Q)scripts/check-size.sh
