@@ -65,12 +65,23 @@ BENCH_C    := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(filter-out %.bpf.c,$(wild
 BENCH_DATA := $(OUTPUT)/bench/sqlite_bench.sql
 PYTHON     ?= /usr/bin/python3
 BENCH_CC   := $(patsubst bench/%.cc,$(OUTPUT)/bench/%,$(wildcard bench/*.cc))
+# The preloaded heap sampler (user/sampler/): its own shared library, nothing of the profiler
+# but include/.  -mno-red-zone: a probe on its nop5 sites is a call on 6.18, which writes below
+# %rsp; initial-exec TLS: no __tls_get_addr (which may allocate) on the allocation path;
+# -fexceptions: an exception out of the next operator new runs our cleanups; no .cold parts: each
+# wrapper, its probe site included, is one symbol.
+SAMPLER_SO := $(OUTPUT)/libbpftrace-prof-sampler.so
+SAMPLER_SRCS := $(wildcard user/sampler/*.c)
+SAMPLER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -fPIC -shared \
+		-fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer -fexceptions \
+		-fno-reorder-blocks-and-partition \
+		$(if $(filter x86,$(ARCH)),-mno-red-zone) -MMD -MP
 
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test unit e2e fuzz bench soak demo clean install lint targets
 
-all: bpftrace-prof targets
+all: bpftrace-prof targets $(SAMPLER_SO)
 
 deps:
 	$(Q)scripts/install-deps.sh test
@@ -78,6 +89,10 @@ deps:
 bpftrace-prof: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(SAMPLER_SO): $(SAMPLER_SRCS) | $(OUTPUT)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(SAMPLER_CFLAGS) $(SAMPLER_SRCS) -Wl,-z,now -lm -o $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
@@ -201,6 +216,25 @@ $(OUTPUT)/targets/%_nofp: tests/targets/%_nofp.cc | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CXX) $(NOFP_CFLAGS) $< -o $@
 
+# The sampler's checks (tests/unit/test_sampler.c): the check program reads prof_sampler.h; the
+# allocator it is also run over is a shared library preloaded after the sampler.  -fno-builtin:
+# clang folds malloc(SIZE_MAX - 8) to NULL and realloc(NULL, n) to malloc, skipping the calls.
+$(OUTPUT)/targets/sampler_check: tests/targets/sampler_check.c include/prof_sampler.h | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CLANG) $(TARGET_CFLAGS) -fno-builtin -Iinclude $< -lm -o $@
+
+$(OUTPUT)/targets/libinterpose_alloc.so: tests/targets/lib/interpose_alloc.c include/prof_sampler.h | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -Iinclude $< -o $@
+
+# -fno-allocation-dce: new/delete pairs stay calls.
+$(OUTPUT)/targets/sampler_new: tests/targets/sampler_new.cc include/prof_sampler.h | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CXX) $(TARGET_CFLAGS) -fno-builtin -fno-allocation-dce -Iinclude $< -o $@
+
+$(OUTPUT)/tests/test_sampler: | $(SAMPLER_SO) $(OUTPUT)/targets/sampler_check \
+	$(OUTPUT)/targets/sampler_new $(OUTPUT)/targets/libinterpose_alloc.so
+
 # clang: gcc 12 drops the frame pointer of leaf functions despite -mno-omit-leaf-frame-pointer.
 $(OUTPUT)/targets/%: tests/targets/%.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
@@ -246,7 +280,7 @@ $(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CXX) $(TARGET_CFLAGS) -O2 $< -o $@
 
-targets: $(TARGETS_C) $(TARGETS_CC)
+targets: $(TARGETS_C) $(TARGETS_CC) $(OUTPUT)/targets/libinterpose_alloc.so
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench $(FIX) \
 $(OUTPUT)/fuzz $(OUTPUT)/fuzz/obj:
@@ -288,8 +322,9 @@ demo: deps
 	$(Q)./bpftrace-prof --heap -f text -o - -- $(OUTPUT)/targets/demo
 
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: sbin, as Debian's bcc tools (root only).
-install: bpftrace-prof
+install: bpftrace-prof $(SAMPLER_SO)
 	install -D -m 0755 bpftrace-prof $(DESTDIR)$(PREFIX)/sbin/bpftrace-prof
+	install -D -m 0644 $(SAMPLER_SO) $(DESTDIR)$(PREFIX)/lib/bpftrace-prof/libbpftrace-prof-sampler.so
 	install -D -m 0644 docs/man/bpftrace-prof.8 $(DESTDIR)$(PREFIX)/share/man/man8/bpftrace-prof.8
 	install -D -m 0644 scripts/bpftrace-prof.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/bpftrace-prof
@@ -304,6 +339,7 @@ CPPCHECK   := cppcheck --quiet --error-exitcode=1 --enable=warning,portability -
 lint:
 	$(Q)clang-format --dry-run -Werror $(USER_SRCS) $(wildcard user/*.h user/*/*.h) include/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h \
 		tests/fuzz/*.c tests/bpf/*.c tests/bpf/*.h bench/*.c bench/*.h bench/*.cc
+	$(Q)clang-format --dry-run -Werror $(SAMPLER_SRCS)
 	$(Q)$(CPPCHECK) user/
 	$(Q)scripts/check-layers.sh
 	$(Q)scripts/check-size.sh

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The preloaded heap sampler (user/sampler/), without a profiler: the check program
+ * (tests/targets/sampler_check.c) run under LD_PRELOAD with the semaphores raised as the kernel
+ * raises them on attach, or left at 0; under a second allocator preloaded after ours; and the
+ * built library itself (its probe sites, its TLS model, its build flags).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define SAMPLER	   "build/libbpftrace-prof-sampler.so"
+#define CHECK	   "build/targets/sampler_check"
+#define NEW_CHECK  "build/targets/sampler_new"
+#define INTERPOSER "build/targets/libinterpose_alloc.so"
+
+/*
+ * Run the check program with LD_PRELOAD (space-separated paths made absolute), the sample mean
+ * and the seed (NULL: unset); its stdout into out.  Returns its exit status, -1 if it died.
+ */
+static int run_program(char *out, size_t size, const char *prog, const char *const *preload,
+		       const char *bytes, const char *seed, const char *const *args)
+{
+	char pre[3 * PATH_MAX] = "", abs[PATH_MAX];
+	const char *argv[8] = {prog};
+	int fd[2], st;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	for (int i = 0; preload[i]; i++) {
+		assert_non_null(realpath(preload[i], abs));
+		strcat(pre, i ? " " : "");
+		strcat(pre, abs);
+	}
+	for (int i = 0; args[i]; i++)
+		argv[i + 1] = args[i];
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		unsetenv("BPFTRACE_PROF_SAMPLE_BYTES");
+		unsetenv("BPFTRACE_PROF_SAMPLER_SEED");
+		if (bytes)
+			setenv("BPFTRACE_PROF_SAMPLE_BYTES", bytes, 1);
+		if (seed)
+			setenv("BPFTRACE_PROF_SAMPLER_SEED", seed, 1);
+		setenv("LD_PRELOAD", pre, 1);
+		alarm(120); /* a hang is a failure, not a stuck test run */
+		execv(prog, (char *const *)argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (got + 1 < size && (n = read(fd[0], out + got, size - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = 0;
+	close(fd[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_check(char *out, size_t size, const char *const *preload, const char *bytes,
+		     const char *seed, const char *const *args)
+{
+	return run_program(out, size, CHECK, preload, bytes, seed, args);
+}
+
+static unsigned long long field(const char *out, const char *name)
+{
+	const char *p = strstr(out, name);
+
+	assert_non_null(p);
+	return strtoull(p + strlen(name), NULL, 10);
+}
+
+static const char *const only_sampler[] = {SAMPLER, NULL};
+static const char *const sampler_then_interposer[] = {SAMPLER, INTERPOSER, NULL};
+
+/* Every function on sampled and unsampled blocks, errors, errno, threads and fork. */
+static void test_sampler__family_sampled(void **state)
+{
+	char out[4096];
+	const char *args[] = {"family", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), only_sampler, "64", "1", args), 0);
+	assert_true(field(out, "sampled ") > 1000);
+	assert_int_equal(field(out, "mean "), 64);
+}
+
+/* With the semaphores at 0 nothing is sampled or tagged, and every function still works. */
+static void test_sampler__family_semaphores_down(void **state)
+{
+	char out[4096];
+	const char *args[] = {"family", "off", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), only_sampler, "64", "1", args), 0);
+	assert_int_equal(field(out, "sampled "), 0);
+	assert_int_equal(field(out, "live "), 0);
+}
+
+/*
+ * Under a second allocator reached through RTLD_NEXT whose every block carries the tag (and a
+ * bogus base below it): a tag match not confirmed in the set would hand it a pointer it never
+ * gave out, and it aborts.
+ */
+static void test_sampler__under_another_allocator(void **state)
+{
+	char out[4096];
+	const char *family[] = {"family", "interposed", NULL};
+	const char *fuzz[] = {"fuzz", "30000", "interposed", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), sampler_then_interposer, "64", "1", family),
+			 0);
+	assert_true(field(out, "sampled ") > 1000);
+	assert_true(field(out, "interposer calls ") > 1000);
+	assert_int_equal(run_check(out, sizeof(out), sampler_then_interposer, "64", "2", fuzz), 0);
+	assert_true(field(out, "interposer calls ") > 1000);
+}
+
+/* Random family calls against a shadow model of sizes and contents. */
+static void test_sampler__random_calls_keep_contents(void **state)
+{
+	char out[4096];
+	const char *args[] = {"fuzz", "60000", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), only_sampler, "64", "3", args), 0);
+	assert_true(field(out, "sampled ") > 1000);
+	assert_int_equal(field(out, "freed "), field(out, "sampled ") - field(out, "live "));
+}
+
+/* The weights of sampled blocks sum to the bytes allocated within 5 % for 16 B .. 1 MiB. */
+static void test_sampler__weights_unbiased_per_size(void **state)
+{
+	char out[4096];
+	const char *args[] = {"stats", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), only_sampler, "512", "7", args), 0);
+	assert_true(field(out, "size 16: ") > 2000);
+}
+
+/* The set of sampled blocks is bounded: past it allocations go unsampled, counted. */
+static void test_sampler__set_full_counted(void **state)
+{
+	char out[4096];
+	const char *args[] = {"full", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), only_sampler, "1", "4", args), 0);
+	assert_true(field(out, "table full ") > 0);
+}
+
+/* One thread's samples follow from the seed alone; another seed, other samples. */
+static void test_sampler__seeded_sequence(void **state)
+{
+	char a[4096], b[4096], c[4096];
+	const char *args[] = {"seq", NULL};
+	int ones = 0;
+
+	assert_int_equal(run_check(a, sizeof(a), only_sampler, "256", "42", args), 0);
+	assert_int_equal(run_check(b, sizeof(b), only_sampler, "256", "42", args), 0);
+	assert_int_equal(run_check(c, sizeof(c), only_sampler, "256", "43", args), 0);
+	assert_string_equal(a, b);
+	assert_string_not_equal(a, c);
+	/* 2,000 blocks of 16 B at a mean of 256: p = 1 - e^-1/16, about 121 expected. */
+	for (const char *p = a; *p == '0' || *p == '1'; p++)
+		ones += *p == '1';
+	assert_in_range(ones, 60, 200);
+}
+
+/* The mean comes from the environment; anything but a positive number is the default. */
+static void test_sampler__mean_from_environment(void **state)
+{
+	static const struct {
+		const char *env;
+		unsigned long long mean;
+	} cases[] = {{"4096", 4096},
+		     {NULL, 524288},
+		     {"", 524288},
+		     {"0", 524288},
+		     {"12x", 524288},
+		     {"-5", 524288},
+		     {"99999999999999999999", 524288}};
+	const char *args[] = {"seq", NULL};
+	char out[4096];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(
+			run_check(out, sizeof(out), only_sampler, cases[i].env, NULL, args), 0);
+		assert_int_equal(field(out, "mean "), cases[i].mean);
+	}
+}
+
+/* The symbol (function) of the library holding addr, from nm; into out. */
+static void symbol_at(char *out, size_t size, unsigned long addr)
+{
+	FILE *nm = popen("nm -S --defined-only " SAMPLER, "r");
+	char line[512], sym[256];
+	unsigned long start, len;
+
+	assert_non_null(nm);
+	out[0] = 0;
+	while (fgets(line, sizeof(line), nm))
+		if (sscanf(line, "%lx %lx %*s %255s", &start, &len, sym) == 3 && addr >= start &&
+		    addr < start + len)
+			snprintf(out, size, "%s", sym);
+	pclose(nm);
+}
+
+/*
+ * Every otel_memory probe site of the built library is a 5-byte nop, 0f 1f 44 00 00, and every
+ * wrapper fires alloc in its own body: a stack taken at the probe has the function the program
+ * called as frame 0 (which the consumer drops).
+ */
+static void test_sampler__probe_sites_are_nop5(void **state)
+{
+	static const char *const wrappers[] = {
+		"malloc",
+		"calloc",
+		"realloc",
+		"reallocarray",
+		"memalign",
+		"aligned_alloc",
+		"posix_memalign",
+		"valloc",
+		"pvalloc",
+		"_Znwm",
+		"_Znam",
+		"_ZnwmRKSt9nothrow_t",
+		"_ZnamRKSt9nothrow_t",
+		"_ZnwmSt11align_val_t",
+		"_ZnamSt11align_val_t",
+		"_ZnwmSt11align_val_tRKSt9nothrow_t",
+		"_ZnamSt11align_val_tRKSt9nothrow_t",
+	};
+	char line[512], cmd[512], sym[256], with_alloc[4096] = " ";
+	int sites = 0, allocs = 0, semaphores = 0;
+	FILE *notes = popen("readelf -n " SAMPLER, "r");
+	bool alloc = false;
+
+	assert_non_null(notes);
+	while (fgets(line, sizeof(line), notes)) {
+		unsigned long loc, sem;
+		char *p;
+		FILE *od;
+
+		if (strstr(line, "Provider:"))
+			assert_non_null(strstr(line, "otel_memory"));
+		if (strstr(line, "Name:"))
+			alloc = strstr(line, "alloc") != NULL;
+		p = strstr(line, "Location: ");
+		if (!p)
+			continue;
+		loc = strtoul(p + 10, NULL, 16);
+		p = strstr(line, "Semaphore: ");
+		assert_non_null(p);
+		sem = strtoul(p + 11, NULL, 16);
+		semaphores += sem != 0;
+		snprintf(cmd, sizeof(cmd),
+			 "objdump -d --start-address=%#lx --stop-address=%#lx " SAMPLER
+			 " | grep -c '^ *%lx:[[:space:]]*0f 1f 44 00 00[[:space:]]'",
+			 loc, loc + 5, loc);
+		od = popen(cmd, "r");
+		assert_non_null(od);
+		assert_non_null(fgets(cmd, sizeof(cmd), od));
+		assert_int_equal(pclose(od), 0);
+		assert_int_equal(atoi(cmd), 1);
+		sites++;
+		if (!alloc)
+			continue;
+		allocs++;
+		symbol_at(sym, sizeof(sym), loc);
+		strcat(with_alloc, sym);
+		strcat(with_alloc, " ");
+	}
+	assert_int_equal(pclose(notes), 0);
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+		char want[256];
+
+		snprintf(want, sizeof(want), " %s ", wrappers[i]);
+		if (!strstr(with_alloc, want))
+			fail_msg("no alloc probe in the body of %s (sites in:%s)", wrappers[i],
+				 with_alloc);
+	}
+	assert_true(sites > allocs);
+	assert_int_equal(semaphores, sites);
+}
+
+/*
+ * C++ operator new and delete, every variant, sampled and not: one sampling decision per new,
+ * weights unbiased, bad_alloc and the new_handler loop the C++ library's.
+ */
+static void test_sampler__cxx_new(void **state)
+{
+	char out[4096];
+	const char *none[] = {NULL};
+
+	assert_int_equal(run_program(out, sizeof(out), NEW_CHECK, only_sampler, "64", "5", none),
+			 0);
+	assert_true(field(out, "\nsampled ") > 10000);
+}
+
+/* Initial-exec TLS only (no __tls_get_addr, no module-id relocations), built -mno-red-zone. */
+static void test_sampler__tls_and_red_zone(void **state)
+{
+	char line[1024];
+	FILE *f = popen("readelf -W --dyn-syms -r " SAMPLER, "r");
+	bool producer = false;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		assert_null(strstr(line, "__tls_get_addr"));
+		assert_null(strstr(line, "DTPMOD"));
+	}
+	assert_int_equal(pclose(f), 0);
+	/* The compiler records its options in each unit's DW_AT_producer. */
+	f = popen("readelf --debug-dump=info " SAMPLER " | grep DW_AT_producer", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		assert_non_null(strstr(line, "-mno-red-zone"));
+		producer = true;
+	}
+	pclose(f);
+	if (!producer) { /* built without -g (CFLAGS=...): the rule, then */
+		f = popen("grep -c -- '-mno-red-zone' Makefile", "r");
+		assert_non_null(f);
+		assert_non_null(fgets(line, sizeof(line), f));
+		pclose(f);
+		assert_true(atoi(line) > 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sampler__family_sampled),
+		cmocka_unit_test(test_sampler__family_semaphores_down),
+		cmocka_unit_test(test_sampler__under_another_allocator),
+		cmocka_unit_test(test_sampler__random_calls_keep_contents),
+		cmocka_unit_test(test_sampler__weights_unbiased_per_size),
+		cmocka_unit_test(test_sampler__set_full_counted),
+		cmocka_unit_test(test_sampler__seeded_sequence),
+		cmocka_unit_test(test_sampler__mean_from_environment),
+		cmocka_unit_test(test_sampler__probe_sites_are_nop5),
+		cmocka_unit_test(test_sampler__cxx_new),
+		cmocka_unit_test(test_sampler__tls_and_red_zone),
+	};
+
+	return cmocka_run_group_tests_name("sampler", tests, NULL, NULL);
+}
