@@ -195,6 +195,40 @@ t_container_heap_second_exec_whole_stacks() {
 		"$(grep '|churn_small;' "$f.all" | grep -vcE '\|churn_small;worker[^;]*;start_thread;clone3?$')"
 }
 
+# A container that opts in to the sampler as docs/continuous.md says (the library mounted
+# read-only, LD_PRELOAD and the rate in its environment) is profiled through the sampler's
+# otel_memory probes by a plain --container run, no further flag: its allocations are sampled in
+# the process, the allocator probes skip it, and the numbers are the exact run's within the
+# sampling's spread (a fixed seed: the same draws every run).
+t_container_heap_preloaded_sampler() {
+	local f=$E2E_TMP/sampler.pb.gz lib=/opt/bpftrace-prof/libbpftrace-prof-sampler.so cid v
+	container_image
+	cid=$(docker run -d --label "$DOCKER_LABEL=$DOCKER_RUN_ID" \
+		-v "$PWD/build/libbpftrace-prof-sampler.so:$lib:ro" -e LD_PRELOAD=$lib \
+		-e BPFTRACE_PROF_SAMPLE_BYTES=4096 -e BPFTRACE_PROF_SAMPLER_SEED=7 \
+		"$(docker_ref prof)" sleep 3600) || fail "docker run with the sampler failed"
+	echo "$cid" >>"$E2E_TMP/.containers"
+	start_profiler "$E2E_TMP/sampler.log" --heap --container "$cid" -o "$f" --top 0
+	docker exec "$cid" heap_target >"$E2E_TMP/container.out" 2>&1 ||
+		fail "heap_target in the container: exit status $? ($(tail -3 "$E2E_TMP/container.out"))"
+	grep -q "$lib" /proc/"$(pgrep -f 'sleep 3600' | head -1)"/maps 2>/dev/null ||
+		echo "note: the container's sleep (a static busybox) does not load the sampler"
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
+	expect_no_drops "$f"
+	expect_range "heap_procs_otel" 1 9 "$(pprof_counter_value "$f" heap_procs_otel)"
+	# 1000 pages kept, 400,000 blocks of 64 bytes: thousands of samples each at 4096 bytes.
+	v=$(pprof_flat "$f" inuse_space leak_pages)
+	expect_range "leak_pages inuse_space (4096000 exactly)" 3686400 4505600 "$v"
+	v=$(pprof_flat "$f" alloc_space churn_small)
+	expect_range "churn_small alloc_space (25600000 exactly)" 23040000 28160000 "$v"
+	expect_eq "churn_small inuse_space" 0 "$(pprof_flat "$f" inuse_space churn_small)"
+	traces_all "$f" >"$f.all"
+	# The sampler's malloc (the probe's frame) is not the leaf: the caller is, as with uprobes.
+	expect_one_line "leak_pages caller" '\|leak_pages;main;' "$f.all"
+	expect_eq "stacks with the sampler's malloc as their leaf" 0 "$(grep -c '|malloc;' "$f.all")"
+}
+
 t_container_cpu_spinner() {
 	local f=$E2E_TMP/cpu.pb.gz
 	container_image
