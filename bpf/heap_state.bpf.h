@@ -40,6 +40,24 @@ struct {
 	__type(value, __u8);
 } prof_scope_born SEC(".maps");
 
+/*
+ * tgid -> 1 for the processes whose heap comes from their own otel_memory probes (an in-process
+ * sampler, docs/how-it-works.md): the allocator probes skip them, so nothing is counted twice.
+ * Userspace adds a process when it finds the probes in its mappings; a fork inherits its parent's
+ * entry (same image), an exec or the group's death removes it (bpf/proc.bpf.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} prof_otel_procs SEC(".maps");
+
+static __always_inline bool prof_heap_otel(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&prof_otel_procs, &tgid) != NULL;
+}
+
 /* A process born in (or found in) the cgroup scope. */
 static __always_inline void prof_scope_birth(__u32 tgid)
 {

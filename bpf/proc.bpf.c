@@ -63,6 +63,9 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	m = bpf_map_lookup_elem(&prof_unwind_procs, &ppid);
 	if (m)
 		bpf_map_update_elem(&prof_unwind_procs, &pid, m, BPF_ANY);
+	/* ... and its otel_memory probes, which fire in the child as in the parent. */
+	if (prof_heap_otel(ppid))
+		bpf_map_update_elem(&prof_otel_procs, &pid, &one, BPF_ANY);
 	emit(PROF_REC_PROC_FORK, pid, BPF_CORE_READ(child, pid), ppid, 0);
 	return 0;
 }
@@ -276,7 +279,8 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	prof_scope_birth(pid); /* a process that joined the cgroup is its own from its exec on */
 	/* The old image's mappings: wrong from now on (frame pointers until userspace re-reads). */
 	bpf_map_delete_elem(&prof_unwind_procs, &pid);
-	bpf_map_delete_elem(&prof_dl_state, &pid); /* a new image: its own dlopens */
+	bpf_map_delete_elem(&prof_dl_state, &pid);   /* a new image: its own dlopens */
+	bpf_map_delete_elem(&prof_otel_procs, &pid); /* and its own probes, if any */
 	/*
 	 * A new executable (wide scopes, holds on): stopped before its first instruction until
 	 * userspace has probed its allocators, hooked its exit and loader, attached its runtime:
@@ -321,6 +325,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 		bpf_map_delete_elem(&prof_unwind_procs, &pid);
 		bpf_map_delete_elem(&prof_dl_pending, &pid);
 		bpf_map_delete_elem(&prof_dl_state, &pid);
+		bpf_map_delete_elem(&prof_otel_procs, &pid);
 		flags |= PROF_PROC_GROUP_DEAD;
 		if (prof_scope == PROF_SCOPE_PIDS)
 			bpf_map_delete_elem(&prof_targets, &pid);

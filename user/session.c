@@ -75,7 +75,8 @@ static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 	if (!n) {
 		/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves.
 		 */
-		err = heap_attach__process(l, (uint32_t)getpid(), NULL, -1, nfns);
+		err = heap_attach__process(l, (uint32_t)getpid(), NULL, -1, HEAP_ATTACH_PREPARE,
+					   nfns);
 		if (err)
 			return err;
 	}

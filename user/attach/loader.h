@@ -50,11 +50,18 @@ int loader__poll(struct loader *l, int timeout_ms);
 /* Sum of each drop counter over CPUs. */
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
 
-/* The heap programs (entry, return, free); -ENOENT without --heap. */
+/* The heap programs (entry, return, free; the otel_memory USDTs'); -ENOENT without --heap. */
 struct loader_heap_progs {
 	struct bpf_program *enter, *ret, *free_;
+	struct bpf_program *otel_alloc, *otel_free;
 };
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
+/*
+ * --heap: which path pid's image takes, counted (heap_procs_otel, heap_procs_uprobes).  otel:
+ * pid joins the set the allocator probes skip (bpf/heap_state.bpf.h: prof_otel_procs), counted
+ * the first time; 1 if it joined now, 0 if it was in, -errno.  Not otel: counted, 0.
+ */
+int loader__heap_path(struct loader *l, uint32_t pid, bool otel);
 
 /*
  * The one (kind, dev, inode, pid) set of files already probed, shared by every attach plan:
@@ -67,6 +74,7 @@ enum loader_attach_kind {
 	LOADER_ATTACH_CALLS,
 	LOADER_ATTACH_DL_HOOK,
 	LOADER_ATTACH_EXIT_HOOK,
+	LOADER_ATTACH_OTEL, /* the otel_memory USDTs; the value: 1 if the file has them, else 0 */
 };
 struct loader_attach_key {
 	uint64_t dev, ino;
