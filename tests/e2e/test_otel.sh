@@ -102,3 +102,19 @@ t_otel_dlopen_library_picked_up() {
 	expect_eq "counter heap_procs_otel" 1 "$(pprof_counter_value "$f" heap_procs_otel)"
 	expect_eq "counter heap_procs_uprobes" 1 "$(pprof_counter_value "$f" heap_procs_uprobes)"
 }
+
+# -f memtrace: each reported block's weight in samples of --sample-bytes (4000: alloc_a's blocks
+# are one sample each, alloc_b's three), read back exactly by `bpftrace-prof report`.
+t_otel_memtrace_weights() {
+	local t=$E2E_TMP/otel.memtrace p=$E2E_TMP/report.pb.gz
+	"$PROF" --heap -f memtrace --sample-bytes 4000 -o "$t" -- "$OT" >"$E2E_TMP/target.out" ||
+		fail "profiler exit status $?"
+	"$PROF" report "$t" -o "$p" || fail "report exit status $?"
+	expect_eq "alloc_a alloc_space" 400000 "$(pprof_flat "$p" alloc_space alloc_a)"
+	expect_eq "alloc_a alloc_objects" 400 "$(pprof_flat "$p" alloc_objects alloc_a)"
+	expect_eq "alloc_a inuse_space" 400000 "$(pprof_flat "$p" inuse_space alloc_a)"
+	expect_eq "alloc_b alloc_space" 600000 "$(pprof_flat "$p" alloc_space alloc_b)"
+	expect_eq "alloc_b alloc_objects" 200 "$(pprof_flat "$p" alloc_objects alloc_b)"
+	expect_eq "alloc_b inuse_space" 0 "$(pprof_flat "$p" inuse_space alloc_b)"
+	expect_eq "plain_alloc alloc_space" 0 "$(pprof_cum "$p" alloc_space plain_alloc)"
+}

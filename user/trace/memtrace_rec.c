@@ -72,17 +72,17 @@ uint64_t memtrace_rec__nsamples(uint64_t size, uint64_t sample_bytes, double u)
 }
 
 /* A block a process's own sampler weighted (otel_memory:alloc): weight bytes in samples of
- * sample_bytes (words when every allocation is traced), at least one. */
+ * sample_bytes (words when every allocation is traced), rounded at random with u so the
+ * trace's totals stay unbiased (0 samples when its weight is well under sample_bytes). */
 static uint64_t weighted_nsamples(uint64_t weight, uint64_t sample_bytes, double u)
 {
 	double x, whole;
 
 	if (!sample_bytes)
-		return weight > 8 ? (weight + 7) / 8 : 1;
+		return (weight + 7) / 8;
 	x = (double)weight / (double)sample_bytes;
 	whole = floor(x);
-	x = (double)whole + (u < x - whole ? 1 : 0);
-	return x < 1 ? 1 : (uint64_t)x;
+	return (uint64_t)whole + (u < x - whole ? 1 : 0);
 }
 
 int memtrace_rec__new(struct memtrace_rec **out, const struct memtrace_rec_opts *o,
