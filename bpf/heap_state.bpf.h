@@ -41,10 +41,11 @@ struct {
 } prof_scope_born SEC(".maps");
 
 /*
- * tgid -> 1 for the processes whose heap comes from their own otel_memory probes (an in-process
- * sampler, docs/how-it-works.md): the allocator probes skip them, so nothing is counted twice.
- * Userspace adds a process when it finds the probes in its mappings; a fork inherits its parent's
- * entry (same image), an exec or the group's death removes it (bpf/proc.bpf.c).
+ * tgid -> the heap path userspace chose for the process's image: 1 for its own otel_memory probes
+ * (an in-process sampler, docs/how-it-works.md), which the allocator probes then skip so nothing
+ * is counted twice; 0 for the allocator probes (kept so each image is counted once, and moved to
+ * 1 if a library with the probes comes later).  A fork inherits its parent's entry (same
+ * image), an exec or the group's death removes it (bpf/proc.bpf.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -55,7 +56,9 @@ struct {
 
 static __always_inline bool prof_heap_otel(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&prof_otel_procs, &tgid) != NULL;
+	__u8 *v = bpf_map_lookup_elem(&prof_otel_procs, &tgid);
+
+	return v && *v;
 }
 
 /* A process born in (or found in) the cgroup scope. */

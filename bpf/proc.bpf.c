@@ -35,7 +35,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ppid = BPF_CORE_READ(parent, tgid);
 	__u32 pid = BPF_CORE_READ(child, tgid);
 	struct prof_unwind_proc *m;
-	__u8 one = 1;
+	__u8 one = 1, *path;
 
 	/* New threads share the process's tgid and are covered already.  A Python process's new
 	 * thread is announced: its threading name is read while it lives, since its first sample
@@ -63,9 +63,10 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	m = bpf_map_lookup_elem(&prof_unwind_procs, &ppid);
 	if (m)
 		bpf_map_update_elem(&prof_unwind_procs, &pid, m, BPF_ANY);
-	/* ... and its otel_memory probes, which fire in the child as in the parent. */
-	if (prof_heap_otel(ppid))
-		bpf_map_update_elem(&prof_otel_procs, &pid, &one, BPF_ANY);
+	/* ... and its heap path: its otel_memory probes fire in the child as in the parent. */
+	path = bpf_map_lookup_elem(&prof_otel_procs, &ppid);
+	if (path)
+		bpf_map_update_elem(&prof_otel_procs, &pid, path, BPF_ANY);
 	emit(PROF_REC_PROC_FORK, pid, BPF_CORE_READ(child, pid), ppid, 0);
 	return 0;
 }

@@ -562,8 +562,9 @@ static int spawn_cmd(struct run *r)
 
 	sigaction(SIGCHLD, &sc, NULL);
 	/* So do they when user stacks are unwound: until their tables are built (a few ms,
-	 * once per file). */
-	if (r->lo.calls || (env->unwind != UNWIND_FP && (r->lo.heap || r->lo.cpu || r->lo.offcpu)))
+	 * once per file); and with --heap, until the new image's heap path is decided (its own
+	 * otel_memory probes, whose sampler counts from its first block, or the allocators). */
+	if (r->lo.calls || r->lo.heap || (env->unwind != UNWIND_FP && (r->lo.cpu || r->lo.offcpu)))
 		trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			      PTRACE_O_TRACECLONE;
 	err = child__spawn(&r->child, env->cmd, push__is_secret_env);

@@ -258,6 +258,18 @@ bool collect__exec_stop(struct collect *c, uint32_t pid)
 				"%s\n",
 				pid, strerror(-err));
 	}
+	/* --heap: the new image's path (its own otel_memory probes, or the allocators) decided and
+	 * its probes attached before it runs, not when its exec record is read: a sampler that
+	 * counts blocks from the start needs its semaphore set then. */
+	if (c->opts.modes & MODE_HEAP) {
+		int n = 0;
+
+		err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
+		if (err == -ENOENT || err == -ESRCH)
+			err = 0; /* killed at its exec */
+		if (err)	 /* reported; its exec record tries again */
+			err = 0;
+	}
 	held = tracker__exec_stop(c->tr, pid);
 	tracker__event_end(c->tr);
 	return held;

@@ -360,11 +360,13 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 			err = otel;
 			goto cleanup;
 		}
-		/* A dlopen without the probes changes nothing: the path was counted. */
+		/* A dlopen without the probes changes nothing: the image's path was decided. */
 		if (otel || why == HEAP_ATTACH_IMAGE) {
-			err = loader__heap_path(l, pid, otel);
-			if (err < 0)
+			otel = loader__heap_path(l, pid, otel);
+			if (otel < 0) {
+				err = otel;
 				goto cleanup;
+			}
 		}
 		/* Probed per process: the allocator probes are not attached at all (its two
 		 * probes are what serve it: counted as the functions probed). */

@@ -813,16 +813,29 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 
 int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 {
-	__u8 one = 1;
+	int fd = l->shared_fd[SHARED_OTEL_PROCS];
+	__u8 path = otel, was = 0;
 
-	if (!otel) {
-		l->stats.heap_procs_uprobes++;
-		return 0;
-	}
-	if (l->shared_fd[SHARED_OTEL_PROCS] < 0)
+	if (fd < 0)
 		return -ENOENT;
-	if (bpf_map_update_elem(l->shared_fd[SHARED_OTEL_PROCS], &pid, &one, BPF_NOEXIST))
-		return errno == EEXIST ? 0 : -errno;
+	if (bpf_map_lookup_elem(fd, &pid, &was)) {
+		/* This image's first decision.  No room (the map full): BPF finds no entry, so the
+		 * allocator probes serve it, and it is counted there. */
+		if (bpf_map_update_elem(fd, &pid, &path, BPF_NOEXIST) && errno != EEXIST)
+			otel = false;
+		if (otel)
+			l->stats.heap_procs_otel++;
+		else
+			l->stats.heap_procs_uprobes++;
+		return otel;
+	}
+	if (!otel || was)
+		return was; /* decided already */
+	/* A library with the probes came later (a dlopen, ld.so's startup mapping a preload): the
+	 * image moves onto them, and is counted there instead. */
+	if (bpf_map_update_elem(fd, &pid, &path, BPF_EXIST))
+		return 0;
+	l->stats.heap_procs_uprobes--;
 	l->stats.heap_procs_otel++;
 	return 1;
 }

@@ -57,9 +57,12 @@ struct loader_heap_progs {
 };
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
 /*
- * --heap: which path pid's image takes, counted (heap_procs_otel, heap_procs_uprobes).  otel:
- * pid joins the set the allocator probes skip (bpf/heap_state.bpf.h: prof_otel_procs), counted
- * the first time; 1 if it joined now, 0 if it was in, -errno.  Not otel: counted, 0.
+ * --heap: the path pid's image takes, kept in BPF (bpf/heap_state.bpf.h: prof_otel_procs; the
+ * allocator probes skip the processes on their otel_memory probes) and counted once per image
+ * (heap_procs_otel, heap_procs_uprobes).  The first decision of an image stands, except that
+ * otel moves an image from the allocator probes onto its otel_memory ones (and its count).  The
+ * path in force: 1 the otel_memory probes, 0 the allocator probes (also when the map had no
+ * room), -errno.
  */
 int loader__heap_path(struct loader *l, uint32_t pid, bool otel);
 
