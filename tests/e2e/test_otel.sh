@@ -115,6 +115,24 @@ t_otel_dlopen_library_picked_up() {
 	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
 }
 
+# A library carrying the probes LD_PRELOADed into a program that knows nothing of it (env execs
+# /bin/true with it): ld.so maps it after the exec, and the loader hook's report of its startup
+# (held before any constructor runs) moves the image onto the probes; the library's constructor
+# allocates.  env's own image took the allocator probes: one image counted on each path.
+t_otel_preloaded_library_picked_up() {
+	local f=$E2E_TMP/pre.pb.gz lib=$E2E_TMP/libotelpre.so
+	gcc -shared -fPIC -g -O2 -DOTEL_LIB_CTOR tests/targets/lib/otel_lib.c -o "$lib" ||
+		fail "building $lib failed"
+	"$PROF" --heap -o "$f" --top 0 -- env LD_PRELOAD="$lib" /bin/true || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	expect_eq "otel_lib_alloc alloc_space" 400000 "$(pprof_flat "$f" alloc_space otel_lib_alloc)"
+	expect_eq "otel_lib_alloc alloc_objects" 200 "$(pprof_flat "$f" alloc_objects otel_lib_alloc)"
+	expect_eq "sampled_malloc alloc_space (its malloc calls)" 0 \
+		"$(pprof_cum "$f" alloc_space sampled_malloc)"
+	expect_eq "counter heap_procs_otel" 1 "$(pprof_counter_value "$f" heap_procs_otel)"
+	expect_eq "counter heap_procs_uprobes" 1 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+}
+
 # -f memtrace: each reported block's weight in samples of --sample-bytes (4000: alloc_a's blocks
 # are one sample each, alloc_b's three), read back exactly by `bpftrace-prof report`.
 t_otel_memtrace_weights() {
