@@ -818,7 +818,8 @@ static int run_targets(struct run *r)
 		pr_err("loading unwind tables failed: %s\n", strerror(-err));
 		return 1;
 	}
-	collect__set_exec_stops(r->collect, r->child.traced && r->lo.calls);
+	/* --calls and --heap trace execs (spawn_cmd's options): each attaches at the stop. */
+	collect__set_exec_stops(r->collect, r->child.traced && (r->lo.calls || r->lo.heap));
 	err = collect__attach_modes(r->collect);
 	if (err)
 		return err == -ENOENT || err == -ENOTSUP ? 2 : 1;

@@ -265,10 +265,10 @@ bool collect__exec_stop(struct collect *c, uint32_t pid)
 		int n = 0;
 
 		err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
-		if (err == -ENOENT || err == -ESRCH)
-			err = 0; /* killed at its exec */
-		if (err)	 /* reported; its exec record tries again */
-			err = 0;
+		/* Killed at its exec: nothing to probe.  Else its own tree: a miss is an error
+		 * (reported there). */
+		if (err && err != -ENOENT && err != -ESRCH)
+			collect__fatal(c, err);
 	}
 	held = tracker__exec_stop(c->tr, pid);
 	tracker__event_end(c->tr);
@@ -277,6 +277,7 @@ bool collect__exec_stop(struct collect *c, uint32_t pid)
 
 void collect__set_exec_stops(struct collect *c, bool on)
 {
+	c->exec_stops = on;
 	if (c->calls_at)
 		calls_attach__set_exec_stops(c->calls_at, on);
 }

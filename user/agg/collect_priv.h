@@ -46,6 +46,7 @@ struct collect {
 	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
+	bool exec_stops;	    /* every exec of `-- CMD`'s tree reaches collect__exec_stop */
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	uint32_t *dead;		    /* continuous mode: processes gone in this interval */
 	size_t ndead, dead_cap;

@@ -277,7 +277,8 @@ static int heap_on_exec(struct collect *c, uint32_t pid)
 
 	if (!err)
 		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0);
-	if (err || !(c->opts.cmd || c->opts.wide))
+	/* `-- CMD` traced: attached at its exec stop already (collect__exec_stop). */
+	if (err || !(c->opts.cmd || c->opts.wide) || (c->opts.cmd && c->exec_stops))
 		return err;
 	err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
 	/* -- CMD: its own tree, a miss is an error; wide scopes: one of many (reported). */
