@@ -11,6 +11,8 @@
 #include "prof_heap.h"
 #include "unwind.bpf.h"
 
+#include <bpf/usdt.bpf.h>
+
 /* --sample-bytes: exponentially distributed intervals (mean = sample_bytes), from userspace. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -95,7 +97,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 	__u32 tid = (__u32)id;
 	struct prof_heap_pending p = {}, *cur;
 
-	if (!heap_target(id >> 32))
+	/* A process on the otel_memory path: its own probes report its heap. */
+	if (!heap_target(id >> 32) || prof_heap_otel(id >> 32))
 		return 0;
 	p.size = size;
 	p.old_addr = old_addr;
@@ -213,6 +216,21 @@ static __always_inline bool is_realloc(__u32 fn)
 	return fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY;
 }
 
+/* Frames [1, n) become [0, n - 1): the leaf frame is dropped. */
+static __noinline int drop_leaf(__u64 *ips, __u32 n)
+{
+	for (__u32 i = 0; i + 1 < PROF_MAX_FRAMES; i++) {
+		__u64 next;
+
+		if (i + 1 >= n)
+			break;
+		next = ips[i + 1];
+		barrier_var(next); /* a loop clang would turn into memmove, which BPF has not */
+		ips[i] = next;
+	}
+	return n ? (int)n - 1 : 0;
+}
+
 /*
  * The stack of a block from an entry-only operator new is taken at the return of the allocator
  * it called: frame 0 is inside operator new.  Its caller's return address is in the slot at
@@ -235,25 +253,19 @@ static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 		ips[0] = caller;
 		return n ? n : 1;
 	}
-	for (__u32 i = 0; i + 1 < PROF_MAX_FRAMES; i++) {
-		__u64 next;
-
-		if (i + 1 >= n)
-			break;
-		next = ips[i + 1];
-		barrier_var(next); /* a loop clang would turn into memmove, which BPF has not */
-		ips[i] = next;
-	}
-	return n - 1;
+	return drop_leaf(ips, n);
 }
 
 /*
  * Send an allocation with the current user stack (entry_sp != 0: an entry-only operator new's,
- * see new_caller_fixup).  The record is built in per-CPU scratch and copied out at its real
- * length; a full ring buffer loses it (counted) and leaves the sampled set as it was.
+ * see new_caller_fixup).  weight != 0: an otel_memory:alloc, whose frame 0 is the probe site
+ * inside the allocation function the program called: dropped, so that the leaf is that
+ * function's caller, as the allocator return probes see it.  The record is built in per-CPU scratch
+ * and copied out at its real length; a full ring buffer loses it (counted) and leaves the sampled
+ * set as it was.
  */
 static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 entry_sp, __u64 addr,
-				       __u64 old_addr, __u64 size)
+				       __u64 old_addr, __u64 size, __u64 weight)
 {
 	struct prof_sampled_key key = {.tgid = id >> 32};
 	struct prof_heap_record *r;
@@ -274,8 +286,11 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	r->e.old_addr = 0;
 	r->e.size = size;
 	r->e.ts = bpf_ktime_get_ns();
+	r->e.weight = weight;
 	/* a failure is counted there */
 	got = prof_user_stack_py(ctx, r->frames, 0, &r->e.py);
+	if (got > 0 && weight)
+		got = drop_leaf(r->frames, (__u32)prof_bound((__u64)got, PROF_MAX_FRAMES));
 	if (got >= 0 && entry_sp) {
 		got = new_caller_fixup(r->frames, (__u32)got, entry_sp);
 		if (got < 0)
@@ -321,7 +336,7 @@ static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_pe
 	if (fn == PROF_FN_POSIX_MEMALIGN || !addr)
 		return 0;
 	if (!(p->flags & PROF_PENDING_UNSAMPLED))
-		emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, p->sp, addr, 0, p->size);
+		emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, p->sp, addr, 0, p->size, 0);
 	bpf_map_delete_elem(&prof_pending, &tid);
 	return 0;
 }
@@ -338,7 +353,7 @@ int BPF_KRETPROBE(heap_return, long ret)
 	/* Only a target's entry probe records a pending call: that lookup is the filter. */
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
 	if (!p) {
-		if (!heap_target(id >> 32))
+		if (!heap_target(id >> 32) || prof_heap_otel(id >> 32))
 			return 0;
 		/* Entered before attach, or (cgroup scope) before the process joined the cgroup. */
 		if (prof_scope == PROF_SCOPE_CGROUP &&
@@ -376,7 +391,7 @@ int BPF_KRETPROBE(heap_return, long ret)
 		}
 	}
 	emit_alloc(ctx, id, is_realloc(fn) ? PROF_REC_HEAP_REALLOC : PROF_REC_HEAP_ALLOC, 0, addr,
-		   p->old_addr, p->size);
+		   p->old_addr, p->size, 0);
 out:
 	bpf_map_delete_elem(&prof_pending, &tid);
 	return 0;
@@ -409,8 +424,51 @@ int BPF_KPROBE(heap_free, __u64 addr)
 	if (bpf_get_attach_cookie(ctx) == PROF_FN_CXX_THROW)
 		return cxx_throw(ctx);
 	id = bpf_get_current_pid_tgid();
-	if (!addr || !heap_target(id >> 32))
+	if (!addr || !heap_target(id >> 32) || prof_heap_otel(id >> 32))
 		return 0;
 	emit_free(id, addr);
+	return 0;
+}
+
+/*
+ * The otel_memory USDT contract (OpenTelemetry eBPF profiler, design-docs/00003): a process's
+ * own sampler fires alloc(ptr, size, weight) for a sampled allocation, weight being the bytes
+ * the sample stands for, and free(ptr) when a block it reported leaves the heap (freed, or moved
+ * by a realloc).  Only processes userspace put on that path fire into a record: the set is also
+ * the scope filter, and the allocator probes skip exactly those processes.
+ */
+static __always_inline bool otel_arg(struct pt_regs *ctx, __u64 i, long *v)
+{
+	if (!bpf_usdt_arg(ctx, i, v))
+		return true;
+	prof_count(PROF_CNT_OTEL_ARG_FAIL);
+	return false;
+}
+
+SEC("usdt")
+int otel_alloc(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	long ptr, size, weight;
+
+	if (!prof_heap_otel(id >> 32))
+		return 0;
+	if (!otel_arg(ctx, 0, &ptr) || !otel_arg(ctx, 1, &size) || !otel_arg(ctx, 2, &weight))
+		return 0;
+	/* A weight of 0 breaks the contract: the block counts as itself. */
+	emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, 0, (__u64)ptr, 0, (__u64)size,
+		   weight ? (__u64)weight : (__u64)size);
+	return 0;
+}
+
+SEC("usdt")
+int otel_free(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	long ptr;
+
+	if (!prof_heap_otel(id >> 32) || !otel_arg(ctx, 0, &ptr) || !ptr)
+		return 0;
+	emit_free(id, (__u64)ptr);
 	return 0;
 }

@@ -40,6 +40,27 @@ struct {
 	__type(value, __u8);
 } prof_scope_born SEC(".maps");
 
+/*
+ * tgid -> the heap path userspace chose for the process's image: 1 for its own otel_memory probes
+ * (an in-process sampler, docs/how-it-works.md), which the allocator probes then skip so nothing
+ * is counted twice; 0 for the allocator probes (kept so each image is counted once, and moved to
+ * 1 if a library with the probes comes later).  A fork inherits its parent's entry (same
+ * image), an exec or the group's death removes it (bpf/proc.bpf.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} prof_otel_procs SEC(".maps");
+
+static __always_inline bool prof_heap_otel(__u32 tgid)
+{
+	__u8 *v = bpf_map_lookup_elem(&prof_otel_procs, &tgid);
+
+	return v && *v;
+}
+
 /* A process born in (or found in) the cgroup scope. */
 static __always_inline void prof_scope_birth(__u32 tgid)
 {

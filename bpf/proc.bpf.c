@@ -35,7 +35,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ppid = BPF_CORE_READ(parent, tgid);
 	__u32 pid = BPF_CORE_READ(child, tgid);
 	struct prof_unwind_proc *m;
-	__u8 one = 1;
+	__u8 one = 1, *path;
 
 	/* New threads share the process's tgid and are covered already.  A Python process's new
 	 * thread is announced: its threading name is read while it lives, since its first sample
@@ -63,6 +63,10 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	m = bpf_map_lookup_elem(&prof_unwind_procs, &ppid);
 	if (m)
 		bpf_map_update_elem(&prof_unwind_procs, &pid, m, BPF_ANY);
+	/* ... and its heap path: its otel_memory probes fire in the child as in the parent. */
+	path = bpf_map_lookup_elem(&prof_otel_procs, &ppid);
+	if (path)
+		bpf_map_update_elem(&prof_otel_procs, &pid, path, BPF_ANY);
 	emit(PROF_REC_PROC_FORK, pid, BPF_CORE_READ(child, pid), ppid, 0);
 	return 0;
 }
@@ -276,7 +280,8 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	prof_scope_birth(pid); /* a process that joined the cgroup is its own from its exec on */
 	/* The old image's mappings: wrong from now on (frame pointers until userspace re-reads). */
 	bpf_map_delete_elem(&prof_unwind_procs, &pid);
-	bpf_map_delete_elem(&prof_dl_state, &pid); /* a new image: its own dlopens */
+	bpf_map_delete_elem(&prof_dl_state, &pid);   /* a new image: its own dlopens */
+	bpf_map_delete_elem(&prof_otel_procs, &pid); /* and its own probes, if any */
 	/*
 	 * A new executable (wide scopes, holds on): stopped before its first instruction until
 	 * userspace has probed its allocators, hooked its exit and loader, attached its runtime:
@@ -321,6 +326,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 		bpf_map_delete_elem(&prof_unwind_procs, &pid);
 		bpf_map_delete_elem(&prof_dl_pending, &pid);
 		bpf_map_delete_elem(&prof_dl_state, &pid);
+		bpf_map_delete_elem(&prof_otel_procs, &pid);
 		flags |= PROF_PROC_GROUP_DEAD;
 		if (prof_scope == PROF_SCOPE_PIDS)
 			bpf_map_delete_elem(&prof_targets, &pid);

@@ -83,6 +83,9 @@ enum prof_counter_kind {
 	  "posix_memalign results unreadable (block not counted)", DROP)                           \
 	X(CXX_NEW_LOST, "cxx_new_lost",                                                            \
 	  "operator new calls whose block was never seen (it called no probed allocator)", DROP)   \
+	X(OTEL_ARG_FAIL, "otel_arg_fail",                                                          \
+	  "otel_memory probe firings whose arguments the USDT spec could not fetch (not counted)", \
+	  DROP)                                                                                    \
 	X(CXX_THROWS, "cxx_throws",                                                                \
 	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)",      \
 	  EVENT)                                                                                   \
@@ -263,7 +266,11 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 #define PROF_ATTACH_STATS(X)                                                                  \
 	X(links, "probe_links", "uprobe links attached now (allocators, calls, hooks)", BOOK) \
 	X(files_detached, "probe_files_detached",                                             \
-	  "files whose probes were removed: nothing in scope maps them any more", EVENT)
+	  "files whose probes were removed: nothing in scope maps them any more", EVENT)      \
+	X(heap_procs_otel, "heap_procs_otel",                                                 \
+	  "--heap: process images traced through their own otel_memory probes", EVENT)        \
+	X(heap_procs_uprobes, "heap_procs_uprobes",                                           \
+	  "--heap: process images traced through the allocator probes", EVENT)
 
 /* Counted by the report (user/writeout.c): profiles it could not write. */
 #define PROF_REPORT_STATS(X)                                                                  \

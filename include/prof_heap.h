@@ -114,8 +114,11 @@ struct prof_heap_event {
 	__u64 old_addr; /* realloc: block given back (0 if none) */
 	__u64 size;	/* bytes requested */
 	__u64 ts;	/* bpf_ktime_get_ns() at the allocator's return (event traces' time) */
+	/* otel_memory:alloc: the bytes this sample stands for, as the process's own sampler gave
+	 * them (alloc_space as is); 0 from the allocator probes (--sample-bytes' estimator). */
+	__u64 weight;
 };
-_Static_assert(sizeof(struct prof_heap_event) == 48, "prof_heap_event layout");
+_Static_assert(sizeof(struct prof_heap_event) == 56, "prof_heap_event layout");
 
 /* A heap record at its largest: the per-CPU scratch BPF builds it in before sending it. */
 struct prof_heap_record {

@@ -76,7 +76,8 @@ static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
 	if (!n) {
 		/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves.
 		 */
-		err = heap_attach__process(l, (uint32_t)getpid(), NULL, -1, nfns);
+		err = heap_attach__process(l, (uint32_t)getpid(), NULL, -1, HEAP_ATTACH_PREPARE,
+					   nfns);
 		if (err)
 			return err;
 	}
@@ -525,8 +526,9 @@ static int spawn_cmd(struct run *r)
 
 	sigaction(SIGCHLD, &sc, NULL);
 	/* So do they when user stacks are unwound: until their tables are built (a few ms,
-	 * once per file). */
-	if (r->lo.calls || (env->unwind != UNWIND_FP && (r->lo.heap || r->lo.cpu || r->lo.offcpu)))
+	 * once per file); and with --heap, until the new image's heap path is decided (its own
+	 * otel_memory probes, whose sampler counts from its first block, or the allocators). */
+	if (r->lo.calls || r->lo.heap || (env->unwind != UNWIND_FP && (r->lo.cpu || r->lo.offcpu)))
 		trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			      PTRACE_O_TRACECLONE;
 	err = child__spawn(&r->child, env->cmd, push__is_secret_env, preload(r));
@@ -780,7 +782,8 @@ static int run_targets(struct run *r)
 		pr_err("loading unwind tables failed: %s\n", strerror(-err));
 		return 1;
 	}
-	collect__set_exec_stops(r->collect, r->child.traced && r->lo.calls);
+	/* --calls and --heap trace execs (spawn_cmd's options): each attaches at the stop. */
+	collect__set_exec_stops(r->collect, r->child.traced && (r->lo.calls || r->lo.heap));
 	err = collect__attach_modes(r->collect);
 	if (err)
 		return err == -ENOENT || err == -ENOTSUP ? 2 : 1;

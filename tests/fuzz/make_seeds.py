@@ -266,8 +266,24 @@ def cgroup_seeds():
     put("cgroup", "status-bad", "NSpid:\t5\t99999999999999999999\n")
 
 
+# ---- otel_memory notes -------------------------------------------------------------------
+def otel_seeds():
+    """A library carrying the otel_memory probes (the e2e sampler), whole, cut, and its
+    .note.stapsdt bytes alone."""
+    out = "/tmp/otel-seed.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-g0", "-s",
+                    "tests/targets/lib/otel_lib.c", "-o", out], check=True)
+    so = read(out)
+    os.unlink(out)
+    put("otel_notes", "otel-lib.so", so)
+    n = sec(so, ".note.stapsdt")
+    put("otel_notes", "stapsdt-section", so[n["off"]:n["off"] + n["size"]])
+    put("otel_notes", "cut-in-notes", so[:n["off"] + n["size"] // 2])
+
+
 if __name__ == "__main__":
     os.chdir(os.path.join(os.path.dirname(sys.argv[0]), "../.."))
     elf_seeds()
     text_seeds()
     cgroup_seeds()
+    otel_seeds()

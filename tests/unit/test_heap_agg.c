@@ -122,6 +122,33 @@ static void test_heap_agg__realloc_moves_block(void **state)
 	assert_int_equal((int64_t)b->inuse_bytes, 400);
 }
 
+/* otel_memory:alloc: the sampler's weight as given, whatever --sample-bytes is; its free ends
+ * all of it. */
+static void test_heap_agg__weighted_block_counts_its_weight(void **state)
+{
+	struct heap_agg *h;
+	const struct heap_site_values *v;
+
+	(void)state;
+	assert_int_equal(heap_agg__new(&h, 524288), 0);
+	heap_agg__alloc_weighted(h, 1, 1, 7, 0, 0x1000, 1000, 4000);
+	heap_agg__alloc_weighted(h, 1, 1, 7, 0, 0x2000, 1000, 4000);
+	/* a weight under the size is still the one allocation sampled */
+	heap_agg__alloc_weighted(h, 1, 1, 8, 0, 0x3000, 1000, 10);
+	heap_agg__free_block(h, 1, 0x2000);
+	v = heap_agg__site(h, 1, 1, 7, 0);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_bytes, 8000);
+	assert_int_equal((int64_t)v->alloc_objects, 8);
+	assert_int_equal((int64_t)v->inuse_bytes, 4000);
+	assert_int_equal((int64_t)v->inuse_objects, 4);
+	v = heap_agg__site(h, 1, 1, 8, 0);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_bytes, 10);
+	assert_int_equal((int64_t)v->alloc_objects, 1);
+	heap_agg__free(h);
+}
+
 static void test_heap_agg__realloc_null_is_malloc_and_failure_keeps_old(void **state)
 {
 	struct heap_agg *h = *state;
@@ -253,6 +280,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_heap_agg__unknown_free_counted_not_guessed,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__free_null_ignored, setup, teardown),
+		cmocka_unit_test(test_heap_agg__weighted_block_counts_its_weight),
 		cmocka_unit_test_setup_teardown(test_heap_agg__realloc_moves_block, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(

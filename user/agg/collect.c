@@ -211,16 +211,17 @@ int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx
 	return err;
 }
 
-int collect__event_attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
+int collect__event_attach_heap(struct collect *c, uint32_t pid, int probe_pid,
+			       enum heap_attach_why why, int *nfns)
 {
 	struct owners *owners = tracker__owners(c->tr);
 	const struct maps *m;
 	int err = tracker__maps(c->tr, pid, &m);
 
 	if (!err && owners && probe_pid < 0)
-		err = heap_attach__scoped(c->loader, owners, pid, m, nfns);
+		err = heap_attach__scoped(c->loader, owners, pid, m, why, nfns);
 	else if (!err)
-		err = heap_attach__process(c->loader, pid, m, probe_pid, nfns);
+		err = heap_attach__process(c->loader, pid, m, probe_pid, why, nfns);
 
 	/* A process that is gone has nothing left to probe; anything else loses allocations. */
 	if (err && err != -ENOENT && err != -ESRCH)
@@ -230,7 +231,7 @@ int collect__event_attach_heap(struct collect *c, uint32_t pid, int probe_pid, i
 
 int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
 {
-	int err = collect__event_attach_heap(c, pid, probe_pid, nfns);
+	int err = collect__event_attach_heap(c, pid, probe_pid, HEAP_ATTACH_IMAGE, nfns);
 
 	tracker__event_end(c->tr);
 	return err;
@@ -257,6 +258,18 @@ bool collect__exec_stop(struct collect *c, uint32_t pid)
 				"%s\n",
 				pid, strerror(-err));
 	}
+	/* --heap: the new image's path (its own otel_memory probes, or the allocators) decided and
+	 * its probes attached before it runs, not when its exec record is read: a sampler that
+	 * counts blocks from the start needs its semaphore set then. */
+	if (c->opts.modes & MODE_HEAP) {
+		int n = 0;
+
+		err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
+		/* Killed at its exec: nothing to probe.  Else its own tree: a miss is an error
+		 * (reported there). */
+		if (err && err != -ENOENT && err != -ESRCH)
+			collect__fatal(c, err);
+	}
 	held = tracker__exec_stop(c->tr, pid);
 	tracker__event_end(c->tr);
 	return held;
@@ -264,6 +277,7 @@ bool collect__exec_stop(struct collect *c, uint32_t pid)
 
 void collect__set_exec_stops(struct collect *c, bool on)
 {
+	c->exec_stops = on;
 	if (c->calls_at)
 		calls_attach__set_exec_stops(c->calls_at, on);
 }

@@ -130,6 +130,9 @@ struct collect_heap_event {
 	int32_t stack_id; /* stackres id (STACKRES_NONE: lost) */
 	uint64_t addr, old_addr, size;
 	uint64_t ts; /* bpf_ktime_get_ns() of the probe (EXEC: 0, not known) */
+	/* ALLOC from otel_memory:alloc: the bytes the sample stands for; 0: from the allocator
+	 * probes (weighted by --sample-bytes' estimator) */
+	uint64_t weight;
 };
 /* A negative errno from fn stops the run like any fatal collection error. */
 typedef int (*collect_heap_tap_fn)(void *ctx, const struct collect_heap_event *e);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "agg/collect.h"
+#include "attach/heap_attach.h"
 #include "prof_common.h"
 
 /*
@@ -45,6 +46,7 @@ struct collect {
 	struct offcpu_agg *offcpu;
 	struct calls_agg *calls;
 	struct calls_attach *calls_at;
+	bool exec_stops;	    /* every exec of `-- CMD`'s tree reaches collect__exec_stop */
 	uint64_t calls_last_thread; /* pid << 32 | tid whose name was last noted */
 	uint32_t *dead;		    /* continuous mode: processes gone in this interval */
 	size_t ndead, dead_cap;
@@ -92,8 +94,10 @@ extern const struct mode_ops collect_heap_ops, collect_cpu_ops, collect_offcpu_o
 
 /* Remember the first fatal error (already reported where it happened); returns err. */
 int collect__fatal(struct collect *c, int err);
-/* collect__attach_heap within an event: pid's maps are the event's (tracker__maps). */
-int collect__event_attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns);
+/* collect__attach_heap within an event: pid's maps are the event's (tracker__maps); why: a new
+ * image, or more of one (heap_attach.h). */
+int collect__event_attach_heap(struct collect *c, uint32_t pid, int probe_pid,
+			       enum heap_attach_why why, int *nfns);
 /* `-- CMD`: attach to the runtimes the maps of each target alive show now. */
 void collect__rescan_calls(struct collect *c);
 

@@ -107,15 +107,15 @@ void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
 	hashmap__delete(h->live, &lk);
 }
 
-void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
-		     uint64_t addr, uint64_t size)
+/* A block standing for objects allocations of bytes in all. */
+static void add_block(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
+		      uint64_t addr, double objects, double bytes)
 {
 	struct site_key sk = {
 		.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id, .py = py};
 	struct live_key lk = {.addr = addr, .pid = pid};
 	struct heap_site_values *v;
 	struct live_block *b;
-	double w = weight(h, size);
 
 	if (!addr) {
 		h->stats.failed_allocs++;
@@ -133,18 +133,36 @@ void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t sta
 		oom(h);
 		return;
 	}
-	v->alloc_objects += w;
-	v->alloc_bytes += w * (double)size;
-	v->inuse_objects += w;
-	v->inuse_bytes += w * (double)size;
+	v->alloc_objects += objects;
+	v->alloc_bytes += bytes;
+	v->inuse_objects += objects;
+	v->inuse_bytes += bytes;
 	h->stats.allocs++;
 	if (!b && hashmap__upsert(h->live, (void **)&b, &lk, NULL)) {
 		oom(h);
 		return;
 	}
 	b->site = sk;
-	b->objects = w;
-	b->bytes = w * (double)size;
+	b->objects = objects;
+	b->bytes = bytes;
+}
+
+void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
+		     uint64_t addr, uint64_t size)
+{
+	double w = weight(h, size);
+
+	add_block(h, pid, tid, stack_id, py, addr, w, w * (double)size);
+}
+
+void heap_agg__alloc_weighted(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+			      uint8_t py, uint64_t addr, uint64_t size, uint64_t weight_bytes)
+{
+	/* weight / size allocations, at least the one sampled. */
+	double objects = size ? (double)weight_bytes / (double)size : 1.0;
+
+	add_block(h, pid, tid, stack_id, py, addr, objects < 1.0 ? 1.0 : objects,
+		  (double)weight_bytes);
 }
 
 void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,

@@ -38,6 +38,10 @@ void heap_agg__free(struct heap_agg *h);
 /* py: enum prof_py_thread (include/prof_python.h), part of the site like the stack. */
 void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
 		     uint64_t addr, uint64_t size);
+/* A block a process's own sampler reported (otel_memory:alloc): it stands for weight_bytes
+ * allocated, weight_bytes / size allocations (at least 1), whatever --sample-bytes is. */
+void heap_agg__alloc_weighted(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id,
+			      uint8_t py, uint64_t addr, uint64_t size, uint64_t weight_bytes);
 void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr);
 /* realloc(old, size) returned addr (0 = failed or size 0: the old block's fate is decided by
  * the free probe, which sees glibc's internal free of a zero-size realloc). */

@@ -32,9 +32,10 @@
 #include "util/log.h"
 
 static int heap_tap(struct collect *c, enum collect_heap_kind kind, uint32_t pid, uint32_t tid,
-		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size, uint64_t ts)
+		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size, uint64_t ts,
+		    uint64_t weight)
 {
-	struct collect_heap_event e = {kind, pid, tid, stack_id, addr, old_addr, size, ts};
+	struct collect_heap_event e = {kind, pid, tid, stack_id, addr, old_addr, size, ts, weight};
 
 	return c->heap_tap ? c->heap_tap(c->heap_tap_ctx, &e) : 0;
 }
@@ -87,14 +88,17 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 		if (err)
 			return err;
 	}
-	if (e->type == PROF_REC_HEAP_ALLOC)
+	if (e->type == PROF_REC_HEAP_ALLOC && e->weight)
+		heap_agg__alloc_weighted(c->heap, e->pid, e->tid, id, e->py, e->addr, e->size,
+					 e->weight);
+	else if (e->type == PROF_REC_HEAP_ALLOC)
 		heap_agg__alloc(c->heap, e->pid, e->tid, id, e->py, e->addr, e->size);
 	else
 		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->py, e->old_addr, e->addr,
 				  e->size);
 	return heap_tap(c,
 			e->type == PROF_REC_HEAP_ALLOC ? COLLECT_HEAP_ALLOC : COLLECT_HEAP_REALLOC,
-			e->pid, e->tid, id, e->addr, e->old_addr, e->size, e->ts);
+			e->pid, e->tid, id, e->addr, e->old_addr, e->size, e->ts, e->weight);
 }
 
 /*
@@ -221,7 +225,7 @@ static int leader_left(struct collect *c, uint32_t pid)
 	if (!tid)
 		return 0;
 	/* /proc/TID/maps: the leader's own maps read empty now. */
-	err = collect__event_attach_heap(c, tid, (int)tid, &n);
+	err = collect__event_attach_heap(c, tid, (int)tid, HEAP_ATTACH_MORE, &n);
 	if (err == -ENOENT || err == -ESRCH)
 		return 0;
 	if (!err)
@@ -252,7 +256,7 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 			return 1;
 		heap_agg__free_block(c->heap, f->pid, f->addr);
 		return heap_tap(c, COLLECT_HEAP_FREE, f->pid, f->tid, STACKRES_NONE, f->addr, 0, 0,
-				f->ts);
+				f->ts, 0);
 	}
 	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
 		return 1;
@@ -261,7 +265,7 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 
 static int heap_attach_any(struct collect *c, uint32_t pid)
 {
-	int n = 0, err = collect__event_attach_heap(c, pid, -1, &n);
+	int n = 0, err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
 
 	return err == -ENOENT || err == -ESRCH ? 0 : err;
 }
@@ -272,18 +276,26 @@ static int heap_on_exec(struct collect *c, uint32_t pid)
 	int err = heap_agg__exec(c->heap, pid), n = 0;
 
 	if (!err)
-		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0);
-	if (err || !(c->opts.cmd || c->opts.wide))
+		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0);
+	/* `-- CMD` traced: attached at its exec stop already (collect__exec_stop). */
+	if (err || !(c->opts.cmd || c->opts.wide) || (c->opts.cmd && c->exec_stops))
 		return err;
-	err = collect__event_attach_heap(c, pid, -1, &n);
+	err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
 	/* -- CMD: its own tree, a miss is an error; wide scopes: one of many (reported). */
 	return err && err != -ENOENT && err != -ESRCH && !c->opts.wide ? err : 0;
 }
 
+/*
+ * A library loaded later: wide scopes probe its allocators; every scope looks for its
+ * otel_memory probes, which move the process onto them (-p: probed for it alone).
+ */
 static int heap_on_dlopen(struct collect *c, uint32_t pid)
 {
-	if (c->opts.wide)
-		heap_attach_any(c, pid); /* one file of many: reported, not fatal */
+	int n = 0;
+
+	/* one file of many: reported, not fatal */
+	collect__event_attach_heap(c, pid, c->opts.cmd || c->opts.wide ? -1 : (int)pid,
+				   c->opts.wide ? HEAP_ATTACH_MORE : HEAP_ATTACH_OTEL, &n);
 	return 0;
 }
 

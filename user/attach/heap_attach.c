@@ -21,6 +21,7 @@
 #include "proc/maps.h"
 #include "util/log.h"
 #include "prof_heap.h"
+#include "attach/otel_notes.h"
 #include "attach/owners.h"
 #include "attach/prologue.h"
 #include "proc/safe_open.h"
@@ -224,12 +225,112 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 	return n;
 }
 
+/* One otel_memory probe of the file at path (a verified fd's) into key's entry. */
+static int attach_usdt(struct loader *l, const struct loader_attach_key *key,
+		       struct bpf_program *prog, const char *path, int pid, const char *probe)
+{
+	struct bpf_link *link;
+
+	link = bpf_program__attach_usdt(prog, pid, path, "otel_memory", probe, NULL);
+	if (!link)
+		return -errno;
+	return loader__attached_link(l, key, link);
+}
+
+/*
+ * The otel_memory probes of the file open as fd, attached for pid (-1: every process mapping
+ * it) when the file carries both alloc and free.  Once per (file, pid): the loader's attached
+ * set keeps the answer, so a wide scope reads libc's notes once, not once per process.  1 if
+ * the probes are attached, 0 if the file has none (or attaching them failed: reported, the
+ * allocator probes serve), -ENOMEM.
+ */
+static int otel_file(struct loader *l, int fd, const char *name, int pid)
+{
+	struct loader_attach_key key = {.pid = pid, .kind = LOADER_ATTACH_OTEL};
+	struct loader_heap_progs progs;
+	unsigned found = 0;
+	char path[64];
+	struct stat st;
+	int32_t *slot;
+	bool created;
+	int err;
+
+	if (loader__heap_progs(l, &progs))
+		return 0;
+	if (fstat(fd, &st))
+		return 0;
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	err = loader__attached(l, &key, &slot, &created);
+	if (err)
+		return err;
+	if (!created)
+		return *slot;
+	err = otel_notes__fd(&found, fd);
+	if (err && err != -ENOEXEC)
+		pr_debug("not reading the USDT notes of %s: %s\n", name, strerror(-err));
+	if (err || found != OTEL_NOTES_BOTH) {
+		if (!err && found)
+			pr_warn("%s has otel_memory:%s without otel_memory:%s: its allocator "
+				"probes "
+				"serve instead\n",
+				name, found == OTEL_NOTES_ALLOC ? "alloc" : "free",
+				found == OTEL_NOTES_ALLOC ? "free" : "alloc");
+		return err == -ENOMEM ? err : 0; /* kept as "none" */
+	}
+	safe_open__fd_path(path, sizeof(path), fd);
+	/* free first: a block reported by alloc must not leave the heap unseen. */
+	err = attach_usdt(l, &key, progs.otel_free, path, pid, "free");
+	if (!err)
+		err = attach_usdt(l, &key, progs.otel_alloc, path, pid, "alloc");
+	if (err) {
+		loader__attached_drop(l, &key);
+		pr_warn("attaching the otel_memory probes of %s failed: %s (its allocator probes "
+			"serve instead)\n",
+			name, strerror(-err));
+		return err == -ENOMEM ? err : 0;
+	}
+	pr_debug("attached the otel_memory probes of %s\n", name);
+	err = loader__attached(l, &key, &slot, &created);
+	if (err)
+		return err;
+	*slot = 1;
+	return 1;
+}
+
+/* Does any executable file pid maps (m) carry the otel_memory probes?  Attached when so (once
+ * per file and probe_pid).  1 or 0, or -errno when no file can be opened any more. */
+static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, int root_fd,
+			int probe_pid)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+		int fd, err;
+
+		if (!e->exec || !maps_entry__is_file(e))
+			continue;
+		err = safe_open__mapping(&fd, "/proc", pid, e, root_fd);
+		if (err == -EMFILE || err == -ENFILE || err == -ENOMEM)
+			return err;
+		if (err)
+			continue; /* the allocator loop below reports it */
+		err = otel_file(l, fd, e->path, probe_pid);
+		close(fd);
+		if (err < 0)
+			return err;
+		found |= err;
+	}
+	return found;
+}
+
 /* heap_attach__process; with o, pid's executable files become its own there. */
 static int attach_process(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
-			  int probe_pid, int *nfns)
+			  int probe_pid, enum heap_attach_why why, int *nfns)
 {
 	struct owners_key *files = NULL;
-	int err, root_fd = -1;
+	int err, root_fd = -1, otel = 0;
 	size_t nfiles = 0;
 
 	if (o) {
@@ -253,6 +354,32 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 	err = safe_open__root(&root_fd, "/proc", pid);
 	if (err)
 		goto cleanup;
+	if (why != HEAP_ATTACH_PREPARE) {
+		otel = otel_process(l, pid, m, root_fd, probe_pid);
+		if (otel < 0) {
+			err = otel;
+			goto cleanup;
+		}
+		/* A dlopen without the probes changes nothing: the image's path was decided. */
+		if (otel || why == HEAP_ATTACH_IMAGE) {
+			otel = loader__heap_path(l, pid, otel);
+			if (otel < 0) {
+				err = otel;
+				goto cleanup;
+			}
+		}
+		/* Probed per process: the allocator probes are not attached at all (its two
+		 * probes are what serve it: counted as the functions probed). */
+		if (otel && probe_pid >= 0) {
+			*nfns += 2;
+			err = 0;
+			goto cleanup;
+		}
+		if (why == HEAP_ATTACH_OTEL) {
+			err = 0;
+			goto cleanup;
+		}
+	}
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
 		int fd;
@@ -289,30 +416,30 @@ cleanup:
 
 /* pid's mappings m, or (NULL) read now. */
 static int attach_pid(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
-		      int probe_pid, int *nfns)
+		      int probe_pid, enum heap_attach_why why, int *nfns)
 {
 	struct maps *read = NULL;
 	int err;
 
 	if (m)
-		return attach_process(l, o, pid, m, probe_pid, nfns);
+		return attach_process(l, o, pid, m, probe_pid, why, nfns);
 	err = maps__read_pid(&read, "/proc", pid);
 	if (!err)
-		err = attach_process(l, o, pid, read, probe_pid, nfns);
+		err = attach_process(l, o, pid, read, probe_pid, why, nfns);
 	maps__free(read);
 	return err;
 }
 
 int heap_attach__process(struct loader *l, uint32_t pid, const struct maps *m, int probe_pid,
-			 int *nfns)
+			 enum heap_attach_why why, int *nfns)
 {
-	return attach_pid(l, NULL, pid, m, probe_pid, nfns);
+	return attach_pid(l, NULL, pid, m, probe_pid, why, nfns);
 }
 
 int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
-			int *nfns)
+			enum heap_attach_why why, int *nfns)
 {
-	return attach_pid(l, o, pid, m, -1, nfns);
+	return attach_pid(l, o, pid, m, -1, why, nfns);
 }
 
 int heap_attach__root(struct loader *l, struct owners *o, int root_fd, bool exit_hooks, int *nfns)

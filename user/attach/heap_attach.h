@@ -49,15 +49,33 @@ int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef);
  * filters on the targets).  Returns the functions probed (0: none, or no --heap) or -errno.
  */
 int heap_attach__file(struct loader *l, int fd, const char *name, int pid);
-/* Attach to every file pid maps executable that defines allocator functions; m: its mappings as
+/* What an attach to a process is for. */
+enum heap_attach_why {
+	/* Files probed before a program maps them (`-- CMD`'s libc, through our own maps): no
+	 * process's path is decided. */
+	HEAP_ATTACH_PREPARE,
+	/* A new image of pid: its path decided — its own otel_memory probes when a file it maps
+	 * carries them, else the allocator probes — and counted (heap_procs_otel, _uprobes). */
+	HEAP_ATTACH_IMAGE,
+	/* More of the same image (a dlopen): otel_memory probes there move pid onto them. */
+	HEAP_ATTACH_MORE,
+	/* The same, the otel_memory probes only (`-- CMD` and -p: the allocators are probed). */
+	HEAP_ATTACH_OTEL,
+};
+
+/*
+ * Attach to every file pid maps executable that defines allocator functions; m: its mappings as
  * the tracker read them (NULL: read now); probe_pid is the process the uprobes are limited to
- * (-1: any, filtered in BPF).  Adds the count to *nfns. */
+ * (-1: any, filtered in BPF).  Adds the count to *nfns.  A file carrying the otel_memory probes
+ * (both alloc and free) gets them attached, and pid goes on their path (loader__heap_path):
+ * BPF's allocator probes skip it, and probed per process (probe_pid >= 0) it gets none.
+ */
 int heap_attach__process(struct loader *l, uint32_t pid, const struct maps *m, int probe_pid,
-			 int *nfns);
+			 enum heap_attach_why why, int *nfns);
 /* Wide scopes: heap_attach__process for every process (-1), and pid's executable file mappings
  * recorded in o as what it keeps (owners__set_files). */
 int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
-			int *nfns);
+			enum heap_attach_why why, int *nfns);
 /*
  * A file system root seen for the first time (a container's, open as root_fd): probe the
  * allocators, hook the dynamic loaders and (exit_hooks) the libcs' _exit (loader__attach_hook) at

@@ -43,6 +43,7 @@ enum shared_map {
 	SHARED_UNWIND_FILES,
 	SHARED_SCOPE_CGROUP,
 	SHARED_SCOPE_BORN,
+	SHARED_OTEL_PROCS,
 	SHARED__COUNT,
 };
 
@@ -58,6 +59,7 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_UNWIND_FILES] = "prof_unwind_files",
 	[SHARED_SCOPE_CGROUP] = "prof_scope_cgroup",
 	[SHARED_SCOPE_BORN] = "prof_scope_born",
+	[SHARED_OTEL_PROCS] = "prof_otel_procs",
 };
 
 struct loader {
@@ -145,6 +147,7 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_hold_rate_map", l->opts.hold_execs ? PROF_HOLD_RATE_ENTRIES : 1},
 		{"prof_scope_born",
 		 l->opts.heap && l->opts.scope == PROF_SCOPE_CGROUP ? PROF_MAX_TARGETS : 1},
+		{"prof_otel_procs", l->opts.heap ? PROF_MAX_TARGETS : 1},
 	};
 	struct bpf_map *map;
 	int err;
@@ -803,7 +806,38 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 	out->enter = l->heap->progs.heap_enter;
 	out->ret = l->heap->progs.heap_return;
 	out->free_ = l->heap->progs.heap_free;
+	out->otel_alloc = l->heap->progs.otel_alloc;
+	out->otel_free = l->heap->progs.otel_free;
 	return 0;
+}
+
+int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
+{
+	int fd = l->shared_fd[SHARED_OTEL_PROCS];
+	__u8 path = otel, was = 0;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(fd, &pid, &was)) {
+		/* This image's first decision.  No room (the map full): BPF finds no entry, so the
+		 * allocator probes serve it, and it is counted there. */
+		if (bpf_map_update_elem(fd, &pid, &path, BPF_NOEXIST) && errno != EEXIST)
+			otel = false;
+		if (otel)
+			l->stats.heap_procs_otel++;
+		else
+			l->stats.heap_procs_uprobes++;
+		return otel;
+	}
+	if (!otel || was)
+		return was; /* decided already */
+	/* A library with the probes came later (a dlopen, ld.so's startup mapping a preload): the
+	 * image moves onto them, and is counted there instead. */
+	if (bpf_map_update_elem(fd, &pid, &path, BPF_EXIST))
+		return 0;
+	l->stats.heap_procs_uprobes--;
+	l->stats.heap_procs_otel++;
+	return 1;
 }
 
 int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
@@ -862,7 +896,8 @@ int loader__detach(struct loader *l, const struct loader_attach_key *key)
 int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino)
 {
 	static const uint32_t kinds[] = {LOADER_ATTACH_HEAP, LOADER_ATTACH_CALLS,
-					 LOADER_ATTACH_DL_HOOK, LOADER_ATTACH_EXIT_HOOK};
+					 LOADER_ATTACH_DL_HOOK, LOADER_ATTACH_EXIT_HOOK,
+					 LOADER_ATTACH_OTEL};
 	int total = 0;
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {

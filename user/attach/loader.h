@@ -50,11 +50,21 @@ int loader__poll(struct loader *l, int timeout_ms);
 /* Sum of each drop counter over CPUs. */
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
 
-/* The heap programs (entry, return, free); -ENOENT without --heap. */
+/* The heap programs (entry, return, free; the otel_memory USDTs'); -ENOENT without --heap. */
 struct loader_heap_progs {
 	struct bpf_program *enter, *ret, *free_;
+	struct bpf_program *otel_alloc, *otel_free;
 };
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
+/*
+ * --heap: the path pid's image takes, kept in BPF (bpf/heap_state.bpf.h: prof_otel_procs; the
+ * allocator probes skip the processes on their otel_memory probes) and counted once per image
+ * (heap_procs_otel, heap_procs_uprobes).  The first decision of an image stands, except that
+ * otel moves an image from the allocator probes onto its otel_memory ones (and its count).  The
+ * path in force: 1 the otel_memory probes, 0 the allocator probes (also when the map had no
+ * room), -errno.
+ */
+int loader__heap_path(struct loader *l, uint32_t pid, bool otel);
 
 /*
  * The one (kind, dev, inode, pid) set of files already probed, shared by every attach plan:
@@ -67,6 +77,7 @@ enum loader_attach_kind {
 	LOADER_ATTACH_CALLS,
 	LOADER_ATTACH_DL_HOOK,
 	LOADER_ATTACH_EXIT_HOOK,
+	LOADER_ATTACH_OTEL, /* the otel_memory USDTs; the value: 1 if the file has them, else 0 */
 };
 struct loader_attach_key {
 	uint64_t dev, ino;

@@ -71,6 +71,20 @@ uint64_t memtrace_rec__nsamples(uint64_t size, uint64_t sample_bytes, double u)
 	return (uint64_t)whole + (u < x - whole ? 1 : 0);
 }
 
+/* A block a process's own sampler weighted (otel_memory:alloc): weight bytes in samples of
+ * sample_bytes (words when every allocation is traced), rounded at random with u so the
+ * trace's totals stay unbiased (0 samples when its weight is well under sample_bytes). */
+static uint64_t weighted_nsamples(uint64_t weight, uint64_t sample_bytes, double u)
+{
+	double x, whole;
+
+	if (!sample_bytes)
+		return (weight + 7) / 8;
+	x = (double)weight / (double)sample_bytes;
+	whole = floor(x);
+	return (uint64_t)whole + (u < x - whole ? 1 : 0);
+}
+
 int memtrace_rec__new(struct memtrace_rec **out, const struct memtrace_rec_opts *o,
 		      struct stackres *stacks)
 {
@@ -215,9 +229,11 @@ static int on_alloc(struct memtrace_rec *r, const struct queued *q)
 		if (err)
 			return err;
 	}
-	err = memtrace_writer__alloc(r->w, &id, q->ts, (q->e.size + 7) / 8,
-				     memtrace_rec__nsamples(q->e.size, r->sample_bytes, uniform(r)),
-				     MEMTRACE_SRC_EXTERNAL, r->codes, n);
+	err = memtrace_writer__alloc(
+		r->w, &id, q->ts, (q->e.size + 7) / 8,
+		q->e.weight ? weighted_nsamples(q->e.weight, r->sample_bytes, uniform(r))
+			    : memtrace_rec__nsamples(q->e.size, r->sample_bytes, uniform(r)),
+		MEMTRACE_SRC_EXTERNAL, r->codes, n);
 	if (err)
 		return err;
 	r->st.allocs++;

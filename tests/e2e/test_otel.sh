@@ -1,0 +1,150 @@
+#!/bin/bash
+# --heap through the otel_memory USDT contract (issue 27, item 1; docs/how-it-works.md: The
+# otel_memory probes): a process whose mapped files carry otel_memory:alloc/free is profiled
+# through them instead of the allocator probes — alloc_* from alloc's weight as given, in-use
+# from free.  tests/targets/otel_probes.c fires them from its own tiny deterministic sampler
+# (every 4th block, weight 4 x size), so every number is exact.  Its plain_alloc mallocs outside
+# the sampler: a process on the probes' path is not seen by the allocator probes, so plain_alloc
+# is not in the profile (the allocator path is not double counting), nor is the sampler's own
+# sampled_malloc, whose malloc calls those probes would charge to it.
+
+OT=build/targets/otel_probes
+
+otel_stop_profiler() { # LOG
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $?: $(tail -5 "$1")"
+}
+
+# The sampler's exact numbers in FILE, the leaf being the caller of the allocation function
+# (the probe site's frame dropped, as the allocator return probes see a malloc's caller).
+check_otel_numbers() { # FILE
+	local f=$1
+	expect_no_drops "$f"
+	expect_eq "otel_arg_fail" 0 "$(pprof_counter_value "$f" otel_arg_fail)"
+	expect_eq "alloc_a alloc_space" 400000 "$(pprof_flat "$f" alloc_space alloc_a)"
+	expect_eq "alloc_a alloc_objects" 400 "$(pprof_flat "$f" alloc_objects alloc_a)"
+	expect_eq "alloc_a inuse_space" 400000 "$(pprof_flat "$f" inuse_space alloc_a)"
+	expect_eq "alloc_a inuse_objects" 400 "$(pprof_flat "$f" inuse_objects alloc_a)"
+	expect_eq "alloc_b alloc_space" 600000 "$(pprof_flat "$f" alloc_space alloc_b)"
+	expect_eq "alloc_b alloc_objects" 200 "$(pprof_flat "$f" alloc_objects alloc_b)"
+	expect_eq "alloc_b inuse_space" 0 "$(pprof_flat "$f" inuse_space alloc_b)"
+	expect_eq "alloc_b inuse_objects" 0 "$(pprof_flat "$f" inuse_objects alloc_b)"
+	# Not double counting: mallocs outside the sampler, and the sampler's own, are not seen.
+	expect_eq "plain_alloc alloc_space (outside the sampler)" 0 \
+		"$(pprof_cum "$f" alloc_space plain_alloc)"
+	expect_eq "sampled_malloc alloc_space (its malloc calls)" 0 \
+		"$(pprof_cum "$f" alloc_space sampled_malloc)"
+	pprof_stacks "$f" alloc_space >"$f.stacks"
+	expect_eq "alloc_a's bytes on alloc_a;main" 400000 "$(sum_matching "$f.stacks" '\|alloc_a;main;')"
+	expect_eq "counter heap_procs_otel" 1 "$(pprof_counter_value "$f" heap_procs_otel)"
+}
+
+# `-- CMD`: the program's probes are attached for every process (the exe file), its tree on them.
+t_otel_cmd_exact_weights() {
+	local f=$E2E_TMP/cmd.pb.gz
+	"$PROF" --heap -o "$f" --top 0 -- "$OT" >"$E2E_TMP/target.out" || fail "profiler exit status $?"
+	expect_eq "target output" DONE "$(cat "$E2E_TMP/target.out")"
+	check_otel_numbers "$f"
+	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+}
+
+# The same with --unwind fp, where no unwind table holds the new image at its exec: the
+# process's path is decided and its probes attached at its ptrace exec stop, before its first
+# instruction (decided when its exec record was read, its first blocks went uncounted or to the
+# allocator probes: 364,000 bytes seen under alloc_a, 55,000 under sampled_malloc).
+t_otel_cmd_exact_weights_fp() {
+	local f=$E2E_TMP/cmdfp.pb.gz
+	"$PROF" --heap --unwind fp -o "$f" --top 0 -- "$OT" >"$E2E_TMP/target.out" ||
+		fail "profiler exit status $?"
+	check_otel_numbers "$f"
+	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+}
+
+# -p: the probes attached for that process only, and no allocator probe at all for it (the
+# sampler's weights are the sampler's, whatever --sample-bytes says).
+t_otel_pid_exact_weights() {
+	local f=$E2E_TMP/pid.pb.gz
+	start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
+	start_profiler "$E2E_TMP/prof.log" --heap --sample-bytes 65536 -p "$TARGET_PID" -o "$f" --top 0
+	echo go >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
+	echo bye >&"$TARGET_IN"
+	wait "$TARGET_PID"
+	check_otel_numbers "$f"
+	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+	# Its two otel_memory probes and the dynamic loader's hook (dlopens): no allocator probe.
+	expect_eq "probe links (-v)" 3 "$(sed -n 's/.*bookkeeping:.* probe_links=\([0-9]*\).*/\1/p' "$E2E_TMP/prof.log")"
+}
+
+# --cgroup (the wide scopes' default --sample-bytes 524288): a process started in the cgroup after
+# the profiler takes the probes' path; libc stays probed file-wide for the others, BPF skips it.
+t_otel_cgroup_exact_weights() {
+	local cg f=$E2E_TMP/cg.pb.gz
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --heap -o "$f" --top 0
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	start_waiting_target "$E2E_TMP/target.out" sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --wait' \
+		sh "$cg" "$OT"
+	echo go >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	echo bye >&"$TARGET_IN"
+	wait "$TARGET_PID"
+	otel_stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	check_otel_numbers "$f"
+	pprof_traces "$f" | grep '|alloc_a;' | grep -q "pid=$TARGET_PID " || fail "alloc_a not charged to $TARGET_PID"
+}
+
+# A library carrying the probes, dlopen'd after start by a program that has none: the process
+# moves onto them at the dlopen, and is counted there (its image began on the allocator probes).
+t_otel_dlopen_library_picked_up() {
+	local f=$E2E_TMP/dl.pb.gz lib=$E2E_TMP/libotel.so
+	gcc -shared -fPIC -g -O2 tests/targets/lib/otel_lib.c -o "$lib" || fail "building $lib failed"
+	"$PROF" --heap -o "$f" --top 0 -- build/targets/dlopen_nofp "$lib" >"$E2E_TMP/target.out" ||
+		fail "profiler exit status $?"
+	expect_eq "target output" "DONE 1" "$(cat "$E2E_TMP/target.out")"
+	expect_no_drops "$f"
+	expect_eq "otel_lib_alloc alloc_space" 400000 "$(pprof_flat "$f" alloc_space otel_lib_alloc)"
+	expect_eq "otel_lib_alloc alloc_objects" 200 "$(pprof_flat "$f" alloc_objects otel_lib_alloc)"
+	expect_eq "otel_lib_alloc inuse_space" 400000 "$(pprof_flat "$f" inuse_space otel_lib_alloc)"
+	expect_eq "sampled_malloc alloc_space (its malloc calls)" 0 \
+		"$(pprof_cum "$f" alloc_space sampled_malloc)"
+	expect_eq "counter heap_procs_otel" 1 "$(pprof_counter_value "$f" heap_procs_otel)"
+	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+}
+
+# A library carrying the probes LD_PRELOADed into a program that knows nothing of it (env execs
+# /bin/true with it): ld.so maps it after the exec, and the loader hook's report of its startup
+# (held before any constructor runs) moves the image onto the probes; the library's constructor
+# allocates.  env's own image took the allocator probes: one image counted on each path.
+t_otel_preloaded_library_picked_up() {
+	local f=$E2E_TMP/pre.pb.gz lib=$E2E_TMP/libotelpre.so
+	gcc -shared -fPIC -g -O2 -DOTEL_LIB_CTOR tests/targets/lib/otel_lib.c -o "$lib" ||
+		fail "building $lib failed"
+	"$PROF" --heap -o "$f" --top 0 -- env LD_PRELOAD="$lib" /bin/true || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	expect_eq "otel_lib_alloc alloc_space" 400000 "$(pprof_flat "$f" alloc_space otel_lib_alloc)"
+	expect_eq "otel_lib_alloc alloc_objects" 200 "$(pprof_flat "$f" alloc_objects otel_lib_alloc)"
+	expect_eq "sampled_malloc alloc_space (its malloc calls)" 0 \
+		"$(pprof_cum "$f" alloc_space sampled_malloc)"
+	expect_eq "counter heap_procs_otel" 1 "$(pprof_counter_value "$f" heap_procs_otel)"
+	expect_eq "counter heap_procs_uprobes" 1 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+}
+
+# -f memtrace: each reported block's weight in samples of --sample-bytes (4000: alloc_a's blocks
+# are one sample each, alloc_b's three), read back exactly by `bpftrace-prof report`.
+t_otel_memtrace_weights() {
+	local t=$E2E_TMP/otel.memtrace p=$E2E_TMP/report.pb.gz
+	"$PROF" --heap -f memtrace --sample-bytes 4000 -o "$t" -- "$OT" >"$E2E_TMP/target.out" ||
+		fail "profiler exit status $?"
+	"$PROF" report "$t" -o "$p" || fail "report exit status $?"
+	expect_eq "alloc_a alloc_space" 400000 "$(pprof_flat "$p" alloc_space alloc_a)"
+	expect_eq "alloc_a alloc_objects" 400 "$(pprof_flat "$p" alloc_objects alloc_a)"
+	expect_eq "alloc_a inuse_space" 400000 "$(pprof_flat "$p" inuse_space alloc_a)"
+	expect_eq "alloc_b alloc_space" 600000 "$(pprof_flat "$p" alloc_space alloc_b)"
+	expect_eq "alloc_b alloc_objects" 200 "$(pprof_flat "$p" alloc_objects alloc_b)"
+	expect_eq "alloc_b inuse_space" 0 "$(pprof_flat "$p" inuse_space alloc_b)"
+	expect_eq "plain_alloc alloc_space" 0 "$(pprof_cum "$p" alloc_space plain_alloc)"
+}
