@@ -66,16 +66,14 @@ BENCH_DATA := $(OUTPUT)/bench/sqlite_bench.sql
 PYTHON     ?= /usr/bin/python3
 BENCH_CC   := $(patsubst bench/%.cc,$(OUTPUT)/bench/%,$(wildcard bench/*.cc))
 # The preloaded heap sampler (user/sampler/): its own shared library, nothing of the profiler
-# but include/.  -mno-red-zone: a probe on its nop5 sites is a call on 6.18, which writes below
-# %rsp; initial-exec TLS: no __tls_get_addr (which may allocate) on the allocation path;
+# but include/.  Initial-exec TLS: no __tls_get_addr (which may allocate) on the allocation path;
 # -fexceptions: an exception out of the next operator new runs our cleanups; no .cold parts: each
 # wrapper, its probe site included, is one symbol.
 SAMPLER_SO := $(OUTPUT)/libbpftrace-prof-sampler.so
 SAMPLER_SRCS := $(wildcard user/sampler/*.c)
 SAMPLER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -fPIC -shared \
 		-fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer -fexceptions \
-		-fno-reorder-blocks-and-partition \
-		$(if $(filter x86,$(ARCH)),-mno-red-zone) -MMD -MP
+		-fno-reorder-blocks-and-partition -MMD -MP
 
 .DELETE_ON_ERROR:
 .SECONDARY:

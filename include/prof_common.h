@@ -270,7 +270,12 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(heap_procs_otel, "heap_procs_otel",                                                 \
 	  "--heap: process images traced through their own otel_memory probes", EVENT)        \
 	X(heap_procs_uprobes, "heap_procs_uprobes",                                           \
-	  "--heap: process images traced through the allocator probes", EVENT)
+	  "--heap: process images traced through the allocator probes", EVENT)                \
+	X(otel_nop5_refused, "otel_nop5_refused",                                             \
+	  "--heap: files whose otel_memory probes sit on 5-byte nops, not attached (Linux "   \
+	  "6.18 turns them into calls that write below %rsp and crash forked children): "     \
+	  "their processes take the allocator probes",                                        \
+	  EVENT)
 
 /* Counted by the report (user/writeout.c): profiles it could not write. */
 #define PROF_REPORT_STATS(X)                                                                  \

@@ -29,6 +29,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "attach/heap_attach.h"
+#include "attach/otel_notes.h"
 #include "export/live.h"
 #include "trace/memtrace_rec.h"
 #include "export/push.h"
@@ -150,6 +151,22 @@ struct run {
  * environment entries that do it, or NULL: not sampling, --no-preload, or no library (said;
  * the allocator uprobes then sample in BPF, as before).
  */
+static bool own_sampler(const char *cmd)
+{
+	char exe[PATH_MAX];
+	unsigned found = 0;
+	int fd;
+
+	if (cmdpath__resolve(exe, sizeof(exe), cmd))
+		return false;
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	otel_notes__fd(&found, fd);
+	close(fd);
+	return (found & OTEL_NOTES_BOTH) == OTEL_NOTES_BOTH;
+}
+
 static const char *const *preload(struct run *r)
 {
 	const struct env *env = &r->env;
@@ -157,6 +174,12 @@ static const char *const *preload(struct run *r)
 
 	if (!(env->modes & MODE_HEAP) || !env->sample_bytes || env->no_preload)
 		return NULL;
+	/* A program with a sampler of its own: a second one would count its allocations twice. */
+	if (own_sampler(env->cmd[0])) {
+		pr_info("%s carries otel_memory probes of its own: not preloading ours\n",
+			env->cmd[0]);
+		return NULL;
+	}
 	err = preload__prepare(&r->preload, env->sample_bytes);
 	if (err) {
 		pr_warn("no sampler to preload (" PRELOAD_LIB " beside %s: %s): allocator "

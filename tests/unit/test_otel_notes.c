@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -111,12 +113,38 @@ static void test_otel_notes__reads_the_section_of_a_file(void **state)
 	assert_int_equal(otel_notes__read(&found, read_mem, &m, sizeof(img)), -ENOEXEC);
 }
 
+/* Real files built here: a nop5 site is told apart from <sys/sdt.h>'s one-byte nop. */
+static void test_otel_notes__nop5_sites_told(void **state)
+{
+	static const struct {
+		const char *path;
+		unsigned want;
+	} files[] = {
+		{"build/targets/otel_nop5_nofp", OTEL_NOTES_BOTH | OTEL_NOTES_NOP5},
+		{"build/targets/otel_probes", OTEL_NOTES_BOTH},
+		{"build/libbpftrace-prof-sampler.so", OTEL_NOTES_BOTH},
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		unsigned found = 99;
+		int fd = open(files[i].path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			fail_msg("%s: %s (make all)", files[i].path, strerror(errno));
+		assert_int_equal(otel_notes__fd(&found, fd), 0);
+		close(fd);
+		if (found != files[i].want)
+			fail_msg("%s: found %u, want %u", files[i].path, found, files[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_otel_notes__finds_alloc_and_free),
 		cmocka_unit_test(test_otel_notes__other_types_and_cut_notes_ignored),
 		cmocka_unit_test(test_otel_notes__reads_the_section_of_a_file),
+		cmocka_unit_test(test_otel_notes__nop5_sites_told),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

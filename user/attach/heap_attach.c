@@ -269,6 +269,16 @@ static int otel_file(struct loader *l, int fd, const char *name, int pid)
 	err = otel_notes__fd(&found, fd);
 	if (err && err != -ENOEXEC)
 		pr_debug("not reading the USDT notes of %s: %s\n", name, strerror(-err));
+	if (!err && (found & OTEL_NOTES_NOP5)) {
+		/* Kept as "none": said and counted once per file. */
+		loader__otel_nop5_refused(l);
+		pr_warn("%s: its otel_memory probes sit on 5-byte nops, which Linux 6.18 turns "
+			"into "
+			"calls that corrupt a leaf function's red zone and crash children forked "
+			"after it: not attached (the allocator probes serve)\n",
+			name);
+		return 0;
+	}
 	if (err || found != OTEL_NOTES_BOTH) {
 		if (!err && found)
 			pr_warn("%s has otel_memory:%s without otel_memory:%s: its allocator "

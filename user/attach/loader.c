@@ -840,6 +840,11 @@ int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 	return 1;
 }
 
+void loader__otel_nop5_refused(struct loader *l)
+{
+	l->stats.otel_nop5_refused++;
+}
+
 int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
 		     bool *created)
 {

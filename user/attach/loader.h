@@ -65,6 +65,8 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
  * room), -errno.
  */
 int loader__heap_path(struct loader *l, uint32_t pid, bool otel);
+/* A file's otel_memory probes refused for their 5-byte nop sites (otel_nop5_refused). */
+void loader__otel_nop5_refused(struct loader *l);
 
 /*
  * The one (kind, dev, inode, pid) set of files already probed, shared by every attach plan:

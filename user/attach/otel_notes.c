@@ -3,6 +3,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,7 +32,8 @@ static const char *str_at(const uint8_t *desc, size_t end, size_t *pos)
 	return (const char *)s;
 }
 
-unsigned otel_notes__scan(const uint8_t *data, size_t len)
+/* The probes named, and the sites (link-time addresses) of up to max of them in pcs[*npcs]. */
+static unsigned scan(const uint8_t *data, size_t len, uint64_t *pcs, size_t max, size_t *npcs)
 {
 	unsigned found = 0;
 	size_t off = 0;
@@ -61,6 +63,8 @@ unsigned otel_notes__scan(const uint8_t *data, size_t len)
 					found |= OTEL_NOTES_ALLOC;
 				else if (!strcmp(probe, "free"))
 					found |= OTEL_NOTES_FREE;
+				if (pcs && *npcs < max)
+					memcpy(&pcs[(*npcs)++], data + desc_off, sizeof(*pcs));
 			}
 		}
 		off = desc_off + align4(nh.n_descsz);
@@ -68,6 +72,53 @@ unsigned otel_notes__scan(const uint8_t *data, size_t len)
 			break;
 	}
 	return found;
+}
+
+unsigned otel_notes__scan(const uint8_t *data, size_t len)
+{
+	return scan(data, len, NULL, 0, NULL);
+}
+
+/*
+ * Is any of the sites a 5-byte nop (0f 1f 44 00 00)?  Found in the file through the loadable
+ * segment holding it.  Linux 6.18 turns a uprobe on such a nop into a call: it writes below %rsp
+ * (a leaf function's red zone) and a child forked after the site was turned crashes on it.
+ */
+static int any_nop5(bool *out, const Elf64_Ehdr *eh, const uint64_t *pcs, size_t n,
+		    otel_notes_read_fn read, void *ctx, uint64_t size)
+{
+	static const uint8_t nop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+
+	*out = false;
+	if (!eh->e_phnum) /* nothing loadable: no site is in a process */
+		return 0;
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > OTEL_NOTES_MAX_SECTIONS)
+		return -ENOEXEC;
+	for (uint32_t i = 0; i < eh->e_phnum && !*out; i++) {
+		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(Elf64_Phdr);
+		Elf64_Phdr ph;
+		int err;
+
+		if (off > size || sizeof(ph) > size - off)
+			return -ENOEXEC;
+		err = read(ctx, &ph, sizeof(ph), off);
+		if (err)
+			return err;
+		if (ph.p_type != PT_LOAD || ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
+			continue;
+		for (size_t k = 0; k < n && !*out; k++) {
+			uint8_t b[sizeof(nop5)];
+
+			if (pcs[k] < ph.p_vaddr || pcs[k] - ph.p_vaddr > ph.p_filesz ||
+			    ph.p_filesz - (pcs[k] - ph.p_vaddr) < sizeof(b))
+				continue;
+			err = read(ctx, b, sizeof(b), ph.p_offset + (pcs[k] - ph.p_vaddr));
+			if (err)
+				return err;
+			*out = !memcmp(b, nop5, sizeof(b));
+		}
+	}
+	return 0;
 }
 
 /* Section i's header. */
@@ -84,7 +135,10 @@ static int shdr_at(Elf64_Shdr *out, const Elf64_Ehdr *eh, uint32_t i, otel_notes
 int otel_notes__read(unsigned *out, otel_notes_read_fn read, void *ctx, uint64_t size)
 {
 	static const char want[] = STAPSDT_SECTION;
+	uint64_t pcs[OTEL_NOTES_MAX_SITES];
 	uint8_t *data = NULL;
+	size_t npcs = 0;
+	bool nop5 = false;
 	Elf64_Shdr strtab, sh;
 	Elf64_Ehdr eh;
 	char name[sizeof(want)];
@@ -125,8 +179,16 @@ int otel_notes__read(unsigned *out, otel_notes_read_fn read, void *ctx, uint64_t
 			return -ENOMEM;
 		err = read(ctx, data, sh.sh_size, sh.sh_offset);
 		if (!err)
-			*out = otel_notes__scan(data, sh.sh_size);
+			*out = scan(data, sh.sh_size, pcs, OTEL_NOTES_MAX_SITES, &npcs);
 		free(data);
+		if (!err && npcs) {
+			/* Sites that cannot be read are not attached either. */
+			err = any_nop5(&nop5, &eh, pcs, npcs, read, ctx, size);
+			if (err)
+				*out = 0;
+			else if (nop5)
+				*out |= OTEL_NOTES_NOP5;
+		}
 		return err;
 	}
 	return 0;

@@ -16,11 +16,15 @@ enum otel_notes_probe {
 	OTEL_NOTES_ALLOC = 1, /* otel_memory:alloc(ptr, size, weight) */
 	OTEL_NOTES_FREE = 2,  /* otel_memory:free(ptr) */
 	OTEL_NOTES_BOTH = OTEL_NOTES_ALLOC | OTEL_NOTES_FREE,
+	/* One of their sites is a 5-byte nop, which Linux 6.18 optimizes into a call that
+	 * corrupts a leaf's red zone and crashes children forked after it: not attached. */
+	OTEL_NOTES_NOP5 = 4,
 };
 
 /* Limits on what a foreign file makes us read. */
 #define OTEL_NOTES_MAX_SECTIONS 4096
 #define OTEL_NOTES_MAX_BYTES	(1u << 20) /* .note.stapsdt larger than this: not read */
+#define OTEL_NOTES_MAX_SITES	64	   /* otel_memory sites whose bytes are checked */
 
 /* Read len bytes at off into buf: 0, or -errno (short read: -EIO). */
 typedef int (*otel_notes_read_fn)(void *ctx, void *buf, size_t len, uint64_t off);
@@ -30,7 +34,8 @@ unsigned otel_notes__scan(const uint8_t *data, size_t len);
 
 /*
  * The probes named in the .note.stapsdt section of an ELF64 little-endian file of size bytes
- * read through read(ctx, ...): *out (0: none, or no such section).  0, -ENOEXEC (not such an
+ * read through read(ctx, ...), with OTEL_NOTES_NOP5 when one of their first 64 sites is a 5-byte
+ * nop: *out (0: none, or no such section).  0, -ENOEXEC (not such an
  * ELF file, or malformed), -EFBIG (the section over OTEL_NOTES_MAX_BYTES), -ENOMEM, or a read's
  * -errno.
  */

@@ -24,22 +24,6 @@ unsigned short otel_memory_alloc_semaphore __attribute__((section(".probes")));
 unsigned short otel_memory_free_semaphore __attribute__((section(".probes")));
 extern unsigned short sampler_alloc_semaphore __attribute__((alias("otel_memory_alloc_semaphore")));
 
-#if defined(__x86_64__)
-/*
- * A note saying this file's nop5 probe sites are safe to turn into calls (built with
- * -mno-red-zone): bpftrace-prof attaches to otel_memory probes on 5-byte nops only in files that
- * carry it, since the kernel's call writes below %rsp, into a leaf function's red zone.  Never
- * fired.
- */
-unsigned short bpftrace_prof_no_red_zone_semaphore __attribute__((section(".probes")))
-SAMPLER_HIDDEN;
-
-__attribute__((used, noinline)) SAMPLER_HIDDEN void sampler_no_red_zone(void)
-{
-	STAP_PROBE(bpftrace_prof, no_red_zone);
-}
-#endif
-
 __thread struct sampler_thread sampler_ts __attribute__((tls_model("initial-exec")));
 int sampler_ready;
 struct prof_sampler_stats sampler_stats;

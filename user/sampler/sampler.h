@@ -20,15 +20,12 @@
 
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
-#if defined(__x86_64__)
 /*
- * nop5 probe sites: Linux 6.18 turns a uprobe on a 5-byte nop into a call (about twice as cheap
- * as int3).  The call writes below %rsp, so the library is built with -mno-red-zone.
- * (`nopl 0(%rax,%rax,1)` would assemble to 4 bytes; .nops 5 gives 0f 1f 44 00 00.)
+ * Probe sites are <sys/sdt.h>'s one-byte nops, on purpose: Linux 6.18 turns a uprobe on a 5-byte
+ * nop into a call (twice as cheap as int3), but the call writes below %rsp, into a leaf's red
+ * zone, and a child forked after a site was turned crashes on it (SIGSEGV, seen on 6.18.44 with a
+ * plain perf uprobe too).  The trap is paid per sampled allocation only.
  */
-#undef _SDT_NOP
-#define _SDT_NOP .nops 5
-#endif
 
 #define SAMPLER_EXPORT	    __attribute__((visibility("default")))
 #define SAMPLER_HIDDEN	    __attribute__((visibility("hidden")))
