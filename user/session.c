@@ -174,6 +174,12 @@ static const char *const *preload(struct run *r)
 
 	if (!(env->modes & MODE_HEAP) || !env->sample_bytes || env->no_preload)
 		return NULL;
+	/* The sampler is found when ld.so has mapped it, through the loader hook --unwind fp has
+	 * not. */
+	if (env->unwind == UNWIND_FP) {
+		pr_info("--unwind fp: not preloading the sampler (allocator probes instead)\n");
+		return NULL;
+	}
 	/* A program with a sampler of its own: a second one would count its allocations twice. */
 	if (own_sampler(env->cmd[0])) {
 		pr_info("%s carries otel_memory probes of its own: not preloading ours\n",
@@ -187,7 +193,8 @@ static const char *const *preload(struct run *r)
 			r->preload.lib, strerror(-err));
 		return NULL;
 	}
-	pr_info("preloading %s into %s\n", r->preload.lib, env->cmd[0]);
+	pr_info("preloading %s into %s: no allocator probe\n", r->preload.lib, env->cmd[0]);
+	r->lo.heap_otel_only = true;
 	return r->preload.set;
 }
 
@@ -786,8 +793,9 @@ static int run_targets(struct run *r)
 			return 1;
 		}
 	}
-	/* Wide scopes may have no allocator mapped yet: processes that start later bring theirs. */
-	if (r->lo.heap && !r->nfns && !env->wide) {
+	/* Wide scopes may have no allocator mapped yet: processes that start later bring theirs;
+	 * CMD with our sampler brings it. */
+	if (r->lo.heap && !r->nfns && !env->wide && !r->lo.heap_otel_only) {
 		pr_err("no allocator to probe: no malloc/free found in the target's libc or "
 		       "executable\n");
 		return 2;

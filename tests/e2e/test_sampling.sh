@@ -53,10 +53,24 @@ t_sampling_exact_when_zero() {
 	expect_range "ring-buffer events (allocs + frees)" 6380000 6380300 "$(events_of "$E2E_TMP/exact.log")"
 }
 
-t_sampling_unbiased_totals() {
-	local f=$E2E_TMP/sampled.pb.gz
-	"$PROF" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$ST" || fail "profiler exit status $?"
+# The mechanism a sampled -- CMD run took, from its counters: our preloaded sampler (its
+# otel_memory probes, sampled in the process) or, with --no-preload, the allocator uprobes
+# (sampled in BPF).  Both must give the same unbiased numbers.
+expect_mechanism() { # FILE preload|uprobes
+	if [ "$2" = preload ]; then
+		expect_eq "heap_procs_otel (our sampler)" 1 "$(pprof_counter_value "$1" heap_procs_otel)"
+	else
+		expect_eq "heap_procs_otel (--no-preload)" 0 "$(pprof_counter_value "$1" heap_procs_otel)"
+	fi
+}
+
+# MECH: preload (the default of sampled -- CMD) or uprobes (--no-preload).
+sampling_unbiased_totals() { # MECH
+	local f=$E2E_TMP/sampled.$1.pb.gz opt=()
+	[ "$1" = uprobes ] && opt=(--no-preload)
+	"$PROF" --heap --sample-bytes 16384 "${opt[@]}" -o "$f" --top 0 -- "$ST" || fail "profiler exit status $?"
 	expect_no_drops "$f"
+	expect_mechanism "$f" "$1"
 	expect_eq "period" 16384 "$(pprof_period "$f")"
 	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: sampled: one allocation per 16384 bytes' ||
 		fail "no sampling comment in the profile"
@@ -71,6 +85,9 @@ t_sampling_unbiased_totals() {
 	# Sampled blocks of churn_64 are all freed: their weighted in-use value must cancel exactly.
 	expect_eq "churn_64 inuse_space" 0 "$(pprof_flat "$f" inuse_space churn_64)"
 }
+
+t_sampling_unbiased_totals() { sampling_unbiased_totals preload; }
+t_sampling_unbiased_totals_uprobes() { sampling_unbiased_totals uprobes; }
 
 t_sampling_default_rate_saves_traffic() {
 	local f=$E2E_TMP/sampled512k.pb.gz log=$E2E_TMP/sampled512k.log
@@ -118,10 +135,13 @@ t_sampling_cxx_exact_when_zero() {
 # new char[64] is new[] -> new -> malloc: three probed calls, one draw.  Were the inner calls to
 # draw again, cxx_churn_64 would be sampled about 3x too often and its weighted count ~3e6.
 # Poisson error at N = 16384: 1.6% for 1e6 x 64 B, 1.9% for the 1e4 kept pages: ±10% is > 5 sigma.
-t_sampling_cxx_one_draw_per_new() {
-	local f=$E2E_TMP/cxx_sampled.pb.gz
-	"$PROF" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$SC" || fail "profiler exit status $?"
+# Our sampler wraps new itself and its inner malloc decides nothing (the same draw-once rule).
+sampling_cxx_one_draw_per_new() { # MECH
+	local f=$E2E_TMP/cxx_sampled.$1.pb.gz opt=()
+	[ "$1" = uprobes ] && opt=(--no-preload)
+	"$PROF" --heap --sample-bytes 16384 "${opt[@]}" -o "$f" --top 0 -- "$SC" || fail "profiler exit status $?"
 	expect_no_drops "$f"
+	expect_mechanism "$f" "$1"
 	expect_near "cxx_churn_64 alloc_objects" 1000000 10 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
 	expect_near "cxx_churn_64 alloc_space" 64000000 10 "$(pprof_flat "$f" alloc_space cxx_churn_64)"
 	expect_eq "cxx_churn_64 inuse_space" 0 "$(pprof_flat "$f" inuse_space cxx_churn_64)"
@@ -132,14 +152,21 @@ t_sampling_cxx_one_draw_per_new() {
 	expect_no_allocator_leaf "$f"
 }
 
+t_sampling_cxx_one_draw_per_new() { sampling_cxx_one_draw_per_new preload; }
+t_sampling_cxx_one_draw_per_new_uprobes() { sampling_cxx_one_draw_per_new uprobes; }
+
 RF=build/targets/realloc_fork
 
 # Every block of realloc_fork ends freed: sampled blocks moved by a realloc that was not itself
 # sampled, and blocks a forked child frees in its own copy of the heap, must not stay in use.
-t_sampling_realloc_and_fork_end_freed() {
-	local f=$E2E_TMP/realloc_fork.pb.gz
-	"$PROF" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$RF" || fail "profiler exit status $?"
+# Under our sampler the forked child frees sampled blocks through probe sites its parent hit
+# (a nop5 site turned into a call by Linux 6.18 killed it: SIGSEGV, exit status 1).
+sampling_realloc_and_fork_end_freed() { # MECH
+	local f=$E2E_TMP/realloc_fork.$1.pb.gz opt=()
+	[ "$1" = uprobes ] && opt=(--no-preload)
+	"$PROF" --heap --sample-bytes 16384 "${opt[@]}" -o "$f" --top 0 -- "$RF" || fail "profiler exit status $?"
 	expect_no_drops "$f"
+	expect_mechanism "$f" "$1"
 	# Sampling did happen: 2,000 x (4096 + 16384) bytes; Poisson error 1.6%, ±25% is wide.
 	expect_near "realloc_moved alloc_space" 40960000 25 "$(pprof_flat "$f" alloc_space realloc_moved)"
 	expect_eq "realloc_moved inuse_objects" 0 "$(pprof_flat "$f" inuse_objects realloc_moved)"
@@ -153,13 +180,51 @@ t_sampling_realloc_and_fork_end_freed() {
 	expect_eq "fork_blocks inuse_space" 0 "$(pprof_flat "$f" inuse_space fork_blocks)"
 }
 
+t_sampling_realloc_and_fork_end_freed() { sampling_realloc_and_fork_end_freed preload; }
+t_sampling_realloc_and_fork_end_freed_uprobes() { sampling_realloc_and_fork_end_freed uprobes; }
+
 # 20,000 threads one after another, more than the per-thread countdown map holds: entries of
-# exited threads must go, or new threads find the map full.
+# exited threads must go, or new threads find the map full (BPF's countdowns: --no-preload).
 t_sampling_thread_entries_deleted_at_exit() {
 	local f=$E2E_TMP/threads.pb.gz
-	"$PROF" --heap --sample-bytes 1024 -o "$f" --top 0 -- build/targets/thread_churn ||
+	"$PROF" --heap --sample-bytes 1024 --no-preload -o "$f" --top 0 -- build/targets/thread_churn ||
 		fail "profiler exit status $?"
 	expect_eq "sample_left_full (countdown map filled up)" 0 "$(pprof_counter_value "$f" sample_left_full)"
 	expect_no_drops "$f"
 	expect_near "thread_alloc alloc_objects" 20000 25 "$(pprof_flat "$f" alloc_objects thread_alloc)"
+}
+
+# Sampled -- CMD preloads our sampler into CMD's environment only: ahead of the user's own
+# LD_PRELOAD, with the rate; not with --no-preload, not for an exact run, never into our own
+# process.  No allocator probe is attached then: the tree samples itself (probe_links: the two
+# otel_memory probes and the loader hooks, not the 20 allocator functions).
+t_sampling_preload_in_cmd_only() {
+	local lib=/lib/x86_64-linux-gnu/libm.so.6 f=$E2E_TMP/env.pb.gz out links
+	local show='echo "$LD_PRELOAD|$BPFTRACE_PROF_SAMPLE_BYTES"; tr "\0" "\n" </proc/$PPID/environ | grep -c "^LD_PRELOAD=" || true'
+	out=$(LD_PRELOAD=$lib "$PROF" -v --heap --sample-bytes 65536 -o "$f" --top 0 -- sh -c "$show" 2>"$E2E_TMP/log")
+	cat "$E2E_TMP/log"
+	expect_eq "CMD's environment, and the profiler's own LD_PRELOAD count" \
+		"$PWD/build/libbpftrace-prof-sampler.so:$lib|65536
+1" "$out"
+	links=$(sed -n 's/.*probe_links=\([0-9]*\).*/\1/p' "$E2E_TMP/log" | tail -1)
+	expect_range "probe_links (no allocator probe)" 1 6 "$links"
+	out=$(LD_PRELOAD=$lib "$PROF" --heap --sample-bytes 65536 --no-preload -o "$f" --top 0 -- sh -c "$show")
+	expect_eq "CMD's environment with --no-preload" "$lib|
+1" "$out"
+	out=$("$PROF" --heap -o "$f" --top 0 -- sh -c "$show")
+	expect_eq "CMD's environment, exact" "|
+0" "$out"
+}
+
+# A process of CMD's tree that cannot load the sampler (a static executable) is not seen with
+# the preload: counted (heap_procs_unsampled, a loss the summary lists), never silent.
+t_sampling_preload_static_unsampled() {
+	local f=$E2E_TMP/static.pb.gz
+	"$PROF" --heap --sample-bytes 65536 -o "$f" -- sh -c build/targets/static_target \
+		>/dev/null 2>"$E2E_TMP/log" || fail "profiler exit status $?"
+	cat "$E2E_TMP/log"
+	expect_eq "heap_procs_unsampled" 1 "$(pprof_counter_value "$f" heap_procs_unsampled)"
+	expect_eq "heap_procs_otel (sh)" 1 "$(pprof_counter_value "$f" heap_procs_otel)"
+	grep -q "heap_procs_unsampled" "$E2E_TMP/log" || fail "the summary does not list the loss"
+	expect_eq "static_leak alloc_space (unseen)" 0 "$(pprof_flat "$f" alloc_space static_leak)"
 }

@@ -202,7 +202,8 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 	bool created;
 	int err, n;
 
-	if (loader__heap_progs(l, &progs))
+	/* Our sampler serves every process (heap_otel_only): no trap per malloc. */
+	if (loader__heap_progs(l, &progs) || loader__heap_otel_only(l))
 		return 0;
 	if (fstat(fd, &st))
 		return -errno;

@@ -811,6 +811,11 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 	return 0;
 }
 
+bool loader__heap_otel_only(const struct loader *l)
+{
+	return l->opts.heap_otel_only;
+}
+
 int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 {
 	int fd = l->shared_fd[SHARED_OTEL_PROCS];
@@ -825,6 +830,8 @@ int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 			otel = false;
 		if (otel)
 			l->stats.heap_procs_otel++;
+		else if (l->opts.heap_otel_only)
+			l->stats.heap_procs_unsampled++;
 		else
 			l->stats.heap_procs_uprobes++;
 		return otel;
@@ -835,7 +842,10 @@ int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 	 * image moves onto them, and is counted there instead. */
 	if (bpf_map_update_elem(fd, &pid, &path, BPF_EXIST))
 		return 0;
-	l->stats.heap_procs_uprobes--;
+	if (l->opts.heap_otel_only)
+		l->stats.heap_procs_unsampled--;
+	else
+		l->stats.heap_procs_uprobes--;
 	l->stats.heap_procs_otel++;
 	return 1;
 }

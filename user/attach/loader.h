@@ -36,6 +36,11 @@ struct loader_opts {
 	 * (PROF_PROC_DLOPEN_HELD); hold_traced: the targets are ptraced by us (`-- CMD`). */
 	bool hold_dlopen;
 	bool hold_traced;
+	/* Sampled `-- CMD` with our sampler preloaded: no allocator probe is attached (every
+	 * process of the tree samples itself through its otel_memory probes, no trap per malloc);
+	 * an image that never loads it is counted in heap_procs_unsampled, its allocations unseen.
+	 */
+	bool heap_otel_only;
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
@@ -56,6 +61,8 @@ struct loader_heap_progs {
 	struct bpf_program *otel_alloc, *otel_free;
 };
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
+/* loader_opts.heap_otel_only. */
+bool loader__heap_otel_only(const struct loader *l);
 /*
  * --heap: the path pid's image takes, kept in BPF (bpf/heap_state.bpf.h: prof_otel_procs; the
  * allocator probes skip the processes on their otel_memory probes) and counted once per image
