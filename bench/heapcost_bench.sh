@@ -21,7 +21,8 @@
 # Reported: medians, the spread (min-max) and the ratio of medians to untraced; each preload
 # run checks that the process took the otel path (else it counts as failed).
 # Environment: BENCH_ONLY (runs when unset or when it lists "heapcost"), HEAPCOST_ROUNDS (7),
-# HEAPCOST_STARTUP_ROUNDS (5), HEAPCOST_SAMPLE (524288), HEAPCOST_TORCH_STEPS (100).
+# HEAPCOST_STARTUP_ROUNDS (5), HEAPCOST_SAMPLE (524288), HEAPCOST_TORCH_STEPS (100),
+# HEAPCOST_ONLY (steady,startup: the parts run; default both).
 # Writes bench/results/heapcost.md (runs: heapcost-runs.tsv), prints it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -45,7 +46,10 @@ NAME=heapcost_bench # read by bench/lib.sh
 
 bench_prepare
 [ -f "$LIB" ] || die "$LIB is missing: make all"
-[ -f build/bench/sqlite_bench.sql ] || die "build/bench/sqlite_bench.sql is missing: make bench"
+# The profiler measured is a copy (bench_prepare): its sampler is looked for beside it.
+{ mkdir -p "$TMP/build" && cp "$LIB" "$TMP/build/"; } || die "cannot copy $LIB"
+# sqlite3's script at 10x the heap section's rows: a run long enough for a ratio.
+$PY bench/gen_sqlite.py 50000 >"$TMP/sqlite.sql" || die "cannot generate the sqlite3 script"
 $PY -c 'import torch' 2>/dev/null || die "$PY cannot import torch: apt-get install python3-torch"
 printf 'section\tworkload\tvariant\tround\tseconds\tok\n' >"$RUNS"
 
@@ -79,7 +83,7 @@ gate_start() { # NAME ENV...
 gate_run() { # NAME
 	local t0 rc
 	t0=$EPOCHREALTIME
-	if [ "$1" = sqlite3 ]; then cat build/bench/sqlite_bench.sql >&"$GATE"; else printf 'g\n' >&"$GATE"; fi
+	if [ "$1" = sqlite3 ]; then cat "$TMP/sqlite.sql" >&"$GATE"; else printf 'g\n' >&"$GATE"; fi
 	exec {GATE}>&-
 	wait "$WPID"
 	rc=$?
@@ -141,6 +145,9 @@ startup_one() { # VARIANT ROUND
 }
 
 variants=(untraced preload_idle preload uprobes)
+want_part() { [ -z "${HEAPCOST_ONLY:-}" ] || [[ ",$HEAPCOST_ONLY," == *",$1,"* ]]; }
+want_part steady || ROUNDS=0
+want_part startup || SROUNDS=0
 for name in python3 sqlite3 torch; do
 	for ((r = 0; r < ROUNDS; r++)); do
 		for ((k = 0; k < ${#variants[@]}; k++)); do
@@ -173,13 +180,16 @@ names = {"untraced": "untraced", "preload_idle": "sampler preloaded, no profiler
          "preload": f"sampler preloaded, `--heap --sample-bytes {n} -p`",
          "uprobes": f"allocator uprobes, `--heap --sample-bytes {n} -p`",
          "exact": "exact `--heap --` (uprobes, every allocation)"}
+snames = {"untraced": "untraced", "preload": f"`--heap --sample-bytes {n} --` (our sampler preloaded)",
+          "uprobes": f"`--heap --sample-bytes {n} --no-preload --` (allocator uprobes)",
+          "exact": "exact `--heap --` (uprobes, every allocation)"}
 print("# Heap profiling cost by mechanism\n")
 print(f"Revision {rev}; kernel {platform.release()}; {cpu}; "
       f"{subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores. "
       f"Medians of {rounds} alternated rounds (startup: {srounds}); spread = min-max; "
       "ratio = median / untraced median. Failed runs (a workload error, or a preload run that "
       "did not take the otel_memory path) are left out and counted.\n")
-def table(sec, workloads, variants, unit):
+def table(sec, workloads, variants, names):
     print("| workload | variant | median s | spread s | ratio | runs (failed) |")
     print("|---|---|---:|---:|---:|---:|")
     for w in workloads:
@@ -196,8 +206,8 @@ def table(sec, workloads, variants, unit):
             print(f"| {w} | {names[v]} | {m:.3f} | {min(x):.3f}-{max(x):.3f} | "
                   f"{m / b:.3f}x | {len(x)} ({failed}) |")
 print("## Steady state (wall from the gate to the exit)\n")
-table("steady", ("python3", "sqlite3", "torch"), ("untraced", "preload_idle", "preload", "uprobes"), "s")
+table("steady", ("python3", "sqlite3", "torch"), ("untraced", "preload_idle", "preload", "uprobes"), names)
 print("\n## Start-up: `python3 -c 'import torch'` (the import alone)\n")
-table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), "s")
+table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), snames)
 PY
 cat "$RES/heapcost.md"
