@@ -237,21 +237,29 @@ complete_words() {
 # make install (issue 26): PREFIX (default /usr/local) and DESTDIR honoured; the binary in sbin
 # (root only, as Debian's bcc tools), the man page, and a bash completion that completes.
 t_cli_make_install() {
-	local d=$E2E_TMP/stage p sbin man comp got
+	local d=$E2E_TMP/stage p sbin man comp got lib
 	make -s --no-print-directory install DESTDIR="$d" >"$E2E_TMP/install.log" 2>&1 ||
 		fail "make install: $(cat "$E2E_TMP/install.log")"
 	sbin=$d/usr/local/sbin/bpftrace-prof
 	man=$d/usr/local/share/man/man8/bpftrace-prof.8
 	comp=$d/usr/local/share/bash-completion/completions/bpftrace-prof
-	for p in "$sbin" "$man" "$comp"; do
+	lib=$d/usr/local/lib/bpftrace-prof/libbpftrace-prof-sampler.so
+	for p in "$sbin" "$man" "$comp" "$lib"; do
 		[ -f "$p" ] || fail "make install left no $p: $(find "$d" -type f)"
 	done
-	expect_eq "installed files" 3 "$(find "$d" -type f | wc -l)"
+	expect_eq "installed files" 4 "$(find "$d" -type f | wc -l)"
+	# The sampler where the installed binary looks for it (../lib/bpftrace-prof/), 0644.
+	cmp -s "$lib" build/libbpftrace-prof-sampler.so || fail "$lib is not the built sampler"
+	expect_eq "sampler mode" 644 "$(stat -c %a "$lib")"
 	cmp -s "$sbin" "$PROF" || fail "$sbin is not $PROF"
 	expect_eq "binary mode" 755 "$(stat -c %a "$sbin")"
 	cmp -s "$man" docs/man/bpftrace-prof.8 || fail "$man is not docs/man/bpftrace-prof.8"
 	expect_eq "man page mode" 644 "$(stat -c %a "$man")"
 	"$sbin" --version >/dev/null || fail "the installed binary does not run"
+	"$sbin" -v --heap --sample-bytes 4096 -o "$E2E_TMP/inst.pb.gz" -- true 2>"$E2E_TMP/inst.log" ||
+		fail "the installed binary's sampled run: $(tail -3 "$E2E_TMP/inst.log")"
+	grep -qF "preloading $lib into true" "$E2E_TMP/inst.log" ||
+		fail "the installed binary does not preload the installed sampler: $(grep -i sampler "$E2E_TMP/inst.log")"
 	make -s --no-print-directory install DESTDIR="$d" PREFIX=/usr >>"$E2E_TMP/install.log" 2>&1 ||
 		fail "make install PREFIX=/usr: $(cat "$E2E_TMP/install.log")"
 	[ -f "$d/usr/sbin/bpftrace-prof" ] || fail "PREFIX=/usr: no $d/usr/sbin/bpftrace-prof"
