@@ -41,10 +41,16 @@ struct {
 const volatile __u64 sample_bytes = 0;
 /* -p: the uprobes are attached per process, so the kernel filters already. */
 const volatile bool pid_filtered = false;
+/*
+ * Set by userspace once every probe of the start is in (loader__arm): a -p target's probes go
+ * in one by one over milliseconds, and a free probe live before its allocation probes would see
+ * frees of blocks it never saw made, a return probe before its entry returns with no entry.
+ */
+volatile bool heap_armed = false;
 
 static __always_inline bool heap_target(__u32 tgid)
 {
-	return pid_filtered || prof_is_target(tgid);
+	return heap_armed && (pid_filtered || prof_is_target(tgid));
 }
 
 static __always_inline __s64 next_interval(void)
@@ -451,7 +457,7 @@ int otel_alloc(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	long ptr, size, weight;
 
-	if (!prof_heap_otel(id >> 32))
+	if (!heap_armed || !prof_heap_otel(id >> 32))
 		return 0;
 	if (!otel_arg(ctx, 0, &ptr) || !otel_arg(ctx, 1, &size) || !otel_arg(ctx, 2, &weight))
 		return 0;
@@ -467,7 +473,7 @@ int otel_free(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	long ptr;
 
-	if (!prof_heap_otel(id >> 32) || !otel_arg(ctx, 0, &ptr) || !ptr)
+	if (!heap_armed || !prof_heap_otel(id >> 32) || !otel_arg(ctx, 0, &ptr) || !ptr)
 		return 0;
 	emit_free(id, (__u64)ptr);
 	return 0;

@@ -828,6 +828,8 @@ static int run_start(struct run *r)
 	const struct env *env = &r->env;
 	int err;
 
+	/* The heap probes begin together, at the start (not one by one as they went in). */
+	loader__arm_heap(r->loader);
 	r->start_mono = clock__mono_ns();
 	r->start_wall = clock__real_ns();
 	if (env->duration > 0)

@@ -6,7 +6,8 @@
 SPEEDSCOPE_DIR is the npm package's dist/release (index.html and its scripts).  Serves it and the
 trace from the loopback (127.0.0.1, a free port, for this run only), loads
 index.html#profileURL=…&view=sandwich in Chromium (--dump-dom once the page is idle) and reads
-the sandwich table speedscope drew.  Exits 1 when Chromium fails or draws no table.  Prints:
+the sandwich table speedscope drew.  Exits 1 when Chromium fails or draws no table twice
+(what the failed attempt printed goes first, after "attempt N:").  Prints:
   import KIND                how speedscope read the file (its console: "Importing as KIND")
   alert TEXT                 what it said it could not read (an alert, sent to the console)
   sandwich NAME TOTAL SELF   each row: the function and its total and self share of the
@@ -66,6 +67,29 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def draw(base, profile_dir):
+    """Chromium's DOM of the sandwich view: (why it failed or None, dom, console)."""
+    chrome = subprocess.Popen(
+        # No connection of its own: this machine's closed network refuses them, many at a
+        # time, and each start's lookups of Google's hosts can hold the page.
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-default-apps",
+         "--user-data-dir=" + profile_dir, "--enable-logging=stderr", "--v=0",
+         "--window-size=1280,3000", "--virtual-time-budget=15000", "--dump-dom",
+         f"{base}/index.html#profileURL={base}/trace.json&view=sandwich"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        dom, err = chrome.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(chrome.pid, signal.SIGKILL)  # its renderers with it
+        dom, err = chrome.communicate()
+        return "chromium did not finish in 60 s", dom, err
+    if chrome.returncode:
+        return f"chromium exit status {chrome.returncode}", dom, err
+    return None, dom, err
+
+
 def main(release, trace, work):
     site = os.path.join(work, "site")
     os.makedirs(site, exist_ok=True)
@@ -85,30 +109,30 @@ def main(release, trace, work):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    chrome = subprocess.Popen(
-        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         "--user-data-dir=" + os.path.join(work, "chrome"), "--enable-logging=stderr", "--v=0",
-         "--window-size=1280,3000", "--virtual-time-budget=15000", "--dump-dom",
-         f"{base}/index.html#profileURL={base}/trace.json&view=sandwich"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        dom, err = chrome.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(chrome.pid, signal.SIGKILL)  # its renderers with it
-        chrome.communicate()
-        fail("chromium did not finish in 60 s")
+        # A browser on a loaded machine now and then gives up on the page: once more, with
+        # what the first attempt printed kept.
+        for attempt in (1, 2):
+            why, dom, err = draw(base, os.path.join(work, f"chrome{attempt}"))
+            p = Rows()
+            if not why:
+                p.feed(dom)
+                if not p.rows:
+                    why = "speedscope drew no sandwich table"
+            if not why:
+                break
+            print(f"attempt {attempt}: {why}")
+            # what it did instead: its console, and the page's text
+            print(err[-1500:])
+            print(re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", dom))[:500])
+        else:
+            fail(why)
     finally:
         server.shutdown()
-    if chrome.returncode:
-        fail(f"chromium exit status {chrome.returncode}: {err[-500:]}")
     for m in re.finditer(r'"Importing as ([^"]+)"', err):
         print("import", m.group(1))
     for m in re.finditer(r'"(speedscope alert: [^"]*)"', err):
         print("alert", m.group(1)[len("speedscope alert: "):])
-    p = Rows()
-    p.feed(dom)
-    if not p.rows:
-        fail("speedscope drew no sandwich table")
     for total, self_, name in p.rows:
         print("sandwich", name["text"].strip(), f"{total['width']:.2f}", f"{self_['width']:.2f}")
 

@@ -252,11 +252,15 @@ t_heap_pid_server_unknown_frees_not_drops() {
 	go tool pprof -symbolize=none -raw "$f" >"$raw" 2>/dev/null || fail "pprof cannot read $f"
 	grep '^Comment: ' "$raw"
 	n=$(pprof_counter_value "$f" unknown_frees)
-	# the records' first round: 64 frees of blocks allocated before the attach (their probes
-	# go in one by one, so a few more or fewer)
-	expect_range "unknown_frees" 32 128 "$n"
-	# (calls under way at the attach may end without their entry seen: pending_missing, a drop)
+	# the records' first round: 64 frees of blocks allocated before the attach, and at most
+	# the request buffer and the record in the making at that instant.  The probes go in one
+	# by one over milliseconds but begin together (heap_armed): with the free probe live
+	# first, a loaded machine saw 162, and 100 returns without their entry.
+	expect_range "unknown_frees" 64 66 "$n"
 	cat "$E2E_TMP/server.sum" "$E2E_TMP/server.log" >"$E2E_TMP/server.all"
+	# (one call under way at the start, of the one thread, may end without its entry seen)
+	n=$(sed -n 's/^ *pending_missing: \([0-9]*\) .*/\1/p' "$E2E_TMP/server.all")
+	expect_range "pending_missing" 0 1 "${n:-0}"
 	grep -Eq '^(drops:|no drops)$' "$E2E_TMP/server.all" || fail "no drops section in the summary"
 	grep -Eq '^ +unknown_frees: ' "$E2E_TMP/server.all" && fail "unknown_frees listed under drops"
 	grep -Eq '^Comment: (unwind_table_bytes|unwind_tables_built|unwind_build_ms|probe_links)=' "$raw" &&

@@ -855,6 +855,12 @@ void loader__otel_nop5_refused(struct loader *l)
 	l->stats.otel_nop5_refused++;
 }
 
+void loader__arm_heap(struct loader *l)
+{
+	if (l->heap)
+		__atomic_store_n(&l->heap->bss->heap_armed, true, __ATOMIC_RELEASE);
+}
+
 int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
 		     bool *created)
 {

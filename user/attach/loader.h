@@ -74,6 +74,12 @@ bool loader__heap_otel_only(const struct loader *l);
 int loader__heap_path(struct loader *l, uint32_t pid, bool otel);
 /* A file's otel_memory probes refused for their 5-byte nop sites (otel_nop5_refused). */
 void loader__otel_nop5_refused(struct loader *l);
+/*
+ * The heap probes record from now on (bpf/heap.bpf.c: heap_armed): called once the start's
+ * probes are all in, so that they begin together.  Probes attached later (an exec, a dlopen, a
+ * process joining a wide scope) record as soon as they are in.
+ */
+void loader__arm_heap(struct loader *l);
 
 /*
  * The one (kind, dev, inode, pid) set of files already probed, shared by every attach plan:
