@@ -13,6 +13,9 @@
 
 #include <bpf/usdt.bpf.h>
 
+/* Uprobe sessions' kfunc (Linux 6.13); weak, so the object loads where it is missing. */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
 /* --sample-bytes: exponentially distributed intervals (mean = sample_bytes), from userspace. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -96,16 +99,34 @@ static __always_inline void tail_call(struct prof_heap_pending *cur,
 	}
 }
 
+/*
+ * Allocator functions that call no other probed one (glibc 2.36: calloc and the aligned family
+ * go to internal functions, not to malloc's symbol).  Under a session an unsampled call of one
+ * leaves no entry and skips its return: no inner call needs to see that it drew.
+ */
+static __always_inline bool leaf_fn(__u32 fn)
+{
+	return fn == PROF_FN_MALLOC || fn == PROF_FN_CALLOC || fn == PROF_FN_POSIX_MEMALIGN ||
+	       fn == PROF_FN_ALIGNED_ALLOC || fn == PROF_FN_MEMALIGN || fn == PROF_FN_VALLOC ||
+	       fn == PROF_FN_PVALLOC;
+}
+
+/*
+ * An allocator call's entry.  1 when its return has nothing to do (a session then skips the
+ * return probe), 0 when it must run.  session: the entry and return are one uprobe session
+ * (--sample-bytes only; constant in each caller).
+ */
 static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 old_addr,
-				 __u64 code_size)
+				 __u64 code_size, bool session)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct prof_heap_pending p = {}, *cur;
+	bool taken;
 
 	/* A process on the otel_memory path: its own probes report its heap. */
 	if (!heap_target(id >> 32) || prof_heap_otel(id >> 32))
-		return 0;
+		return 1;
 	p.size = size;
 	p.old_addr = old_addr;
 	p.sp = PT_REGS_SP(ctx);
@@ -123,9 +144,21 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 		cur = bpf_map_lookup_elem(&prof_pending, &tid);
 		if (cur && cur->sp >= p.sp) {
 			tail_call(cur, &p);
-			return 0;
+			/* Into an operator new, this call's return reports (or ends) new's call;
+			 * an outer realloc's own return does that. */
+			return prof_fn_entry_only(cur->fn) ? 0 : 1;
 		}
-		if (!sample_take(tid, size))
+		taken = sample_take(tid, size);
+		if (!taken && session && leaf_fn(fn)) {
+			if (cur) {
+				if (prof_fn_entry_only(cur->fn) &&
+				    !(cur->flags & PROF_PENDING_UNSAMPLED))
+					prof_count(PROF_CNT_CXX_NEW_LOST);
+				bpf_map_delete_elem(&prof_pending, &tid);
+			}
+			return 1;
+		}
+		if (!taken)
 			p.flags = PROF_PENDING_UNSAMPLED;
 		if (cur) {
 			/* stale: its return never came (longjmp, exception) */
@@ -163,10 +196,9 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(heap_enter)
+/* The entry of the allocator function the cookie names: its size and old block. */
+static __always_inline int enter_fn(struct pt_regs *ctx, __u64 cookie, bool session)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = (__u32)cookie;
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx);
 
@@ -174,24 +206,31 @@ int BPF_KPROBE(heap_enter)
 	case PROF_FN_MALLOC:
 	case PROF_FN_VALLOC:
 	case PROF_FN_PVALLOC:
-		return enter(ctx, fn, a0, 0, 0);
+		return enter(ctx, fn, a0, 0, 0, session);
 	case PROF_FN_CALLOC:
-		return enter(ctx, fn, a0 * a1, 0, 0);
+		return enter(ctx, fn, a0 * a1, 0, 0, session);
 	case PROF_FN_REALLOC:
-		return enter(ctx, fn, a1, a0, 0);
+		return enter(ctx, fn, a1, a0, 0, session);
 	case PROF_FN_REALLOCARRAY:
-		return enter(ctx, fn, a1 * a2, a0, 0);
+		return enter(ctx, fn, a1 * a2, a0, 0, session);
 	case PROF_FN_POSIX_MEMALIGN:
-		return enter(ctx, fn, a2, a0, 0);
+		return enter(ctx, fn, a2, a0, 0, session);
 	case PROF_FN_ALIGNED_ALLOC:
 	case PROF_FN_MEMALIGN:
-		return enter(ctx, fn, a1, 0, 0);
+		return enter(ctx, fn, a1, 0, 0, session);
 	default:
 		if (prof_fn_is_cxx_new(fn))
-			return enter(ctx, fn, a0, 0,
-				     cookie >> 32); /* size: always the first argument */
-		return 0;
+			return enter(ctx, fn, a0, 0, cookie >> 32,
+				     session); /* size: always the first argument */
+		return 1;
 	}
+}
+
+SEC("uprobe")
+int BPF_KPROBE(heap_enter)
+{
+	enter_fn(ctx, bpf_get_attach_cookie(ctx), false);
+	return 0;
 }
 
 /*
@@ -347,10 +386,9 @@ static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_pe
 	return 0;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(heap_return, long ret)
+/* An allocator call's return: the block it made, with its stack. */
+static __always_inline int returned(struct pt_regs *ctx, __u32 fn, long ret)
 {
-	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct prof_heap_pending *p;
@@ -403,6 +441,12 @@ out:
 	return 0;
 }
 
+SEC("uretprobe")
+int BPF_KRETPROBE(heap_return, long ret)
+{
+	return returned(ctx, (__u32)bpf_get_attach_cookie(ctx), ret);
+}
+
 /*
  * An exception thrown while operator new is in flight (std::bad_alloc, from operator new or a
  * new_handler): the allocation failed and its return never comes.  Counted, never live.
@@ -422,17 +466,45 @@ static __always_inline int cxx_throw(struct pt_regs *ctx)
 }
 
 /* Entry-only probes: free, and __cxa_throw (by its cookie). */
-SEC("uprobe")
-int BPF_KPROBE(heap_free, __u64 addr)
+static __always_inline int freed(struct pt_regs *ctx, __u64 cookie, __u64 addr)
 {
 	__u64 id;
 
-	if (bpf_get_attach_cookie(ctx) == PROF_FN_CXX_THROW)
+	if (cookie == PROF_FN_CXX_THROW)
 		return cxx_throw(ctx);
 	id = bpf_get_current_pid_tgid();
 	if (!addr || !heap_target(id >> 32) || prof_heap_otel(id >> 32))
 		return 0;
 	emit_free(id, addr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(heap_free, __u64 addr)
+{
+	return freed(ctx, bpf_get_attach_cookie(ctx), addr);
+}
+
+/*
+ * --sample-bytes where the kernel has uprobe sessions (6.13): one program at every allocator
+ * function of a file, entry and return, attached as one session link (user/attach/heap_attach.c).
+ * An entry returning 1 skips its return probe: an unsampled malloc costs one trap, not two.
+ * Entry-only functions (free, __cxa_throw, operator new and new[]) never keep their return.
+ */
+SEC("?uprobe")
+int BPF_KPROBE(heap_session)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 fn = (__u32)cookie;
+
+	if (bpf_session_is_return())
+		return returned(ctx, fn, (long)PT_REGS_RC(ctx));
+	if (fn == PROF_FN_FREE || fn == PROF_FN_CXX_THROW) {
+		freed(ctx, cookie, PT_REGS_PARM1(ctx));
+		return 1;
+	}
+	if (enter_fn(ctx, cookie, true) || prof_fn_entry_only(fn))
+		return 1;
 	return 0;
 }
 

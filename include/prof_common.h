@@ -276,6 +276,14 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "--heap -- CMD with our sampler preloaded: process images that never loaded it "     \
 	  "(static, LD_PRELOAD cleared): their allocations not seen (--no-preload sees them)", \
 	  DROP)                                                                                \
+	X(heap_session_files, "heap_session_files",                                            \
+	  "--heap --sample-bytes: files probed through one uprobe session link (an unsampled "  \
+	  "call skips its return probe)",                                                       \
+	  EVENT)                                                                                \
+	X(heap_session_refused, "heap_session_refused",                                        \
+	  "--heap --sample-bytes: files whose session link the kernel refused: an entry and a " \
+	  "return probe per function instead",                                                  \
+	  EVENT)                                                                                \
 	X(otel_nop5_refused, "otel_nop5_refused",                                              \
 	  "--heap: files whose otel_memory probes sit on 5-byte nops, not attached (Linux "    \
 	  "6.18 turns them into calls that write below %rsp and crash forked children): "      \

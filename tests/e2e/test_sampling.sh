@@ -54,21 +54,40 @@ t_sampling_exact_when_zero() {
 }
 
 # The mechanism a sampled -- CMD run took, from its counters: our preloaded sampler (its
-# otel_memory probes, sampled in the process) or, with --no-preload, the allocator uprobes
-# (sampled in BPF).  Both must give the same unbiased numbers.
-expect_mechanism() { # FILE preload|uprobes
-	if [ "$2" = preload ]; then
-		expect_eq "heap_procs_otel (our sampler)" 1 "$(pprof_counter_value "$1" heap_procs_otel)"
+# otel_memory probes, sampled in the process) or, with --no-preload, the allocator probes
+# (sampled in BPF): as uprobe sessions, where an unsampled call skips its return probe (Linux
+# 6.13), or as an entry and a return uprobe per function (older kernels; here the environment
+# turns sessions off).  All must give the same unbiased numbers.
+expect_mechanism() { # FILE preload|sessions|uprobes
+	local want_otel=0 want_session=0
+	case $2 in
+	preload) want_otel=1 ;;
+	sessions) want_session=1 ;;
+	esac
+	expect_eq "heap_procs_otel ($2)" "$want_otel" "$(pprof_counter_value "$1" heap_procs_otel)"
+	# libc and libstdc++ (sampling_cxx), or libc alone: one session link each
+	if [ "$want_session" = 1 ]; then
+		expect_range "heap_session_files ($2)" 1 2 "$(pprof_counter_value "$1" heap_session_files)"
 	else
-		expect_eq "heap_procs_otel (--no-preload)" 0 "$(pprof_counter_value "$1" heap_procs_otel)"
+		expect_eq "heap_session_files ($2)" 0 "$(pprof_counter_value "$1" heap_session_files)"
 	fi
 }
 
-# MECH: preload (the default of sampled -- CMD) or uprobes (--no-preload).
+# sampled_prof MECH ARGS…: the profiler as MECH takes it.
+sampled_prof() {
+	local mech=$1
+	shift
+	case $mech in
+	preload) "$PROF" "$@" ;;
+	sessions) "$PROF" --no-preload "$@" ;;
+	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 "$PROF" --no-preload "$@" ;;
+	esac
+}
+
+# MECH: preload (the default of sampled -- CMD), sessions or uprobes (expect_mechanism).
 sampling_unbiased_totals() { # MECH
-	local f=$E2E_TMP/sampled.$1.pb.gz opt=()
-	[ "$1" = uprobes ] && opt=(--no-preload)
-	"$PROF" --heap --sample-bytes 16384 "${opt[@]}" -o "$f" --top 0 -- "$ST" || fail "profiler exit status $?"
+	local f=$E2E_TMP/sampled.$1.pb.gz
+	sampled_prof "$1" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$ST" || fail "profiler exit status $?"
 	expect_no_drops "$f"
 	expect_mechanism "$f" "$1"
 	expect_eq "period" 16384 "$(pprof_period "$f")"
@@ -87,6 +106,7 @@ sampling_unbiased_totals() { # MECH
 }
 
 t_sampling_unbiased_totals() { sampling_unbiased_totals preload; }
+t_sampling_unbiased_totals_sessions() { sampling_unbiased_totals sessions; }
 t_sampling_unbiased_totals_uprobes() { sampling_unbiased_totals uprobes; }
 
 t_sampling_default_rate_saves_traffic() {
@@ -137,9 +157,8 @@ t_sampling_cxx_exact_when_zero() {
 # Poisson error at N = 16384: 1.6% for 1e6 x 64 B, 1.9% for the 1e4 kept pages: ±10% is > 5 sigma.
 # Our sampler wraps new itself and its inner malloc decides nothing (the same draw-once rule).
 sampling_cxx_one_draw_per_new() { # MECH
-	local f=$E2E_TMP/cxx_sampled.$1.pb.gz opt=()
-	[ "$1" = uprobes ] && opt=(--no-preload)
-	"$PROF" --heap --sample-bytes 16384 "${opt[@]}" -o "$f" --top 0 -- "$SC" || fail "profiler exit status $?"
+	local f=$E2E_TMP/cxx_sampled.$1.pb.gz
+	sampled_prof "$1" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$SC" || fail "profiler exit status $?"
 	expect_no_drops "$f"
 	expect_mechanism "$f" "$1"
 	expect_near "cxx_churn_64 alloc_objects" 1000000 10 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
@@ -153,6 +172,7 @@ sampling_cxx_one_draw_per_new() { # MECH
 }
 
 t_sampling_cxx_one_draw_per_new() { sampling_cxx_one_draw_per_new preload; }
+t_sampling_cxx_one_draw_per_new_sessions() { sampling_cxx_one_draw_per_new sessions; }
 t_sampling_cxx_one_draw_per_new_uprobes() { sampling_cxx_one_draw_per_new uprobes; }
 
 RF=build/targets/realloc_fork
@@ -162,9 +182,8 @@ RF=build/targets/realloc_fork
 # Under our sampler the forked child frees sampled blocks through probe sites its parent hit
 # (a nop5 site turned into a call by Linux 6.18 killed it: SIGSEGV, exit status 1).
 sampling_realloc_and_fork_end_freed() { # MECH
-	local f=$E2E_TMP/realloc_fork.$1.pb.gz opt=()
-	[ "$1" = uprobes ] && opt=(--no-preload)
-	"$PROF" --heap --sample-bytes 16384 "${opt[@]}" -o "$f" --top 0 -- "$RF" || fail "profiler exit status $?"
+	local f=$E2E_TMP/realloc_fork.$1.pb.gz
+	sampled_prof "$1" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$RF" || fail "profiler exit status $?"
 	expect_no_drops "$f"
 	expect_mechanism "$f" "$1"
 	# Sampling did happen: 2,000 x (4096 + 16384) bytes; Poisson error 1.6%, ±25% is wide.
@@ -181,6 +200,7 @@ sampling_realloc_and_fork_end_freed() { # MECH
 }
 
 t_sampling_realloc_and_fork_end_freed() { sampling_realloc_and_fork_end_freed preload; }
+t_sampling_realloc_and_fork_end_freed_sessions() { sampling_realloc_and_fork_end_freed sessions; }
 t_sampling_realloc_and_fork_end_freed_uprobes() { sampling_realloc_and_fork_end_freed uprobes; }
 
 # 20,000 threads one after another, more than the per-thread countdown map holds: entries of

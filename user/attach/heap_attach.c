@@ -144,6 +144,29 @@ static int attach_one(struct loader *l, const struct loader_attach_key *key,
 	return loader__attached_link(l, key, link);
 }
 
+/*
+ * Every probe of the plan in one uprobe session link (--sample-bytes, Linux 6.13): the entries
+ * and frees, each return being its entry's.  -EOPNOTSUPP: one uprobe per function instead.
+ */
+static int attach_session(struct loader *l, const struct loader_attach_key *key,
+			  const struct heap_plan *plan, const char *path, int pid)
+{
+	uint64_t offsets[2 * PROF_FN__COUNT], cookies[2 * PROF_FN__COUNT];
+	size_t n = 0;
+
+	for (unsigned i = 0; i < plan->count; i++) {
+		const struct heap_probe *p = &plan->probes[i];
+
+		if (p->kind == HEAP_PROBE_RETURN)
+			continue;
+		offsets[n] = p->offset;
+		cookies[n++] = PROF_COOKIE(p->fn, p->code_size);
+	}
+	if (!n)
+		return -EOPNOTSUPP;
+	return loader__heap_session(l, key, path, pid, offsets, cookies, n);
+}
+
 static int attach_file(struct loader *l, const struct loader_attach_key *key,
 		       const struct loader_heap_progs *progs, int fd, const char *name, int pid)
 {
@@ -161,6 +184,14 @@ static int attach_file(struct loader *l, const struct loader_attach_key *key,
 		goto cleanup;
 	/* The kernel looks the path up again: give it our verified fd, not the target's path. */
 	safe_open__fd_path(path, sizeof(path), fd);
+	err = attach_session(l, key, &plan, path, pid);
+	if (err != -EOPNOTSUPP) {
+		if (!err)
+			err = (int)plan.nfns;
+		else
+			pr_err("attaching to the allocator of %s failed: %s\n", name, strerror(-err));
+		goto cleanup;
+	}
 	for (unsigned i = 0; i < plan.count; i++) {
 		const struct heap_probe *p = &plan.probes[i];
 		struct bpf_program *prog = p->kind == HEAP_PROBE_FREE	 ? progs->free_

@@ -22,6 +22,7 @@
 #include "dump.skel.h"
 #include "offcpu.skel.h"
 #include "heap.skel.h"
+#include "uprobe_multi.h"
 #include "util/log.h"
 #include "proc.skel.h"
 #include "prof_heap.h"
@@ -78,6 +79,7 @@ struct loader {
 	struct hashmap *attached;     /* struct loader_attach_key -> struct attached */
 	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
 	struct loader_attach_stats stats;
+	bool heap_session; /* the allocator probes are session links (heap_session) */
 };
 
 /* An entry of the attached set: what loader__attached hands out first, then its links. */
@@ -86,6 +88,7 @@ struct attached {
 	uint32_t nlinks;
 	uint32_t cap;
 	struct bpf_link **links;
+	int session_fd; /* a uprobe session link made without libbpf (uprobe_multi.c), or -1 */
 };
 
 /* Destroy a's links (the uprobes go from every process now); a itself is the caller's. */
@@ -98,6 +101,11 @@ static int destroy_links(struct loader *l, struct attached *a)
 	free(a->links);
 	a->links = NULL;
 	a->nlinks = a->cap = 0;
+	if (a->session_fd >= 0) {
+		close(a->session_fd);
+		a->session_fd = -1;
+		n++;
+	}
 	l->stats.links -= (uint64_t)n;
 	return n;
 }
@@ -239,6 +247,28 @@ static int fill_intervals(int map_fd, uint64_t mean)
 		(skel)->rodata->prof_self_tgid = (__u32)getpid(); \
 	} while (0)
 
+/*
+ * Sampled heap probes as uprobe sessions where the kernel has them: an unsampled call skips
+ * its return probe.  Not for exact mode (every return is needed), nor where no allocator
+ * probe is attached (heap_otel_only).
+ */
+static int choose_heap_session(struct loader *l)
+{
+	struct bpf_program *prog = l->heap->progs.heap_session;
+	bool session = false, multi = false;
+	int err;
+
+	if (l->opts.heap_sessions && l->opts.sample_bytes && !l->opts.heap_otel_only &&
+	    !uprobe_multi__supported(&session, &multi) && session) {
+		err = uprobe_multi__set_type(prog, true);
+		if (err)
+			return load_failed("heap", err);
+		bpf_program__set_autoload(prog, true);
+		l->heap_session = true;
+	}
+	return 0;
+}
+
 static int open_heap(struct loader *l)
 {
 	int err;
@@ -252,6 +282,9 @@ static int open_heap(struct loader *l)
 		!l->opts.follow_children && l->opts.scope == PROF_SCOPE_PIDS;
 	l->heap->rodata->prof_unwind_mode = l->opts.unwind;
 	SET_SCOPE(l, l->heap);
+	err = choose_heap_session(l);
+	if (err)
+		return err;
 	err = prepare(l, l->heap->obj);
 	if (err)
 		return err;
@@ -865,11 +898,45 @@ int loader__attached(struct loader *l, const struct loader_attach_key *key, int3
 		     bool *created)
 {
 	struct attached *a;
-	int err = hashmap__upsert(l->attached, (void **)&a, key, created);
+	bool is_new = false;
+	int err = hashmap__upsert(l->attached, (void **)&a, key, &is_new);
 
-	if (!err)
-		*slot = &a->value;
-	return err;
+	if (err)
+		return err;
+	if (is_new)
+		a->session_fd = -1;
+	if (created)
+		*created = is_new;
+	*slot = &a->value;
+	return 0;
+}
+
+int loader__heap_session(struct loader *l, const struct loader_attach_key *key, const char *path,
+			 int pid, const uint64_t *offsets, const uint64_t *cookies, size_t cnt)
+{
+	struct attached *a = hashmap__find(l->attached, key);
+	struct uprobe_multi_opts o = {.path = path,
+				      .offsets = offsets,
+				      .cookies = cookies,
+				      .cnt = cnt,
+				      .pid = pid > 0 ? pid : 0,
+				      .session = true};
+	int fd, err;
+
+	if (!l->heap_session)
+		return -EOPNOTSUPP;
+	if (!a || a->session_fd >= 0)
+		return -EINVAL;
+	err = uprobe_multi__attach(&fd, bpf_program__fd(l->heap->progs.heap_session), &o);
+	if (err) {
+		/* refused for this file: its probes one per function, counted */
+		l->stats.heap_session_refused++;
+		return -EOPNOTSUPP;
+	}
+	a->session_fd = fd;
+	l->stats.links++;
+	l->stats.heap_session_files++;
+	return 0;
 }
 
 int loader__attached_link(struct loader *l, const struct loader_attach_key *key,

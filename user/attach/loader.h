@@ -41,6 +41,9 @@ struct loader_opts {
 	 * an image that never loads it is counted in heap_procs_unsampled, its allocations unseen.
 	 */
 	bool heap_otel_only;
+	/* --sample-bytes: the allocator probes as uprobe sessions where the kernel has them
+	 * (6.13); false keeps an entry and a return probe per function (for comparison). */
+	bool heap_sessions;
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
@@ -106,6 +109,14 @@ int loader__attached(struct loader *l, const struct loader_attach_key *key, int3
  * 0, or -ENOENT / -ENOMEM (the link destroyed). */
 int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
 			  struct bpf_link *link);
+/*
+ * The allocator probes of a file as one uprobe session link (bpf/heap.bpf.c: heap_session),
+ * kept with key's entry: offsets and cookies as heap_attach__plan gives the entries and frees.
+ * -EOPNOTSUPP when sessions are not in use (exact mode, an older kernel, heap_sessions off):
+ * the caller attaches one uprobe per function.  0 or -errno.
+ */
+int loader__heap_session(struct loader *l, const struct loader_attach_key *key, const char *path,
+			 int pid, const uint64_t *offsets, const uint64_t *cookies, size_t cnt);
 /* Forget an entry and destroy its links (its attach failed: a later attempt may try again). */
 void loader__attached_drop(struct loader *l, const struct loader_attach_key *key);
 /* Detach an entry: its links destroyed, the entry forgotten (a later attach works again).
