@@ -264,30 +264,30 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 
 /* The probes attached to files (user/attach/loader.c): bookkeeping, and the images a preloaded
  * sampler did not reach. */
-#define PROF_ATTACH_STATS(X)                                                                   \
-	X(links, "probe_links", "uprobe links attached now (allocators, calls, hooks)", BOOK)  \
-	X(files_detached, "probe_files_detached",                                              \
-	  "files whose probes were removed: nothing in scope maps them any more", EVENT)       \
-	X(heap_procs_otel, "heap_procs_otel",                                                  \
-	  "--heap: process images traced through their own otel_memory probes", EVENT)         \
-	X(heap_procs_uprobes, "heap_procs_uprobes",                                            \
-	  "--heap: process images traced through the allocator probes", EVENT)                 \
-	X(heap_procs_unsampled, "heap_procs_unsampled",                                        \
-	  "--heap -- CMD with our sampler preloaded: process images that never loaded it "     \
-	  "(static, LD_PRELOAD cleared): their allocations not seen (--no-preload sees them)", \
-	  DROP)                                                                                \
-	X(heap_session_files, "heap_session_files",                                            \
+#define PROF_ATTACH_STATS(X)                                                                    \
+	X(links, "probe_links", "uprobe links attached now (allocators, calls, hooks)", BOOK)   \
+	X(files_detached, "probe_files_detached",                                               \
+	  "files whose probes were removed: nothing in scope maps them any more", EVENT)        \
+	X(heap_procs_otel, "heap_procs_otel",                                                   \
+	  "--heap: process images traced through their own otel_memory probes", EVENT)          \
+	X(heap_procs_uprobes, "heap_procs_uprobes",                                             \
+	  "--heap: process images traced through the allocator probes", EVENT)                  \
+	X(heap_procs_unsampled, "heap_procs_unsampled",                                         \
+	  "--heap -- CMD with our sampler preloaded: process images that never loaded it "      \
+	  "(static, LD_PRELOAD cleared): their allocations not seen (--no-preload sees them)",  \
+	  DROP)                                                                                 \
+	X(heap_session_files, "heap_session_files",                                             \
 	  "--heap --sample-bytes: files probed through one uprobe session link (an unsampled "  \
 	  "call skips its return probe)",                                                       \
 	  EVENT)                                                                                \
-	X(heap_session_refused, "heap_session_refused",                                        \
+	X(heap_session_refused, "heap_session_refused",                                         \
 	  "--heap --sample-bytes: files whose session link the kernel refused: an entry and a " \
 	  "return probe per function instead",                                                  \
 	  EVENT)                                                                                \
-	X(otel_nop5_refused, "otel_nop5_refused",                                              \
-	  "--heap: files whose otel_memory probes sit on 5-byte nops, not attached (Linux "    \
-	  "6.18 turns them into calls that write below %rsp and crash forked children): "      \
-	  "their processes take the allocator probes",                                         \
+	X(otel_nop5_refused, "otel_nop5_refused",                                               \
+	  "--heap: files whose otel_memory probes sit on 5-byte nops, not attached (Linux "     \
+	  "6.18 turns them into calls that write below %rsp and crash forked children): "       \
+	  "their processes take the allocator probes",                                          \
 	  EVENT)
 
 /* Counted by the report (user/writeout.c): profiles it could not write. */

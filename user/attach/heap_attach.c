@@ -189,7 +189,8 @@ static int attach_file(struct loader *l, const struct loader_attach_key *key,
 		if (!err)
 			err = (int)plan.nfns;
 		else
-			pr_err("attaching to the allocator of %s failed: %s\n", name, strerror(-err));
+			pr_err("attaching to the allocator of %s failed: %s\n", name,
+			       strerror(-err));
 		goto cleanup;
 	}
 	for (unsigned i = 0; i < plan.count; i++) {
