@@ -10,8 +10,13 @@
 #                            what the wrapper costs when no profiler is attached;
 #             preload        the same, under `--heap --sample-bytes N -p PID`: the sampler fires
 #                            its otel_memory probes for sampled allocations only;
-#             uprobes        the workload alone under `--heap --sample-bytes N -p PID`: allocator
-#                            uprobes, every malloc and free traps, BPF samples.
+#             sessions       the workload alone under `--heap --sample-bytes N -p PID`: the
+#                            allocator probes as uprobe sessions (Linux 6.13), every malloc and
+#                            free traps once, BPF samples, an unsampled call skips its return;
+#             uprobes        the same with BPFTRACE_PROF_NO_UPROBE_SESSIONS=1: an entry and a
+#                            return uprobe per function (older kernels), every call traps twice;
+#             floor_entry    bench/floor --entry-only -p PID: empty programs on the same entries
+#                            and frees, no return probe (the floor sessions are measured to).
 #           Workloads: Python (bench/py_workload.py), sqlite3 (the heap section's script) and a
 #           PyTorch CPU training loop (bench/torch_train.py, Debian's python3-torch).
 #  startup  `python3 -c 'import torch'` timed by itself (perf_counter around the import, so the
@@ -35,6 +40,7 @@ SROUNDS=${HEAPCOST_STARTUP_ROUNDS:-5}
 N=${HEAPCOST_SAMPLE:-524288}
 STEPS=${HEAPCOST_TORCH_STEPS:-100}
 PROF=./bpftrace-prof
+FLOOR=build/bench/floor
 LIB=$PWD/build/libbpftrace-prof-sampler.so
 PY=/usr/bin/python3
 RES=bench/results
@@ -46,6 +52,8 @@ NAME=heapcost_bench # read by bench/lib.sh
 
 bench_prepare
 [ -f "$LIB" ] || die "$LIB is missing: make all"
+[ -x "$FLOOR" ] || die "$FLOOR is missing: make bench"
+{ cp "$FLOOR" "$TMP/floor" && FLOOR=$TMP/floor; } || die "cannot copy $FLOOR"
 # The profiler measured is a copy (bench_prepare): its sampler is looked for beside it.
 { mkdir -p "$TMP/build" && cp "$LIB" "$TMP/build/"; } || die "cannot copy $LIB"
 # sqlite3's script at 10x the heap section's rows: a run long enough for a ratio.
@@ -92,6 +100,21 @@ gate_run() { # NAME
 	return $rc
 }
 
+# bench/floor on the workload (ARGS: its options), until the workload exits: sets TOOL_PID.
+start_floor() { # LOG ARGS...
+	local log=$1 i
+	shift
+	"$FLOOR" -p "$WPID" "$@" >"$log.out" 2>"$log" {GATE}>&- &
+	TOOL_PID=$!
+	for ((i = 0; i < 6000; i++)); do
+		grep -q '^READY' "$log" 2>/dev/null && return 0
+		kill -0 "$TOOL_PID" 2>/dev/null || break
+		sleep 0.01
+	done
+	cat "$log" >&2
+	die "the floor did not start"
+}
+
 # The process took the otel_memory path (the profile's counter says so).
 took_otel() { # PROFILE
 	[ "$(counter "$1" heap_procs_otel)" -ge 1 ]
@@ -106,13 +129,25 @@ steady_one() { # NAME VARIANT ROUND
 	esac
 	gate_start "$name" "${envs[@]}"
 	case $v in
-	preload | uprobes) start_tool "$d/log" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
+	preload | sessions) start_tool "$d/log" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
+	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 start_tool "$d/log" --heap --sample-bytes "$N" \
+		-o "$d/out.pb.gz" --top 0 ;;
+	floor_entry) start_floor "$d/log" --entry-only ;;
 	esac
 	gate_run "$name" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
 	s=$SECS
 	stop_tool
 	if [ "$v" = preload ] && ! took_otel "$d/out.pb.gz"; then
 		say "$name under preload did not take the otel_memory path"
+		ok=0
+	fi
+	# each mechanism checked by its counter: sessions in use, or not
+	if [ "$v" = sessions ] && [ "$(counter "$d/out.pb.gz" heap_session_files)" -lt 1 ]; then
+		say "$name under sessions took no session link"
+		ok=0
+	fi
+	if [ "$v" = uprobes ] && [ "$(counter "$d/out.pb.gz" heap_session_files)" != 0 ]; then
+		say "$name under uprobes took a session link"
 		ok=0
 	fi
 	printf 'steady\t%s\t%s\t%s\t%s\t%s\n' "$name" "$v" "$r" "$s" "$ok" >>"$RUNS"
@@ -144,7 +179,7 @@ startup_one() { # VARIANT ROUND
 	rm -rf "$d"
 }
 
-variants=(untraced preload_idle preload uprobes)
+variants=(untraced preload_idle preload sessions uprobes floor_entry)
 want_part() { [ -z "${HEAPCOST_ONLY:-}" ] || [[ ",$HEAPCOST_ONLY," == *",$1,"* ]]; }
 want_part steady || ROUNDS=0
 want_part startup || SROUNDS=0
@@ -178,10 +213,12 @@ for line in open("/proc/cpuinfo"):
         break
 names = {"untraced": "untraced", "preload_idle": "sampler preloaded, no profiler",
          "preload": f"sampler preloaded, `--heap --sample-bytes {n} -p`",
-         "uprobes": f"allocator uprobes, `--heap --sample-bytes {n} -p`",
+         "sessions": f"allocator probes as uprobe sessions, `--heap --sample-bytes {n} -p`",
+         "uprobes": f"allocator uprobes (entry + return), `--heap --sample-bytes {n} -p`",
+         "floor_entry": "floor: empty programs on the entries and frees, no return probe",
          "exact": "exact `--heap --` (uprobes, every allocation)"}
 snames = {"untraced": "untraced", "preload": f"`--heap --sample-bytes {n} --` (our sampler preloaded)",
-          "uprobes": f"`--heap --sample-bytes {n} --no-preload --` (allocator uprobes)",
+          "uprobes": f"`--heap --sample-bytes {n} --no-preload --` (allocator probes as sessions)",
           "exact": "exact `--heap --` (uprobes, every allocation)"}
 print("# Heap profiling cost by mechanism\n")
 print(f"Revision {rev}; kernel {platform.release()}; {cpu}; "
@@ -206,7 +243,18 @@ def table(sec, workloads, variants, names):
             print(f"| {w} | {names[v]} | {m:.3f} | {min(x):.3f}-{max(x):.3f} | "
                   f"{m / b:.3f}x | {len(x)} ({failed}) |")
 print("## Steady state (wall from the gate to the exit)\n")
-table("steady", ("python3", "sqlite3", "torch"), ("untraced", "preload_idle", "preload", "uprobes"), names)
+table("steady", ("python3", "sqlite3", "torch"),
+      ("untraced", "preload_idle", "preload", "sessions", "uprobes", "floor_entry"), names)
+print("\nSessions against the entry-probes-only floor (issue 27's goal: within 10 %):\n")
+print("| workload | sessions ÷ floor_entry | uprobes ÷ floor_entry |")
+print("|---|---:|---:|")
+for w in ("python3", "sqlite3", "torch"):
+    f = vals("steady", w, "floor_entry")
+    s = vals("steady", w, "sessions")
+    u = vals("steady", w, "uprobes")
+    if f and s and u:
+        fm = statistics.median(f)
+        print(f"| {w} | {statistics.median(s) / fm:.3f}x | {statistics.median(u) / fm:.3f}x |")
 print("\n## Start-up: `python3 -c 'import torch'` (the import alone)\n")
 table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), snames)
 PY
