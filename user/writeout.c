@@ -368,12 +368,16 @@ unsigned writeout__output_paths(char (*out)[PATH_MAX], unsigned max, const struc
 void writeout__say_start(const struct writeout *r)
 {
 	const struct env *env = r->env;
+	const struct loader_attach_stats *as = loader__attach_stats(r->parts->loader);
 	const char *names[CLI_MAX_PIDS], *paths[NMODES];
 	char buf[NMODES][PATH_MAX];
 	struct status_plan p = {
 		.modes = env->modes,
 		.cpu_hz = env->cpu_hz,
 		.sample_bytes = env->sample_bytes,
+		.heap_preload = r->parts->loader && loader__heap_otel_only(r->parts->loader),
+		.heap_otel = as ? (unsigned)as->heap_procs_otel : 0,
+		.heap_uprobes = as ? (unsigned)as->heap_procs_uprobes : 0,
 		.pids = env->pids,
 		.pid_names = names,
 		.npids = env->npids,

@@ -76,6 +76,32 @@ t_otel_pid_exact_weights() {
 	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
 	# Its two otel_memory probes and the dynamic loader's hook (dlopens): no allocator probe.
 	expect_eq "probe links (-v)" 3 "$(sed -n 's/.*bookkeeping:.* probe_links=\([0-9]*\).*/\1/p' "$E2E_TMP/prof.log")"
+	# The start line says so, not "sampled: about one allocation per 65536 bytes" (ignored).
+	grep -q "^bpftrace-prof: profiling heap (through the program's own otel_memory probes, its own sampling: no allocator probe) of pid $TARGET_PID " \
+		"$E2E_TMP/prof.log" || fail "start line: $(grep -m1 'profiling' "$E2E_TMP/prof.log")"
+}
+
+# Exact -p: no cost line for a process on its own otel_memory probes (no allocator probe is
+# attached to it), and still one for a plain program, whose every malloc and free is probed.
+t_otel_pid_exact_start_line() {
+	local f=$E2E_TMP/line.pb.gz
+	start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	otel_stop_profiler "$E2E_TMP/prof.log"
+	kill "$TARGET_PID"
+	wait "$TARGET_PID"
+	grep -q "^bpftrace-prof: profiling heap (through the program's own otel_memory probes, its own sampling: no allocator probe) of pid $TARGET_PID " \
+		"$E2E_TMP/prof.log" || fail "otel start line: $(grep -m1 'profiling' "$E2E_TMP/prof.log")"
+	! grep -q "exact heap tracing" "$E2E_TMP/prof.log" || fail "a cost line for a process on its own probes"
+	start_waiting_target "$E2E_TMP/plain.out" build/targets/heap_target --wait
+	start_profiler "$E2E_TMP/plain.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	otel_stop_profiler "$E2E_TMP/plain.log"
+	kill "$TARGET_PID"
+	wait "$TARGET_PID"
+	grep -q "^bpftrace-prof: profiling heap (every allocation) of pid $TARGET_PID " "$E2E_TMP/plain.log" ||
+		fail "plain start line: $(grep -m1 'profiling' "$E2E_TMP/plain.log")"
+	grep -q "^bpftrace-prof: exact heap tracing: every malloc and free is probed" "$E2E_TMP/plain.log" ||
+		fail "no cost line for a plain program's exact -p"
 }
 
 # --cgroup (the wide scopes' default --sample-bytes 524288): a process started in the cgroup after
