@@ -564,7 +564,12 @@ SAMPLER_EXPORT void *reallocarray(void *p, size_t count, size_t size)
 	return do_realloc(p, n);
 }
 
-SAMPLER_EXPORT void *memalign(size_t align, size_t n)
+/*
+ * memalign and aligned_alloc: an unsampled call (and any alignment we do not sample) goes to
+ * the next one's own function, which gives its errors (aligned_alloc's EINVAL, memalign's
+ * rounding up).  Its slot is read after bootstrapping() has filled it.
+ */
+ALWAYS_INLINE void *do_memalign(size_t align, size_t n, void *(*const *next_fn)(size_t, size_t))
 {
 	uint64_t w = 0;
 	void *p;
@@ -573,25 +578,20 @@ SAMPLER_EXPORT void *memalign(size_t align, size_t n)
 		return NULL;
 	p = do_aligned(align, n, n, &w);
 	if (!p)
-		return next.memalign(align, n);
+		return (*next_fn)(align, n);
 	if (w)
 		SAMPLER_FIRE_ALLOC(p, n, w);
 	return p;
 }
 
+SAMPLER_EXPORT void *memalign(size_t align, size_t n)
+{
+	return do_memalign(align, n, &next.memalign);
+}
+
 SAMPLER_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-	uint64_t w = 0;
-	void *p;
-
-	if (SAMPLER_UNLIKELY(bootstrapping()))
-		return NULL;
-	p = do_aligned(align, n, n, &w);
-	if (!p)
-		return next.aligned_alloc(align, n);
-	if (w)
-		SAMPLER_FIRE_ALLOC(p, n, w);
-	return p;
+	return do_memalign(align, n, &next.aligned_alloc);
 }
 
 SAMPLER_EXPORT int posix_memalign(void **out, size_t align, size_t n)
