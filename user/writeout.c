@@ -365,7 +365,7 @@ unsigned writeout__output_paths(char (*out)[PATH_MAX], unsigned max, const struc
 	return n;
 }
 
-void writeout__say_start(const struct writeout *r)
+void writeout__say_start(const struct writeout *r, bool cmd_own_probes)
 {
 	const struct env *env = r->env;
 	const struct loader_attach_stats *as = loader__attach_stats(r->parts->loader);
@@ -378,6 +378,7 @@ void writeout__say_start(const struct writeout *r)
 		.heap_preload = r->parts->loader && loader__heap_otel_only(r->parts->loader),
 		.heap_otel = as ? (unsigned)as->heap_procs_otel : 0,
 		.heap_uprobes = as ? (unsigned)as->heap_procs_uprobes : 0,
+		.cmd_own_probes = cmd_own_probes,
 		.pids = env->pids,
 		.pid_names = names,
 		.npids = env->npids,

@@ -42,10 +42,15 @@ check_otel_numbers() { # FILE
 # `-- CMD`: the program's probes are attached for every process (the exe file), its tree on them.
 t_otel_cmd_exact_weights() {
 	local f=$E2E_TMP/cmd.pb.gz
-	"$PROF" --heap -o "$f" --top 0 -- "$OT" >"$E2E_TMP/target.out" || fail "profiler exit status $?"
+	"$PROF" --heap -o "$f" --top 0 -- "$OT" >"$E2E_TMP/target.out" 2>"$E2E_TMP/prof.log" ||
+		fail "profiler exit status $?: $(tail -5 "$E2E_TMP/prof.log")"
 	expect_eq "target output" DONE "$(cat "$E2E_TMP/target.out")"
 	check_otel_numbers "$f"
 	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+	# Exact, but no allocator probe: the start line says the path, without the cost line.
+	grep -q "^bpftrace-prof: profiling heap (through the program's own otel_memory probes, its own sampling: no allocator probe) of $OT " \
+		"$E2E_TMP/prof.log" || fail "start line: $(grep -m1 'profiling' "$E2E_TMP/prof.log")"
+	! grep -q "exact heap tracing" "$E2E_TMP/prof.log" || fail "a cost line for a program on its own probes"
 }
 
 # The same with --unwind fp, where no unwind table holds the new image at its exec: the

@@ -71,6 +71,13 @@ static void test_status__heap_path_taken(void **state)
 	assert_non_null(strstr(out, "profiling heap (every allocation) of pids 12, 34"));
 	assert_non_null(strstr(out, "exact heap tracing"));
 	free(out);
+	/* -- CMD whose executable carries the probes, before its image is attached */
+	p = (struct status_plan){
+		.modes = MODE_HEAP, .cmd = "otel_probes", .cmd_own_probes = true, .duration = 1};
+	out = lines(&p);
+	assert_non_null(strstr(out, "its own sampling: no allocator probe) of otel_probes and"));
+	assert_null(strstr(out, "exact heap tracing"));
+	free(out);
 	/* the wide scopes probe libc file-wide whatever the processes found so far */
 	p = (struct status_plan){.modes = MODE_HEAP, .all = true, .heap_otel = 1, .duration = 1};
 	out = lines(&p);

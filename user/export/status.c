@@ -22,12 +22,14 @@ static const char *sep(unsigned i, unsigned n)
 }
 
 /*
- * Every target of -p or -- CMD so far on its own otel_memory probes: no allocator probe, and
- * the program's sampler chose its rate.  The wide scopes probe libc file-wide whatever comes.
+ * Every target of -p or -- CMD so far on its own otel_memory probes (-- CMD: its executable
+ * carries them): no allocator probe, and the program's sampler chose its rate.  The wide scopes
+ * probe libc file-wide whatever comes.
  */
 static bool heap_otel_only(const struct status_plan *p)
 {
-	return (p->npids || p->cmd) && p->heap_otel && !p->heap_uprobes;
+	return (p->npids || p->cmd) && (p->heap_otel || (p->cmd && p->cmd_own_probes)) &&
+	       !p->heap_uprobes;
 }
 
 static void put_modes(FILE *f, const struct status_plan *p)

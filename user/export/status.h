@@ -23,6 +23,7 @@ struct status_plan {
 	 * on the allocator probes so far. */
 	bool heap_preload;
 	unsigned heap_otel, heap_uprobes;
+	bool cmd_own_probes; /* -- CMD's executable carries them (its image is not attached yet) */
 	/* The scope, one of: */
 	const uint32_t *pids;
 	const char *const *pid_names; /* NULL, or each pid's process name (NULL: unknown) */
