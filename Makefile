@@ -221,6 +221,10 @@ $(OUTPUT)/targets/sampler_check: tests/targets/sampler_check.c include/prof_samp
 	$(call msg,TARGET,$@)
 	$(Q)$(CLANG) $(TARGET_CFLAGS) -fno-builtin -Iinclude $< -lm -o $@
 
+$(OUTPUT)/targets/sampler_full: tests/targets/sampler_full.c include/prof_sampler.h | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CLANG) $(TARGET_CFLAGS) -fno-builtin -Iinclude $< -o $@
+
 $(OUTPUT)/targets/libinterpose_alloc.so: tests/targets/lib/interpose_alloc.c include/prof_sampler.h | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -Iinclude $< -o $@

@@ -69,21 +69,10 @@ WCMD[torch]="$PY bench/torch_train.py --gate $STEPS"
 # Start workload NAME (with ENV... before it) blocked on its gate, a read of its stdin: sets
 # WPID and GATE.
 gate_start() { # NAME ENV...
-	local name=$1 fifo=$TMP/gate i
+	local name=$1
 	shift
-	rm -f "$fifo"
-	mkfifo "$fifo" || die "mkfifo failed"
 	# shellcheck disable=SC2086
-	env "$@" ${WCMD[$name]} <"$fifo" >"$TMP/workload.out" 2>"$TMP/workload.err" &
-	WPID=$!
-	exec {GATE}>"$fifo"
-	rm -f "$fifo"
-	for ((i = 0; i < 6000; i++)); do
-		[[ "$(cat /proc/$WPID/syscall 2>/dev/null)" == "0 0x0 "* ]] && return 0
-		kill -0 "$WPID" 2>/dev/null || die "$name exited before its gate: $(cat "$TMP/workload.err")"
-		sleep 0.01
-	done
-	die "$name never reached its gate"
+	gate_spawn "$name" "$TMP/workload.out" env "$@" ${WCMD[$name]}
 }
 
 # Open the gate (sqlite3's is its script), wait for the exit: sets SECS; 1 on failure.  (Not in

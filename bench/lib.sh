@@ -1,5 +1,6 @@
 # Shared by the bench scripts that run a workload behind a gate and attach the profiler to it
-# (bench/python_bench.sh, bench/calls_bench.sh).  The caller sets NAME (for messages), TMP (a
+# (bench/python_bench.sh, bench/calls_bench.sh, bench/heapcost_bench.sh; bench/run.sh takes
+# die, say and gate_spawn).  The caller sets NAME (for messages), TMP (a
 # scratch directory) and PROF, and traps EXIT to stop WPID and TOOL_PID.
 # shellcheck shell=bash
 
@@ -12,20 +13,43 @@ say() { echo "$NAME: $*" >&2; }
 # Start CMD ARGS… blocked on its gate (its stdin): it prints READY, then waits for a line; sets
 # WPID, GATE (the fd that opens the gate) and WOUT (its output).
 start_workload() { # CMD ARGS...
-	local fifo=$TMP/gate i
+	local i
 	WOUT=$TMP/workload.out
-	rm -f "$fifo"
-	mkfifo "$fifo" || die "mkfifo failed"
-	"$@" <"$fifo" >"$WOUT" 2>"$TMP/workload.err" &
-	WPID=$!
-	exec {GATE}>"$fifo"
-	rm -f "$fifo"
+	gate_fork "$WOUT" "$@"
 	for ((i = 0; i < 1500; i++)); do
 		grep -q '^READY' "$WOUT" 2>/dev/null && return 0
 		kill -0 "$WPID" 2>/dev/null || die "workload exited before its gate: $(cat "$TMP/workload.err")"
 		sleep 0.01
 	done
 	die "workload never reached its gate"
+}
+
+# Start CMD ARGS… in the background with its stdin a gate (a FIFO whose write end is GATE),
+# stdout to OUT, stderr to $TMP/workload.err; sets WPID and GATE.
+gate_fork() { # OUT CMD ARGS...
+	local out=$1 fifo=$TMP/gate
+	shift
+	rm -f "$fifo"
+	mkfifo "$fifo" || die "mkfifo failed"
+	"$@" <"$fifo" >"$out" 2>"$TMP/workload.err" &
+	WPID=$!
+	exec {GATE}>"$fifo"
+	rm -f "$fifo"
+}
+
+# gate_fork, then wait until CMD blocks in read(0, …): its libraries are mapped and its work has
+# not begun (for a workload that does not say READY: sqlite3 reads its script there).  WHAT
+# names it in messages.
+gate_spawn() { # WHAT OUT CMD ARGS...
+	local what=$1 i
+	shift
+	gate_fork "$@"
+	for ((i = 0; i < 6000; i++)); do
+		[[ "$(cat /proc/$WPID/syscall 2>/dev/null)" == "0 0x0 "* ]] && return 0
+		kill -0 "$WPID" 2>/dev/null || die "$what exited before its gate: $(cat "$TMP/workload.err")"
+		sleep 0.01
+	done
+	die "$what never reached its gate"
 }
 
 # Attach the profiler (ARGS) to $WPID; sets TOOL_PID once it profiles.

@@ -55,12 +55,11 @@ RUNS=$TMP/runs.tsv
 SAMPLE_N=524288      # --sample-bytes of the sampling section (the documented default rate)
 SAMPLE_N_FINE=65536  # and a finer one, for the trade-off
 
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
-
-say() { echo "bench: $*" >&2; }
+NAME=bench # read by bench/lib.sh
+# die, say and gate_spawn; the workloads, the tools and their statistics are this script's own
+# (its functions of the same names below replace lib.sh's).
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 # Processes this script started and still running: stopped on exit, by pid; the BPF statistics
 # switch back to what they were.
@@ -158,22 +157,10 @@ done
 # Start workload NAME blocked on its gate; sets WPID and GATE (a write fd to its stdin).
 # Its stdout goes to $TMP/workload.out when WOUT[NAME] is set.
 start_workload() { # NAME
-	local fifo=$TMP/gate i out=/dev/null
+	local out=/dev/null
 	[ -n "${WOUT[$1]:-}" ] && out=$TMP/workload.out
-	rm -f "$fifo"
-	mkfifo "$fifo" || die "mkfifo failed"
 	# shellcheck disable=SC2086
-	${WCMD[$1]} <"$fifo" >"$out" 2>"$TMP/workload.err" &
-	WPID=$!
-	exec {GATE}>"$fifo"
-	rm -f "$fifo"
-	# Blocked in read(0, …): its libraries are mapped and its work has not begun.
-	for ((i = 0; i < 1500; i++)); do
-		[[ "$(cat /proc/$WPID/syscall 2>/dev/null)" == "0 0x0 "* ]] && return 0
-		kill -0 "$WPID" 2>/dev/null || die "workload $1 exited before its gate: $(cat "$TMP/workload.err")"
-		sleep 0.01
-	done
-	die "workload $1 never reached its gate"
+	gate_spawn "workload $1" "$out" ${WCMD[$1]}
 }
 
 # Open the gate, wait for the workload's exit; sets WALL (seconds) and WRC.  A workload that

@@ -550,3 +550,17 @@ int otel_free(struct pt_regs *ctx)
 	emit_free(id, (__u64)ptr);
 	return 0;
 }
+
+/*
+ * Our preloaded sampler's bpftrace_prof:sampler_lost(size): a block due for a sample that its
+ * set of live sampled blocks (PROF_SAMPLER_MAX_LIVE) had no room for, so no alloc fired for it.
+ */
+SEC("usdt")
+int otel_lost(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (heap_armed && prof_heap_otel(id >> 32))
+		prof_count(PROF_CNT_SAMPLER_LOST);
+	return 0;
+}

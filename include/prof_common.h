@@ -86,6 +86,10 @@ enum prof_counter_kind {
 	X(OTEL_ARG_FAIL, "otel_arg_fail",                                                          \
 	  "otel_memory probe firings whose arguments the USDT spec could not fetch (not counted)", \
 	  DROP)                                                                                    \
+	X(SAMPLER_LOST, "sampler_lost",                                                            \
+	  "--heap: allocations our preloaded sampler drew but could not track (its 65,536 live "   \
+	  "sampled blocks full): not seen",                                                        \
+	  DROP)                                                                                    \
 	X(CXX_THROWS, "cxx_throws",                                                                \
 	  "operator new calls ended by an exception (bad_alloc; not counted as allocations)",      \
 	  EVENT)                                                                                   \

@@ -143,6 +143,7 @@ struct run {
 	bool cmd_ended;		    /* CMD ended by itself, before anything stopped the run */
 	int trace_err;		    /* -f memtrace: writing the trace failed */
 	struct preload_env preload; /* sampled --heap -- CMD: our sampler in CMD's environment */
+	bool cmd_own_probes;	    /* --heap -- CMD: its executable carries otel_memory probes */
 };
 
 /*
@@ -181,7 +182,7 @@ static const char *const *preload(struct run *r)
 		return NULL;
 	}
 	/* A program with a sampler of its own: a second one would count its allocations twice. */
-	if (own_sampler(env->cmd[0])) {
+	if (r->cmd_own_probes) {
 		pr_info("%s carries otel_memory probes of its own: not preloading ours\n",
 			env->cmd[0]);
 		return NULL;
@@ -564,6 +565,8 @@ static int spawn_cmd(struct run *r)
 	if (r->lo.calls || r->lo.heap || (env->unwind != UNWIND_FP && (r->lo.cpu || r->lo.offcpu)))
 		trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			      PTRACE_O_TRACECLONE;
+	if (env->modes & MODE_HEAP)
+		r->cmd_own_probes = own_sampler(env->cmd[0]);
 	err = child__spawn(&r->child, env->cmd, push__is_secret_env, preload(r));
 	if (err) {
 		pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));
@@ -844,7 +847,7 @@ static int run_start(struct run *r)
 	}
 	/* Said before CMD runs: its own output comes after ours. */
 	if (env->verbosity >= 0)
-		writeout__say_start(r->writeout);
+		writeout__say_start(r->writeout, r->cmd_own_probes);
 	if (r->have_child) {
 		err = child__release(&r->child);
 		if (err) {

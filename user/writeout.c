@@ -365,15 +365,20 @@ unsigned writeout__output_paths(char (*out)[PATH_MAX], unsigned max, const struc
 	return n;
 }
 
-void writeout__say_start(const struct writeout *r)
+void writeout__say_start(const struct writeout *r, bool cmd_own_probes)
 {
 	const struct env *env = r->env;
+	const struct loader_attach_stats *as = loader__attach_stats(r->parts->loader);
 	const char *names[CLI_MAX_PIDS], *paths[NMODES];
 	char buf[NMODES][PATH_MAX];
 	struct status_plan p = {
 		.modes = env->modes,
 		.cpu_hz = env->cpu_hz,
 		.sample_bytes = env->sample_bytes,
+		.heap_preload = r->parts->loader && loader__heap_otel_only(r->parts->loader),
+		.heap_otel = as ? (unsigned)as->heap_procs_otel : 0,
+		.heap_uprobes = as ? (unsigned)as->heap_procs_uprobes : 0,
+		.cmd_own_probes = cmd_own_probes,
 		.pids = env->pids,
 		.pid_names = names,
 		.npids = env->npids,

@@ -54,9 +54,10 @@ int writeout__peek(struct writeout *r, int64_t start_wall_ns, int64_t duration_n
  * event trace, into out[0..max) (PATH_MAX each).  Returns how many. */
 unsigned writeout__output_paths(char (*out)[PATH_MAX], unsigned max, const struct env *env);
 
-/* The start lines (export/status.h) on stderr: what is profiled and how, where the result goes
- * (what it will write), how the run stops. */
-void writeout__say_start(const struct writeout *r);
+/* The start lines (export/status.h) on stderr: what is profiled and how (the heap path taken:
+ * cmd_own_probes, -- CMD's executable carries otel_memory probes), where the result goes (what
+ * it will write), how the run stops. */
+void writeout__say_start(const struct writeout *r, bool cmd_own_probes);
 
 /* --output-dir exists (created 0700 if missing) and is a directory: 0 or -errno. */
 int writeout__prepare_dir(const struct env *env);

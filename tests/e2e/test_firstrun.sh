@@ -68,7 +68,7 @@ t_first_says_what_it_does() {
 	cat -v "$E2E_TMP/two.err"
 	! grep -q $'\033' "$E2E_TMP/two.err" || fail "a raw ESC on stderr"
 	! grep -q 'exact heap tracing' "$E2E_TMP/two.err" || fail "a cost line for sampled heap"
-	grep -qxF 'bpftrace-prof: profiling heap (sampled: about one allocation per 4096 bytes) and cpu (99 Hz) of sh and its children' \
+	grep -qxF 'bpftrace-prof: profiling heap (sampled in the program by our preloaded sampler: about one allocation per 4096 bytes; no allocator probe) and cpu (99 Hz) of sh and its children' \
 		"$E2E_TMP/two.err" || fail "no start line for heap and cpu"
 	for m in heap cpu; do
 		f="$E2E_TMP/a\\x1bb.$m.pb.gz"

@@ -42,10 +42,15 @@ check_otel_numbers() { # FILE
 # `-- CMD`: the program's probes are attached for every process (the exe file), its tree on them.
 t_otel_cmd_exact_weights() {
 	local f=$E2E_TMP/cmd.pb.gz
-	"$PROF" --heap -o "$f" --top 0 -- "$OT" >"$E2E_TMP/target.out" || fail "profiler exit status $?"
+	"$PROF" --heap -o "$f" --top 0 -- "$OT" >"$E2E_TMP/target.out" 2>"$E2E_TMP/prof.log" ||
+		fail "profiler exit status $?: $(tail -5 "$E2E_TMP/prof.log")"
 	expect_eq "target output" DONE "$(cat "$E2E_TMP/target.out")"
 	check_otel_numbers "$f"
 	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+	# Exact, but no allocator probe: the start line says the path, without the cost line.
+	grep -q "^bpftrace-prof: profiling heap (through the program's own otel_memory probes, its own sampling: no allocator probe) of $OT " \
+		"$E2E_TMP/prof.log" || fail "start line: $(grep -m1 'profiling' "$E2E_TMP/prof.log")"
+	! grep -q "exact heap tracing" "$E2E_TMP/prof.log" || fail "a cost line for a program on its own probes"
 }
 
 # The same with --unwind fp, where no unwind table holds the new image at its exec: the
@@ -76,6 +81,32 @@ t_otel_pid_exact_weights() {
 	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
 	# Its two otel_memory probes and the dynamic loader's hook (dlopens): no allocator probe.
 	expect_eq "probe links (-v)" 3 "$(sed -n 's/.*bookkeeping:.* probe_links=\([0-9]*\).*/\1/p' "$E2E_TMP/prof.log")"
+	# The start line says so, not "sampled: about one allocation per 65536 bytes" (ignored).
+	grep -q "^bpftrace-prof: profiling heap (through the program's own otel_memory probes, its own sampling: no allocator probe) of pid $TARGET_PID " \
+		"$E2E_TMP/prof.log" || fail "start line: $(grep -m1 'profiling' "$E2E_TMP/prof.log")"
+}
+
+# Exact -p: no cost line for a process on its own otel_memory probes (no allocator probe is
+# attached to it), and still one for a plain program, whose every malloc and free is probed.
+t_otel_pid_exact_start_line() {
+	local f=$E2E_TMP/line.pb.gz
+	start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	otel_stop_profiler "$E2E_TMP/prof.log"
+	kill "$TARGET_PID"
+	wait "$TARGET_PID"
+	grep -q "^bpftrace-prof: profiling heap (through the program's own otel_memory probes, its own sampling: no allocator probe) of pid $TARGET_PID " \
+		"$E2E_TMP/prof.log" || fail "otel start line: $(grep -m1 'profiling' "$E2E_TMP/prof.log")"
+	! grep -q "exact heap tracing" "$E2E_TMP/prof.log" || fail "a cost line for a process on its own probes"
+	start_waiting_target "$E2E_TMP/plain.out" build/targets/heap_target --wait
+	start_profiler "$E2E_TMP/plain.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	otel_stop_profiler "$E2E_TMP/plain.log"
+	kill "$TARGET_PID"
+	wait "$TARGET_PID"
+	grep -q "^bpftrace-prof: profiling heap (every allocation) of pid $TARGET_PID " "$E2E_TMP/plain.log" ||
+		fail "plain start line: $(grep -m1 'profiling' "$E2E_TMP/plain.log")"
+	grep -q "^bpftrace-prof: exact heap tracing: every malloc and free is probed" "$E2E_TMP/plain.log" ||
+		fail "no cost line for a plain program's exact -p"
 }
 
 # --cgroup (the wide scopes' default --sample-bytes 524288): a process started in the cgroup after

@@ -249,3 +249,19 @@ t_sampling_preload_static_unsampled() {
 	grep -q "heap_procs_unsampled" "$E2E_TMP/log" || fail "the summary does not list the loss"
 	expect_eq "static_leak alloc_space (unseen)" 0 "$(pprof_flat "$f" alloc_space static_leak)"
 }
+
+# More live sampled blocks than the sampler's set holds (every 64-byte block sampled at
+# --sample-bytes 1): the ones it cannot track are a loss the profiler counts (sampler_lost, from
+# the sampler's own probe), exactly the sampler's table_full, and the summary lists it.
+t_sampling_preload_table_full() {
+	local f=$E2E_TMP/full.pb.gz out full
+	out=$("$PROF" --heap --sample-bytes 1 -o "$f" -- build/targets/sampler_full \
+		2>"$E2E_TMP/log") || fail "profiler exit status $?"
+	cat "$E2E_TMP/log"
+	full=$(sed -n 's/^table_full \([0-9]*\)$/\1/p' <<<"$out")
+	# 1,000 blocks over the cap, and as many more as the C library keeps live from before main
+	expect_range "the sampler's table_full" 1000 1064 "$full"
+	expect_eq "sampler_lost (the sampler's table_full)" "$full" \
+		"$(pprof_counter_value "$f" sampler_lost)"
+	grep -Eq "^ +sampler_lost: " "$E2E_TMP/log" || fail "the summary does not list the loss"
+}

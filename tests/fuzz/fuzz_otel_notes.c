@@ -31,9 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The whole input as a file, and as the bytes of a section. */
 	err = otel_notes__read(&found, read_mem, &m, size);
-	if ((err && found) || (found & ~(unsigned)(OTEL_NOTES_BOTH | OTEL_NOTES_NOP5)))
+	if ((err && found) ||
+	    (found & ~(unsigned)(OTEL_NOTES_BOTH | OTEL_NOTES_LOST | OTEL_NOTES_NOP5)))
 		__builtin_trap();
-	if (otel_notes__scan(data, size) & ~(unsigned)OTEL_NOTES_BOTH)
+	if (otel_notes__scan(data, size) & ~(unsigned)(OTEL_NOTES_BOTH | OTEL_NOTES_LOST))
 		__builtin_trap();
 	return 0;
 }

@@ -41,6 +41,12 @@ static void test_otel_notes__finds_alloc_and_free(void **state)
 	assert_int_equal(otel_notes__scan(buf, n), OTEL_NOTES_ALLOC);
 	n += put_note(buf + n, "otel_memory", "free", 3);
 	assert_int_equal(otel_notes__scan(buf, n), OTEL_NOTES_BOTH);
+	/* our sampler's loss probe, by provider and name */
+	n += put_note(buf + n, "otel_memory", "sampler_lost", 3);
+	n += put_note(buf + n, "bpftrace_prof", "sampler_gone", 3);
+	assert_int_equal(otel_notes__scan(buf, n), OTEL_NOTES_BOTH);
+	n += put_note(buf + n, "bpftrace_prof", "sampler_lost", 3);
+	assert_int_equal(otel_notes__scan(buf, n), OTEL_NOTES_BOTH | OTEL_NOTES_LOST);
 }
 
 static void test_otel_notes__other_types_and_cut_notes_ignored(void **state)
@@ -122,7 +128,7 @@ static void test_otel_notes__nop5_sites_told(void **state)
 	} files[] = {
 		{"build/targets/otel_nop5_nofp", OTEL_NOTES_BOTH | OTEL_NOTES_NOP5},
 		{"build/targets/otel_probes", OTEL_NOTES_BOTH},
-		{"build/libbpftrace-prof-sampler.so", OTEL_NOTES_BOTH},
+		{"build/libbpftrace-prof-sampler.so", OTEL_NOTES_BOTH | OTEL_NOTES_LOST},
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

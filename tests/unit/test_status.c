@@ -42,6 +42,60 @@ static void test_status__cmd_exact_heap_says_cost(void **state)
 	free(out);
 }
 
+/*
+ * The path taken: -p of a process on its own otel_memory probes has no allocator probe (no
+ * cost line, the rate its own); our sampler preloaded into -- CMD says so; a mix keeps the cost.
+ */
+static void test_status__heap_path_taken(void **state)
+{
+	const uint32_t pids[] = {12, 34};
+	const char *paths[] = {"p.pb.gz"};
+	struct status_plan p = {.modes = MODE_HEAP,
+				.pids = pids,
+				.npids = 1,
+				.heap_otel = 1,
+				.paths = paths,
+				.npaths = 1,
+				.duration = 1};
+	char *out = lines(&p);
+
+	(void)state;
+	assert_string_equal(out, "profiling heap (through the program's own otel_memory probes, "
+				 "its own sampling: no allocator probe) of pid 12 for 1 s\n"
+				 "writing p.pb.gz at the end\n");
+	free(out);
+	/* a second process on the allocator probes: probed exactly, the cost said */
+	p.npids = 2;
+	p.heap_uprobes = 1;
+	out = lines(&p);
+	assert_non_null(strstr(out, "profiling heap (every allocation) of pids 12, 34"));
+	assert_non_null(strstr(out, "exact heap tracing"));
+	free(out);
+	/* -- CMD whose executable carries the probes, before its image is attached */
+	p = (struct status_plan){
+		.modes = MODE_HEAP, .cmd = "otel_probes", .cmd_own_probes = true, .duration = 1};
+	out = lines(&p);
+	assert_non_null(strstr(out, "its own sampling: no allocator probe) of otel_probes and"));
+	assert_null(strstr(out, "exact heap tracing"));
+	free(out);
+	/* the wide scopes probe libc file-wide whatever the processes found so far */
+	p = (struct status_plan){.modes = MODE_HEAP, .all = true, .heap_otel = 1, .duration = 1};
+	out = lines(&p);
+	assert_non_null(strstr(out, "exact heap tracing"));
+	free(out);
+	p = (struct status_plan){.modes = MODE_HEAP,
+				 .cmd = "python3",
+				 .sample_bytes = 65536,
+				 .heap_preload = true,
+				 .heap_otel = 1,
+				 .duration = 1};
+	out = lines(&p);
+	assert_string_equal(out, "profiling heap (sampled in the program by our preloaded sampler: "
+				 "about one allocation per 65536 bytes; no allocator probe) of "
+				 "python3 and its children for 1 s\n\n");
+	free(out);
+}
+
 /* -p with names, several modes, -d: the duration instead of Ctrl-C, no cost when sampled. */
 static void test_status__pids_modes_duration(void **state)
 {
@@ -229,6 +283,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status__cmd_exact_heap_says_cost),
 		cmocka_unit_test(test_status__pids_modes_duration),
+		cmocka_unit_test(test_status__heap_path_taken),
 		cmocka_unit_test(test_status__many_pids_counted),
 		cmocka_unit_test(test_status__wide_interval_push),
 		cmocka_unit_test(test_status__url_shown),

@@ -258,13 +258,14 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 	return n;
 }
 
-/* One otel_memory probe of the file at path (a verified fd's) into key's entry. */
+/* One USDT probe of the file at path (a verified fd's) into key's entry. */
 static int attach_usdt(struct loader *l, const struct loader_attach_key *key,
-		       struct bpf_program *prog, const char *path, int pid, const char *probe)
+		       struct bpf_program *prog, const char *path, int pid, const char *provider,
+		       const char *probe)
 {
 	struct bpf_link *link;
 
-	link = bpf_program__attach_usdt(prog, pid, path, "otel_memory", probe, NULL);
+	link = bpf_program__attach_usdt(prog, pid, path, provider, probe, NULL);
 	if (!link)
 		return -errno;
 	return loader__attached_link(l, key, link);
@@ -281,7 +282,7 @@ static int otel_file(struct loader *l, int fd, const char *name, int pid)
 {
 	struct loader_attach_key key = {.pid = pid, .kind = LOADER_ATTACH_OTEL};
 	struct loader_heap_progs progs;
-	unsigned found = 0;
+	unsigned found = 0, both;
 	char path[64];
 	struct stat st;
 	int32_t *slot;
@@ -312,20 +313,25 @@ static int otel_file(struct loader *l, int fd, const char *name, int pid)
 			name);
 		return 0;
 	}
-	if (err || found != OTEL_NOTES_BOTH) {
-		if (!err && found)
+	both = found & OTEL_NOTES_BOTH;
+	if (err || both != OTEL_NOTES_BOTH) {
+		if (!err && both)
 			pr_warn("%s has otel_memory:%s without otel_memory:%s: its allocator "
 				"probes "
 				"serve instead\n",
-				name, found == OTEL_NOTES_ALLOC ? "alloc" : "free",
-				found == OTEL_NOTES_ALLOC ? "free" : "alloc");
+				name, both == OTEL_NOTES_ALLOC ? "alloc" : "free",
+				both == OTEL_NOTES_ALLOC ? "free" : "alloc");
 		return err == -ENOMEM ? err : 0; /* kept as "none" */
 	}
 	safe_open__fd_path(path, sizeof(path), fd);
-	/* free first: a block reported by alloc must not leave the heap unseen. */
-	err = attach_usdt(l, &key, progs.otel_free, path, pid, "free");
+	/* free first: a block reported by alloc must not leave the heap unseen.  Our sampler's
+	 * losses (its set full) are counted from the start too: sampler_lost. */
+	err = attach_usdt(l, &key, progs.otel_free, path, pid, "otel_memory", "free");
+	if (!err && (found & OTEL_NOTES_LOST))
+		err = attach_usdt(l, &key, progs.otel_lost, path, pid, "bpftrace_prof",
+				  "sampler_lost");
 	if (!err)
-		err = attach_usdt(l, &key, progs.otel_alloc, path, pid, "alloc");
+		err = attach_usdt(l, &key, progs.otel_alloc, path, pid, "otel_memory", "alloc");
 	if (err) {
 		loader__attached_drop(l, &key);
 		pr_warn("attaching the otel_memory probes of %s failed: %s (its allocator probes "

@@ -841,6 +841,7 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 	out->free_ = l->heap->progs.heap_free;
 	out->otel_alloc = l->heap->progs.otel_alloc;
 	out->otel_free = l->heap->progs.otel_free;
+	out->otel_lost = l->heap->progs.otel_lost;
 	return 0;
 }
 

@@ -58,10 +58,11 @@ int loader__poll(struct loader *l, int timeout_ms);
 /* Sum of each drop counter over CPUs. */
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
 
-/* The heap programs (entry, return, free; the otel_memory USDTs'); -ENOENT without --heap. */
+/* The heap programs (entry, return, free; the otel_memory USDTs', our sampler's loss USDT's);
+ * -ENOENT without --heap. */
 struct loader_heap_progs {
 	struct bpf_program *enter, *ret, *free_;
-	struct bpf_program *otel_alloc, *otel_free;
+	struct bpf_program *otel_alloc, *otel_free, *otel_lost;
 };
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
 /* loader_opts.heap_otel_only. */

@@ -32,6 +32,21 @@ static const char *str_at(const uint8_t *desc, size_t end, size_t *pos)
 	return (const char *)s;
 }
 
+/*
+ * The bit of provider:probe (enum otel_notes_probe; 0 for another otel_memory probe, whose site
+ * is checked all the same), or -1 when it is none of ours.
+ */
+static int probe_bit(const char *provider, const char *probe)
+{
+	if (!strcmp(provider, "otel_memory"))
+		return !strcmp(probe, "alloc")	? OTEL_NOTES_ALLOC
+		       : !strcmp(probe, "free") ? OTEL_NOTES_FREE
+						: 0;
+	if (!strcmp(provider, "bpftrace_prof") && !strcmp(probe, "sampler_lost"))
+		return OTEL_NOTES_LOST;
+	return -1;
+}
+
 /* The probes named, and the sites (link-time addresses) of up to max of them in pcs[*npcs]. */
 static unsigned scan(const uint8_t *data, size_t len, uint64_t *pcs, size_t max, size_t *npcs)
 {
@@ -43,6 +58,7 @@ static unsigned scan(const uint8_t *data, size_t len, uint64_t *pcs, size_t max,
 		Elf64_Nhdr nh;
 		size_t name_off, desc_off, pos;
 		const char *provider, *probe;
+		int bit;
 
 		memcpy(&nh, data + off, sizeof(nh));
 		name_off = off + sizeof(nh);
@@ -58,11 +74,9 @@ static unsigned scan(const uint8_t *data, size_t len, uint64_t *pcs, size_t max,
 			pos = 3 * sizeof(uint64_t);
 			provider = str_at(data + desc_off, nh.n_descsz, &pos);
 			probe = provider ? str_at(data + desc_off, nh.n_descsz, &pos) : NULL;
-			if (probe && !strcmp(provider, "otel_memory")) {
-				if (!strcmp(probe, "alloc"))
-					found |= OTEL_NOTES_ALLOC;
-				else if (!strcmp(probe, "free"))
-					found |= OTEL_NOTES_FREE;
+			bit = probe ? probe_bit(provider, probe) : -1;
+			if (bit >= 0) {
+				found |= (unsigned)bit;
 				if (pcs && *npcs < max)
 					memcpy(&pcs[(*npcs)++], data + desc_off, sizeof(*pcs));
 			}

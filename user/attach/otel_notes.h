@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Which otel_memory probes were found. */
+/* Which otel_memory probes (and our sampler's loss probe) were found. */
 enum otel_notes_probe {
 	OTEL_NOTES_ALLOC = 1, /* otel_memory:alloc(ptr, size, weight) */
 	OTEL_NOTES_FREE = 2,  /* otel_memory:free(ptr) */
@@ -19,12 +19,15 @@ enum otel_notes_probe {
 	/* One of their sites is a 5-byte nop, which Linux 6.18 optimizes into a call that
 	 * corrupts a leaf's red zone and crashes children forked after it: not attached. */
 	OTEL_NOTES_NOP5 = 4,
+	/* bpftrace_prof:sampler_lost(size): our preloaded sampler's samples lost to its full set.
+	 */
+	OTEL_NOTES_LOST = 8,
 };
 
 /* Limits on what a foreign file makes us read. */
 #define OTEL_NOTES_MAX_SECTIONS 4096
 #define OTEL_NOTES_MAX_BYTES	(1u << 20) /* .note.stapsdt larger than this: not read */
-#define OTEL_NOTES_MAX_SITES	64	   /* otel_memory sites whose bytes are checked */
+#define OTEL_NOTES_MAX_SITES	64	   /* sites whose bytes are checked (of the probes above) */
 
 /* Read len bytes at off into buf: 0, or -errno (short read: -EIO). */
 typedef int (*otel_notes_read_fn)(void *ctx, void *buf, size_t len, uint64_t off);

@@ -21,6 +21,17 @@ static const char *sep(unsigned i, unsigned n)
 	return i == 0 ? "" : i == n - 1 ? " and " : ", ";
 }
 
+/*
+ * Every target of -p or -- CMD so far on its own otel_memory probes (-- CMD: its executable
+ * carries them): no allocator probe, and the program's sampler chose its rate.  The wide scopes
+ * probe libc file-wide whatever comes.
+ */
+static bool heap_otel_only(const struct status_plan *p)
+{
+	return (p->npids || p->cmd) && (p->heap_otel || (p->cmd && p->cmd_own_probes)) &&
+	       !p->heap_uprobes;
+}
+
 static void put_modes(FILE *f, const struct status_plan *p)
 {
 	unsigned n = (unsigned)__builtin_popcount(
@@ -29,7 +40,16 @@ static void put_modes(FILE *f, const struct status_plan *p)
 
 	if (p->modes & MODE_HEAP) {
 		fputs(sep(i++, n), f);
-		if (p->sample_bytes)
+		if (p->heap_preload)
+			fprintf(f,
+				"heap (sampled in the program by our preloaded sampler: about one "
+				"allocation per %" PRIu64 " bytes; no allocator probe)",
+				p->sample_bytes);
+		else if (heap_otel_only(p))
+			fputs("heap (through the program's own otel_memory probes, its own "
+			      "sampling: no allocator probe)",
+			      f);
+		else if (p->sample_bytes)
 			fprintf(f, "heap (sampled: about one allocation per %" PRIu64 " bytes)",
 				p->sample_bytes);
 		else
@@ -126,8 +146,9 @@ int status__start_lines(FILE *f, const struct status_plan *p)
 	if (p->duration > 0)
 		fprintf(f, " for %g s", p->duration);
 	fputc('\n', f);
-	/* The default for -p and -- CMD: the user may not know what it costs. */
-	if ((p->modes & MODE_HEAP) && !p->sample_bytes)
+	/* The default for -p and -- CMD: the user may not know what it costs.  Only when the
+	 * allocator probes were attached exactly. */
+	if ((p->modes & MODE_HEAP) && !p->sample_bytes && !p->heap_preload && !heap_otel_only(p))
 		fputs("exact heap tracing: every malloc and free is probed (slows "
 		      "allocation-heavy programs several-fold); --sample-bytes N samples instead\n",
 		      f);

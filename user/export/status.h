@@ -18,6 +18,12 @@ struct status_plan {
 	unsigned modes;	       /* enum prof_mode_bit */
 	unsigned cpu_hz;       /* --cpu */
 	uint64_t sample_bytes; /* --heap: 0 = every allocation */
+	/* --heap, the path taken (loader stats after the attach): our sampler preloaded into
+	 * -- CMD (no allocator probe), and the process images on their own otel_memory probes and
+	 * on the allocator probes so far. */
+	bool heap_preload;
+	unsigned heap_otel, heap_uprobes;
+	bool cmd_own_probes; /* -- CMD's executable carries them (its image is not attached yet) */
 	/* The scope, one of: */
 	const uint32_t *pids;
 	const char *const *pid_names; /* NULL, or each pid's process name (NULL: unknown) */

@@ -23,6 +23,8 @@
 unsigned short otel_memory_alloc_semaphore __attribute__((section(".probes")));
 unsigned short otel_memory_free_semaphore __attribute__((section(".probes")));
 extern unsigned short sampler_alloc_semaphore __attribute__((alias("otel_memory_alloc_semaphore")));
+/* Our own probe's: a profiler counting the samples lost to a full set raises it. */
+unsigned short bpftrace_prof_sampler_lost_semaphore __attribute__((section(".probes")));
 
 __thread struct sampler_thread sampler_ts __attribute__((tls_model("initial-exec")));
 int sampler_ready;
@@ -304,8 +306,6 @@ bool sampler_set_insert(void *user)
 		ok = true;
 	}
 	unlock();
-	if (!ok)
-		__atomic_fetch_add(&sampler_stats.table_full, 1, __ATOMIC_RELAXED);
 	return ok;
 }
 
@@ -344,6 +344,15 @@ bool sampler_set_take(void *user)
 	__atomic_store_n(&sampler_set_count, sampler_set_count - 1, __ATOMIC_RELAXED);
 	unlock();
 	return true;
+}
+
+void sampler_lost(size_t n)
+{
+	__atomic_fetch_add(&sampler_stats.table_full, 1, __ATOMIC_RELAXED);
+	/* One site, out of line: the loss is counted, its stack is not wanted. */
+	if (SAMPLER_UNLIKELY(
+		    __atomic_load_n(&bpftrace_prof_sampler_lost_semaphore, __ATOMIC_RELAXED)))
+		SAMPLER_FIRE_LOST(n);
 }
 
 /* Is p a sampled block?  The tag first (no lock on the common path), the set to confirm. */
@@ -555,7 +564,12 @@ SAMPLER_EXPORT void *reallocarray(void *p, size_t count, size_t size)
 	return do_realloc(p, n);
 }
 
-SAMPLER_EXPORT void *memalign(size_t align, size_t n)
+/*
+ * memalign and aligned_alloc: an unsampled call (and any alignment we do not sample) goes to
+ * the next one's own function, which gives its errors (aligned_alloc's EINVAL, memalign's
+ * rounding up).  Its slot is read after bootstrapping() has filled it.
+ */
+ALWAYS_INLINE void *do_memalign(size_t align, size_t n, void *(*const *next_fn)(size_t, size_t))
 {
 	uint64_t w = 0;
 	void *p;
@@ -564,25 +578,20 @@ SAMPLER_EXPORT void *memalign(size_t align, size_t n)
 		return NULL;
 	p = do_aligned(align, n, n, &w);
 	if (!p)
-		return next.memalign(align, n);
+		return (*next_fn)(align, n);
 	if (w)
 		SAMPLER_FIRE_ALLOC(p, n, w);
 	return p;
 }
 
+SAMPLER_EXPORT void *memalign(size_t align, size_t n)
+{
+	return do_memalign(align, n, &next.memalign);
+}
+
 SAMPLER_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-	uint64_t w = 0;
-	void *p;
-
-	if (SAMPLER_UNLIKELY(bootstrapping()))
-		return NULL;
-	p = do_aligned(align, n, n, &w);
-	if (!p)
-		return next.aligned_alloc(align, n);
-	if (w)
-		SAMPLER_FIRE_ALLOC(p, n, w);
-	return p;
+	return do_memalign(align, n, &next.aligned_alloc);
 }
 
 SAMPLER_EXPORT int posix_memalign(void **out, size_t align, size_t n)

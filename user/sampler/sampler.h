@@ -2,7 +2,7 @@
 /*
  * The preloaded heap sampler's insides, shared by its malloc family (sampler.c) and its C++
  * operator new family (sampler_cxx.c).  Everything here is hidden: the library exports only
- * the wrapped allocator functions, the two semaphores and the stats hook.
+ * the wrapped allocator functions, the two otel_memory semaphores and the stats hook.
  *
  * The probe of each wrapper must sit in the wrapper's own body (a stack taken at it names the
  * wrapper as frame 0, which the otel_memory consumer drops, so the caller is the leaf): the
@@ -39,6 +39,7 @@ extern unsigned short otel_memory_free_semaphore SAMPLER_EXPORT;
  * is ours even when another object of the process defines a semaphore of the same name.
  */
 extern unsigned short sampler_alloc_semaphore SAMPLER_HIDDEN;
+extern unsigned short bpftrace_prof_sampler_lost_semaphore SAMPLER_HIDDEN;
 
 /* One a thread, initial-exec: no __tls_get_addr (which may allocate) on the allocation path. */
 struct sampler_thread {
@@ -58,8 +59,11 @@ void sampler_resolve(void) SAMPLER_HIDDEN;
 void *sampler_dlsym_next(const char *name) SAMPLER_HIDDEN;
 bool sampler_draw_sample(size_t n) SAMPLER_HIDDEN; /* the countdown ran out: draw the next */
 uint64_t sampler_weight(size_t n) SAMPLER_HIDDEN;
-/* Put user in the set of sampled blocks; false when the set is full (counted). */
+/* Put user in the set of sampled blocks; false when the set is full. */
 bool sampler_set_insert(void *user) SAMPLER_HIDDEN;
+/* A block of n bytes due for a sample left unsampled (the set full): counted, and told to a
+ * profiler through bpftrace_prof:sampler_lost(size). */
+void sampler_lost(size_t n) SAMPLER_HIDDEN;
 /* Take p out of the set; false when it was not in it. */
 bool sampler_set_take(void *p) SAMPLER_HIDDEN;
 bool sampler_set_contains(void *p) SAMPLER_HIDDEN;
@@ -68,6 +72,7 @@ extern uint32_t sampler_set_count SAMPLER_HIDDEN;
 #define SAMPLER_FIRE_ALLOC(p, n, w) \
 	STAP_PROBE3(otel_memory, alloc, (uint64_t)(uintptr_t)(p), (uint64_t)(n), (uint64_t)(w))
 #define SAMPLER_FIRE_FREE(p) STAP_PROBE1(otel_memory, free, (uint64_t)(uintptr_t)(p))
+#define SAMPLER_FIRE_LOST(n) STAP_PROBE1(bpftrace_prof, sampler_lost, (uint64_t)(n))
 
 /* A profiler listens (the kernel raised the semaphore on attach) and we are not inside ourselves.
  */
@@ -117,6 +122,7 @@ SAMPLER_INLINE void *sampler_tag(void *base, size_t off, size_t n, uint64_t *w)
 	user[-1] = PROF_SAMPLER_TAG;
 	if (!sampler_set_insert(user)) {
 		user[-1] = 0;
+		sampler_lost(n);
 		return NULL;
 	}
 	*w = sampler_weight(n);
