@@ -38,7 +38,6 @@
 #include "tracefile.h"
 #include "proc/preload.h"
 #include "proc/procinfo.h"
-#include "proc/safe_open.h"
 #include "profile/run.h"
 
 /* How long `-- CMD` has between SIGTERM and SIGKILL when profiling stops before it exits. */
@@ -62,34 +61,13 @@ static void on_signal(int sig)
 	signal_count++;
 }
 
-static int attach_heap_cmd(struct loader *l, char **cmd, int *nfns)
+/* CMD's allocators, probed before it runs. */
+static int attach_heap_cmd(struct loader *l, const char *cmd, int *nfns)
 {
 	char exe[PATH_MAX];
-	int err, n, fd;
+	int err = cmdpath__resolve(exe, sizeof(exe), cmd);
 
-	err = cmdpath__resolve(exe, sizeof(exe), cmd[0]);
-	if (err)
-		return err;
-	/* A static executable brings its own allocator (or none): probe only the file itself. */
-	n = heap_attach__is_static(exe);
-	if (n < 0)
-		return n;
-	if (!n) {
-		/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves.
-		 */
-		err = heap_attach__process(l, (uint32_t)getpid(), NULL, -1, HEAP_ATTACH_PREPARE,
-					   nfns);
-		if (err)
-			return err;
-	}
-	err = safe_open__at(&fd, -1, exe, 0, SAFE_OPEN_ELF_MAX, NULL);
-	if (err)
-		return err;
-	err = heap_attach__file(l, fd, exe, -1);
-	close(fd);
-	if (err > 0)
-		*nfns += err;
-	return 0;
+	return err ? err : heap_attach__cmd(l, exe, nfns);
 }
 
 /* -v: ring-buffer records the consumer took and what was lost (read by `make bench`): the loss
@@ -763,7 +741,7 @@ static int add_cmd(struct run *r)
 	if (!err)
 		err = collect__add_child(r->collect, (uint32_t)r->child.pid);
 	if (!err && r->lo.heap)
-		err = attach_heap_cmd(r->loader, env->cmd, &r->nfns);
+		err = attach_heap_cmd(r->loader, env->cmd[0], &r->nfns);
 	if (err == -ENOENT) {
 		pr_err("cannot run %s: command not found\n", env->cmd[0]);
 		return 2;

@@ -576,3 +576,29 @@ cleanup:
 	close(fd);
 	return ret;
 }
+
+int heap_attach__cmd(struct loader *l, const char *exe, int *nfns)
+{
+	int err, n, fd;
+
+	/* A static executable brings its own allocator (or none): probe only the file itself. */
+	n = heap_attach__is_static(exe);
+	if (n < 0)
+		return n;
+	if (!n) {
+		/* Dynamic programs load the system's libc and libstdc++: the ones we map ourselves.
+		 */
+		err = heap_attach__process(l, (uint32_t)getpid(), NULL, -1, HEAP_ATTACH_PREPARE,
+					   nfns);
+		if (err)
+			return err;
+	}
+	err = safe_open__at(&fd, -1, exe, 0, SAFE_OPEN_ELF_MAX, NULL);
+	if (err)
+		return err;
+	err = heap_attach__file(l, fd, exe, -1);
+	close(fd);
+	if (err > 0)
+		*nfns += err;
+	return 0;
+}

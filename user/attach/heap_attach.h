@@ -88,5 +88,11 @@ int heap_attach__root(struct loader *l, struct owners *o, int root_fd, bool exit
 /* 1 if the executable at path has no program interpreter (static), 0 if dynamic or a script,
  * -errno if unreadable or not ELF. */
 int heap_attach__is_static(const char *path);
+/*
+ * `-- CMD` before it runs: the executable exe (resolved) and, unless static, the libc and
+ * libstdc++ it will load (the system's, as we map them), probed for every process (BPF
+ * filters on the targets).  Adds the functions probed to *nfns.  0 or -errno.
+ */
+int heap_attach__cmd(struct loader *l, const char *exe, int *nfns);
 
 #endif /* PROF_HEAP_ATTACH_H */
