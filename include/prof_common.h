@@ -165,7 +165,12 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  DROP)                                                                                 \
 	X(no_stack, "no_stack", "allocations kept without a stack", DROP)                       \
 	X(exec_released, "exec_released",                                                       \
-	  "live blocks ended by their process's exec (freed, not leaked)", EVENT)
+	  "live blocks ended by their process's exec (freed, not leaked)", EVENT)               \
+	X(live_capped, "live_capped",                                                           \
+	  "allocations counted but not tracked live: their process had 1 Mi live blocks "       \
+	  "tracked, or all had 4 Mi (that process's in-use values are then low; the block's "   \
+	  "free is an unknown free)",                                                           \
+	  DROP)
 
 #define PROF_CALL_STATS(X)                                                                         \
 	X(entries, "call_entries", "function entries seen", EVENT)                                 \
