@@ -76,7 +76,12 @@ enum prof_counter_kind {
 	  "scope then)",                                                                           \
 	  EVENT)                                                                                   \
 	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed", DROP)                     \
-	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full", DROP) \
+	X(SAMPLED_FULL, "sampled_full",                                                            \
+	  "sampled allocations counted but not tracked live: address map full", DROP)              \
+	X(SAMPLED_PROC_CAP, "sampled_proc_cap",                                                    \
+	  "sampled allocations counted but not tracked live: their process held its quarter of "   \
+	  "the address map (that process's in-use values are then low)",                           \
+	  DROP)                                                                                    \
 	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                    \
 	  "threads sampled without their byte countdown: countdown map full", DROP)                \
 	X(HEAP_READ_FAIL, "heap_read_fail",                                                        \
