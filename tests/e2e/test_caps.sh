@@ -61,3 +61,16 @@ t_caps_sampled_per_process() {
 	expect_eq "unknown_frees" 0 "$(pprof_counter_value "$f" unknown_frees)"
 	expect_eq "live_capped" 0 "$(pprof_counter_value "$f" live_capped)"
 }
+
+# A process's count of sampled blocks goes to zero at its exec (its blocks went with the old
+# image): -- CMD keeps 100 blocks (its whole share), execs itself, and keeps 100 more, all tracked.
+t_caps_sampled_share_back_at_exec() {
+	local f=$E2E_TMP/exec.pb.gz
+	BPFTRACE_PROF_SAMPLED_SHARE=100 "$PROF" --heap --sample-bytes 1 --no-preload -o "$f" \
+		--top 0 -- "$LB" -x 0 100 0 100 || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	expect_eq "sampled_proc_cap" 0 "$(pprof_counter_value "$f" sampled_proc_cap)"
+	expect_eq "keep_again alloc_objects" 200 "$(pprof_flat "$f" alloc_objects keep_again)"
+	expect_eq "keep_again inuse_objects" 100 "$(pprof_flat "$f" inuse_objects keep_again)"
+	expect_eq "exec_released" 100 "$(pprof_counter_value "$f" exec_released)"
+}
