@@ -42,6 +42,8 @@ struct {
 } prof_heap_scratch SEC(".maps");
 
 const volatile __u64 sample_bytes = 0;
+/* --sample-bytes: prof_sampled entries one process may hold (PROF_SAMPLED_SHARE). */
+const volatile __s64 sampled_share = PROF_SAMPLED_SHARE;
 /* -p: the uprobes are attached per process, so the kernel filters already. */
 const volatile bool pid_filtered = false;
 /*
@@ -233,6 +235,51 @@ int BPF_KPROBE(heap_enter)
 	return 0;
 }
 
+/* A sampled block of tgid left prof_sampled: one fewer held.  Never below zero: an exec drops
+ * the count, and the old image's entries may still end (a race loses one at most). */
+static __always_inline void sampled_left(__u32 tgid)
+{
+	__s64 *n = bpf_map_lookup_elem(&prof_sampled_procs, &tgid);
+
+	if (n && *n > 0)
+		__sync_fetch_and_add(n, -1);
+}
+
+/*
+ * Keep a sampled block, unless its process holds its share of the map already, or the map (or
+ * the map of counts) is full: counted, and its free will not travel.  1 kept, 0 kept already (a
+ * block handed out again takes no more room), -1 not kept.
+ */
+static __always_inline int sampled_add(struct prof_sampled_key *key)
+{
+	__s64 *n = bpf_map_lookup_elem(&prof_sampled_procs, &key->tgid), first = 1;
+	__u8 one = 1;
+
+	if (n && *n >= sampled_share) {
+		if (bpf_map_lookup_elem(&prof_sampled, key))
+			return 0;
+		prof_count(PROF_CNT_SAMPLED_PROC_CAP);
+		return -1;
+	}
+	if (bpf_map_update_elem(&prof_sampled, key, &one, BPF_NOEXIST)) {
+		if (bpf_map_lookup_elem(&prof_sampled, key))
+			return 0;
+		prof_count(PROF_CNT_SAMPLED_FULL);
+		return -1;
+	}
+	if (!n && !bpf_map_update_elem(&prof_sampled_procs, &key->tgid, &first, BPF_NOEXIST))
+		return 1;
+	if (!n)
+		n = bpf_map_lookup_elem(&prof_sampled_procs, &key->tgid); /* another thread's */
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return 1;
+	}
+	bpf_map_delete_elem(&prof_sampled, key);
+	prof_count(PROF_CNT_SAMPLED_FULL);
+	return -1;
+}
+
 /*
  * --sample-bytes: a block of this process left the heap (freed, or moved by a realloc).  Only
  * a sampled block is news to userspace: the others it never saw.
@@ -242,8 +289,11 @@ static __always_inline void emit_free(__u64 id, __u64 addr)
 	struct prof_sampled_key key = {.tgid = id >> 32, .addr = addr};
 	struct prof_heap_free *e;
 
-	if (sample_bytes && bpf_map_delete_elem(&prof_sampled, &key))
-		return;
+	if (sample_bytes) {
+		if (bpf_map_delete_elem(&prof_sampled, &key))
+			return;
+		sampled_left(key.tgid);
+	}
 	e = prof_reserve(sizeof(*e));
 	if (!e)
 		return;
@@ -312,11 +362,11 @@ static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 entry_sp, __u64 addr,
 				       __u64 old_addr, __u64 size, __u64 weight)
 {
-	struct prof_sampled_key key = {.tgid = id >> 32};
+	struct prof_sampled_key key = {.tgid = id >> 32}, nkey = {.tgid = id >> 32, .addr = addr};
 	struct prof_heap_record *r;
 	bool old_sampled = false;
+	int kept = 0;
 	__u32 zero = 0;
-	__u8 one = 1;
 	__u64 n, len;
 	long got;
 
@@ -353,20 +403,24 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 			old_sampled = !bpf_map_delete_elem(&prof_sampled, &key);
 			if (!old_sampled)
 				r->e.old_addr = 0;
+			else
+				sampled_left(key.tgid);
 		}
+	}
+	/* Kept before it is sent, so that userspace knows a block whose free will not travel. */
+	if (sample_bytes && addr) {
+		kept = sampled_add(&nkey);
+		if (kept < 0)
+			r->e.flags |= PROF_HEAP_UNTRACKED;
 	}
 	len = prof_bound(sizeof(r->e) + n * sizeof(__u64), sizeof(*r));
 	if (bpf_ringbuf_output(&prof_events, r, len, prof_wakeup_flags())) {
 		prof_count(PROF_CNT_RINGBUF_FULL);
+		if (kept > 0 && !bpf_map_delete_elem(&prof_sampled, &nkey))
+			sampled_left(nkey.tgid);
 		/* Userspace never heard of the move: the old block stays sampled. */
 		if (old_sampled)
-			bpf_map_update_elem(&prof_sampled, &key, &one, BPF_ANY);
-		return;
-	}
-	if (sample_bytes && addr) {
-		key.addr = addr;
-		if (bpf_map_update_elem(&prof_sampled, &key, &one, BPF_ANY))
-			prof_count(PROF_CNT_SAMPLED_FULL);
+			sampled_add(&key);
 	}
 }
 

@@ -54,6 +54,17 @@ struct {
 	__type(value, __u8);
 } prof_otel_procs SEC(".maps");
 
+/*
+ * --sample-bytes: tgid -> its blocks in prof_sampled (__s64), held under a share of that map
+ * (bpf/heap.bpf.c).  An exec or the group's death removes it (bpf/proc.bpf.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __s64);
+} prof_sampled_procs SEC(".maps");
+
 static __always_inline bool prof_heap_otel(__u32 tgid)
 {
 	__u8 *v = bpf_map_lookup_elem(&prof_otel_procs, &tgid);

@@ -282,6 +282,8 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	bpf_map_delete_elem(&prof_unwind_procs, &pid);
 	bpf_map_delete_elem(&prof_dl_state, &pid);   /* a new image: its own dlopens */
 	bpf_map_delete_elem(&prof_otel_procs, &pid); /* and its own probes, if any */
+	/* its count of sampled blocks: they went with the image */
+	bpf_map_delete_elem(&prof_sampled_procs, &pid);
 	/*
 	 * A new executable (wide scopes, holds on): stopped before its first instruction until
 	 * userspace has probed its allocators, hooked its exit and loader, attached its runtime:
@@ -327,6 +329,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 		bpf_map_delete_elem(&prof_dl_pending, &pid);
 		bpf_map_delete_elem(&prof_dl_state, &pid);
 		bpf_map_delete_elem(&prof_otel_procs, &pid);
+		bpf_map_delete_elem(&prof_sampled_procs, &pid);
 		flags |= PROF_PROC_GROUP_DEAD;
 		if (prof_scope == PROF_SCOPE_PIDS)
 			bpf_map_delete_elem(&prof_targets, &pid);

@@ -76,7 +76,12 @@ enum prof_counter_kind {
 	  "scope then)",                                                                           \
 	  EVENT)                                                                                   \
 	X(STACK_FAIL, "stack_fail", "stacks lost: stack capture failed", DROP)                     \
-	X(SAMPLED_FULL, "sampled_full", "sampled allocations not tracked: address map full", DROP) \
+	X(SAMPLED_FULL, "sampled_full",                                                            \
+	  "sampled allocations counted but not tracked live: address map full", DROP)              \
+	X(SAMPLED_PROC_CAP, "sampled_proc_cap",                                                    \
+	  "sampled allocations counted but not tracked live: their process held its quarter of "   \
+	  "the address map (that process's in-use values are then low)",                           \
+	  DROP)                                                                                    \
 	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                    \
 	  "threads sampled without their byte countdown: countdown map full", DROP)                \
 	X(HEAP_READ_FAIL, "heap_read_fail",                                                        \
@@ -169,7 +174,12 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  DROP)                                                                                 \
 	X(no_stack, "no_stack", "allocations kept without a stack", DROP)                       \
 	X(exec_released, "exec_released",                                                       \
-	  "live blocks ended by their process's exec (freed, not leaked)", EVENT)
+	  "live blocks ended by their process's exec (freed, not leaked)", EVENT)               \
+	X(live_capped, "live_capped",                                                           \
+	  "allocations counted but not tracked live: their process had 1 Mi live blocks "       \
+	  "tracked, or all had 4 Mi (that process's in-use values are then low; the block's "   \
+	  "free is an unknown free)",                                                           \
+	  DROP)
 
 #define PROF_CALL_STATS(X)                                                                         \
 	X(entries, "call_entries", "function entries seen", EVENT)                                 \

@@ -97,6 +97,9 @@ _Static_assert(sizeof(struct prof_sampled_key) == 16, "prof_sampled_key layout")
 /* prof_heap_event.flags */
 enum prof_heap_event_flags {
 	PROF_HEAP_STACK_FAILED = 1, /* the stack capture failed (counted in BPF): no frames */
+	/* --sample-bytes: BPF keeps no record of the block (its process at its share of the
+	 * sampled map, or the map full; counted): its free will not travel. */
+	PROF_HEAP_UNTRACKED = 2,
 };
 
 /*
@@ -144,5 +147,9 @@ _Static_assert(sizeof(struct prof_heap_free) == 32, "prof_heap_free layout");
 #define PROF_PENDING_ENTRIES	 16384	   /* threads inside an allocator call at once */
 #define PROF_SAMPLE_LEFT_ENTRIES 16384	   /* --sample-bytes: live threads with a countdown */
 #define PROF_SAMPLED_ENTRIES	 (1 << 20) /* --sample-bytes: sampled blocks live at once */
+/* --sample-bytes: the sampled blocks one process may hold in that map, so that a leak of one
+ * leaves room for the others (a quarter: four leaking processes fill it, a few normal ones
+ * never reach it). */
+#define PROF_SAMPLED_SHARE	 (PROF_SAMPLED_ENTRIES / 4)
 
 #endif /* PROF_HEAP_H */

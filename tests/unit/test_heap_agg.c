@@ -271,6 +271,93 @@ static void test_heap_agg__python_state_splits_sites(void **state)
 	assert_int_equal(seen, (1u << 1) | (1u << 2));
 }
 
+/* A process at its cap: its new blocks still count as allocated, not in use, counted as
+ * live_capped; their frees are unknown frees; other processes keep their room; frees, exec
+ * and forget bring the count back to zero. */
+static void test_heap_agg__pid_cap_counted_others_unaffected(void **state)
+{
+	struct heap_agg *h = *state;
+	const struct heap_site_values *v;
+
+	heap_agg__set_caps(h, 3, 0);
+	for (uint64_t i = 0; i < 5; i++)
+		heap_agg__alloc(h, 1, 1, 5, 0, 0x1000 + i * 0x100, 100);
+	for (uint64_t i = 0; i < 3; i++)
+		heap_agg__alloc(h, 2, 2, 5, 0, 0x1000 + i * 0x100, 10);
+	v = heap_agg__site(h, 1, 1, 5, 0);
+	assert_int_equal((int64_t)v->alloc_objects, 5);
+	assert_int_equal((int64_t)v->alloc_bytes, 500);
+	assert_int_equal((int64_t)v->inuse_objects, 3);
+	assert_int_equal((int64_t)v->inuse_bytes, 300);
+	assert_int_equal(heap_agg__stats(h)->live_capped, 2);
+	assert_int_equal(heap_agg__live_count(h, 1), 3);
+	/* The other process had its whole room. */
+	assert_int_equal((int64_t)heap_agg__site(h, 2, 2, 5, 0)->inuse_objects, 3);
+	assert_int_equal(heap_agg__live_count(h, 2), 3);
+	/* An untracked block's free: unknown, in-use values untouched. */
+	heap_agg__free_block(h, 1, 0x1400);
+	assert_int_equal(heap_agg__stats(h)->unknown_frees, 1);
+	assert_int_equal((int64_t)v->inuse_objects, 3);
+	/* A tracked block's free makes room again. */
+	heap_agg__free_block(h, 1, 0x1000);
+	assert_int_equal(heap_agg__live_count(h, 1), 2);
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x9000, 100);
+	v = heap_agg__site(h, 1, 1, 5, 0);
+	assert_int_equal((int64_t)v->inuse_objects, 3);
+	assert_int_equal(heap_agg__stats(h)->live_capped, 2);
+	/* A block handed out again takes no new room. */
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x9000, 100);
+	assert_int_equal(heap_agg__live_count(h, 1), 3);
+	assert_int_equal(heap_agg__stats(h)->live_capped, 2);
+	/* Down to zero: frees, exec, and a process forgotten. */
+	for (uint64_t i = 0; i < 3; i++)
+		heap_agg__free_block(h, 2, 0x1000 + i * 0x100);
+	assert_int_equal(heap_agg__live_count(h, 2), 0);
+	assert_int_equal(heap_agg__exec(h, 1), 0);
+	assert_int_equal(heap_agg__live_count(h, 1), 0);
+	for (uint64_t i = 0; i < 3; i++)
+		heap_agg__alloc(h, 1, 1, 6, 0, 0x1000 + i * 0x100, 10);
+	assert_int_equal(heap_agg__live_count(h, 1), 3);
+	assert_int_equal(heap_agg__forget_pid(h, 1, NULL, NULL), 0);
+	assert_int_equal(heap_agg__live_count(h, 1), 0);
+	assert_int_equal(heap_agg__stats(h)->live_capped, 2);
+}
+
+/* The total cap holds whatever the processes. */
+static void test_heap_agg__total_cap(void **state)
+{
+	struct heap_agg *h = *state;
+
+	heap_agg__set_caps(h, 0, 4);
+	for (uint32_t pid = 1; pid <= 3; pid++) {
+		heap_agg__alloc(h, pid, pid, 5, 0, 0x1000, 8);
+		heap_agg__alloc(h, pid, pid, 5, 0, 0x2000, 8);
+	}
+	assert_int_equal(heap_agg__stats(h)->live_capped, 2);
+	assert_int_equal(heap_agg__live_count(h, 1) + heap_agg__live_count(h, 2) +
+				 heap_agg__live_count(h, 3),
+			 4);
+	assert_int_equal((int64_t)heap_agg__site(h, 3, 3, 5, 0)->alloc_objects, 2);
+	assert_int_equal((int64_t)heap_agg__site(h, 3, 3, 5, 0)->inuse_objects, 0);
+	heap_agg__free_block(h, 1, 0x1000);
+	heap_agg__alloc(h, 3, 3, 5, 0, 0x3000, 8);
+	assert_int_equal((int64_t)heap_agg__site(h, 3, 3, 5, 0)->inuse_objects, 1);
+	assert_int_equal(heap_agg__stats(h)->live_capped, 2);
+}
+
+/* The default: one process keeps HEAP_AGG_PID_CAP blocks live, no more. */
+static void test_heap_agg__default_pid_cap(void **state)
+{
+	struct heap_agg *h = *state;
+
+	for (uint64_t i = 0; i <= HEAP_AGG_PID_CAP; i++)
+		heap_agg__alloc(h, 1, 1, 5, 0, 0x10000 + i * 16, 16);
+	heap_agg__alloc(h, 2, 2, 5, 0, 0x10000, 16);
+	assert_int_equal(heap_agg__live_count(h, 1), HEAP_AGG_PID_CAP);
+	assert_int_equal(heap_agg__stats(h)->live_capped, 1);
+	assert_int_equal((int64_t)heap_agg__site(h, 2, 2, 5, 0)->inuse_objects, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +382,10 @@ int main(void)
 		cmocka_unit_test(test_heap_agg__sampling_weights_are_unbiased),
 		cmocka_unit_test_setup_teardown(test_heap_agg__python_state_splits_sites, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__pid_cap_counted_others_unaffected,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__total_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__default_pid_cap, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("heap_agg", tests, NULL, NULL);

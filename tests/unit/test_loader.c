@@ -52,11 +52,12 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 	map_names(proc->obj, names, sizeof(names));
 	/* The lifecycle program keeps the unwinder's process entries right (fork, exec, exit),
 	 * marks the processes born in a cgroup scope for the heap's return probe, and keeps the
-	 * set of processes on their otel_memory probes (a fork inherits, an exec leaves). */
+	 * set of processes on their otel_memory probes (a fork inherits, an exec leaves) and
+	 * their counts of sampled blocks (an exec or death drops them). */
 	assert_string_equal(names,
 			    "prof_targets prof_counters prof_scope_cgroup prof_events "
 			    "prof_pending prof_sample_left prof_scope_born prof_otel_procs "
-			    "prof_unwind_tables "
+			    "prof_sampled_procs prof_unwind_tables "
 			    "prof_unwind_procs prof_unwind_files prof_hold_gate prof_exec_seen "
 			    "prof_dl_pending prof_dl_state prof_held prof_hold_rate_map ");
 	map_names(cpu->obj, names, sizeof(names));

@@ -30,6 +30,9 @@ struct heap_agg {
 	uint64_t sample_bytes;
 	struct hashmap *sites; /* site_key -> heap_site_values */
 	struct hashmap *live;  /* live_key -> live_block */
+	/* pid -> its live blocks (uint32_t; no entry at 0): checked against pid_cap per block */
+	struct hashmap *pid_live;
+	uint32_t pid_cap, total_cap;
 	struct heap_agg_stats stats;
 	bool oom_reported;
 };
@@ -42,6 +45,10 @@ int heap_agg__new(struct heap_agg **out, uint64_t sample_bytes)
 	if (!h)
 		return -ENOMEM;
 	h->sample_bytes = sample_bytes;
+	heap_agg__set_caps(h, 0, 0);
+	err = hashmap__new(&h->pid_live, sizeof(uint32_t), sizeof(uint32_t));
+	if (err)
+		goto cleanup;
 	err = hashmap__new(&h->sites, sizeof(struct site_key), sizeof(struct heap_site_values));
 	if (err)
 		goto cleanup;
@@ -61,7 +68,59 @@ void heap_agg__free(struct heap_agg *h)
 		return;
 	hashmap__free(h->sites);
 	hashmap__free(h->live);
+	hashmap__free(h->pid_live);
 	free(h);
+}
+
+void heap_agg__set_caps(struct heap_agg *h, uint32_t per_pid, uint32_t total)
+{
+	h->pid_cap = per_pid ? per_pid : HEAP_AGG_PID_CAP;
+	h->total_cap = total ? total : HEAP_AGG_TOTAL_CAP;
+}
+
+uint32_t heap_agg__live_count(const struct heap_agg *h, uint32_t pid)
+{
+	const uint32_t *n = hashmap__find(h->pid_live, &pid);
+
+	return n ? *n : 0;
+}
+
+/* Room for one more live block of pid under both caps. */
+static bool room(const struct heap_agg *h, uint32_t pid)
+{
+	return hashmap__count(h->live) < h->total_cap && heap_agg__live_count(h, pid) < h->pid_cap;
+}
+
+/* A new live block of lk->pid, counted.  0 or -ENOMEM (nothing changed). */
+static int track(struct heap_agg *h, struct live_block **out, const struct live_key *lk)
+{
+	bool created = false;
+	uint32_t *n;
+	int err;
+
+	err = hashmap__upsert(h->pid_live, (void **)&n, &lk->pid, &created);
+	if (err)
+		return err;
+	err = hashmap__upsert(h->live, (void **)out, lk, NULL);
+	if (err) {
+		if (created)
+			hashmap__delete(h->pid_live, &lk->pid);
+		return err;
+	}
+	(*n)++;
+	return 0;
+}
+
+/* A live block leaves the table, and its process's count with it. */
+static void untrack(struct heap_agg *h, const struct live_key *lk)
+{
+	uint32_t *n;
+
+	if (hashmap__delete(h->live, lk))
+		return;
+	n = hashmap__find(h->pid_live, &lk->pid);
+	if (n && !--*n)
+		hashmap__delete(h->pid_live, &lk->pid);
 }
 
 static void oom(struct heap_agg *h)
@@ -104,7 +163,18 @@ void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
 	}
 	uncount(h, b);
 	h->stats.frees++;
-	hashmap__delete(h->live, &lk);
+	untrack(h, &lk);
+}
+
+void heap_agg__untrack(struct heap_agg *h, uint32_t pid, uint64_t addr)
+{
+	struct live_key lk = {.addr = addr, .pid = pid};
+	struct live_block *b = hashmap__find(h->live, &lk);
+
+	if (!b)
+		return;
+	uncount(h, b);
+	untrack(h, &lk);
 }
 
 /* A block standing for objects allocations of bytes in all. */
@@ -135,13 +205,18 @@ static void add_block(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t st
 	}
 	v->alloc_objects += objects;
 	v->alloc_bytes += bytes;
-	v->inuse_objects += objects;
-	v->inuse_bytes += bytes;
 	h->stats.allocs++;
-	if (!b && hashmap__upsert(h->live, (void **)&b, &lk, NULL)) {
+	/* Past a cap the allocation still counts, but is not in use as far as we know. */
+	if (!b && !room(h, pid)) {
+		h->stats.live_capped++;
+		return;
+	}
+	if (!b && track(h, &b, &lk)) {
 		oom(h);
 		return;
 	}
+	v->inuse_objects += objects;
+	v->inuse_bytes += bytes;
 	b->site = sk;
 	b->objects = objects;
 	b->bytes = bytes;
@@ -199,11 +274,15 @@ int heap_agg__exec(struct heap_agg *h, uint32_t pid)
 			gone = g;
 			cap = ncap;
 		}
-		uncount(h, b);
 		gone[n++] = *k;
 	}
-	for (size_t i = 0; i < n; i++)
-		hashmap__delete(h->live, &gone[i]);
+	/* Uncounted here, so that a failure above leaves the values as they were. */
+	for (size_t i = 0; i < n; i++) {
+		b = hashmap__find(h->live, &gone[i]);
+		if (b)
+			uncount(h, b);
+		untrack(h, &gone[i]);
+	}
 	h->stats.exec_released += n;
 cleanup:
 	free(gone);
@@ -286,7 +365,7 @@ int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ct
 	for (size_t i = 0; i < nl; i++) {
 		if (gone)
 			gone(ctx, lives[i].addr);
-		hashmap__delete(h->live, &lives[i]);
+		untrack(h, &lives[i]);
 	}
 	for (size_t i = 0; i < ns; i++)
 		hashmap__delete(h->sites, &sites[i]);

@@ -28,12 +28,29 @@ struct heap_agg_stats {
 	uint64_t replaced_live; /* block handed out again while we thought it live */
 	uint64_t no_stack;	/* allocations whose stack was lost (kept, stack empty) */
 	uint64_t exec_released; /* live blocks ended by their process's exec (freed, not leaked) */
+	uint64_t live_capped;	/* allocations counted but not tracked live: a cap was reached */
 };
+
+/*
+ * The live table's bounds, so that one leaking process cannot grow our memory without limit nor
+ * take the room the others need.  An entry costs 49 bytes a slot (16 key + 32 value + 1 used
+ * byte) and the table keeps at most half its slots used: 98-196 bytes a live block.  1 Mi blocks
+ * of one process is then at most ~200 MiB; 4 Mi in all at most 8 Mi slots, ~400 MiB (+ the
+ * half-size table while it grows).  Sampled runs never come near: BPF tracks at most
+ * PROF_SAMPLED_ENTRIES (1 Mi) sampled blocks, a quarter of them per process.
+ */
+#define HEAP_AGG_PID_CAP   (1u << 20)
+#define HEAP_AGG_TOTAL_CAP (4u << 20)
 
 /* sample_bytes: 0 = every allocation recorded; N = allocations were sampled at one per N
  * bytes on average and are weighted by 1 / (1 - exp(-size / N)) so totals stay unbiased. */
 int heap_agg__new(struct heap_agg **out, uint64_t sample_bytes);
 void heap_agg__free(struct heap_agg *h);
+/* Live blocks tracked per process and in all (0: HEAP_AGG_PID_CAP, HEAP_AGG_TOTAL_CAP).  A block
+ * past either still counts as allocated; it is not in use (live_capped), its free unknown. */
+void heap_agg__set_caps(struct heap_agg *h, uint32_t per_pid, uint32_t total);
+/* Live blocks tracked for pid — for tests. */
+uint32_t heap_agg__live_count(const struct heap_agg *h, uint32_t pid);
 
 /* py: enum prof_py_thread (include/prof_python.h), part of the site like the stack. */
 void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
@@ -47,6 +64,10 @@ void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr);
  * the free probe, which sees glibc's internal free of a zero-size realloc). */
 void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
 		       uint64_t old_addr, uint64_t addr, uint64_t size);
+
+/* A block just allocated whose free will not be seen (BPF keeps no record of it, counted
+ * there): it leaves the live table and the in-use values, its allocation stays. */
+void heap_agg__untrack(struct heap_agg *h, uint32_t pid, uint64_t addr);
 
 /* pid exec'd: its address space, and every block still live in it, is gone.  Those blocks
  * leave the in-use values (they were not leaked).  0 or -ENOMEM (nothing released then). */

@@ -96,6 +96,9 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 	else
 		heap_agg__realloc(c->heap, e->pid, e->tid, id, e->py, e->old_addr, e->addr,
 				  e->size);
+	/* BPF keeps no record of it: its free will not come (counted there). */
+	if (e->flags & PROF_HEAP_UNTRACKED)
+		heap_agg__untrack(c->heap, e->pid, e->addr);
 	return heap_tap(c,
 			e->type == PROF_REC_HEAP_ALLOC ? COLLECT_HEAP_ALLOC : COLLECT_HEAP_REALLOC,
 			e->pid, e->tid, id, e->addr, e->old_addr, e->size, e->ts, e->weight);

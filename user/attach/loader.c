@@ -45,6 +45,7 @@ enum shared_map {
 	SHARED_SCOPE_CGROUP,
 	SHARED_SCOPE_BORN,
 	SHARED_OTEL_PROCS,
+	SHARED_SAMPLED_PROCS,
 	SHARED__COUNT,
 };
 
@@ -61,6 +62,7 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_SCOPE_CGROUP] = "prof_scope_cgroup",
 	[SHARED_SCOPE_BORN] = "prof_scope_born",
 	[SHARED_OTEL_PROCS] = "prof_otel_procs",
+	[SHARED_SAMPLED_PROCS] = "prof_sampled_procs",
 };
 
 struct loader {
@@ -156,6 +158,7 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_scope_born",
 		 l->opts.heap && l->opts.scope == PROF_SCOPE_CGROUP ? PROF_MAX_TARGETS : 1},
 		{"prof_otel_procs", l->opts.heap ? PROF_MAX_TARGETS : 1},
+		{"prof_sampled_procs", l->opts.heap && l->opts.sample_bytes ? PROF_MAX_TARGETS : 1},
 	};
 	struct bpf_map *map;
 	int err;
@@ -271,12 +274,18 @@ static int choose_heap_session(struct loader *l)
 
 static int open_heap(struct loader *l)
 {
+	const char *share;
 	int err;
 
 	l->heap = heap_bpf__open();
 	if (!l->heap)
 		return load_failed("heap", -errno);
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
+	/* A process's share of prof_sampled, 256 Ki, is too many for a test to fill: the
+	 * environment lowers it (tests/e2e/test_caps.sh; undocumented). */
+	share = getenv("BPFTRACE_PROF_SAMPLED_SHARE");
+	if (share && strtoul(share, NULL, 10))
+		l->heap->rodata->sampled_share = (__s64)strtoul(share, NULL, 10);
 	/* Wide scopes probe files for every process: BPF filters by scope. */
 	l->heap->rodata->pid_filtered =
 		!l->opts.follow_children && l->opts.scope == PROF_SCOPE_PIDS;
