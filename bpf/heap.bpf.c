@@ -53,6 +53,18 @@ const volatile bool pid_filtered = false;
  */
 volatile bool heap_armed = false;
 
+/*
+ * Set by userspace before the first process goes onto its otel_memory probes
+ * (loader__heap_path): until then the allocator probes skip the lookup of prof_otel_procs.
+ */
+volatile bool heap_otel_any = false;
+
+/* A process on the otel_memory path: its own probes report its heap, not the allocator's. */
+static __always_inline bool on_otel(__u32 tgid)
+{
+	return heap_otel_any && prof_heap_otel(tgid);
+}
+
 static __always_inline bool heap_target(__u32 tgid)
 {
 	return heap_armed && (pid_filtered || prof_is_target(tgid));
@@ -127,7 +139,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 	bool taken;
 
 	/* A process on the otel_memory path: its own probes report its heap. */
-	if (!heap_target(id >> 32) || prof_heap_otel(id >> 32))
+	if (!heap_target(id >> 32) || on_otel(id >> 32))
 		return 1;
 	p.size = size;
 	p.old_addr = old_addr;
@@ -290,7 +302,9 @@ static __always_inline void emit_free(__u64 id, __u64 addr)
 	struct prof_heap_free *e;
 
 	if (sample_bytes) {
-		if (bpf_map_delete_elem(&prof_sampled, &key))
+		/* Most frees are of blocks never sampled: a lookup takes no bucket lock. */
+		if (!bpf_map_lookup_elem(&prof_sampled, &key) ||
+		    bpf_map_delete_elem(&prof_sampled, &key))
 			return;
 		sampled_left(key.tgid);
 	}
@@ -451,7 +465,7 @@ static __always_inline int returned(struct pt_regs *ctx, __u32 fn, long ret)
 	/* Only a target's entry probe records a pending call: that lookup is the filter. */
 	p = bpf_map_lookup_elem(&prof_pending, &tid);
 	if (!p) {
-		if (!heap_target(id >> 32) || prof_heap_otel(id >> 32))
+		if (!heap_target(id >> 32) || on_otel(id >> 32))
 			return 0;
 		/* Entered before attach, or (cgroup scope) before the process joined the cgroup. */
 		if (prof_scope == PROF_SCOPE_CGROUP &&
@@ -527,7 +541,7 @@ static __always_inline int freed(struct pt_regs *ctx, __u64 cookie, __u64 addr)
 	if (cookie == PROF_FN_CXX_THROW)
 		return cxx_throw(ctx);
 	id = bpf_get_current_pid_tgid();
-	if (!addr || !heap_target(id >> 32) || prof_heap_otel(id >> 32))
+	if (!addr || !heap_target(id >> 32) || on_otel(id >> 32))
 		return 0;
 	emit_free(id, addr);
 	return 0;

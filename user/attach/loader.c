@@ -866,6 +866,9 @@ int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 
 	if (fd < 0)
 		return -ENOENT;
+	/* Before any entry says otel: the allocator probes look entries up from then on. */
+	if (otel && l->heap)
+		__atomic_store_n(&l->heap->bss->heap_otel_any, true, __ATOMIC_RELEASE);
 	if (bpf_map_lookup_elem(fd, &pid, &was)) {
 		/* This image's first decision.  No room (the map full): BPF finds no entry, so the
 		 * allocator probes serve it, and it is counted there. */
