@@ -91,17 +91,9 @@ gate_run() { # NAME
 
 # bench/floor on the workload (ARGS: its options), until the workload exits: sets TOOL_PID.
 start_floor() { # LOG ARGS...
-	local log=$1 i
+	local log=$1
 	shift
-	"$FLOOR" -p "$WPID" "$@" >"$log.out" 2>"$log" {GATE}>&- &
-	TOOL_PID=$!
-	for ((i = 0; i < 6000; i++)); do
-		grep -q '^READY' "$log" 2>/dev/null && return 0
-		kill -0 "$TOOL_PID" 2>/dev/null || break
-		sleep 0.01
-	done
-	cat "$log" >&2
-	die "the floor did not start"
+	start_bg_tool "$log" '^READY' "the floor" "$FLOOR" -p "$WPID" "$@"
 }
 
 # The process took the otel_memory path (the profile's counter says so).

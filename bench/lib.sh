@@ -52,19 +52,27 @@ gate_spawn() { # WHAT OUT CMD ARGS...
 	die "$what never reached its gate"
 }
 
-# Attach the profiler (ARGS) to $WPID; sets TOOL_PID once it profiles.
-start_tool() { # LOG ARGS...
-	local log=$1 i
-	shift
-	"$PROF" -v "$@" -p "$WPID" >"$log.out" 2>"$log" {GATE}>&- &
+# Start CMD… in the background (stderr to LOG) and wait for a line matching READY_RE there:
+# sets TOOL_PID.  What the tools below share.
+start_bg_tool() { # LOG READY_RE WHAT CMD...
+	local log=$1 ready=$2 what=$3 i
+	shift 3
+	"$@" >"$log.out" 2>"$log" {GATE}>&- &
 	TOOL_PID=$!
 	for ((i = 0; i < 6000; i++)); do
-		grep -q '^bpftrace-prof: profiling ' "$log" 2>/dev/null && return 0
+		grep -q "$ready" "$log" 2>/dev/null && return 0
 		kill -0 "$TOOL_PID" 2>/dev/null || break
 		sleep 0.01
 	done
 	cat "$log" >&2
-	die "the profiler did not start"
+	die "$what did not start"
+}
+
+# Attach the profiler (ARGS) to $WPID; sets TOOL_PID once it profiles.
+start_tool() { # LOG ARGS...
+	local log=$1
+	shift
+	start_bg_tool "$log" '^bpftrace-prof: profiling ' "the profiler" "$PROF" -v "$@" -p "$WPID"
 }
 
 stop_tool() {

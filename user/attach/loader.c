@@ -275,6 +275,7 @@ static int choose_heap_session(struct loader *l)
 static int open_heap(struct loader *l)
 {
 	const char *share;
+	unsigned long n;
 	int err;
 
 	l->heap = heap_bpf__open();
@@ -282,10 +283,11 @@ static int open_heap(struct loader *l)
 		return load_failed("heap", -errno);
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
 	/* A process's share of prof_sampled, 256 Ki, is too many for a test to fill: the
-	 * environment lowers it (tests/e2e/test_caps.sh; undocumented). */
+	 * environment lowers it (tests/e2e/test_caps.sh; the man page says it is for tests). */
 	share = getenv("BPFTRACE_PROF_SAMPLED_SHARE");
-	if (share && strtoul(share, NULL, 10))
-		l->heap->rodata->sampled_share = (__s64)strtoul(share, NULL, 10);
+	n = share ? strtoul(share, NULL, 10) : 0;
+	if (n)
+		l->heap->rodata->sampled_share = (__s64)n;
 	/* Wide scopes probe files for every process: BPF filters by scope. */
 	l->heap->rodata->pid_filtered =
 		!l->opts.follow_children && l->opts.scope == PROF_SCOPE_PIDS;
