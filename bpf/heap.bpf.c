@@ -41,6 +41,33 @@ struct {
 	__type(value, struct prof_heap_record);
 } prof_heap_scratch SEC(".maps");
 
+/*
+ * Per thread, in task-local storage (freed with the thread, so none outlives it or is found by
+ * a thread that reuses its id): the outermost allocator call in flight, and --sample-bytes'
+ * countdown.  A probe reaches it by one pointer from the task, where a hash map costs an update
+ * at the entry and a lookup and a delete at the return.
+ */
+struct prof_heap_thread {
+	struct prof_heap_pending call;
+	__s64 left;   /* bytes until the thread's next sampled allocation */
+	bool in_call; /* call holds an allocator call in flight */
+	bool drawn;   /* left holds a draw (the first is drawn at the thread's first call) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct prof_heap_thread);
+} prof_heap_threads SEC(".maps");
+
+/* This thread's state; made at its first allocator call (NULL: no memory, counted there). */
+static __always_inline struct prof_heap_thread *heap_thread(bool create)
+{
+	return bpf_task_storage_get(&prof_heap_threads, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
 const volatile __u64 sample_bytes = 0;
 /* --sample-bytes: prof_sampled entries one process may hold (PROF_SAMPLED_SHARE). */
 const volatile __s64 sampled_share = PROF_SAMPLED_SHARE;
@@ -78,28 +105,25 @@ static __always_inline __s64 next_interval(void)
 	return v ? (__s64)*v : (__s64)sample_bytes;
 }
 
-/* True if an allocation of size bytes by this thread is to be recorded. */
-static __always_inline bool sample_take(__u32 tid, __u64 size)
+/* True if an allocation of size bytes by thread t is to be recorded. */
+static __always_inline bool sample_take(struct prof_heap_thread *t, __u64 size)
 {
-	__s64 *left, first;
 	bool taken;
 
-	left = bpf_map_lookup_elem(&prof_sample_left, &tid);
-	if (!left) {
-		first = next_interval() - (__s64)size;
-		taken = first <= 0;
+	if (!t->drawn) {
+		/* Drawn now, not at zero: a zero countdown would take the first call always. */
+		t->left = next_interval() - (__s64)size;
+		t->drawn = true;
+		taken = t->left <= 0;
 		if (taken)
-			first = next_interval();
-		/* Full: the draw above still holds (the interval is memoryless), but counted. */
-		if (bpf_map_update_elem(&prof_sample_left, &tid, &first, BPF_ANY))
-			prof_count(PROF_CNT_SAMPLE_LEFT_FULL);
+			t->left = next_interval();
 		return taken;
 	}
-	*left -= (__s64)size;
-	if (*left > 0)
+	t->left -= (__s64)size;
+	if (t->left > 0)
 		return false;
 	/* Several intervals may be crossed by one big block; it is taken once and weighted. */
-	*left = next_interval();
+	t->left = next_interval();
 	return true;
 }
 
@@ -134,13 +158,18 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 				 __u64 code_size, bool session)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
 	struct prof_heap_pending p = {}, *cur;
+	struct prof_heap_thread *t;
 	bool taken;
 
 	/* A process on the otel_memory path: its own probes report its heap. */
 	if (!heap_target(id >> 32) || on_otel(id >> 32))
 		return 1;
+	t = heap_thread(true);
+	if (!t) {
+		prof_count(PROF_CNT_PENDING_FULL);
+		return 1;
+	}
 	p.size = size;
 	p.old_addr = old_addr;
 	p.sp = PT_REGS_SP(ctx);
@@ -149,58 +178,43 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 		p.code_start = PT_REGS_IP(ctx);
 		p.code_end = p.code_start + code_size;
 	}
+	cur = t->in_call ? &t->call : NULL;
 	if (sample_bytes) {
 		/*
 		 * An outer call in flight (higher on the stack, or at the same sp for a tail call)
 		 * drew for this one: operator new -> malloc, realloc(NULL) -> malloc draw once.
 		 * Unsampled outer calls leave an entry too, so that their inner calls see them.
 		 */
-		cur = bpf_map_lookup_elem(&prof_pending, &tid);
 		if (cur && cur->sp >= p.sp) {
 			tail_call(cur, &p);
 			/* Into an operator new, this call's return reports (or ends) new's call;
 			 * an outer realloc's own return does that. */
 			return prof_fn_entry_only(cur->fn) ? 0 : 1;
 		}
-		taken = sample_take(tid, size);
+		taken = sample_take(t, size);
+		/* A call in flight below us is stale: its return never came (longjmp, exception). */
+		if (cur && prof_fn_entry_only(cur->fn) && !(cur->flags & PROF_PENDING_UNSAMPLED))
+			prof_count(PROF_CNT_CXX_NEW_LOST);
 		if (!taken && session && leaf_fn(fn)) {
-			if (cur) {
-				if (prof_fn_entry_only(cur->fn) &&
-				    !(cur->flags & PROF_PENDING_UNSAMPLED))
-					prof_count(PROF_CNT_CXX_NEW_LOST);
-				bpf_map_delete_elem(&prof_pending, &tid);
-			}
+			t->in_call = false;
 			return 1;
 		}
 		if (!taken)
 			p.flags = PROF_PENDING_UNSAMPLED;
-		if (cur) {
-			/* stale: its return never came (longjmp, exception) */
-			if (prof_fn_entry_only(cur->fn) && !(cur->flags & PROF_PENDING_UNSAMPLED))
-				prof_count(PROF_CNT_CXX_NEW_LOST);
-			*cur = p;
-			return 0;
-		}
-		if (bpf_map_update_elem(&prof_pending, &tid, &p, BPF_NOEXIST))
-			prof_count(PROF_CNT_PENDING_FULL);
+		t->call = p;
+		t->in_call = true;
 		return 0;
 	}
 	/*
-	 * BPF_NOEXIST: a call already in flight on this thread is an outer allocator entry point
-	 * (operator new calling malloc, reallocarray calling realloc); only the outer one counts.
+	 * A call already in flight on this thread higher on the stack (or at the same sp for a tail
+	 * call) is an outer allocator entry point (operator new calling malloc, reallocarray
+	 * calling realloc): only the outer one counts.  One deeper than us is stale — its return
+	 * never came (longjmp, a thread that died): replaced.
 	 */
-	if (!bpf_map_update_elem(&prof_pending, &tid, &p, BPF_NOEXIST))
-		return 0;
-	cur = bpf_map_lookup_elem(&prof_pending, &tid);
 	if (!cur) {
-		prof_count(PROF_CNT_PENDING_FULL);
-		return 0;
-	}
-	/*
-	 * An outer call lives higher on the stack (or at the same sp for a tail call).  An entry
-	 * deeper than us is stale — its return never came (longjmp, a thread that died): replace.
-	 */
-	if (cur->sp < p.sp) {
+		t->call = p;
+		t->in_call = true;
+	} else if (cur->sp < p.sp) {
 		if (prof_fn_entry_only(cur->fn))
 			prof_count(PROF_CNT_CXX_NEW_LOST);
 		*cur = p;
@@ -439,18 +453,16 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 }
 
 /* An allocator called by an entry-only operator new returned: its block is operator new's. */
-static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_pending *p, __u32 fn,
+static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_thread *t, __u32 fn,
 					__u64 id, __u64 addr)
 {
-	__u32 tid = (__u32)id;
-
 	/* posix_memalign's result lives behind an argument inner calls do not keep; NULL: a
 	 * new_handler retry or a throw follows (see cxx_throw). */
 	if (fn == PROF_FN_POSIX_MEMALIGN || !addr)
 		return 0;
-	if (!(p->flags & PROF_PENDING_UNSAMPLED))
-		emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, p->sp, addr, 0, p->size, 0);
-	bpf_map_delete_elem(&prof_pending, &tid);
+	if (!(t->call.flags & PROF_PENDING_UNSAMPLED))
+		emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, t->call.sp, addr, 0, t->call.size, 0);
+	t->in_call = false;
 	return 0;
 }
 
@@ -458,13 +470,12 @@ static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_pe
 static __always_inline int returned(struct pt_regs *ctx, __u32 fn, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
+	struct prof_heap_thread *t = heap_thread(false);
 	struct prof_heap_pending *p;
 	__u64 addr = (__u64)ret;
 
-	/* Only a target's entry probe records a pending call: that lookup is the filter. */
-	p = bpf_map_lookup_elem(&prof_pending, &tid);
-	if (!p) {
+	/* Only a target's entry probe records a call in flight: that is the filter. */
+	if (!t || !t->in_call) {
 		if (!heap_target(id >> 32) || on_otel(id >> 32))
 			return 0;
 		/* Entered before attach, or (cgroup scope) before the process joined the cgroup. */
@@ -475,11 +486,12 @@ static __always_inline int returned(struct pt_regs *ctx, __u32 fn, long ret)
 			prof_count(PROF_CNT_PENDING_MISSING);
 		return 0;
 	}
+	p = &t->call;
 	if (prof_fn_entry_only(p->fn)) {
 		if (PT_REGS_IP(ctx) < p->code_start || PT_REGS_IP(ctx) >= p->code_end)
 			return 0; /* called deeper, or returning elsewhere: not operator new's block
 				   */
-		return new_returned(ctx, p, fn, id, addr);
+		return new_returned(ctx, t, fn, id, addr);
 	}
 	/* An inner call of an outer entry point (or a tail call of one): the outer reports it. */
 	if (p->fn != fn || p->sp + 8 != PT_REGS_SP(ctx))
@@ -505,7 +517,7 @@ static __always_inline int returned(struct pt_regs *ctx, __u32 fn, long ret)
 	emit_alloc(ctx, id, is_realloc(fn) ? PROF_REC_HEAP_REALLOC : PROF_REC_HEAP_ALLOC, 0, addr,
 		   p->old_addr, p->size, 0);
 out:
-	bpf_map_delete_elem(&prof_pending, &tid);
+	t->in_call = false;
 	return 0;
 }
 
@@ -521,15 +533,12 @@ int BPF_KRETPROBE(heap_return, long ret)
  */
 static __always_inline int cxx_throw(struct pt_regs *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct prof_heap_pending *p;
-	__u32 tid = (__u32)id;
+	struct prof_heap_thread *t = heap_thread(false);
 
-	p = bpf_map_lookup_elem(&prof_pending, &tid);
-	if (!p || !prof_fn_cxx_throws(p->fn) || p->sp <= PT_REGS_SP(ctx))
+	if (!t || !t->in_call || !prof_fn_cxx_throws(t->call.fn) || t->call.sp <= PT_REGS_SP(ctx))
 		return 0; /* no operator new in flight above the throw */
 	prof_count(PROF_CNT_CXX_THROWS);
-	bpf_map_delete_elem(&prof_pending, &tid);
+	t->in_call = false;
 	return 0;
 }
 

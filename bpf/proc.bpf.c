@@ -316,9 +316,6 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 
 	if (!prof_is_target(pid))
 		return 0;
-	/* Its heap state: tids are reused, and dead threads' entries would fill the maps. */
-	bpf_map_delete_elem(&prof_pending, &tid);
-	bpf_map_delete_elem(&prof_sample_left, &tid);
 	/*
 	 * do_exit() decrements signal->live before this tracepoint: zero means the whole thread
 	 * group is gone.  Its tgid leaves the target set, so a process that later reuses the pid is

@@ -70,6 +70,58 @@ struct unwind_regs {
 	bool bp_lost;  /* the caller's rbp is unknown */
 };
 
+/*
+ * The walked thread's stack, read a window at a time: the next frame's slots are rarely more
+ * than a few hundred bytes above the last one's, and one 1 KiB copy costs about what one 8-byte
+ * bpf_probe_read_user does (perf on 6.18: the fault-safe copy's setup and hardened usercopy's
+ * check of the destination are most of a slot read).  Per CPU and per object, emptied at the
+ * start of every walk.  A program of the same object that interrupts a walk on this CPU (a perf
+ * event in NMI) walks the same thread, whose stack does not change under either.
+ */
+#define PROF_STACK_WIN 1024
+
+struct prof_stack_win {
+	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
+	__u8 data[PROF_STACK_WIN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_stack_win);
+} prof_stack_win SEC(".maps");
+
+/* One or two stack slots (a global function's argument must name its size). */
+struct stack_slots {
+	__u64 v[2];
+};
+
+/*
+ * A row's location in its table, found for a pc before, per CPU: (table id, pc) hashed to a
+ * slot.  A slot is only a hint: it is checked against the table itself (the row's pc <= pc <
+ * the next row's), so a table unloaded and its id reused, or two CPUs' programs, can make it
+ * miss but never wrong.
+ */
+#define PROF_UNWIND_ROW_SLOTS 1024
+
+struct unwind_row_slot {
+	__u32 table_id;
+	__u16 key; /* the chunk's key in the table's inner map */
+	__u16 row; /* its index in the chunk (never the chunk's last: see find_row) */
+};
+
+struct prof_unwind_row_cache {
+	struct unwind_row_slot s[PROF_UNWIND_ROW_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_unwind_row_cache);
+} prof_unwind_row_cache SEC(".maps");
+
 /* A row found for a pc, and the addresses it covers. */
 struct unwind_hit {
 	__u64 lo, hi;
@@ -143,14 +195,37 @@ static __always_inline struct prof_unwind_mapping *find_mapping(struct prof_unwi
 	return &p->maps[base];
 }
 
+/* The cache slot of (table id, table pc), or NULL. */
+static __always_inline struct unwind_row_slot *row_slot(__u32 table_id, __u32 rel)
+{
+	struct prof_unwind_row_cache *rc;
+	__u32 zero = 0;
+
+	rc = bpf_map_lookup_elem(&prof_unwind_row_cache, &zero);
+	if (!rc)
+		return NULL;
+	/* Fibonacci hashing: the top bits of the product mix every bit of the pc. */
+	return &rc->s[masked((rel ^ table_id * 0x85ebca6bu) * 0x9e3779b1u >> 22,
+			     PROF_UNWIND_ROW_SLOTS - 1)];
+}
+
+/* Row i of chunk c covers rel, and its end is in the chunk too: it is rel's row. */
+static __always_inline bool row_covers(const struct prof_unwind_chunk *c, __u32 i, __u32 rel)
+{
+	return i + 1 < PROF_UNWIND_CHUNK_ROWS && c->rows[i].pc <= rel &&
+	       rel < c->rows[masked(i + 1, PROF_UNWIND_CHUNK_ROWS - 1)].pc;
+}
+
 /*
  * The row for pc in m's table: 1 found, 0 no row covers pc (a gap, outside), -1 no table
- * loaded.
+ * loaded.  A row found before on this CPU is tried first (one chunk lookup, two compares); else
+ * two binary searches, and the row is remembered.
  */
 static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
 				    struct prof_unwind_row *out, __u64 *lo, __u64 *hi)
 {
 	__u32 key = 0, base = 0, n, half, rel, i;
+	struct unwind_row_slot *slot;
 	struct prof_unwind_chunk *c;
 	struct prof_unwind_index *ix;
 	void *inner;
@@ -161,6 +236,17 @@ static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
 	inner = bpf_map_lookup_elem(&prof_unwind_tables, &m->table_id);
 	if (!inner)
 		return -1;
+	slot = row_slot(m->table_id, rel);
+	/* Key 0 of a table of several chunks is its index, not rows. */
+	if (slot && slot->table_id == m->table_id && (slot->key || m->nchunks <= 1)) {
+		key = slot->key;
+		base = masked(slot->row, PROF_UNWIND_CHUNK_ROWS - 1);
+		c = bpf_map_lookup_elem(inner, &key);
+		if (c && row_covers(c, base, rel))
+			goto found;
+		key = 0;
+		base = 0;
+	}
 	if (m->nchunks > 1) {
 		ix = bpf_map_lookup_elem(inner, &key);
 		if (!ix)
@@ -194,6 +280,13 @@ static __always_inline int find_row(struct prof_unwind_mapping *m, __u64 pc,
 	base = masked(base, PROF_UNWIND_CHUNK_ROWS - 1);
 	if (c->rows[base].pc > rel)
 		return 0;
+	/* The chunk's last row ends in the next chunk: not checkable from here, not kept. */
+	if (slot && base + 1 < PROF_UNWIND_CHUNK_ROWS) {
+		slot->table_id = m->table_id;
+		slot->key = (__u16)key;
+		slot->row = (__u16)base;
+	}
+found:
 	*out = c->rows[base];
 	/* [this row's pc, the next row's) in addresses; the chunk's last row: this pc only */
 	*lo = m->bias + c->rows[base].pc;
@@ -349,11 +442,53 @@ __noinline __u64 prof_real_return(__u64 ra_slot)
 	return ret;
 }
 
+/*
+ * size (8 or 16) bytes of the walked thread's stack at addr into dst, through the window: 0, or
+ * the read's error.  A window that cannot be read whole (the stack's top is less than a window
+ * above addr) leaves the slot to a read of its own.  (Global: verified once.)
+ */
+__noinline int prof_stack_read(struct stack_slots *dst, __u64 addr, __u32 size)
+{
+	if (!dst)
+		return -EFAULT;
+#ifndef PROF_CROSS_TASK
+	__u32 zero = 0;
+	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &zero);
+	__u64 off;
+
+	if (win) {
+		off = addr - win->base;
+		if (addr < win->base || off + size > win->len) {
+			win->len = 0;
+			if (bpf_probe_read_user(win->data, sizeof(win->data), (void *)addr))
+				goto alone;
+			win->base = addr;
+			win->len = sizeof(win->data);
+			off = 0;
+		}
+		if (off > PROF_STACK_WIN - 16) {
+			/* the window's last slot */
+			if (size != 8 || off > PROF_STACK_WIN - 8)
+				goto alone;
+			dst->v[0] = *(__u64 *)&win->data[off];
+			return 0;
+		}
+		dst->v[0] = *(__u64 *)&win->data[off];
+		dst->v[1] = *(__u64 *)&win->data[off + 8];
+		return 0;
+	}
+alone:
+#endif
+	if (size == 16)
+		return prof_read_user(dst, 16, (void *)addr);
+	return prof_read_user(dst, 8, (void *)addr);
+}
+
 /* One frame by its frame pointer (the caller's frame at rbp, its return address above it).
  * Global, like the other steps. */
 __noinline int prof_fp_step(struct unwind_regs *w, __u32 reason)
 {
-	__u64 frame[2];
+	struct stack_slots frame;
 
 	if (!w)
 		return 0;
@@ -366,13 +501,13 @@ __noinline int prof_fp_step(struct unwind_regs *w, __u32 reason)
 	}
 	if (w->bp_lost || w->bp < w->sp || w->bp - w->sp > PROF_UNWIND_FP_SPAN || (w->bp & 7))
 		return walk_cut0(w, reason);
-	if (prof_read_user(frame, sizeof(frame), (void *)w->bp))
+	if (prof_stack_read(&frame, w->bp, 16))
 		return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 	prof_count(PROF_CNT_UNWIND_FP_FRAMES);
 	w->ra_slot = w->bp + 8;
 	w->sp = w->bp + 16;
-	w->bp = frame[0];
-	w->ip = frame[1];
+	w->bp = frame.v[0];
+	w->ip = frame.v[1];
 	w->exact = false;
 	w->reliable = false;
 	if (!w->ip)
@@ -384,6 +519,7 @@ __noinline int prof_fp_step(struct unwind_regs *w, __u32 reason)
 __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unwind_row *r,
 				    __u64 pc)
 {
+	struct stack_slots slots;
 	__u64 cfa, v, regs[3];
 	__u32 kind;
 	long off;
@@ -427,8 +563,9 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		if (kind == PROF_UNWIND_CFA_DEREF_RBP && w->bp_lost)
 			return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
 		v = (kind == PROF_UNWIND_CFA_DEREF_RBP ? w->bp : w->sp) + off;
-		if (prof_read_user(&cfa, sizeof(cfa), (void *)v))
+		if (prof_stack_read(&slots, v, 8))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
+		cfa = slots.v[0];
 		break;
 	default:
 		return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
@@ -439,11 +576,11 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	off = (long)r->rbp_off * 8;
 	/* The common frame (push %rbp first): rbp at CFA-16 beside the return address, one read. */
 	if (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA && r->rbp_off == -2) {
-		if (prof_read_user(regs, 2 * sizeof(__u64), (void *)(cfa - 16)))
+		if (prof_stack_read(&slots, cfa - 16, 16))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
-		w->bp = regs[0];
+		w->bp = slots.v[0];
 		w->bp_lost = false;
-		w->ip = regs[1];
+		w->ip = slots.v[1];
 		goto moved;
 	}
 	switch (prof_unwind_row__rbp(r)) {
@@ -452,16 +589,18 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	case PROF_UNWIND_RBP_CFA:
 	case PROF_UNWIND_RBP_DEREF_RBP:
 		v = (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA ? cfa : w->bp) + off;
-		if (prof_read_user(&w->bp, sizeof(w->bp), (void *)v))
+		if (prof_stack_read(&slots, v, 8))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
+		w->bp = slots.v[0];
 		w->bp_lost = false;
 		break;
 	default: /* undefined or a rule we cannot follow: only an rbp-based rule above cares */
 		w->bp_lost = true;
 		break;
 	}
-	if (prof_read_user(&w->ip, sizeof(w->ip), (void *)(cfa - 8)))
+	if (prof_stack_read(&slots, cfa - 8, 8))
 		return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
+	w->ip = slots.v[0];
 moved:
 	w->ra_slot = cfa - 8;
 	w->sp = cfa;
@@ -632,6 +771,17 @@ static long unwind_frame(__u64 i, void *arg)
 	return w->g.done & 1;
 }
 
+/* A new walk: the window holds another thread's stack, or an older one of this thread. */
+static __always_inline void stack_win_empty(void)
+{
+	struct prof_stack_win *win;
+	__u32 zero = 0;
+
+	win = bpf_map_lookup_elem(&prof_stack_win, &zero);
+	if (win)
+		win->len = 0;
+}
+
 static __always_inline bool user_mode(const struct pt_regs *regs)
 {
 	return (BPF_CORE_READ(regs, cs) & 3) == 3;
@@ -672,17 +822,21 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 				return 0; /* a kernel thread: no user stack */
 			regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		}
+		w.g.ip = BPF_CORE_READ(regs, ip);
+		w.g.sp = BPF_CORE_READ(regs, sp);
+		w.g.bp = BPF_CORE_READ(regs, bp);
 	} else {
-		regs = ctx;
+		/* A probe's own context: read in place, not through bpf_probe_read_kernel. */
+		w.g.ip = PT_REGS_IP((struct pt_regs *)ctx);
+		w.g.sp = PT_REGS_SP((struct pt_regs *)ctx);
+		w.g.bp = PT_REGS_FP((struct pt_regs *)ctx);
 	}
-	w.g.ip = BPF_CORE_READ(regs, ip);
-	w.g.sp = BPF_CORE_READ(regs, sp);
-	w.g.bp = BPF_CORE_READ(regs, bp);
 	w.ips = ips;
 	w.tgid = prof_walk_pid_tgid() >> 32;
 	w.proc = bpf_map_lookup_elem(&prof_unwind_procs, &w.tgid);
 	w.g.exact = true;
 	w.g.reliable = true;
+	stack_win_empty();
 	if (!w.proc)
 		ask_refresh(&w);
 	bpf_loop(PROF_MAX_FRAMES + 1, unwind_frame, &w, 0);

@@ -69,7 +69,8 @@ enum prof_counter_kind {
 
 #define PROF_COUNTERS(X)                                                                           \
 	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full", DROP)                  \
-	X(PENDING_FULL, "pending_full", "allocations dropped: pending-call map full", DROP)        \
+	X(PENDING_FULL, "pending_full",                                                            \
+	  "allocations dropped: no memory for the thread's heap state (task storage)", DROP)       \
 	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry", DROP)            \
 	X(PENDING_JOINED, "pending_joined",                                                        \
 	  "returns of calls entered before their process joined the cgroup (not lost: not in "     \
@@ -82,8 +83,6 @@ enum prof_counter_kind {
 	  "sampled allocations counted but not tracked live: their process held its quarter of "   \
 	  "the address map (that process's in-use values are then low)",                           \
 	  DROP)                                                                                    \
-	X(SAMPLE_LEFT_FULL, "sample_left_full",                                                    \
-	  "threads sampled without their byte countdown: countdown map full", DROP)                \
 	X(HEAP_READ_FAIL, "heap_read_fail",                                                        \
 	  "posix_memalign results unreadable (block not counted)", DROP)                           \
 	X(CXX_NEW_LOST, "cxx_new_lost",                                                            \

@@ -203,13 +203,13 @@ t_sampling_realloc_and_fork_end_freed() { sampling_realloc_and_fork_end_freed pr
 t_sampling_realloc_and_fork_end_freed_sessions() { sampling_realloc_and_fork_end_freed sessions; }
 t_sampling_realloc_and_fork_end_freed_uprobes() { sampling_realloc_and_fork_end_freed uprobes; }
 
-# 20,000 threads one after another, more than the per-thread countdown map holds: entries of
-# exited threads must go, or new threads find the map full (BPF's countdowns: --no-preload).
+# 20,000 threads one after another: each thread's countdown and call in flight (BPF's, with
+# --no-preload) are made at its first call and must go with it, or new threads find no room.
 t_sampling_thread_entries_deleted_at_exit() {
 	local f=$E2E_TMP/threads.pb.gz
 	"$PROF" --heap --sample-bytes 1024 --no-preload -o "$f" --top 0 -- build/targets/thread_churn ||
 		fail "profiler exit status $?"
-	expect_eq "sample_left_full (countdown map filled up)" 0 "$(pprof_counter_value "$f" sample_left_full)"
+	expect_eq "pending_full (no room for a thread's state)" 0 "$(pprof_counter_value "$f" pending_full)"
 	expect_no_drops "$f"
 	expect_near "thread_alloc alloc_objects" 20000 25 "$(pprof_flat "$f" alloc_objects thread_alloc)"
 }

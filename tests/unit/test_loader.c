@@ -56,21 +56,23 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 	 * their counts of sampled blocks (an exec or death drops them). */
 	assert_string_equal(names,
 			    "prof_targets prof_counters prof_scope_cgroup prof_events "
-			    "prof_pending prof_sample_left prof_scope_born prof_otel_procs "
+			    "prof_scope_born prof_otel_procs "
 			    "prof_sampled_procs prof_unwind_tables "
 			    "prof_unwind_procs prof_unwind_files prof_hold_gate prof_exec_seen "
 			    "prof_dl_pending prof_dl_state prof_held prof_hold_rate_map ");
 	map_names(cpu->obj, names, sizeof(names));
-	assert_string_equal(names, "prof_cpu_scratch prof_events prof_targets prof_counters "
-				   "prof_scope_cgroup prof_unwind_tables prof_unwind_procs "
-				   "prof_unwind_files prof_unwind_asked ");
+	/* The walker's window on the stack and its cache of rows are per object (per CPU). */
+	assert_string_equal(names, "prof_stack_win prof_cpu_scratch prof_events prof_targets "
+				   "prof_counters prof_scope_cgroup prof_unwind_tables "
+				   "prof_unwind_procs prof_unwind_files prof_unwind_asked "
+				   "prof_unwind_row_cache ");
 	map_names(calls->obj, names, sizeof(names));
 	assert_null(strstr(names, "prof_pending"));
 	assert_null(strstr(names, "prof_stacks"));
 	assert_null(strstr(names, "prof_sample_left"));
 	assert_non_null(strstr(names, "prof_events"));
 	map_names(heap->obj, names, sizeof(names));
-	assert_non_null(strstr(names, "prof_pending"));
+	assert_non_null(strstr(names, "prof_heap_threads"));
 	assert_non_null(strstr(names, "prof_sampled"));
 	assert_non_null(strstr(names, "prof_scope_born"));
 	assert_non_null(strstr(names, "prof_otel_procs"));
@@ -90,9 +92,6 @@ static void test_loader__limits_come_from_include(void **state)
 	assert_non_null(proc);
 	assert_non_null(heap);
 	assert_int_equal(bpf_map__max_entries(proc->maps.prof_events), PROF_RINGBUF_BYTES);
-	assert_int_equal(bpf_map__max_entries(proc->maps.prof_pending), PROF_PENDING_ENTRIES);
-	assert_int_equal(bpf_map__max_entries(proc->maps.prof_sample_left),
-			 PROF_SAMPLE_LEFT_ENTRIES);
 	assert_int_equal(bpf_map__max_entries(heap->maps.prof_sampled), PROF_SAMPLED_ENTRIES);
 	assert_int_equal(bpf_map__max_entries(heap->maps.prof_scope_born), PROF_MAX_TARGETS);
 	assert_int_equal(bpf_map__max_entries(proc->maps.prof_dl_pending), PROF_DL_PENDING_ENTRIES);

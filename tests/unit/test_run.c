@@ -183,11 +183,10 @@ static void test_run__push_stats_applied(void **state)
 static void test_run__bpf_failure_paths_counted(void **state)
 {
 	static const char *const needed[] = {
-		"sample_left_full", /* heap: countdown map update failed */
-		"heap_read_fail",   /* heap: posix_memalign result unreadable */
-		"cxx_throws",	    /* heap: operator new left by an exception */
-		"call_arg_fail",    /* calls: bpf_usdt_arg failed */
-		"call_lost_full",   /* calls: lost-thread map update failed */
+		"heap_read_fail", /* heap: posix_memalign result unreadable */
+		"cxx_throws",	  /* heap: operator new left by an exception */
+		"call_arg_fail",  /* calls: bpf_usdt_arg failed */
+		"call_lost_full", /* calls: lost-thread map update failed */
 	};
 	struct profile *p = new_profile();
 	uint64_t vals[PROF_CNT__COUNT] = {0};

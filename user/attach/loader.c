@@ -36,8 +36,6 @@ enum shared_map {
 	SHARED_TARGETS,
 	SHARED_COUNTERS,
 	SHARED_EVENTS,
-	SHARED_PENDING,
-	SHARED_SAMPLE_LEFT,
 	SHARED_UNWIND_TABLES,
 	SHARED_UNWIND_PROCS,
 	SHARED_UNWIND_ASKED,
@@ -53,8 +51,6 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_TARGETS] = "prof_targets",
 	[SHARED_COUNTERS] = "prof_counters",
 	[SHARED_EVENTS] = "prof_events",
-	[SHARED_PENDING] = "prof_pending",
-	[SHARED_SAMPLE_LEFT] = "prof_sample_left",
 	[SHARED_UNWIND_TABLES] = "prof_unwind_tables",
 	[SHARED_UNWIND_PROCS] = "prof_unwind_procs",
 	[SHARED_UNWIND_ASKED] = "prof_unwind_asked",
@@ -140,9 +136,6 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		uint32_t entries;
 	} sizes[] = {
 		{"prof_events", PROF_RINGBUF_BYTES},
-		{"prof_pending", l->opts.heap ? PROF_PENDING_ENTRIES : 1},
-		{"prof_sample_left",
-		 l->opts.heap && l->opts.sample_bytes ? PROF_SAMPLE_LEFT_ENTRIES : 1},
 		{"prof_sampled", l->opts.sample_bytes ? PROF_SAMPLED_ENTRIES : 1},
 		/* --unwind fp walks frame pointers in the kernel: no tables, no mappings. */
 		{"prof_unwind_tables", l->opts.unwind_fp ? 1 : PROF_UNWIND_TABLES},
