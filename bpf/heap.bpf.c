@@ -192,7 +192,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 			return prof_fn_entry_only(cur->fn) ? 0 : 1;
 		}
 		taken = sample_take(t, size);
-		/* A call in flight below us is stale: its return never came (longjmp, exception). */
+		/* A call in flight below us is stale: its return never came (longjmp, exception).
+		 */
 		if (cur && prof_fn_entry_only(cur->fn) && !(cur->flags & PROF_PENDING_UNSAMPLED))
 			prof_count(PROF_CNT_CXX_NEW_LOST);
 		if (!taken && session && leaf_fn(fn)) {

@@ -145,11 +145,11 @@ _Static_assert(sizeof(struct prof_heap_free) == 32, "prof_heap_free layout");
 
 /* Map sizes, set by the loader between open and load (1 when the map is not needed). */
 /* bench/floor.bpf.c's pending-call hash (the heap programs keep theirs in task storage) */
-#define PROF_PENDING_ENTRIES	 16384
-#define PROF_SAMPLED_ENTRIES	 (1 << 20) /* --sample-bytes: sampled blocks live at once */
+#define PROF_PENDING_ENTRIES 16384
+#define PROF_SAMPLED_ENTRIES (1 << 20) /* --sample-bytes: sampled blocks live at once */
 /* --sample-bytes: the sampled blocks one process may hold in that map, so that a leak of one
  * leaves room for the others (a quarter: four leaking processes fill it, a few normal ones
  * never reach it). */
-#define PROF_SAMPLED_SHARE	 (PROF_SAMPLED_ENTRIES / 4)
+#define PROF_SAMPLED_SHARE   (PROF_SAMPLED_ENTRIES / 4)
 
 #endif /* PROF_HEAP_H */
