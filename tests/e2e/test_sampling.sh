@@ -175,6 +175,38 @@ t_sampling_cxx_one_draw_per_new() { sampling_cxx_one_draw_per_new preload; }
 t_sampling_cxx_one_draw_per_new_sessions() { sampling_cxx_one_draw_per_new sessions; }
 t_sampling_cxx_one_draw_per_new_uprobes() { sampling_cxx_one_draw_per_new uprobes; }
 
+# A file whose session link the kernel refuses gets an entry and a return uprobe per function
+# (heap_session_refused); the other files keep theirs (heap_session_files).  This kernel never
+# refuses one file alone: BPFTRACE_PROF_FAULT_SESSION refuses libc's link as the kernel would.
+# -p of sampling_cxx: operator new draws in libstdc++'s session and skips its return, the malloc
+# it calls keeps per-function probes whose return reports new's call — one draw per new across
+# the two mechanisms.  A hundredth of the counts (libc's probes cost two traps a malloc, and
+# per-function probes take seconds to detach), at N = 256: 2,200 of the 10,000 x 64 B are
+# sampled (Poisson error 1.9%: ±10% is over 5 sigma; three draws per new would give 2.4x);
+# every 4 KiB page is (the longest interval drawn is under 2,400 bytes), with weight 1.0000001.
+# Without the fallback libc is not probed and every value is 0.
+t_sampling_session_refused_falls_back() {
+	local f=$E2E_TMP/refused.pb.gz
+	start_waiting_target "$E2E_TMP/target.out" "$SC" --wait 100
+	BPFTRACE_PROF_FAULT_SESSION=libc.so.6 start_profiler "$E2E_TMP/prof.log" --heap \
+		--sample-bytes 256 -p "$TARGET_PID" -o "$f" --top 0
+	echo go >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
+	echo bye >&"$TARGET_IN"
+	wait "$TARGET_PID"
+	expect_no_drops "$f"
+	expect_eq "heap_session_refused (libc)" 1 "$(pprof_counter_value "$f" heap_session_refused)"
+	expect_eq "heap_session_files (libstdc++)" 1 "$(pprof_counter_value "$f" heap_session_files)"
+	expect_near "cxx_churn_64 alloc_objects" 10000 10 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
+	expect_near "cxx_churn_64 alloc_space" 640000 10 "$(pprof_flat "$f" alloc_space cxx_churn_64)"
+	expect_eq "cxx_churn_64 inuse_space" 0 "$(pprof_flat "$f" inuse_space cxx_churn_64)"
+	expect_eq "cxx_pages_4096 alloc_objects" 1000 "$(pprof_flat "$f" alloc_objects cxx_pages_4096)"
+	expect_eq "cxx_pages_4096 inuse_objects" 100 "$(pprof_flat "$f" inuse_objects cxx_pages_4096)"
+	expect_no_allocator_leaf "$f"
+}
+
 RF=build/targets/realloc_fork
 
 # Every block of realloc_fork ends freed: sampled blocks moved by a realloc that was not itself

@@ -149,7 +149,7 @@ static int attach_one(struct loader *l, const struct loader_attach_key *key,
  * and frees, each return being its entry's.  -EOPNOTSUPP: one uprobe per function instead.
  */
 static int attach_session(struct loader *l, const struct loader_attach_key *key,
-			  const struct heap_plan *plan, const char *path, int pid)
+			  const struct heap_plan *plan, const char *name, const char *path, int pid)
 {
 	uint64_t offsets[2 * PROF_FN__COUNT], cookies[2 * PROF_FN__COUNT];
 	size_t n = 0;
@@ -164,7 +164,7 @@ static int attach_session(struct loader *l, const struct loader_attach_key *key,
 	}
 	if (!n)
 		return -EOPNOTSUPP;
-	return loader__heap_session(l, key, path, pid, offsets, cookies, n);
+	return loader__heap_session(l, key, name, path, pid, offsets, cookies, n);
 }
 
 static int attach_file(struct loader *l, const struct loader_attach_key *key,
@@ -184,7 +184,7 @@ static int attach_file(struct loader *l, const struct loader_attach_key *key,
 		goto cleanup;
 	/* The kernel looks the path up again: give it our verified fd, not the target's path. */
 	safe_open__fd_path(path, sizeof(path), fd);
-	err = attach_session(l, key, &plan, path, pid);
+	err = attach_session(l, key, &plan, name, path, pid);
 	if (err != -EOPNOTSUPP) {
 		if (!err)
 			err = (int)plan.nfns;

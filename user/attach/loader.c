@@ -78,6 +78,9 @@ struct loader {
 	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
 	struct loader_attach_stats stats;
 	bool heap_session; /* the allocator probes are session links (heap_session) */
+	/* BPFTRACE_PROF_FAULT_SESSION (tests only): the basename of a file whose session link
+	 * is refused as by the kernel, so that its fallback runs on kernels that never refuse */
+	const char *session_fault;
 };
 
 /* An entry of the attached set: what loader__attached hands out first, then its links. */
@@ -261,6 +264,7 @@ static int choose_heap_session(struct loader *l)
 			return load_failed("heap", err);
 		bpf_program__set_autoload(prog, true);
 		l->heap_session = true;
+		l->session_fault = getenv("BPFTRACE_PROF_FAULT_SESSION");
 	}
 	return 0;
 }
@@ -919,8 +923,17 @@ int loader__attached(struct loader *l, const struct loader_attach_key *key, int3
 	return 0;
 }
 
-int loader__heap_session(struct loader *l, const struct loader_attach_key *key, const char *path,
-			 int pid, const uint64_t *offsets, const uint64_t *cookies, size_t cnt)
+/* Is name the file BPFTRACE_PROF_FAULT_SESSION names (by its basename)? */
+static bool session_fault(const struct loader *l, const char *name)
+{
+	const char *base = strrchr(name, '/');
+
+	return l->session_fault && !strcmp(base ? base + 1 : name, l->session_fault);
+}
+
+int loader__heap_session(struct loader *l, const struct loader_attach_key *key, const char *name,
+			 const char *path, int pid, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t cnt)
 {
 	struct attached *a = hashmap__find(l->attached, key);
 	struct uprobe_multi_opts o = {.path = path,
@@ -935,9 +948,14 @@ int loader__heap_session(struct loader *l, const struct loader_attach_key *key, 
 		return -EOPNOTSUPP;
 	if (!a || a->session_fd >= 0)
 		return -EINVAL;
-	err = uprobe_multi__attach(&fd, bpf_program__fd(l->heap->progs.heap_session), &o);
+	/* The fault: -EINVAL, as the kernel rejects a link's arguments, before the system call */
+	err = session_fault(l, name)
+		      ? -EINVAL
+		      : uprobe_multi__attach(&fd, bpf_program__fd(l->heap->progs.heap_session), &o);
 	if (err) {
 		/* refused for this file: its probes one per function, counted */
+		pr_debug("uprobe session link refused for %s: %s; one probe per function\n", name,
+			 strerror(-err));
 		l->stats.heap_session_refused++;
 		return -EOPNOTSUPP;
 	}

@@ -113,11 +113,14 @@ int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
 /*
  * The allocator probes of a file as one uprobe session link (bpf/heap.bpf.c: heap_session),
  * kept with key's entry: offsets and cookies as heap_attach__plan gives the entries and frees.
- * -EOPNOTSUPP when sessions are not in use (exact mode, an older kernel, heap_sessions off):
- * the caller attaches one uprobe per function.  0 or -errno.
+ * name: the file as logs name it; path: what the kernel opens.  -EOPNOTSUPP when sessions are
+ * not in use (exact mode, an older kernel, heap_sessions off) or the kernel refused this
+ * file's link (counted in heap_session_refused): the caller attaches one uprobe per function.
+ * 0 or -errno.
  */
-int loader__heap_session(struct loader *l, const struct loader_attach_key *key, const char *path,
-			 int pid, const uint64_t *offsets, const uint64_t *cookies, size_t cnt);
+int loader__heap_session(struct loader *l, const struct loader_attach_key *key, const char *name,
+			 const char *path, int pid, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t cnt);
 /* Forget an entry and destroy its links (its attach failed: a later attempt may try again). */
 void loader__attached_drop(struct loader *l, const struct loader_attach_key *key);
 /* Detach an entry: its links destroyed, the entry forgotten (a later attach works again).
