@@ -343,7 +343,33 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(heap_unknown_frees, "trace_heap_unknown_frees",                                          \
 	  "frees of blocks allocated before the trace saw them: not in the heap counter", EVENT)   \
 	X(heap_untracked, "trace_heap_untracked",                                                  \
-	  "allocations past the 1048576 blocks followed at once: not in the heap counter", DROP)
+	  "allocations not in the heap counter: their process had 1 Mi live blocks followed, or "  \
+	  "all had 4 Mi (its counter is then low; their frees are trace_heap_unknown_frees)",      \
+	  DROP)
+
+/* Counted by -f memtrace's recorder (user/trace/memtrace_rec.c): printed after the run and, but
+ * the bookkeeping, written into the trace's context as field=value. */
+#define PROF_MEMTRACE_STATS(X)                                                                     \
+	X(allocs, "memtrace_allocs", "allocations traced", BOOK)                                   \
+	X(collects, "memtrace_collects", "frees traced (collects)", BOOK)                          \
+	X(unknown_frees, "memtrace_unknown_frees",                                                 \
+	  "frees of blocks not in the trace (allocated before attach, past a cap)", EVENT)         \
+	X(replaced_live, "memtrace_replaced_live",                                                 \
+	  "blocks handed out again while live in the trace (free lost)", DROP)                     \
+	X(no_stack, "memtrace_no_stack", "allocations traced without a backtrace", DROP)           \
+	X(exec_released, "memtrace_exec_released",                                                 \
+	  "objects collected because their process exec'd", EVENT)                                 \
+	X(failed_allocs, "memtrace_failed_allocs",                                                 \
+	  "allocations that returned NULL: nothing traced", EVENT)                                 \
+	X(live_capped, "memtrace_live_capped",                                                     \
+	  "objects traced but not followed: their process had 1 Mi objects live in the trace, or " \
+	  "all had 4 Mi; never collected, a reader sees them live to the end (their frees are "    \
+	  "memtrace_unknown_frees)",                                                               \
+	  DROP)                                                                                    \
+	X(untracked, "memtrace_untracked",                                                         \
+	  "objects whose free BPF could not follow (sampled_proc_cap, sampled_full): never "       \
+	  "collected, a reader sees them live to the end",                                         \
+	  EVENT)
 
 /* Counted by -f codetracer's source copies (user/trace/codetracer_trace.c): each source not
  * copied, by why.  Its path stays in the trace; each is also listed on stderr. */

@@ -82,12 +82,15 @@ static int on_heap(void *ctx, const struct collect_heap_event *e)
 	case COLLECT_HEAP_REALLOC:
 		if (!e->addr)
 			return 0;
-		return evtrace__alloc(ctx, e->pid, e->tid, e->ts, e->addr,
-				      e->kind == COLLECT_HEAP_REALLOC ? e->old_addr : 0, e->size);
+		return (e->untracked ? evtrace__alloc_untracked : evtrace__alloc)(
+			ctx, e->pid, e->tid, e->ts, e->addr,
+			e->kind == COLLECT_HEAP_REALLOC ? e->old_addr : 0, e->size);
 	case COLLECT_HEAP_FREE:
 		return evtrace__free_block(ctx, e->pid, e->tid, e->ts, e->addr);
 	case COLLECT_HEAP_EXEC:
 		return evtrace__heap_exec(ctx, e->pid, e->ts);
+	case COLLECT_HEAP_EXIT:
+		return evtrace__heap_exit(ctx, e->pid);
 	default:
 		return 0;
 	}

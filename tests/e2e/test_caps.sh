@@ -9,13 +9,14 @@
 
 LB=build/targets/live_blocks
 
-# Run A and B under the profiler with ARGS…; the profile in $E2E_TMP/caps.pb.gz.
-caps_run() { # ARGS…
-	local f=$E2E_TMP/caps.pb.gz a ain b bin
+# Run A and B under the profiler with ARGS…, writing OUT; CAPS_A, CAPS_B: their pids.
+caps_record() { # OUT ARGS…
+	local f=$1 a ain b bin
+	shift
 	start_waiting_target "$E2E_TMP/a.out" "$LB" 300 100
-	a=$TARGET_PID ain=$TARGET_IN
+	a=$TARGET_PID ain=$TARGET_IN CAPS_A=$TARGET_PID
 	start_waiting_target "$E2E_TMP/b.out" "$LB" 50 50
-	b=$TARGET_PID bin=$TARGET_IN
+	b=$TARGET_PID bin=$TARGET_IN CAPS_B=$TARGET_PID
 	start_profiler "$E2E_TMP/prof.log" --heap -p "$a,$b" -o "$f" --top 0 "$@"
 	echo go >&"$ain"
 	echo go >&"$bin"
@@ -26,7 +27,12 @@ caps_run() { # ARGS…
 	echo bye >&"$ain"
 	echo bye >&"$bin"
 	wait "$a" "$b"
-	expect_no_drops "$f"
+}
+
+# The same, the profile in $E2E_TMP/caps.pb.gz, checked for drops.
+caps_run() { # ARGS…
+	caps_record "$E2E_TMP/caps.pb.gz" "$@"
+	expect_no_drops "$E2E_TMP/caps.pb.gz"
 }
 
 # Exact mode, 100 live blocks a process: A's blocks past 100 still count as allocated, are not in
@@ -73,4 +79,66 @@ t_caps_sampled_share_back_at_exec() {
 	expect_eq "keep_again alloc_objects" 200 "$(pprof_flat "$f" alloc_objects keep_again)"
 	expect_eq "keep_again inuse_objects" 100 "$(pprof_flat "$f" inuse_objects keep_again)"
 	expect_eq "exec_released" 100 "$(pprof_counter_value "$f" exec_released)"
+}
+
+# The trace writers keep their own tables of live blocks, under the same caps.
+MT_READER=tests/memtrace_reader.py
+TRACE_CHECK=tests/e2e/trace_check.py
+
+# mt_json JSON EXPR: a value of the memtrace reader's output (EXPR indexes the object j).
+mt_json() {
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# tr_fact FACTS KEY: the value trace_check.py printed for KEY.
+tr_fact() {
+	awk -v k="$2" 'index($0, k " ") == 1 { v = substr($0, length(k) + 2) } END { print v }' "$1"
+}
+
+# -f memtrace, every allocation, 100 live objects a process: A's 200 past its cap are traced and
+# never collected (a reader sees them live at the end; their frees are not in the trace), its
+# count is back to zero once its followed ones are freed; B is never capped.  The trace stays
+# valid to the second reader, no collect of an object not live.  (The untracked flag needs
+# --sample-bytes, whose rate 8 / N per word is no memtrace rate under 8: tests/unit.)
+t_caps_live_memtrace() {
+	local f=$E2E_TMP/caps.memtrace j=$E2E_TMP/caps.json log=$E2E_TMP/prof.log
+	BPFTRACE_PROF_LIVE_CAP=100 caps_record "$f" -f memtrace --sample-bytes 0
+	python3 "$MT_READER" "$f" >"$j" || fail "the memtrace reader rejected the trace"
+	expect_eq "collects of objects not live" 0 "$(mt_json "$j" 'j["unknown_collects"]')"
+	expect_eq "allocations" 500 "$(mt_json "$j" 'j["allocs"]')"
+	expect_eq "collects (A's 100 followed, B's 50)" 150 "$(mt_json "$j" 'j["collects"]')"
+	expect_eq "keep_blocks live at the end (A's 200 capped)" 12800 \
+		"$(mt_json "$j" 'round(j["leaf_live_bytes"].get("keep_blocks", 0))')"
+	expect_eq "keep_again live at the end" 9600 \
+		"$(mt_json "$j" 'round(j["leaf_live_bytes"].get("keep_again", 0))')"
+	mt_json "$j" 'j["context"]' |
+		grep -q ' unknown_frees=200 replaced_live=0 no_stack=0 .* live_capped=200 untracked=0 *$' ||
+		fail "context: $(mt_json "$j" 'j["context"]')"
+	grep -q '^  memtrace_live_capped: 200 ' "$log" || fail "no memtrace_live_capped drop: $(cat "$log")"
+	for c in ringbuf_full pending_full pending_missing stack_fail; do
+		! grep -q "^  $c: " "$log" || fail "drop $c: $(grep "^  $c: " "$log")"
+	done
+}
+
+# -f chrome, sampled (every block: --sample-bytes 1), 100 sampled blocks a process in BPF's map
+# and 50 live blocks a process followed by the writer.  A keeps 300 blocks: BPF keeps 100 and
+# flags 200 untracked (their frees do not travel), of the 100 the heap counter follows 50, 50
+# are capped (their frees are unknown); A frees them, its count back to zero, and keeps 100
+# again: 50 followed, 50 capped.  The 200 untracked are in neither count (BPF counted them).
+# B (50, 50) is never capped: its counter is whole.
+t_caps_live_chrome() {
+	local f=$E2E_TMP/caps.json facts=$E2E_TMP/caps.facts
+	BPFTRACE_PROF_SAMPLED_SHARE=100 BPFTRACE_PROF_LIVE_CAP=50 caps_record "$f" -f chrome \
+		--sample-bytes 1
+	python3 "$TRACE_CHECK" chrome "$f" >"$facts" || { cat "$facts"; fail "trace_check rejected the trace"; }
+	expect_eq "A's counter at its peak (50 x 64)" 3200 "$(tr_fact "$facts" "heap $CAPS_A peak")"
+	expect_eq "A's counter at the end" 3200 "$(tr_fact "$facts" "heap $CAPS_A final")"
+	expect_eq "B's counter at its peak" 3200 "$(tr_fact "$facts" "heap $CAPS_B peak")"
+	expect_eq "B's counter at the end" 3200 "$(tr_fact "$facts" "heap $CAPS_B final")"
+	expect_eq "trace_heap_untracked" 100 "$(tr_fact "$facts" "drop trace_heap_untracked")"
+	expect_eq "trace_heap_unknown_frees" 50 "$(tr_fact "$facts" "drop trace_heap_unknown_frees")"
+	expect_eq "sampled_proc_cap" 200 "$(tr_fact "$facts" "drop sampled_proc_cap")"
+	for c in ringbuf_full pending_full pending_missing stack_fail sampled_full; do
+		expect_eq "$c" 0 "$(tr_fact "$facts" "drop $c")"
+	done
 }

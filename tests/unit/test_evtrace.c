@@ -516,14 +516,15 @@ static void test_evtrace__heap_zero_size_and_time(void **state)
 	done(x);
 }
 
-/* Past the limit of blocks followed: counted, not in the counter, still an instant if large. */
+/* Past the limit of blocks followed in all: counted, not in the counter, still an instant if
+ * large. */
 static void test_evtrace__heap_blocks_bounded(void **state)
 {
 	struct fixture *x = start(EVTRACE_CHROME, false);
 	const char *out;
 
 	(void)state;
-	evtrace__set_max_blocks(x->t, 2);
+	evtrace__set_caps(x->t, 0, 2);
 	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xa000, 0, 10), 0);
 	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xb000, 0, 20), 0);
 	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xc000, 0, MiB), 0);
@@ -537,6 +538,75 @@ static void test_evtrace__heap_blocks_bounded(void **state)
 	assert_int_equal(count(out, "large allocation"), 1);
 	assert_int_equal(count(out, "\"ph\":\"C\""), 4);
 	assert_non_null(strstr(out, "{\"bytes\":60}}\n]"));
+	done(x);
+}
+
+/* Per process: one process past its cap is counted and left out of its counter while another
+ * keeps its room; frees bring the count down, and exec and exit to zero. */
+static void test_evtrace__heap_blocks_bounded_per_process(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	evtrace__set_caps(x->t, 2, 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xa000, 0, 10), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xb000, 0, 20), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xc000, 0, 40), 0);
+	/* Another process keeps its room. */
+	assert_int_equal(evtrace__alloc(x->t, 7, 7, 1000, 0xa000, 0, 1), 0);
+	assert_int_equal(evtrace__alloc(x->t, 7, 7, 1000, 0xb000, 0, 2), 0);
+	assert_int_equal(evtrace__stats(x->t)->heap_untracked, 1);
+	/* A free makes room again (the capped block's own free is unknown). */
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 2000, 0xc000), 0);
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 2000, 0xa000), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 2000, 0xd000, 0, 80), 0);
+	assert_int_equal(evtrace__stats(x->t)->heap_untracked, 1);
+	/* Exec: the process's count back to zero, two blocks fit again. */
+	assert_int_equal(evtrace__heap_exec(x->t, PID, 3000), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 3000, 0xe000, 0, 160), 0);
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 3000, 0xf000, 0, 320), 0);
+	assert_int_equal(evtrace__stats(x->t)->heap_untracked, 1);
+	/* Exit: the same, its counter keeps its last value. */
+	assert_int_equal(evtrace__heap_exit(x->t, 7), 0);
+	assert_int_equal(evtrace__alloc(x->t, 7, 7, 4000, 0xc000, 0, 4), 0);
+	assert_int_equal(evtrace__alloc(x->t, 7, 7, 4000, 0xd000, 0, 8), 0);
+	assert_int_equal(evtrace__stats(x->t)->heap_untracked, 1);
+	out = finish(x, 7000);
+	assert_int_equal(evtrace__stats(x->t)->heap_unknown_frees, 1);
+	assert_non_null(strstr(out, "\"trace_heap_untracked\":1"));
+	assert_non_null(strstr(out, "{\"bytes\":480}}"));
+	/* pid 7 after its exit: a new counter from 0 (4, then 12). */
+	assert_non_null(strstr(out, "{\"bytes\":12}}\n]"));
+	done(x);
+}
+
+/* A block BPF keeps no record of (its free will not come): not in the counter, not counted
+ * here; its free, should one come, is unknown; handed out again over a followed block, that
+ * block goes. */
+static void test_evtrace__heap_untracked_not_followed(void **state)
+{
+	struct fixture *x = start(EVTRACE_CHROME, false);
+	const char *out;
+
+	(void)state;
+	evtrace__set_caps(x->t, 1, 0);
+	assert_int_equal(evtrace__alloc_untracked(x->t, PID, TID, 1000, 0xa000, 0, 10), 0);
+	/* The one block of room is still there. */
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 1000, 0xb000, 0, 20), 0);
+	assert_int_equal(evtrace__free_block(x->t, PID, TID, 2000, 0xa000), 0);
+	assert_int_equal(evtrace__alloc_untracked(x->t, PID, TID, 3000, 0xb000, 0, 40), 0);
+	/* 0xb000 went: room for another. */
+	assert_int_equal(evtrace__alloc(x->t, PID, TID, 4000, 0xc000, 0, 80), 0);
+	out = finish(x, 7000);
+	assert_int_equal(evtrace__stats(x->t)->heap_untracked, 0);
+	assert_int_equal(evtrace__stats(x->t)->heap_unknown_frees, 1);
+	assert_int_equal(count(out, "\"ph\":\"C\""), 3);
+	assert_non_null(strstr(out, "\"ts\":1.000,\"cat\":\"heap\",\"name\":\"heap in use\","
+				    "\"args\":{\"bytes\":20}}"));
+	assert_non_null(strstr(out, "\"ts\":3.000,\"cat\":\"heap\",\"name\":\"heap in use\","
+				    "\"args\":{\"bytes\":0}}"));
+	assert_non_null(strstr(out, "{\"bytes\":80}}\n]"));
 	done(x);
 }
 
@@ -746,6 +816,8 @@ int main(void)
 		cmocka_unit_test(test_evtrace__chrome_heap_counter_exact),
 		cmocka_unit_test(test_evtrace__heap_zero_size_and_time),
 		cmocka_unit_test(test_evtrace__heap_blocks_bounded),
+		cmocka_unit_test(test_evtrace__heap_blocks_bounded_per_process),
+		cmocka_unit_test(test_evtrace__heap_untracked_not_followed),
 		cmocka_unit_test(test_evtrace__perfetto_heap_fields),
 		cmocka_unit_test(test_evtrace__cpu_samples_written_at_end),
 		cmocka_unit_test(test_evtrace__cpu_python_fingerprint_is_no_frame),

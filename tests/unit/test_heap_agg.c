@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "agg/heap_agg.h"
+#include "agg/live_cap.h"
 
 static int setup(void **state)
 {
@@ -345,15 +346,15 @@ static void test_heap_agg__total_cap(void **state)
 	assert_int_equal(heap_agg__stats(h)->live_capped, 2);
 }
 
-/* The default: one process keeps HEAP_AGG_PID_CAP blocks live, no more. */
+/* The default: one process keeps LIVE_CAP_PID blocks live, no more. */
 static void test_heap_agg__default_pid_cap(void **state)
 {
 	struct heap_agg *h = *state;
 
-	for (uint64_t i = 0; i <= HEAP_AGG_PID_CAP; i++)
+	for (uint64_t i = 0; i <= LIVE_CAP_PID; i++)
 		heap_agg__alloc(h, 1, 1, 5, 0, 0x10000 + i * 16, 16);
 	heap_agg__alloc(h, 2, 2, 5, 0, 0x10000, 16);
-	assert_int_equal(heap_agg__live_count(h, 1), HEAP_AGG_PID_CAP);
+	assert_int_equal(heap_agg__live_count(h, 1), LIVE_CAP_PID);
 	assert_int_equal(heap_agg__stats(h)->live_capped, 1);
 	assert_int_equal((int64_t)heap_agg__site(h, 2, 2, 5, 0)->inuse_objects, 1);
 }

@@ -58,7 +58,6 @@ int collect__new(struct collect **out, const struct collect_opts *opts,
 {
 	struct collect *c = calloc(1, sizeof(*c));
 	struct loader *l = parts->loader;
-	const char *live_cap;
 	int err = 0;
 
 	if (!c)
@@ -71,11 +70,6 @@ int collect__new(struct collect **out, const struct collect_opts *opts,
 	c->tr = parts->tracker;
 	if (!err && (opts->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, opts->sample_bytes);
-	/* The cap of live blocks a process, 1 Mi, is too many for a test to reach: the
-	 * environment lowers it (tests/e2e/test_caps.sh; the man page says it is for tests). */
-	live_cap = getenv("BPFTRACE_PROF_LIVE_CAP");
-	if (!err && (opts->modes & MODE_HEAP) && live_cap)
-		heap_agg__set_caps(c->heap, (uint32_t)strtoul(live_cap, NULL, 10), 0);
 	if (!err && (opts->modes & MODE_CPU))
 		err = cpu_agg__new(&c->cpu);
 	if (!err && (opts->modes & MODE_OFFCPU))

@@ -123,6 +123,7 @@ enum collect_heap_kind {
 	COLLECT_HEAP_REALLOC, /* the same, and old_addr: the block it replaced (0: none known) */
 	COLLECT_HEAP_FREE,    /* pid, addr */
 	COLLECT_HEAP_EXEC,    /* pid exec'd: its blocks are gone */
+	COLLECT_HEAP_EXIT,    /* pid's last thread exited: its blocks are no one's now */
 };
 struct collect_heap_event {
 	enum collect_heap_kind kind;
@@ -133,6 +134,9 @@ struct collect_heap_event {
 	/* ALLOC from otel_memory:alloc: the bytes the sample stands for; 0: from the allocator
 	 * probes (weighted by --sample-bytes' estimator) */
 	uint64_t weight;
+	/* ALLOC, REALLOC: BPF keeps no record of this block (PROF_HEAP_UNTRACKED, counted there):
+	 * its free will not come, so it is no live block to follow */
+	bool untracked;
 };
 /* A negative errno from fn stops the run like any fatal collection error. */
 typedef int (*collect_heap_tap_fn)(void *ctx, const struct collect_heap_event *e);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "agg/live_cap.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 
@@ -30,9 +31,7 @@ struct heap_agg {
 	uint64_t sample_bytes;
 	struct hashmap *sites; /* site_key -> heap_site_values */
 	struct hashmap *live;  /* live_key -> live_block */
-	/* pid -> its live blocks (uint32_t; no entry at 0): checked against pid_cap per block */
-	struct hashmap *pid_live;
-	uint32_t pid_cap, total_cap;
+	struct live_cap *caps; /* its blocks per process, checked against the caps per block */
 	struct heap_agg_stats stats;
 	bool oom_reported;
 };
@@ -45,8 +44,7 @@ int heap_agg__new(struct heap_agg **out, uint64_t sample_bytes)
 	if (!h)
 		return -ENOMEM;
 	h->sample_bytes = sample_bytes;
-	heap_agg__set_caps(h, 0, 0);
-	err = hashmap__new(&h->pid_live, sizeof(uint32_t), sizeof(uint32_t));
+	err = live_cap__new(&h->caps);
 	if (err)
 		goto cleanup;
 	err = hashmap__new(&h->sites, sizeof(struct site_key), sizeof(struct heap_site_values));
@@ -68,59 +66,38 @@ void heap_agg__free(struct heap_agg *h)
 		return;
 	hashmap__free(h->sites);
 	hashmap__free(h->live);
-	hashmap__free(h->pid_live);
+	live_cap__free(h->caps);
 	free(h);
 }
 
 void heap_agg__set_caps(struct heap_agg *h, uint32_t per_pid, uint32_t total)
 {
-	h->pid_cap = per_pid ? per_pid : HEAP_AGG_PID_CAP;
-	h->total_cap = total ? total : HEAP_AGG_TOTAL_CAP;
+	live_cap__set(h->caps, per_pid, total);
 }
 
 uint32_t heap_agg__live_count(const struct heap_agg *h, uint32_t pid)
 {
-	const uint32_t *n = hashmap__find(h->pid_live, &pid);
-
-	return n ? *n : 0;
-}
-
-/* Room for one more live block of pid under both caps. */
-static bool room(const struct heap_agg *h, uint32_t pid)
-{
-	return hashmap__count(h->live) < h->total_cap && heap_agg__live_count(h, pid) < h->pid_cap;
+	return live_cap__count(h->caps, pid);
 }
 
 /* A new live block of lk->pid, counted.  0 or -ENOMEM (nothing changed). */
 static int track(struct heap_agg *h, struct live_block **out, const struct live_key *lk)
 {
-	bool created = false;
-	uint32_t *n;
-	int err;
+	int err = live_cap__add(h->caps, lk->pid);
 
-	err = hashmap__upsert(h->pid_live, (void **)&n, &lk->pid, &created);
 	if (err)
 		return err;
 	err = hashmap__upsert(h->live, (void **)out, lk, NULL);
-	if (err) {
-		if (created)
-			hashmap__delete(h->pid_live, &lk->pid);
-		return err;
-	}
-	(*n)++;
-	return 0;
+	if (err)
+		live_cap__sub(h->caps, lk->pid);
+	return err;
 }
 
 /* A live block leaves the table, and its process's count with it. */
 static void untrack(struct heap_agg *h, const struct live_key *lk)
 {
-	uint32_t *n;
-
-	if (hashmap__delete(h->live, lk))
-		return;
-	n = hashmap__find(h->pid_live, &lk->pid);
-	if (n && !--*n)
-		hashmap__delete(h->pid_live, &lk->pid);
+	if (!hashmap__delete(h->live, lk))
+		live_cap__sub(h->caps, lk->pid);
 }
 
 static void oom(struct heap_agg *h)
@@ -207,7 +184,7 @@ static void add_block(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t st
 	v->alloc_bytes += bytes;
 	h->stats.allocs++;
 	/* Past a cap the allocation still counts, but is not in use as far as we know. */
-	if (!b && !room(h, pid)) {
+	if (!b && !live_cap__room(h->caps, pid)) {
 		h->stats.live_capped++;
 		return;
 	}

@@ -31,23 +31,12 @@ struct heap_agg_stats {
 	uint64_t live_capped;	/* allocations counted but not tracked live: a cap was reached */
 };
 
-/*
- * The live table's bounds, so that one leaking process cannot grow our memory without limit nor
- * take the room the others need.  An entry costs 49 bytes a slot (16 key + 32 value + 1 used
- * byte) and the table keeps at most half its slots used: 98-196 bytes a live block.  1 Mi blocks
- * of one process is then at most ~200 MiB; 4 Mi in all at most 8 Mi slots, ~400 MiB (+ the
- * half-size table while it grows).  Sampled runs never come near: BPF tracks at most
- * PROF_SAMPLED_ENTRIES (1 Mi) sampled blocks, a quarter of them per process.
- */
-#define HEAP_AGG_PID_CAP   (1u << 20)
-#define HEAP_AGG_TOTAL_CAP (4u << 20)
-
 /* sample_bytes: 0 = every allocation recorded; N = allocations were sampled at one per N
  * bytes on average and are weighted by 1 / (1 - exp(-size / N)) so totals stay unbiased. */
 int heap_agg__new(struct heap_agg **out, uint64_t sample_bytes);
 void heap_agg__free(struct heap_agg *h);
-/* Live blocks tracked per process and in all (0: HEAP_AGG_PID_CAP, HEAP_AGG_TOTAL_CAP).  A block
- * past either still counts as allocated; it is not in use (live_capped), its free unknown. */
+/* Live blocks tracked per process and in all (0: the defaults of agg/live_cap.h).  A block past
+ * either still counts as allocated; it is not in use (live_capped), its free unknown. */
 void heap_agg__set_caps(struct heap_agg *h, uint32_t per_pid, uint32_t total);
 /* Live blocks tracked for pid — for tests. */
 uint32_t heap_agg__live_count(const struct heap_agg *h, uint32_t pid);

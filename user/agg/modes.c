@@ -33,9 +33,10 @@
 
 static int heap_tap(struct collect *c, enum collect_heap_kind kind, uint32_t pid, uint32_t tid,
 		    int32_t stack_id, uint64_t addr, uint64_t old_addr, uint64_t size, uint64_t ts,
-		    uint64_t weight)
+		    uint64_t weight, bool untracked)
 {
-	struct collect_heap_event e = {kind, pid, tid, stack_id, addr, old_addr, size, ts, weight};
+	struct collect_heap_event e = {kind,	 pid,  tid, stack_id, addr,
+				       old_addr, size, ts,  weight,   untracked};
 
 	return c->heap_tap ? c->heap_tap(c->heap_tap_ctx, &e) : 0;
 }
@@ -101,7 +102,8 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 		heap_agg__untrack(c->heap, e->pid, e->addr);
 	return heap_tap(c,
 			e->type == PROF_REC_HEAP_ALLOC ? COLLECT_HEAP_ALLOC : COLLECT_HEAP_REALLOC,
-			e->pid, e->tid, id, e->addr, e->old_addr, e->size, e->ts, e->weight);
+			e->pid, e->tid, id, e->addr, e->old_addr, e->size, e->ts, e->weight,
+			e->flags & PROF_HEAP_UNTRACKED);
 }
 
 /*
@@ -259,7 +261,7 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 			return 1;
 		heap_agg__free_block(c->heap, f->pid, f->addr);
 		return heap_tap(c, COLLECT_HEAP_FREE, f->pid, f->tid, STACKRES_NONE, f->addr, 0, 0,
-				f->ts, 0);
+				f->ts, 0, false);
 	}
 	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
 		return 1;
@@ -279,7 +281,7 @@ static int heap_on_exec(struct collect *c, uint32_t pid)
 	int err = heap_agg__exec(c->heap, pid), n = 0;
 
 	if (!err)
-		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0);
+		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0, false);
 	/* `-- CMD` traced: attached at its exec stop already (collect__exec_stop). */
 	if (err || !(c->opts.cmd || c->opts.wide) || (c->opts.cmd && c->exec_stops))
 		return err;
@@ -304,7 +306,11 @@ static int heap_on_dlopen(struct collect *c, uint32_t pid)
 
 static int heap_on_exit(struct collect *c, const struct prof_proc_event *e)
 {
-	if (e->flags & PROF_PROC_GROUP_DEAD || e->tid != e->pid || c->opts.cmd || c->opts.wide)
+	/* The trace writers' tables of live blocks let the process's go. */
+	if (e->flags & PROF_PROC_GROUP_DEAD)
+		return heap_tap(c, COLLECT_HEAP_EXIT, e->pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0,
+				false);
+	if (e->tid != e->pid || c->opts.cmd || c->opts.wide)
 		return 0;
 	return leader_left(c, e->pid);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agg/calls_agg.h"
+#include "agg/live_cap.h"
 #include "sym/stackres.h"
 #include "trace/trace_sink.h"
 #include "prof_python.h"
@@ -70,8 +71,8 @@ struct evtrace {
 	struct hashmap *heap_procs; /* pid -> struct heap_proc (heap counter) */
 	struct strpool *strings;
 	uint32_t next_iid;
-	uint32_t large_iid; /* EVTRACE_LARGE_ALLOC_NAME's, 0 until its first use */
-	uint32_t max_blocks;
+	uint32_t large_iid;    /* EVTRACE_LARGE_ALLOC_NAME's, 0 until its first use */
+	struct live_cap *caps; /* blocks' per process, under the heap caps */
 	const struct stackres *stacks;
 	FILE *cpu_spill;	/* --cpu: struct cpu_rec, in arrival order */
 	uint64_t cpu_samples;	/* in it */
@@ -92,7 +93,6 @@ int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 	}
 	t->sink = sink;
 	t->next_iid = 1;
-	t->max_blocks = EVTRACE_MAX_BLOCKS;
 	err = hashmap__new(&t->threads, sizeof(struct thread_key), sizeof(struct thread));
 	if (!err)
 		err = hashmap__new(&t->procs_seen, sizeof(uint32_t), sizeof(uint8_t));
@@ -106,6 +106,8 @@ int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 		err = hashmap__new(&t->blocks, sizeof(struct block_key), sizeof(uint64_t));
 	if (!err && sink->ops->heap_in_use)
 		err = hashmap__new(&t->heap_procs, sizeof(uint32_t), sizeof(struct heap_proc));
+	if (!err && sink->ops->heap_in_use)
+		err = live_cap__new(&t->caps);
 	if (err)
 		goto cleanup;
 	*out = t;
@@ -141,6 +143,7 @@ void evtrace__free(struct evtrace *t)
 	hashmap__free(t->names);
 	hashmap__free(t->blocks);
 	hashmap__free(t->heap_procs);
+	live_cap__free(t->caps);
 	hashmap__free(t->leaves);
 	if (t->cpu_spill)
 		fclose(t->cpu_spill);
@@ -443,6 +446,7 @@ static uint64_t forget_block(struct evtrace *t, uint32_t pid, uint64_t addr)
 	}
 	size = *known;
 	hashmap__delete(t->blocks, &k);
+	live_cap__sub(t->caps, pid);
 	return size;
 }
 
@@ -450,15 +454,16 @@ static uint64_t forget_block(struct evtrace *t, uint32_t pid, uint64_t addr)
  * The heap counter's formats: frees paired with allocations here, the process's bytes in use
  * written after each change, large allocations as instants on their thread.  An allocation
  * (alloc) of size bytes at addr, replacing old_addr (a realloc's, 0: none); else a free of addr.
+ * follow: the allocation's free will come (else it is not in the counter).
  */
 static int heap_counted(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
-			uint64_t old_addr, uint64_t size, bool alloc)
+			uint64_t old_addr, uint64_t size, bool alloc, bool follow)
 {
 	struct block_key k = {.pid = pid, .addr = addr};
 	struct heap_proc *hp;
 	struct thread *th;
 	uint64_t *known, gone = 0;
-	bool created, changed = false;
+	bool created = false, changed = false;
 	int err;
 
 	err = get_thread(t, &th, pid, tid);
@@ -477,12 +482,23 @@ static int heap_counted(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t 
 		changed = gone != 0;
 	}
 	hp->in_use -= gone < hp->in_use ? gone : hp->in_use;
-	if (alloc && hashmap__count(t->blocks) >= t->max_blocks && !hashmap__find(t->blocks, &k)) {
+	known = alloc ? hashmap__find(t->blocks, &k) : NULL;
+	if (known && !follow) {
+		/* Its free was missed, and this one's will not come: the old block goes. */
+		gone = forget_block(t, pid, addr);
+		hp->in_use -= gone < hp->in_use ? gone : hp->in_use;
+		changed = true;
+	} else if (alloc && follow && !known && !live_cap__room(t->caps, pid)) {
 		t->stats.heap_untracked++;
-	} else if (alloc) {
+	} else if (alloc && follow) {
 		err = hashmap__upsert(t->blocks, (void **)&known, &k, &created);
-		if (err)
+		if (!err && created)
+			err = live_cap__add(t->caps, pid);
+		if (err) {
+			if (created)
+				hashmap__delete(t->blocks, &k);
 			return err;
+		}
 		/* Its free was missed (a block is not handed out twice): replaced. */
 		if (!created)
 			hp->in_use -= *known < hp->in_use ? *known : hp->in_use;
@@ -513,9 +529,17 @@ int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, u
 	if (t->finished)
 		return 0;
 	if (t->sink->ops->heap_in_use)
-		return heap_counted(t, pid, tid, ts, addr, old_addr, size, true);
+		return heap_counted(t, pid, tid, ts, addr, old_addr, size, true, true);
 	err = old_addr ? heap_event(t, pid, tid, ts, old_addr, 0) : 0;
 	return err ? err : heap_event(t, pid, tid, ts, addr, size);
+}
+
+int evtrace__alloc_untracked(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts,
+			     uint64_t addr, uint64_t old_addr, uint64_t size)
+{
+	if (t->finished || !t->sink->ops->heap_in_use)
+		return evtrace__alloc(t, pid, tid, ts, addr, old_addr, size);
+	return heap_counted(t, pid, tid, ts, addr, old_addr, size, true, false);
 }
 
 int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr)
@@ -523,7 +547,7 @@ int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t 
 	if (t->finished)
 		return 0;
 	if (t->sink->ops->heap_in_use)
-		return heap_counted(t, pid, tid, ts, addr, 0, 0, false);
+		return heap_counted(t, pid, tid, ts, addr, 0, 0, false, true);
 	return heap_event(t, pid, tid, ts, addr, 0);
 }
 
@@ -766,41 +790,46 @@ int evtrace__offcpu(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t star
 	return err ? err : t->sink->ops->end(t->sink, pid, tid, end);
 }
 
-void evtrace__set_max_blocks(struct evtrace *t, uint32_t n)
+void evtrace__set_caps(struct evtrace *t, uint32_t per_pid, uint32_t total)
 {
-	t->max_blocks = n;
+	if (t->caps)
+		live_cap__set(t->caps, per_pid, total);
+}
+
+/* Every live block of pid leaves the table (its count to zero).  0 or -ENOMEM (none left). */
+static int forget_blocks(struct evtrace *t, uint32_t pid)
+{
+	const struct block_key *k;
+	struct block_key *gone;
+	size_t it = 0, n = 0, cap = live_cap__count(t->caps, pid);
+	void *v;
+
+	if (!cap)
+		return 0;
+	gone = malloc(cap * sizeof(*gone));
+	if (!gone)
+		return -ENOMEM;
+	/* Keys first, deletions after: a deletion shifts entries under the iterator. */
+	while (hashmap__next(t->blocks, &it, (const void **)&k, &v))
+		if (k->pid == pid && n < cap)
+			gone[n++] = *k;
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(t->blocks, &gone[i]);
+	live_cap__drop(t->caps, pid);
+	free(gone);
+	return 0;
 }
 
 int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts)
 {
-	const struct block_key *k;
-	struct block_key *gone = NULL;
 	struct heap_proc *hp;
-	size_t it = 0, n = 0, cap = 0;
-	void *v;
-	int err = 0;
+	int err;
 
 	if (t->finished || !t->heap_procs || !(hp = hashmap__find(t->heap_procs, &pid)))
 		return 0;
-	/* Keys first, deletions after: a deletion shifts entries under the iterator. */
-	while (hashmap__next(t->blocks, &it, (const void **)&k, &v)) {
-		if (k->pid != pid)
-			continue;
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			struct block_key *g = realloc(gone, ncap * sizeof(*g));
-
-			if (!g) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			gone = g;
-			cap = ncap;
-		}
-		gone[n++] = *k;
-	}
-	for (size_t i = 0; i < n; i++)
-		hashmap__delete(t->blocks, &gone[i]);
+	err = forget_blocks(t, pid);
+	if (err)
+		return err;
 	if (ts < hp->last_ts)
 		ts = hp->last_ts;
 	hp->last_ts = ts;
@@ -808,8 +837,18 @@ int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts)
 		hp->in_use = 0;
 		err = t->sink->ops->heap_in_use(t->sink, pid, ts, 0);
 	}
-cleanup:
-	free(gone);
+	return err;
+}
+
+int evtrace__heap_exit(struct evtrace *t, uint32_t pid)
+{
+	int err;
+
+	if (t->finished || !t->heap_procs)
+		return 0;
+	err = forget_blocks(t, pid);
+	if (!err)
+		hashmap__delete(t->heap_procs, &pid);
 	return err;
 }
 

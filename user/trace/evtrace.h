@@ -5,8 +5,8 @@
  * instants, instead of being aggregated; --cpu samples kept in a temporary file and written at
  * the end, when their stacks are named.  Kept in memory: the interned names, the processes and
  * threads seen, each live thread's open frames (to close them when the thread ends, and to skip
- * returns whose entry we never saw) and, with --heap, the size of each live block (at most
- * EVTRACE_MAX_BLOCKS); nothing per event.
+ * returns whose entry we never saw) and, with --heap, the size of each live block (at most the
+ * caps of agg/live_cap.h, per process and in all); nothing per event.
  *
  * Events of one thread arrive in order (one ring buffer).  Timestamps are written as the BPF
  * programs took them (bpf_ktime_get_ns, CLOCK_MONOTONIC).  Calls still open when their thread
@@ -24,9 +24,6 @@
 #define EVTRACE_MAX_DEPTH	 4096 /* deeper entries are counted (depth_exceeded), not written */
 /* --heap (chrome, perfetto): allocations of at least this many bytes are instant events. */
 #define EVTRACE_LARGE_ALLOC	 (1ULL << 20)
-/* --heap (chrome, perfetto): live blocks followed at once for the heap-in-use counter (about
- * 40 bytes each); allocations past it are counted (heap_untracked), not in the counter. */
-#define EVTRACE_MAX_BLOCKS	 (1U << 20)
 #define EVTRACE_LARGE_ALLOC_NAME "large allocation"
 
 enum evtrace_format {
@@ -70,16 +67,24 @@ int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts);
 int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		   uint64_t old_addr, uint64_t size);
 int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr);
+/* The same for an allocation whose free will not come (BPF keeps no record of it, counted
+ * there): written, but not in the heap counter, since nothing would ever take it out. */
+int evtrace__alloc_untracked(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts,
+			     uint64_t addr, uint64_t old_addr, uint64_t size);
 /* A PROF_REC_CALL_MARKER record (exception, import, log), in its thread's timeline (never
  * before the thread's last event), for formats that take markers (firefox); ignored by others.
  * The record's strings may lack a NUL (a field full): they are cut at their length. */
 int evtrace__marker(struct evtrace *t, const struct prof_call_marker *m);
 /* Whether the sink takes markers (only then are the marker probes worth attaching). */
 bool evtrace__wants_markers(const struct evtrace *t);
-/* Tests: follow at most n live blocks (default EVTRACE_MAX_BLOCKS). */
-void evtrace__set_max_blocks(struct evtrace *t, uint32_t n);
+/* --heap (chrome, perfetto): the heap counter follows at most per_pid live blocks a process and
+ * total in all (0: the defaults of agg/live_cap.h); allocations past either are counted
+ * (heap_untracked), not in the counter.  Tests set them lower. */
+void evtrace__set_caps(struct evtrace *t, uint32_t per_pid, uint32_t total);
 /* --heap: pid exec'd at ts: its blocks are gone (its heap counter drops to 0). */
 int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts);
+/* --heap: pid exited: its blocks are no longer followed (its counter keeps its last value). */
+int evtrace__heap_exit(struct evtrace *t, uint32_t pid);
 /* --cpu: where the samples' stacks (stackres ids) are named, at the end (after a sync). */
 struct stackres;
 void evtrace__set_stacks(struct evtrace *t, const struct stackres *stacks);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agg/collect.h"
+#include "agg/live_cap.h"
 #include "sym/stackres.h"
 #include "trace/memtrace.h"
 #include "export/output.h"
@@ -39,7 +40,8 @@ struct memtrace_rec {
 	struct stackres *stacks;
 	uint64_t sample_bytes;
 	char *cmdline;
-	struct hashmap *live; /* live_key -> uint64_t object id */
+	struct hashmap *live;  /* live_key -> uint64_t object id */
+	struct live_cap *caps; /* live's objects per process, under the heap caps */
 	struct queued *q;
 	unsigned nq;
 	uint64_t rng;
@@ -104,6 +106,8 @@ int memtrace_rec__new(struct memtrace_rec **out, const struct memtrace_rec_opts 
 		goto cleanup;
 	}
 	err = hashmap__new(&r->live, sizeof(struct live_key), sizeof(uint64_t));
+	if (!err)
+		err = live_cap__new(&r->caps);
 	if (err)
 		goto cleanup;
 	err = output__open(&r->out, o->path);
@@ -142,9 +146,15 @@ void memtrace_rec__free(struct memtrace_rec *r)
 	memtrace_writer__free(r->w);
 	output__abort(r->out);
 	hashmap__free(r->live);
+	live_cap__free(r->caps);
 	free(r->q);
 	free(r->cmdline);
 	free(r);
+}
+
+void memtrace_rec__set_caps(struct memtrace_rec *r, uint32_t per_pid, uint32_t total)
+{
+	live_cap__set(r->caps, per_pid, total);
 }
 
 const struct memtrace_rec_stats *memtrace_rec__stats(const struct memtrace_rec *r)
@@ -198,6 +208,7 @@ static int collect_block(struct memtrace_rec *r, uint64_t ts, const struct live_
 		return err;
 	r->st.collects++;
 	hashmap__delete(r->live, k);
+	live_cap__sub(r->caps, k->pid);
 	return 0;
 }
 
@@ -237,18 +248,34 @@ static int on_alloc(struct memtrace_rec *r, const struct queued *q)
 	if (err)
 		return err;
 	r->st.allocs++;
-	err = hashmap__upsert(r->live, (void **)&slot, &k, NULL);
+	/* An object not followed is never collected: live to the end for a reader (counted). */
+	if (q->e.untracked) {
+		r->st.untracked++;
+		return 0;
+	}
+	if (!live_cap__room(r->caps, k.pid)) {
+		r->st.live_capped++;
+		return 0;
+	}
+	err = live_cap__add(r->caps, k.pid);
 	if (err)
 		return err;
+	err = hashmap__upsert(r->live, (void **)&slot, &k, NULL);
+	if (err) {
+		live_cap__sub(r->caps, k.pid);
+		return err;
+	}
 	*slot = id;
 	return 0;
 }
 
-static int on_exec(struct memtrace_rec *r, const struct queued *q)
+/* The objects of q's process leave the table: exec collects them (their address space is gone),
+ * exit lets them go uncollected (live when it ended: its leaks). */
+static int end_process(struct memtrace_rec *r, const struct queued *q, bool collect)
 {
 	struct live_key *keys = NULL;
 	const struct live_key *k;
-	size_t it = 0, n = 0, cap = hashmap__count(r->live);
+	size_t it = 0, n = 0, cap = live_cap__count(r->caps, q->e.pid);
 	uint64_t *v;
 	int err = 0;
 
@@ -261,10 +288,16 @@ static int on_exec(struct memtrace_rec *r, const struct queued *q)
 		if (k->pid == q->e.pid && n < cap)
 			keys[n++] = *k;
 	for (size_t i = 0; i < n && !err; i++) {
+		if (!collect) {
+			hashmap__delete(r->live, &keys[i]);
+			continue;
+		}
 		err = collect_block(r, q->ts, &keys[i]);
 		if (!err)
 			r->st.exec_released++;
 	}
+	if (!collect)
+		live_cap__drop(r->caps, q->e.pid);
 	free(keys);
 	return err;
 }
@@ -296,7 +329,9 @@ static int on_one(struct memtrace_rec *r, const struct queued *q)
 		}
 		return err;
 	case COLLECT_HEAP_EXEC:
-		return on_exec(r, q);
+		return end_process(r, q, true);
+	case COLLECT_HEAP_EXIT:
+		return end_process(r, q, false);
 	}
 	return 0;
 }
@@ -329,17 +364,20 @@ int memtrace_rec__on_heap(void *ctx, const struct collect_heap_event *e)
 int memtrace_rec__finish(struct memtrace_rec *r)
 {
 	char ctx[REC_CONTEXT_ROOM];
+	size_t len;
 	int err;
 
 	err = drain(r);
 	if (err)
 		return err;
-	snprintf(ctx, sizeof(ctx),
-		 "bpftrace-prof: %s; times stamped when consumed; unknown_frees=%" PRIu64
-		 " replaced_live=%" PRIu64 " no_stack=%" PRIu64 " exec_released=%" PRIu64
-		 " failed_allocs=%" PRIu64,
-		 r->sample_bytes ? "sampled" : "every allocation", r->st.unknown_frees,
-		 r->st.replaced_live, r->st.no_stack, r->st.exec_released, r->st.failed_allocs);
+	len = (size_t)snprintf(ctx, sizeof(ctx), "bpftrace-prof: %s; times stamped when consumed;",
+			       r->sample_bytes ? "sampled" : "every allocation");
+	/* Each counter but the bookkeeping as field=value (the room is made for all of them). */
+#define REC_CONTEXT(f, nm, d, k)                                  \
+	if (PROF_KIND_##k != PROF_KIND_BOOK && len < sizeof(ctx)) \
+		len += (size_t)snprintf(ctx + len, sizeof(ctx) - len, " %s=%" PRIu64, #f, r->st.f);
+	PROF_MEMTRACE_STATS(REC_CONTEXT)
+#undef REC_CONTEXT
 	err = memtrace_writer__finish(r->w, ctx);
 	if (!err) {
 		err = output__commit(r->out);
@@ -352,24 +390,16 @@ void memtrace_rec__print_drops(const struct memtrace_rec *r, FILE *f)
 {
 	/* Losses only: frees of blocks allocated before attach are expected (as heap's
 	 * unknown_frees), said in the summary line, never as a drop. */
-	const struct {
-		const char *name, *desc;
-		uint64_t v;
-	} rows[] = {
-		{"memtrace_replaced_live",
-		 "blocks handed out again while live in the trace (free lost)",
-		 r->st.replaced_live},
-		{"memtrace_no_stack", "allocations traced without a backtrace", r->st.no_stack},
-	};
 	unsigned drops = 0;
 
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		if (!rows[i].v)
-			continue;
-		if (!drops++)
-			fprintf(f, "\nmemtrace drops:\n");
-		fprintf(f, "  %s: %" PRIu64 "  %s\n", rows[i].name, rows[i].v, rows[i].desc);
+#define REC_DROP(fl, nm, d, k)                                          \
+	if (PROF_KIND_##k == PROF_KIND_DROP && r->st.fl) {              \
+		if (!drops++)                                           \
+			fprintf(f, "\nmemtrace drops:\n");              \
+		fprintf(f, "  %s: %" PRIu64 "  %s\n", nm, r->st.fl, d); \
 	}
+	PROF_MEMTRACE_STATS(REC_DROP)
+#undef REC_DROP
 	fprintf(f,
 		"memtrace: %" PRIu64 " allocations, %" PRIu64 " collects traced, %" PRIu64
 		" frees of blocks not in the trace (memtrace_unknown_frees)%s\n",

@@ -6,14 +6,16 @@
  * frees of blocks in the trace are collect events; realloc is collect + alloc.
  *
  * Events wait in a bounded queue until their stacks are symbolized (stackres__sync), then are
- * written.  RAM: that queue, the live traced blocks (pid, address -> object id), the location
- * codes written, one packet.
+ * written.  RAM: that queue, the live traced blocks (pid, address -> object id; at most the
+ * caps of agg/live_cap.h, per process and in all), the location codes written, one packet.
  */
 #ifndef PROF_MEMTRACE_REC_H
 #define PROF_MEMTRACE_REC_H
 
 #include <stdint.h>
 #include <stdio.h>
+
+#include "prof_common.h"
 
 struct collect_heap_event;
 struct memtrace_rec;
@@ -27,15 +29,12 @@ struct memtrace_rec_opts {
 	const char *cmdline; /* ours, for the trace's context */
 };
 
-/* What could not be traced faithfully (printed with the drops; in the trace's context). */
+/* What was traced, and what could not be traced faithfully (printed with the drops; in the
+ * trace's context): include/prof_common.h's PROF_MEMTRACE_STATS. */
 struct memtrace_rec_stats {
-	uint64_t allocs, collects;
-	uint64_t unknown_frees; /* frees of blocks not in the trace (allocated before attach) */
-	uint64_t replaced_live; /* a block handed out again while live in the trace: its free
-				   was lost (collected then) */
-	uint64_t failed_allocs; /* the allocator returned NULL: nothing to trace */
-	uint64_t no_stack;	/* allocations traced without a backtrace (stack lost) */
-	uint64_t exec_released; /* blocks collected because their process exec'd */
+#define MEMTRACE_REC_FIELD(f, n, d, k) uint64_t f;
+	PROF_MEMTRACE_STATS(MEMTRACE_REC_FIELD)
+#undef MEMTRACE_REC_FIELD
 };
 
 int memtrace_rec__new(struct memtrace_rec **out, const struct memtrace_rec_opts *o,
@@ -47,6 +46,8 @@ int memtrace_rec__finish(struct memtrace_rec *r);
 const struct memtrace_rec_stats *memtrace_rec__stats(const struct memtrace_rec *r);
 /* The non-zero drops, as the text summary prints counters. */
 void memtrace_rec__print_drops(const struct memtrace_rec *r, FILE *f);
+/* Tests: follow at most per_pid live objects a process and total in all (0: the defaults). */
+void memtrace_rec__set_caps(struct memtrace_rec *r, uint32_t per_pid, uint32_t total);
 /* Removes the temporary file unless finished.  NULL is a no-op. */
 void memtrace_rec__free(struct memtrace_rec *r);
 
