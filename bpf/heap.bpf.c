@@ -150,6 +150,22 @@ static __always_inline bool leaf_fn(__u32 fn)
 }
 
 /*
+ * Under a session, a realloc that did not draw a sample and whose old block was not sampled has
+ * nothing for its return: the new block is not sampled, the old one is userspace's news only if
+ * it was.  realloc(NULL) is malloc and needs its return (the malloc it jumps to must see that
+ * this call drew).  glibc's realloc reaches malloc's symbol for an old block otherwise only where
+ * an mmapped chunk cannot be remapped or an arena is exhausted: that inner malloc then draws for
+ * itself, a second draw for one call on a path Linux's mremap makes all but unused.  Not
+ * reallocarray: the realloc it calls would draw again on every call.
+ */
+static __always_inline bool realloc_returns(__u32 fn, __u64 tgid, __u64 old_addr)
+{
+	struct prof_sampled_key key = {.tgid = (__u32)tgid, .addr = old_addr};
+
+	return fn != PROF_FN_REALLOC || !old_addr || bpf_map_lookup_elem(&prof_sampled, &key);
+}
+
+/*
  * An allocator call's entry.  1 when its return has nothing to do (a session then skips the
  * return probe), 0 when it must run.  session: the entry and return are one uprobe session
  * (--sample-bytes only; constant in each caller).
@@ -196,7 +212,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 		 */
 		if (cur && prof_fn_entry_only(cur->fn) && !(cur->flags & PROF_PENDING_UNSAMPLED))
 			prof_count(PROF_CNT_CXX_NEW_LOST);
-		if (!taken && session && leaf_fn(fn)) {
+		if (!taken && session &&
+		    (leaf_fn(fn) || !realloc_returns(fn, id >> 32, old_addr))) {
 			t->in_call = false;
 			return 1;
 		}
@@ -567,7 +584,8 @@ int BPF_KPROBE(heap_free, __u64 addr)
  * --sample-bytes where the kernel has uprobe sessions (6.13): one program at every allocator
  * function of a file, entry and return, attached as one session link (user/attach/heap_attach.c).
  * An entry returning 1 skips its return probe: an unsampled malloc costs one trap, not two.
- * Entry-only functions (free, __cxa_throw, operator new and new[]) never keep their return.
+ * An unsampled realloc of an unsampled block skips it too (realloc_returns).  Entry-only
+ * functions (free, __cxa_throw, operator new and new[]) never keep their return.
  */
 SEC("?uprobe")
 int BPF_KPROBE(heap_session)
