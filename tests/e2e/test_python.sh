@@ -50,6 +50,54 @@ py_list() {
 	[ ${#PY_BINS[@]} -gt 0 ] || skip "no CPython 3.8-3.13 installed"
 }
 
+# py_all_script SCRIPT HOW ARGS...: writes SCRIPT, a sh script that runs every interpreter of
+# py_list on ARGS (the interpreter's own arguments), HOW "together" (all at once) or "in_turn"
+# (each alone on the CPUs, one after the other), and exits 1 when any failed.  One profiler run of
+# SCRIPT covers the whole matrix: a run's start (its BPF loaded, about 1.5 s) and, with --heap,
+# its end (33 uprobes detached one kernel grace period at a time, about 4.5 s) come once, not
+# once per interpreter.  Interpreter I's stdout is in $E2E_TMP/NAME.out, its stderr in NAME.err,
+# its pid in NAME.pid: py_slice splits the profile by it.
+py_all_script() { # SCRIPT HOW ARGS...
+	local script=$1 how=$2 i a args="" dir=$E2E_TMP
+	shift 2
+	for a in "$@"; do args="$args '$a'"; done
+	{
+		echo 'st=0'
+		for i in "${!PY_BINS[@]}"; do
+			echo "'${PY_BINS[$i]}'$args >'$dir/${PY_NAMES[$i]}.out' 2>'$dir/${PY_NAMES[$i]}.err' & p$i=\$!"
+			echo "echo \$p$i >'$dir/${PY_NAMES[$i]}.pid'"
+			[ "$how" = in_turn ] && echo "wait \$p$i || st=1"
+		done
+		if [ "$how" = together ]; then
+			for i in "${!PY_BINS[@]}"; do echo "wait \$p$i || st=1"; done
+		fi
+		echo "exit \$st"
+	} >"$script" || fail "cannot write $script"
+}
+
+# py_slice FILE I OUT: the samples of interpreter I's process (py_all_script) in FILE, as a
+# profile of their own with the run's comments (its counters).
+py_slice() { # FILE I OUT
+	local pid
+	pid=$(cat "$E2E_TMP/${PY_NAMES[$2]}.pid") || fail "${PY_NAMES[$2]}: no pid file"
+	go tool pprof -symbolize=none -tagfocus=pid="$pid" -proto -output "$3" "$1" 2>/dev/null || fail "cannot slice $1 by pid $pid"
+}
+
+# expect_py_reads_of FAILS SAMPLES WHO: expect_py_reads' bound for one interpreter of a
+# py_all_script run, FAILS the run's py_read_fail, SAMPLES (py_samples) this interpreter's slice.
+# py_read_fail is counted for the whole run; py_frames too, but it is also the sum over the
+# samples of their Python frames (each read once: the two agree exactly), which SAMPLES gives
+# for this interpreter alone.  All the run's failures are held to 1 per 1000 of its frames: never
+# laxer than the bound of a run of its own.
+expect_py_reads_of() { # FAILS SAMPLES WHO
+	local frames
+	frames=$(awk -F'\t' '{ split($1, v, " "); if ($4 != "") s += v[1] * split($4, p, ";") }
+		END { printf "%.0f\n", s }' "$2")
+	[ "$frames" -gt 0 ] || fail "$3: no Python frames read"
+	expect_range "$3: py_read_fail of the run ($1) per 1000 of its py_frames ($frames)" 0 1 \
+		"$(awk -v a="$1" -v b="$frames" 'BEGIN { print 1000 * a / b }')"
+}
+
 # Line number of the first line of SCRIPT matching the extended regex RE.
 line_of() { # SCRIPT RE
 	local n
@@ -304,29 +352,42 @@ t_python_callback() {
 	echo "ran:$ran"
 }
 
-# py_heap.py under --heap (ARGS: the profiler's options then the script's argument).
-heap_keep_runs() { # PROF_OPTIONS... -- SCRIPT_SECONDS
-	local i f s v n la lm ml opts=() ran=""
-	while [ "$1" != -- ]; do opts+=("$1") && shift; done
-	shift
+# py_heap.py under --heap, every interpreter at once in one run (py_all_script): STOP is "exit"
+# (the profile is written when they have all exited) or "live" (written on SIGINT once every one
+# has printed KEPT, while they sleep holding their memory).
+heap_keep_runs() { # STOP
+	local i f=$E2E_TMP/heap.pb.gz g s v n la lm ml secs=0 ran="" st fails
 	py_list
 	la=$(line_of "$PY_HEAP" '^        kept\.append\(bytearray\(')
 	lm=$(line_of "$PY_HEAP" '^    held = keep\(')
 	ml=$(line_of "$PY_HEAP" '^    main\(\)')
+	[ "$1" = live ] && secs=60
+	py_all_script "$E2E_TMP/all.sh" together "$PY_HEAP" "$secs"
+	"$PROF" --heap -o "$f" --top 0 -- sh "$E2E_TMP/all.sh" >"$f.out" 2>"$f.err" &
+	if [ "$1" = live ]; then
+		for i in "${!PY_BINS[@]}"; do
+			wait_for_line "$E2E_TMP/${PY_NAMES[$i]}.out" '^KEPT' 60 ||
+				{ cat "$f.err" "$E2E_TMP/${PY_NAMES[$i]}.err"; fail "${PY_NAMES[$i]}: never printed KEPT"; }
+		done
+		kill -INT $!
+	fi
+	wait $!
+	st=$?
+	[ "$st" -eq 0 ] || { cat "$f.err"; fail "exit status $st"; }
+	expect_no_drops "$f"
+	fails=$(pprof_counter_value "$f" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/heap.${PY_NAMES[$i]}.pb.gz
-		s=$f.samples
+		g=$E2E_TMP/heap.${PY_NAMES[$i]}.pb.gz
+		s=$g.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --heap "${opts[@]}" -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_HEAP" "$1" >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		expect_eq "${PY_NAMES[$i]}: script output" "KEPT 20" "$(cat "$f.out")"
-		expect_no_drops "$f"
-		expect_py_reads "$f" "${PY_NAMES[$i]}"
+		expect_eq "${PY_NAMES[$i]}: script output" "KEPT 20" "$(cat "$E2E_TMP/${PY_NAMES[$i]}.out")"
+		py_slice "$f" "$i" "$g"
+		py_samples "$g" >"$s"
+		expect_py_reads_of "$fails" "$s" "${PY_NAMES[$i]}"
 		# 20 blocks of 1 MiB + 1 byte, kept to the end; keep's own small objects come from
 		# pymalloc's arenas, not malloc
-		v=$(pprof_cum "$f" inuse_space keep)
+		v=$(pprof_cum "$g" inuse_space keep)
 		expect_range "${PY_NAMES[$i]}: inuse_space on stacks with keep" 20971520 23068671 "$v"
-		py_samples "$f" >"$s"
 		with_fn "$s" keep >"$s.k"
 		# every allocation under keep: keep at the append line;main at its call;<module> at main()
 		n=$(awk -F'\t' -v file="$PY_HEAP" -v la="$la" -v lm="$lm" -v ml="$ml" '{
@@ -346,15 +407,15 @@ heap_keep_runs() { # PROF_OPTIONS... -- SCRIPT_SECONDS
 	echo "ran:$ran"
 }
 
-# Profile written after 3 s while the script sleeps holding its 20 MiB (-d ends the command).
+# Profile written while the scripts sleep holding their 20 MiB (our SIGINT ends the command).
 t_python_heap_keep() {
-	heap_keep_runs -d 3 -- 60
+	heap_keep_runs live
 }
 
-# The same when the script exits (os._exit) right after keep: the profile is written after the
-# process is gone, so its code objects must have been read while it lived.
+# The same when the scripts exit (os._exit) right after keep: the profile is written after the
+# processes are gone, so their code objects must have been read while they lived.
 t_python_heap_keep_exit() {
-	heap_keep_runs -- 0
+	heap_keep_runs exit
 }
 
 t_python_threads_gil() {
