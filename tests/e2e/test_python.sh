@@ -14,9 +14,13 @@ PY_HEAP=$PWD/tests/targets/py_heap.py
 PY_THREADS=$PWD/tests/targets/py_threads.py
 PY_LATE=$PWD/tests/targets/py_late_threads.py
 PY_CALLBACK=$PWD/tests/targets/py_callback.py
-# The 3:1 runs sample at 299 Hz: about 900 samples in 3 s keep the ratio well inside its bounds
-# on a loaded machine.
-PY_HZ=299
+# The 3:1 runs sample at 997 Hz for 1 s (PY_SECONDS): about 1000 samples keep the ratio well
+# inside its bounds [1.8, 5] on a loaded machine.  hot_b's share of them is 1/4, binomial at worst
+# (periodic samples of random-length rounds vary less): sd sqrt(0.1875/1000) = 0.014, and the
+# bounds are shares 1/6 and 1/2.8, 6 and 8 sd away; 5 and 6.5 sd at 700 samples (30 % of the CPU
+# lost to other load).  A prime rate, as 299 was.
+PY_HZ=997
+PY_SECONDS=1
 
 py_root() {
 	if command -v pyenv >/dev/null 2>&1; then pyenv root; else echo "${PYENV_ROOT:-/root/.pyenv}"; fi
@@ -85,10 +89,10 @@ py_slice() { # FILE I OUT
 
 # expect_py_reads_of FAILS SAMPLES WHO: expect_py_reads' bound for one interpreter of a
 # py_all_script run, FAILS the run's py_read_fail, SAMPLES (py_samples) this interpreter's slice.
-# py_read_fail is counted for the whole run; py_frames too, but it is also the sum over the
-# samples of their Python frames (each read once: the two agree exactly), which SAMPLES gives
-# for this interpreter alone.  All the run's failures are held to 1 per 1000 of its frames: never
-# laxer than the bound of a run of its own.
+# py_read_fail is counted for the whole run.  An interpreter read at least the Python frames of
+# its samples (their sum is py_frames in --cpu and --heap runs; less in --offcpu's file, whose
+# counters include --cpu's), which SAMPLES gives for this interpreter alone.  All the run's
+# failures are held to 1 per 1000 of them: never laxer than the bound of a run of its own.
 expect_py_reads_of() { # FAILS SAMPLES WHO
 	local frames
 	frames=$(awk -F'\t' '{ split($1, v, " "); if ($4 != "") s += v[1] * split($4, p, ";") }
@@ -96,6 +100,28 @@ expect_py_reads_of() { # FAILS SAMPLES WHO
 	[ "$frames" -gt 0 ] || fail "$3: no Python frames read"
 	expect_range "$3: py_read_fail of the run ($1) per 1000 of its py_frames ($frames)" 0 1 \
 		"$(awk -v a="$1" -v b="$frames" 'BEGIN { print 1000 * a / b }')"
+}
+
+# py_all_run FILE HOW PROF_OPTIONS... -- ARGS...: one profiler run (PROF_OPTIONS, -o FILE) of
+# py_all_script HOW ARGS; fails unless it and every interpreter exited 0.
+py_all_run() { # FILE HOW PROF_OPTIONS... -- ARGS...
+	local f=$1 how=$2 opts=()
+	shift 2
+	while [ "$1" != -- ]; do opts+=("$1") && shift; done
+	shift
+	py_all_script "$E2E_TMP/all.sh" "$how" "$@"
+	"$PROF" "${opts[@]}" -o "$f" --top 0 -- sh "$E2E_TMP/all.sh" >"$f.out" 2>"$f.err" ||
+		{ cat "$f.err" "$E2E_TMP"/*.err; fail "exit status $?"; }
+}
+
+# py_each_slice FILE NAME: for interpreter I of a py_all_run, its profile from FILE (py_slice)
+# as $E2E_TMP/NAME.<interpreter>.pb.gz and that profile's py_samples in the same name .samples,
+# checked by expect_py_reads_of against the run's py_read_fail (FAILS, set by the caller).
+py_each_slice() { # FILE I NAME
+	local g=$E2E_TMP/$3.${PY_NAMES[$2]}.pb.gz
+	py_slice "$1" "$2" "$g"
+	py_samples "$g" >"$g.samples"
+	expect_py_reads_of "$FAILS" "$g.samples" "${PY_NAMES[$2]}"
 }
 
 # Line number of the first line of SCRIPT matching the extended regex RE.
@@ -224,7 +250,7 @@ t_python_cpu_cmd() {
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/cpu.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 3 >"$f.out" 2>"$f.err" ||
+		"$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" $PY_SECONDS >"$f.out" 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
 		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not finish"
 		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}"
@@ -241,7 +267,7 @@ t_python_cpu_pid() {
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
 		start_waiting_target "$E2E_TMP/target.${PY_NAMES[$i]}.out" "${PY_BINS[$i]}" "$PY_CPU" --wait 60
 		echo go >&"$TARGET_IN"
-		"$PROF" --cpu=$PY_HZ -p "$TARGET_PID" -d 3 -o "$f" --top 0 2>"$f.err" ||
+		"$PROF" --cpu=$PY_HZ -p "$TARGET_PID" -d $PY_SECONDS -o "$f" --top 0 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
 		kill -0 "$TARGET_PID" || fail "${PY_NAMES[$i]}: the target died under -p"
 		kill "$TARGET_PID"
@@ -266,7 +292,7 @@ t_python_cpu_shebang() {
 		chmod +x "$script"
 		f=$E2E_TMP/shebang.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: $script (#!/usr/bin/env $m, PATH from ${PY_BINS[$i]%/*})"
-		PATH="${PY_BINS[$i]%/*}:$PATH" "$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "$script" 3 >"$f.out" 2>"$f.err" ||
+		PATH="${PY_BINS[$i]%/*}:$PATH" "$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "$script" $PY_SECONDS >"$f.out" 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
 		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not run"
 		check_py_cpu "$f" "$script" "${PY_NAMES[$i]} #!"
@@ -307,21 +333,22 @@ t_python_folded_text() {
 # both"): sorted(range(1000), key=keyfn) runs keyfn from the builtin's C code.  Every keyfn stack
 # reads, root to leaf: Python <module> and main, sorted's native frames, Python keyfn.
 t_python_callback() {
-	local i f s n lk le lm ml mid bad ran=""
+	local i f s n lk le lm ml mid bad ran="" FAILS
 	py_list
 	lk=$(line_of "$PY_CALLBACK" '^def keyfn')
 	le=$(line_of "$PY_CALLBACK" '^def main')
 	lm=$(line_of "$PY_CALLBACK" '^        sorted\(')
 	ml=$(line_of "$PY_CALLBACK" '^    main\(')
+	# the interpreters in turn in one run (py_all_run)
+	py_all_run "$E2E_TMP/callback.pb.gz" in_turn --cpu=$PY_HZ -- "$PY_CALLBACK" $PY_SECONDS
+	expect_no_drops "$E2E_TMP/callback.pb.gz"
+	FAILS=$(pprof_counter_value "$E2E_TMP/callback.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/callback.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CALLBACK" 3 >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not finish"
-		expect_py_counters "$f"
-		py_samples "$f" >"$s"
+		grep -q '^rounds [0-9]' "$E2E_TMP/${PY_NAMES[$i]}.out" || fail "${PY_NAMES[$i]}: the script did not finish"
+		py_each_slice "$E2E_TMP/callback.pb.gz" "$i" callback
 		with_fn "$s" keyfn >"$s.k"
 		# keyfn is nearly all of the run
 		n=$(wc -l <"$s.k")
@@ -419,20 +446,22 @@ t_python_heap_keep_exit() {
 }
 
 t_python_threads_gil() {
-	local i f s n fn ran=""
+	local i f s n fn ran="" FAILS
 	py_list
+	# the sleeper naps 3 s, longer than the main thread spins (2 s): it never wakes to take the
+	# GIL from the spinner (as it did with 2 2.5: a sample of the spinner waiting in take_gil,
+	# correctly labelled released).  Both are wall-clock times: every interpreter at once in
+	# one run (py_all_run), sampled at PY_HZ, not 99 Hz, for as many spinner samples as each
+	# had alone on a CPU.
+	py_all_run "$E2E_TMP/threads.pb.gz" together --cpu=$PY_HZ -- "$PY_THREADS" 3 2
+	expect_no_drops "$E2E_TMP/threads.pb.gz"
+	FAILS=$(pprof_counter_value "$E2E_TMP/threads.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/threads.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		# the sleeper naps 3 s, longer than the main thread spins (2 s): it never wakes to take
-		# the GIL from the spinner (as it did with 2 2.5: a sample of the spinner waiting in
-		# take_gil, correctly labelled released)
-		"$PROF" --cpu -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 3 2 >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		expect_eq "${PY_NAMES[$i]}: script output" "done" "$(cat "$f.out")"
-		expect_py_counters "$f"
-		py_samples "$f" >"$s"
+		expect_eq "${PY_NAMES[$i]}: script output" "done" "$(cat "$E2E_TMP/${PY_NAMES[$i]}.out")"
+		py_each_slice "$E2E_TMP/threads.pb.gz" "$i" threads
 		# a method is named by co_qualname from 3.11 on, by co_name before
 		case ${PY_NAMES[$i]} in
 		*-3.8 | *-3.9 | *-3.10) fn=spin ;;
@@ -489,21 +518,21 @@ t_python_offcpu_idle() {
 		[ "${CI:-}" = true ] && fail "bpftrace-prof has no --offcpu (CI=true)"
 		skip "bpftrace-prof has no --offcpu yet"
 	fi
-	local i f s ns n ran=""
+	local i f s ns n ran="" FAILS
 	# the loss counter of that mode too (test_offcpu.sh)
 	local DROP_COUNTERS="$DROP_COUNTERS offcpu_full"
 	py_list
+	# wall-clock times: every interpreter at once in one run (py_all_run); the mode goes in
+	# before the first dot of the name: idle.offcpu.pb.gz
+	py_all_run "$E2E_TMP/idle.pb.gz" together --cpu --offcpu -- "$PY_THREADS" 2 2.5
+	[ -s "$E2E_TMP/idle.offcpu.pb.gz" ] || { ls "$E2E_TMP"; fail "no $E2E_TMP/idle.offcpu.pb.gz"; }
+	expect_no_drops "$E2E_TMP/idle.offcpu.pb.gz"
+	FAILS=$(pprof_counter_value "$E2E_TMP/idle.offcpu.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
-		# the mode goes in before the first dot of the name: idle.offcpu.pb.gz
-		mkdir -p "$E2E_TMP/${PY_NAMES[$i]}"
-		f=$E2E_TMP/${PY_NAMES[$i]}/idle
+		f=$E2E_TMP/idle.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu --offcpu -o "$f.pb.gz" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 2 2.5 >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		[ -s "$f.offcpu.pb.gz" ] || { ls "${f%/*}"; fail "${PY_NAMES[$i]}: no $f.offcpu.pb.gz"; }
-		expect_py_counters "$f.offcpu.pb.gz"
-		py_samples "$f.offcpu.pb.gz" >"$s"
+		py_each_slice "$E2E_TMP/idle.offcpu.pb.gz" "$i" idle
 		with_fn "$s" nap >"$s.nap"
 		# events/count, offcpu/nanoseconds: the second value
 		ns=$(sum_values "$s.nap" 2)
