@@ -110,7 +110,7 @@ py_all_run() { # FILE HOW PROF_OPTIONS... -- ARGS...
 	while [ "$1" != -- ]; do opts+=("$1") && shift; done
 	shift
 	py_all_script "$E2E_TMP/all.sh" "$how" "$@"
-	"$PROF" "${opts[@]}" -o "$f" --top 0 -- sh "$E2E_TMP/all.sh" >"$f.out" 2>"$f.err" ||
+	"$PROF" "${opts[@]}" -o "$f" -- sh "$E2E_TMP/all.sh" >"$f.out" 2>"$f.err" ||
 		{ cat "$f.err" "$E2E_TMP"/*.err; fail "exit status $?"; }
 }
 
@@ -201,10 +201,16 @@ expect_py_counters() { # FILE
 }
 
 # The cpu profile of a py_cpu.py run (SCRIPT: its path as the interpreter saw it).
-check_py_cpu() { # FILE SCRIPT WHO
+check_py_cpu() { # FILE SCRIPT WHO [FAILS]
 	local f=$1 script=$2 who=$3 s=$1.samples a b la lb body_a body_end call_a mod_line bad n
-	expect_py_counters "$f"
-	py_samples "$f" >"$s"
+	if [ $# -ge 4 ]; then
+		# one interpreter's slice of a run of several: the caller checked the run's drops
+		py_samples "$f" >"$s"
+		expect_py_reads_of "$4" "$s" "$who"
+	else
+		expect_py_counters "$f"
+		py_samples "$f" >"$s"
+	fi
 	with_fn "$s" hot_a >"$s.a"
 	# hot_a runs 3x the loop of hot_b: samples in a 3:1 ratio (loose: the machine is shared)
 	a=$(pprof_cum "$f" samples hot_a)
@@ -245,35 +251,61 @@ check_py_cpu() { # FILE SCRIPT WHO
 }
 
 t_python_cpu_cmd() {
-	local i f ran=""
+	local i f ran="" FAILS
 	py_list
+	# the interpreters in turn in one run (py_all_run): each has the CPUs to itself as it had in
+	# a run of its own
+	py_all_run "$E2E_TMP/cpu.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_CPU" $PY_SECONDS
+	expect_no_drops "$E2E_TMP/cpu.pb.gz"
+	FAILS=$(pprof_counter_value "$E2E_TMP/cpu.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/cpu.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" $PY_SECONDS >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not finish"
-		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}"
+		grep -q '^rounds [0-9]' "$E2E_TMP/${PY_NAMES[$i]}.out" || fail "${PY_NAMES[$i]}: the script did not finish"
+		py_slice "$E2E_TMP/cpu.pb.gz" "$i" "$f"
+		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}" "$FAILS"
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
 }
 
+# Every interpreter waiting for a go line, one -p run of them all, go once it profiles: each runs
+# PY_PID_ROUNDS rounds of hot_a and hot_b (a fixed amount of work, however the CPUs are shared:
+# about 1.3 CPU-seconds, 900 samples at PY_HZ, on the fastest here) and says done; SIGINT ends the
+# run, and every target must have lived through it.
+PY_PID_ROUNDS=300
 t_python_cpu_pid() {
-	local i f ran=""
+	local i f=$E2E_TMP/pid.pb.gz g ran="" st fd FAILS pids="" ins=()
 	py_list
 	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/pid.${PY_NAMES[$i]}.pb.gz
+		start_waiting_target "$E2E_TMP/${PY_NAMES[$i]}.out" "${PY_BINS[$i]}" "$PY_CPU" --wait \
+			--rounds $PY_PID_ROUNDS 60
+		echo "$TARGET_PID" >"$E2E_TMP/${PY_NAMES[$i]}.pid"
+		pids=$pids${pids:+,}$TARGET_PID
+		ins[i]=$TARGET_IN
+	done
+	start_profiler "$f.err" --cpu=$PY_HZ -p "$pids" -o "$f" --top 0
+	for i in "${!PY_BINS[@]}"; do echo go >&"${ins[i]}"; done
+	for i in "${!PY_BINS[@]}"; do
+		wait_for_line "$E2E_TMP/${PY_NAMES[$i]}.out" '^done' 120 ||
+			{ cat "$E2E_TMP/${PY_NAMES[$i]}.out"; fail "${PY_NAMES[$i]}: never done"; }
+	done
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID"
+	st=$?
+	[ "$st" -eq 0 ] || { cat "$f.err"; fail "exit status $st"; }
+	for i in "${!PY_BINS[@]}"; do
+		kill -0 "$(cat "$E2E_TMP/${PY_NAMES[$i]}.pid")" || fail "${PY_NAMES[$i]}: the target died under -p"
+		fd=${ins[i]}
+		exec {fd}>&-
+	done
+	expect_no_drops "$f"
+	FAILS=$(pprof_counter_value "$f" py_read_fail)
+	for i in "${!PY_BINS[@]}"; do
+		g=$E2E_TMP/pid.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		start_waiting_target "$E2E_TMP/target.${PY_NAMES[$i]}.out" "${PY_BINS[$i]}" "$PY_CPU" --wait 60
-		echo go >&"$TARGET_IN"
-		"$PROF" --cpu=$PY_HZ -p "$TARGET_PID" -d $PY_SECONDS -o "$f" --top 0 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		kill -0 "$TARGET_PID" || fail "${PY_NAMES[$i]}: the target died under -p"
-		kill "$TARGET_PID"
-		wait "$TARGET_PID" 2>/dev/null
-		exec {TARGET_IN}>&-
-		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]} -p"
+		py_slice "$f" "$i" "$g"
+		check_py_cpu "$g" "$PY_CPU" "${PY_NAMES[$i]} -p" "$FAILS"
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
@@ -301,30 +333,44 @@ t_python_cpu_shebang() {
 	echo "ran:$ran"
 }
 
-# Folded and text output name the same frames as pprof.
+# Folded and text output name the same frames as pprof.  The interpreters in turn, one run per
+# format (py_all_run); a folded line names its process by comm only, and pyenv's 3.11 and
+# Debian's are both python3.11: Debian's runs apart.
 t_python_folded_text() {
-	local i f n ran=""
+	local i f n g comm ran="" names=() bins=()
 	py_list
-	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/${PY_NAMES[$i]}
-		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu=$PY_HZ -f folded -o "$f.folded" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 1.5 >/dev/null 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		# root first: <module>, main, hot_a in that order, only native frames between them
-		n=$(grep -cE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;[^ ]*)? [0-9]+$' "$f.folded")
-		[ "$n" -gt 0 ] || { head -5 "$f.folded"; fail "${PY_NAMES[$i]}: no folded <module>;…main;…hot_a line"; }
-		expect_eq "${PY_NAMES[$i]}: folded hot_a lines with _PyEval_EvalFrameDefault" 0 \
-			"$(grep -E '(^|;)hot_a(;| )' "$f.folded" | grep -c '_PyEval_EvalFrameDefault')"
-		expect_eq "${PY_NAMES[$i]}: folded hot_a lines not under <module>;…main" 0 \
-			"$(grep -E '(^|;)hot_a(;| )' "$f.folded" | grep -cvE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;| )')"
-		"$PROF" --cpu=$PY_HZ -f text -o "$f.txt" --top 10 -- "${PY_BINS[$i]}" "$PY_CPU" 1.5 >/dev/null 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+	names=("${PY_NAMES[@]}") bins=("${PY_BINS[@]}")
+	for g in pyenv other; do
+		PY_NAMES=() PY_BINS=()
+		for i in "${!names[@]}"; do
+			[[ ${names[i]} == pyenv-* ]] && [ $g = other ] && continue
+			[[ ${names[i]} != pyenv-* ]] && [ $g = pyenv ] && continue
+			PY_NAMES+=("${names[i]}") PY_BINS+=("${bins[i]}")
+		done
+		[ ${#PY_BINS[@]} -gt 0 ] || continue
+		f=$E2E_TMP/$g
+		py_all_run "$f.folded" in_turn --cpu=$PY_HZ -f folded --top 0 -- "$PY_CPU" 0.5
+		py_all_run "$f.txt" in_turn --cpu=$PY_HZ -f text --top 10 -- "$PY_CPU" 0.5
 		expect_no_drops_text "$f.txt"
-		# hot_a, 60 % of the run, has a row of the top table
-		awk '/top 10 by cpu/ { t = 1; next } t && $NF == "hot_a" { found = 1 } END { exit !found }' "$f.txt" ||
-			{ cat "$f.txt"; fail "${PY_NAMES[$i]}: no hot_a row in the text report"; }
-		echo "ok: ${PY_NAMES[$i]}: folded and text name hot_a under main"
-		ran="$ran ${PY_NAMES[$i]}"
+		for i in "${!PY_BINS[@]}"; do
+			echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+			comm=${PY_BINS[$i]##*/}
+			grep "^$comm;" "$f.folded" >"$f.$comm.folded"
+			# root first: <module>, main, hot_a in that order, only native frames between them
+			n=$(grep -cE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;[^ ]*)? [0-9]+$' "$f.$comm.folded")
+			[ "$n" -gt 0 ] || { head -5 "$f.$comm.folded"; fail "${PY_NAMES[$i]}: no folded <module>;…main;…hot_a line"; }
+			expect_eq "${PY_NAMES[$i]}: folded hot_a lines with _PyEval_EvalFrameDefault" 0 \
+				"$(grep -E '(^|;)hot_a(;| )' "$f.$comm.folded" | grep -c '_PyEval_EvalFrameDefault')"
+			expect_eq "${PY_NAMES[$i]}: folded hot_a lines not under <module>;…main" 0 \
+				"$(grep -E '(^|;)hot_a(;| )' "$f.$comm.folded" | grep -cvE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;| )')"
+			# hot_a, 60 % of the run, has a row of the top table of this interpreter's process
+			awk -v pid="$(cat "$E2E_TMP/${PY_NAMES[$i]}.pid")" '/^pid [0-9]+ / { p = ($2 == pid); t = 0 }
+				p && /top 10 by cpu/ { t = 1; next } p && t && $NF == "hot_a" { found = 1 }
+				END { exit !found }' "$f.txt" ||
+				{ cat "$f.txt"; fail "${PY_NAMES[$i]}: no hot_a row in the text report"; }
+			echo "ok: ${PY_NAMES[$i]}: folded and text name hot_a under main"
+			ran="$ran ${PY_NAMES[$i]}"
+		done
 	done
 	echo "ran:$ran"
 }
@@ -340,7 +386,7 @@ t_python_callback() {
 	lm=$(line_of "$PY_CALLBACK" '^        sorted\(')
 	ml=$(line_of "$PY_CALLBACK" '^    main\(')
 	# the interpreters in turn in one run (py_all_run)
-	py_all_run "$E2E_TMP/callback.pb.gz" in_turn --cpu=$PY_HZ -- "$PY_CALLBACK" $PY_SECONDS
+	py_all_run "$E2E_TMP/callback.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_CALLBACK" $PY_SECONDS
 	expect_no_drops "$E2E_TMP/callback.pb.gz"
 	FAILS=$(pprof_counter_value "$E2E_TMP/callback.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
@@ -453,7 +499,7 @@ t_python_threads_gil() {
 	# correctly labelled released).  Both are wall-clock times: every interpreter at once in
 	# one run (py_all_run), sampled at PY_HZ, not 99 Hz, for as many spinner samples as each
 	# had alone on a CPU.
-	py_all_run "$E2E_TMP/threads.pb.gz" together --cpu=$PY_HZ -- "$PY_THREADS" 3 2
+	py_all_run "$E2E_TMP/threads.pb.gz" together --cpu=$PY_HZ --top 0 -- "$PY_THREADS" 3 2
 	expect_no_drops "$E2E_TMP/threads.pb.gz"
 	FAILS=$(pprof_counter_value "$E2E_TMP/threads.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
@@ -524,7 +570,7 @@ t_python_offcpu_idle() {
 	py_list
 	# wall-clock times: every interpreter at once in one run (py_all_run); the mode goes in
 	# before the first dot of the name: idle.offcpu.pb.gz
-	py_all_run "$E2E_TMP/idle.pb.gz" together --cpu --offcpu -- "$PY_THREADS" 2 2.5
+	py_all_run "$E2E_TMP/idle.pb.gz" together --cpu --offcpu --top 0 -- "$PY_THREADS" 2 2.5
 	[ -s "$E2E_TMP/idle.offcpu.pb.gz" ] || { ls "$E2E_TMP"; fail "no $E2E_TMP/idle.offcpu.pb.gz"; }
 	expect_no_drops "$E2E_TMP/idle.offcpu.pb.gz"
 	FAILS=$(pprof_counter_value "$E2E_TMP/idle.offcpu.pb.gz" py_read_fail)
