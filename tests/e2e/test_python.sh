@@ -105,13 +105,14 @@ expect_py_reads_of() { # FAILS SAMPLES WHO
 # py_all_run FILE HOW PROF_OPTIONS... -- ARGS...: one profiler run (PROF_OPTIONS, -o FILE) of
 # py_all_script HOW ARGS; fails unless it and every interpreter exited 0.
 py_all_run() { # FILE HOW PROF_OPTIONS... -- ARGS...
-	local f=$1 how=$2 opts=()
+	local f=$1 how=$2 opts=() st
 	shift 2
 	while [ "$1" != -- ]; do opts+=("$1") && shift; done
 	shift
 	py_all_script "$E2E_TMP/all.sh" "$how" "$@"
-	"$PROF" "${opts[@]}" -o "$f" -- sh "$E2E_TMP/all.sh" >"$f.out" 2>"$f.err" ||
-		{ cat "$f.err" "$E2E_TMP"/*.err; fail "exit status $?"; }
+	"$PROF" "${opts[@]}" -o "$f" -- sh "$E2E_TMP/all.sh" >"$f.out" 2>"$f.err"
+	st=$?
+	[ "$st" -eq 0 ] || { cat "$f.err" "$E2E_TMP"/*.err; fail "exit status $st"; }
 }
 
 # py_each_slice FILE NAME: for interpreter I of a py_all_run, its profile from FILE (py_slice)
@@ -494,12 +495,12 @@ t_python_heap_keep_exit() {
 t_python_threads_gil() {
 	local i f s n fn ran="" FAILS
 	py_list
-	# the sleeper naps 3 s, longer than the main thread spins (2 s): it never wakes to take the
-	# GIL from the spinner (as it did with 2 2.5: a sample of the spinner waiting in take_gil,
-	# correctly labelled released).  Both are wall-clock times: every interpreter at once in
-	# one run (py_all_run), sampled at PY_HZ, not 99 Hz, for as many spinner samples as each
-	# had alone on a CPU.
-	py_all_run "$E2E_TMP/threads.pb.gz" together --cpu=$PY_HZ --top 0 -- "$PY_THREADS" 3 2
+	# the sleeper naps 1.5 s, longer than the main thread spins (1 s): it never wakes to take
+	# the GIL from the spinner (as it did with 2 2.5: a sample of the spinner waiting in
+	# take_gil, correctly labelled released).  The interpreters in turn in one run (py_all_run),
+	# not together: other samples between a main thread's first ones hid a naming bug once
+	# (the sleeper's).  At PY_HZ: five times the spinner samples of 99 Hz for 2 s.
+	py_all_run "$E2E_TMP/threads.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_THREADS" 1.5 1
 	expect_no_drops "$E2E_TMP/threads.pb.gz"
 	FAILS=$(pprof_counter_value "$E2E_TMP/threads.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
@@ -568,9 +569,10 @@ t_python_offcpu_idle() {
 	# the loss counter of that mode too (test_offcpu.sh)
 	local DROP_COUNTERS="$DROP_COUNTERS offcpu_full"
 	py_list
-	# wall-clock times: every interpreter at once in one run (py_all_run); the mode goes in
-	# before the first dot of the name: idle.offcpu.pb.gz
-	py_all_run "$E2E_TMP/idle.pb.gz" together --cpu --offcpu --top 0 -- "$PY_THREADS" 2 2.5
+	# the interpreters in turn in one run (py_all_run), not together: no other process's samples
+	# between a thread's (t_python_threads_gil); the mode goes in before the first dot of the
+	# name: idle.offcpu.pb.gz
+	py_all_run "$E2E_TMP/idle.pb.gz" in_turn --cpu --offcpu --top 0 -- "$PY_THREADS" 2 2.5
 	[ -s "$E2E_TMP/idle.offcpu.pb.gz" ] || { ls "$E2E_TMP"; fail "no $E2E_TMP/idle.offcpu.pb.gz"; }
 	expect_no_drops "$E2E_TMP/idle.offcpu.pb.gz"
 	FAILS=$(pprof_counter_value "$E2E_TMP/idle.offcpu.pb.gz" py_read_fail)
