@@ -143,10 +143,15 @@ t_cli_exit_status_of_cmd() {
 	rc=$?
 	cat "$E2E_TMP/err"
 	expect_eq "exit status when the profile cannot be written" 1 "$rc"
-	# -p: the process's own status is not ours.
-	sh -c 'sleep 4; exit 3' &
+	# -p: the process's own status is not ours.  It exits once we profile it (a line on a fifo),
+	# not after a fixed sleep.
+	mkfifo "$E2E_TMP/go"
+	# shellcheck disable=SC2016 # $1 is the inner shell's
+	sh -c 'read -r _ <"$1"; exit 3' sh "$E2E_TMP/go" &
 	pid=$!
-	"$PROF" --cpu --top 0 -p "$pid" -o "$E2E_TMP/p.pb.gz" 2>"$E2E_TMP/err"
+	start_profiler "$E2E_TMP/err" --cpu --top 0 -p "$pid" -o "$E2E_TMP/p.pb.gz"
+	echo go >"$E2E_TMP/go"
+	wait "$PROF_PID"
 	expect_eq "exit status with -p" 0 "$?"
 	wait "$pid"
 	expect_eq "the process's own status" 3 "$?"

@@ -84,29 +84,50 @@ t_dump_usage_errors() {
 # Python threads (tests/targets/py_threads.py) under every installed CPython 3.8–3.13 and
 # Debian's 3.11: the main thread spins holding the GIL in Spinner.spin, "sleeper" naps in
 # time.sleep without it.  Python frames with the script as their file, threading's names.
+# Waits until PID's other thread (py_threads.py's sleeper) sleeps in time.sleep's system call:
+# it has let the GIL go, so the main thread is past t.start() and spinning.
+wait_sleeper_asleep() { # PID
+	local n t
+	for ((n = 0; n < 200; n++)); do
+		for t in /proc/"$1"/task/*; do
+			[ "${t##*/}" = "$1" ] && continue
+			case $(cat "$t/wchan" 2>/dev/null) in
+			*nanosleep* | poll_schedule_timeout* | *select*) return 0 ;;
+			esac
+		done
+		sleep 0.05
+	done
+	return 1
+}
+
+# Every interpreter at once, one dump of them all (a dump costs about 2 s whatever it reads).
 t_dump_python_threads() {
-	local i f fn ran="" pid
+	local i f=$E2E_TMP/dump.json fn ran="" pids=() list=""
 	# shellcheck source=tests/e2e/test_python.sh
 	. tests/e2e/test_python.sh # py_list, PY_THREADS
 	py_list
 	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/dump.${PY_NAMES[$i]}.json
+		"${PY_BINS[$i]}" "$PY_THREADS" 30 30 >"$E2E_TMP/${PY_NAMES[$i]}.out" 2>&1 &
+		pids[i]=$!
+		list=$list${list:+,}$!
+	done
+	for i in "${!PY_BINS[@]}"; do
+		wait_sleeper_asleep "${pids[i]}" || fail "${PY_NAMES[$i]}: the sleeper never slept"
+	done
+	"$PROF" dump -p "$list" --json -o "$f" 2>"$f.err" || { cat "$f.err"; fail "exit status $?"; }
+	# the spinners go before the checks (seven of them slow the checks down)
+	kill "${pids[@]}"
+	wait "${pids[@]}" 2>/dev/null
+	for i in "${!PY_BINS[@]}"; do
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"${PY_BINS[$i]}" "$PY_THREADS" 30 30 >"$f.out" 2>&1 &
-		pid=$!
-		# until the sleeper exists and both threads are in their functions
-		sleep 1.5
-		"$PROF" dump -p "$pid" --json -o "$f" 2>"$f.err" || { cat "$f.err"; fail "exit status $?"; }
 		case ${PY_NAMES[$i]} in
 		*-3.8 | *-3.9 | *-3.10) fn=spin ;;
 		*) fn=Spinner.spin ;;
 		esac
-		python3 tests/e2e/dump_check.py "$f" "$pid" \
+		python3 tests/e2e/dump_check.py "$f" "${pids[i]}" \
 			"thread_name=MainThread,gil=held,python=$fn,file=$PY_THREADS,chain=$fn->main-><module>" \
 			"thread_name=sleeper,gil=released,state=sleeping,kernel=1,python=nap,file=$PY_THREADS" ||
 			{ python3 -m json.tool "$f" | head -150; fail "${PY_NAMES[$i]}: dump_check"; }
-		kill "$pid"
-		wait "$pid" 2>/dev/null
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"

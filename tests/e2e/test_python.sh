@@ -14,9 +14,13 @@ PY_HEAP=$PWD/tests/targets/py_heap.py
 PY_THREADS=$PWD/tests/targets/py_threads.py
 PY_LATE=$PWD/tests/targets/py_late_threads.py
 PY_CALLBACK=$PWD/tests/targets/py_callback.py
-# The 3:1 runs sample at 299 Hz: about 900 samples in 3 s keep the ratio well inside its bounds
-# on a loaded machine.
-PY_HZ=299
+# The 3:1 runs sample at 997 Hz for 1 s (PY_SECONDS): about 1000 samples keep the ratio well
+# inside its bounds [1.8, 5] on a loaded machine.  hot_b's share of them is 1/4, binomial at worst
+# (periodic samples of random-length rounds vary less): sd sqrt(0.1875/1000) = 0.014, and the
+# bounds are shares 1/6 and 1/2.8, 6 and 8 sd away; 5 and 6.5 sd at 700 samples (30 % of the CPU
+# lost to other load).  A prime rate, as 299 was.
+PY_HZ=997
+PY_SECONDS=1
 
 py_root() {
 	if command -v pyenv >/dev/null 2>&1; then pyenv root; else echo "${PYENV_ROOT:-/root/.pyenv}"; fi
@@ -48,6 +52,77 @@ py_list() {
 		echo "note: no /usr/bin/python3.11: not run"
 	fi
 	[ ${#PY_BINS[@]} -gt 0 ] || skip "no CPython 3.8-3.13 installed"
+}
+
+# py_all_script SCRIPT HOW ARGS...: writes SCRIPT, a sh script that runs every interpreter of
+# py_list on ARGS (the interpreter's own arguments), HOW "together" (all at once) or "in_turn"
+# (each alone on the CPUs, one after the other), and exits 1 when any failed.  One profiler run of
+# SCRIPT covers the whole matrix: a run's start (its BPF loaded, about 1.5 s) and, with --heap,
+# its end (33 uprobes detached one kernel grace period at a time, about 4.5 s) come once, not
+# once per interpreter.  Interpreter I's stdout is in $E2E_TMP/NAME.out, its stderr in NAME.err,
+# its pid in NAME.pid: py_slice splits the profile by it.
+py_all_script() { # SCRIPT HOW ARGS...
+	local script=$1 how=$2 i a args="" dir=$E2E_TMP
+	shift 2
+	for a in "$@"; do args="$args '$a'"; done
+	{
+		echo 'st=0'
+		for i in "${!PY_BINS[@]}"; do
+			echo "'${PY_BINS[$i]}'$args >'$dir/${PY_NAMES[$i]}.out' 2>'$dir/${PY_NAMES[$i]}.err' & p$i=\$!"
+			echo "echo \$p$i >'$dir/${PY_NAMES[$i]}.pid'"
+			[ "$how" = in_turn ] && echo "wait \$p$i || st=1"
+		done
+		if [ "$how" = together ]; then
+			for i in "${!PY_BINS[@]}"; do echo "wait \$p$i || st=1"; done
+		fi
+		echo "exit \$st"
+	} >"$script" || fail "cannot write $script"
+}
+
+# py_slice FILE I OUT: the samples of interpreter I's process (py_all_script) in FILE, as a
+# profile of their own with the run's comments (its counters).
+py_slice() { # FILE I OUT
+	local pid
+	pid=$(cat "$E2E_TMP/${PY_NAMES[$2]}.pid") || fail "${PY_NAMES[$2]}: no pid file"
+	go tool pprof -symbolize=none -tagfocus=pid="$pid" -proto -output "$3" "$1" 2>/dev/null || fail "cannot slice $1 by pid $pid"
+}
+
+# expect_py_reads_of FAILS SAMPLES WHO: expect_py_reads' bound for one interpreter of a
+# py_all_script run, FAILS the run's py_read_fail, SAMPLES (py_samples) this interpreter's slice.
+# py_read_fail is counted for the whole run.  An interpreter read at least the Python frames of
+# its samples (their sum is py_frames in --cpu and --heap runs; less in --offcpu's file, whose
+# counters include --cpu's), which SAMPLES gives for this interpreter alone.  All the run's
+# failures are held to 1 per 1000 of them: never laxer than the bound of a run of its own.
+expect_py_reads_of() { # FAILS SAMPLES WHO
+	local frames
+	frames=$(awk -F'\t' '{ split($1, v, " "); if ($4 != "") s += v[1] * split($4, p, ";") }
+		END { printf "%.0f\n", s }' "$2")
+	[ "$frames" -gt 0 ] || fail "$3: no Python frames read"
+	expect_range "$3: py_read_fail of the run ($1) per 1000 of its py_frames ($frames)" 0 1 \
+		"$(awk -v a="$1" -v b="$frames" 'BEGIN { print 1000 * a / b }')"
+}
+
+# py_all_run FILE HOW PROF_OPTIONS... -- ARGS...: one profiler run (PROF_OPTIONS, -o FILE) of
+# py_all_script HOW ARGS; fails unless it and every interpreter exited 0.
+py_all_run() { # FILE HOW PROF_OPTIONS... -- ARGS...
+	local f=$1 how=$2 opts=() st
+	shift 2
+	while [ "$1" != -- ]; do opts+=("$1") && shift; done
+	shift
+	py_all_script "$E2E_TMP/all.sh" "$how" "$@"
+	"$PROF" "${opts[@]}" -o "$f" -- sh "$E2E_TMP/all.sh" >"$f.out" 2>"$f.err"
+	st=$?
+	[ "$st" -eq 0 ] || { cat "$f.err" "$E2E_TMP"/*.err; fail "exit status $st"; }
+}
+
+# py_each_slice FILE NAME: for interpreter I of a py_all_run, its profile from FILE (py_slice)
+# as $E2E_TMP/NAME.<interpreter>.pb.gz and that profile's py_samples in the same name .samples,
+# checked by expect_py_reads_of against the run's py_read_fail (FAILS, set by the caller).
+py_each_slice() { # FILE I NAME
+	local g=$E2E_TMP/$3.${PY_NAMES[$2]}.pb.gz
+	py_slice "$1" "$2" "$g"
+	py_samples "$g" >"$g.samples"
+	expect_py_reads_of "$FAILS" "$g.samples" "${PY_NAMES[$2]}"
 }
 
 # Line number of the first line of SCRIPT matching the extended regex RE.
@@ -127,10 +202,16 @@ expect_py_counters() { # FILE
 }
 
 # The cpu profile of a py_cpu.py run (SCRIPT: its path as the interpreter saw it).
-check_py_cpu() { # FILE SCRIPT WHO
+check_py_cpu() { # FILE SCRIPT WHO [FAILS]
 	local f=$1 script=$2 who=$3 s=$1.samples a b la lb body_a body_end call_a mod_line bad n
-	expect_py_counters "$f"
-	py_samples "$f" >"$s"
+	if [ $# -ge 4 ]; then
+		# one interpreter's slice of a run of several: the caller checked the run's drops
+		py_samples "$f" >"$s"
+		expect_py_reads_of "$4" "$s" "$who"
+	else
+		expect_py_counters "$f"
+		py_samples "$f" >"$s"
+	fi
 	with_fn "$s" hot_a >"$s.a"
 	# hot_a runs 3x the loop of hot_b: samples in a 3:1 ratio (loose: the machine is shared)
 	a=$(pprof_cum "$f" samples hot_a)
@@ -171,35 +252,61 @@ check_py_cpu() { # FILE SCRIPT WHO
 }
 
 t_python_cpu_cmd() {
-	local i f ran=""
+	local i f ran="" FAILS
 	py_list
+	# the interpreters in turn in one run (py_all_run): each has the CPUs to itself as it had in
+	# a run of its own
+	py_all_run "$E2E_TMP/cpu.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_CPU" $PY_SECONDS
+	expect_no_drops "$E2E_TMP/cpu.pb.gz"
+	FAILS=$(pprof_counter_value "$E2E_TMP/cpu.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/cpu.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 3 >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not finish"
-		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}"
+		grep -q '^rounds [0-9]' "$E2E_TMP/${PY_NAMES[$i]}.out" || fail "${PY_NAMES[$i]}: the script did not finish"
+		py_slice "$E2E_TMP/cpu.pb.gz" "$i" "$f"
+		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}" "$FAILS"
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
 }
 
+# Every interpreter waiting for a go line, one -p run of them all, go once it profiles: each runs
+# PY_PID_ROUNDS rounds of hot_a and hot_b (a fixed amount of work, however the CPUs are shared:
+# about 1.3 CPU-seconds, 900 samples at PY_HZ, on the fastest here) and says done; SIGINT ends the
+# run, and every target must have lived through it.
+PY_PID_ROUNDS=300
 t_python_cpu_pid() {
-	local i f ran=""
+	local i f=$E2E_TMP/pid.pb.gz g ran="" st fd FAILS pids="" ins=()
 	py_list
 	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/pid.${PY_NAMES[$i]}.pb.gz
+		start_waiting_target "$E2E_TMP/${PY_NAMES[$i]}.out" "${PY_BINS[$i]}" "$PY_CPU" --wait \
+			--rounds $PY_PID_ROUNDS 60
+		echo "$TARGET_PID" >"$E2E_TMP/${PY_NAMES[$i]}.pid"
+		pids=$pids${pids:+,}$TARGET_PID
+		ins[i]=$TARGET_IN
+	done
+	start_profiler "$f.err" --cpu=$PY_HZ -p "$pids" -o "$f" --top 0
+	for i in "${!PY_BINS[@]}"; do echo go >&"${ins[i]}"; done
+	for i in "${!PY_BINS[@]}"; do
+		wait_for_line "$E2E_TMP/${PY_NAMES[$i]}.out" '^done' 120 ||
+			{ cat "$E2E_TMP/${PY_NAMES[$i]}.out"; fail "${PY_NAMES[$i]}: never done"; }
+	done
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID"
+	st=$?
+	[ "$st" -eq 0 ] || { cat "$f.err"; fail "exit status $st"; }
+	for i in "${!PY_BINS[@]}"; do
+		kill -0 "$(cat "$E2E_TMP/${PY_NAMES[$i]}.pid")" || fail "${PY_NAMES[$i]}: the target died under -p"
+		fd=${ins[i]}
+		exec {fd}>&-
+	done
+	expect_no_drops "$f"
+	FAILS=$(pprof_counter_value "$f" py_read_fail)
+	for i in "${!PY_BINS[@]}"; do
+		g=$E2E_TMP/pid.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		start_waiting_target "$E2E_TMP/target.${PY_NAMES[$i]}.out" "${PY_BINS[$i]}" "$PY_CPU" --wait 60
-		echo go >&"$TARGET_IN"
-		"$PROF" --cpu=$PY_HZ -p "$TARGET_PID" -d 3 -o "$f" --top 0 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		kill -0 "$TARGET_PID" || fail "${PY_NAMES[$i]}: the target died under -p"
-		kill "$TARGET_PID"
-		wait "$TARGET_PID" 2>/dev/null
-		exec {TARGET_IN}>&-
-		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]} -p"
+		py_slice "$f" "$i" "$g"
+		check_py_cpu "$g" "$PY_CPU" "${PY_NAMES[$i]} -p" "$FAILS"
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
@@ -218,7 +325,7 @@ t_python_cpu_shebang() {
 		chmod +x "$script"
 		f=$E2E_TMP/shebang.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: $script (#!/usr/bin/env $m, PATH from ${PY_BINS[$i]%/*})"
-		PATH="${PY_BINS[$i]%/*}:$PATH" "$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "$script" 3 >"$f.out" 2>"$f.err" ||
+		PATH="${PY_BINS[$i]%/*}:$PATH" "$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "$script" $PY_SECONDS >"$f.out" 2>"$f.err" ||
 			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
 		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not run"
 		check_py_cpu "$f" "$script" "${PY_NAMES[$i]} #!"
@@ -227,30 +334,44 @@ t_python_cpu_shebang() {
 	echo "ran:$ran"
 }
 
-# Folded and text output name the same frames as pprof.
+# Folded and text output name the same frames as pprof.  The interpreters in turn, one run per
+# format (py_all_run); a folded line names its process by comm only, and pyenv's 3.11 and
+# Debian's are both python3.11: Debian's runs apart.
 t_python_folded_text() {
-	local i f n ran=""
+	local i f n g comm ran="" names=() bins=()
 	py_list
-	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/${PY_NAMES[$i]}
-		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu=$PY_HZ -f folded -o "$f.folded" --top 0 -- "${PY_BINS[$i]}" "$PY_CPU" 1.5 >/dev/null 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		# root first: <module>, main, hot_a in that order, only native frames between them
-		n=$(grep -cE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;[^ ]*)? [0-9]+$' "$f.folded")
-		[ "$n" -gt 0 ] || { head -5 "$f.folded"; fail "${PY_NAMES[$i]}: no folded <module>;…main;…hot_a line"; }
-		expect_eq "${PY_NAMES[$i]}: folded hot_a lines with _PyEval_EvalFrameDefault" 0 \
-			"$(grep -E '(^|;)hot_a(;| )' "$f.folded" | grep -c '_PyEval_EvalFrameDefault')"
-		expect_eq "${PY_NAMES[$i]}: folded hot_a lines not under <module>;…main" 0 \
-			"$(grep -E '(^|;)hot_a(;| )' "$f.folded" | grep -cvE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;| )')"
-		"$PROF" --cpu=$PY_HZ -f text -o "$f.txt" --top 10 -- "${PY_BINS[$i]}" "$PY_CPU" 1.5 >/dev/null 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
+	names=("${PY_NAMES[@]}") bins=("${PY_BINS[@]}")
+	for g in pyenv other; do
+		PY_NAMES=() PY_BINS=()
+		for i in "${!names[@]}"; do
+			[[ ${names[i]} == pyenv-* ]] && [ $g = other ] && continue
+			[[ ${names[i]} != pyenv-* ]] && [ $g = pyenv ] && continue
+			PY_NAMES+=("${names[i]}") PY_BINS+=("${bins[i]}")
+		done
+		[ ${#PY_BINS[@]} -gt 0 ] || continue
+		f=$E2E_TMP/$g
+		py_all_run "$f.folded" in_turn --cpu=$PY_HZ -f folded --top 0 -- "$PY_CPU" 0.5
+		py_all_run "$f.txt" in_turn --cpu=$PY_HZ -f text --top 10 -- "$PY_CPU" 0.5
 		expect_no_drops_text "$f.txt"
-		# hot_a, 60 % of the run, has a row of the top table
-		awk '/top 10 by cpu/ { t = 1; next } t && $NF == "hot_a" { found = 1 } END { exit !found }' "$f.txt" ||
-			{ cat "$f.txt"; fail "${PY_NAMES[$i]}: no hot_a row in the text report"; }
-		echo "ok: ${PY_NAMES[$i]}: folded and text name hot_a under main"
-		ran="$ran ${PY_NAMES[$i]}"
+		for i in "${!PY_BINS[@]}"; do
+			echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
+			comm=${PY_BINS[$i]##*/}
+			grep "^$comm;" "$f.folded" >"$f.$comm.folded"
+			# root first: <module>, main, hot_a in that order, only native frames between them
+			n=$(grep -cE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;[^ ]*)? [0-9]+$' "$f.$comm.folded")
+			[ "$n" -gt 0 ] || { head -5 "$f.$comm.folded"; fail "${PY_NAMES[$i]}: no folded <module>;…main;…hot_a line"; }
+			expect_eq "${PY_NAMES[$i]}: folded hot_a lines with _PyEval_EvalFrameDefault" 0 \
+				"$(grep -E '(^|;)hot_a(;| )' "$f.$comm.folded" | grep -c '_PyEval_EvalFrameDefault')"
+			expect_eq "${PY_NAMES[$i]}: folded hot_a lines not under <module>;…main" 0 \
+				"$(grep -E '(^|;)hot_a(;| )' "$f.$comm.folded" | grep -cvE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;| )')"
+			# hot_a, 60 % of the run, has a row of the top table of this interpreter's process
+			awk -v pid="$(cat "$E2E_TMP/${PY_NAMES[$i]}.pid")" '/^pid [0-9]+ / { p = ($2 == pid); t = 0 }
+				p && /top 10 by cpu/ { t = 1; next } p && t && $NF == "hot_a" { found = 1 }
+				END { exit !found }' "$f.txt" ||
+				{ cat "$f.txt"; fail "${PY_NAMES[$i]}: no hot_a row in the text report"; }
+			echo "ok: ${PY_NAMES[$i]}: folded and text name hot_a under main"
+			ran="$ran ${PY_NAMES[$i]}"
+		done
 	done
 	echo "ran:$ran"
 }
@@ -259,21 +380,22 @@ t_python_folded_text() {
 # both"): sorted(range(1000), key=keyfn) runs keyfn from the builtin's C code.  Every keyfn stack
 # reads, root to leaf: Python <module> and main, sorted's native frames, Python keyfn.
 t_python_callback() {
-	local i f s n lk le lm ml mid bad ran=""
+	local i f s n lk le lm ml mid bad ran="" FAILS
 	py_list
 	lk=$(line_of "$PY_CALLBACK" '^def keyfn')
 	le=$(line_of "$PY_CALLBACK" '^def main')
 	lm=$(line_of "$PY_CALLBACK" '^        sorted\(')
 	ml=$(line_of "$PY_CALLBACK" '^    main\(')
+	# the interpreters in turn in one run (py_all_run)
+	py_all_run "$E2E_TMP/callback.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_CALLBACK" $PY_SECONDS
+	expect_no_drops "$E2E_TMP/callback.pb.gz"
+	FAILS=$(pprof_counter_value "$E2E_TMP/callback.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/callback.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu=$PY_HZ -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_CALLBACK" 3 >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		grep -q '^rounds [0-9]' "$f.out" || fail "${PY_NAMES[$i]}: the script did not finish"
-		expect_py_counters "$f"
-		py_samples "$f" >"$s"
+		grep -q '^rounds [0-9]' "$E2E_TMP/${PY_NAMES[$i]}.out" || fail "${PY_NAMES[$i]}: the script did not finish"
+		py_each_slice "$E2E_TMP/callback.pb.gz" "$i" callback
 		with_fn "$s" keyfn >"$s.k"
 		# keyfn is nearly all of the run
 		n=$(wc -l <"$s.k")
@@ -304,29 +426,42 @@ t_python_callback() {
 	echo "ran:$ran"
 }
 
-# py_heap.py under --heap (ARGS: the profiler's options then the script's argument).
-heap_keep_runs() { # PROF_OPTIONS... -- SCRIPT_SECONDS
-	local i f s v n la lm ml opts=() ran=""
-	while [ "$1" != -- ]; do opts+=("$1") && shift; done
-	shift
+# py_heap.py under --heap, every interpreter at once in one run (py_all_script): STOP is "exit"
+# (the profile is written when they have all exited) or "live" (written on SIGINT once every one
+# has printed KEPT, while they sleep holding their memory).
+heap_keep_runs() { # STOP
+	local i f=$E2E_TMP/heap.pb.gz g s v n la lm ml secs=0 ran="" st fails
 	py_list
 	la=$(line_of "$PY_HEAP" '^        kept\.append\(bytearray\(')
 	lm=$(line_of "$PY_HEAP" '^    held = keep\(')
 	ml=$(line_of "$PY_HEAP" '^    main\(\)')
+	[ "$1" = live ] && secs=60
+	py_all_script "$E2E_TMP/all.sh" together "$PY_HEAP" "$secs"
+	"$PROF" --heap -o "$f" --top 0 -- sh "$E2E_TMP/all.sh" >"$f.out" 2>"$f.err" &
+	if [ "$1" = live ]; then
+		for i in "${!PY_BINS[@]}"; do
+			wait_for_line "$E2E_TMP/${PY_NAMES[$i]}.out" '^KEPT' 60 ||
+				{ cat "$f.err" "$E2E_TMP/${PY_NAMES[$i]}.err"; fail "${PY_NAMES[$i]}: never printed KEPT"; }
+		done
+		kill -INT $!
+	fi
+	wait $!
+	st=$?
+	[ "$st" -eq 0 ] || { cat "$f.err"; fail "exit status $st"; }
+	expect_no_drops "$f"
+	fails=$(pprof_counter_value "$f" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/heap.${PY_NAMES[$i]}.pb.gz
-		s=$f.samples
+		g=$E2E_TMP/heap.${PY_NAMES[$i]}.pb.gz
+		s=$g.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --heap "${opts[@]}" -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_HEAP" "$1" >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		expect_eq "${PY_NAMES[$i]}: script output" "KEPT 20" "$(cat "$f.out")"
-		expect_no_drops "$f"
-		expect_py_reads "$f" "${PY_NAMES[$i]}"
+		expect_eq "${PY_NAMES[$i]}: script output" "KEPT 20" "$(cat "$E2E_TMP/${PY_NAMES[$i]}.out")"
+		py_slice "$f" "$i" "$g"
+		py_samples "$g" >"$s"
+		expect_py_reads_of "$fails" "$s" "${PY_NAMES[$i]}"
 		# 20 blocks of 1 MiB + 1 byte, kept to the end; keep's own small objects come from
 		# pymalloc's arenas, not malloc
-		v=$(pprof_cum "$f" inuse_space keep)
+		v=$(pprof_cum "$g" inuse_space keep)
 		expect_range "${PY_NAMES[$i]}: inuse_space on stacks with keep" 20971520 23068671 "$v"
-		py_samples "$f" >"$s"
 		with_fn "$s" keep >"$s.k"
 		# every allocation under keep: keep at the append line;main at its call;<module> at main()
 		n=$(awk -F'\t' -v file="$PY_HEAP" -v la="$la" -v lm="$lm" -v ml="$ml" '{
@@ -346,32 +481,34 @@ heap_keep_runs() { # PROF_OPTIONS... -- SCRIPT_SECONDS
 	echo "ran:$ran"
 }
 
-# Profile written after 3 s while the script sleeps holding its 20 MiB (-d ends the command).
+# Profile written while the scripts sleep holding their 20 MiB (our SIGINT ends the command).
 t_python_heap_keep() {
-	heap_keep_runs -d 3 -- 60
+	heap_keep_runs live
 }
 
-# The same when the script exits (os._exit) right after keep: the profile is written after the
-# process is gone, so its code objects must have been read while it lived.
+# The same when the scripts exit (os._exit) right after keep: the profile is written after the
+# processes are gone, so their code objects must have been read while they lived.
 t_python_heap_keep_exit() {
-	heap_keep_runs -- 0
+	heap_keep_runs exit
 }
 
 t_python_threads_gil() {
-	local i f s n fn ran=""
+	local i f s n fn ran="" FAILS
 	py_list
+	# the sleeper naps 1.5 s, longer than the main thread spins (1 s): it never wakes to take
+	# the GIL from the spinner (as it did with 2 2.5: a sample of the spinner waiting in
+	# take_gil, correctly labelled released).  The interpreters in turn in one run (py_all_run),
+	# not together: other samples between a main thread's first ones hid a naming bug once
+	# (the sleeper's).  At PY_HZ: five times the spinner samples of 99 Hz for 2 s.
+	py_all_run "$E2E_TMP/threads.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_THREADS" 1.5 1
+	expect_no_drops "$E2E_TMP/threads.pb.gz"
+	FAILS=$(pprof_counter_value "$E2E_TMP/threads.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/threads.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		# the sleeper naps 3 s, longer than the main thread spins (2 s): it never wakes to take
-		# the GIL from the spinner (as it did with 2 2.5: a sample of the spinner waiting in
-		# take_gil, correctly labelled released)
-		"$PROF" --cpu -o "$f" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 3 2 >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		expect_eq "${PY_NAMES[$i]}: script output" "done" "$(cat "$f.out")"
-		expect_py_counters "$f"
-		py_samples "$f" >"$s"
+		expect_eq "${PY_NAMES[$i]}: script output" "done" "$(cat "$E2E_TMP/${PY_NAMES[$i]}.out")"
+		py_each_slice "$E2E_TMP/threads.pb.gz" "$i" threads
 		# a method is named by co_qualname from 3.11 on, by co_name before
 		case ${PY_NAMES[$i]} in
 		*-3.8 | *-3.9 | *-3.10) fn=spin ;;
@@ -428,21 +565,22 @@ t_python_offcpu_idle() {
 		[ "${CI:-}" = true ] && fail "bpftrace-prof has no --offcpu (CI=true)"
 		skip "bpftrace-prof has no --offcpu yet"
 	fi
-	local i f s ns n ran=""
+	local i f s ns n ran="" FAILS
 	# the loss counter of that mode too (test_offcpu.sh)
 	local DROP_COUNTERS="$DROP_COUNTERS offcpu_full"
 	py_list
+	# the interpreters in turn in one run (py_all_run), not together: no other process's samples
+	# between a thread's (t_python_threads_gil); the mode goes in before the first dot of the
+	# name: idle.offcpu.pb.gz
+	py_all_run "$E2E_TMP/idle.pb.gz" in_turn --cpu --offcpu --top 0 -- "$PY_THREADS" 2 2.5
+	[ -s "$E2E_TMP/idle.offcpu.pb.gz" ] || { ls "$E2E_TMP"; fail "no $E2E_TMP/idle.offcpu.pb.gz"; }
+	expect_no_drops "$E2E_TMP/idle.offcpu.pb.gz"
+	FAILS=$(pprof_counter_value "$E2E_TMP/idle.offcpu.pb.gz" py_read_fail)
 	for i in "${!PY_BINS[@]}"; do
-		# the mode goes in before the first dot of the name: idle.offcpu.pb.gz
-		mkdir -p "$E2E_TMP/${PY_NAMES[$i]}"
-		f=$E2E_TMP/${PY_NAMES[$i]}/idle
+		f=$E2E_TMP/idle.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		"$PROF" --cpu --offcpu -o "$f.pb.gz" --top 0 -- "${PY_BINS[$i]}" "$PY_THREADS" 2 2.5 >"$f.out" 2>"$f.err" ||
-			{ cat "$f.err"; fail "${PY_NAMES[$i]}: exit status $?"; }
-		[ -s "$f.offcpu.pb.gz" ] || { ls "${f%/*}"; fail "${PY_NAMES[$i]}: no $f.offcpu.pb.gz"; }
-		expect_py_counters "$f.offcpu.pb.gz"
-		py_samples "$f.offcpu.pb.gz" >"$s"
+		py_each_slice "$E2E_TMP/idle.offcpu.pb.gz" "$i" idle
 		with_fn "$s" nap >"$s.nap"
 		# events/count, offcpu/nanoseconds: the second value
 		ns=$(sum_values "$s.nap" 2)
