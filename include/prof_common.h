@@ -341,10 +341,13 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(unnamed, "trace_unnamed",                                                                \
 	  "events whose function name never arrived (written as [unknown function …])", DROP)      \
 	X(heap_unknown_frees, "trace_heap_unknown_frees",                                          \
-	  "frees of blocks allocated before the trace saw them: not in the heap counter", EVENT)   \
+	  "frees of blocks allocated before the trace saw them: not in the heap counter, not "     \
+	  "written (firefox)",                                                                     \
+	  EVENT)                                                                                   \
 	X(heap_untracked, "trace_heap_untracked",                                                  \
-	  "allocations not in the heap counter: their process had 1 Mi live blocks followed, or "  \
-	  "all had 4 Mi (its counter is then low; their frees are trace_heap_unknown_frees)",      \
+	  "allocations not followed: their process had 1 Mi live blocks followed, or all had 4 "   \
+	  "Mi (its heap counter is then low, firefox shows them live to the end; their frees are " \
+	  "trace_heap_unknown_frees)",                                                             \
 	  DROP)
 
 /* Counted by -f memtrace's recorder (user/trace/memtrace_rec.c): printed after the run and, but

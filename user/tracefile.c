@@ -73,7 +73,7 @@ static int on_exec(void *ctx, uint32_t pid)
  * --heap (-f firefox, chrome, perfetto): the collector's heap events, at the time their probe
  * fired (bpf_ktime_get_ns, the call events' clock; the recorder keeps them no earlier than the
  * thread's last event).  A failed allocation has no block; an exec ends every block of the
- * process (the heap counter drops to 0; firefox keeps its blocks, unpaired) when it is seen.
+ * process (the heap counter drops to 0; firefox writes no free of them) when it is seen.
  */
 static int on_heap(void *ctx, const struct collect_heap_event *e)
 {

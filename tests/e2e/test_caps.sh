@@ -9,13 +9,14 @@
 
 LB=build/targets/live_blocks
 
-# Run A and B under the profiler with ARGS…, writing OUT; CAPS_A, CAPS_B: their pids.
+# Run A and B (the command CAPS_CMD, an array, else live_blocks) under the profiler with ARGS…,
+# writing OUT; CAPS_A, CAPS_B: their pids.
 caps_record() { # OUT ARGS…
-	local f=$1 a ain b bin
+	local f=$1 a ain b bin cmd=("${CAPS_CMD[@]:-$LB}")
 	shift
-	start_waiting_target "$E2E_TMP/a.out" "$LB" 300 100
+	start_waiting_target "$E2E_TMP/a.out" "${cmd[@]}" 300 100
 	a=$TARGET_PID ain=$TARGET_IN CAPS_A=$TARGET_PID
-	start_waiting_target "$E2E_TMP/b.out" "$LB" 50 50
+	start_waiting_target "$E2E_TMP/b.out" "${cmd[@]}" 50 50
 	b=$TARGET_PID bin=$TARGET_IN CAPS_B=$TARGET_PID
 	start_profiler "$E2E_TMP/prof.log" --heap -p "$a,$b" -o "$f" --top 0 "$@"
 	echo go >&"$ain"
@@ -84,6 +85,7 @@ t_caps_sampled_share_back_at_exec() {
 # The trace writers keep their own tables of live blocks, under the same caps.
 MT_READER=tests/memtrace_reader.py
 TRACE_CHECK=tests/e2e/trace_check.py
+FF_CHECK=tests/e2e/ff_check.py
 
 # mt_json JSON EXPR: a value of the memtrace reader's output (EXPR indexes the object j).
 mt_json() {
@@ -137,6 +139,35 @@ t_caps_live_chrome() {
 	expect_eq "B's counter at the end" 3200 "$(tr_fact "$facts" "heap $CAPS_B final")"
 	expect_eq "trace_heap_untracked" 100 "$(tr_fact "$facts" "drop trace_heap_untracked")"
 	expect_eq "trace_heap_unknown_frees" 50 "$(tr_fact "$facts" "drop trace_heap_unknown_frees")"
+	expect_eq "sampled_proc_cap" 200 "$(tr_fact "$facts" "drop sampled_proc_cap")"
+	for c in ringbuf_full pending_full pending_missing stack_fail sampled_full; do
+		expect_eq "$c" 0 "$(tr_fact "$facts" "drop $c")"
+	done
+}
+
+# -f firefox --calls --heap, the same run as t_caps_live_chrome's with live_blocks.php (PHP's
+# strings from malloc, 64 KiB each: ff_check's large allocations, by leaf function): every
+# allocation is written, a free only for a block followed.  A: BPF keeps 100 of keep_blocks'
+# 300 and flags 200 untracked, of the 100 the writer follows 50 (their frees written) and 50
+# are capped; keep_again the same.  The untracked take no room: trace_heap_untracked counts the
+# capped alone.  B (50, 50) is never capped.  Before the caps every tracked free was written.
+t_caps_live_firefox() {
+	command -v php >/dev/null || fail "php is not installed"
+	local f=$E2E_TMP/caps.json facts=$E2E_TMP/caps.facts n bytes
+	local CAPS_CMD=(env USE_ZEND_DTRACE=1 USE_ZEND_ALLOC=0 php tests/targets/live_blocks.php)
+	BPFTRACE_PROF_SAMPLED_SHARE=100 BPFTRACE_PROF_LIVE_CAP=50 caps_record "$f" --calls \
+		-f firefox --sample-bytes 1
+	python3 "$FF_CHECK" "$f" >"$facts" || { cat "$facts"; fail "ff_check rejected the profile"; }
+	read -r n _ <<<"$(tr_fact "$facts" "large_alloc keep_blocks")"
+	expect_eq "keep_blocks allocations written (A 300, B 50)" 350 "$n"
+	read -r n _ <<<"$(tr_fact "$facts" "large_alloc keep_again")"
+	expect_eq "keep_again allocations written (A 100, B 50)" 150 "$n"
+	read -r n bytes <<<"$(tr_fact "$facts" "large_free free_blocks")"
+	expect_eq "frees written (A's 50 followed, B's 50)" 100 "$n"
+	expect_eq "bytes freed (100 x 65,568)" 6556800 "$bytes"
+	expect_eq "trace_heap_untracked (A's capped)" 100 "$(tr_fact "$facts" "drop trace_heap_untracked")"
+	expect_eq "trace_heap_unknown_frees (A's capped, freed)" 50 \
+		"$(tr_fact "$facts" "drop trace_heap_unknown_frees")"
 	expect_eq "sampled_proc_cap" 200 "$(tr_fact "$facts" "drop sampled_proc_cap")"
 	for c in ringbuf_full pending_full pending_missing stack_fail sampled_full; do
 		expect_eq "$c" 0 "$(tr_fact "$facts" "drop $c")"

@@ -67,7 +67,7 @@ struct evtrace {
 	struct hashmap *procs_seen; /* pid -> uint8_t */
 	struct hashmap *ready;	    /* pid -> uint64_t: events before it are skipped */
 	struct hashmap *names;	    /* name_id -> struct name */
-	struct hashmap *blocks;	    /* block_key -> uint64_t size (heap counter) */
+	struct hashmap *blocks;	    /* block_key -> uint64_t size (--heap, live blocks) */
 	struct hashmap *heap_procs; /* pid -> struct heap_proc (heap counter) */
 	struct strpool *strings;
 	uint32_t next_iid;
@@ -102,12 +102,12 @@ int evtrace__new_sink(struct evtrace **out, struct trace_sink *sink)
 		err = hashmap__new(&t->ready, sizeof(uint32_t), sizeof(uint64_t));
 	if (!err)
 		err = strpool__new(&t->strings);
-	if (!err && sink->ops->heap_in_use)
+	if (!err && (sink->ops->heap_in_use || sink->ops->heap))
 		err = hashmap__new(&t->blocks, sizeof(struct block_key), sizeof(uint64_t));
+	if (!err && (sink->ops->heap_in_use || sink->ops->heap))
+		err = live_cap__new(&t->caps);
 	if (!err && sink->ops->heap_in_use)
 		err = hashmap__new(&t->heap_procs, sizeof(uint32_t), sizeof(struct heap_proc));
-	if (!err && sink->ops->heap_in_use)
-		err = live_cap__new(&t->caps);
 	if (err)
 		goto cleanup;
 	*out = t;
@@ -418,9 +418,10 @@ int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts)
 	return 0;
 }
 
-/* An allocation or a free (size 0) on tid's current stack, no earlier than its last event. */
+/* An allocation (bytes > 0) or a free (bytes < 0: its block's) on tid's current stack, no
+ * earlier than its last event. */
 static int heap_event(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
-		      uint64_t size)
+		      int64_t bytes)
 {
 	struct thread *th;
 	int err;
@@ -431,7 +432,7 @@ static int heap_event(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts
 	if (err)
 		return err;
 	return t->sink->ops->heap(t->sink, pid, tid, ts > th->last_ts ? ts : th->last_ts, addr,
-				  size);
+				  bytes);
 }
 
 /* The block at addr of pid is gone: its size (0: not followed, counted). */
@@ -450,44 +451,39 @@ static uint64_t forget_block(struct evtrace *t, uint32_t pid, uint64_t addr)
 	return size;
 }
 
+/* What an allocation or free did to the table of live blocks. */
+struct block_change {
+	uint64_t freed; /* bytes of the block freed (a free's, a realloc's old one; 0: unknown) */
+	uint64_t replaced; /* bytes of the block at addr whose free was missed (0: none) */
+	bool entered;	   /* addr is followed now (its size counted) */
+	bool changed;	   /* a followed block came or went */
+};
+
 /*
- * The heap counter's formats: frees paired with allocations here, the process's bytes in use
- * written after each change, large allocations as instants on their thread.  An allocation
- * (alloc) of size bytes at addr, replacing old_addr (a realloc's, 0: none); else a free of addr.
- * follow: the allocation's free will come (else it is not in the counter).
+ * Frees paired with allocations by address, per process, for every format that takes --heap
+ * (chrome, perfetto: the heap counter; firefox: a free carries its block's size), under the
+ * caps of agg/live_cap.h.  An allocation (alloc) of size bytes at addr, replacing old_addr (a
+ * realloc's, 0: none); else a free of addr.  follow: the allocation's free will come (else it
+ * is never entered: nothing would take it out).  0 or -ENOMEM.
  */
-static int heap_counted(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+static int follow_block(struct evtrace *t, struct block_change *out, uint32_t pid, uint64_t addr,
 			uint64_t old_addr, uint64_t size, bool alloc, bool follow)
 {
 	struct block_key k = {.pid = pid, .addr = addr};
-	struct heap_proc *hp;
-	struct thread *th;
-	uint64_t *known, gone = 0;
-	bool created = false, changed = false;
+	uint64_t *known;
+	bool created = false;
 	int err;
 
-	err = get_thread(t, &th, pid, tid);
-	if (err)
-		return err;
-	if (ts < th->last_ts)
-		ts = th->last_ts;
-	err = hashmap__upsert(t->heap_procs, (void **)&hp, &pid, NULL);
-	if (err)
-		return err;
-	if (ts < hp->last_ts)
-		ts = hp->last_ts;
-	hp->last_ts = ts;
+	*out = (struct block_change){0};
 	if (old_addr || !alloc) {
-		gone = forget_block(t, pid, alloc ? old_addr : addr);
-		changed = gone != 0;
+		out->freed = forget_block(t, pid, alloc ? old_addr : addr);
+		out->changed = out->freed != 0;
 	}
-	hp->in_use -= gone < hp->in_use ? gone : hp->in_use;
 	known = alloc ? hashmap__find(t->blocks, &k) : NULL;
 	if (known && !follow) {
 		/* Its free was missed, and this one's will not come: the old block goes. */
-		gone = forget_block(t, pid, addr);
-		hp->in_use -= gone < hp->in_use ? gone : hp->in_use;
-		changed = true;
+		out->replaced = forget_block(t, pid, addr);
+		out->changed = true;
 	} else if (alloc && follow && !known && !live_cap__room(t->caps, pid)) {
 		t->stats.heap_untracked++;
 	} else if (alloc && follow) {
@@ -501,11 +497,43 @@ static int heap_counted(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t 
 		}
 		/* Its free was missed (a block is not handed out twice): replaced. */
 		if (!created)
-			hp->in_use -= *known < hp->in_use ? *known : hp->in_use;
+			out->replaced = *known;
 		*known = size;
-		hp->in_use += size;
-		changed = true;
+		out->entered = out->changed = true;
 	}
+	return 0;
+}
+
+/*
+ * The heap counter's formats: the process's bytes in use written after each change, large
+ * allocations as instants on their thread.
+ */
+static int heap_counted(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+			uint64_t old_addr, uint64_t size, bool alloc, bool follow)
+{
+	struct block_change c;
+	struct heap_proc *hp;
+	struct thread *th;
+	int err;
+
+	err = get_thread(t, &th, pid, tid);
+	if (err)
+		return err;
+	if (ts < th->last_ts)
+		ts = th->last_ts;
+	err = hashmap__upsert(t->heap_procs, (void **)&hp, &pid, NULL);
+	if (err)
+		return err;
+	if (ts < hp->last_ts)
+		ts = hp->last_ts;
+	hp->last_ts = ts;
+	err = follow_block(t, &c, pid, addr, old_addr, size, alloc, follow);
+	if (err)
+		return err;
+	hp->in_use -= c.freed < hp->in_use ? c.freed : hp->in_use;
+	hp->in_use -= c.replaced < hp->in_use ? c.replaced : hp->in_use;
+	if (c.entered)
+		hp->in_use += size;
 	if (alloc && size >= EVTRACE_LARGE_ALLOC) {
 		if (!t->large_iid) {
 			t->large_iid = t->next_iid++;
@@ -518,37 +546,57 @@ static int heap_counted(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t 
 		if (err)
 			return err;
 	}
-	return changed ? t->sink->ops->heap_in_use(t->sink, pid, ts, hp->in_use) : 0;
+	return c.changed ? t->sink->ops->heap_in_use(t->sink, pid, ts, hp->in_use) : 0;
+}
+
+static int64_t clamp_bytes(uint64_t n)
+{
+	return n > INT64_MAX ? INT64_MAX : (int64_t)n;
+}
+
+/*
+ * The allocation formats (firefox): every allocation written, a free with its block's size when
+ * the block is followed, else counted (heap_unknown_frees) and left out; a block of 0 bytes
+ * shows neither.
+ */
+static int heap_written(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+			uint64_t old_addr, uint64_t size, bool alloc, bool follow)
+{
+	struct block_change c;
+	int err = follow_block(t, &c, pid, addr, old_addr, size, alloc, follow);
+
+	if (!err && c.freed)
+		err = heap_event(t, pid, tid, ts, alloc ? old_addr : addr, -clamp_bytes(c.freed));
+	if (!err && alloc && size)
+		err = heap_event(t, pid, tid, ts, addr, clamp_bytes(size));
+	return err;
+}
+
+/* The change in the format's own view of the heap (a sink without one: ignored). */
+static int heap_change(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
+		       uint64_t old_addr, uint64_t size, bool alloc, bool follow)
+{
+	if (t->finished || !t->blocks)
+		return 0;
+	return (t->sink->ops->heap_in_use ? heap_counted : heap_written)(
+		t, pid, tid, ts, addr, old_addr, size, alloc, follow);
 }
 
 int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		   uint64_t old_addr, uint64_t size)
 {
-	int err;
-
-	if (t->finished)
-		return 0;
-	if (t->sink->ops->heap_in_use)
-		return heap_counted(t, pid, tid, ts, addr, old_addr, size, true, true);
-	err = old_addr ? heap_event(t, pid, tid, ts, old_addr, 0) : 0;
-	return err ? err : heap_event(t, pid, tid, ts, addr, size);
+	return heap_change(t, pid, tid, ts, addr, old_addr, size, true, true);
 }
 
 int evtrace__alloc_untracked(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts,
 			     uint64_t addr, uint64_t old_addr, uint64_t size)
 {
-	if (t->finished || !t->sink->ops->heap_in_use)
-		return evtrace__alloc(t, pid, tid, ts, addr, old_addr, size);
-	return heap_counted(t, pid, tid, ts, addr, old_addr, size, true, false);
+	return heap_change(t, pid, tid, ts, addr, old_addr, size, true, false);
 }
 
 int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr)
 {
-	if (t->finished)
-		return 0;
-	if (t->sink->ops->heap_in_use)
-		return heap_counted(t, pid, tid, ts, addr, 0, 0, false, true);
-	return heap_event(t, pid, tid, ts, addr, 0);
+	return heap_change(t, pid, tid, ts, addr, 0, 0, false, true);
 }
 
 bool evtrace__wants_markers(const struct evtrace *t)
@@ -825,10 +873,10 @@ int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts)
 	struct heap_proc *hp;
 	int err;
 
-	if (t->finished || !t->heap_procs || !(hp = hashmap__find(t->heap_procs, &pid)))
+	if (t->finished || !t->blocks)
 		return 0;
 	err = forget_blocks(t, pid);
-	if (err)
+	if (err || !t->heap_procs || !(hp = hashmap__find(t->heap_procs, &pid)))
 		return err;
 	if (ts < hp->last_ts)
 		ts = hp->last_ts;
@@ -844,10 +892,10 @@ int evtrace__heap_exit(struct evtrace *t, uint32_t pid)
 {
 	int err;
 
-	if (t->finished || !t->heap_procs)
+	if (t->finished || !t->blocks)
 		return 0;
 	err = forget_blocks(t, pid);
-	if (!err)
+	if (!err && t->heap_procs)
 		hashmap__delete(t->heap_procs, &pid);
 	return err;
 }

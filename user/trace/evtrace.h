@@ -59,16 +59,18 @@ int evtrace__attached(struct evtrace *t, uint32_t pid, uint64_t ts);
 /*
  * --heap: tid allocated size bytes at addr (old_addr: the block a realloc gave back, else 0),
  * or freed addr, at ts (the probe's bpf_ktime_get_ns; written no earlier than the thread's
- * last event).  Given to formats that take allocations (firefox: each one), to those
- * that show the heap over time (chrome, perfetto: a per-process counter of the bytes in use,
- * frees paired here by address, and allocations of EVTRACE_LARGE_ALLOC or more as instants),
- * ignored by others.
+ * last event).  Frees are paired here by address, per process, with the blocks followed (under
+ * the caps of agg/live_cap.h).  Given to formats that take allocations (firefox: each one, and
+ * the frees of followed blocks with their size), to those that show the heap over time
+ * (chrome, perfetto: a per-process counter of the bytes in use, and allocations of
+ * EVTRACE_LARGE_ALLOC or more as instants), ignored by others.
  */
 int evtrace__alloc(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
 		   uint64_t old_addr, uint64_t size);
 int evtrace__free_block(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr);
 /* The same for an allocation whose free will not come (BPF keeps no record of it, counted
- * there): written, but not in the heap counter, since nothing would ever take it out. */
+ * there): written, but never followed (not in the heap counter), since nothing would ever
+ * take it out. */
 int evtrace__alloc_untracked(struct evtrace *t, uint32_t pid, uint32_t tid, uint64_t ts,
 			     uint64_t addr, uint64_t old_addr, uint64_t size);
 /* A PROF_REC_CALL_MARKER record (exception, import, log), in its thread's timeline (never
@@ -77,9 +79,9 @@ int evtrace__alloc_untracked(struct evtrace *t, uint32_t pid, uint32_t tid, uint
 int evtrace__marker(struct evtrace *t, const struct prof_call_marker *m);
 /* Whether the sink takes markers (only then are the marker probes worth attaching). */
 bool evtrace__wants_markers(const struct evtrace *t);
-/* --heap (chrome, perfetto): the heap counter follows at most per_pid live blocks a process and
- * total in all (0: the defaults of agg/live_cap.h); allocations past either are counted
- * (heap_untracked), not in the counter.  Tests set them lower. */
+/* --heap: at most per_pid live blocks a process and total in all are followed (0: the defaults
+ * of agg/live_cap.h); allocations past either are counted (heap_untracked), not in the counter
+ * (chrome, perfetto), and their frees are not written (firefox).  Tests set them lower. */
 void evtrace__set_caps(struct evtrace *t, uint32_t per_pid, uint32_t total);
 /* --heap: pid exec'd at ts: its blocks are gone (its heap counter drops to 0). */
 int evtrace__heap_exec(struct evtrace *t, uint32_t pid, uint64_t ts);

@@ -52,12 +52,6 @@ _Static_assert(FF_MARK + (PROF_MARK__COUNT << 1) < FF_CPU, "marker iids below FF
 /* Imports open at once on a thread; deeper starts are written unpaired (IntervalStart). */
 #define FF_IMPORT_DEPTH	   64
 
-/* A block whose allocation is in the profile: its free is written with its size. */
-struct ff_block_key {
-	uint32_t pid, pad;
-	uint64_t addr;
-};
-
 struct ff_thread {
 	uint32_t pid, tid;
 	const char *name;
@@ -80,10 +74,8 @@ struct ff_trace {
 	const char **names, **files; /* by iid (interned; files NULL when none) */
 	uint32_t nnames;
 	struct strpool *strings;
-	bool cpu;		 /* --cpu: samples are cpu samples, weight 1 each */
-	struct hashmap *blocks;	 /* ff_block_key -> uint64_t size (--heap) */
-	uint64_t unpaired_frees; /* of blocks allocated before we saw them: not written */
-	uint64_t texts_dropped;	 /* marker texts past FF_MARKER_TEXT_MAX */
+	bool cpu;		/* --cpu: samples are cpu samples, weight 1 each */
+	uint64_t texts_dropped; /* marker texts past FF_MARKER_TEXT_MAX */
 };
 
 static struct ff_trace *fft(struct trace_sink *s)
@@ -268,33 +260,16 @@ static int ff_marker(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t 
 					 .weight = (int64_t)(uintptr_t)fl});
 }
 
-/* Frees are paired with allocations by address: a free carries the block's size, negated. */
+/* A free carries its block's size, negated (the recorder paired it by address). */
 static int ff_heap(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
-		   uint64_t size)
+		   int64_t bytes)
 {
-	struct ff_trace *t = fft(s);
-	struct ff_block_key k = {.pid = pid, .addr = addr};
-	struct ff_rec r = {.ts = ts, .pid = pid, .tid = tid, .iid = FF_HEAP, .addr = addr};
-	uint64_t *known;
-	bool created;
-	int err;
-
-	if (size) {
-		err = hashmap__upsert(t->blocks, (void **)&known, &k, &created);
-		if (err)
-			return err;
-		*known = size;
-		r.weight = (int64_t)(size > INT64_MAX ? INT64_MAX : size);
-		return spill(t, &r);
-	}
-	known = hashmap__find(t->blocks, &k);
-	if (!known) {
-		t->unpaired_frees++;
-		return 0;
-	}
-	r.weight = -(int64_t)(*known > INT64_MAX ? INT64_MAX : *known);
-	hashmap__delete(t->blocks, &k);
-	return spill(t, &r);
+	return spill(fft(s), &(struct ff_rec){.ts = ts,
+					      .pid = pid,
+					      .tid = tid,
+					      .iid = FF_HEAP,
+					      .addr = addr,
+					      .weight = bytes});
 }
 
 /* --cpu: a sample, its frames in the records after it. */
@@ -997,15 +972,10 @@ static int ff_finish(struct trace_sink *s, uint64_t ts, const char *const *names
 		json__write_string(t->out, names[i], strlen(names[i]));
 		fprintf(t->out, ",\"format\":\"integer\",\"value\":%" PRIu64 "}", values[i]);
 	}
-	/* Frees of blocks allocated before the trace began: not losses, but not in it. */
 	fprintf(t->out,
-		"%s{\"label\":\"heap_frees_unpaired\",\"format\":\"integer\",\"value\":%" PRIu64
+		"%s{\"label\":\"marker_texts_dropped\",\"format\":\"integer\",\"value\":%" PRIu64
 		"}",
-		n ? "," : "", t->unpaired_frees);
-	fprintf(t->out,
-		",{\"label\":\"marker_texts_dropped\",\"format\":\"integer\",\"value\":%" PRIu64
-		"}",
-		t->texts_dropped);
+		n ? "," : "", t->texts_dropped);
 	fputs("]}]},\"libs\":[],\"pages\":[],\"counters\":[],\"threads\":[\n", t->out);
 	for (uint32_t i = 0; !err && i < t->nthreads; i++) {
 		if (!t->threads[i].nrec)
@@ -1036,7 +1006,6 @@ static void ff_free(struct trace_sink *s)
 		close(t->spill_fd);
 	hashmap__free(t->thread_ix);
 	hashmap__free(t->pnames);
-	hashmap__free(t->blocks);
 	strpool__free(t->strings);
 	free(t->threads);
 	free(t->names);
@@ -1100,8 +1069,6 @@ int firefox_trace__new(struct trace_sink **out, FILE *f, int gzip, const char *s
 	err = hashmap__new(&t->thread_ix, sizeof(uint64_t), sizeof(uint32_t));
 	if (!err)
 		err = hashmap__new(&t->pnames, sizeof(uint32_t), sizeof(const char *));
-	if (!err)
-		err = hashmap__new(&t->blocks, sizeof(struct ff_block_key), sizeof(uint64_t));
 	if (!err)
 		err = strpool__new(&t->strings);
 	if (err)

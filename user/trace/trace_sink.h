@@ -41,10 +41,11 @@ struct trace_sink_ops {
 	int (*begin_line)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts,
 			  uint32_t iid, const char *name, uint32_t line);
 	int (*thread_exit)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts);
-	/* Optional, --heap: tid allocated size bytes at addr (size > 0) or freed the block at
-	 * addr (size 0), at ts, while its open calls are what begin/end left open. */
+	/* Optional, --heap: tid allocated bytes at addr (bytes > 0) or freed the block of -bytes
+	 * at addr (bytes < 0: the recorder pairs frees with allocations itself and tells only
+	 * those of blocks it follows), at ts, while its open calls are what begin/end left open. */
 	int (*heap)(struct trace_sink *s, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t addr,
-		    uint64_t size);
+		    int64_t bytes);
 	/* Optional (NULL: not wanted; the recorder then ignores markers): a runtime reported kind
 	 * (enum prof_marker_kind) on tid at ts: text (exception class, module, message), file and
 	 * line ("" / 0 when the probe gives none), arg (import found; class from the CDS archive).
