@@ -245,6 +245,8 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "process mappings not written to the kernel (process map full)", DROP)                  \
 	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)",  \
 	  BOOK)                                                                                   \
+	X(load_waits, "unwind_load_waits",                                                        \
+	  "kernel waits (an RCU grace period each) to insert unwind tables: one per batch", BOOK) \
 	X(tables_evicted, "unwind_tables_evicted",                                                \
 	  "unwind tables unloaded after no process mapped them (LRU; rebuilt if mapped again)",   \
 	  BOOK)                                                                                   \
