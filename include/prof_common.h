@@ -144,6 +144,11 @@ enum prof_counter_kind {
 	  "dlopens not held for their unwind table: their process was held at 32 already "         \
 	  "(frame pointers until the table is in; a stack cut meanwhile is unwind_no_table_yet)",  \
 	  EVENT)                                                                                   \
+	X(DLOPEN_UNHELD_OTEL, "dlopen_unheld_otel",                                                \
+	  "dlopens not held for their unwind table: the process's heap comes from its "            \
+	  "otel_memory probes and no other mode walks its stacks (frame pointers until the "       \
+	  "table is in)",                                                                          \
+	  EVENT)                                                                                   \
 	X(HOLD_RATE_LIMITED, "hold_rate_limited",                                                  \
 	  "execs and exits not held: their cgroup's holds for this second were spent "             \
 	  "(--hold-rate)",                                                                         \
