@@ -234,6 +234,16 @@ t_unwind_cut_stacks_are_counted() {
 	echo "ok: $jit samples in the anonymous code, $cut stacks counted as cut"
 }
 
+# `-- CMD` runs our own image until its exec: no table is built for that (our 40 libraries'
+# were, never used).  /usr/bin/true maps itself, libc and ld.so, and the vDSO: 4 tables.
+t_unwind_cmd_tables_of_its_image_only() {
+	local f=$E2E_TMP/own.pb.gz built
+	"$PROF" -v --heap -o "$f" --top 0 -- /usr/bin/true 2>"$E2E_TMP/own.log" ||
+		fail "profiler exit status $?"
+	built=$(sed -n 's/.*heap profile bookkeeping:.* unwind_tables_built=\([0-9]*\).*/\1/p' "$E2E_TMP/own.log")
+	expect_eq "unwind_tables_built (true, libc, ld.so, the vDSO)" 4 "$built"
+}
+
 # --unwind-memory caps the kernel memory of all loaded unwind tables.  python3.11 and what it
 # maps need about 4 MiB of them (41 tables): with 1 MiB the tables past it are refused and
 # counted, their files walked by frame pointers, and the profile is still written whole.
