@@ -143,6 +143,11 @@ enum prof_counter_kind {
 	  "dlopens not held for their unwind table: their process was held at 32 already "         \
 	  "(frame pointers until the table is in; a stack cut meanwhile is unwind_no_table_yet)",  \
 	  EVENT)                                                                                   \
+	X(DLOPEN_UNHELD_OTEL, "dlopen_unheld_otel",                                                \
+	  "dlopens not held for their unwind table: the process's heap comes from its "            \
+	  "otel_memory probes and no other mode walks its stacks (frame pointers until the "       \
+	  "table is in)",                                                                          \
+	  EVENT)                                                                                   \
 	X(HOLD_RATE_LIMITED, "hold_rate_limited",                                                  \
 	  "execs and exits not held: their cgroup's holds for this second were spent "             \
 	  "(--hold-rate)",                                                                         \
@@ -244,6 +249,8 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "process mappings not written to the kernel (process map full)", DROP)                  \
 	X(build_ms, "unwind_build_ms", "wall time the worker spent building unwind tables (ms)",  \
 	  BOOK)                                                                                   \
+	X(load_waits, "unwind_load_waits",                                                        \
+	  "kernel waits (an RCU grace period each) to insert unwind tables: one per batch", BOOK) \
 	X(tables_evicted, "unwind_tables_evicted",                                                \
 	  "unwind tables unloaded after no process mapped them (LRU; rebuilt if mapped again)",   \
 	  BOOK)                                                                                   \

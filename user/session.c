@@ -520,6 +520,8 @@ static void loader_opts_of(struct loader_opts *out, const struct env *env)
 			       (env->modes & (MODE_HEAP | MODE_CPU | MODE_OFFCPU)) &&
 			       (!env->wide || env->hold_exits > 0),
 		.hold_traced = env->cmd != NULL,
+		/* --cpu and --offcpu walk every process's stacks: their holds stay. */
+		.dlopen_skip_otel = !(env->modes & (MODE_CPU | MODE_OFFCPU)),
 		/* For comparison (make bench, the tests of the fallback): the environment turns
 		 * the sessions off, as on a kernel without them. */
 		.heap_sessions = !getenv("BPFTRACE_PROF_NO_UPROBE_SESSIONS"),

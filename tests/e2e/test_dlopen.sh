@@ -44,6 +44,27 @@ t_dlopen_cmd_stacks_reach_main() {
 	check_dlo_stacks "$f" 2
 }
 
+# Sampled `-- CMD` under our preloaded sampler: the process's heap comes from its otel_memory
+# probes, so its dlopens run on unheld (only ld.so's startup, which brings the sampler, is held),
+# counted; with --cpu, which walks its stacks at every sample, they are held again.
+t_dlopen_otel_cmd_unheld() {
+	local f=$E2E_TMP/otel.pb.gz c=$E2E_TMP/otelcpu.pb.gz
+	build_dlo "$E2E_TMP/libdlo1.so" 1
+	build_dlo "$E2E_TMP/libdlo2.so" 2
+	"$PROF" --heap --sample-bytes 4096 -o "$f" --top 0 -- "$DL" "$E2E_TMP/libdlo1.so" \
+		"$E2E_TMP/libdlo2.so" >"$E2E_TMP/target.out" || fail "profiler exit status $?"
+	expect_eq "target output" "DONE 2" "$(cat "$E2E_TMP/target.out")"
+	expect_no_drops "$f"
+	expect_eq "heap_procs_otel" 1 "$(pprof_counter_value "$f" heap_procs_otel)"
+	expect_eq "dlopen_unheld_otel" 2 "$(pprof_counter_value "$f" dlopen_unheld_otel)"
+	expect_eq "dlopen_holds (ld.so's startup)" 1 "$(pprof_counter_value "$f" dlopen_holds)"
+	"$PROF" --heap --cpu --sample-bytes 4096 -o "$c" --top 0 -- "$DL" "$E2E_TMP/libdlo1.so" \
+		"$E2E_TMP/libdlo2.so" >"$E2E_TMP/target.out" || fail "profiler exit status $?"
+	c=${c%.pb.gz}.heap.pb.gz
+	expect_eq "--cpu: dlopen_unheld_otel" 0 "$(pprof_counter_value "$c" dlopen_unheld_otel)"
+	expect_eq "--cpu: dlopen_holds" 3 "$(pprof_counter_value "$c" dlopen_holds)"
+}
+
 # -p: a process we do not trace, stopped by SIGSTOP and resumed by SIGCONT (started in a
 # session of its own: a process with a terminal is never held, docs/how-it-works.md: Limits).
 t_dlopen_pid_stacks_reach_main() {

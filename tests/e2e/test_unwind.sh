@@ -177,6 +177,7 @@ t_unwind_python311_reaches_root() {
 	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (scripts/install-deps.sh test)"
 	# Buffers, dicts and lists larger than pymalloc's 512-byte limit: malloc and realloc.
 	cat >"$py" <<-'EOF'
+		import ssl
 		keep = []
 		for i in range(10000):
 		    keep.append(bytes(4000 + i % 64))
@@ -234,13 +235,26 @@ t_unwind_cut_stacks_are_counted() {
 	echo "ok: $jit samples in the anonymous code, $cut stacks counted as cut"
 }
 
-# --unwind-memory caps the kernel memory of all loaded unwind tables.  python3.11 and what it
-# maps need about 4 MiB of them (41 tables): with 1 MiB the tables past it are refused and
-# counted, their files walked by frame pointers, and the profile is still written whole.
+# `-- CMD` runs our own image until its exec: no table is built for that (our 40 libraries'
+# were, never used).  /usr/bin/true maps itself, libc and ld.so, and the vDSO: 4 tables.
+t_unwind_cmd_tables_of_its_image_only() {
+	local f=$E2E_TMP/own.pb.gz built
+	"$PROF" -v --heap -o "$f" --top 0 -- /usr/bin/true 2>"$E2E_TMP/own.log" ||
+		fail "profiler exit status $?"
+	built=$(sed -n 's/.*heap profile bookkeeping:.* unwind_tables_built=\([0-9]*\).*/\1/p' "$E2E_TMP/own.log")
+	expect_eq "unwind_tables_built (true, libc, ld.so, the vDSO)" 4 "$built"
+}
+
+# --unwind-memory caps the kernel memory of all loaded unwind tables.  python3.11 importing ssl
+# (libssl, libcrypto) needs about 1.8 MiB of them (10 tables; python3.11 alone fits in 1 MiB,
+# which the tables of our own libraries, once built before -- CMD's exec, overfilled):
+# with 1 MiB the tables past it are refused and counted, their files walked by frame pointers,
+# and the profile is still written whole.
 t_unwind_memory_budget_counted() {
 	local f=$E2E_TMP/budget.pb.gz s=$E2E_TMP/budget.stacks py=$E2E_TMP/budget.py bytes refused
 	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (scripts/install-deps.sh test)"
 	cat >"$py" <<-'EOF'
+		import ssl
 		keep = []
 		for i in range(2000):
 		    keep.append(bytes(4000 + i % 64))

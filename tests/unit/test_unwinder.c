@@ -954,6 +954,66 @@ static void child_gone(struct ctx *c, struct child *ch)
 	child_stop(ch);
 }
 
+static uint32_t files_count(const struct ctx *c)
+{
+	struct prof_unwind_file_key k, next, *prev = NULL;
+	uint32_t n = 0;
+
+	while (bpf_map_get_next_key(c->files_fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The tables finished by one poll go into the table map in one batch: the kernel waits an RCU
+ * grace period at each insert into a map of maps (10-20 ms here), 300 times for `import torch`
+ * one by one.  Three builds done and a fourth held in its hook: the poll inserts three with one
+ * wait (load_waits 1), each findable by its inode.
+ */
+static void test_unwinder__tables_of_one_poll_inserted_together(void **state)
+{
+	struct hold hold;
+	struct unwinder_opts o = {.build_hook = hold_build, .build_hook_arg = &hold};
+	struct ctx c;
+	char x = 0;
+	int fd;
+
+	assert_int_equal(pipe(hold.entered), 0);
+	assert_int_equal(pipe(hold.release), 0);
+	ctx_open(&c, &o);
+	for (int k = 0; k < NLIBS; k++) {
+		assert_int_equal(safe_open__at(&fd, -1, cfi_libs[k], 0, SAFE_OPEN_ELF_MAX, NULL),
+				 0);
+		assert_int_equal(unwinder__prepare(c.u, fd), 0);
+		close(fd);
+	}
+	/* Builds run in queue order: the fourth's hook entered means three are done. */
+	for (int k = 0; k < NLIBS; k++) {
+		if (k)
+			assert_int_equal(write(hold.release[1], &x, 1), 1);
+		assert_int_equal(read(hold.entered[0], &x, 1), 1);
+	}
+	assert_int_equal(unwinder__poll(c.u), NLIBS - 1);
+	assert_int_equal(unwinder__stats(c.u)->tables_built, NLIBS - 1);
+	assert_int_equal(unwinder__stats(c.u)->load_waits, 1);
+	assert_int_equal(outer_count(&c), NLIBS - 1);
+	assert_int_equal(files_count(&c), NLIBS - 1); /* published once inserted */
+
+	assert_int_equal(write(hold.release[1], &x, 1), 1);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(unwinder__stats(c.u)->tables_built, NLIBS);
+	assert_int_equal(unwinder__stats(c.u)->load_waits, 2);
+	assert_int_equal(unwinder__stats(c.u)->table_load_failed, 0);
+	ctx_close(&c);
+	close(hold.entered[0]);
+	close(hold.entered[1]);
+	close(hold.release[0]);
+	close(hold.release[1]);
+}
+
 /*
  * Processes mapping other libraries come and go: the tables nobody maps are unloaded down to the
  * cap, oldest first, their inode entries with them; a new table takes the first evicted id; an
@@ -1279,6 +1339,8 @@ int main(void)
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__idle_file_records_bounded, children_stop),
 		cmocka_unit_test_teardown(test_unwinder__table_budget, children_stop),
+		cmocka_unit_test_teardown(test_unwinder__tables_of_one_poll_inserted_together,
+					  children_stop),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

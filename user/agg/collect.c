@@ -126,7 +126,7 @@ int collect__add_scoped(struct collect *c, uint32_t pid)
 
 int collect__add_child(struct collect *c, uint32_t pid)
 {
-	int err = tracker__track(c->tr, pid);
+	int err = tracker__add_child(c->tr, pid);
 
 	tracker__event_end(c->tr);
 	return err;

@@ -655,6 +655,7 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 	l->proc->rodata->prof_hold_rate = opts->hold_rate;
 	l->proc->rodata->prof_hold_dlopen = opts->hold_dlopen;
 	l->proc->rodata->prof_hold_traced = opts->hold_traced;
+	l->proc->rodata->prof_dlopen_skip_otel = opts->dlopen_skip_otel;
 	SET_SCOPE(l, l->proc);
 	err = size_maps(l, l->proc->obj);
 	if (err)

@@ -36,6 +36,8 @@ struct loader_opts {
 	 * (PROF_PROC_DLOPEN_HELD); hold_traced: the targets are ptraced by us (`-- CMD`). */
 	bool hold_dlopen;
 	bool hold_traced;
+	/* hold_dlopen for --heap alone: processes on their own otel_memory probes are not held. */
+	bool dlopen_skip_otel;
 	/* Sampled `-- CMD` with our sampler preloaded: no allocator probe is attached (every
 	 * process of the tree samples itself through its otel_memory probes, no trap per malloc);
 	 * an image that never loads it is counted in heap_procs_unsampled, its allocations unseen.

@@ -477,7 +477,7 @@ static void hook_loader(struct tracker *tr, uint32_t pid)
  * opened before that check names the process we meant, or a dead one: never a stranger that
  * reused the number.
  */
-int tracker__track(struct tracker *tr, uint32_t pid)
+static int track(struct tracker *tr, uint32_t pid, bool tables)
 {
 	struct target *t;
 	bool created;
@@ -499,9 +499,25 @@ int tracker__track(struct tracker *tr, uint32_t pid)
 	}
 	t->pidfd = fd;
 	t->alive = 1;
-	unwind_read(tr, pid, t);
+	if (tables)
+		unwind_read(tr, pid, t);
 	hook_loader(tr, pid);
 	return 0;
+}
+
+int tracker__track(struct tracker *tr, uint32_t pid)
+{
+	return track(tr, pid, true);
+}
+
+/*
+ * Our own image until its exec: the tables of our 40 libraries (libcurl's, libcrypto's…) were
+ * built and loaded before CMD could start, then never used, and unloaded later (a kernel wait
+ * each).  Its exec stop reads the new image's mappings.
+ */
+int tracker__add_child(struct tracker *tr, uint32_t pid)
+{
+	return track(tr, pid, false);
 }
 
 int tracker__add_pid(struct tracker *tr, uint32_t pid)

@@ -55,6 +55,8 @@ struct owners *tracker__owners(struct tracker *tr);
 
 /* pid became a target (given, started, a followed child): its pidfd, mappings and loader hook. */
 int tracker__track(struct tracker *tr, uint32_t pid);
+/* The same for `-- CMD` forked and not yet exec'd: no unwind tables (it runs our image). */
+int tracker__add_child(struct tracker *tr, uint32_t pid);
 /* A target given with -p or found in scope: tracked, named and its symbols loaded now. */
 int tracker__add_pid(struct tracker *tr, uint32_t pid);
 /* Wide scopes: a process in scope found at start: its root probed and its image prepared. */

@@ -8,6 +8,7 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -59,10 +60,14 @@ static bool table__same(struct unwinder *u, const struct table *t, const struct 
 
 	if (t->base != j->base || t->nchunks != j->nchunks)
 		return false;
-	/* From userspace, an outer map's value reads back as the inner map's id. */
-	if (bpf_map_lookup_elem(u->tables_fd, &t->id, &inner_id))
+	/* From userspace, an outer map's value reads back as the inner map's id; a table of this
+	 * poll is not in it yet. */
+	if (t->pending_fd >= 0)
+		fd = fcntl(t->pending_fd, F_DUPFD_CLOEXEC, 0);
+	else if (bpf_map_lookup_elem(u->tables_fd, &t->id, &inner_id))
 		return false;
-	fd = bpf_map_get_fd_by_id(inner_id);
+	else
+		fd = bpf_map_get_fd_by_id(inner_id);
 	if (fd < 0)
 		return false;
 	for (uint32_t i = 0; i < t->nchunks; i++) {
@@ -75,20 +80,43 @@ static bool table__same(struct unwinder *u, const struct table *t, const struct 
 	return same;
 }
 
-/* An inner map holding j's chunks, inserted into prof_unwind_tables under a free id. */
+/* Room for one more table of this poll. */
+static int pending__reserve(struct unwinder *u)
+{
+	struct table **v;
+	uint32_t cap;
+
+	if (u->npending < u->pending_cap)
+		return 0;
+	cap = u->pending_cap ? 2 * u->pending_cap : 16;
+	v = realloc(u->pending, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	u->pending = v;
+	u->pending_cap = cap;
+	return 0;
+}
+
+/*
+ * An inner map holding j's chunks under a free id, its insert into prof_unwind_tables left to
+ * unw_commit: the kernel waits for an RCU grace period at every insert into a map of maps
+ * (kernel/bpf/syscall.c, maybe_wait_bpf_programs: 10-20 ms on our 2-core VMs), and a batch
+ * waits once.  `import torch` brings 300 libraries: one at a time, 5 s of the event loop.
+ */
 static int table__load(struct unwinder *u, struct table **out, const struct job *j)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP);
 	struct table *t = NULL;
 	void *slot = NULL;
-	bool created = false, reused = false;
-	uint32_t id = 0;
+	bool created = false;
 	int fd = -1, err;
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	err = hashmap__upsert(u->tables, &slot, &j->hash, &created);
+	err = pending__reserve(u);
+	if (!err)
+		err = hashmap__upsert(u->tables, &slot, &j->hash, &created);
 	if (err)
 		goto cleanup;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "prof_unw_table", sizeof(uint32_t),
@@ -104,30 +132,23 @@ static int table__load(struct unwinder *u, struct table **out, const struct job 
 		}
 	/*
 	 * Filled before it is published: the BPF side never sees a partial table.  An id from the
-	 * free list was deleted and no entry names it any more (evict_pass); NOEXIST: never
-	 * replace a table in place, which an entry may still name.
+	 * free list was deleted and no entry names it any more (evict_pass); unw_commit never
+	 * replaces a table in place, which an entry may still name.
 	 */
-	reused = u->free_ids.n > 0;
-	id = reused ? id_list__pop(&u->free_ids) : u->next_id++;
-	if (bpf_map_update_elem(u->tables_fd, &id, &fd, BPF_NOEXIST)) {
-		err = -errno;
-		goto cleanup;
-	}
-	*t = (struct table){.hash = j->hash, .base = j->base, .id = id, .nchunks = j->nchunks};
-	id = 0;
+	*t = (struct table){
+		.hash = j->hash, .base = j->base, .nchunks = j->nchunks, .pending_fd = fd};
+	t->id = u->free_ids.n > 0 ? id_list__pop(&u->free_ids) : u->next_id++;
+	fd = -1;
 	t->next = created ? NULL : slot__get(slot);
 	slot__set(slot, t);
+	u->pending[u->npending++] = t;
 	*out = t;
 	t = NULL;
 cleanup:
 	if (err && created)
 		hashmap__delete(u->tables, &j->hash);
-	if (id && reused)
-		id_list__unpop(&u->free_ids, id); /* unused: first again */
-	else if (id)
-		u->next_id--;
 	if (fd >= 0)
-		close(fd); /* the outer map holds the inner one */
+		close(fd);
 	free(t);
 	return err;
 }
@@ -383,7 +404,7 @@ static int evict_pass(struct unwinder *u, uint32_t need, uint64_t need_bytes)
 		struct table *t = CONTAINER_OF(l, struct table, lru);
 
 		next = l->next;
-		if (t->kept)
+		if (t->kept || t->pending_fd >= 0) /* a pending one: not in the kernel yet */
 			continue;
 		table__evict(u, t);
 		evicted++;
@@ -464,8 +485,97 @@ bool unw_install(struct unwinder *u, struct job *j)
 	f->ready_gen = u->gen;
 	unw_table_settle(u, t);
 	unw_file_settle(u, f);
-	file__publish(u, f);
+	if (t->pending_fd < 0)
+		file__publish(u, f); /* else once its table is in (unw_commit) */
 	return true;
+}
+
+/* A pending table the kernel refused: its files get none (frame pointers), its id is free. */
+static void table__unload_pending(struct unwinder *u, struct table *t)
+{
+	struct file *f, *next;
+
+	for (f = t->files; f; f = next) {
+		next = f->tnext;
+		f->tnext = NULL;
+		f->table = NULL;
+		f->state = FILE_FAILED;
+		f->ready_gen = u->gen;
+		unw_file_settle(u, f);
+	}
+	if (lru__linked(&t->lru))
+		table__leave_unused(u, t);
+	table__unchain(u, t);
+	/* Never inserted: no entry can name it, so it is free at once (a full list loses it). */
+	id_list__push(&u->free_ids, t->id);
+	u->stats.tables_built--;
+	u->stats.table_load_failed++;
+	u->stats.table_bytes -= table__bytes(t);
+	close(t->pending_fd);
+	free(t);
+}
+
+/* Insert the one pending table t on its own (NOEXIST), making room once when the map is full. */
+static int table__insert_one(struct unwinder *u, struct table *t)
+{
+	int err = 0;
+
+	u->stats.load_waits++;
+	if (bpf_map_update_elem(u->tables_fd, &t->id, &t->pending_fd, BPF_NOEXIST))
+		err = -errno;
+	if (err == -E2BIG && evict_pass(u, 1, 0) > 0) {
+		/* Never inserted, ours is free; the oldest free one (the id just evicted) goes. */
+		if (!id_list__push(&u->free_ids, t->id))
+			t->id = id_list__pop(&u->free_ids);
+		u->stats.load_waits++;
+		err = bpf_map_update_elem(u->tables_fd, &t->id, &t->pending_fd, BPF_NOEXIST)
+			      ? -errno
+			      : 0;
+	}
+	return err;
+}
+
+void unw_commit(struct unwinder *u)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	uint32_t *ids = NULL, n = 0, count, inner_id;
+	int *fds = NULL;
+
+	if (!u->npending)
+		return;
+	ids = calloc(u->npending, sizeof(*ids));
+	fds = calloc(u->npending, sizeof(*fds));
+	/* The batch cannot say NOEXIST: an id in the map already (never, by evict_pass's order)
+	 * goes through insert_one, which refuses it. */
+	for (uint32_t i = 0; ids && fds && i < u->npending; i++) {
+		struct table *t = u->pending[i];
+
+		if (bpf_map_lookup_elem(u->tables_fd, &t->id, &inner_id) == 0)
+			break;
+		ids[n] = t->id;
+		fds[n++] = t->pending_fd;
+	}
+	count = n;
+	if (n) {
+		u->stats.load_waits++;
+		if (bpf_map_update_batch(u->tables_fd, ids, fds, &count, &o))
+			count = count <= n ? count : 0; /* the first count went in */
+	}
+	for (uint32_t i = 0; i < u->npending; i++) {
+		struct table *t = u->pending[i];
+
+		if (i >= count && table__insert_one(u, t)) {
+			table__unload_pending(u, t);
+			continue;
+		}
+		close(t->pending_fd); /* the outer map holds the inner one */
+		t->pending_fd = -1;
+		for (struct file *f = t->files; f; f = f->tnext)
+			file__publish(u, f);
+	}
+	u->npending = 0;
+	free(ids);
+	free(fds);
 }
 
 /* An eviction pass from poll: only our own failure (allocation) is returned; a walk the kernel

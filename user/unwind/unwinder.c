@@ -690,6 +690,7 @@ int unwinder__poll(struct unwinder *u)
 		job__free(list);
 		list = next;
 	}
+	unw_commit(u); /* before any entry names the new tables */
 	requeue_deferred(u);
 	if (!settled)
 		return u->evict_due ? unw_evict(u) : 0;
@@ -886,6 +887,9 @@ void unwinder__free(struct unwinder *u)
 	pthread_cond_destroy(&u->work);
 	pthread_cond_destroy(&u->done);
 	pthread_mutex_destroy(&u->lock);
+	for (uint32_t i = 0; i < u->npending; i++) /* never left by a poll */
+		close(u->pending[i]->pending_fd);
+	free(u->pending);
 	free(u->quarantine.ids);
 	free(u->free_ids.ids);
 	free(u->entry);

@@ -62,6 +62,8 @@ struct table {
 	struct file *files; /* the ready files that hold it (chained by tnext) */
 	uint64_t hash, base;
 	uint32_t id, nchunks;
+	int pending_fd; /* filled, not yet in prof_unwind_tables (unw_commit): its inner map; else
+			   -1 */
 	uint32_t users; /* mappings of process records whose file holds this table */
 	bool pinned;	/* the vDSO's: kept for the whole run */
 	bool kept;	/* unused, but a kernel entry we did not write points at it */
@@ -163,6 +165,10 @@ struct unwinder {
 	uint32_t gen;			/* poll generation */
 	struct prof_unwind_proc *entry; /* scratch for one process's kernel entry */
 	struct prof_unwind_chunk *cmp;	/* scratch for comparing a loaded chunk */
+	/* Tables filled during this poll, inserted into prof_unwind_tables together (unw_commit).
+	 */
+	struct table **pending;
+	uint32_t npending, pending_cap;
 	struct unwinder_stats stats;
 	uint64_t build_us;
 
@@ -262,6 +268,10 @@ void unw_table_settle(struct unwinder *u, struct table *t);
 /* bpf_tables.c: take one finished build back, share or load its table; whether the file
  * became ready. */
 bool unw_install(struct unwinder *u, struct job *j);
+/* bpf_tables.c: insert the tables unw_install filled into prof_unwind_tables at once (one
+ * kernel wait for them all), then make their files findable by inode.  Before any entry names
+ * them. */
+void unw_commit(struct unwinder *u);
 /* bpf_tables.c: an eviction pass from poll; only our own failure (allocation) is returned. */
 int unw_evict(struct unwinder *u);
 /* unwinder.c: on the idle LRU exactly when no process record maps it and no build holds it. */
