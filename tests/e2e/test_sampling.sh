@@ -57,7 +57,7 @@ t_sampling_exact_when_zero() {
 # otel_memory probes, sampled in the process) or, with --no-preload, the allocator probes
 # (sampled in BPF): as uprobe sessions, where an unsampled call skips its return probe (Linux
 # 6.13), or as an entry and a return uprobe per function (older kernels; here the environment
-# turns sessions off).  All must give the same unbiased numbers.
+# turns sessions and uprobe_multi links off).  All must give the same unbiased numbers.
 expect_mechanism() { # FILE preload|sessions|uprobes
 	local want_otel=0 want_session=0
 	case $2 in
@@ -71,6 +71,8 @@ expect_mechanism() { # FILE preload|sessions|uprobes
 	else
 		expect_eq "heap_session_files ($2)" 0 "$(pprof_counter_value "$1" heap_session_files)"
 	fi
+	# uprobes: a uprobe per function, not the uprobe_multi links the switch turns off
+	expect_eq "heap_multi_files ($2)" 0 "$(pprof_counter_value "$1" heap_multi_files)"
 }
 
 # sampled_prof MECH ARGS…: the profiler as MECH takes it.
@@ -80,7 +82,8 @@ sampled_prof() {
 	case $mech in
 	preload) "$PROF" "$@" ;;
 	sessions) "$PROF" --no-preload "$@" ;;
-	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 "$PROF" --no-preload "$@" ;;
+	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 BPFTRACE_PROF_NO_UPROBE_MULTI=1 \
+		"$PROF" --no-preload "$@" ;;
 	esac
 }
 
