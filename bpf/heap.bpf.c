@@ -279,6 +279,18 @@ int BPF_KPROBE(heap_enter)
 	return 0;
 }
 
+/*
+ * The *_multi twins: the same programs loaded for uprobe_multi links (one link per file and
+ * kind, detached in one grace period; user/attach/heap_attach.c).  A program loaded for those
+ * links cannot attach through a perf event: the originals serve files whose link is refused.
+ */
+SEC("?uprobe")
+int BPF_KPROBE(heap_enter_multi)
+{
+	enter_fn(ctx, bpf_get_attach_cookie(ctx), false);
+	return 0;
+}
+
 /* A sampled block of tgid left prof_sampled: one fewer held.  Never below zero: an exec drops
  * the count, and the old image's entries may still end (a race loses one at most). */
 static __always_inline void sampled_left(__u32 tgid)
@@ -545,6 +557,13 @@ int BPF_KRETPROBE(heap_return, long ret)
 	return returned(ctx, (__u32)bpf_get_attach_cookie(ctx), ret);
 }
 
+/* A return probe by the link's flag (BPF_F_UPROBE_MULTI_RETURN), not by its section. */
+SEC("?uprobe")
+int BPF_KRETPROBE(heap_return_multi, long ret)
+{
+	return returned(ctx, (__u32)bpf_get_attach_cookie(ctx), ret);
+}
+
 /*
  * An exception thrown while operator new is in flight (std::bad_alloc, from operator new or a
  * new_handler): the allocation failed and its return never comes.  Counted, never live.
@@ -576,6 +595,12 @@ static __always_inline int freed(struct pt_regs *ctx, __u64 cookie, __u64 addr)
 
 SEC("uprobe")
 int BPF_KPROBE(heap_free, __u64 addr)
+{
+	return freed(ctx, bpf_get_attach_cookie(ctx), addr);
+}
+
+SEC("?uprobe")
+int BPF_KPROBE(heap_free_multi, __u64 addr)
 {
 	return freed(ctx, bpf_get_attach_cookie(ctx), addr);
 }

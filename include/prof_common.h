@@ -304,6 +304,14 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "--heap --sample-bytes: files whose session link the kernel refused: an entry and a " \
 	  "return probe per function instead",                                                  \
 	  EVENT)                                                                                \
+	X(heap_multi_files, "heap_multi_files",                                                 \
+	  "--heap without sessions: files probed through uprobe_multi links (one per kind of "  \
+	  "probe; detached in one batch)",                                                      \
+	  EVENT)                                                                                \
+	X(heap_multi_refused, "heap_multi_refused",                                             \
+	  "--heap without sessions: files whose uprobe_multi links the kernel refused: a "      \
+	  "uprobe per function instead",                                                        \
+	  EVENT)                                                                                \
 	X(otel_nop5_refused, "otel_nop5_refused",                                               \
 	  "--heap: files whose otel_memory probes sit on 5-byte nops, not attached (Linux "     \
 	  "6.18 turns them into calls that write below %rsp and crash forked children): "       \

@@ -31,6 +31,34 @@ t_heap_cmd_exact_numbers() {
 		fail "neither 'no drops' nor a drop counter in the comments"
 }
 
+# Exact mode takes uprobe_multi links where the kernel has them (Linux 6.6): three per file
+# (returns, frees, entries), detached in one batch at exit instead of one grace period per
+# function.  Every file probed got them (heap_multi_files equals the files -vv names, each
+# function logged as uprobe_multi) and the numbers are exact.  A file whose links are refused
+# (BPFTRACE_PROF_FAULT_SESSION: this kernel never refuses one file alone) gets a uprobe per
+# function (heap_multi_refused), the other keeps its links, and the numbers stay exact.
+t_heap_multi_links_per_file() {
+	local f=$E2E_TMP/multi.pb.gz log=$E2E_TMP/multi.log files
+	"$PROF" --heap -vv -o "$f" --top 0 -- "$HT" 2>"$log" || fail "profiler exit status $?"
+	check_heap_numbers "$f"
+	files=$(sed -n 's/.*: probing \(.*\) at \(.*\)+0x[0-9a-f]* (+[0-9]*).*/\2/p' "$log" | sort -u | wc -l)
+	expect_eq "files probed (libc, libstdc++)" 2 "$files"
+	expect_eq "heap_multi_files" "$files" "$(pprof_counter_value "$f" heap_multi_files)"
+	expect_eq "files logged as uprobe_multi" "$files" "$(grep -c 'through uprobe_multi links$' "$log")"
+	expect_eq "functions not on a multi link" 0 "$(grep ': probing .* at ' "$log" | grep -vc ', uprobe_multi$')"
+	expect_eq "heap_multi_refused" 0 "$(pprof_counter_value "$f" heap_multi_refused)"
+
+	f=$E2E_TMP/multi_refused.pb.gz log=$E2E_TMP/multi_refused.log
+	BPFTRACE_PROF_FAULT_SESSION=libc.so.6 "$PROF" --heap -vv -o "$f" --top 0 -- "$HT" 2>"$log" ||
+		fail "profiler exit status $?"
+	check_heap_numbers "$f"
+	expect_eq "heap_multi_refused (libc)" 1 "$(pprof_counter_value "$f" heap_multi_refused)"
+	expect_eq "heap_multi_files (libstdc++)" 1 "$(pprof_counter_value "$f" heap_multi_files)"
+	grep -q 'uprobe_multi links refused for .*/libc.so.6: ' "$log" || fail "no refusal logged for libc"
+	grep -Eq ': probing malloc at .*/libc.so.6\+0x[0-9a-f]+ \(\+[0-9]+\)$' "$log" ||
+		fail "libc's malloc not probed by a uprobe of its own"
+}
+
 t_heap_pid_attach_and_sigint() {
 	local f=$E2E_TMP/pid.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait

@@ -57,8 +57,9 @@ t_sampling_exact_when_zero() {
 # otel_memory probes, sampled in the process) or, with --no-preload, the allocator probes
 # (sampled in BPF): as uprobe sessions, where an unsampled call skips its return probe (Linux
 # 6.13), or as an entry and a return uprobe per function (older kernels; here the environment
-# turns sessions off).  All must give the same unbiased numbers.
-expect_mechanism() { # FILE preload|sessions|uprobes
+# turns sessions and uprobe_multi links off), or without sessions through uprobe_multi links
+# (multi: Linux 6.6-6.12).  All must give the same unbiased numbers.
+expect_mechanism() { # FILE preload|sessions|uprobes|multi
 	local want_otel=0 want_session=0
 	case $2 in
 	preload) want_otel=1 ;;
@@ -71,6 +72,12 @@ expect_mechanism() { # FILE preload|sessions|uprobes
 	else
 		expect_eq "heap_session_files ($2)" 0 "$(pprof_counter_value "$1" heap_session_files)"
 	fi
+	# multi: three links per file; uprobes: a uprobe per function (the switch turns them off)
+	if [ "$2" = multi ]; then
+		expect_range "heap_multi_files ($2)" 1 2 "$(pprof_counter_value "$1" heap_multi_files)"
+	else
+		expect_eq "heap_multi_files ($2)" 0 "$(pprof_counter_value "$1" heap_multi_files)"
+	fi
 }
 
 # sampled_prof MECH ARGS…: the profiler as MECH takes it.
@@ -80,7 +87,9 @@ sampled_prof() {
 	case $mech in
 	preload) "$PROF" "$@" ;;
 	sessions) "$PROF" --no-preload "$@" ;;
-	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 "$PROF" --no-preload "$@" ;;
+	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 BPFTRACE_PROF_NO_UPROBE_MULTI=1 \
+		"$PROF" --no-preload "$@" ;;
+	multi) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 "$PROF" --no-preload "$@" ;;
 	esac
 }
 
@@ -108,6 +117,7 @@ sampling_unbiased_totals() { # MECH
 t_sampling_unbiased_totals() { sampling_unbiased_totals preload; }
 t_sampling_unbiased_totals_sessions() { sampling_unbiased_totals sessions; }
 t_sampling_unbiased_totals_uprobes() { sampling_unbiased_totals uprobes; }
+t_sampling_unbiased_totals_multi() { sampling_unbiased_totals multi; }
 
 t_sampling_default_rate_saves_traffic() {
 	local f=$E2E_TMP/sampled512k.pb.gz log=$E2E_TMP/sampled512k.log

@@ -167,6 +167,47 @@ static int attach_session(struct loader *l, const struct loader_attach_key *key,
 	return loader__heap_session(l, key, name, path, pid, offsets, cookies, n);
 }
 
+/*
+ * Every probe of the plan as three uprobe_multi links (returns, frees, entries: the plan's
+ * order) with the same offsets and cookies: at exit each link detaches in one grace period,
+ * where a uprobe per function waits one each.  -EOPNOTSUPP: one uprobe per function instead.
+ */
+static int attach_multi(struct loader *l, const struct loader_attach_key *key,
+			const struct heap_plan *plan, const char *name, const char *path, int pid)
+{
+	uint64_t offsets[3][2 * PROF_FN__COUNT], cookies[3][2 * PROF_FN__COUNT];
+	struct loader_multi_set sets[3] = {0};
+	int err;
+
+	for (unsigned i = 0; i < plan->count; i++) {
+		const struct heap_probe *p = &plan->probes[i];
+		enum loader_multi_kind k = p->kind == HEAP_PROBE_RETURN ? LOADER_MULTI_RETURN
+					   : p->kind == HEAP_PROBE_FREE ? LOADER_MULTI_FREE
+									: LOADER_MULTI_ENTRY;
+
+		offsets[k][sets[k].cnt] = p->offset;
+		cookies[k][sets[k].cnt++] = PROF_COOKIE(p->fn, p->code_size);
+	}
+	if (!plan->count)
+		return -EOPNOTSUPP;
+	for (int k = 0; k < 3; k++) {
+		sets[k].offsets = offsets[k];
+		sets[k].cookies = cookies[k];
+	}
+	err = loader__heap_multi(l, key, name, path, pid, sets);
+	if (err)
+		return err;
+	for (unsigned i = 0; i < plan->count; i++) {
+		const struct heap_probe *p = &plan->probes[i];
+
+		if (p->kind != HEAP_PROBE_RETURN)
+			pr_debug("probing %s at %s+0x%llx (+%llu), uprobe_multi\n", p->name, name,
+				 (unsigned long long)(p->offset - p->skipped),
+				 (unsigned long long)p->skipped);
+	}
+	return 0;
+}
+
 static int attach_file(struct loader *l, const struct loader_attach_key *key,
 		       const struct loader_heap_progs *progs, int fd, const char *name, int pid)
 {
@@ -185,6 +226,8 @@ static int attach_file(struct loader *l, const struct loader_attach_key *key,
 	/* The kernel looks the path up again: give it our verified fd, not the target's path. */
 	safe_open__fd_path(path, sizeof(path), fd);
 	err = attach_session(l, key, &plan, name, path, pid);
+	if (err == -EOPNOTSUPP)
+		err = attach_multi(l, key, &plan, name, path, pid);
 	if (err != -EOPNOTSUPP) {
 		if (!err)
 			err = (int)plan.nfns;

@@ -78,8 +78,9 @@ struct loader {
 	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
 	struct loader_attach_stats stats;
 	bool heap_session; /* the allocator probes are session links (heap_session) */
-	/* BPFTRACE_PROF_FAULT_SESSION (tests only): the basename of a file whose session link
-	 * is refused as by the kernel, so that its fallback runs on kernels that never refuse */
+	bool heap_multi;   /* else uprobe_multi links (heap_*_multi) */
+	/* BPFTRACE_PROF_FAULT_SESSION (tests only): the basename of a file whose session or multi
+	 * links are refused as by the kernel, so that its fallback runs on kernels that never do */
 	const char *session_fault;
 };
 
@@ -89,7 +90,10 @@ struct attached {
 	uint32_t nlinks;
 	uint32_t cap;
 	struct bpf_link **links;
-	int session_fd; /* a uprobe session link made without libbpf (uprobe_multi.c), or -1 */
+	/* uprobe session or uprobe_multi links made without libbpf (uprobe_multi.c); a multi
+	 * link's probes go in one grace period when it is closed, not one each */
+	int fds[3];
+	uint32_t nfds;
 };
 
 /* Destroy a's links (the uprobes go from every process now); a itself is the caller's. */
@@ -102,11 +106,10 @@ static int destroy_links(struct loader *l, struct attached *a)
 	free(a->links);
 	a->links = NULL;
 	a->nlinks = a->cap = 0;
-	if (a->session_fd >= 0) {
-		close(a->session_fd);
-		a->session_fd = -1;
-		n++;
-	}
+	for (uint32_t i = 0; i < a->nfds; i++)
+		close(a->fds[i]);
+	n += (int)a->nfds;
+	a->nfds = 0;
 	l->stats.links -= (uint64_t)n;
 	return n;
 }
@@ -257,6 +260,7 @@ static int choose_heap_session(struct loader *l)
 	bool session = false, multi = false;
 	int err;
 
+	l->session_fault = getenv("BPFTRACE_PROF_FAULT_SESSION");
 	if (l->opts.heap_sessions && l->opts.sample_bytes && !l->opts.heap_otel_only &&
 	    !uprobe_multi__supported(&session, &multi) && session) {
 		err = uprobe_multi__set_type(prog, true);
@@ -264,7 +268,23 @@ static int choose_heap_session(struct loader *l)
 			return load_failed("heap", err);
 		bpf_program__set_autoload(prog, true);
 		l->heap_session = true;
-		l->session_fault = getenv("BPFTRACE_PROF_FAULT_SESSION");
+		return 0;
+	}
+	/* Else uprobe_multi links (Linux 6.6), three per file: detached in one grace period each,
+	 * not one per function.  The per-function programs stay loaded for refused files. */
+	if (l->opts.heap_multi && !l->opts.heap_otel_only &&
+	    !uprobe_multi__supported(&session, &multi) && multi) {
+		struct bpf_program *twins[] = {l->heap->progs.heap_enter_multi,
+					       l->heap->progs.heap_return_multi,
+					       l->heap->progs.heap_free_multi};
+
+		for (size_t i = 0; i < sizeof(twins) / sizeof(twins[0]); i++) {
+			err = uprobe_multi__set_type(twins[i], false);
+			if (err)
+				return load_failed("heap", err);
+			bpf_program__set_autoload(twins[i], true);
+		}
+		l->heap_multi = true;
 	}
 	return 0;
 }
@@ -917,7 +937,7 @@ int loader__attached(struct loader *l, const struct loader_attach_key *key, int3
 	if (err)
 		return err;
 	if (is_new)
-		a->session_fd = -1;
+		a->nfds = 0;
 	if (created)
 		*created = is_new;
 	*slot = &a->value;
@@ -947,7 +967,7 @@ int loader__heap_session(struct loader *l, const struct loader_attach_key *key, 
 
 	if (!l->heap_session)
 		return -EOPNOTSUPP;
-	if (!a || a->session_fd >= 0)
+	if (!a || a->nfds)
 		return -EINVAL;
 	/* The fault: -EINVAL, as the kernel rejects a link's arguments, before the system call */
 	err = session_fault(l, name)
@@ -960,9 +980,52 @@ int loader__heap_session(struct loader *l, const struct loader_attach_key *key, 
 		l->stats.heap_session_refused++;
 		return -EOPNOTSUPP;
 	}
-	a->session_fd = fd;
+	a->fds[a->nfds++] = fd;
 	l->stats.links++;
 	l->stats.heap_session_files++;
+	return 0;
+}
+
+int loader__heap_multi(struct loader *l, const struct loader_attach_key *key, const char *name,
+		       const char *path, int pid, const struct loader_multi_set sets[3])
+{
+	struct bpf_program *progs[] = {l->heap->progs.heap_return_multi,
+				       l->heap->progs.heap_free_multi,
+				       l->heap->progs.heap_enter_multi};
+	struct attached *a = hashmap__find(l->attached, key);
+	/* The fault: -EINVAL, as the kernel rejects a link's arguments, before the system call */
+	int fd, err = session_fault(l, name) ? -EINVAL : 0;
+
+	if (!l->heap_multi)
+		return -EOPNOTSUPP;
+	if (!a || a->nfds)
+		return -EINVAL;
+	/* In the order of sets (returns, frees, entries: heap_attach__plan says why). */
+	for (int i = 0; i < 3 && !err; i++) {
+		struct uprobe_multi_opts o = {.path = path,
+					      .offsets = sets[i].offsets,
+					      .cookies = sets[i].cookies,
+					      .cnt = sets[i].cnt,
+					      .pid = pid > 0 ? pid : 0,
+					      .retprobe = i == LOADER_MULTI_RETURN};
+
+		if (!sets[i].cnt)
+			continue;
+		err = uprobe_multi__attach(&fd, bpf_program__fd(progs[i]), &o);
+		if (!err)
+			a->fds[a->nfds++] = fd;
+	}
+	l->stats.links += a->nfds;
+	if (err) {
+		/* All or none for a file: its probes one per function, counted */
+		destroy_links(l, a);
+		pr_debug("uprobe_multi links refused for %s: %s; one probe per function\n", name,
+			 strerror(-err));
+		l->stats.heap_multi_refused++;
+		return -EOPNOTSUPP;
+	}
+	pr_debug("probing the allocator of %s through uprobe_multi links\n", name);
+	l->stats.heap_multi_files++;
 	return 0;
 }
 

@@ -46,6 +46,9 @@ struct loader_opts {
 	/* --sample-bytes: the allocator probes as uprobe sessions where the kernel has them
 	 * (6.13); false keeps an entry and a return probe per function (for comparison). */
 	bool heap_sessions;
+	/* The other allocator probes (exact mode, sampled without sessions) as uprobe_multi links
+	 * where the kernel has them (6.6); false keeps a uprobe per function (for the tests). */
+	bool heap_multi;
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
@@ -123,6 +126,24 @@ int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
 int loader__heap_session(struct loader *l, const struct loader_attach_key *key, const char *name,
 			 const char *path, int pid, const uint64_t *offsets,
 			 const uint64_t *cookies, size_t cnt);
+/*
+ * The allocator probes of a file as uprobe_multi links (bpf/heap.bpf.c: heap_*_multi), kept
+ * with key's entry: one link per non-empty set, made in index order.  -EOPNOTSUPP when they
+ * are not in use (sessions chosen, an older kernel, heap_multi off) or the kernel refused one
+ * of this file's links (none kept; counted in heap_multi_refused): the caller attaches one
+ * uprobe per function.  0 or -errno.
+ */
+enum loader_multi_kind {
+	LOADER_MULTI_RETURN,
+	LOADER_MULTI_FREE,
+	LOADER_MULTI_ENTRY,
+};
+struct loader_multi_set {
+	const uint64_t *offsets, *cookies;
+	size_t cnt;
+};
+int loader__heap_multi(struct loader *l, const struct loader_attach_key *key, const char *name,
+		       const char *path, int pid, const struct loader_multi_set sets[3]);
 /* Forget an entry and destroy its links (its attach failed: a later attempt may try again). */
 void loader__attached_drop(struct loader *l, const struct loader_attach_key *key);
 /* Detach an entry: its links destroyed, the entry forgotten (a later attach works again).
