@@ -13,7 +13,7 @@
 #             sessions       the workload alone under `--heap --sample-bytes N -p PID`: the
 #                            allocator probes as uprobe sessions (Linux 6.13), every malloc and
 #                            free traps once, BPF samples, an unsampled call skips its return;
-#             uprobes        the same with BPFTRACE_PROF_NO_UPROBE_SESSIONS=1: an entry and a
+#             uprobes        the same with BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 and _MULTI=1: an entry and a
 #                            return uprobe per function (older kernels), every call traps twice;
 #             floor_entry    bench/floor --entry-only -p PID: empty programs on the same entries
 #                            and frees, no return probe (the floor sessions are measured to).
@@ -111,7 +111,7 @@ steady_one() { # NAME VARIANT ROUND
 	gate_start "$name" "${envs[@]}"
 	case $v in
 	preload | sessions) start_tool "$d/log" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
-	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 start_tool "$d/log" --heap --sample-bytes "$N" \
+	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 BPFTRACE_PROF_NO_UPROBE_MULTI=1 start_tool "$d/log" --heap --sample-bytes "$N" \
 		-o "$d/out.pb.gz" --top 0 ;;
 	floor_entry) start_floor "$d/log" --entry-only ;;
 	esac

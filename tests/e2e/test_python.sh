@@ -58,7 +58,7 @@ py_list() {
 # py_list on ARGS (the interpreter's own arguments), HOW "together" (all at once) or "in_turn"
 # (each alone on the CPUs, one after the other), and exits 1 when any failed.  One profiler run of
 # SCRIPT covers the whole matrix: a run's start (its BPF loaded, about 1.5 s) and, with --heap,
-# its end (33 uprobes detached one kernel grace period at a time, about 4.5 s) come once, not
+# its end (the probes detached: a grace period per link) come once, not
 # once per interpreter.  Interpreter I's stdout is in $E2E_TMP/NAME.out, its stderr in NAME.err,
 # its pid in NAME.pid: py_slice splits the profile by it.
 py_all_script() { # SCRIPT HOW ARGS...
