@@ -281,10 +281,12 @@ t_heap_pid_server_unknown_frees_not_drops() {
 	grep '^Comment: ' "$raw"
 	n=$(pprof_counter_value "$f" unknown_frees)
 	# the records' first round: 64 frees of blocks allocated before the attach, and at most
-	# the request buffer and the record in the making at that instant.  The probes go in one
-	# by one over milliseconds but begin together (heap_armed): with the free probe live
-	# first, a loaded machine saw 162, and 100 returns without their entry.
-	expect_range "unknown_frees" 64 66 "$n"
+	# the request buffer and the record in the making at that instant — or 63 when the probes
+	# begin between a request's free of its record and the malloc of the new one (that new
+	# record is seen, and the slot's old block was freed before).  The probes go in one by one
+	# over milliseconds but begin together (heap_armed): with the free probe live first, a
+	# loaded machine saw 162, and 100 returns without their entry.
+	expect_range "unknown_frees" 63 66 "$n"
 	cat "$E2E_TMP/server.sum" "$E2E_TMP/server.log" >"$E2E_TMP/server.all"
 	# (one call under way at the start, of the one thread, may end without its entry seen)
 	n=$(sed -n 's/^ *pending_missing: \([0-9]*\) .*/\1/p' "$E2E_TMP/server.all")
