@@ -51,7 +51,7 @@ t_life_cmd_ignoring_sigterm_is_killed() {
 t_life_second_signal_ends_the_wait() {
 	local f=$E2E_TMP/twice.pb.gz log=$E2E_TMP/prof.log i
 	start_profiler "$log" --heap -o "$f" --top 0 -- sh -c \
-		'trap "" TERM INT; echo ready >"$1"; while :; do sleep 0.2; done' sh "$E2E_TMP/ready"
+		"trap '' TERM INT; echo ready >$E2E_TMP/ready; while :; do sleep 0.2; done"
 	# Not before CMD ignores SIGTERM: a stop that came first would end it by that SIGTERM.
 	wait_for_line "$E2E_TMP/ready" ready 20 || fail "CMD never started"
 	# Keep signalling: the first stops profiling, a later one (inside the grace period)
