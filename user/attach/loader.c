@@ -261,8 +261,10 @@ static int choose_heap_session(struct loader *l)
 	int err;
 
 	l->session_fault = getenv("BPFTRACE_PROF_FAULT_SESSION");
-	if (l->opts.heap_sessions && l->opts.sample_bytes && !l->opts.heap_otel_only &&
-	    !uprobe_multi__supported(&session, &multi) && session) {
+	/* Asked once (it reads our maps and tries the kernel): both choices below use it. */
+	if (l->opts.heap_otel_only || uprobe_multi__supported(&session, &multi))
+		return 0;
+	if (l->opts.heap_sessions && l->opts.sample_bytes && session) {
 		err = uprobe_multi__set_type(prog, true);
 		if (err)
 			return load_failed("heap", err);
@@ -272,8 +274,7 @@ static int choose_heap_session(struct loader *l)
 	}
 	/* Else uprobe_multi links (Linux 6.6), three per file: detached in one grace period each,
 	 * not one per function.  The per-function programs stay loaded for refused files. */
-	if (l->opts.heap_multi && !l->opts.heap_otel_only &&
-	    !uprobe_multi__supported(&session, &multi) && multi) {
+	if (l->opts.heap_multi && multi) {
 		struct bpf_program *twins[] = {l->heap->progs.heap_enter_multi,
 					       l->heap->progs.heap_return_multi,
 					       l->heap->progs.heap_free_multi};
