@@ -261,7 +261,6 @@ static int choose_heap_session(struct loader *l)
 	int err;
 
 	l->session_fault = getenv("BPFTRACE_PROF_FAULT_SESSION");
-	/* Asked once (it reads our maps and tries the kernel): both choices below use it. */
 	if (l->opts.heap_otel_only || uprobe_multi__supported(&session, &multi))
 		return 0;
 	if (l->opts.heap_sessions && l->opts.sample_bytes && session) {
