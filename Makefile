@@ -210,6 +210,16 @@ $(OUTPUT)/targets/%_nofp: tests/targets/%_nofp.c | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) $< -o $@
 
+# One file's functions at the same addresses in both, with frames of other sizes (the file says
+# why): no PIE.
+$(OUTPUT)/targets/frames_nofp: tests/targets/frames_nofp.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -no-pie -DFRAME=256 $< -o $@
+
+$(OUTPUT)/targets/frames_wide_nofp: tests/targets/frames_nofp.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -no-pie -DFRAME=2048 $< -o $@
+
 $(OUTPUT)/targets/%_nofp: tests/targets/%_nofp.cc | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CXX) $(NOFP_CFLAGS) $< -o $@
@@ -282,7 +292,8 @@ $(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CXX) $(TARGET_CFLAGS) -O2 $< -o $@
 
-targets: $(TARGETS_C) $(TARGETS_CC) $(OUTPUT)/targets/libinterpose_alloc.so
+targets: $(TARGETS_C) $(TARGETS_CC) $(OUTPUT)/targets/libinterpose_alloc.so \
+	$(OUTPUT)/targets/frames_wide_nofp
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench $(FIX) \
 $(OUTPUT)/fuzz $(OUTPUT)/fuzz/obj:

@@ -5,11 +5,12 @@
  * where a file has no table (JIT code, a table still building), bpf_get_stack for --unwind fp.
  *
  * One bpf_loop iteration per frame, so one program walks up to PROF_MAX_FRAMES frames without
- * tail calls.  Per frame: the pc's mapping by binary search in the process's sorted mapping
- * array, its table row by two binary searches (the table's index chunk, then one chunk of
- * rows), the caller's registers from the row with bpf_probe_read_user.  Every stack that ends
- * anywhere but at a root (an outermost-frame rule, a zero return address or frame pointer) is
- * counted by the reason it ended.
+ * tail calls.  Per frame: the pc's row from a per-CPU cache of the rows found for the process
+ * entry's generation, else the pc's mapping by binary search in the process's sorted mapping
+ * array and its table row by two binary searches (the table's index chunk, then one chunk of
+ * rows); the caller's registers from the row, read through a window on the stack.  Every stack
+ * that ends anywhere but at a root (an outermost-frame rule, a zero return address or frame
+ * pointer) is counted by the reason it ended.
  */
 #ifndef PROF_UNWIND_BPF_H
 #define PROF_UNWIND_BPF_H
@@ -127,6 +128,32 @@ struct unwind_hit {
 	__u64 lo, hi;
 	struct prof_unwind_row row;
 };
+
+/*
+ * The rows found for pcs of one process entry, per CPU: a pc hashed to a slot holding the row
+ * that covers it and the addresses it covers, under the entry's generation.  A hit skips the
+ * mapping search and the table lookups.  An entry's generation is one content (its mappings and
+ * the tables they name: include/prof_unwind.h), so a slot of that generation is right for every
+ * process holding it.  A slot torn by a program preempted while writing it fails its check
+ * word and misses.
+ */
+#define PROF_UNWIND_PC_SLOTS 1024 /* 32 KiB: the largest per-CPU value */
+
+struct unwind_pc_slot {
+	__u32 gen, check;
+	struct unwind_hit hit;
+};
+
+struct prof_unwind_pc_cache {
+	struct unwind_pc_slot s[PROF_UNWIND_PC_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_unwind_pc_cache);
+} prof_unwind_pc_cache SEC(".maps");
 
 struct unwind_walk {
 	__u64 *ips;		       /* out: frames, leaf first */
@@ -668,7 +695,7 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 	__u64 f = 0, print = 0;
 	int r;
 
-	if (!w->proc)
+	if (!w->proc || !w->proc->py.version)
 		return 0;
 	/* Room for the frame's two words, or the stack is full here. */
 	if (w->n + 2 > PROF_MAX_FRAMES)
@@ -681,6 +708,19 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 	return r != 0;
 }
 
+/* The slot of pc; the check word of a slot holding hit h under generation gen. */
+static __always_inline struct unwind_pc_slot *pc_slot(struct prof_unwind_pc_cache *pcc, __u64 pc)
+{
+	return &pcc->s[masked((__u32)(pc * 0x9e3779b97f4a7c15ULL >> 54), PROF_UNWIND_PC_SLOTS - 1)];
+}
+
+static __always_inline __u32 pc_check(__u32 gen, const struct unwind_hit *h)
+{
+	__u64 v = h->lo ^ (h->hi << 7) ^ *(const __u64 *)&h->row ^ gen;
+
+	return (__u32)(v ^ v >> 32) ^ 0x5bd1e995u;
+}
+
 #define UNWIND_NO_MAPPING (-2)
 #define UNWIND_TABLE_YET  (-3) /* no table: its file's is being built (counted apart) */
 
@@ -691,16 +731,36 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
  */
 __noinline int prof_unwind_lookup(struct prof_unwind_proc *p, __u64 pc, struct unwind_hit *h)
 {
+	struct prof_unwind_pc_cache *pcc;
 	struct prof_unwind_mapping *m;
+	struct unwind_pc_slot *s = NULL;
+	__u32 zero = 0, gen;
+	int found;
 
 	if (!p || !h)
 		return UNWIND_NO_MAPPING;
+	gen = p->gen;
+	pcc = gen ? bpf_map_lookup_elem(&prof_unwind_pc_cache, &zero) : NULL;
+	if (pcc) {
+		s = pc_slot(pcc, pc);
+		*h = s->hit;
+		if (s->gen == gen && pc - h->lo < h->hi - h->lo && s->check == pc_check(gen, h))
+			return prof_unwind_row__cfa(&h->row) != PROF_UNWIND_CFA_NONE;
+		h->lo = h->hi = 0;
+	}
 	m = find_mapping(p, pc);
 	if (!m)
 		return UNWIND_NO_MAPPING;
 	if (!m->table_id)
 		return m->nchunks == PROF_UNWIND_NONE_YET ? UNWIND_TABLE_YET : -1;
-	return find_row(m, pc, &h->row, &h->lo, &h->hi);
+	found = find_row(m, pc, &h->row, &h->lo, &h->hi);
+	/* 0 with a row: the row has no CFA rule (lo < hi); 0 without: a gap (lo = hi). */
+	if (s && found >= 0 && h->lo < h->hi) {
+		s->gen = gen;
+		s->hit = *h;
+		s->check = pc_check(gen, h);
+	}
+	return found;
 }
 
 /* The same in one mapping (a vma the kernel found). */

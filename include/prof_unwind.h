@@ -146,6 +146,11 @@ enum prof_unwind_none {
 struct prof_unwind_proc {
 	__u32 nr;
 	__u32 flags; /* enum prof_unwind_proc_flags, set by BPF; userspace writes 0 */
+	/* Never 0, and new at every write by userspace (a fork's copy keeps its parent's): one
+	 * generation is one content, so the BPF walker may keep what it found in it (a pc's
+	 * row). */
+	__u32 gen;
+	__u32 pad;
 	/* The CPython interpreter the process runs (py.version 0: none), for bpf/python.bpf.h. */
 	struct prof_py_proc py;
 	struct prof_unwind_mapping maps[PROF_UNWIND_MAX_MAPPINGS];

@@ -210,6 +210,24 @@ t_unwind_demo_strdup_has_caller() {
 
 # jit_target runs code from anonymous memory: no file, no unwind table, and with --unwind dwarf
 # no frame-pointer fallback.  Each sample there is a cut stack, and each cut must be counted.
+# Two programs whose functions sit at the same addresses with frames of other sizes
+# (tests/targets/frames_nofp.c), taking turns on one CPU: the walker's per-CPU cache of the rows
+# found for pcs must never hand one process the other's rows (it is kept per process entry's
+# generation).  A wrong row reads the return address from inside the other's frame.
+t_unwind_same_pcs_other_rows() {
+	local f=$E2E_TMP/frames.pb.gz s=$E2E_TMP/frames.stacks T=build/targets
+	"$PROF" --heap --unwind dwarf -o "$f" --top 0 -- sh -c \
+		"taskset -c 0 $T/frames_nofp & taskset -c 0 $T/frames_wide_nofp; wait" \
+		>"$E2E_TMP/target.out" || fail "profiler exit status $?"
+	expect_eq "target output" "DONE DONE" "$(tr '\n' ' ' <"$E2E_TMP/target.out" | sed 's/ $//')"
+	expect_no_drops "$f"
+	pprof_stacks "$f" alloc_space >"$s"
+	# 2 programs x 50 rounds x 200 blocks of 64 bytes
+	expect_eq "frame_leaf alloc_space" 1280000 "$(pprof_flat "$f" alloc_space frame_leaf)"
+	expect_eq "bytes of frame_leaf under frame_mid and main, down to the root" 1280000 \
+		"$(sum_matching "$s" "[|;]frame_leaf;frame_mid;main;([^|]*;)?__libc_start_call_main(;|\$)")"
+}
+
 t_unwind_cut_stacks_are_counted() {
 	local f=$E2E_TMP/jit.pb.gz out=$E2E_TMP/jit.out code size lo hi jit=0 cut=0 id addr n
 	"$PROF" --cpu --unwind dwarf -d 2 -o "$f" --top 0 -- build/targets/jit_target >"$out" ||

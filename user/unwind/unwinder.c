@@ -464,6 +464,7 @@ static int proc__write(struct unwinder *u, uint32_t pid, struct proc *p)
 	int err;
 
 	memset(v, 0, sizeof(*v));
+	v->gen = ++u->entry_gen ? u->entry_gen : ++u->entry_gen;
 	py = proc__python(u, pid, p, &v->py);
 	/* Another interpreter, or the same one elsewhere (an exec of it) */
 	if ((py != p->py || v->py.runtime != p->py_runtime) && u->on_python)

@@ -144,6 +144,7 @@ struct unwinder {
 	struct hashmap *tables; /* content hash -> struct table * (chain head) */
 	struct hashmap *procs;	/* u32 pid -> struct proc * */
 	uint32_t next_id;	/* next table id never used (ids start at 1; 0 means none) */
+	uint32_t entry_gen;	/* the last process entry's generation (prof_unwind_proc.gen) */
 	/* Ids of evicted tables: quarantined until a walk of the process map started after their
 	 * deletion finds no entry holding them, then free for the next load (oldest first). */
 	struct id_list quarantine, free_ids;
