@@ -472,12 +472,11 @@ __noinline __u64 prof_real_return(__u64 ra_slot)
 /*
  * size (8 or 16) bytes of the walked thread's stack at addr into dst, through the window: 0, or
  * the read's error.  A window that cannot be read whole (the stack's top is less than a window
- * above addr) leaves the slot to a read of its own.  (Global: verified once.)
+ * above addr) leaves the slot to a read of its own.  Inlined in the row step (a call per frame
+ * costs what the rest of the read does), global for the others.
  */
-__noinline int prof_stack_read(struct stack_slots *dst, __u64 addr, __u32 size)
+static __always_inline int stack_read(struct stack_slots *dst, __u64 addr, __u32 size)
 {
-	if (!dst)
-		return -EFAULT;
 #ifndef PROF_CROSS_TASK
 	__u32 zero = 0;
 	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &zero);
@@ -509,6 +508,13 @@ alone:
 	if (size == 16)
 		return prof_read_user(dst, 16, (void *)addr);
 	return prof_read_user(dst, 8, (void *)addr);
+}
+
+__noinline int prof_stack_read(struct stack_slots *dst, __u64 addr, __u32 size)
+{
+	if (!dst)
+		return -EFAULT;
+	return stack_read(dst, addr, size);
 }
 
 /* One frame by its frame pointer (the caller's frame at rbp, its return address above it).
@@ -590,7 +596,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		if (kind == PROF_UNWIND_CFA_DEREF_RBP && w->bp_lost)
 			return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
 		v = (kind == PROF_UNWIND_CFA_DEREF_RBP ? w->bp : w->sp) + off;
-		if (prof_stack_read(&slots, v, 8))
+		if (stack_read(&slots, v, 8))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		cfa = slots.v[0];
 		break;
@@ -603,7 +609,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	off = (long)r->rbp_off * 8;
 	/* The common frame (push %rbp first): rbp at CFA-16 beside the return address, one read. */
 	if (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA && r->rbp_off == -2) {
-		if (prof_stack_read(&slots, cfa - 16, 16))
+		if (stack_read(&slots, cfa - 16, 16))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = slots.v[0];
 		w->bp_lost = false;
@@ -616,7 +622,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	case PROF_UNWIND_RBP_CFA:
 	case PROF_UNWIND_RBP_DEREF_RBP:
 		v = (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA ? cfa : w->bp) + off;
-		if (prof_stack_read(&slots, v, 8))
+		if (stack_read(&slots, v, 8))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = slots.v[0];
 		w->bp_lost = false;
@@ -625,7 +631,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		w->bp_lost = true;
 		break;
 	}
-	if (prof_stack_read(&slots, cfa - 8, 8))
+	if (stack_read(&slots, cfa - 8, 8))
 		return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 	w->ip = slots.v[0];
 moved:
