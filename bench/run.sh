@@ -280,10 +280,12 @@ prog_stats() { # PID NAME
 	bpftool -j prog show 2>/dev/null | $PY -c '
 import json, sys
 ids = {int(x) for x in sys.argv[1].split(",")}
-for p in json.load(sys.stdin):
-    if p["id"] in ids and p.get("name") == sys.argv[2]:
-        print(p.get("run_time_ns", 0), p.get("run_cnt", 0))
-        break' "$ids" "$2"
+# NAME, or NAME_multi where the files are on uprobe_multi links: the one that ran most
+best = max((p for p in json.load(sys.stdin) if p["id"] in ids and
+            p.get("name") in (sys.argv[2], sys.argv[2] + "_multi")),
+           key=lambda p: p.get("run_cnt", 0), default=None)
+if best:
+    print(best.get("run_time_ns", 0), best.get("run_cnt", 0))' "$ids" "$2"
 }
 
 # Frames of the heaviest stack (by allocations) in a heap profile, and the unwinder's counters
@@ -352,7 +354,7 @@ run_one() { # SECTION NAME VARIANT ROUND
 	ours* | sampled*)
 		read -r events rbf dropped < <(sed -n 's/.*events: \([0-9]*\) in .*dropped \([0-9]*\) (ringbuf_full \([0-9]*\)).*/\1 \3 \2/p' "$d/log" | tail -1)
 		allocs=$(pprof_total "$d/out.pb.gz" alloc_objects)
-		probes=$(grep -c "probing " "$d/log")
+		probes=$(grep -c "probing [^ ]* at " "$d/log") # one line per function
 		[ "$sec" = sample ] && cp "$d/out.pb.gz" "$TMP/sample.$v.$r.pb.gz"
 		if [ "$sec" = depth ]; then
 			read -r prog_ns prog_cnt <<<"$PROG_STATS"
