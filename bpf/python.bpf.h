@@ -145,6 +145,68 @@ static __always_inline bool py_field(void *dst, __u32 n, const __u8 *buf, __u32 
 	return true;
 }
 
+#ifndef PROF_CROSS_TASK
+/*
+ * 3.11+ frames (_PyInterpreterFrame) live in the thread's data stack, each caller below its
+ * callee: the frames of one walk are read a window at a time, the window ending at the frame
+ * asked for and starting no lower than that frame's page (which is mapped: a read can fail only
+ * past the frame's own head, and then the head is read alone as before).  A user read's cost is
+ * mostly fixed (a frame's head and a 1 KiB window cost about the same), so the next frames come
+ * nearly free.  Per CPU and per object, emptied at the start of every walk, like the native
+ * stack's (bpf/unwind.bpf.h): the frames of the thread being walked do not change under it.
+ */
+#define PY_WIN 1024
+
+struct prof_py_win {
+	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
+	__u8 data[PY_WIN + PY_FRAME_READ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_py_win);
+} prof_py_win SEC(".maps");
+
+static __always_inline void py_win_empty(void)
+{
+	struct prof_py_win *win = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
+
+	if (win)
+		win->len = 0;
+}
+
+/* The PY_FRAME_READ bytes of the frame head at f into fb through the window; false: not read. */
+static __always_inline bool py_frame_head(__u8 *fb, __u64 f)
+{
+	struct prof_py_win *win = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
+	__u64 off, start, len;
+
+	if (!win)
+		return false;
+	off = f - win->base;
+	if (f < win->base || off + PY_FRAME_READ > win->len) {
+		win->len = 0;
+		start = f & ~4095ULL;
+		if (f + PY_FRAME_READ - PY_WIN > start && f + PY_FRAME_READ > PY_WIN)
+			start = f + PY_FRAME_READ - PY_WIN;
+		len = f + PY_FRAME_READ - start;
+		if (len > PY_WIN || len < PY_FRAME_READ ||
+		    prof_read_user(win->data, (__u32)len, (void *)start))
+			return false;
+		win->base = start;
+		win->len = len;
+		off = f - start;
+	}
+	off &= PY_WIN - 1; /* off + PY_FRAME_READ <= len <= PY_WIN */
+#pragma unroll
+	for (int i = 0; i < PY_FRAME_READ / 8; i++)
+		((__u64 *)fb)[i] = *(__u64 *)&win->data[off + i * 8];
+	return true;
+}
+#endif
+
 #ifdef PROF_CROSS_TASK
 /*
  * The dump iterator's programs get no private stack: the 512 bytes of the iterator, the frame
@@ -186,9 +248,16 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 	fb = bufs->fb;
 	cb = bufs->cb;
 #endif
-	/* One read of the frame's head; a frame at the end of its mapping: field by field. */
+	/* One read of the frame's head (3.11+: through the window); a frame at the end of its
+	 * mapping: field by field. */
+#ifndef PROF_CROSS_TASK
+	if ((py->o.style == PROF_PY_FRAMEOBJ || !py_frame_head(fb, f)) &&
+	    !py_read(fb, PY_FRAME_READ, f))
+		flen = 0;
+#else
 	if (!py_read(fb, PY_FRAME_READ, f))
 		flen = 0;
+#endif
 	ok = py_field(&code, 8, fb, flen, py->o.fr_code, f) &&
 	     py_field(&back, 8, fb, flen, py->o.fr_back, f);
 	if (ok && py->o.style != PROF_PY_FRAMEOBJ)

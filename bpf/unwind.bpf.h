@@ -903,6 +903,10 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	w.g.exact = true;
 	w.g.reliable = true;
 	stack_win_empty();
+#ifndef PROF_CROSS_TASK
+	if (w.proc && w.proc->py.version)
+		py_win_empty();
+#endif
 	if (!w.proc)
 		ask_refresh(&w);
 	bpf_loop(PROF_MAX_FRAMES + 1, unwind_frame, &w, 0);
