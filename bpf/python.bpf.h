@@ -188,8 +188,9 @@ static __always_inline bool py_frame_head(__u8 *fb, __u64 f)
 	off = f - win->base;
 	if (f < win->base || off + PY_FRAME_READ > win->len) {
 		win->len = 0;
+		/* max(the frame's page, a window below the frame's end) */
 		start = f & ~4095ULL;
-		if (f + PY_FRAME_READ - PY_WIN > start && f + PY_FRAME_READ > PY_WIN)
+		if (f + PY_FRAME_READ > PY_WIN && f + PY_FRAME_READ - PY_WIN > start)
 			start = f + PY_FRAME_READ - PY_WIN;
 		len = f + PY_FRAME_READ - start;
 		if (len > PY_WIN || len < PY_FRAME_READ ||
