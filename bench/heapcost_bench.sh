@@ -22,12 +22,22 @@
 #  startup  `python3 -c 'import torch'` timed by itself (perf_counter around the import, so the
 #           profiler's own start is outside the clock): untraced, `--heap --sample-bytes N --`
 #           (the sampler preloaded), the same with --no-preload (uprobes), and exact `--heap --`.
+#  wide     the Python and sqlite3 workloads started with our sampler preloaded, each in a
+#           cgroup of its own beside a plain process mapping the same libc (sleep), under
+#           `--cgroup CG --heap --sample-bytes N` (what a container that opted in gets):
+#             untraced   nobody listening (steady's preload_idle, in the cgroup);
+#             split      the default: once the workload (on its otel_memory probes) maps the
+#                        libc, it is probed per process (the sleep on links of its own), so the
+#                        workload never traps there (checked: heap_traps_otel 0, heap_procs_own);
+#             filewide   BPFTRACE_PROF_NO_HEAP_SPLIT=1: the libc stays probed for every process
+#                        and the workload traps on each call, BPF returning at once (checked:
+#                        heap_traps_otel > 0).
 #
 # Reported: medians, the spread (min-max) and the ratio of medians to untraced; each preload
 # run checks that the process took the otel path (else it counts as failed).
 # Environment: BENCH_ONLY (runs when unset or when it lists "heapcost"), HEAPCOST_ROUNDS (7),
 # HEAPCOST_STARTUP_ROUNDS (5), HEAPCOST_SAMPLE (524288), HEAPCOST_TORCH_STEPS (100),
-# HEAPCOST_ONLY (steady,startup: the parts run; default both).
+# HEAPCOST_WIDE_ROUNDS (5), HEAPCOST_ONLY (steady,startup,wide: the parts run; default all).
 # Writes bench/results/heapcost.md (runs: heapcost-runs.tsv), prints it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -37,6 +47,7 @@ if [ -n "${BENCH_ONLY:-}" ] && [[ ",$BENCH_ONLY," != *",heapcost,"* ]]; then
 fi
 ROUNDS=${HEAPCOST_ROUNDS:-7}
 SROUNDS=${HEAPCOST_STARTUP_ROUNDS:-5}
+WROUNDS=${HEAPCOST_WIDE_ROUNDS:-5}
 N=${HEAPCOST_SAMPLE:-524288}
 STEPS=${HEAPCOST_TORCH_STEPS:-100}
 PROF=./bpftrace-prof
@@ -160,10 +171,60 @@ startup_one() { # VARIANT ROUND
 	rm -rf "$d"
 }
 
+CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CGROOT" ] || die "no cgroup2 mount"
+
+wide_one() { # NAME VARIANT ROUND
+	local name=$1 v=$2 r=$3 d=$TMP/wide.$1.$2.$3 s ok=1 cg sp traps own
+	mkdir -p "$d"
+	cg=$CGROOT/bpftrace-prof-heapcost.$$.$r
+	mkdir "$cg" || die "cannot create cgroup $cg"
+	# A plain process of the cgroup mapping the same libc.
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 600' sh "$cg" &
+	sp=$!
+	# shellcheck disable=SC2016,SC2086
+	gate_spawn "$name" "$TMP/workload.out" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
+		sh "$cg" env LD_PRELOAD="$LIB" BPFTRACE_PROF_SAMPLE_BYTES="$N" ${WCMD[$name]}
+	case $v in
+	split) start_bg_tool "$d/log" '^bpftrace-prof: profiling ' "the profiler" "$PROF" -v \
+		--cgroup "$cg" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
+	filewide) start_bg_tool "$d/log" '^bpftrace-prof: profiling ' "the profiler" \
+		env BPFTRACE_PROF_NO_HEAP_SPLIT=1 "$PROF" -v --cgroup "$cg" --heap --sample-bytes "$N" \
+		-o "$d/out.pb.gz" --top 0 ;;
+	esac
+	gate_run "$name" || { say "$name failed under wide $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
+	s=$SECS
+	if [ -n "${TOOL_PID:-}" ]; then
+		kill -INT "$TOOL_PID"
+		stop_tool
+		traps=$(counter "$d/out.pb.gz" heap_traps_otel)
+		own=$(counter "$d/out.pb.gz" heap_procs_own)
+		if ! took_otel "$d/out.pb.gz"; then
+			say "$name under wide $v did not take the otel_memory path"
+			ok=0
+		elif [ "$v" = split ] && { [ "$traps" != 0 ] || [ "$own" -lt 1 ]; }; then
+			say "$name under wide split: heap_traps_otel $traps, heap_procs_own $own"
+			ok=0
+		elif [ "$v" = filewide ] && [ "$traps" = 0 ]; then
+			say "$name under wide filewide: no trap counted"
+			ok=0
+		fi
+	fi
+	kill "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	rmdir "$cg" 2>/dev/null
+	printf 'wide\t%s\t%s\t%s\t%s\t%s\n' "$name" "$v" "$r" "$s" "$ok" >>"$RUNS"
+	printf '  wide    %-8s %-13s round %s: %8.3f s%s\n' "$name" "$v" "$r" "$s" \
+		"$([ "$ok" = 1 ] || echo "  (FAILED)")" >&2
+	rm -rf "$d"
+}
+
 variants=(untraced preload_idle preload sessions uprobes floor_entry)
 want_part() { [ -z "${HEAPCOST_ONLY:-}" ] || [[ ",$HEAPCOST_ONLY," == *",$1,"* ]]; }
 want_part steady || ROUNDS=0
 want_part startup || SROUNDS=0
+want_part wide || WROUNDS=0
 for name in python3 sqlite3 torch; do
 	for ((r = 0; r < ROUNDS; r++)); do
 		for ((k = 0; k < ${#variants[@]}; k++)); do
@@ -177,12 +238,20 @@ for ((r = 0; r < SROUNDS; r++)); do
 		startup_one "${svariants[(k + r) % ${#svariants[@]}]}" "$r"
 	done
 done
+wvariants=(untraced split filewide)
+for name in python3 sqlite3; do
+	for ((r = 0; r < WROUNDS; r++)); do
+		for ((k = 0; k < ${#wvariants[@]}; k++)); do
+			wide_one "$name" "${wvariants[(k + r) % ${#wvariants[@]}]}" "$r"
+		done
+	done
+done
 
 mkdir -p "$RES"
 cp "$RUNS" "$RES/heapcost-runs.tsv"
-$PY - "$RUNS" "$REV" "$N" "$ROUNDS" "$SROUNDS" >"$RES/heapcost.md" <<'PY'
+$PY - "$RUNS" "$REV" "$N" "$ROUNDS" "$SROUNDS" "$WROUNDS" >"$RES/heapcost.md" <<'PY'
 import csv, statistics, sys, platform, subprocess
-runs, rev, n, rounds, srounds = sys.argv[1:6]
+runs, rev, n, rounds, srounds, wrounds = sys.argv[1:7]
 rows = list(csv.DictReader(open(runs), delimiter="\t"))
 def vals(sec, w, v):
     return [float(r["seconds"]) for r in rows
@@ -204,7 +273,8 @@ snames = {"untraced": "untraced", "preload": f"`--heap --sample-bytes {n} --` (o
 print("# Heap profiling cost by mechanism\n")
 print(f"Revision {rev}; kernel {platform.release()}; {cpu}; "
       f"{subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores. "
-      f"Medians of {rounds} alternated rounds (startup: {srounds}); spread = min-max; "
+      f"Medians of {rounds} alternated rounds (startup: {srounds}; wide: {wrounds}); "
+      "spread = min-max; "
       "ratio = median / untraced median. Failed runs (a workload error, or a preload run that "
       "did not take the otel_memory path) are left out and counted.\n")
 def table(sec, workloads, variants, names):
@@ -238,5 +308,12 @@ for w in ("python3", "sqlite3", "torch"):
         print(f"| {w} | {statistics.median(s) / fm:.3f}x | {statistics.median(u) / fm:.3f}x |")
 print("\n## Start-up: `python3 -c 'import torch'` (the import alone)\n")
 table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), snames)
+wnames = {"untraced": "sampler preloaded, no profiler",
+          "split": f"`--cgroup --heap --sample-bytes {n}`: libc probed per process (default)",
+          "filewide": "the same, libc probed for every process (`BPFTRACE_PROF_NO_HEAP_SPLIT=1`)"}
+if int(wrounds):
+    print(f"\n## Wide scope: the preloaded workload beside a plain process in one cgroup "
+          f"({wrounds} rounds)\n")
+    table("wide", ("python3", "sqlite3"), ("untraced", "split", "filewide"), wnames)
 PY
 cat "$RES/heapcost.md"

@@ -86,10 +86,26 @@ volatile bool heap_armed = false;
  */
 volatile bool heap_otel_any = false;
 
-/* A process on the otel_memory path: its own probes report its heap, not the allocator's. */
-static __always_inline bool on_otel(__u32 tgid)
+/*
+ * Is an allocator probe of this link (cookie) not the one that serves tgid?  A process on the
+ * otel_memory path has its own probes report its heap (its hit counted: a trap it pays for
+ * nothing); one on PROF_PATH_OWN is served by its own links only, every other by the links
+ * attached for every process.  count: an entry or a free (a return is its entry's).
+ */
+static __always_inline bool path_skips(__u32 tgid, __u64 cookie, bool count)
 {
-	return heap_otel_any && prof_heap_otel(tgid);
+	__u8 *v, path;
+
+	if (!heap_otel_any)
+		return false;
+	v = bpf_map_lookup_elem(&prof_otel_procs, &tgid);
+	path = v ? *v : PROF_PATH_ALLOC;
+	if (path == PROF_PATH_OTEL) {
+		if (count)
+			prof_count(PROF_CNT_HEAP_TRAPS_OTEL);
+		return true;
+	}
+	return (path == PROF_PATH_OWN) != !!(cookie & PROF_COOKIE_OWN);
 }
 
 static __always_inline bool heap_target(__u32 tgid)
@@ -170,16 +186,17 @@ static __always_inline bool realloc_returns(__u32 fn, __u64 tgid, __u64 old_addr
  * return probe), 0 when it must run.  session: the entry and return are one uprobe session
  * (--sample-bytes only; constant in each caller).
  */
-static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 old_addr,
-				 __u64 code_size, bool session)
+static __always_inline int enter(struct pt_regs *ctx, __u64 cookie, __u64 size, __u64 old_addr,
+				 bool session)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct prof_heap_pending p = {}, *cur;
 	struct prof_heap_thread *t;
+	__u32 fn = (__u32)cookie;
 	bool taken;
 
 	/* A process on the otel_memory path: its own probes report its heap. */
-	if (!heap_target(id >> 32) || on_otel(id >> 32))
+	if (!heap_target(id >> 32) || path_skips(id >> 32, cookie, true))
 		return 1;
 	t = heap_thread(true);
 	if (!t) {
@@ -192,7 +209,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u6
 	p.fn = fn;
 	if (prof_fn_entry_only(fn)) {
 		p.code_start = PT_REGS_IP(ctx);
-		p.code_end = p.code_start + code_size;
+		p.code_end = p.code_start + PROF_COOKIE_SIZE(cookie);
 	}
 	cur = t->in_call ? &t->call : NULL;
 	if (sample_bytes) {
@@ -252,21 +269,21 @@ static __always_inline int enter_fn(struct pt_regs *ctx, __u64 cookie, bool sess
 	case PROF_FN_MALLOC:
 	case PROF_FN_VALLOC:
 	case PROF_FN_PVALLOC:
-		return enter(ctx, fn, a0, 0, 0, session);
+		return enter(ctx, cookie, a0, 0, session);
 	case PROF_FN_CALLOC:
-		return enter(ctx, fn, a0 * a1, 0, 0, session);
+		return enter(ctx, cookie, a0 * a1, 0, session);
 	case PROF_FN_REALLOC:
-		return enter(ctx, fn, a1, a0, 0, session);
+		return enter(ctx, cookie, a1, a0, session);
 	case PROF_FN_REALLOCARRAY:
-		return enter(ctx, fn, a1 * a2, a0, 0, session);
+		return enter(ctx, cookie, a1 * a2, a0, session);
 	case PROF_FN_POSIX_MEMALIGN:
-		return enter(ctx, fn, a2, a0, 0, session);
+		return enter(ctx, cookie, a2, a0, session);
 	case PROF_FN_ALIGNED_ALLOC:
 	case PROF_FN_MEMALIGN:
-		return enter(ctx, fn, a1, 0, 0, session);
+		return enter(ctx, cookie, a1, 0, session);
 	default:
 		if (prof_fn_is_cxx_new(fn))
-			return enter(ctx, fn, a0, 0, cookie >> 32,
+			return enter(ctx, cookie, a0, 0,
 				     session); /* size: always the first argument */
 		return 1;
 	}
@@ -497,8 +514,9 @@ static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_th
 }
 
 /* An allocator call's return: the block it made, with its stack. */
-static __always_inline int returned(struct pt_regs *ctx, __u32 fn, long ret)
+static __always_inline int returned(struct pt_regs *ctx, __u64 cookie, long ret)
 {
+	__u32 fn = (__u32)cookie;
 	__u64 id = bpf_get_current_pid_tgid();
 	struct prof_heap_thread *t = heap_thread(false);
 	struct prof_heap_pending *p;
@@ -506,7 +524,7 @@ static __always_inline int returned(struct pt_regs *ctx, __u32 fn, long ret)
 
 	/* Only a target's entry probe records a call in flight: that is the filter. */
 	if (!t || !t->in_call) {
-		if (!heap_target(id >> 32) || on_otel(id >> 32))
+		if (!heap_target(id >> 32) || path_skips(id >> 32, cookie, false))
 			return 0;
 		/* Entered before attach, or (cgroup scope) before the process joined the cgroup. */
 		if (prof_scope == PROF_SCOPE_CGROUP &&
@@ -554,14 +572,14 @@ out:
 SEC("uretprobe")
 int BPF_KRETPROBE(heap_return, long ret)
 {
-	return returned(ctx, (__u32)bpf_get_attach_cookie(ctx), ret);
+	return returned(ctx, bpf_get_attach_cookie(ctx), ret);
 }
 
 /* A return probe by the link's flag (BPF_F_UPROBE_MULTI_RETURN), not by its section. */
 SEC("?uprobe")
 int BPF_KRETPROBE(heap_return_multi, long ret)
 {
-	return returned(ctx, (__u32)bpf_get_attach_cookie(ctx), ret);
+	return returned(ctx, bpf_get_attach_cookie(ctx), ret);
 }
 
 /*
@@ -584,10 +602,10 @@ static __always_inline int freed(struct pt_regs *ctx, __u64 cookie, __u64 addr)
 {
 	__u64 id;
 
-	if (cookie == PROF_FN_CXX_THROW)
+	if ((__u32)cookie == PROF_FN_CXX_THROW)
 		return cxx_throw(ctx);
 	id = bpf_get_current_pid_tgid();
-	if (!addr || !heap_target(id >> 32) || on_otel(id >> 32))
+	if (!addr || !heap_target(id >> 32) || path_skips(id >> 32, cookie, true))
 		return 0;
 	emit_free(id, addr);
 	return 0;
@@ -619,7 +637,7 @@ int BPF_KPROBE(heap_session)
 	__u32 fn = (__u32)cookie;
 
 	if (bpf_session_is_return())
-		return returned(ctx, fn, (long)PT_REGS_RC(ctx));
+		return returned(ctx, cookie, (long)PT_REGS_RC(ctx));
 	if (fn == PROF_FN_FREE || fn == PROF_FN_CXX_THROW) {
 		freed(ctx, cookie, PT_REGS_PARM1(ctx));
 		return 1;

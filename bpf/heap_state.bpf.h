@@ -24,11 +24,13 @@ struct {
 } prof_scope_born SEC(".maps");
 
 /*
- * tgid -> the heap path userspace chose for the process's image: 1 for its own otel_memory probes
- * (an in-process sampler, docs/how-it-works.md), which the allocator probes then skip so nothing
- * is counted twice; 0 for the allocator probes (kept so each image is counted once, and moved to
- * 1 if a library with the probes comes later).  A fork inherits its parent's entry (same
- * image), an exec or the group's death removes it (bpf/proc.bpf.c).
+ * tgid -> the heap path userspace chose for the process's image (enum prof_heap_path):
+ * PROF_PATH_OTEL for its own otel_memory probes (an in-process sampler, docs/how-it-works.md),
+ * which the allocator probes then skip so nothing is counted twice; PROF_PATH_ALLOC for the
+ * allocator probes (kept so each image is counted once, and moved to OTEL if a library with the
+ * probes comes later); PROF_PATH_OWN for allocator probes attached for it alone.  A fork
+ * inherits its parent's entry (same image) but OWN, whose links are its parent's; an exec or
+ * the group's death removes it (bpf/proc.bpf.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -52,7 +54,7 @@ static __always_inline bool prof_heap_otel(__u32 tgid)
 {
 	__u8 *v = bpf_map_lookup_elem(&prof_otel_procs, &tgid);
 
-	return v && *v;
+	return v && *v == PROF_PATH_OTEL;
 }
 
 /* A process born in (or found in) the cgroup scope. */

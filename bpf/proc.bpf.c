@@ -63,9 +63,11 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	m = bpf_map_lookup_elem(&prof_unwind_procs, &ppid);
 	if (m)
 		bpf_map_update_elem(&prof_unwind_procs, &pid, m, BPF_ANY);
-	/* ... and its heap path: its otel_memory probes fire in the child as in the parent. */
+	/* ... and its heap path: its otel_memory probes fire in the child as in the parent.  Not
+	 * links of the parent's own (PROF_PATH_OWN): the child is on the links for every process
+	 * until userspace gives it its own. */
 	path = bpf_map_lookup_elem(&prof_otel_procs, &ppid);
-	if (path)
+	if (path && *path != PROF_PATH_OWN)
 		bpf_map_update_elem(&prof_otel_procs, &pid, path, BPF_ANY);
 	emit(PROF_REC_PROC_FORK, pid, BPF_CORE_READ(child, pid), ppid, 0);
 	return 0;

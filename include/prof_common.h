@@ -158,7 +158,11 @@ enum prof_counter_kind {
 	X(OFFCPU_FULL, "offcpu_full",                                                              \
 	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)", DROP) \
 	X(OFFCPU_UNSEEN, "offcpu_unseen_returns",                                                  \
-	  "off-CPU periods whose end was never reported (timed by the thread's CPU time)", EVENT)
+	  "off-CPU periods whose end was never reported (timed by the thread's CPU time)", EVENT)  \
+	X(HEAP_TRAPS_OTEL, "heap_traps_otel",                                                      \
+	  "allocator probe hits in processes on their own otel_memory probes (ignored: a file "    \
+	  "still probed for every process; each hit is a trap the sampler did not save)",          \
+	  EVENT)
 
 #define PROF_CNT_ENUM(e, n, d, k) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
@@ -292,6 +296,14 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "--heap: process images traced through their own otel_memory probes", EVENT)          \
 	X(heap_procs_uprobes, "heap_procs_uprobes",                                             \
 	  "--heap: process images traced through the allocator probes", EVENT)                  \
+	X(heap_procs_own, "heap_procs_own",                                                     \
+	  "--heap, wide scopes: process images moved onto allocator probes of their own (a "    \
+	  "file they map serves a process on its otel_memory probes, which must not trap)",     \
+	  EVENT)                                                                                \
+	X(heap_own_late, "heap_own_late",                                                       \
+	  "--heap, wide scopes: of those, forks and execs that ran before their own probes "    \
+	  "were in (their first allocations in such files are not seen)",                       \
+	  DROP)                                                                                 \
 	X(heap_procs_unsampled, "heap_procs_unsampled",                                         \
 	  "--heap -- CMD with our sampler preloaded: process images that never loaded it "      \
 	  "(static, LD_PRELOAD cleared): their allocations not seen (--no-preload sees them)",  \

@@ -84,6 +84,24 @@ _Static_assert(sizeof(struct prof_heap_pending) == 48, "prof_heap_pending layout
 
 /* Uprobe cookie: the function id, and for entry-only operator new its symbol size above. */
 #define PROF_COOKIE(fn, size) ((__u64)(fn) | (__u64)(size) << 32)
+/* ... and this bit on the links of one process of a wide scope (PROF_PATH_OWN). */
+#define PROF_COOKIE_OWN	      (1ULL << 63)
+#define PROF_COOKIE_SIZE(c)   (((c) & ~PROF_COOKIE_OWN) >> 32)
+
+/*
+ * A process's heap path (the values of prof_otel_procs, bpf/heap_state.bpf.h).  Wide scopes
+ * probe an allocator file once for every process; a file mapped by a process on its own
+ * otel_memory probes is probed per process instead, so that process never traps in it, and the
+ * processes that still need its allocator probes move onto links of their own: those links
+ * serve exactly the processes on PROF_PATH_OWN, the file-wide ones every other.  Moving a
+ * process is one map update: its own links are in (and idle) before, so no call is seen twice
+ * or missed.
+ */
+enum prof_heap_path {
+	PROF_PATH_ALLOC = 0, /* the allocator probes attached for every process */
+	PROF_PATH_OTEL = 1,  /* its own otel_memory probes */
+	PROF_PATH_OWN = 2,   /* allocator probes attached for it alone (PROF_COOKIE_OWN) */
+};
 
 /* --sample-bytes: a sampled live block.  Per process: a forked child's copy of the address is
  * another block. */

@@ -526,6 +526,7 @@ static void loader_opts_of(struct loader_opts *out, const struct env *env)
 		 * the sessions off, as on a kernel without them. */
 		.heap_sessions = !getenv("BPFTRACE_PROF_NO_UPROBE_SESSIONS"),
 		.heap_multi = !getenv("BPFTRACE_PROF_NO_UPROBE_MULTI"),
+		.heap_split = !getenv("BPFTRACE_PROF_NO_HEAP_SPLIT"),
 	};
 }
 

@@ -15,6 +15,17 @@ otel_stop_profiler() { # LOG
 	wait "$PROF_PID" || fail "profiler exit status $?: $(tail -5 "$1")"
 }
 
+# The program started in cgroup CG, run through (TARGET_PID: its pid).
+otel_run_in_cgroup() { # CG
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	start_waiting_target "$E2E_TMP/target.out" sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --wait' \
+		sh "$1" "$OT"
+	echo go >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	echo bye >&"$TARGET_IN"
+	wait "$TARGET_PID"
+}
+
 # The sampler's exact numbers in FILE, the leaf being the caller of the allocation function
 # (the probe site's frame dropped, as the allocator return probes see a malloc's caller).
 check_otel_numbers() { # FILE
@@ -115,17 +126,87 @@ t_otel_cgroup_exact_weights() {
 	local cg f=$E2E_TMP/cg.pb.gz
 	cg=$(make_cgroup)
 	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --heap -o "$f" --top 0
-	# shellcheck disable=SC2016 # expanded by the inner sh
-	start_waiting_target "$E2E_TMP/target.out" sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --wait' \
-		sh "$cg" "$OT"
-	echo go >&"$TARGET_IN"
-	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
-	echo bye >&"$TARGET_IN"
-	wait "$TARGET_PID"
+	otel_run_in_cgroup "$cg"
 	otel_stop_profiler "$E2E_TMP/prof.log"
 	rmdir "$cg"
 	check_otel_numbers "$f"
 	pprof_traces "$f" | grep '|alloc_a;' | grep -q "pid=$TARGET_PID " || fail "alloc_a not charged to $TARGET_PID"
+}
+
+# --cgroup, exact, plain programs beside one on its own otel_memory probes: the libc they share
+# is then probed per process (docs/continuous.md: Heap profiles of containers), so the program
+# on its probes never traps in it (heap_traps_otel: before, each of its mallocs and frees trapped
+# and was ignored), while the plain ones are seen exactly: one moved onto links of its own as it
+# waits, one started after the move, and the child of a fork, which gets its own links.
+t_otel_cgroup_own_links() {
+	local cg f=$E2E_TMP/own.pb.gz p1 p2 child t fd ins=() pids=()
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" -v --cgroup "$cg" --heap --sample-bytes 0 -o "$f" --top 0
+	for t in p1:build/targets/heap_target ot:"$OT" p2:build/targets/heap_target \
+		fk:build/targets/fork_alloc; do
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		start_waiting_target "$E2E_TMP/${t%%:*}.out" sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --wait' \
+			sh "$cg" "${t#*:}"
+		ins+=("$TARGET_IN")
+		pids+=("$TARGET_PID")
+	done
+	p1=${pids[0]} p2=${pids[2]}
+	echo go >&"${ins[3]}"
+	wait_for_line "$E2E_TMP/fk.out" CHILD 10 || fail "no child: $(cat "$E2E_TMP/fk.out")"
+	child=$(sed -n 's/^CHILD //p' "$E2E_TMP/fk.out")
+	wait_for_line "$E2E_TMP/prof.log" "process $child: on allocator probes of its own" 10 ||
+		fail "the child $child never got its own probes: $(grep -i own "$E2E_TMP/prof.log")"
+	for fd in "${ins[@]}"; do echo go >&"$fd"; done
+	for t in p1 ot p2 fk; do
+		wait_for_line "$E2E_TMP/$t.out" DONE 60 || fail "target $t did not finish: $(cat "$E2E_TMP/$t.out")"
+	done
+	for fd in "${ins[@]}"; do echo bye >&"$fd"; done
+	wait "${pids[@]}"
+	otel_stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	check_otel_numbers "$f"
+	expect_eq "allocator traps of the process on its probes" 0 "$(pprof_counter_value "$f" heap_traps_otel)"
+	expect_eq "processes on allocator links of their own" 4 "$(pprof_counter_value "$f" heap_procs_own)"
+	# the child, and each exec that could not be held (holds: docs/continuous.md)
+	expect_range "of those, late" 1 3 "$(pprof_counter_value "$f" heap_own_late)"
+	# Both plain programs, exactly (check_heap_numbers' figures, twice), and the child.
+	expect_eq "leak_pages alloc_objects" 2000 "$(pprof_flat "$f" alloc_objects leak_pages)"
+	expect_eq "leak_pages inuse_space" 8192000 "$(pprof_flat "$f" inuse_space leak_pages)"
+	expect_eq "churn_small alloc_objects" 800000 "$(pprof_flat "$f" alloc_objects churn_small)"
+	expect_eq "churn_small inuse_objects" 0 "$(pprof_flat "$f" inuse_objects churn_small)"
+	expect_eq "realloc_chain inuse_space" 1600 "$(pprof_flat "$f" inuse_space realloc_chain)"
+	expect_eq "cxx_new_kept alloc_space" 98000 "$(pprof_flat "$f" alloc_space cxx_new_kept)"
+	expect_eq "child_kept alloc_objects" 300 "$(pprof_flat "$f" alloc_objects child_kept)"
+	expect_eq "child_kept inuse_space" 3000000 "$(pprof_flat "$f" inuse_space child_kept)"
+	pprof_traces "$f" >"$f.traces"
+	for t in "$p1" "$p2"; do
+		grep '|leak_pages;' "$f.traces" | grep -q "pid=$t " || fail "leak_pages not charged to $t"
+	done
+	grep '|child_kept;' "$f.traces" | grep -q "pid=$child " || fail "child_kept not charged to $child"
+}
+
+# The same with more plain processes on that libc than are probed per process (33 sleeps, at
+# most 32): the libc stays probed for every process, said once, and the program on its probes
+# traps there (counted), its numbers as exact as ever.
+t_otel_cgroup_split_capped() {
+	local cg f=$E2E_TMP/cap.pb.gz i sleeps=()
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" --cgroup "$cg" --heap --sample-bytes 0 -o "$f" --top 0
+	for ((i = 0; i < 33; i++)); do
+		bg_in_cgroup "$cg" sleep 300
+		sleeps+=($!)
+	done
+	sleep 1 # their execs read
+	otel_run_in_cgroup "$cg"
+	kill "${sleeps[@]}"
+	wait "${sleeps[@]}" 2>/dev/null
+	otel_stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	check_otel_numbers "$f"
+	expect_eq "processes on links of their own" 0 "$(pprof_counter_value "$f" heap_procs_own)"
+	[ "$(pprof_counter_value "$f" heap_traps_otel)" -gt 0 ] || fail "no trap counted"
+	grep -q "libc.so.6: 33 processes in scope map it beside one sampling itself" "$E2E_TMP/prof.log" ||
+		fail "not said: $(grep -i 'per process' "$E2E_TMP/prof.log")"
 }
 
 # A library carrying the probes, dlopen'd after start by a program that has none: the process

@@ -273,6 +273,59 @@ static void test_owners__many(void **state)
 	owners__free(o);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Who maps a file (a wide scope's allocator file probed per process), and what one maps. */
+static void test_owners__pids_of_a_file_and_files_of_a_pid(void **state)
+{
+	struct owners_key a[] = {*K(3), *K(1)}, b[] = {*K(1)}, c[] = {*K(2)};
+	const struct owners_key *files;
+	struct owners *o;
+	uint32_t *pids;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(owners__new(&o), 0);
+	assert_int_equal(owners__pids_of(o, K(1), &pids, &n), 0);
+	assert_int_equal(n, 0);
+	free(pids);
+	for (uint32_t pid = 1; pid <= 40; pid++) /* past the first allocation of the list */
+		assert_int_equal(owners__set_files(o, pid, pid % 2 ? a : b, pid % 2 ? 2 : 1), 0);
+	assert_int_equal(owners__set_files(o, 99, c, 1), 0);
+	assert_int_equal(owners__fork(o, 100, 99), 0);
+	assert_int_equal(owners__pids_of(o, K(1), &pids, &n), 0);
+	assert_int_equal(n, 40);
+	qsort(pids, n, sizeof(*pids), cmp_u32);
+	for (uint32_t i = 0; i < 40; i++)
+		assert_int_equal(pids[i], i + 1);
+	free(pids);
+	assert_int_equal(owners__pids_of(o, K(3), &pids, &n), 0);
+	assert_int_equal(n, 20);
+	free(pids);
+	assert_int_equal(owners__pids_of(o, K(2), &pids, &n), 0);
+	qsort(pids, n, sizeof(*pids), cmp_u32);
+	assert_int_equal(n, 2);
+	assert_int_equal(pids[0], 99);
+	assert_int_equal(pids[1], 100);
+	free(pids);
+	/* sorted, as set */
+	assert_int_equal(owners__files_of(o, 7, &files), 2);
+	assert_int_equal(files[0].ino, 1);
+	assert_int_equal(files[1].ino, 3);
+	owners__release(o, 7);
+	assert_int_equal(owners__files_of(o, 7, &files), 0);
+	assert_null(files);
+	assert_int_equal(owners__pids_of(o, K(3), &pids, &n), 0);
+	assert_int_equal(n, 19);
+	free(pids);
+	owners__free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_owners__fork_copies_the_parent),
 		cmocka_unit_test(test_owners__group_fd_is_the_files_identity),
 		cmocka_unit_test(test_owners__many),
+		cmocka_unit_test(test_owners__pids_of_a_file_and_files_of_a_pid),
 	};
 
 	return cmocka_run_group_tests_name("owners", tests, NULL, NULL);

@@ -212,14 +212,14 @@ int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx
 }
 
 int collect__event_attach_heap(struct collect *c, uint32_t pid, int probe_pid,
-			       enum heap_attach_why why, int *nfns)
+			       enum heap_attach_why why, bool late, int *nfns)
 {
 	struct owners *owners = tracker__owners(c->tr);
 	const struct maps *m;
 	int err = tracker__maps(c->tr, pid, &m);
 
 	if (!err && owners && probe_pid < 0)
-		err = heap_attach__scoped(c->loader, owners, pid, m, why, nfns);
+		err = heap_attach__scoped(c->loader, owners, pid, m, why, late, nfns);
 	else if (!err)
 		err = heap_attach__process(c->loader, pid, m, probe_pid, why, nfns);
 
@@ -231,7 +231,7 @@ int collect__event_attach_heap(struct collect *c, uint32_t pid, int probe_pid,
 
 int collect__attach_heap(struct collect *c, uint32_t pid, int probe_pid, int *nfns)
 {
-	int err = collect__event_attach_heap(c, pid, probe_pid, HEAP_ATTACH_IMAGE, nfns);
+	int err = collect__event_attach_heap(c, pid, probe_pid, HEAP_ATTACH_IMAGE, false, nfns);
 
 	tracker__event_end(c->tr);
 	return err;
@@ -264,7 +264,7 @@ bool collect__exec_stop(struct collect *c, uint32_t pid)
 	if (c->opts.modes & MODE_HEAP) {
 		int n = 0;
 
-		err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
+		err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, false, &n);
 		/* Killed at its exec: nothing to probe.  Else its own tree: a miss is an error
 		 * (reported there). */
 		if (err && err != -ENOENT && err != -ESRCH)
@@ -372,7 +372,7 @@ static int on_dlopen(struct collect *c, uint32_t pid)
 }
 
 /* exec replaced pid's image: new maps, names, runtimes, allocator. */
-static int on_exec(struct collect *c, uint32_t pid, const char *comm)
+static int on_exec(struct collect *c, uint32_t pid, const char *comm, bool held)
 {
 	int err = tracker__exec(c->tr, pid, comm);
 
@@ -380,7 +380,7 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm)
 		c->last_stack.pid = 0;
 	for (size_t i = 0; !err && i < c->nmodes; i++)
 		if (c->modes[i]->on_exec)
-			err = c->modes[i]->on_exec(c, pid);
+			err = c->modes[i]->on_exec(c, pid, held);
 	return err;
 }
 
@@ -395,9 +395,13 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 	case PROF_REC_PROC_FORK:
 		pr_debug("following child %u of %u\n", e->pid, e->ppid);
 		undead(c, e->pid);
-		return tracker__fork(c->tr, e->pid, e->ppid);
+		err = tracker__fork(c->tr, e->pid, e->ppid);
+		for (size_t i = 0; !err && i < c->nmodes; i++)
+			if (c->modes[i]->on_fork)
+				err = c->modes[i]->on_fork(c, e->pid, e->ppid);
+		return err;
 	case PROF_REC_PROC_EXEC:
-		err = on_exec(c, e->pid, comm);
+		err = on_exec(c, e->pid, comm, e->flags & PROF_PROC_EXEC_HELD);
 		tracker__release(c->tr, e); /* an exec hold: it goes on once its tables are in */
 		return err;
 	case PROF_REC_PROC_DLOPEN:

@@ -76,7 +76,10 @@ struct mode_ops {
 	int (*on_record)(struct collect *c, uint32_t type, const void *data, size_t size);
 	/* Wide scopes: a process in scope found at start (it may be mid-call, mid-allocation). */
 	int (*on_found)(struct collect *c, uint32_t pid);
-	int (*on_exec)(struct collect *c, uint32_t pid); /* new image: old addresses are gone */
+	/* A new image (old addresses are gone); held: stopped at its exec until we are done. */
+	int (*on_exec)(struct collect *c, uint32_t pid, bool held);
+	/* A followed child (PROF_REC_PROC_FORK), running since its fork. */
+	int (*on_fork)(struct collect *c, uint32_t pid, uint32_t ppid);
 	/* The dynamic loader mapped objects into pid (startup, dlopen). */
 	int (*on_dlopen)(struct collect *c, uint32_t pid);
 	/* A thread exited (e->flags & PROF_PROC_GROUP_DEAD: its whole process). */
@@ -95,9 +98,9 @@ extern const struct mode_ops collect_heap_ops, collect_cpu_ops, collect_offcpu_o
 /* Remember the first fatal error (already reported where it happened); returns err. */
 int collect__fatal(struct collect *c, int err);
 /* collect__attach_heap within an event: pid's maps are the event's (tracker__maps); why: a new
- * image, or more of one (heap_attach.h). */
+ * image, or more of one; late: it ran before this (heap_attach.h). */
 int collect__event_attach_heap(struct collect *c, uint32_t pid, int probe_pid,
-			       enum heap_attach_why why, int *nfns);
+			       enum heap_attach_why why, bool late, int *nfns);
 /* `-- CMD`: attach to the runtimes the maps of each target alive show now. */
 void collect__rescan_calls(struct collect *c);
 

@@ -230,7 +230,7 @@ static int leader_left(struct collect *c, uint32_t pid)
 	if (!tid)
 		return 0;
 	/* /proc/TID/maps: the leader's own maps read empty now. */
-	err = collect__event_attach_heap(c, tid, (int)tid, HEAP_ATTACH_MORE, &n);
+	err = collect__event_attach_heap(c, tid, (int)tid, HEAP_ATTACH_MORE, false, &n);
 	if (err == -ENOENT || err == -ESRCH)
 		return 0;
 	if (!err)
@@ -270,12 +270,12 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 
 static int heap_attach_any(struct collect *c, uint32_t pid)
 {
-	int n = 0, err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
+	int n = 0, err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, false, &n);
 
 	return err == -ENOENT || err == -ESRCH ? 0 : err;
 }
 
-static int heap_on_exec(struct collect *c, uint32_t pid)
+static int heap_on_exec(struct collect *c, uint32_t pid, bool held)
 {
 	/* The old address space is gone, and every block still live in it. */
 	int err = heap_agg__exec(c->heap, pid), n = 0;
@@ -285,7 +285,7 @@ static int heap_on_exec(struct collect *c, uint32_t pid)
 	/* `-- CMD` traced: attached at its exec stop already (collect__exec_stop). */
 	if (err || !(c->opts.cmd || c->opts.wide) || (c->opts.cmd && c->exec_stops))
 		return err;
-	err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, &n);
+	err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_IMAGE, !held, &n);
 	/* -- CMD: its own tree, a miss is an error; wide scopes: one of many (reported). */
 	return err && err != -ENOENT && err != -ESRCH && !c->opts.wide ? err : 0;
 }
@@ -300,12 +300,32 @@ static int heap_on_dlopen(struct collect *c, uint32_t pid)
 
 	/* one file of many: reported, not fatal */
 	collect__event_attach_heap(c, pid, c->opts.cmd || c->opts.wide ? -1 : (int)pid,
-				   c->opts.wide ? HEAP_ATTACH_MORE : HEAP_ATTACH_OTEL, &n);
+				   c->opts.wide ? HEAP_ATTACH_MORE : HEAP_ATTACH_OTEL, false, &n);
 	return 0;
+}
+
+/*
+ * Wide scopes: a child of a process on allocator links of its own (PROF_PATH_OWN) gets its own,
+ * its parent's serving only the parent (its first allocations in files probed per process are
+ * not seen: heap_own_late).
+ */
+static int heap_on_fork(struct collect *c, uint32_t pid, uint32_t ppid)
+{
+	int n = 0, err;
+
+	if (!c->opts.wide || loader__heap_path_of(c->loader, ppid) != PROF_PATH_OWN)
+		return 0;
+	err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_MORE, true, &n);
+	return err == -ENOENT || err == -ESRCH ? 0 : err == -ENOMEM ? err : 0;
 }
 
 static int heap_on_exit(struct collect *c, const struct prof_proc_event *e)
 {
+	struct owners *o = tracker__owners(c->tr);
+
+	/* Its own allocator links go with it (wide scopes). */
+	if ((e->flags & PROF_PROC_GROUP_DEAD) && o)
+		heap_attach__gone(c->loader, o, e->pid);
 	/* The trace writers' tables of live blocks let the process's go. */
 	if (e->flags & PROF_PROC_GROUP_DEAD)
 		return heap_tap(c, COLLECT_HEAP_EXIT, e->pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0,
@@ -332,6 +352,7 @@ const struct mode_ops collect_heap_ops = {
 	.on_record = heap_on_record,
 	.on_found = heap_attach_any,
 	.on_exec = heap_on_exec,
+	.on_fork = heap_on_fork,
 	.on_dlopen = heap_on_dlopen,
 	.on_exit = heap_on_exit,
 	.reset = heap_reset,
@@ -521,8 +542,9 @@ static int calls_on_found(struct collect *c, uint32_t pid)
 	return 0;
 }
 
-static int calls_on_exec(struct collect *c, uint32_t pid)
+static int calls_on_exec(struct collect *c, uint32_t pid, bool held)
 {
+	(void)held;
 	calls_agg__process_exec(c->calls, pid);
 	if (c->opts.stream) {
 		int err = c->opts.stream->process_exec(c->opts.stream->ctx, pid);

@@ -149,7 +149,8 @@ static int attach_one(struct loader *l, const struct loader_attach_key *key,
  * and frees, each return being its entry's.  -EOPNOTSUPP: one uprobe per function instead.
  */
 static int attach_session(struct loader *l, const struct loader_attach_key *key,
-			  const struct heap_plan *plan, const char *name, const char *path, int pid)
+			  const struct heap_plan *plan, const char *name, const char *path, int pid,
+			  uint64_t own)
 {
 	uint64_t offsets[2 * PROF_FN__COUNT], cookies[2 * PROF_FN__COUNT];
 	size_t n = 0;
@@ -160,7 +161,7 @@ static int attach_session(struct loader *l, const struct loader_attach_key *key,
 		if (p->kind == HEAP_PROBE_RETURN)
 			continue;
 		offsets[n] = p->offset;
-		cookies[n++] = PROF_COOKIE(p->fn, p->code_size);
+		cookies[n++] = PROF_COOKIE(p->fn, p->code_size) | own;
 	}
 	if (!n)
 		return -EOPNOTSUPP;
@@ -173,7 +174,8 @@ static int attach_session(struct loader *l, const struct loader_attach_key *key,
  * where a uprobe per function waits one each.  -EOPNOTSUPP: one uprobe per function instead.
  */
 static int attach_multi(struct loader *l, const struct loader_attach_key *key,
-			const struct heap_plan *plan, const char *name, const char *path, int pid)
+			const struct heap_plan *plan, const char *name, const char *path, int pid,
+			uint64_t own)
 {
 	uint64_t offsets[3][2 * PROF_FN__COUNT], cookies[3][2 * PROF_FN__COUNT];
 	struct loader_multi_set sets[3] = {0};
@@ -186,7 +188,7 @@ static int attach_multi(struct loader *l, const struct loader_attach_key *key,
 									: LOADER_MULTI_ENTRY;
 
 		offsets[k][sets[k].cnt] = p->offset;
-		cookies[k][sets[k].cnt++] = PROF_COOKIE(p->fn, p->code_size);
+		cookies[k][sets[k].cnt++] = PROF_COOKIE(p->fn, p->code_size) | own;
 	}
 	if (!plan->count)
 		return -EOPNOTSUPP;
@@ -209,7 +211,8 @@ static int attach_multi(struct loader *l, const struct loader_attach_key *key,
 }
 
 static int attach_file(struct loader *l, const struct loader_attach_key *key,
-		       const struct loader_heap_progs *progs, int fd, const char *name, int pid)
+		       const struct loader_heap_progs *progs, int fd, const char *name, int pid,
+		       uint64_t own)
 {
 	struct elf_file *ef = NULL;
 	struct heap_plan plan;
@@ -225,9 +228,9 @@ static int attach_file(struct loader *l, const struct loader_attach_key *key,
 		goto cleanup;
 	/* The kernel looks the path up again: give it our verified fd, not the target's path. */
 	safe_open__fd_path(path, sizeof(path), fd);
-	err = attach_session(l, key, &plan, name, path, pid);
+	err = attach_session(l, key, &plan, name, path, pid, own);
 	if (err == -EOPNOTSUPP)
-		err = attach_multi(l, key, &plan, name, path, pid);
+		err = attach_multi(l, key, &plan, name, path, pid, own);
 	if (err != -EOPNOTSUPP) {
 		if (!err)
 			err = (int)plan.nfns;
@@ -243,7 +246,7 @@ static int attach_file(struct loader *l, const struct loader_attach_key *key,
 									 : progs->ret;
 
 		err = attach_one(l, key, prog, p->kind == HEAP_PROBE_RETURN, path, pid, p->offset,
-				 PROF_COOKIE(p->fn, p->code_size));
+				 PROF_COOKIE(p->fn, p->code_size) | own);
 		if (err) {
 			/*
 			 * Seen with Debian's bcc 0.26 memleak running: its uprobes carry a bogus
@@ -268,7 +271,26 @@ cleanup:
 	return err;
 }
 
-int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
+/*
+ * A file's allocator probes per process (wide scopes)?  split_file marks it: 1 split, 0 not
+ * (too many processes map it), until nothing in scope maps it (loader__detach_file).
+ */
+static bool is_split(struct loader *l, const struct stat *st)
+{
+	struct loader_attach_key key = {
+		.dev = st->st_dev, .ino = st->st_ino, .pid = -1, .kind = LOADER_ATTACH_HEAP_SPLIT};
+	int32_t *slot;
+	bool created;
+
+	if (loader__attached(l, &key, &slot, &created))
+		return false;
+	if (created)
+		loader__attached_drop(l, &key);
+	return !created && *slot == 1;
+}
+
+/* heap_attach__file; own: the links of one process of a wide scope (PROF_COOKIE_OWN). */
+static int file_attach(struct loader *l, int fd, const char *name, int pid, uint64_t own)
 {
 	struct loader_attach_key key = {.pid = pid, .kind = LOADER_ATTACH_HEAP};
 	struct loader_heap_progs progs;
@@ -282,6 +304,9 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 		return 0;
 	if (fstat(fd, &st))
 		return -errno;
+	/* Probed per process now: nothing for every process. */
+	if (pid < 0 && is_split(l, &st))
+		return 0;
 	key.dev = st.st_dev;
 	key.ino = st.st_ino;
 	err = loader__attached(l, &key, &slot, &created);
@@ -289,7 +314,7 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 		return err;
 	if (!created)
 		return *slot;
-	n = attach_file(l, &key, &progs, fd, name, pid);
+	n = attach_file(l, &key, &progs, fd, name, pid, own);
 	if (n < 0) {
 		loader__attached_drop(l, &key);
 		return n;
@@ -299,6 +324,11 @@ int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 		return err;
 	*slot = n;
 	return n;
+}
+
+int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
+{
+	return file_attach(l, fd, name, pid, 0);
 }
 
 /* One USDT probe of the file at path (a verified fd's) into key's entry. */
@@ -417,15 +447,173 @@ static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, in
 	return found;
 }
 
+/*
+ * Wide scopes: the most processes a file is probed per process for.  Each has its own links on
+ * the file, and every trap there walks all of them (the kernel's consumers of a uprobe; each
+ * but its own returns at its pid check): beyond this, the traps an opted-in process saves cost
+ * the others more.
+ */
+#define HEAP_SPLIT_MAX 32
+
+/* The key of pid's own allocator links on file (wide scopes). */
+static struct loader_attach_key own_key(const struct owners_key *file, uint32_t pid)
+{
+	return (struct loader_attach_key){
+		.dev = file->dev, .ino = file->ino, .pid = pid, .kind = LOADER_ATTACH_HEAP};
+}
+
+/* pid's own allocator links go (its files as o knows them): it left, or its image did. */
+static void own_drop(struct loader *l, struct owners *o, uint32_t pid)
+{
+	const struct owners_key *files;
+	size_t n = owners__files_of(o, pid, &files);
+
+	for (size_t i = 0; i < n; i++) {
+		struct loader_attach_key key = own_key(&files[i], pid);
+
+		loader__detach(l, &key);
+	}
+}
+
+static int attach_pid(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
+		      int probe_pid, enum heap_attach_why why, bool late, int *nfns);
+
+/*
+ * Wide scopes: pid, on its otel_memory probes, maps file, whose allocators are probed for every
+ * process: from now on they are probed per process (the HEAP_SPLIT mark), so that pid and every
+ * later process on its own probes never trap there.  The processes in scope that map it move
+ * onto allocator links of their own first (their calls served by the file-wide links until
+ * each moves); the file-wide links go once every one has.  0 or -ENOMEM.
+ */
+static int split_file(struct loader *l, struct owners *o, const struct owners_key *file,
+		      const char *name, uint32_t self)
+{
+	struct loader_attach_key mark = {.dev = file->dev,
+					 .ino = file->ino,
+					 .pid = -1,
+					 .kind = LOADER_ATTACH_HEAP_SPLIT},
+				 wide = {.dev = file->dev,
+					 .ino = file->ino,
+					 .pid = -1,
+					 .kind = LOADER_ATTACH_HEAP};
+	size_t n = 0, stay = 0;
+	uint32_t *pids = NULL;
+	int32_t *slot;
+	bool created;
+	int err;
+
+	err = loader__attached(l, &mark, &slot, &created);
+	if (err || !created)
+		return err;
+	err = owners__pids_of(o, file, &pids, &n);
+	if (err) {
+		loader__attached_drop(l, &mark);
+		return err;
+	}
+	/* Every trap in the file runs each link's filter: a few processes of their own only. */
+	for (size_t i = 0; i < n; i++)
+		stay += loader__heap_path_of(l, pids[i]) != PROF_PATH_OTEL;
+	if (stay > HEAP_SPLIT_MAX) {
+		pr_info("%s: %zu processes in scope map it beside one sampling itself: its "
+			"allocators stay probed for every process (at most %d probed per "
+			"process)\n",
+			name, stay, HEAP_SPLIT_MAX);
+		free(pids);
+		return 0; /* marked 0: not tried again while the file is kept */
+	}
+	stay = 0;
+	*slot = 1; /* before the moves: they attach per process */
+	for (size_t i = 0; !err && i < n; i++) {
+		int fns = 0, path = loader__heap_path_of(l, pids[i]);
+
+		if (pids[i] == self || path == PROF_PATH_OTEL || path == PROF_PATH_OWN)
+			continue;
+		err = attach_pid(l, o, pids[i], NULL, -1, HEAP_ATTACH_MORE, false, &fns);
+		if (err == -ENOENT || err == -ESRCH)
+			err = 0; /* gone: nothing to serve */
+		else if (loader__heap_path_of(l, pids[i]) != PROF_PATH_OWN)
+			stay++;
+		if (err != -ENOMEM)
+			err = 0;
+	}
+	free(pids);
+	if (err)
+		return err;
+	if (stay) {
+		pr_warn("%s: %zu processes could not move onto allocator probes of their own: the "
+			"file stays probed for every process\n",
+			name, stay);
+		return 0;
+	}
+	if (loader__detach(l, &wide) > 0)
+		pr_debug("%s: allocators now probed per process (a process on its "
+			 "otel_memory probes maps it)\n",
+			 name);
+	return 0;
+}
+
+/*
+ * The path pid's image takes among the wide scope's allocator links: its own otel_memory
+ * probes, links of its own (it is on them already, or maps a file probed per process), or the
+ * links for every process.
+ */
+static int wide_path(struct loader *l, uint32_t pid, const struct maps *m, int root_fd)
+{
+	int path = loader__heap_path_of(l, pid);
+
+	if (path == PROF_PATH_OTEL || path == PROF_PATH_OWN)
+		return path;
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+		struct stat st;
+		int fd;
+
+		if (!e->exec || !maps_entry__is_file(e) ||
+		    safe_open__mapping(&fd, "/proc", pid, e, root_fd))
+			continue;
+		path = fstat(fd, &st) || !is_split(l, &st) ? PROF_PATH_ALLOC : PROF_PATH_OWN;
+		close(fd);
+		if (path == PROF_PATH_OWN)
+			return path;
+	}
+	return PROF_PATH_ALLOC;
+}
+
+/*
+ * One file pid maps (open as fd) in a wide scope, by pid's path: the links for every process
+ * (as any scope), and then a process on its otel_memory probes splits the file, and one on
+ * PROF_PATH_OWN gets links of its own.  The functions probed, or -errno.
+ */
+static int wide_file(struct loader *l, struct owners *o, uint32_t pid, int path, int fd,
+		     const char *name)
+{
+	int n = heap_attach__file(l, fd, name, -1);
+	struct owners_key file;
+	struct stat st;
+	int err;
+
+	if (n < 0 || path == PROF_PATH_ALLOC || fstat(fd, &st))
+		return n;
+	file = (struct owners_key){.dev = st.st_dev, .ino = st.st_ino};
+	if (path == PROF_PATH_OTEL) {
+		err = n > 0 && loader__heap_split(l) ? split_file(l, o, &file, name, pid) : 0;
+		return err ? err : n;
+	}
+	return n > 0 || is_split(l, &st) ? file_attach(l, fd, name, (int)pid, PROF_COOKIE_OWN) : 0;
+}
+
 /* heap_attach__process; with o, pid's executable files become its own there. */
 static int attach_process(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
-			  int probe_pid, enum heap_attach_why why, int *nfns)
+			  int probe_pid, enum heap_attach_why why, bool late, int *nfns)
 {
 	struct owners_key *files = NULL;
-	int err, root_fd = -1, otel = 0;
-	size_t nfiles = 0;
+	int err, root_fd = -1, otel = 0, path = PROF_PATH_ALLOC;
+	size_t nfiles = 0, failed = 0;
 
 	if (o) {
+		/* A new image: the old one's own links go (BPF moved it off them at its exec). */
+		if (why == HEAP_ATTACH_IMAGE)
+			own_drop(l, o, pid);
 		/* Every executable file mapping, opened or not: what it maps is what counts. */
 		files = calloc(m->count ? m->count : 1, sizeof(*files));
 		if (!files) {
@@ -471,6 +659,11 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 			err = 0;
 			goto cleanup;
 		}
+		if (o) {
+			path = wide_path(l, pid, m, root_fd);
+			if (path == PROF_PATH_OTEL)
+				own_drop(l, o, pid); /* moved onto its probes by a dlopen */
+		}
 	}
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
@@ -491,14 +684,33 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 				pr_debug("not probing %s: %s\n", e->path, strerror(-err));
 			continue;
 		}
-		err = heap_attach__file(l, fd, e->path, probe_pid);
+		err = o ? wide_file(l, o, pid, path, fd, e->path)
+			: heap_attach__file(l, fd, e->path, probe_pid);
 		close(fd);
+		if (err == -ENOMEM)
+			goto cleanup;
 		if (err > 0)
 			*nfns += err;
+		else if (err < 0 && path == PROF_PATH_OWN)
+			failed++;
 		else if (err < 0)
 			pr_debug("not probing %s: %s\n", e->path, strerror(-err));
 	}
 	err = 0;
+	/* On its own links once every one is in (they serve it from this map update on). */
+	if (path == PROF_PATH_OWN && !failed) {
+		err = loader__heap_own(l, pid, late);
+		if (err > 0)
+			pr_debug("process %u: on allocator probes of its own%s\n", pid,
+				 late ? " (ran without them since its fork or exec)" : "");
+	}
+	if (path == PROF_PATH_OWN && (failed || err < 0)) {
+		pr_warn("process %u: its own allocator probes could not be attached: its "
+			"allocations in files probed per process are not seen\n",
+			pid);
+		own_drop(l, o, pid);
+	}
+	err = err == -ENOMEM ? err : 0;
 cleanup:
 	if (root_fd >= 0)
 		close(root_fd);
@@ -508,16 +720,16 @@ cleanup:
 
 /* pid's mappings m, or (NULL) read now. */
 static int attach_pid(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
-		      int probe_pid, enum heap_attach_why why, int *nfns)
+		      int probe_pid, enum heap_attach_why why, bool late, int *nfns)
 {
 	struct maps *read = NULL;
 	int err;
 
 	if (m)
-		return attach_process(l, o, pid, m, probe_pid, why, nfns);
+		return attach_process(l, o, pid, m, probe_pid, why, late, nfns);
 	err = maps__read_pid(&read, "/proc", pid);
 	if (!err)
-		err = attach_process(l, o, pid, read, probe_pid, why, nfns);
+		err = attach_process(l, o, pid, read, probe_pid, why, late, nfns);
 	maps__free(read);
 	return err;
 }
@@ -525,13 +737,18 @@ static int attach_pid(struct loader *l, struct owners *o, uint32_t pid, const st
 int heap_attach__process(struct loader *l, uint32_t pid, const struct maps *m, int probe_pid,
 			 enum heap_attach_why why, int *nfns)
 {
-	return attach_pid(l, NULL, pid, m, probe_pid, why, nfns);
+	return attach_pid(l, NULL, pid, m, probe_pid, why, false, nfns);
 }
 
 int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
-			enum heap_attach_why why, int *nfns)
+			enum heap_attach_why why, bool late, int *nfns)
 {
-	return attach_pid(l, o, pid, m, -1, why, nfns);
+	return attach_pid(l, o, pid, m, -1, why, late, nfns);
+}
+
+void heap_attach__gone(struct loader *l, struct owners *o, uint32_t pid)
+{
+	own_drop(l, o, pid);
 }
 
 int heap_attach__root(struct loader *l, struct owners *o, int root_fd, bool exit_hooks, int *nfns)

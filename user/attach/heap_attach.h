@@ -72,10 +72,17 @@ enum heap_attach_why {
  */
 int heap_attach__process(struct loader *l, uint32_t pid, const struct maps *m, int probe_pid,
 			 enum heap_attach_why why, int *nfns);
-/* Wide scopes: heap_attach__process for every process (-1), and pid's executable file mappings
- * recorded in o as what it keeps (owners__set_files). */
+/*
+ * Wide scopes: heap_attach__process for every process (-1), and pid's executable file mappings
+ * recorded in o as what it keeps (owners__set_files).  A file mapped by a process on its
+ * otel_memory probes is probed per process from then on (enum prof_heap_path): the processes
+ * that map it move onto links of their own, and so does a later one that maps it (late: it ran
+ * before they were in, a fork or an exec not held: counted in heap_own_late).
+ */
 int heap_attach__scoped(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
-			enum heap_attach_why why, int *nfns);
+			enum heap_attach_why why, bool late, int *nfns);
+/* Wide scopes: pid's group is gone; its own allocator links go (call before owners__release). */
+void heap_attach__gone(struct loader *l, struct owners *o, uint32_t pid);
 /*
  * A file system root seen for the first time (a container's, open as root_fd): probe the
  * allocators, hook the dynamic loaders and (exit_hooks) the libcs' _exit (loader__attach_hook) at

@@ -2,8 +2,6 @@
 #include "attach/loader.h"
 
 #include <errno.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +14,7 @@
 #include <sys/syscall.h>
 
 #include "proc/safe_open.h"
+#include "sym/elf_dynsym.h"
 #include "util/hashmap.h"
 #include "calls.skel.h"
 #include "cpu.skel.h"
@@ -511,51 +510,14 @@ static int open_calls(struct loader *l)
 }
 
 /*
- * The value of the dynamic symbol name in the ELF file open as fd (not moved: pread), or 0.
- * libelf over the fd: a file we do not control, read only through its own bounds checks.
- */
-static uint64_t dynsym_value(int fd, const char *name)
-{
-	uint64_t v = 0;
-	Elf_Scn *scn = NULL;
-	Elf *e;
-
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e)
-		return 0;
-	while (!v && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *n;
-
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			n = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (n && sym.st_shndx != SHN_UNDEF && !strcmp(n, name)) {
-				v = sym.st_value;
-				break;
-			}
-		}
-	}
-	elf_end(e);
-	return v;
-}
-
-/*
  * The dlopen hold's cookie for ld.so open as fd: the offset from _dl_debug_state to
  * _r_debug.r_state (both in this file, so the program finds r_state from the probe's pc in any
  * process), or 0 when either is missing (the hook then only reports, never holds).
  */
 static uint64_t dl_state_cookie(int fd)
 {
-	uint64_t fn = dynsym_value(fd, "_dl_debug_state"), rd = dynsym_value(fd, "_r_debug");
+	uint64_t fn = elf_dynsym__value(fd, "_dl_debug_state"),
+		 rd = elf_dynsym__value(fd, "_r_debug");
 
 	return fn && rd ? rd + PROF_R_DEBUG_STATE_OFF - fn : 0;
 }
@@ -879,6 +841,11 @@ bool loader__heap_otel_only(const struct loader *l)
 	return l->opts.heap_otel_only;
 }
 
+bool loader__heap_split(const struct loader *l)
+{
+	return l->opts.heap_split;
+}
+
 int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 {
 	int fd = l->shared_fd[SHARED_OTEL_PROCS];
@@ -902,8 +869,8 @@ int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 			l->stats.heap_procs_uprobes++;
 		return otel;
 	}
-	if (!otel || was)
-		return was; /* decided already */
+	if (!otel || was == PROF_PATH_OTEL)
+		return was == PROF_PATH_OTEL; /* decided already */
 	/* A library with the probes came later (a dlopen, ld.so's startup mapping a preload): the
 	 * image moves onto them, and is counted there instead. */
 	if (bpf_map_update_elem(fd, &pid, &path, BPF_EXIST))
@@ -914,6 +881,34 @@ int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
 		l->stats.heap_procs_uprobes--;
 	l->stats.heap_procs_otel++;
 	return 1;
+}
+
+int loader__heap_own(struct loader *l, uint32_t pid, bool late)
+{
+	int fd = l->shared_fd[SHARED_OTEL_PROCS];
+	__u8 path = PROF_PATH_OWN, was = PROF_PATH_ALLOC;
+
+	if (fd < 0 || !l->heap)
+		return -ENOENT;
+	__atomic_store_n(&l->heap->bss->heap_otel_any, true, __ATOMIC_RELEASE);
+	if (!bpf_map_lookup_elem(fd, &pid, &was) && was != PROF_PATH_ALLOC)
+		return was == PROF_PATH_OWN;
+	/* No room: it stays on the links for every process, which the caller keeps. */
+	if (bpf_map_update_elem(fd, &pid, &path, BPF_ANY))
+		return -errno;
+	l->stats.heap_procs_own++;
+	l->stats.heap_own_late += late;
+	return 1;
+}
+
+int loader__heap_path_of(struct loader *l, uint32_t pid)
+{
+	int fd = l->shared_fd[SHARED_OTEL_PROCS];
+	__u8 was;
+
+	if (fd < 0 || bpf_map_lookup_elem(fd, &pid, &was))
+		return -ENOENT;
+	return was;
 }
 
 void loader__otel_nop5_refused(struct loader *l)
@@ -1073,9 +1068,9 @@ int loader__detach(struct loader *l, const struct loader_attach_key *key)
 
 int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino)
 {
-	static const uint32_t kinds[] = {LOADER_ATTACH_HEAP, LOADER_ATTACH_CALLS,
+	static const uint32_t kinds[] = {LOADER_ATTACH_HEAP,	LOADER_ATTACH_CALLS,
 					 LOADER_ATTACH_DL_HOOK, LOADER_ATTACH_EXIT_HOOK,
-					 LOADER_ATTACH_OTEL};
+					 LOADER_ATTACH_OTEL,	LOADER_ATTACH_HEAP_SPLIT};
 	int total = 0;
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {

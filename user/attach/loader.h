@@ -49,6 +49,9 @@ struct loader_opts {
 	/* The other allocator probes (exact mode, sampled without sessions) as uprobe_multi links
 	 * where the kernel has them (6.6); false keeps a uprobe per function (for the tests). */
 	bool heap_multi;
+	/* Wide scopes: a file mapped by a process on its otel_memory probes is probed per process
+	 * (heap_attach.h); false keeps it probed for every process (for comparison). */
+	bool heap_split;
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
@@ -70,8 +73,9 @@ struct loader_heap_progs {
 	struct bpf_program *otel_alloc, *otel_free, *otel_lost;
 };
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
-/* loader_opts.heap_otel_only. */
+/* loader_opts.heap_otel_only, .heap_split. */
 bool loader__heap_otel_only(const struct loader *l);
+bool loader__heap_split(const struct loader *l);
 /*
  * --heap: the path pid's image takes, kept in BPF (bpf/heap_state.bpf.h: prof_otel_procs; the
  * allocator probes skip the processes on their otel_memory probes) and counted once per image
@@ -81,6 +85,15 @@ bool loader__heap_otel_only(const struct loader *l);
  * room), -errno.
  */
 int loader__heap_path(struct loader *l, uint32_t pid, bool otel);
+/*
+ * Wide scopes: pid's image on its own allocator links from now on (PROF_PATH_OWN; they must be
+ * attached, with PROF_COOKIE_OWN, before), counted in heap_procs_own (and heap_own_late when
+ * it ran before they were in).  1 moved (or already), 0 on its otel_memory probes, -errno (no
+ * room: it stays on the links for every process).
+ */
+int loader__heap_own(struct loader *l, uint32_t pid, bool late);
+/* The path pid's image is on (enum prof_heap_path), or -ENOENT (none decided). */
+int loader__heap_path_of(struct loader *l, uint32_t pid);
 /* A file's otel_memory probes refused for their 5-byte nop sites (otel_nop5_refused). */
 void loader__otel_nop5_refused(struct loader *l);
 /*
@@ -102,6 +115,8 @@ enum loader_attach_kind {
 	LOADER_ATTACH_DL_HOOK,
 	LOADER_ATTACH_EXIT_HOOK,
 	LOADER_ATTACH_OTEL, /* the otel_memory USDTs; the value: 1 if the file has them, else 0 */
+	LOADER_ATTACH_HEAP_SPLIT, /* wide scopes: the file's allocators probed per process (no
+				     link; heap_attach.c) */
 };
 struct loader_attach_key {
 	uint64_t dev, ino;

@@ -382,3 +382,39 @@ unsigned owners__group_pids(const struct owners *o, enum owners_kind group,
 
 	return g ? g->npids : 0;
 }
+
+size_t owners__files_of(const struct owners *o, uint32_t pid, const struct owners_key **out)
+{
+	uint64_t k = pid;
+	const struct proc *p = hashmap__find(o->procs, &k);
+
+	*out = p ? p->files : NULL;
+	return p ? p->nfiles : 0;
+}
+
+int owners__pids_of(const struct owners *o, const struct owners_key *file, uint32_t **out,
+		    size_t *n)
+{
+	uint32_t *pids = NULL, *grown;
+	size_t it = 0, cnt = 0, cap = 0;
+	const uint64_t *k;
+	struct proc *p;
+
+	while (hashmap__next(o->procs, &it, (const void **)&k, (void **)&p)) {
+		if (!bsearch(file, p->files, p->nfiles, sizeof(*file), key_cmp))
+			continue;
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(pids, cap * sizeof(*pids));
+			if (!grown) {
+				free(pids);
+				return -ENOMEM;
+			}
+			pids = grown;
+		}
+		pids[cnt++] = (uint32_t)*k;
+	}
+	*out = pids;
+	*n = cnt;
+	return 0;
+}

@@ -59,4 +59,10 @@ unsigned owners__file_refs(const struct owners *o, const struct owners_key *file
 unsigned owners__group_pids(const struct owners *o, enum owners_kind group,
 			    const struct owners_key *key);
 
+/* The files pid maps (sorted; valid until owners change), and how many. */
+size_t owners__files_of(const struct owners *o, uint32_t pid, const struct owners_key **out);
+/* The processes that map file: *out (free() it; NULL when none), *n of them.  0 or -ENOMEM. */
+int owners__pids_of(const struct owners *o, const struct owners_key *file, uint32_t **out,
+		    size_t *n);
+
 #endif /* PROF_OWNERS_H */
