@@ -30,8 +30,10 @@
 #                        libc, it is probed per process (the sleep on links of its own), so the
 #                        workload never traps there (checked: heap_traps_otel 0, heap_procs_own);
 #             filewide   BPFTRACE_PROF_NO_HEAP_SPLIT=1: the libc stays probed for every process
-#                        and the workload traps on each call, BPF returning at once (checked:
-#                        heap_traps_otel > 0).
+#                        and the workload traps on each call, BPF returning at once.
+#           And what it costs the others: sqlite3 not preloaded (sqlite3_plain) beside a
+#           preloaded sleep, alone (own1) or with 31 plain sleeps (own32) on links of their own
+#           (each trap walks every link on the function), against filewide.
 #
 # Reported: medians, the spread (min-max) and the ratio of medians to untraced; each preload
 # run checks that the process took the otel path (else it counts as failed).
@@ -174,48 +176,69 @@ startup_one() { # VARIANT ROUND
 CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$CGROOT" ] || die "no cgroup2 mount"
 
+# A process of cgroup CG in the background (ENV... CMD...): its pid appended to SIDE.
+side_start() { # CG ENV...
+	local cg=$1
+	shift
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec env "$@"' sh "$cg" "$@" &
+	SIDE+=($!)
+}
+
+# NAME: python3 or sqlite3 preloaded (the opted-in workload) beside a plain sleep, or sqlite3_plain
+# (not preloaded) beside a preloaded sleep (which splits the libc) and K-1 plain sleeps (VARIANT
+# own1 / own32: the plain workload is one of K processes on links of their own; every trap in the
+# libc walks them all).
 wide_one() { # NAME VARIANT ROUND
-	local name=$1 v=$2 r=$3 d=$TMP/wide.$1.$2.$3 s ok=1 cg sp traps own
+	local name=$1 v=$2 r=$3 d=$TMP/wide.$1.$2.$3 s ok=1 cg traps own k i wenv=() args
 	mkdir -p "$d"
 	cg=$CGROOT/bpftrace-prof-heapcost.$$.$r
 	mkdir "$cg" || die "cannot create cgroup $cg"
-	# A plain process of the cgroup mapping the same libc.
-	# shellcheck disable=SC2016 # expanded by the inner sh
-	sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 600' sh "$cg" &
-	sp=$!
+	SIDE=()
+	if [ "$name" = sqlite3_plain ]; then
+		side_start "$cg" LD_PRELOAD="$LIB" BPFTRACE_PROF_SAMPLE_BYTES="$N" sleep 600
+		k=1
+		[[ "$v" == own* ]] && k=${v#own}
+		for ((i = 1; i < k; i++)); do side_start "$cg" sleep 600; done
+	else
+		side_start "$cg" sleep 600
+		wenv=(LD_PRELOAD="$LIB" BPFTRACE_PROF_SAMPLE_BYTES="$N")
+	fi
+	sleep 0.2 # the side processes exec'd
 	# shellcheck disable=SC2016,SC2086
 	gate_spawn "$name" "$TMP/workload.out" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
-		sh "$cg" env LD_PRELOAD="$LIB" BPFTRACE_PROF_SAMPLE_BYTES="$N" ${WCMD[$name]}
+		sh "$cg" env "${wenv[@]}" ${WCMD[${name%_plain}]}
+	args=(-v --cgroup "$cg" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0)
 	case $v in
-	split) start_bg_tool "$d/log" '^bpftrace-prof: profiling ' "the profiler" "$PROF" -v \
-		--cgroup "$cg" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
+	split | own*) start_bg_tool "$d/log" '^bpftrace-prof: profiling ' "the profiler" \
+		"$PROF" "${args[@]}" ;;
 	filewide) start_bg_tool "$d/log" '^bpftrace-prof: profiling ' "the profiler" \
-		env BPFTRACE_PROF_NO_HEAP_SPLIT=1 "$PROF" -v --cgroup "$cg" --heap --sample-bytes "$N" \
-		-o "$d/out.pb.gz" --top 0 ;;
+		env BPFTRACE_PROF_NO_HEAP_SPLIT=1 "$PROF" "${args[@]}" ;;
 	esac
-	gate_run "$name" || { say "$name failed under wide $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
+	gate_run "${name%_plain}" || { say "$name failed under wide $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
 	s=$SECS
 	if [ -n "${TOOL_PID:-}" ]; then
 		kill -INT "$TOOL_PID"
 		stop_tool
 		traps=$(counter "$d/out.pb.gz" heap_traps_otel)
 		own=$(counter "$d/out.pb.gz" heap_procs_own)
+		# each variant checked by its counters
 		if ! took_otel "$d/out.pb.gz"; then
-			say "$name under wide $v did not take the otel_memory path"
+			say "$name under wide $v: no process took the otel_memory path"
 			ok=0
-		elif [ "$v" = split ] && { [ "$traps" != 0 ] || [ "$own" -lt 1 ]; }; then
-			say "$name under wide split: heap_traps_otel $traps, heap_procs_own $own"
+		elif [ "$v" = filewide ] && [ "$own" != 0 ]; then
+			say "$name under wide filewide: heap_procs_own $own"
 			ok=0
-		elif [ "$v" = filewide ] && [ "$traps" = 0 ]; then
-			say "$name under wide filewide: no trap counted"
+		elif [ "$v" != filewide ] && { [ "$own" -lt 1 ] || [ "$traps" != 0 ]; }; then
+			say "$name under wide $v: heap_traps_otel $traps, heap_procs_own $own"
 			ok=0
 		fi
 	fi
-	kill "$sp" 2>/dev/null
-	wait "$sp" 2>/dev/null
+	kill "${SIDE[@]}" 2>/dev/null
+	wait "${SIDE[@]}" 2>/dev/null
 	rmdir "$cg" 2>/dev/null
 	printf 'wide\t%s\t%s\t%s\t%s\t%s\n' "$name" "$v" "$r" "$s" "$ok" >>"$RUNS"
-	printf '  wide    %-8s %-13s round %s: %8.3f s%s\n' "$name" "$v" "$r" "$s" \
+	printf '  wide    %-13s %-9s round %s: %8.3f s%s\n' "$name" "$v" "$r" "$s" \
 		"$([ "$ok" = 1 ] || echo "  (FAILED)")" >&2
 	rm -rf "$d"
 }
@@ -238,8 +261,9 @@ for ((r = 0; r < SROUNDS; r++)); do
 		startup_one "${svariants[(k + r) % ${#svariants[@]}]}" "$r"
 	done
 done
-wvariants=(untraced split filewide)
-for name in python3 sqlite3; do
+for name in python3 sqlite3 sqlite3_plain; do
+	wvariants=(untraced split filewide)
+	[ "$name" = sqlite3_plain ] && read -ra wvariants <<<"${HEAPCOST_WIDE_PLAIN:-untraced own1 own2 own4 filewide}"
 	for ((r = 0; r < WROUNDS; r++)); do
 		for ((k = 0; k < ${#wvariants[@]}; k++)); do
 			wide_one "$name" "${wvariants[(k + r) % ${#wvariants[@]}]}" "$r"
@@ -308,12 +332,18 @@ for w in ("python3", "sqlite3", "torch"):
         print(f"| {w} | {statistics.median(s) / fm:.3f}x | {statistics.median(u) / fm:.3f}x |")
 print("\n## Start-up: `python3 -c 'import torch'` (the import alone)\n")
 table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), snames)
-wnames = {"untraced": "sampler preloaded, no profiler",
+wnames = {"untraced": "no profiler",
           "split": f"`--cgroup --heap --sample-bytes {n}`: libc probed per process (default)",
+          "own1": f"`--cgroup --heap --sample-bytes {n}`: libc probed per process, 1 process on its own links",
+          "own32": "the same, 32 processes on their own links (the most per file)",
           "filewide": "the same, libc probed for every process (`BPFTRACE_PROF_NO_HEAP_SPLIT=1`)"}
 if int(wrounds):
-    print(f"\n## Wide scope: the preloaded workload beside a plain process in one cgroup "
-          f"({wrounds} rounds)\n")
+    print(f"\n## Wide scope ({wrounds} rounds): an opted-in workload (our sampler preloaded) beside "
+          "a plain process in one cgroup\n")
     table("wide", ("python3", "sqlite3"), ("untraced", "split", "filewide"), wnames)
+    print("\nA plain workload (sqlite3, not preloaded) in a cgroup where a preloaded process "
+          "splits the libc: it is then on links of its own, beside 0 or 31 other such "
+          "processes; every trap walks them all:\n")
+    table("wide", ("sqlite3_plain",), ("untraced", "own1", "own32", "filewide"), wnames)
 PY
 cat "$RES/heapcost.md"
