@@ -334,16 +334,20 @@ print("\n## Start-up: `python3 -c 'import torch'` (the import alone)\n")
 table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), snames)
 wnames = {"untraced": "no profiler",
           "split": f"`--cgroup --heap --sample-bytes {n}`: libc probed per process (default)",
-          "own1": f"`--cgroup --heap --sample-bytes {n}`: libc probed per process, 1 process on its own links",
-          "own32": "the same, 32 processes on their own links (the most per file)",
+          "own1": f"`--cgroup --heap --sample-bytes {n}`: libc probed per process, the workload alone on links of its own",
           "filewide": "the same, libc probed for every process (`BPFTRACE_PROF_NO_HEAP_SPLIT=1`)"}
 if int(wrounds):
     print(f"\n## Wide scope ({wrounds} rounds): an opted-in workload (our sampler preloaded) beside "
           "a plain process in one cgroup\n")
     table("wide", ("python3", "sqlite3"), ("untraced", "split", "filewide"), wnames)
     print("\nA plain workload (sqlite3, not preloaded) in a cgroup where a preloaded process "
-          "splits the libc: it is then on links of its own, beside 0 or 31 other such "
-          "processes; every trap walks them all:\n")
-    table("wide", ("sqlite3_plain",), ("untraced", "own1", "own32", "filewide"), wnames)
+          "splits the libc: it is then on links of its own, beside K-1 plain sleeps on theirs "
+          "(ownK); every call runs each link, and from two on its return probe stays armed:\n")
+    own = sorted({r["variant"] for r in rows if r["section"] == "wide"
+                  and r["variant"].startswith("own")}, key=lambda v: int(v[3:]))
+    for v in own:
+        k = int(v[3:])
+        wnames.setdefault(v, f"the same, {k} processes on links of their own")
+    table("wide", ("sqlite3_plain",), ["untraced"] + own + ["filewide"], wnames)
 PY
 cat "$RES/heapcost.md"

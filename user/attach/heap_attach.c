@@ -452,10 +452,10 @@ static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, in
  * on the file, and every call there runs all of them (the kernel's consumers of a uprobe, each
  * but its own returning at its pid check); and from two on, a session link of another process
  * keeps every call's return probe (the kernel runs its pid check there too), where one link
- * alone skips it for the calls it does not sample.  make bench (heapcost, wide): a plain
- * sqlite3 beside 1, 2, 4 and 8 processes on their own links ran 0.97x, 1.26x, 1.36x and 1.61x
- * its time with the libc probed for every process.  Beyond this, the traps the processes that
- * sample themselves save cost the others too much.
+ * alone skips it for the calls it does not sample.  make bench (heapcost, wide;
+ * docs/benchmarks.md): a plain sqlite3 with 1, 2 and 4 processes on links of their own (itself
+ * included) ran 1.10x, 1.46x and 1.57x its time with the libc probed for every process, where
+ * a process sampling itself ran 2-8x faster.  Beyond this, what the others pay outweighs it.
  */
 #define HEAP_SPLIT_MAX 4
 
