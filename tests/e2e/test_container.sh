@@ -217,6 +217,10 @@ t_container_heap_preloaded_sampler() {
 	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
 	expect_no_drops "$f"
 	expect_range "heap_procs_otel" 1 9 "$(pprof_counter_value "$f" heap_procs_otel)"
+	# Every process of the container that maps its libc samples itself: the libc is probed per
+	# process (docs/continuous.md), for none of them, so no allocation traps.
+	expect_eq "allocator traps of processes on their own probes" 0 \
+		"$(pprof_counter_value "$f" heap_traps_otel)"
 	# 1000 pages kept, 400,000 blocks of 64 bytes: thousands of samples each at 4096 bytes.
 	v=$(pprof_flat "$f" inuse_space leak_pages)
 	expect_range "leak_pages inuse_space (4096000 exactly)" 3686400 4505600 "$v"

@@ -290,7 +290,8 @@ static bool is_split(struct loader *l, const struct stat *st)
 }
 
 /* heap_attach__file; own: the links of one process of a wide scope (PROF_COOKIE_OWN). */
-static int file_attach(struct loader *l, int fd, const char *name, int pid, uint64_t own)
+static int file_attach(struct loader *l, int fd, const char *name, int pid, uint64_t own,
+		       const struct owners_key *as)
 {
 	struct loader_attach_key key = {.pid = pid, .kind = LOADER_ATTACH_HEAP};
 	struct loader_heap_progs progs;
@@ -307,8 +308,8 @@ static int file_attach(struct loader *l, int fd, const char *name, int pid, uint
 	/* Probed per process now: nothing for every process. */
 	if (pid < 0 && is_split(l, &st))
 		return 0;
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
+	key.dev = as ? as->dev : st.st_dev;
+	key.ino = as ? as->ino : st.st_ino;
 	err = loader__attached(l, &key, &slot, &created);
 	if (err)
 		return err;
@@ -328,7 +329,7 @@ static int file_attach(struct loader *l, int fd, const char *name, int pid, uint
 
 int heap_attach__file(struct loader *l, int fd, const char *name, int pid)
 {
-	return file_attach(l, fd, name, pid, 0);
+	return file_attach(l, fd, name, pid, 0, NULL);
 }
 
 /* One USDT probe of the file at path (a verified fd's) into key's entry. */
@@ -483,21 +484,22 @@ static int attach_pid(struct loader *l, struct owners *o, uint32_t pid, const st
 		      int probe_pid, enum heap_attach_why why, bool late, int *nfns);
 
 /*
- * Wide scopes: pid, on its otel_memory probes, maps file, whose allocators are probed for every
- * process: from now on they are probed per process (the HEAP_SPLIT mark), so that pid and every
- * later process on its own probes never trap there.  The processes in scope that map it move
- * onto allocator links of their own first (their calls served by the file-wide links until
- * each moves); the file-wide links go once every one has.  0 or -ENOMEM.
+ * Wide scopes: pid, on its otel_memory probes, maps the file of stat st (o's file), whose
+ * allocators are probed for every process: from now on they are probed per process (the
+ * HEAP_SPLIT mark), so that pid and every later process on its own probes never trap there.
+ * The processes in scope that map it move onto allocator links of their own first (their calls
+ * served by the file-wide links until each moves); the file-wide links go once every one has.
+ * 0 or -ENOMEM.
  */
-static int split_file(struct loader *l, struct owners *o, const struct owners_key *file,
-		      const char *name, uint32_t self)
+static int split_file(struct loader *l, struct owners *o, const struct stat *st,
+		      const struct owners_key *file, const char *name, uint32_t self)
 {
-	struct loader_attach_key mark = {.dev = file->dev,
-					 .ino = file->ino,
+	struct loader_attach_key mark = {.dev = st->st_dev,
+					 .ino = st->st_ino,
 					 .pid = -1,
 					 .kind = LOADER_ATTACH_HEAP_SPLIT},
-				 wide = {.dev = file->dev,
-					 .ino = file->ino,
+				 wide = {.dev = st->st_dev,
+					 .ino = st->st_ino,
 					 .pid = -1,
 					 .kind = LOADER_ATTACH_HEAP};
 	size_t n = 0, stay = 0;
@@ -584,26 +586,30 @@ static int wide_path(struct loader *l, uint32_t pid, const struct maps *m, int r
 }
 
 /*
- * One file pid maps (open as fd) in a wide scope, by pid's path: the links for every process
- * (as any scope), and then a process on its otel_memory probes splits the file, and one on
- * PROF_PATH_OWN gets links of its own.  The functions probed, or -errno.
+ * One file pid maps (open as fd; mapped as e) in a wide scope, by pid's path: the links for
+ * every process (as any scope), and then a process on its otel_memory probes splits the file,
+ * and one on PROF_PATH_OWN gets links of its own.  The functions probed, or -errno.  The file
+ * is the loader's by its stat, o's by its maps line (overlay and btrfs tell other device
+ * numbers there): a process's own links are kept under the latter, which o lists for it.
  */
 static int wide_file(struct loader *l, struct owners *o, uint32_t pid, int path, int fd,
-		     const char *name)
+		     const struct maps_entry *e)
 {
-	int n = heap_attach__file(l, fd, name, -1);
-	struct owners_key file;
+	int n = heap_attach__file(l, fd, e->path, -1);
+	struct owners_key mapped = {.dev = makedev(e->dev_major, e->dev_minor), .ino = e->inode};
 	struct stat st;
 	int err;
 
 	if (n < 0 || path == PROF_PATH_ALLOC || fstat(fd, &st))
 		return n;
-	file = (struct owners_key){.dev = st.st_dev, .ino = st.st_ino};
 	if (path == PROF_PATH_OTEL) {
-		err = n > 0 && loader__heap_split(l) ? split_file(l, o, &file, name, pid) : 0;
+		err = n > 0 && loader__heap_split(l) ? split_file(l, o, &st, &mapped, e->path, pid)
+						     : 0;
 		return err ? err : n;
 	}
-	return n > 0 || is_split(l, &st) ? file_attach(l, fd, name, (int)pid, PROF_COOKIE_OWN) : 0;
+	return n > 0 || is_split(l, &st)
+		       ? file_attach(l, fd, e->path, (int)pid, PROF_COOKIE_OWN, &mapped)
+		       : 0;
 }
 
 /* heap_attach__process; with o, pid's executable files become its own there. */
@@ -688,7 +694,7 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 				pr_debug("not probing %s: %s\n", e->path, strerror(-err));
 			continue;
 		}
-		err = o ? wide_file(l, o, pid, path, fd, e->path)
+		err = o ? wide_file(l, o, pid, path, fd, e)
 			: heap_attach__file(l, fd, e->path, probe_pid);
 		close(fd);
 		if (err == -ENOMEM)
