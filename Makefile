@@ -19,7 +19,7 @@ INCLUDES   := -Iinclude -I$(OUTPUT) -Iuser
 CFLAGS     ?= -g -O2
 WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPROF_VERSION='"$(VERSION)"' $(INCLUDES) -MMD -MP
-LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl 2>/dev/null || echo -lbpf -lelf -lz -lcurl) -lstdc++ -lm
+LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl liblzma 2>/dev/null || echo -lbpf -lelf -lz -lcurl -llzma) -lstdc++ -lm
 # The host's system include dirs after our own (libbpf-bootstrap): <bpf/usdt.bpf.h> includes
 # <linux/errno.h>, which needs the multiarch <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
@@ -244,6 +244,12 @@ $(OUTPUT)/targets/sampler_new: tests/targets/sampler_new.cc include/prof_sampler
 	$(call msg,TARGET,$@)
 	$(Q)$(CXX) $(TARGET_CFLAGS) -fno-builtin -fno-allocation-dce -Iinclude $< -o $@
 
+# heap_target as Fedora ships a binary: stripped, its function names in MiniDebugInfo
+# (.gnu_debugdata); heap_target_stripped: the same without them.
+$(OUTPUT)/targets/heap_target_minidebug: $(OUTPUT)/targets/heap_target scripts/add-minidebuginfo.sh
+	$(call msg,TARGET,$@)
+	$(Q)scripts/add-minidebuginfo.sh $< $@ $(OUTPUT)/targets/heap_target_stripped
+
 $(OUTPUT)/tests/test_sampler: | $(SAMPLER_SO) $(OUTPUT)/targets/sampler_check \
 	$(OUTPUT)/targets/sampler_new $(OUTPUT)/targets/libinterpose_alloc.so
 
@@ -293,7 +299,7 @@ $(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
 	$(Q)$(CXX) $(TARGET_CFLAGS) -O2 $< -o $@
 
 targets: $(TARGETS_C) $(TARGETS_CC) $(OUTPUT)/targets/libinterpose_alloc.so \
-	$(OUTPUT)/targets/frames_wide_nofp
+	$(OUTPUT)/targets/frames_wide_nofp $(OUTPUT)/targets/heap_target_minidebug
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench $(FIX) \
 $(OUTPUT)/fuzz $(OUTPUT)/fuzz/obj:

@@ -5,6 +5,8 @@ set -eu
 level=${1:-test}
 
 build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcurl4-openssl-dev pkg-config make gcc g++"
+# liblzma-dev: MiniDebugInfo (.gnu_debugdata, xz); xz-utils builds the test target that carries it
+build_pkgs="$build_pkgs liblzma-dev xz-utils"
 # systemtap-sdt-dev: <sys/sdt.h>, the otel_memory USDT probes of the preloaded sampler (user/sampler/)
 # and of the test program that fires them itself.
 build_pkgs="$build_pkgs systemtap-sdt-dev"

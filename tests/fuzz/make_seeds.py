@@ -3,6 +3,7 @@
 are committed as they were found and not touched here).  Run from the top of the tree after
 `make build/fixtures/symfix-pie` (the fixtures are the small ELF files with every section kind
 we read); real Debian files are copied from the system when present."""
+import lzma
 import os
 import shutil
 import struct
@@ -281,9 +282,26 @@ def otel_seeds():
     put("otel_notes", "cut-in-notes", so[:n["off"] + n["size"] // 2])
 
 
+# ---- MiniDebugInfo ---------------------------------------------------------------------------
+def minidebug_seeds():
+    """heap_target built the Fedora way (`make build/targets/heap_target_minidebug`): its
+    .gnu_debugdata whole and cut (first byte 0: xz as found), the ELF inside (1: compressed by
+    the harness), an xz bomb; the whole file for the elf parser."""
+    f = "build/targets/heap_target_minidebug"
+    b = read(f)
+    put("elf", "fedora-style-minidebuginfo", b)
+    d = sec(b, ".gnu_debugdata")
+    xz = b[d["off"]:d["off"] + d["size"]]
+    put("minidebug", "heap-target-xz", b"\x00" + xz)
+    put("minidebug", "heap-target-xz-cut", b"\x00" + xz[:len(xz) // 2])
+    put("minidebug", "heap-target-elf", b"\x01" + lzma.decompress(xz))
+    put("minidebug", "zeros-bomb", b"\x00" + lzma.compress(bytes(64 << 20)))
+
+
 if __name__ == "__main__":
     os.chdir(os.path.join(os.path.dirname(sys.argv[0]), "../.."))
     elf_seeds()
     text_seeds()
     cgroup_seeds()
     otel_seeds()
+    minidebug_seeds()

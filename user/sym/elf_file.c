@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "proc/safe_open.h"
+#include "sym/minidebug.h"
 #include "util/strarena.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
@@ -504,6 +505,40 @@ static int load_debug_syms(struct elf_file *ef, Elf *elf, const char *path,
 	return try_debuglink(ef, elf, path, opts, ddir);
 }
 
+/*
+ * MiniDebugInfo: the .symtab of the xz-compressed ELF in .gnu_debugdata (sym/minidebug.h), the
+ * functions .dynsym lacks.  0 (none found: nothing read), or -ENOMEM; a section that does not
+ * inflate to an ELF with a .symtab is skipped (counted by the caller as no symbols).
+ */
+static int load_minidebug(struct elf_file *ef, Elf *elf)
+{
+	struct symtab_src src = {0};
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t len;
+	void *buf;
+	int err;
+
+	scn = find_section(elf, ".gnu_debugdata", SHT_PROGBITS, &sh);
+	if (!scn || sh.sh_size > MINIDEBUG_MAX_IN)
+		return 0;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size != sh.sh_size)
+		return 0;
+	err = minidebug__inflate(&buf, &len, d->d_buf, d->d_size, MINIDEBUG_MAX_OUT);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	src.elf = elf_memory(buf, len);
+	if (src.elf && elf_kind(src.elf) == ELF_K_ELF)
+		src.scn = find_section(src.elf, ".symtab", SHT_SYMTAB, &src.shdr);
+	err = src.scn ? read_syms(ef, &src) : 0;
+	if (src.elf)
+		elf_end(src.elf);
+	free(buf);
+	return err == -ENOMEM ? err : 0;
+}
+
 static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 		    const struct elf_file_opts *opts)
 {
@@ -541,7 +576,15 @@ static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 			ef->src = ELF_FILE_SYMS_DEBUG_FILE;
 	}
 	if (!ef->nsyms) {
-		/* Stripped files keep .dynsym; its symbol versions sit in .gnu.version. */
+		err = load_minidebug(ef, elf);
+		if (err)
+			return err;
+		if (ef->nsyms)
+			ef->src = ELF_FILE_SYMS_MINIDEBUG;
+	}
+	/* Stripped files keep .dynsym (MiniDebugInfo holds what it lacks: both are read); its
+	 * symbol versions sit in .gnu.version. */
+	if (!ef->nsyms || ef->src == ELF_FILE_SYMS_MINIDEBUG) {
 		GElf_Shdr vsh;
 		Elf_Scn *vscn = find_section(elf, ".gnu.version", SHT_GNU_versym, &vsh);
 
@@ -551,7 +594,8 @@ static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 			err = read_syms(ef, &src);
 			if (err)
 				return err;
-			ef->src = ELF_FILE_SYMS_DYNSYM;
+			if (ef->src != ELF_FILE_SYMS_MINIDEBUG)
+				ef->src = ELF_FILE_SYMS_DYNSYM;
 		}
 	}
 	if (!ef->nsyms)

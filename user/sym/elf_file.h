@@ -43,6 +43,7 @@ enum elf_file_syms {
 	ELF_FILE_SYMS_SYMTAB,
 	ELF_FILE_SYMS_DEBUG_FILE, /* .symtab of the separate debug file */
 	ELF_FILE_SYMS_DYNSYM,
+	ELF_FILE_SYMS_MINIDEBUG, /* .dynsym and the .symtab of .gnu_debugdata (MiniDebugInfo) */
 };
 
 /* A function found by name, for attaching a uprobe to it. */

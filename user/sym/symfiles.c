@@ -158,6 +158,7 @@ static int syms_rank(const struct elf_file *elf)
 	case ELF_FILE_SYMS_SYMTAB:
 	case ELF_FILE_SYMS_DEBUG_FILE:
 		return 0;
+	case ELF_FILE_SYMS_MINIDEBUG:
 	case ELF_FILE_SYMS_DYNSYM:
 		return 1;
 	default:
