@@ -14,4 +14,26 @@ t_names_minidebuginfo() {
 	"$PROF" --heap -o "$s" --top 0 -- build/targets/heap_target_stripped >/dev/null ||
 		fail "profiler exit status $? (stripped)"
 	expect_eq "leak_pages, stripped without MiniDebugInfo" 0 "$(pprof_flat "$s" alloc_objects leak_pages)"
+	# There, a function is still one frame: the file offset of its start (its FDE in
+	# .eh_frame_hdr), every call site in it under that one name — realloc_chain's four.
+	expect_eq "realloc_chain by its file offset" 4 \
+		"$(pprof_flat "$s" alloc_objects "heap_target_stripped+0x$(file_offset build/targets/heap_target realloc_chain)")"
+	go tool pprof -raw "$s" 2>/dev/null | grep -q '\[unknown\]' && fail "an [unknown] frame in $s"
+	return 0
+}
+
+# The file offset (hex) of FILE's symbol SYM, from its .symtab and program headers.
+file_offset() { # FILE SYM
+	python3 - "$1" "$2" <<'PY'
+import subprocess, sys
+f, sym = sys.argv[1:]
+v = next(int(l.split()[0], 16) for l in subprocess.run(["nm", f], capture_output=True,
+         text=True).stdout.splitlines() if l.split()[-1] == sym)
+for l in subprocess.run(["readelf", "-lW", f], capture_output=True, text=True).stdout.splitlines():
+    w = l.split()
+    if w and w[0] == "LOAD":
+        o, a, n = int(w[1], 16), int(w[2], 16), int(w[4], 16)
+        if a <= v < a + n:
+            print("%x" % (v - a + o))
+PY
 }

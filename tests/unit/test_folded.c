@@ -131,7 +131,7 @@ static void test_folded__unknown_frames_named(void **state)
 
 	add(p, 1, 1, "app", (uint32_t[]){5, 1}, 2, 0, 7);
 	out = folded(p);
-	assert_string_equal(out, "app;main;[unknown] 0x7f20 (libc.so.6) 7\n");
+	assert_string_equal(out, "app;main;libc.so.6+0x20 7\n");
 	free(out);
 }
 

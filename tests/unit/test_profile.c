@@ -284,11 +284,12 @@ static void test_profile__location_name(void **state)
 			    "std::vector<int>::push_back");
 	assert_string_equal(profile__location_name(p, bare, buf, sizeof(buf)),
 			    "[unknown] 0xdeadbeef");
+	/* A file's frame without a function: its file offset, never the address. */
 	assert_string_equal(profile__location_name(p, mapped, buf, sizeof(buf)),
-			    "[unknown] 0x7f0000001234 (libc.so.6)");
+			    "libc.so.6+0x1234");
 	assert_string_equal(profile__location_name(p, noname, buf, sizeof(buf)), "raw_sym");
 	/* Truncated rather than overflowed. */
-	assert_string_equal(profile__location_name(p, mapped, buf, 10), "[unknown]");
+	assert_string_equal(profile__location_name(p, mapped, buf, 10), "libc.so.6");
 }
 
 static void test_profile__comments_and_counters(void **state)

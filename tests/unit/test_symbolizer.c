@@ -101,6 +101,25 @@ static void exec_segment(const char *path, uint64_t *offset, uint64_t *vaddr, ui
 	assert_true(found);
 }
 
+/*
+ * The name of a frame no symbol covers: path's base name and a file offset (never the address);
+ * the layout read from file (path's own contents, or a copy of them).
+ */
+static void expect_offset_name(const struct sym_result *r, const char *path, const char *file,
+			       uint64_t vaddr)
+{
+	uint64_t off, seg_vaddr, filesz;
+	const char *base = strrchr(path, '/');
+	char want[PATH_MAX + 32];
+
+	exec_segment(file, &off, &seg_vaddr, &filesz);
+	snprintf(want, sizeof(want), "%.*s+0x%" PRIx64, PATH_MAX - 1, base ? base + 1 : path,
+		 vaddr - seg_vaddr + off);
+	assert_non_null(r->name);
+	assert_string_equal(r->name, want);
+	assert_string_equal(r->system_name, want);
+}
+
 /* A maps line for the executable segment of path loaded with bias; dev/inode as given. */
 static void maps_line_ids(FILE *f, const char *path, uint64_t bias, unsigned maj, unsigned min,
 			  uint64_t ino, const char *suffix)
@@ -340,10 +359,14 @@ static void test_symbolizer__stripped_uses_dynsym(void **state)
 	fclose(f);
 	assert_resolves(s, pid, STRIPPED_BIAS + alpha, "symfix_alpha", STRIPPED_BIAS + alpha,
 			fx.stripped);
-	/* Not exported: unknown but kept, with its mapping. */
+	/* Not exported: named by the file offset of its function (its FDE), the same for every
+	 * address in it, and kept with its mapping. */
 	r = resolve(s, pid, STRIPPED_BIAS + local);
-	assert_null(r.name);
-	assert_null(r.system_name);
+	expect_offset_name(&r, fx.stripped, fx.stripped, local);
+	assert_int_equal(r.sym_addr, STRIPPED_BIAS + local);
+	r = resolve(s, pid, STRIPPED_BIAS + local + 1);
+	expect_offset_name(&r, fx.stripped, fx.stripped, local);
+	assert_int_equal(r.sym_addr, STRIPPED_BIAS + local);
 	assert_non_null(r.map);
 	assert_string_equal(r.map->path, fx.stripped);
 	assert_string_equal(r.map->build_id, fx.pie_build_id);
@@ -363,15 +386,17 @@ static void test_symbolizer__not_elf_deleted_and_overlay(void **state)
 	uint64_t lib = nm_addr(FIX "libsymfix.so.nm", "symfix_lib_only");
 	struct sym_result r;
 
+	/* Not an ELF file: named by the offset of the address in it. */
 	r = resolve(s, PID, NOTELF_START + 0x10);
-	assert_null(r.name);
+	assert_string_equal(r.name, "symfix.c+0x10");
 	assert_string_equal(r.map->path, fx.src);
 	assert_string_equal(r.map->build_id, "");
 	assert_false(r.map->has_symbols);
 
-	/* The deleted file is gone; what its path names now must not be used. */
+	/* The deleted file is gone; what its path names now must not be used: the address's
+	 * file offset names it. */
 	r = resolve(s, PID, DELETED_BIAS + alpha);
-	assert_null(r.name);
+	expect_offset_name(&r, fx.pie, fx.pie, alpha);
 	assert_string_equal(r.map->path, fx.pie);
 	assert_false(r.map->has_symbols);
 
@@ -833,7 +858,7 @@ static void test_symbolizer__lru_caps_symbol_bytes(void **state)
 	symbolizer__free(s);
 }
 
-/* An evicted file that can no longer be opened: the frame keeps its mapping, unnamed. */
+/* An evicted file that can no longer be opened: the frame keeps its mapping, named by offset. */
 static void test_symbolizer__evicted_file_gone_keeps_its_mapping(void **state)
 {
 	uint64_t lib = nm_addr(FIX "libsymfix.so.nm", "symfix_lib_only");
@@ -859,14 +884,14 @@ static void test_symbolizer__evicted_file_gone_keeps_its_mapping(void **state)
 	assert_files(s, 1, 2); /* the pie at load, then the copy for the pie */
 	assert_int_equal(unlink(copy), 0);
 
+	/* Gone: named by the address's file offset (its layout is the library's it copies). */
 	after = resolve(s, pid, LIB_BIAS + lib);
-	assert_null(after.name);
-	assert_null(after.system_name);
+	expect_offset_name(&after, copy, fx.lib, lib);
 	assert_ptr_equal(after.map, before.map); /* same record: has_symbols as it was */
 	assert_string_equal(before.name, "symfix_lib_only");
 	/* Tried once per load of the maps, not at every frame. */
 	after = resolve(s, pid, LIB_BIAS + lib + 1);
-	assert_null(after.name);
+	expect_offset_name(&after, copy, fx.lib, lib + 1);
 	assert_files(s, 1, 2);
 	symbolizer__free(s);
 }

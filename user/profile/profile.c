@@ -479,6 +479,7 @@ const char *profile__location_name(const struct profile *p, uint32_t loc_id, cha
 {
 	const struct profile_location *loc;
 	const struct profile_function *fn;
+	const struct profile_mapping *m;
 	const char *file, *base;
 
 	if (!loc_id || loc_id > p->nlocations) {
@@ -497,10 +498,16 @@ const char *profile__location_name(const struct profile *p, uint32_t loc_id, cha
 		snprintf(buf, len, "[unknown] 0x%" PRIx64, loc->address);
 		return buf;
 	}
-	file = p->mappings[loc->mapping_id - 1].file;
+	/* A file's frame: named by its file offset, stable across runs and hosts (the symbolizer
+	 * names those it resolves by their function's; this is for any other). */
+	m = &p->mappings[loc->mapping_id - 1];
+	file = m->file;
 	base = file ? strrchr(file, '/') : NULL;
 	base = base ? base + 1 : file ? file : "";
-	snprintf(buf, len, "[unknown] 0x%" PRIx64 " (%s)", loc->address, base);
+	if (*base && loc->address >= m->start && loc->address < m->limit)
+		snprintf(buf, len, "%s+0x%" PRIx64, base, loc->address - m->start + m->offset);
+	else
+		snprintf(buf, len, "[unknown] 0x%" PRIx64 " (%s)", loc->address, base);
 	return buf;
 }
 

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "proc/safe_open.h"
+#include "sym/fde_index.h"
 #include "sym/minidebug.h"
 #include "util/strarena.h"
 
@@ -48,6 +49,7 @@ struct elf_file {
 	struct strarena names;
 	enum elf_file_syms src;
 	char *debug_path;
+	struct fde_index fdes; /* without .symtab: what names a frame no symbol covers */
 };
 
 /* Sections a symbol table read needs: the table, its versions (for .dynsym). */
@@ -539,6 +541,26 @@ static int load_minidebug(struct elf_file *ef, Elf *elf)
 	return err == -ENOMEM ? err : 0;
 }
 
+/* The functions .eh_frame_hdr lists (sym/fde_index.h).  0 (none usable: an empty index) or
+ * -ENOMEM. */
+static int load_fdes(struct elf_file *ef, Elf *elf)
+{
+	GElf_Shdr hsh, esh;
+	Elf_Scn *hdr = find_section(elf, ".eh_frame_hdr", SHT_PROGBITS, &hsh);
+	Elf_Scn *eh = find_section(elf, ".eh_frame", SHT_PROGBITS, &esh);
+	Elf_Data *hd = hdr ? elf_getdata(hdr, NULL) : NULL;
+	Elf_Data *ed = eh ? elf_getdata(eh, NULL) : NULL;
+	int err;
+
+	if (!hd || !hd->d_buf || hd->d_size != hsh.sh_size)
+		return 0;
+	if (ed && (!ed->d_buf || ed->d_size != esh.sh_size))
+		ed = NULL;
+	err = fde_index__parse(&ef->fdes, hd->d_buf, hd->d_size, hsh.sh_addr, ed ? ed->d_buf : NULL,
+			       ed ? ed->d_size : 0, ed ? esh.sh_addr : 0);
+	return err == -ENOMEM ? err : 0;
+}
+
 static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 		    const struct elf_file_opts *opts)
 {
@@ -600,6 +622,11 @@ static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 	}
 	if (!ef->nsyms)
 		ef->src = ELF_FILE_SYMS_NONE;
+	if (ef->src != ELF_FILE_SYMS_SYMTAB && ef->src != ELF_FILE_SYMS_DEBUG_FILE) {
+		err = load_fdes(ef, elf);
+		if (err)
+			return err;
+	}
 	return finish_syms(ef);
 }
 
@@ -729,6 +756,7 @@ void elf_file__free(struct elf_file *ef)
 	free(ef->uniq);
 	strarena__release(&ef->names);
 	free(ef->debug_path);
+	fde_index__release(&ef->fdes);
 	free(ef);
 }
 
@@ -769,6 +797,7 @@ size_t elf_file__bytes(const struct elf_file *ef)
 
 	if (ef->uniq)
 		n += ef->nsyms * sizeof(*ef->uniq);
+	n += ef->fdes.n * (sizeof(*ef->fdes.start) + sizeof(*ef->fdes.len));
 	if (ef->build_id)
 		n += strlen(ef->build_id) + 1;
 	if (ef->path)
@@ -816,6 +845,11 @@ int elf_file__file_offset(const struct elf_file *ef, uint64_t *out, uint64_t vad
 		}
 	}
 	return -ENOENT;
+}
+
+bool elf_file__fde(const struct elf_file *ef, uint64_t vaddr, uint64_t *start)
+{
+	return fde_index__find(&ef->fdes, vaddr, start);
 }
 
 const struct elf_sym *elf_file__lookup(const struct elf_file *ef, uint64_t vaddr)

@@ -94,6 +94,11 @@ const struct elf_sym *elf_file__lookup(const struct elf_file *ef, uint64_t vaddr
  * -ENOENT when absent, -ERANGE when its address is in no PT_LOAD segment.
  */
 int elf_file__find_symbol(const struct elf_file *ef, struct elf_func *out, const char *name);
+/*
+ * A file without .symtab (nor a debug file): the start of the function (the FDE of its
+ * .eh_frame_hdr) covering ELF virtual address vaddr, true and *start; false when none is known.
+ */
+bool elf_file__fde(const struct elf_file *ef, uint64_t vaddr, uint64_t *start);
 
 /*
  * Read exactly len bytes at file_offset from the file opened (reopened by path and checked to

@@ -803,6 +803,29 @@ static int reload_map(struct symbolizer *s, uint32_t pid, struct proc_map *m)
 	return err == -ENOMEM ? err : 0;
 }
 
+/*
+ * A frame of file mapping m that no symbol names: "file+0xOFFSET", the file offset of the start
+ * of its function (the FDE of .eh_frame_hdr covering it: every call site of one function is one
+ * name), else of the address itself.  Stable across runs and hosts; the address and mapping stay
+ * as they are in pprof (a backend symbolizes them by build id).  vaddr: addr's ELF virtual
+ * address when f's file is loaded.
+ */
+static int offset_name(struct symbolizer *s, const struct proc_map *m, const struct sym_file *f,
+		       uint64_t addr, uint64_t vaddr, struct sym_result *out)
+{
+	const char *base = strrchr(m->path, '/');
+	uint64_t start, off = addr - m->start + m->offset;
+	char buf[320];
+
+	if (f && f->elf && vaddr && elf_file__fde(f->elf, vaddr, &start) &&
+	    !elf_file__file_offset(f->elf, &off, start))
+		out->sym_addr = addr - (vaddr - start);
+	snprintf(buf, sizeof(buf), "%.256s+0x%" PRIx64, base ? base + 1 : m->path, off);
+	out->system_name = strpool__intern(s->pool, buf);
+	out->name = out->system_name;
+	return out->name ? 0 : -ENOMEM;
+}
+
 static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct proc_map *m,
 		uint64_t addr, struct sym_result *out)
 {
@@ -848,6 +871,11 @@ static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct p
 				return -ENOMEM;
 		}
 		has_symbols = m->kind == MAP_ANON ? p->perfmap && perfmap__count(p->perfmap) : !!ps;
+	}
+	if (!out->name && m->kind == MAP_FILE) {
+		err = offset_name(s, m, f, addr, vaddr, out);
+		if (err)
+			return err;
 	}
 	out->map = get_mapping(s, m, f, has_symbols);
 	return out->map ? 0 : -ENOMEM;
