@@ -298,6 +298,20 @@ def minidebug_seeds():
     put("minidebug", "zeros-bomb", b"\x00" + lzma.compress(bytes(64 << 20)))
 
 
+# ---- .eh_frame_hdr ----------------------------------------------------------------------------
+def fde_index_seeds():
+    """The .eh_frame_hdr and .eh_frame of stripped files, as the harness takes them: both
+    addresses, the header's length, the header, .eh_frame."""
+    for f, name in [("build/targets/heap_target_stripped", "heap-target"),
+                    ("build/fixtures/libsymfix-stripped.so", "libsymfix-stripped")]:
+        b = read(f)
+        h, e = sec(b, ".eh_frame_hdr"), sec(b, ".eh_frame")
+        ha = struct.unpack_from("<Q", b, h["hdr"] + 16)[0]
+        ea = struct.unpack_from("<Q", b, e["hdr"] + 16)[0]
+        put("fde_index", name, struct.pack("<QQI", ha, ea, h["size"]) +
+            b[h["off"]:h["off"] + h["size"]] + b[e["off"]:e["off"] + e["size"]])
+
+
 if __name__ == "__main__":
     os.chdir(os.path.join(os.path.dirname(sys.argv[0]), "../.."))
     elf_seeds()
@@ -305,3 +319,4 @@ if __name__ == "__main__":
     cgroup_seeds()
     otel_seeds()
     minidebug_seeds()
+    fde_index_seeds()
