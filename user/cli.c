@@ -101,6 +101,10 @@ static const char usage[] =
 	"                           fp (frame pointers only)\n"
 	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
 	"                           files past it get frame pointers (counted)\n"
+	"      --unwind-max-rows N  rows of one file's unwind table, at most (default 4194304)\n"
+	"      --unwind-max-cfi MIB .eh_frame/.debug_frame of one file read, at most (default\n"
+	"                           256); a file over either gets frame pointers (counted,\n"
+	"                           named with -v and in the summary)\n"
 	"  -v, --verbose            more diagnostics (repeat for more)\n"
 	"  -q, --quiet              only errors (no start lines, status line or summary)\n"
 	"  -h, --help               this text\n"
@@ -158,6 +162,8 @@ enum {
 	OPT_SAMPLE_BYTES,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
+	OPT_UNWIND_MAX_ROWS,
+	OPT_UNWIND_MAX_CFI,
 	OPT_VERSION,
 	OPT_CGROUP,
 	OPT_CONTAINER,
@@ -191,6 +197,8 @@ static const struct option long_opts[] = {
 	{"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
+	{"unwind-max-rows", required_argument, NULL, OPT_UNWIND_MAX_ROWS},
+	{"unwind-max-cfi", required_argument, NULL, OPT_UNWIND_MAX_CFI},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -513,6 +521,19 @@ int cli__parse(struct env *out, int argc, char **argv)
 				return bad("invalid --unwind-memory '%s' (MiB, 1 to 262144)",
 					   optarg);
 			env.unwind_memory = v << 20;
+			break;
+		case OPT_UNWIND_MAX_ROWS:
+			/* The table map's chunks hold 2^32 rows; a file needs far fewer. */
+			if (parse_u64(optarg, UINT32_MAX, &v) || v == 0)
+				return bad("invalid --unwind-max-rows '%s' (1 to 4294967295)",
+					   optarg);
+			env.unwind_max_rows = (uint32_t)v;
+			break;
+		case OPT_UNWIND_MAX_CFI:
+			if (parse_u64(optarg, 64 << 10, &v) || v == 0)
+				return bad("invalid --unwind-max-cfi '%s' (MiB, 1 to 65536)",
+					   optarg);
+			env.unwind_max_cfi = v << 20;
 			break;
 		case 'v':
 			if (env.verbosity >= 0)

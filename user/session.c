@@ -637,7 +637,9 @@ static int run_open(struct run *r)
 					 .cmd = env->cmd != NULL,
 					 .hold_exits = env->wide && env->hold_exits > 0,
 					 .unwind_tables = env->unwind != UNWIND_FP,
-					 .unwind_memory = env->unwind_memory});
+					 .unwind_memory = env->unwind_memory,
+					 .unwind_max_rows = env->unwind_max_rows,
+					 .unwind_max_cfi = env->unwind_max_cfi});
 	r->parts_open = !err;
 	if (!err)
 		err = collect__new(&r->collect,

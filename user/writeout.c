@@ -155,6 +155,7 @@ static int build_all(struct writeout *r, struct profile *ps[NMODES], int64_t sta
 		.report = r->stats,
 		.sym = symbolizer__stats(parts->sym),
 		.unw = tracker__unwinder_stats(parts->tracker),
+		.unw_failed = tracker__unwinder_failed(parts->tracker),
 		.cgroup = r->cgroup,
 		.attach = loader__attach_stats(parts->loader),
 	};

@@ -37,3 +37,19 @@ for l in subprocess.run(["readelf", "-lW", f], capture_output=True, text=True).s
             print("%x" % (v - a + o))
 PY
 }
+
+# A file whose unwind table is not built (here over --unwind-max-rows) is named, with why: on
+# stderr with -v and on its counter's line; a bad value is a one-line usage error.
+t_names_unwind_table_refused_named() {
+	local f=$E2E_TMP/cap.pb.gz rc
+	"$PROF" -v --heap --unwind-max-rows 100 -o "$f" --top 0 -- build/targets/heap_target \
+		>/dev/null 2>"$E2E_TMP/err" || fail "profiler exit status $?"
+	grep -q '^bpftrace-prof: no unwind table for libc.so.6: over the row cap' "$E2E_TMP/err" ||
+		fail "not said: $(grep -i 'unwind table' "$E2E_TMP/err" | head -3)"
+	go tool pprof -raw "$f" 2>/dev/null | grep '^Comment: unwind_table_build_failed=' |
+		grep -q 'libc.so.6 (over the row cap)' || fail "not on the counter's line"
+	"$PROF" --heap --unwind-max-rows 0 -- /bin/true >/dev/null 2>"$E2E_TMP/usage"
+	rc=$?
+	expect_eq "exit status of --unwind-max-rows 0" 2 "$rc"
+	expect_eq "lines on stderr" 1 "$(wc -l <"$E2E_TMP/usage")"
+}

@@ -855,8 +855,8 @@ static void test_unwinder__poll_never_waits_for_a_build(void **state)
 	assert_int_equal(pipe(hold.release), 0);
 	ctx_open(&c, &o);
 	assert_int_equal(safe_open__at(&fd, -1, path, 0, SAFE_OPEN_ELF_MAX, NULL), 0);
-	assert_int_equal(unwinder__prepare(c.u, fd), 0);
-	assert_int_equal(unwinder__prepare(c.u, fd), 0); /* known already: not queued twice */
+	assert_int_equal(unwinder__prepare(c.u, fd, NULL), 0);
+	assert_int_equal(unwinder__prepare(c.u, fd, NULL), 0); /* known already: not queued twice */
 	close(fd);
 	assert_int_equal(read(hold.entered[0], &x, 1), 1); /* the worker is in the build */
 
@@ -987,7 +987,7 @@ static void test_unwinder__tables_of_one_poll_inserted_together(void **state)
 	for (int k = 0; k < NLIBS; k++) {
 		assert_int_equal(safe_open__at(&fd, -1, cfi_libs[k], 0, SAFE_OPEN_ELF_MAX, NULL),
 				 0);
-		assert_int_equal(unwinder__prepare(c.u, fd), 0);
+		assert_int_equal(unwinder__prepare(c.u, fd, NULL), 0);
 		close(fd);
 	}
 	/* Builds run in queue order: the fourth's hook entered means three are done. */

@@ -41,6 +41,8 @@ int run_parts__open(struct run_parts *p, struct loader *l, const struct run_part
 						 (o->modes &
 						  (MODE_HEAP | MODE_CPU | MODE_OFFCPU | MODE_DUMP)),
 				.unwind_memory = o->unwind_memory,
+				.unwind_max_rows = o->unwind_max_rows,
+				.unwind_max_cfi = o->unwind_max_cfi,
 				.probe_allocators = (o->modes & MODE_HEAP) && (o->wide || o->cmd),
 			});
 	if (err)

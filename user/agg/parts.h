@@ -31,7 +31,9 @@ struct run_parts_opts {
 	bool cmd;	    /* `-- CMD` */
 	bool hold_exits;    /* wide scopes: libc's _exit hooked */
 	bool unwind_tables; /* not --unwind fp */
-	uint64_t unwind_memory; /* --unwind-memory */
+	uint64_t unwind_memory;	  /* --unwind-memory */
+	uint32_t unwind_max_rows; /* --unwind-max-rows */
+	uint64_t unwind_max_cfi;  /* --unwind-max-cfi */
 };
 
 /* 0 or -errno (then nothing is left open). */

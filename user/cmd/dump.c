@@ -372,6 +372,7 @@ int dump__run(const struct dump_env *env)
 	run.collect.bad_records = collect__bad_records(c);
 	run.sym = symbolizer__stats(parts.sym);
 	run.unw = tracker__unwinder_stats(parts.tracker);
+	run.unw_failed = tracker__unwinder_failed(parts.tracker);
 	err = loader__counters(l, run.bpf);
 	if (!err)
 		err = build_out(&o, &p, c, &in);

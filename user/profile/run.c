@@ -97,6 +97,27 @@ STATS_ADDER(symbolizer_stats, symbolizer_stats, PROF_SYMBOLIZER_STATS, symbolize
 STATS_ADDER(unwinder_stats, unwinder_stats, PROF_UNWINDER_STATS, unwinder_rows)
 #undef STATS_ADDER
 #undef STAT_VAL
+#define STAT_VAL_OF(f, n, d, k) st->f,
+
+/* run__add_unwinder_stats, the files without a table named on their counter's line. */
+static int add_unwinder(struct profile *p, const struct unwinder_stats *st, const char *failed)
+{
+	const uint64_t vals[] = {PROF_UNWINDER_STATS(STAT_VAL_OF)};
+	char desc[512];
+	int err = 0;
+
+	for (size_t i = 0; i < NROWS(unwinder_rows) && !err; i++) {
+		const struct counter_row *r = &unwinder_rows[i];
+
+		if (vals[i] && failed && *failed && !strcmp(r->name, "unwind_table_build_failed")) {
+			snprintf(desc, sizeof(desc), "%s: %s", r->desc, failed);
+			err = profile__add_counter_kind(p, r->name, desc, vals[i], r->kind);
+		} else {
+			err = profile__add_counter_kind(p, r->name, r->desc, vals[i], r->kind);
+		}
+	}
+	return err;
+}
 
 int profile_run__apply(const struct profile_run *run, struct profile *p)
 {
@@ -116,7 +137,7 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 	if (!err && run->sym)
 		err = run__add_symbolizer_stats(p, run->sym);
 	if (!err && run->unw)
-		err = run__add_unwinder_stats(p, run->unw);
+		err = add_unwinder(p, run->unw, run->unw_failed);
 	/* What --push did up to this profile (this one is sent after it is built). */
 	if (!err && run->push)
 		err = add_rows(p, push_rows, run->push, NROWS(push_rows));

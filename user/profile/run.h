@@ -40,7 +40,8 @@ struct profile_run {
 	struct run_report_stats report;
 	const struct symbolizer_stats *sym;
 	const struct unwinder_stats *unw; /* NULL: the unwinder did not run */
-	const uint64_t *push; /* PROF_PUSH_STATS values in list order; NULL: no --push */
+	const char *unw_failed; /* the first files without a table, and why (NULL, "": none) */
+	const uint64_t *push;	/* PROF_PUSH_STATS values in list order; NULL: no --push */
 	const struct cgroup_stats *cgroup; /* --cgroup/--container: the walks; NULL otherwise */
 	const struct loader_attach_stats *attach; /* the probes on files; NULL: none loaded */
 	const struct maps_stats *maps;		  /* the /proc/PID/maps reads; NULL: none counted */

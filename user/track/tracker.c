@@ -209,6 +209,8 @@ static int unwinder_start(struct tracker *tr)
 	o.on_python = python_found;
 	o.on_python_arg = tr;
 	o.max_table_bytes = tr->opts.unwind_memory;
+	o.table_opts.max_rows = tr->opts.unwind_max_rows;
+	o.table_opts.max_bytes = tr->opts.unwind_max_cfi;
 	err = unwinder__new(&tr->unw, &o);
 	if (err)
 		pr_err("starting the unwind-table worker failed: %s\n", strerror(-err));
@@ -571,7 +573,7 @@ static void unwind_lib(const char *path, void *arg)
 		return;
 	l->n++;
 	if (tr->unw)
-		unwinder__prepare(tr->unw, fd); /* 0 at once when the file is known */
+		unwinder__prepare(tr->unw, fd, path); /* 0 at once when the file is known */
 	/* A container's own libc: probed before the program's first allocation when we can. */
 	if (tr->opts.probe_allocators) {
 		int n = heap_attach__file(tr->loader, fd, path, -1);
@@ -1050,4 +1052,9 @@ void tracker__new_interval(struct tracker *tr)
 const struct unwinder_stats *tracker__unwinder_stats(struct tracker *tr)
 {
 	return tr->unw ? unwinder__stats(tr->unw) : NULL;
+}
+
+const char *tracker__unwinder_failed(struct tracker *tr)
+{
+	return tr->unw ? unwinder__build_failed(tr->unw) : NULL;
 }

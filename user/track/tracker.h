@@ -32,11 +32,13 @@ struct tracker_opts {
 	struct loader *loader; /* NULL: unit tests without BPF */
 	struct stackres *stacks;
 	struct procinfo *procs;
-	bool wide;		/* --cgroup / --container / -a: BPF decides who is in scope */
-	bool cmd;		/* `-- CMD`: its tree is followed and ptrace-held at exec */
-	bool hold_exits;	/* wide scopes: libc's _exit hooked (holds on) */
-	bool unwind_tables;	/* build .eh_frame tables for the BPF walker (not --unwind fp) */
-	uint64_t unwind_memory; /* --unwind-memory; 0: the unwinder's default */
+	bool wide;		  /* --cgroup / --container / -a: BPF decides who is in scope */
+	bool cmd;		  /* `-- CMD`: its tree is followed and ptrace-held at exec */
+	bool hold_exits;	  /* wide scopes: libc's _exit hooked (holds on) */
+	bool unwind_tables;	  /* build .eh_frame tables for the BPF walker (not --unwind fp) */
+	uint64_t unwind_memory;	  /* --unwind-memory; 0: the unwinder's default */
+	uint32_t unwind_max_rows; /* --unwind-max-rows; 0: the table builder's default */
+	uint64_t unwind_max_cfi;  /* --unwind-max-cfi; 0: the table builder's default */
 	/* --heap with `-- CMD` or a wide scope: each new image's libraries get allocator probes. */
 	bool probe_allocators;
 };
@@ -126,5 +128,7 @@ void tracker__dlopen_stats(struct tracker *tr, uint64_t *holds, uint64_t *timeou
 void tracker__new_interval(struct tracker *tr);
 /* NULL when the unwinder is not running (--unwind fp). */
 const struct unwinder_stats *tracker__unwinder_stats(struct tracker *tr);
+/* The first files whose unwind table could not be built, and why (NULL: no unwinder). */
+const char *tracker__unwinder_failed(struct tracker *tr);
 
 #endif /* PROF_TRACKER_H */

@@ -9,12 +9,15 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/escape.h"
 #include "util/hashmap.h"
+#include "util/log.h"
 
 static uint64_t table__bytes(const struct table *t)
 {
@@ -369,6 +372,46 @@ static bool budget__over(const struct unwinder *u, uint64_t bytes)
 	return bytes > u->max_table_bytes || u->stats.table_bytes > u->max_table_bytes - bytes;
 }
 
+/* Why a table was not built (unwind_table.h's errors), in a word or two. */
+static const char *build_why(int err)
+{
+	switch (err) {
+	case -ENODATA:
+		return "no CFI";
+	case -E2BIG:
+		return "over the row cap";
+	case -EFBIG:
+		return "CFI over the byte cap";
+	case -ETIME:
+		return "over the time cap";
+	case -EBADMSG:
+		return "malformed CFI";
+	case -ENOEXEC:
+		return "not x86-64 ELF";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* File f's table could not be built: said with -v, and the first few kept for the summary. */
+static void build_failed(struct unwinder *u, const struct file *f, int err)
+{
+	size_t used = strlen(u->build_failed);
+	char name[64];
+
+	escape__str(name, sizeof(name), f->hint[0] ? f->hint : "?");
+	pr_info("no unwind table for %s: %s (frame pointers there)\n", name, build_why(err));
+	if (used + 4 >= sizeof(u->build_failed))
+		return;
+	if (u->stats.table_build_failed >= 3) {
+		if (u->stats.table_build_failed == 3)
+			snprintf(u->build_failed + used, sizeof(u->build_failed) - used, ", ...");
+		return;
+	}
+	snprintf(u->build_failed + used, sizeof(u->build_failed) - used, "%s%s (%s)",
+		 used ? ", " : "", name, build_why(err));
+}
+
 /*
  * Bring the idle files and unused tables down to their caps, and unload `need` tables more (the
  * table map is full) or until a new table of need_bytes fits the budget.  Returns the number of
@@ -434,6 +477,7 @@ bool unw_install(struct unwinder *u, struct job *j)
 	f->state = FILE_FAILED;
 	f->ready_gen = u->gen; /* its mappings are rewritten: "none yet" becomes "none" */
 	if (j->err) {
+		build_failed(u, f, j->err);
 		u->stats.table_build_failed++;
 		unw_file_settle(u, f);
 		return false;

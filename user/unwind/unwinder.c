@@ -608,7 +608,7 @@ int unwinder__remove_process(struct unwinder *u, uint32_t pid)
 	return err;
 }
 
-int unwinder__prepare(struct unwinder *u, int fd)
+int unwinder__prepare(struct unwinder *u, int fd, const char *path)
 {
 	struct file_key key;
 	struct file *f;
@@ -626,7 +626,7 @@ int unwinder__prepare(struct unwinder *u, int fd)
 	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return -errno;
-	return file__get(u, &key, dfd, NULL) ? 0 : -ENOMEM;
+	return file__get(u, &key, dfd, path) ? 0 : -ENOMEM;
 }
 
 /* Queue deferred files again while there is room, opened through a process that maps them. */
@@ -751,6 +751,11 @@ uint32_t unwinder__pending(const struct unwinder *u)
 const struct unwinder_stats *unwinder__stats(const struct unwinder *u)
 {
 	return &u->stats;
+}
+
+const char *unwinder__build_failed(const struct unwinder *u)
+{
+	return u->build_failed;
 }
 
 /* The process map's size, which bounds a walk of it. */

@@ -113,9 +113,10 @@ int unwinder__remove_process(struct unwinder *u, uint32_t pid);
 
 /*
  * Queue the file open on fd (dup'd; the caller keeps fd) before any process maps it, e.g. the
- * libraries of a command about to start.  0 also when the file is already known.
+ * libraries of a command about to start; path names it in messages (may be NULL).  0 also when
+ * the file is already known.
  */
-int unwinder__prepare(struct unwinder *u, int fd);
+int unwinder__prepare(struct unwinder *u, int fd, const char *path);
 
 /*
  * Load the tables the worker finished, and rewrite the entries of the processes mapping their
@@ -132,5 +133,7 @@ int unwinder__wait(struct unwinder *u, int timeout_ms);
 /* Builds queued, running or waiting for room in the queue (0 once everything is loaded). */
 uint32_t unwinder__pending(const struct unwinder *u);
 const struct unwinder_stats *unwinder__stats(const struct unwinder *u);
+/* The first files whose table could not be built and why, escaped ("" when none). */
+const char *unwinder__build_failed(const struct unwinder *u);
 
 #endif /* PROF_UNWINDER_H */

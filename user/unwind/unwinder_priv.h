@@ -171,6 +171,9 @@ struct unwinder {
 	struct table **pending;
 	uint32_t npending, pending_cap;
 	struct unwinder_stats stats;
+	/* The first files whose table could not be built, escaped, with why (the summary line of
+	 * unwind_table_build_failed); "" when none. */
+	char build_failed[192];
 	uint64_t build_us;
 
 	pthread_t thread;
