@@ -215,6 +215,23 @@ static void test_cli__unwind_memory(void **state)
 	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "262145"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "1.5"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-memory", "-1"), -EINVAL);
+	/* The caps per file: rows, and MiB of CFI (0: the builder's defaults). */
+	assert_int_equal(PARSE(&env, "-p", "1"), CLI_RUN);
+	assert_int_equal(env.unwind_max_rows, 0);
+	assert_int_equal(env.unwind_max_cfi, 0);
+	cli__free(&env);
+	assert_int_equal(
+		PARSE(&env, "-p", "1", "--unwind-max-rows", "100", "--unwind-max-cfi", "8"),
+		CLI_RUN);
+	assert_int_equal(env.unwind_max_rows, 100);
+	assert_int_equal(env.unwind_max_cfi, 8ull << 20);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-rows", "4294967295"), CLI_RUN);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-rows", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-rows", "4294967296"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-cfi", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-cfi", "65537"), -EINVAL);
 }
 
 static void test_cli__help_and_version_exit(void **state)
