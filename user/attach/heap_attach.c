@@ -569,6 +569,8 @@ static int wide_path(struct loader *l, uint32_t pid, const struct maps *m, int r
 
 	if (path == PROF_PATH_OTEL || path == PROF_PATH_OWN)
 		return path;
+	if (!loader__heap_split(l))
+		return PROF_PATH_ALLOC; /* no file probed per process yet: nothing to look for */
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
 		struct stat st;

@@ -843,7 +843,7 @@ bool loader__heap_otel_only(const struct loader *l)
 
 bool loader__heap_split(const struct loader *l)
 {
-	return l->opts.heap_split;
+	return l->opts.heap_split && l->heap && l->heap->bss->heap_otel_any;
 }
 
 int loader__heap_path(struct loader *l, uint32_t pid, bool otel)

@@ -73,8 +73,10 @@ struct loader_heap_progs {
 	struct bpf_program *otel_alloc, *otel_free, *otel_lost;
 };
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
-/* loader_opts.heap_otel_only, .heap_split. */
+/* loader_opts.heap_otel_only. */
 bool loader__heap_otel_only(const struct loader *l);
+/* May a file be probed per process: heap_split, and a process went onto its otel_memory probes
+ * (before, none can be: heap_attach.h). */
 bool loader__heap_split(const struct loader *l);
 /*
  * --heap: the path pid's image takes, kept in BPF (bpf/heap_state.bpf.h: prof_otel_procs; the
