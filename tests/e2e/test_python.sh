@@ -411,9 +411,9 @@ t_python_callback() {
 		# All frames, leaf first: keyfn, then sorted's C code, then main.  Debian's build names
 		# only exported functions (.dynsym): builtin_sorted and list_sort are static there, so
 		# its stacks show the C API call that runs keyfn and, below it, at least one frame of
-		# sorted's with no name (an empty function name in pprof).
+		# sorted's named by its file offset in the interpreter (python3.11+0x…).
 		case ${PY_NAMES[$i]} in
-		debian-*) mid='PyObject_CallOneArg;([^;]*;)*;([^;]*;)*' ;;
+		debian-*) mid='PyObject_CallOneArg;([^;]*;)*python3\.11\+0x[0-9a-f]+;([^;]*;)*' ;;
 		*) mid='list_sort[^;]*;([^;]+;)*builtin_sorted;([^;]+;)*' ;;
 		esac
 		n=$(awk -F'\t' -v re="(^|;)keyfn;([^;]+;)*${mid}main;" '$3 !~ re' "$s.k" | tee "$s.bad" | wc -l)
