@@ -32,14 +32,16 @@
 #             filewide   BPFTRACE_PROF_NO_HEAP_SPLIT=1: the libc stays probed for every process
 #                        and the workload traps on each call, BPF returning at once.
 #           And what it costs the others: sqlite3 not preloaded (sqlite3_plain) beside a
-#           preloaded sleep, alone (own1) or with 31 plain sleeps (own32) on links of their own
-#           (each trap walks every link on the function), against filewide.
+#           preloaded sleep, on links of its own with K-1 plain sleeps on theirs (ownK: own1,
+#           own2, own4 by default; each call runs every link on the function), against
+#           filewide.
 #
 # Reported: medians, the spread (min-max) and the ratio of medians to untraced; each preload
 # run checks that the process took the otel path (else it counts as failed).
 # Environment: BENCH_ONLY (runs when unset or when it lists "heapcost"), HEAPCOST_ROUNDS (7),
 # HEAPCOST_STARTUP_ROUNDS (5), HEAPCOST_SAMPLE (524288), HEAPCOST_TORCH_STEPS (100),
-# HEAPCOST_WIDE_ROUNDS (5), HEAPCOST_ONLY (steady,startup,wide: the parts run; default all).
+# HEAPCOST_WIDE_ROUNDS (5), HEAPCOST_WIDE_PLAIN (sqlite3_plain's variants, default "untraced own1
+# own2 own4 filewide"), HEAPCOST_ONLY (steady,startup,wide: the parts run; default all).
 # Writes bench/results/heapcost.md (runs: heapcost-runs.tsv), prints it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -187,8 +189,8 @@ side_start() { # CG ENV...
 
 # NAME: python3 or sqlite3 preloaded (the opted-in workload) beside a plain sleep, or sqlite3_plain
 # (not preloaded) beside a preloaded sleep (which splits the libc) and K-1 plain sleeps (VARIANT
-# own1 / own32: the plain workload is one of K processes on links of their own; every trap in the
-# libc walks them all).
+# ownK: the plain workload is one of K processes on links of their own; every call in the libc
+# runs them all).
 wide_one() { # NAME VARIANT ROUND
 	local name=$1 v=$2 r=$3 d=$TMP/wide.$1.$2.$3 s ok=1 cg traps own k i wenv=() args
 	mkdir -p "$d"

@@ -94,12 +94,11 @@ volatile bool heap_otel_any = false;
  */
 static __always_inline bool path_skips(__u32 tgid, __u64 cookie, bool count)
 {
-	__u8 *v, path;
+	__u8 path;
 
 	if (!heap_otel_any)
 		return false;
-	v = bpf_map_lookup_elem(&prof_otel_procs, &tgid);
-	path = v ? *v : PROF_PATH_ALLOC;
+	path = prof_heap_path(tgid);
 	if (path == PROF_PATH_OTEL) {
 		if (count)
 			prof_count(PROF_CNT_HEAP_TRAPS_OTEL);
@@ -195,7 +194,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie, __u64 size, 
 	__u32 fn = (__u32)cookie;
 	bool taken;
 
-	/* A process on the otel_memory path: its own probes report its heap. */
+	/* Not a target, or not served by this link (its own otel_memory probes, links of its own).
+	 */
 	if (!heap_target(id >> 32) || path_skips(id >> 32, cookie, true))
 		return 1;
 	t = heap_thread(true);

@@ -50,11 +50,17 @@ struct {
 	__type(value, __s64);
 } prof_sampled_procs SEC(".maps");
 
-static __always_inline bool prof_heap_otel(__u32 tgid)
+/* tgid's heap path (enum prof_heap_path); PROF_PATH_ALLOC when none was decided. */
+static __always_inline __u8 prof_heap_path(__u32 tgid)
 {
 	__u8 *v = bpf_map_lookup_elem(&prof_otel_procs, &tgid);
 
-	return v && *v == PROF_PATH_OTEL;
+	return v ? *v : PROF_PATH_ALLOC;
+}
+
+static __always_inline bool prof_heap_otel(__u32 tgid)
+{
+	return prof_heap_path(tgid) == PROF_PATH_OTEL;
 }
 
 /* A process born in (or found in) the cgroup scope. */

@@ -315,21 +315,23 @@ static int heap_on_fork(struct collect *c, uint32_t pid, uint32_t ppid)
 
 	if (!c->opts.wide || loader__heap_path_of(c->loader, ppid) != PROF_PATH_OWN)
 		return 0;
+	/* Only running out of memory ends the run; a failed attach was reported. */
 	err = collect__event_attach_heap(c, pid, -1, HEAP_ATTACH_MORE, true, &n);
-	return err == -ENOENT || err == -ESRCH ? 0 : err == -ENOMEM ? err : 0;
+	return err == -ENOMEM ? err : 0;
 }
 
 static int heap_on_exit(struct collect *c, const struct prof_proc_event *e)
 {
 	struct owners *o = tracker__owners(c->tr);
 
-	/* Its own allocator links go with it (wide scopes). */
-	if ((e->flags & PROF_PROC_GROUP_DEAD) && o)
-		heap_attach__gone(c->loader, o, e->pid);
-	/* The trace writers' tables of live blocks let the process's go. */
-	if (e->flags & PROF_PROC_GROUP_DEAD)
+	if (e->flags & PROF_PROC_GROUP_DEAD) {
+		/* Its own allocator links go with it (wide scopes). */
+		if (o)
+			heap_attach__gone(c->loader, o, e->pid);
+		/* The trace writers' tables of live blocks let the process's go. */
 		return heap_tap(c, COLLECT_HEAP_EXIT, e->pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0,
 				false);
+	}
 	if (e->tid != e->pid || c->opts.cmd || c->opts.wide)
 		return 0;
 	return leader_left(c, e->pid);

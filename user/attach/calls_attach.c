@@ -270,7 +270,7 @@ static int attach_file(struct calls_attach *ca, const struct calls_runtime_file 
 		}
 		pr_warn("--calls: attaching %s:%s in %s failed: %s\n", plan.probes[i].provider,
 			plan.probes[i].name, rf->path, strerror(-err));
-		loader__attached_drop(ca->l, &key);
+		loader__detach(ca->l, &key);
 		return err;
 	}
 	for (i = 0; i < plan.nprobes; i++) {

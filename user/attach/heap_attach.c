@@ -272,21 +272,22 @@ cleanup:
 }
 
 /*
- * A file's allocator probes per process (wide scopes)?  split_file marks it: 1 split, 0 not
- * (too many processes map it), until nothing in scope maps it (loader__detach_file).
+ * A file's allocator probes per process (wide scopes)?  split_file marks it, by its stat and by
+ * its maps line's (dev, inode) (they differ on overlay and btrfs): 1 split, 0 not (too many
+ * processes map it), until nothing in scope maps it (loader__detach_file).
  */
+static bool is_split_key(struct loader *l, uint64_t dev, uint64_t ino)
+{
+	const int32_t *v = loader__attached_find(
+		l, &(struct loader_attach_key){
+			   .dev = dev, .ino = ino, .pid = -1, .kind = LOADER_ATTACH_HEAP_SPLIT});
+
+	return v && *v == 1;
+}
+
 static bool is_split(struct loader *l, const struct stat *st)
 {
-	struct loader_attach_key key = {
-		.dev = st->st_dev, .ino = st->st_ino, .pid = -1, .kind = LOADER_ATTACH_HEAP_SPLIT};
-	int32_t *slot;
-	bool created;
-
-	if (loader__attached(l, &key, &slot, &created))
-		return false;
-	if (created)
-		loader__attached_drop(l, &key);
-	return !created && *slot == 1;
+	return is_split_key(l, st->st_dev, st->st_ino);
 }
 
 /* heap_attach__file; own: the links of one process of a wide scope (PROF_COOKIE_OWN). */
@@ -317,7 +318,7 @@ static int file_attach(struct loader *l, int fd, const char *name, int pid, uint
 		return *slot;
 	n = attach_file(l, &key, &progs, fd, name, pid, own);
 	if (n < 0) {
-		loader__attached_drop(l, &key);
+		loader__detach(l, &key);
 		return n;
 	}
 	err = loader__attached(l, &key, &slot, &created);
@@ -407,7 +408,7 @@ static int otel_file(struct loader *l, int fd, const char *name, int pid)
 	if (!err)
 		err = attach_usdt(l, &key, progs.otel_alloc, path, pid, "otel_memory", "alloc");
 	if (err) {
-		loader__attached_drop(l, &key);
+		loader__detach(l, &key);
 		pr_warn("attaching the otel_memory probes of %s failed: %s (its allocator probes "
 			"serve instead)\n",
 			name, strerror(-err));
@@ -513,7 +514,7 @@ static int split_file(struct loader *l, struct owners *o, const struct stat *st,
 		return err;
 	err = owners__pids_of(o, file, &pids, &n);
 	if (err) {
-		loader__attached_drop(l, &mark);
+		loader__detach(l, &mark);
 		return err;
 	}
 	/* Every trap in the file runs each link's filter: a few processes of their own only. */
@@ -529,6 +530,14 @@ static int split_file(struct loader *l, struct owners *o, const struct stat *st,
 	}
 	stay = 0;
 	*slot = 1; /* before the moves: they attach per process */
+	/* ... and by its maps line, which wide_path reads (the same key on most file systems) */
+	if (file->dev != (uint64_t)st->st_dev || file->ino != (uint64_t)st->st_ino) {
+		mark.dev = file->dev;
+		mark.ino = file->ino;
+		err = loader__attached(l, &mark, &slot, &created);
+		if (!err)
+			*slot = 1;
+	}
 	for (size_t i = 0; !err && i < n; i++) {
 		int fns = 0, path = loader__heap_path_of(l, pids[i]);
 
@@ -563,7 +572,7 @@ static int split_file(struct loader *l, struct owners *o, const struct stat *st,
  * probes, links of its own (it is on them already, or maps a file probed per process), or the
  * links for every process.
  */
-static int wide_path(struct loader *l, uint32_t pid, const struct maps *m, int root_fd)
+static int wide_path(struct loader *l, uint32_t pid, const struct maps *m)
 {
 	int path = loader__heap_path_of(l, pid);
 
@@ -571,18 +580,13 @@ static int wide_path(struct loader *l, uint32_t pid, const struct maps *m, int r
 		return path;
 	if (!loader__heap_split(l))
 		return PROF_PATH_ALLOC; /* no file probed per process yet: nothing to look for */
+	/* By the maps lines: no file opened for it. */
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
-		struct stat st;
-		int fd;
 
-		if (!e->exec || !maps_entry__is_file(e) ||
-		    safe_open__mapping(&fd, "/proc", pid, e, root_fd))
-			continue;
-		path = fstat(fd, &st) || !is_split(l, &st) ? PROF_PATH_ALLOC : PROF_PATH_OWN;
-		close(fd);
-		if (path == PROF_PATH_OWN)
-			return path;
+		if (e->exec && maps_entry__is_file(e) &&
+		    is_split_key(l, makedev(e->dev_major, e->dev_minor), e->inode))
+			return PROF_PATH_OWN;
 	}
 	return PROF_PATH_ALLOC;
 }
@@ -672,7 +676,7 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 			goto cleanup;
 		}
 		if (o) {
-			path = wide_path(l, pid, m, root_fd);
+			path = wide_path(l, pid, m);
 			if (path == PROF_PATH_OTEL)
 				own_drop(l, o, pid); /* moved onto its probes by a dlopen */
 		}

@@ -939,6 +939,13 @@ int loader__attached(struct loader *l, const struct loader_attach_key *key, int3
 	return 0;
 }
 
+const int32_t *loader__attached_find(const struct loader *l, const struct loader_attach_key *key)
+{
+	const struct attached *a = hashmap__find(l->attached, key);
+
+	return a ? &a->value : NULL;
+}
+
 /* Is name the file BPFTRACE_PROF_FAULT_SESSION names (by its basename)? */
 static bool session_fault(const struct loader *l, const char *name)
 {
@@ -1047,11 +1054,6 @@ int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
 	a->links[a->nlinks++] = link;
 	l->stats.links++;
 	return 0;
-}
-
-void loader__attached_drop(struct loader *l, const struct loader_attach_key *key)
-{
-	loader__detach(l, key);
 }
 
 int loader__detach(struct loader *l, const struct loader_attach_key *key)

@@ -128,6 +128,8 @@ struct loader_attach_key {
 };
 int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
 		     bool *created);
+/* key's value without making an entry; NULL when it has none. */
+const int32_t *loader__attached_find(const struct loader *l, const struct loader_attach_key *key);
 /* Keep link with key's entry (created by loader__attached): destroyed when the entry goes.
  * 0, or -ENOENT / -ENOMEM (the link destroyed). */
 int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
@@ -161,10 +163,8 @@ struct loader_multi_set {
 };
 int loader__heap_multi(struct loader *l, const struct loader_attach_key *key, const char *name,
 		       const char *path, int pid, const struct loader_multi_set sets[3]);
-/* Forget an entry and destroy its links (its attach failed: a later attempt may try again). */
-void loader__attached_drop(struct loader *l, const struct loader_attach_key *key);
-/* Detach an entry: its links destroyed, the entry forgotten (a later attach works again).
- * Returns the links destroyed, or -ENOENT. */
+/* Detach an entry: its links destroyed, the entry forgotten (a later attach works again; also
+ * what an attach that failed does).  Returns the links destroyed, or -ENOENT. */
 int loader__detach(struct loader *l, const struct loader_attach_key *key);
 /* Wide scopes, a file nothing in scope maps any more: detach its entries for every process
  * (pid -1) of every kind.  Returns the links destroyed (0: none were attached). */

@@ -95,14 +95,11 @@ STATS_ADDER(collect_stats, run_collect_stats, PROF_COLLECT_STATS, collect_rows)
 STATS_ADDER(report_stats, run_report_stats, PROF_REPORT_STATS, report_rows)
 STATS_ADDER(symbolizer_stats, symbolizer_stats, PROF_SYMBOLIZER_STATS, symbolizer_rows)
 STATS_ADDER(unwinder_stats, unwinder_stats, PROF_UNWINDER_STATS, unwinder_rows)
-#undef STATS_ADDER
-#undef STAT_VAL
-#define STAT_VAL_OF(f, n, d, k) st->f,
 
 /* run__add_unwinder_stats, the files without a table named on their counter's line. */
 static int add_unwinder(struct profile *p, const struct unwinder_stats *st, const char *failed)
 {
-	const uint64_t vals[] = {PROF_UNWINDER_STATS(STAT_VAL_OF)};
+	const uint64_t vals[] = {PROF_UNWINDER_STATS(STAT_VAL)};
 	char desc[512];
 	int err = 0;
 
@@ -118,6 +115,8 @@ static int add_unwinder(struct profile *p, const struct unwinder_stats *st, cons
 	}
 	return err;
 }
+#undef STATS_ADDER
+#undef STAT_VAL
 
 int profile_run__apply(const struct profile_run *run, struct profile *p)
 {

@@ -8,7 +8,6 @@
 /* DWARF exception-header pointer encodings (LSB "Linux Standard Base Core", .eh_frame_hdr). */
 #define PE_UDATA4  0x03
 #define PE_SDATA4  0x0b
-#define PE_PCREL   0x10
 #define PE_DATAREL 0x30
 #define PE_OMIT	   0xff
 
