@@ -19,7 +19,7 @@ INCLUDES   := -Iinclude -I$(OUTPUT) -Iuser
 CFLAGS     ?= -g -O2
 WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPROF_VERSION='"$(VERSION)"' $(INCLUDES) -MMD -MP
-LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl liblzma 2>/dev/null || echo -lbpf -lelf -lz -lcurl -llzma) -lstdc++ -lm
+LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl liblzma libdebuginfod 2>/dev/null || echo -lbpf -lelf -lz -lcurl -llzma -ldebuginfod) -lstdc++ -lm
 # The host's system include dirs after our own (libbpf-bootstrap): <bpf/usdt.bpf.h> includes
 # <linux/errno.h>, which needs the multiarch <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
@@ -250,6 +250,13 @@ $(OUTPUT)/targets/heap_target_minidebug: $(OUTPUT)/targets/heap_target scripts/a
 	$(call msg,TARGET,$@)
 	$(Q)scripts/add-minidebuginfo.sh $< $@ $(OUTPUT)/targets/heap_target_stripped
 
+# static_alloc as most distributions ship a binary: stripped, its debug file apart (served by
+# debuginfod in tests/e2e/test_names.sh).
+$(OUTPUT)/targets/static_alloc_stripped: $(OUTPUT)/targets/static_alloc
+	$(call msg,TARGET,$@)
+	$(Q)objcopy --only-keep-debug $< $(OUTPUT)/targets/static_alloc.debug
+	$(Q)strip --strip-all -o $@ $<
+
 $(OUTPUT)/tests/test_sampler: | $(SAMPLER_SO) $(OUTPUT)/targets/sampler_check \
 	$(OUTPUT)/targets/sampler_new $(OUTPUT)/targets/libinterpose_alloc.so
 
@@ -299,7 +306,8 @@ $(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
 	$(Q)$(CXX) $(TARGET_CFLAGS) -O2 $< -o $@
 
 targets: $(TARGETS_C) $(TARGETS_CC) $(OUTPUT)/targets/libinterpose_alloc.so \
-	$(OUTPUT)/targets/frames_wide_nofp $(OUTPUT)/targets/heap_target_minidebug
+	$(OUTPUT)/targets/frames_wide_nofp $(OUTPUT)/targets/heap_target_minidebug \
+	$(OUTPUT)/targets/static_alloc_stripped
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench $(FIX) \
 $(OUTPUT)/fuzz $(OUTPUT)/fuzz/obj:
@@ -312,7 +320,7 @@ e2e: bpftrace-prof targets
 	$(Q)tests/e2e/run.sh
 
 # A crash, leak, timeout (10 s an input) or 2 GB of RSS in any harness fails.
-fuzz: $(FUZZ_BINS)
+fuzz: $(FUZZ_BINS) $(FIX)/symfix-stripped
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-fuzz.sh $(FUZZ_BINS)
 
 # `sudo make test`: install what is missing, build, run unit and end-to-end tests.

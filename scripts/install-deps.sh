@@ -7,6 +7,8 @@ level=${1:-test}
 build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcurl4-openssl-dev pkg-config make gcc g++"
 # liblzma-dev: MiniDebugInfo (.gnu_debugdata, xz); xz-utils builds the test target that carries it
 build_pkgs="$build_pkgs liblzma-dev xz-utils"
+# libdebuginfod-dev: debug files fetched by build id from DEBUGINFOD_URLS (user/sym/debuginfod.c)
+build_pkgs="$build_pkgs libdebuginfod-dev"
 # systemtap-sdt-dev: <sys/sdt.h>, the otel_memory USDT probes of the preloaded sampler (user/sampler/)
 # and of the test program that fires them itself.
 build_pkgs="$build_pkgs systemtap-sdt-dev"
@@ -20,6 +22,8 @@ test_pkgs="$test_pkgs docker.io busybox-static tmux"
 test_pkgs="$test_pkgs protobuf-compiler"
 # strace: the spool's renames and syncs, in order (tests/e2e/test_push.sh).
 test_pkgs="$test_pkgs strace"
+# debuginfod: the server test_names.sh runs on the loopback, serving a stripped target's debug file.
+test_pkgs="$test_pkgs debuginfod"
 # python3-protobuf: the -f perfetto traces decoded a second way, with Python classes protoc
 # generates at test time from tests/perfetto_subset.proto (tests/e2e/perfetto_check.py).
 test_pkgs="$test_pkgs python3-protobuf"

@@ -105,6 +105,12 @@ static const char usage[] =
 	"      --unwind-max-cfi MIB .eh_frame/.debug_frame of one file read, at most (default\n"
 	"                           256); a file over either gets frame pointers (counted,\n"
 	"                           named with -v and in the summary)\n"
+	"      --no-debuginfod      never ask DEBUGINFOD_URLS' servers for the debug files "
+	"(names)\n"
+	"                           of files without symbols (asked by default when it is set)\n"
+	"      --debuginfod-timeout SECONDS\n"
+	"                           one such fetch, at most (default 30); at exit the run waits\n"
+	"                           that long at most for those under way\n"
 	"  -v, --verbose            more diagnostics (repeat for more)\n"
 	"  -q, --quiet              only errors (no start lines, status line or summary)\n"
 	"  -h, --help               this text\n"
@@ -164,6 +170,8 @@ enum {
 	OPT_UNWIND_MEMORY,
 	OPT_UNWIND_MAX_ROWS,
 	OPT_UNWIND_MAX_CFI,
+	OPT_NO_DEBUGINFOD,
+	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_VERSION,
 	OPT_CGROUP,
 	OPT_CONTAINER,
@@ -199,6 +207,8 @@ static const struct option long_opts[] = {
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"unwind-max-rows", required_argument, NULL, OPT_UNWIND_MAX_ROWS},
 	{"unwind-max-cfi", required_argument, NULL, OPT_UNWIND_MAX_CFI},
+	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
+	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -534,6 +544,15 @@ int cli__parse(struct env *out, int argc, char **argv)
 				return bad("invalid --unwind-max-cfi '%s' (MiB, 1 to 65536)",
 					   optarg);
 			env.unwind_max_cfi = v << 20;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			env.no_debuginfod = true;
+			break;
+		case OPT_DEBUGINFOD_TIMEOUT:
+			if (parse_u64(optarg, 3600, &v) || v == 0)
+				return bad("invalid --debuginfod-timeout '%s' (seconds, 1 to 3600)",
+					   optarg);
+			env.debuginfod_timeout = (unsigned)v;
 			break;
 		case 'v':
 			if (env.verbosity >= 0)

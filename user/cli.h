@@ -55,11 +55,13 @@ struct env {
 	uint64_t sample_bytes;
 	bool no_preload; /* --no-preload: sampled -- CMD through allocator uprobes */
 	enum unwind_mode unwind;
-	uint64_t unwind_memory;	  /* --unwind-memory in bytes; 0: the unwinder's default */
-	uint32_t unwind_max_rows; /* --unwind-max-rows; 0: the table builder's default */
-	uint64_t unwind_max_cfi;  /* --unwind-max-cfi in bytes; 0: the table builder's default */
-	int verbosity;		  /* -v count, -1 for -q */
-	char *cmdline;		  /* our own argv joined, for the profile's comments */
+	uint64_t unwind_memory;	     /* --unwind-memory in bytes; 0: the unwinder's default */
+	uint32_t unwind_max_rows;    /* --unwind-max-rows; 0: the table builder's default */
+	uint64_t unwind_max_cfi;     /* --unwind-max-cfi in bytes; 0: the table builder's default */
+	bool no_debuginfod;	     /* --no-debuginfod */
+	unsigned debuginfod_timeout; /* --debuginfod-timeout seconds; 0: the fetcher's default */
+	int verbosity;		     /* -v count, -1 for -q */
+	char *cmdline;		     /* our own argv joined, for the profile's comments */
 };
 
 enum cli_result {

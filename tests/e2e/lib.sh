@@ -4,6 +4,8 @@
 PROF=${PROF:-./bpftrace-prof}
 # go tool pprof wants a home for its caches (CI may run without HOME)
 export HOME=${HOME:-/root}
+# Debug files come from the servers tests start (test_names.sh), never from the caller's.
+unset DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH
 TARGETS=build/targets
 E2E_TMP=${E2E_TMP:-$(mktemp -d /tmp/bpftrace-prof-e2e.XXXXXX)}
 export E2E_TMP

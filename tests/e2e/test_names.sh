@@ -53,3 +53,100 @@ t_names_unwind_table_refused_named() {
 	expect_eq "exit status of --unwind-max-rows 0" 2 "$rc"
 	expect_eq "lines on stderr" 1 "$(wc -l <"$E2E_TMP/usage")"
 }
+
+# A distribution's stripped binary, its debug file on a debuginfod server (the Debian package's
+# own server, on the loopback): its static functions named with their exact bytes; the second
+# run names them from libdebuginfod's cache with the server gone; --no-debuginfod asks nothing.
+t_names_debuginfod() {
+	local srv=$E2E_TMP/srv f=$E2E_TMP/fetched.pb.gz c=$E2E_TMP/cached.pb.gz n=$E2E_TMP/no.pb.gz
+	local bid url
+	trap 'stop_pidfile "$E2E_TMP/debuginfod.pid"' EXIT
+	mkdir -p "$srv"
+	cp build/targets/static_alloc.debug "$srv/"
+	bid=$(build_id build/targets/static_alloc_stripped)
+	url=$(start_debuginfod "$srv" "$bid") || fail "debuginfod never served $bid: $(tail -3 "$E2E_TMP/debuginfod.log")"
+	export DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$E2E_TMP/cache
+	"$PROF" --heap -o "$f" --top 0 -- build/targets/static_alloc_stripped >/dev/null ||
+		fail "profiler exit status $?"
+	check_static_alloc "$f" hidden_keep hidden_churn
+	expect_eq "debuginfod_fetched" 1 "$(pprof_counter_value "$f" debuginfod_fetched)"
+	expect_one_line "hidden_keep's caller" '\|hidden_keep;main;' <(pprof_traces "$f")
+	stop_pidfile "$E2E_TMP/debuginfod.pid"
+	"$PROF" --heap -o "$c" --top 0 -- build/targets/static_alloc_stripped >/dev/null ||
+		fail "profiler exit status $? (cached)"
+	check_static_alloc "$c" hidden_keep hidden_churn
+	"$PROF" --heap --no-debuginfod -o "$n" --top 0 -- build/targets/static_alloc_stripped \
+		>/dev/null || fail "profiler exit status $? (--no-debuginfod)"
+	expect_eq "hidden_keep named with --no-debuginfod" 0 "$(pprof_flat "$n" alloc_objects hidden_keep)"
+	expect_eq "debuginfod_fetched with --no-debuginfod" 0 "$(pprof_counter_value "$n" debuginfod_fetched)"
+}
+
+# A server that accepts and never answers: the run ends once --debuginfod-timeout has passed,
+# said on stderr, every allocation there under its file offset, the cut fetch counted.
+t_names_debuginfod_stalled() {
+	local f=$E2E_TMP/stalled.pb.gz port keep churn
+	python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(s.accept()[0])' >"$E2E_TMP/stall.port" &
+	echo $! >"$E2E_TMP/stall.pid"
+	trap 'stop_pidfile "$E2E_TMP/stall.pid"' EXIT
+	for _ in $(seq 50); do [ -s "$E2E_TMP/stall.port" ] && break; sleep 0.1; done
+	port=$(cat "$E2E_TMP/stall.port")
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$E2E_TMP/cache \
+		"$PROF" --heap --debuginfod-timeout 2 -o "$f" --top 0 -- \
+		build/targets/static_alloc_stripped >/dev/null 2>"$E2E_TMP/err" ||
+		fail "profiler exit status $?"
+	grep -q '^bpftrace-prof: waiting up to 2 s for [0-9]* debug files\? from debuginfod' "$E2E_TMP/err" ||
+		fail "the wait not said: $(head -5 "$E2E_TMP/err")"
+	keep=static_alloc_stripped+0x$(file_offset build/targets/static_alloc hidden_keep)
+	churn=static_alloc_stripped+0x$(file_offset build/targets/static_alloc hidden_churn)
+	check_static_alloc "$f" "$keep" "$churn"
+	expect_range "debuginfod_timeouts" 1 2 "$(pprof_counter_value "$f" debuginfod_timeouts)"
+	# No negative entry left behind: the next run with a server that has the file names it.
+	[ -z "$(find "$E2E_TMP/cache" -type f -name debuginfo -size 0)" ] ||
+		fail "a negative cache entry left: $(find "$E2E_TMP/cache" -type f -name debuginfo)"
+}
+
+# The allocations of tests/targets/static_alloc.c, exact, under the names given for its two
+# functions; nothing dropped (debuginfod's own counters aside).
+check_static_alloc() { # FILE KEEP CHURN
+	expect_no_drops "$1"
+	expect_eq "$2 alloc_objects" 300 "$(pprof_flat "$1" alloc_objects "$2")"
+	expect_eq "$2 inuse_space" 300000 "$(pprof_flat "$1" inuse_space "$2")"
+	expect_eq "$3 alloc_objects" 2000 "$(pprof_flat "$1" alloc_objects "$3")"
+	expect_eq "$3 alloc_space" 128000 "$(pprof_flat "$1" alloc_space "$3")"
+	expect_eq "$3 inuse_objects" 0 "$(pprof_flat "$1" inuse_objects "$3")"
+}
+
+# Stop the process whose pid FILE holds, and wait until it is gone.
+stop_pidfile() { # FILE
+	local pid
+	pid=$(cat "$1" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+}
+
+build_id() { # FILE
+	readelf -n "$1" | awk '/Build ID/ { print $3; exit }'
+}
+
+# start_debuginfod DIR BID: Debian's debuginfod indexing DIR on a free loopback port; its URL once
+# it serves build id BID (its pid in $E2E_TMP/debuginfod.pid).
+start_debuginfod() {
+	local port
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	debuginfod -F "$1" -p "$port" -d "$E2E_TMP/debuginfod.sqlite" >"$E2E_TMP/debuginfod.log" 2>&1 &
+	echo $! >"$E2E_TMP/debuginfod.pid"
+	for _ in $(seq 150); do
+		if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/buildid/$2/debuginfo")" = 200 ]; then
+			echo "http://127.0.0.1:$port"
+			return 0
+		fi
+		sleep 0.2
+	done
+	return 1
+}

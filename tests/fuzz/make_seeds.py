@@ -298,6 +298,18 @@ def minidebug_seeds():
     put("minidebug", "zeros-bomb", b"\x00" + lzma.compress(bytes(64 << 20)))
 
 
+def debug_file_seeds():
+    """What a debuginfod server could send for the stripped symfix fixture: its debug file, cut,
+    its .symtab's entry size and link patched, another build's debug file."""
+    b = read("build/fixtures/symfix-pie.debug")
+    put("debug_file", "symfix-pie.debug", b)
+    put("debug_file", "cut-half", b[:len(b) // 2])
+    t = sec(b, ".symtab")
+    put("debug_file", "symtab-entsize-0", patch(b, t["hdr"] + 56, "<Q", 0))
+    put("debug_file", "symtab-link-out", patch(b, t["hdr"] + 40, "<I", 0xffff))
+    put("debug_file", "other-build", read("build/targets/static_alloc.debug"))
+
+
 # ---- .eh_frame_hdr ----------------------------------------------------------------------------
 def fde_index_seeds():
     """The .eh_frame_hdr and .eh_frame of stripped files, as the harness takes them: both
@@ -320,3 +332,4 @@ if __name__ == "__main__":
     otel_seeds()
     minidebug_seeds()
     fde_index_seeds()
+    debug_file_seeds()

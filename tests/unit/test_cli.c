@@ -234,6 +234,27 @@ static void test_cli__unwind_memory(void **state)
 	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-cfi", "65537"), -EINVAL);
 }
 
+static void test_cli__debuginfod(void **state)
+{
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "-p", "1"), CLI_RUN);
+	assert_false(env.no_debuginfod);
+	assert_int_equal(env.debuginfod_timeout, 0); /* the fetcher's default */
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--no-debuginfod", "--debuginfod-timeout", "5"),
+			 CLI_RUN);
+	assert_true(env.no_debuginfod);
+	assert_int_equal(env.debuginfod_timeout, 5);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--debuginfod-timeout", "3600"), CLI_RUN);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--debuginfod-timeout", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--debuginfod-timeout", "3601"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--debuginfod-timeout", "2s"), -EINVAL);
+}
+
 static void test_cli__help_and_version_exit(void **state)
 {
 	struct env env;
@@ -704,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_cli__errors),
 		cmocka_unit_test(test_cli__duration_bounds),
 		cmocka_unit_test(test_cli__unwind_memory),
+		cmocka_unit_test(test_cli__debuginfod),
 		cmocka_unit_test(test_cli__help_and_version_exit),
 		cmocka_unit_test(test_cli__output_path_per_mode),
 		cmocka_unit_test(test_cli__event_trace_formats),

@@ -28,6 +28,8 @@
 
 #include <cmocka.h>
 
+#include "fixture_nm.h"
+
 #include "proc/maps.h"
 #include "sym/symbolizer.h"
 #include "util/hashmap.h"
@@ -53,25 +55,6 @@ static struct {
 	char pie_build_id[128];
 	uint64_t vdso_size, vdso_clock_gettime; /* offset of __vdso_clock_gettime in the image */
 } fx;
-
-/* nm -S --defined-only: "addr [size] type name". */
-static uint64_t nm_addr(const char *nm_path, const char *name)
-{
-	char line[512], a[32], b[32], c[256], d[256];
-	FILE *f = fopen(nm_path, "r");
-	uint64_t addr = 0;
-
-	assert_non_null(f);
-	while (!addr && fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%31s %31s %255s %255s", a, b, c, d);
-
-		if ((n == 4 && strcmp(d, name) == 0) || (n == 3 && strcmp(c, name) == 0))
-			addr = strtoull(a, NULL, 16);
-	}
-	fclose(f);
-	assert_true(addr != 0);
-	return addr;
-}
 
 /* The executable PT_LOAD segment, read with libelf. */
 static void exec_segment(const char *path, uint64_t *offset, uint64_t *vaddr, uint64_t *filesz)
@@ -773,7 +756,7 @@ static struct symbolizer *new_capped(size_t max_files, uint64_t max_file_bytes)
 	return s;
 }
 
-static void assert_files(const struct symbolizer *s, size_t loaded, uint64_t evicted)
+static void assert_files(struct symbolizer *s, size_t loaded, uint64_t evicted)
 {
 	struct symbolizer_usage u;
 

@@ -337,6 +337,7 @@ void collect__python_retry(struct collect *c)
 void collect__tick(struct collect *c)
 {
 	collect__fatal(c, tracker__tick(c->tr));
+	collect__fatal(c, stackres__debug(c->stacks, false));
 	for (size_t i = 0; i < c->nmodes; i++)
 		if (c->modes[i]->tick)
 			c->modes[i]->tick(c);
@@ -599,6 +600,8 @@ void collect__snapshot(struct collect *c, bool last)
 {
 	/* Python threads named since their first samples (the profile says thread_name). */
 	collect__fatal(c, stackres__python_names(c->stacks, 0));
+	/* Debug files debuginfod sent name the frames of their files (the last: waited for). */
+	collect__fatal(c, stackres__debug(c->stacks, last));
 	for (size_t i = 0; i < c->nmodes; i++)
 		if (c->modes[i]->snapshot)
 			c->modes[i]->snapshot(c, last);

@@ -16,7 +16,10 @@ int run_parts__open(struct run_parts *p, struct loader *l, const struct run_part
 
 	memset(p, 0, sizeof(*p));
 	p->loader = l;
-	err = symbolizer__new(&p->sym, NULL);
+	err = symbolizer__new(&p->sym, &(struct symbolizer_opts){
+					       .debuginfod = !o->no_debuginfod,
+					       .debuginfod_timeout_s = o->debuginfod_timeout,
+				       });
 	if (!err)
 		err = procinfo__new(&p->procs, NULL);
 	/* Wide scopes label each process with its container, cgroup and own pid. */

@@ -31,9 +31,11 @@ struct run_parts_opts {
 	bool cmd;	    /* `-- CMD` */
 	bool hold_exits;    /* wide scopes: libc's _exit hooked */
 	bool unwind_tables; /* not --unwind fp */
-	uint64_t unwind_memory;	  /* --unwind-memory */
-	uint32_t unwind_max_rows; /* --unwind-max-rows */
-	uint64_t unwind_max_cfi;  /* --unwind-max-cfi */
+	uint64_t unwind_memory;	     /* --unwind-memory */
+	uint32_t unwind_max_rows;    /* --unwind-max-rows */
+	uint64_t unwind_max_cfi;     /* --unwind-max-cfi */
+	bool no_debuginfod;	     /* --no-debuginfod */
+	unsigned debuginfod_timeout; /* --debuginfod-timeout */
 };
 
 /* 0 or -errno (then nothing is left open). */

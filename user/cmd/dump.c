@@ -362,6 +362,8 @@ int dump__run(const struct dump_env *env)
 	if (!err)
 		err = loader__poll(l, 0) < 0 ? -EIO : 0;
 	if (!err)
+		err = stackres__debug(parts.stacks, true);
+	if (!err)
 		err = collect__sync(c);
 	if (err) {
 		pr_err("capturing the stacks failed: %s\n", strerror(-err));

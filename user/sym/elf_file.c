@@ -507,6 +507,52 @@ static int load_debug_syms(struct elf_file *ef, Elf *elf, const char *path,
 	return try_debuglink(ef, elf, path, opts, ddir);
 }
 
+static struct elf_file *alloc_file(void)
+{
+	struct elf_file *ef = calloc(1, sizeof(*ef));
+
+	if (ef)
+		ef->fd = -1;
+	return ef;
+}
+
+int elf_file__use_debug_file(struct elf_file *ef, const char *path)
+{
+	struct elf_file *tmp;
+	int err;
+
+	if (ef->src == ELF_FILE_SYMS_SYMTAB || ef->src == ELF_FILE_SYMS_DEBUG_FILE)
+		return -EEXIST;
+	tmp = alloc_file();
+	if (!tmp)
+		return -ENOMEM;
+	tmp->dev = ef->dev;
+	tmp->ino = ef->ino;
+	tmp->build_id = strdup(ef->build_id);
+	err = tmp->build_id ? try_debug_file(tmp, -1, path, false, 0) : -ENOMEM;
+	if (!err)
+		err = finish_syms(tmp);
+	if (!err) {
+		/* The new table in, the old one out with tmp. */
+		struct elf_file old = *ef;
+
+		ef->syms = tmp->syms;
+		ef->nsyms = tmp->nsyms;
+		ef->syms_cap = tmp->syms_cap;
+		ef->uniq = tmp->uniq;
+		ef->nuniq = tmp->nuniq;
+		ef->names = tmp->names;
+		ef->debug_path = tmp->debug_path;
+		ef->src = ELF_FILE_SYMS_DEBUG_FILE;
+		tmp->syms = old.syms;
+		tmp->uniq = old.uniq;
+		tmp->names = old.names;
+		tmp->debug_path = old.debug_path;
+	}
+	elf_file__free(tmp);
+	return err;
+}
+
 /*
  * MiniDebugInfo: the .symtab of the xz-compressed ELF in .gnu_debugdata (sym/minidebug.h), the
  * functions .dynsym lacks.  0 (none found: nothing read), or -ENOMEM; a section that does not
@@ -628,15 +674,6 @@ static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 			return err;
 	}
 	return finish_syms(ef);
-}
-
-static struct elf_file *alloc_file(void)
-{
-	struct elf_file *ef = calloc(1, sizeof(*ef));
-
-	if (ef)
-		ef->fd = -1;
-	return ef;
 }
 
 static int load_fd(struct elf_file *ef, int fd, const char *path, const struct elf_file_opts *opts)

@@ -62,6 +62,15 @@ int elf_file__open_fd(struct elf_file **out, int fd, const struct elf_file_opts 
 int elf_file__open_mem(struct elf_file **out, const void *image, size_t size);
 void elf_file__free(struct elf_file *ef);
 
+/*
+ * Symbols from the debug file at path (one fetched from debuginfod) for a file that has neither
+ * .symtab nor a local debug file: checked as a local one (a regular file under
+ * SAFE_OPEN_ELF_MAX, this file's build id), its .symtab then replaces what .dynsym and
+ * MiniDebugInfo gave.  0 when used; else ef is unchanged: -EEXIST (full symbols already),
+ * -ESTALE (another build), -ENOENT (no function symbols), -ENOEXEC, -ENOMEM, …
+ */
+int elf_file__use_debug_file(struct elf_file *ef, const char *path);
+
 /* Lowercase hex of .note.gnu.build-id, "" when the file has none. */
 const char *elf_file__build_id(const struct elf_file *ef);
 /* ET_EXEC, ET_DYN, … */

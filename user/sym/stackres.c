@@ -12,6 +12,7 @@
 #include "util/hashmap.h"
 #include "prof_common.h"
 #include "sym/symbolizer.h"
+#include "util/log.h"
 
 /*
  * Index of interned stacks.  Frames do not fit a fixed-size key, so the key is their hash; two
@@ -49,6 +50,7 @@ enum job_kind {
 	JOB_PYNAMES,  /* read Python process pid's thread names now (0: every process's) */
 	JOB_PYRETRY,  /* read the names of processes with a thread seen unnamed, if due */
 	JOB_AFTER,    /* call fn(ctx, pid) */
+	JOB_DEBUG,    /* take the debug files debuginfod sent; redo the stacks of redo[0..n) */
 };
 
 struct job {
@@ -63,7 +65,8 @@ struct job {
 	uint64_t arg;
 	const struct py_version *py;
 	uint64_t runtime;
-	struct maps *maps; /* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
+	struct maps *maps;  /* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
+	struct stack *redo; /* JOB_DEBUG: copies of the user stacks then (frames shared), owned */
 };
 
 /*
@@ -146,6 +149,32 @@ unsigned stackres__count(const struct stackres *r)
 	return r->count;
 }
 
+/* A return address points after the call: the call itself is looked up. */
+static uint64_t lookup_addr(enum stack_kind kind, const struct stackres_frame *frames, unsigned i)
+{
+	return frames[i].addr - (kind == STACK_USER_RET || i > 0 ? 1 : 0);
+}
+
+/* A debug file arrived for build id bid: the frames named from its file are named again. */
+static int redo_build_id(void *ctx, const char *bid)
+{
+	const struct job *j = ctx;
+	int err = 0;
+
+	for (unsigned i = 0; i < j->n && !err; i++) {
+		const struct stack *st = &j->redo[i];
+
+		for (unsigned k = 0; k < st->n && !err; k++) {
+			struct sym_result *sym = &st->frames[k].sym;
+
+			if (sym->map && sym->map->build_id == bid)
+				err = symbolizer__resolve_again(
+					j->ctx, lookup_addr(st->kind, st->frames, k), sym);
+		}
+	}
+	return err;
+}
+
 /* One job, on whichever thread symbolizes.  -ENOMEM or 0: a process gone is no error. */
 static int job__run(struct stackres *r, const struct job *j)
 {
@@ -155,9 +184,7 @@ static int job__run(struct stackres *r, const struct job *j)
 	case JOB_RESOLVE:
 		for (unsigned i = 0; i < j->n && !err; i++) {
 			struct stackres_frame *f = &j->frames[i];
-			/* A return address points after the call: look up the call itself. */
-			uint64_t lookup =
-				f->addr - (j->stack_kind == STACK_USER_RET || i > 0 ? 1 : 0);
+			uint64_t lookup = lookup_addr(j->stack_kind, j->frames, i);
 
 			if (j->stack_kind == STACK_KERNEL)
 				err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
@@ -196,6 +223,11 @@ static int job__run(struct stackres *r, const struct job *j)
 	case JOB_AFTER:
 		j->fn(j->ctx, j->arg);
 		break;
+	case JOB_DEBUG:
+		err = symbolizer__debug_take(
+			r->sym, redo_build_id,
+			&(struct job){.redo = j->redo, .n = j->n, .ctx = r->sym});
+		break;
 	}
 	return err == -ENOMEM ? err : 0;
 }
@@ -223,6 +255,7 @@ static void *worker_main(void *arg)
 
 		err = job__run(r, j);
 		maps__free(j->maps); /* the queued copy's reference */
+		free(j->redo);
 		free(j);
 
 		pthread_mutex_lock(&w->lock);
@@ -375,6 +408,39 @@ int stackres__python_retry(struct stackres *r)
 const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32_t tid)
 {
 	return symbolizer__python_thread_name(r->sym, pid, tid);
+}
+
+int stackres__debug(struct stackres *r, bool last)
+{
+	unsigned ms = last ? symbolizer__debug_timeout_ms(r->sym) : 0, n = 0, pending;
+	struct stack *redo;
+	int err;
+
+	if (ms) {
+		/* Every stack resolved first: its files are asked for by then. */
+		err = stackres__sync(r);
+		if (err)
+			return err;
+		pending = symbolizer__debug_pending(r->sym);
+		if (pending)
+			pr_note("waiting up to %u s for %u debug file%s from debuginfod "
+				"(--no-debuginfod: never)\n",
+				ms / 1000, pending, pending == 1 ? "" : "s");
+		symbolizer__debug_finish(r->sym, ms);
+	}
+	if (!symbolizer__debug_arrived(r->sym))
+		return 0;
+	/* The worker reads these copies: r->stacks may grow meanwhile, the frames stay. */
+	redo = malloc((r->count ? r->count : 1) * sizeof(*redo));
+	if (!redo)
+		return -ENOMEM;
+	for (unsigned i = 0; i < r->count; i++)
+		if (r->stacks[i].frames && r->stacks[i].kind != STACK_KERNEL)
+			redo[n++] = r->stacks[i];
+	err = submit(r, &(struct job){.kind = JOB_DEBUG, .redo = redo, .n = n});
+	if (err || !r->w)
+		free(redo);
+	return err;
 }
 
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,

@@ -86,6 +86,15 @@ int stackres__python_names(struct stackres *r, uint32_t pid);
  * each; symbolizer__python_retry).  0 or -ENOMEM. */
 int stackres__python_retry(struct stackres *r);
 
+/*
+ * Debug files debuginfod sent since the last call (symbolizer_opts.debuginfod): taken, in order
+ * with the stacks, and every stack's frames of their files named again.  last: the run's final
+ * profiles are next, so first wait for the files still being fetched, at most one fetch timeout
+ * (said on stderr).  The event loop calls it now and then, the writers before a profile.
+ * 0 or -ENOMEM.
+ */
+int stackres__debug(struct stackres *r, bool last);
+
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);
 

@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "sym/debuginfod.h"
 #include "sym/demangle.h"
 #include "sym/elf_file.h"
 #include "util/hashmap.h"
@@ -22,6 +23,7 @@
 #include "proc/maps.h"
 #include "sym/perfmap.h"
 #include "sym/pynames.h"
+#include "sym/symbolizer_priv.h"
 #include "sym/symfiles.h"
 #include "proc/safe_open.h"
 #include "util/strpool.h"
@@ -35,65 +37,6 @@
 #define REREAD_EVERY 64
 #define REREAD_MAX   65536
 #define MAX_UNKNOWN  4096 /* addresses remembered per pid as outside every mapping */
-
-enum map_kind {
-	MAP_FILE,    /* a path we can open */
-	MAP_VDSO,    /* "[vdso]": the kernel's image, the same as ours */
-	MAP_ANON,    /* anonymous or "[anon:…]", "[heap]": JIT code, via the perf map */
-	MAP_SPECIAL, /* "[vsyscall]" and the like: a name only */
-};
-
-struct proc_map {
-	uint64_t start, end, offset;
-	const char *path; /* interned; without " (deleted)" */
-	enum map_kind kind;
-	struct sym_file *file; /* MAP_FILE (NULL when it could not be opened), MAP_VDSO; a ref */
-	struct file_key key;   /* MAP_FILE: the maps line's (dev, inode), to open it again */
-	bool deleted;
-	bool reload_failed; /* evicted and could not be opened again: not retried until a reload */
-};
-
-struct sym_proc {
-	const char *comm;      /* interned */
-	struct proc_map *maps; /* executable mappings, by start */
-	size_t nmaps;
-	bool load_tried; /* a load was attempted since the last forget */
-	bool loaded;	 /* maps read since the last forget */
-	bool gone;	 /* maps could not be read: the process exited */
-	bool reread;	 /* maps re-read since the last load */
-	uint64_t resolves, reread_at, reread_every;
-	struct hashmap *unknown; /* uint64_t addr -> char: outside every mapping after a re-read */
-	struct perfmap *perfmap;
-	int perfmap_cand;      /* which candidate it came from (load_perfmap) */
-	uint64_t perfmap_size; /* its size then: a larger file has new entries */
-	bool perfmap_checked;
-	uint64_t perfmap_checked_at;
-	bool uid_known;
-	bool perfmap_refused; /* said and counted once per process */
-	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
-	struct pynames *py;   /* its CPython's frame and thread names (symbolizer__set_python) */
-};
-
-/* Mappings are shared by every result that falls in them; compared by interned pointers. */
-struct mapping_key {
-	uint64_t start, limit, offset;
-	const char *path, *build_id;
-	uint64_t has_symbols;
-};
-
-struct symbolizer {
-	char *proc_root, *kallsyms_path, *perfmap_dir, *debug_dir;
-	/* Every string a result or a record holds: swept by symbolizer__sweep. */
-	struct strpool *pool;
-	struct symfiles files;	  /* the ELF files processes map, loaded by an LRU */
-	struct hashmap *procs;	  /* uint64_t pid -> struct sym_proc * */
-	struct hashmap *mappings; /* mapping_key -> struct sym_mapping * */
-	struct hashmap *display;  /* interned raw name -> interned demangled name */
-	struct kallsyms *ksyms;
-	bool ksyms_tried;
-	struct sym_mapping kernel_map;
-	struct symbolizer_stats stats;
-};
 
 static int fmt_path(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -140,6 +83,10 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 				   sizeof(struct sym_mapping *));
 	if (!err)
 		err = hashmap__new(&s->display, sizeof(const char *), sizeof(const char *));
+	if (!err && opts && opts->debuginfod)
+		err = dbgfetch__new(&s->fetch, &(struct dbgfetch_opts){
+						       .timeout_s = opts->debuginfod_timeout_s,
+					       });
 	if (err)
 		goto cleanup;
 	s->kernel_map = (struct sym_mapping){
@@ -185,6 +132,7 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	dbgfetch__free(s->fetch);
 	while (s->procs && hashmap__next(s->procs, &it, NULL, &v)) {
 		clear_proc(s, *(struct sym_proc **)v);
 		pynames__free((*(struct sym_proc **)v)->py);
@@ -734,7 +682,7 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 	return d;
 }
 
-static const struct sym_mapping *get_mapping(struct symbolizer *s, const struct proc_map *m,
+const struct sym_mapping *symbolizer_mapping(struct symbolizer *s, const struct proc_map *m,
 					     const struct sym_file *f, bool has_symbols)
 {
 	const char *build_id = "";
@@ -810,8 +758,8 @@ static int reload_map(struct symbolizer *s, uint32_t pid, struct proc_map *m)
  * as they are in pprof (a backend symbolizes them by build id).  vaddr: addr's ELF virtual
  * address when f's file is loaded.
  */
-static int offset_name(struct symbolizer *s, const struct proc_map *m, const struct sym_file *f,
-		       uint64_t addr, uint64_t vaddr, struct sym_result *out)
+int symbolizer_offset_name(struct symbolizer *s, const struct proc_map *m, const struct sym_file *f,
+			   uint64_t addr, uint64_t vaddr, struct sym_result *out)
 {
 	const char *base = strrchr(m->path, '/');
 	uint64_t start, off = addr - m->start + m->offset;
@@ -826,11 +774,27 @@ static int offset_name(struct symbolizer *s, const struct proc_map *m, const str
 	return out->name ? 0 : -ENOMEM;
 }
 
+int symbolizer_file_symbol(struct symbolizer *s, const struct proc_map *m, struct sym_file *f,
+			   uint64_t addr, uint64_t *vaddr, struct sym_result *out)
+{
+	const struct elf_sym *sym = NULL;
+
+	*vaddr = 0;
+	if (f->elf && !elf_file__vaddr(f->elf, vaddr, addr, m->start, m->offset))
+		sym = elf_file__lookup(f->elf, *vaddr);
+	if (!sym)
+		return 0;
+	/* Interned: the file's own names go with an eviction. */
+	out->system_name = strpool__intern(s->pool, sym->name);
+	out->name = out->system_name ? display_name(s, out->system_name) : NULL;
+	out->sym_addr = addr - (*vaddr - sym->addr);
+	return out->name ? 0 : -ENOMEM;
+}
+
 static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct proc_map *m,
 		uint64_t addr, struct sym_result *out)
 {
 	struct sym_file *f = m->file;
-	const struct elf_sym *sym = NULL;
 	const struct perfmap_sym *ps = NULL;
 	bool has_symbols = false;
 	uint64_t vaddr = 0;
@@ -845,17 +809,14 @@ static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct p
 		/* Loaded now, or evicted for good: the mapping record stays the one it was. */
 		has_symbols = f->has_symbols;
 		symfiles__touch(&s->files, f);
-		if (f->elf && !elf_file__vaddr(f->elf, &vaddr, addr, m->start, m->offset))
-			sym = elf_file__lookup(f->elf, vaddr);
+		err = symbolizer_file_symbol(s, m, f, addr, &vaddr, out);
+		if (!err && f->elf)
+			err = symbolizer_want_debug(s, f);
+		if (err)
+			return err;
 	}
-	if (sym) {
-		/* Interned: the file's own names go with an eviction. */
-		out->system_name = strpool__intern(s->pool, sym->name);
-		out->name = out->system_name ? display_name(s, out->system_name) : NULL;
-		out->sym_addr = addr - (vaddr - sym->addr);
-		if (!out->name)
-			return -ENOMEM;
-	} else if (m->kind == MAP_ANON || (m->kind == MAP_FILE && !(f && f->state != FILE_NONE))) {
+	if (!out->name &&
+	    (m->kind == MAP_ANON || (m->kind == MAP_FILE && !(f && f->state != FILE_NONE)))) {
 		/* JIT code: anonymous memory, or a memfd the runtime mapped. */
 		ps = p->perfmap ? perfmap__resolve(p->perfmap, addr) : NULL;
 		if (!ps && !p->gone) {
@@ -873,11 +834,11 @@ static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct p
 		has_symbols = m->kind == MAP_ANON ? p->perfmap && perfmap__count(p->perfmap) : !!ps;
 	}
 	if (!out->name && m->kind == MAP_FILE) {
-		err = offset_name(s, m, f, addr, vaddr, out);
+		err = symbolizer_offset_name(s, m, f, addr, vaddr, out);
 		if (err)
 			return err;
 	}
-	out->map = get_mapping(s, m, f, has_symbols);
+	out->map = symbolizer_mapping(s, m, f, has_symbols);
 	return out->map ? 0 : -ENOMEM;
 }
 
@@ -936,11 +897,6 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 		out->sym_addr = k->addr;
 	}
 	return 0;
-}
-
-const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
-{
-	return &s->stats;
 }
 
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,

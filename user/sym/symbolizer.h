@@ -52,6 +52,10 @@ struct symbolizer_stats {
 	uint64_t perfmap_lines_skipped; /* lines too long, or past the entry cap */
 	uint64_t files_evicted;		/* loaded files unloaded by the caps */
 	uint64_t py_code_unreadable;	/* Python frames whose code object could not be read */
+	uint64_t debuginfod_fetched;	/* debug files received from debuginfod */
+	uint64_t debuginfod_missing;	/* build ids no debuginfod server has */
+	uint64_t debuginfod_timeouts;	/* fetches cut at --debuginfod-timeout */
+	uint64_t debuginfod_failed;	/* server errors, over the size cap, or a file refused */
 };
 
 /* What the symbolizer holds now (gauges, for tests and -v; not printed as counters). */
@@ -73,13 +77,18 @@ struct symbolizer_opts {
 	const char *debug_dir;	 /* debug files: "/usr/lib/debug" when NULL, none when "" */
 	size_t max_files;	 /* loaded files kept (LRU): 256 when 0 */
 	uint64_t max_file_bytes; /* their symbol bytes: 256 MiB when 0 */
+	/* Fetch the debug files of frames' files without full symbols from the servers of
+	 * DEBUGINFOD_URLS (sym/debuginfod.h), each within debuginfod_timeout_s (0: 30 s). */
+	bool debuginfod;
+	unsigned debuginfod_timeout_s;
 };
 
 /* opts may be NULL for the defaults.  One thread at a time: no call is safe concurrently with
  * another on the same symbolizer. */
 int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
-const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
+/* Its counters, those of the debuginfod fetcher included. */
+const struct symbolizer_stats *symbolizer__stats(struct symbolizer *s);
 void symbolizer__usage(const struct symbolizer *s, struct symbolizer_usage *out);
 
 /* Load the symbols of the process's executable mappings now: m, the caller's read of its
@@ -111,6 +120,32 @@ int symbolizer__sweep(struct symbolizer *s, const struct hashmap *used);
 int symbolizer__resolve_user(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			     struct sym_result *out);
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
+
+/*
+ * Debug files from debuginfod (symbolizer_opts.debuginfod).  Resolving an address in a file
+ * without full symbols asks for the file's debug file; it arrives later, on the fetcher's own
+ * thread.  These three are safe from any thread: requests queued or under way; whether files
+ * arrived since the last take; the end.
+ */
+unsigned symbolizer__debug_pending(const struct symbolizer *s);
+bool symbolizer__debug_arrived(const struct symbolizer *s);
+/* The last profile is next: wait up to ms for the requests pending, then cut those left
+ * (counted as timeouts); nothing is asked for after. */
+void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms);
+/* The fetch timeout in ms (0: debuginfod is off). */
+unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s);
+/*
+ * Take the files that arrived: each names its file's frames from now on, and fn(ctx, build_id)
+ * is called for each build id whose earlier results may now name better (build_id: the pointer
+ * sym_mapping.build_id holds; symbolizer__resolve_again redoes them).  0 or -ENOMEM.
+ */
+int symbolizer__debug_take(struct symbolizer *s, int (*fn)(void *ctx, const char *build_id),
+			   void *ctx);
+/*
+ * Resolve again user address addr whose result *io was (a file mapping's): named from its file as
+ * it is loaded now.  *io is unchanged when the file is not loaded.  0 or -ENOMEM.
+ */
+int symbolizer__resolve_again(struct symbolizer *s, uint64_t addr, struct sym_result *io);
 
 struct py_version;
 /*

@@ -213,6 +213,74 @@ static int adopt_elf(struct symfiles *fc, struct sym_file **out, struct elf_file
 	return 0;
 }
 
+static struct symfiles_fetched *find_fetched(struct symfiles *fc, const char *bid)
+{
+	uint64_t hash = hash_bytes(bid, strlen(bid));
+	struct symfiles_fetched *v = fc->fetched ? hashmap__find(fc->fetched, &hash) : NULL;
+
+	return v && !strcmp(v->build_id, bid) ? v : NULL;
+}
+
+/* A debug file fetched for elf's build id fills in what its own tables lack. */
+static int use_fetched(struct symfiles *fc, struct elf_file *elf)
+{
+	const char *bid = elf_file__build_id(elf);
+	const struct symfiles_fetched *v;
+	int err;
+
+	if (!bid[0] || !syms_rank(elf) || !(v = find_fetched(fc, bid)))
+		return 0;
+	err = elf_file__use_debug_file(elf, v->path);
+	return err == -ENOMEM ? err : 0;
+}
+
+struct sym_file *symfiles__find_build_id(struct symfiles *fc, const char *bid)
+{
+	uint64_t hash = hash_bytes(bid, strlen(bid));
+	struct sym_file **v = bid[0] ? hashmap__find(fc->build_ids, &hash) : NULL;
+
+	return v && !strcmp((*v)->build_id, bid) ? *v : NULL;
+}
+
+int symfiles__debug_file(struct symfiles *fc, const char *bid, const char *path, bool *used)
+{
+	uint64_t hash = hash_bytes(bid, strlen(bid));
+	struct symfiles_fetched *v, copy = {strdup(bid), strdup(path)};
+	struct sym_file *f = symfiles__find_build_id(fc, bid);
+	int err = copy.build_id && copy.path ? 0 : -ENOMEM;
+
+	*used = false;
+	if (!err && !fc->fetched)
+		err = hashmap__new(&fc->fetched, sizeof(uint64_t), sizeof(*v));
+	if (!err)
+		err = hashmap__upsert(fc->fetched, (void **)&v, &hash, NULL);
+	if (err) {
+		free(copy.build_id);
+		free(copy.path);
+		return err;
+	}
+	free(v->build_id);
+	free(v->path);
+	*v = copy;
+	if (!f)
+		return 0;
+	if (f->state != FILE_LOADED || !syms_rank(f->elf)) {
+		*used = f->state == FILE_EVICTED; /* used when opened again */
+		return 0;
+	}
+	err = elf_file__use_debug_file(f->elf, path);
+	if (err)
+		return err;
+	*used = true;
+	/* A bigger table now: the LRU's count and the mapping records' flag follow. */
+	fc->loaded_bytes -= f->bytes;
+	f->bytes = elf_file__bytes(f->elf);
+	fc->loaded_bytes += f->bytes;
+	f->has_symbols = elf_file__has_symbols(f->elf);
+	enforce_caps(fc, f);
+	return 0;
+}
+
 /*
  * Open the ELF file behind maps line e of pid (safe_open__mapping says how).  0 with *out NULL:
  * not an ELF file, or refused (counted); -EAGAIN: not there now (maybe gone), worth another
@@ -242,7 +310,7 @@ static int open_elf(struct symfiles *fc, struct elf_file **out, uint32_t pid,
 		return err;
 	if (err)
 		pr_debug("symbolizer: %s: %s\n", e->path, strerror(-err));
-	return 0;
+	return *out ? use_fetched(fc, *out) : 0;
 }
 
 /* An evicted file, needed again: opened again the way it was first (through pid's maps line
@@ -378,4 +446,15 @@ void symfiles__fini(struct symfiles *fc)
 	free(fc->vdso.build_id);
 	hashmap__free(fc->files);
 	hashmap__free(fc->build_ids);
+	if (fc->fetched) {
+		const void *k;
+		struct symfiles_fetched *v;
+		size_t it = 0;
+
+		while (hashmap__next(fc->fetched, &it, &k, (void **)&v)) {
+			free(v->build_id);
+			free(v->path);
+		}
+		hashmap__free(fc->fetched);
+	}
 }

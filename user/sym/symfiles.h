@@ -51,11 +51,17 @@ struct sym_file {
 	char *build_id;	  /* owned; "" when none */
 	uint64_t bid_hash;
 	bool in_build_ids;     /* registered in symfiles.build_ids under bid_hash */
+	bool debug_asked;      /* its debug file was asked of debuginfod (symbolizer) */
 	size_t bytes;	       /* elf_file__bytes while loaded */
 	unsigned refs;	       /* proc_map entries naming it */
 	struct file_key *keys; /* its entries in symfiles.files */
 	size_t nkeys;
 	struct sym_file *newer, *older; /* LRU list of loaded files */
+};
+
+/* A debug file fetched for a build id (symfiles__debug_file); both strings owned. */
+struct symfiles_fetched {
+	char *build_id, *path;
 };
 
 /* Embedded in the symbolizer; the fields are symfiles.c's. */
@@ -64,7 +70,8 @@ struct symfiles {
 	struct symbolizer_stats *stats;	   /* the symbolizer's: files_refused, files_evicted */
 	struct hashmap *files;		   /* file_key -> struct sym_file * */
 	struct hashmap *build_ids;	   /* uint64_t hash of the build id -> struct sym_file * */
-	struct sym_file *newest, *oldest;  /* the LRU of loaded files */
+	struct hashmap *fetched; /* uint64_t hash of the build id -> struct symfiles_fetched */
+	struct sym_file *newest, *oldest; /* the LRU of loaded files */
 	size_t nloaded, nrecords;
 	uint64_t loaded_bytes;
 	size_t max_files;
@@ -97,5 +104,15 @@ void symfiles__touch(struct symfiles *fc, struct sym_file *f);
  * build now) when that is no longer possible; -ENOMEM. */
 int symfiles__reload(struct symfiles *fc, struct sym_file *f, uint32_t pid,
 		     const struct maps_entry *e, int root_fd);
+
+/* The record of build id bid (lowercase hex), or NULL. */
+struct sym_file *symfiles__find_build_id(struct symfiles *fc, const char *bid);
+/*
+ * The debug file at path was fetched for build id bid: used now by the loaded file of that
+ * build id that lacks full symbols (elf_file__use_debug_file), and whenever it is opened again.
+ * *used: a record of that build id will name its frames from it.  0, -ENOMEM, or the error the
+ * file was refused for (still remembered: the next open of the file tries it again).
+ */
+int symfiles__debug_file(struct symfiles *fc, const char *bid, const char *path, bool *used);
 
 #endif
