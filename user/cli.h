@@ -11,6 +11,7 @@
 #include "cmd/report.h"	   /* struct report_env */
 #include "export/format.h" /* enum out_format */
 #include "export/push.h"   /* enum push_protocol */
+#include "sym/stackres.h"  /* enum stackres_py_frames */
 
 #define CLI_MAX_PIDS	      64 /* as many as dump -p takes (DUMP_MAX_PIDS) */
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
@@ -58,8 +59,9 @@ struct env {
 	uint64_t unwind_memory;	  /* --unwind-memory in bytes; 0: the unwinder's default */
 	uint32_t unwind_max_rows; /* --unwind-max-rows; 0: the table builder's default */
 	uint64_t unwind_max_cfi;  /* --unwind-max-cfi in bytes; 0: the table builder's default */
-	int verbosity;		  /* -v count, -1 for -q */
-	char *cmdline;		  /* our own argv joined, for the profile's comments */
+	enum stackres_py_frames python_frames; /* --python-frames */
+	int verbosity;			       /* -v count, -1 for -q */
+	char *cmdline;			       /* our own argv joined, for the profile's comments */
 };
 
 enum cli_result {

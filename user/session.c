@@ -639,7 +639,8 @@ static int run_open(struct run *r)
 					 .unwind_tables = env->unwind != UNWIND_FP,
 					 .unwind_memory = env->unwind_memory,
 					 .unwind_max_rows = env->unwind_max_rows,
-					 .unwind_max_cfi = env->unwind_max_cfi});
+					 .unwind_max_cfi = env->unwind_max_cfi,
+					 .python_frames = env->python_frames});
 	r->parts_open = !err;
 	if (!err)
 		err = collect__new(&r->collect,

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sym/stackres.h" /* enum stackres_py_frames */
+
 struct loader;
 struct symbolizer;
 struct procinfo;
@@ -31,9 +33,10 @@ struct run_parts_opts {
 	bool cmd;	    /* `-- CMD` */
 	bool hold_exits;    /* wide scopes: libc's _exit hooked */
 	bool unwind_tables; /* not --unwind fp */
-	uint64_t unwind_memory;	  /* --unwind-memory */
-	uint32_t unwind_max_rows; /* --unwind-max-rows */
-	uint64_t unwind_max_cfi;  /* --unwind-max-cfi */
+	uint64_t unwind_memory;		       /* --unwind-memory */
+	uint32_t unwind_max_rows;	       /* --unwind-max-rows */
+	uint64_t unwind_max_cfi;	       /* --unwind-max-cfi */
+	enum stackres_py_frames python_frames; /* --python-frames */
 };
 
 /* 0 or -errno (then nothing is left open). */

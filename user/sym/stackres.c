@@ -27,11 +27,22 @@ struct stack_key {
 	uint32_t image; /* how many execs of pid came before (0 for kernel stacks) */
 };
 
+/*
+ * A stack with Python frames as STACKRES_PY_PYTHON shows it, filled by the job that symbolizes
+ * it (n == 0 until then).  Apart from the frames: the caller's thread compares their addresses
+ * with new stacks while the worker writes this.
+ */
+struct stack_view {
+	unsigned n;
+	struct stackres_frame frames[];
+};
+
 struct stack {
 	uint32_t pid;
 	enum stack_kind kind;
 	unsigned n;
 	struct stackres_frame *frames;
+	struct stack_view *view; /* NULL: the frames as they are */
 };
 
 /*
@@ -58,12 +69,13 @@ struct job {
 	uint32_t pid;
 	unsigned n;
 	struct stackres_frame *frames; /* JOB_RESOLVE: owned by the stack, not by the job */
+	struct stack_view *view;       /* JOB_RESOLVE: the stack's, to fill (NULL: none) */
 	void (*fn)(void *ctx, uint64_t arg);
 	void *ctx;
 	uint64_t arg;
 	const struct py_version *py;
-	uint64_t runtime;
-	struct maps *maps; /* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
+	uint64_t runtime, eval; /* JOB_PYTHON */
+	struct maps *maps;	/* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
 };
 
 /*
@@ -94,6 +106,7 @@ struct stackres {
 	unsigned count, cap;
 	int32_t *free_ids; /* ids of forgotten stacks, reused first */
 	unsigned nfree, free_cap;
+	enum stackres_py_frames py_frames;
 };
 
 static void stop_worker(struct stackres *r);
@@ -122,13 +135,20 @@ void stackres__free(struct stackres *r)
 	if (!r)
 		return;
 	stop_worker(r);
-	for (unsigned i = 0; i < r->count; i++)
+	for (unsigned i = 0; i < r->count; i++) {
 		free(r->stacks[i].frames);
+		free(r->stacks[i].view);
+	}
 	free(r->stacks);
 	free(r->free_ids);
 	hashmap__free(r->index);
 	hashmap__free(r->images);
 	free(r);
+}
+
+void stackres__set_python_frames(struct stackres *r, enum stackres_py_frames how)
+{
+	r->py_frames = how;
 }
 
 int stackres__exec(struct stackres *r, uint32_t pid)
@@ -144,6 +164,32 @@ int stackres__exec(struct stackres *r, uint32_t pid)
 unsigned stackres__count(const struct stackres *r)
 {
 	return r->count;
+}
+
+/*
+ * j's stack, symbolized, into j->view without the interpreter's native frames between its
+ * innermost and outermost Python frame (stackres.h: STACKRES_PY_PYTHON).  Every frame there is a
+ * caller's: its return address minus one is the call.
+ */
+static void fold_python(struct stackres *r, const struct job *j)
+{
+	const struct stackres_frame *f = j->frames;
+	unsigned inner = j->n, outer = 0, n = 0;
+
+	for (unsigned i = 0; i < j->n; i++) {
+		if (!prof_py_is_frame(f[i].addr))
+			continue;
+		inner = inner < i ? inner : i;
+		outer = i;
+	}
+	for (unsigned i = 0; i < j->n; i++) {
+		if (i > inner && i < outer && f[i].sym.map && !prof_py_is_frame(f[i].addr) &&
+		    !prof_py_is_print(f[i].addr) &&
+		    symbolizer__python_native(r->sym, j->pid, f[i].addr - 1))
+			continue;
+		j->view->frames[n++] = f[i];
+	}
+	j->view->n = n;
 }
 
 /* One job, on whichever thread symbolizes.  -ENOMEM or 0: a process gone is no error. */
@@ -171,6 +217,8 @@ static int job__run(struct stackres *r, const struct job *j)
 			else
 				err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym);
 		}
+		if (j->view && !err)
+			fold_python(r, j);
 		break;
 	case JOB_RELOAD:
 		symbolizer__forget_pid(r->sym, j->pid);
@@ -182,7 +230,7 @@ static int job__run(struct stackres *r, const struct job *j)
 		symbolizer__drop_pid(r->sym, j->pid);
 		break;
 	case JOB_PYTHON:
-		err = symbolizer__set_python(r->sym, j->pid, j->py, j->runtime, j->arg);
+		err = symbolizer__set_python(r->sym, j->pid, j->py, j->runtime, j->arg, j->eval);
 		break;
 	case JOB_PYTHREAD:
 		err = symbolizer__python_thread(r->sym, j->pid, (uint32_t)j->arg);
@@ -346,7 +394,7 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid)
 }
 
 int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
-		     uint64_t code_type)
+		     uint64_t code_type, uint64_t eval)
 {
 	return submit(r, &(struct job){
 				 .kind = JOB_PYTHON,
@@ -354,6 +402,7 @@ int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *
 				 .py = v,
 				 .runtime = runtime,
 				 .arg = code_type,
+				 .eval = eval,
 			 });
 }
 
@@ -393,11 +442,21 @@ static bool same_frames(const struct stack *st, const uint64_t *ips, unsigned n)
 	return true;
 }
 
+/* A user stack with a Python frame in it: STACKRES_PY_PYTHON gives it a view. */
+static bool has_python(enum stack_kind kind, const uint64_t *ips, unsigned n)
+{
+	for (unsigned i = 0; kind != STACK_KERNEL && i < n; i++)
+		if (prof_py_is_frame(ips[i]))
+			return true;
+	return false;
+}
+
 /* A new stack: copied and symbolized into r->stacks[id], id a forgotten one or the next. */
 static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
 		     const uint64_t *ips, unsigned n)
 {
 	bool reused = r->nfree > 0;
+	bool view = r->py_frames == STACKRES_PY_PYTHON && has_python(kind, ips, n);
 	struct stack *st;
 	int err;
 
@@ -413,8 +472,14 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 	*id = reused ? r->free_ids[r->nfree - 1] : (int32_t)r->count;
 	st = &r->stacks[*id];
 	st->frames = calloc(n, sizeof(*st->frames));
-	if (!st->frames)
+	st->view = view ? calloc(1, sizeof(*st->view) + n * sizeof(st->view->frames[0])) : NULL;
+	if (!st->frames || (view && !st->view)) {
+		free(st->frames);
+		free(st->view);
+		st->frames = NULL;
+		st->view = NULL;
 		return -ENOMEM;
+	}
 	st->pid = pid;
 	st->kind = kind;
 	st->n = n;
@@ -424,10 +489,13 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 				      .stack_kind = kind,
 				      .pid = pid,
 				      .n = n,
-				      .frames = st->frames});
+				      .frames = st->frames,
+				      .view = st->view});
 	if (err) {
 		free(st->frames);
+		free(st->view);
 		st->frames = NULL;
+		st->view = NULL;
 		return err;
 	}
 	if (reused)
@@ -525,6 +593,7 @@ void stackres__forget_pid(struct stackres *r, uint32_t pid)
 		}
 		st = &r->stacks[id];
 		free(st->frames);
+		free(st->view);
 		*st = (struct stack){0};
 		r->free_ids[r->nfree++] = id;
 	}
@@ -555,10 +624,18 @@ int stackres__used(struct stackres *r, struct hashmap *used)
 
 const struct stackres_frame *stackres__frames(const struct stackres *r, int32_t id, unsigned *n)
 {
+	const struct stack *st;
+
 	if (id < 0 || (unsigned)id >= r->count) {
 		*n = 0;
 		return NULL;
 	}
-	*n = r->stacks[id].n;
-	return r->stacks[id].frames;
+	st = &r->stacks[id];
+	/* Folded once symbolized (n > 0: a view keeps its Python frames at least). */
+	if (st->view && st->view->n) {
+		*n = st->view->n;
+		return st->view->frames;
+	}
+	*n = st->n;
+	return st->frames;
 }
