@@ -29,12 +29,13 @@ struct stack_key {
 
 /*
  * A stack with Python frames as STACKRES_PY_PYTHON shows it, filled by the job that symbolizes
- * it (n == 0 until then).  Apart from the frames: the caller's thread compares their addresses
- * with new stacks while the worker writes this.
+ * it: frames NULL until then, and when nothing was left out (the stack's own frames are it).
+ * Apart from the stack's frames: the caller's thread compares their addresses with new stacks
+ * while the worker writes this.
  */
 struct stack_view {
 	unsigned n;
-	struct stackres_frame frames[];
+	struct stackres_frame *frames;
 };
 
 struct stack {
@@ -111,6 +112,16 @@ struct stackres {
 
 static void stop_worker(struct stackres *r);
 
+static void free_frames(struct stack *st)
+{
+	free(st->frames);
+	if (st->view)
+		free(st->view->frames);
+	free(st->view);
+	st->frames = NULL;
+	st->view = NULL;
+}
+
 int stackres__new(struct stackres **out, struct symbolizer *s)
 {
 	struct stackres *r = calloc(1, sizeof(*r));
@@ -135,10 +146,8 @@ void stackres__free(struct stackres *r)
 	if (!r)
 		return;
 	stop_worker(r);
-	for (unsigned i = 0; i < r->count; i++) {
-		free(r->stacks[i].frames);
-		free(r->stacks[i].view);
-	}
+	for (unsigned i = 0; i < r->count; i++)
+		free_frames(&r->stacks[i]);
 	free(r->stacks);
 	free(r->free_ids);
 	hashmap__free(r->index);
@@ -166,30 +175,46 @@ unsigned stackres__count(const struct stackres *r)
 	return r->count;
 }
 
+/* Frame i of j's stack is the interpreter's own, between its Python frames [inner, outer]. */
+static bool folded_out(struct stackres *r, const struct job *j, unsigned i, unsigned inner,
+		       unsigned outer)
+{
+	const struct stackres_frame *f = &j->frames[i];
+
+	/* Every frame there is a caller's: its return address minus one is the call. */
+	return i > inner && i < outer && f->sym.map && !prof_py_is_frame(f->addr) &&
+	       !prof_py_is_print(f->addr) && symbolizer__python_native(r->sym, j->pid, f->addr - 1);
+}
+
 /*
  * j's stack, symbolized, into j->view without the interpreter's native frames between its
- * innermost and outermost Python frame (stackres.h: STACKRES_PY_PYTHON).  Every frame there is a
- * caller's: its return address minus one is the call.
+ * innermost and outermost Python frame (stackres.h: STACKRES_PY_PYTHON); no copy when none is
+ * there.  0 or -ENOMEM.
  */
-static void fold_python(struct stackres *r, const struct job *j)
+static int fold_python(struct stackres *r, const struct job *j)
 {
-	const struct stackres_frame *f = j->frames;
-	unsigned inner = j->n, outer = 0, n = 0;
+	unsigned inner = j->n, outer = 0, n = 0, i;
+	struct stackres_frame *view;
 
-	for (unsigned i = 0; i < j->n; i++) {
-		if (!prof_py_is_frame(f[i].addr))
+	for (i = 0; i < j->n; i++) {
+		if (!prof_py_is_frame(j->frames[i].addr))
 			continue;
 		inner = inner < i ? inner : i;
 		outer = i;
 	}
-	for (unsigned i = 0; i < j->n; i++) {
-		if (i > inner && i < outer && f[i].sym.map && !prof_py_is_frame(f[i].addr) &&
-		    !prof_py_is_print(f[i].addr) &&
-		    symbolizer__python_native(r->sym, j->pid, f[i].addr - 1))
-			continue;
-		j->view->frames[n++] = f[i];
-	}
+	for (i = 0; i < j->n && !folded_out(r, j, i, inner, outer); i++)
+		;
+	if (i == j->n)
+		return 0;
+	view = malloc(j->n * sizeof(*view));
+	if (!view)
+		return -ENOMEM;
+	for (i = 0; i < j->n; i++)
+		if (!folded_out(r, j, i, inner, outer))
+			view[n++] = j->frames[i];
 	j->view->n = n;
+	j->view->frames = view; /* last: what stackres__frames looks at */
+	return 0;
 }
 
 /* One job, on whichever thread symbolizes.  -ENOMEM or 0: a process gone is no error. */
@@ -218,7 +243,7 @@ static int job__run(struct stackres *r, const struct job *j)
 				err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym);
 		}
 		if (j->view && !err)
-			fold_python(r, j);
+			err = fold_python(r, j);
 		break;
 	case JOB_RELOAD:
 		symbolizer__forget_pid(r->sym, j->pid);
@@ -472,12 +497,9 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 	*id = reused ? r->free_ids[r->nfree - 1] : (int32_t)r->count;
 	st = &r->stacks[*id];
 	st->frames = calloc(n, sizeof(*st->frames));
-	st->view = view ? calloc(1, sizeof(*st->view) + n * sizeof(st->view->frames[0])) : NULL;
+	st->view = view ? calloc(1, sizeof(*st->view)) : NULL;
 	if (!st->frames || (view && !st->view)) {
-		free(st->frames);
-		free(st->view);
-		st->frames = NULL;
-		st->view = NULL;
+		free_frames(st);
 		return -ENOMEM;
 	}
 	st->pid = pid;
@@ -492,10 +514,7 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 				      .frames = st->frames,
 				      .view = st->view});
 	if (err) {
-		free(st->frames);
-		free(st->view);
-		st->frames = NULL;
-		st->view = NULL;
+		free_frames(st);
 		return err;
 	}
 	if (reused)
@@ -592,8 +611,7 @@ void stackres__forget_pid(struct stackres *r, uint32_t pid)
 			r->free_cap = c;
 		}
 		st = &r->stacks[id];
-		free(st->frames);
-		free(st->view);
+		free_frames(st);
 		*st = (struct stack){0};
 		r->free_ids[r->nfree++] = id;
 	}
@@ -631,8 +649,8 @@ const struct stackres_frame *stackres__frames(const struct stackres *r, int32_t 
 		return NULL;
 	}
 	st = &r->stacks[id];
-	/* Folded once symbolized (n > 0: a view keeps its Python frames at least). */
-	if (st->view && st->view->n) {
+	/* Folded once symbolized, when anything was left out. */
+	if (st->view && st->view->frames) {
 		*n = st->view->n;
 		return st->view->frames;
 	}
