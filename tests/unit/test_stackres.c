@@ -390,6 +390,7 @@ static void test_stackres__used_lists_every_frame_pointer(void **state)
 #define PY_LIB2	   0x7f0000200000ULL /* its second: the same file (inode 200) */
 #define PY_EXT	   0x7f1000000000ULL /* _ctypes.cpython-312-x86_64-linux-gnu.so */
 #define PY_LIBC	   0x7f2000000000ULL
+#define PY_OTHER   0x7f3000000000ULL /* libpython's path, another device: another file */
 #define PY_EVAL	   (PY_LIB + 0x1000) /* _PyEval_EvalFrameDefault */
 #define PY_FRAME_A (PROF_PY_FRAME_TAG | 3ULL << PROF_PY_INSTR_SHIFT | 0x5000) /* prof_py_frame */
 #define PY_FRAME_B (PROF_PY_FRAME_TAG | 9ULL << PROF_PY_INSTR_SHIFT | 0x6000)
@@ -400,25 +401,27 @@ static const char py_maps[] =
 	"7f0000000000-7f0000100000 r-xp 00000000 08:01 200 /opt/py/lib/libpython3.12.so.1.0\n"
 	"7f0000200000-7f0000210000 r-xp 00300000 08:01 200 /opt/py/lib/libpython3.12.so.1.0\n"
 	"7f1000000000-7f1000010000 r-xp 00000000 08:01 300 /opt/py/lib/_ctypes.so\n"
-	"7f2000000000-7f2000100000 r-xp 00000000 08:01 400 /usr/lib/libc.so.6\n";
+	"7f2000000000-7f2000100000 r-xp 00000000 08:01 400 /usr/lib/libc.so.6\n"
+	"7f3000000000-7f3000010000 r-xp 00000000 08:02 200 /opt/py/lib/libpython3.12.so.1.0\n";
 
 /* Leaf first: a C extension between two Python frames, libpython around and between them. */
 static const uint64_t py_stack[] = {
-	PY_LIBC + 0x100, /* memcpy: below the innermost Python frame, stays */
-	PY_LIB + 0x2000, /* the C code of frame A's line (a builtin): stays */
-	PY_FRAME_A,	 /* Python */
-	PY_PRINT,	 /* its fingerprint */
-	PY_LIB + 0x3000, /* the interpreter's call path: left out */
-	PY_LIB2 + 0x100, /* the same file's other mapping: left out */
-	PY_EXT + 0x100,	 /* the extension: stays */
-	PY_LIBC + 0x200, /* qsort: stays */
-	PY_LIB + 0x4000, /* left out */
-	0x10,		 /* in no mapping: stays (not known to be the interpreter's) */
-	PY_FRAME_B,	 /* Python */
-	PY_PRINT,	 /* its fingerprint */
-	PY_LIB + 0x5000, /* Py_RunMain: above the outermost Python frame, stays */
-	PY_EXE,		 /* main: stays */
-	PY_LIBC + 0x300, /* __libc_start_main: stays */
+	PY_LIBC + 0x100,  /* memcpy: below the innermost Python frame, stays */
+	PY_LIB + 0x2000,  /* the C code of frame A's line (a builtin): stays */
+	PY_FRAME_A,	  /* Python */
+	PY_PRINT,	  /* its fingerprint */
+	PY_LIB + 0x3000,  /* the interpreter's call path: left out */
+	PY_LIB2 + 0x100,  /* the same file's other mapping: left out */
+	PY_EXT + 0x100,	  /* the extension: stays */
+	PY_LIBC + 0x200,  /* qsort: stays */
+	PY_LIB + 0x4000,  /* left out */
+	0x10,		  /* in no mapping: stays (not known to be the interpreter's) */
+	PY_OTHER + 0x100, /* another file of libpython's name: stays */
+	PY_FRAME_B,	  /* Python */
+	PY_PRINT,	  /* its fingerprint */
+	PY_LIB + 0x5000,  /* Py_RunMain: above the outermost Python frame, stays */
+	PY_EXE,		  /* main: stays */
+	PY_LIBC + 0x300,  /* __libc_start_main: stays */
 };
 #define PY_NFRAMES (sizeof(py_stack) / sizeof(py_stack[0]))
 
@@ -463,9 +466,19 @@ static void test_stackres__python_frames_fold_the_interpreter(void **state)
 {
 	struct fixture *fx = *state;
 	const uint64_t want[] = {
-		PY_LIBC + 0x100, PY_LIB + 0x2000, PY_FRAME_A, PY_PRINT,
-		PY_EXT + 0x100,	 PY_LIBC + 0x200, 0x10,	      PY_FRAME_B,
-		PY_PRINT,	 PY_LIB + 0x5000, PY_EXE,     PY_LIBC + 0x300,
+		PY_LIBC + 0x100,
+		PY_LIB + 0x2000,
+		PY_FRAME_A,
+		PY_PRINT,
+		PY_EXT + 0x100,
+		PY_LIBC + 0x200,
+		0x10,
+		PY_OTHER + 0x100,
+		PY_FRAME_B,
+		PY_PRINT,
+		PY_LIB + 0x5000,
+		PY_EXE,
+		PY_LIBC + 0x300,
 	};
 	uint64_t got[PY_NFRAMES];
 	uint32_t locs[PY_NFRAMES], nl = 0;
@@ -493,7 +506,7 @@ static void test_stackres__python_frames_fold_the_interpreter(void **state)
 		assert_int_equal(nl, n - 2);
 		assert_string_equal(profile__location_name(p, locs[2], buf, sizeof(buf)),
 				    "[python]");
-		assert_string_equal(profile__location_name(p, locs[6], buf, sizeof(buf)),
+		assert_string_equal(profile__location_name(p, locs[7], buf, sizeof(buf)),
 				    "[python]");
 		profile__free(p);
 		nl = 0;
