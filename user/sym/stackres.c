@@ -629,6 +629,7 @@ static int add_used(struct hashmap *used, const void *ptr)
 int stackres__used(struct stackres *r, struct hashmap *used)
 {
 	stackres__sync(r);
+	/* A Python stack's view copies some of its frames: no pointer of its own. */
 	for (unsigned i = 0; i < r->count; i++)
 		for (unsigned j = 0; j < r->stacks[i].n; j++) {
 			const struct sym_result *sym = &r->stacks[i].frames[j].sym;
