@@ -111,6 +111,11 @@ static const char usage[] =
 	"      --debuginfod-timeout SECONDS\n"
 	"                           one such fetch, at most (default 30); at exit the run waits\n"
 	"                           that long at most for those under way\n"
+	"      --python-frames MODE python (default): Python stacks read as Python: the\n"
+	"                           interpreter's own native frames between the outermost and\n"
+	"                           the innermost Python frame are left out (C extensions,\n"
+	"                           libraries and the C code below a Python line stay) |\n"
+	"                           all: every native frame\n"
 	"  -v, --verbose            more diagnostics (repeat for more)\n"
 	"  -q, --quiet              only errors (no start lines, status line or summary)\n"
 	"  -h, --help               this text\n"
@@ -122,7 +127,7 @@ static const char usage[] =
 	"  SECONDS after the trace's start); -o default: bpftrace-prof.pb.gz for pprof, else "
 	"stdout\n"
 	"\n"
-	"bpftrace-prof dump -p PID[,PID...] [--json] [-o OUT]\n"
+	"bpftrace-prof dump -p PID[,PID...] [--json] [-o OUT] [--python-frames MODE]\n"
 	"  print every thread's current stack once (kernel, native and Python frames), with\n"
 	"  its name, state and system call; the process runs on (no stop); -o default: stdout\n"
 	"\n"
@@ -148,13 +153,15 @@ static const char report_usage[] =
 	"trace.\n";
 
 static const char dump_usage[] =
-	"Usage: bpftrace-prof dump -p PID[,PID...] [--json] [-o OUT]\n"
+	"Usage: bpftrace-prof dump -p PID[,PID...] [--json] [-o OUT] [--python-frames MODE]\n"
 	"Print every thread's current stack once (kernel, native and Python frames), with its\n"
 	"name, state and system call, as py-spy dump does.  The process runs on (no stop).\n"
 	"\n"
 	"  -p, --pid PID[,PID...]   the processes (a thread id stands for its process)\n"
 	"      --json               one JSON document instead of text (OUT ending in .json: JSON)\n"
 	"  -o, --output OUT         default - (stdout); a file replaced is kept as OUT.old\n"
+	"      --python-frames MODE python (default): without the interpreter's own native\n"
+	"                           frames between Python frames | all: every native frame\n"
 	"  -v, --verbose / -q, --quiet / -h, --help\n"
 	"\n"
 	"Exit status: 0 printed, 1 runtime failure, 2 bad usage or no such process.\n";
@@ -190,6 +197,7 @@ enum {
 	OPT_SVG_TYPE,
 	OPT_ICICLE,
 	OPT_JSON,
+	OPT_PYTHON_FRAMES,
 };
 
 static const struct option long_opts[] = {
@@ -209,6 +217,7 @@ static const struct option long_opts[] = {
 	{"unwind-max-cfi", required_argument, NULL, OPT_UNWIND_MAX_CFI},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
+	{"python-frames", required_argument, NULL, OPT_PYTHON_FRAMES},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -256,6 +265,18 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	if (errno || *end || v > max)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* --python-frames, of the profiler and of dump. */
+static int parse_python_frames(enum stackres_py_frames *out, const char *arg)
+{
+	if (!strcmp(arg, "python"))
+		*out = STACKRES_PY_PYTHON;
+	else if (!strcmp(arg, "all"))
+		*out = STACKRES_PY_ALL;
+	else
+		return bad("invalid --python-frames '%s' (python or all)", arg);
 	return 0;
 }
 
@@ -524,6 +545,11 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.unwind = UNWIND_FP;
 			else
 				return bad("invalid --unwind '%s' (auto, dwarf or fp)", optarg);
+			break;
+		case OPT_PYTHON_FRAMES:
+			err = parse_python_frames(&env.python_frames, optarg);
+			if (err)
+				return err;
 			break;
 		case OPT_UNWIND_MEMORY:
 			/* Up to 8192 tables of 32 MiB: 256 GiB is more than the table map holds. */
@@ -801,6 +827,7 @@ static const struct option dump_opts[] = {
 	{"pid", required_argument, NULL, 'p'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"output", required_argument, NULL, 'o'},
+	{"python-frames", required_argument, NULL, OPT_PYTHON_FRAMES},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -823,6 +850,11 @@ int cli__parse_dump(struct dump_env *out, int argc, char **argv)
 			break;
 		case OPT_JSON:
 			env.json = true;
+			break;
+		case OPT_PYTHON_FRAMES:
+			err = parse_python_frames(&env.python_frames, optarg);
+			if (err)
+				return err;
 			break;
 		case 'o':
 			if (!*optarg)

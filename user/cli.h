@@ -11,6 +11,7 @@
 #include "cmd/report.h"	   /* struct report_env */
 #include "export/format.h" /* enum out_format */
 #include "export/push.h"   /* enum push_protocol */
+#include "sym/stackres.h"  /* enum stackres_py_frames */
 
 #define CLI_MAX_PIDS	      64 /* as many as dump -p takes (DUMP_MAX_PIDS) */
 /* -d upper bound in seconds: one year (the deadline is kept in int64_t nanoseconds). */
@@ -60,8 +61,9 @@ struct env {
 	uint64_t unwind_max_cfi;     /* --unwind-max-cfi in bytes; 0: the table builder's default */
 	bool no_debuginfod;	     /* --no-debuginfod */
 	unsigned debuginfod_timeout; /* --debuginfod-timeout seconds; 0: the fetcher's default */
-	int verbosity;		     /* -v count, -1 for -q */
-	char *cmdline;		     /* our own argv joined, for the profile's comments */
+	enum stackres_py_frames python_frames; /* --python-frames */
+	int verbosity;			       /* -v count, -1 for -q */
+	char *cmdline;			       /* our own argv joined, for the profile's comments */
 };
 
 enum cli_result {

@@ -641,7 +641,8 @@ static int run_open(struct run *r)
 					 .unwind_max_rows = env->unwind_max_rows,
 					 .unwind_max_cfi = env->unwind_max_cfi,
 					 .no_debuginfod = env->no_debuginfod,
-					 .debuginfod_timeout = env->debuginfod_timeout});
+					 .debuginfod_timeout = env->debuginfod_timeout,
+					 .python_frames = env->python_frames});
 	r->parts_open = !err;
 	if (!err)
 		err = collect__new(&r->collect,

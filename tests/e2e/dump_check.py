@@ -11,6 +11,8 @@ thread of process PID and checks it; SPEC is comma-separated key=value items:
   syscall=NAME             it is in that system call
   gil=held|released        its GIL state
   chain=A->B->C            these functions appear in this order, leaf first (not adjacent)
+  adjacent=A->B->C         these functions appear in this order, leaf first, with no frame
+                           between them
   user_leaf=F              F is the first frame that is not the kernel's
   kernel=1                 kernel frames come first (its way into the kernel is shown)
   python=F                 F is a Python frame (kind python) with the script as its file
@@ -83,6 +85,10 @@ def check(thread, key, val, names):
             if at == len(names):
                 fail("thread %d: %s not found in order in %r" % (thread["tid"], val, names))
             at += 1
+    elif key == "adjacent":
+        want = val.split("->")
+        if not any(names[i : i + len(want)] == want for i in range(len(names))):
+            fail("thread %d: %s not adjacent in %r" % (thread["tid"], val, names))
     elif key == "user_leaf":
         user = [f["function"] for f in frames if f["kind"] != "kernel"]
         if not user or user[0] != val:

@@ -83,7 +83,9 @@ t_dump_usage_errors() {
 
 # Python threads (tests/targets/py_threads.py) under every installed CPython 3.8–3.13 and
 # Debian's 3.11: the main thread spins holding the GIL in Spinner.spin, "sleeper" naps in
-# time.sleep without it.  Python frames with the script as their file, threading's names.
+# time.sleep without it.  Python frames with the script as their file, threading's names, and
+# stacks that read as Python (--python-frames python, the default): the interpreter's native
+# frames between Python frames left out (spin and main, nap and Thread.run adjacent).
 # Waits until PID's other thread (py_threads.py's sleeper) sleeps in time.sleep's system call:
 # it has let the GIL go, so the main thread is past t.start() and spinning.
 wait_sleeper_asleep() { # PID
@@ -102,7 +104,7 @@ wait_sleeper_asleep() { # PID
 
 # Every interpreter at once, one dump of them all (a dump costs about 2 s whatever it reads).
 t_dump_python_threads() {
-	local i f=$E2E_TMP/dump.json fn ran="" pids=() list=""
+	local i f=$E2E_TMP/dump.json fn run ran="" pids=() list=""
 	# shellcheck source=tests/e2e/test_python.sh
 	. tests/e2e/test_python.sh # py_list, PY_THREADS
 	py_list
@@ -121,12 +123,12 @@ t_dump_python_threads() {
 	for i in "${!PY_BINS[@]}"; do
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
 		case ${PY_NAMES[$i]} in
-		*-3.8 | *-3.9 | *-3.10) fn=spin ;;
-		*) fn=Spinner.spin ;;
+		*-3.8 | *-3.9 | *-3.10) fn=spin run=run ;;
+		*) fn=Spinner.spin run=Thread.run ;;
 		esac
 		python3 tests/e2e/dump_check.py "$f" "${pids[i]}" \
-			"thread_name=MainThread,gil=held,python=$fn,file=$PY_THREADS,chain=$fn->main-><module>" \
-			"thread_name=sleeper,gil=released,state=sleeping,kernel=1,python=nap,file=$PY_THREADS" ||
+			"thread_name=MainThread,gil=held,python=$fn,file=$PY_THREADS,adjacent=$fn->main-><module>" \
+			"thread_name=sleeper,gil=released,state=sleeping,kernel=1,python=nap,file=$PY_THREADS,adjacent=nap->$run" ||
 			{ python3 -m json.tool "$f" | head -150; fail "${PY_NAMES[$i]}: dump_check"; }
 		ran="$ran ${PY_NAMES[$i]}"
 	done

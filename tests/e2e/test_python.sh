@@ -134,16 +134,17 @@ line_of() { # SCRIPT RE
 }
 
 # One line per sample of a pprof file, from `go tool pprof -raw`:
-#   VALUES<TAB>LABELS<TAB>STACK<TAB>PYSTACK
+#   VALUES<TAB>LABELS<TAB>STACK<TAB>PYSTACK<TAB>FILES
 # VALUES the sample's values (space separated), LABELS "k=v " for every label, STACK the function
 # names leaf first (";"), PYSTACK the Python frames only (address 0, no mapping) as
-# name@file:line, leaf first.  Locations that break the contract's shape (a mapping on an address
+# name@file:line, leaf first, FILES the base name of each STACK entry's mapping ("-": none).  Locations that break the contract's shape (a mapping on an address
 # 0 location, more than one Line on it) show as BAD@… in PYSTACK.
 py_samples() { # FILE
 	go tool pprof -symbolize=none -raw "$1" 2>/dev/null | awk '
 		/^Samples:/ { sec = "s"; getline; next }
 		/^Locations/ { sec = "l"; next }
 		/^Mappings/ { sec = "m"; next }
+		sec == "m" && $1 ~ /^[0-9]+:$/ { id = $1; sub(/:$/, "", id); fn = $3; sub(/.*\//, "", fn); mfile[id] = fn; next }
 		sec == "s" && /^ +[0-9]+( +[0-9]+)*: / {
 			n++; i = index($0, ":"); vals[n] = substr($0, 1, i - 1); locs[n] = substr($0, i + 1)
 			gsub(/^ +| +$/, "", vals[n]); gsub(/ +/, " ", vals[n]); labels[n] = ""
@@ -161,6 +162,7 @@ py_samples() { # FILE
 		}
 		sec == "l" && $1 ~ /^[0-9]+:$/ {
 			id = $1; sub(/:$/, "", id); mapped = ($3 ~ /^M=/); f = mapped ? 4 : 3
+			lmap[id] = mapped ? substr($3, 3) : ""
 			# the file may have spaces (<frozen importlib._bootstrap>): up to the " s=N" field
 			name[id] = $f; fl = $(f + 1); nlines[id] = 1
 			for (j = f + 2; j < NF || (j == NF && $NF !~ /^s=/); j++) fl = fl " " $j
@@ -175,12 +177,14 @@ py_samples() { # FILE
 		}
 		END {
 			for (s = 1; s <= n; s++) {
-				k = split(locs[s], ids, " "); st = ""; ps = ""
+				k = split(locs[s], ids, " "); st = ""; ps = ""; fs = ""
 				for (j = 1; j <= k; j++) {
 					st = st (st == "" ? "" : ";") name[ids[j]]
 					if (py[ids[j]] != "") ps = ps (ps == "" ? "" : ";") py[ids[j]]
+					for (l = 1; l <= nlines[ids[j]]; l++)
+						fs = fs (fs == "" ? "" : ";") (lmap[ids[j]] == "" ? "-" : mfile[lmap[ids[j]]])
 				}
-				printf "%s\t%s\t%s\t%s\n", vals[s], labels[s], st, ps
+				printf "%s\t%s\t%s\t%s\t%s\n", vals[s], labels[s], st, ps, fs
 			}
 		}'
 }
@@ -336,7 +340,9 @@ t_python_cpu_shebang() {
 
 # Folded and text output name the same frames as pprof.  The interpreters in turn, one run per
 # format (py_all_run); a folded line names its process by comm only, and pyenv's 3.11 and
-# Debian's are both python3.11: Debian's runs apart.
+# Debian's are both python3.11: Debian's runs apart.  Python stacks read as Python
+# (--python-frames python, the default): <module>, main and hot_a are adjacent, the
+# interpreter's call path between them (3.8–3.10 recurse in C for every Python call) left out.
 t_python_folded_text() {
 	local i f n g comm ran="" names=() bins=()
 	py_list
@@ -357,71 +363,137 @@ t_python_folded_text() {
 			echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
 			comm=${PY_BINS[$i]##*/}
 			grep "^$comm;" "$f.folded" >"$f.$comm.folded"
-			# root first: <module>, main, hot_a in that order, only native frames between them
-			n=$(grep -cE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;[^ ]*)? [0-9]+$' "$f.$comm.folded")
-			[ "$n" -gt 0 ] || { head -5 "$f.$comm.folded"; fail "${PY_NAMES[$i]}: no folded <module>;…main;…hot_a line"; }
+			# root first: <module>, main, hot_a, nothing between them
+			n=$(grep -cE ';<module>;main;hot_a(;[^ ]*)? [0-9]+$' "$f.$comm.folded")
+			[ "$n" -gt 0 ] || { head -5 "$f.$comm.folded"; fail "${PY_NAMES[$i]}: no folded <module>;main;hot_a line"; }
 			expect_eq "${PY_NAMES[$i]}: folded hot_a lines with _PyEval_EvalFrameDefault" 0 \
 				"$(grep -E '(^|;)hot_a(;| )' "$f.$comm.folded" | grep -c '_PyEval_EvalFrameDefault')"
-			expect_eq "${PY_NAMES[$i]}: folded hot_a lines not under <module>;…main" 0 \
-				"$(grep -E '(^|;)hot_a(;| )' "$f.$comm.folded" | grep -cvE ';<module>;([^; ]+;)*main;([^; ]+;)*hot_a(;| )')"
+			expect_eq "${PY_NAMES[$i]}: folded hot_a lines not right under <module>;main" 0 \
+				"$(grep -E '(^|;)hot_a(;| )' "$f.$comm.folded" | grep -cvE ';<module>;main;hot_a(;| )')"
 			# hot_a, 60 % of the run, has a row of the top table of this interpreter's process
 			awk -v pid="$(cat "$E2E_TMP/${PY_NAMES[$i]}.pid")" '/^pid [0-9]+ / { p = ($2 == pid); t = 0 }
 				p && /top 10 by cpu/ { t = 1; next } p && t && $NF == "hot_a" { found = 1 }
 				END { exit !found }' "$f.txt" ||
 				{ cat "$f.txt"; fail "${PY_NAMES[$i]}: no hot_a row in the text report"; }
-			echo "ok: ${PY_NAMES[$i]}: folded and text name hot_a under main"
+			echo "ok: ${PY_NAMES[$i]}: folded and text name hot_a right under main"
 			ran="$ran ${PY_NAMES[$i]}"
 		done
 	done
 	echo "ran:$ran"
 }
 
-# A C function calling back into Python (issue 15: "C extensions calling back into Python show
-# both"): sorted(range(1000), key=keyfn) runs keyfn from the builtin's C code.  Every keyfn stack
-# reads, root to leaf: Python <module> and main, sorted's native frames, Python keyfn.
+# The first 3 samples (py_samples lines of py_callback.py) whose Python frames are not FN at a
+# line in [LO, HI], main at line LM, <module> at line ML.
+py_chain_bad() { # SAMPLES FN LO HI LM ML
+	awk -F'\t' -v file="$PY_CALLBACK" -v fn="$2" -v lo="$3" -v hi="$4" -v lm="$5" -v ml="$6" '{
+		n = split($4, p, ";")
+		if (n != 3 || p[2] != "main@" file ":" lm || p[3] != "<module>@" file ":" ml) { print; next }
+		l = p[1]; sub(/.*:/, "", l)
+		if (substr(p[1], 1, length(fn "@" file ":")) != fn "@" file ":" || l + 0 < lo || l + 0 > hi) print
+	}' "$1" | head -3
+}
+
+# Samples (py_samples lines) of Python function FN, each as one line:
+#   INTERP<TAB>QSORT<TAB>FFI<TAB>CTYPES<TAB>BETWEEN<TAB>STACK
+# of the frames between FN and the first `main` rootward of it: how many are the interpreter's
+# (their mapping is python3.X or libpython3.X.so), whether libc's qsort_r, libffi's ffi_call and
+# a frame of _ctypes are among them (1/0), how many there are; "nochain" when FN or main is
+# missing.
+between_main() { # SAMPLES FN
+	awk -F'\t' -v fn="$2" '{
+		n = split($3, s, ";"); split($5, m, ";"); a = 0; b = 0
+		for (i = 1; i <= n; i++) {
+			if (!a && s[i] == fn) a = i
+			else if (a && s[i] == "main") { b = i; break }
+		}
+		if (!a) next
+		if (!b) { print "nochain\t" $3; next }
+		it = q = f = c = 0
+		for (i = a + 1; i < b; i++) {
+			if (m[i] ~ /^(libpython3\.[0-9]+\.so|python3\.[0-9]+$)/) it++
+			if (s[i] == "qsort_r") q = 1
+			if (s[i] == "ffi_call") f = 1
+			if (m[i] ~ /^_ctypes\./) c = 1
+		}
+		printf "%d\t%d\t%d\t%d\t%d\t%s\n", it, q, f, c, b - a - 1, $3
+	}' "$1"
+}
+
+# C code calling back into Python (issue 15: "C extensions calling back into Python show both";
+# issue 28: "Python stacks read as Python").  py_callback.py runs keyfn from sorted's C code
+# (the interpreter's) and cmpfn from libc's qsort through ctypes (_ctypes, libffi).  Python
+# frames: <module>, main, keyfn or cmpfn, from the script, at the calling lines.  By default
+# (--python-frames python) the interpreter's own frames between main and the callback are left
+# out: keyfn sits right on main, and cmpfn's stacks keep _ctypes, libffi and qsort_r and nothing
+# of the interpreter's between; native interpreter frames stay rootward of <module>.  With
+# --python-frames all (a second, shorter run) sorted's C frames and the interpreter's call path
+# to cmpfn are there.
 t_python_callback() {
-	local i f s n lk le lm ml mid bad ran="" FAILS
+	local i f s n lk le lc lq lm ml mid bad how run secs ran="" FAILS
 	py_list
 	lk=$(line_of "$PY_CALLBACK" '^def keyfn')
+	lc=$(line_of "$PY_CALLBACK" '^def cmpfn')
 	le=$(line_of "$PY_CALLBACK" '^def main')
 	lm=$(line_of "$PY_CALLBACK" '^        sorted\(')
+	lq=$(line_of "$PY_CALLBACK" '^        libc\.qsort\(')
 	ml=$(line_of "$PY_CALLBACK" '^    main\(')
-	# the interpreters in turn in one run (py_all_run)
-	py_all_run "$E2E_TMP/callback.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_CALLBACK" $PY_SECONDS
-	expect_no_drops "$E2E_TMP/callback.pb.gz"
-	FAILS=$(pprof_counter_value "$E2E_TMP/callback.pb.gz" py_read_fail)
-	for i in "${!PY_BINS[@]}"; do
-		f=$E2E_TMP/callback.${PY_NAMES[$i]}.pb.gz
-		s=$f.samples
-		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
-		grep -q '^rounds [0-9]' "$E2E_TMP/${PY_NAMES[$i]}.out" || fail "${PY_NAMES[$i]}: the script did not finish"
-		py_each_slice "$E2E_TMP/callback.pb.gz" "$i" callback
-		with_fn "$s" keyfn >"$s.k"
-		# keyfn is nearly all of the run
-		n=$(wc -l <"$s.k")
-		[ "$n" -ge 20 ] || { head -20 "$s"; fail "${PY_NAMES[$i]}: $n stacks with keyfn"; }
-		# Python frames only: keyfn in its body, main at the sorted line, <module> at main()
-		bad=$(awk -F'\t' -v file="$PY_CALLBACK" -v lo="$lk" -v hi="$((le - 1))" -v lm="$lm" -v ml="$ml" '{
-			n = split($4, p, ";")
-			if (n != 3 || p[2] != "main@" file ":" lm || p[3] != "<module>@" file ":" ml) { print; next }
-			l = p[1]; sub(/.*:/, "", l)
-			if (substr(p[1], 1, length("keyfn@" file ":")) != "keyfn@" file ":" || l + 0 < lo || l + 0 > hi) print
-		}' "$s.k" | head -3)
-		[ -z "$bad" ] || fail "${PY_NAMES[$i]}: keyfn stack not keyfn@:[$lk-$((le - 1))];main@:$lm;<module>@:$ml: $bad"
-		# All frames, leaf first: keyfn, then sorted's C code, then main.  Debian's build names
-		# only exported functions (.dynsym): builtin_sorted and list_sort are static there, so
-		# its stacks show the C API call that runs keyfn and, below it, at least one frame of
-		# sorted's named by its file offset in the interpreter (python3.11+0x…).
-		case ${PY_NAMES[$i]} in
-		debian-*) mid='PyObject_CallOneArg;([^;]*;)*python3\.11\+0x[0-9a-f]+;([^;]*;)*' ;;
-		*) mid='list_sort[^;]*;([^;]+;)*builtin_sorted;([^;]+;)*' ;;
-		esac
-		n=$(awk -F'\t' -v re="(^|;)keyfn;([^;]+;)*${mid}main;" '$3 !~ re' "$s.k" | tee "$s.bad" | wc -l)
-		[ "$n" -eq 0 ] || { cut -f3 "$s.bad" | head -3; fail "${PY_NAMES[$i]}: keyfn stacks ($n of $(wc -l <"$s.k")) without sorted's C frames between main and keyfn"; }
-		expect_eq "${PY_NAMES[$i]}: keyfn stacks showing _PyEval_EvalFrameDefault" 0 \
-			"$(grep -c '_PyEval_EvalFrameDefault' "$s.k")"
-		echo "ok: ${PY_NAMES[$i]}: $(wc -l <"$s.k") keyfn stacks are <module>;main;…sorted's C frames…;keyfn"
-		ran="$ran ${PY_NAMES[$i]}"
+	for how in python all; do
+		# the interpreters in turn in one run (py_all_run); about 300 samples of each callback
+		# in the second run
+		run=callback_$how secs=$PY_SECONDS
+		[ $how = all ] && secs=0.6
+		py_all_run "$E2E_TMP/$run.pb.gz" in_turn --cpu=$PY_HZ --top 0 --python-frames $how -- "$PY_CALLBACK" $secs
+		expect_no_drops "$E2E_TMP/$run.pb.gz"
+		FAILS=$(pprof_counter_value "$E2E_TMP/$run.pb.gz" py_read_fail)
+		for i in "${!PY_BINS[@]}"; do
+			f=$E2E_TMP/$run.${PY_NAMES[$i]}.pb.gz
+			s=$f.samples
+			echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]} (--python-frames $how)"
+			grep -q '^rounds [0-9]' "$E2E_TMP/${PY_NAMES[$i]}.out" || fail "${PY_NAMES[$i]}: the script did not finish"
+			py_each_slice "$E2E_TMP/$run.pb.gz" "$i" "$run"
+			with_fn "$s" keyfn >"$s.keyfn"
+			with_fn "$s" cmpfn >"$s.cmpfn"
+			# the callbacks are nearly all of the run
+			for n in keyfn cmpfn; do
+				[ "$(wc -l <"$s.$n")" -ge 20 ] || { head -20 "$s"; fail "${PY_NAMES[$i]}: $(wc -l <"$s.$n") stacks in $s.$n"; }
+			done
+			# Python frames only: the callback in its body, main at the line that sorts,
+			# <module> at main()
+			bad=$(py_chain_bad "$s.keyfn" keyfn "$lk" "$((lc - 1))" "$lm" "$ml")
+			[ -z "$bad" ] || fail "${PY_NAMES[$i]}: keyfn stack not keyfn@:[$lk-$((lc - 1))];main@:$lm;<module>@:$ml: $bad"
+			bad=$(py_chain_bad "$s.cmpfn" cmpfn "$lc" "$((le - 1))" "$lq" "$ml")
+			[ -z "$bad" ] || fail "${PY_NAMES[$i]}: cmpfn stack not cmpfn@:[$lc-$((le - 1))];main@:$lq;<module>@:$ml: $bad"
+			for n in keyfn cmpfn; do
+				expect_eq "${PY_NAMES[$i]}: $n stacks showing _PyEval_EvalFrameDefault" 0 \
+					"$(grep -c '_PyEval_EvalFrameDefault' "$s.$n")"
+				expect_eq "${PY_NAMES[$i]}: $n stacks without a native interpreter frame above <module>" 0 \
+					"$(awk -F'\t' '$3 !~ /(^|;)<module>;([^;]*;)*(PyEval_EvalCode|Py_RunMain|Py_BytesMain)(;|$)/' "$s.$n" | wc -l)"
+			done
+			between_main "$s.cmpfn" cmpfn >"$s.between"
+			if [ $how = python ]; then
+				n=$(awk -F'\t' '$3 !~ /(^|;)keyfn;main;<module>(;|$)/' "$s.keyfn" | tee "$s.bad" | wc -l)
+				[ "$n" -eq 0 ] || { cut -f3 "$s.bad" | head -3; fail "${PY_NAMES[$i]}: keyfn stacks ($n of $(wc -l <"$s.keyfn")) with frames between main and keyfn"; }
+				n=$(awk -F'\t' '$1 != 0 || $2 != 1 || $3 != 1 || $4 != 1' "$s.between" | tee "$s.bad" | wc -l)
+				[ "$n" -eq 0 ] || { head -3 "$s.bad"; fail "${PY_NAMES[$i]}: cmpfn stacks ($n of $(wc -l <"$s.cmpfn")) with the interpreter's frames, or without _ctypes, ffi_call and qsort_r, between main and cmpfn (interp, qsort_r, ffi_call, _ctypes)"; }
+				echo "ok: ${PY_NAMES[$i]}: $(wc -l <"$s.keyfn") keyfn stacks are …<module>;main;keyfn, $(wc -l <"$s.cmpfn") cmpfn stacks keep _ctypes, libffi and qsort_r only between main and cmpfn"
+			else
+				# All frames, leaf first: keyfn, then sorted's C code, then main.  Debian's
+				# build names only exported functions (.dynsym): builtin_sorted and list_sort are
+				# static there, so its stacks show the C API call that runs keyfn and, below it,
+				# at least one frame of sorted's named by its file offset in the interpreter
+				# (python3.11+0x…).
+				case ${PY_NAMES[$i]} in
+				debian-*) mid='PyObject_CallOneArg;([^;]*;)*python3\.11\+0x[0-9a-f]+;([^;]*;)*' ;;
+				*) mid='list_sort[^;]*;([^;]+;)*builtin_sorted;([^;]+;)*' ;;
+				esac
+				n=$(awk -F'\t' -v re="(^|;)keyfn;([^;]+;)*${mid}main;" '$3 !~ re' "$s.keyfn" | tee "$s.bad" | wc -l)
+				[ "$n" -eq 0 ] || { cut -f3 "$s.bad" | head -3; fail "${PY_NAMES[$i]}: keyfn stacks ($n of $(wc -l <"$s.keyfn")) without sorted's C frames between main and keyfn"; }
+				n=$(awk -F'\t' '$1 == "nochain" || $1 < 1 || $2 != 1 || $3 != 1 || $4 != 1' "$s.between" | tee "$s.bad" | wc -l)
+				[ "$n" -eq 0 ] || { head -3 "$s.bad"; fail "${PY_NAMES[$i]}: cmpfn stacks ($n of $(wc -l <"$s.cmpfn")) without the interpreter's frames, _ctypes, ffi_call and qsort_r between main and cmpfn (interp, qsort_r, ffi_call, _ctypes)"; }
+				echo "ok: ${PY_NAMES[$i]}: $(wc -l <"$s.keyfn") keyfn stacks have sorted's C frames, $(wc -l <"$s.cmpfn") cmpfn stacks the interpreter's call path"
+			fi
+			ran="$ran ${PY_NAMES[$i]}/$how"
+		done
 	done
 	echo "ran:$ran"
 }

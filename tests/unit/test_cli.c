@@ -255,6 +255,40 @@ static void test_cli__debuginfod(void **state)
 	assert_int_equal(PARSE(&env, "-p", "1", "--debuginfod-timeout", "2s"), -EINVAL);
 }
 
+/* --python-frames: python (the default) folds the interpreter's frames, all keeps them. */
+static void test_cli__python_frames(void **state)
+{
+	struct env env;
+	struct dump_env d;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "-p", "1"), CLI_RUN);
+	assert_int_equal(env.python_frames, STACKRES_PY_PYTHON);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--python-frames", "all"), CLI_RUN);
+	assert_int_equal(env.python_frames, STACKRES_PY_ALL);
+	cli__free(&env);
+	assert_int_equal(
+		PARSE(&env, "-p", "1", "--python-frames", "all", "--python-frames", "python"),
+		CLI_RUN);
+	assert_int_equal(env.python_frames, STACKRES_PY_PYTHON);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--python-frames", "native"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--python-frames", ""), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--python-frames", "ALL"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--python-frames"), -EINVAL);
+	/* dump shows stacks too: the same option, the same default */
+	assert_int_equal(cli__parse_dump(&d, ARGC("-p", "5"), ARGV("-p", "5")), CLI_RUN);
+	assert_int_equal(d.python_frames, STACKRES_PY_PYTHON);
+	assert_int_equal(cli__parse_dump(&d, ARGC("-p", "5", "--python-frames", "all"),
+					 ARGV("-p", "5", "--python-frames", "all")),
+			 CLI_RUN);
+	assert_int_equal(d.python_frames, STACKRES_PY_ALL);
+	assert_int_equal(cli__parse_dump(&d, ARGC("-p", "5", "--python-frames", "some"),
+					 ARGV("-p", "5", "--python-frames", "some")),
+			 -EINVAL);
+}
+
 static void test_cli__help_and_version_exit(void **state)
 {
 	struct env env;
@@ -737,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_cli__format_from_extension),
 		cmocka_unit_test(test_cli__format_contradicting_extension),
 		cmocka_unit_test(test_cli__check_outputs),
+		cmocka_unit_test(test_cli__python_frames),
 		cmocka_unit_test(test_cli__subcommand_help),
 		cmocka_unit_test(test_cli__report_format_from_extension),
 	};

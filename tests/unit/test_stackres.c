@@ -16,7 +16,10 @@
 
 #include <cmocka.h>
 
+#include "prof_python.h"
 #include "profile/profile.h"
+#include "proc/maps.h"
+#include "sym/python.h"
 #include "sym/stackres.h"
 #include "profile/build.h"
 #include "sym/symbolizer.h"
@@ -376,6 +379,179 @@ static void test_stackres__used_lists_every_frame_pointer(void **state)
 	hashmap__free(used);
 }
 
+/*
+ * A Python process as a fake maps file shows it (pyenv's layout): the executable, libpython in
+ * two executable mappings of one file, an extension module, libc.  The pid is above any kernel's
+ * pid_max: code objects are unreadable there, so Python frames are named "[python]".
+ */
+#define PY_PID	   4194305u
+#define PY_EXE	   0x400100ULL	     /* main */
+#define PY_LIB	   0x7f0000000000ULL /* libpython's first mapping */
+#define PY_LIB2	   0x7f0000200000ULL /* its second: the same file (inode 200) */
+#define PY_EXT	   0x7f1000000000ULL /* _ctypes.cpython-312-x86_64-linux-gnu.so */
+#define PY_LIBC	   0x7f2000000000ULL
+#define PY_OTHER   0x7f3000000000ULL /* libpython's path, another device: another file */
+#define PY_EVAL	   (PY_LIB + 0x1000) /* _PyEval_EvalFrameDefault */
+#define PY_FRAME_A (PROF_PY_FRAME_TAG | 3ULL << PROF_PY_INSTR_SHIFT | 0x5000) /* prof_py_frame */
+#define PY_FRAME_B (PROF_PY_FRAME_TAG | 9ULL << PROF_PY_INSTR_SHIFT | 0x6000)
+#define PY_PRINT   (PROF_PY_PRINT_TAG | 0x1234) /* a fingerprint word */
+
+static const char py_maps[] =
+	"00400000-00401000 r-xp 00000000 08:01 100 /opt/py/bin/python3.12\n"
+	"7f0000000000-7f0000100000 r-xp 00000000 08:01 200 /opt/py/lib/libpython3.12.so.1.0\n"
+	"7f0000200000-7f0000210000 r-xp 00300000 08:01 200 /opt/py/lib/libpython3.12.so.1.0\n"
+	"7f1000000000-7f1000010000 r-xp 00000000 08:01 300 /opt/py/lib/_ctypes.so\n"
+	"7f2000000000-7f2000100000 r-xp 00000000 08:01 400 /usr/lib/libc.so.6\n"
+	"7f3000000000-7f3000010000 r-xp 00000000 08:02 200 /opt/py/lib/libpython3.12.so.1.0\n";
+
+/* Leaf first: a C extension between two Python frames, libpython around and between them. */
+static const uint64_t py_stack[] = {
+	PY_LIBC + 0x100,  /* memcpy: below the innermost Python frame, stays */
+	PY_LIB + 0x2000,  /* the C code of frame A's line (a builtin): stays */
+	PY_FRAME_A,	  /* Python */
+	PY_PRINT,	  /* its fingerprint */
+	PY_LIB + 0x3000,  /* the interpreter's call path: left out */
+	PY_LIB2 + 0x100,  /* the same file's other mapping: left out */
+	PY_EXT + 0x100,	  /* the extension: stays */
+	PY_LIBC + 0x200,  /* qsort: stays */
+	PY_LIB + 0x4000,  /* left out */
+	0x10,		  /* in no mapping: stays (not known to be the interpreter's) */
+	PY_OTHER + 0x100, /* another file of libpython's name: stays */
+	PY_FRAME_B,	  /* Python */
+	PY_PRINT,	  /* its fingerprint */
+	PY_LIB + 0x5000,  /* Py_RunMain: above the outermost Python frame, stays */
+	PY_EXE,		  /* main: stays */
+	PY_LIBC + 0x300,  /* __libc_start_main: stays */
+};
+#define PY_NFRAMES (sizeof(py_stack) / sizeof(py_stack[0]))
+
+/* A stackres on the fixture's symbolizer knowing PY_PID's mappings and (python) its CPython. */
+static void py_setup(struct fixture *fx, bool worker, enum stackres_py_frames how, bool python)
+{
+	FILE *f = fmemopen((void *)py_maps, sizeof(py_maps) - 1, "r");
+	struct maps *m = NULL;
+
+	assert_non_null(f);
+	assert_int_equal(maps__parse(&m, f), 0);
+	fclose(f);
+	stackres__set_python_frames(fx->r, how);
+	if (worker)
+		assert_int_equal(stackres__start_worker(fx->r), 0);
+	assert_int_equal(stackres__load_pid(fx->r, PY_PID, m), 0);
+	maps__free(m);
+	if (python)
+		assert_int_equal(stackres__python(fx->r, PY_PID, py_version__find(3, 12), 0x1000,
+						  0x2000, PY_EVAL),
+				 0);
+}
+
+/* The addresses stackres__frames shows of stack id. */
+static unsigned shown(struct stackres *r, int32_t id, uint64_t *out)
+{
+	unsigned n;
+	const struct stackres_frame *f = stackres__frames(r, id, &n);
+
+	for (unsigned i = 0; i < n; i++)
+		out[i] = f[i].addr;
+	return n;
+}
+
+/*
+ * The default: the interpreter's frames between the innermost and the outermost Python frame
+ * are left out, by file (both of libpython's mappings); the rest stays in order.  The profile
+ * built from the stack has those frames and no others: every output takes the same view.  The
+ * same on the worker's thread.
+ */
+static void test_stackres__python_frames_fold_the_interpreter(void **state)
+{
+	struct fixture *fx = *state;
+	const uint64_t want[] = {
+		PY_LIBC + 0x100,
+		PY_LIB + 0x2000,
+		PY_FRAME_A,
+		PY_PRINT,
+		PY_EXT + 0x100,
+		PY_LIBC + 0x200,
+		0x10,
+		PY_OTHER + 0x100,
+		PY_FRAME_B,
+		PY_PRINT,
+		PY_LIB + 0x5000,
+		PY_EXE,
+		PY_LIBC + 0x300,
+	};
+	uint64_t got[PY_NFRAMES];
+	uint32_t locs[PY_NFRAMES], nl = 0;
+	struct profile *p;
+	char buf[64];
+	int32_t id;
+	unsigned n;
+
+	for (int worker = 0; worker < 2; worker++) {
+		if (worker) {
+			teardown(state);
+			assert_int_equal(setup(state), 0);
+			fx = *state;
+		}
+		py_setup(fx, worker, STACKRES_PY_PYTHON, true);
+		assert_int_equal(
+			stackres__intern(fx->r, &id, PY_PID, STACK_USER, py_stack, PY_NFRAMES), 0);
+		assert_int_equal(stackres__sync(fx->r), 0);
+		n = shown(fx->r, id, got);
+		assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+		assert_memory_equal(got, want, sizeof(want));
+		/* The profile's locations: the view without the fingerprints. */
+		assert_int_equal(profile__new(&p, "cpu"), 0);
+		assert_int_equal(build__locations(p, fx->r, id, locs, PY_NFRAMES, &nl), 0);
+		assert_int_equal(nl, n - 2);
+		assert_string_equal(profile__location_name(p, locs[2], buf, sizeof(buf)),
+				    "[python]");
+		assert_string_equal(profile__location_name(p, locs[7], buf, sizeof(buf)),
+				    "[python]");
+		profile__free(p);
+		nl = 0;
+	}
+}
+
+/* --python-frames all: every frame as walked. */
+static void test_stackres__python_frames_all_keeps_every_frame(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t got[PY_NFRAMES];
+	int32_t id;
+
+	py_setup(fx, false, STACKRES_PY_ALL, true);
+	assert_int_equal(stackres__intern(fx->r, &id, PY_PID, STACK_USER, py_stack, PY_NFRAMES), 0);
+	assert_int_equal(shown(fx->r, id, got), PY_NFRAMES);
+	assert_memory_equal(got, py_stack, sizeof(py_stack));
+}
+
+/*
+ * Untouched: a stack without Python frames (libpython's frames and all), one whose only
+ * Python frame has nothing between it and itself, and a process whose CPython is not known.
+ */
+static void test_stackres__python_frames_fold_only_between_python_frames(void **state)
+{
+	struct fixture *fx = *state;
+	const uint64_t native[] = {PY_LIBC + 0x100, PY_LIB + 0x2000, PY_LIB + 0x3000, PY_EXE};
+	const uint64_t one[] = {PY_LIB + 0x2000, PY_FRAME_A, PY_PRINT, PY_LIB + 0x3000, PY_EXE};
+	uint64_t got[PY_NFRAMES];
+	int32_t id;
+
+	py_setup(fx, false, STACKRES_PY_PYTHON, true);
+	assert_int_equal(stackres__intern(fx->r, &id, PY_PID, STACK_USER, native, 4), 0);
+	assert_int_equal(shown(fx->r, id, got), 4);
+	assert_memory_equal(got, native, sizeof(native));
+	assert_int_equal(stackres__intern(fx->r, &id, PY_PID, STACK_USER, one, 5), 0);
+	assert_int_equal(shown(fx->r, id, got), 5);
+	assert_memory_equal(got, one, sizeof(one));
+	/* No CPython known (or no more): nothing is the interpreter's. */
+	assert_int_equal(stackres__python(fx->r, PY_PID, NULL, 0, 0, 0), 0);
+	assert_int_equal(stackres__intern(fx->r, &id, PY_PID, STACK_USER, py_stack, PY_NFRAMES), 0);
+	assert_int_equal(shown(fx->r, id, got), PY_NFRAMES);
+	assert_memory_equal(got, py_stack, sizeof(py_stack));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +574,13 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__worker_runs_work_in_order, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__python_frames_fold_the_interpreter,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__python_frames_all_keeps_every_frame,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_stackres__python_frames_fold_only_between_python_frames, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,8 @@ int run_parts__open(struct run_parts *p, struct loader *l, const struct run_part
 		err = procinfo__enable_labels(p->procs);
 	if (!err)
 		err = stackres__new(&p->stacks, p->sym);
+	if (!err)
+		stackres__set_python_frames(p->stacks, o->python_frames);
 	/* Symbols are read on a thread of their own: the event loop never waits for them. */
 	if (!err)
 		err = stackres__start_worker(p->stacks);

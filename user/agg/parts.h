@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sym/stackres.h" /* enum stackres_py_frames */
+
 struct loader;
 struct symbolizer;
 struct procinfo;
@@ -31,11 +33,12 @@ struct run_parts_opts {
 	bool cmd;	    /* `-- CMD` */
 	bool hold_exits;    /* wide scopes: libc's _exit hooked */
 	bool unwind_tables; /* not --unwind fp */
-	uint64_t unwind_memory;	     /* --unwind-memory */
-	uint32_t unwind_max_rows;    /* --unwind-max-rows */
-	uint64_t unwind_max_cfi;     /* --unwind-max-cfi */
-	bool no_debuginfod;	     /* --no-debuginfod */
-	unsigned debuginfod_timeout; /* --debuginfod-timeout */
+	uint64_t unwind_memory;		       /* --unwind-memory */
+	uint32_t unwind_max_rows;	       /* --unwind-max-rows */
+	uint64_t unwind_max_cfi;	       /* --unwind-max-cfi */
+	bool no_debuginfod;		       /* --no-debuginfod */
+	unsigned debuginfod_timeout;	       /* --debuginfod-timeout */
+	enum stackres_py_frames python_frames; /* --python-frames */
 };
 
 /* 0 or -errno (then nothing is left open). */

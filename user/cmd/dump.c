@@ -312,9 +312,10 @@ int dump__run(const struct dump_env *env)
 	err = loader__open(&l, &lo);
 	if (err)
 		goto cleanup;
-	err = run_parts__open(
-		&parts, l,
-		&(struct run_parts_opts){.modes = MODE_CPU | MODE_DUMP, .unwind_tables = true});
+	err = run_parts__open(&parts, l,
+			      &(struct run_parts_opts){.modes = MODE_CPU | MODE_DUMP,
+						       .unwind_tables = true,
+						       .python_frames = env->python_frames});
 	parts_open = !err;
 	if (!err)
 		err = collect__new(&c,

@@ -6,14 +6,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sym/stackres.h" /* enum stackres_py_frames */
+
 #define DUMP_MAX_PIDS 64
 
 /* dump's arguments (cli__parse_dump). */
 struct dump_env {
 	uint32_t pids[DUMP_MAX_PIDS];
 	unsigned npids;
-	bool json;	    /* --json: one JSON document instead of text */
-	const char *output; /* -o; "-" (default): stdout */
+	bool json;			       /* --json: one JSON document instead of text */
+	const char *output;		       /* -o; "-" (default): stdout */
+	enum stackres_py_frames python_frames; /* --python-frames */
 	int verbosity;
 };
 

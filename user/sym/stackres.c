@@ -28,11 +28,23 @@ struct stack_key {
 	uint32_t image; /* how many execs of pid came before (0 for kernel stacks) */
 };
 
+/*
+ * A stack with Python frames as STACKRES_PY_PYTHON shows it, filled by the job that symbolizes
+ * it: frames NULL until then, and when nothing was left out (the stack's own frames are it).
+ * Apart from the stack's frames: the caller's thread compares their addresses with new stacks
+ * while the worker writes this.
+ */
+struct stack_view {
+	unsigned n;
+	struct stackres_frame *frames;
+};
+
 struct stack {
 	uint32_t pid;
 	enum stack_kind kind;
 	unsigned n;
 	struct stackres_frame *frames;
+	struct stack_view *view; /* NULL: the frames as they are */
 };
 
 /*
@@ -60,12 +72,13 @@ struct job {
 	uint32_t pid;
 	unsigned n;
 	struct stackres_frame *frames; /* JOB_RESOLVE: owned by the stack, not by the job */
+	struct stack_view *view;       /* JOB_RESOLVE: the stack's, to fill (NULL: none) */
 	void (*fn)(void *ctx, uint64_t arg);
 	void *ctx;
 	uint64_t arg;
 	const struct py_version *py;
-	uint64_t runtime;
-	struct maps *maps;  /* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
+	uint64_t runtime, eval; /* JOB_PYTHON */
+	struct maps *maps;	/* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
 	struct stack *redo; /* JOB_DEBUG: copies of the user stacks then (frames shared), owned */
 };
 
@@ -97,9 +110,20 @@ struct stackres {
 	unsigned count, cap;
 	int32_t *free_ids; /* ids of forgotten stacks, reused first */
 	unsigned nfree, free_cap;
+	enum stackres_py_frames py_frames;
 };
 
 static void stop_worker(struct stackres *r);
+
+static void free_frames(struct stack *st)
+{
+	free(st->frames);
+	if (st->view)
+		free(st->view->frames);
+	free(st->view);
+	st->frames = NULL;
+	st->view = NULL;
+}
 
 int stackres__new(struct stackres **out, struct symbolizer *s)
 {
@@ -126,12 +150,17 @@ void stackres__free(struct stackres *r)
 		return;
 	stop_worker(r);
 	for (unsigned i = 0; i < r->count; i++)
-		free(r->stacks[i].frames);
+		free_frames(&r->stacks[i]);
 	free(r->stacks);
 	free(r->free_ids);
 	hashmap__free(r->index);
 	hashmap__free(r->images);
 	free(r);
+}
+
+void stackres__set_python_frames(struct stackres *r, enum stackres_py_frames how)
+{
+	r->py_frames = how;
 }
 
 int stackres__exec(struct stackres *r, uint32_t pid)
@@ -155,6 +184,22 @@ static uint64_t lookup_addr(enum stack_kind kind, const struct stackres_frame *f
 	return frames[i].addr - (kind == STACK_USER_RET || i > 0 ? 1 : 0);
 }
 
+/* Frames [0, n) of a stack of kind (or its Python view) named from build id bid's file again. */
+static int redo_frames(struct symbolizer *s, enum stack_kind kind, struct stackres_frame *frames,
+		       unsigned n, const char *bid)
+{
+	int err = 0;
+
+	/* A view keeps its stack's leaf first: index 0 is the leaf in both. */
+	for (unsigned k = 0; k < n && !err; k++) {
+		struct sym_result *sym = &frames[k].sym;
+
+		if (sym->map && sym->map->build_id == bid)
+			err = symbolizer__resolve_again(s, lookup_addr(kind, frames, k), sym);
+	}
+	return err;
+}
+
 /* A debug file arrived for build id bid: the frames named from its file are named again. */
 static int redo_build_id(void *ctx, const char *bid)
 {
@@ -164,15 +209,53 @@ static int redo_build_id(void *ctx, const char *bid)
 	for (unsigned i = 0; i < j->n && !err; i++) {
 		const struct stack *st = &j->redo[i];
 
-		for (unsigned k = 0; k < st->n && !err; k++) {
-			struct sym_result *sym = &st->frames[k].sym;
-
-			if (sym->map && sym->map->build_id == bid)
-				err = symbolizer__resolve_again(
-					j->ctx, lookup_addr(st->kind, st->frames, k), sym);
-		}
+		err = redo_frames(j->ctx, st->kind, st->frames, st->n, bid);
+		if (!err && st->view && st->view->frames)
+			err = redo_frames(j->ctx, st->kind, st->view->frames, st->view->n, bid);
 	}
 	return err;
+}
+
+/* Frame i of j's stack is the interpreter's own, between its Python frames [inner, outer]. */
+static bool folded_out(struct stackres *r, const struct job *j, unsigned i, unsigned inner,
+		       unsigned outer)
+{
+	const struct stackres_frame *f = &j->frames[i];
+
+	/* Every frame there is a caller's: its return address minus one is the call. */
+	return i > inner && i < outer && f->sym.map && !prof_py_is_frame(f->addr) &&
+	       !prof_py_is_print(f->addr) && symbolizer__python_native(r->sym, j->pid, f->addr - 1);
+}
+
+/*
+ * j's stack, symbolized, into j->view without the interpreter's native frames between its
+ * innermost and outermost Python frame (stackres.h: STACKRES_PY_PYTHON); no copy when none is
+ * there.  0 or -ENOMEM.
+ */
+static int fold_python(struct stackres *r, const struct job *j)
+{
+	unsigned inner = j->n, outer = 0, n = 0, i;
+	struct stackres_frame *view;
+
+	for (i = 0; i < j->n; i++) {
+		if (!prof_py_is_frame(j->frames[i].addr))
+			continue;
+		inner = inner < i ? inner : i;
+		outer = i;
+	}
+	for (i = 0; i < j->n && !folded_out(r, j, i, inner, outer); i++)
+		;
+	if (i == j->n)
+		return 0;
+	view = malloc(j->n * sizeof(*view));
+	if (!view)
+		return -ENOMEM;
+	for (i = 0; i < j->n; i++)
+		if (!folded_out(r, j, i, inner, outer))
+			view[n++] = j->frames[i];
+	j->view->n = n;
+	j->view->frames = view; /* last: what stackres__frames looks at */
+	return 0;
 }
 
 /* One job, on whichever thread symbolizes.  -ENOMEM or 0: a process gone is no error. */
@@ -198,6 +281,8 @@ static int job__run(struct stackres *r, const struct job *j)
 			else
 				err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym);
 		}
+		if (j->view && !err)
+			err = fold_python(r, j);
 		break;
 	case JOB_RELOAD:
 		symbolizer__forget_pid(r->sym, j->pid);
@@ -209,7 +294,7 @@ static int job__run(struct stackres *r, const struct job *j)
 		symbolizer__drop_pid(r->sym, j->pid);
 		break;
 	case JOB_PYTHON:
-		err = symbolizer__set_python(r->sym, j->pid, j->py, j->runtime, j->arg);
+		err = symbolizer__set_python(r->sym, j->pid, j->py, j->runtime, j->arg, j->eval);
 		break;
 	case JOB_PYTHREAD:
 		err = symbolizer__python_thread(r->sym, j->pid, (uint32_t)j->arg);
@@ -379,7 +464,7 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid)
 }
 
 int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
-		     uint64_t code_type)
+		     uint64_t code_type, uint64_t eval)
 {
 	return submit(r, &(struct job){
 				 .kind = JOB_PYTHON,
@@ -387,6 +472,7 @@ int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *
 				 .py = v,
 				 .runtime = runtime,
 				 .arg = code_type,
+				 .eval = eval,
 			 });
 }
 
@@ -459,11 +545,21 @@ static bool same_frames(const struct stack *st, const uint64_t *ips, unsigned n)
 	return true;
 }
 
+/* A user stack with a Python frame in it: STACKRES_PY_PYTHON gives it a view. */
+static bool has_python(enum stack_kind kind, const uint64_t *ips, unsigned n)
+{
+	for (unsigned i = 0; kind != STACK_KERNEL && i < n; i++)
+		if (prof_py_is_frame(ips[i]))
+			return true;
+	return false;
+}
+
 /* A new stack: copied and symbolized into r->stacks[id], id a forgotten one or the next. */
 static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
 		     const uint64_t *ips, unsigned n)
 {
 	bool reused = r->nfree > 0;
+	bool view = r->py_frames == STACKRES_PY_PYTHON && has_python(kind, ips, n);
 	struct stack *st;
 	int err;
 
@@ -479,8 +575,11 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 	*id = reused ? r->free_ids[r->nfree - 1] : (int32_t)r->count;
 	st = &r->stacks[*id];
 	st->frames = calloc(n, sizeof(*st->frames));
-	if (!st->frames)
+	st->view = view ? calloc(1, sizeof(*st->view)) : NULL;
+	if (!st->frames || (view && !st->view)) {
+		free_frames(st);
 		return -ENOMEM;
+	}
 	st->pid = pid;
 	st->kind = kind;
 	st->n = n;
@@ -490,10 +589,10 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 				      .stack_kind = kind,
 				      .pid = pid,
 				      .n = n,
-				      .frames = st->frames});
+				      .frames = st->frames,
+				      .view = st->view});
 	if (err) {
-		free(st->frames);
-		st->frames = NULL;
+		free_frames(st);
 		return err;
 	}
 	if (reused)
@@ -590,7 +689,7 @@ void stackres__forget_pid(struct stackres *r, uint32_t pid)
 			r->free_cap = c;
 		}
 		st = &r->stacks[id];
-		free(st->frames);
+		free_frames(st);
 		*st = (struct stack){0};
 		r->free_ids[r->nfree++] = id;
 	}
@@ -608,6 +707,7 @@ static int add_used(struct hashmap *used, const void *ptr)
 int stackres__used(struct stackres *r, struct hashmap *used)
 {
 	stackres__sync(r);
+	/* A Python stack's view copies some of its frames: no pointer of its own. */
 	for (unsigned i = 0; i < r->count; i++)
 		for (unsigned j = 0; j < r->stacks[i].n; j++) {
 			const struct sym_result *sym = &r->stacks[i].frames[j].sym;
@@ -621,10 +721,18 @@ int stackres__used(struct stackres *r, struct hashmap *used)
 
 const struct stackres_frame *stackres__frames(const struct stackres *r, int32_t id, unsigned *n)
 {
+	const struct stack *st;
+
 	if (id < 0 || (unsigned)id >= r->count) {
 		*n = 0;
 		return NULL;
 	}
-	*n = r->stacks[id].n;
-	return r->stacks[id].frames;
+	st = &r->stacks[id];
+	/* Folded once symbolized, when anything was left out. */
+	if (st->view && st->view->frames) {
+		*n = st->view->n;
+		return st->view->frames;
+	}
+	*n = st->n;
+	return st->frames;
 }

@@ -31,11 +31,29 @@ enum stack_kind {
 	STACK_KERNEL,
 };
 
+/*
+ * What stackres__frames shows of a stack with Python frames (--python-frames).  Python frames
+ * already stand where the eval loop ran them (bpf/python.bpf.h); PYTHON also leaves out the
+ * interpreter's own native frames between the innermost and the outermost Python frame (frames
+ * of the file its CPython runs from: libpython's call path, builtins such as sorted), as py-spy
+ * shows stacks.  Frames of other files there (C extensions, libc, libffi) stay, and so does every
+ * frame leafward of the innermost Python frame (the C code a Python line is in) and rootward of
+ * the outermost (main, Py_RunMain; an eval frame whose Python frames could not be read is
+ * always rootward of every Python frame read: the walk stops following the chain there).
+ * Stacks without Python frames are never changed.
+ */
+enum stackres_py_frames {
+	STACKRES_PY_PYTHON = 0, /* the default */
+	STACKRES_PY_ALL,	/* every native frame, as walked */
+};
+
 /* The id of the empty stack (no frames, or lost): it adds no location. */
 #define STACKRES_NONE (-1)
 
 int stackres__new(struct stackres **out, struct symbolizer *s);
 void stackres__free(struct stackres *r);
+/* How stacks interned from now on are shown (STACKRES_PY_PYTHON until set): before the first. */
+void stackres__set_python_frames(struct stackres *r, enum stackres_py_frames how);
 
 /*
  * The id of the stack ips[0..n) (leaf first) of process pid: the same (pid, kind, frames) give
@@ -69,10 +87,11 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid);
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,
 		    uint64_t arg);
 
-/* pid runs the CPython of layout v (NULL: none), its _PyRuntime at runtime and PyCode_Type at
- * code_type: its Python frames are named from now on (in order with the stacks).  0 or -ENOMEM. */
+/* pid runs the CPython of layout v (NULL: none), its _PyRuntime at runtime, PyCode_Type at
+ * code_type and _PyEval_EvalFrameDefault at eval: its Python frames are named (and its
+ * interpreter's frames known) from now on, in order with the stacks.  0 or -ENOMEM. */
 int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
-		     uint64_t code_type);
+		     uint64_t code_type, uint64_t eval);
 
 /* Thread tid of Python process pid was seen: learn its Python thread name (in order).  0 or
  * -ENOMEM. */
@@ -117,8 +136,9 @@ struct stackres_frame {
 	struct sym_result sym;
 };
 
-/* The frames (leaf first) of stack id; STACKRES_NONE or an unknown id: none (*n = 0).  With the
- * worker, their symbols are complete after stackres__sync only. */
+/* The frames (leaf first) of stack id as stackres__set_python_frames says; STACKRES_NONE or an
+ * unknown id: none (*n = 0).  With the worker, their symbols are complete after stackres__sync
+ * only.  Every output takes its frames from here: they all show the same stack. */
 const struct stackres_frame *stackres__frames(const struct stackres *r, int32_t id, unsigned *n);
 
 #endif /* PROF_STACKRES_H */

@@ -900,7 +900,7 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 }
 
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
-			   uint64_t runtime, uint64_t code_type)
+			   uint64_t runtime, uint64_t code_type, uint64_t eval)
 {
 	struct sym_proc *p;
 	int err = get_proc(s, &p, pid);
@@ -910,7 +910,23 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
 	if (err)
 		return err;
 	pynames__set_python(p->py, v, runtime, code_type);
+	p->py_eval = v ? eval : 0;
 	return 0;
+}
+
+bool symbolizer__python_native(const struct symbolizer *s, uint32_t pid, uint64_t addr)
+{
+	const struct sym_proc *p = find_proc(s, pid);
+	const struct proc_map *m, *py;
+
+	if (!p || !p->py_eval)
+		return false;
+	m = find_map(p, addr);
+	py = find_map(p, p->py_eval);
+	/* By file, not by mapping: a file may have several executable segments. */
+	return m && py && m->kind == MAP_FILE && py->kind == MAP_FILE &&
+	       m->key.major == py->key.major && m->key.minor == py->key.minor &&
+	       m->key.inode == py->key.inode;
 }
 
 int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame, uint64_t print,

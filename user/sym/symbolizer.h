@@ -149,12 +149,20 @@ int symbolizer__resolve_again(struct symbolizer *s, uint64_t addr, struct sym_re
 
 struct py_version;
 /*
- * pid runs the CPython of layout v (NULL: no more), whose _PyRuntime is at runtime and
- * PyCode_Type at code_type: its Python frames (include/prof_python.h) and threads can be named.
- * Forgotten with the pid's mappings (exec).  0 or -ENOMEM.
+ * pid runs the CPython of layout v (NULL: no more), whose _PyRuntime is at runtime,
+ * PyCode_Type at code_type and _PyEval_EvalFrameDefault at eval (in the interpreter's file: the
+ * executable with libpython linked in, or libpython3.X.so): its Python frames
+ * (include/prof_python.h) and threads can be named.  Forgotten with the pid's mappings (exec).
+ * 0 or -ENOMEM.
  */
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
-			   uint64_t runtime, uint64_t code_type);
+			   uint64_t runtime, uint64_t code_type, uint64_t eval);
+/*
+ * addr of pid is code of the file its CPython runs from (symbolizer__set_python's eval lies in a
+ * mapping of the same file: same device and inode), e.g. the interpreter's own call path between
+ * two Python frames.  False when pid runs no CPython or either address is in no mapping.
+ */
+bool symbolizer__python_native(const struct symbolizer *s, uint32_t pid, uint64_t addr);
 /*
  * A Python frame of pid (a value prof_py_is_frame accepts) with its fingerprint word (0: none):
  * the code object's name, file and first line, and the line of its instruction, read from the
