@@ -19,7 +19,7 @@ INCLUDES   := -Iinclude -I$(OUTPUT) -Iuser
 CFLAGS     ?= -g -O2
 WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPROF_VERSION='"$(VERSION)"' $(INCLUDES) -MMD -MP
-LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl liblzma libdebuginfod 2>/dev/null || echo -lbpf -lelf -lz -lcurl -llzma -ldebuginfod) -lstdc++ -lm
+LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl liblzma libdebuginfod libdw 2>/dev/null || echo -lbpf -lelf -lz -lcurl -llzma -ldebuginfod -ldw) -lstdc++ -lm
 # The host's system include dirs after our own (libbpf-bootstrap): <bpf/usdt.bpf.h> includes
 # <linux/errno.h>, which needs the multiarch <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')

@@ -81,6 +81,29 @@ t_names_debuginfod() {
 	expect_eq "debuginfod_fetched with --no-debuginfod" 0 "$(pprof_counter_value "$n" debuginfod_fetched)"
 }
 
+# A debug file installed where the distribution's -dbg packages put them (the host's
+# /usr/lib/debug/.build-id/, for the test only): names, and each frame's source file and line
+# from its DWARF (libdw) as pprof Lines — hidden_keep's malloc call, main's call of hidden_keep.
+t_names_debug_file_lines() {
+	local f=$E2E_TMP/lines.pb.gz bid dbg src keep call
+	bid=$(build_id build/targets/static_alloc_stripped)
+	dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+	[ ! -e "$dbg" ] || fail "$dbg exists already"
+	trap 'rm -f "$dbg"' EXIT
+	install -D -m 0644 build/targets/static_alloc.debug "$dbg"
+	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- build/targets/static_alloc_stripped \
+		>/dev/null || fail "profiler exit status $?"
+	check_static_alloc "$f" hidden_keep hidden_churn
+	src=$(realpath tests/targets/static_alloc.c)
+	keep=$(grep -n 'kept\[i\] = malloc' "$src" | cut -d: -f1)
+	call=$(grep -n 'hidden_keep(i);' "$src" | cut -d: -f1)
+	go tool pprof -symbolize=none -raw "$f" 2>/dev/null >"$f.raw"
+	grep -qE "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ hidden_keep $src:$keep " "$f.raw" ||
+		fail "hidden_keep is not at $src:$keep: $(grep hidden_keep "$f.raw" | head -2)"
+	grep -qE "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ main $src:$call " "$f.raw" ||
+		fail "main is not at $src:$call: $(grep ' main ' "$f.raw" | head -3)"
+}
+
 # A server that accepts and never answers: the run ends once --debuginfod-timeout has passed,
 # said on stderr, every allocation there under its file offset, the cut fetch counted.
 t_names_debuginfod_stalled() {

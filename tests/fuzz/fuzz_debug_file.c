@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A debug file fetched from a debuginfod server: foreign bytes, read with the limits of a
- * target's own files (elf_file__use_debug_file).  The file it is for is the stripped symfix
- * fixture with its build-id note renamed: a file without a build id takes a debug file of any,
- * so mutations reach the symbol table (the fixture's build id differs per checkout: its debug
- * info names the build directory).
+ * target's own files (elf_file__use_debug_file).  (Its DWARF is never read: dwarf_lines.h.)  The
+ * file it is for is the stripped symfix fixture with its build-id note renamed: a file without a
+ * build id takes a debug file of any, so mutations reach the symbol table (the fixture's build id
+ * differs per checkout: its debug info names the build directory).
  */
 #include <fcntl.h>
 #include <stddef.h>

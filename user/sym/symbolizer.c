@@ -788,7 +788,7 @@ int symbolizer_file_symbol(struct symbolizer *s, const struct proc_map *m, struc
 	out->system_name = strpool__intern(s->pool, sym->name);
 	out->name = out->system_name ? display_name(s, out->system_name) : NULL;
 	out->sym_addr = addr - (*vaddr - sym->addr);
-	return out->name ? 0 : -ENOMEM;
+	return out->name ? symbolizer_line(s, f, *vaddr, out) : -ENOMEM;
 }
 
 static int fill(struct symbolizer *s, struct sym_proc *p, uint32_t pid, struct proc_map *m,

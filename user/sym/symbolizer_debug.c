@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sym/debuginfod.h"
+#include "sym/dwarf_lines.h"
 #include "sym/elf_file.h"
 #include "sym/symbolizer_priv.h"
 #include "util/log.h"
@@ -26,6 +27,20 @@ int symbolizer_want_debug(struct symbolizer *s, struct sym_file *f)
 	f->debug_asked = true;
 	err = dbgfetch__want(s->fetch, f->build_id);
 	return err == -ENOMEM ? err : 0;
+}
+
+int symbolizer_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
+		    struct sym_result *out)
+{
+	struct dwlines *d = symfiles__lines(&s->files, f);
+	const char *file;
+	int line;
+
+	if (!d || dwlines__lookup(d, vaddr, &file, &line))
+		return 0;
+	out->file = strpool__intern(s->pool, file);
+	out->line = line;
+	return out->file ? 0 : -ENOMEM;
 }
 
 unsigned symbolizer__debug_pending(const struct symbolizer *s)

@@ -90,6 +90,10 @@ int symbolizer_file_symbol(struct symbolizer *s, const struct proc_map *m, struc
 			   uint64_t addr, uint64_t *vaddr, struct sym_result *out);
 int symbolizer_offset_name(struct symbolizer *s, const struct proc_map *m, const struct sym_file *f,
 			   uint64_t addr, uint64_t vaddr, struct sym_result *out);
+/* The source file and line of vaddr in loaded file f, from its debug file's DWARF, into out
+ * (nothing when unknown).  0 or -ENOMEM. */
+int symbolizer_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
+		    struct sym_result *out);
 /* f's frames need names: ask debuginfod for its debug file, once. */
 int symbolizer_want_debug(struct symbolizer *s, struct sym_file *f);
 

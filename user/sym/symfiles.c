@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
+#include "sym/dwarf_lines.h"
 #include "util/log.h"
 
 static void lru_unlink(struct symfiles *fc, struct sym_file *f)
@@ -43,6 +44,14 @@ void symfiles__touch(struct symfiles *fc, struct sym_file *f)
 	lru_push(fc, f);
 }
 
+/* Its source lines go with the symbols they go with. */
+static void drop_lines(struct sym_file *f)
+{
+	dwlines__free(f->lines);
+	f->lines = NULL;
+	f->lines_tried = false;
+}
+
 /* The record and its names in the indexes go; nothing refers to it any more. */
 static void free_file(struct symfiles *fc, struct sym_file *f)
 {
@@ -60,6 +69,7 @@ static void free_file(struct symfiles *fc, struct sym_file *f)
 		fc->nloaded--;
 		fc->loaded_bytes -= f->bytes;
 		elf_file__free(f->elf);
+		drop_lines(f);
 	}
 	free(f->build_id);
 	free(f->keys);
@@ -82,6 +92,7 @@ static void evict(struct symfiles *fc, struct sym_file *f)
 	fc->loaded_bytes -= f->bytes;
 	elf_file__free(f->elf);
 	f->elf = NULL;
+	drop_lines(f);
 	f->bytes = 0;
 	f->state = FILE_EVICTED;
 	fc->stats->files_evicted++;
@@ -110,6 +121,7 @@ static void set_loaded(struct symfiles *fc, struct sym_file *f, struct elf_file 
 		fc->nloaded--;
 		fc->loaded_bytes -= f->bytes;
 		elf_file__free(f->elf);
+		drop_lines(f);
 	}
 	f->elf = elf;
 	f->state = FILE_LOADED;
@@ -234,6 +246,25 @@ static int use_fetched(struct symfiles *fc, struct elf_file *elf)
 	return err == -ENOMEM ? err : 0;
 }
 
+struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f)
+{
+	const char *path;
+
+	if (f->lines || f->lines_tried || f->state != FILE_LOADED)
+		return f->lines;
+	f->lines_tried = true;
+	path = elf_file__debug_path(f->elf);
+	/* The host's own debug files only (dwarf_lines.h says why). */
+	if (!path || !fc->debug_dir[0] || strncmp(path, fc->debug_dir, strlen(fc->debug_dir)) ||
+	    path[strlen(fc->debug_dir)] != '/' || strstr(path, "/../") ||
+	    dwlines__open(&f->lines, path))
+		return NULL;
+	f->bytes += dwlines__bytes(f->lines);
+	fc->loaded_bytes += dwlines__bytes(f->lines);
+	enforce_caps(fc, f);
+	return f->lines;
+}
+
 struct sym_file *symfiles__find_build_id(struct symfiles *fc, const char *bid)
 {
 	uint64_t hash = hash_bytes(bid, strlen(bid));
@@ -274,6 +305,7 @@ int symfiles__debug_file(struct symfiles *fc, const char *bid, const char *path,
 	*used = true;
 	/* A bigger table now: the LRU's count and the mapping records' flag follow. */
 	fc->loaded_bytes -= f->bytes;
+	drop_lines(f);
 	f->bytes = elf_file__bytes(f->elf);
 	fc->loaded_bytes += f->bytes;
 	f->has_symbols = elf_file__has_symbols(f->elf);

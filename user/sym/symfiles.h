@@ -43,6 +43,8 @@ enum file_state {
  * record lives while a process's maps name it (refs) or while it is loaded; its symbols are
  * loaded while the LRU keeps them.
  */
+struct dwlines;
+
 struct sym_file {
 	struct elf_file *elf; /* FILE_LOADED only */
 	enum file_state state;
@@ -52,6 +54,8 @@ struct sym_file {
 	uint64_t bid_hash;
 	bool in_build_ids;     /* registered in symfiles.build_ids under bid_hash */
 	bool debug_asked;      /* its debug file was asked of debuginfod (symbolizer) */
+	struct dwlines *lines; /* its debug file's DWARF lines (symfiles__lines), while loaded */
+	bool lines_tried;
 	size_t bytes;	       /* elf_file__bytes while loaded */
 	unsigned refs;	       /* proc_map entries naming it */
 	struct file_key *keys; /* its entries in symfiles.files */
@@ -105,6 +109,11 @@ void symfiles__touch(struct symfiles *fc, struct sym_file *f);
 int symfiles__reload(struct symfiles *fc, struct sym_file *f, uint32_t pid,
 		     const struct maps_entry *e, int root_fd);
 
+/*
+ * The source lines of loaded file f's debug file (local or fetched), opened at the first ask
+ * and counted in the byte cap with its symbols; NULL when it has none.  Dropped with them.
+ */
+struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f);
 /* The record of build id bid (lowercase hex), or NULL. */
 struct sym_file *symfiles__find_build_id(struct symfiles *fc, const char *bid);
 /*
