@@ -19,7 +19,7 @@ INCLUDES   := -Iinclude -I$(OUTPUT) -Iuser
 CFLAGS     ?= -g -O2
 WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
 USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPROF_VERSION='"$(VERSION)"' $(INCLUDES) -MMD -MP
-LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl liblzma libdebuginfod libdw 2>/dev/null || echo -lbpf -lelf -lz -lcurl -llzma -ldebuginfod -ldw) -lstdc++ -lm
+LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl liblzma libdebuginfod 2>/dev/null || echo -lbpf -lelf -lz -lcurl -llzma -ldebuginfod) -lstdc++ -lm
 # The host's system include dirs after our own (libbpf-bootstrap): <bpf/usdt.bpf.h> includes
 # <linux/errno.h>, which needs the multiarch <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
@@ -53,7 +53,7 @@ FIX        := $(OUTPUT)/fixtures
 FIX_CFLAGS := -g -O1 -fno-omit-frame-pointer -Wl,--build-id=sha1
 FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix-stripped.so \
 		symfix-stripped symfix-pie.debug symfix-debuglink symfix-pie.nm symfix-nopie.nm \
-		libsymfix.so.nm symfix-pie.buildid)
+		libsymfix.so.nm symfix-pie.buildid symfix-dwarf4 symfix-dwarf4.nm symfix-pie-z.debug)
 
 # Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
 # of the functions the tests name).
@@ -178,6 +178,16 @@ $(FIX)/symfix-stripped: $(FIX)/symfix-pie
 $(FIX)/symfix-pie.debug: $(FIX)/symfix-pie
 	$(call msg,FIXTURE,$@)
 	$(Q)objcopy --only-keep-debug $< $@
+
+# The line reader's other inputs: DWARF 4 (file names relative to directories, the compilation
+# directory implied), and a debug file with zlib-compressed sections as Debian ships them.
+$(FIX)/symfix-dwarf4: tests/fixtures/symfix.c $(FIX)/symfix_cxx.o | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -gdwarf-4 -fPIE -pie -rdynamic $^ -o $@
+
+$(FIX)/symfix-pie-z.debug: $(FIX)/symfix-pie.debug
+	$(call msg,FIXTURE,$@)
+	$(Q)objcopy --compress-debug-sections=zlib $< $@
 
 $(FIX)/symfix-debuglink: $(FIX)/symfix-pie $(FIX)/symfix-pie.debug
 	$(call msg,FIXTURE,$@)

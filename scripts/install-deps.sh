@@ -9,8 +9,6 @@ build_pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcurl4-openssl
 build_pkgs="$build_pkgs liblzma-dev xz-utils"
 # libdebuginfod-dev: debug files fetched by build id from DEBUGINFOD_URLS (user/sym/debuginfod.c)
 build_pkgs="$build_pkgs libdebuginfod-dev"
-# libdw-dev: source lines of native frames from local debug files' DWARF (user/sym/dwarf_lines.c)
-build_pkgs="$build_pkgs libdw-dev"
 # systemtap-sdt-dev: <sys/sdt.h>, the otel_memory USDT probes of the preloaded sampler (user/sampler/)
 # and of the test program that fires them itself.
 build_pkgs="$build_pkgs systemtap-sdt-dev"

@@ -55,7 +55,8 @@ t_names_unwind_table_refused_named() {
 }
 
 # A distribution's stripped binary, its debug file on a debuginfod server (the Debian package's
-# own server, on the loopback): its static functions named with their exact bytes; the second
+# own server, on the loopback): its static functions named with their exact bytes and source
+# lines (clang's DWARF 5, no .debug_aranges); the second
 # run names them from libdebuginfod's cache with the server gone; --no-debuginfod asks nothing.
 t_names_debuginfod() {
 	local srv=$E2E_TMP/srv f=$E2E_TMP/fetched.pb.gz c=$E2E_TMP/cached.pb.gz n=$E2E_TMP/no.pb.gz
@@ -69,6 +70,7 @@ t_names_debuginfod() {
 	"$PROF" --heap -o "$f" --top 0 -- build/targets/static_alloc_stripped >/dev/null ||
 		fail "profiler exit status $?"
 	check_static_alloc "$f" hidden_keep hidden_churn
+	check_static_alloc_lines "$f"
 	expect_eq "debuginfod_fetched" 1 "$(pprof_counter_value "$f" debuginfod_fetched)"
 	expect_one_line "hidden_keep's caller" '\|hidden_keep;main;' <(pprof_traces "$f")
 	stop_pidfile "$E2E_TMP/debuginfod.pid"
@@ -83,25 +85,33 @@ t_names_debuginfod() {
 
 # A debug file installed where the distribution's -dbg packages put them (the host's
 # /usr/lib/debug/.build-id/, for the test only): names, and each frame's source file and line
-# from its DWARF (libdw) as pprof Lines — hidden_keep's malloc call, main's call of hidden_keep.
+# from its DWARF (.debug_line) as pprof Lines — hidden_keep's malloc call, main's call of it.
 t_names_debug_file_lines() {
-	local f=$E2E_TMP/lines.pb.gz bid dbg src keep call
+	local f=$E2E_TMP/lines.pb.gz bid
 	bid=$(build_id build/targets/static_alloc_stripped)
-	dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
-	[ ! -e "$dbg" ] || fail "$dbg exists already"
-	trap 'rm -f "$dbg"' EXIT
-	install -D -m 0644 build/targets/static_alloc.debug "$dbg"
+	# Not local: the trap runs after the function, when a failure exits the test.
+	LINES_DEBUG=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+	[ ! -e "$LINES_DEBUG" ] || fail "$LINES_DEBUG exists already"
+	trap 'rm -f "$LINES_DEBUG"' EXIT
+	install -D -m 0644 build/targets/static_alloc.debug "$LINES_DEBUG"
 	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- build/targets/static_alloc_stripped \
 		>/dev/null || fail "profiler exit status $?"
 	check_static_alloc "$f" hidden_keep hidden_churn
+	check_static_alloc_lines "$f"
+}
+
+# The pprof Lines of static_alloc's frames: hidden_keep at its malloc, main at its call.
+check_static_alloc_lines() { # FILE
+	local src keep call
 	src=$(realpath tests/targets/static_alloc.c)
 	keep=$(grep -n 'kept\[i\] = malloc' "$src" | cut -d: -f1)
 	call=$(grep -n 'hidden_keep(i);' "$src" | cut -d: -f1)
-	go tool pprof -symbolize=none -raw "$f" 2>/dev/null >"$f.raw"
-	grep -qE "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ hidden_keep $src:$keep " "$f.raw" ||
-		fail "hidden_keep is not at $src:$keep: $(grep hidden_keep "$f.raw" | head -2)"
-	grep -qE "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ main $src:$call " "$f.raw" ||
-		fail "main is not at $src:$call: $(grep ' main ' "$f.raw" | head -3)"
+	go tool pprof -symbolize=none -raw "$1" 2>/dev/null >"$1.raw"
+	grep -qE "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ hidden_keep $src:$keep " "$1.raw" ||
+		fail "hidden_keep is not at $src:$keep: $(grep hidden_keep "$1.raw" | head -2)"
+	grep -qE "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ main $src:$call " "$1.raw" ||
+		fail "main is not at $src:$call: $(grep ' main ' "$1.raw" | head -3)"
+	echo "ok: hidden_keep at line $keep, main at $call"
 }
 
 # A server that accepts and never answers: the run ends once --debuginfod-timeout has passed,

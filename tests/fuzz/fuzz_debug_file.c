@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A debug file fetched from a debuginfod server: foreign bytes, read with the limits of a
- * target's own files (elf_file__use_debug_file).  (Its DWARF is never read: dwarf_lines.h.)  The
+ * target's own files (elf_file__use_debug_file), and its line tables (dwlines).  The
  * file it is for is the stripped symfix fixture with its build-id note renamed: a file without a
  * build id takes a debug file of any, so mutations reach the symbol table (the fixture's build id
  * differs per checkout: its debug info names the build directory).
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sym/dwarf_lines.h"
 #include "sym/elf_file.h"
 
 #define BASE "build/fixtures/symfix-stripped"
@@ -73,6 +74,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elf_file *ef;
+	struct dwlines *d;
 	const struct elf_sym *s;
 	FILE *f = fopen(file, "wb");
 	int err;
@@ -94,5 +96,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	elf_file__bytes(ef);
 	elf_file__free(ef);
+	/* Its .debug_line programs, as the symbolizer looks up a frame's line. */
+	if (!dwlines__open(&d, file)) {
+		for (uint64_t a = 0x1000; a < 0x3000; a += 0x10) {
+			const char *src;
+			int line;
+
+			if (!dwlines__lookup(d, a, &src, &line) &&
+			    (line <= 0 || strlen(src) >= 4096))
+				__builtin_trap();
+		}
+		dwlines__free(d);
+	}
 	return 0;
 }

@@ -300,7 +300,8 @@ def minidebug_seeds():
 
 def debug_file_seeds():
     """What a debuginfod server could send for the stripped symfix fixture: its debug file, cut,
-    its .symtab's entry size and link patched, another build's debug file."""
+    its .symtab's entry size and link patched, another build's debug file (clang's), a DWARF 4
+    build and a debug file with compressed sections (for the .debug_line reader)."""
     b = read("build/fixtures/symfix-pie.debug")
     put("debug_file", "symfix-pie.debug", b)
     put("debug_file", "cut-half", b[:len(b) // 2])
@@ -308,6 +309,9 @@ def debug_file_seeds():
     put("debug_file", "symtab-entsize-0", patch(b, t["hdr"] + 56, "<Q", 0))
     put("debug_file", "symtab-link-out", patch(b, t["hdr"] + 40, "<I", 0xffff))
     put("debug_file", "other-build", read("build/targets/static_alloc.debug"))
+    # The line reader's other shapes: DWARF 4, zlib-compressed sections.
+    put("debug_file", "dwarf4", read("build/fixtures/symfix-dwarf4"))
+    put("debug_file", "compressed", read("build/fixtures/symfix-pie-z.debug"))
 
 
 # ---- .eh_frame_hdr ----------------------------------------------------------------------------

@@ -42,28 +42,33 @@ static void addr2line(const char *path, uint64_t vaddr, char *file, size_t size,
 	snprintf(file, size, "%s", out);
 }
 
-static void test_dwarf_lines__as_addr2line_reads_them(void **state)
+/* Every line of some functions of path (addresses from nm listing) as addr2line has it. */
+static void check_as_addr2line(const char *path, const char *nm)
 {
 	static const char *const funcs[] = {"symfix_alpha", "symfix_beta", "symfix_gamma",
 					    "__symfix_impl", "main"};
 	struct dwlines *d;
 
-	(void)state;
-	assert_int_equal(dwlines__open(&d, FIX "symfix-pie.debug"), 0);
+	assert_int_equal(dwlines__open(&d, path), 0);
 	assert_true(dwlines__bytes(d) > 0);
 	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
-		uint64_t v = nm_addr(FIX "symfix-pie.nm", funcs[i]);
+		uint64_t v = nm_addr(nm, funcs[i]);
 
 		for (uint64_t off = 0; off < 8; off += 4) {
 			char want[1024];
 			const char *file;
 			int line, want_line;
 
-			addr2line(FIX "symfix-pie.debug", v + off, want, sizeof(want), &want_line);
+			addr2line(path, v + off, want, sizeof(want), &want_line);
 			assert_true(want_line > 0);
 			assert_int_equal(dwlines__lookup(d, v + off, &file, &line), 0);
 			assert_int_equal(line, want_line);
-			assert_string_equal(file, want);
+			/* DWARF 4 leaves the compilation directory to .debug_info (not read): the
+			 * name relative to it, addr2line's tail. */
+			if (file[0] == '/')
+				assert_string_equal(file, want);
+			else
+				assert_string_equal(file, want + strlen(want) - strlen(file));
 		}
 	}
 	/* Outside every unit: nothing. */
@@ -74,6 +79,14 @@ static void test_dwarf_lines__as_addr2line_reads_them(void **state)
 		assert_int_equal(dwlines__lookup(d, 0x10, &file, &line), -ENOENT);
 	}
 	dwlines__free(d);
+}
+
+static void test_dwarf_lines__as_addr2line_reads_them(void **state)
+{
+	(void)state;
+	check_as_addr2line(FIX "symfix-pie.debug", FIX "symfix-pie.nm");   /* gcc, DWARF 5 */
+	check_as_addr2line(FIX "symfix-pie-z.debug", FIX "symfix-pie.nm"); /* compressed */
+	check_as_addr2line(FIX "symfix-dwarf4", FIX "symfix-dwarf4.nm");   /* relative names */
 }
 
 static void test_dwarf_lines__no_dwarf_no_lines(void **state)
@@ -88,39 +101,11 @@ static void test_dwarf_lines__no_dwarf_no_lines(void **state)
 	assert_int_equal(dwlines__open(&d, "/dev/zero"), -EINVAL); /* not a regular file */
 }
 
-/* libdw trusts its input: only files root alone could have written are read. */
-static void test_dwarf_lines__only_roots_files(void **state)
-{
-	char tmp[] = "/tmp/dwlines.XXXXXX", cmd[256];
-	struct dwlines *d = NULL;
-	int fd;
-
-	(void)state;
-	if (geteuid())
-		skip(); /* run as root by make test */
-	fd = mkstemp(tmp);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "cp " FIX "symfix-pie.debug %s", tmp);
-	assert_int_equal(system(cmd), 0);
-	assert_int_equal(chmod(tmp, 0644), 0);
-	assert_int_equal(dwlines__open(&d, tmp), 0);
-	dwlines__free(d);
-	assert_int_equal(chmod(tmp, 0664), 0); /* group-writable */
-	assert_int_equal(dwlines__open(&d, tmp), -EPERM);
-	assert_int_equal(chmod(tmp, 0644), 0);
-	assert_int_equal(chown(tmp, 65534, 65534), 0); /* nobody's */
-	assert_int_equal(dwlines__open(&d, tmp), -EPERM);
-	assert_null(d);
-	unlink(tmp);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dwarf_lines__as_addr2line_reads_them),
 		cmocka_unit_test(test_dwarf_lines__no_dwarf_no_lines),
-		cmocka_unit_test(test_dwarf_lines__only_roots_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "sym/dwarf_lines.h"
 
-#include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <gelf.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,83 +12,525 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
+#include "util/strarena.h"
 
-#define MAX_RANGES (1u << 20)
-
-/* An address range of one compile unit. */
-struct cu_range {
-	uint64_t lo, hi;
-	Dwarf_Off cu;
+/* A row of the line table: file UINT32_MAX unknown; line 0 ends a sequence. */
+struct row {
+	uint64_t addr;
+	uint32_t file, line;
 };
 
 struct dwlines {
-	int fd;
-	Elf *elf;
-	Dwarf *dw;
-	uint64_t bytes;
-	struct cu_range *ranges; /* by lo: without .debug_aranges (clang emits none) */
-	size_t nranges;
-	bool ranges_built;
-	char path[PATH_MAX]; /* the last lookup's file, made absolute */
+	struct row *rows; /* by address, a sequence's end before what starts there */
+	size_t nrows, cap;
+	size_t *files; /* offsets of the file names in names */
+	size_t nfiles, files_cap;
+	struct strarena names;
 };
 
-/* The DWARF sections a line lookup may read (libdw loads them whole). */
-static uint64_t dwarf_bytes(Elf *elf)
+/* A bounded reader over one section's bytes: every read checked, a failure sticks. */
+struct rd {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t rd_fixed(struct rd *r, unsigned n)
+{
+	uint64_t v = 0;
+
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (!r->bad) {
+		uint8_t b;
+
+		if (r->p >= r->end) {
+			r->bad = true;
+			break;
+		}
+		b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static int64_t rd_sleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	while (!r->bad) {
+		if (r->p >= r->end) {
+			r->bad = true;
+			return 0;
+		}
+		b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= ~0ULL << shift;
+	return (int64_t)v;
+}
+
+/* A NUL-terminated string inside the reader, or NULL (bad). */
+static const char *rd_str(struct rd *r)
+{
+	const uint8_t *nul;
+
+	if (r->bad || !(nul = memchr(r->p, 0, (size_t)(r->end - r->p)))) {
+		r->bad = true;
+		return NULL;
+	}
+	nul++;
+	{
+		const char *s = (const char *)r->p;
+
+		r->p = nul;
+		return s;
+	}
+}
+
+static void rd_skip(struct rd *r, uint64_t n)
+{
+	if (r->bad || (uint64_t)(r->end - r->p) < n)
+		r->bad = true;
+	else
+		r->p += n;
+}
+
+/* The sections a line table names strings in. */
+struct strsecs {
+	struct rd line_str, str;
+};
+
+/* A string at offset off of section s ("" when out of it). */
+static const char *str_at(const struct rd *s, uint64_t off)
+{
+	struct rd r = {s->p, s->end, false};
+
+	if (!s->p || off >= (uint64_t)(s->end - s->p))
+		return "";
+	r.p += off;
+	return rd_str(&r) ?: "";
+}
+
+/* One attribute of a DWARF 5 directory or file entry: a string, a number, or skipped. */
+static void rd_form(struct rd *r, uint64_t form, unsigned offsz, const struct strsecs *ss,
+		    const char **str, uint64_t *num)
+{
+	switch (form) {
+	case 0x08: /* DW_FORM_string */
+		*str = rd_str(r);
+		break;
+	case 0x1f: /* DW_FORM_line_strp */
+		*str = str_at(&ss->line_str, rd_fixed(r, offsz));
+		break;
+	case 0x0e: /* DW_FORM_strp */
+		*str = str_at(&ss->str, rd_fixed(r, offsz));
+		break;
+	case 0x0b: /* data1 */
+		*num = rd_fixed(r, 1);
+		break;
+	case 0x05: /* data2 */
+		*num = rd_fixed(r, 2);
+		break;
+	case 0x06: /* data4 */
+		*num = rd_fixed(r, 4);
+		break;
+	case 0x07: /* data8 */
+		*num = rd_fixed(r, 8);
+		break;
+	case 0x0f: /* udata */
+		*num = rd_uleb(r);
+		break;
+	case 0x1e: /* data16 (MD5) */
+		rd_skip(r, 16);
+		break;
+	case 0x09: /* block */
+		rd_skip(r, rd_uleb(r));
+		break;
+	case 0x1a: /* strx: no .debug_str_offsets read here */
+		rd_uleb(r);
+		break;
+	case 0x25: /* strx1 .. strx4 */
+	case 0x26:
+	case 0x27:
+	case 0x28:
+		rd_skip(r, form - 0x24);
+		break;
+	default:
+		r->bad = true;
+	}
+}
+
+static int add_row(struct dwlines *d, uint64_t addr, uint32_t file, uint32_t line)
+{
+	if (d->nrows == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 1024;
+		struct row *v;
+
+		if (d->nrows >= DWLINES_MAX_ROWS)
+			return -E2BIG;
+		v = realloc(d->rows, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		d->rows = v;
+		d->cap = cap;
+	}
+	d->rows[d->nrows++] = (struct row){addr, file, line};
+	return 0;
+}
+
+/* A file's full name (dir/name unless name is absolute) as a new file id. */
+static int add_file(struct dwlines *d, const char *dir0, const char *dir, const char *name,
+		    uint32_t *out)
+{
+	char path[PATH_MAX];
+	int n;
+
+	*out = UINT32_MAX;
+	if (!name || d->nfiles >= DWLINES_MAX_FILES)
+		return 0;
+	if (name[0] == '/' || !dir || !dir[0])
+		n = snprintf(path, sizeof(path), "%s", name);
+	else if (dir[0] == '/' || !dir0 || !dir0[0])
+		n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+	else
+		n = snprintf(path, sizeof(path), "%s/%s/%s", dir0, dir, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return 0;
+	if (d->nfiles == d->files_cap) {
+		size_t cap = d->files_cap ? 2 * d->files_cap : 64;
+		size_t *v = realloc(d->files, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->files = v;
+		d->files_cap = cap;
+	}
+	if (strarena__add(&d->names, &d->files[d->nfiles], path, (size_t)n))
+		return -ENOMEM;
+	*out = (uint32_t)d->nfiles++;
+	return 0;
+}
+
+#define MAX_DIRS    4096 /* a unit's directories and files read, at most */
+#define MAX_FILES   16384
+#define MAX_FORMATS 16
+
+/* DWARF 5 entry formats, then count entries: strings of content DW_LNCT_path (1) and numbers of
+ * DW_LNCT_directory_index (2). */
+struct entry {
+	const char *path;
+	uint64_t dir;
+};
+
+static uint64_t read_entries(struct rd *r, unsigned offsz, const struct strsecs *ss,
+			     struct entry *out, uint64_t max)
+{
+	uint64_t fmt[MAX_FORMATS][2], n;
+	unsigned nfmt = (unsigned)rd_fixed(r, 1);
+
+	if (nfmt > MAX_FORMATS) {
+		r->bad = true;
+		return 0;
+	}
+	for (unsigned i = 0; i < nfmt; i++) {
+		fmt[i][0] = rd_uleb(r);
+		fmt[i][1] = rd_uleb(r);
+	}
+	n = rd_uleb(r);
+	for (uint64_t k = 0; k < n && !r->bad; k++) {
+		struct entry e = {NULL, 0};
+
+		for (unsigned i = 0; i < nfmt; i++) {
+			const char *s = NULL;
+			uint64_t v = 0;
+
+			rd_form(r, fmt[i][1], offsz, ss, &s, &v);
+			if (fmt[i][0] == 1)
+				e.path = s;
+			else if (fmt[i][0] == 2)
+				e.dir = v;
+		}
+		if (k < max)
+			out[k] = e;
+	}
+	return n < max ? n : max;
+}
+
+/* A unit's tables, reused from one unit to the next. */
+struct scratch {
+	struct entry dents[MAX_DIRS], fents[MAX_FILES];
+	const char *dirs[MAX_DIRS];
+	uint32_t files[MAX_FILES];
+};
+
+/*
+ * One unit's line program (its header at r), its rows appended.  Returns 0, -ENOMEM, or -E2BIG
+ * at a cap (the rows so far kept).  A malformed unit ends the reading of the section (r bad).
+ */
+static int read_unit(struct dwlines *d, struct rd *r, const struct strsecs *ss, struct scratch *sc)
+{
+	uint64_t len = rd_fixed(r, 4), hdr_len, ndirs = 0, nfiles = 0;
+	unsigned offsz = 4, version, min_inst, opcode_base, line_range;
+	const char **dirs = sc->dirs;
+	struct entry *fents = sc->fents;
+	uint32_t *files = sc->files;
+	uint8_t std_len[256] = {0};
+	int line_base, err = 0;
+	struct rd u, prog;
+
+	if (len == 0xffffffff) {
+		len = rd_fixed(r, 8);
+		offsz = 8;
+	}
+	if (r->bad || len > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		return 0;
+	}
+	u = (struct rd){r->p, r->p + len, false};
+	r->p += len; /* the next unit, whatever this one holds */
+	version = (unsigned)rd_fixed(&u, 2);
+	if (version < 2 || version > 5)
+		return 0;
+	if (version >= 5)
+		rd_skip(&u, 2); /* address_size, segment_selector_size */
+	hdr_len = rd_fixed(&u, offsz);
+	if (u.bad || hdr_len > (uint64_t)(u.end - u.p))
+		return 0;
+	prog = (struct rd){u.p + hdr_len, u.end, false};
+	min_inst = (unsigned)rd_fixed(&u, 1);
+	if (version >= 4)
+		rd_skip(&u, 1); /* maximum_operations_per_instruction: no VLIW here */
+	rd_skip(&u, 1);		/* default_is_stmt */
+	line_base = (int8_t)rd_fixed(&u, 1);
+	line_range = (unsigned)rd_fixed(&u, 1);
+	opcode_base = (unsigned)rd_fixed(&u, 1);
+	if (u.bad || !line_range || !opcode_base)
+		return 0;
+	for (unsigned i = 1; i < opcode_base; i++)
+		std_len[i] = (uint8_t)rd_fixed(&u, 1);
+
+	if (version >= 5) {
+		ndirs = read_entries(&u, offsz, ss, sc->dents, MAX_DIRS);
+		for (uint64_t i = 0; i < ndirs; i++)
+			dirs[i] = sc->dents[i].path;
+		nfiles = read_entries(&u, offsz, ss, fents, MAX_FILES);
+	} else {
+		const char *s;
+
+		dirs[0] = NULL; /* the compilation directory, not in the table */
+		ndirs = 1;
+		while ((s = rd_str(&u)) && s[0])
+			if (ndirs < MAX_DIRS)
+				dirs[ndirs++] = s;
+		fents[0] = (struct entry){NULL, 0};
+		nfiles = 1; /* indexes start at 1 */
+		while ((s = rd_str(&u)) && s[0]) {
+			struct entry e = {s, 0};
+
+			e.dir = rd_uleb(&u);
+			rd_uleb(&u); /* mtime */
+			rd_uleb(&u); /* length */
+			if (nfiles < MAX_FILES)
+				fents[nfiles++] = e;
+		}
+	}
+	if (u.bad || !ndirs)
+		return 0;
+	for (uint64_t i = 0; i < nfiles && !err; i++) {
+		const char *dir = fents[i].dir < ndirs ? dirs[fents[i].dir] : NULL;
+
+		files[i] = UINT32_MAX;
+		if (fents[i].path)
+			err = add_file(d, dirs[0], dir, fents[i].path, &files[i]);
+	}
+
+	/* The line program: rows where the state machine emits them. */
+	{
+		uint64_t addr = 0, file = 1;
+		int64_t line = 1;
+
+		while (!err && !prog.bad && prog.p < prog.end) {
+			unsigned op = (unsigned)rd_fixed(&prog, 1);
+			uint32_t fid = file < nfiles ? files[file] : UINT32_MAX;
+
+			if (op >= opcode_base) {
+				unsigned adj = op - opcode_base;
+
+				addr += (uint64_t)(adj / line_range) * min_inst;
+				line += line_base + (int)(adj % line_range);
+				err = line > 0 && line <= UINT32_MAX
+					      ? add_row(d, addr, fid, (uint32_t)line)
+					      : 0;
+				continue;
+			}
+			switch (op) {
+			case 0: { /* extended */
+				uint64_t n = rd_uleb(&prog);
+				const uint8_t *next = prog.p + n;
+				unsigned sub;
+
+				if (prog.bad || n == 0 || n > (uint64_t)(prog.end - prog.p)) {
+					prog.bad = true;
+					break;
+				}
+				sub = (unsigned)rd_fixed(&prog, 1);
+				if (sub == 1) { /* end_sequence */
+					err = add_row(d, addr, UINT32_MAX, 0);
+					addr = 0;
+					file = 1;
+					line = 1;
+				} else if (sub == 2 && (n == 5 || n == 9)) { /* set_address */
+					addr = rd_fixed(&prog, (unsigned)n - 1);
+				}
+				prog.p = next;
+				break;
+			}
+			case 1: /* copy */
+				err = line > 0 && line <= UINT32_MAX
+					      ? add_row(d, addr, fid, (uint32_t)line)
+					      : 0;
+				break;
+			case 2: /* advance_pc */
+				addr += rd_uleb(&prog) * min_inst;
+				break;
+			case 3: /* advance_line */
+				line += rd_sleb(&prog);
+				break;
+			case 4: /* set_file */
+				file = rd_uleb(&prog);
+				break;
+			case 8: /* const_add_pc */
+				addr += (uint64_t)((255 - opcode_base) / line_range) * min_inst;
+				break;
+			case 9: /* fixed_advance_pc */
+				addr += rd_fixed(&prog, 2);
+				break;
+			default: /* operands we do not need: as many ULEBs as the header says */
+				for (unsigned i = 0; i < std_len[op]; i++)
+					rd_uleb(&prog);
+			}
+		}
+	}
+	return err;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* A sequence's end before a sequence starting at the same address. */
+	if ((x->line == 0) != (y->line == 0))
+		return x->line == 0 ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Section name's bytes, decompressed if compressed (capped), or an empty reader. */
+static struct rd section(Elf *elf, size_t shstrndx, const char *name, int *err)
 {
 	Elf_Scn *scn = NULL;
-	uint64_t n = 0;
-	size_t shstrndx;
 	GElf_Shdr sh;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
+		const char *n;
+		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(n, name))
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strncmp(name, ".debug_", 7))
-			n += sh.sh_size;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			GElf_Chdr ch;
+
+			/* Our cap before zlib's: a small section may claim to inflate to anything.
+			 */
+			if (!gelf_getchdr(scn, &ch) || ch.ch_size > DWLINES_MAX_SECTION ||
+			    elf_compress(scn, 0, 0) < 0)
+				break;
+		} else if (sh.sh_size > DWLINES_MAX_SECTION) {
+			*err = -EFBIG;
+			break;
+		}
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_buf)
+			return (struct rd){data->d_buf, (const uint8_t *)data->d_buf + data->d_size,
+					   false};
+		break;
 	}
-	return n;
+	return (struct rd){NULL, NULL, true};
 }
 
 int dwlines__open(struct dwlines **out, const char *path)
 {
 	struct dwlines *d = calloc(1, sizeof(*d));
-	struct stat st;
-	int err;
+	struct scratch *sc = malloc(sizeof(*sc));
+	struct strsecs ss;
+	struct rd line;
+	size_t shstrndx;
+	Elf *elf = NULL;
+	int err, fd = -1;
 
 	*out = NULL;
-	if (!d)
-		return -ENOMEM;
-	err = safe_open__at(&d->fd, -1, path, 0, DWLINES_MAX_BYTES, &st);
-	if (err) {
-		d->fd = -1;
+	if (!d || !sc) {
+		err = -ENOMEM;
 		goto cleanup;
 	}
-	/* A file only root could have written (see the header: libdw trusts its input). */
-	if (st.st_uid != 0 || (st.st_mode & 022)) {
-		err = -EPERM;
+	err = safe_open__at(&fd, -1, path, 0, DWLINES_MAX_BYTES, NULL);
+	if (err)
 		goto cleanup;
-	}
-	/* Read, not mapped: a file truncated while we hold it must not SIGBUS us. */
+	/* Read, not mapped: a file truncated while we read it must not SIGBUS us. */
 	elf_version(EV_CURRENT);
-	d->elf = elf_begin(d->fd, ELF_C_READ, NULL);
-	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF) {
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
 		err = -ENOEXEC;
 		goto cleanup;
 	}
-	d->bytes = dwarf_bytes(d->elf);
-	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
-	if (!d->dw) {
-		err = -ENOENT;
+	line = section(elf, shstrndx, ".debug_line", &err);
+	ss.line_str = section(elf, shstrndx, ".debug_line_str", &err);
+	ss.str = section(elf, shstrndx, ".debug_str", &err);
+	if (err)
 		goto cleanup;
-	}
+	while (!line.bad && line.p < line.end && !err)
+		err = read_unit(d, &line, &ss, sc);
+	if (err == -E2BIG)
+		err = 0; /* at a cap: what was read serves */
+	if (!err && !d->nrows)
+		err = -ENOENT;
+	if (err)
+		goto cleanup;
+	qsort(d->rows, d->nrows, sizeof(*d->rows), cmp_row);
 	*out = d;
-	return 0;
+	d = NULL;
 cleanup:
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	free(sc);
 	dwlines__free(d);
 	return err;
 }
@@ -99,106 +539,37 @@ void dwlines__free(struct dwlines *d)
 {
 	if (!d)
 		return;
-	if (d->dw)
-		dwarf_end(d->dw);
-	if (d->elf)
-		elf_end(d->elf);
-	if (d->fd >= 0)
-		close(d->fd);
-	free(d->ranges);
+	free(d->rows);
+	free(d->files);
+	strarena__release(&d->names);
 	free(d);
 }
 
 uint64_t dwlines__bytes(const struct dwlines *d)
 {
-	return d->bytes;
-}
-
-static int cmp_range(const void *a, const void *b)
-{
-	const struct cu_range *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* Every compile unit's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges), once, sorted. */
-static void build_ranges(struct dwlines *d)
-{
-	Dwarf_Off off = 0, next;
-	size_t hsize, cap = 0;
-
-	d->ranges_built = true;
-	while (!dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL)) {
-		Dwarf_Addr base, lo, hi;
-		Dwarf_Die die;
-		ptrdiff_t it = 0;
-
-		if (dwarf_offdie(d->dw, off + hsize, &die))
-			while ((it = dwarf_ranges(&die, it, &base, &lo, &hi)) > 0 &&
-			       d->nranges < MAX_RANGES) {
-				if (d->nranges == cap) {
-					struct cu_range *r;
-
-					cap = cap ? 2 * cap : 64;
-					r = realloc(d->ranges, cap * sizeof(*r));
-					if (!r)
-						return;
-					d->ranges = r;
-				}
-				d->ranges[d->nranges++] = (struct cu_range){lo, hi, off + hsize};
-			}
-		off = next;
-	}
-	if (d->nranges)
-		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_range);
-}
-
-/* The compile unit holding vaddr: by .debug_aranges, else by the units' own ranges. */
-static bool find_cu(struct dwlines *d, uint64_t vaddr, Dwarf_Die *cu)
-{
-	size_t lo = 0, hi;
-
-	if (dwarf_addrdie(d->dw, vaddr, cu))
-		return true;
-	if (!d->ranges_built)
-		build_ranges(d);
-	hi = d->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->ranges[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Ranges may nest or overlap: look back a little from the last that starts below. */
-	for (size_t i = lo; i-- > 0 && lo - i <= 16;)
-		if (vaddr < d->ranges[i].hi)
-			return dwarf_offdie(d->dw, d->ranges[i].cu, cu) != NULL;
-	return false;
+	return d->cap * sizeof(*d->rows) + d->files_cap * sizeof(*d->files) + d->names.cap;
 }
 
 int dwlines__lookup(struct dwlines *d, uint64_t vaddr, const char **file, int *line)
 {
-	Dwarf_Line *l;
-	Dwarf_Die cu;
+	size_t lo = 0, hi = d->nrows;
+	const struct row *r;
 
-	if (!find_cu(d, vaddr, &cu))
-		return -ENOENT;
-	l = dwarf_getsrc_die(&cu, vaddr);
-	if (!l || dwarf_lineno(l, line) || *line <= 0)
-		return -ENOENT;
-	*file = dwarf_linesrc(l, NULL, NULL);
-	if (!*file)
-		return -ENOENT;
-	/* DWARF 4 names files relative to the unit's directory, as addr2line shows them joined. */
-	if ((*file)[0] != '/') {
-		Dwarf_Attribute a;
-		const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a));
-		int n = dir ? snprintf(d->path, sizeof(d->path), "%s/%s", dir, *file) : -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (n > 0 && (size_t)n < sizeof(d->path))
-			*file = d->path;
+		if (d->rows[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (!lo)
+		return -ENOENT;
+	r = &d->rows[lo - 1];
+	/* Past a sequence's end, or a row of no known file: nothing says where vaddr is. */
+	if (!r->line || r->file == UINT32_MAX || r->line > INT_MAX)
+		return -ENOENT;
+	*file = d->names.buf + d->files[r->file];
+	*line = (int)r->line;
 	return 0;
 }

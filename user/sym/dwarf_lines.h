@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Source lines of a separate debug file's DWARF (.debug_line through its compile units), read
- * with libdw (elfutils): address -> file and line, for native frames' pprof Lines.  The file is
- * opened through safe_open (a regular file) and read, not mapped (a file truncated under us
- * cannot raise SIGBUS); files over DWLINES_MAX_BYTES are not read, and the DWARF sections a
- * lookup may load are counted in dwlines__bytes for the symbolizer's memory cap.
- *
- * Only files root installed: libdw 0.188 is not safe on hostile DWARF (our fuzzer found a heap
- * overflow in its line-table reader within a minute), so a file owned by another user or
- * writable by others is refused here, and the symbolizer asks only for debug files under the
- * host's debug directory (never one a target's root or a debuginfod server supplied).
+ * Source lines of a debug file's DWARF: its .debug_line programs (DWARF 2 to 5, compressed
+ * sections too) run by a reader of our own into one table of (address, file, line) rows, so
+ * native frames get pprof Lines.  The bytes are foreign (a debug file a debuginfod server sent,
+ * or one a target's root holds): every read is bounded by its section, every table capped, and
+ * the reader is fuzzed (tests/fuzz/fuzz_debug_file.c).  libdw is not used: 0.188 overflowed a
+ * heap buffer in its line-table reader on the first minute of that fuzzing.  The file is opened
+ * through safe_open and read, not mapped (a file truncated under us cannot raise SIGBUS).
  */
 #ifndef PROF_SYM_DWARF_LINES_H
 #define PROF_SYM_DWARF_LINES_H
@@ -17,15 +14,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DWLINES_MAX_BYTES (1ULL << 30)
+#define DWLINES_MAX_BYTES   (8ULL << 30)   /* the file (safe_open's cap for ELF files) */
+#define DWLINES_MAX_SECTION (512ULL << 20) /* .debug_line and its strings, each, inflated */
+#define DWLINES_MAX_ROWS    (16u << 20)	   /* rows kept (16 bytes each) */
+#define DWLINES_MAX_FILES   (1u << 20)	   /* file names kept */
 
 struct dwlines;
 
-/* The DWARF of debug file path: -ENOENT when it has no line table, -EFBIG over the cap, -EPERM
- * when not root's alone. */
+/* The line table of debug file path: -ENOENT when it has none, -EFBIG over a cap. */
 int dwlines__open(struct dwlines **out, const char *path);
 void dwlines__free(struct dwlines *d);
-/* The bytes of its DWARF sections: at most what lookups load. */
+/* The heap bytes it holds (for the symbolizer's cap). */
 uint64_t dwlines__bytes(const struct dwlines *d);
 /*
  * The source file and line of ELF virtual address vaddr: 0 and *file (valid while d lives) and
