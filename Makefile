@@ -347,6 +347,7 @@ bench:
 	$(Q)bench/calls_bench.sh
 	$(Q)bench/holds_bench.sh
 	$(Q)bench/dlopen_bench.sh
+	$(Q)bench/names_bench.sh
 
 # `sudo make soak` (not in CI): ten minutes of host-wide continuous profiling of a cgroup that
 # starts short processes; RSS, BPF map memory and fds sampled, slopes reported.
