@@ -184,9 +184,9 @@ static uint64_t lookup_addr(enum stack_kind kind, const struct stackres_frame *f
 	return frames[i].addr - (kind == STACK_USER_RET || i > 0 ? 1 : 0);
 }
 
-/* Frames [0, n) of a stack of kind (or its Python view) named from build id bid's file again. */
+/* Frames [0, n) of a stack of kind (or its Python view) of the files of bids named again. */
 static int redo_frames(struct symbolizer *s, enum stack_kind kind, struct stackres_frame *frames,
-		       unsigned n, const char *bid)
+		       unsigned n, const struct hashmap *bids)
 {
 	int err = 0;
 
@@ -194,25 +194,26 @@ static int redo_frames(struct symbolizer *s, enum stack_kind kind, struct stackr
 	for (unsigned k = 0; k < n && !err; k++) {
 		struct sym_result *sym = &frames[k].sym;
 
-		if (sym->map && sym->map->build_id == bid)
+		if (sym->map && sym->map->build_id[0] && hashmap__find(bids, &sym->map->build_id))
 			err = symbolizer__resolve_again(s, lookup_addr(kind, frames, k), sym);
 	}
 	return err;
 }
 
-/* A debug file arrived for build id bid: the frames named from its file are named again. */
-static int redo_build_id(void *ctx, const char *bid)
+/* Debug files arrived: every stack's frames of their files named again, in one pass. */
+static int redo_debug(struct stackres *r, const struct job *j)
 {
-	const struct job *j = ctx;
-	int err = 0;
+	struct hashmap *bids;
+	int err = symbolizer__debug_take(r->sym, &bids);
 
-	for (unsigned i = 0; i < j->n && !err; i++) {
+	for (unsigned i = 0; bids && i < j->n && !err; i++) {
 		const struct stack *st = &j->redo[i];
 
-		err = redo_frames(j->ctx, st->kind, st->frames, st->n, bid);
+		err = redo_frames(r->sym, st->kind, st->frames, st->n, bids);
 		if (!err && st->view && st->view->frames)
-			err = redo_frames(j->ctx, st->kind, st->view->frames, st->view->n, bid);
+			err = redo_frames(r->sym, st->kind, st->view->frames, st->view->n, bids);
 	}
+	hashmap__free(bids);
 	return err;
 }
 
@@ -309,9 +310,7 @@ static int job__run(struct stackres *r, const struct job *j)
 		j->fn(j->ctx, j->arg);
 		break;
 	case JOB_DEBUG:
-		err = symbolizer__debug_take(
-			r->sym, redo_build_id,
-			&(struct job){.redo = j->redo, .n = j->n, .ctx = r->sym});
+		err = redo_debug(r, j);
 		break;
 	}
 	return err == -ENOMEM ? err : 0;

@@ -135,12 +135,12 @@ void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms);
 /* The fetch timeout in ms (0: debuginfod is off). */
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s);
 /*
- * Take the files that arrived: each names its file's frames from now on, and fn(ctx, build_id)
- * is called for each build id whose earlier results may now name better (build_id: the pointer
- * sym_mapping.build_id holds; symbolizer__resolve_again redoes them).  0 or -ENOMEM.
+ * Take the files that arrived: each names its file's frames from now on.  *bids (NULL when
+ * none; the caller frees it) holds the build ids whose earlier results may now name better, as
+ * keys `const char *` — the pointer sym_mapping.build_id holds; symbolizer__resolve_again redoes
+ * them.  0 or -ENOMEM.
  */
-int symbolizer__debug_take(struct symbolizer *s, int (*fn)(void *ctx, const char *build_id),
-			   void *ctx);
+int symbolizer__debug_take(struct symbolizer *s, struct hashmap **bids);
 /*
  * Resolve again user address addr whose result *io was (a file mapping's): named from its file as
  * it is loaded now.  *io is unchanged when the file is not loaded.  0 or -ENOMEM.

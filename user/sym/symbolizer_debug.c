@@ -11,6 +11,7 @@
 #include "sym/dwarf_lines.h"
 #include "sym/elf_file.h"
 #include "sym/symbolizer_priv.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "util/strpool.h"
 
@@ -64,19 +65,20 @@ unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s)
 	return s->fetch ? dbgfetch__timeout_s(s->fetch) * 1000 : 0;
 }
 
-int symbolizer__debug_take(struct symbolizer *s, int (*fn)(void *ctx, const char *build_id),
-			   void *ctx)
+int symbolizer__debug_take(struct symbolizer *s, struct hashmap **bids)
 {
 	struct dbgfetch_file *files = NULL;
 	size_t n = 0;
 	int err = 0;
 
+	*bids = NULL;
 	if (!s->fetch)
 		return 0;
 	dbgfetch__take(s->fetch, &files, &n);
 	for (size_t i = 0; i < n && !err; i++) {
 		const char *bid;
 		bool used;
+		void *v;
 
 		err = symfiles__debug_file(&s->files, files[i].build_id, files[i].path, &used);
 		if (err && err != -ENOMEM) {
@@ -92,7 +94,9 @@ int symbolizer__debug_take(struct symbolizer *s, int (*fn)(void *ctx, const char
 			continue;
 		/* The results hold the pool's copy of the build id, if any is still held. */
 		bid = strpool__intern(s->pool, files[i].build_id);
-		err = bid ? fn(ctx, bid) : -ENOMEM;
+		if (!bid || (!*bids && hashmap__new(bids, sizeof(bid), 1)) ||
+		    hashmap__upsert(*bids, &v, &bid, NULL))
+			err = -ENOMEM;
 	}
 	dbgfetch__free_files(files, n);
 	return err;
