@@ -119,9 +119,19 @@ static void rd_skip(struct rd *r, uint64_t n)
 		r->p += n;
 }
 
-/* The sections a line table names strings in. */
+/* A compile unit's line table (its offset in .debug_line) and compilation directory. */
+struct cu_dir {
+	uint64_t line_off;
+	const char *dir;
+};
+
+/* The sections a line table names strings in, and where DWARF 4 keeps its directory 0. */
 struct strsecs {
-	struct rd line_str, str;
+	struct rd line_str, str, info, abbrev;
+	const uint8_t *line_base; /* .debug_line's start */
+	struct cu_dir *dirs;	  /* by line_off (cu_dirs), built at the first DWARF 4 unit */
+	size_t ndirs;
+	bool dirs_built;
 };
 
 /* A string at offset off of section s ("" when out of it). */
@@ -182,6 +192,211 @@ static void rd_form(struct rd *r, uint64_t form, unsigned offsz, const struct st
 	default:
 		r->bad = true;
 	}
+}
+
+#define MAX_CUS (1u << 20)
+
+/* Skip an attribute value of form (DWARF 2 to 5, and GNU's alt forms of dwz'd files). */
+static void skip_form(struct rd *r, uint64_t form, unsigned offsz, unsigned asz, unsigned version,
+		      int depth)
+{
+	static const uint8_t fixed[] = {
+		[0x05] = 2, [0x06] = 4, [0x07] = 8, [0x0b] = 1,	 [0x0c] = 1, [0x11] = 1, [0x12] = 2,
+		[0x13] = 4, [0x14] = 8, [0x1c] = 4, [0x1e] = 16, [0x20] = 8, [0x24] = 8, [0x25] = 1,
+		[0x26] = 2, [0x27] = 3, [0x28] = 4, [0x29] = 1,	 [0x2a] = 2, [0x2b] = 3, [0x2c] = 4,
+	};
+
+	if (form < sizeof(fixed) && fixed[form]) {
+		rd_skip(r, fixed[form]);
+		return;
+	}
+	switch (form) {
+	case 0x01: /* addr */
+		rd_skip(r, asz);
+		break;
+	case 0x03: /* block2 */
+		rd_skip(r, rd_fixed(r, 2));
+		break;
+	case 0x04: /* block4 */
+		rd_skip(r, rd_fixed(r, 4));
+		break;
+	case 0x08: /* string */
+		rd_str(r);
+		break;
+	case 0x09: /* block */
+	case 0x18: /* exprloc */
+		rd_skip(r, rd_uleb(r));
+		break;
+	case 0x0a: /* block1 */
+		rd_skip(r, rd_fixed(r, 1));
+		break;
+	case 0x0d: /* sdata */
+		rd_sleb(r);
+		break;
+	case 0x0f:   /* udata */
+	case 0x15:   /* ref_udata */
+	case 0x1a:   /* strx */
+	case 0x1b:   /* addrx */
+	case 0x22:   /* loclistx */
+	case 0x23:   /* rnglistx */
+	case 0x1f01: /* GNU_addr_index */
+	case 0x1f02: /* GNU_str_index */
+		rd_uleb(r);
+		break;
+	case 0x10: /* ref_addr: an address's size in DWARF 2 */
+		rd_skip(r, version == 2 ? asz : offsz);
+		break;
+	case 0x0e:   /* strp */
+	case 0x17:   /* sec_offset */
+	case 0x1d:   /* strp_sup */
+	case 0x1f:   /* line_strp */
+	case 0x1f20: /* GNU_ref_alt */
+	case 0x1f21: /* GNU_strp_alt */
+		rd_skip(r, offsz);
+		break;
+	case 0x16: /* indirect */
+		if (depth < 2)
+			skip_form(r, rd_uleb(r), offsz, asz, version, depth + 1);
+		else
+			r->bad = true;
+		break;
+	case 0x19: /* flag_present */
+	case 0x21: /* implicit_const: its value is in the abbreviation */
+		break;
+	default:
+		r->bad = true;
+	}
+}
+
+/* The attribute specs of abbreviation code in the table at off of .debug_abbrev, at *out. */
+static bool find_abbrev(const struct strsecs *ss, uint64_t off, uint64_t code, struct rd *out)
+{
+	struct rd a = ss->abbrev;
+
+	if (!a.p || off >= (uint64_t)(a.end - a.p))
+		return false;
+	a.p += off;
+	for (unsigned n = 0; n < 100000 && !a.bad; n++) {
+		uint64_t c = rd_uleb(&a), name, form;
+
+		if (!c)
+			return false;
+		rd_uleb(&a);	/* tag */
+		rd_skip(&a, 1); /* children */
+		if (c == code) {
+			*out = a;
+			return !a.bad;
+		}
+		do {
+			name = rd_uleb(&a);
+			form = rd_uleb(&a);
+			if (form == 0x21)
+				rd_sleb(&a);
+		} while ((name || form) && !a.bad);
+	}
+	return false;
+}
+
+static int cmp_cu_dir(const void *a, const void *b)
+{
+	const struct cu_dir *x = a, *y = b;
+
+	return x->line_off < y->line_off ? -1 : x->line_off > y->line_off;
+}
+
+/* Each compile unit's DW_AT_stmt_list and DW_AT_comp_dir, from its first DIE in .debug_info. */
+static void build_cu_dirs(struct strsecs *ss)
+{
+	struct rd info = ss->info;
+	size_t cap = 0;
+
+	ss->dirs_built = true;
+	while (!info.bad && info.p < info.end && ss->ndirs < MAX_CUS) {
+		uint64_t len = rd_fixed(&info, 4), abbrev_off, stmt = UINT64_MAX;
+		unsigned offsz = 4, version, asz, type = 1;
+		const char *dir = NULL;
+		struct rd u, spec;
+
+		if (len == 0xffffffff) {
+			len = rd_fixed(&info, 8);
+			offsz = 8;
+		}
+		if (info.bad || len > (uint64_t)(info.end - info.p))
+			break;
+		u = (struct rd){info.p, info.p + len, false};
+		info.p += len;
+		version = (unsigned)rd_fixed(&u, 2);
+		if (version >= 5) {
+			type = (unsigned)rd_fixed(&u, 1);
+			asz = (unsigned)rd_fixed(&u, 1);
+			abbrev_off = rd_fixed(&u, offsz);
+			if (type == 4 || type == 5) /* skeleton, split_compile: dwo_id */
+				rd_skip(&u, 8);
+			else if (type == 2 || type == 6) /* type units */
+				rd_skip(&u, 8 + offsz);
+		} else {
+			abbrev_off = rd_fixed(&u, offsz);
+			asz = (unsigned)rd_fixed(&u, 1);
+		}
+		if (u.bad || version < 2 || version > 5 || (asz != 4 && asz != 8) ||
+		    !find_abbrev(ss, abbrev_off, rd_uleb(&u), &spec))
+			continue;
+		for (;;) {
+			uint64_t name = rd_uleb(&spec), form = rd_uleb(&spec);
+			const char *str = NULL;
+			uint64_t num = UINT64_MAX;
+
+			if ((!name && !form) || spec.bad || u.bad)
+				break;
+			if (form == 0x21) {
+				rd_sleb(&spec);
+				continue;
+			}
+			if (name == 0x10 && (form == 0x17 || form == 0x06 || form == 0x07))
+				num = rd_fixed(&u, form == 0x07 ? 8 : form == 0x06 ? 4 : offsz);
+			else if (name == 0x1b && (form == 0x08 || form == 0x0e || form == 0x1f))
+				rd_form(&u, form, offsz, ss, &str, &num);
+			else
+				skip_form(&u, form, offsz, asz, version, 0);
+			if (name == 0x10)
+				stmt = num;
+			else if (name == 0x1b)
+				dir = str;
+		}
+		if (stmt == UINT64_MAX || !dir || dir[0] != '/')
+			continue;
+		if (ss->ndirs == cap) {
+			struct cu_dir *v;
+
+			cap = cap ? 2 * cap : 64;
+			v = realloc(ss->dirs, cap * sizeof(*v));
+			if (!v)
+				break;
+			ss->dirs = v;
+		}
+		ss->dirs[ss->ndirs++] = (struct cu_dir){stmt, dir};
+	}
+	if (ss->ndirs)
+		qsort(ss->dirs, ss->ndirs, sizeof(*ss->dirs), cmp_cu_dir);
+}
+
+/* The compilation directory of the unit whose line table is at off of .debug_line, or NULL. */
+static const char *cu_dir_of(struct strsecs *ss, uint64_t off)
+{
+	size_t lo = 0, hi;
+
+	if (!ss->dirs_built)
+		build_cu_dirs(ss);
+	hi = ss->ndirs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ss->dirs[mid].line_off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ss->ndirs && ss->dirs[lo].line_off == off ? ss->dirs[lo].dir : NULL;
 }
 
 static int add_row(struct dwlines *d, uint64_t addr, uint32_t file, uint32_t line)
@@ -291,8 +506,9 @@ struct scratch {
  * One unit's line program (its header at r), its rows appended.  Returns 0, -ENOMEM, or -E2BIG
  * at a cap (the rows so far kept).  A malformed unit ends the reading of the section (r bad).
  */
-static int read_unit(struct dwlines *d, struct rd *r, const struct strsecs *ss, struct scratch *sc)
+static int read_unit(struct dwlines *d, struct rd *r, struct strsecs *ss, struct scratch *sc)
 {
+	uint64_t off = (uint64_t)(r->p - ss->line_base);
 	uint64_t len = rd_fixed(r, 4), hdr_len, ndirs = 0, nfiles = 0;
 	unsigned offsz = 4, version, min_inst, opcode_base, line_range;
 	const char **dirs = sc->dirs;
@@ -341,7 +557,7 @@ static int read_unit(struct dwlines *d, struct rd *r, const struct strsecs *ss, 
 	} else {
 		const char *s;
 
-		dirs[0] = NULL; /* the compilation directory, not in the table */
+		dirs[0] = cu_dir_of(ss, off); /* the compilation directory: .debug_info's */
 		ndirs = 1;
 		while ((s = rd_str(&u)) && s[0])
 			if (ndirs < MAX_DIRS)
@@ -488,7 +704,7 @@ int dwlines__open(struct dwlines **out, const char *path)
 {
 	struct dwlines *d = calloc(1, sizeof(*d));
 	struct scratch *sc = malloc(sizeof(*sc));
-	struct strsecs ss;
+	struct strsecs ss = {0};
 	struct rd line;
 	size_t shstrndx;
 	Elf *elf = NULL;
@@ -510,8 +726,11 @@ int dwlines__open(struct dwlines **out, const char *path)
 		goto cleanup;
 	}
 	line = section(elf, shstrndx, ".debug_line", &err);
+	ss.line_base = line.p;
 	ss.line_str = section(elf, shstrndx, ".debug_line_str", &err);
 	ss.str = section(elf, shstrndx, ".debug_str", &err);
+	ss.info = section(elf, shstrndx, ".debug_info", &err);
+	ss.abbrev = section(elf, shstrndx, ".debug_abbrev", &err);
 	if (err)
 		goto cleanup;
 	while (!line.bad && line.p < line.end && !err)
@@ -531,6 +750,7 @@ cleanup:
 	if (fd >= 0)
 		close(fd);
 	free(sc);
+	free(ss.dirs);
 	dwlines__free(d);
 	return err;
 }
