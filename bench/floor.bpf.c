@@ -33,7 +33,7 @@ struct {
 /*
  * FLOOR_STACK: the floor keeps a stack map of its own (bpftrace-prof sends frames instead).  Its
  * frames: at most the kernel's perf_event_max_stack (127 by default); a stack map wider than that
- * is refused (EINVAL), and PROF_MAX_FRAMES (255) is.
+ * is refused (EINVAL), and 255 (PROF_KERN_FRAMES) is.
  */
 #define FLOOR_STACK_FRAMES 127
 struct {
@@ -48,7 +48,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__uint(value_size, PROF_MAX_FRAMES * sizeof(__u64));
+	__uint(value_size, PROF_KERN_FRAMES * sizeof(__u64));
 } floor_frames SEC(".maps");
 
 SEC("uprobe")
@@ -104,7 +104,7 @@ int BPF_KRETPROBE(floor_return, long ret)
 		void *buf = bpf_map_lookup_elem(&floor_frames, &zero);
 
 		if (buf)
-			stack_id = bpf_get_stack(ctx, buf, PROF_MAX_FRAMES * sizeof(__u64),
+			stack_id = bpf_get_stack(ctx, buf, PROF_KERN_FRAMES * sizeof(__u64),
 						 BPF_F_USER_STACK);
 	}
 	if (e) {
