@@ -220,6 +220,11 @@ $(OUTPUT)/targets/frames_wide_nofp: tests/targets/frames_nofp.c | $(OUTPUT)/targ
 	$(call msg,TARGET,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -no-pie -DFRAME=2048 $< -o $@
 
+# deep_nofp with frame pointers, for --unwind fp (tests/e2e/test_deep.sh).
+$(OUTPUT)/targets/deep_fp: tests/targets/deep_nofp.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fno-optimize-sibling-calls $< -o $@
+
 $(OUTPUT)/targets/%_nofp: tests/targets/%_nofp.cc | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CXX) $(NOFP_CFLAGS) $< -o $@
@@ -299,7 +304,8 @@ $(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
 	$(Q)$(CXX) $(TARGET_CFLAGS) -O2 $< -o $@
 
 targets: $(TARGETS_C) $(TARGETS_CC) $(OUTPUT)/targets/libinterpose_alloc.so \
-	$(OUTPUT)/targets/frames_wide_nofp $(OUTPUT)/targets/heap_target_minidebug
+	$(OUTPUT)/targets/frames_wide_nofp $(OUTPUT)/targets/heap_target_minidebug \
+	$(OUTPUT)/targets/deep_fp
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench $(FIX) \
 $(OUTPUT)/fuzz $(OUTPUT)/fuzz/obj:

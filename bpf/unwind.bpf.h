@@ -28,8 +28,9 @@
  * with */
 #define PROF_USTACK_TASK 2
 
-/* --unwind (enum unwind_mode in user/cli.h): 0 auto, 1 dwarf, 2 fp.  Set by the loader. */
-const volatile __u32 prof_unwind_mode = 0;
+/* Set by the loader: --unwind and, for fp, the kernel's walk limit (include/prof_stack.h). */
+const volatile struct prof_walk_knobs prof_walk = {};
+#define prof_unwind_mode       (prof_walk.mode)
 #define PROF_UNWIND_MODE_DWARF 1
 #define PROF_UNWIND_MODE_FP    2
 
@@ -858,6 +859,27 @@ static long unwind_frame(__u64 i, void *arg)
 	return w->g.done & 1;
 }
 
+/*
+ * --unwind fp: a stack as long as the kernel's walk goes (perf_event_max_stack, or our cap) was
+ * most likely cut there, its root side unknown: a cut word of no known count ends it ("[frames
+ * cut]"), counted.  (A stack exactly that deep is counted too.)
+ */
+static __always_inline long fp_cut(__u64 *ips, long n, __u32 cap)
+{
+	__u32 limit = prof_walk.fp_max_stack && prof_walk.fp_max_stack < cap
+			      ? prof_walk.fp_max_stack
+			      : cap;
+
+	if (n < limit)
+		return n;
+	if (n >= cap)
+		n = cap - 1; /* the cut word takes the last frame's place */
+	ips[prof_bound(n, PROF_WALK_WORDS - 1)] = prof_stack_cut_word(0, 1);
+	prof_count(PROF_CNT_UNWIND_DEPTH);
+	prof_count(PROF_CNT_UNWIND_WALK_BOUND);
+	return n + 1;
+}
+
 /* A new walk: the window holds another thread's stack, or an older one of this thread. */
 static __always_inline void stack_win_empty(void)
 {
@@ -966,14 +988,13 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	if (py)
 		*py = PROF_PY_THREAD_NONE;
 	if (prof_unwind_mode == PROF_UNWIND_MODE_FP) {
-		/* The kernel's walk: kernel.perf_event_max_stack frames at most (127 by default).
-		 */
+		/* The kernel's walk: perf_event_max_stack frames at most (127 by default). */
 		n = bpf_get_stack(ctx, ips, cap.frames * sizeof(__u64), BPF_F_USER_STACK);
 		if (n < 0) {
 			prof_count(PROF_CNT_STACK_FAIL);
 			return n;
 		}
-		return n / sizeof(__u64);
+		return fp_cut(ips, n / sizeof(__u64), cap.frames);
 	}
 	if (flags & (PROF_USTACK_PERF | PROF_USTACK_TASK)) {
 		regs = flags & PROF_USTACK_PERF

@@ -69,4 +69,11 @@ static inline __u32 prof_stack_root_words(struct prof_stack_cap c)
 	return c.words - prof_stack_leaf_words(c) - 1;
 }
 
+/* The walker's knobs, set by the loader between open and load (bpf/unwind.bpf.h). */
+struct prof_walk_knobs {
+	__u32 mode; /* --unwind: enum unwind_mode (user/cli.h): 0 auto, 1 dwarf, 2 fp */
+	/* --unwind fp: kernel.perf_event_max_stack, where bpf_get_stack stops (0: unknown) */
+	__u32 fp_max_stack;
+};
+
 #endif /* PROF_STACK_H */

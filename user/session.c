@@ -499,6 +499,19 @@ static int scan_scope(struct run *r)
 	return each_host_pid(add_scoped, r);
 }
 
+/* --unwind fp: where the kernel's walk of a user stack stops (kernel.perf_event_max_stack). */
+static uint32_t fp_max_stack(const struct env *env)
+{
+	unsigned v = 0;
+	FILE *f;
+
+	if (env->unwind == UNWIND_FP && (f = fopen("/proc/sys/kernel/perf_event_max_stack", "r"))) {
+		v = fscanf(f, "%u", &v) == 1 ? v : 0;
+		fclose(f);
+	}
+	return v;
+}
+
 /* What the loader opens, from the options. */
 static void loader_opts_of(struct loader_opts *out, const struct env *env)
 {
@@ -510,7 +523,7 @@ static void loader_opts_of(struct loader_opts *out, const struct env *env)
 		.calls = env->modes & MODE_CALLS,
 		.follow_children = env->cmd != NULL,
 		.sample_bytes = env->sample_bytes,
-		.unwind = env->unwind,
+		.walk = {.mode = env->unwind, .fp_max_stack = fp_max_stack(env)},
 		.unwind_fp = env->unwind == UNWIND_FP,
 		.hold_execs = env->wide && env->hold_exits > 0,
 		.hold_rate = env->hold_rate,

@@ -113,3 +113,18 @@ t_deep_python_600_cut_310() {
 	expect_eq "unwind_walk_bound" 0 "$(pprof_counter_value "$s.pb.gz" unwind_walk_bound)"
 	[ "$(pprof_counter_value "$s.pb.gz" unwind_depth)" -gt 0 ] || fail "unwind_depth is 0"
 }
+
+# --unwind fp: the kernel's walk (bpf_get_stack) stops at kernel.perf_event_max_stack frames and
+# says nothing of the rest: a stack that long ends in "[frames cut]", counted.
+t_deep_fp_cut_at_the_kernel_limit() {
+	local f=$E2E_TMP/deep.pb.gz s=$E2E_TMP/deep.stacks max count=20
+	max=$(cat /proc/sys/kernel/perf_event_max_stack)
+	[ "$max" -lt 1000 ] || skip "perf_event_max_stack is $max: a 1000-deep stack fits"
+	"$PROF" --heap --unwind fp -o "$f" --top 0 -- build/targets/deep_fp 1000 "$count" \
+		>"$E2E_TMP/target.out" 2>"$E2E_TMP/prof.err" || { cat "$E2E_TMP/prof.err"; fail "profiler exit status $?"; }
+	expect_eq "target output" "DONE 1000" "$(cat "$E2E_TMP/target.out")"
+	pprof_stacks "$f" inuse_space >"$s"
+	expect_one_line "deep_leaf and deep frames up to the kernel's limit, then [frames cut]" \
+		"\\|deep_leaf;(deep_[ab];){$((max - 1))}\\[frames cut\\]\$" "$s"
+	expect_eq "unwind_depth" "$count" "$(pprof_counter_value "$f" unwind_depth)"
+}

@@ -2,7 +2,8 @@
 // launched command in the background), main calls deep_a, which calls deep_b, which calls deep_a
 // … DEPTH calls in all (deep_a and deep_b alternate; one frame each), and the last calls
 // deep_leaf, which mallocs COUNT blocks of 4321 bytes and keeps them.  Prints "DONE DEPTH" and
-// exits without freeing.  Built without frame pointers (the .eh_frame unwinder walks it).
+// exits without freeing.  Built without frame pointers (the .eh_frame unwinder walks it), and
+// with them as deep_fp (Makefile: for --unwind fp).
 //
 //   deep_nofp DEPTH COUNT
 #include <stdio.h>

@@ -429,12 +429,13 @@ static void test_stackres__cut_sides_fill_the_cap(void **state)
 }
 
 /* The cut word becomes a frame "[N frames cut]" without an address ("[N+ frames cut]" when the
- * walk stopped before the root), between the frames around it. */
+ * walk stopped before the root, "[frames cut]" for an unknown count), between the frames around
+ * it. */
 static void test_stackres__cut_word_is_a_named_frame(void **state)
 {
 	struct fixture *fx = *state;
 	uint64_t ips[] = {0x401000, prof_stack_cut_word(482, 0), 0x402000,
-			  prof_stack_cut_word(7, 1)};
+			  prof_stack_cut_word(7, 1), prof_stack_cut_word(0, 1)};
 	const struct stackres_frame *f;
 	uint32_t locs[8], n = 0;
 	struct profile *p;
@@ -442,15 +443,16 @@ static void test_stackres__cut_word_is_a_named_frame(void **state)
 	unsigned nf;
 	char buf[64];
 
-	assert_int_equal(stackres__intern(fx->r, &id, 100, STACK_USER_RET, ips, 4), 0);
+	assert_int_equal(stackres__intern(fx->r, &id, 100, STACK_USER_RET, ips, 5), 0);
 	f = stackres__frames(fx->r, id, &nf);
-	assert_int_equal(nf, 4);
+	assert_int_equal(nf, 5);
 	assert_string_equal(f[1].sym.name, "[482 frames cut]");
 	assert_null(f[1].sym.map);
 	assert_string_equal(f[3].sym.name, "[7+ frames cut]");
+	assert_string_equal(f[4].sym.name, "[frames cut]");
 	assert_int_equal(profile__new(&p, "heap"), 0);
 	assert_int_equal(build__locations(p, fx->r, id, locs, 8, &n), 0);
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 5);
 	assert_string_equal(profile__location_name(p, locs[1], buf, sizeof(buf)),
 			    "[482 frames cut]");
 	assert_int_equal(p->locations[locs[1] - 1].address, 0);

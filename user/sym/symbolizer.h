@@ -131,7 +131,8 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 			       struct sym_result *out);
 /*
  * The cut word of a stack deeper than its cap (include/prof_stack.h): a frame named "[N frames
- * cut]" ("[N+ frames cut]" when the walk stopped before the root), no mapping.  0 or -ENOMEM.
+ * cut]" ("[N+ frames cut]" when the walk stopped before the root, "[frames cut]" when N is not
+ * known: --unwind fp), no mapping.  0 or -ENOMEM.
  */
 int symbolizer__resolve_cut(struct symbolizer *s, uint64_t word, struct sym_result *out);
 /*
