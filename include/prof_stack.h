@@ -41,6 +41,10 @@ static inline int prof_stack_cut_bounded(__u64 w)
 	return (w & PROF_STACK_CUT_BOUND) != 0;
 }
 
+/* How the cut word's frame is named ("[N frames cut]", "[N+ frames cut]", "[frames cut]"): the
+ * end of its name. */
+#define PROF_STACK_CUT_NAME_END "frames cut]"
+
 /*
  * A cap on a stack: whole up to `frames` frames and `words` words; a deeper one keeps a leaf side
  * of 3/4 of each, the cut word, and a root side of what is left.

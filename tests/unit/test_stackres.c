@@ -456,6 +456,10 @@ static void test_stackres__cut_word_is_a_named_frame(void **state)
 	assert_string_equal(profile__location_name(p, locs[1], buf, sizeof(buf)),
 			    "[482 frames cut]");
 	assert_int_equal(p->locations[locs[1] - 1].address, 0);
+	/* its own kind (not an interpreter's frame: svg's colour, dump's "kind") */
+	assert_int_equal(profile__location_kind(p, locs[1]), PROFILE_FRAME_CUT);
+	assert_int_equal(profile__location_kind(p, locs[4]), PROFILE_FRAME_CUT);
+	assert_int_equal(profile__location_kind(p, locs[0]), PROFILE_FRAME_NATIVE);
 	assert_int_equal(p->locations[locs[0] - 1].address, 0x401000);
 	profile__free(p);
 }

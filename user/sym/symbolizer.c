@@ -978,12 +978,11 @@ int symbolizer__resolve_cut(struct symbolizer *s, uint64_t word, struct sym_resu
 	char name[64];
 
 	memset(out, 0, sizeof(*out));
-	if (!prof_stack_cut_frames(word))
-		snprintf(name, sizeof(name),
-			 "[frames cut]"); /* how many is unknown (--unwind fp) */
+	if (!prof_stack_cut_frames(word)) /* how many is unknown (--unwind fp) */
+		snprintf(name, sizeof(name), "[" PROF_STACK_CUT_NAME_END);
 	else
-		snprintf(name, sizeof(name), "[%u%s frames cut]", prof_stack_cut_frames(word),
-			 prof_stack_cut_bounded(word) ? "+" : "");
+		snprintf(name, sizeof(name), "[%u%s " PROF_STACK_CUT_NAME_END,
+			 prof_stack_cut_frames(word), prof_stack_cut_bounded(word) ? "+" : "");
 	out->name = out->system_name = strpool__intern(s->pool, name);
 	return out->name ? 0 : -ENOMEM;
 }
