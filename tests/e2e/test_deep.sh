@@ -128,3 +128,15 @@ t_deep_fp_cut_at_the_kernel_limit() {
 		"\\|deep_leaf;(deep_[ab];){$((max - 1))}\\[frames cut\\]\$" "$s"
 	expect_eq "unwind_depth" "$count" "$(pprof_counter_value "$f" unwind_depth)"
 }
+
+# Deeper than the walk goes (3,584 words): 4,000 levels.  The walk stops there; the stack keeps
+# its leaf side, "[N+ frames cut]" (N: the frames walked past the leaf side and before the last
+# 255) and the 255 frames before the stop, which are not the root; unwind_walk_bound counts it.
+t_deep_native_walk_bound() {
+	local f=$E2E_TMP/deep.pb.gz s=$E2E_TMP/deep.leaf count=5
+	deep_heap_run 4000 "$count"
+	expect_one_line "leaf side, [N+ frames cut], 255 more levels and no root" \
+		'\|deep_leaf;(deep_[ab];){767}\[2561\+ frames cut\];(deep_[ab];){254}deep_[ab]$' "$s"
+	expect_eq "unwind_walk_bound" "$count" "$(pprof_counter_value "$f" unwind_walk_bound)"
+	expect_eq "unwind_depth" "$count" "$(pprof_counter_value "$f" unwind_depth)"
+}
