@@ -230,6 +230,11 @@ $(OUTPUT)/targets/frames_wide_nofp: tests/targets/frames_nofp.c | $(OUTPUT)/targ
 	$(call msg,TARGET,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -no-pie -DFRAME=2048 $< -o $@
 
+# deep_nofp with frame pointers, for --unwind fp (tests/e2e/test_deep.sh).
+$(OUTPUT)/targets/deep_fp: tests/targets/deep_nofp.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fno-optimize-sibling-calls $< -o $@
+
 $(OUTPUT)/targets/%_nofp: tests/targets/%_nofp.cc | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CXX) $(NOFP_CFLAGS) $< -o $@
@@ -317,7 +322,8 @@ $(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
 
 targets: $(TARGETS_C) $(TARGETS_CC) $(OUTPUT)/targets/libinterpose_alloc.so \
 	$(OUTPUT)/targets/frames_wide_nofp $(OUTPUT)/targets/heap_target_minidebug \
-	$(OUTPUT)/targets/static_alloc_stripped
+	$(OUTPUT)/targets/static_alloc_stripped \
+	$(OUTPUT)/targets/deep_fp
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench $(FIX) \
 $(OUTPUT)/fuzz $(OUTPUT)/fuzz/obj:

@@ -79,8 +79,8 @@ int main(int argc, char **argv)
 	}
 	depth = atoi(argv[1]);
 	pairs = atol(argv[2]);
-	if (depth < 1 || depth > 120 || pairs < 1) {
-		fprintf(stderr, "deep_stack: DEPTH 1..120, PAIRS >= 1\n");
+	if (depth < 1 || depth > 4000 || pairs < 1) {
+		fprintf(stderr, "deep_stack: DEPTH 1..4000, PAIRS >= 1\n");
 		return 2;
 	}
 	if (gate && read(0, &c, 1) != 1)

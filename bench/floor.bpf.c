@@ -33,7 +33,7 @@ struct {
 /*
  * FLOOR_STACK: the floor keeps a stack map of its own (bpftrace-prof sends frames instead).  Its
  * frames: at most the kernel's perf_event_max_stack (127 by default); a stack map wider than that
- * is refused (EINVAL), and PROF_MAX_FRAMES (255) is.
+ * is refused (EINVAL), and 255 (PROF_KERN_FRAMES) is.
  */
 #define FLOOR_STACK_FRAMES 127
 struct {
@@ -48,8 +48,57 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__uint(value_size, PROF_MAX_FRAMES * sizeof(__u64));
+	__uint(value_size, PROF_KERN_FRAMES * sizeof(__u64));
 } floor_frames SEC(".maps");
+
+/* FLOOR_RB_OUTPUT: the record is built here; FLOOR_RB_RESERVE_MAX: reserved at this size. */
+struct floor_heap_record {
+	struct prof_heap_event e;
+	__u64 frames[PROF_STACK_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct floor_heap_record);
+} floor_scratch SEC(".maps");
+
+/* The record with FLOOR_REC_FRAMES frames, copied at its length or written in a reservation of
+ * the largest record; 0, or -1 when the ring buffer is full. */
+static __always_inline int floor_send_frames(__u64 id, long ret)
+{
+	struct floor_heap_record *r;
+	__u32 zero = 0;
+
+	if (HAS(FLOOR_RB_RESERVE_MAX))
+		r = bpf_ringbuf_reserve(&prof_events, sizeof(*r), 0);
+	else
+		r = bpf_map_lookup_elem(&floor_scratch, &zero);
+	if (!r)
+		return -1;
+	r->e.type = PROF_REC_HEAP_ALLOC;
+	r->e.pid = id >> 32;
+	r->e.tid = (__u32)id;
+	r->e.nframes = FLOOR_REC_FRAMES;
+	r->e.flags = 0;
+	r->e.py = 0;
+	r->e.addr = (__u64)ret;
+	r->e.old_addr = 0;
+	r->e.size = 64;
+	r->e.ts = 0;
+	r->e.weight = 0;
+	for (int i = 0; i < FLOOR_REC_FRAMES; i++)
+		r->frames[i] = 0x401000 + i;
+	if (HAS(FLOOR_RB_RESERVE_MAX)) {
+		prof_submit(r);
+		return 0;
+	}
+	return bpf_ringbuf_output(&prof_events, r, sizeof(r->e) + FLOOR_REC_FRAMES * sizeof(__u64),
+				  prof_wakeup_flags())
+		       ? -1
+		       : 0;
+}
 
 SEC("uprobe")
 int BPF_KPROBE(floor_enter, __u64 size)
@@ -92,7 +141,9 @@ int BPF_KRETPROBE(floor_return, long ret)
 		if (!p)
 			return 0;
 	}
-	if (HAS(FLOOR_RINGBUF)) {
+	if (HAS(FLOOR_RINGBUF) && HAS(FLOOR_RB_OUTPUT | FLOOR_RB_RESERVE_MAX)) {
+		floor_send_frames(id, ret);
+	} else if (HAS(FLOOR_RINGBUF)) {
 		e = prof_reserve(sizeof(*e));
 		if (!e)
 			goto out;
@@ -104,7 +155,7 @@ int BPF_KRETPROBE(floor_return, long ret)
 		void *buf = bpf_map_lookup_elem(&floor_frames, &zero);
 
 		if (buf)
-			stack_id = bpf_get_stack(ctx, buf, PROF_MAX_FRAMES * sizeof(__u64),
+			stack_id = bpf_get_stack(ctx, buf, PROF_KERN_FRAMES * sizeof(__u64),
 						 BPF_F_USER_STACK);
 	}
 	if (e) {

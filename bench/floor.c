@@ -5,11 +5,13 @@
  * instruction found by user/attach/prologue.c), say READY, and stay until the process exits.
  *
  *   floor -p PID [--filter] [--pending] [--stack] [--rawstack] [--ringbuf] [--entry-only]
- *         [--session] [--multi] [--first-insn]
+ *         [--session] [--multi] [--first-insn] [--rb-output | --rb-reserve-max]
  *
  * Without options the programs are empty: the cost of the probes themselves.  Each option
  * adds one piece of bpftrace-prof's per-event work (bench/floor.h) or an alternative to it
- * (--rawstack: bpf_get_stack instead of bpf_get_stackid).  --entry-only leaves out the return
+ * (--rawstack: bpf_get_stack instead of bpf_get_stackid; --rb-output / --rb-reserve-max with
+ * --ringbuf: allocation records with a 13-frame stack, copied at their length from per-CPU
+ * scratch or written in a reservation of the largest record).  --entry-only leaves out the return
  * probes (what an allocation that is not sampled would cost if the entry program could cancel
  * its return probe).  --session puts one uprobe session program (Linux 6.13) on each allocator
  * entry instead of the entry and return programs: its entry skips the return for all calls but
@@ -223,7 +225,8 @@ static int on_event(void *ctx, void *data, size_t size)
 static int usage(void)
 {
 	fprintf(stderr, "usage: floor -p PID [--filter] [--pending] [--stack] [--rawstack] "
-			"[--ringbuf] [--entry-only] [--session] [--multi] [--first-insn]\n");
+			"[--ringbuf] [--entry-only] [--session] [--multi] [--first-insn] "
+			"[--rb-output | --rb-reserve-max]\n");
 	return 2;
 }
 
@@ -247,6 +250,10 @@ int main(int argc, char **argv)
 			features |= FLOOR_RINGBUF;
 		else if (!strcmp(argv[i], "--rawstack"))
 			features |= FLOOR_RAWSTACK;
+		else if (!strcmp(argv[i], "--rb-output"))
+			features |= FLOOR_RB_OUTPUT;
+		else if (!strcmp(argv[i], "--rb-reserve-max"))
+			features |= FLOOR_RB_RESERVE_MAX;
 		else if (!strcmp(argv[i], "--entry-only"))
 			entry_only = true;
 		else if (!strcmp(argv[i], "--session"))

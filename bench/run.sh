@@ -47,7 +47,7 @@ DEPTH_PROG=heap_return # the program that walks the stack at each allocation (bp
 # kernel before the measured pairs, or the first ones are walked by frame pointer instead.
 DEPTH_SETTLE=0.3
 B=build/bench
-PROF=./bpftrace-prof
+PROF=${BENCH_PROF:-./bpftrace-prof} # BENCH_PROF: another build to measure
 PY=/usr/bin/python3
 RES=bench/results
 TMP=$(mktemp -d /tmp/bpftrace-prof-bench.XXXXXX)

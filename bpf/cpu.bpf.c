@@ -37,16 +37,16 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	r->s.tid = (__u32)id;
 	r->s.ts = bpf_ktime_get_ns();
 	/* No kernel frames when the sample hit user mode: 0 frames (or -EFAULT, not a loss). */
-	got = bpf_get_stack(ctx, r->frames, PROF_MAX_FRAMES * sizeof(__u64), 0);
+	got = bpf_get_stack(ctx, r->frames, PROF_KERN_FRAMES * sizeof(__u64), 0);
 	if (got < 0 && got != -EFAULT)
 		prof_count(PROF_CNT_STACK_FAIL);
-	nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_MAX_FRAMES);
+	nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_KERN_FRAMES);
 	/* failures counted */
-	got = prof_user_stack_py(ctx, &r->frames[nkern], PROF_USTACK_PERF, &r->s.py);
-	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_MAX_FRAMES);
+	got = prof_user_stack_py(ctx, &r->frames[nkern], PROF_USTACK_PERF, &r->s.py,
+				 (struct prof_stack_cap){PROF_MAX_FRAMES, PROF_STACK_WORDS});
+	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_STACK_WORDS);
 	r->s.nkern = (__u8)nkern;
-	r->s.nuser = (__u8)nuser;
-	r->s.pad = 0;
+	r->s.nuser = (__u16)nuser;
 	size = prof_bound(sizeof(r->s) + (nkern + nuser) * sizeof(__u64), sizeof(*r));
 	if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags()))
 		prof_count(PROF_CNT_RINGBUF_FULL);

@@ -48,7 +48,7 @@ int dump_task(struct bpf_iter__task *ctx)
 	r->t.state = task->__state;
 	r->t.flags = 0;
 	r->t.py = PROF_PY_THREAD_NONE;
-	r->t.pad = 0;
+	__builtin_memset(r->t.pad, 0, sizeof(r->t.pad));
 	bpf_probe_read_kernel_str(r->t.comm, sizeof(r->t.comm), task->comm);
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	r->t.orig_ax = (__s64)BPF_CORE_READ(regs, orig_ax);
@@ -60,19 +60,21 @@ int dump_task(struct bpf_iter__task *ctx)
 	} else {
 		if ((BPF_CORE_READ(regs, cs) & 3) == 3 && r->t.orig_ax < 0)
 			r->t.flags |= PROF_DUMP_USER;
-		got = bpf_get_task_stack(task, r->frames, PROF_MAX_FRAMES * sizeof(__u64), 0);
+		got = bpf_get_task_stack(task, r->frames, PROF_KERN_FRAMES * sizeof(__u64), 0);
 		if (got < 0)
 			prof_count(PROF_CNT_STACK_FAIL);
-		nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_MAX_FRAMES);
+		nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_KERN_FRAMES);
 		if (!(r->t.flags & PROF_DUMP_KTHREAD)) {
 			prof_walk_tgid = r->t.pid;
 			prof_walk_tid = r->t.tid;
-			got = prof_user_stack_py(regs, &r->frames[nkern], 0, &r->t.py);
-			nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_MAX_FRAMES);
+			got = prof_user_stack_py(
+				regs, &r->frames[nkern], 0, &r->t.py,
+				(struct prof_stack_cap){PROF_MAX_FRAMES, PROF_STACK_WORDS});
+			nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_STACK_WORDS);
 		}
 	}
 	r->t.nkern = (__u8)nkern;
-	r->t.nuser = (__u8)nuser;
+	r->t.nuser = (__u16)nuser;
 	size = prof_bound(sizeof(r->t) + (nkern + nuser) * sizeof(__u64), sizeof(*r));
 	if (bpf_ringbuf_output(&prof_events, r, size, 0))
 		prof_count(PROF_CNT_RINGBUF_FULL);

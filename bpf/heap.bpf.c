@@ -386,18 +386,29 @@ static __always_inline bool is_realloc(__u32 fn)
 	return fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY;
 }
 
-/* Frames [1, n) become [0, n - 1): the leaf frame is dropped. */
+struct drop_leaf_ctx {
+	__u64 *ips;
+	__u32 n;
+};
+
+static long drop_leaf_word(__u64 i, void *arg)
+{
+	struct drop_leaf_ctx *c = arg;
+
+	if (i + 1 >= c->n || i + 1 >= PROF_STACK_WORDS)
+		return 1;
+	c->ips[prof_bound(i, PROF_STACK_WORDS - 2)] =
+		c->ips[prof_bound(i + 1, PROF_STACK_WORDS - 1)];
+	return 0;
+}
+
+/* Frames [1, n) become [0, n - 1): the leaf frame is dropped.  A bpf_loop: a bounded loop of
+ * PROF_STACK_WORDS steps is too many branches for the verifier. */
 static __noinline int drop_leaf(__u64 *ips, __u32 n)
 {
-	for (__u32 i = 0; i + 1 < PROF_MAX_FRAMES; i++) {
-		__u64 next;
+	struct drop_leaf_ctx c = {.ips = ips, .n = n};
 
-		if (i + 1 >= n)
-			break;
-		next = ips[i + 1];
-		barrier_var(next); /* a loop clang would turn into memmove, which BPF has not */
-		ips[i] = next;
-	}
+	bpf_loop(PROF_STACK_WORDS, drop_leaf_word, &c, 0);
 	return n ? (int)n - 1 : 0;
 }
 
@@ -419,7 +430,7 @@ static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 	real = prof_real_return(entry_sp);
 	if (real)
 		caller = real;
-	if (n < 2 || n > PROF_MAX_FRAMES || ips[1] != caller) {
+	if (n < 2 || n > PROF_STACK_WORDS || ips[1] != caller) {
 		ips[0] = caller;
 		return n ? n : 1;
 	}
@@ -458,9 +469,10 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	r->e.ts = bpf_ktime_get_ns();
 	r->e.weight = weight;
 	/* a failure is counted there */
-	got = prof_user_stack_py(ctx, r->frames, 0, &r->e.py);
+	got = prof_user_stack_py(ctx, r->frames, 0, &r->e.py,
+				 (struct prof_stack_cap){PROF_MAX_FRAMES, PROF_STACK_WORDS});
 	if (got > 0 && weight)
-		got = drop_leaf(r->frames, (__u32)prof_bound((__u64)got, PROF_MAX_FRAMES));
+		got = drop_leaf(r->frames, (__u32)prof_bound((__u64)got, PROF_STACK_WORDS));
 	if (got >= 0 && entry_sp) {
 		got = new_caller_fixup(r->frames, (__u32)got, entry_sp);
 		if (got < 0)
@@ -468,7 +480,7 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	}
 	if (got < 0)
 		r->e.flags = PROF_HEAP_STACK_FAILED;
-	n = prof_bound(got > 0 ? (__u64)got : 0, PROF_MAX_FRAMES);
+	n = prof_bound(got > 0 ? (__u64)got : 0, PROF_STACK_WORDS);
 	r->e.nframes = (__u16)n;
 	if (type == PROF_REC_HEAP_REALLOC) {
 		r->e.old_addr = old_addr;

@@ -27,7 +27,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct prof_offcpu_record);
+	__type(value, struct prof_offcpu_scratch);
 } prof_offcpu_scratch SEC(".maps");
 
 /*
@@ -77,6 +77,7 @@ static __always_inline void switched_out(void *ctx, bool preempt, struct task_st
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), zero = 0;
 	__u64 run_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	struct prof_offcpu_scratch *sc;
 	struct prof_offcpu_record *r;
 	__u64 nkern, nuser;
 	long got;
@@ -92,9 +93,10 @@ static __always_inline void switched_out(void *ctx, bool preempt, struct task_st
 			bpf_map_delete_elem(&prof_offcpu_start, &tid);
 		return;
 	}
-	r = bpf_map_lookup_elem(&prof_offcpu_scratch, &zero);
-	if (!r)
+	sc = bpf_map_lookup_elem(&prof_offcpu_scratch, &zero);
+	if (!sc)
 		return;
+	r = &sc->r;
 	r->e.type = PROF_REC_OFFCPU;
 	r->e.pid = BPF_CORE_READ(prev, tgid);
 	r->e.tid = tid;
@@ -104,14 +106,15 @@ static __always_inline void switched_out(void *ctx, bool preempt, struct task_st
 	 * kernel's own trace shows it as R+); otherwise only a task still TASK_RUNNING (0) is.
 	 */
 	r->e.state = preempt || !prev_state ? PROF_OFFCPU_RUNNABLE : PROF_OFFCPU_BLOCKED;
-	got = bpf_get_stack(ctx, r->frames, PROF_MAX_FRAMES * sizeof(__u64),
+	got = bpf_get_stack(ctx, r->frames, PROF_KERN_FRAMES * sizeof(__u64),
 			    OFFCPU_KERN_SKIP & BPF_F_SKIP_FIELD_MASK);
 	if (got < 0)
 		prof_count(PROF_CNT_STACK_FAIL);
-	nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_MAX_FRAMES);
-	/* failures counted */
-	got = prof_user_stack_py(ctx, &r->frames[nkern], PROF_USTACK_TASK, &r->e.py);
-	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_MAX_FRAMES);
+	nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_KERN_FRAMES);
+	/* failures counted; the walk runs on into sc->walk, the record keeps PROF_OFFCPU_WORDS */
+	got = prof_user_stack_py(ctx, &r->frames[nkern], PROF_USTACK_TASK, &r->e.py,
+				 (struct prof_stack_cap){PROF_OFFCPU_WORDS, PROF_OFFCPU_WORDS});
+	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_OFFCPU_WORDS);
 	r->e.nkern = (__u16)nkern;
 	r->e.nuser = (__u16)nuser;
 	/* Last: the time it actually left, not when we started looking at it. */

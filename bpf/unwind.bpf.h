@@ -4,13 +4,14 @@
  * from tables built in userspace (include/prof_unwind.h, user/unwind/unwinder.c), frame pointers
  * where a file has no table (JIT code, a table still building), bpf_get_stack for --unwind fp.
  *
- * One bpf_loop iteration per frame, so one program walks up to PROF_MAX_FRAMES frames without
- * tail calls.  Per frame: the pc's row from a per-CPU cache of the rows found for the process
- * entry's generation, else the pc's mapping by binary search in the process's sorted mapping
- * array and its table row by two binary searches (the table's index chunk, then one chunk of
- * rows); the caller's registers from the row, read through a window on the stack.  Every stack
- * that ends anywhere but at a root (an outermost-frame rule, a zero return address or frame
- * pointer) is counted by the reason it ended.
+ * One bpf_loop iteration per frame, so one program walks up to PROF_WALK_WORDS words without
+ * tail calls; a stack deeper than its cap keeps its two ends (include/prof_stack.h, stack_cut). Per
+ * frame: the pc's row from a per-CPU cache of the rows found for the process entry's generation,
+ * else the pc's mapping by binary search in the process's sorted mapping array and its table row by
+ * two binary searches (the table's index chunk, then one chunk of rows); the caller's registers
+ * from the row, read through a window on the stack.  Every stack that ends anywhere but at a root
+ * (an outermost-frame rule, a zero return address or frame pointer) is counted by the reason it
+ * ended.
  */
 #ifndef PROF_UNWIND_BPF_H
 #define PROF_UNWIND_BPF_H
@@ -19,6 +20,7 @@
 #include "events.bpf.h"
 #include "unwind_maps.bpf.h"
 #include "python.bpf.h"
+#include "prof_stack.h"
 
 /* ctx is a perf_event program's context (bpf_perf_event_data) */
 #define PROF_USTACK_PERF 1
@@ -26,8 +28,9 @@
  * with */
 #define PROF_USTACK_TASK 2
 
-/* --unwind (enum unwind_mode in user/cli.h): 0 auto, 1 dwarf, 2 fp.  Set by the loader. */
-const volatile __u32 prof_unwind_mode = 0;
+/* Set by the loader: --unwind and, for fp, the kernel's walk limit (include/prof_stack.h). */
+const volatile struct prof_walk_knobs prof_walk = {};
+#define prof_unwind_mode       (prof_walk.mode)
 #define PROF_UNWIND_MODE_DWARF 1
 #define PROF_UNWIND_MODE_FP    2
 
@@ -159,7 +162,11 @@ struct unwind_walk {
 	__u64 *ips;		       /* out: frames, leaf first */
 	struct prof_unwind_proc *proc; /* NULL: no entry for this process */
 	struct unwind_regs g;
-	__u32 n;
+	__u32 n;  /* words in ips */
+	__u32 nf; /* frames in ips, as a user counts them (a Python frame's two words are one) */
+	/* The leaf side of a stack deeper than its cap: the words and frames that fit it. */
+	__u32 leaf_n, leaf_nf;
+	__u32 leaf_words, leaf_frames; /* its size (prof_stack_leaf_*) */
 	__u32 tgid;
 	struct vma_lookup vma; /* scratch of vma_mapping */
 	/* The last row found and the addresses it covers: recursion and loops of calls meet the
@@ -653,17 +660,32 @@ moved:
  */
 __noinline __u32 prof_opaque(__u32 v)
 {
+	barrier_var(v); /* or clang sees it returns its argument, and uses the argument */
 	return v;
+}
+
+/* A frame of n words is in: counted, and the leaf side grows while it fits. */
+static __always_inline void frame_in(struct unwind_walk *w, __u32 n)
+{
+	/* Both counts through one opaque call (each < 2^16): one call per frame, as before. */
+	__u32 both = prof_opaque(n | (w->nf + 1) << 16);
+
+	w->n = both & 0xffff;
+	w->nf = both >> 16;
+	if (w->n <= w->leaf_words && w->nf <= w->leaf_frames) {
+		w->leaf_n = w->n;
+		w->leaf_nf = w->nf;
+	}
 }
 
 static __always_inline bool push_value(struct unwind_walk *w, __u64 v)
 {
 	__u32 n = w->n;
 
-	if (n >= PROF_MAX_FRAMES)
+	if (n >= PROF_WALK_WORDS)
 		return false;
 	w->ips[n] = v;
-	w->n = prof_opaque(n + 1);
+	frame_in(w, n + 1);
 	return true;
 }
 
@@ -673,12 +695,12 @@ static __always_inline bool push_pair(struct unwind_walk *w, __u64 a, __u64 b)
 	__u64 n = w->n;
 	__u64 *slot;
 
-	if (n > PROF_MAX_FRAMES - 2)
+	if (n > PROF_WALK_WORDS - 2)
 		return false;
 	slot = &w->ips[n];
 	slot[0] = a;
 	slot[1] = b;
-	w->n = prof_opaque((__u32)n + 2);
+	frame_in(w, (__u32)n + 2);
 	return true;
 }
 
@@ -704,7 +726,7 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 	if (!w->proc || !w->proc->py.version)
 		return 0;
 	/* Room for the frame's two words, or the stack is full here. */
-	if (w->n + 2 > PROF_MAX_FRAMES)
+	if (w->n + 2 > PROF_WALK_WORDS)
 		return 0;
 	r = prof_py_walk_step(&w->proc->py, &w->py, pc, &f, &print);
 	if (r == 1) {
@@ -787,8 +809,8 @@ static long unwind_frame(__u64 i, void *arg)
 
 	if (w->g.done)
 		return 1;
-	if (w->n >= PROF_MAX_FRAMES) {
-		walk_cut(&w->g, PROF_CNT_UNWIND_DEPTH);
+	if (w->n >= PROF_WALK_WORDS) {
+		walk_cut(&w->g, PROF_CNT_UNWIND_WALK_BOUND);
 		return 1;
 	}
 	if (w->g.ip >= 0x800000000000ULL) {
@@ -837,6 +859,27 @@ static long unwind_frame(__u64 i, void *arg)
 	return w->g.done & 1;
 }
 
+/*
+ * --unwind fp: a stack as long as the kernel's walk goes (perf_event_max_stack, or our cap) was
+ * most likely cut there, its root side unknown: a cut word of no known count ends it ("[frames
+ * cut]"), counted.  (A stack exactly that deep is counted too.)
+ */
+static __always_inline long fp_cut(__u64 *ips, long n, __u32 cap)
+{
+	__u32 limit = prof_walk.fp_max_stack && prof_walk.fp_max_stack < cap
+			      ? prof_walk.fp_max_stack
+			      : cap;
+
+	if (n < limit)
+		return n;
+	if (n >= cap)
+		n = cap - 1; /* the cut word takes the last frame's place */
+	ips[prof_bound(n, PROF_WALK_WORDS - 1)] = prof_stack_cut_word(0, 1);
+	prof_count(PROF_CNT_UNWIND_DEPTH);
+	prof_count(PROF_CNT_UNWIND_WALK_BOUND);
+	return n + 1;
+}
+
 /* A new walk: the window holds another thread's stack, or an older one of this thread. */
 static __always_inline void stack_win_empty(void)
 {
@@ -848,20 +891,95 @@ static __always_inline void stack_win_empty(void)
 		win->len = 0;
 }
 
+/* A stack past its cap: the root side found from the end (stack_cut). */
+struct stack_cut_scan {
+	__u64 *ips;
+	__u32 i;		     /* the root side is ips[i, n) */
+	__u32 n, leaf_n;	     /* words walked; the leaf side's */
+	__u32 frames;		     /* in the root side */
+	__u32 max_frames, max_words; /* its size */
+	__u32 src, dst;		     /* the copy: ips[src..n) to ips[dst..) */
+};
+
+/* One word back from the end: the root side takes the frame ending there if it fits. */
+static long root_word(__u64 k, void *arg)
+{
+	struct stack_cut_scan *c = arg;
+	__u32 i = c->i, size;
+
+	if (c->frames >= c->max_frames || i <= c->leaf_n || i > PROF_WALK_WORDS)
+		return 1;
+	/* A Python frame's fingerprint word: its frame word is the one before. */
+	size = prof_py_is_print(c->ips[prof_bound(i - 1, PROF_WALK_WORDS - 1)]) && i - 1 > c->leaf_n
+		       ? 2
+		       : 1;
+	if (c->n - i + size > c->max_words)
+		return 1;
+	/* opaque: iterations that differ only by these are one state to the verifier */
+	c->i = prof_opaque(i - size);
+	c->frames = prof_opaque(c->frames + 1);
+	return 0;
+}
+
+/* One word of the root side moves down next to the leaf side (dst < src: in order is safe). */
+static long root_move(__u64 k, void *arg)
+{
+	struct stack_cut_scan *c = arg;
+	__u32 s = c->src + (__u32)k, d = c->dst + (__u32)k;
+
+	if (s >= c->n || s >= PROF_WALK_WORDS || d >= PROF_WALK_WORDS)
+		return 1;
+	/* clamps the verifier sees (the tests above may be on other copies) */
+	c->ips[prof_bound(d, PROF_WALK_WORDS - 1)] = c->ips[prof_bound(s, PROF_WALK_WORDS - 1)];
+	return 0;
+}
+
+/*
+ * w's stack is deeper than its cap: its leaf side, the cut word, its root side (as many frames
+ * from the end as fit root_frames and root_words).  Counted.  The words now in w->ips.
+ */
+static __noinline __u32 stack_cut(struct unwind_walk *w, __u32 root_frames, __u32 root_words)
+{
+	struct stack_cut_scan c = {
+		.ips = w->ips,
+		.i = prof_opaque(w->n),
+		.n = prof_opaque(w->n),
+		.leaf_n = prof_opaque(w->leaf_n),
+		.max_frames = root_frames,
+		.max_words = root_words,
+	};
+	__u32 cut, leaf_n = c.leaf_n;
+
+	bpf_loop(PROF_STACK_WORDS, root_word, &c, 0);
+	cut = w->nf - w->leaf_nf - c.frames;
+	if (leaf_n >= PROF_WALK_WORDS)
+		return 0; /* not reached: leaf_n <= the leaf side's words */
+	w->ips[prof_bound(leaf_n, PROF_WALK_WORDS - 1)] =
+		prof_stack_cut_word(cut, w->g.stop == PROF_CNT_UNWIND_WALK_BOUND);
+	c.src = prof_opaque(c.i);
+	c.dst = prof_opaque(leaf_n + 1);
+	bpf_loop(PROF_STACK_WORDS, root_move, &c, 0);
+	prof_count(PROF_CNT_UNWIND_DEPTH);
+	prof_count_n(PROF_CNT_UNWIND_CUT_FRAMES, cut);
+	return leaf_n + 1 + (w->n - c.i);
+}
+
 static __always_inline bool user_mode(const struct pt_regs *regs)
 {
 	return (BPF_CORE_READ(regs, cs) & 3) == 3;
 }
 
 /*
- * The current task's user stack, leaf first, into ips[0..PROF_MAX_FRAMES): the number of
- * frames (0 when there is none), or < 0 when the capture failed (counted here).  Python frames
+ * The current task's user stack, leaf first, into ips[0..PROF_WALK_WORDS): the number of
+ * words (0 when there is none; at most cap.words, a deeper stack cut in the middle: stack_cut), or
+ * < 0 when the capture failed (counted here).  Python frames
  * (include/prof_python.h) stand in for the interpreter's eval frames; *py (when not NULL) gets
  * the thread's enum prof_py_thread when there are any, else PROF_PY_THREAD_NONE.
  * ctx: the program's context (pt_regs of a uprobe, or bpf_perf_event_data with PROF_USTACK_PERF;
  * with PROF_USTACK_TASK any context: the registers come from the task).
  */
-static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flags, __u8 *py)
+static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flags, __u8 *py,
+					       struct prof_stack_cap cap)
 {
 	struct unwind_walk w = {};
 	struct pt_regs *regs;
@@ -870,12 +988,13 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	if (py)
 		*py = PROF_PY_THREAD_NONE;
 	if (prof_unwind_mode == PROF_UNWIND_MODE_FP) {
-		n = bpf_get_stack(ctx, ips, PROF_MAX_FRAMES * sizeof(__u64), BPF_F_USER_STACK);
+		/* The kernel's walk: perf_event_max_stack frames at most (127 by default). */
+		n = bpf_get_stack(ctx, ips, cap.frames * sizeof(__u64), BPF_F_USER_STACK);
 		if (n < 0) {
 			prof_count(PROF_CNT_STACK_FAIL);
 			return n;
 		}
-		return n / sizeof(__u64);
+		return fp_cut(ips, n / sizeof(__u64), cap.frames);
 	}
 	if (flags & (PROF_USTACK_PERF | PROF_USTACK_TASK)) {
 		regs = flags & PROF_USTACK_PERF
@@ -898,6 +1017,8 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 		w.g.bp = PT_REGS_FP((struct pt_regs *)ctx);
 	}
 	w.ips = ips;
+	w.leaf_words = prof_stack_leaf_words(cap);
+	w.leaf_frames = prof_stack_leaf_frames(cap);
 	w.tgid = prof_walk_pid_tgid() >> 32;
 	w.proc = bpf_map_lookup_elem(&prof_unwind_procs, &w.tgid);
 	w.g.exact = true;
@@ -909,7 +1030,11 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 #endif
 	if (!w.proc)
 		ask_refresh(&w);
-	bpf_loop(PROF_MAX_FRAMES + 1, unwind_frame, &w, 0);
+	bpf_loop(PROF_WALK_WORDS + 1, unwind_frame, &w, 0);
+	if (!w.g.done)
+		w.g.stop = PROF_CNT_UNWIND_WALK_BOUND; /* iterations out (frames skipped) */
+	if (w.nf > cap.frames || w.n > cap.words)
+		w.n = stack_cut(&w, prof_stack_root_frames(cap), prof_stack_root_words(cap));
 	if (w.g.stop)
 		prof_count(w.g.stop);
 	if (w.py.frames)

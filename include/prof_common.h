@@ -10,10 +10,14 @@
 #include <linux/types.h>
 #endif
 
-/* Frames of a stack: user stacks are walked by our unwinder this deep (deep Python stacks of 3.8–
- * 3.10 have a few native frames per Python frame); kernel stacks stop at the kernel's
- * perf_event_max_stack (127 by default) before that. */
-#define PROF_MAX_FRAMES	   255
+/* User frames kept whole per stack, as a user counts them (a Python frame is one, in two words);
+ * deeper stacks keep both ends around a cut frame (include/prof_stack.h). */
+#define PROF_MAX_FRAMES	   1024
+#define PROF_STACK_WORDS   (2 * PROF_MAX_FRAMES) /* words of a user stack in a record, at most */
+/* Past PROF_MAX_FRAMES the walk goes on this far (words) for the root side, then stops. */
+#define PROF_WALK_WORDS	   3584
+/* Kernel frames: bpf_get_stack stops at kernel.perf_event_max_stack (127 by default) first. */
+#define PROF_KERN_FRAMES   255
 #define PROF_COMM_LEN	   16
 #define PROF_MAX_TARGETS   65536	/* tgids in the filter set */
 #define PROF_WAKEUP_BYTES  (256 * 1024) /* wake the consumer once this much is queued */
@@ -127,7 +131,13 @@ enum prof_counter_kind {
 	X(UNWIND_READ_FAULT, "unwind_read_fault", "stacks cut: stack memory unreadable", DROP)     \
 	X(UNWIND_CFA_STUCK, "unwind_cfa_stuck", "stacks cut: the stack pointer did not grow",      \
 	  DROP)                                                                                    \
-	X(UNWIND_DEPTH, "unwind_depth", "stacks cut at the frame limit (255)", DROP)               \
+	X(UNWIND_DEPTH, "unwind_depth",                                                            \
+	  "stacks deeper than 1024 frames: middle cut out, ends kept (a frame [N frames cut])",    \
+	  DROP)                                                                                    \
+	X(UNWIND_CUT_FRAMES, "unwind_cut_frames", "frames cut out of those stacks", EVENT)         \
+	X(UNWIND_WALK_BOUND, "unwind_walk_bound",                                                  \
+	  "of those, stacks deeper than the walk's bound (3584 words): their root not reached",    \
+	  DROP)                                                                                    \
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
 	  "frames walked by frame pointer (no unwind table for their file)", EVENT)                \
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \

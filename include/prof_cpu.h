@@ -10,6 +10,7 @@
 
 #include "prof_common.h"
 #include "prof_python.h"
+#include "prof_stack.h"
 
 /*
  * PROF_REC_CPU_SAMPLE, followed by __u64 frames[nkern + nuser]: the kernel frames (none when
@@ -19,18 +20,20 @@ struct prof_cpu_sample {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	__u8 nuser; /* user frames (<= PROF_MAX_FRAMES); 0: none or capture failed (counted) */
-	__u8 nkern; /* kernel frames (<= PROF_MAX_FRAMES) */
+	/* user words (<= PROF_STACK_WORDS: include/prof_stack.h); 0: none or capture failed
+	 * (counted) */
+	__u16 nuser;
+	__u8 nkern; /* kernel frames (<= PROF_KERN_FRAMES) */
 	__u8 py;    /* enum prof_py_thread (include/prof_python.h) */
-	__u8 pad;
-	__u64 ts; /* bpf_ktime_get_ns() of the sample (event traces' time) */
+	__u64 ts;   /* bpf_ktime_get_ns() of the sample (event traces' time) */
 };
 _Static_assert(sizeof(struct prof_cpu_sample) == 24, "prof_cpu_sample layout");
 
-/* A cpu record at its largest: the per-CPU scratch BPF builds it in before sending it. */
+/* The per-CPU scratch BPF builds a record in before sending it: room for the walk past the cap
+ * (30 KiB, under the 32 KiB of a per-CPU value). */
 struct prof_cpu_record {
 	struct prof_cpu_sample s;
-	__u64 frames[2 * PROF_MAX_FRAMES];
+	__u64 frames[PROF_KERN_FRAMES + PROF_WALK_WORDS];
 };
 
 #endif /* PROF_CPU_H */

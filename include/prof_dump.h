@@ -10,6 +10,7 @@
 #define PROF_DUMP_H
 
 #include "prof_common.h"
+#include "prof_stack.h"
 
 #define PROF_DUMP_COMM 16
 
@@ -30,19 +31,19 @@ struct prof_dump_thread {
 	__u32 tid;
 	__u32 state;   /* task->__state: 0 running/runnable, 1 sleeping, 2 disk sleep, … */
 	__s64 orig_ax; /* the system call number when in one (x86-64 pt_regs->orig_ax), else < 0 */
-	__u8 nuser;    /* user frames (<= PROF_MAX_FRAMES) */
-	__u8 nkern;    /* kernel frames (<= PROF_MAX_FRAMES) */
+	__u16 nuser;   /* user words (<= PROF_STACK_WORDS: include/prof_stack.h) */
+	__u8 nkern;    /* kernel frames (<= PROF_KERN_FRAMES) */
 	__u8 py;       /* enum prof_py_thread (include/prof_python.h) */
 	__u8 flags;    /* enum prof_dump_flags */
-	__u32 pad;
+	__u8 pad[3];
 	char comm[PROF_DUMP_COMM];
 };
 _Static_assert(sizeof(struct prof_dump_thread) == 48, "prof_dump_thread layout");
 
-/* A record at its largest: the per-CPU scratch the iterator builds it in. */
+/* The per-CPU scratch the iterator builds a record in (room for the walk past the cap). */
 struct prof_dump_record {
 	struct prof_dump_thread t;
-	__u64 frames[2 * PROF_MAX_FRAMES];
+	__u64 frames[PROF_KERN_FRAMES + PROF_WALK_WORDS];
 };
 
 #endif /* PROF_DUMP_H */

@@ -128,7 +128,7 @@ struct prof_heap_event {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	__u16 nframes;	/* frames after this header (<= PROF_MAX_FRAMES) */
+	__u16 nframes;	/* words after this header (<= PROF_STACK_WORDS: include/prof_stack.h) */
 	__u8 flags;	/* enum prof_heap_event_flags */
 	__u8 py;	/* enum prof_py_thread (include/prof_python.h) */
 	__u64 addr;	/* block returned; 0 = allocation failed */
@@ -141,10 +141,11 @@ struct prof_heap_event {
 };
 _Static_assert(sizeof(struct prof_heap_event) == 56, "prof_heap_event layout");
 
-/* A heap record at its largest: the per-CPU scratch BPF builds it in before sending it. */
+/* The per-CPU scratch BPF builds a record in before sending it (room for the walk past the
+ * cap); the record sent is its header and nframes words. */
 struct prof_heap_record {
 	struct prof_heap_event e;
-	__u64 frames[PROF_MAX_FRAMES];
+	__u64 frames[PROF_WALK_WORDS];
 };
 
 /* PROF_REC_HEAP_FREE. */

@@ -9,6 +9,7 @@
 #define PROF_OFFCPU_H
 
 #include "prof_common.h"
+#include "prof_stack.h"
 
 /* Why the thread was off the CPU. */
 enum prof_offcpu_state {
@@ -31,8 +32,9 @@ struct prof_offcpu_event {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	__u16 nuser; /* user frames (<= PROF_MAX_FRAMES); 0: none or capture failed (counted) */
-	__u16 nkern; /* kernel frames (<= PROF_MAX_FRAMES) */
+	/* user words (<= PROF_OFFCPU_WORDS); 0: none or capture failed (counted) */
+	__u16 nuser;
+	__u16 nkern; /* kernel frames (<= PROF_KERN_FRAMES) */
 	__u64 ns;
 	/*
 	 * The thread's CPU time (task->se.sum_exec_runtime, ns) when it left: a period whose end
@@ -46,10 +48,24 @@ struct prof_offcpu_event {
 };
 _Static_assert(sizeof(struct prof_offcpu_event) == 48, "prof_offcpu_event layout");
 
-/* An off-CPU record at its largest: what the kernel keeps per thread and builds per CPU. */
+/*
+ * A user stack off the CPU: at most this many words, a deeper one cut in the middle
+ * (include/prof_stack.h).  Smaller than the other modes' cap: the record is kept per thread off
+ * the CPU and copied whole into that map at every switch, so its size is paid by every switch.
+ */
+#define PROF_OFFCPU_WORDS 255
+
+/* An off-CPU record at its largest: what the kernel keeps per thread. */
 struct prof_offcpu_record {
 	struct prof_offcpu_event e;
-	__u64 frames[2 * PROF_MAX_FRAMES];
+	__u64 frames[PROF_KERN_FRAMES + PROF_OFFCPU_WORDS];
+};
+
+/* The per-CPU scratch a record is built in: room for the walk past the cap; the record is its
+ * start. */
+struct prof_offcpu_scratch {
+	struct prof_offcpu_record r;
+	__u64 walk[PROF_WALK_WORDS - PROF_OFFCPU_WORDS];
 };
 
 #endif /* PROF_OFFCPU_H */

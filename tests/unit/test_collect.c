@@ -209,6 +209,68 @@ static void test_collect__cpu_samples_counted_per_stacks(void **state)
 	close_collect(c);
 }
 
+/* Records as deep as a stack can travel (include/prof_stack.h) are kept whole; one word more is
+ * a bad record. */
+static void test_collect__deepest_records_kept_whole(void **state)
+{
+	static struct collect_opts both = {.modes = MODE_HEAP | MODE_CPU};
+	static struct {
+		struct prof_cpu_sample s;
+		uint64_t frames[PROF_KERN_FRAMES + PROF_STACK_WORDS + 1];
+	} cpu;
+	static struct {
+		struct prof_heap_event e;
+		uint64_t frames[PROF_STACK_WORDS + 1];
+	} heap;
+	struct cpu_agg_key k = {.pid = 999999, .tid = 999998};
+	const struct heap_site_values *v;
+	struct collect *c;
+	int32_t id;
+	unsigned n;
+
+	for (unsigned i = 0; i < PROF_KERN_FRAMES; i++)
+		cpu.frames[i] = 0xffffffff81001000 + 16 * i;
+	for (unsigned i = 0; i <= PROF_STACK_WORDS; i++)
+		cpu.frames[PROF_KERN_FRAMES + i] = heap.frames[i] = 0x401000 + 16 * i;
+	cpu.s = (struct prof_cpu_sample){.type = PROF_REC_CPU_SAMPLE,
+					 .pid = k.pid,
+					 .tid = k.tid,
+					 .nuser = PROF_STACK_WORDS,
+					 .nkern = PROF_KERN_FRAMES};
+	heap.e = (struct prof_heap_event){.type = PROF_REC_HEAP_ALLOC,
+					  .pid = k.pid,
+					  .tid = k.pid,
+					  .nframes = PROF_STACK_WORDS,
+					  .addr = 0x1000,
+					  .size = 16};
+	assert_int_equal(open_collect(&c, &both), 0);
+	assert_int_equal(collect__on_event(c, &cpu, sizeof(cpu) - 8), 0);
+	assert_int_equal(collect__on_event(c, &heap, sizeof(heap) - 8), 0);
+	assert_int_equal(collect__bad_records(c), 0);
+	assert_int_equal(stackres__intern(parts.stacks, &k.user_stack, k.pid, STACK_USER,
+					  &cpu.frames[PROF_KERN_FRAMES], PROF_STACK_WORDS),
+			 0);
+	stackres__frames(parts.stacks, k.user_stack, &n);
+	assert_int_equal(n, PROF_STACK_WORDS);
+	assert_int_equal(stackres__intern(parts.stacks, &k.kern_stack, k.pid, STACK_KERNEL,
+					  cpu.frames, PROF_KERN_FRAMES),
+			 0);
+	assert_int_equal(cpu_agg__count(collect__cpu(c), &k), 1);
+	assert_int_equal(stackres__intern(parts.stacks, &id, k.pid, STACK_USER_RET, heap.frames,
+					  PROF_STACK_WORDS),
+			 0);
+	v = heap_agg__site(collect__heap(c), k.pid, k.pid, id, 0);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_objects, 1);
+	/* one word more than a stack can have */
+	cpu.s.nuser = PROF_STACK_WORDS + 1;
+	heap.e.nframes = PROF_STACK_WORDS + 1;
+	assert_int_equal(collect__on_event(c, &cpu, sizeof(cpu)), 0);
+	assert_int_equal(collect__on_event(c, &heap, sizeof(heap)), 0);
+	assert_int_equal(collect__bad_records(c), 2);
+	close_collect(c);
+}
+
 /* Exit status of the reuse scenario, run as init of a fresh pid namespace. */
 enum { REUSE_OK, REUSE_SIGNALLED, REUSE_SETUP };
 
@@ -289,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_collect__heap_python_state_kept),
 		cmocka_unit_test(test_collect__short_records_are_bad),
 		cmocka_unit_test(test_collect__cpu_samples_counted_per_stacks),
+		cmocka_unit_test(test_collect__deepest_records_kept_whole),
 		cmocka_unit_test(test_collect__signal_never_reaches_a_reused_pid),
 	};
 

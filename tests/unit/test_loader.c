@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "prof_stack.h" /* before the skeletons: the walker's knobs are in their rodata */
+
 #include "calls.skel.h"
 #include "cpu.skel.h"
 #include "heap.skel.h"

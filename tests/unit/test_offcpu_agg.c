@@ -166,7 +166,7 @@ static void test_offcpu_agg__malformed_records_are_bad(void **state)
 	assert_int_equal(collect__on_event(c, &r, sizeof(r)), 0);
 	/* more kernel frames than a stack can have */
 	r.e.state = PROF_OFFCPU_BLOCKED;
-	r.e.nkern = PROF_MAX_FRAMES + 1;
+	r.e.nkern = PROF_KERN_FRAMES + 1;
 	assert_int_equal(collect__on_event(c, &r, sizeof(r)), 0);
 	assert_int_equal(collect__bad_records(c), 4);
 	assert_int_equal(offcpu_agg__next(collect__offcpu(c), &it, &k, &v), 0);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "prof_python.h"
+#include "prof_stack.h"
 #include "profile/profile.h"
 #include "proc/maps.h"
 #include "sym/python.h"
@@ -552,6 +553,108 @@ static void test_stackres__python_frames_fold_only_between_python_frames(void **
 	assert_memory_equal(got, py_stack, sizeof(py_stack));
 }
 
+/* The cut word is none of the words a stack holds otherwise, and says what it was given. */
+static void test_stackres__cut_word_encoding(void **state)
+{
+	const uint64_t others[] = {
+		0x401000,
+		0x7ffffffff000,
+		0xffffffff81001000,
+		0xffff888100000000,
+		prof_py_frame(0x7f0000001000, 12),
+		prof_py_fingerprint(3, 0x7f0000002000, 0x7f0000003000),
+		PROF_PY_PRINT_TAG | ((1ULL << 62) - 1),
+	};
+	uint64_t w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		assert_false(prof_stack_is_cut(others[i]));
+	w = prof_stack_cut_word(482, 0);
+	assert_true(prof_stack_is_cut(w));
+	assert_false(prof_py_is_frame(w));
+	assert_false(prof_py_is_print(w));
+	assert_int_equal(prof_stack_cut_frames(w), 482);
+	assert_false(prof_stack_cut_bounded(w));
+	w = prof_stack_cut_word(UINT32_MAX, 1);
+	assert_true(prof_stack_is_cut(w));
+	assert_int_equal(prof_stack_cut_frames(w), UINT32_MAX);
+	assert_true(prof_stack_cut_bounded(w));
+}
+
+/* Leaf side, cut word and root side fill a cap exactly, in frames and in words. */
+static void test_stackres__cut_sides_fill_the_cap(void **state)
+{
+	const struct prof_stack_cap caps[] = {{PROF_MAX_FRAMES, PROF_STACK_WORDS}, {255, 255}};
+
+	(void)state;
+	assert_true(PROF_MAX_FRAMES >= 1024);
+	assert_int_equal(PROF_STACK_WORDS, 2 * PROF_MAX_FRAMES);
+	assert_true(PROF_WALK_WORDS > PROF_STACK_WORDS);
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		struct prof_stack_cap c = caps[i];
+
+		assert_int_equal(prof_stack_leaf_frames(c) + 1 + prof_stack_root_frames(c),
+				 c.frames);
+		assert_int_equal(prof_stack_leaf_words(c) + 1 + prof_stack_root_words(c), c.words);
+		assert_true(prof_stack_leaf_frames(c) > prof_stack_root_frames(c));
+	}
+	assert_int_equal(prof_stack_leaf_frames(caps[0]), 768);
+	assert_int_equal(prof_stack_root_frames(caps[0]), 255);
+}
+
+/* The cut word becomes a frame "[N frames cut]" without an address ("[N+ frames cut]" when the
+ * walk stopped before the root, "[frames cut]" for an unknown count), between the frames around
+ * it. */
+static void test_stackres__cut_word_is_a_named_frame(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t ips[] = {0x401000, prof_stack_cut_word(482, 0), 0x402000,
+			  prof_stack_cut_word(7, 1), prof_stack_cut_word(0, 1)};
+	const struct stackres_frame *f;
+	uint32_t locs[8], n = 0;
+	struct profile *p;
+	int32_t id;
+	unsigned nf;
+	char buf[64];
+
+	assert_int_equal(stackres__intern(fx->r, &id, 100, STACK_USER_RET, ips, 5), 0);
+	f = stackres__frames(fx->r, id, &nf);
+	assert_int_equal(nf, 5);
+	assert_string_equal(f[1].sym.name, "[482 frames cut]");
+	assert_null(f[1].sym.map);
+	assert_string_equal(f[3].sym.name, "[7+ frames cut]");
+	assert_string_equal(f[4].sym.name, "[frames cut]");
+	assert_int_equal(profile__new(&p, "heap"), 0);
+	assert_int_equal(build__locations(p, fx->r, id, locs, 8, &n), 0);
+	assert_int_equal(n, 5);
+	assert_string_equal(profile__location_name(p, locs[1], buf, sizeof(buf)),
+			    "[482 frames cut]");
+	assert_int_equal(p->locations[locs[1] - 1].address, 0);
+	/* its own kind (not an interpreter's frame: svg's colour, dump's "kind") */
+	assert_int_equal(profile__location_kind(p, locs[1]), PROFILE_FRAME_CUT);
+	assert_int_equal(profile__location_kind(p, locs[4]), PROFILE_FRAME_CUT);
+	assert_int_equal(profile__location_kind(p, locs[0]), PROFILE_FRAME_NATIVE);
+	assert_int_equal(p->locations[locs[0] - 1].address, 0x401000);
+	profile__free(p);
+}
+
+/* A user stack as large as a record carries (every frame a Python one) is kept whole. */
+static void test_stackres__largest_stack_kept_whole(void **state)
+{
+	struct fixture *fx = *state;
+	static uint64_t ips[PROF_STACK_WORDS];
+	unsigned n;
+	int32_t id;
+
+	for (unsigned i = 0; i < PROF_STACK_WORDS; i++)
+		ips[i] = 0x401000 + 16 * i;
+	assert_int_equal(stackres__intern(fx->r, &id, 100, STACK_USER_RET, ips, PROF_STACK_WORDS),
+			 0);
+	stackres__frames(fx->r, id, &n);
+	assert_int_equal(n, PROF_STACK_WORDS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +665,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stackres__kernel_stacks_shared_across_pids,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__no_frames_no_stack, setup, teardown),
+		cmocka_unit_test(test_stackres__cut_word_encoding),
+		cmocka_unit_test(test_stackres__cut_sides_fill_the_cap),
+		cmocka_unit_test_setup_teardown(test_stackres__cut_word_is_a_named_frame, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__largest_stack_kept_whole, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__used_lists_every_frame_pointer,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__forgotten_pid_frees_and_reuses_ids,

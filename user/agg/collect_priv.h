@@ -23,7 +23,7 @@ struct last_stack {
 	uint32_t pid; /* 0: nothing cached */
 	unsigned n;
 	int32_t id;
-	uint64_t ips[PROF_MAX_FRAMES];
+	uint64_t ips[PROF_STACK_WORDS];
 };
 
 struct collect {

@@ -263,7 +263,7 @@ static int heap_on_record(struct collect *c, uint32_t type, const void *data, si
 		return heap_tap(c, COLLECT_HEAP_FREE, f->pid, f->tid, STACKRES_NONE, f->addr, 0, 0,
 				f->ts, 0, false);
 	}
-	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_MAX_FRAMES))
+	if (size < sizeof(*e) || !frames_fit(size, sizeof(*e), e->nframes, PROF_STACK_WORDS))
 		return 1;
 	return on_heap(c, e, (const uint64_t *)(e + 1));
 }
@@ -367,10 +367,10 @@ static int cpu_on_record(struct collect *c, uint32_t type, const void *data, siz
 	const struct prof_cpu_sample *s = data;
 
 	(void)type;
-	/* nkern and nuser are bytes: each is within PROF_MAX_FRAMES (255) by its type. */
-	_Static_assert(PROF_MAX_FRAMES <= UINT8_MAX, "frame counts of a cpu sample are bytes");
-	if (size < sizeof(*s) ||
-	    !frames_fit(size, sizeof(*s), s->nkern + s->nuser, 2 * PROF_MAX_FRAMES))
+	/* nkern is a byte: within PROF_KERN_FRAMES (255) by its type. */
+	_Static_assert(PROF_KERN_FRAMES <= UINT8_MAX, "kernel frames of a cpu sample are a byte");
+	if (size < sizeof(*s) || s->nuser > PROF_STACK_WORDS ||
+	    !frames_fit(size, sizeof(*s), s->nkern + s->nuser, PROF_KERN_FRAMES + PROF_STACK_WORDS))
 		return 1;
 	return on_cpu(c, s, (const uint64_t *)(s + 1));
 }
@@ -395,8 +395,8 @@ static int dump_on_record(struct collect *c, uint32_t type, const void *data, si
 
 	(void)type;
 	_Static_assert(sizeof(d->comm) == sizeof(t->comm), "comm sizes");
-	if (size < sizeof(*t) ||
-	    !frames_fit(size, sizeof(*t), t->nkern + t->nuser, 2 * PROF_MAX_FRAMES))
+	if (size < sizeof(*t) || t->nuser > PROF_STACK_WORDS ||
+	    !frames_fit(size, sizeof(*t), t->nkern + t->nuser, PROF_KERN_FRAMES + PROF_STACK_WORDS))
 		return 1;
 	if (c->ndump == c->dump_cap) {
 		size_t cap = c->dump_cap ? 2 * c->dump_cap : 64;
@@ -438,9 +438,10 @@ const struct collect_dump_thread *collect__dump_threads(struct collect *c, size_
 /* A record the kernel built for --offcpu: its header and the frames it announces. */
 static bool offcpu_fits(const struct prof_offcpu_event *e, size_t size)
 {
-	return size >= sizeof(*e) && e->nkern <= PROF_MAX_FRAMES && e->nuser <= PROF_MAX_FRAMES &&
-	       e->state < PROF_OFFCPU__COUNT &&
-	       frames_fit(size, sizeof(*e), e->nkern + e->nuser, 2 * PROF_MAX_FRAMES);
+	return size >= sizeof(*e) && e->nkern <= PROF_KERN_FRAMES &&
+	       e->nuser <= PROF_OFFCPU_WORDS && e->state < PROF_OFFCPU__COUNT &&
+	       frames_fit(size, sizeof(*e), e->nkern + e->nuser,
+			  PROF_KERN_FRAMES + PROF_OFFCPU_WORDS);
 }
 
 /* --offcpu: a period off the CPU carries its length and its kernel then user frames. */

@@ -307,7 +307,7 @@ static int open_heap(struct loader *l)
 	/* Wide scopes probe files for every process: BPF filters by scope. */
 	l->heap->rodata->pid_filtered =
 		!l->opts.follow_children && l->opts.scope == PROF_SCOPE_PIDS;
-	l->heap->rodata->prof_unwind_mode = l->opts.unwind;
+	l->heap->rodata->prof_walk = l->opts.walk;
 	SET_SCOPE(l, l->heap);
 	err = choose_heap_session(l);
 	if (err)
@@ -332,7 +332,7 @@ static int open_cpu(struct loader *l)
 	l->cpu = cpu_bpf__open();
 	if (!l->cpu)
 		return load_failed("cpu", -errno);
-	l->cpu->rodata->prof_unwind_mode = l->opts.unwind;
+	l->cpu->rodata->prof_walk = l->opts.walk;
 	SET_SCOPE(l, l->cpu);
 	err = prepare(l, l->cpu->obj);
 	if (err)
@@ -449,7 +449,7 @@ static int open_offcpu(struct loader *l)
 	l->offcpu = offcpu_bpf__open();
 	if (!l->offcpu)
 		return load_failed("offcpu", -errno);
-	l->offcpu->rodata->prof_unwind_mode = l->opts.unwind;
+	l->offcpu->rodata->prof_walk = l->opts.walk;
 	SET_SCOPE(l, l->offcpu);
 	err = prepare(l, l->offcpu->obj);
 	if (err)

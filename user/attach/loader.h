@@ -13,6 +13,7 @@
 
 #include "prof_calls.h"
 #include "prof_common.h"
+#include "prof_stack.h"
 
 struct loader;
 struct bpf_program;
@@ -26,12 +27,12 @@ struct loader_opts {
 	bool dump;	      /* `dump`: the task iterator (loader__dump) */
 	bool follow_children; /* -- CMD: children of targets become targets */
 	uint64_t sample_bytes;
-	uint32_t unwind;     /* enum unwind_mode (user/cli.h), for the BPF walker */
-	bool unwind_fp;	     /* --unwind fp: the unwinder's maps are not used */
-	uint32_t scope;	     /* enum prof_scope */
-	int scope_cgroup_fd; /* PROF_SCOPE_CGROUP: the cgroup v2 directory, open */
-	bool hold_execs;     /* stop each executable's first exec until loader__exec_seen */
-	uint32_t hold_rate;  /* holds per cgroup and second (0: no limit) */
+	struct prof_walk_knobs walk; /* the BPF walker's (include/prof_stack.h) */
+	bool unwind_fp;		     /* --unwind fp: the unwinder's maps are not used */
+	uint32_t scope;		     /* enum prof_scope */
+	int scope_cgroup_fd;	     /* PROF_SCOPE_CGROUP: the cgroup v2 directory, open */
+	bool hold_execs;	     /* stop each executable's first exec until loader__exec_seen */
+	uint32_t hold_rate;	     /* holds per cgroup and second (0: no limit) */
 	/* Stop each dlopen after mapping, before constructors, until its unwind tables are in
 	 * (PROF_PROC_DLOPEN_HELD); hold_traced: the targets are ptraced by us (`-- CMD`). */
 	bool hold_dlopen;

@@ -36,7 +36,7 @@
 #define DUMP_HZ		     997
 #define DUMP_RUNNING_WAIT_MS 1000
 #define DUMP_UNWIND_WAIT_MS  10000
-#define DUMP_MAX_LOCS	     (2 * PROF_MAX_FRAMES)
+#define DUMP_MAX_LOCS	     (PROF_KERN_FRAMES + PROF_STACK_WORDS)
 
 /* task->__state bits (include/linux/sched.h). */
 #define TASK_INTERRUPTIBLE_   0x0001

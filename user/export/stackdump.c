@@ -13,6 +13,7 @@ static const char *const kind_names[] = {
 	[PROFILE_FRAME_KERNEL] = "kernel",
 	[PROFILE_FRAME_NATIVE] = "native",
 	[PROFILE_FRAME_INTERP] = "python", /* the only interpreter dump walks */
+	[PROFILE_FRAME_CUT] = "cut",	   /* the middle of a deep stack: "[N frames cut]" */
 };
 
 /* What a frame says besides its name: its source file and line, its object file. */

@@ -372,3 +372,15 @@ int procinfo__kthread(uint32_t pid)
 		return -EINVAL;
 	return flags & PF_KTHREAD ? 1 : 0;
 }
+
+uint32_t procinfo__perf_max_stack(void)
+{
+	unsigned v = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
+
+	if (f) {
+		v = fscanf(f, "%u", &v) == 1 ? v : 0;
+		fclose(f);
+	}
+	return v;
+}

@@ -47,4 +47,8 @@ int procinfo__tgid(uint32_t *out, uint32_t pid);
 int procinfo__kthread(uint32_t pid);
 const char *procinfo__exe(struct procinfo *pi, uint32_t pid);
 
+/* Where the kernel's frame-pointer walk of a user stack stops (kernel.perf_event_max_stack;
+ * --unwind fp), 0 when unreadable. */
+uint32_t procinfo__perf_max_stack(void);
+
 #endif /* PROF_PROCINFO_H */

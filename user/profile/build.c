@@ -2,6 +2,7 @@
 #include "profile/build.h"
 
 #include "prof_python.h"
+#include "prof_stack.h"
 
 #include <errno.h>
 #include <string.h>
@@ -70,9 +71,11 @@ static int frame_location(struct profile *p, const struct stackres_frame *f, uin
 		if (err)
 			return err;
 	}
-	/* An interpreter frame has no address of its own: its function and line say it all. */
-	return profile__location(p, out, prof_py_is_frame(f->addr) ? 0 : f->addr, mapping_id,
-				 function_id, f->sym.line);
+	/* An interpreter frame, or the cut of a deep stack, has no address of its own: its
+	 * function and line say it all. */
+	return profile__location(
+		p, out, prof_py_is_frame(f->addr) || prof_stack_is_cut(f->addr) ? 0 : f->addr,
+		mapping_id, function_id, f->sym.line);
 }
 
 static int locations(struct profile *p, struct stackres *r, int32_t id, uint32_t *out, uint32_t max,

@@ -12,14 +12,16 @@ static const char *const cpu_types[][2] = {{"samples", "count"}, {"cpu", "nanose
 static int add(struct profile *p, const struct build_inputs *in, const struct cpu_agg_key *k,
 	       uint64_t count)
 {
-	uint32_t locs[2 * PROF_MAX_FRAMES], n = 0;
+	uint32_t locs[PROF_KERN_FRAMES + PROF_STACK_WORDS], n = 0;
 	int64_t vals[2] = {(int64_t)count, (int64_t)count * p->period};
 	int err;
 
 	/* As perf shows them: kernel frames on top of (leafward of) the user frames. */
-	err = build__locations(p, in->stacks, k->kern_stack, locs, 2 * PROF_MAX_FRAMES, &n);
+	err = build__locations(p, in->stacks, k->kern_stack, locs,
+			       PROF_KERN_FRAMES + PROF_STACK_WORDS, &n);
 	if (!err)
-		err = build__locations(p, in->stacks, k->user_stack, locs, 2 * PROF_MAX_FRAMES, &n);
+		err = build__locations(p, in->stacks, k->user_stack, locs,
+				       PROF_KERN_FRAMES + PROF_STACK_WORDS, &n);
 	if (err)
 		return err;
 	return build__sample(p, in, k->pid, k->tid, locs, n, vals, build__py_flags(k->py));

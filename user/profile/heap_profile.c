@@ -38,7 +38,7 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 {
 	const struct heap_site_values *v;
 	struct profile *p = NULL;
-	uint32_t locs[PROF_MAX_FRAMES];
+	uint32_t locs[PROF_STACK_WORDS];
 	uint32_t pid, tid, py;
 	int32_t stack_id;
 	size_t it = 0;
@@ -52,7 +52,7 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 				   llround(v->inuse_objects), llround(v->inuse_bytes)};
 		uint32_t n = 0;
 
-		err = build__locations(p, in->stacks, stack_id, locs, PROF_MAX_FRAMES, &n);
+		err = build__locations(p, in->stacks, stack_id, locs, PROF_STACK_WORDS, &n);
 		if (!err)
 			err = build__sample(p, in, pid, tid, locs, n, vals, build__py_flags(py));
 		if (err)

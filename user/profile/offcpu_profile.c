@@ -16,16 +16,17 @@ const char *offcpu_profile__state_name(unsigned state)
 static int add(struct profile *p, const struct build_inputs *in, const struct offcpu_agg_key *k,
 	       const struct offcpu_agg_value *v)
 {
-	uint32_t locs[2 * PROF_MAX_FRAMES], n = 0;
+	uint32_t locs[PROF_KERN_FRAMES + PROF_STACK_WORDS], n = 0;
 	int64_t vals[2] = {(int64_t)v->count, (int64_t)v->ns};
 	int err;
 
 	/* As the cpu profile: kernel frames (the way into the scheduler) leafward of user frames.
 	 */
-	err = build__tracepoint_locations(p, in->stacks, k->kern_stack, locs, 2 * PROF_MAX_FRAMES,
-					  &n);
+	err = build__tracepoint_locations(p, in->stacks, k->kern_stack, locs,
+					  PROF_KERN_FRAMES + PROF_STACK_WORDS, &n);
 	if (!err)
-		err = build__locations(p, in->stacks, k->user_stack, locs, 2 * PROF_MAX_FRAMES, &n);
+		err = build__locations(p, in->stacks, k->user_stack, locs,
+				       PROF_KERN_FRAMES + PROF_STACK_WORDS, &n);
 	if (err)
 		return err;
 	return build__sample_state(p, in, k->pid, k->tid, locs, n, vals, build__py_flags(k->py),

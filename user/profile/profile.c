@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prof_stack.h"
 #include "util/hashmap.h"
 
 /*
@@ -511,6 +512,14 @@ const char *profile__location_name(const struct profile *p, uint32_t loc_id, cha
 	return buf;
 }
 
+/* "[…frames cut]": the symbolizer's name for the cut word of a deep stack. */
+static bool is_cut_name(const char *name)
+{
+	size_t n = name ? strlen(name) : 0, end = strlen(PROF_STACK_CUT_NAME_END);
+
+	return n > end && name[0] == '[' && !strcmp(name + n - end, PROF_STACK_CUT_NAME_END);
+}
+
 enum profile_frame_kind profile__location_kind(const struct profile *p, uint32_t loc_id)
 {
 	const struct profile_location *loc;
@@ -521,6 +530,9 @@ enum profile_frame_kind profile__location_kind(const struct profile *p, uint32_t
 	if (loc->mapping_id && loc->mapping_id <= p->nmappings &&
 	    !strcmp(p->mappings[loc->mapping_id - 1].file, "[kernel.kallsyms]"))
 		return PROFILE_FRAME_KERNEL;
+	if (!loc->address && loc->function_id && loc->function_id <= p->nfunctions &&
+	    !loc->mapping_id && is_cut_name(p->functions[loc->function_id - 1].name))
+		return PROFILE_FRAME_CUT;
 	if (!loc->address && loc->function_id)
 		return PROFILE_FRAME_INTERP;
 	return PROFILE_FRAME_NATIVE;

@@ -181,11 +181,13 @@ int profile__type_index(const struct profile *p, const char *name);
 uint32_t profile__shown_type(const struct profile *p, uint32_t t, int64_t *inuse);
 
 /* What ran at a location: the kernel (mapping [kernel.kallsyms]), an interpreter's frame (a
- * function and no address) or native code (anything else, an unknown id too). */
+ * function and no address) or native code (anything else, an unknown id too); or the frames cut
+ * out of a deep stack (no address, no mapping, "[N frames cut]": include/prof_stack.h). */
 enum profile_frame_kind {
 	PROFILE_FRAME_NATIVE,
 	PROFILE_FRAME_KERNEL,
 	PROFILE_FRAME_INTERP,
+	PROFILE_FRAME_CUT,
 };
 enum profile_frame_kind profile__location_kind(const struct profile *p, uint32_t loc_id);
 

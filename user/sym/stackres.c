@@ -2,6 +2,7 @@
 #include "sym/stackres.h"
 
 #include "prof_python.h"
+#include "prof_stack.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -272,6 +273,8 @@ static int job__run(struct stackres *r, const struct job *j)
 
 			if (j->stack_kind == STACK_KERNEL)
 				err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
+			else if (prof_stack_is_cut(f->addr))
+				err = symbolizer__resolve_cut(r->sym, f->addr, &f->sym);
 			else if (prof_py_is_frame(f->addr))
 				err = symbolizer__resolve_python(
 					r->sym, j->pid, f->addr,
@@ -613,8 +616,8 @@ int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 	*id = STACKRES_NONE;
 	if (!n)
 		return 0;
-	if (n > PROF_MAX_FRAMES)
-		n = PROF_MAX_FRAMES;
+	if (n > PROF_STACK_WORDS)
+		n = PROF_STACK_WORDS;
 	if (kind != STACK_KERNEL) {
 		k.pid = pid;
 		image = hashmap__find(r->images, &pid);

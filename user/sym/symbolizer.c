@@ -22,6 +22,7 @@
 #include "util/log.h"
 #include "proc/maps.h"
 #include "sym/perfmap.h"
+#include "prof_stack.h"
 #include "sym/pynames.h"
 #include "sym/symbolizer_priv.h"
 #include "sym/symfiles.h"
@@ -941,6 +942,20 @@ int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t fram
 		return err;
 	s->stats.py_code_unreadable++;
 	out->name = out->system_name = strpool__intern(s->pool, "[python]");
+	return out->name ? 0 : -ENOMEM;
+}
+
+int symbolizer__resolve_cut(struct symbolizer *s, uint64_t word, struct sym_result *out)
+{
+	char name[64];
+
+	memset(out, 0, sizeof(*out));
+	if (!prof_stack_cut_frames(word)) /* how many is unknown (--unwind fp) */
+		snprintf(name, sizeof(name), "[" PROF_STACK_CUT_NAME_END);
+	else
+		snprintf(name, sizeof(name), "[%u%s " PROF_STACK_CUT_NAME_END,
+			 prof_stack_cut_frames(word), prof_stack_cut_bounded(word) ? "+" : "");
+	out->name = out->system_name = strpool__intern(s->pool, name);
 	return out->name ? 0 : -ENOMEM;
 }
 

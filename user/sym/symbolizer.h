@@ -173,6 +173,12 @@ bool symbolizer__python_native(const struct symbolizer *s, uint32_t pid, uint64_
 int symbolizer__resolve_python(struct symbolizer *s, uint32_t pid, uint64_t frame, uint64_t print,
 			       struct sym_result *out);
 /*
+ * The cut word of a stack deeper than its cap (include/prof_stack.h): a frame named "[N frames
+ * cut]" ("[N+ frames cut]" when the walk stopped before the root, "[frames cut]" when N is not
+ * known: --unwind fp), no mapping.  0 or -ENOMEM.
+ */
+int symbolizer__resolve_cut(struct symbolizer *s, uint64_t word, struct sym_result *out);
+/*
  * Thread tid of Python process pid was seen: read the names of its Python threads
  * (threading.Thread.name, user/sym/pythreads.c) unless tid has one already or they were read in
  * the last 100 ms; an unnamed tid is wanted (symbolizer__python_retry).  0 or -ENOMEM (an

@@ -45,7 +45,7 @@ struct memtrace_rec {
 	struct queued *q;
 	unsigned nq;
 	uint64_t rng;
-	uint64_t codes[PROF_MAX_FRAMES];
+	uint64_t codes[PROF_STACK_WORDS];
 	struct memtrace_rec_stats st;
 };
 
@@ -233,7 +233,7 @@ static int on_alloc(struct memtrace_rec *r, const struct queued *q)
 		r->st.no_stack++;
 	frames = stackres__frames(r->stacks, q->e.stack_id, &nframes);
 	/* memtrace wants the root first. */
-	for (unsigned i = nframes; i-- > 0 && n < PROF_MAX_FRAMES;) {
+	for (unsigned i = nframes; i-- > 0 && n < PROF_STACK_WORDS;) {
 		if (prof_py_is_print(frames[i].addr))
 			continue; /* the Python frame next to it says it all */
 		err = frame_code(r, &r->codes[n++], &frames[i]);

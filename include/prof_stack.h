@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * How deep a user stack travels, and the frame that stands for the middle of a deeper one.
+ *
+ * The unwinder (bpf/unwind.bpf.h) keeps up to PROF_MAX_FRAMES frames of a user stack whole —
+ * frames as a user counts them: a Python frame is one, though it takes two words
+ * (include/prof_python.h).  Past that it walks on, up to PROF_WALK_WORDS words, and keeps both
+ * ends: the leaf side (three quarters), one cut word, the root side.  The cut word says how many
+ * frames it stands for; userspace names it "[N frames cut]" (user/sym/symbolizer.c), a frame of
+ * every output.  Shared by BPF and userspace (the unit tests check the encoding).
+ */
+#ifndef PROF_STACK_H
+#define PROF_STACK_H
+
+#include "prof_common.h"
+
+/* The cut word: bits 48..63 are 0xc000 (neither a user address, a kernel one nor a Python word:
+ * those have bits 62..63 0b00 with bits 47..61 clear, 0b11 with bits 47..61 set, 0b01 or 0b10),
+ * bit 32 set when the walk stopped at PROF_WALK_WORDS before the root (more were cut than it
+ * says), bits 0..31 the frames cut. */
+#define PROF_STACK_CUT_TAG   0xc000000000000000ULL
+#define PROF_STACK_CUT_BOUND (1ULL << 32)
+
+static inline int prof_stack_is_cut(__u64 w)
+{
+	return (w >> 48) == (PROF_STACK_CUT_TAG >> 48);
+}
+
+static inline __u64 prof_stack_cut_word(__u32 frames, int bounded)
+{
+	return PROF_STACK_CUT_TAG | (bounded ? PROF_STACK_CUT_BOUND : 0) | frames;
+}
+
+static inline __u32 prof_stack_cut_frames(__u64 w)
+{
+	return (__u32)w;
+}
+
+static inline int prof_stack_cut_bounded(__u64 w)
+{
+	return (w & PROF_STACK_CUT_BOUND) != 0;
+}
+
+/* How the cut word's frame is named ("[N frames cut]", "[N+ frames cut]", "[frames cut]"): the
+ * end of its name. */
+#define PROF_STACK_CUT_NAME_END "frames cut]"
+
+/*
+ * A cap on a stack: whole up to `frames` frames and `words` words; a deeper one keeps a leaf side
+ * of 3/4 of each, the cut word, and a root side of what is left.
+ */
+struct prof_stack_cap {
+	__u32 frames, words;
+};
+
+static inline __u32 prof_stack_leaf_frames(struct prof_stack_cap c)
+{
+	return c.frames / 4 * 3;
+}
+
+static inline __u32 prof_stack_leaf_words(struct prof_stack_cap c)
+{
+	return c.words / 4 * 3;
+}
+
+static inline __u32 prof_stack_root_frames(struct prof_stack_cap c)
+{
+	return c.frames - prof_stack_leaf_frames(c) - 1;
+}
+
+static inline __u32 prof_stack_root_words(struct prof_stack_cap c)
+{
+	return c.words - prof_stack_leaf_words(c) - 1;
+}
+
+/* The walker's knobs, set by the loader between open and load (bpf/unwind.bpf.h). */
+struct prof_walk_knobs {
+	__u32 mode; /* --unwind: enum unwind_mode (user/cli.h): 0 auto, 1 dwarf, 2 fp */
+	/* --unwind fp: kernel.perf_event_max_stack, where bpf_get_stack stops (0: unknown) */
+	__u32 fp_max_stack;
+};
+
+#endif /* PROF_STACK_H */

@@ -1,0 +1,142 @@
+# Deep stacks (issue 28): user stacks up to 1024 frames are kept whole, as a user counts frames (a
+# Python frame is one); deeper ones keep 768 frames of the leaf side and 255 of the root side
+# around one frame "[N frames cut]", counted in unwind_depth (stacks) and unwind_cut_frames
+# (frames).  tests/targets/deep_nofp.c (no frame pointers: the .eh_frame unwinder walks it) and
+# tests/targets/py_deep.py.  Read back with go tool pprof only.
+
+DN=build/targets/deep_nofp
+PY_DEEP=$PWD/tests/targets/py_deep.py
+DEEP_BLOCK=4321 # deep_nofp's block size
+
+# deep_nofp DEPTH COUNT under --heap; writes $E2E_TMP/deep.pb.gz and its stacks (pprof_stacks,
+# inuse_space) with deep_leaf to $E2E_TMP/deep.leaf.
+deep_heap_run() { # DEPTH COUNT
+	local f=$E2E_TMP/deep.pb.gz
+	"$PROF" --heap -o "$f" --top 0 -- "$DN" "$1" "$2" >"$E2E_TMP/target.out" 2>"$E2E_TMP/prof.err" ||
+		{ cat "$E2E_TMP/prof.err"; fail "profiler exit status $?"; }
+	expect_eq "target output" "DONE $1" "$(cat "$E2E_TMP/target.out")"
+	pprof_stacks "$f" inuse_space >"$E2E_TMP/deep.stacks"
+	grep -E '\|deep_leaf(;|$)' "$E2E_TMP/deep.stacks" >"$E2E_TMP/deep.leaf"
+	expect_eq "in-use bytes on stacks with deep_leaf as leaf" $(($2 * DEEP_BLOCK)) \
+		"$(sum_all "$E2E_TMP/deep.leaf")"
+	expect_eq "stacks with deep_leaf as leaf" 1 "$(wc -l <"$E2E_TMP/deep.leaf")"
+}
+
+# Frames of the stack on line 1 of FILE matching an ERE (whole frame names).
+frames_matching() { # FILE ERE
+	head -1 "$1" | sed 's/^[^|]*|//' | tr ';' '\n' | grep -cE "^($2)\$"
+}
+
+# A 400-deep native recursion: its allocation stack is whole, from deep_leaf through 400
+# deep_a/deep_b frames to main and glibc's start.  (255 frames was the limit before.)
+t_deep_native_400_whole() {
+	local f=$E2E_TMP/deep.pb.gz
+	deep_heap_run 400 50
+	expect_no_drops "$f"
+	expect_eq "deep_a/deep_b frames" 400 "$(frames_matching "$E2E_TMP/deep.leaf" 'deep_a|deep_b')"
+	expect_one_line "the stack, deep_leaf to glibc's start" \
+		'\|deep_leaf;(deep_[ab];){400}main;(.*;)?__libc_start_call_main(;|$)' "$E2E_TMP/deep.leaf"
+	expect_eq "frames cut" 0 "$(grep -c 'frames cut' "$E2E_TMP/deep.stacks")"
+	expect_eq "unwind_depth" 0 "$(pprof_counter_value "$f" unwind_depth)"
+}
+
+# Deeper than the cap: 1500 levels.  The leaf side (deep_leaf and 767 levels), one frame
+# "[N frames cut]", the root side (255 frames down to _start); N and the levels kept add up to
+# 1500, and the counters say so.
+t_deep_native_cut_keeps_both_ends() {
+	local f=$E2E_TMP/deep.pb.gz s=$E2E_TMP/deep.leaf count=20 cut kept total
+	deep_heap_run 1500 "$count"
+	expect_one_line "leaf side, one cut frame, root side to glibc's start" \
+		'\|deep_leaf;(deep_[ab];){767}\[[0-9]+ frames cut\];(deep_[ab];)+main;(.*;)?__libc_start_call_main(;|$)' "$s"
+	cut=$(grep -oE '\[[0-9]+ frames cut\]' "$s" | tr -dc 0-9)
+	kept=$(frames_matching "$s" 'deep_a|deep_b')
+	expect_eq "levels kept + levels cut" 1500 $((kept + cut))
+	total=$(head -1 "$s" | sed 's/^[^|]*|//' | tr ';' '\n' | wc -l)
+	expect_eq "frames of the stack (1024: the cap)" 1024 "$total"
+	expect_eq "unwind_depth (the stacks cut: one per allocation)" "$count" \
+		"$(pprof_counter_value "$f" unwind_depth)"
+	expect_eq "unwind_cut_frames" $((count * cut)) "$(pprof_counter_value "$f" unwind_cut_frames)"
+	expect_eq "unwind_walk_bound" 0 "$(pprof_counter_value "$f" unwind_walk_bound)"
+}
+
+# py_deep.py DEPTH under --heap with the interpreter PY: stacks of the 5 MiB kept, to $2.
+py_deep_run() { # PY OUT DEPTH
+	local f=$2.pb.gz
+	"$PROF" --heap -o "$f" --top 0 -- "$1" "$PY_DEEP" "$3" >"$2.out" 2>"$2.err" ||
+		{ cat "$2.err"; fail "$1: profiler exit status $?"; }
+	expect_eq "$1: script output" "KEPT $3 5" "$(cat "$2.out")"
+	expect_py_reads "$f" "$1"
+	pprof_stacks "$f" inuse_space | grep -E '(;|\|)down;' >"$2.stacks"
+	expect_range "$1: in-use bytes under down" 5242885 5505024 "$(sum_all "$2.stacks")"
+}
+
+py_deep_bin() { # MINOR
+	local root p found=""
+	root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-/root/.pyenv}")
+	for p in "$root"/versions/3."$1".*/bin/python3."$1"; do
+		[ -x "$p" ] && found=$p
+	done
+	echo "$found"
+}
+
+# A 600-deep Python recursion on 3.11 (Python calls add no native frames): 600 frames of down,
+# then main and <module>, whole.
+t_deep_python_600_whole() {
+	local py s=$E2E_TMP/py311 n
+	py=$(py_deep_bin 11)
+	[ -n "$py" ] || skip "no pyenv 3.11"
+	py_deep_run "$py" "$s" 600
+	expect_no_drops "$s.pb.gz"
+	expect_eq "unwind_depth" 0 "$(pprof_counter_value "$s.pb.gz" unwind_depth)"
+	expect_eq "stacks under down cut" 0 "$(grep -c 'frames cut' "$s.stacks")"
+	# every stack: 600 frames of down (one per level), then main, then <module>
+	n=$(awk -F'|' '{
+		k = split($2, f, ";"); d = 0; m = 0
+		for (i = 1; i <= k; i++) {
+			if (f[i] == "down") d++
+			else if (d && f[i] == "main" && f[i + 1] == "<module>") m = 1
+		}
+		if (d != 600 || !m) print
+	}' "$s.stacks" | wc -l)
+	expect_eq "stacks without 600 down frames and main;<module> below them" 0 "$n"
+}
+
+# The same on 3.10, where every Python call adds a native frame (_PyEval_Vector: about 1220
+# frames, 1820 words in all): cut, the root side still reaches main and <module>.
+t_deep_python_600_cut_310() {
+	local py s=$E2E_TMP/py310 n
+	py=$(py_deep_bin 10)
+	[ -n "$py" ] || skip "no pyenv 3.10"
+	py_deep_run "$py" "$s" 600
+	n=$(grep -cvE '\|(.*;)?down;(.*;)?\[[0-9]+ frames cut\];(.*;)?down;(.*;)?main;(.*;)?<module>(;|$)' "$s.stacks")
+	expect_eq "stacks under down without a cut between down frames, main and <module> at the root side" 0 "$n"
+	expect_eq "unwind_walk_bound" 0 "$(pprof_counter_value "$s.pb.gz" unwind_walk_bound)"
+	[ "$(pprof_counter_value "$s.pb.gz" unwind_depth)" -gt 0 ] || fail "unwind_depth is 0"
+}
+
+# --unwind fp: the kernel's walk (bpf_get_stack) stops at kernel.perf_event_max_stack frames and
+# says nothing of the rest: a stack that long ends in "[frames cut]", counted.
+t_deep_fp_cut_at_the_kernel_limit() {
+	local f=$E2E_TMP/deep.pb.gz s=$E2E_TMP/deep.stacks max count=20
+	max=$(cat /proc/sys/kernel/perf_event_max_stack)
+	[ "$max" -lt 1000 ] || skip "perf_event_max_stack is $max: a 1000-deep stack fits"
+	"$PROF" --heap --unwind fp -o "$f" --top 0 -- build/targets/deep_fp 1000 "$count" \
+		>"$E2E_TMP/target.out" 2>"$E2E_TMP/prof.err" || { cat "$E2E_TMP/prof.err"; fail "profiler exit status $?"; }
+	expect_eq "target output" "DONE 1000" "$(cat "$E2E_TMP/target.out")"
+	pprof_stacks "$f" inuse_space >"$s"
+	expect_one_line "deep_leaf and deep frames up to the kernel's limit, then [frames cut]" \
+		"\\|deep_leaf;(deep_[ab];){$((max - 1))}\\[frames cut\\]\$" "$s"
+	expect_eq "unwind_depth" "$count" "$(pprof_counter_value "$f" unwind_depth)"
+}
+
+# Deeper than the walk goes (3,584 words): 4,000 levels.  The walk stops there; the stack keeps
+# its leaf side, "[N+ frames cut]" (N: the frames walked past the leaf side and before the last
+# 255) and the 255 frames before the stop, which are not the root; unwind_walk_bound counts it.
+t_deep_native_walk_bound() {
+	local f=$E2E_TMP/deep.pb.gz s=$E2E_TMP/deep.leaf count=5
+	deep_heap_run 4000 "$count"
+	expect_one_line "leaf side, [N+ frames cut], 255 more levels and no root" \
+		'\|deep_leaf;(deep_[ab];){767}\[2561\+ frames cut\];(deep_[ab];){254}deep_[ab]$' "$s"
+	expect_eq "unwind_walk_bound" "$count" "$(pprof_counter_value "$f" unwind_walk_bound)"
+	expect_eq "unwind_depth" "$count" "$(pprof_counter_value "$f" unwind_depth)"
+}
