@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
+#include "util/dwcursor.h"
 #include "util/strarena.h"
 
 /* A row of the line table: file UINT32_MAX unknown; line 0 ends a sequence. */
@@ -28,78 +29,13 @@ struct dwlines {
 	struct strarena names;
 };
 
-/* A bounded reader over one section's bytes: every read checked, a failure sticks. */
-struct rd {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t rd_fixed(struct rd *r, unsigned n)
-{
-	uint64_t v = 0;
-
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return 0;
-	}
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-static uint64_t rd_uleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (!r->bad) {
-		uint8_t b;
-
-		if (r->p >= r->end) {
-			r->bad = true;
-			break;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static int64_t rd_sleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0;
-
-	while (!r->bad) {
-		if (r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	return (int64_t)v;
-}
-
 /* A NUL-terminated string inside the reader, or NULL (bad). */
-static const char *rd_str(struct rd *r)
+static const char *rd_str(struct cur *r)
 {
 	const uint8_t *nul;
 
-	if (r->bad || !(nul = memchr(r->p, 0, (size_t)(r->end - r->p)))) {
-		r->bad = true;
+	if (r->err || !(nul = memchr(r->p, 0, (size_t)(r->end - r->p)))) {
+		r->err = true;
 		return NULL;
 	}
 	nul++;
@@ -111,10 +47,10 @@ static const char *rd_str(struct rd *r)
 	}
 }
 
-static void rd_skip(struct rd *r, uint64_t n)
+static void rd_skip(struct cur *r, uint64_t n)
 {
-	if (r->bad || (uint64_t)(r->end - r->p) < n)
-		r->bad = true;
+	if (r->err || (uint64_t)(r->end - r->p) < n)
+		r->err = true;
 	else
 		r->p += n;
 }
@@ -127,7 +63,7 @@ struct cu_dir {
 
 /* The sections a line table names strings in, and where DWARF 4 keeps its directory 0. */
 struct strsecs {
-	struct rd line_str, str, info, abbrev;
+	struct cur line_str, str, info, abbrev;
 	const uint8_t *line_base; /* .debug_line's start */
 	struct cu_dir *dirs;	  /* by line_off (cu_dirs), built at the first DWARF 4 unit */
 	size_t ndirs;
@@ -135,9 +71,9 @@ struct strsecs {
 };
 
 /* A string at offset off of section s ("" when out of it). */
-static const char *str_at(const struct rd *s, uint64_t off)
+static const char *str_at(const struct cur *s, uint64_t off)
 {
-	struct rd r = {s->p, s->end, false};
+	struct cur r = {s->p, s->end, false};
 
 	if (!s->p || off >= (uint64_t)(s->end - s->p))
 		return "";
@@ -145,59 +81,10 @@ static const char *str_at(const struct rd *s, uint64_t off)
 	return rd_str(&r) ?: "";
 }
 
-/* One attribute of a DWARF 5 directory or file entry: a string, a number, or skipped. */
-static void rd_form(struct rd *r, uint64_t form, unsigned offsz, const struct strsecs *ss,
-		    const char **str, uint64_t *num)
-{
-	switch (form) {
-	case 0x08: /* DW_FORM_string */
-		*str = rd_str(r);
-		break;
-	case 0x1f: /* DW_FORM_line_strp */
-		*str = str_at(&ss->line_str, rd_fixed(r, offsz));
-		break;
-	case 0x0e: /* DW_FORM_strp */
-		*str = str_at(&ss->str, rd_fixed(r, offsz));
-		break;
-	case 0x0b: /* data1 */
-		*num = rd_fixed(r, 1);
-		break;
-	case 0x05: /* data2 */
-		*num = rd_fixed(r, 2);
-		break;
-	case 0x06: /* data4 */
-		*num = rd_fixed(r, 4);
-		break;
-	case 0x07: /* data8 */
-		*num = rd_fixed(r, 8);
-		break;
-	case 0x0f: /* udata */
-		*num = rd_uleb(r);
-		break;
-	case 0x1e: /* data16 (MD5) */
-		rd_skip(r, 16);
-		break;
-	case 0x09: /* block */
-		rd_skip(r, rd_uleb(r));
-		break;
-	case 0x1a: /* strx: no .debug_str_offsets read here */
-		rd_uleb(r);
-		break;
-	case 0x25: /* strx1 .. strx4 */
-	case 0x26:
-	case 0x27:
-	case 0x28:
-		rd_skip(r, form - 0x24);
-		break;
-	default:
-		r->bad = true;
-	}
-}
-
 #define MAX_CUS (1u << 20)
 
 /* Skip an attribute value of form (DWARF 2 to 5, and GNU's alt forms of dwz'd files). */
-static void skip_form(struct rd *r, uint64_t form, unsigned offsz, unsigned asz, unsigned version,
+static void skip_form(struct cur *r, uint64_t form, unsigned offsz, unsigned asz, unsigned version,
 		      int depth)
 {
 	static const uint8_t fixed[] = {
@@ -215,10 +102,10 @@ static void skip_form(struct rd *r, uint64_t form, unsigned offsz, unsigned asz,
 		rd_skip(r, asz);
 		break;
 	case 0x03: /* block2 */
-		rd_skip(r, rd_fixed(r, 2));
+		rd_skip(r, rd_u(r, 2));
 		break;
 	case 0x04: /* block4 */
-		rd_skip(r, rd_fixed(r, 4));
+		rd_skip(r, rd_u(r, 4));
 		break;
 	case 0x08: /* string */
 		rd_str(r);
@@ -228,7 +115,7 @@ static void skip_form(struct rd *r, uint64_t form, unsigned offsz, unsigned asz,
 		rd_skip(r, rd_uleb(r));
 		break;
 	case 0x0a: /* block1 */
-		rd_skip(r, rd_fixed(r, 1));
+		rd_skip(r, rd_u(r, 1));
 		break;
 	case 0x0d: /* sdata */
 		rd_sleb(r);
@@ -258,25 +145,43 @@ static void skip_form(struct rd *r, uint64_t form, unsigned offsz, unsigned asz,
 		if (depth < 2)
 			skip_form(r, rd_uleb(r), offsz, asz, version, depth + 1);
 		else
-			r->bad = true;
+			r->err = true;
 		break;
 	case 0x19: /* flag_present */
 	case 0x21: /* implicit_const: its value is in the abbreviation */
 		break;
 	default:
-		r->bad = true;
+		r->err = true;
 	}
 }
 
-/* The attribute specs of abbreviation code in the table at off of .debug_abbrev, at *out. */
-static bool find_abbrev(const struct strsecs *ss, uint64_t off, uint64_t code, struct rd *out)
+/* One attribute of a DWARF 5 directory or file entry: a string, a number, or skipped. */
+static void rd_form(struct cur *r, uint64_t form, unsigned offsz, const struct strsecs *ss,
+		    const char **str, uint64_t *num)
 {
-	struct rd a = ss->abbrev;
+	static const uint8_t width[] = {[0x05] = 2, [0x06] = 4, [0x07] = 8, [0x0b] = 1};
+
+	if (form == 0x08) /* string */
+		*str = rd_str(r);
+	else if (form == 0x1f || form == 0x0e) /* line_strp, strp */
+		*str = str_at(form == 0x1f ? &ss->line_str : &ss->str, rd_u(r, offsz));
+	else if (form < sizeof(width) && width[form]) /* data1, 2, 4, 8 */
+		*num = rd_u(r, width[form]);
+	else if (form == 0x0f) /* udata */
+		*num = rd_uleb(r);
+	else /* MD5 and the like: of no use here (asz: no address form is valid in a table) */
+		skip_form(r, form, offsz, 0, 5, 0);
+}
+
+/* The attribute specs of abbreviation code in the table at off of .debug_abbrev, at *out. */
+static bool find_abbrev(const struct strsecs *ss, uint64_t off, uint64_t code, struct cur *out)
+{
+	struct cur a = ss->abbrev;
 
 	if (!a.p || off >= (uint64_t)(a.end - a.p))
 		return false;
 	a.p += off;
-	for (unsigned n = 0; n < 100000 && !a.bad; n++) {
+	for (unsigned n = 0; n < 100000 && !a.err; n++) {
 		uint64_t c = rd_uleb(&a), name, form;
 
 		if (!c)
@@ -285,14 +190,14 @@ static bool find_abbrev(const struct strsecs *ss, uint64_t off, uint64_t code, s
 		rd_skip(&a, 1); /* children */
 		if (c == code) {
 			*out = a;
-			return !a.bad;
+			return !a.err;
 		}
 		do {
 			name = rd_uleb(&a);
 			form = rd_uleb(&a);
 			if (form == 0x21)
 				rd_sleb(&a);
-		} while ((name || form) && !a.bad);
+		} while ((name || form) && !a.err);
 	}
 	return false;
 }
@@ -307,38 +212,38 @@ static int cmp_cu_dir(const void *a, const void *b)
 /* Each compile unit's DW_AT_stmt_list and DW_AT_comp_dir, from its first DIE in .debug_info. */
 static void build_cu_dirs(struct strsecs *ss)
 {
-	struct rd info = ss->info;
+	struct cur info = ss->info;
 	size_t cap = 0;
 
 	ss->dirs_built = true;
-	while (!info.bad && info.p < info.end && ss->ndirs < MAX_CUS) {
-		uint64_t len = rd_fixed(&info, 4), abbrev_off, stmt = UINT64_MAX;
+	while (!info.err && info.p < info.end && ss->ndirs < MAX_CUS) {
+		uint64_t len = rd_u(&info, 4), abbrev_off, stmt = UINT64_MAX;
 		unsigned offsz = 4, version, asz, type = 1;
 		const char *dir = NULL;
-		struct rd u, spec;
+		struct cur u, spec;
 
 		if (len == 0xffffffff) {
-			len = rd_fixed(&info, 8);
+			len = rd_u(&info, 8);
 			offsz = 8;
 		}
-		if (info.bad || len > (uint64_t)(info.end - info.p))
+		if (info.err || len > (uint64_t)(info.end - info.p))
 			break;
-		u = (struct rd){info.p, info.p + len, false};
+		u = (struct cur){info.p, info.p + len, false};
 		info.p += len;
-		version = (unsigned)rd_fixed(&u, 2);
+		version = (unsigned)rd_u(&u, 2);
 		if (version >= 5) {
-			type = (unsigned)rd_fixed(&u, 1);
-			asz = (unsigned)rd_fixed(&u, 1);
-			abbrev_off = rd_fixed(&u, offsz);
+			type = (unsigned)rd_u(&u, 1);
+			asz = (unsigned)rd_u(&u, 1);
+			abbrev_off = rd_u(&u, offsz);
 			if (type == 4 || type == 5) /* skeleton, split_compile: dwo_id */
 				rd_skip(&u, 8);
 			else if (type == 2 || type == 6) /* type units */
 				rd_skip(&u, 8 + offsz);
 		} else {
-			abbrev_off = rd_fixed(&u, offsz);
-			asz = (unsigned)rd_fixed(&u, 1);
+			abbrev_off = rd_u(&u, offsz);
+			asz = (unsigned)rd_u(&u, 1);
 		}
-		if (u.bad || version < 2 || version > 5 || (asz != 4 && asz != 8) ||
+		if (u.err || version < 2 || version > 5 || (asz != 4 && asz != 8) ||
 		    !find_abbrev(ss, abbrev_off, rd_uleb(&u), &spec))
 			continue;
 		for (;;) {
@@ -346,14 +251,14 @@ static void build_cu_dirs(struct strsecs *ss)
 			const char *str = NULL;
 			uint64_t num = UINT64_MAX;
 
-			if ((!name && !form) || spec.bad || u.bad)
+			if ((!name && !form) || spec.err || u.err)
 				break;
 			if (form == 0x21) {
 				rd_sleb(&spec);
 				continue;
 			}
 			if (name == 0x10 && (form == 0x17 || form == 0x06 || form == 0x07))
-				num = rd_fixed(&u, form == 0x07 ? 8 : form == 0x06 ? 4 : offsz);
+				num = rd_u(&u, form == 0x07 ? 8 : form == 0x06 ? 4 : offsz);
 			else if (name == 0x1b && (form == 0x08 || form == 0x0e || form == 0x1f))
 				rd_form(&u, form, offsz, ss, &str, &num);
 			else
@@ -461,14 +366,14 @@ struct entry {
 	uint64_t dir;
 };
 
-static uint64_t read_entries(struct rd *r, unsigned offsz, const struct strsecs *ss,
+static uint64_t read_entries(struct cur *r, unsigned offsz, const struct strsecs *ss,
 			     struct entry *out, uint64_t max)
 {
 	uint64_t fmt[MAX_FORMATS][2], n;
-	unsigned nfmt = (unsigned)rd_fixed(r, 1);
+	unsigned nfmt = (unsigned)rd_u(r, 1);
 
 	if (nfmt > MAX_FORMATS) {
-		r->bad = true;
+		r->err = true;
 		return 0;
 	}
 	for (unsigned i = 0; i < nfmt; i++) {
@@ -476,7 +381,7 @@ static uint64_t read_entries(struct rd *r, unsigned offsz, const struct strsecs 
 		fmt[i][1] = rd_uleb(r);
 	}
 	n = rd_uleb(r);
-	for (uint64_t k = 0; k < n && !r->bad; k++) {
+	for (uint64_t k = 0; k < n && !r->err; k++) {
 		struct entry e = {NULL, 0};
 
 		for (unsigned i = 0; i < nfmt; i++) {
@@ -506,48 +411,48 @@ struct scratch {
  * One unit's line program (its header at r), its rows appended.  Returns 0, -ENOMEM, or -E2BIG
  * at a cap (the rows so far kept).  A malformed unit ends the reading of the section (r bad).
  */
-static int read_unit(struct dwlines *d, struct rd *r, struct strsecs *ss, struct scratch *sc)
+static int read_unit(struct dwlines *d, struct cur *r, struct strsecs *ss, struct scratch *sc)
 {
 	uint64_t off = (uint64_t)(r->p - ss->line_base);
-	uint64_t len = rd_fixed(r, 4), hdr_len, ndirs = 0, nfiles = 0;
+	uint64_t len = rd_u(r, 4), hdr_len, ndirs = 0, nfiles = 0;
 	unsigned offsz = 4, version, min_inst, opcode_base, line_range;
 	const char **dirs = sc->dirs;
 	struct entry *fents = sc->fents;
 	uint32_t *files = sc->files;
 	uint8_t std_len[256] = {0};
 	int line_base, err = 0;
-	struct rd u, prog;
+	struct cur u, prog;
 
 	if (len == 0xffffffff) {
-		len = rd_fixed(r, 8);
+		len = rd_u(r, 8);
 		offsz = 8;
 	}
-	if (r->bad || len > (uint64_t)(r->end - r->p)) {
-		r->bad = true;
+	if (r->err || len > (uint64_t)(r->end - r->p)) {
+		r->err = true;
 		return 0;
 	}
-	u = (struct rd){r->p, r->p + len, false};
+	u = (struct cur){r->p, r->p + len, false};
 	r->p += len; /* the next unit, whatever this one holds */
-	version = (unsigned)rd_fixed(&u, 2);
+	version = (unsigned)rd_u(&u, 2);
 	if (version < 2 || version > 5)
 		return 0;
 	if (version >= 5)
 		rd_skip(&u, 2); /* address_size, segment_selector_size */
-	hdr_len = rd_fixed(&u, offsz);
-	if (u.bad || hdr_len > (uint64_t)(u.end - u.p))
+	hdr_len = rd_u(&u, offsz);
+	if (u.err || hdr_len > (uint64_t)(u.end - u.p))
 		return 0;
-	prog = (struct rd){u.p + hdr_len, u.end, false};
-	min_inst = (unsigned)rd_fixed(&u, 1);
+	prog = (struct cur){u.p + hdr_len, u.end, false};
+	min_inst = (unsigned)rd_u(&u, 1);
 	if (version >= 4)
 		rd_skip(&u, 1); /* maximum_operations_per_instruction: no VLIW here */
 	rd_skip(&u, 1);		/* default_is_stmt */
-	line_base = (int8_t)rd_fixed(&u, 1);
-	line_range = (unsigned)rd_fixed(&u, 1);
-	opcode_base = (unsigned)rd_fixed(&u, 1);
-	if (u.bad || !line_range || !opcode_base)
+	line_base = (int8_t)rd_u(&u, 1);
+	line_range = (unsigned)rd_u(&u, 1);
+	opcode_base = (unsigned)rd_u(&u, 1);
+	if (u.err || !line_range || !opcode_base)
 		return 0;
 	for (unsigned i = 1; i < opcode_base; i++)
-		std_len[i] = (uint8_t)rd_fixed(&u, 1);
+		std_len[i] = (uint8_t)rd_u(&u, 1);
 
 	if (version >= 5) {
 		ndirs = read_entries(&u, offsz, ss, sc->dents, MAX_DIRS);
@@ -574,7 +479,7 @@ static int read_unit(struct dwlines *d, struct rd *r, struct strsecs *ss, struct
 				fents[nfiles++] = e;
 		}
 	}
-	if (u.bad || !ndirs)
+	if (u.err || !ndirs)
 		return 0;
 	for (uint64_t i = 0; i < nfiles && !err; i++) {
 		const char *dir = fents[i].dir < ndirs ? dirs[fents[i].dir] : NULL;
@@ -589,8 +494,8 @@ static int read_unit(struct dwlines *d, struct rd *r, struct strsecs *ss, struct
 		uint64_t addr = 0, file = 1;
 		int64_t line = 1;
 
-		while (!err && !prog.bad && prog.p < prog.end) {
-			unsigned op = (unsigned)rd_fixed(&prog, 1);
+		while (!err && !prog.err && prog.p < prog.end) {
+			unsigned op = (unsigned)rd_u(&prog, 1);
 			uint32_t fid = file < nfiles ? files[file] : UINT32_MAX;
 
 			if (op >= opcode_base) {
@@ -609,18 +514,18 @@ static int read_unit(struct dwlines *d, struct rd *r, struct strsecs *ss, struct
 				const uint8_t *next = prog.p + n;
 				unsigned sub;
 
-				if (prog.bad || n == 0 || n > (uint64_t)(prog.end - prog.p)) {
-					prog.bad = true;
+				if (prog.err || n == 0 || n > (uint64_t)(prog.end - prog.p)) {
+					prog.err = true;
 					break;
 				}
-				sub = (unsigned)rd_fixed(&prog, 1);
+				sub = (unsigned)rd_u(&prog, 1);
 				if (sub == 1) { /* end_sequence */
 					err = add_row(d, addr, UINT32_MAX, 0);
 					addr = 0;
 					file = 1;
 					line = 1;
 				} else if (sub == 2 && (n == 5 || n == 9)) { /* set_address */
-					addr = rd_fixed(&prog, (unsigned)n - 1);
+					addr = rd_u(&prog, (unsigned)n - 1);
 				}
 				prog.p = next;
 				break;
@@ -643,7 +548,7 @@ static int read_unit(struct dwlines *d, struct rd *r, struct strsecs *ss, struct
 				addr += (uint64_t)((255 - opcode_base) / line_range) * min_inst;
 				break;
 			case 9: /* fixed_advance_pc */
-				addr += rd_fixed(&prog, 2);
+				addr += rd_u(&prog, 2);
 				break;
 			default: /* operands we do not need: as many ULEBs as the header says */
 				for (unsigned i = 0; i < std_len[op]; i++)
@@ -667,7 +572,7 @@ static int cmp_row(const void *a, const void *b)
 }
 
 /* Section name's bytes, decompressed if compressed (capped), or an empty reader. */
-static struct rd section(Elf *elf, size_t shstrndx, const char *name, int *err)
+static struct cur section(Elf *elf, size_t shstrndx, const char *name, int *err)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -693,11 +598,11 @@ static struct rd section(Elf *elf, size_t shstrndx, const char *name, int *err)
 		}
 		data = elf_getdata(scn, NULL);
 		if (data && data->d_buf)
-			return (struct rd){data->d_buf, (const uint8_t *)data->d_buf + data->d_size,
-					   false};
+			return (struct cur){data->d_buf,
+					    (const uint8_t *)data->d_buf + data->d_size, false};
 		break;
 	}
-	return (struct rd){NULL, NULL, true};
+	return (struct cur){NULL, NULL, true};
 }
 
 int dwlines__open(struct dwlines **out, const char *path)
@@ -705,7 +610,7 @@ int dwlines__open(struct dwlines **out, const char *path)
 	struct dwlines *d = calloc(1, sizeof(*d));
 	struct scratch *sc = malloc(sizeof(*sc));
 	struct strsecs ss = {0};
-	struct rd line;
+	struct cur line;
 	size_t shstrndx;
 	Elf *elf = NULL;
 	int err, fd = -1;
@@ -733,7 +638,7 @@ int dwlines__open(struct dwlines **out, const char *path)
 	ss.abbrev = section(elf, shstrndx, ".debug_abbrev", &err);
 	if (err)
 		goto cleanup;
-	while (!line.bad && line.p < line.end && !err)
+	while (!line.err && line.p < line.end && !err)
 		err = read_unit(d, &line, &ss, sc);
 	if (err == -E2BIG)
 		err = 0; /* at a cap: what was read serves */

@@ -18,6 +18,7 @@
 
 #include "unwind/unwind_table.h"
 #include "util/clock.h"
+#include "util/dwcursor.h"
 
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7
@@ -33,68 +34,6 @@ struct unwind_table {
 	enum unwind_table_source source;
 	struct unwind_table_stats stats;
 };
-
-/* A bounded little-endian reader; any overrun sets err and yields zeros. */
-struct cur {
-	const uint8_t *p, *end;
-	bool err;
-};
-
-static uint64_t rd_u(struct cur *c, unsigned n)
-{
-	uint64_t v = 0;
-
-	if (c->err || (size_t)(c->end - c->p) < n) {
-		c->err = true;
-		return 0;
-	}
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << (8 * i);
-	c->p += n;
-	return v;
-}
-
-/* LEB128: the value's bits, and the shift past its last byte and that byte (for the sign). */
-static uint64_t rd_leb(struct cur *c, unsigned *bits, uint8_t *last)
-{
-	uint64_t v = 0;
-
-	for (unsigned shift = 0; !c->err; shift += 7) {
-		uint8_t b;
-
-		if (c->p >= c->end || shift > 63) {
-			c->err = true;
-			break;
-		}
-		b = *c->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*bits = shift + 7;
-			*last = b;
-			return v;
-		}
-	}
-	return 0;
-}
-
-static uint64_t rd_uleb(struct cur *c)
-{
-	unsigned bits;
-	uint8_t last;
-
-	return rd_leb(c, &bits, &last);
-}
-
-static int64_t rd_sleb(struct cur *c)
-{
-	unsigned bits = 0;
-	uint8_t last = 0;
-	uint64_t v = rd_leb(c, &bits, &last);
-
-	if (!c->err && bits < 64 && (last & 0x40))
-		v |= ~0ULL << bits;
-	return c->err ? 0 : (int64_t)v;
-}
 
 /* A block (uleb length, bytes) inside the cursor. */
 static const uint8_t *rd_block(struct cur *c, uint64_t *len)
