@@ -175,7 +175,8 @@ start_debuginfod() {
 	debuginfod -F "$1" -p "$port" -d "$E2E_TMP/debuginfod.sqlite" >"$E2E_TMP/debuginfod.log" 2>&1 &
 	echo $! >"$E2E_TMP/debuginfod.pid"
 	for _ in $(seq 150); do
-		if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/buildid/$2/debuginfo")" = 200 ]; then
+		if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+			"http://127.0.0.1:$port/buildid/$2/debuginfo" 2>/dev/null; then
 			echo "http://127.0.0.1:$port"
 			return 0
 		fi
