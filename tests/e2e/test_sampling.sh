@@ -4,7 +4,8 @@
 # Tolerances follow from the sampling statistics, not from taste.  An allocation of s bytes is
 # taken with probability p = 1 - exp(-s/N), so a count estimated from n allocations has a
 # relative standard error of sqrt((1-p)/(n p)): for churn_64 (3,000,000 x 64 B) 5.2% at
-# N = 524288 (a ±5% assertion there would fail one run in three), 0.92% at N = 16384.
+# N = 524288 (a ±5% assertion there would fail one run in three), 0.92% at N = 16384; for a
+# tenth of the run (300,000 x 64 B, the mechanisms that trap on every call) 1.0% at N = 2048.
 # The intervals come from a table of the exponential's 4096 quantiles (user/attach/heap_attach.c); an
 # earlier table of random draws carried its own error, shared by every allocation of a run
 # (measured, 6 runs at N = 16384: sigma 2.8%); with quantiles sigma is 1.1% on counts and 0.45%
@@ -35,22 +36,23 @@ events_of() { # LOG
 	sed -n 's/.*events: \([0-9]*\) in .*/\1/p' "$1" | tail -1
 }
 
+# Exact: every call is probed, so a tenth of the run (320,000 allocations) says as much.
 t_sampling_exact_when_zero() {
 	local f=$E2E_TMP/exact.pb.gz
-	"$PROF" -v --heap --sample-bytes 0 -o "$f" --top 0 -- "$ST" 2>"$E2E_TMP/exact.log" ||
+	"$PROF" -v --heap --sample-bytes 0 -o "$f" --top 0 -- "$ST" 10 2>"$E2E_TMP/exact.log" ||
 		fail "profiler exit status $?"
 	expect_no_drops "$f"
 	expect_eq "period" 0 "$(pprof_period "$f")"
-	expect_eq "churn_64 alloc_objects" 3000000 "$(pprof_flat "$f" alloc_objects churn_64)"
-	expect_eq "churn_64 alloc_space" 192000000 "$(pprof_flat "$f" alloc_space churn_64)"
+	expect_eq "churn_64 alloc_objects" 300000 "$(pprof_flat "$f" alloc_objects churn_64)"
+	expect_eq "churn_64 alloc_space" 19200000 "$(pprof_flat "$f" alloc_space churn_64)"
 	expect_eq "churn_64 inuse_objects" 0 "$(pprof_flat "$f" inuse_objects churn_64)"
-	expect_eq "pages_4096 alloc_objects" 200000 "$(pprof_flat "$f" alloc_objects pages_4096)"
-	expect_eq "pages_4096 alloc_space" 819200000 "$(pprof_flat "$f" alloc_space pages_4096)"
-	expect_eq "pages_4096 inuse_objects" 20000 "$(pprof_flat "$f" inuse_objects pages_4096)"
-	expect_eq "pages_4096 inuse_space" 81920000 "$(pprof_flat "$f" inuse_space pages_4096)"
+	expect_eq "pages_4096 alloc_objects" 20000 "$(pprof_flat "$f" alloc_objects pages_4096)"
+	expect_eq "pages_4096 alloc_space" 81920000 "$(pprof_flat "$f" alloc_space pages_4096)"
+	expect_eq "pages_4096 inuse_objects" 2000 "$(pprof_flat "$f" inuse_objects pages_4096)"
+	expect_eq "pages_4096 inuse_space" 8192000 "$(pprof_flat "$f" inuse_space pages_4096)"
 	# Libc's own start-up allocations come on top of the two functions': a few, not thousands.
-	expect_range "total alloc_objects" 3200000 3200100 "$(pprof_total "$f" alloc_objects)"
-	expect_range "ring-buffer events (allocs + frees)" 6380000 6380300 "$(events_of "$E2E_TMP/exact.log")"
+	expect_range "total alloc_objects" 320000 320100 "$(pprof_total "$f" alloc_objects)"
+	expect_range "ring-buffer events (allocs + frees)" 638000 638300 "$(events_of "$E2E_TMP/exact.log")"
 }
 
 # The mechanism a sampled -- CMD run took, from its counters: our preloaded sampler (its
@@ -93,23 +95,27 @@ sampled_prof() {
 	esac
 }
 
-# MECH: preload (the default of sampled -- CMD), sessions or uprobes (expect_mechanism).
+# MECH: preload (the default of sampled -- CMD), sessions, uprobes or multi (expect_mechanism).
+# Our sampler decides in the process: the whole run at N = 16384.  The others trap on every
+# call (seconds per million): a tenth of the run at N = 2048, the same relative errors (churn_64:
+# 1.0%, pages_4096's kept blocks 0.9%: ±5% is over 4 sigma).
 sampling_unbiased_totals() { # MECH
-	local f=$E2E_TMP/sampled.$1.pb.gz
-	sampled_prof "$1" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$ST" || fail "profiler exit status $?"
+	local f=$E2E_TMP/sampled.$1.pb.gz n=16384 div=1
+	[ "$1" = preload ] || n=2048 div=10
+	sampled_prof "$1" --heap --sample-bytes $n -o "$f" --top 0 -- "$ST" $div || fail "profiler exit status $?"
 	expect_no_drops "$f"
 	expect_mechanism "$f" "$1"
-	expect_eq "period" 16384 "$(pprof_period "$f")"
-	go tool pprof -symbolize=none -raw "$f" | grep -q '^Comment: sampled: one allocation per 16384 bytes' ||
+	expect_eq "period" $n "$(pprof_period "$f")"
+	go tool pprof -symbolize=none -raw "$f" | grep -q "^Comment: sampled: one allocation per $n bytes" ||
 		fail "no sampling comment in the profile"
-	expect_near "total alloc_objects" 3200000 "$TOL" "$(pprof_total "$f" alloc_objects)"
-	expect_near "total alloc_space" 1011200000 "$TOL" "$(pprof_total "$f" alloc_space)"
-	expect_near "churn_64 alloc_objects" 3000000 "$TOL" "$(pprof_flat "$f" alloc_objects churn_64)"
-	expect_near "churn_64 alloc_space" 192000000 "$TOL" "$(pprof_flat "$f" alloc_space churn_64)"
-	expect_near "pages_4096 alloc_objects" 200000 "$TOL" "$(pprof_flat "$f" alloc_objects pages_4096)"
-	expect_near "pages_4096 alloc_space" 819200000 "$TOL" "$(pprof_flat "$f" alloc_space pages_4096)"
-	expect_near "pages_4096 inuse_objects" 20000 "$TOL" "$(pprof_flat "$f" inuse_objects pages_4096)"
-	expect_near "pages_4096 inuse_space" 81920000 "$TOL" "$(pprof_flat "$f" inuse_space pages_4096)"
+	expect_near "total alloc_objects" $((3200000 / div)) "$TOL" "$(pprof_total "$f" alloc_objects)"
+	expect_near "total alloc_space" $((1011200000 / div)) "$TOL" "$(pprof_total "$f" alloc_space)"
+	expect_near "churn_64 alloc_objects" $((3000000 / div)) "$TOL" "$(pprof_flat "$f" alloc_objects churn_64)"
+	expect_near "churn_64 alloc_space" $((192000000 / div)) "$TOL" "$(pprof_flat "$f" alloc_space churn_64)"
+	expect_near "pages_4096 alloc_objects" $((200000 / div)) "$TOL" "$(pprof_flat "$f" alloc_objects pages_4096)"
+	expect_near "pages_4096 alloc_space" $((819200000 / div)) "$TOL" "$(pprof_flat "$f" alloc_space pages_4096)"
+	expect_near "pages_4096 inuse_objects" $((20000 / div)) "$TOL" "$(pprof_flat "$f" inuse_objects pages_4096)"
+	expect_near "pages_4096 inuse_space" $((81920000 / div)) "$TOL" "$(pprof_flat "$f" inuse_space pages_4096)"
 	# Sampled blocks of churn_64 are all freed: their weighted in-use value must cancel exactly.
 	expect_eq "churn_64 inuse_space" 0 "$(pprof_flat "$f" inuse_space churn_64)"
 }
@@ -148,35 +154,39 @@ expect_no_allocator_leaf() { # FILE
 
 SC=build/targets/sampling_cxx
 
+# A tenth of the run: every call is probed.
 t_sampling_cxx_exact_when_zero() {
 	local f=$E2E_TMP/cxx_exact.pb.gz
-	"$PROF" --heap --sample-bytes 0 -o "$f" --top 0 -- "$SC" || fail "profiler exit status $?"
+	"$PROF" --heap --sample-bytes 0 -o "$f" --top 0 -- "$SC" 10 || fail "profiler exit status $?"
 	expect_no_drops "$f"
-	expect_eq "cxx_churn_64 alloc_objects" 1000000 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
-	expect_eq "cxx_churn_64 alloc_space" 64000000 "$(pprof_flat "$f" alloc_space cxx_churn_64)"
+	expect_eq "cxx_churn_64 alloc_objects" 100000 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
+	expect_eq "cxx_churn_64 alloc_space" 6400000 "$(pprof_flat "$f" alloc_space cxx_churn_64)"
 	expect_eq "cxx_churn_64 inuse_objects" 0 "$(pprof_flat "$f" inuse_objects cxx_churn_64)"
-	expect_eq "cxx_pages_4096 alloc_objects" 100000 "$(pprof_flat "$f" alloc_objects cxx_pages_4096)"
-	expect_eq "cxx_pages_4096 alloc_space" 409600000 "$(pprof_flat "$f" alloc_space cxx_pages_4096)"
-	expect_eq "cxx_pages_4096 inuse_objects" 10000 "$(pprof_flat "$f" inuse_objects cxx_pages_4096)"
-	expect_eq "cxx_pages_4096 inuse_space" 40960000 "$(pprof_flat "$f" inuse_space cxx_pages_4096)"
+	expect_eq "cxx_pages_4096 alloc_objects" 10000 "$(pprof_flat "$f" alloc_objects cxx_pages_4096)"
+	expect_eq "cxx_pages_4096 alloc_space" 40960000 "$(pprof_flat "$f" alloc_space cxx_pages_4096)"
+	expect_eq "cxx_pages_4096 inuse_objects" 1000 "$(pprof_flat "$f" inuse_objects cxx_pages_4096)"
+	expect_eq "cxx_pages_4096 inuse_space" 4096000 "$(pprof_flat "$f" inuse_space cxx_pages_4096)"
 	expect_no_allocator_leaf "$f"
 }
 
 # new char[64] is new[] -> new -> malloc: three probed calls, one draw.  Were the inner calls to
-# draw again, cxx_churn_64 would be sampled about 3x too often and its weighted count ~3e6.
-# Poisson error at N = 16384: 1.6% for 1e6 x 64 B, 1.9% for the 1e4 kept pages: ±10% is > 5 sigma.
-# Our sampler wraps new itself and its inner malloc decides nothing (the same draw-once rule).
+# draw again, cxx_churn_64 would be sampled about 3x too often and its weighted count ~3x.
+# Our sampler wraps new itself and its inner malloc decides nothing (the same draw-once rule):
+# the whole run at N = 16384 (Poisson error 1.6% for 1e6 x 64 B, 1.9% for the 1e4 kept pages).
+# The BPF mechanisms trap on every call: a tenth at N = 2048 (1.8% for 1e5 x 64 B, 1.3% for the
+# 1e3 kept pages).  ±10% is over 5 sigma.
 sampling_cxx_one_draw_per_new() { # MECH
-	local f=$E2E_TMP/cxx_sampled.$1.pb.gz
-	sampled_prof "$1" --heap --sample-bytes 16384 -o "$f" --top 0 -- "$SC" || fail "profiler exit status $?"
+	local f=$E2E_TMP/cxx_sampled.$1.pb.gz n=16384 div=1
+	[ "$1" = preload ] || n=2048 div=10
+	sampled_prof "$1" --heap --sample-bytes $n -o "$f" --top 0 -- "$SC" $div || fail "profiler exit status $?"
 	expect_no_drops "$f"
 	expect_mechanism "$f" "$1"
-	expect_near "cxx_churn_64 alloc_objects" 1000000 10 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
-	expect_near "cxx_churn_64 alloc_space" 64000000 10 "$(pprof_flat "$f" alloc_space cxx_churn_64)"
+	expect_near "cxx_churn_64 alloc_objects" $((1000000 / div)) 10 "$(pprof_flat "$f" alloc_objects cxx_churn_64)"
+	expect_near "cxx_churn_64 alloc_space" $((64000000 / div)) 10 "$(pprof_flat "$f" alloc_space cxx_churn_64)"
 	expect_eq "cxx_churn_64 inuse_space" 0 "$(pprof_flat "$f" inuse_space cxx_churn_64)"
-	expect_near "cxx_pages_4096 alloc_objects" 100000 10 "$(pprof_flat "$f" alloc_objects cxx_pages_4096)"
-	expect_near "cxx_pages_4096 alloc_space" 409600000 10 "$(pprof_flat "$f" alloc_space cxx_pages_4096)"
-	expect_near "cxx_pages_4096 inuse_objects" 10000 10 "$(pprof_flat "$f" inuse_objects cxx_pages_4096)"
+	expect_near "cxx_pages_4096 alloc_objects" $((100000 / div)) 10 "$(pprof_flat "$f" alloc_objects cxx_pages_4096)"
+	expect_near "cxx_pages_4096 alloc_space" $((409600000 / div)) 10 "$(pprof_flat "$f" alloc_space cxx_pages_4096)"
+	expect_near "cxx_pages_4096 inuse_objects" $((10000 / div)) 10 "$(pprof_flat "$f" inuse_objects cxx_pages_4096)"
 	# Blocks sampled through an inner malloc would have operator new as their leaf.
 	expect_no_allocator_leaf "$f"
 }

@@ -18,7 +18,7 @@ svg_field() { # CHECK_OUTPUT NAME FIELD
 t_svg_cpu_split_widths() {
 	local f=$E2E_TMP/cpu.svg out w3 w1 v3 v1
 	svg_need xmllint
-	"$PROF" --cpu -f svg -o "$f" --top 0 -- "$SVG_CT" 4 || fail "exit status $?"
+	"$PROF" --cpu=997 -f svg -o "$f" --top 0 -- "$SVG_CT" 2 || fail "exit status $?"
 	xmllint --noout "$f" || fail "xmllint rejects $f"
 	out=$(python3 tests/e2e/svg_check.py "$f" flame hot_three hot_one) || fail "$out"
 	echo "$out"
@@ -31,11 +31,11 @@ t_svg_cpu_split_widths() {
 	# widths in the ratio of the values, to the 4 decimals written
 	expect_range "width ratio / value ratio" 0.9999 1.0001 \
 		"$(awk -v a="$w3" -v b="$w1" -v c="$v3" -v d="$v1" 'BEGIN { printf "%.6f", (a / b) / (c / d) }')"
-	# every value is whole samples of 1e9/99 ns
+	# every value is whole samples of 1e9/997 ns
 	expect_eq "frames whose value is not a multiple of the period" 0 \
-		"$(grep -o 'data-v="[0-9]*"' "$f" | tr -dc '0-9\n' | awk '$1 % 10101010 != 0' | wc -l)"
+		"$(grep -o 'data-v="[0-9]*"' "$f" | tr -dc '0-9\n' | awk '$1 % 1003009 != 0' | wc -l)"
 	grep -q '>cpu profile: cpu (nanoseconds), total [0-9.]* s, [0-9.]* s<' "$f" || fail "title line"
-	grep -q ">command: .*--cpu -f svg -o $f --top 0 -- $SVG_CT 4<" "$f" || fail "command line"
+	grep -q ">command: .*--cpu=997 -f svg -o $f --top 0 -- $SVG_CT 2<" "$f" || fail "command line"
 	grep -Eq '>(no drops|drops: [a-z_]+=[1-9][0-9]*(, [a-z_]+=[1-9][0-9]*)*)(;|<)' "$f" || fail "drops line"
 	# kernel frames (the getppid thread) coloured as kernel, the target's own as native
 	grep -q 'data-k="kernel" data-p="f[0-9]*" data-v="[0-9]*" data-n="do_syscall_64"' "$f" ||
