@@ -272,6 +272,11 @@ $(OUTPUT)/targets/static_alloc_stripped: $(OUTPUT)/targets/static_alloc
 	$(Q)objcopy --only-keep-debug $< $(OUTPUT)/targets/static_alloc.debug
 	$(Q)strip --strip-all -o $@ $<
 
+# A file with about 5 M unwind rows, past the old 4 M cap: the big library's stand-in (issue 28).
+$(OUTPUT)/targets/big_cfi.elf: tests/targets/gen_big_cfi.py | $(OUTPUT)/targets
+	$(call msg,GEN,$@)
+	$(Q)$(PYTHON) $< $@
+
 $(OUTPUT)/tests/test_sampler: | $(SAMPLER_SO) $(OUTPUT)/targets/sampler_check \
 	$(OUTPUT)/targets/sampler_new $(OUTPUT)/targets/libinterpose_alloc.so
 
@@ -322,7 +327,7 @@ $(OUTPUT)/bench/%: bench/%.cc | $(OUTPUT)/bench
 
 targets: $(TARGETS_C) $(TARGETS_CC) $(OUTPUT)/targets/libinterpose_alloc.so \
 	$(OUTPUT)/targets/frames_wide_nofp $(OUTPUT)/targets/heap_target_minidebug \
-	$(OUTPUT)/targets/static_alloc_stripped \
+	$(OUTPUT)/targets/static_alloc_stripped $(OUTPUT)/targets/big_cfi.elf \
 	$(OUTPUT)/targets/deep_fp
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/asan $(OUTPUT)/tests $(OUTPUT)/targets $(OUTPUT)/bench $(FIX) \

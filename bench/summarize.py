@@ -51,6 +51,7 @@ ALIGNED_ROWS = [
 OURS = ["ours", "ours_dwarf", "ours_fp"]
 UNWIND_NAMES = {"ours": "auto", "ours_dwarf": "dwarf", "ours_fp": "fp"}
 KERNEL_GOAL_BYTES = 4 << 20  # issue 10: the four libraries' tables under 4 MiB of kernel memory
+GOAL_FILES = {"libc.so.6", "libstdc++.so.6", "libsqlite3.so.0", "python3.11"}
 WORKLOADS = [
     ("malloc_micro", "malloc/free microbenchmark (64 B, 5 frames deep)"),
     ("cxx_containers", "C++ containers and strings"),
@@ -207,25 +208,43 @@ def tables_table(out, path):
                "bytes | charged by the kernel | build (ms) | user CPU (ms) | peak RSS growth |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     tot = {"rows": 0, "table_B": 0, "kernel_B": 0, "memlock_B": 0, "build_ms": 0.0}
-    for r in files:
-        for k in tot:
-            x = num(r.get(k))
-            tot[k] = None if tot[k] is None or x is None or x < 0 else tot[k] + x
+
+    def row(r, bold=False):
         out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             os.path.basename(r["file"]), fmt(num(r.get("fdes"))), fmt(num(r.get("rows"))),
             fmt(num(r.get("unsupp"))), kib(num(r.get("table_B"))), fmt(num(r.get("chunks"))),
             kib(num(r.get("kernel_B"))), kib(num(r.get("memlock_B"))),
             fmt(num(r.get("build_ms")), 1), fmt(num(r.get("user_ms")), 1),
             kib((num(r.get("peak+KiB")) or 0) * 1024)))
-    out.append("| **together** | | {} | | {} | | **{}** | **{}** | {} | | |".format(
-        fmt(tot["rows"]), kib(tot["table_B"]), kib(tot["kernel_B"]), kib(tot["memlock_B"]),
-        fmt(tot["build_ms"], 1)))
+
+    # The goal's four libraries, their total, then the big ones (libtorch_cpu, the generated
+    # file of 5 M rows) on their own.
+    goal = [r for r in files if os.path.basename(r["file"]) in GOAL_FILES]
+    big = [r for r in files if os.path.basename(r["file"]) not in GOAL_FILES]
+    for r in goal:
+        for k in tot:
+            x = num(r.get(k))
+            tot[k] = None if tot[k] is None or x is None or x < 0 else tot[k] + x
+        row(r)
+    if goal:
+        out.append("| **together** | | {} | | {} | | **{}** | **{}** | {} | | |".format(
+            fmt(tot["rows"]), kib(tot["table_B"]), kib(tot["kernel_B"]), kib(tot["memlock_B"]),
+            fmt(tot["build_ms"], 1)))
+    for r in big:
+        row(r)
     kernel = tot["memlock_B"] or tot["kernel_B"]
-    if kernel is not None and len(files) == 4:
+    if kernel is not None and len(goal) == 4:
         out.append("")
         out.append(f"Goal (issue 10): the tables of these four files together under 4 MiB of "
                    f"kernel memory: {kernel / 1048576:.2f} MiB "
                    f"{'✓' if kernel < KERNEL_GOAL_BYTES else '✗'}.")
+    if big:
+        out.append("")
+        out.append("Below the total: the big libraries (issue 28) — PyTorch's libtorch_cpu where "
+                   "python3-torch is installed, and `big_cfi.elf` (tests/targets/gen_big_cfi.py: "
+                   "560,001 FDEs of 9 rows), past the old 4 M-row cap, standing for the 450 MB "
+                   "libraries of a GPU machine. A table in the kernel holds at most 8,388,608 "
+                   "rows (`--unwind-max-rows`).")
 
 
 def linfit(points):

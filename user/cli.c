@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "prof_unwind.h"
 #include "export/format.h"
 #include "export/output.h"
 #include "util/log.h"
@@ -101,7 +102,8 @@ static const char usage[] =
 	"                           fp (frame pointers only)\n"
 	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
 	"                           files past it get frame pointers (counted)\n"
-	"      --unwind-max-rows N  rows of one file's unwind table, at most (default 4194304)\n"
+	"      --unwind-max-rows N  rows of one file's unwind table, at most (default 8388608,\n"
+	"                           all that a table in the kernel holds)\n"
 	"      --unwind-max-cfi MIB .eh_frame/.debug_frame of one file read, at most (default\n"
 	"                           256); a file over either gets frame pointers (counted,\n"
 	"                           named with -v and in the summary)\n"
@@ -559,10 +561,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 			env.unwind_memory = v << 20;
 			break;
 		case OPT_UNWIND_MAX_ROWS:
-			/* The table map's chunks hold 2^32 rows; a file needs far fewer. */
-			if (parse_u64(optarg, UINT32_MAX, &v) || v == 0)
-				return bad("invalid --unwind-max-rows '%s' (1 to 4294967295)",
-					   optarg);
+			/* A table in the kernel holds 8 Mi rows (include/prof_unwind.h). */
+			if (parse_u64(optarg, PROF_UNWIND_TABLE_ROWS_MAX, &v) || v == 0)
+				return bad("invalid --unwind-max-rows '%s' (1 to %llu)", optarg,
+					   (unsigned long long)PROF_UNWIND_TABLE_ROWS_MAX);
 			env.unwind_max_rows = (uint32_t)v;
 			break;
 		case OPT_UNWIND_MAX_CFI:

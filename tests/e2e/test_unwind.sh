@@ -292,3 +292,43 @@ t_unwind_memory_budget_counted() {
 	pprof_stacks "$f" alloc_space >"$s"
 	expect_range "bytes allocated" 8000000 100000000 "$(sum_all "$s")"
 }
+
+# A file of about 5 M unwind rows (tests/targets/gen_big_cfi.py), past the old 4 M-row cap, as a
+# 450 MB library's stand-in: its table is built off the event path and loaded whole, and
+# big_call's caller, found only through the file's last FDE, is main — all 1,000,000 bytes of
+# tests/targets/big_cfi_call.c on alloc_leaf;big_call;main.  With the cap under its rows the file
+# is refused and named, and the frame-pointer walk there skips main: none of those bytes.
+big_cfi_run() { # PROFILE LOG [PROFILER OPTIONS…]
+	local f=$1 log=$2
+	shift 2
+	start_waiting_target "$E2E_TMP/target.out" build/targets/big_cfi_call build/targets/big_cfi.elf
+	start_profiler "$log" -v --heap --unwind dwarf -p "$TARGET_PID" -o "$f" --top 0 "$@"
+	wait_for_line "$log" "unwind table for big_cfi.elf" 60 ||
+		fail "no word of big_cfi.elf's table: $(grep -i 'unwind table' "$log" | tail -3)"
+	echo go >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" "DONE 1000" 60 || fail "the target never finished"
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $?"
+	echo bye >&"$TARGET_IN"
+	wait "$TARGET_PID"
+}
+
+t_unwind_table_past_four_million_rows() {
+	local f=$E2E_TMP/big.pb.gz c=$E2E_TMP/capped.pb.gz s=$E2E_TMP/big.stacks
+	big_cfi_run "$f" "$E2E_TMP/big.log"
+	grep 'unwind table for big_cfi.elf' "$E2E_TMP/big.log"
+	# 5,040,004 rows: 2,461 chunks of 2,048 and the index
+	grep -q 'unwind table for big_cfi.elf: 2462 chunks, 38.5 MiB' "$E2E_TMP/big.log" ||
+		fail "not loaded whole"
+	expect_no_drops "$f"
+	pprof_stacks "$f" alloc_space >"$s"
+	expect_eq "bytes on alloc_leaf;big_cfi.elf+…;main" 1000000 \
+		"$(sum_matching "$s" '\|alloc_leaf;big_cfi\.elf\+0x[0-9a-f]+;main;')"
+	big_cfi_run "$c" "$E2E_TMP/capped.log" --unwind-max-rows 4194304
+	grep -q 'no unwind table for big_cfi.elf: over the row cap' "$E2E_TMP/capped.log" ||
+		fail "the capped run did not name the file"
+	pprof_stacks "$c" alloc_space >"$s"
+	expect_eq "bytes on alloc_leaf (capped)" 1000000 "$(sum_matching "$s" '\|alloc_leaf;')"
+	expect_eq "bytes with main under big_call (capped)" 0 \
+		"$(sum_matching "$s" '\|alloc_leaf;big_cfi\.elf\+0x[0-9a-f]+;main;')"
+}

@@ -226,10 +226,12 @@ static void test_cli__unwind_memory(void **state)
 	assert_int_equal(env.unwind_max_rows, 100);
 	assert_int_equal(env.unwind_max_cfi, 8ull << 20);
 	cli__free(&env);
-	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-rows", "4294967295"), CLI_RUN);
+	/* all a table in the kernel holds: 2,048-row chunks, 4,096 of them in the index */
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-rows", "8388608"), CLI_RUN);
+	assert_int_equal(env.unwind_max_rows, 8388608);
 	cli__free(&env);
 	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-rows", "0"), -EINVAL);
-	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-rows", "4294967296"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-rows", "8388609"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-cfi", "0"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-cfi", "65537"), -EINVAL);
 }

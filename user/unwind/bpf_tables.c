@@ -412,6 +412,16 @@ static void build_failed(struct unwinder *u, const struct file *f, int err)
 		 used ? ", " : "", name, build_why(err));
 }
 
+/* A table in the kernel: said with -v -v (how big, for files near the row cap). */
+static void table_loaded(const struct file *f, const struct table *t)
+{
+	char name[64];
+
+	escape__str(name, sizeof(name), f->hint[0] ? f->hint : "?");
+	pr_debug("unwind table for %s: %u chunks, %.1f MiB of kernel memory\n", name, t->nchunks,
+		 table__bytes(t) / 1048576.0);
+}
+
 /*
  * Bring the idle files and unused tables down to their caps, and unload `need` tables more (the
  * table map is full) or until a new table of need_bytes fits the budget.  Returns the number of
@@ -519,6 +529,7 @@ bool unw_install(struct unwinder *u, struct job *j)
 		}
 		u->stats.tables_built++;
 		u->stats.table_bytes += table__bytes(t);
+		table_loaded(f, t);
 	}
 	f->table = t;
 	f->tnext = t->files;

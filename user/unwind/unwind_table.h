@@ -26,7 +26,8 @@ struct unwind_table_opts {
 	uint32_t max_ms;    /* wall time; 0: UNWIND_TABLE_MAX_MS (-ETIME beyond) */
 };
 
-#define UNWIND_TABLE_MAX_ROWS  (4u << 20)
+/* The default row cap: all a table in the kernel holds (include/prof_unwind.h: 8 Mi rows). */
+#define UNWIND_TABLE_MAX_ROWS  ((uint32_t)PROF_UNWIND_TABLE_ROWS_MAX)
 #define UNWIND_TABLE_MAX_BYTES (256ULL << 20)
 #define UNWIND_TABLE_MAX_MS    10000
 
