@@ -253,3 +253,22 @@ t_deep_offcpu_python_600_whole() {
 		"$(py_down_not_whole "$s.stacks" 600)"
 	expect_eq "unwind_depth" 0 "$(pprof_counter_value "$f" unwind_depth)"
 }
+
+# A period still open when the run ends is read from the kernel's records at the end: a deep
+# stack's from its own record.  deep_nofp asleep 400 levels down for 5 s (50 sleeps), profiled
+# with -p for 1 s from its first second: every period in nanosleep has the whole stack, the open
+# one too (none without its user frames).
+t_deep_offcpu_open_period_at_end() {
+	local f=$E2E_TMP/off.pb.gz s=$E2E_TMP/off.stacks pid
+	"$DN" 400 50 sleep >"$E2E_TMP/target.out" &
+	pid=$!
+	start_profiler "$E2E_TMP/prof.log" --offcpu -p "$pid" -d 1.5 -o "$f" --top 0
+	wait "$PROF_PID" || fail "exit status $?: $(tail -5 "$E2E_TMP/prof.log")"
+	kill "$pid"
+	DROP_COUNTERS=$OFFCPU_DROPS expect_no_drops "$f"
+	pprof_stacks "$f" events >"$s"
+	expect_one_line "the sleeps' stack, do_nanosleep to glibc's start" \
+		'(\||;)do_nanosleep;(.*;)?nanosleep;deep_leaf;(deep_[ab];){400}main;(.*;)?__libc_start_call_main(;|$)' "$s"
+	expect_eq "periods in nanosleep without their user frames" 0 \
+		"$(grep -cE '(\||;)do_nanosleep;(.*;)?entry_SYSCALL_64_after_hwframe$' "$s")"
+}
