@@ -150,6 +150,14 @@ t_deep_native_walk_bound() {
 # Off the CPU.  The loss counters of --offcpu besides the common ones.
 OFFCPU_DROPS="$DROP_COUNTERS offcpu_full offcpu_deep_full"
 
+# The stacks (events) of an --offcpu profile's periods asleep (state idle: one preempted as it
+# went to sleep has the same stack, runnable).
+offcpu_idle_stacks() { # FILE
+	go tool pprof -symbolize=none -proto -tagfocus=state=idle "$1" >"$1.idle" 2>/dev/null ||
+		fail "pprof cannot filter $1"
+	pprof_stacks "$1.idle" events
+}
+
 # deep_nofp DEPTH 5 sleep under --offcpu (ENV: assignments for the profiler): 5 sleeps of 100 ms
 # in deep_leaf.  Writes $E2E_TMP/off.pb.gz, its stacks (events) to $E2E_TMP/off.stacks and the
 # stack of those sleeps (do_nanosleep in the kernel, deep_leaf in the target) to $E2E_TMP/off.leaf.
@@ -160,7 +168,7 @@ deep_offcpu_run() { # DEPTH [ENV…]
 		2>"$E2E_TMP/prof.err" || { cat "$E2E_TMP/prof.err"; fail "profiler exit status $?"; }
 	expect_eq "target output" "DONE $depth" "$(cat "$E2E_TMP/target.out")"
 	pprof_stacks "$f" events >"$E2E_TMP/off.stacks"
-	grep -E '(\||;)do_nanosleep;(.*;)?nanosleep;deep_leaf(;|$)' "$E2E_TMP/off.stacks" >"$E2E_TMP/off.leaf"
+	offcpu_idle_stacks "$f" | grep -E '(\||;)do_nanosleep;(.*;)?nanosleep;deep_leaf(;|$)' >"$E2E_TMP/off.leaf"
 	expect_eq "stacks of the sleeps in deep_leaf" 1 "$(wc -l <"$E2E_TMP/off.leaf")"
 	expect_eq "periods off the CPU in deep_leaf's nanosleep" 5 "$(sum_all "$E2E_TMP/off.leaf")"
 }
@@ -246,7 +254,7 @@ t_deep_offcpu_python_600_whole() {
 	expect_eq "script output" "SLEPT 600 5" "$(cat "$s.out")"
 	DROP_COUNTERS=$OFFCPU_DROPS expect_no_drops "$f"
 	expect_py_reads "$f" "$py"
-	pprof_stacks "$f" events | grep -E '(\||;)do_nanosleep;(.*;)?down;' >"$s.stacks"
+	offcpu_idle_stacks "$f" | grep -E '(\||;)do_nanosleep;(.*;)?down;' >"$s.stacks"
 	expect_eq "periods off the CPU asleep under down" 5 "$(sum_all "$s.stacks")"
 	expect_eq "stacks under down cut" 0 "$(grep -c 'frames cut' "$s.stacks")"
 	expect_eq "stacks without 600 down frames and main;<module> below them" 0 \
@@ -266,7 +274,7 @@ t_deep_offcpu_open_period_at_end() {
 	wait "$PROF_PID" || fail "exit status $?: $(tail -5 "$E2E_TMP/prof.log")"
 	kill "$pid"
 	DROP_COUNTERS=$OFFCPU_DROPS expect_no_drops "$f"
-	pprof_stacks "$f" events >"$s"
+	offcpu_idle_stacks "$f" >"$s"
 	expect_one_line "the sleeps' stack, do_nanosleep to glibc's start" \
 		'(\||;)do_nanosleep;(.*;)?nanosleep;deep_leaf;(deep_[ab];){400}main;(.*;)?__libc_start_call_main(;|$)' "$s"
 	expect_eq "periods in nanosleep without their user frames" 0 \
