@@ -29,17 +29,23 @@ frames_matching() { # FILE ERE
 	head -1 "$1" | sed 's/^[^|]*|//' | tr ';' '\n' | grep -cE "^($2)\$"
 }
 
+# The stack of LEAF (one line; LEAF_ERE before its deep_leaf) is whole: 400 deep_a/deep_b frames
+# from deep_leaf to main and glibc's start; no stack of STACKS is cut, none of PROFILE counted.
+expect_400_whole() { # PROFILE STACKS LEAF LEAF_ERE
+	expect_eq "deep_a/deep_b frames" 400 "$(frames_matching "$3" 'deep_a|deep_b')"
+	expect_one_line "the stack, deep_leaf to glibc's start" \
+		"$4deep_leaf;(deep_[ab];){400}main;(.*;)?__libc_start_call_main(;|$)" "$3"
+	expect_eq "frames cut" 0 "$(grep -c 'frames cut' "$2")"
+	expect_eq "unwind_depth" 0 "$(pprof_counter_value "$1" unwind_depth)"
+}
+
 # A 400-deep native recursion: its allocation stack is whole, from deep_leaf through 400
 # deep_a/deep_b frames to main and glibc's start.  (255 frames was the limit before.)
 t_deep_native_400_whole() {
 	local f=$E2E_TMP/deep.pb.gz
 	deep_heap_run 400 50
 	expect_no_drops "$f"
-	expect_eq "deep_a/deep_b frames" 400 "$(frames_matching "$E2E_TMP/deep.leaf" 'deep_a|deep_b')"
-	expect_one_line "the stack, deep_leaf to glibc's start" \
-		'\|deep_leaf;(deep_[ab];){400}main;(.*;)?__libc_start_call_main(;|$)' "$E2E_TMP/deep.leaf"
-	expect_eq "frames cut" 0 "$(grep -c 'frames cut' "$E2E_TMP/deep.stacks")"
-	expect_eq "unwind_depth" 0 "$(pprof_counter_value "$f" unwind_depth)"
+	expect_400_whole "$f" "$E2E_TMP/deep.stacks" "$E2E_TMP/deep.leaf" '\|'
 }
 
 # Deeper than the cap: 1500 levels.  The leaf side (deep_leaf and 767 levels), one frame
@@ -201,11 +207,7 @@ t_deep_offcpu_native_400_whole() {
 	local f=$E2E_TMP/off.pb.gz
 	deep_offcpu_run 400
 	DROP_COUNTERS=$OFFCPU_DROPS expect_no_drops "$f"
-	expect_eq "deep_a/deep_b frames" 400 "$(frames_matching "$E2E_TMP/off.leaf" 'deep_a|deep_b')"
-	expect_one_line "the stack, nanosleep to glibc's start" \
-		';nanosleep;deep_leaf;(deep_[ab];){400}main;(.*;)?__libc_start_call_main(;|$)' "$E2E_TMP/off.leaf"
-	expect_eq "frames cut" 0 "$(grep -c 'frames cut' "$E2E_TMP/off.stacks")"
-	expect_eq "unwind_depth" 0 "$(pprof_counter_value "$f" unwind_depth)"
+	expect_400_whole "$f" "$E2E_TMP/off.stacks" "$E2E_TMP/off.leaf" ';nanosleep;'
 }
 
 # Asleep 1500 levels down: deeper than the cap, the stack off the CPU is cut as the other modes
