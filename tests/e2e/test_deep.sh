@@ -282,3 +282,25 @@ t_deep_offcpu_open_period_at_end() {
 	expect_eq "periods in nanosleep without their user frames" 0 \
 		"$(grep -cE '(\||;)do_nanosleep;(.*;)?entry_SYSCALL_64_after_hwframe$' "$s")"
 }
+
+# --unwind fp off the CPU: the kernel's walk stops at kernel.perf_event_max_stack frames, a stack
+# that long ends in "[frames cut]" (as at 255 words before: the record takes it whole), counted
+# once per period.
+t_deep_offcpu_fp_cut_at_the_kernel_limit() {
+	local f=$E2E_TMP/off.pb.gz s=$E2E_TMP/off.leaf max
+	max=$(cat /proc/sys/kernel/perf_event_max_stack)
+	[ "$max" -lt 1000 ] || skip "perf_event_max_stack is $max: a 1000-deep stack fits"
+	"$PROF" --offcpu --unwind fp -o "$f" --top 0 -- build/targets/deep_fp 1000 5 sleep \
+		>"$E2E_TMP/target.out" 2>"$E2E_TMP/prof.err" || { cat "$E2E_TMP/prof.err"; fail "profiler exit status $?"; }
+	expect_eq "target output" "DONE 1000" "$(cat "$E2E_TMP/target.out")"
+	DROP_COUNTERS=$OFFCPU_DROPS expect_no_drops "$f"
+	pprof_stacks "$f" events >"$E2E_TMP/off.stacks"
+	offcpu_idle_stacks "$f" | grep -E '(\||;)do_nanosleep;(.*;)?deep_[ab];' >"$s"
+	expect_one_line "deep frames up to the kernel's limit, then [frames cut]" \
+		'(\||;)do_nanosleep;(.*;)?(deep_[ab];)+\[frames cut\]$' "$s"
+	expect_eq "user frames (the kernel's limit, then the cut frame)" $((max + 1)) "$(user_frames "$s")"
+	expect_eq "periods asleep" 5 "$(sum_all "$s")"
+	expect_eq "unwind_depth (periods of cut stacks)" \
+		"$(grep 'frames cut\]' "$E2E_TMP/off.stacks" | awk '{ s += $1 } END { print s + 0 }')" \
+		"$(pprof_counter_value "$f" unwind_depth)"
+}
