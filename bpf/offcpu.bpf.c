@@ -5,7 +5,9 @@
  * runs in its context: bpf_task_pt_regs gives the user registers it entered the kernel with),
  * kept under its tid with the time; when that thread is switched back in, one record with the
  * time it spent off the CPU goes to userspace, which sums them per stack.  A thread switched out
- * while still runnable was preempted (waiting for a CPU); otherwise it blocked.
+ * while still runnable was preempted (waiting for a CPU); otherwise it blocked.  A user stack
+ * deeper than the thread's record holds (255 words: the record is copied at every switch) is
+ * kept whole in a record of its own (prof_offcpu_deep), sent in its place.
  */
 #include "common.bpf.h"
 #include "events.bpf.h"

@@ -3,7 +3,8 @@
  * Off-CPU time (bpf/offcpu.bpf.c): when a target thread leaves a CPU, its kernel and user
  * frames and the time are kept per thread; when it runs again one record with the time it spent
  * off the CPU travels through the ring buffer.  Userspace sums them per (pid, tid, user stack,
- * kernel stack, state) (user/agg/offcpu_agg.c).
+ * kernel stack, state) (user/agg/offcpu_agg.c).  A user stack deeper than the thread's record
+ * holds is kept whole in a record of its own while the thread is off (PROF_OFFCPU_WORDS).
  */
 #ifndef PROF_OFFCPU_H
 #define PROF_OFFCPU_H
@@ -32,7 +33,8 @@ struct prof_offcpu_event {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	/* user words (<= PROF_OFFCPU_WORDS); 0: none or capture failed (counted) */
+	/* user words (<= PROF_STACK_WORDS; in a thread's record <= PROF_OFFCPU_WORDS); 0: none or
+	 * capture failed (counted) */
 	__u16 nuser;
 	__u16 nkern; /* kernel frames (<= PROF_KERN_FRAMES) */
 	__u64 ns;
