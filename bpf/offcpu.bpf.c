@@ -5,7 +5,9 @@
  * runs in its context: bpf_task_pt_regs gives the user registers it entered the kernel with),
  * kept under its tid with the time; when that thread is switched back in, one record with the
  * time it spent off the CPU goes to userspace, which sums them per stack.  A thread switched out
- * while still runnable was preempted (waiting for a CPU); otherwise it blocked.
+ * while still runnable was preempted (waiting for a CPU); otherwise it blocked.  A user stack
+ * deeper than the thread's record holds (255 words: the record is copied at every switch) is
+ * kept whole in a record of its own (prof_offcpu_deep), sent in its place.
  */
 #include "common.bpf.h"
 #include "events.bpf.h"
@@ -42,15 +44,66 @@ struct {
 	__type(value, struct prof_offcpu_record);
 } prof_offcpu_start SEC(".maps");
 
-/* r's period is over: its record, with ns now the time off the CPU, goes to userspace. */
-static __always_inline void send_period(struct prof_offcpu_record *r)
+/*
+ * tid -> the whole record of a thread off the CPU whose user stack is deeper than its record
+ * holds (prof_offcpu_record.e.deep), from switch-out to the record's end, when it is sent.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROF_OFFCPU_DEEP_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct prof_offcpu_deep);
+} prof_offcpu_deep SEC(".maps");
+
+/* 0: every deep stack is cut as when prof_offcpu_deep is full (BPFTRACE_PROF_OFFCPU_NO_DEEP, for
+ * tests/e2e/test_deep.sh). */
+const volatile bool deep_room = true;
+
+/* A record of at most max bytes, ns now the time off the CPU, to userspace. */
+static __always_inline void send_record(struct prof_offcpu_event *e, __u64 max)
 {
-	__u64 size = prof_bound(sizeof(r->e) + ((__u64)r->e.nkern + r->e.nuser) * sizeof(__u64),
-				sizeof(*r));
+	__u64 size = prof_bound(sizeof(*e) + ((__u64)e->nkern + e->nuser) * sizeof(__u64), max);
 
 	/* Every period, however short: userspace sums them. */
-	if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags()))
+	if (bpf_ringbuf_output(&prof_events, e, size, prof_wakeup_flags()))
 		prof_count(PROF_CNT_RINGBUF_FULL);
+}
+
+/* r's period is over: its record goes to userspace, the deep one in its place (which goes). */
+static __always_inline void send_period(struct prof_offcpu_record *r, __u32 tid)
+{
+	struct prof_offcpu_deep *d;
+
+	if (r->e.deep) {
+		d = bpf_map_lookup_elem(&prof_offcpu_deep, &tid);
+		if (d) {
+			d->e.ns = r->e.ns;
+			send_record(&d->e, sizeof(*d));
+			bpf_map_delete_elem(&prof_offcpu_deep, &tid);
+			return;
+		}
+		prof_count(PROF_CNT_STACK_FAIL); /* not reached: only its period goes */
+	}
+	send_record(&r->e, sizeof(*r));
+}
+
+/*
+ * The user stack of the record in sc, n words (> PROF_OFFCPU_WORDS), is kept whole in
+ * prof_offcpu_deep: the user words the thread's record keeps (none).  When there is no room, it
+ * is cut to PROF_OFFCPU_WORDS words in sc (counted): those words.
+ */
+static __noinline __u32 keep_deep(struct prof_offcpu_scratch *sc, __u32 tid, __u32 n)
+{
+	__u32 nkern = prof_bound(sc->r.e.nkern, PROF_KERN_FRAMES);
+
+	sc->d.e.nuser = (__u16)n;
+	sc->d.e.deep = 1;
+	if (deep_room && !bpf_map_update_elem(&prof_offcpu_deep, &tid, &sc->d, BPF_ANY))
+		return 0;
+	sc->d.e.deep = 0;
+	prof_count(PROF_CNT_OFFCPU_DEEP_FULL);
+	return prof_stack_recut(&sc->d.frames[nkern], n, PROF_OFFCPU_WORDS, PROF_OFFCPU_WORDS);
 }
 
 /*
@@ -67,7 +120,7 @@ static __always_inline void end_unseen(struct prof_offcpu_record *r, __u64 now, 
 	__u64 ran = run_ns > r->e.run_ns ? run_ns - r->e.run_ns : 0;
 
 	r->e.ns = span > ran ? span - ran : 0;
-	send_period(r);
+	send_period(r, r->e.tid);
 	prof_count(PROF_CNT_OFFCPU_UNSEEN);
 }
 
@@ -84,6 +137,7 @@ static __always_inline void switched_out(void *ctx, bool preempt, struct task_st
 
 	if (!tid || !prof_is_target(BPF_CORE_READ(prev, tgid)))
 		return; /* idle, or not ours */
+	/* An open period (its deep record goes with it) */
 	r = bpf_map_lookup_elem(&prof_offcpu_start, &tid);
 	if (r)
 		end_unseen(r, bpf_ktime_get_ns(), run_ns);
@@ -111,17 +165,23 @@ static __always_inline void switched_out(void *ctx, bool preempt, struct task_st
 	if (got < 0)
 		prof_count(PROF_CNT_STACK_FAIL);
 	nkern = prof_bound(got > 0 ? (__u64)got / sizeof(__u64) : 0, PROF_KERN_FRAMES);
-	/* failures counted; the walk runs on into sc->walk, the record keeps PROF_OFFCPU_WORDS */
+	/* failures counted; the walk runs on past the cap into sc, a deeper stack cut there */
 	got = prof_user_stack_py(ctx, &r->frames[nkern], PROF_USTACK_TASK, &r->e.py,
-				 (struct prof_stack_cap){PROF_OFFCPU_WORDS, PROF_OFFCPU_WORDS});
-	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_OFFCPU_WORDS);
+				 (struct prof_stack_cap){PROF_MAX_FRAMES, PROF_STACK_WORDS});
+	nuser = prof_bound(got > 0 ? (__u64)got : 0, PROF_STACK_WORDS);
 	r->e.nkern = (__u16)nkern;
-	r->e.nuser = (__u16)nuser;
+	r->e.deep = 0;
 	/* Last: the time it actually left, not when we started looking at it. */
 	r->e.ns = bpf_ktime_get_ns();
 	r->e.out_ns = r->e.ns;
-	if (bpf_map_update_elem(&prof_offcpu_start, &tid, r, BPF_ANY))
+	if (nuser > PROF_OFFCPU_WORDS)
+		nuser = keep_deep(sc, tid, nuser);
+	r->e.nuser = (__u16)prof_bound(nuser, PROF_OFFCPU_WORDS);
+	if (bpf_map_update_elem(&prof_offcpu_start, &tid, r, BPF_ANY)) {
 		prof_count(PROF_CNT_OFFCPU_FULL);
+		if (r->e.deep)
+			bpf_map_delete_elem(&prof_offcpu_deep, &tid);
+	}
 }
 
 /* next runs again: send how long it was off the CPU, and where. */
@@ -136,7 +196,7 @@ static __always_inline void switched_in(struct task_struct *next)
 		return;
 	now = bpf_ktime_get_ns();
 	r->e.ns = now > r->e.ns ? now - r->e.ns : 0;
-	send_period(r);
+	send_period(r, tid);
 	bpf_map_delete_elem(&prof_offcpu_start, &tid);
 }
 

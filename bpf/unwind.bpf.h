@@ -935,8 +935,29 @@ static long root_move(__u64 k, void *arg)
 }
 
 /*
- * w's stack is deeper than its cap: its leaf side, the cut word, its root side (as many frames
- * from the end as fit root_frames and root_words).  Counted.  The words now in w->ips.
+ * c's stack is deeper than its cap: ips[0..leaf_n) stay, then the cut word, standing for the rest
+ * frames after the leaf side but those of the root side (as many frames from the end as fit
+ * max_frames and max_words), then the root side.  Returns the words now in c->ips; c->frames:
+ * the root side's.
+ */
+static __noinline __u32 cut_middle(struct stack_cut_scan *c, __u32 rest, __u32 bounded)
+{
+	__u32 leaf_n = c->leaf_n;
+
+	bpf_loop(PROF_STACK_WORDS, root_word, c, 0);
+	if (leaf_n >= PROF_WALK_WORDS)
+		return 0; /* not reached: leaf_n <= the leaf side's words */
+	c->ips[prof_bound(leaf_n, PROF_WALK_WORDS - 1)] =
+		prof_stack_cut_word(rest - c->frames, bounded);
+	c->src = prof_opaque(c->i);
+	c->dst = prof_opaque(leaf_n + 1);
+	bpf_loop(PROF_STACK_WORDS, root_move, c, 0);
+	return leaf_n + 1 + (c->n - c->i);
+}
+
+/*
+ * w's stack is deeper than its cap: its leaf side, the cut word, its root side (cut_middle).
+ * Counted.  The words now in w->ips.
  */
 static __noinline __u32 stack_cut(struct unwind_walk *w, __u32 root_frames, __u32 root_words)
 {
@@ -948,20 +969,98 @@ static __noinline __u32 stack_cut(struct unwind_walk *w, __u32 root_frames, __u3
 		.max_frames = root_frames,
 		.max_words = root_words,
 	};
-	__u32 cut, leaf_n = c.leaf_n;
+	__u32 rest = w->nf - w->leaf_nf,
+	      n = cut_middle(&c, rest, w->g.stop == PROF_CNT_UNWIND_WALK_BOUND);
 
-	bpf_loop(PROF_STACK_WORDS, root_word, &c, 0);
-	cut = w->nf - w->leaf_nf - c.frames;
-	if (leaf_n >= PROF_WALK_WORDS)
-		return 0; /* not reached: leaf_n <= the leaf side's words */
-	w->ips[prof_bound(leaf_n, PROF_WALK_WORDS - 1)] =
-		prof_stack_cut_word(cut, w->g.stop == PROF_CNT_UNWIND_WALK_BOUND);
-	c.src = prof_opaque(c.i);
-	c.dst = prof_opaque(leaf_n + 1);
-	bpf_loop(PROF_STACK_WORDS, root_move, &c, 0);
 	prof_count(PROF_CNT_UNWIND_DEPTH);
-	prof_count_n(PROF_CNT_UNWIND_CUT_FRAMES, cut);
-	return leaf_n + 1 + (w->n - c.i);
+	prof_count_n(PROF_CNT_UNWIND_CUT_FRAMES, rest - c.frames);
+	return n;
+}
+
+/* A kept stack front to back (prof_stack_recut): its frames, and the leaf side of a smaller cap. */
+struct stack_recut_scan {
+	__u64 *ips;
+	__u32 i, n;		       /* the next word; the words */
+	__u32 nf;		       /* frames before i, those of a cut word included */
+	__u32 leaf_n, leaf_nf;	       /* the leaf side: words, frames */
+	__u32 leaf_words, leaf_frames; /* its size */
+	__u64 cut;		       /* the cut word met (0: none) */
+};
+
+/* One frame from the front: counted; the leaf side grows while it fits (as frame_in's). */
+static long recut_frame(__u64 k, void *arg)
+{
+	struct stack_recut_scan *c = arg;
+	__u32 i = c->i, size = 1;
+	__u64 v;
+
+	if (i >= c->n || i >= PROF_WALK_WORDS)
+		return 1;
+	v = c->ips[prof_bound(i, PROF_WALK_WORDS - 1)];
+	if (prof_stack_is_cut(v)) {
+		c->cut = v;
+		c->nf = prof_opaque(c->nf + prof_stack_cut_frames(v));
+	} else {
+		/* A Python frame's word: its fingerprint follows. */
+		if (i + 1 < c->n &&
+		    prof_py_is_print(c->ips[prof_bound(i + 1, PROF_WALK_WORDS - 1)]))
+			size = 2;
+		c->nf = prof_opaque(c->nf + 1);
+	}
+	c->i = prof_opaque(i + size);
+	if (!c->cut && c->i <= c->leaf_words && c->nf <= c->leaf_frames) {
+		c->leaf_n = c->i;
+		c->leaf_nf = c->nf;
+	}
+	return 0;
+}
+
+/*
+ * ips[0..n): a stack kept for a cap (whole, or cut by stack_cut), cut again for a smaller one of
+ * frames and words: the leaf side, cut word and root side a walk with that cap keeps (the cut
+ * word of the larger cap is inside the smaller cap's middle).  The frames newly cut are counted,
+ * and the stack in unwind_depth unless it was cut before.  Returns the words kept.
+ */
+static __always_inline __u32 prof_stack_recut(__u64 *ips, __u32 n, __u32 frames, __u32 words)
+{
+	struct prof_stack_cap cap = {frames, words};
+	struct stack_recut_scan s = {
+		.ips = ips,
+		.n = prof_opaque(n),
+		.leaf_words = prof_stack_leaf_words(cap),
+		.leaf_frames = prof_stack_leaf_frames(cap),
+	};
+	struct stack_cut_scan c = {.ips = ips};
+	__u32 was, kept;
+	__u64 last;
+
+	if (n > PROF_WALK_WORDS || !words)
+		return 0;
+	if (prof_unwind_mode == PROF_UNWIND_MODE_FP) {
+		/* The kernel's walk: leaf side only, its "[frames cut]" (counted when it was put)
+		 */
+		if (n <= words)
+			return n;
+		last = ips[prof_bound(n - 1, PROF_WALK_WORDS - 1)];
+		if (!prof_stack_is_cut(last))
+			return fp_cut(ips, n, words);
+		ips[prof_bound(words - 1, PROF_WALK_WORDS - 1)] = last;
+		return words;
+	}
+	bpf_loop(PROF_STACK_WORDS, recut_frame, &s, 0);
+	if (n <= words && (s.cut || s.nf <= frames))
+		return n;
+	c.i = prof_opaque(n);
+	c.n = prof_opaque(n);
+	c.leaf_n = prof_opaque(s.leaf_n);
+	c.max_frames = prof_stack_root_frames(cap);
+	c.max_words = prof_stack_root_words(cap);
+	kept = cut_middle(&c, s.nf - s.leaf_nf, s.cut && prof_stack_cut_bounded(s.cut));
+	was = s.cut ? prof_stack_cut_frames(s.cut) : 0;
+	if (!s.cut)
+		prof_count(PROF_CNT_UNWIND_DEPTH);
+	prof_count_n(PROF_CNT_UNWIND_CUT_FRAMES, s.nf - s.leaf_nf - c.frames - was);
+	return kept;
 }
 
 static __always_inline bool user_mode(const struct pt_regs *regs)

@@ -167,6 +167,10 @@ enum prof_counter_kind {
 	X(PY_FRAMES, "py_frames", "Python frames read from interpreters", EVENT)                   \
 	X(OFFCPU_FULL, "offcpu_full",                                                              \
 	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)", DROP) \
+	X(OFFCPU_DEEP_FULL, "offcpu_deep_full",                                                    \
+	  "off-CPU stacks deeper than 255 words cut to 255 (ends kept): no room to keep them "     \
+	  "whole (4096 threads off the CPU held one, or no memory)",                               \
+	  DROP)                                                                                    \
 	X(OFFCPU_UNSEEN, "offcpu_unseen_returns",                                                  \
 	  "off-CPU periods whose end was never reported (timed by the thread's CPU time)", EVENT)  \
 	X(HEAP_TRAPS_OTEL, "heap_traps_otel",                                                      \

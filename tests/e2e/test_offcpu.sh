@@ -3,7 +3,7 @@
 # thread is blocked in pthread_join all along.
 OT=build/targets/offcpu_target
 # The loss counters of this mode besides the common ones.
-DROP_COUNTERS="$DROP_COUNTERS offcpu_full"
+DROP_COUNTERS="$DROP_COUNTERS offcpu_full offcpu_deep_full"
 
 # One line per sample of a pprof profile, from go tool pprof -raw (an independent decoder):
 # "EVENTS NS comm=C pid=P process=N state=S tid=T | leaf;caller;…" (function names).

@@ -639,7 +639,7 @@ t_python_offcpu_idle() {
 	fi
 	local i f s ns n ran="" FAILS
 	# the loss counter of that mode too (test_offcpu.sh)
-	local DROP_COUNTERS="$DROP_COUNTERS offcpu_full"
+	local DROP_COUNTERS="$DROP_COUNTERS offcpu_full offcpu_deep_full"
 	py_list
 	# the interpreters in turn in one run (py_all_run), not together: no other process's samples
 	# between a thread's (t_python_threads_gil); the mode goes in before the first dot of the

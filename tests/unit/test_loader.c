@@ -17,9 +17,11 @@
 #include "calls.skel.h"
 #include "cpu.skel.h"
 #include "heap.skel.h"
+#include "offcpu.skel.h"
 #include "proc.skel.h"
 #include "prof_calls.h"
 #include "prof_heap.h"
+#include "prof_offcpu.h"
 
 /* The maps of obj other than libbpf's own (.rodata, .bss, .kconfig), as "a b c ". */
 static void map_names(struct bpf_object *obj, char *out, size_t len)
@@ -106,11 +108,30 @@ static void test_loader__limits_come_from_include(void **state)
 	proc_bpf__destroy(proc);
 }
 
+/* --offcpu: a thread's record is the small one; a deep stack's is the largest, in its own map. */
+static void test_loader__offcpu_records_sized_in_include(void **state)
+{
+	struct offcpu_bpf *off = offcpu_bpf__open();
+
+	(void)state;
+	assert_non_null(off);
+	assert_int_equal(bpf_map__max_entries(off->maps.prof_offcpu_start), PROF_OFFCPU_THREADS);
+	assert_int_equal(bpf_map__value_size(off->maps.prof_offcpu_start),
+			 sizeof(struct prof_offcpu_record));
+	assert_int_equal(bpf_map__max_entries(off->maps.prof_offcpu_deep),
+			 PROF_OFFCPU_DEEP_THREADS);
+	assert_int_equal(bpf_map__value_size(off->maps.prof_offcpu_deep),
+			 sizeof(struct prof_offcpu_deep));
+	assert_true(bpf_map__map_flags(off->maps.prof_offcpu_deep) & BPF_F_NO_PREALLOC);
+	offcpu_bpf__destroy(off);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loader__each_object_declares_only_its_maps),
 		cmocka_unit_test(test_loader__limits_come_from_include),
+		cmocka_unit_test(test_loader__offcpu_records_sized_in_include),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,6 +174,58 @@ static void test_offcpu_agg__malformed_records_are_bad(void **state)
 	close_collect(c);
 }
 
+/*
+ * A stack deeper than the thread's record (bpf/offcpu.bpf.c keeps it in a record of its own):
+ * taken whole up to the other modes' cap, refused past it.
+ */
+static void test_offcpu_agg__deep_records_taken_whole(void **state)
+{
+	enum { NUSER = 2 * PROF_OFFCPU_WORDS + 1 };
+	static struct prof_offcpu_deep d;
+	struct offcpu_agg_key k = {.pid = PID, .tid = TID, .state = PROF_OFFCPU_BLOCKED};
+	size_t size = sizeof(d.e) + (1 + NUSER) * sizeof(uint64_t);
+	const struct offcpu_agg_value *v;
+	struct collect *c;
+
+	(void)state;
+	d.e = (struct prof_offcpu_event){.type = PROF_REC_OFFCPU,
+					 .pid = PID,
+					 .tid = TID,
+					 .nkern = 1,
+					 .nuser = NUSER,
+					 .ns = 5000,
+					 .state = PROF_OFFCPU_BLOCKED,
+					 .deep = 1};
+	d.frames[0] = 0xffffffff81001000;
+	for (int i = 0; i < NUSER; i++)
+		d.frames[1 + i] = 0x401000 + 16 * (uint64_t)i;
+	assert_int_equal(open_collect(&c, &offcpu_env), 0);
+	assert_int_equal(collect__on_event(c, &d, size), 0);
+	assert_int_equal(collect__bad_records(c), 0);
+	assert_int_equal(stackres__intern(parts.stacks, &k.kern_stack, PID, STACK_KERNEL,
+					  (uint64_t *)d.frames, 1),
+			 0);
+	assert_int_equal(stackres__intern(parts.stacks, &k.user_stack, PID, STACK_USER,
+					  (uint64_t *)d.frames + 1, NUSER),
+			 0);
+	assert_int_equal(stackres__count(parts.stacks), 2); /* the same two stacks */
+	v = offcpu_agg__get(collect__offcpu(c), &k);
+	assert_non_null(v);
+	assert_int_equal(v->count, 1);
+	assert_int_equal(v->ns, 5000);
+	/* the largest a record can be: the cap's words and a whole kernel stack */
+	d.e.nkern = PROF_KERN_FRAMES;
+	d.e.nuser = PROF_STACK_WORDS;
+	assert_int_equal(collect__on_event(c, &d, sizeof(d)), 0);
+	assert_int_equal(collect__bad_records(c), 0);
+	/* past the cap: refused, whatever its size says */
+	d.e.nkern = 0;
+	d.e.nuser = PROF_STACK_WORDS + 1;
+	assert_int_equal(collect__on_event(c, &d, sizeof(d)), 0);
+	assert_int_equal(collect__bad_records(c), 1);
+	close_collect(c);
+}
+
 /* The profile of those records: both sample types, one sample per state, labelled. */
 static void test_offcpu_agg__profile_has_state_labels(void **state)
 {
@@ -237,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_offcpu_agg__reset_starts_from_zero),
 		cmocka_unit_test(test_offcpu_agg__records_summed_per_stack_and_state),
 		cmocka_unit_test(test_offcpu_agg__malformed_records_are_bad),
+		cmocka_unit_test(test_offcpu_agg__deep_records_taken_whole),
 		cmocka_unit_test(test_offcpu_agg__profile_has_state_labels),
 		cmocka_unit_test(test_offcpu_agg__state_names),
 	};

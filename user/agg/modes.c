@@ -438,10 +438,10 @@ const struct collect_dump_thread *collect__dump_threads(struct collect *c, size_
 /* A record the kernel built for --offcpu: its header and the frames it announces. */
 static bool offcpu_fits(const struct prof_offcpu_event *e, size_t size)
 {
-	return size >= sizeof(*e) && e->nkern <= PROF_KERN_FRAMES &&
-	       e->nuser <= PROF_OFFCPU_WORDS && e->state < PROF_OFFCPU__COUNT &&
+	return size >= sizeof(*e) && e->nkern <= PROF_KERN_FRAMES && e->nuser <= PROF_STACK_WORDS &&
+	       e->state < PROF_OFFCPU__COUNT &&
 	       frames_fit(size, sizeof(*e), e->nkern + e->nuser,
-			  PROF_KERN_FRAMES + PROF_OFFCPU_WORDS);
+			  PROF_KERN_FRAMES + PROF_STACK_WORDS);
 }
 
 /* --offcpu: a period off the CPU carries its length and its kernel then user frames. */
@@ -463,7 +463,9 @@ static int offcpu_on_record(struct collect *c, uint32_t type, const void *data, 
  */
 static void offcpu_snapshot(struct collect *c, bool last)
 {
-	int fd = c->loader ? loader__offcpu_fd(c->loader) : -1, err = 0;
+	int fd = c->loader ? loader__offcpu_fd(c->loader, false) : -1, err = 0;
+	struct prof_offcpu_deep *d = NULL;
+	const struct prof_offcpu_event *e;
 	struct prof_offcpu_record r;
 	uint64_t now, span, run, ran;
 	uint32_t key, next;
@@ -471,19 +473,30 @@ static void offcpu_snapshot(struct collect *c, bool last)
 
 	if (!last || fd < 0)
 		return;
+	d = malloc(sizeof(*d));
+	if (!d) {
+		collect__fatal(c, -ENOMEM);
+		return;
+	}
 	now = (uint64_t)clock__mono_ns();
 	while (!err && !bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		first = false;
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &r) || !offcpu_fits(&r.e, sizeof(r)))
 			continue; /* gone meanwhile */
+		/* A stack deeper than the thread's record holds: its own record has it whole. */
+		e = r.e.deep && !bpf_map_lookup_elem(loader__offcpu_fd(c->loader, true), &key, d) &&
+				    offcpu_fits(&d->e, sizeof(*d))
+			    ? &d->e
+			    : &r.e;
 		span = now > r.e.ns ? now - r.e.ns : 0;
 		if (!procinfo__run_ns(c->procs, r.e.pid, r.e.tid, &run) && run > r.e.run_ns) {
 			ran = run - r.e.run_ns;
 			span = span > ran ? span - ran : 0;
 		}
-		err = on_offcpu(c, &r.e, (const uint64_t *)r.frames, span);
+		err = on_offcpu(c, e, (const uint64_t *)(e + 1), span);
 	}
+	free(d);
 	collect__fatal(c, err);
 }
 

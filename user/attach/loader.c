@@ -450,6 +450,7 @@ static int open_offcpu(struct loader *l)
 	if (!l->offcpu)
 		return load_failed("offcpu", -errno);
 	l->offcpu->rodata->prof_walk = l->opts.walk;
+	l->offcpu->rodata->deep_room = !getenv("BPFTRACE_PROF_OFFCPU_NO_DEEP"); /* tests */
 	SET_SCOPE(l, l->offcpu);
 	err = prepare(l, l->offcpu->obj);
 	if (err)
@@ -482,9 +483,11 @@ void loader__stop_offcpu(struct loader *l)
 	l->offcpu->links.offcpu_switch = NULL;
 }
 
-int loader__offcpu_fd(struct loader *l)
+int loader__offcpu_fd(struct loader *l, bool deep)
 {
-	return l->offcpu ? bpf_map__fd(l->offcpu->maps.prof_offcpu_start) : -1;
+	struct offcpu_bpf *o = l->offcpu;
+
+	return o ? bpf_map__fd(deep ? o->maps.prof_offcpu_deep : o->maps.prof_offcpu_start) : -1;
 }
 
 static int open_calls(struct loader *l)

@@ -217,8 +217,9 @@ int loader__dump(struct loader *l, uint32_t pid);
 int loader__attach_offcpu(struct loader *l);
 /* No more off-CPU records (the end of a run). */
 void loader__stop_offcpu(struct loader *l);
-/* The map of threads off the CPU now (tid -> struct prof_offcpu_record); -1 without --offcpu. */
-int loader__offcpu_fd(struct loader *l);
+/* The map of threads off the CPU now (tid -> struct prof_offcpu_record), or with deep the map of
+ * their deep stacks' records (tid -> struct prof_offcpu_deep); -1 without --offcpu. */
+int loader__offcpu_fd(struct loader *l, bool deep);
 
 /* The --calls program for a runtime's entry (ret false) or return probe; NULL without --calls. */
 struct bpf_program *loader__calls_prog(struct loader *l, enum prof_runtime rt, bool ret);
