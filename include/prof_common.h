@@ -188,20 +188,23 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
  * The field is the member of the aggregator's stats struct that holds the value; report.c
  * checks at compile time that every member of those structs is listed here.
  */
-#define PROF_HEAP_STATS(X)                                                                      \
-	X(unknown_frees, "unknown_frees",                                                       \
-	  "frees of blocks never seen allocated (before attach, or inside libc)", EVENT)        \
-	X(failed_allocs, "failed_allocs", "allocations that returned NULL", EVENT)              \
-	X(replaced_live, "replaced_live", "blocks handed out again before their free was seen", \
-	  DROP)                                                                                 \
-	X(no_stack, "no_stack", "allocations kept without a stack", DROP)                       \
-	X(exec_released, "exec_released",                                                       \
-	  "live blocks ended by their process's exec (freed, not leaked)", EVENT)               \
-	X(live_capped, "live_capped",                                                           \
-	  "allocations counted but not tracked live: their process had 1 Mi live blocks "       \
-	  "tracked, or all had 4 Mi (that process's in-use values are then low; the block's "   \
-	  "free is an unknown free)",                                                           \
-	  DROP)
+#define PROF_HEAP_STATS(X)                                                                       \
+	X(unknown_frees, "unknown_frees",                                                        \
+	  "frees of blocks never seen allocated (before attach, or inside libc)", EVENT)         \
+	X(failed_allocs, "failed_allocs", "allocations that returned NULL", EVENT)               \
+	X(replaced_live, "replaced_live", "blocks handed out again before their free was seen",  \
+	  DROP)                                                                                  \
+	X(no_stack, "no_stack", "allocations kept without a stack", DROP)                        \
+	X(exec_released, "exec_released",                                                        \
+	  "live blocks ended by their process's exec (freed, not leaked)", EVENT)                \
+	X(live_capped, "live_capped",                                                            \
+	  "allocations counted but not tracked live: their process had 1 Mi live blocks "        \
+	  "tracked, or all had 4 Mi (that process's in-use values are then low; the block's "    \
+	  "free is an unknown free)",                                                            \
+	  DROP)                                                                                  \
+	X(size_filtered, "size_filtered",                                                        \
+	  "allocations outside --min-size/--max-size, left out (their frees are unknown frees)", \
+	  EVENT)
 
 #define PROF_CALL_STATS(X)                                                                         \
 	X(entries, "call_entries", "function entries seen", EVENT)                                 \

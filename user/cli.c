@@ -72,6 +72,10 @@ static const char usage[] =
 	"      --sample-bytes N     sample about one allocation per N bytes (0 = every "
 	"allocation;\n"
 	"                           default 0 for -p and -- CMD, 524288 for the wider targets)\n"
+	"      --min-age SECONDS    --heap: inuse_* counts only blocks at least this old (every\n"
+	"                           in-use sample carries its age bucket as the `age` label)\n"
+	"  -z, --min-size BYTES     --heap: leave out blocks smaller than BYTES (memleak's -z)\n"
+	"  -Z, --max-size BYTES     --heap: leave out blocks larger than BYTES (memleak's -Z)\n"
 	"      --no-preload         sampled --heap -- CMD: allocator uprobes, not our sampler\n"
 	"                           library preloaded into CMD's tree (LD_PRELOAD)\n"
 	"      --interval SECONDS   continuous mode: one profile per mode per interval, written\n"
@@ -175,6 +179,7 @@ enum {
 	OPT_OFFCPU,
 	OPT_TOP,
 	OPT_SAMPLE_BYTES,
+	OPT_MIN_AGE,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
 	OPT_UNWIND_MAX_ROWS,
@@ -213,6 +218,9 @@ static const struct option long_opts[] = {
 	{"duration", required_argument, NULL, 'd'},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
+	{"min-age", required_argument, NULL, OPT_MIN_AGE},
+	{"min-size", required_argument, NULL, 'z'},
+	{"max-size", required_argument, NULL, 'Z'},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"unwind-max-rows", required_argument, NULL, OPT_UNWIND_MAX_ROWS},
@@ -401,7 +409,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 	optind = 0; /* 0, not 1: glibc then also forgets the previous scan's ordering (+) */
 	opterr = 0;
 	/* '+': stop at the first non-option so `-- CMD -x` keeps CMD's own options. */
-	while ((opt = getopt_long(argc, argv, "+p:o:f:d:avqh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:o:f:d:avqhz:Z:", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			err = parse_pids(env.pids, &env.npids, optarg);
@@ -461,6 +469,29 @@ int cli__parse(struct env *out, int argc, char **argv)
 			env.sample_bytes = v;
 			sample_given = true;
 			break;
+		case 'z':
+		case 'Z':
+			if (parse_u64(optarg, 1ULL << 48, &v) || (opt == 'Z' && v == 0))
+				return bad("invalid --%s '%s' (bytes, %d to 2^48)",
+					   opt == 'z' ? "min-size" : "max-size", optarg,
+					   opt == 'Z');
+			if (opt == 'z')
+				env.min_size = v;
+			else
+				env.max_size = v;
+			break;
+		case OPT_MIN_AGE: {
+			double a;
+
+			errno = 0;
+			a = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(a > 0) || !(a <= CLI_MAX_DURATION))
+				return bad("invalid --min-age '%s' (seconds, > 0 and at most "
+					   "31536000)",
+					   optarg);
+			env.min_age_ns = (uint64_t)(a * 1e9);
+			break;
+		}
 		case OPT_CGROUP:
 			if (!*optarg)
 				return bad("empty --cgroup path%s", "");
@@ -629,6 +660,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 		env.hold_exits = env.all ? -1 : 1;
 	if (!env.modes)
 		env.modes = env.wide ? MODE_CPU : MODE_HEAP;
+	if ((env.min_age_ns || env.min_size || env.max_size) && !(env.modes & MODE_HEAP))
+		return bad("--min-age, --min-size and --max-size go with --heap%s", "");
+	if (env.max_size && env.min_size > env.max_size)
+		return bad("--min-size is over --max-size: no block could be kept%s", "");
 	if (env.no_preload && !env.cmd)
 		return bad("--no-preload goes with -- CMD (what we start, we can preload)%s", "");
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */

@@ -54,7 +54,9 @@ struct env {
 	double duration;      /* -d seconds; 0 = until exit or signal */
 	unsigned top;	      /* --top N */
 	uint64_t sample_bytes;
-	bool no_preload; /* --no-preload: sampled -- CMD through allocator uprobes */
+	uint64_t min_age_ns;	     /* --min-age: in use counts blocks at least this old; 0: all */
+	uint64_t min_size, max_size; /* -z / -Z: blocks outside are left out (max 0: none) */
+	bool no_preload;	     /* --no-preload: sampled -- CMD through allocator uprobes */
 	enum unwind_mode unwind;
 	uint64_t unwind_memory;	     /* --unwind-memory in bytes; 0: the unwinder's default */
 	uint32_t unwind_max_rows;    /* --unwind-max-rows; 0: the table builder's default */

@@ -649,6 +649,8 @@ static int run_open(struct run *r)
 		err = collect__new(&r->collect,
 				   &(struct collect_opts){.modes = env->modes,
 							  .sample_bytes = env->sample_bytes,
+							  .min_size = env->min_size,
+							  .max_size = env->max_size,
 							  .cmd = env->cmd,
 							  .pids = env->pids,
 							  .npids = env->npids,

@@ -31,6 +31,7 @@
 #include "profile/offcpu_profile.h"
 #include "profile/heap_profile.h"
 #include "profile/profile.h"
+#include "util/clock.h"
 #include "profile/run.h"
 #include "proc/maps.h"
 #include "proc/procinfo.h"
@@ -124,7 +125,9 @@ static int build_mode(struct profile **out, unsigned mode, struct collect *c, co
 
 	switch (mode) {
 	case MODE_HEAP:
-		return heap_profile__build(out, collect__heap(c), in, env->sample_bytes);
+		return heap_profile__build(
+			out, collect__heap(c), in, env->sample_bytes,
+			&(struct heap_age){.now = clock__mono_ns(), .min_age_ns = env->min_age_ns});
 	case MODE_CPU:
 		return cpu_profile__build(out, collect__cpu(c), in, env->cpu_hz);
 	case MODE_OFFCPU:

@@ -302,3 +302,36 @@ t_heap_pid_server_unknown_frees_not_drops() {
 		grep -Eq 'bookkeeping:.* unwind_tables_built=[1-9].* unwind_table_bytes=[1-9]' "$E2E_TMP/server.log" ||
 		fail "unwind_tables_built and unwind_table_bytes not in the -v log"
 }
+
+# In use by age (tests/targets/aging.c): keep_old's 1,000 bytes are 1.5 s old at exit, keep_young's
+# 2,000 new, churn's blocks freed.  Every in-use sample carries its age bucket (the `age` label:
+# -tagfocus selects it); --min-age 1 leaves keep_young out of inuse_* and keeps its allocation;
+# -z / -Z leave out blocks by size.
+age_flat() { # FILE AGE FUNC: FUNC's flat inuse_space in the samples labelled age=AGE
+	go tool pprof -symbolize=none -tagfocus="age=$2" -top -nodefraction=0 -unit=B \
+		-sample_index=inuse_space "$1" 2>/dev/null |
+		awk -v fn="$3" '$6 == fn { v = $1; sub(/B$/, "", v) } END { print v + 0 }'
+}
+
+t_heap_min_age_and_age_label() {
+	local f=$E2E_TMP/age.pb.gz m=$E2E_TMP/minage.pb.gz
+	"$PROF" --heap -o "$f" --top 0 -- build/targets/aging || fail "profiler exit status $?"
+	expect_eq "keep_old inuse_space" 1000 "$(pprof_flat "$f" inuse_space keep_old)"
+	expect_eq "keep_young inuse_space" 2000 "$(pprof_flat "$f" inuse_space keep_young)"
+	expect_eq "keep_old inuse_space aged 0-10s" 1000 "$(age_flat "$f" 0-10s keep_old)"
+	expect_eq "keep_old inuse_space aged 10s-1m" 0 "$(age_flat "$f" 10s-1m keep_old)"
+	"$PROF" --heap --min-age 1 -o "$m" --top 0 -- build/targets/aging || fail "profiler exit status $?"
+	expect_eq "keep_old inuse_space (--min-age 1)" 1000 "$(pprof_flat "$m" inuse_space keep_old)"
+	expect_eq "keep_young inuse_space (--min-age 1)" 0 "$(pprof_flat "$m" inuse_space keep_young)"
+	expect_eq "keep_young alloc_space (--min-age 1)" 2000 "$(pprof_flat "$m" alloc_space keep_young)"
+	expect_eq "churn alloc_objects" 100 "$(pprof_flat "$m" alloc_objects churn)"
+	go tool pprof -raw "$m" 2>/dev/null | grep -q '^Comment: in use: blocks at least 1 s old (--min-age)' ||
+		fail "no --min-age comment"
+	# memleak's -z / -Z: keep_old's 1,000 bytes only; the 2,000 and the 64s are left out, counted
+	"$PROF" --heap -z 1000 -Z 1999 -o "$m" --top 0 -- build/targets/aging || fail "profiler exit status $?"
+	expect_eq "keep_old inuse_space (-z 1000 -Z 1999)" 1000 "$(pprof_flat "$m" inuse_space keep_old)"
+	expect_eq "keep_young alloc_space (-z 1000 -Z 1999)" 0 "$(pprof_flat "$m" alloc_space keep_young)"
+	expect_eq "churn alloc_objects (-z 1000 -Z 1999)" 0 "$(pprof_flat "$m" alloc_objects churn)"
+	expect_range "size_filtered (keep_young, churn's 100, libc's own)" 101 10000 \
+		"$(pprof_counter_value "$m" size_filtered)"
+}

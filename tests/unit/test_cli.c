@@ -236,6 +236,30 @@ static void test_cli__unwind_memory(void **state)
 	assert_int_equal(PARSE(&env, "-p", "1", "--unwind-max-cfi", "65537"), -EINVAL);
 }
 
+/* Leak triage's filters: --min-age (seconds), -z / -Z (bytes), all with --heap only. */
+static void test_cli__heap_filters(void **state)
+{
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "-p", "1", "--min-age", "2.5", "-z", "16", "-Z", "4096"),
+			 CLI_RUN);
+	assert_true(env.min_age_ns == 2500000000ULL);
+	assert_true(env.min_size == 16 && env.max_size == 4096);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--min-size", "8", "--max-size", "8"), CLI_RUN);
+	assert_true(env.min_size == 8 && env.max_size == 8);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--min-age", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--min-age", "nan"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--min-age", "31536001"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "-Z", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "-z", "-1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "-z", "100", "-Z", "10"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--cpu", "--min-age", "1"), -EINVAL);
+	assert_int_equal(PARSE(&env, "-p", "1", "--cpu", "-z", "1"), -EINVAL);
+}
+
 static void test_cli__debuginfod(void **state)
 {
 	struct env env;
@@ -762,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_cli__duration_bounds),
 		cmocka_unit_test(test_cli__unwind_memory),
 		cmocka_unit_test(test_cli__debuginfod),
+		cmocka_unit_test(test_cli__heap_filters),
 		cmocka_unit_test(test_cli__help_and_version_exit),
 		cmocka_unit_test(test_cli__output_path_per_mode),
 		cmocka_unit_test(test_cli__event_trace_formats),

@@ -21,6 +21,10 @@
 #include "agg/heap_agg.h"
 #include "prof_cpu.h"
 #include "prof_heap.h"
+#include "profile/build.h"
+#include "profile/heap_profile.h"
+#include "profile/profile.h"
+#include "profile/run.h"
 #include "sym/stackres.h"
 #include "track/tracker.h"
 
@@ -122,6 +126,72 @@ static void test_collect__heap_frames_interned_per_stack(void **state)
 			 1);
 	assert_int_equal(heap_agg__stats(collect__heap(c))->no_stack, 0);
 	assert_int_equal(collect__bad_records(c), 0);
+	close_collect(c);
+}
+
+/* In use by age: the record's time is each block's birth; the profile splits a stack's in-use
+ * values by age bucket (the `age` label), its allocations on the youngest bucket's sample, and
+ * --min-age keeps younger blocks out of inuse_*.  Buckets at their bounds: 10 s, 1 min, 10 min,
+ * 1 h. */
+static void test_collect__heap_inuse_by_age(void **state)
+{
+	const uint32_t pid = 999999;
+	const uint64_t s = 1000000000ULL, now = 100000 * s;
+	/* ages 0, 9.9 s, 10 s, 59 s, 60 s, 10 min, 1 h, 2 h: 8 blocks of 16 bytes, one stack */
+	const uint64_t ages[] = {0,	 9900000000ULL, 10 * s,	  59 * s,
+				 60 * s, 600 * s,	3600 * s, 7200 * s};
+	const char *want[] = {"0-10s",	"0-10s",  "10s-1m", "10s-1m",
+			      "1m-10m", "10m-1h", "1h+",    "1h+"};
+	const char *names[HEAP_AGE_BUCKETS] = {"0-10s", "10s-1m", "1m-10m", "10m-1h", "1h+"};
+	struct profile_run run = {.cmdline = "test"};
+	int64_t inuse[HEAP_AGE_BUCKETS + 1] = {0}, alloc = 0;
+	struct heap_rec r = heap_rec(pid, 0, 0x403000);
+	struct build_inputs in;
+	struct profile *p;
+	struct collect *c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ages) / sizeof(ages[0]); i++)
+		assert_string_equal(heap_profile__age_name(ages[i]), want[i]);
+	assert_int_equal(open_collect(&c, &heap_env), 0);
+	for (size_t i = 0; i < sizeof(ages) / sizeof(ages[0]); i++) {
+		r.e.addr = 0x1000 + i * 16;
+		r.e.ts = now - ages[i];
+		assert_int_equal(collect__on_event(c, &r, sizeof(r.e) + 3 * 8), 0);
+	}
+	in = (struct build_inputs){.stacks = parts.stacks, .procs = parts.procs, .run = &run};
+	for (int min = 0; min < 2; min++) {
+		struct heap_age age = {.now = now, .min_age_ns = min ? 60 * s : 0};
+
+		memset(inuse, 0, sizeof(inuse));
+		alloc = 0;
+		assert_int_equal(heap_profile__build(&p, collect__heap(c), &in, 0, &age), 0);
+		for (uint32_t i = 0; i < p->nsamples; i++) {
+			const struct profile_sample *x = &p->samples[i];
+			int b = HEAP_AGE_BUCKETS;
+
+			alloc += x->values[1];
+			assert_non_null(x->state);
+			for (int k = 0; k < HEAP_AGE_BUCKETS; k++)
+				if (!strcmp(x->state, names[k]))
+					b = k;
+			assert_true(b < HEAP_AGE_BUCKETS);
+			inuse[b] += x->values[3];
+			/* the allocations ride on the youngest bucket's sample */
+			if (x->values[1])
+				assert_string_equal(x->state, names[min ? 2 : 0]);
+		}
+		assert_int_equal(p->nsamples, min ? 3 : 5);
+		assert_string_equal(p->state_key, "age");
+		assert_int_equal(alloc, 8 * 16);
+		/* without --min-age: 2, 2, 1, 1, 2 blocks; with 60 s: the youngest four left out */
+		assert_int_equal(inuse[0], min ? 0 : 32);
+		assert_int_equal(inuse[1], min ? 0 : 32);
+		assert_int_equal(inuse[2], 16);
+		assert_int_equal(inuse[3], 16);
+		assert_int_equal(inuse[4], 32);
+		profile__free(p);
+	}
 	close_collect(c);
 }
 
@@ -348,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_collect__exiting_before_events_started),
 		cmocka_unit_test(test_collect__exec_ends_live_blocks),
 		cmocka_unit_test(test_collect__heap_frames_interned_per_stack),
+		cmocka_unit_test(test_collect__heap_inuse_by_age),
 		cmocka_unit_test(test_collect__heap_python_state_kept),
 		cmocka_unit_test(test_collect__short_records_are_bad),
 		cmocka_unit_test(test_collect__cpu_samples_counted_per_stacks),

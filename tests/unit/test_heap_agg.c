@@ -359,6 +359,34 @@ static void test_heap_agg__default_pid_cap(void **state)
 	assert_int_equal((int64_t)heap_agg__site(h, 2, 2, 5, 0)->inuse_objects, 1);
 }
 
+/* -z / -Z: blocks outside [min, max] are neither allocated nor in use, counted; their frees are
+ * unknown frees.  The bounds are inclusive; a realloc's new size decides. */
+static void test_heap_agg__size_filters(void **state)
+{
+	struct heap_agg *h = *state;
+	const struct heap_site_values *v;
+
+	heap_agg__set_sizes(h, 64, 128);
+	heap_agg__alloc(h, 1, 1, 7, 0, 0x1000, 63);
+	heap_agg__alloc(h, 1, 1, 7, 0, 0x2000, 64);
+	heap_agg__alloc(h, 1, 1, 7, 0, 0x3000, 128);
+	heap_agg__alloc(h, 1, 1, 7, 0, 0x4000, 129);
+	heap_agg__alloc_weighted(h, 1, 1, 7, 0, 0x5000, 4096, 524288);
+	heap_agg__realloc(h, 1, 1, 7, 0, 0x2000, 0x6000, 1000); /* grown out of range */
+	v = heap_agg__site(h, 1, 1, 7, 0);
+	assert_non_null(v);
+	assert_int_equal((int64_t)v->alloc_objects, 2);
+	assert_int_equal((int64_t)v->alloc_bytes, 192);
+	assert_int_equal((int64_t)v->inuse_bytes, 128);
+	assert_int_equal(heap_agg__stats(h)->size_filtered, 4);
+	heap_agg__free_block(h, 1, 0x1000);
+	assert_int_equal(heap_agg__stats(h)->unknown_frees, 1);
+	/* no upper bound */
+	heap_agg__set_sizes(h, 0, 0);
+	heap_agg__alloc(h, 1, 1, 7, 0, 0x7000, 1 << 30);
+	assert_int_equal(heap_agg__stats(h)->size_filtered, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +415,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__total_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__default_pid_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__size_filters, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("heap_agg", tests, NULL, NULL);

@@ -70,6 +70,8 @@ int collect__new(struct collect **out, const struct collect_opts *opts,
 	c->tr = parts->tracker;
 	if (!err && (opts->modes & MODE_HEAP))
 		err = heap_agg__new(&c->heap, opts->sample_bytes);
+	if (!err && (opts->modes & MODE_HEAP))
+		heap_agg__set_sizes(c->heap, opts->min_size, opts->max_size);
 	if (!err && (opts->modes & MODE_CPU))
 		err = cpu_agg__new(&c->cpu);
 	if (!err && (opts->modes & MODE_OFFCPU))

@@ -57,10 +57,11 @@ struct collect_stream {
 
 /* What the collector needs to know of the run; the pointers must outlive it. */
 struct collect_opts {
-	unsigned modes;	       /* enum prof_mode_bit */
-	uint64_t sample_bytes; /* --sample-bytes */
-	char *const *cmd;      /* -- CMD ARG…, NULL-terminated; NULL with -p */
-	const uint32_t *pids;  /* -p */
+	unsigned modes;		     /* enum prof_mode_bit */
+	uint64_t sample_bytes;	     /* --sample-bytes */
+	uint64_t min_size, max_size; /* --min-size, --max-size (0: none) */
+	char *const *cmd;	     /* -- CMD ARG…, NULL-terminated; NULL with -p */
+	const uint32_t *pids;	     /* -p */
 	unsigned npids;
 	bool wide;     /* --cgroup / --container / -a: BPF decides who is in scope */
 	bool interval; /* continuous mode: processes gone are forgotten after their interval */

@@ -25,6 +25,7 @@ struct live_key {
 struct live_block {
 	struct site_key site;
 	double objects, bytes; /* what this block added to its site's in-use values */
+	uint64_t born;	       /* heap_agg__at's time when it was allocated */
 };
 
 struct heap_agg {
@@ -33,6 +34,8 @@ struct heap_agg {
 	struct hashmap *live;  /* live_key -> live_block */
 	struct live_cap *caps; /* its blocks per process, checked against the caps per block */
 	struct heap_agg_stats stats;
+	uint64_t now;		     /* heap_agg__at */
+	uint64_t min_size, max_size; /* heap_agg__set_sizes */
 	bool oom_reported;
 };
 
@@ -197,6 +200,43 @@ static void add_block(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t st
 	b->site = sk;
 	b->objects = objects;
 	b->bytes = bytes;
+	b->born = h->now;
+}
+
+void heap_agg__at(struct heap_agg *h, uint64_t ts)
+{
+	h->now = ts;
+}
+
+int heap_agg__next_live(const struct heap_agg *h, size_t *it, struct heap_live_block *out)
+{
+	const struct live_block *b;
+
+	if (!hashmap__next(h->live, it, NULL, (void **)&b))
+		return 0;
+	*out = (struct heap_live_block){.pid = b->site.pid,
+					.tid = b->site.tid,
+					.py = b->site.py,
+					.stack_id = b->site.stack_id,
+					.objects = b->objects,
+					.bytes = b->bytes,
+					.born = b->born};
+	return 1;
+}
+
+void heap_agg__set_sizes(struct heap_agg *h, uint64_t min, uint64_t max)
+{
+	h->min_size = min;
+	h->max_size = max;
+}
+
+/* A block of this size is left out (--min-size, --max-size): counted. */
+static bool size_filtered(struct heap_agg *h, uint64_t size)
+{
+	if (size >= h->min_size && (!h->max_size || size <= h->max_size))
+		return false;
+	h->stats.size_filtered++;
+	return true;
 }
 
 void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t stack_id, uint8_t py,
@@ -204,6 +244,8 @@ void heap_agg__alloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t sta
 {
 	double w = weight(h, size);
 
+	if (size_filtered(h, size))
+		return;
 	add_block(h, pid, tid, stack_id, py, addr, w, w * (double)size);
 }
 
@@ -213,6 +255,8 @@ void heap_agg__alloc_weighted(struct heap_agg *h, uint32_t pid, uint32_t tid, in
 	/* weight / size allocations, at least the one sampled. */
 	double objects = size ? (double)weight_bytes / (double)size : 1.0;
 
+	if (size_filtered(h, size))
+		return;
 	add_block(h, pid, tid, stack_id, py, addr, objects < 1.0 ? 1.0 : objects,
 		  (double)weight_bytes);
 }

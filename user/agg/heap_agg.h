@@ -29,6 +29,7 @@ struct heap_agg_stats {
 	uint64_t no_stack;	/* allocations whose stack was lost (kept, stack empty) */
 	uint64_t exec_released; /* live blocks ended by their process's exec (freed, not leaked) */
 	uint64_t live_capped;	/* allocations counted but not tracked live: a cap was reached */
+	uint64_t size_filtered; /* allocations outside --min-size / --max-size, left out */
 };
 
 /* sample_bytes: 0 = every allocation recorded; N = allocations were sampled at one per N
@@ -38,6 +39,9 @@ void heap_agg__free(struct heap_agg *h);
 /* Live blocks tracked per process and in all (0: the defaults of agg/live_cap.h).  A block past
  * either still counts as allocated; it is not in use (live_capped), its free unknown. */
 void heap_agg__set_caps(struct heap_agg *h, uint32_t per_pid, uint32_t total);
+/* Blocks of sizes outside [min, max] (max 0: no bound) are left out, counted (size_filtered);
+ * their frees are unknown frees. */
+void heap_agg__set_sizes(struct heap_agg *h, uint64_t min, uint64_t max);
 /* Live blocks tracked for pid — for tests. */
 uint32_t heap_agg__live_count(const struct heap_agg *h, uint32_t pid);
 
@@ -76,6 +80,21 @@ int heap_agg__new_interval(struct heap_agg *h);
  */
 int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ctx, uint64_t addr),
 			 void *ctx);
+
+/* The time (bpf_ktime_get_ns) of the events that follow: the blocks they allocate are born then
+ * (their age in the profile). */
+void heap_agg__at(struct heap_agg *h, uint64_t ts);
+
+/* A live block as the in-use values count it: its site, its share, its birth (heap_agg__at). */
+struct heap_live_block {
+	uint32_t pid, tid, py;
+	int32_t stack_id;
+	double objects, bytes;
+	uint64_t born;
+};
+
+/* Iterate live blocks: size_t it = 0; while (heap_agg__next_live(h, &it, &b)) */
+int heap_agg__next_live(const struct heap_agg *h, size_t *it, struct heap_live_block *out);
 
 /* Values of one site (NULL if never seen) — for tests and reports. */
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,

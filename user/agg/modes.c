@@ -89,6 +89,7 @@ static int on_heap(struct collect *c, const struct prof_heap_event *e, const uin
 		if (err)
 			return err;
 	}
+	heap_agg__at(c->heap, e->ts);
 	if (e->type == PROF_REC_HEAP_ALLOC && e->weight)
 		heap_agg__alloc_weighted(c->heap, e->pid, e->tid, id, e->py, e->addr, e->size,
 					 e->weight);

@@ -227,7 +227,8 @@ static int put_sample(struct writer *w, const struct profile_sample *s)
 		err = put_label(w, w->key_stack, "partial", 0);
 	/* Only profiles with states have the key (offcpu); only Python samples the next two. */
 	if (!err && s->state && !w->key_state)
-		err = strtab__index(&w->st, &w->key_state, "state");
+		err = strtab__index(&w->st, &w->key_state,
+				    w->p->state_key ? w->p->state_key : "state");
 	if (!err && s->state)
 		err = put_label(w, w->key_state, s->state, 0);
 	if (!err && s->gil && !w->key_gil)

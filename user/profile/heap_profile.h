@@ -16,8 +16,23 @@ struct profile;
  */
 int heap_profile__new(struct profile **out, const struct build_inputs *in, int64_t period);
 
-/* sample_bytes: --sample-bytes (0: every allocation), the profile's period. */
+/*
+ * In use by age: each live block's in-use share goes to a sample of its stack labelled `age`
+ * with its bucket (heap_profile__age_name), allocations to a sample without the label.  now:
+ * the time ages are taken at (bpf_ktime_get_ns's clock); min_age_ns: younger blocks are left out
+ * of inuse_* (--min-age).  Blocks of unknown birth (0) are in use without the label.
+ */
+struct heap_age {
+	uint64_t now, min_age_ns;
+};
+
+#define HEAP_AGE_BUCKETS 5
+/* The `age` label of a block age_ns old: "0-10s", "10s-1m", "1m-10m", "10m-1h" or "1h+". */
+const char *heap_profile__age_name(uint64_t age_ns);
+
+/* sample_bytes: --sample-bytes (0: every allocation), the profile's period.  age: NULL, in-use
+ * values per stack without ages. */
 int heap_profile__build(struct profile **out, struct heap_agg *h, const struct build_inputs *in,
-			uint64_t sample_bytes);
+			uint64_t sample_bytes, const struct heap_age *age);
 
 #endif /* PROF_HEAP_PROFILE_H */

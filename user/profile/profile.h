@@ -89,6 +89,9 @@ static inline bool profile_counter__is_drop(const struct profile_counter *c)
 
 struct profile {
 	const char *mode; /* "heap", "cpu", "calls" */
+	/* The key of the samples' `state` strings in pprof: "state" when NULL (offcpu), "age"
+	 * (heap: in use by age). */
+	const char *state_key;
 	struct profile_value_type types[PROFILE_MAX_VALUES];
 	uint32_t ntypes;
 	uint32_t default_type;	/* index into types */

@@ -51,6 +51,7 @@ static int copy_header(struct profile *q, const struct profile *p)
 			return err;
 	}
 	q->default_type = p->default_type;
+	q->state_key = p->state_key; /* a static string */
 	memcpy(q->text_types, p->text_types, sizeof(q->text_types));
 	q->ntext_types = p->ntext_types;
 	q->period_type.type = profile__intern(q, p->period_type.type);
