@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
+#include "sym/dwarf_form.h"
 #include "util/dwcursor.h"
 #include "util/strarena.h"
 
@@ -29,32 +30,6 @@ struct dwlines {
 	struct strarena names;
 };
 
-/* A NUL-terminated string inside the reader, or NULL (bad). */
-static const char *rd_str(struct cur *r)
-{
-	const uint8_t *nul;
-
-	if (r->err || !(nul = memchr(r->p, 0, (size_t)(r->end - r->p)))) {
-		r->err = true;
-		return NULL;
-	}
-	nul++;
-	{
-		const char *s = (const char *)r->p;
-
-		r->p = nul;
-		return s;
-	}
-}
-
-static void rd_skip(struct cur *r, uint64_t n)
-{
-	if (r->err || (uint64_t)(r->end - r->p) < n)
-		r->err = true;
-	else
-		r->p += n;
-}
-
 /* A compile unit's line table (its offset in .debug_line) and compilation directory. */
 struct cu_dir {
 	uint64_t line_off;
@@ -70,90 +45,7 @@ struct strsecs {
 	bool dirs_built;
 };
 
-/* A string at offset off of section s ("" when out of it). */
-static const char *str_at(const struct cur *s, uint64_t off)
-{
-	struct cur r = {s->p, s->end, false};
-
-	if (!s->p || off >= (uint64_t)(s->end - s->p))
-		return "";
-	r.p += off;
-	return rd_str(&r) ?: "";
-}
-
 #define MAX_CUS (1u << 20)
-
-/* Skip an attribute value of form (DWARF 2 to 5, and GNU's alt forms of dwz'd files). */
-static void skip_form(struct cur *r, uint64_t form, unsigned offsz, unsigned asz, unsigned version,
-		      int depth)
-{
-	static const uint8_t fixed[] = {
-		[0x05] = 2, [0x06] = 4, [0x07] = 8, [0x0b] = 1,	 [0x0c] = 1, [0x11] = 1, [0x12] = 2,
-		[0x13] = 4, [0x14] = 8, [0x1c] = 4, [0x1e] = 16, [0x20] = 8, [0x24] = 8, [0x25] = 1,
-		[0x26] = 2, [0x27] = 3, [0x28] = 4, [0x29] = 1,	 [0x2a] = 2, [0x2b] = 3, [0x2c] = 4,
-	};
-
-	if (form < sizeof(fixed) && fixed[form]) {
-		rd_skip(r, fixed[form]);
-		return;
-	}
-	switch (form) {
-	case 0x01: /* addr */
-		rd_skip(r, asz);
-		break;
-	case 0x03: /* block2 */
-		rd_skip(r, rd_u(r, 2));
-		break;
-	case 0x04: /* block4 */
-		rd_skip(r, rd_u(r, 4));
-		break;
-	case 0x08: /* string */
-		rd_str(r);
-		break;
-	case 0x09: /* block */
-	case 0x18: /* exprloc */
-		rd_skip(r, rd_uleb(r));
-		break;
-	case 0x0a: /* block1 */
-		rd_skip(r, rd_u(r, 1));
-		break;
-	case 0x0d: /* sdata */
-		rd_sleb(r);
-		break;
-	case 0x0f:   /* udata */
-	case 0x15:   /* ref_udata */
-	case 0x1a:   /* strx */
-	case 0x1b:   /* addrx */
-	case 0x22:   /* loclistx */
-	case 0x23:   /* rnglistx */
-	case 0x1f01: /* GNU_addr_index */
-	case 0x1f02: /* GNU_str_index */
-		rd_uleb(r);
-		break;
-	case 0x10: /* ref_addr: an address's size in DWARF 2 */
-		rd_skip(r, version == 2 ? asz : offsz);
-		break;
-	case 0x0e:   /* strp */
-	case 0x17:   /* sec_offset */
-	case 0x1d:   /* strp_sup */
-	case 0x1f:   /* line_strp */
-	case 0x1f20: /* GNU_ref_alt */
-	case 0x1f21: /* GNU_strp_alt */
-		rd_skip(r, offsz);
-		break;
-	case 0x16: /* indirect */
-		if (depth < 2)
-			skip_form(r, rd_uleb(r), offsz, asz, version, depth + 1);
-		else
-			r->err = true;
-		break;
-	case 0x19: /* flag_present */
-	case 0x21: /* implicit_const: its value is in the abbreviation */
-		break;
-	default:
-		r->err = true;
-	}
-}
 
 /* One attribute of a DWARF 5 directory or file entry: a string, a number, or skipped. */
 static void rd_form(struct cur *r, uint64_t form, unsigned offsz, const struct strsecs *ss,
@@ -164,13 +56,13 @@ static void rd_form(struct cur *r, uint64_t form, unsigned offsz, const struct s
 	if (form == 0x08) /* string */
 		*str = rd_str(r);
 	else if (form == 0x1f || form == 0x0e) /* line_strp, strp */
-		*str = str_at(form == 0x1f ? &ss->line_str : &ss->str, rd_u(r, offsz));
+		*str = rd_str_at(form == 0x1f ? &ss->line_str : &ss->str, rd_u(r, offsz));
 	else if (form < sizeof(width) && width[form]) /* data1, 2, 4, 8 */
 		*num = rd_u(r, width[form]);
 	else if (form == 0x0f) /* udata */
 		*num = rd_uleb(r);
 	else /* MD5 and the like: of no use here (asz: no address form is valid in a table) */
-		skip_form(r, form, offsz, 0, 5, 0);
+		dwform__skip(r, form, offsz, 0, 5);
 }
 
 /* The attribute specs of abbreviation code in the table at off of .debug_abbrev, at *out. */
@@ -262,7 +154,7 @@ static void build_cu_dirs(struct strsecs *ss)
 			else if (name == 0x1b && (form == 0x08 || form == 0x0e || form == 0x1f))
 				rd_form(&u, form, offsz, ss, &str, &num);
 			else
-				skip_form(&u, form, offsz, asz, version, 0);
+				dwform__skip(&u, form, offsz, asz, version);
 			if (name == 0x10)
 				stmt = num;
 			else if (name == 0x1b)
