@@ -497,7 +497,7 @@ static struct cur section(Elf *elf, size_t shstrndx, const char *name, int *err)
 	return (struct cur){NULL, NULL, true};
 }
 
-int dwlines__open(struct dwlines **out, const char *path)
+int dwlines__open_fd(struct dwlines **out, int fd)
 {
 	struct dwlines *d = calloc(1, sizeof(*d));
 	struct scratch *sc = malloc(sizeof(*sc));
@@ -505,16 +505,13 @@ int dwlines__open(struct dwlines **out, const char *path)
 	struct cur line;
 	size_t shstrndx;
 	Elf *elf = NULL;
-	int err, fd = -1;
+	int err = 0;
 
 	*out = NULL;
 	if (!d || !sc) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = safe_open__at(&fd, -1, path, 0, DWLINES_MAX_BYTES, NULL);
-	if (err)
-		goto cleanup;
 	/* Read, not mapped: a file truncated while we read it must not SIGBUS us. */
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -544,11 +541,22 @@ int dwlines__open(struct dwlines **out, const char *path)
 cleanup:
 	if (elf)
 		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 	free(sc);
 	free(ss.dirs);
 	dwlines__free(d);
+	return err;
+}
+
+int dwlines__open(struct dwlines **out, const char *path)
+{
+	int err, fd = -1;
+
+	*out = NULL;
+	err = safe_open__at(&fd, -1, path, 0, DWLINES_MAX_BYTES, NULL);
+	if (err)
+		return err;
+	err = dwlines__open_fd(out, fd);
+	close(fd);
 	return err;
 }
 

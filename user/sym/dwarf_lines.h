@@ -23,6 +23,8 @@ struct dwlines;
 
 /* The line table of debug file path: -ENOENT when it has none, -EFBIG over a cap. */
 int dwlines__open(struct dwlines **out, const char *path);
+/* The same for an open ELF file (a mapped file's own DWARF); the caller still owns fd. */
+int dwlines__open_fd(struct dwlines **out, int fd);
 void dwlines__free(struct dwlines *d);
 /* The heap bytes it holds (for the symbolizer's cap). */
 uint64_t dwlines__bytes(const struct dwlines *d);

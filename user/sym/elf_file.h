@@ -29,6 +29,9 @@ struct elf_file_opts {
 	int root_fd;
 	/* elf_file__open_fd: keep a dup of the fd for elf_file__read_at (else -EBADF). */
 	bool keep_fd;
+	/* elf_file__open_fd: keep a dup of the fd when the file carries its own DWARF (and no
+	 * separate debug file serves), for its source lines (elf_file__dwarf_fd). */
+	bool keep_dwarf_fd;
 };
 
 struct elf_sym {
@@ -78,6 +81,12 @@ uint16_t elf_file__type(const struct elf_file *ef);
 enum elf_file_syms elf_file__syms(const struct elf_file *ef);
 /* Path of the separate debug file whose .symtab was used, or NULL. */
 const char *elf_file__debug_path(const struct elf_file *ef);
+/*
+ * The file itself, opened, when it carries .debug_line and no debug file was found
+ * (elf_file_opts.keep_dwarf_fd), else -1; elf_file__drop_dwarf_fd closes it once read.
+ */
+int elf_file__dwarf_fd(const struct elf_file *ef);
+void elf_file__drop_dwarf_fd(struct elf_file *ef);
 bool elf_file__has_symbols(const struct elf_file *ef);
 size_t elf_file__symbol_count(const struct elf_file *ef);
 /* Heap bytes this object holds (its symbol table, names, segments): what a cache of files caps. */

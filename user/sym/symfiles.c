@@ -249,12 +249,19 @@ static int use_fetched(struct symfiles *fc, struct elf_file *elf)
 struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f)
 {
 	const char *path;
+	int err, fd;
 
 	if (f->lines || f->lines_tried || f->state != FILE_LOADED)
 		return f->lines;
 	f->lines_tried = true;
+	/* A separate debug file first, else the file's own DWARF (kept open for this). */
 	path = elf_file__debug_path(f->elf);
-	if (!path || dwlines__open(&f->lines, path))
+	fd = elf_file__dwarf_fd(f->elf);
+	err = path	? dwlines__open(&f->lines, path)
+	      : fd >= 0 ? dwlines__open_fd(&f->lines, fd)
+			: -ENOENT;
+	elf_file__drop_dwarf_fd(f->elf);
+	if (err)
 		return NULL;
 	f->bytes += dwlines__bytes(f->lines);
 	fc->loaded_bytes += dwlines__bytes(f->lines);
@@ -333,7 +340,8 @@ static int open_elf(struct symfiles *fc, struct elf_file **out, uint32_t pid,
 				&(struct elf_file_opts){.debug_dir = fc->debug_dir,
 							.target_path = e->path,
 							.in_root = root_fd >= 0,
-							.root_fd = root_fd});
+							.root_fd = root_fd,
+							.keep_dwarf_fd = true});
 	close(fd);
 	if (err == -ENOMEM)
 		return err;

@@ -54,7 +54,7 @@ struct sym_file {
 	uint64_t bid_hash;
 	bool in_build_ids;     /* registered in symfiles.build_ids under bid_hash */
 	bool debug_asked;      /* its debug file was asked of debuginfod (symbolizer) */
-	struct dwlines *lines; /* its debug file's DWARF lines (symfiles__lines), while loaded */
+	struct dwlines *lines; /* its DWARF lines (symfiles__lines), while loaded */
 	bool lines_tried;
 	size_t bytes;	       /* elf_file__bytes while loaded */
 	unsigned refs;	       /* proc_map entries naming it */
@@ -110,7 +110,8 @@ int symfiles__reload(struct symfiles *fc, struct sym_file *f, uint32_t pid,
 		     const struct maps_entry *e, int root_fd);
 
 /*
- * The source lines of loaded file f's debug file (local or fetched), opened at the first ask
+ * The source lines of loaded file f's debug file (local or fetched), else of its own DWARF (a
+ * file built with -g, not stripped: read from the fd elf_file kept), opened at the first ask
  * and counted in the byte cap with its symbols; NULL when it has none.  Dropped with them.
  */
 struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f);
