@@ -13,6 +13,7 @@
 
 #include "proc/safe_open.h"
 #include "sym/dwarf_form.h"
+#include "sym/dwarf_inline.h"
 #include "util/dwcursor.h"
 #include "util/strarena.h"
 
@@ -22,12 +23,24 @@ struct row {
 	uint32_t file, line;
 };
 
+/* A line table's files: ufiles[first..first+n) are the file ids of its entries. */
+struct lunit {
+	uint64_t off; /* in .debug_line */
+	uint32_t first, n;
+};
+
 struct dwlines {
 	struct row *rows; /* by address, a sequence's end before what starts there */
 	size_t nrows, cap;
 	size_t *files; /* offsets of the file names in names */
 	size_t nfiles, files_cap;
 	struct strarena names;
+	struct lunit *units; /* by off: for the call_file of inlined calls */
+	size_t nunits, units_cap;
+	uint32_t *ufiles;
+	size_t nufiles, ufiles_cap;
+	struct dwinl inl;
+	uint64_t unnamed; /* inlined calls left out of lookups: no name */
 };
 
 /* A compile unit's line table (its offset in .debug_line) and compilation directory. */
@@ -214,6 +227,54 @@ static int add_row(struct dwlines *d, uint64_t addr, uint32_t file, uint32_t lin
 	return 0;
 }
 
+/* The file ids of the line table at off of .debug_line, for the inlined calls' call_file. */
+static int add_lunit(struct dwlines *d, uint64_t off, const uint32_t *files, uint32_t n)
+{
+	if (d->nufiles + n > DWLINES_MAX_FILES * 4ULL)
+		return 0; /* the calls of further units have no call file */
+	if (d->nunits == d->units_cap) {
+		size_t cap = d->units_cap ? 2 * d->units_cap : 64;
+		struct lunit *v = realloc(d->units, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->units = v;
+		d->units_cap = cap;
+	}
+	while (d->nufiles + n > d->ufiles_cap) {
+		size_t cap = d->ufiles_cap ? 2 * d->ufiles_cap : 1024;
+		uint32_t *v = realloc(d->ufiles, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->ufiles = v;
+		d->ufiles_cap = cap;
+	}
+	memcpy(d->ufiles + d->nufiles, files, n * sizeof(*files));
+	d->units[d->nunits++] = (struct lunit){off, (uint32_t)d->nufiles, n};
+	d->nufiles += n;
+	return 0;
+}
+
+/* dwinl_file_fn: entry idx of the line table at stmt (units are in .debug_line's order). */
+static uint32_t unit_file(void *ctx, uint64_t stmt, uint64_t idx)
+{
+	const struct dwlines *d = ctx;
+	size_t lo = 0, hi = d->nunits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->units[mid].off < stmt)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == d->nunits || d->units[lo].off != stmt || idx >= d->units[lo].n)
+		return UINT32_MAX;
+	return d->ufiles[d->units[lo].first + idx];
+}
+
 /* A file's full name (dir/name unless name is absolute) as a new file id. */
 static int add_file(struct dwlines *d, const char *dir0, const char *dir, const char *name,
 		    uint32_t *out)
@@ -380,6 +441,8 @@ static int read_unit(struct dwlines *d, struct cur *r, struct strsecs *ss, struc
 		if (fents[i].path)
 			err = add_file(d, dirs[0], dir, fents[i].path, &files[i]);
 	}
+	if (!err)
+		err = add_lunit(d, off, files, (uint32_t)nfiles);
 
 	/* The line program: rows where the state machine emits them. */
 	{
@@ -533,6 +596,23 @@ int dwlines__open_fd(struct dwlines **out, int fd)
 		err = 0; /* at a cap: what was read serves */
 	if (!err && !d->nrows)
 		err = -ENOENT;
+	if (!err) {
+		struct dwsecs ds = {
+			.info = ss.info,
+			.abbrev = ss.abbrev,
+			.str = ss.str,
+			.line_str = ss.line_str,
+			.str_offsets = section(elf, shstrndx, ".debug_str_offsets", &err),
+			.addr = section(elf, shstrndx, ".debug_addr", &err),
+			.ranges = section(elf, shstrndx, ".debug_ranges", &err),
+			.rnglists = section(elf, shstrndx, ".debug_rnglists", &err),
+		};
+
+		/* Sections over the cap: no inlined calls, the lines still serve. */
+		err = err == -EFBIG
+			      ? 0
+			      : dwinl__build(&d->inl, &ds, unit_file, d, DWLINES_MAX_INLINE_BYTES);
+	}
 	if (err)
 		goto cleanup;
 	qsort(d->rows, d->nrows, sizeof(*d->rows), cmp_row);
@@ -567,12 +647,17 @@ void dwlines__free(struct dwlines *d)
 	free(d->rows);
 	free(d->files);
 	strarena__release(&d->names);
+	free(d->units);
+	free(d->ufiles);
+	dwinl__release(&d->inl);
 	free(d);
 }
 
 uint64_t dwlines__bytes(const struct dwlines *d)
 {
-	return d->cap * sizeof(*d->rows) + d->files_cap * sizeof(*d->files) + d->names.cap;
+	return d->cap * sizeof(*d->rows) + d->files_cap * sizeof(*d->files) + d->names.cap +
+	       d->units_cap * sizeof(*d->units) + d->ufiles_cap * sizeof(*d->ufiles) +
+	       dwinl__bytes(&d->inl);
 }
 
 int dwlines__lookup(struct dwlines *d, uint64_t vaddr, const char **file, int *line)
@@ -597,4 +682,49 @@ int dwlines__lookup(struct dwlines *d, uint64_t vaddr, const char **file, int *l
 	*file = d->names.buf + d->files[r->file];
 	*line = (int)r->line;
 	return 0;
+}
+
+static const char *file_name(const struct dwlines *d, uint32_t id)
+{
+	return id < d->nfiles ? d->names.buf + d->files[id] : NULL;
+}
+
+int dwlines__inlined(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, unsigned max,
+		     unsigned *n)
+{
+	uint32_t calls[DWLINES_MAX_INLINE];
+	struct dwlines_frame at = {NULL, NULL, 0};
+	unsigned k, m = 0;
+
+	*n = 0;
+	if (!max)
+		return 0;
+	k = dwinl__lookup(&d->inl, vaddr, calls,
+			  max - 1 < DWLINES_MAX_INLINE ? max - 1 : DWLINES_MAX_INLINE);
+	if (!k)
+		return -ENOENT;
+	if (dwlines__lookup(d, vaddr, &at.file, &at.line))
+		at = (struct dwlines_frame){NULL, NULL, 0};
+	/* Each level's line is where the level inside it was called from. */
+	for (unsigned i = 0; i < k; i++) {
+		const struct dwinl_call *c = &d->inl.calls[calls[i]];
+
+		if (c->name != DWINL_NONE) {
+			at.name = d->inl.names.buf + c->name;
+			out[m++] = at;
+		} else {
+			d->unnamed++;
+		}
+		at.file = file_name(d, c->call_file);
+		at.line = c->call_line <= INT_MAX ? (int)c->call_line : 0;
+	}
+	at.name = NULL;
+	out[m++] = at;
+	*n = m;
+	return 0;
+}
+
+uint64_t dwlines__unnamed(const struct dwlines *d)
+{
+	return d->unnamed;
 }
