@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The symbolizer's side of debuginfod: which files to ask for, what to do with a file that
- * arrives, and the results to redo with it.  The fetching itself is sym/debuginfod.c's, on its
- * own thread.
+ * The symbolizer's side of DWARF: source lines and inlined calls of a frame; and of debuginfod:
+ * which files to ask for, what to do with a file that arrives, and the results to redo with it.
+ * The fetching itself is sym/debuginfod.c's, on its own thread.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,6 +30,34 @@ int symbolizer_want_debug(struct symbolizer *s, struct sym_file *f)
 	return err == -ENOMEM ? err : 0;
 }
 
+/* The calls inlined at vaddr into s->inl; out's file and line become the outermost's call site. */
+static int inlined(struct symbolizer *s, struct dwlines *d, uint64_t vaddr, struct sym_result *out)
+{
+	struct dwlines_frame fr[SYM_MAX_INLINE + 1];
+	uint64_t unnamed = dwlines__unnamed(d);
+	unsigned n;
+
+	if (s->no_inline || dwlines__inlined(d, vaddr, fr, SYM_MAX_INLINE + 1, &n))
+		return 0;
+	s->stats.inline_unnamed += dwlines__unnamed(d) - unnamed;
+	out->file = fr[n - 1].file ? strpool__intern(s->pool, fr[n - 1].file) : NULL;
+	out->line = fr[n - 1].line;
+	if (fr[n - 1].file && !out->file)
+		return -ENOMEM;
+	for (unsigned k = 0; k + 1 < n; k++) {
+		struct sym_result *r = &s->inl[k];
+
+		*r = (struct sym_result){.line = fr[k].line, .inlined = true};
+		r->system_name = strpool__intern(s->pool, fr[k].name);
+		r->name = r->system_name ? symbolizer_display_name(s, r->system_name) : NULL;
+		r->file = fr[k].file ? strpool__intern(s->pool, fr[k].file) : NULL;
+		if (!r->name || (fr[k].file && !r->file))
+			return -ENOMEM;
+		s->ninl = k + 1;
+	}
+	return 0;
+}
+
 int symbolizer_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		    struct sym_result *out)
 {
@@ -37,11 +65,28 @@ int symbolizer_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	const char *file;
 	int line;
 
-	if (!d || dwlines__lookup(d, vaddr, &file, &line))
+	s->ninl = 0;
+	if (!d)
 		return 0;
-	out->file = strpool__intern(s->pool, file);
-	out->line = line;
-	return out->file ? 0 : -ENOMEM;
+	if (!dwlines__lookup(d, vaddr, &file, &line)) {
+		out->file = strpool__intern(s->pool, file);
+		out->line = line;
+		if (!out->file)
+			return -ENOMEM;
+	}
+	return inlined(s, d, vaddr, out);
+}
+
+unsigned symbolizer__inlined(const struct symbolizer *s, const struct sym_result *phys,
+			     struct sym_result *out, unsigned max)
+{
+	unsigned n = s->ninl < max ? s->ninl : max;
+
+	for (unsigned k = 0; k < n; k++) {
+		out[k] = s->inl[k];
+		out[k].map = phys->map;
+	}
+	return n;
 }
 
 unsigned symbolizer__debug_pending(const struct symbolizer *s)
@@ -111,6 +156,7 @@ int symbolizer__resolve_again(struct symbolizer *s, uint64_t addr, struct sym_re
 	uint64_t vaddr;
 	int err;
 
+	s->ninl = 0;
 	if (!map || !map->build_id[0])
 		return 0;
 	f = symfiles__find_build_id(&s->files, map->build_id);
