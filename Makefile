@@ -280,6 +280,11 @@ $(OUTPUT)/targets/heap_target_minidebug: $(OUTPUT)/targets/heap_target scripts/a
 	$(call msg,TARGET,$@)
 	$(Q)scripts/add-minidebuginfo.sh $< $@ $(OUTPUT)/targets/heap_target_stripped
 
+# An inlined allocating function, named from the target's own DWARF (gcc -O2 -g, not stripped).
+$(OUTPUT)/targets/inline_alloc: tests/targets/inline_alloc.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) -g -O2 -Wall -Werror $< -o $@
+
 # static_alloc as most distributions ship a binary: stripped, its debug file apart (served by
 # debuginfod in tests/e2e/test_names.sh).
 $(OUTPUT)/targets/static_alloc_stripped: $(OUTPUT)/targets/static_alloc
