@@ -135,6 +135,10 @@ t_names_inlined_frames() {
 	"$PROF" --heap --no-debuginfod -f folded -o "$d" --top 0 -- build/targets/inline_alloc \
 		>/dev/null || fail "profiler exit status $? (folded)"
 	expect_one_line "folded keep_block" '^inline_alloc;.*;main;inl_caller;keep_block 102400$' "$d"
+	# --no-inline: the symbol's function alone, at the line of the call inlined there.
+	"$PROF" --heap --no-debuginfod --no-inline -f folded -o "$d" --top 0 -- \
+		build/targets/inline_alloc >/dev/null || fail "profiler exit status $? (--no-inline)"
+	expect_one_line "folded --no-inline" '^inline_alloc;.*;main;inl_caller 102400$' "$d"
 }
 
 # pprof_traces, an inlined frame's " (inline)" kept.
