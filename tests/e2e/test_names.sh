@@ -141,16 +141,6 @@ t_names_inlined_frames() {
 	expect_one_line "folded --no-inline" '^inline_alloc;.*;main;inl_caller 102400$' "$d"
 }
 
-# pprof_traces, an inlined frame's " (inline)" kept.
-pprof_traces_inline() { # FILE
-	go tool pprof -symbolize=none -traces "$1" 2>/dev/null | awk '
-		/^-----------/ { if (stack != "") print "|" stack; stack = ""; next }
-		/^ *(comm|process|pid|tid):/ { next }
-		/^ *[0-9.]+[a-zA-Z]* +[^ ]/ && stack == "" { $1 = ""; sub(/^ +/, ""); stack = $0; next }
-		/^ +[^ ]/ && stack != "" { sub(/^ +/, ""); stack = stack ";" $0; next }
-		END { if (stack != "") print "|" stack }'
-}
-
 # The pprof Lines of static_alloc's frames: hidden_keep at its malloc, main at its call.
 check_static_alloc_lines() { # FILE
 	local src keep call

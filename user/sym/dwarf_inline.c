@@ -473,7 +473,7 @@ static int die_ranges(struct walk *w, const struct unit *un, const struct die *d
 			 base = un->u.rnglists_base;
 		struct cur r;
 
-		if (off > size / un->u.offsz || base > size - off * un->u.offsz)
+		if (!sec->p || off > size / un->u.offsz || base > size - off * un->u.offsz)
 			return 0;
 		r = (struct cur){sec->p + base + off * un->u.offsz, sec->end, false};
 		off = base + rd_u(&r, un->u.offsz);
