@@ -272,7 +272,8 @@ int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32
 
 int profile__inline_pair(struct profile *p, uint32_t outer, uint32_t inner)
 {
-	if (!outer || !inner || outer == inner || outer > p->nlocations || inner > p->nlocations)
+	/* Stacks are built leaf first: the inlined function's location is the older one. */
+	if (!inner || inner >= outer || outer > p->nlocations)
 		return -EINVAL;
 	p->locations[outer - 1].inner = inner;
 	p->locations[inner - 1].inlined = true;

@@ -146,7 +146,8 @@ int profile__function(struct profile *p, uint32_t *out, const char *name, const 
 		      const char *file, int64_t start_line);
 int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32_t mapping_id,
 		      uint32_t function_id, int64_t line);
-/* Location inner is a function inlined at location outer (same address): 0 or -EINVAL. */
+/* Location inner (made before outer) is a function inlined at location outer (same address): 0
+ * or -EINVAL. */
 int profile__inline_pair(struct profile *p, uint32_t outer, uint32_t inner);
 
 /* Append a sample (copies loc_ids); samples with the same pid, tid, stack and flags (enum

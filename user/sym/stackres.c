@@ -343,6 +343,28 @@ static int redo_debug(struct stackres *r, const struct job *j)
 	return err;
 }
 
+/* Frame i of j's stack, symbolized (and a user frame's inlined calls added to its view). */
+static int resolve_frame(struct stackres *r, const struct job *j, unsigned i)
+{
+	struct stackres_frame *f = &j->frames[i];
+	uint64_t lookup = lookup_addr(j->stack_kind, j->frames, i);
+	int err = 0;
+
+	if (j->stack_kind == STACK_KERNEL)
+		err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
+	else if (prof_stack_is_cut(f->addr))
+		err = symbolizer__resolve_cut(r->sym, f->addr, &f->sym);
+	else if (prof_py_is_frame(f->addr))
+		err = symbolizer__resolve_python(
+			r->sym, j->pid, f->addr,
+			i + 1 < j->n && prof_py_is_print(f[1].addr) ? f[1].addr : 0, &f->sym);
+	else if (prof_py_is_print(f->addr))
+		memset(&f->sym, 0, sizeof(f->sym)); /* its frame's, not a frame */
+	else if (!(err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym)) && j->view)
+		err = add_levels(r->sym, j->view, j->n, i, f->addr, &f->sym);
+	return err;
+}
+
 /* One job, on whichever thread symbolizes.  -ENOMEM or 0: a process gone is no error. */
 static int job__run(struct stackres *r, const struct job *j)
 {
@@ -350,26 +372,20 @@ static int job__run(struct stackres *r, const struct job *j)
 
 	switch (j->kind) {
 	case JOB_RESOLVE:
-		for (unsigned i = 0; i < j->n && !err; i++) {
-			struct stackres_frame *f = &j->frames[i];
-			uint64_t lookup = lookup_addr(j->stack_kind, j->frames, i);
+		/*
+		 * Python frames first: their code objects are read from the live process, which a
+		 * native frame's file may outlive (its DWARF lines and inlined calls take a while
+		 * to index, the first time) — a short-lived interpreter would have exited by then.
+		 */
+		for (unsigned pass = 0; pass < 2 && !err; pass++)
+			for (unsigned i = 0; i < j->n && !err; i++) {
+				struct stackres_frame *f = &j->frames[i];
+				bool py = j->stack_kind != STACK_KERNEL &&
+					  (prof_py_is_frame(f->addr) || prof_py_is_print(f->addr));
 
-			if (j->stack_kind == STACK_KERNEL)
-				err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
-			else if (prof_stack_is_cut(f->addr))
-				err = symbolizer__resolve_cut(r->sym, f->addr, &f->sym);
-			else if (prof_py_is_frame(f->addr))
-				err = symbolizer__resolve_python(
-					r->sym, j->pid, f->addr,
-					i + 1 < j->n && prof_py_is_print(f[1].addr) ? f[1].addr : 0,
-					&f->sym);
-			else if (prof_py_is_print(f->addr))
-				memset(&f->sym, 0, sizeof(f->sym)); /* its frame's, not a frame */
-			else if (!(err = symbolizer__resolve_user(r->sym, j->pid, lookup,
-								  &f->sym)) &&
-				 j->view)
-				err = add_levels(r->sym, j->view, j->n, i, f->addr, &f->sym);
-		}
+				if (py == (pass == 0))
+					err = resolve_frame(r, j, i);
+			}
 		if (j->view && !err)
 			err = make_view(r, j->pid, j->frames, j->n, j->view);
 		break;
