@@ -499,6 +499,8 @@ int stackres__start_worker(struct stackres *r)
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->idle, NULL);
 	r->w = w;
+	/* Behind a file's DWARF indexing, stacks would wait: read when the loop next asks. */
+	symbolizer__defer_dwarf(r->sym);
 	err = pthread_create(&w->thread, NULL, worker_main, r);
 	if (err) {
 		r->w = NULL;
@@ -605,11 +607,13 @@ int stackres__debug(struct stackres *r, bool last)
 	struct stack *redo;
 	int err;
 
-	if (ms) {
-		/* Every stack resolved first: its files are asked for by then. */
+	if (last) {
+		/* Every stack resolved first: its files (and their DWARF) asked for by then. */
 		err = stackres__sync(r);
 		if (err)
 			return err;
+	}
+	if (ms) {
 		pending = symbolizer__debug_pending(r->sym);
 		if (pending)
 			pr_note("waiting up to %u s for %u debug file%s from debuginfod "

@@ -150,6 +150,14 @@ bool symbolizer__debug_arrived(const struct symbolizer *s);
 /* The last profile is next: wait up to ms for the requests pending, then cut those left
  * (counted as timeouts); nothing is asked for after. */
 void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms);
+/*
+ * From now on a file's DWARF (lines, inlined calls) is read when the event loop next takes what
+ * arrived (symbolizer__debug_arrived is then true; symbolizer__debug_take reads it and gives its
+ * build id, and the results of its frames are redone), not at the first frame that needs it:
+ * with a worker, so that stacks queued behind a big file's indexing are not named too late (a
+ * short-lived Python process's frames are read live).  Files without a build id: at once.
+ */
+void symbolizer__defer_dwarf(struct symbolizer *s);
 /* The fetch timeout in ms (0: debuginfod is off). */
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s);
 /*

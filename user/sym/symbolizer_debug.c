@@ -102,7 +102,13 @@ void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms)
 
 bool symbolizer__debug_arrived(const struct symbolizer *s)
 {
-	return s->fetch && dbgfetch__arrived(s->fetch);
+	return (s->fetch && dbgfetch__arrived(s->fetch)) ||
+	       __atomic_load_n(&s->files.lines_pending, __ATOMIC_ACQUIRE);
+}
+
+void symbolizer__defer_dwarf(struct symbolizer *s)
+{
+	s->files.defer_lines = true;
 }
 
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s)
@@ -110,20 +116,45 @@ unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s)
 	return s->fetch ? dbgfetch__timeout_s(s->fetch) * 1000 : 0;
 }
 
+/* Build id bid's results may name better now: into the set symbolizer__debug_take hands out. */
+static int add_bid(struct hashmap **bids, struct symbolizer *s, const char *raw)
+{
+	/* The results hold the pool's copy of the build id, if any is still held. */
+	const char *bid = strpool__intern(s->pool, raw);
+	void *v;
+
+	if (!bid || (!*bids && hashmap__new(bids, sizeof(bid), 1)) ||
+	    hashmap__upsert(*bids, &v, &bid, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+struct wanted_ctx {
+	struct symbolizer *s;
+	struct hashmap **bids;
+};
+
+static int wanted_read(void *ctx, const char *bid)
+{
+	struct wanted_ctx *w = ctx;
+
+	return add_bid(w->bids, w->s, bid);
+}
+
 int symbolizer__debug_take(struct symbolizer *s, struct hashmap **bids)
 {
 	struct dbgfetch_file *files = NULL;
 	size_t n = 0;
-	int err = 0;
+	int err;
 
 	*bids = NULL;
-	if (!s->fetch)
-		return 0;
+	/* Files whose DWARF was wanted since (deferred): read now, their stacks redone. */
+	err = symfiles__read_wanted(&s->files, wanted_read, &(struct wanted_ctx){s, bids});
+	if (err || !s->fetch)
+		return err;
 	dbgfetch__take(s->fetch, &files, &n);
 	for (size_t i = 0; i < n && !err; i++) {
-		const char *bid;
 		bool used;
-		void *v;
 
 		err = symfiles__debug_file(&s->files, files[i].build_id, files[i].path, &used);
 		if (err && err != -ENOMEM) {
@@ -137,11 +168,7 @@ int symbolizer__debug_take(struct symbolizer *s, struct hashmap **bids)
 		}
 		if (err || !used)
 			continue;
-		/* The results hold the pool's copy of the build id, if any is still held. */
-		bid = strpool__intern(s->pool, files[i].build_id);
-		if (!bid || (!*bids && hashmap__new(bids, sizeof(bid), 1)) ||
-		    hashmap__upsert(*bids, &v, &bid, NULL))
-			err = -ENOMEM;
+		err = add_bid(bids, s, files[i].build_id);
 	}
 	dbgfetch__free_files(files, n);
 	return err;
