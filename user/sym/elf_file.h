@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * One ELF file's function symbols, build id and PT_LOAD segments, read with libelf when it is
- * opened (the file is not kept open), so that a runtime address inside a mapping of the file
- * becomes an ELF virtual address and then a symbol.  Symbols come from .symtab, else from a
- * separate debug file (by build id, then .gnu_debuglink), else from .dynsym.  Also gives the
- * loader a function's file offset (for uprobes) and the bytes there (to decode its prologue).
+ * opened (the file is not kept open, except for its own DWARF until read: keep_dwarf_fd), so that a
+ * runtime address inside a mapping of the file becomes an ELF virtual address and then a symbol.
+ * Symbols come from .symtab, else from a separate debug file (by build id, then .gnu_debuglink),
+ * else from .dynsym.  Also gives the loader a function's file offset (for uprobes) and the bytes
+ * there (to decode its prologue).
  */
 #ifndef PROF_ELF_FILE_H
 #define PROF_ELF_FILE_H

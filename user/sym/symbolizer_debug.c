@@ -181,6 +181,7 @@ int symbolizer__resolve_again(struct symbolizer *s, uint64_t addr, struct sym_re
 	struct proc_map m;
 	struct sym_file *f;
 	uint64_t vaddr;
+	bool defer;
 	int err;
 
 	s->ninl = 0;
@@ -196,7 +197,12 @@ int symbolizer__resolve_again(struct symbolizer *s, uint64_t addr, struct sym_re
 		.path = map->path,
 		.kind = MAP_FILE,
 	};
+	/* A redo is the later moment deferred DWARF waits for: read it now (a debug file that
+	 * just arrived brings lines). */
+	defer = s->files.defer_lines;
+	s->files.defer_lines = false;
 	err = symbolizer_file_symbol(s, &m, f, addr, &vaddr, &r);
+	s->files.defer_lines = defer;
 	if (!err && !r.name)
 		err = symbolizer_offset_name(s, &m, f, addr, vaddr, &r);
 	if (!err) {
