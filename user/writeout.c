@@ -21,6 +21,7 @@
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/format.h"
+#include "export/oldblocks.h"
 #include "export/outdir.h"
 #include "export/push.h"
 #include "export/status.h"
@@ -248,9 +249,18 @@ int writeout__write(struct writeout *r, int64_t start_wall_ns, int64_t duration_
 	 * `-- CMD`'s output may be there.  Not with -q, nor with -f text: that report is the
 	 * output, written once.
 	 */
-	for (size_t i = 0; i < NMODES; i++)
-		if (ps[i] && env->top && env->verbosity >= 0 && env->format != FMT_TEXT)
-			text__write(ps[i], stderr, env->top);
+	for (size_t i = 0; i < NMODES; i++) {
+		if (!ps[i] || !env->top || env->verbosity < 0 || env->format == FMT_TEXT)
+			continue;
+		text__write(ps[i], stderr, env->top);
+		/* What stayed in use: for at least --min-age, else half the run. */
+		if (modes[i].bit == MODE_HEAP && collect__heap(r->c))
+			oldblocks__write(stderr, collect__heap(r->c), r->parts->stacks,
+					 (uint64_t)clock__mono_ns(),
+					 env->min_age_ns ? env->min_age_ns
+							 : (uint64_t)duration_ns / 2,
+					 env->top);
+	}
 	for (size_t i = 0; i < NMODES; i++)
 		if (written[i])
 			pr_note("wrote %s profile to %s\n", ps[i]->mode, paths[i]);

@@ -320,7 +320,15 @@ t_heap_min_age_and_age_label() {
 	expect_eq "keep_young inuse_space" 2000 "$(pprof_flat "$f" inuse_space keep_young)"
 	expect_eq "keep_old inuse_space aged 0-10s" 1000 "$(age_flat "$f" 0-10s keep_old)"
 	expect_eq "keep_old inuse_space aged 10s-1m" 0 "$(age_flat "$f" 10s-1m keep_old)"
-	"$PROF" --heap --min-age 1 -o "$m" --top 0 -- build/targets/aging || fail "profiler exit status $?"
+	# the summary's list of what stayed in use (stderr): keep_old alone, 1.5 s old
+	"$PROF" --heap --min-age 1 -o "$m" -- build/targets/aging 2>"$E2E_TMP/minage.err" ||
+		fail "profiler exit status $?"
+	sed -n '/^in use for at least/,/^bpftrace-prof: wrote/p' "$E2E_TMP/minage.err" >"$E2E_TMP/old"
+	cat "$E2E_TMP/old"
+	grep -q '^in use for at least 1.0s: ' "$E2E_TMP/old" || fail "no list of old blocks"
+	grep -Eq '^ +1000 bytes +1 +1\.[0-9]s +[0-9]+ +keep_old < main < ' "$E2E_TMP/old" ||
+		fail "keep_old not listed with its bytes, block and age"
+	grep -q 'keep_young' "$E2E_TMP/old" && fail "keep_young (new) listed as old"
 	expect_eq "keep_old inuse_space (--min-age 1)" 1000 "$(pprof_flat "$m" inuse_space keep_old)"
 	expect_eq "keep_young inuse_space (--min-age 1)" 0 "$(pprof_flat "$m" inuse_space keep_young)"
 	expect_eq "keep_young alloc_space (--min-age 1)" 2000 "$(pprof_flat "$m" alloc_space keep_young)"

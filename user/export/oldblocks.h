@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The summary's leak list: the stacks holding the blocks in use for at least a given age (by
+ * default half the run), with their bytes, blocks and the oldest block's age, largest first —
+ * memleak's "outstanding allocations", heaptrack's "leaked".
+ */
+#ifndef PROF_OLDBLOCKS_H
+#define PROF_OLDBLOCKS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct heap_agg;
+struct stackres;
+
+/*
+ * Writes the list to f: blocks of h at least min_age_ns old at now (bpf_ktime_get_ns's clock),
+ * per (process, stack), the top `top` by bytes, each stack leaf first, a few frames, names
+ * escaped.  Blocks of unknown birth are left out.  0 or -ENOMEM.
+ */
+int oldblocks__write(FILE *f, const struct heap_agg *h, const struct stackres *stacks, uint64_t now,
+		     uint64_t min_age_ns, unsigned top);
+
+/* A duration as the list writes it: "0.8s", "45s", "3m07s", "2h05m". */
+const char *oldblocks__age(char *buf, size_t len, uint64_t ns);
+
+#endif /* PROF_OLDBLOCKS_H */
