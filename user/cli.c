@@ -13,6 +13,8 @@
 #include "prof_unwind.h"
 #include "export/format.h"
 #include "export/output.h"
+#include "export/suppress.h"
+#include "util/escape.h"
 #include "util/log.h"
 
 static const char usage[] =
@@ -76,6 +78,10 @@ static const char usage[] =
 	"                           in-use sample carries its age bucket as the `age` label)\n"
 	"  -z, --min-size BYTES     --heap: leave out blocks smaller than BYTES (memleak's -z)\n"
 	"  -Z, --max-size BYTES     --heap: leave out blocks larger than BYTES (memleak's -Z)\n"
+	"      --fail-on-leak BYTES --heap -- CMD: exit 3 when more than BYTES never freed remain\n"
+	"                           at CMD's exit (after our failures and CMD's own status)\n"
+	"      --leak-suppressions FILE  leak:PATTERN / leaf:PATTERN lines: stacks not counted\n"
+	"                           as leaks, after the built-in ones (man page)\n"
 	"      --no-preload         sampled --heap -- CMD: allocator uprobes, not our sampler\n"
 	"                           library preloaded into CMD's tree (LD_PRELOAD)\n"
 	"      --interval SECONDS   continuous mode: one profile per mode per interval, written\n"
@@ -182,6 +188,8 @@ enum {
 	OPT_TOP,
 	OPT_SAMPLE_BYTES,
 	OPT_MIN_AGE,
+	OPT_FAIL_ON_LEAK,
+	OPT_LEAK_SUPPRESSIONS,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
 	OPT_UNWIND_MAX_ROWS,
@@ -223,6 +231,8 @@ static const struct option long_opts[] = {
 	{"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
 	{"min-age", required_argument, NULL, OPT_MIN_AGE},
 	{"min-size", required_argument, NULL, 'z'},
+	{"fail-on-leak", required_argument, NULL, OPT_FAIL_ON_LEAK},
+	{"leak-suppressions", required_argument, NULL, OPT_LEAK_SUPPRESSIONS},
 	{"max-size", required_argument, NULL, 'Z'},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
@@ -391,6 +401,29 @@ static bool svg_type_known(unsigned modes, const char *type)
 	return false;
 }
 
+/* --heap: the leak rules, built in and --leak-suppressions' (read now: a bad file is bad usage). */
+static int leak_rules(struct env *e)
+{
+	char why[128];
+	int err;
+
+	if (!(e->modes & MODE_HEAP))
+		return 0;
+	err = suppress__new(&e->suppress);
+	if (err)
+		return err;
+	if (e->leak_suppressions &&
+	    suppress__load(e->suppress, e->leak_suppressions, why, sizeof(why))) {
+		char path[128];
+
+		suppress__free(e->suppress);
+		e->suppress = NULL;
+		return bad("--leak-suppressions %s: %s",
+			   escape__str(path, sizeof(path), e->leak_suppressions), why);
+	}
+	return 0;
+}
+
 int cli__parse(struct env *out, int argc, char **argv)
 {
 	struct env env = {
@@ -483,6 +516,18 @@ int cli__parse(struct env *out, int argc, char **argv)
 				env.min_size = v;
 			else
 				env.max_size = v;
+			break;
+		case OPT_FAIL_ON_LEAK:
+			if (parse_u64(optarg, 1ULL << 48, &v))
+				return bad("invalid --fail-on-leak '%s' (bytes, 0 to 2^48)",
+					   optarg);
+			env.fail_on_leak = v;
+			env.leak_gate = true;
+			break;
+		case OPT_LEAK_SUPPRESSIONS:
+			if (!*optarg)
+				return bad("empty --leak-suppressions path%s", "");
+			env.leak_suppressions = optarg;
 			break;
 		case OPT_MIN_AGE: {
 			double a;
@@ -671,6 +716,8 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--min-age, --min-size and --max-size go with --heap%s", "");
 	if (env.max_size && env.min_size > env.max_size)
 		return bad("--min-size is over --max-size: no block could be kept%s", "");
+	if ((env.leak_gate || env.leak_suppressions) && (!env.cmd || !(env.modes & MODE_HEAP)))
+		return bad("--fail-on-leak and --leak-suppressions go with --heap -- CMD%s", "");
 	if (env.no_preload && !env.cmd)
 		return bad("--no-preload goes with -- CMD (what we start, we can preload)%s", "");
 	/* Every allocation of a whole host costs too much: sampled unless asked otherwise. */
@@ -743,9 +790,15 @@ int cli__parse(struct env *out, int argc, char **argv)
 		return bad("--live draws on stdout: give -o a file name%s", "");
 	if (env.live && !isatty(STDOUT_FILENO))
 		return bad("--live needs a terminal on stdout%s", "");
+	/* Last: what it allocates is the caller's to free (cli__free) only on success. */
+	err = leak_rules(&env);
+	if (err)
+		return err;
 	env.cmdline = join_args(argc, argv);
-	if (!env.cmdline)
+	if (!env.cmdline) {
+		suppress__free(env.suppress);
 		return -ENOMEM;
+	}
 	*out = env;
 	return CLI_RUN;
 }
@@ -754,6 +807,8 @@ void cli__free(struct env *env)
 {
 	free(env->cmdline);
 	env->cmdline = NULL;
+	suppress__free(env->suppress);
+	env->suppress = NULL;
 }
 
 const char *cli__output_path(const struct env *env, const char *mode, char *buf, unsigned len)

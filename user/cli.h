@@ -28,6 +28,8 @@ enum unwind_mode {
 	UNWIND_FP,    /* frame pointers only (bpf_get_stack) */
 };
 
+struct suppress;
+
 struct env {
 	unsigned modes;	 /* enum prof_mode_bit */
 	unsigned cpu_hz; /* --cpu[=HZ] */
@@ -56,7 +58,11 @@ struct env {
 	uint64_t sample_bytes;
 	uint64_t min_age_ns;	     /* --min-age: in use counts blocks at least this old; 0: all */
 	uint64_t min_size, max_size; /* -z / -Z: blocks outside are left out (max 0: none) */
-	bool no_preload;	     /* --no-preload: sampled -- CMD through allocator uprobes */
+	uint64_t fail_on_leak;	     /* --fail-on-leak BYTES (with leak_gate) */
+	bool leak_gate;
+	const char *leak_suppressions; /* --leak-suppressions FILE */
+	struct suppress *suppress;     /* --heap: the leak rules (cli__free frees them) */
+	bool no_preload;	       /* --no-preload: sampled -- CMD through allocator uprobes */
 	enum unwind_mode unwind;
 	uint64_t unwind_memory;	     /* --unwind-memory in bytes; 0: the unwinder's default */
 	uint32_t unwind_max_rows;    /* --unwind-max-rows; 0: the table builder's default */

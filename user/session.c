@@ -1035,6 +1035,9 @@ static int run_write(struct run *r)
 	 * stopped first (-d, q, a signal to us: Ctrl-C reaches CMD too) is not CMD's verdict. */
 	if (!status && r->cmd_ended)
 		status = child__exit_status(r->child.status);
+	if (!status && r->cmd_ended && env->leak_gate &&
+	    writeout__leaked(r->writeout) > env->fail_on_leak)
+		status = 3; /* the leak gate, last */
 	return status;
 }
 

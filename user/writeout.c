@@ -78,6 +78,7 @@ struct writeout {
 	const struct cgroup_stats *cgroup;
 	writeout_sink_fn sink;
 	void *sink_ctx;
+	double leaked_bytes; /* leak_list's, for --fail-on-leak */
 };
 
 int writeout__new(struct writeout **out, struct collect *c, const struct run_parts *parts,
@@ -222,6 +223,37 @@ static void give_sink(struct writeout *r, struct profile *ps[NMODES], bool last)
 		r->sink(r->sink_ctx, built, n, last);
 }
 
+/*
+ * What stayed in use, to f (NULL: counted only): the blocks at least --min-age old, or without
+ * it every block never freed (-- CMD) or those in use for half the run; stacks the leak rules
+ * suppress apart.  The bytes counted are --fail-on-leak's.
+ */
+static void leak_list(struct writeout *r, FILE *f, int64_t duration_ns)
+{
+	const struct env *env = r->env;
+	uint64_t min_age = env->min_age_ns ? env->min_age_ns
+			   : env->cmd	   ? 0
+					   : (uint64_t)duration_ns / 2;
+	struct oldblocks_totals t;
+	char title[64], age[32];
+
+	if (!collect__heap(r->c))
+		return;
+	if (!min_age)
+		snprintf(title, sizeof(title), "never freed");
+	else
+		snprintf(title, sizeof(title), "in use for at least %s",
+			 oldblocks__age(age, sizeof(age), min_age));
+	if (!oldblocks__write(f, collect__heap(r->c), r->parts->stacks, (uint64_t)clock__mono_ns(),
+			      min_age, env->top, env->suppress, title, &t))
+		r->leaked_bytes = t.bytes;
+}
+
+uint64_t writeout__leaked(const struct writeout *r)
+{
+	return (uint64_t)llround(r->leaked_bytes);
+}
+
 int writeout__write(struct writeout *r, int64_t start_wall_ns, int64_t duration_ns)
 {
 	const struct env *env = r->env;
@@ -253,14 +285,12 @@ int writeout__write(struct writeout *r, int64_t start_wall_ns, int64_t duration_
 		if (!ps[i] || !env->top || env->verbosity < 0 || env->format == FMT_TEXT)
 			continue;
 		text__write(ps[i], stderr, env->top);
-		/* What stayed in use: for at least --min-age, else half the run. */
-		if (modes[i].bit == MODE_HEAP && collect__heap(r->c))
-			oldblocks__write(stderr, collect__heap(r->c), r->parts->stacks,
-					 (uint64_t)clock__mono_ns(),
-					 env->min_age_ns ? env->min_age_ns
-							 : (uint64_t)duration_ns / 2,
-					 env->top);
+		if (modes[i].bit == MODE_HEAP)
+			leak_list(r, stderr, duration_ns);
 	}
+	/* --fail-on-leak's count, printed or not */
+	if (env->leak_gate && (env->verbosity < 0 || !env->top || env->format == FMT_TEXT))
+		leak_list(r, NULL, duration_ns);
 	for (size_t i = 0; i < NMODES; i++)
 		if (written[i])
 			pr_note("wrote %s profile to %s\n", ps[i]->mode, paths[i]);

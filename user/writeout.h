@@ -62,4 +62,8 @@ void writeout__say_start(const struct writeout *r, bool cmd_own_probes);
 /* --output-dir exists (created 0700 if missing) and is a directory: 0 or -errno. */
 int writeout__prepare_dir(const struct env *env);
 
+/* After writeout__write: the bytes never freed at the end that no leak rule suppresses, in
+ * the processes of -- CMD (--fail-on-leak). */
+uint64_t writeout__leaked(const struct writeout *r);
+
 #endif /* PROF_WRITEOUT_H */

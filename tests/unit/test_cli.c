@@ -258,6 +258,17 @@ static void test_cli__heap_filters(void **state)
 	assert_int_equal(PARSE(&env, "-p", "1", "-z", "100", "-Z", "10"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-p", "1", "--cpu", "--min-age", "1"), -EINVAL);
 	assert_int_equal(PARSE(&env, "-p", "1", "--cpu", "-z", "1"), -EINVAL);
+	/* the leak check goes with --heap -- CMD; a bad rules file is bad usage */
+	assert_int_equal(PARSE(&env, "--fail-on-leak", "0", "--", "true"), CLI_RUN);
+	assert_true(env.leak_gate && env.fail_on_leak == 0 && env.suppress);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--fail-on-leak", "0"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--cpu", "--fail-on-leak", "0", "--", "true"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--fail-on-leak", "x", "--", "true"), -EINVAL);
+	assert_int_equal(PARSE(&env, "--leak-suppressions", "/nonexistent", "--", "true"), -EINVAL);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "--leak-suppressions", "/dev/null", "--", "true"), -EINVAL);
+	cli__free(&env);
 }
 
 static void test_cli__debuginfod(void **state)

@@ -44,7 +44,9 @@ static char *list(struct collect *c, uint64_t now, uint64_t min_age, unsigned to
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(oldblocks__write(f, collect__heap(c), parts.stacks, now, min_age, top), 0);
+	assert_int_equal(oldblocks__write(f, collect__heap(c), parts.stacks, now, min_age, top,
+					  NULL, "in use for at least", NULL),
+			 0);
 	fclose(f);
 	return buf;
 }
@@ -63,18 +65,20 @@ static void test_oldblocks__ages_bytes_and_order(void **state)
 	send(c, 0x3000, 100, 50 * S, 0x401000);
 	send(c, 0x4000, 5000, 55 * S, 0x401100);
 	out = list(c, 100 * S, 60 * S, 10);
-	assert_non_null(strstr(out, "in use for at least 1m00s: 1 stack, top 1 by bytes\n"));
+	assert_non_null(strstr(out, "in use for at least: 200 bytes in 2 blocks, 1 "
+				    "stack, top 1 by bytes\n"));
 	assert_non_null(strstr(out, "200 bytes          2    1m30s  999999"));
 	free(out);
 	/* at least 40 s: both, the 5,000 bytes first; top 1 keeps it alone */
 	out = list(c, 100 * S, 40 * S, 1);
-	assert_non_null(strstr(out, "2 stacks, top 1 by bytes\n"));
+	assert_non_null(
+		strstr(out, "5.18 KiB (5300 bytes) in 4 blocks, 2 stacks, top 1 by bytes\n"));
 	assert_non_null(strstr(out, "4.88 KiB          1      45s"));
 	assert_null(strstr(out, "200 bytes"));
 	free(out);
 	/* nothing that old */
 	out = list(c, 100 * S, 3600 * S, 10);
-	assert_non_null(strstr(out, "in use for at least 1h00m: none\n"));
+	assert_non_null(strstr(out, "in use for at least: none\n"));
 	free(out);
 	close_collect(c);
 }

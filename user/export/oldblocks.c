@@ -9,6 +9,7 @@
 
 #include "agg/heap_agg.h"
 #include "export/quantity.h"
+#include "export/suppress.h"
 #include "sym/stackres.h"
 #include "util/escape.h"
 #include "util/hashmap.h"
@@ -121,26 +122,52 @@ static void write_stack(FILE *f, const struct stackres *stacks, int32_t id)
 }
 
 int oldblocks__write(FILE *f, const struct heap_agg *h, const struct stackres *stacks, uint64_t now,
-		     uint64_t min_age_ns, unsigned top)
+		     uint64_t min_age_ns, unsigned top, const struct suppress *sup,
+		     const char *title, struct oldblocks_totals *tot)
 {
+	struct oldblocks_totals t = {0};
 	char age[32], bytes[QUANTITY_MAX];
 	struct old_sum *all;
-	size_t n;
+	size_t n, kept = 0;
 	int err;
 
 	err = sum_old(&all, &n, h, now, min_age_ns);
 	if (err)
 		return err;
-	fprintf(f, "\nin use for at least %s: ", oldblocks__age(age, sizeof(age), min_age_ns));
-	if (!n) {
-		fputs("none\n", f);
-		free(all);
-		return 0;
+	/* Suppressed stacks out, the order kept. */
+	for (size_t i = 0; i < n; i++) {
+		unsigned nf;
+		const struct stackres_frame *fr =
+			stackres__frames(stacks, all[i].key.stack_id, &nf);
+
+		if (suppress__match(sup, fr, nf)) {
+			t.suppressed_bytes += all[i].bytes;
+			t.suppressed_blocks += all[i].blocks;
+			t.suppressed_stacks++;
+			continue;
+		}
+		t.bytes += all[i].bytes;
+		t.blocks += all[i].blocks;
+		all[kept++] = all[i];
 	}
-	fprintf(f, "%zu stack%s, top %zu by bytes\n", n, n == 1 ? "" : "s", n < top ? n : top);
-	fprintf(f, "  %16s %10s %8s  %-8s %s\n", "bytes", "blocks", "oldest", "pid",
-		"stack (leaf first)");
-	for (size_t i = 0; i < n && i < top; i++) {
+	t.stacks = kept;
+	if (tot)
+		*tot = t;
+	if (!f)
+		goto out;
+	fprintf(f, "\n%s: ", title);
+	if (!kept)
+		fputs("none", f);
+	else
+		fprintf(f, "%s in %.0f block%s, %zu stack%s, top %zu by bytes",
+			quantity__format(bytes, sizeof(bytes), llround(t.bytes), "bytes", true),
+			t.blocks, t.blocks == 1 ? "" : "s", kept, kept == 1 ? "" : "s",
+			kept < top ? kept : top);
+	fputc('\n', f);
+	if (kept)
+		fprintf(f, "  %16s %10s %8s  %-8s %s\n", "bytes", "blocks", "oldest", "pid",
+			"stack (leaf first)");
+	for (size_t i = 0; i < kept && i < top; i++) {
 		fprintf(f, "  %16s %10.0f %8s  %-8" PRIu32 " ",
 			quantity__format(bytes, sizeof(bytes), llround(all[i].bytes), "bytes",
 					 false),
@@ -149,6 +176,13 @@ int oldblocks__write(FILE *f, const struct heap_agg *h, const struct stackres *s
 		write_stack(f, stacks, all[i].key.stack_id);
 		fputc('\n', f);
 	}
+	if (t.suppressed_stacks)
+		fprintf(f,
+			"  suppressed: %s in %.0f blocks, %zu stacks (the leak rules: man page)\n",
+			quantity__format(bytes, sizeof(bytes), llround(t.suppressed_bytes), "bytes",
+					 false),
+			t.suppressed_blocks, t.suppressed_stacks);
+out:
 	free(all);
 	return 0;
 }

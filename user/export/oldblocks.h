@@ -12,14 +12,26 @@
 
 struct heap_agg;
 struct stackres;
+struct suppress;
+
+/* What the list found: the blocks counted (not suppressed) and those suppressed. */
+struct oldblocks_totals {
+	double bytes, blocks;
+	size_t stacks;
+	double suppressed_bytes, suppressed_blocks;
+	size_t suppressed_stacks;
+};
 
 /*
- * Writes the list to f: blocks of h at least min_age_ns old at now (bpf_ktime_get_ns's clock),
- * per (process, stack), the top `top` by bytes, each stack leaf first, a few frames, names
- * escaped.  Blocks of unknown birth are left out.  0 or -ENOMEM.
+ * The blocks of h at least min_age_ns old at now (bpf_ktime_get_ns's clock), per (process,
+ * stack), those of stacks sup suppresses (export/suppress.h; NULL: none) set apart; with f, the
+ * top `top` written to f by bytes under title ("in use for at least 2.0s", "never freed"), each
+ * stack leaf first, a few frames, names escaped, and the suppressed ones in one line.  Blocks
+ * of unknown birth are left out.  *tot (may be NULL) gets the totals.  0 or -ENOMEM.
  */
 int oldblocks__write(FILE *f, const struct heap_agg *h, const struct stackres *stacks, uint64_t now,
-		     uint64_t min_age_ns, unsigned top);
+		     uint64_t min_age_ns, unsigned top, const struct suppress *sup,
+		     const char *title, struct oldblocks_totals *tot);
 
 /* A duration as the list writes it: "0.8s", "45s", "3m07s", "2h05m". */
 const char *oldblocks__age(char *buf, size_t len, uint64_t ns);
