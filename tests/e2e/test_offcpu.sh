@@ -6,7 +6,8 @@ OT=build/targets/offcpu_target
 DROP_COUNTERS="$DROP_COUNTERS offcpu_full offcpu_deep_full"
 
 # One line per sample of a pprof profile, from go tool pprof -raw (an independent decoder):
-# "EVENTS NS comm=C pid=P process=N state=S tid=T | leaf;caller;…" (function names).
+# "EVENTS NS comm=C pid=P process=N state=S tid=T | leaf;caller;…" (function names; a
+# function inlined into another comes before it, as a frame of its own).
 offcpu_rows() { # FILE
 	go tool pprof -symbolize=none -raw "$1" 2>/dev/null | awk '
 		/^Samples:/ { sec = "s"; getline; next }
@@ -19,7 +20,9 @@ offcpu_rows() { # FILE
 		sec == "s" && /^ +[a-z_]+:\[/ {
 			for (i = 1; i <= NF; i++) { l = $i; gsub(/[\[\]]/, "", l); sub(/:/, "=", l); lab[n] = lab[n] l " " }
 			next }
-		sec == "l" && /^ *[0-9]+: 0x/ { id = $1; sub(/:$/, "", id); fn[id] = ($4 ~ /^:/ || $4 == "") ? $2 : $4 }
+		sec == "l" && /^ *[0-9]+: 0x/ { id = $1; sub(/:$/, "", id); fn[id] = ($4 ~ /^:/ || $4 == "") ? $2 : $4; next }
+		# a Line more: the function an inlined one was inlined into, rootward
+		sec == "l" && /^ +[^ 0-9]/ && id != "" { fn[id] = fn[id] ";" $1 }
 		END {
 			for (k = 1; k <= n; k++) {
 				m = split(ids[k], a, " "); st = ""
