@@ -380,9 +380,12 @@ static int format_from_name(enum out_format *format, bool given, const char *pat
 static const struct {
 	unsigned mode;
 	const char *name; /* as cli__output_path inserts it */
-	const char *types[4];
+	const char *types[6];
 } mode_types[] = {
-	{MODE_HEAP, "heap", {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"}},
+	{MODE_HEAP,
+	 "heap",
+	 {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "peak_objects",
+	  "peak_space"}},
 	{MODE_CPU, "cpu", {"samples", "cpu"}},
 	{MODE_OFFCPU, "offcpu", {"events", "offcpu"}},
 	{MODE_CALLS, "calls", {"calls", "wall", "busy", "idle"}},
@@ -391,7 +394,7 @@ static const struct {
 static bool svg_type_known(unsigned modes, const char *type)
 {
 	for (size_t i = 0; i < sizeof(mode_types) / sizeof(mode_types[0]); i++)
-		for (size_t j = 0; (modes & mode_types[i].mode) && j < 4; j++)
+		for (size_t j = 0; (modes & mode_types[i].mode) && j < 6; j++)
 			if (mode_types[i].types[j] && !strcmp(mode_types[i].types[j], type))
 				return true;
 	return false;

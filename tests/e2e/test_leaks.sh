@@ -18,6 +18,11 @@ t_leaks_min_age_and_age_label() {
 	expect_eq "keep_young inuse_space" 2000 "$(pprof_flat "$f" inuse_space keep_young)"
 	expect_eq "keep_old inuse_space aged 0-10s" 1000 "$(age_flat "$f" 0-10s keep_old)"
 	expect_eq "keep_old inuse_space aged 10s-1m" 0 "$(age_flat "$f" 10s-1m keep_old)"
+	# the peak: spike's 100 blocks held at once with keep_old's, before keep_young's
+	expect_eq "spike peak_space" 1000000 "$(pprof_flat "$f" peak_space spike)"
+	expect_eq "keep_old peak_space" 1000 "$(pprof_flat "$f" peak_space keep_old)"
+	expect_eq "keep_young peak_space (allocated after the peak)" 0 "$(pprof_flat "$f" peak_space keep_young)"
+	expect_eq "spike inuse_space" 0 "$(pprof_flat "$f" inuse_space spike)"
 	# the summary's list of what stayed in use (stderr): keep_old alone, 1.5 s old
 	"$PROF" --heap --min-age 1 -o "$m" -- build/targets/aging 2>"$E2E_TMP/minage.err" ||
 		fail "profiler exit status $?"
@@ -40,6 +45,23 @@ t_leaks_min_age_and_age_label() {
 	expect_eq "churn alloc_objects (-z 1000 -Z 1999)" 0 "$(pprof_flat "$m" alloc_objects churn)"
 	expect_range "size_filtered (keep_young, churn's 100, libc's own)" 101 10000 \
 		"$(pprof_counter_value "$m" size_filtered)"
+}
+
+# Sampled (--sample-bytes 64): blocks of 1,000 bytes and more are all but certainly sampled, at a
+# weight within 2e-7 of one, so ages, --min-age, the peak and the list of old blocks come out as
+# exact mode's (churn's 64-byte blocks, sampled at random, are left out of the checks).
+t_leaks_sampled_age_peak_and_list() {
+	local f=$E2E_TMP/sampled_age.pb.gz
+	"$PROF" --heap --sample-bytes 64 --min-age 1 -o "$f" -- build/targets/aging 2>"$E2E_TMP/sampled.err" ||
+		fail "profiler exit status $?"
+	expect_eq "keep_old inuse_space" 1000 "$(pprof_flat "$f" inuse_space keep_old)"
+	expect_eq "keep_old inuse_space aged 0-10s" 1000 "$(age_flat "$f" 0-10s keep_old)"
+	expect_eq "keep_young inuse_space (--min-age 1)" 0 "$(pprof_flat "$f" inuse_space keep_young)"
+	expect_eq "keep_young alloc_space" 2000 "$(pprof_flat "$f" alloc_space keep_young)"
+	expect_eq "spike peak_space" 1000000 "$(pprof_flat "$f" peak_space spike)"
+	expect_eq "keep_old peak_space" 1000 "$(pprof_flat "$f" peak_space keep_old)"
+	grep -Eq '^ +1000 bytes +1 +1\.[0-9]s +[0-9]+ +keep_old < main < ' "$E2E_TMP/sampled.err" ||
+		fail "keep_old not listed: $(sed -n '/^in use for at least/,$p' "$E2E_TMP/sampled.err")"
 }
 
 # The leak check of -- CMD: at exit, every block never freed by stack (not the built-in leak

@@ -387,6 +387,59 @@ static void test_heap_agg__size_filters(void **state)
 	assert_int_equal(heap_agg__stats(h)->size_filtered, 4);
 }
 
+/* Peak: each stack's in-use values when its process held the most at once, not at the end, per
+ * process; a stack changed after the peak keeps what it held then; an interval starts over. */
+static void test_heap_agg__peak_per_process(void **state)
+{
+	struct heap_agg *h = *state;
+	const struct heap_site_values *a, *b;
+	const struct heap_peak *pk;
+
+	heap_agg__at(h, 10);
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x1000, 100); /* a: 100 */
+	heap_agg__alloc(h, 1, 1, 6, 0, 0x2000, 300); /* b: 300 */
+	heap_agg__at(h, 20);
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x3000, 100); /* a: 200, the peak: 500 */
+	heap_agg__at(h, 30);
+	heap_agg__free_block(h, 1, 0x2000);	     /* b: 0 */
+	heap_agg__alloc(h, 1, 1, 6, 0, 0x4000, 50);  /* b: 50, 250 in all */
+	heap_agg__alloc(h, 1, 1, 5, 0, 0x5000, 100); /* a: 300, 350 in all */
+	heap_agg__alloc(h, 2, 2, 5, 0, 0x1000, 7);   /* another process */
+	heap_agg__settle_peaks(h);
+	a = heap_agg__site(h, 1, 1, 5, 0);
+	b = heap_agg__site(h, 1, 1, 6, 0);
+	assert_int_equal((int64_t)a->peak_bytes, 200);
+	assert_int_equal((int64_t)a->peak_objects, 2);
+	assert_int_equal((int64_t)b->peak_bytes, 300);
+	assert_int_equal((int64_t)b->inuse_bytes, 50);
+	pk = heap_agg__peak(h, 1);
+	assert_non_null(pk);
+	assert_int_equal((int64_t)pk->bytes, 500);
+	assert_int_equal((int64_t)pk->inuse_bytes, 350);
+	assert_int_equal(pk->at, 20);
+	assert_int_equal((int64_t)heap_agg__site(h, 2, 2, 5, 0)->peak_bytes, 7);
+	assert_int_equal((int64_t)heap_agg__peak(h, 2)->bytes, 7);
+
+	/* A new peak after both changed: what they held then. */
+	heap_agg__alloc(h, 1, 1, 6, 0, 0x6000, 200); /* b: 250, 550 */
+	heap_agg__free_block(h, 1, 0x1000);	     /* a: 200 after the peak */
+	heap_agg__settle_peaks(h);
+	assert_int_equal((int64_t)a->peak_bytes, 300);
+	assert_int_equal((int64_t)b->peak_bytes, 250);
+	assert_int_equal((int64_t)heap_agg__peak(h, 1)->bytes, 550);
+
+	/* An interval: the peak starts again from what is in use (450). */
+	assert_int_equal(heap_agg__new_interval(h), 0);
+	heap_agg__free_block(h, 1, 0x6000); /* b: 50 */
+	heap_agg__settle_peaks(h);
+	assert_int_equal((int64_t)heap_agg__peak(h, 1)->bytes, 450);
+	assert_int_equal((int64_t)a->peak_bytes, 200);
+	assert_int_equal((int64_t)b->peak_bytes, 250);
+	assert_int_equal((int64_t)b->inuse_bytes, 50);
+	assert_int_equal(heap_agg__forget_pid(h, 1, NULL, NULL), 0);
+	assert_null(heap_agg__peak(h, 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +469,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_heap_agg__total_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__default_pid_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_agg__size_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_agg__peak_per_process, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("heap_agg", tests, NULL, NULL);

@@ -285,15 +285,20 @@ static void test_memtrace__writer_read_back(void **state)
 	assert_int_equal(value_of(p, "f", 2), 3000 * 256ll);
 	assert_int_equal(value_of(p, "g", 3), 3 * 2 * 16384ll);
 	assert_int_equal(value_of(p, "g", 2), 3 * 8ll); /* 2 samples x 16384 / 4096 bytes */
+	/* the trace's most live is at its end: every f block kept, then g's */
+	assert_int_equal(value_of(p, "f", 5), 3000 * 16384ll);
+	assert_int_equal(value_of(p, "g", 5), 3 * 2 * 16384ll);
+	assert_int_equal(value_of(p, "g", 4), 3 * 8ll);
 	assert_int_equal(p->period, 16384);
 	/* --heap's shape, and none of a run's metadata: the trace's comments come first */
 	assert_string_equal(p->mode, "heap");
-	assert_int_equal(p->ntypes, 4);
+	assert_int_equal(p->ntypes, 6);
 	assert_string_equal(p->types[0].type, "alloc_objects");
 	assert_string_equal(p->types[1].type, "alloc_space");
 	assert_string_equal(p->types[2].type, "inuse_objects");
 	assert_string_equal(p->types[3].type, "inuse_space");
 	assert_string_equal(p->types[3].unit, "bytes");
+	assert_string_equal(p->types[5].type, "peak_space");
 	assert_int_equal(p->default_type, 3);
 	assert_int_equal(p->ntext_types, 2);
 	assert_int_equal(p->text_types[0], 3);

@@ -59,6 +59,8 @@ static void test_profile__add_type_limit(void **state)
 
 	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
 	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
+	assert_int_equal(profile__add_type(p, "peak_objects", "count"), 0);
+	assert_int_equal(profile__add_type(p, "peak_space", "bytes"), 0);
 	assert_int_equal(profile__add_type(p, "one_too_many", "count"), -E2BIG);
 	assert_int_equal(p->ntypes, PROFILE_MAX_VALUES);
 }

@@ -16,6 +16,18 @@ struct site_key {
 	uint32_t py; /* enum prof_py_thread: the gil label (the site's former padding) */
 };
 
+/* A site's values, and where they stand against its process's peak. */
+struct site_state {
+	struct heap_site_values v; /* first: the values handed out are its address */
+	uint64_t changed;	   /* h->seq of the last change of its in-use values */
+};
+
+/* A process's peak, and the change (h->seq) that made it. */
+struct pid_peak {
+	struct heap_peak pk;
+	uint64_t seq;
+};
+
 struct live_key {
 	uint64_t addr;
 	uint32_t pid;
@@ -30,7 +42,9 @@ struct live_block {
 
 struct heap_agg {
 	uint64_t sample_bytes;
-	struct hashmap *sites; /* site_key -> heap_site_values */
+	struct hashmap *sites; /* site_key -> site_state */
+	struct hashmap *peaks; /* pid -> pid_peak */
+	uint64_t seq;	       /* changes of in-use values so far */
 	struct hashmap *live;  /* live_key -> live_block */
 	struct live_cap *caps; /* its blocks per process, checked against the caps per block */
 	struct heap_agg_stats stats;
@@ -50,7 +64,9 @@ int heap_agg__new(struct heap_agg **out, uint64_t sample_bytes)
 	err = live_cap__new(&h->caps);
 	if (err)
 		goto cleanup;
-	err = hashmap__new(&h->sites, sizeof(struct site_key), sizeof(struct heap_site_values));
+	err = hashmap__new(&h->sites, sizeof(struct site_key), sizeof(struct site_state));
+	if (!err)
+		err = hashmap__new(&h->peaks, sizeof(uint32_t), sizeof(struct pid_peak));
 	if (err)
 		goto cleanup;
 	err = hashmap__new(&h->live, sizeof(struct live_key), sizeof(struct live_block));
@@ -68,6 +84,7 @@ void heap_agg__free(struct heap_agg *h)
 	if (!h)
 		return;
 	hashmap__free(h->sites);
+	hashmap__free(h->peaks);
 	hashmap__free(h->live);
 	live_cap__free(h->caps);
 	free(h);
@@ -118,15 +135,43 @@ static double weight(const struct heap_agg *h, uint64_t size)
 	return 1.0 / -expm1(-(double)size / (double)h->sample_bytes);
 }
 
+/*
+ * Change a site's in-use values, and its process's.  What the site held at the process's last
+ * peak is kept first, if it has not changed since: what it holds is what it held then.
+ */
+static void change_inuse(struct heap_agg *h, struct site_state *s, uint32_t pid, double objects,
+			 double bytes)
+{
+	struct pid_peak *pp;
+
+	if (hashmap__upsert(h->peaks, (void **)&pp, &pid, NULL)) {
+		oom(h);
+		pp = NULL;
+	}
+	if (pp && s->changed <= pp->seq) {
+		s->v.peak_objects = s->v.inuse_objects;
+		s->v.peak_bytes = s->v.inuse_bytes;
+	}
+	s->changed = ++h->seq;
+	s->v.inuse_objects += objects;
+	s->v.inuse_bytes += bytes;
+	if (!pp)
+		return;
+	pp->pk.inuse_bytes += bytes;
+	if (bytes > 0 && pp->pk.inuse_bytes > pp->pk.bytes) {
+		pp->pk.bytes = pp->pk.inuse_bytes;
+		pp->pk.at = h->now;
+		pp->seq = s->changed;
+	}
+}
+
 /* Take a live block's share out of its site's in-use values. */
 static void uncount(struct heap_agg *h, const struct live_block *b)
 {
-	struct heap_site_values *v = hashmap__find(h->sites, &b->site);
+	struct site_state *s = hashmap__find(h->sites, &b->site);
 
-	if (v) {
-		v->inuse_objects -= b->objects;
-		v->inuse_bytes -= b->bytes;
-	}
+	if (s)
+		change_inuse(h, s, b->site.pid, -b->objects, -b->bytes);
 }
 
 void heap_agg__free_block(struct heap_agg *h, uint32_t pid, uint64_t addr)
@@ -164,7 +209,7 @@ static void add_block(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t st
 	struct site_key sk = {
 		.pid = pid, .tid = tid, .stack_id = stack_id < 0 ? -1 : stack_id, .py = py};
 	struct live_key lk = {.addr = addr, .pid = pid};
-	struct heap_site_values *v;
+	struct site_state *s;
 	struct live_block *b;
 
 	if (!addr) {
@@ -179,12 +224,12 @@ static void add_block(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t st
 		h->stats.replaced_live++;
 		uncount(h, b);
 	}
-	if (hashmap__upsert(h->sites, (void **)&v, &sk, NULL)) {
+	if (hashmap__upsert(h->sites, (void **)&s, &sk, NULL)) {
 		oom(h);
 		return;
 	}
-	v->alloc_objects += objects;
-	v->alloc_bytes += bytes;
+	s->v.alloc_objects += objects;
+	s->v.alloc_bytes += bytes;
 	h->stats.allocs++;
 	/* Past a cap the allocation still counts, but is not in use as far as we know. */
 	if (!b && !live_cap__room(h->caps, pid)) {
@@ -195,8 +240,7 @@ static void add_block(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t st
 		oom(h);
 		return;
 	}
-	v->inuse_objects += objects;
-	v->inuse_bytes += bytes;
+	change_inuse(h, s, pid, objects, bytes);
 	b->site = sk;
 	b->objects = objects;
 	b->bytes = bytes;
@@ -315,10 +359,18 @@ int heap_agg__new_interval(struct heap_agg *h)
 	struct heap_site_values *v;
 	const struct site_key *k;
 	struct site_key *empty = NULL;
+	struct pid_peak *pp;
 	size_t it = 0, n = 0, cap = 0;
 	int err = 0;
 
 	h->stats = (struct heap_agg_stats){0};
+	/* Each process's peak starts again from what it holds now: every site's in-use values. */
+	h->seq++;
+	while (hashmap__next(h->peaks, &it, NULL, (void **)&pp))
+		*pp = (struct pid_peak){
+			.pk = {.bytes = pp->pk.inuse_bytes, .inuse_bytes = pp->pk.inuse_bytes, .at = h->now},
+			.seq = h->seq};
+	it = 0;
 	while (hashmap__next(h->sites, &it, (const void **)&k, (void **)&v)) {
 		v->alloc_objects = v->alloc_bytes = 0;
 		/* Every live block holds in-use objects: a site without any is referenced by none.
@@ -390,9 +442,48 @@ int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ct
 	}
 	for (size_t i = 0; i < ns; i++)
 		hashmap__delete(h->sites, &sites[i]);
+	hashmap__delete(h->peaks, &pid);
 	free(lives);
 	free(sites);
 	return err;
+}
+
+void heap_agg__settle_peaks(struct heap_agg *h)
+{
+	const struct site_key *k;
+	struct site_state *s;
+	size_t it = 0;
+
+	while (hashmap__next(h->sites, &it, (const void **)&k, (void **)&s)) {
+		const struct pid_peak *pp = hashmap__find(h->peaks, &k->pid);
+
+		if (pp && s->changed <= pp->seq) {
+			s->v.peak_objects = s->v.inuse_objects;
+			s->v.peak_bytes = s->v.inuse_bytes;
+		} else if (!pp) {
+			s->v.peak_objects = s->v.peak_bytes = 0;
+		}
+	}
+}
+
+const struct heap_peak *heap_agg__peak(const struct heap_agg *h, uint32_t pid)
+{
+	const struct pid_peak *pp = hashmap__find(h->peaks, &pid);
+
+	return pp ? &pp->pk : NULL;
+}
+
+int heap_agg__next_peak(const struct heap_agg *h, size_t *it, uint32_t *pid,
+			const struct heap_peak **pk)
+{
+	const uint32_t *k;
+	void *v;
+
+	if (!hashmap__next(h->peaks, it, (const void **)&k, &v))
+		return 0;
+	*pid = *k;
+	*pk = &((const struct pid_peak *)v)->pk;
+	return 1;
 }
 
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,

@@ -18,6 +18,15 @@ struct stackres;
 struct heap_site_values {
 	double alloc_objects, alloc_bytes;
 	double inuse_objects, inuse_bytes;
+	/* In use at its process's peak (the most in use at once since the start or the interval's
+	 * start): complete after heap_agg__settle_peaks. */
+	double peak_objects, peak_bytes;
+};
+
+/* A process's in-use peak: its bytes, and when (heap_agg__at's clock; 0: none yet). */
+struct heap_peak {
+	double bytes, inuse_bytes; /* the peak, and in use now */
+	uint64_t at;
 };
 
 struct heap_agg_stats {
@@ -68,7 +77,8 @@ int heap_agg__exec(struct heap_agg *h, uint32_t pid);
 
 /*
  * Continuous mode, at an interval's end: allocations (and the stats) start again from zero;
- * in-use values carry over, and sites left with nothing are forgotten.  0 or -ENOMEM (then
+ * in-use values carry over, peaks start again from them, and sites left with nothing are
+ * forgotten.  0 or -ENOMEM (then
  * nothing is forgotten, the rest is done).
  */
 int heap_agg__new_interval(struct heap_agg *h);
@@ -95,6 +105,17 @@ struct heap_live_block {
 
 /* Iterate live blocks: size_t it = 0; while (heap_agg__next_live(h, &it, &b)) */
 int heap_agg__next_live(const struct heap_agg *h, size_t *it, struct heap_live_block *out);
+
+/*
+ * Every site's peak_* values made those of its process's peak.  Each change of a site's in-use
+ * values keeps what they were at the last peak, so a peak costs nothing when it happens.
+ */
+void heap_agg__settle_peaks(struct heap_agg *h);
+/* pid's peak (NULL if no block of it was ever in use). */
+const struct heap_peak *heap_agg__peak(const struct heap_agg *h, uint32_t pid);
+/* Iterate processes' peaks: size_t it = 0; while (heap_agg__next_peak(h, &it, &pid, &pk)) */
+int heap_agg__next_peak(const struct heap_agg *h, size_t *it, uint32_t *pid,
+			const struct heap_peak **pk);
 
 /* Values of one site (NULL if never seen) — for tests and reports. */
 const struct heap_site_values *heap_agg__site(const struct heap_agg *h, uint32_t pid, uint32_t tid,

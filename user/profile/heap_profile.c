@@ -15,6 +15,8 @@ static const char *const heap_types[][2] = {
 	{"alloc_space", "bytes"},
 	{"inuse_objects", "count"},
 	{"inuse_space", "bytes"},
+	{"peak_objects", "count"},
+	{"peak_space", "bytes"},
 };
 
 int heap_profile__new(struct profile **out, const struct build_inputs *in, int64_t period)
@@ -24,7 +26,7 @@ int heap_profile__new(struct profile **out, const struct build_inputs *in, int64
 			      &(struct build_shape){
 				      .mode = "heap",
 				      .types = heap_types,
-				      .ntypes = 4,
+				      .ntypes = 6,
 				      .default_type = 3,
 				      .text_types = {3, 1},
 				      .ntext_types = 2,
@@ -112,21 +114,23 @@ static int sum_by_age(struct hashmap **out, struct heap_agg *h, const struct hea
 
 /*
  * A site's samples by age: its in-use blocks per bucket, each bucket a sample labelled with it,
- * the allocations riding on the youngest bucket's (one sample per stack while all its blocks
- * are of an age); without blocks in use (old enough), the allocations alone, unlabelled.
+ * the allocations and the peak riding on the youngest bucket's (one sample per stack while all
+ * its blocks are of an age); without blocks in use (old enough), those alone, unlabelled.
  */
 static int add_site_by_age(struct profile *p, const struct build_inputs *in,
 			   const struct age_key *k, const struct heap_site_values *v,
 			   const struct age_sums *sums)
 {
 	int64_t alloc[2] = {llround(v->alloc_objects), llround(v->alloc_bytes)};
+	int64_t peak[2] = {llround(v->peak_objects), llround(v->peak_bytes)};
 	bool first = true;
 	int err = 0;
 
 	for (int i = 0; !err && sums && i <= HEAP_AGE_BUCKETS; i++) {
 		int j = i ? i - 1 : HEAP_AGE_BUCKETS; /* born unknown first, then youngest */
-		int64_t vals[4] = {first ? alloc[0] : 0, first ? alloc[1] : 0,
-				   llround(sums->objects[j]), llround(sums->bytes[j])};
+		int64_t vals[6] = {first ? alloc[0] : 0,	  first ? alloc[1] : 0,
+				   llround(sums->objects[j]),	  llround(sums->bytes[j]),
+				   first ? peak[0] : 0,		  first ? peak[1] : 0};
 
 		if (!sums->any[j])
 			continue;
@@ -134,9 +138,9 @@ static int add_site_by_age(struct profile *p, const struct build_inputs *in,
 				 j < HEAP_AGE_BUCKETS ? age_buckets[j].name : NULL);
 		first = false;
 	}
-	if (!err && first && (alloc[0] || alloc[1]))
+	if (!err && first && (alloc[0] || alloc[1] || peak[0] || peak[1]))
 		err = add_sample(p, in, k->pid, k->tid, k->stack_id, k->py,
-				 (const int64_t[4]){alloc[0], alloc[1], 0, 0}, NULL);
+				 (const int64_t[6]){alloc[0], alloc[1], 0, 0, peak[0], peak[1]}, NULL);
 	return err;
 }
 
@@ -154,6 +158,8 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 	err = heap_profile__new(&p, in, (int64_t)sample_bytes);
 	if (err)
 		return err;
+	if (h)
+		heap_agg__settle_peaks(h);
 	if (age) {
 		p->state_key = "age";
 		err = h ? sum_by_age(&sums, h, age) : 0;
@@ -161,8 +167,9 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 			goto cleanup;
 	}
 	while (h && heap_agg__next_site(h, &it, &pid, &tid, &stack_id, &py, &v)) {
-		int64_t vals[4] = {llround(v->alloc_objects), llround(v->alloc_bytes),
-				   llround(v->inuse_objects), llround(v->inuse_bytes)};
+		int64_t vals[6] = {llround(v->alloc_objects), llround(v->alloc_bytes),
+				   llround(v->inuse_objects), llround(v->inuse_bytes),
+				   llround(v->peak_objects),  llround(v->peak_bytes)};
 		struct age_key k = {.pid = pid, .tid = tid, .py = py, .stack_id = stack_id};
 
 		err = age ? add_site_by_age(p, in, &k, v, hashmap__find(sums, &k))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* --heap: the heap profile (alloc_objects/count, alloc_space/bytes, inuse_objects/count,
- * inuse_space/bytes) from the heap aggregator's sites. */
+ * inuse_space/bytes, peak_objects/count, peak_space/bytes) from the heap aggregator's sites:
+ * peak_* is what each stack held when its process held the most at once. */
 #ifndef PROF_HEAP_PROFILE_H
 #define PROF_HEAP_PROFILE_H
 

@@ -16,7 +16,7 @@
 #include "prof_common.h"
 #include "util/strpool.h"
 
-#define PROFILE_MAX_VALUES 4
+#define PROFILE_MAX_VALUES 6
 
 struct profile_value_type {
 	const char *type; /* "alloc_space" */

@@ -69,8 +69,10 @@ struct reader {
 	uint32_t *pool;
 	uint32_t npool, cap_pool;
 	struct hashmap *live; /* uint64_t obj id -> struct live_obj */
-	double (*acc)[4];     /* per profile sample: the values before rounding */
+	struct acc *acc;      /* per profile sample: the values before rounding */
 	uint32_t cap_acc;
+	double inuse, peak; /* bytes live now, and the most at once */
+	uint64_t seq, peak_seq; /* changes of live bytes, and the one that made the peak */
 	uint64_t *scratch; /* backtrace decoded and dropped (see decode_backtrace) */
 	uint32_t scratch_cap;
 	uint32_t *stack; /* profile locations of one allocation, leaf first */
@@ -422,21 +424,42 @@ static int decode_codes(struct reader *r, struct domain *d, struct cursor *c, ui
 	return 0;
 }
 
+/*
+ * A sample's values as heap_profile's (alloc, in use, and in use at the trace's peak) and the
+ * change of its in-use values that came last: unchanged since the peak, they are its peak's.
+ */
+struct acc {
+	double v[6];
+	uint64_t changed;
+};
+
 static int values_of(struct reader *r, uint32_t sample, double objects, double bytes, int sign,
 		     bool alloc)
 {
 	uint32_t old = r->cap_acc;
 	int err = grow((void **)&r->acc, &r->cap_acc, r->p->nsamples, sizeof(*r->acc));
+	struct acc *a;
 
 	if (err)
 		return err;
 	memset(r->acc + old, 0, (size_t)(r->cap_acc - old) * sizeof(*r->acc));
+	a = &r->acc[sample];
 	if (alloc) {
-		r->acc[sample][0] += objects;
-		r->acc[sample][1] += bytes;
+		a->v[0] += objects;
+		a->v[1] += bytes;
 	}
-	r->acc[sample][2] += sign * objects;
-	r->acc[sample][3] += sign * bytes;
+	if (a->changed <= r->peak_seq) {
+		a->v[4] = a->v[2];
+		a->v[5] = a->v[3];
+	}
+	a->changed = ++r->seq;
+	a->v[2] += sign * objects;
+	a->v[3] += sign * bytes;
+	r->inuse += sign * bytes;
+	if (sign > 0 && r->inuse > r->peak) {
+		r->peak = r->inuse;
+		r->peak_seq = a->changed;
+	}
 	return 0;
 }
 
@@ -480,7 +503,7 @@ static int alloc(struct reader *r, struct domain *d, struct cursor *c, unsigned 
 	uint64_t length, nsamples = 1, src = MEMTRACE_SRC_MINOR, prefix, nenc;
 	const uint64_t *bt;
 	uint32_t n, nlocs = 0;
-	int64_t zero[4] = {0};
+	int64_t zero[PROFILE_MAX_VALUES] = {0};
 	double objects, bytes;
 	struct live_obj *lo;
 	int err;
@@ -632,12 +655,18 @@ static int packet(struct reader *r, const struct memtrace_header *h, struct curs
 static int finish(struct reader *r)
 {
 	struct profile *p = r->p;
-	double total[4] = {0};
+	double total[6] = {0};
 	int err = 0;
 
-	for (uint32_t i = 0; i < p->nsamples && i < r->cap_acc; i++)
-		for (int k = 0; k < 4; k++) {
-			double v = r->acc[i][k];
+	for (uint32_t i = 0; i < p->nsamples && i < r->cap_acc; i++) {
+		struct acc *a = &r->acc[i];
+
+		if (a->changed <= r->peak_seq) {
+			a->v[4] = a->v[2];
+			a->v[5] = a->v[3];
+		}
+		for (int k = 0; k < 6; k++) {
+			double v = a->v[k];
 			double room = MEMTRACE_COLUMN_MAX - total[k];
 
 			if (!isfinite(v) || fabs(v) > room) {
@@ -647,6 +676,7 @@ static int finish(struct reader *r)
 			total[k] += fabs(v);
 			p->samples[i].values[k] = llround(v);
 		}
+	}
 	p->period = llround(fmin(r->word_size / r->sample_rate, MEMTRACE_COLUMN_MAX));
 	p->time_nanos = (int64_t)(r->start * 1000);
 	p->duration_nanos = (int64_t)((r->end - r->start) * 1000);
