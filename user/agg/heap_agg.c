@@ -367,9 +367,10 @@ int heap_agg__new_interval(struct heap_agg *h)
 	/* Each process's peak starts again from what it holds now: every site's in-use values. */
 	h->seq++;
 	while (hashmap__next(h->peaks, &it, NULL, (void **)&pp))
-		*pp = (struct pid_peak){
-			.pk = {.bytes = pp->pk.inuse_bytes, .inuse_bytes = pp->pk.inuse_bytes, .at = h->now},
-			.seq = h->seq};
+		*pp = (struct pid_peak){.pk = {.bytes = pp->pk.inuse_bytes,
+					       .inuse_bytes = pp->pk.inuse_bytes,
+					       .at = h->now},
+					.seq = h->seq};
 	it = 0;
 	while (hashmap__next(h->sites, &it, (const void **)&k, (void **)&v)) {
 		v->alloc_objects = v->alloc_bytes = 0;

@@ -11,12 +11,8 @@
 #include "util/hashmap.h"
 
 static const char *const heap_types[][2] = {
-	{"alloc_objects", "count"},
-	{"alloc_space", "bytes"},
-	{"inuse_objects", "count"},
-	{"inuse_space", "bytes"},
-	{"peak_objects", "count"},
-	{"peak_space", "bytes"},
+	{"alloc_objects", "count"}, {"alloc_space", "bytes"},  {"inuse_objects", "count"},
+	{"inuse_space", "bytes"},   {"peak_objects", "count"}, {"peak_space", "bytes"},
 };
 
 int heap_profile__new(struct profile **out, const struct build_inputs *in, int64_t period)
@@ -128,9 +124,9 @@ static int add_site_by_age(struct profile *p, const struct build_inputs *in,
 
 	for (int i = 0; !err && sums && i <= HEAP_AGE_BUCKETS; i++) {
 		int j = i ? i - 1 : HEAP_AGE_BUCKETS; /* born unknown first, then youngest */
-		int64_t vals[6] = {first ? alloc[0] : 0,	  first ? alloc[1] : 0,
-				   llround(sums->objects[j]),	  llround(sums->bytes[j]),
-				   first ? peak[0] : 0,		  first ? peak[1] : 0};
+		int64_t vals[6] = {first ? alloc[0] : 0,      first ? alloc[1] : 0,
+				   llround(sums->objects[j]), llround(sums->bytes[j]),
+				   first ? peak[0] : 0,	      first ? peak[1] : 0};
 
 		if (!sums->any[j])
 			continue;
@@ -140,7 +136,8 @@ static int add_site_by_age(struct profile *p, const struct build_inputs *in,
 	}
 	if (!err && first && (alloc[0] || alloc[1] || peak[0] || peak[1]))
 		err = add_sample(p, in, k->pid, k->tid, k->stack_id, k->py,
-				 (const int64_t[6]){alloc[0], alloc[1], 0, 0, peak[0], peak[1]}, NULL);
+				 (const int64_t[6]){alloc[0], alloc[1], 0, 0, peak[0], peak[1]},
+				 NULL);
 	return err;
 }
 

@@ -71,9 +71,9 @@ struct reader {
 	struct hashmap *live; /* uint64_t obj id -> struct live_obj */
 	struct acc *acc;      /* per profile sample: the values before rounding */
 	uint32_t cap_acc;
-	double inuse, peak; /* bytes live now, and the most at once */
+	double inuse, peak;	/* bytes live now, and the most at once */
 	uint64_t seq, peak_seq; /* changes of live bytes, and the one that made the peak */
-	uint64_t *scratch; /* backtrace decoded and dropped (see decode_backtrace) */
+	uint64_t *scratch;	/* backtrace decoded and dropped (see decode_backtrace) */
 	uint32_t scratch_cap;
 	uint32_t *stack; /* profile locations of one allocation, leaf first */
 	uint32_t cap_stack;
