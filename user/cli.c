@@ -12,6 +12,7 @@
 
 #include "prof_unwind.h"
 #include "export/format.h"
+#include "export/growth.h"
 #include "export/output.h"
 #include "export/suppress.h"
 #include "util/escape.h"
@@ -63,8 +64,8 @@ static const char usage[] =
 	"                           extension contradicts is refused\n"
 	"      --svg-type TYPE      -f svg: the sample type drawn (default: the mode's own;\n"
 	"                           heap: alloc_objects | alloc_space | inuse_objects |\n"
-	"                           inuse_space; cpu: samples | cpu; offcpu: events | offcpu;\n"
-	"                           calls: calls | wall | busy | idle)\n"
+	"                           inuse_space | peak_objects | peak_space; cpu: samples | cpu;\n"
+	"                           offcpu: events | offcpu; calls: calls | wall | busy | idle)\n"
 	"      --icicle             -f svg: root at the top\n"
 	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
 	"until\n"
@@ -87,6 +88,9 @@ static const char usage[] =
 	"      --interval SECONDS   continuous mode: one profile per mode per interval, written\n"
 	"                           to --output-dir as <UTC time>-<run id>.<mode>.pb.gz\n"
 	"      --output-dir DIR     where --interval writes (created if missing)\n"
+	"      --growth-intervals N --heap --output-dir: the stacks whose memory in use grew over\n"
+	"                           the last N intervals, listed at the end (-v: at every\n"
+	"                           interval; default 5, at most 60)\n"
 	"      --retain N           keep only the newest N profiles per mode in --output-dir:\n"
 	"                           this run's, then earlier runs' (default 0: keep all)\n"
 	"      --hold-exits         stop each exiting process of the scope at libc's _exit until\n"
@@ -186,6 +190,7 @@ enum {
 	OPT_TOP,
 	OPT_SAMPLE_BYTES,
 	OPT_MIN_AGE,
+	OPT_GROWTH_INTERVALS,
 	OPT_FAIL_ON_LEAK,
 	OPT_LEAK_SUPPRESSIONS,
 	OPT_UNWIND,
@@ -227,6 +232,7 @@ static const struct option long_opts[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
 	{"min-age", required_argument, NULL, OPT_MIN_AGE},
+	{"growth-intervals", required_argument, NULL, OPT_GROWTH_INTERVALS},
 	{"min-size", required_argument, NULL, 'z'},
 	{"fail-on-leak", required_argument, NULL, OPT_FAIL_ON_LEAK},
 	{"leak-suppressions", required_argument, NULL, OPT_LEAK_SUPPRESSIONS},
@@ -516,6 +522,11 @@ int cli__parse(struct env *out, int argc, char **argv)
 			else
 				env.max_size = v;
 			break;
+		case OPT_GROWTH_INTERVALS:
+			if (parse_u64(optarg, GROWTH_INTERVALS_MAX, &v) || !v)
+				return bad("invalid --growth-intervals '%s' (1 to 60)", optarg);
+			env.growth_intervals = (unsigned)v;
+			break;
 		case OPT_FAIL_ON_LEAK:
 			if (parse_u64(optarg, 1ULL << 48, &v))
 				return bad("invalid --fail-on-leak '%s' (bytes, 0 to 2^48)",
@@ -742,6 +753,11 @@ int cli__parse(struct env *out, int argc, char **argv)
 			"");
 	if (env.output_dir && !env.interval)
 		return bad("--output-dir needs --interval SECONDS%s", "");
+	if (env.growth_intervals && (!env.output_dir || !(env.modes & MODE_HEAP)))
+		return bad("--growth-intervals goes with --heap, --interval and --output-dir%s",
+			   "");
+	if (env.output_dir && (env.modes & MODE_HEAP) && !env.growth_intervals)
+		env.growth_intervals = GROWTH_INTERVALS_DEFAULT;
 	if (env.retain && !env.interval)
 		return bad("--retain needs --interval SECONDS%s", "");
 	if (env.push_url && !env.interval)

@@ -21,6 +21,7 @@
 #include "attach/loader.h"
 #include "cli.h"
 #include "export/format.h"
+#include "export/growth.h"
 #include "export/oldblocks.h"
 #include "export/outdir.h"
 #include "export/push.h"
@@ -78,7 +79,9 @@ struct writeout {
 	const struct cgroup_stats *cgroup;
 	writeout_sink_fn sink;
 	void *sink_ctx;
-	double leaked_bytes; /* leak_list's, for --fail-on-leak */
+	double leaked_bytes;   /* leak_list's, for --fail-on-leak */
+	struct growth *growth; /* continuous --heap: in use per stack at the last interval ends */
+	bool growth_failed;
 };
 
 int writeout__new(struct writeout **out, struct collect *c, const struct run_parts *parts,
@@ -100,6 +103,7 @@ void writeout__free(struct writeout *r)
 	if (!r)
 		return;
 	outdir_series__free(r->series);
+	growth__free(r->growth);
 	free(r);
 }
 
@@ -300,6 +304,32 @@ int writeout__write(struct writeout *r, int64_t start_wall_ns, int64_t duration_
 	return ret;
 }
 
+/*
+ * --growth-intervals: this interval's end kept (after build_all: symbols are in), the list of
+ * the stacks that grew to stderr at the last (at each with -v).  A failure to keep it is said
+ * once; the list then compares fewer ends.
+ */
+static void growth_list(struct writeout *r, bool last)
+{
+	const struct env *env = r->env;
+	int err = 0;
+
+	if (!env->growth_intervals || !collect__heap(r->c))
+		return;
+	if (!r->growth)
+		err = growth__new(&r->growth, env->growth_intervals);
+	if (!err)
+		err = growth__record(r->growth, collect__heap(r->c), (uint64_t)clock__mono_ns());
+	if (err && !r->growth_failed)
+		pr_warn("--growth-intervals: %s; the growth list compares fewer intervals\n",
+			strerror(-err));
+	r->growth_failed |= err != 0;
+	if (!r->growth || !env->top || env->verbosity < 0 || !(last || env->verbosity > 0))
+		return;
+	if (growth__write(stderr, r->growth, r->parts->stacks, env->top))
+		pr_warn("--growth-intervals: out of memory for the list\n");
+}
+
 /* The series of interval profiles in --output-dir, from the first interval (the run's start). */
 static int open_series(struct writeout *r, int64_t run_start_ns)
 {
@@ -320,6 +350,7 @@ int writeout__interval(struct writeout *r, int64_t start_wall_ns, int64_t durati
 
 	collect__snapshot(r->c, last);
 	ret = build_all(r, ps, start_wall_ns, duration_ns, r->bpf_prev);
+	growth_list(r, last);
 	err = r->series ? 0 : open_series(r, start_wall_ns);
 	if (err)
 		pr_err("cannot use --output-dir %s: %s\n", env->output_dir, strerror(-err));

@@ -106,3 +106,28 @@ t_leaks_fail_on_leak_and_rules() {
 	expect_eq "lines on stderr" 1 "$(wc -l <"$E2E_TMP/bad.err")"
 	grep -q "line 1: not leak:PATTERN or leaf:PATTERN" "$E2E_TMP/bad.err" || fail "why: $(cat "$E2E_TMP/bad.err")"
 }
+
+# Continuous mode's growth list (tests/targets/growing.c): leak_step keeps 400,000 bytes/s and
+# ranks first, monotonic; cache_fill's sawtooth never grows at every end.  With -v the list comes
+# at every interval's end, and always at the last.
+t_leaks_growth_over_intervals() {
+	local d=$E2E_TMP/growth row rate
+	"$PROF" -v --heap --interval 1 --output-dir "$d" --growth-intervals 3 -- build/targets/growing 5 \
+		2>"$E2E_TMP/growth.err" || fail "profiler exit status $?"
+	grep -A4 '^grew over\|^growth:' "$E2E_TMP/growth.err" | tail -12
+	expect_range "growth lists (one per interval with -v)" 4 7 \
+		"$(grep -c '^grew over the last\|^growth: one interval so far' "$E2E_TMP/growth.err")"
+	tail -n 30 "$E2E_TMP/growth.err" | grep -q '^grew over the last 3 intervals (3\.[0-9]s): ' ||
+		fail "no list over the last 3 intervals at the end"
+	row=$(tail -n 30 "$E2E_TMP/growth.err" | sed -n '/^grew over the last 3/{n;n;p}' | tail -1)
+	echo "first row: $row"
+	case $row in *' yes '*' leak_step < main < '*) ;; *) fail "leak_step not first and monotonic: $row" ;; esac
+	rate=$(echo "$row" | awk '{ v = $3; u = $4; sub(/\/s$/, "", u); m = u == "KiB" ? 1024 : u == "MiB" ? 1048576 : 1; printf "%d", v * m }')
+	expect_range "leak_step's bytes per second" 300000 500000 "$rate"
+	if grep -q 'cache_fill' "$E2E_TMP/growth.err"; then
+		grep 'cache_fill' "$E2E_TMP/growth.err" | grep -qv ' no ' && fail "cache_fill listed as monotonic"
+	fi
+	"$PROF" --heap --growth-intervals 3 -o "$E2E_TMP/g.pb.gz" -- /bin/true 2>"$E2E_TMP/bad.err"
+	expect_eq "exit status of --growth-intervals without --output-dir" 2 "$?"
+	expect_eq "lines on stderr" 1 "$(wc -l <"$E2E_TMP/bad.err")"
+}

@@ -101,7 +101,7 @@ static int sum_old(struct old_sum **out, size_t *n, const struct heap_agg *h, ui
 	return 0;
 }
 
-static void write_stack(FILE *f, const struct stackres *stacks, int32_t id)
+void oldblocks__write_stack(FILE *f, const struct stackres *stacks, int32_t id)
 {
 	unsigned n;
 	const struct stackres_frame *fr = stackres__frames(stacks, id, &n);
@@ -173,7 +173,7 @@ int oldblocks__write(FILE *f, const struct heap_agg *h, const struct stackres *s
 					 false),
 			all[i].blocks, oldblocks__age(age, sizeof(age), now - all[i].oldest),
 			all[i].key.pid);
-		write_stack(f, stacks, all[i].key.stack_id);
+		oldblocks__write_stack(f, stacks, all[i].key.stack_id);
 		fputc('\n', f);
 	}
 	if (t.suppressed_stacks)

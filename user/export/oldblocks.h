@@ -33,6 +33,9 @@ int oldblocks__write(FILE *f, const struct heap_agg *h, const struct stackres *s
 		     uint64_t min_age_ns, unsigned top, const struct suppress *sup,
 		     const char *title, struct oldblocks_totals *tot);
 
+/* A stack as the list writes it: a few frames, leaf first, names escaped ("[no stack]"). */
+void oldblocks__write_stack(FILE *f, const struct stackres *stacks, int32_t id);
+
 /* A duration as the list writes it: "0.8s", "45s", "3m07s", "2h05m". */
 const char *oldblocks__age(char *buf, size_t len, uint64_t ns);
 
