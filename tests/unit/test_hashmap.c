@@ -95,6 +95,49 @@ static void test_hashmap__iterate_all(void **state)
 	hashmap__free(h);
 }
 
+static bool odd_key(const void *key, const void *val, void *ctx)
+{
+	(void)val;
+	(void)ctx;
+	return *(const uint32_t *)key % 2;
+}
+
+static void sum_gone(const void *key, void *val, void *ctx)
+{
+	assert_int_equal(*(uint32_t *)val, *(const uint32_t *)key * 2);
+	*(uint32_t *)ctx += *(const uint32_t *)key;
+}
+
+/* delete_if: every chosen entry goes, each told once; the others stay findable (clusters
+ * shifted under the removal keep their members reachable). */
+static void test_hashmap__delete_if(void **state)
+{
+	struct hashmap *h;
+	uint32_t *v, gone = 0;
+
+	(void)state;
+	assert_int_equal(hashmap__new(&h, sizeof(uint32_t), sizeof(uint32_t)), 0);
+	for (uint32_t i = 1; i <= 1000; i++) {
+		assert_int_equal(hashmap__upsert(h, (void **)&v, &i, NULL), 0);
+		*v = i * 2;
+	}
+	assert_int_equal(hashmap__delete_if(h, odd_key, sum_gone, &gone), 0);
+	assert_int_equal(gone, 250000); /* 1 + 3 + ... + 999 */
+	assert_int_equal(hashmap__count(h), 500);
+	for (uint32_t i = 1; i <= 1000; i++) {
+		v = hashmap__find(h, &i);
+		if (i % 2) {
+			assert_null(v);
+		} else {
+			assert_non_null(v);
+			assert_int_equal(*v, i * 2);
+		}
+	}
+	assert_int_equal(hashmap__delete_if(h, odd_key, NULL, NULL), 0);
+	assert_int_equal(hashmap__count(h), 500);
+	hashmap__free(h);
+}
+
 static void test_hashmap__strpool_interns(void **state)
 {
 	struct strpool *p;
@@ -119,6 +162,7 @@ int main(void)
 		cmocka_unit_test(test_hashmap__insert_find_grow),
 		cmocka_unit_test(test_hashmap__delete_keeps_clusters_reachable),
 		cmocka_unit_test(test_hashmap__iterate_all),
+		cmocka_unit_test(test_hashmap__delete_if),
 		cmocka_unit_test(test_hashmap__strpool_interns),
 	};
 

@@ -113,6 +113,16 @@ static int track(struct heap_agg *h, struct live_block **out, const struct live_
 	return err;
 }
 
+/* What heap_agg__exec and heap_agg__forget_pid take a pid's live blocks out with. */
+struct pid_ctx {
+	struct heap_agg *h;
+	uint32_t pid;
+	bool uncount;				/* exec: their in-use shares leave too */
+	void (*gone)(void *ctx, uint64_t addr); /* forget_pid: told each address */
+	void *gone_ctx;
+	uint64_t n; /* blocks taken out */
+};
+
 /* A live block leaves the table, and its process's count with it. */
 static void untrack(struct heap_agg *h, const struct live_key *lk)
 {
@@ -316,52 +326,58 @@ void heap_agg__realloc(struct heap_agg *h, uint32_t pid, uint32_t tid, int32_t s
 	heap_agg__alloc(h, pid, tid, stack_id, py, addr, size);
 }
 
+/* heap_agg__exec and heap_agg__forget_pid: a pid's entries (live_key, site_key: pid first). */
+static bool of_pid(const void *key, const void *val, void *ctx)
+{
+	(void)val;
+	return *(const uint32_t *)key == *(const uint32_t *)ctx;
+}
+
+static bool live_of_pid(const void *key, const void *val, void *ctx)
+{
+	struct pid_ctx *c = ctx;
+
+	(void)val;
+	return ((const struct live_key *)key)->pid == c->pid;
+}
+
+/* A live block of a pid leaves: its share, its count, and (forget_pid) BPF's record of it. */
+static void live_gone(const void *key, void *val, void *ctx)
+{
+	const struct live_key *lk = key;
+	struct pid_ctx *c = ctx;
+
+	if (c->uncount)
+		uncount(c->h, val);
+	else if (c->gone)
+		c->gone(c->gone_ctx, lk->addr);
+	live_cap__sub(c->h->caps, lk->pid);
+	c->n++;
+}
+
 int heap_agg__exec(struct heap_agg *h, uint32_t pid)
 {
-	const struct live_key *k;
-	struct live_key *gone = NULL;
-	size_t it = 0, n = 0, cap = 0;
-	struct live_block *b;
-	int err = 0;
+	struct pid_ctx c = {.h = h, .pid = pid, .uncount = true};
+	/* All chosen before any goes: a failure leaves the values as they were. */
+	int err = hashmap__delete_if(h->live, live_of_pid, live_gone, &c);
 
-	/* Keys first, deletions after: a deletion shifts entries under the iterator. */
-	while (hashmap__next(h->live, &it, (const void **)&k, (void **)&b)) {
-		if (k->pid != pid)
-			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct live_key *g = realloc(gone, ncap * sizeof(*g));
-
-			if (!g) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			gone = g;
-			cap = ncap;
-		}
-		gone[n++] = *k;
-	}
-	/* Uncounted here, so that a failure above leaves the values as they were. */
-	for (size_t i = 0; i < n; i++) {
-		b = hashmap__find(h->live, &gone[i]);
-		if (b)
-			uncount(h, b);
-		untrack(h, &gone[i]);
-	}
-	h->stats.exec_released += n;
-cleanup:
-	free(gone);
+	h->stats.exec_released += c.n;
 	return err;
+}
+
+/* A site no live block references: every live block holds in-use objects. */
+static bool empty_site(const void *key, const void *val, void *ctx)
+{
+	(void)key;
+	(void)ctx;
+	return !(((const struct site_state *)val)->v.inuse_objects > 0);
 }
 
 int heap_agg__new_interval(struct heap_agg *h)
 {
-	struct heap_site_values *v;
-	const struct site_key *k;
-	struct site_key *empty = NULL;
+	struct site_state *st;
 	struct pid_peak *pp;
-	size_t it = 0, n = 0, cap = 0;
-	int err = 0;
+	size_t it = 0;
 
 	h->stats = (struct heap_agg_stats){0};
 	/* Each process's peak starts again from what it holds now: every site's in-use values. */
@@ -372,80 +388,21 @@ int heap_agg__new_interval(struct heap_agg *h)
 					       .at = h->now},
 					.seq = h->seq};
 	it = 0;
-	while (hashmap__next(h->sites, &it, (const void **)&k, (void **)&v)) {
-		v->alloc_objects = v->alloc_bytes = 0;
-		/* Every live block holds in-use objects: a site without any is referenced by none.
-		 */
-		if (v->inuse_objects > 0 || err)
-			continue;
-		if (n == cap) {
-			struct site_key *e =
-				realloc(empty, (cap = cap ? 2 * cap : 64) * sizeof(*e));
-
-			if (!e) {
-				err = -ENOMEM;
-				continue;
-			}
-			empty = e;
-		}
-		empty[n++] = *k;
-	}
-	/* Deleting moves entries under an iterator: after the walk. */
-	for (size_t i = 0; i < n && !err; i++)
-		hashmap__delete(h->sites, &empty[i]);
-	free(empty);
-	return err;
+	while (hashmap__next(h->sites, &it, NULL, (void **)&st))
+		st->v.alloc_objects = st->v.alloc_bytes = 0;
+	return hashmap__delete_if(h->sites, empty_site, NULL, NULL);
 }
 
 int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ctx, uint64_t addr),
 			 void *ctx)
 {
-	struct live_key *lives = NULL;
-	struct site_key *sites = NULL;
-	size_t it = 0, nl = 0, ns = 0, cl = 0, cs = 0;
-	const void *k;
-	int err = 0;
+	struct pid_ctx c = {.h = h, .pid = pid, .gone = gone, .gone_ctx = ctx};
+	int err = hashmap__delete_if(h->live, live_of_pid, live_gone, &c);
 
-	/* Keys first, deletes after: deleting moves entries under an iterator. */
-	while (!err && hashmap__next(h->live, &it, &k, NULL)) {
-		if (((const struct live_key *)k)->pid != pid)
-			continue;
-		if (nl == cl) {
-			struct live_key *n = realloc(lives, (cl = cl ? 2 * cl : 64) * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				break;
-			}
-			lives = n;
-		}
-		lives[nl++] = *(const struct live_key *)k;
-	}
-	it = 0;
-	while (!err && hashmap__next(h->sites, &it, &k, NULL)) {
-		if (((const struct site_key *)k)->pid != pid)
-			continue;
-		if (ns == cs) {
-			struct site_key *n = realloc(sites, (cs = cs ? 2 * cs : 64) * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				break;
-			}
-			sites = n;
-		}
-		sites[ns++] = *(const struct site_key *)k;
-	}
-	for (size_t i = 0; i < nl; i++) {
-		if (gone)
-			gone(ctx, lives[i].addr);
-		untrack(h, &lives[i]);
-	}
-	for (size_t i = 0; i < ns; i++)
-		hashmap__delete(h->sites, &sites[i]);
-	hashmap__delete(h->peaks, &pid);
-	free(lives);
-	free(sites);
+	if (!err)
+		err = hashmap__delete_if(h->sites, of_pid, NULL, &pid);
+	if (!err)
+		hashmap__delete(h->peaks, &pid);
 	return err;
 }
 

@@ -57,17 +57,27 @@ void growth__free(struct growth *g)
 	free(g);
 }
 
+static bool held_nothing(const void *key, const void *val, void *ctx)
+{
+	const struct grow_hist *hist = val;
+	const struct growth *g = ctx;
+
+	(void)key;
+	for (unsigned i = 0; i <= g->n; i++)
+		if (hist->at[i] > 0)
+			return false;
+	return true;
+}
+
 int growth__record(struct growth *g, const struct heap_agg *h, uint64_t now_ns)
 {
 	unsigned slot = (unsigned)(g->ends % (g->n + 1));
 	const struct heap_site_values *v;
-	struct grow_key *gone = NULL;
-	size_t it = 0, ngone = 0, cap = 0;
 	struct grow_hist *hist;
 	uint32_t pid, tid, py;
 	int32_t stack_id;
-	const void *k;
-	int err = 0;
+	size_t it = 0;
+	int err;
 
 	/* What no site holds now is 0: sites in use are summed in below. */
 	while (hashmap__next(g->hist, &it, NULL, (void **)&hist))
@@ -85,30 +95,8 @@ int growth__record(struct growth *g, const struct heap_agg *h, uint64_t now_ns)
 	}
 	g->at[slot] = now_ns;
 	g->ends++;
-	/* Stacks holding nothing at any kept end are forgotten (deleted after the walk). */
-	it = 0;
-	while (!err && hashmap__next(g->hist, &it, &k, (void **)&hist)) {
-		bool any = false;
-
-		for (unsigned i = 0; i <= g->n && !any; i++)
-			any = hist->at[i] > 0;
-		if (any)
-			continue;
-		if (ngone == cap) {
-			struct grow_key *n = realloc(gone, (cap = cap ? 2 * cap : 64) * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				break;
-			}
-			gone = n;
-		}
-		gone[ngone++] = *(const struct grow_key *)k;
-	}
-	for (size_t i = 0; i < ngone; i++)
-		hashmap__delete(g->hist, &gone[i]);
-	free(gone);
-	/* The end is kept even when forgetting failed: some stacks stay a little longer. */
+	/* Stacks holding nothing at any kept end are forgotten (or, out of memory, kept longer). */
+	hashmap__delete_if(g->hist, held_nothing, NULL, g);
 	return 0;
 }
 

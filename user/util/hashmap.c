@@ -201,6 +201,40 @@ int hashmap__delete(struct hashmap *h, const void *key)
 	return 0;
 }
 
+int hashmap__delete_if(struct hashmap *h,
+		       bool (*match)(const void *key, const void *val, void *ctx),
+		       void (*gone)(const void *key, void *val, void *ctx), void *ctx)
+{
+	unsigned char *keys = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < h->cap; i++) {
+		if (!h->used[i] || !match(slot(h, i), slot(h, i) + h->val_off, ctx))
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			unsigned char *k = realloc(keys, ncap * h->key_size);
+
+			if (!k) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = k;
+			cap = ncap;
+		}
+		memcpy(keys + n++ * h->key_size, slot(h, i), h->key_size);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *k = keys + i * h->key_size;
+
+		if (gone)
+			gone(k, hashmap__find(h, k), ctx);
+		hashmap__delete(h, k);
+	}
+	free(keys);
+	return 0;
+}
+
 bool hashmap__next(const struct hashmap *h, size_t *it, const void **key, void **val)
 {
 	while (*it < h->cap) {

@@ -22,6 +22,14 @@ void *hashmap__find(const struct hashmap *h, const void *key);
 int hashmap__upsert(struct hashmap *h, void **out, const void *key, bool *created);
 /* 0 when removed, -ENOENT when absent. */
 int hashmap__delete(struct hashmap *h, const void *key);
+/*
+ * Remove every entry match(key, val, ctx) chooses; gone (may be NULL) is handed each just before
+ * it goes, and may change other tables, not this one.  All are chosen before any goes (removing
+ * moves entries under an iterator).  0, or -ENOMEM with nothing removed and gone not called.
+ */
+int hashmap__delete_if(struct hashmap *h,
+		       bool (*match)(const void *key, const void *val, void *ctx),
+		       void (*gone)(const void *key, void *val, void *ctx), void *ctx);
 /* Iterate: size_t it = 0; while (hashmap__next(h, &it, &k, &v)) …  (no insertions meanwhile) */
 bool hashmap__next(const struct hashmap *h, size_t *it, const void **key, void **val);
 
