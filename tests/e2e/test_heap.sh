@@ -244,7 +244,7 @@ t_heap_no_stack_lost_with_many_distinct_stacks() {
 			next }
 		/^Samples/ { s = 1; next }
 		/^Locations/ { s = 0 }
-		s && /^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+: / {
+		s && /^ +[0-9]+( +[0-9]+)+: / {
 			v = $0; sub(/:.*/, "", v); split(v, val, " ")
 			st = $0; sub(/^[^:]*: */, "", st); k = split(st, ids, " ")
 			if (fn[ids[1]] != "alloc_leaf") next

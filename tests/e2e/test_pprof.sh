@@ -14,7 +14,7 @@ t_pprof_structure_and_mappings() {
 	raw=$dir/raw.txt
 	go tool pprof -symbolize=none -raw "$f" >"$raw" 2>"$dir/err" || fail "go tool pprof failed: $(cat "$dir/err")"
 	[ -s "$dir/err" ] && fail "go tool pprof complained: $(cat "$dir/err")"
-	grep -q '^alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]$' "$raw" ||
+	grep -q '^alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\] peak_objects/count peak_space/bytes$' "$raw" ||
 		fail "sample types: $(grep -A1 '^Samples' "$raw")"
 	grep -q '^PeriodType: space bytes$' "$raw" || fail "period type"
 	grep -q '^Period: 0$' "$raw" || fail "period 0 for exact tracing"

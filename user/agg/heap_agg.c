@@ -44,6 +44,9 @@ struct heap_agg {
 	uint64_t sample_bytes;
 	struct hashmap *sites; /* site_key -> site_state */
 	struct hashmap *peaks; /* pid -> pid_peak */
+	struct pid_peak
+		*last_peak; /* the last one changed (NULL after any insertion or deletion) */
+	uint32_t last_pid;
 	uint64_t seq;	       /* changes of in-use values so far */
 	struct hashmap *live;  /* live_key -> live_block */
 	struct live_cap *caps; /* its blocks per process, checked against the caps per block */
@@ -152,11 +155,17 @@ static double weight(const struct heap_agg *h, uint64_t size)
 static void change_inuse(struct heap_agg *h, struct site_state *s, uint32_t pid, double objects,
 			 double bytes)
 {
-	struct pid_peak *pp;
+	struct pid_peak *pp = h->last_peak;
 
-	if (hashmap__upsert(h->peaks, (void **)&pp, &pid, NULL)) {
-		oom(h);
-		pp = NULL;
+	/* Events come in runs of one process: its peak is the last one changed. */
+	if (!pp || h->last_pid != pid) {
+		if (hashmap__upsert(h->peaks, (void **)&pp, &pid, NULL)) {
+			oom(h);
+			pp = NULL;
+		}
+		/* An insertion may move every value: none but this one is pointed to. */
+		h->last_peak = pp;
+		h->last_pid = pid;
 	}
 	if (pp && s->changed <= pp->seq) {
 		s->v.peak_objects = s->v.inuse_objects;
@@ -403,6 +412,7 @@ int heap_agg__forget_pid(struct heap_agg *h, uint32_t pid, void (*gone)(void *ct
 		err = hashmap__delete_if(h->sites, of_pid, NULL, &pid);
 	if (!err)
 		hashmap__delete(h->peaks, &pid);
+	h->last_peak = NULL; /* deletion moves values */
 	return err;
 }
 
