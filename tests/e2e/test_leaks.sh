@@ -109,13 +109,15 @@ t_leaks_fail_on_leak_and_rules() {
 
 # Continuous mode's growth list (tests/targets/growing.c): leak_step keeps 400,000 bytes/s and
 # ranks first, monotonic; cache_fill's sawtooth never grows at every end.  With -v the list comes
-# at every interval's end, and always at the last.
+# at every interval's end, and always at the last.  Ages across intervals: 11 s of leak_step's
+# blocks, born every 250 ms, are in the last interval's profile (written as the target exits,
+# a few ms after its 44th block) by the age they reached: the first four past 10 s (10s-1m).
 t_leaks_growth_over_intervals() {
-	local d=$E2E_TMP/growth row rate
-	"$PROF" -v --heap --interval 1 --output-dir "$d" --growth-intervals 3 -- build/targets/growing 5 \
+	local d=$E2E_TMP/growth row rate last
+	"$PROF" -v --heap --interval 1 --output-dir "$d" --growth-intervals 3 -- build/targets/growing 11 \
 		2>"$E2E_TMP/growth.err" || fail "profiler exit status $?"
 	grep -A4 '^grew over\|^growth:' "$E2E_TMP/growth.err" | tail -12
-	expect_range "growth lists (one per interval with -v)" 4 7 \
+	expect_range "growth lists (one per interval with -v)" 10 13 \
 		"$(grep -c '^grew over the last\|^growth: one interval so far' "$E2E_TMP/growth.err")"
 	tail -n 30 "$E2E_TMP/growth.err" | grep -q '^grew over the last 3 intervals (3\.[0-9]s): ' ||
 		fail "no list over the last 3 intervals at the end"
@@ -127,6 +129,10 @@ t_leaks_growth_over_intervals() {
 	if grep -q 'cache_fill' "$E2E_TMP/growth.err"; then
 		grep 'cache_fill' "$E2E_TMP/growth.err" | grep -qv ' no ' && fail "cache_fill listed as monotonic"
 	fi
+	last=$(find "$d" -name '*.heap.pb.gz' | sort | tail -1)
+	expect_eq "leak_step inuse_space (last interval)" 4400000 "$(pprof_flat "$last" inuse_space leak_step)"
+	expect_eq "leak_step inuse_space aged 10s-1m" 400000 "$(age_flat "$last" 10s-1m leak_step)"
+	expect_eq "leak_step inuse_space aged 0-10s" 4000000 "$(age_flat "$last" 0-10s leak_step)"
 	"$PROF" --heap --growth-intervals 3 -o "$E2E_TMP/g.pb.gz" -- /bin/true 2>"$E2E_TMP/bad.err"
 	expect_eq "exit status of --growth-intervals without --output-dir" 2 "$?"
 	expect_eq "lines on stderr" 1 "$(wc -l <"$E2E_TMP/bad.err")"

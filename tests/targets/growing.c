@@ -1,6 +1,6 @@
 // Memory that grows and memory that comes and goes (tests/e2e/test_leaks.sh, the growth list of
 // continuous mode): every 250 ms leak_step keeps 100,000 bytes (400,000 bytes/s, never freed),
-// and cache_fill adds a 250,000-byte block to a cache that is emptied every 1.6 s (a sawtooth:
+// and cache_fill adds a 50,000-byte block to a cache that is emptied every 1.6 s (a sawtooth:
 // sampled once a second it never grows at every end).  Runs argv[1] seconds (default 5).
 #include <stdlib.h>
 #include <time.h>
@@ -20,7 +20,7 @@ NOINLINE void leak_step(void)
 NOINLINE void cache_fill(void)
 {
 	if (ncache < CACHE_MAX)
-		cache[ncache++] = malloc(250000);
+		cache[ncache++] = malloc(50000);
 }
 
 static void cache_empty(void)
