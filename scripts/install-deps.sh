@@ -15,6 +15,9 @@ build_pkgs="$build_pkgs systemtap-sdt-dev"
 # libc6-dbg: names of the C library's local functions (Debian's libc.so.6 has no .symtab); the
 # built-in leak rules (user/export/suppress.c) name its caches by them: tzset_internal, __gconv_*.
 build_pkgs="$build_pkgs libc6-dbg"
+# libjemalloc-dev: the profiler's own allocator, linked in statically (Makefile: JEMALLOC_A), so
+# that our allocations never trap on the allocator probes --heap puts in libc.
+build_pkgs="$build_pkgs libjemalloc-dev"
 # libclang-rt-dev: libFuzzer for `make fuzz` (part of `make test`); the rest is `make lint`.
 test_pkgs="libcmocka-dev golang-go python3.11 sqlite3 php-cli ruby openjdk-17-jdk-headless libclang-rt-dev"
 test_pkgs="$test_pkgs shellcheck cppcheck clang-format"

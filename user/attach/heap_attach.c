@@ -422,6 +422,24 @@ static int otel_file(struct loader *l, int fd, const char *name, int pid)
 	return 1;
 }
 
+/*
+ * A mapping whose file may carry probes: executable, a file, and not our own executable.  Ours
+ * is what a -- CMD child runs between its fork and its exec (its allocations are ours, not
+ * CMD's), and links are per file: probing our allocator would trap every allocation of ours.
+ */
+static bool probed_file(const struct maps_entry *e)
+{
+	static struct stat self;
+	static bool known;
+
+	if (!e->exec || !maps_entry__is_file(e))
+		return false;
+	if (!known)
+		known = !stat("/proc/self/exe", &self);
+	return !known || self.st_ino != e->inode || major(self.st_dev) != e->dev_major ||
+	       minor(self.st_dev) != e->dev_minor;
+}
+
 /* Does any executable file pid maps (m) carry the otel_memory probes?  Attached when so (once
  * per file and probe_pid).  1 or 0, or -errno when no file can be opened any more. */
 static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, int root_fd,
@@ -433,7 +451,7 @@ static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, in
 		const struct maps_entry *e = &m->entries[i];
 		int fd, err;
 
-		if (!e->exec || !maps_entry__is_file(e))
+		if (!probed_file(e))
 			continue;
 		err = safe_open__mapping(&fd, "/proc", pid, e, root_fd);
 		if (err == -EMFILE || err == -ENFILE || err == -ENOMEM)
@@ -685,7 +703,7 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 		const struct maps_entry *e = &m->entries[i];
 		int fd;
 
-		if (!e->exec || !maps_entry__is_file(e))
+		if (!probed_file(e))
 			continue;
 		err = safe_open__mapping(&fd, "/proc", pid, e, root_fd);
 		/* Out of descriptors or memory: every file after it would fail too, and the run
