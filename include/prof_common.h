@@ -574,7 +574,10 @@ _Static_assert(sizeof(struct prof_proc_event) == 72, "prof_proc_event layout");
 enum prof_oom_flags {
 	PROF_OOM_ADJ_KNOWN = 1, /* oom_score_adj was read */
 	PROF_OOM_TID_ONLY = 2,	/* an older kernel gave the victim's thread id only: pid == tid */
+	PROF_OOM_MEMCG = 4,	/* memcg_id and memcg_max_pages were read */
 };
+/* Memory cgroups looked at, the victim's and its ancestors, for the limit that binds. */
+#define PROF_OOM_MEMCG_DEPTH 16
 struct prof_oom_event {
 	__u32 type; /* PROF_REC_OOM_VICTIM */
 	__u32 pid;  /* tgid of the victim */
@@ -584,8 +587,13 @@ struct prof_oom_event {
 	__u32 pad;
 	__u64 ts; /* bpf_ktime_get_ns() of the kill */
 	char comm[PROF_COMM_LEN];
+	/* Read at the kill: the victim leaves its cgroup as it exits, before userspace could ask.
+	 * The kernfs id of its memory cgroup (v1's memory hierarchy, or v2's), and the smallest
+	 * memory limit of that cgroup and its ancestors, in pages (huge: none set). */
+	__u64 memcg_id;
+	__u64 memcg_max_pages;
 };
-_Static_assert(sizeof(struct prof_oom_event) == 48, "prof_oom_event layout");
+_Static_assert(sizeof(struct prof_oom_event) == 64, "prof_oom_event layout");
 
 /*
  * prof_held (bpf/proc.bpf.c): every process BPF has stopped for us and userspace has not yet

@@ -136,8 +136,9 @@ static int describe(struct profile *p, const struct prof_oom_event *e, uint32_t 
 				   ml->path[0] ? (ml->v1 ? " (v1)" : " (v2)") : "", limit);
 	if (!err)
 		err = profile__add_label(p, "oom_kill", "true", 0, true);
+	/* A string: pprof's numeric label leaves 0, the default, unwritten. */
 	if (!err && (e->flags & PROF_OOM_ADJ_KNOWN))
-		err = profile__add_label(p, "oom_score_adj", NULL, e->oom_score_adj, false);
+		err = profile__add_label(p, "oom_score_adj", adj, 0, false);
 	if (!err && ml->path[0])
 		err = profile__add_label(p, "memory_cgroup", ml->path, 0, false);
 	if (!err && ml->limit)
@@ -171,8 +172,11 @@ static int build_job(struct oomout *o, const struct prof_oom_event *e, uint32_t 
 	struct memlimit ml;
 	int err;
 
-	/* The cgroup while the process is still there to be asked (best effort). */
-	if (memlimit__read_host(&ml, pid))
+	/* The cgroup as BPF saw it at the kill (the process leaves it as it exits); else asked
+	 * while the process may still be there. */
+	if (e->flags & PROF_OOM_MEMCG)
+		memlimit__from_kill(&ml, e->memcg_id, e->memcg_max_pages);
+	else if (memlimit__read_host(&ml, pid))
 		memset(&ml, 0, sizeof(ml));
 	/* Its stacks symbolized now, while its mappings can still be read. */
 	err = collect__sync(o->o.c);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 /* /proc/PID/cgroup: one line per hierarchy, a few hundred bytes in all. */
 #define PROC_CGROUP_MAX	  8192
+/* The kernel's file handle type of a kernfs node (a cgroup directory): its 64-bit id. */
+#define FILEID_KERNFS	  0xfe
 /* A limit file: a decimal number or "max", and its newline. */
 #define LIMIT_FILE_MAX	  64
 /* Ancestors looked at for a smaller limit (cgroup.c's walks stop at 16 levels too). */
@@ -145,21 +148,30 @@ int memlimit__read(struct memlimit *out, int proc_fd, int v1_root_fd, int v2_roo
 	return 0;
 }
 
-int memlimit__read_host(struct memlimit *out, uint32_t pid)
+/* The host's v1 memory hierarchy and cgroup2 mount, open (not O_PATH: open_by_handle_at refuses
+ * those), -1 each when missing. */
+static void host_roots(int *v1, int *v2)
 {
 	char mount[MEMLIMIT_PATH_MAX];
-	int proc_fd, v1 = -1, v2 = -1, err;
 	FILE *mounts;
+
+	*v2 = -1;
+	*v1 = open("/sys/fs/cgroup/memory", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	mounts = fopen("/proc/self/mounts", "re");
+	if (mounts && !cgroup__parse_mounts(mount, sizeof(mount), mounts))
+		*v2 = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mounts)
+		fclose(mounts);
+}
+
+int memlimit__read_host(struct memlimit *out, uint32_t pid)
+{
+	int proc_fd, v1, v2, err;
 
 	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (proc_fd < 0)
 		return -errno;
-	v1 = open("/sys/fs/cgroup/memory", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	mounts = fopen("/proc/self/mounts", "re");
-	if (mounts && !cgroup__parse_mounts(mount, sizeof(mount), mounts))
-		v2 = open(mount, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (mounts)
-		fclose(mounts);
+	host_roots(&v1, &v2);
 	err = memlimit__read(out, proc_fd, v1, v2, pid);
 	if (v2 >= 0)
 		close(v2);
@@ -167,4 +179,70 @@ int memlimit__read_host(struct memlimit *out, uint32_t pid)
 		close(v1);
 	close(proc_fd);
 	return err;
+}
+
+/* What /proc/self/fd/N names, NUL-terminated; 0 or -errno. */
+static int fd_name(char *out, size_t size, int fd)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -ENAMETOOLONG;
+	out[n] = 0;
+	return 0;
+}
+
+int memlimit__path_by_id(char *out, size_t size, int root_fd, uint64_t id)
+{
+	union {
+		struct file_handle fh;
+		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} h;
+	char root[PATH_MAX], dir[PATH_MAX];
+	size_t rlen;
+	int fd, err;
+
+	memset(&h, 0, sizeof(h));
+	h.fh.handle_bytes = sizeof(uint64_t);
+	h.fh.handle_type = FILEID_KERNFS;
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(root_fd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = fd_name(root, sizeof(root), root_fd);
+	if (!err)
+		err = fd_name(dir, sizeof(dir), fd);
+	close(fd);
+	if (err)
+		return err;
+	rlen = strlen(root);
+	if (strncmp(dir, root, rlen) || (dir[rlen] && dir[rlen] != '/'))
+		return -EXDEV; /* another hierarchy's directory */
+	if (snprintf(out, size, "%s", dir[rlen] ? dir + rlen : "/") >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+void memlimit__from_kill(struct memlimit *out, uint64_t id, uint64_t max_pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int v1, v2;
+
+	memset(out, 0, sizeof(*out));
+	host_roots(&v1, &v2);
+	if (v1 >= 0 && !memlimit__path_by_id(out->path, sizeof(out->path), v1, id))
+		out->v1 = true;
+	else if (v2 < 0 || memlimit__path_by_id(out->path, sizeof(out->path), v2, id))
+		out->path[0] = 0;
+	if (v2 >= 0)
+		close(v2);
+	if (v1 >= 0)
+		close(v1);
+	if (page > 0 && max_pages && max_pages < V1_UNLIMITED_FROM / (uint64_t)page)
+		out->limit = max_pages * (uint64_t)page;
 }

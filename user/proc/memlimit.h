@@ -44,4 +44,15 @@ int memlimit__read(struct memlimit *out, int proc_fd, int v1_root_fd, int v2_roo
 /* The same with the host's hierarchies (/proc, /sys/fs/cgroup/memory, the cgroup2 mount). */
 int memlimit__read_host(struct memlimit *out, uint32_t pid);
 
+/*
+ * The path below the hierarchy mounted at root_fd of the cgroup whose kernfs id is id (what
+ * BPF reads from a task: the directory's file handle, as cgroup__id says), opened by that
+ * handle and named by /proc/self/fd: no walk.  -ESTALE when no cgroup there has the id.
+ */
+int memlimit__path_by_id(char *out, size_t size, int root_fd, uint64_t id);
+
+/* What BPF read at an OOM kill (struct prof_oom_event): the memory cgroup by its id, looked up
+ * in the host's v1 memory hierarchy, then its cgroup2 mount; the limit from pages (0: none). */
+void memlimit__from_kill(struct memlimit *out, uint64_t id, uint64_t max_pages);
+
 #endif /* PROF_MEMLIMIT_H */
