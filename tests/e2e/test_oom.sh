@@ -94,6 +94,69 @@ t_oom_cmd_sampled() {
 	oom_cmd sampled 262144 0
 }
 
+# -p of a process in the memory cgroup, waiting until the profiler is there: its kill ends the
+# run (no target left) with the run's profile and the OOM file beside -o, exit status 0 (-p
+# reports no target's status).
+t_oom_pid_exact() {
+	local d=$E2E_TMP/pid rc=0 pid n
+	memcg_make
+	mkdir -p "$d"
+	# shellcheck disable=SC2016 # the inner shell's own $$ and arguments
+	sh -c 'echo $$ >"$1/cgroup.procs" && echo 1000 >/proc/self/oom_score_adj && exec "$2" "$3" "$4" >"$5"' \
+		sh "$MEMCG" "$OL" "$BLOCK" "$d/go" "$d/count" &
+	pid=$!
+	start_profiler "$d.log" --heap -p "$pid" -o "$d/run.pb.gz" --top 0
+	touch "$d/go"
+	wait "$PROF_PID" || rc=$?
+	grep -v 'wrote heap profile\|bookkeeping' "$d.log"
+	expect_eq "exit status (-p)" 0 "$rc"
+	oom_file "$d"
+	expect_eq "OOM file's pid" "$pid" "$OOM_PID"
+	n=$(tail -1 "$d/count")
+	check_oom "$OOM_FILE" "$pid" "$n" 1 1000 "$MEMCG_REL"
+	expect_one_line "the summary's line" "^bpftrace-prof: process $pid \(oom_leak\) was killed by the OOM killer; its heap at that moment is in $OOM_FILE$" "$d.log"
+	expect_eq "oom_kills in the run's profile" 1 "$(pprof_counter_value "$d/run.pb.gz" oom_kills)"
+}
+
+# -- CMD in continuous mode with --push: the OOM file in --output-dir beside the series (kept out
+# of --retain 1), and sent at once, its series labelled oom_kill="true" (tests/e2e/push_receiver.py
+# stores each body with its labels); exit status 137 as in one-shot mode.
+t_oom_cmd_continuous_pushed() {
+	local d=$E2E_TMP/cont r=$E2E_TMP/recv rc=0 port n series
+	memcg_make
+	python3 tests/e2e/push_receiver.py "$r" < <(sleep 120) >"$r.out" 2>"$r.err" &
+	wait_for_line "$r.out" '^[0-9]' 10 || fail "receiver did not start: $(cat "$r.err")"
+	port=$(head -1 "$r.out")
+	mkdir -p "$d"
+	# shellcheck disable=SC2016 # the inner shell's own $$ and arguments
+	"$PROF" -v --heap --interval 1 --output-dir "$d" --retain 1 --push "http://127.0.0.1:$port" -- sh -c \
+		'echo $$ >"$1/cgroup.procs" && echo 1000 >/proc/self/oom_score_adj && sleep 1.5 && exec "$2" "$3" >"$4"' \
+		sh "$MEMCG" "$OL" "$BLOCK" "$E2E_TMP/count" 2>"$d.err" || rc=$?
+	grep -v 'wrote heap profile\|bookkeeping' "$d.err"
+	expect_eq "exit status (CMD killed: 128 + SIGKILL)" 137 "$rc"
+	oom_file "$d"
+	n=$(tail -1 "$E2E_TMP/count")
+	check_oom "$OOM_FILE" "$OOM_PID" "$n" 1 1000 "$MEMCG_REL"
+	series=$(find "$d" -maxdepth 1 -name '*.heap.pb.gz' ! -name '*.oom.*' | wc -l)
+	expect_eq "interval heap profiles left by --retain 1" 1 "$series"
+	# the pushed OOM profile: one, labelled, with the victim's leak_block in use
+	python3 - "$r" >"$E2E_TMP/pushed" <<'PY' || fail "pushed profiles unreadable"
+import glob, json, os, sys
+n = 0
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    lab = json.load(open(f))["labels"]
+    if lab.get("oom_kill") == "true":
+        n += 1
+        body = f[:-5] + ".pb.gz"
+print(n, body if n else "")
+PY
+	read -r n body <"$E2E_TMP/pushed"
+	expect_eq "pushed profiles labelled oom_kill=true" 1 "$n"
+	expect_eq "leak_block inuse_space pushed = written" "$(pprof_flat "$OOM_FILE" inuse_space leak_block)" \
+		"$(pprof_flat "$body" inuse_space leak_block)"
+	grep -q '^bpftrace-prof: push: .* 0 failed, 0 dropped' "$d.err" || fail "push lost profiles: $(grep 'push:' "$d.err")"
+}
+
 # A Docker container run with --memory 64m, profiled by --container in continuous mode: the OOM
 # file in --output-dir, kept out of --retain 1 (the interval series keeps one file), labelled with
 # the container's memory cgroup; exact (--sample-bytes 0) and sampled (the container default).
