@@ -169,15 +169,25 @@ static int build_job(struct oomout *o, const struct prof_oom_event *e, uint32_t 
 	struct build_inputs in = {.stacks = parts->stacks, .procs = parts->procs};
 	struct profile_run run;
 	struct maps_stats maps;
-	struct memlimit ml;
+	struct memlimit ml = {.limit = 0};
 	int err;
 
 	/* The cgroup as BPF saw it at the kill (the process leaves it as it exits); else asked
 	 * while the process may still be there. */
 	if (e->flags & PROF_OOM_MEMCG)
 		memlimit__from_kill(&ml, e->memcg_id, e->memcg_max_pages);
-	else if (memlimit__read_host(&ml, pid))
-		memset(&ml, 0, sizeof(ml));
+	/* No id to look up (an older kernel), or no handle to open it by (no CAP_DAC_READ_SEARCH):
+	 * asked, BPF's limit kept when it read one. */
+	if (!(e->flags & PROF_OOM_MEMCG) || !ml.path[0]) {
+		struct memlimit asked;
+		uint64_t limit = (e->flags & PROF_OOM_MEMCG) ? ml.limit : 0;
+
+		if (memlimit__read_host(&asked, pid))
+			memset(&asked, 0, sizeof(asked));
+		ml = asked;
+		if (limit)
+			ml.limit = limit;
+	}
 	/* Its stacks symbolized now, while its mappings can still be read. */
 	err = collect__sync(o->o.c);
 	fill_run(&run, o, &maps, wall_ns);
