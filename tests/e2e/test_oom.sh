@@ -53,7 +53,10 @@ check_oom() {
 	# the victim's samples only
 	expect_eq "pid labels other than the victim's" 0 \
 		"$(grep -oE '(^| )pid:\[[0-9]+\]' <<<"$raw" | grep -vc " pid:\[$pid\]")"
-	grep -qE "^Comment: OOM kill: process $pid \(oom_leak\) chosen by the OOM killer at [0-9TZ:-]+; oom_score_adj $adj; memory cgroup $cg \(v1\), limit $LIMIT bytes \(memory.limit_in_bytes\)" <<<"$raw" ||
+	# the memory controller's hierarchy: v1 where the host mounts it (ours), else v2
+	local ver="v1" file="memory.limit_in_bytes"
+	[ -d /sys/fs/cgroup/memory ] || { ver="v2" file="memory.max"; }
+	grep -qE "^Comment: OOM kill: process $pid \(oom_leak\) chosen by the OOM killer at [0-9TZ:-]+; oom_score_adj $adj; memory cgroup $cg \($ver\), limit $LIMIT bytes \($file\)" <<<"$raw" ||
 		fail "no OOM kill comment: $(grep '^Comment: OOM' <<<"$raw")"
 	expect_eq "samples without oom_kill:[true]" 0 "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+: ' <<<"$raw" | awk -v t="$(grep -c 'oom_kill:\[true\]' <<<"$raw")" '{ print $1 - t }')"
 	grep -q "oom_score_adj:\[$adj\]" <<<"$raw" || fail "no oom_score_adj label"
