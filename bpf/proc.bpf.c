@@ -425,3 +425,83 @@ int BPF_KPROBE(proc_dl_state)
 	emit(PROF_REC_PROC_DLOPEN, pid, (__u32)id, 0, 0);
 	return 0;
 }
+
+/*
+ * The OOM killer marked a victim (tracepoint oom/mark_victim).  It is killed without ever being
+ * held at its exit, so userspace writes its heap profile from this record.  "raw_tp" without a
+ * name: the skeleton leaves it unattached and user/attach/oom_attach.c attaches it where the
+ * kernel has the tracepoint (loading needs nothing of it).  Since Linux 6.8 its first argument
+ * is the victim's task (trace_event_raw_mark_victim then has uid); before, the victim's pid.
+ * Wide scopes send every victim: whether the heap profile covers it is decided in userspace.
+ */
+/* The victim's memory cgroup and the limit that binds it (enum prof_oom_flags' PROF_OOM_MEMCG). */
+static __always_inline void oom_memcg(struct task_struct *task, struct prof_oom_event *e)
+{
+	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	struct cgroup_subsys_state *css = NULL;
+	struct page_counter *pc;
+	__u64 min = ~0ULL;
+	struct css_set *cs;
+
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id) || id < 0 ||
+	    id >= CGROUP_SUBSYS_COUNT)
+		return;
+	cs = BPF_CORE_READ(task, cgroups);
+	if (!cs || bpf_core_read(&css, sizeof(css), &cs->subsys[id]) || !css)
+		return;
+	e->memcg_id = BPF_CORE_READ(css, cgroup, kn, id);
+	/* css is a mem_cgroup's first member */
+	pc = &((struct mem_cgroup *)css)->memory;
+	for (int i = 0; i < PROF_OOM_MEMCG_DEPTH && pc; i++) {
+		__u64 max = BPF_CORE_READ(pc, max);
+
+		if (max < min)
+			min = max;
+		pc = BPF_CORE_READ(pc, parent);
+	}
+	e->memcg_max_pages = min;
+	e->flags |= PROF_OOM_MEMCG;
+}
+
+SEC("raw_tp")
+int proc_oom_victim(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct prof_oom_event *e;
+	struct task_struct *task;
+	__u32 pid, tid, flags = 0;
+	__s32 adj = 0;
+
+	if (bpf_core_field_exists(struct trace_event_raw_mark_victim, uid)) {
+		task = (struct task_struct *)ctx->args[0];
+		pid = BPF_CORE_READ(task, tgid);
+		tid = BPF_CORE_READ(task, pid);
+		adj = BPF_CORE_READ(task, signal, oom_score_adj);
+		flags |= PROF_OOM_ADJ_KNOWN;
+	} else {
+		task = NULL;
+		pid = tid = (__u32)ctx->args[0];
+		flags |= PROF_OOM_TID_ONLY;
+	}
+	if (prof_scope == PROF_SCOPE_PIDS ? !bpf_map_lookup_elem(&prof_targets, &pid)
+					  : pid == prof_self_tgid)
+		return 0;
+	e = bpf_ringbuf_reserve(&prof_events, sizeof(*e), 0);
+	if (!e) {
+		prof_count(PROF_CNT_OOM_LOST);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = PROF_REC_OOM_VICTIM;
+	e->pid = pid;
+	e->tid = tid;
+	e->oom_score_adj = adj;
+	e->flags = flags;
+	e->ts = bpf_ktime_get_ns();
+	if (task) {
+		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+		oom_memcg(task, e);
+	}
+	/* Rare, and the victim's memory goes soon: delivered at once. */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}

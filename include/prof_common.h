@@ -48,6 +48,8 @@ enum prof_rec_type {
 	PROF_REC_DUMP_THREAD, /* `dump`: one thread's state and frames (include/prof_dump.h) */
 	/* A target that runs Python started a thread (prof_proc_event; tid: the new thread) */
 	PROF_REC_PROC_THREAD,
+	/* The OOM killer chose a process in scope (struct prof_oom_event) */
+	PROF_REC_OOM_VICTIM,
 };
 
 /*
@@ -173,6 +175,9 @@ enum prof_counter_kind {
 	  DROP)                                                                                    \
 	X(OFFCPU_UNSEEN, "offcpu_unseen_returns",                                                  \
 	  "off-CPU periods whose end was never reported (timed by the thread's CPU time)", EVENT)  \
+	X(OOM_LOST, "oom_lost",                                                                    \
+	  "OOM kills of processes in scope not reported: ring buffer full (no profile written)",   \
+	  DROP)                                                                                    \
 	X(HEAP_TRAPS_OTEL, "heap_traps_otel",                                                      \
 	  "allocator probe hits in processes on their own otel_memory probes (ignored: a file "    \
 	  "still probed for every process; each hit is a trap the sampler did not save)",          \
@@ -362,6 +367,18 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "gone): lost",                                                                      \
 	  DROP)
 
+/* Counted by the OOM kill profiles' writer (user/oomout.c). */
+#define PROF_OOM_STATS(X)                                                                        \
+	X(kills, "oom_kills",                                                                    \
+	  "processes in scope the OOM killer chose: a heap profile of each written at once "     \
+	  "(<UTC time>.oom.<pid>.heap.pb.gz)",                                                   \
+	  EVENT)                                                                                 \
+	X(writes_failed, "oom_writes_failed",                                                    \
+	  "OOM kill profiles not built or not written (disk full, directory gone): lost", DROP)  \
+	X(unwatched, "oom_unwatched",                                                            \
+	  "1: the kernel has no oom/mark_victim tracepoint (or refused it): OOM kills not seen", \
+	  DROP)
+
 /* Counted by the ring-buffer consumer (user/agg/collect.c). */
 #define PROF_COLLECT_STATS(X)                                                                      \
 	X(bad_records, "bad_records", "ring-buffer records not understood", DROP)                  \
@@ -549,6 +566,34 @@ struct prof_proc_event {
 	__u64 start_ns; /* a hold: the process's start (leader's start_boottime, ns) */
 };
 _Static_assert(sizeof(struct prof_proc_event) == 72, "prof_proc_event layout");
+
+/*
+ * The OOM killer marked a victim (tracepoint oom/mark_victim, bpf/proc.bpf.c): it is being
+ * killed (SIGKILL) and never reaches an exit hold.
+ */
+enum prof_oom_flags {
+	PROF_OOM_ADJ_KNOWN = 1, /* oom_score_adj was read */
+	PROF_OOM_TID_ONLY = 2,	/* an older kernel gave the victim's thread id only: pid == tid */
+	PROF_OOM_MEMCG = 4,	/* memcg_id and memcg_max_pages were read */
+};
+/* Memory cgroups looked at, the victim's and its ancestors, for the limit that binds. */
+#define PROF_OOM_MEMCG_DEPTH 16
+struct prof_oom_event {
+	__u32 type; /* PROF_REC_OOM_VICTIM */
+	__u32 pid;  /* tgid of the victim */
+	__u32 tid;  /* the thread the kernel named */
+	__s32 oom_score_adj;
+	__u32 flags; /* enum prof_oom_flags */
+	__u32 pad;
+	__u64 ts; /* bpf_ktime_get_ns() of the kill */
+	char comm[PROF_COMM_LEN];
+	/* Read at the kill: the victim leaves its cgroup as it exits, before userspace could ask.
+	 * The kernfs id of its memory cgroup (v1's memory hierarchy, or v2's), and the smallest
+	 * memory limit of that cgroup and its ancestors, in pages (huge: none set). */
+	__u64 memcg_id;
+	__u64 memcg_max_pages;
+};
+_Static_assert(sizeof(struct prof_oom_event) == 64, "prof_oom_event layout");
 
 /*
  * prof_held (bpf/proc.bpf.c): every process BPF has stopped for us and userspace has not yet

@@ -34,6 +34,7 @@
 #include "trace/memtrace_rec.h"
 #include "export/push.h"
 #include "export/status.h"
+#include "oomout.h"
 #include "writeout.h"
 #include "tracefile.h"
 #include "proc/preload.h"
@@ -107,6 +108,7 @@ struct run {
 	struct child_hooks hooks;      /* CMD's ptrace stops that reach the collector */
 	uint64_t events;	       /* ring-buffer records consumed */
 	struct push *push;	       /* --push */
+	struct oomout *oom;	       /* --heap: OOM kills' profiles */
 	struct memtrace_rec *memtrace; /* -f memtrace: the trace being written */
 	int watchdog;		       /* holds on: our end of the watchdog's socket, or -1 */
 	bool holds_ended;	       /* end_holds ran */
@@ -191,40 +193,6 @@ static void push_sink(void *ctx, const struct profile *const *profiles, size_t n
 		if (err)
 			pr_warn("push: a profile not queued: %s\n", strerror(-err));
 	}
-}
-
-/* One line: what --push did, loud when something did not get through (yet). */
-static void log_push(const struct push *p)
-{
-	struct push_stats st;
-	char more[192] = "";
-	int n = 0;
-
-	push__stats(p, &st);
-	/* Refused credentials, profiles that could not be split or encoded, services folded into
-	 * "other": said when they happened, counted here too, each only when it happened. */
-	if (st.auth_failed)
-		n += snprintf(more + n, sizeof(more) - (size_t)n,
-			      ", %llu refused for credentials (401/403)",
-			      (unsigned long long)st.auth_failed);
-	if (st.build_failed && n < (int)sizeof(more))
-		n += snprintf(more + n, sizeof(more) - (size_t)n, ", %llu not built",
-			      (unsigned long long)st.build_failed);
-	if (st.series_folded && n < (int)sizeof(more))
-		snprintf(more + n, sizeof(more) - (size_t)n,
-			 ", %llu services folded into \"other\"",
-			 (unsigned long long)st.series_folded);
-	log__printf(st.failed || st.dropped || st.auth_failed || st.build_failed ||
-				    st.spooled > st.spool_sent
-			    ? LOG_WARN
-			    : LOG_INFO,
-		    "push: %llu of %llu profiles sent, %llu retries, %llu spooled, %llu sent from "
-		    "the spool, %llu aged out, %llu failed, %llu dropped%s; %llu bytes accepted\n",
-		    (unsigned long long)st.sent, (unsigned long long)st.submitted,
-		    (unsigned long long)st.retried, (unsigned long long)st.spooled,
-		    (unsigned long long)st.spool_sent, (unsigned long long)st.aged_out,
-		    (unsigned long long)st.failed, (unsigned long long)st.dropped, more,
-		    (unsigned long long)st.sent_bytes);
 }
 
 /* --live: one screen; a failure is counted, said once at the end. */
@@ -692,6 +660,17 @@ static int run_open(struct run *r)
 			return 2;
 		writeout__set_push(r->writeout, r->push);
 	}
+	if (env->modes & MODE_HEAP) {
+		err = oomout__new(&r->oom, &(struct oomout_opts){.c = r->collect,
+								 .parts = &r->parts,
+								 .env = env,
+								 .push = r->push});
+		if (err) {
+			pr_err("setting up the OOM kill profiles failed: %s\n", strerror(-err));
+			return 1;
+		}
+		writeout__set_oom_stats(r->writeout, oomout__stats(r->oom));
+	}
 	if (env->format == FMT_MEMTRACE && start_memtrace(r))
 		return 1;
 	err = collect__start_events(r->collect, on_event, r);
@@ -1003,7 +982,7 @@ static int run_stop(struct run *r)
 static int run_write(struct run *r)
 {
 	const struct env *env = &r->env;
-	int status, err;
+	int status, err, oom_err;
 
 	if (r->memtrace) {
 		err = memtrace_rec__finish(r->memtrace);
@@ -1014,6 +993,8 @@ static int run_write(struct run *r)
 			memtrace_rec__print_drops(r->memtrace, stderr);
 		r->trace_err = err;
 	}
+	/* Every OOM kill's profile written first: its failures are in the run's counters. */
+	oom_err = oomout__finish(r->oom);
 	if (env->output_dir)
 		err = writeout__interval(r->writeout, r->interval_wall,
 					 clock__mono_ns() - r->interval_mono, true);
@@ -1021,15 +1002,17 @@ static int run_write(struct run *r)
 		err = tracefile__finish(r->trace, r->loader);
 	else
 		err = writeout__write(r->writeout, r->start_wall, clock__mono_ns() - r->start_mono);
-	/* Last, after the summary: the files written. */
+	/* Last, after the summary: the files written, the OOM kills. */
+	oomout__say(r->oom);
 	if (r->memtrace && !r->trace_err && strcmp(env->output, "-"))
 		pr_note("wrote the memtrace trace to %s\n", env->output);
 	if (r->push) {
 		push__flush(r->push, PUSH_FLUSH_MS);
-		log_push(r->push);
+		push__log(r->push);
 	}
 	/* A profile written after a fatal collection error is incomplete: still a failure. */
-	status = err || r->trace_err || collect__error(r->collect) || r->poll_err ? 1 : 0;
+	status =
+		err || oom_err || r->trace_err || collect__error(r->collect) || r->poll_err ? 1 : 0;
 	/* Ours first, then CMD's own status (as time and strace do) when it ended by itself; a run
 	 * stopped first (-d, q, a signal to us: Ctrl-C reaches CMD too) is not CMD's verdict. */
 	if (!status && r->cmd_ended)
@@ -1057,6 +1040,7 @@ static void run_cleanup(struct run *r)
 	memtrace_rec__free(r->memtrace);
 	writeout__free(r->writeout);
 	tracefile__free(r->trace);
+	oomout__free(r->oom); /* its writes done before anything it read from is freed */
 	push__free(r->push);
 	collect__free(r->collect);
 	if (r->parts_open)

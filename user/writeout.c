@@ -77,6 +77,7 @@ struct writeout {
 	struct run_report_stats stats;
 	const struct push *push;
 	const struct cgroup_stats *cgroup;
+	const uint64_t *oom; /* PROF_OOM_STATS (oomout.h) */
 	writeout_sink_fn sink;
 	void *sink_ctx;
 	double leaked_bytes;   /* leak_list's, for --fail-on-leak */
@@ -115,6 +116,11 @@ void writeout__set_push(struct writeout *r, const struct push *push)
 void writeout__set_cgroup_stats(struct writeout *r, const struct cgroup_stats *st)
 {
 	r->cgroup = st;
+}
+
+void writeout__set_oom_stats(struct writeout *r, const uint64_t *oom)
+{
+	r->oom = oom;
 }
 
 void writeout__set_sink(struct writeout *r, writeout_sink_fn fn, void *ctx)
@@ -166,6 +172,7 @@ static int build_all(struct writeout *r, struct profile *ps[NMODES], int64_t sta
 		.unw = tracker__unwinder_stats(parts->tracker),
 		.unw_failed = tracker__unwinder_failed(parts->tracker),
 		.cgroup = r->cgroup,
+		.oom = r->oom,
 		.attach = loader__attach_stats(parts->loader),
 	};
 	struct push_stats push;

@@ -37,6 +37,9 @@ struct cgroup_stats;
 /* --cgroup/--container: what the cgroup walks left out, in every profile built after this. */
 void writeout__set_cgroup_stats(struct writeout *r, const struct cgroup_stats *st);
 
+/* --heap: the OOM kills' counters (PROF_OOM_STATS, oomout.h), in every profile built after this. */
+void writeout__set_oom_stats(struct writeout *r, const uint64_t *oom);
+
 /* One profile per mode at the end of the run, to -o, and the summary.  0 when every profile
  * was written, else -errno (the message is printed). */
 int writeout__write(struct writeout *r, int64_t start_wall_ns, int64_t duration_ns);

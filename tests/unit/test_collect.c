@@ -412,9 +412,79 @@ static void test_collect__signal_never_reaches_a_reused_pid(void **state)
 	assert_int_equal(WEXITSTATUS(st), 10 + REUSE_OK);
 }
 
+/* An OOM kill's record reaches the callback after the records before it; its profile holds the
+ * victim's sites and blocks only (heap_age.pid). */
+struct oom_seen {
+	int calls;
+	struct prof_oom_event e;
+	uint32_t live; /* the victim's live blocks when told */
+	struct collect *c;
+};
+
+static void on_oom(void *ctx, const struct prof_oom_event *e)
+{
+	struct oom_seen *s = ctx;
+
+	s->calls++;
+	s->e = *e;
+	s->live = heap_agg__live_count(collect__heap(s->c), e->pid);
+}
+
+static void test_collect__oom_kill_told_and_profiled_alone(void **state)
+{
+	const uint32_t victim = 999990, other = 999991;
+	struct heap_rec a = heap_rec(victim, 0x1000, 0x403000),
+			b = heap_rec(other, 0x2000, 0x404000);
+	struct prof_oom_event e = {.type = PROF_REC_OOM_VICTIM,
+				   .pid = victim,
+				   .tid = victim,
+				   .oom_score_adj = 1000,
+				   .flags = PROF_OOM_ADJ_KNOWN,
+				   .ts = 1};
+	struct profile_run run = {.cmdline = "test"};
+	struct oom_seen seen = {0};
+	struct build_inputs in;
+	struct profile *p;
+	struct collect *c;
+
+	(void)state;
+	assert_int_equal(open_collect(&c, &heap_env), 0);
+	seen.c = c;
+	/* not set: the record is dropped quietly */
+	assert_int_equal(collect__on_event(c, &e, sizeof(e)), 0);
+	collect__set_oom(c, on_oom, &seen);
+	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
+	a.e.addr = 0x1100;
+	assert_int_equal(collect__on_event(c, &a, sizeof(a.e) + 3 * 8), 0);
+	assert_int_equal(collect__on_event(c, &b, sizeof(b.e) + 3 * 8), 0);
+	/* short: not understood */
+	assert_int_equal(collect__on_event(c, &e, sizeof(e) - 1), 0);
+	assert_int_equal(seen.calls, 0);
+	assert_int_equal(collect__on_event(c, &e, sizeof(e)), 0);
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.e.pid, victim);
+	assert_int_equal(seen.e.oom_score_adj, 1000);
+	assert_int_equal(seen.live, 2);
+	in = (struct build_inputs){.stacks = parts.stacks, .procs = parts.procs, .run = &run};
+	assert_int_equal(heap_profile__build(&p, collect__heap(c), &in, 0,
+					     &(struct heap_age){.now = 2, .pid = victim}),
+			 0);
+	assert_int_equal(p->nsamples, 1);
+	assert_int_equal(p->samples[0].pid, victim);
+	assert_int_equal(p->samples[0].values[3], 32);
+	profile__free(p);
+	/* without the filter: both processes */
+	assert_int_equal(
+		heap_profile__build(&p, collect__heap(c), &in, 0, &(struct heap_age){.now = 2}), 0);
+	assert_int_equal(p->nsamples, 2);
+	profile__free(p);
+	close_collect(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_collect__oom_kill_told_and_profiled_alone),
 		cmocka_unit_test(test_collect__exiting_before_events_started),
 		cmocka_unit_test(test_collect__exec_ends_live_blocks),
 		cmocka_unit_test(test_collect__heap_frames_interned_per_stack),

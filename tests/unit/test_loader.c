@@ -59,7 +59,7 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 	 * set of processes on their otel_memory probes (a fork inherits, an exec leaves) and
 	 * their counts of sampled blocks (an exec or death drops them). */
 	assert_string_equal(names,
-			    "prof_targets prof_counters prof_scope_cgroup prof_events "
+			    "prof_targets prof_events prof_counters prof_scope_cgroup "
 			    "prof_scope_born prof_otel_procs "
 			    "prof_sampled_procs prof_unwind_tables "
 			    "prof_unwind_procs prof_unwind_files prof_hold_gate prof_exec_seen "

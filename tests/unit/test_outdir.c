@@ -305,9 +305,32 @@ static void test_outdir__commit_keeps_a_folder_replaced_meanwhile(void **state)
 	assert_int_equal(hidden_entries(f), 0);
 }
 
+/* An OOM kill's profile (<stamp>.oom.<pid>.heap.pb.gz, user/oomout.c) beside the series is no
+ * profile of it: --retain 1 neither counts nor deletes it, an older one included. */
+static void test_outdir__retain_leaves_oom_profiles(void **state)
+{
+	struct fixture *f = *state;
+	struct outdir_series *s;
+	char names[3][64];
+
+	put(f, "20261128T082420Z.oom.4242.heap.pb.gz");
+	put(f, "20261128T082426Z.oom.4243.heap.pb.gz");
+	assert_int_equal(outdir_series__new(&s, f->fd, 1, now), 0);
+	for (int i = 0; i < 3; i++)
+		write_profile(f, s, now + i * SEC, "heap", names[i], sizeof(names[i]));
+	assert_false(exists(f, names[0]));
+	assert_false(exists(f, names[1]));
+	assert_true(exists(f, names[2]));
+	assert_true(exists(f, "20261128T082420Z.oom.4242.heap.pb.gz"));
+	assert_true(exists(f, "20261128T082426Z.oom.4243.heap.pb.gz"));
+	outdir_series__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_outdir__retain_leaves_oom_profiles, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_outdir__series_names_unique_per_run, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_outdir__retain_beside_future_names, setup,

@@ -621,10 +621,60 @@ static void test_pprof__write_error_reported(void **state)
 	fclose(f);
 }
 
+/* A profile's own labels (an OOM kill's) come after each sample's, on every sample. */
+static void test_pprof__profile_labels_on_every_sample(void **state)
+{
+	struct profile *p = *state;
+	struct decoded d;
+	struct cursor c, sc, lc;
+	struct field f, sf, lf;
+	int nsamples = 0;
+
+	assert_int_equal(profile__add_label(p, "oom_kill", "true", 0, true), 0);
+	assert_int_equal(profile__add_label(p, "memory_limit", NULL, 67108864, false), 0);
+	decode(p, &d);
+	c = (struct cursor){d.buf, d.buf + d.len};
+	while (next_field(&c, &f)) {
+		struct label labels[8];
+		int nlabels = 0;
+
+		if (f.num != 2)
+			continue;
+		sc = sub(&f);
+		while (next_field(&sc, &sf)) {
+			struct label *l;
+
+			if (sf.num != 3)
+				continue;
+			l = &labels[nlabels++];
+			memset(l, 0, sizeof(*l));
+			lc = sub(&sf);
+			while (next_field(&lc, &lf)) {
+				if (lf.num == 1)
+					l->key = str(&d, lf.v);
+				else if (lf.num == 2)
+					l->str = str(&d, lf.v);
+				else if (lf.num == 3)
+					l->is_num = true, l->num = (int64_t)lf.v;
+			}
+		}
+		assert_true(nlabels >= 6);
+		assert_string_equal(labels[nlabels - 2].key, "oom_kill");
+		assert_string_equal(labels[nlabels - 2].str, "true");
+		assert_string_equal(labels[nlabels - 1].key, "memory_limit");
+		assert_true(labels[nlabels - 1].is_num);
+		assert_int_equal(labels[nlabels - 1].num, 67108864);
+		nsamples++;
+	}
+	assert_int_equal(nsamples, 2);
+	decoded_free(&d);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
+		T(test_pprof__profile_labels_on_every_sample),
 		T(test_pprof__string_table_starts_empty_and_is_unique),
 		T(test_pprof__header_fields),
 		T(test_pprof__samples_with_labels),

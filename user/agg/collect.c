@@ -351,6 +351,12 @@ void collect__set_heap_tap(struct collect *c, collect_heap_tap_fn fn, void *ctx)
 	c->heap_tap_ctx = ctx;
 }
 
+void collect__set_oom(struct collect *c, collect_oom_fn fn, void *ctx)
+{
+	c->oom_fn = fn;
+	c->oom_ctx = ctx;
+}
+
 void collect__set_offcpu_tap(struct collect *c, collect_offcpu_tap_fn fn, void *ctx)
 {
 	c->offcpu_tap = fn;
@@ -505,6 +511,12 @@ static int on_event(struct collect *c, void *data, size_t size)
 			break;
 		err = on_proc(c, data);
 		goto done;
+	case PROF_REC_OOM_VICTIM:
+		if (size < sizeof(struct prof_oom_event))
+			break;
+		if (c->oom_fn)
+			c->oom_fn(c->oom_ctx, data);
+		return 0;
 	case PROF_REC_UNWIND_MISS:
 		if (size < sizeof(struct prof_proc_event))
 			break;

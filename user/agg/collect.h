@@ -162,6 +162,12 @@ struct collect_offcpu_event {
 typedef int (*collect_offcpu_tap_fn)(void *ctx, const struct collect_offcpu_event *e);
 void collect__set_offcpu_tap(struct collect *c, collect_offcpu_tap_fn fn, void *ctx);
 
+/* The OOM killer chose a process (PROF_REC_OOM_VICTIM, --heap runs only): told as it is
+ * consumed, after every record before it.  Not set: the record is dropped. */
+struct prof_oom_event;
+typedef void (*collect_oom_fn)(void *ctx, const struct prof_oom_event *e);
+void collect__set_oom(struct collect *c, collect_oom_fn fn, void *ctx);
+
 struct heap_agg *collect__heap(struct collect *c);
 /* --cpu sample counts, NULL without --cpu. */
 struct cpu_agg *collect__cpu(struct collect *c);

@@ -36,6 +36,8 @@ struct collect {
 	struct heap_agg *heap;
 	collect_heap_tap_fn heap_tap; /* trace formats: every heap event, in order */
 	void *heap_tap_ctx;
+	collect_oom_fn oom_fn; /* an OOM kill (collect__set_oom) */
+	void *oom_ctx;
 	collect_cpu_tap_fn cpu_tap; /* trace formats: every cpu sample, in order */
 	void *cpu_tap_ctx;
 	collect_offcpu_tap_fn offcpu_tap; /* trace formats: every off-CPU period, in order */

@@ -27,10 +27,8 @@
 #include "prof_heap.h"
 #include "prof_unwind.h"
 
-/*
- * Maps that several objects declare under one name (bpf/common.bpf.h and the headers beside
- * it).  The first object loaded that declares one creates it; every later one reuses its fd.
- */
+/* Maps that several objects declare under one name (bpf/common.bpf.h and the headers beside
+ * it).  The first object loaded that declares one creates it; every later one reuses its fd. */
 enum shared_map {
 	SHARED_TARGETS,
 	SHARED_COUNTERS,
@@ -130,10 +128,8 @@ int loader__keep_link(struct loader *l, struct bpf_link *link)
 	return 0;
 }
 
-/*
- * Map sizes, set between open and load: the limits in include/, or 1 entry for a map this run
- * does not use (a hash map's entries are allocated at creation).
- */
+/* Map sizes, set between open and load: the limits in include/, or 1 entry for a map this run
+ * does not use (a hash map's entries are allocated at creation). */
 static int size_maps(const struct loader *l, struct bpf_object *obj)
 {
 	const struct {
@@ -248,11 +244,9 @@ static int fill_intervals(int map_fd, uint64_t mean)
 		(skel)->rodata->prof_self_tgid = (__u32)getpid(); \
 	} while (0)
 
-/*
- * Sampled heap probes as uprobe sessions where the kernel has them: an unsampled call skips
+/* Sampled heap probes as uprobe sessions where the kernel has them: an unsampled call skips
  * its return probe.  Not for exact mode (every return is needed), nor where no allocator
- * probe is attached (heap_otel_only).
- */
+ * probe is attached (heap_otel_only). */
 static int choose_heap_session(struct loader *l)
 {
 	struct bpf_program *prog = l->heap->progs.heap_session;
@@ -795,6 +789,11 @@ void loader__hold_gate(struct loader *l, uint64_t until_ns)
 int loader__held_map_fd(struct loader *l)
 {
 	return bpf_map__fd(l->proc->maps.prof_held);
+}
+
+struct bpf_program *loader__oom_prog(struct loader *l)
+{
+	return l->proc->progs.proc_oom_victim;
 }
 
 int loader__exec_seen(struct loader *l, const struct prof_exec_key *key)

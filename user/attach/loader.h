@@ -241,6 +241,9 @@ enum loader_hook {
 };
 int loader__attach_hook(struct loader *l, enum loader_hook hook, int fd, const char *name);
 
+/* The lifecycle object's OOM victim program (bpf/proc.bpf.c), loaded, not attached
+ * (attach/oom_attach.h). */
+struct bpf_program *loader__oom_prog(struct loader *l);
 /* Keep a link of no attached-set entry (the CPU sampler's) so loader__free destroys it. */
 int loader__keep_link(struct loader *l, struct bpf_link *link);
 

@@ -241,6 +241,14 @@ static int put_sample(struct writer *w, const struct profile_sample *s)
 		err = put_label(w, w->key_thread_name, s->thread_name, 0);
 	if (!err)
 		err = put_process_labels(w, profile__process(w->p, s->pid));
+	for (uint32_t i = 0; !err && i < w->p->nlabels; i++) {
+		const struct profile_label *l = &w->p->labels[i];
+		int64_t key;
+
+		err = strtab__index(&w->st, &key, l->key);
+		if (!err)
+			err = put_label(w, key, l->str, l->num);
+	}
 	if (err)
 		return err;
 	pb__field_message(&w->top, PROFILE_SAMPLE, &w->msg);

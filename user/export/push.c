@@ -26,9 +26,10 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define RESP_KEEP     512 /* bytes of a response body kept for the error message */
-#define AUTH_FILE_MAX 4096
-#define LABEL_MAX     1024 /* bytes of a label name or value we send */
+#define RESP_KEEP	  512 /* bytes of a response body kept for the error message */
+#define AUTH_FILE_MAX	  4096
+#define LABEL_MAX	  1024 /* bytes of a label name or value we send */
+#define PUSH_EXTRA_LABELS 4    /* a profile's own series labels sent, at most */
 
 struct push_job {
 	struct spool_rec r; /* what is sent */
@@ -688,7 +689,7 @@ int push__submit_profile(struct push *p, const struct profile *prof)
 	p->stats.series_folded += nfolded;
 	/* A part that cannot be encoded is counted; the others still go. */
 	for (uint32_t i = 0; i < nparts; i++) {
-		struct push_label labels[3];
+		struct push_label labels[3 + PUSH_EXTRA_LABELS];
 		struct push_item item = {
 			.name = profile_name(prof->mode),
 			.labels = labels,
@@ -705,6 +706,11 @@ int push__submit_profile(struct push *p, const struct profile *prof)
 				(struct push_label){"container_id", parts[i].service};
 		if (p->hostname[0])
 			labels[item.nlabels++] = (struct push_label){"hostname", p->hostname};
+		/* An event's profile (an OOM kill's) names its series too. */
+		for (uint32_t k = 0; k < prof->nlabels && item.nlabels < 3 + PUSH_EXTRA_LABELS; k++)
+			if (prof->labels[k].series && prof->labels[k].str)
+				labels[item.nlabels++] = (struct push_label){prof->labels[k].key,
+									     prof->labels[k].str};
 		f = open_memstream(&buf, &len);
 		if (!f) {
 			err = -ENOMEM;

@@ -114,6 +114,8 @@ long push__timeout_ms(struct push *p);
  * dropped without a spool).  Does not wait for the spool's backlog. */
 int push__flush(struct push *p, unsigned timeout_ms);
 void push__stats(const struct push *p, struct push_stats *out);
+/* One line on stderr: what --push did, a warning when something did not get through (yet). */
+void push__log(const struct push *p);
 
 /* A URL with credentials in it (user[:password]@host): refused, they would be in the command line.
  */

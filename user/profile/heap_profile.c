@@ -94,7 +94,7 @@ static int sum_by_age(struct hashmap **out, struct heap_agg *h, const struct hea
 			.pid = b.pid, .tid = b.tid, .py = b.py, .stack_id = b.stack_id};
 		int k = HEAP_AGE_BUCKETS;
 
-		if (b.born && a < age->min_age_ns)
+		if ((b.born && a < age->min_age_ns) || (age->pid && b.pid != age->pid))
 			continue;
 		if (b.born)
 			k = age_bucket(a);
@@ -169,6 +169,8 @@ int heap_profile__build(struct profile **out, struct heap_agg *h, const struct b
 				   llround(v->peak_objects),  llround(v->peak_bytes)};
 		struct age_key k = {.pid = pid, .tid = tid, .py = py, .stack_id = stack_id};
 
+		if (age && age->pid && pid != age->pid)
+			continue;
 		err = age ? add_site_by_age(p, in, &k, v, hashmap__find(sums, &k))
 			  : add_sample(p, in, pid, tid, stack_id, py, vals, NULL);
 		if (err)

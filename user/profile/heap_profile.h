@@ -25,6 +25,7 @@ int heap_profile__new(struct profile **out, const struct build_inputs *in, int64
  */
 struct heap_age {
 	uint64_t now, min_age_ns;
+	uint32_t pid; /* 0: every process; else only this one's sites (an OOM kill's profile) */
 };
 
 #define HEAP_AGE_BUCKETS 5

@@ -45,7 +45,7 @@ struct profile_index {
 	struct hashmap *samples;   /* sample_key -> uint32_t index into samples */
 	struct hashmap *processes; /* uint32_t pid -> uint32_t index into processes */
 	uint32_t cap_mappings, cap_functions, cap_locations, cap_samples;
-	uint32_t cap_comments, cap_counters, cap_processes;
+	uint32_t cap_comments, cap_counters, cap_processes, cap_labels;
 };
 
 /* Make room for one more element in a dynamic array of elem-sized items. */
@@ -121,6 +121,7 @@ void profile__free(struct profile *p)
 	free(p->functions);
 	free(p->mappings);
 	free(p->counters);
+	free(p->labels);
 	free(p->comments);
 	if (p->index) {
 		hashmap__free(p->index->mappings);
@@ -442,6 +443,23 @@ int profile__add_comment(struct profile *p, const char *fmt, ...)
 	if (err)
 		return err;
 	p->comments[p->ncomments++] = interned;
+	return 0;
+}
+
+int profile__add_label(struct profile *p, const char *key, const char *str, int64_t num,
+		       bool series)
+{
+	struct profile_label l = {.key = profile__intern(p, key), .num = num, .series = series};
+	int err;
+
+	if (str)
+		l.str = profile__intern(p, str);
+	if (!l.key || (str && !l.str))
+		return -ENOMEM;
+	err = grow((void **)&p->labels, &p->index->cap_labels, p->nlabels, sizeof(*p->labels));
+	if (err)
+		return err;
+	p->labels[p->nlabels++] = l;
 	return 0;
 }
 

@@ -73,6 +73,15 @@ struct profile_process {
 	const char *cgroup;	  /* path relative to the cgroup2 mount, "" when unknown */
 };
 
+/* A label every sample of the profile carries besides its own (an OOM kill's: oom_kill, …): a
+ * string one when str is set, else a number.  series: --push also names the series with it. */
+struct profile_label {
+	const char *key;
+	const char *str;
+	int64_t num;
+	bool series;
+};
+
 /* A named counter (drops, unknown frees, …): where each writer shows it depends on its kind. */
 struct profile_counter {
 	const char *name;
@@ -106,6 +115,8 @@ struct profile {
 	uint32_t ncomments;
 	struct profile_counter *counters;
 	uint32_t ncounters;
+	struct profile_label *labels; /* on every sample */
+	uint32_t nlabels;
 
 	struct profile_mapping *mappings;
 	uint32_t nmappings;
@@ -158,6 +169,9 @@ const struct profile_process *profile__process(const struct profile *p, uint32_t
 
 int profile__add_comment(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A label on every sample (copied; str NULL: the number num).  0 or -ENOMEM. */
+int profile__add_label(struct profile *p, const char *key, const char *str, int64_t num,
+		       bool series);
 /* A counter of lost or doubtful data (writers show it when non-zero, "no drops" when none is). */
 int profile__add_counter(struct profile *p, const char *name, const char *desc, uint64_t value);
 /* A count of what happened, not a loss (PROF_KIND_EVENT): pprof comments carry it when

@@ -32,6 +32,7 @@ static const struct counter_row report_rows[] = {PROF_REPORT_STATS(STAT_ROW)};
 static const struct counter_row symbolizer_rows[] = {PROF_SYMBOLIZER_STATS(STAT_ROW)};
 static const struct counter_row unwinder_rows[] = {PROF_UNWINDER_STATS(STAT_ROW)};
 static const struct counter_row push_rows[] = {PROF_PUSH_STATS(STAT_ROW)};
+static const struct counter_row oom_rows[] = {PROF_OOM_STATS(STAT_ROW)};
 static const struct counter_row cgroup_rows[] = {PROF_CGROUP_STATS(STAT_ROW)};
 static const struct counter_row attach_rows[] = {PROF_ATTACH_STATS(STAT_ROW)};
 static const struct counter_row maps_rows[] = {PROF_MAPS_STATS(STAT_ROW)};
@@ -140,6 +141,8 @@ int profile_run__apply(const struct profile_run *run, struct profile *p)
 	/* What --push did up to this profile (this one is sent after it is built). */
 	if (!err && run->push)
 		err = add_rows(p, push_rows, run->push, NROWS(push_rows));
+	if (!err && run->oom)
+		err = add_rows(p, oom_rows, run->oom, NROWS(oom_rows));
 	if (!err && run->cgroup)
 		err = add_rows(p, cgroup_rows, (const uint64_t *)run->cgroup, NROWS(cgroup_rows));
 	if (!err && run->attach)

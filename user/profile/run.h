@@ -42,6 +42,7 @@ struct profile_run {
 	const struct unwinder_stats *unw; /* NULL: the unwinder did not run */
 	const char *unw_failed; /* the first files without a table, and why (NULL, "": none) */
 	const uint64_t *push;	/* PROF_PUSH_STATS values in list order; NULL: no --push */
+	const uint64_t *oom;	/* PROF_OOM_STATS values in list order; NULL: no --heap */
 	const struct cgroup_stats *cgroup; /* --cgroup/--container: the walks; NULL otherwise */
 	const struct loader_attach_stats *attach; /* the probes on files; NULL: none loaded */
 	const struct maps_stats *maps;		  /* the /proc/PID/maps reads; NULL: none counted */

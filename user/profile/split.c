@@ -66,6 +66,12 @@ static int copy_header(struct profile *q, const struct profile *p)
 		if (err)
 			return err;
 	}
+	for (uint32_t i = 0; i < p->nlabels; i++) {
+		err = profile__add_label(q, p->labels[i].key, p->labels[i].str, p->labels[i].num,
+					 p->labels[i].series);
+		if (err)
+			return err;
+	}
 	for (uint32_t i = 0; i < p->ncounters; i++) {
 		err = profile__add_counter_kind(q, p->counters[i].name, p->counters[i].desc,
 						p->counters[i].value, p->counters[i].kind);

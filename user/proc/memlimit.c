@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "proc/memlimit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc/cgroup.h"
+#include "proc/safe_open.h"
+
+/* /proc/PID/cgroup: one line per hierarchy, a few hundred bytes in all. */
+#define PROC_CGROUP_MAX	  8192
+/* The kernel's file handle type of a kernfs node (a cgroup directory): its 64-bit id. */
+#define FILEID_KERNFS	  0xfe
+/* A limit file: a decimal number or "max", and its newline. */
+#define LIMIT_FILE_MAX	  64
+/* Ancestors looked at for a smaller limit (cgroup.c's walks stop at 16 levels too). */
+#define ANCESTORS_MAX	  16
+/* v1 reports "no limit" as the page counter's maximum rounded to pages: anything this large. */
+#define V1_UNLIMITED_FROM (1ULL << 62)
+
+/* Does the comma-separated controller list [s, e) name "memory"? */
+static bool has_memory(const char *s, const char *e)
+{
+	while (s < e) {
+		const char *c = memchr(s, ',', (size_t)(e - s));
+		size_t n = (size_t)((c ? c : e) - s);
+
+		if (n == 6 && !memcmp(s, "memory", 6))
+			return true;
+		s = c ? c + 1 : e;
+	}
+	return false;
+}
+
+int memlimit__parse_proc(char *out, size_t size, bool *v1, const char *buf, size_t len)
+{
+	const char *end = buf + len, *line = buf;
+	const char *found[2] = {NULL, NULL}; /* v1 memory, v2 */
+	size_t flen[2] = {0, 0};
+	int seen[2] = {0, 0};
+
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *le = nl ? nl : end;
+		const char *c1 = memchr(line, ':', (size_t)(le - line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(le - c1 - 1)) : NULL;
+		int k = -1;
+
+		if (c2 && c1 - line == 1 && line[0] == '0' && c2 == c1 + 1)
+			k = 1;
+		else if (c2 && has_memory(c1 + 1, c2))
+			k = 0;
+		if (k >= 0) {
+			seen[k]++;
+			found[k] = c2 + 1;
+			flen[k] = (size_t)(le - c2 - 1);
+		}
+		line = le + 1;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (!seen[k])
+			continue;
+		if (seen[k] > 1 || !flen[k] || found[k][0] != '/')
+			return -EINVAL;
+		if (flen[k] >= size)
+			return -ENAMETOOLONG;
+		memcpy(out, found[k], flen[k]);
+		out[flen[k]] = 0;
+		*v1 = k == 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int memlimit__parse_value(uint64_t *out, const char *buf)
+{
+	unsigned long long v;
+	char *e;
+
+	if (!strncmp(buf, "max", 3) && (!buf[3] || buf[3] == '\n')) {
+		*out = 0;
+		return 0;
+	}
+	if (buf[0] < '0' || buf[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(buf, &e, 10);
+	if (errno || (*e && *e != '\n'))
+		return -EINVAL;
+	*out = v >= V1_UNLIMITED_FROM ? 0 : (uint64_t)v;
+	return 0;
+}
+
+/* The limit file of the cgroup at rel below root_fd; 0 when none is set or readable. */
+static uint64_t limit_at(int root_fd, const char *rel, const char *file)
+{
+	char buf[LIMIT_FILE_MAX];
+	uint64_t v = 0;
+	size_t len;
+	int fd;
+
+	if (cgroup__open_rel(&fd, root_fd, rel))
+		return 0;
+	if (safe_open__read_small(buf, sizeof(buf), &len, fd, file) ||
+	    memlimit__parse_value(&v, buf))
+		v = 0;
+	close(fd);
+	return v;
+}
+
+int memlimit__read(struct memlimit *out, int proc_fd, int v1_root_fd, int v2_root_fd, uint32_t pid)
+{
+	char buf[PROC_CGROUP_MAX], name[16], rel[MEMLIMIT_PATH_MAX];
+	int dir, root, err;
+	size_t len;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(name, sizeof(name), "%u", pid);
+	dir = openat(proc_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	err = safe_open__read_small(buf, sizeof(buf), &len, dir, "cgroup");
+	close(dir);
+	if (!err)
+		err = memlimit__parse_proc(out->path, sizeof(out->path), &out->v1, buf, len);
+	if (err)
+		return err;
+	root = out->v1 ? v1_root_fd : v2_root_fd;
+	if (root < 0)
+		return 0;
+	/* The cgroup, then each ancestor up to the root: the smallest limit binds. */
+	snprintf(rel, sizeof(rel), "%s", out->path);
+	for (int depth = 0; depth <= ANCESTORS_MAX; depth++) {
+		uint64_t v = limit_at(root, rel, out->v1 ? "memory.limit_in_bytes" : "memory.max");
+		char *slash = strrchr(rel, '/');
+
+		if (v && (!out->limit || v < out->limit))
+			out->limit = v;
+		if (!slash || slash == rel)
+			break;
+		*slash = 0;
+	}
+	return 0;
+}
+
+/* The host's v1 memory hierarchy and cgroup2 mount, open (not O_PATH: open_by_handle_at refuses
+ * those), -1 each when missing. */
+static void host_roots(int *v1, int *v2)
+{
+	char mount[MEMLIMIT_PATH_MAX];
+	FILE *mounts;
+
+	*v2 = -1;
+	*v1 = open("/sys/fs/cgroup/memory", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	mounts = fopen("/proc/self/mounts", "re");
+	if (mounts && !cgroup__parse_mounts(mount, sizeof(mount), mounts))
+		*v2 = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mounts)
+		fclose(mounts);
+}
+
+int memlimit__read_host(struct memlimit *out, uint32_t pid)
+{
+	int proc_fd, v1, v2, err;
+
+	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (proc_fd < 0)
+		return -errno;
+	host_roots(&v1, &v2);
+	err = memlimit__read(out, proc_fd, v1, v2, pid);
+	if (v2 >= 0)
+		close(v2);
+	if (v1 >= 0)
+		close(v1);
+	close(proc_fd);
+	return err;
+}
+
+/* What /proc/self/fd/N names, NUL-terminated; 0 or -errno. */
+static int fd_name(char *out, size_t size, int fd)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -ENAMETOOLONG;
+	out[n] = 0;
+	return 0;
+}
+
+int memlimit__path_by_id(char *out, size_t size, int root_fd, uint64_t id)
+{
+	union {
+		struct file_handle fh;
+		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} h;
+	char root[PATH_MAX], dir[PATH_MAX];
+	size_t rlen;
+	int fd, err;
+
+	memset(&h, 0, sizeof(h));
+	h.fh.handle_bytes = sizeof(uint64_t);
+	h.fh.handle_type = FILEID_KERNFS;
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(root_fd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = fd_name(root, sizeof(root), root_fd);
+	if (!err)
+		err = fd_name(dir, sizeof(dir), fd);
+	close(fd);
+	if (err)
+		return err;
+	rlen = strlen(root);
+	if (strncmp(dir, root, rlen) || (dir[rlen] && dir[rlen] != '/'))
+		return -EXDEV; /* another hierarchy's directory */
+	if (snprintf(out, size, "%s", dir[rlen] ? dir + rlen : "/") >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+void memlimit__from_kill(struct memlimit *out, uint64_t id, uint64_t max_pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int v1, v2;
+
+	memset(out, 0, sizeof(*out));
+	host_roots(&v1, &v2);
+	if (v1 >= 0 && !memlimit__path_by_id(out->path, sizeof(out->path), v1, id))
+		out->v1 = true;
+	else if (v2 < 0 || memlimit__path_by_id(out->path, sizeof(out->path), v2, id))
+		out->path[0] = 0;
+	if (v2 >= 0)
+		close(v2);
+	if (v1 >= 0)
+		close(v1);
+	if (page > 0 && max_pages && max_pages < V1_UNLIMITED_FROM / (uint64_t)page)
+		out->limit = max_pages * (uint64_t)page;
+}
