@@ -426,14 +426,6 @@ int BPF_KPROBE(proc_dl_state)
 	return 0;
 }
 
-/*
- * The OOM killer marked a victim (tracepoint oom/mark_victim).  It is killed without ever being
- * held at its exit, so userspace writes its heap profile from this record.  "raw_tp" without a
- * name: the skeleton leaves it unattached and user/attach/oom_attach.c attaches it where the
- * kernel has the tracepoint (loading needs nothing of it).  Since Linux 6.8 its first argument
- * is the victim's task (trace_event_raw_mark_victim then has uid); before, the victim's pid.
- * Wide scopes send every victim: whether the heap profile covers it is decided in userspace.
- */
 /* The victim's memory cgroup and the limit that binds it (enum prof_oom_flags' PROF_OOM_MEMCG). */
 static __always_inline void oom_memcg(struct task_struct *task, struct prof_oom_event *e)
 {
@@ -463,6 +455,14 @@ static __always_inline void oom_memcg(struct task_struct *task, struct prof_oom_
 	e->flags |= PROF_OOM_MEMCG;
 }
 
+/*
+ * The OOM killer marked a victim (tracepoint oom/mark_victim).  It is killed without ever being
+ * held at its exit, so userspace writes its heap profile from this record.  "raw_tp" without a
+ * name: the skeleton leaves it unattached and user/attach/oom_attach.c attaches it where the
+ * kernel has the tracepoint (loading needs nothing of it).  Since Linux 6.8 its first argument
+ * is the victim's task (trace_event_raw_mark_victim then has uid); before, the victim's pid.
+ * Wide scopes send every victim: whether the heap profile covers it is decided in userspace.
+ */
 SEC("raw_tp")
 int proc_oom_victim(struct bpf_raw_tracepoint_args *ctx)
 {

@@ -14,7 +14,6 @@
 #include "agg/collect.h"
 #include "agg/heap_agg.h"
 #include "agg/parts.h"
-#include "attach/loader.h"
 #include "attach/oom_attach.h"
 #include "cli.h"
 #include "export/format.h"
@@ -26,11 +25,10 @@
 #include "profile/heap_profile.h"
 #include "profile/profile.h"
 #include "profile/run.h"
-#include "sym/symbolizer.h"
-#include "track/tracker.h"
 #include "util/clock.h"
 #include "util/escape.h"
 #include "util/log.h"
+#include "writeout.h"
 
 #define OOM_IDX(f, n, d, k) OOM_##f,
 enum { PROF_OOM_STATS(OOM_IDX) OOM__COUNT };
@@ -89,31 +87,6 @@ static int file_path(char *out, size_t size, const struct env *env, int64_t wall
 	}
 	n = snprintf(out, size, "%.*s/%s.oom.%u.heap.pb.gz", dlen, dir, stamp, pid);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-/* The run's metadata and counters as of the kill (this profile covers that moment). */
-static void fill_run(struct profile_run *run, struct oomout *o, struct maps_stats *maps,
-		     int64_t wall_ns)
-{
-	const struct run_parts *parts = o->o.parts;
-
-	*run = (struct profile_run){
-		.cmdline = o->o.env->cmdline,
-		.time_nanos = wall_ns,
-		.collect = {.bad_records = collect__bad_records(o->o.c)},
-		.sym = symbolizer__stats(parts->sym),
-		.unw = tracker__unwinder_stats(parts->tracker),
-		.unw_failed = tracker__unwinder_failed(parts->tracker),
-		.attach = loader__attach_stats(parts->loader),
-		.oom = o->stats,
-	};
-	tracker__hold_stats(parts->tracker, &run->collect.hold_timeouts, &run->collect.hold_gone);
-	tracker__dlopen_stats(parts->tracker, &run->collect.dlopen_holds,
-			      &run->collect.dlopen_hold_timeouts);
-	maps__stats(maps);
-	run->maps = maps;
-	if (loader__counters(parts->loader, run->bpf))
-		memset(run->bpf, 0, sizeof(run->bpf));
 }
 
 /* What the profile says of the kill: one comment, and labels on every sample. */
@@ -190,7 +163,8 @@ static int build_job(struct oomout *o, const struct prof_oom_event *e, uint32_t 
 	}
 	/* Its stacks symbolized now, while its mappings can still be read. */
 	err = collect__sync(o->o.c);
-	fill_run(&run, o, &maps, wall_ns);
+	writeout__run_now(&run, &maps, o->o.c, parts, o->o.env->cmdline, wall_ns);
+	run.oom = o->stats;
 	in.run = &run;
 	if (!err)
 		err = heap_profile__build(&j->p, collect__heap(o->o.c), &in, o->o.env->sample_bytes,
@@ -208,7 +182,9 @@ static int build_job(struct oomout *o, const struct prof_oom_event *e, uint32_t 
 			"(limit %" PRIu64 " bytes): its heap, %" PRId64 " bytes in use, to %s\n",
 			pid, j->comm, e->oom_score_adj,
 			ml.path[0] ? escape__str(esc, sizeof(esc), ml.path) : "unknown", ml.limit,
-			profile__type_total(j->p, 3), j->path);
+			profile__type_total(j->p,
+					    (uint32_t)profile__type_index(j->p, "inuse_space")),
+			j->path);
 	}
 	return err;
 }

@@ -157,24 +157,37 @@ static int build_mode(struct profile **out, unsigned mode, struct collect *c, co
  * reported); counters are those since `since` (NULL: since the start).  Returns 0 or the last
  * error.
  */
+int writeout__run_now(struct profile_run *run, struct maps_stats *maps, struct collect *c,
+		      const struct run_parts *parts, const char *cmdline, int64_t time_nanos)
+{
+	int err;
+
+	*run = (struct profile_run){
+		.cmdline = cmdline,
+		.time_nanos = time_nanos,
+		.collect = {.bad_records = collect__bad_records(c)},
+		.sym = symbolizer__stats(parts->sym),
+		.unw = tracker__unwinder_stats(parts->tracker),
+		.unw_failed = tracker__unwinder_failed(parts->tracker),
+		.attach = loader__attach_stats(parts->loader),
+		.maps = maps,
+	};
+	tracker__hold_stats(parts->tracker, &run->collect.hold_timeouts, &run->collect.hold_gone);
+	tracker__dlopen_stats(parts->tracker, &run->collect.dlopen_holds,
+			      &run->collect.dlopen_hold_timeouts);
+	maps__stats(maps);
+	err = loader__counters(parts->loader, run->bpf);
+	if (err)
+		memset(run->bpf, 0, sizeof(run->bpf));
+	return err;
+}
+
 static int build_all(struct writeout *r, struct profile *ps[NMODES], int64_t start_wall_ns,
 		     int64_t duration_ns, const uint64_t *since)
 {
 	struct collect *c = r->c;
 	const struct run_parts *parts = r->parts;
-	struct profile_run run = {
-		.cmdline = r->env->cmdline,
-		.time_nanos = start_wall_ns,
-		.duration_nanos = duration_ns,
-		.collect = {.bad_records = collect__bad_records(c)},
-		.report = r->stats,
-		.sym = symbolizer__stats(parts->sym),
-		.unw = tracker__unwinder_stats(parts->tracker),
-		.unw_failed = tracker__unwinder_failed(parts->tracker),
-		.cgroup = r->cgroup,
-		.oom = r->oom,
-		.attach = loader__attach_stats(parts->loader),
-	};
+	struct profile_run run;
 	struct push_stats push;
 	struct maps_stats maps;
 	struct build_inputs in = {
@@ -189,16 +202,15 @@ static int build_all(struct writeout *r, struct profile *ps[NMODES], int64_t sta
 	/* Whoever reads stacks and symbols reads them once the worker is done with them (out of
 	 * memory there is the run's failure: collect__error). */
 	collect__sync(c);
-	tracker__hold_stats(parts->tracker, &run.collect.hold_timeouts, &run.collect.hold_gone);
-	tracker__dlopen_stats(parts->tracker, &run.collect.dlopen_holds,
-			      &run.collect.dlopen_hold_timeouts);
-	maps__stats(&maps);
-	run.maps = &maps;
+	ret = writeout__run_now(&run, &maps, c, parts, r->env->cmdline, start_wall_ns);
+	run.duration_nanos = duration_ns;
+	run.report = r->stats;
+	run.cgroup = r->cgroup;
+	run.oom = r->oom;
 	if (r->push) {
 		push__stats(r->push, &push);
 		run.push = (const uint64_t *)&push;
 	}
-	ret = loader__counters(parts->loader, run.bpf);
 	if (ret) {
 		pr_err("reading the BPF counters failed: %s\n", strerror(-ret));
 		return ret;

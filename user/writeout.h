@@ -37,6 +37,17 @@ struct cgroup_stats;
 /* --cgroup/--container: what the cgroup walks left out, in every profile built after this. */
 void writeout__set_cgroup_stats(struct writeout *r, const struct cgroup_stats *st);
 
+/*
+ * What every profile of the run says of it as of now: its command line and time, and the
+ * counters of the collector, symbolizer, unwinder, holds, attachments, maps (into *maps) and BPF.
+ * 0, or the BPF counters' -errno (they are 0 then).  Read after collect__sync.
+ */
+struct profile_run;
+struct maps_stats;
+struct run_parts;
+int writeout__run_now(struct profile_run *run, struct maps_stats *maps, struct collect *c,
+		      const struct run_parts *parts, const char *cmdline, int64_t time_nanos);
+
 /* --heap: the OOM kills' counters (PROF_OOM_STATS, oomout.h), in every profile built after this. */
 void writeout__set_oom_stats(struct writeout *r, const uint64_t *oom);
 

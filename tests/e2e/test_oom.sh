@@ -10,16 +10,23 @@ OL=build/targets/oom_leak
 BLOCK=65536
 LIMIT=67108864
 
-# A v1 memory cgroup limited to 64 MiB (the test's own, removed at its end).  Sets MEMCG (its
-# directory) and MEMCG_REL (as /proc/PID/cgroup names it).
+# A memory cgroup limited to 64 MiB (the test's own, removed at its end): in the v1 memory
+# hierarchy where the host mounts one (ours), else below the cgroup2 mount with its memory
+# controller.  Sets MEMCG (its directory) and MEMCG_REL (as /proc/PID/cgroup names it).
 memcg_make() {
-	local root=/sys/fs/cgroup/memory
-	[ -d "$root" ] || skip "no cgroup v1 memory hierarchy at $root"
+	local root=/sys/fs/cgroup/memory file=memory.limit_in_bytes
+	if [ ! -d "$root" ]; then
+		cgroup2_mount
+		root=$CGROUP2 file=memory.max
+		grep -qw memory "$root/cgroup.subtree_control" ||
+			echo +memory >"$root/cgroup.subtree_control" ||
+			fail "cannot enable the memory controller below $root"
+	fi
 	MEMCG_REL=/bpftrace-prof-e2e-oom-$$-$RANDOM
 	MEMCG=$root$MEMCG_REL
 	mkdir "$MEMCG" || fail "cannot make $MEMCG"
 	echo "$MEMCG" >>"$E2E_TMP/.cgroups"
-	echo $LIMIT >"$MEMCG/memory.limit_in_bytes" || fail "cannot limit $MEMCG"
+	echo $LIMIT >"$MEMCG/$file" || fail "cannot limit $MEMCG"
 }
 
 # The one OOM file in DIR (fails unless exactly one); sets OOM_FILE and OOM_PID.

@@ -17,16 +17,12 @@ struct grow_key {
 	int32_t stack_id;
 };
 
-/* A stack's in-use bytes at the last ends, a ring indexed by the end's number mod (n + 1). */
-struct grow_hist {
-	double at[GROWTH_INTERVALS_MAX + 1];
-};
-
 struct growth {
 	unsigned n;			       /* the window, in intervals */
 	uint64_t ends;			       /* interval ends kept so far */
 	uint64_t at[GROWTH_INTERVALS_MAX + 1]; /* when each kept end was, the same ring */
-	struct hashmap *hist;		       /* grow_key -> grow_hist */
+	/* grow_key -> its in-use bytes at the last n + 1 ends (double[n + 1]), the same ring */
+	struct hashmap *hist;
 };
 
 int growth__new(struct growth **out, unsigned n)
@@ -40,7 +36,7 @@ int growth__new(struct growth **out, unsigned n)
 	if (!g)
 		return -ENOMEM;
 	g->n = n;
-	err = hashmap__new(&g->hist, sizeof(struct grow_key), sizeof(struct grow_hist));
+	err = hashmap__new(&g->hist, sizeof(struct grow_key), (n + 1) * sizeof(double));
 	if (err) {
 		free(g);
 		return err;
@@ -59,12 +55,12 @@ void growth__free(struct growth *g)
 
 static bool held_nothing(const void *key, const void *val, void *ctx)
 {
-	const struct grow_hist *hist = val;
+	const double *hist = val;
 	const struct growth *g = ctx;
 
 	(void)key;
 	for (unsigned i = 0; i <= g->n; i++)
-		if (hist->at[i] > 0)
+		if (hist[i] > 0)
 			return false;
 	return true;
 }
@@ -73,7 +69,7 @@ int growth__record(struct growth *g, const struct heap_agg *h, uint64_t now_ns)
 {
 	unsigned slot = (unsigned)(g->ends % (g->n + 1));
 	const struct heap_site_values *v;
-	struct grow_hist *hist;
+	double *hist;
 	uint32_t pid, tid, py;
 	int32_t stack_id;
 	size_t it = 0;
@@ -81,7 +77,7 @@ int growth__record(struct growth *g, const struct heap_agg *h, uint64_t now_ns)
 
 	/* What no site holds now is 0: sites in use are summed in below. */
 	while (hashmap__next(g->hist, &it, NULL, (void **)&hist))
-		hist->at[slot] = 0;
+		hist[slot] = 0;
 	it = 0;
 	while (heap_agg__next_site(h, &it, &pid, &tid, &stack_id, &py, &v)) {
 		struct grow_key key = {.pid = pid, .stack_id = stack_id};
@@ -91,7 +87,7 @@ int growth__record(struct growth *g, const struct heap_agg *h, uint64_t now_ns)
 		err = hashmap__upsert(g->hist, (void **)&hist, &key, NULL);
 		if (err)
 			return err;
-		hist->at[slot] += v->inuse_bytes;
+		hist[slot] += v->inuse_bytes;
 	}
 	g->at[slot] = now_ns;
 	g->ends++;
@@ -119,7 +115,7 @@ int growth__rank(const struct growth *g, struct growth_row **rows, size_t *nrows
 	unsigned m = g->n + 1;
 	struct growth_row *all;
 	const void *k;
-	struct grow_hist *hist;
+	double *hist;
 	size_t it = 0, n = 0;
 
 	*rows = NULL;
@@ -133,13 +129,13 @@ int growth__rank(const struct growth *g, struct growth_row **rows, size_t *nrows
 		return -ENOMEM;
 	while (hashmap__next(g->hist, &it, &k, (void **)&hist)) {
 		const struct grow_key *key = k;
-		double end = hist->at[last % m], start = hist->at[first % m];
+		double end = hist[last % m], start = hist[first % m];
 		int mono = 1;
 
 		if (end <= start)
 			continue;
 		for (uint64_t e = first; e < last; e++)
-			if (hist->at[(e + 1) % m] < hist->at[e % m])
+			if (hist[(e + 1) % m] < hist[e % m])
 				mono = 0;
 		all[n++] = (struct growth_row){
 			.pid = key->pid,

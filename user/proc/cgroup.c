@@ -113,29 +113,48 @@ int cgroup__parse_mounts(char *out, size_t size, FILE *mounts)
 
 /* ---- /proc/PID/cgroup ------------------------------------------------------------------ */
 
-int cgroup__parse_proc(char *out, size_t size, const char *buf, size_t len)
+/* Does the comma-separated controller list [s, e) name controller? */
+static bool names_controller(const char *s, const char *e, const char *controller)
 {
-	const char *found = NULL, *end = buf + len;
+	size_t want = strlen(controller);
+
+	while (s < e) {
+		const char *c = memchr(s, ',', (size_t)(e - s));
+		size_t n = (size_t)((c ? c : e) - s);
+
+		if (n == want && !memcmp(s, controller, n))
+			return true;
+		s = c ? c + 1 : e;
+	}
+	return false;
+}
+
+/* The path of the one line "N:controllers:path" naming controller (NULL: v2's "0::path"). */
+static int proc_path(char *out, size_t size, const char *buf, size_t len, const char *controller)
+{
+	const char *found = NULL, *fend = NULL, *end = buf + len;
 	size_t n;
 
 	for (const char *l = buf; l < end;) {
 		const char *nl = memchr(l, '\n', (size_t)(end - l));
 		const char *le = nl ? nl : end;
+		const char *c1 = memchr(l, ':', (size_t)(le - l));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(le - c1 - 1)) : NULL;
+		bool match = c2 && (controller ? names_controller(c1 + 1, c2, controller)
+					       : c1 == l + 1 && l[0] == '0' && c2 == c1 + 1);
 
-		if (le - l >= 3 && memcmp(l, "0::", 3) == 0) {
-			/* Only one v2 hierarchy exists: a second "0::" line came from a name. */
-			if (found)
-				return -EINVAL;
-			found = l;
-		}
 		l = nl ? nl + 1 : end;
+		if (!match)
+			continue;
+		/* One line per hierarchy: a second came from a cgroup name holding a newline. */
+		if (found)
+			return -EINVAL;
+		found = c2 + 1;
+		fend = le;
 	}
 	if (!found)
 		return -ENOENT;
-	found += 3;
-	n = (size_t)(end - found);
-	if (memchr(found, '\n', n))
-		n = (size_t)((const char *)memchr(found, '\n', n) - found);
+	n = (size_t)(fend - found);
 	/* The kernel marks the cgroup of a process that outlived it. */
 	if (n >= 10 && memcmp(found + n - 10, " (deleted)", 10) == 0)
 		n -= 10;
@@ -146,6 +165,17 @@ int cgroup__parse_proc(char *out, size_t size, const char *buf, size_t len)
 	memcpy(out, found, n);
 	out[n] = 0;
 	return 0;
+}
+
+int cgroup__parse_proc(char *out, size_t size, const char *buf, size_t len)
+{
+	return proc_path(out, size, buf, len, NULL);
+}
+
+int cgroup__parse_proc_v1(char *out, size_t size, const char *buf, size_t len,
+			  const char *controller)
+{
+	return proc_path(out, size, buf, len, controller);
 }
 
 int cgroup__read_pid(char *out, size_t size, int proc_fd, uint32_t pid)

@@ -47,6 +47,11 @@ int cgroup__parse_mounts(char *out, size_t size, FILE *mounts);
  */
 int cgroup__parse_proc(char *out, size_t size, const char *buf, size_t len);
 
+/* The same for the v1 hierarchy of controller ("memory"): the line whose controller list names
+ * it; -ENOENT without one. */
+int cgroup__parse_proc_v1(char *out, size_t size, const char *buf, size_t len,
+			  const char *controller);
+
 /* The same, read from <proc_fd>/<pid>/cgroup (proc_fd: a directory fd of /proc or a fake one).
  * -ENOENT/-ESRCH when the process is gone. */
 int cgroup__read_pid(char *out, size_t size, int proc_fd, uint32_t pid);

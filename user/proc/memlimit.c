@@ -23,58 +23,12 @@
 /* v1 reports "no limit" as the page counter's maximum rounded to pages: anything this large. */
 #define V1_UNLIMITED_FROM (1ULL << 62)
 
-/* Does the comma-separated controller list [s, e) name "memory"? */
-static bool has_memory(const char *s, const char *e)
-{
-	while (s < e) {
-		const char *c = memchr(s, ',', (size_t)(e - s));
-		size_t n = (size_t)((c ? c : e) - s);
-
-		if (n == 6 && !memcmp(s, "memory", 6))
-			return true;
-		s = c ? c + 1 : e;
-	}
-	return false;
-}
-
 int memlimit__parse_proc(char *out, size_t size, bool *v1, const char *buf, size_t len)
 {
-	const char *end = buf + len, *line = buf;
-	const char *found[2] = {NULL, NULL}; /* v1 memory, v2 */
-	size_t flen[2] = {0, 0};
-	int seen[2] = {0, 0};
+	int err = cgroup__parse_proc_v1(out, size, buf, len, "memory");
 
-	while (line < end) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		const char *le = nl ? nl : end;
-		const char *c1 = memchr(line, ':', (size_t)(le - line));
-		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(le - c1 - 1)) : NULL;
-		int k = -1;
-
-		if (c2 && c1 - line == 1 && line[0] == '0' && c2 == c1 + 1)
-			k = 1;
-		else if (c2 && has_memory(c1 + 1, c2))
-			k = 0;
-		if (k >= 0) {
-			seen[k]++;
-			found[k] = c2 + 1;
-			flen[k] = (size_t)(le - c2 - 1);
-		}
-		line = le + 1;
-	}
-	for (int k = 0; k < 2; k++) {
-		if (!seen[k])
-			continue;
-		if (seen[k] > 1 || !flen[k] || found[k][0] != '/')
-			return -EINVAL;
-		if (flen[k] >= size)
-			return -ENAMETOOLONG;
-		memcpy(out, found[k], flen[k]);
-		out[flen[k]] = 0;
-		*v1 = k == 0;
-		return 0;
-	}
-	return -ENOENT;
+	*v1 = err != -ENOENT;
+	return *v1 ? err : cgroup__parse_proc(out, size, buf, len);
 }
 
 int memlimit__parse_value(uint64_t *out, const char *buf)
