@@ -426,6 +426,49 @@ int BPF_KPROBE(proc_dl_state)
 	return 0;
 }
 
+/* Before Linux 6.15 a kernfs node's parent was "parent", since "__parent" (RCU-protected). */
+struct kernfs_node___old {
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
+{
+	if (bpf_core_field_exists(kn->__parent))
+		return BPF_CORE_READ(kn, __parent);
+	return BPF_CORE_READ((struct kernfs_node___old *)kn, parent);
+}
+
+/*
+ * The cgroup's path, named now: a container runtime removes the cgroup of a container whose
+ * last process died, before userspace could look its id up.  The names of the levels below the
+ * hierarchy's root, the leaf first; userspace joins them.
+ */
+static __always_inline void oom_memcg_names(struct kernfs_node *kn, struct prof_oom_event *e)
+{
+	struct kernfs_node *parent;
+	__u32 n = 0;
+
+	for (int i = 0; i < PROF_OOM_NAME_LEVELS && kn; i++) {
+		long len;
+
+		parent = kn_parent(kn);
+		if (!parent)
+			break; /* kn is the root: no name of its own in the path */
+		len = bpf_probe_read_kernel_str(e->memcg_names[i], PROF_OOM_NAME_LEN,
+						BPF_CORE_READ(kn, name));
+		if (len <= 0)
+			return;
+		if (len >= PROF_OOM_NAME_LEN)
+			e->flags |= PROF_OOM_NAMES_CUT;
+		n++;
+		kn = parent;
+	}
+	if (kn && kn_parent(kn))
+		e->flags |= PROF_OOM_NAMES_CUT;
+	e->memcg_levels = n;
+	e->flags |= PROF_OOM_NAMES;
+}
+
 /* The victim's memory cgroup and the limit that binds it (enum prof_oom_flags' PROF_OOM_MEMCG). */
 static __always_inline void oom_memcg(struct task_struct *task, struct prof_oom_event *e)
 {
@@ -442,6 +485,10 @@ static __always_inline void oom_memcg(struct task_struct *task, struct prof_oom_
 	if (!cs || bpf_core_read(&css, sizeof(css), &cs->subsys[id]) || !css)
 		return;
 	e->memcg_id = BPF_CORE_READ(css, cgroup, kn, id);
+	/* /proc/PID/cgroup's first field: hierarchy 0 is the unified (v2) one. */
+	if (BPF_CORE_READ(css, cgroup, root, hierarchy_id) != 0)
+		e->flags |= PROF_OOM_MEMCG_V1;
+	oom_memcg_names(BPF_CORE_READ(css, cgroup, kn), e);
 	/* css is a mem_cgroup's first member */
 	pc = &((struct mem_cgroup *)css)->memory;
 	for (int i = 0; i < PROF_OOM_MEMCG_DEPTH && pc; i++) {

@@ -572,12 +572,19 @@ _Static_assert(sizeof(struct prof_proc_event) == 72, "prof_proc_event layout");
  * killed (SIGKILL) and never reaches an exit hold.
  */
 enum prof_oom_flags {
-	PROF_OOM_ADJ_KNOWN = 1, /* oom_score_adj was read */
-	PROF_OOM_TID_ONLY = 2,	/* an older kernel gave the victim's thread id only: pid == tid */
-	PROF_OOM_MEMCG = 4,	/* memcg_id and memcg_max_pages were read */
+	PROF_OOM_ADJ_KNOWN = 1,	 /* oom_score_adj was read */
+	PROF_OOM_TID_ONLY = 2,	 /* an older kernel gave the victim's thread id only: pid == tid */
+	PROF_OOM_MEMCG = 4,	 /* memcg_id and memcg_max_pages were read */
+	PROF_OOM_MEMCG_V1 = 8,	 /* the memory cgroup is in a v1 hierarchy (else v2's) */
+	PROF_OOM_NAMES = 16,	 /* memcg_names holds the cgroup's path, memcg_levels deep */
+	PROF_OOM_NAMES_CUT = 32, /* ... but not all of it: deeper, or a name longer than a slot */
 };
 /* Memory cgroups looked at, the victim's and its ancestors, for the limit that binds. */
 #define PROF_OOM_MEMCG_DEPTH 16
+/* The memory cgroup's path as named at the kill (the runtime may remove the cgroup before
+ * userspace could look its id up): the names of its levels below the root, the leaf first. */
+#define PROF_OOM_NAME_LEVELS 8
+#define PROF_OOM_NAME_LEN    96
 struct prof_oom_event {
 	__u32 type; /* PROF_REC_OOM_VICTIM */
 	__u32 pid;  /* tgid of the victim */
@@ -592,8 +599,12 @@ struct prof_oom_event {
 	 * memory limit of that cgroup and its ancestors, in pages (huge: none set). */
 	__u64 memcg_id;
 	__u64 memcg_max_pages;
+	__u32 memcg_levels; /* names in memcg_names (0: the root cgroup) */
+	__u32 pad2;
+	char memcg_names[PROF_OOM_NAME_LEVELS][PROF_OOM_NAME_LEN];
 };
-_Static_assert(sizeof(struct prof_oom_event) == 64, "prof_oom_event layout");
+_Static_assert(sizeof(struct prof_oom_event) == 72 + PROF_OOM_NAME_LEVELS * PROF_OOM_NAME_LEN,
+	       "prof_oom_event layout");
 
 /*
  * prof_held (bpf/proc.bpf.c): every process BPF has stopped for us and userspace has not yet

@@ -142,27 +142,35 @@ static int build_job(struct oomout *o, const struct prof_oom_event *e, uint32_t 
 	struct build_inputs in = {.stacks = parts->stacks, .procs = parts->procs};
 	struct profile_run run;
 	struct maps_stats maps;
+	const char *late = getenv("BPFTRACE_PROF_FAULT_OOM_LATE_MS");
 	struct memlimit ml = {.limit = 0};
 	int err;
 
-	/* The cgroup as BPF saw it at the kill (the process leaves it as it exits); else asked
-	 * while the process may still be there. */
+	/* Its stacks symbolized first, while its mappings can still be read. */
+	err = collect__sync(o->o.c);
+	/* BPFTRACE_PROF_FAULT_OOM_LATE_MS (tests only): the cgroup asked for that much later, as by
+	 * a loader behind on its events, when a runtime has removed it. */
+	if (late) {
+		long ms = atol(late);
+
+		nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L},
+			  NULL);
+	}
+	/* The cgroup as BPF named it at the kill (the process leaves it as it exits, a runtime
+	 * removes it); else asked while the process may still be there. */
 	if (e->flags & PROF_OOM_MEMCG)
-		memlimit__from_kill(&ml, e->memcg_id, e->memcg_max_pages);
-	/* No id to look up (an older kernel), or no handle to open it by (no CAP_DAC_READ_SEARCH):
-	 * asked, BPF's limit kept when it read one. */
+		memlimit__from_kill(&ml, e);
+	/* Nothing read at the kill (an older kernel), or nothing named and no handle to open its id
+	 * by (no CAP_DAC_READ_SEARCH): asked, BPF's limit kept when it read one. */
 	if (!(e->flags & PROF_OOM_MEMCG) || !ml.path[0]) {
 		struct memlimit asked;
-		uint64_t limit = (e->flags & PROF_OOM_MEMCG) ? ml.limit : 0;
 
-		if (memlimit__read_host(&asked, pid))
-			memset(&asked, 0, sizeof(asked));
-		ml = asked;
-		if (limit)
-			ml.limit = limit;
+		if (!memlimit__read_host(&asked, pid)) {
+			if ((e->flags & PROF_OOM_MEMCG) && ml.limit)
+				asked.limit = ml.limit;
+			ml = asked;
+		}
 	}
-	/* Its stacks symbolized now, while its mappings can still be read. */
-	err = collect__sync(o->o.c);
 	writeout__run_now(&run, &maps, o->o.c, parts, o->o.env->cmdline, wall_ns);
 	run.oom = o->stats;
 	in.run = &run;

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "prof_common.h"
 #include "proc/memlimit.h"
 
 static int parse(const char *text, char *out, bool *v1)
@@ -142,12 +143,101 @@ static void test_memlimit__read_smallest_of_ancestors(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void name(struct prof_oom_event *e, unsigned level, const char *text)
+{
+	strncpy(e->memcg_names[level], text, PROF_OOM_NAME_LEN);
+}
+
+/* The path BPF named at the kill, leaf first, joined root first; foreign bytes checked. */
+static void test_memlimit__join_names(void **state)
+{
+	struct prof_oom_event e;
+	char out[MEMLIMIT_PATH_MAX];
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	name(&e, 0, "4f2a");
+	name(&e, 1, "docker");
+	assert_int_equal(memlimit__join_names(out, sizeof(out), e.memcg_names[0], PROF_OOM_NAME_LEN,
+					      2, false),
+			 0);
+	assert_string_equal(out, "/docker/4f2a");
+	assert_int_equal(memlimit__join_names(out, sizeof(out), e.memcg_names[0], PROF_OOM_NAME_LEN,
+					      2, true),
+			 0);
+	assert_string_equal(out, ".../docker/4f2a");
+	/* the root cgroup */
+	assert_int_equal(memlimit__join_names(out, sizeof(out), e.memcg_names[0], PROF_OOM_NAME_LEN,
+					      0, false),
+			 0);
+	assert_string_equal(out, "/");
+	/* too long for out */
+	assert_int_equal(
+		memlimit__join_names(out, 8, e.memcg_names[0], PROF_OOM_NAME_LEN, 2, false),
+		-ENAMETOOLONG);
+	/* a name filling its slot without a NUL: only when the path is said to be cut */
+	memset(e.memcg_names[0], 'a', PROF_OOM_NAME_LEN);
+	assert_int_equal(memlimit__join_names(out, sizeof(out), e.memcg_names[0], PROF_OOM_NAME_LEN,
+					      2, false),
+			 -EINVAL);
+	assert_int_equal(memlimit__join_names(out, sizeof(out), e.memcg_names[0], PROF_OOM_NAME_LEN,
+					      2, true),
+			 0);
+	assert_int_equal(strlen(out), 3 + 1 + 6 + 1 + PROF_OOM_NAME_LEN);
+	/* empty, or holding a slash: not a kernfs name */
+	name(&e, 0, "");
+	assert_int_equal(memlimit__join_names(out, sizeof(out), e.memcg_names[0], PROF_OOM_NAME_LEN,
+					      2, false),
+			 -EINVAL);
+	name(&e, 0, "a/b");
+	assert_int_equal(memlimit__join_names(out, sizeof(out), e.memcg_names[0], PROF_OOM_NAME_LEN,
+					      2, false),
+			 -EINVAL);
+}
+
+/* A kill's record whose cgroup is gone by the time it is read (no cgroup has its id): the
+ * path named at the kill, the hierarchy BPF saw, the limit from pages. */
+static void test_memlimit__from_kill_of_a_removed_cgroup(void **state)
+{
+	struct prof_oom_event e;
+	struct memlimit m;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	e.flags = PROF_OOM_MEMCG | PROF_OOM_MEMCG_V1 | PROF_OOM_NAMES;
+	e.memcg_id = 0x7fffffff00000001ULL;
+	e.memcg_max_pages = 67108864 / sysconf(_SC_PAGESIZE);
+	e.memcg_levels = 2;
+	name(&e, 0, "4f2a");
+	name(&e, 1, "docker");
+	memlimit__from_kill(&m, &e);
+	assert_string_equal(m.path, "/docker/4f2a");
+	assert_true(m.v1);
+	assert_int_equal(m.limit, 67108864);
+	/* v2, deeper than named: what was named, marked cut */
+	e.flags = PROF_OOM_MEMCG | PROF_OOM_NAMES | PROF_OOM_NAMES_CUT;
+	memlimit__from_kill(&m, &e);
+	assert_string_equal(m.path, ".../docker/4f2a");
+	assert_false(m.v1);
+	/* nothing named: no path, the limit still */
+	e.flags = PROF_OOM_MEMCG;
+	memlimit__from_kill(&m, &e);
+	assert_string_equal(m.path, "");
+	assert_int_equal(m.limit, 67108864);
+	/* no limit set anywhere */
+	e.memcg_max_pages = ~0ULL;
+	memlimit__from_kill(&m, &e);
+	assert_int_equal(m.limit, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memlimit__parse_proc),
 		cmocka_unit_test(test_memlimit__parse_value),
 		cmocka_unit_test(test_memlimit__read_smallest_of_ancestors),
+		cmocka_unit_test(test_memlimit__join_names),
+		cmocka_unit_test(test_memlimit__from_kill_of_a_removed_cgroup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

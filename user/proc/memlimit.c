@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "prof_common.h"
 #include "proc/cgroup.h"
 #include "proc/safe_open.h"
 
@@ -182,21 +183,68 @@ int memlimit__path_by_id(char *out, size_t size, int root_fd, uint64_t id)
 	return 0;
 }
 
-void memlimit__from_kill(struct memlimit *out, uint64_t id, uint64_t max_pages)
+int memlimit__join_names(char *out, size_t size, const char *names, size_t stride, unsigned n,
+			 bool cut)
 {
+	size_t len = 0;
+	int k;
+
+	if (size < 2)
+		return -ENAMETOOLONG;
+	out[0] = 0;
+	if (cut) {
+		if (size <= 4)
+			return -ENAMETOOLONG;
+		memcpy(out, "...", 4);
+		len = 3;
+	}
+	for (k = (int)n - 1; k >= 0; k--) {
+		const char *name = names + (size_t)k * stride;
+		size_t l = strnlen(name, stride);
+
+		if (!l || (l == stride && !cut) || memchr(name, '/', l))
+			return -EINVAL;
+		if (len + 1 + l >= size)
+			return -ENAMETOOLONG;
+		out[len++] = '/';
+		memcpy(out + len, name, l);
+		len += l;
+		out[len] = 0;
+	}
+	if (!len)
+		memcpy(out, "/", 2);
+	return 0;
+}
+
+void memlimit__from_kill(struct memlimit *out, const struct prof_oom_event *e)
+{
+	bool named = e->flags & PROF_OOM_NAMES, cut = e->flags & PROF_OOM_NAMES_CUT;
+	unsigned n =
+		e->memcg_levels < PROF_OOM_NAME_LEVELS ? e->memcg_levels : PROF_OOM_NAME_LEVELS;
 	long page = sysconf(_SC_PAGESIZE);
-	int v1, v2;
+	int v1, v2, root;
 
 	memset(out, 0, sizeof(*out));
+	out->v1 = e->flags & PROF_OOM_MEMCG_V1;
+	if (named && !cut &&
+	    !memlimit__join_names(out->path, sizeof(out->path), e->memcg_names[0],
+				  PROF_OOM_NAME_LEN, n, false))
+		goto limit;
+	out->path[0] = 0;
 	host_roots(&v1, &v2);
-	if (v1 >= 0 && !memlimit__path_by_id(out->path, sizeof(out->path), v1, id))
-		out->v1 = true;
-	else if (v2 < 0 || memlimit__path_by_id(out->path, sizeof(out->path), v2, id))
+	root = out->v1 ? v1 : v2;
+	if (root < 0 || memlimit__path_by_id(out->path, sizeof(out->path), root, e->memcg_id))
 		out->path[0] = 0;
 	if (v2 >= 0)
 		close(v2);
 	if (v1 >= 0)
 		close(v1);
-	if (page > 0 && max_pages && max_pages < V1_UNLIMITED_FROM / (uint64_t)page)
-		out->limit = max_pages * (uint64_t)page;
+	if (!out->path[0] && named &&
+	    memlimit__join_names(out->path, sizeof(out->path), e->memcg_names[0], PROF_OOM_NAME_LEN,
+				 n, true))
+		out->path[0] = 0;
+limit:
+	if (page > 0 && e->memcg_max_pages &&
+	    e->memcg_max_pages < V1_UNLIMITED_FROM / (uint64_t)page)
+		out->limit = e->memcg_max_pages * (uint64_t)page;
 }

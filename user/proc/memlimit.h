@@ -51,8 +51,21 @@ int memlimit__read_host(struct memlimit *out, uint32_t pid);
  */
 int memlimit__path_by_id(char *out, size_t size, int root_fd, uint64_t id);
 
-/* What BPF read at an OOM kill (struct prof_oom_event): the memory cgroup by its id, looked up
- * in the host's v1 memory hierarchy, then its cgroup2 mount; the limit from pages (0: none). */
-void memlimit__from_kill(struct memlimit *out, uint64_t id, uint64_t max_pages);
+/*
+ * A cgroup's path from the names BPF read at an OOM kill (struct prof_oom_event's memcg_names:
+ * n names of stride bytes each, the leaf first, each NUL-terminated within its slot or cut at
+ * it): "/a/b/leaf", "/" for none; cut (levels or a name were left out) puts ".../" first.
+ * -EINVAL for an empty or unterminated name or one holding '/', -ENAMETOOLONG.
+ */
+int memlimit__join_names(char *out, size_t size, const char *names, size_t stride, unsigned n,
+			 bool cut);
+
+struct prof_oom_event;
+/*
+ * What BPF read at an OOM kill: the memory cgroup's path as named then (whole), else looked up
+ * by its id in the hierarchy BPF saw it in (the cgroup may be gone already), else as much of the
+ * path as was named; the limit from pages (0: none).
+ */
+void memlimit__from_kill(struct memlimit *out, const struct prof_oom_event *e);
 
 #endif /* PROF_MEMLIMIT_H */
