@@ -88,9 +88,9 @@ static const char usage[] =
 	"      --interval SECONDS   continuous mode: one profile per mode per interval, written\n"
 	"                           to --output-dir as <UTC time>-<run id>.<mode>.pb.gz\n"
 	"      --output-dir DIR     where --interval writes (created if missing)\n"
-	"      --growth-intervals N --heap --output-dir: the stacks whose memory in use grew over\n"
+	"      --growth-intervals N --heap --interval: the stacks whose memory in use grew over\n"
 	"                           the last N intervals, listed at the end (-v: at every\n"
-	"                           interval; default 5, at most 60)\n"
+	"                           interval) and in --live (default 5, at most 60)\n"
 	"      --retain N           keep only the newest N profiles per mode in --output-dir:\n"
 	"                           this run's, then earlier runs' (default 0: keep all)\n"
 	"      --hold-exits         stop each exiting process of the scope at libc's _exit until\n"
@@ -753,10 +753,11 @@ int cli__parse(struct env *out, int argc, char **argv)
 			"");
 	if (env.output_dir && !env.interval)
 		return bad("--output-dir needs --interval SECONDS%s", "");
-	if (env.growth_intervals && (!env.output_dir || !(env.modes & MODE_HEAP)))
-		return bad("--growth-intervals goes with --heap, --interval and --output-dir%s",
+	if (env.growth_intervals && (!env.interval || !(env.modes & MODE_HEAP)))
+		return bad("--growth-intervals goes with --heap and --interval (--output-dir or "
+			   "--live)%s",
 			   "");
-	if (env.output_dir && (env.modes & MODE_HEAP) && !env.growth_intervals)
+	if (env.interval && (env.modes & MODE_HEAP) && !env.growth_intervals)
 		env.growth_intervals = GROWTH_INTERVALS_DEFAULT;
 	if (env.retain && !env.interval)
 		return bad("--retain needs --interval SECONDS%s", "");

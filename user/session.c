@@ -203,6 +203,8 @@ static void live_draw(struct run *r, const struct profile *const *profiles, size
 		.cmdline = r->env.cmdline,
 		.interval = interval,
 		.elapsed_ns = clock__mono_ns() - r->start_mono,
+		.growth = writeout__growth(r->writeout),
+		.stacks = r->parts.stacks,
 	};
 	int err = live__render(r->live, profiles, n, &st);
 

@@ -247,6 +247,42 @@ static void give_sink(struct writeout *r, struct profile *ps[NMODES], bool last)
 }
 
 /*
+ * --growth-intervals: this interval's end kept (after build_all: symbols are in).  A failure to
+ * keep it is said once; the list then compares fewer ends.
+ */
+static void growth_keep(struct writeout *r)
+{
+	int err = 0;
+
+	if (!r->env->growth_intervals || !collect__heap(r->c))
+		return;
+	if (!r->growth)
+		err = growth__new(&r->growth, r->env->growth_intervals);
+	if (!err)
+		err = growth__record(r->growth, collect__heap(r->c), (uint64_t)clock__mono_ns());
+	if (err && !r->growth_failed)
+		pr_warn("--growth-intervals: %s; the growth list compares fewer intervals\n",
+			strerror(-err));
+	r->growth_failed |= err != 0;
+}
+
+/* The list of the stacks that grew, to stderr: at the end (at each interval with -v). */
+static void growth_list(struct writeout *r, bool last)
+{
+	const struct env *env = r->env;
+
+	if (!r->growth || !env->top || env->verbosity < 0 || !(last || env->verbosity > 0))
+		return;
+	if (growth__write(stderr, r->growth, r->parts->stacks, env->top))
+		pr_warn("--growth-intervals: out of memory for the list\n");
+}
+
+const struct growth *writeout__growth(const struct writeout *r)
+{
+	return r->growth;
+}
+
+/*
  * What stayed in use, to f (NULL: counted only): the blocks at least --min-age old, or without
  * it every block never freed (-- CMD) or those in use for half the run; stacks the leak rules
  * suppress apart.  The bytes counted are --fail-on-leak's.
@@ -310,6 +346,11 @@ int writeout__write(struct writeout *r, int64_t start_wall_ns, int64_t duration_
 		text__write(ps[i], stderr, env->top);
 		if (modes[i].bit == MODE_HEAP)
 			leak_list(r, stderr, duration_ns);
+		/* --live without --output-dir: its screens' ends, and this one */
+		if (modes[i].bit == MODE_HEAP && r->growth) {
+			growth_keep(r);
+			growth_list(r, true);
+		}
 	}
 	/* --fail-on-leak's count, printed or not */
 	if (env->leak_gate && (env->verbosity < 0 || !env->top || env->format == FMT_TEXT))
@@ -321,32 +362,6 @@ int writeout__write(struct writeout *r, int64_t start_wall_ns, int64_t duration_
 	for (size_t i = 0; i < NMODES; i++)
 		profile__free(ps[i]);
 	return ret;
-}
-
-/*
- * --growth-intervals: this interval's end kept (after build_all: symbols are in), the list of
- * the stacks that grew to stderr at the last (at each with -v).  A failure to keep it is said
- * once; the list then compares fewer ends.
- */
-static void growth_list(struct writeout *r, bool last)
-{
-	const struct env *env = r->env;
-	int err = 0;
-
-	if (!env->growth_intervals || !collect__heap(r->c))
-		return;
-	if (!r->growth)
-		err = growth__new(&r->growth, env->growth_intervals);
-	if (!err)
-		err = growth__record(r->growth, collect__heap(r->c), (uint64_t)clock__mono_ns());
-	if (err && !r->growth_failed)
-		pr_warn("--growth-intervals: %s; the growth list compares fewer intervals\n",
-			strerror(-err));
-	r->growth_failed |= err != 0;
-	if (!r->growth || !env->top || env->verbosity < 0 || !(last || env->verbosity > 0))
-		return;
-	if (growth__write(stderr, r->growth, r->parts->stacks, env->top))
-		pr_warn("--growth-intervals: out of memory for the list\n");
 }
 
 /* The series of interval profiles in --output-dir, from the first interval (the run's start). */
@@ -369,6 +384,7 @@ int writeout__interval(struct writeout *r, int64_t start_wall_ns, int64_t durati
 
 	collect__snapshot(r->c, last);
 	ret = build_all(r, ps, start_wall_ns, duration_ns, r->bpf_prev);
+	growth_keep(r);
 	growth_list(r, last);
 	err = r->series ? 0 : open_series(r, start_wall_ns);
 	if (err)
@@ -435,6 +451,7 @@ int writeout__peek(struct writeout *r, int64_t start_wall_ns, int64_t duration_n
 	int ret;
 
 	ret = build_all(r, ps, start_wall_ns, duration_ns, NULL);
+	growth_keep(r);
 	give_sink(r, ps, false);
 	for (size_t i = 0; i < NMODES; i++)
 		profile__free(ps[i]);

@@ -17,6 +17,7 @@ struct collect;
 struct run_parts;
 struct env;
 
+struct growth;
 struct profile;
 struct writeout;
 
@@ -63,6 +64,10 @@ int writeout__interval(struct writeout *r, int64_t start_wall_ns, int64_t durati
 /* --live without --output-dir: every mode's profile of the run so far [start, +duration), given
  * to the sink only: nothing is written, nothing reset (-o gets the whole run at the end). */
 int writeout__peek(struct writeout *r, int64_t start_wall_ns, int64_t duration_ns);
+
+/* --growth-intervals: the interval ends kept so far (by writeout__interval and writeout__peek),
+ * NULL before the first. */
+const struct growth *writeout__growth(const struct writeout *r);
 
 /* The files the run writes at the end (none in continuous mode), one per mode or one for an
  * event trace, into out[0..max) (PATH_MAX each).  Returns how many. */

@@ -134,6 +134,6 @@ t_leaks_growth_over_intervals() {
 	expect_eq "leak_step inuse_space aged 10s-1m" 400000 "$(age_flat "$last" 10s-1m leak_step)"
 	expect_eq "leak_step inuse_space aged 0-10s" 4000000 "$(age_flat "$last" 0-10s leak_step)"
 	"$PROF" --heap --growth-intervals 3 -o "$E2E_TMP/g.pb.gz" -- /bin/true 2>"$E2E_TMP/bad.err"
-	expect_eq "exit status of --growth-intervals without --output-dir" 2 "$?"
+	expect_eq "exit status of --growth-intervals without --interval" 2 "$?"
 	expect_eq "lines on stderr" 1 "$(wc -l <"$E2E_TMP/bad.err")"
 }

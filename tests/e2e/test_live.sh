@@ -149,3 +149,23 @@ t_live_t_cycles_sample_types() {
 	tmux -S "$LIVE_SOCK" send-keys -t live q
 	expect_eq "exit status after q" 0 "$(live_wait_exit t 60)"
 }
+
+# --heap: below the heap's tables, the stacks whose memory in use grew over the last intervals
+# (tests/targets/growing.c: leak_step keeps 400,000 bytes/s, at every end); q, and the summary
+# on the normal screen lists them too.
+t_live_heap_growth() {
+	local f=$E2E_TMP/grow.pb.gz screen
+	live_start g 150 50 --heap --live --interval 1 --growth-intervals 2 -o "$f" -- build/targets/growing 30
+	live_wait_screen '^grew over the last 2 intervals \(' 60 || fail "no growth over two intervals"
+	screen=$(live_screen)
+	printf '%s\n' "$screen"
+	grep -Eq '^ +GROWN +PER SECOND +IN USE MONO +PID  STACK \(leaf first\)$' <<<"$screen" ||
+		fail "no growth header"
+	# about 800,000 bytes over two 1 s intervals (400,000 B/s), at every end
+	grep -Eq '^ +[0-9.]+ KiB +[0-9.]+ KiB/s +[0-9.]+ [KM]iB +yes +[0-9]+  leak_step < main' <<<"$screen" ||
+		fail "no monotonic leak_step row"
+	tmux -S "$LIVE_SOCK" send-keys -t live q
+	expect_eq "exit status after q" 0 "$(live_wait_exit g 60)"
+	live_wait_screen '^grew over the last [0-9]+ intervals? \(' 10 || fail "no growth list in the summary"
+	live_screen | grep -Eq ' yes +[0-9]+ +leak_step < main' || { live_screen; fail "leak_step not in the summary's list"; }
+}

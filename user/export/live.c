@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "export/growth.h"
+#include "export/oldblocks.h"
 #include "export/quantity.h"
 #include "export/rank.h"
 #include "profile/profile.h"
@@ -462,6 +465,57 @@ cleanup:
 	return err;
 }
 
+/* The growth block's stack rows, and the fewest rows the tables above it keep. */
+#define LIVE_GROWTH_ROWS       5
+#define LIVE_GROWTH_MIN_TABLES 12
+
+/* The stacks that grew, most bytes first: a blank line, a title, a header, rows at most. */
+static int growth_block(struct screen *sc, const struct live_status *st, unsigned rows)
+{
+	char grown[QUANTITY_MAX], now[QUANTITY_MAX], rate[QUANTITY_MAX + 2], window[32];
+	char stack[LIVE_MAX_COLS * ESCAPE_UNIT_MAX + 1];
+	struct growth_row *g;
+	uint64_t window_ns;
+	unsigned intervals;
+	size_t n;
+	int err;
+
+	err = growth__rank(st->growth, &g, &n, &window_ns, &intervals);
+	if (err)
+		return err;
+	line(sc, "%s", "");
+	if (!intervals) {
+		line(sc, "%s", "growth: one interval so far, nothing to compare");
+		goto out;
+	}
+	line(sc, "grew over the last %u interval%s (%s): %zu stack%s", intervals,
+	     intervals == 1 ? "" : "s", oldblocks__age(window, sizeof(window), window_ns), n,
+	     n == 1 ? "" : "s");
+	if (n)
+		line(sc, "%11s %13s %11s %4s %7s  STACK (leaf first)", "GROWN", "PER SECOND",
+		     "IN USE", "MONO", "PID");
+	for (size_t i = 0; i < n && i < rows; i++) {
+		/* escaped by oldblocks (printable ASCII, which line() keeps as it is) */
+		FILE *f = fmemopen(stack, sizeof(stack), "w");
+
+		if (!f) {
+			err = -errno;
+			break;
+		}
+		oldblocks__write_stack(f, st->stacks, g[i].stack_id);
+		fclose(f);
+		quantity__format(rate, sizeof(rate) - 2, llround(g[i].per_s), "bytes", false);
+		strcat(rate, "/s");
+		line(sc, "%11s %13s %11s %4s %7" PRIu32 "  %s",
+		     quantity__format(grown, sizeof(grown), llround(g[i].grown), "bytes", false),
+		     rate, quantity__format(now, sizeof(now), llround(g[i].now), "bytes", false),
+		     g[i].monotonic ? "yes" : "no", g[i].pid, stack);
+	}
+out:
+	free(g);
+	return err;
+}
+
 static void screen_size(const struct live *l, unsigned *cols, unsigned *rows)
 {
 	struct winsize ws;
@@ -513,8 +567,22 @@ int live__render(struct live *l, const struct profile *const *profiles, size_t n
 		line(&sc, "waiting for the first interval ...");
 	else
 		drops_lines(&sc, profiles, n);
-	if (n)
-		err = tables(&sc, profiles[l->mode % n], l->type);
+	if (n) {
+		const struct profile *p = profiles[l->mode % n];
+		/* the heap's tables leave room for what grew, on a screen tall enough for both */
+		unsigned growth = LIVE_GROWTH_ROWS + 3;
+		bool grew = st->growth && !strcmp(p->mode, "heap") &&
+			    sc.rows >= sc.used + growth + LIVE_GROWTH_MIN_TABLES;
+
+		if (grew)
+			sc.rows -= growth;
+		err = tables(&sc, p, l->type);
+		if (grew) {
+			sc.rows += growth;
+			if (!err)
+				err = growth_block(&sc, st, LIVE_GROWTH_ROWS);
+		}
+	}
 	if (!err) {
 		/* What the last screen had below ours goes (room: cap counts 32 bytes more). */
 		if (sc.used < sc.rows)

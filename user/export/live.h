@@ -4,7 +4,8 @@
  * or py-spy top.  One screen: the command line, the interval, each mode's total in its default
  * sample type, the non-zero drop counters, then for one mode (the first; m shows the next) and
  * one of its sample types (its default; t shows the next) the top processes and the top
- * functions by own (leaf) and by total (on the stack) value.  Lines never exceed the
+ * functions by own (leaf) and by total (on the stack) value; below the heap's, the stacks whose
+ * memory in use grew over the last intervals (--growth-intervals).  Lines never exceed the
  * terminal's width, the screen never its height; bytes a target controls (process and function
  * names) are shown as printable ASCII only, so a name cannot send escape sequences.
  */
@@ -15,14 +16,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct growth;
 struct profile;
 struct live;
+struct stackres;
 
 /* What the view cannot read from the profiles themselves. */
 struct live_status {
 	const char *cmdline; /* our command line, the first line of the screen */
 	uint64_t interval;   /* number of the interval shown, 1-based */
 	int64_t elapsed_ns;  /* since profiling started */
+	/* --heap: the stacks that grew over the last intervals, below the heap's tables (NULL:
+	 * none kept), named from stacks */
+	const struct growth *growth;
+	const struct stackres *stacks;
 };
 
 struct live_opts {
