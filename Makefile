@@ -53,7 +53,8 @@ FIX        := $(OUTPUT)/fixtures
 FIX_CFLAGS := -g -O1 -fno-omit-frame-pointer -Wl,--build-id=sha1
 FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix-stripped.so \
 		symfix-stripped symfix-pie.debug symfix-debuglink symfix-pie.nm symfix-nopie.nm \
-		libsymfix.so.nm symfix-pie.buildid symfix-dwarf4 symfix-dwarf4.nm symfix-pie-z.debug)
+		libsymfix.so.nm symfix-pie.buildid symfix-dwarf4 symfix-dwarf4.nm symfix-pie-z.debug \
+		inlfix inlfix.nm inlfix-dwarf4 inlfix-dwarf4.nm inlfix-clang inlfix-clang.nm)
 
 # Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
 # of the functions the tests name).
@@ -192,6 +193,20 @@ $(FIX)/symfix-dwarf4: tests/fixtures/symfix.c $(FIX)/symfix_cxx.o | $(FIX)
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -gdwarf-4 -fPIE -pie -rdynamic $^ -o $@
 
+# Inlined calls (DWARF 5 and 4): -O2 inlines and splits off a cold part (DW_AT_ranges).
+$(FIX)/inlfix: tests/fixtures/inlfix.c | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) -O2 -g -Wl,--build-id=sha1 $< -o $@
+
+# clang's DWARF 5 names strings, addresses and range lists by index (strx, addrx, rnglistx).
+$(FIX)/inlfix-clang: tests/fixtures/inlfix.c | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)clang -O2 -g -Wl,--build-id=sha1 $< -o $@
+
+$(FIX)/inlfix-dwarf4: tests/fixtures/inlfix.c | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) -O2 -gdwarf-4 -Wl,--build-id=sha1 $< -o $@
+
 $(FIX)/symfix-pie-z.debug: $(FIX)/symfix-pie.debug
 	$(call msg,FIXTURE,$@)
 	$(Q)objcopy --compress-debug-sections=zlib $< $@
@@ -271,6 +286,11 @@ $(OUTPUT)/targets/sampler_new: tests/targets/sampler_new.cc include/prof_sampler
 $(OUTPUT)/targets/heap_target_minidebug: $(OUTPUT)/targets/heap_target scripts/add-minidebuginfo.sh
 	$(call msg,TARGET,$@)
 	$(Q)scripts/add-minidebuginfo.sh $< $@ $(OUTPUT)/targets/heap_target_stripped
+
+# An inlined allocating function, named from the target's own DWARF (gcc -O2 -g, not stripped).
+$(OUTPUT)/targets/inline_alloc: tests/targets/inline_alloc.c | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) -g -O2 -Wall -Werror $< -o $@
 
 # static_alloc as most distributions ship a binary: stripped, its debug file apart (served by
 # debuginfod in tests/e2e/test_names.sh).

@@ -235,25 +235,27 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "function names past the 262144 kept at once: their calls unnamed", DROP)
 
 /* Counted by the symbolizer (user/sym/symbolizer.c): foreign files it would not read. */
-#define PROF_SYMBOLIZER_STATS(X)                                                          \
-	X(files_refused, "files_refused",                                                 \
-	  "mapped files not read: not regular, too large, or swapped", DROP)              \
-	X(perfmaps_refused, "perfmaps_refused",                                           \
-	  "perf maps not read: symlink, FIFO, device, other owner, or too large", DROP)   \
-	X(perfmap_lines_skipped, "perfmap_lines_skipped",                                 \
-	  "perf map lines skipped: too long, or too many", DROP)                          \
-	X(files_evicted, "sym_files_evicted",                                             \
-	  "symbol files unloaded by the LRU caps (opened again when needed)", BOOK)       \
-	X(py_code_unreadable, "py_code_unreadable",                                       \
-	  "Python frames whose code object could not be read (shown as [python])", DROP)  \
-	X(debuginfod_fetched, "debuginfod_fetched",                                       \
-	  "debug files received from debuginfod (or its cache)", EVENT)                   \
-	X(debuginfod_missing, "debuginfod_missing",                                       \
-	  "build ids no debuginfod server has (frames named by file offset)", EVENT)      \
-	X(debuginfod_timeouts, "debuginfod_timeouts",                                     \
-	  "debuginfod fetches cut at --debuginfod-timeout (frames by file offset)", DROP) \
-	X(debuginfod_failed, "debuginfod_failed",                                         \
-	  "debuginfod fetches failed: server error, over the size cap, file refused", DROP)
+#define PROF_SYMBOLIZER_STATS(X)                                                            \
+	X(files_refused, "files_refused",                                                   \
+	  "mapped files not read: not regular, too large, or swapped", DROP)                \
+	X(perfmaps_refused, "perfmaps_refused",                                             \
+	  "perf maps not read: symlink, FIFO, device, other owner, or too large", DROP)     \
+	X(perfmap_lines_skipped, "perfmap_lines_skipped",                                   \
+	  "perf map lines skipped: too long, or too many", DROP)                            \
+	X(files_evicted, "sym_files_evicted",                                               \
+	  "symbol files unloaded by the LRU caps (opened again when needed)", BOOK)         \
+	X(py_code_unreadable, "py_code_unreadable",                                         \
+	  "Python frames whose code object could not be read (shown as [python])", DROP)    \
+	X(debuginfod_fetched, "debuginfod_fetched",                                         \
+	  "debug files received from debuginfod (or its cache)", EVENT)                     \
+	X(debuginfod_missing, "debuginfod_missing",                                         \
+	  "build ids no debuginfod server has (frames named by file offset)", EVENT)        \
+	X(debuginfod_timeouts, "debuginfod_timeouts",                                       \
+	  "debuginfod fetches cut at --debuginfod-timeout (frames by file offset)", DROP)   \
+	X(debuginfod_failed, "debuginfod_failed",                                           \
+	  "debuginfod fetches failed: server error, over the size cap, file refused", DROP) \
+	X(inline_unnamed, "inline_unnamed",                                                 \
+	  "inlined calls left out of stacks: no name (in a dwz alternate file)", DROP)
 
 /* Counted by the unwind-table registry (user/unwind/unwinder.c). */
 #define PROF_UNWINDER_STATS(X)                                                                    \

@@ -127,6 +127,8 @@ static const char usage[] =
 	"      --debuginfod-timeout SECONDS\n"
 	"                           one such fetch, at most (default 30); at exit the run waits\n"
 	"                           that long at most for those under way\n"
+	"      --no-inline          no frames for inlined functions (by default each function\n"
+	"                           inlined at an address is a frame of its own, from DWARF)\n"
 	"      --python-frames MODE python (default): Python stacks read as Python: the\n"
 	"                           interpreter's own native frames between the outermost and\n"
 	"                           the innermost Python frame are left out (C extensions,\n"
@@ -198,6 +200,7 @@ enum {
 	OPT_UNWIND_MAX_ROWS,
 	OPT_UNWIND_MAX_CFI,
 	OPT_NO_DEBUGINFOD,
+	OPT_NO_INLINE,
 	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_VERSION,
 	OPT_CGROUP,
@@ -242,6 +245,7 @@ static const struct option long_opts[] = {
 	{"unwind-max-rows", required_argument, NULL, OPT_UNWIND_MAX_ROWS},
 	{"unwind-max-cfi", required_argument, NULL, OPT_UNWIND_MAX_CFI},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
+	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
 	{"python-frames", required_argument, NULL, OPT_PYTHON_FRAMES},
 	{"verbose", no_argument, NULL, 'v'},
@@ -665,6 +669,9 @@ int cli__parse(struct env *out, int argc, char **argv)
 			break;
 		case OPT_NO_DEBUGINFOD:
 			env.no_debuginfod = true;
+			break;
+		case OPT_NO_INLINE:
+			env.no_inline = true;
 			break;
 		case OPT_DEBUGINFOD_TIMEOUT:
 			if (parse_u64(optarg, 3600, &v) || v == 0)

@@ -69,6 +69,7 @@ struct env {
 	uint32_t unwind_max_rows;    /* --unwind-max-rows; 0: the table builder's default */
 	uint64_t unwind_max_cfi;     /* --unwind-max-cfi in bytes; 0: the table builder's default */
 	bool no_debuginfod;	     /* --no-debuginfod */
+	bool no_inline;		     /* --no-inline */
 	unsigned debuginfod_timeout; /* --debuginfod-timeout seconds; 0: the fetcher's default */
 	enum stackres_py_frames python_frames; /* --python-frames */
 	int verbosity;			       /* -v count, -1 for -q */

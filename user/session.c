@@ -612,6 +612,7 @@ static int run_open(struct run *r)
 					 .unwind_max_rows = env->unwind_max_rows,
 					 .unwind_max_cfi = env->unwind_max_cfi,
 					 .no_debuginfod = env->no_debuginfod,
+					 .no_inline = env->no_inline,
 					 .debuginfod_timeout = env->debuginfod_timeout,
 					 .python_frames = env->python_frames});
 	r->parts_open = !err;

@@ -100,6 +100,47 @@ t_names_debug_file_lines() {
 	check_static_alloc_lines "$f"
 }
 
+# A file built with -g and not stripped, and no debug file anywhere: its lines from its own
+# DWARF.
+t_names_own_dwarf_lines() {
+	local f=$E2E_TMP/own.pb.gz
+	readelf -S build/targets/static_alloc | grep -q '\.debug_line' || fail "static_alloc has no .debug_line"
+	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- build/targets/static_alloc >/dev/null ||
+		fail "profiler exit status $?"
+	check_static_alloc "$f" hidden_keep hidden_churn
+	check_static_alloc_lines "$f"
+}
+
+# keep_block, an allocating static function inlined (always_inline, gcc -O2 -g) into inl_caller,
+# from the target's own DWARF: its own frame between inl_caller and the allocation in folded
+# output; in pprof one Location with two Lines, keep_block at its malloc first, then inl_caller
+# at the call (go tool pprof shows "keep_block (inline)").
+t_names_inlined_frames() {
+	local f=$E2E_TMP/inl.pb.gz d=$E2E_TMP/inl.folded src keep call
+	src=$(realpath tests/targets/inline_alloc.c)
+	keep=$(grep -n 'kept\[i\] = malloc' "$src" | cut -d: -f1)
+	call=$(grep -n '	keep_block(i);' "$src" | cut -d: -f1)
+	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- build/targets/inline_alloc >/dev/null ||
+		fail "profiler exit status $?"
+	expect_no_drops "$f"
+	expect_eq "keep_block alloc_objects" 200 "$(pprof_flat "$f" alloc_objects keep_block)"
+	expect_eq "keep_block inuse_space" 102400 "$(pprof_flat "$f" inuse_space keep_block)"
+	expect_eq "inl_caller flat alloc_objects" 0 "$(pprof_flat "$f" alloc_objects inl_caller)"
+	go tool pprof -symbolize=none -raw "$f" 2>/dev/null >"$f.raw"
+	grep -A1 -E "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ keep_block $src:$keep " "$f.raw" >"$f.loc" ||
+		fail "no Location with keep_block at $src:$keep: $(sed -n '/^Locations/,/^Mappings/p' "$f.raw" | head -5)"
+	grep -qE "^ +inl_caller $src:$call " "$f.loc" ||
+		fail "keep_block's Location has no inl_caller Line at $call: $(cat "$f.loc")"
+	expect_one_line "keep_block inlined" '\|keep_block \(inline\);inl_caller;main;' <(pprof_traces_inline "$f")
+	"$PROF" --heap --no-debuginfod -f folded -o "$d" --top 0 -- build/targets/inline_alloc \
+		>/dev/null || fail "profiler exit status $? (folded)"
+	expect_one_line "folded keep_block" '^inline_alloc;.*;main;inl_caller;keep_block 102400$' "$d"
+	# --no-inline: the symbol's function alone, at the line of the call inlined there.
+	"$PROF" --heap --no-debuginfod --no-inline -f folded -o "$d" --top 0 -- \
+		build/targets/inline_alloc >/dev/null || fail "profiler exit status $? (--no-inline)"
+	expect_one_line "folded --no-inline" '^inline_alloc;.*;main;inl_caller 102400$' "$d"
+}
+
 # The pprof Lines of static_alloc's frames: hidden_keep at its malloc, main at its call.
 check_static_alloc_lines() { # FILE
 	local src keep call

@@ -34,8 +34,10 @@ t_pprof_structure_and_mappings() {
 	grep -Eq "libc\.so\.6 $bid_libc \[FN\]" "$raw" || fail "libc mapping with build id"
 	# Mapping 1 is the main executable (pprof's convention; go tool pprof names it).
 	expect_eq "first mapping" "$(readlink -f build/targets/heap_target)" "$(first_mapping "$f")"
-	# demangled display name, raw system name kept
-	grep -q 'worker(void\*) :0 s=0(_ZL6workerPv)' "$raw" || fail "demangled worker with system name"
+	# demangled display name, raw system name kept; its source file and line from the target's
+	# own DWARF (built with -g)
+	grep -Eq 'worker\(void\*\) [^ ]*tests/targets/heap_target\.cc:[0-9]+ s=0\(_ZL6workerPv\)' "$raw" ||
+		fail "demangled worker with system name: $(grep -m2 worker "$raw")"
 	echo "ok: structure"
 }
 

@@ -315,6 +315,23 @@ def debug_file_seeds():
 
 
 # ---- .eh_frame_hdr ----------------------------------------------------------------------------
+def dwarf_inline_seeds():
+    """The sections the inline walker reads, of the inlfix fixtures (gcc DWARF 5 and 4, clang
+    with strx/addrx/rnglistx), as fuzz_dwarf_inline.c takes them: eight u32 sizes, then the
+    sections; and one of them cut short; plus each fixture whole for fuzz_debug_file."""
+    names = [".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
+             ".debug_str_offsets", ".debug_addr", ".debug_ranges", ".debug_rnglists"]
+    for fx in ("inlfix", "inlfix-dwarf4", "inlfix-clang"):
+        b = read(f"build/fixtures/{fx}")
+        secs = {s["sname"]: s for s in sections(b)}
+        parts = [b[secs[n]["off"]:secs[n]["off"] + secs[n]["size"]] if n in secs else b""
+                 for n in names]
+        data = struct.pack("<8I", *[len(p) for p in parts]) + b"".join(parts)
+        put("dwarf_inline", fx, data)
+        put("debug_file", fx, b)
+    put("dwarf_inline", "cut-info", data[:32 + len(parts[0]) // 2])
+
+
 def fde_index_seeds():
     """The .eh_frame_hdr and .eh_frame of stripped files, as the harness takes them: both
     addresses, the header's length, the header, .eh_frame."""
@@ -337,3 +354,4 @@ if __name__ == "__main__":
     minidebug_seeds()
     fde_index_seeds()
     debug_file_seeds()
+    dwarf_inline_seeds()

@@ -280,6 +280,12 @@ static void test_cli__debuginfod(void **state)
 	assert_false(env.no_debuginfod);
 	assert_int_equal(env.debuginfod_timeout, 0); /* the fetcher's default */
 	cli__free(&env);
+	assert_false(env.no_inline); /* inlined frames by default */
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--no-inline"), CLI_RUN);
+	assert_true(env.no_inline);
+	assert_false(env.no_debuginfod);
+	cli__free(&env);
 	assert_int_equal(PARSE(&env, "-p", "1", "--no-debuginfod", "--debuginfod-timeout", "5"),
 			 CLI_RUN);
 	assert_true(env.no_debuginfod);

@@ -85,6 +85,148 @@ static void test_dwarf_lines__as_addr2line_reads_them(void **state)
 	check_as_addr2line(FIX "symfix-dwarf4", FIX "symfix-dwarf4.nm");
 }
 
+/* One level of addr2line -i -f: a function and its file:line. */
+struct level {
+	char func[256], file[512];
+	int line;
+};
+
+/*
+ * addr2line -a -i -f of the addresses [start, start + len) of path: per address, its levels
+ * (innermost first, the physical function last) into lv[addr - start][], their count into nlv[].
+ */
+static void addr2line_inlines(const char *tool, const char *path, uint64_t start, unsigned len,
+			      struct level (*lv)[8], unsigned *nlv)
+{
+	char cmd[65536], out[2048];
+	size_t n = 0;
+	int cur = -1;
+	FILE *p;
+
+	n += (size_t)snprintf(cmd, sizeof(cmd), "%s -a -i -f -e '%s'", tool, path);
+	for (unsigned i = 0; i < len; i++)
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " 0x%" PRIx64, start + i);
+	assert_true(n < sizeof(cmd));
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(out, sizeof(out), p)) {
+		char *colon;
+		struct level *l;
+
+		out[strcspn(out, "\n")] = '\0';
+		if (!out[0])
+			continue;
+		if (!strncmp(out, "0x", 2)) {
+			cur = (int)(strtoull(out, NULL, 16) - start);
+			assert_true(cur >= 0 && (unsigned)cur < len);
+			nlv[cur] = 0;
+			continue;
+		}
+		assert_true(cur >= 0 && nlv[cur] < 8);
+		l = &lv[cur][nlv[cur]++];
+		snprintf(l->func, sizeof(l->func), "%.255s", out);
+		assert_non_null(fgets(out, sizeof(out), p));
+		out[strcspn(out, " \n")] = '\0'; /* " (discriminator N)" */
+		colon = strrchr(out, ':');
+		assert_non_null(colon);
+		*colon = '\0';
+		l->line = atoi(colon + 1);
+		snprintf(l->file, sizeof(l->file), "%.511s", out);
+	}
+	pclose(p);
+}
+
+/*
+ * Every address of function func of path: the inlined calls there as addr2line -i reads them
+ * (binutils' own DWARF reader): names, files and lines of each level; returns how many
+ * addresses were in an inlined call.
+ */
+static unsigned check_inlines(const char *tool, const char *path, const char *nm, const char *func,
+			      uint64_t size)
+{
+	static struct level lv[2048][8]; /* 12 MiB: static */
+	static unsigned nlv[2048];
+	uint64_t start = nm_addr(nm, func);
+	unsigned inlined = 0;
+	struct dwlines *d;
+
+	assert_true(size <= 2048);
+	addr2line_inlines(tool, path, start, (unsigned)size, lv, nlv);
+	assert_int_equal(dwlines__open(&d, path), 0);
+	for (unsigned i = 0; i < size; i++) {
+		struct dwlines_frame fr[16];
+		unsigned n;
+		int err = dwlines__inlined(d, start + i, fr, 16, &n);
+
+		assert_true(nlv[i] >= 1);
+		if (nlv[i] == 1) { /* in no inlined call */
+			assert_int_equal(err, -ENOENT);
+			assert_int_equal(n, 0);
+			continue;
+		}
+		inlined++;
+		assert_int_equal(err, 0);
+		assert_int_equal(n, nlv[i]);
+		for (unsigned k = 0; k < n; k++) {
+			if (k + 1 < n)
+				assert_string_equal(fr[k].name, lv[i][k].func);
+			else
+				assert_null(fr[k].name); /* the symbol's */
+			assert_non_null(fr[k].file);
+			assert_string_equal(fr[k].file, lv[i][k].file);
+			/* clang's line-0 rows ("no line"): the line reader keeps the row before. */
+			if (k || lv[i][k].line)
+				assert_int_equal(fr[k].line, lv[i][k].line);
+		}
+		assert_string_equal(lv[i][n - 1].func, func);
+	}
+	assert_int_equal(dwlines__unnamed(d), 0);
+	dwlines__free(d);
+	return inlined;
+}
+
+/* The size of func in nm listing nm ("addr size type name"). */
+static uint64_t nm_size(const char *nm, const char *func)
+{
+	char line[512], a[32], b[32], c[8], name[256];
+	uint64_t size = 0;
+	FILE *f = fopen(nm, "r");
+
+	assert_non_null(f);
+	while (!size && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %31s %7s %255s", a, b, c, name) == 4 && !strcmp(name, func))
+			size = strtoull(b, NULL, 16);
+	fclose(f);
+	assert_true(size > 0);
+	return size;
+}
+
+static void check_fixture(const char *tool, const char *path, const char *nm)
+{
+	/* Both functions have inlined code, and not only: each address is checked. */
+	unsigned a = check_inlines(tool, path, nm, "inlfix_outer", nm_size(nm, "inlfix_outer"));
+	unsigned b = check_inlines(tool, path, nm, "inlfix_loops", nm_size(nm, "inlfix_loops"));
+
+	assert_true(a > 8 && a < nm_size(nm, "inlfix_outer"));
+	assert_true(b > 8 && b < nm_size(nm, "inlfix_loops"));
+}
+
+static void test_dwarf_lines__inlined_as_addr2line_reads_them(void **state)
+{
+	(void)state;
+	/* gcc -O2 -g: DWARF 5, DW_AT_ranges in .debug_rnglists by offset */
+	check_fixture("addr2line", FIX "inlfix", FIX "inlfix.nm");
+	/* gcc -O2 -gdwarf-4: .debug_ranges */
+	check_fixture("addr2line", FIX "inlfix-dwarf4", FIX "inlfix-dwarf4.nm");
+	/*
+	 * clang -O2 -g: strx, addrx, rnglistx.  Against LLVM's reader: binutils 2.40's addr2line
+	 * misses the inlined calls whose ranges are a rnglistx (it sees none at 0x125a, say, where
+	 * llvm-symbolizer and the DWARF itself, read by hand with readelf, put inl_sq in inl_body).
+	 */
+	check_fixture("llvm-symbolizer --output-style=GNU", FIX "inlfix-clang",
+		      FIX "inlfix-clang.nm");
+}
+
 static void test_dwarf_lines__no_dwarf_no_lines(void **state)
 {
 	struct dwlines *d = (void *)1;
@@ -102,6 +244,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dwarf_lines__as_addr2line_reads_them),
 		cmocka_unit_test(test_dwarf_lines__no_dwarf_no_lines),
+		cmocka_unit_test(test_dwarf_lines__inlined_as_addr2line_reads_them),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

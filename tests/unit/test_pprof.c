@@ -610,6 +610,131 @@ static void test_pprof__state_label_only_when_set(void **state)
 	profile__free(p);
 }
 
+/* The packed varints of field f into out[0..max): how many. */
+static size_t packed(const struct field *f, uint64_t *out, size_t max)
+{
+	struct cursor c = sub(f);
+	size_t n = 0;
+
+	while (c.p < c.end && n < max)
+		out[n++] = get_varint(&c);
+	return n;
+}
+
+/*
+ * Functions inlined at one address, each a location of the model paired to its caller's: pprof
+ * gets one Location with a Line per level, innermost first, and samples name the caller's only;
+ * an inlined location a sample holds without its caller (a cut stack) is a Location of its own.
+ */
+static void test_pprof__inlined_chain_one_location(void **state)
+{
+	uint32_t f_leaf, f_mid, f_outer, f_main, l_leaf, l_mid, l_outer, l_main, l_cut;
+	uint64_t ids[8], fn[8], line[8], loc_ids[2] = {0}, nsamples = 0;
+	size_t nlocs = 0;
+	struct profile *p;
+	struct decoded d;
+	struct cursor c;
+	struct field fl;
+	int64_t v = 1;
+
+	(void)state;
+	assert_int_equal(profile__new(&p, "cpu"), 0);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__function(p, &f_leaf, "leaf", "leaf", "a.h", 1), 0);
+	assert_int_equal(profile__function(p, &f_mid, "mid", "mid", "a.h", 10), 0);
+	assert_int_equal(profile__function(p, &f_outer, "outer", "outer", "a.c", 20), 0);
+	assert_int_equal(profile__function(p, &f_main, "main", "main", "a.c", 30), 0);
+	assert_int_equal(profile__location(p, &l_leaf, 0x1000, 0, f_leaf, 3), 0);
+	assert_int_equal(profile__location(p, &l_mid, 0x1000, 0, f_mid, 12), 0);
+	assert_int_equal(profile__location(p, &l_outer, 0x1000, 0, f_outer, 25), 0);
+	assert_int_equal(profile__location(p, &l_cut, 0x2000, 0, f_leaf, 4), 0);
+	assert_int_equal(profile__location(p, &l_main, 0x2000, 0, f_main, 33), 0);
+	assert_int_equal(profile__inline_pair(p, l_mid, l_leaf), 0);
+	assert_int_equal(profile__inline_pair(p, l_outer, l_mid), 0);
+	assert_int_equal(profile__inline_pair(p, l_main, l_cut), 0);
+	assert_int_equal(profile__inline_pair(p, l_main, l_main), -EINVAL);
+	assert_int_equal(profile__inline_pair(p, l_leaf, l_main), -EINVAL); /* inner ones first */
+	assert_int_equal(profile__add_sample(p, 1, 1, "t", "proc",
+					     (uint32_t[]){l_leaf, l_mid, l_outer, l_main}, 4, &v,
+					     false),
+			 0);
+	/* l_cut without its caller after it (a stack cut there). */
+	assert_int_equal(
+		profile__add_sample(p, 1, 2, "t", "proc", (uint32_t[]){l_cut}, 1, &v, false), 0);
+	decode(p, &d);
+	c = (struct cursor){d.buf, d.buf + d.len};
+	while (next_field(&c, &fl)) {
+		struct cursor m;
+		struct field g;
+		uint64_t id = 0;
+		size_t nl = 0;
+
+		if (fl.num == 2) { /* Sample */
+			m = sub(&fl);
+			while (next_field(&m, &g))
+				if (g.num == 1) {
+					uint64_t got[8];
+					size_t n = packed(&g, got, 8);
+
+					if (nsamples++ == 0) {
+						assert_int_equal(n, 2);
+						loc_ids[0] = got[0];
+						loc_ids[1] = got[1];
+					} else {
+						assert_int_equal(n, 1);
+						assert_int_equal(got[0], l_cut);
+					}
+				}
+			continue;
+		}
+		if (fl.num != 4) /* Location */
+			continue;
+		m = sub(&fl);
+		while (next_field(&m, &g)) {
+			struct cursor ln;
+			struct field h;
+
+			if (g.num == 1)
+				id = g.v;
+			if (g.num != 4)
+				continue;
+			ln = sub(&g);
+			line[nl] = 0;
+			while (next_field(&ln, &h)) {
+				if (h.num == 1)
+					fn[nl] = h.v;
+				else if (h.num == 2)
+					line[nl] = h.v;
+			}
+			nl++;
+		}
+		ids[nlocs++] = id;
+		if (id == l_outer) { /* innermost first */
+			assert_int_equal(nl, 3);
+			assert_int_equal(fn[0], f_leaf);
+			assert_int_equal(line[0], 3);
+			assert_int_equal(fn[1], f_mid);
+			assert_int_equal(line[1], 12);
+			assert_int_equal(fn[2], f_outer);
+			assert_int_equal(line[2], 25);
+		} else if (id == l_main) {
+			assert_int_equal(nl, 2); /* l_cut is inlined into it */
+			assert_int_equal(fn[0], f_leaf);
+			assert_int_equal(fn[1], f_main);
+		} else {
+			assert_int_equal(id, l_cut);
+			assert_int_equal(nl, 1);
+		}
+	}
+	assert_int_equal(nsamples, 2);
+	assert_int_equal(loc_ids[0], l_outer);
+	assert_int_equal(loc_ids[1], l_main);
+	assert_int_equal(nlocs, 3); /* l_leaf and l_mid live in l_outer's */
+	(void)ids;
+	decoded_free(&d);
+	profile__free(p);
+}
+
 static void test_pprof__write_error_reported(void **state)
 {
 	FILE *f = fopen("/dev/full", "w");
@@ -684,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_pprof__empty_profile),
 		cmocka_unit_test(test_pprof__large_profile_roundtrips),
 		cmocka_unit_test(test_pprof__state_label_only_when_set),
+		cmocka_unit_test(test_pprof__inlined_chain_one_location),
 		T(test_pprof__write_error_reported),
 	};
 #undef T

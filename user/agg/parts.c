@@ -19,6 +19,7 @@ int run_parts__open(struct run_parts *p, struct loader *l, const struct run_part
 	err = symbolizer__new(&p->sym, &(struct symbolizer_opts){
 					       .debuginfod = !o->no_debuginfod,
 					       .debuginfod_timeout_s = o->debuginfod_timeout,
+					       .no_inline = o->no_inline,
 				       });
 	if (!err)
 		err = procinfo__new(&p->procs, NULL);

@@ -37,6 +37,7 @@ struct run_parts_opts {
 	uint32_t unwind_max_rows;	       /* --unwind-max-rows */
 	uint64_t unwind_max_cfi;	       /* --unwind-max-cfi */
 	bool no_debuginfod;		       /* --no-debuginfod */
+	bool no_inline;			       /* --no-inline */
 	unsigned debuginfod_timeout;	       /* --debuginfod-timeout */
 	enum stackres_py_frames python_frames; /* --python-frames */
 };

@@ -97,7 +97,21 @@ struct writer {
 	int64_t key_pid, key_tid, key_comm, key_process, key_stack, key_state, str_partial;
 	int64_t key_gil, key_thread_name;
 	int64_t key_ns_pid, key_container_id, key_cgroup;
+	uint32_t *ids; /* a sample's location ids, its inlined ones joined to their caller's */
+	bool *alone;   /* by location id: an inlined one a sample holds without its caller */
 };
+
+/* Inlined functions a Location holds at most (deeper chains: the innermost left out). */
+#define MAX_LINES 64
+
+/* In sample s, location loc_ids[i] is inlined into the next one: that one's Location says it. */
+static bool joined(const struct profile *p, const struct profile_sample *s, uint32_t i)
+{
+	uint32_t id = s->loc_ids[i];
+
+	return p->locations[id - 1].inlined && i + 1 < s->nlocs &&
+	       p->locations[s->loc_ids[i + 1] - 1].inner == id;
+}
 
 static int strtab__index(struct strtab *st, int64_t *out, const char *s)
 {
@@ -213,8 +227,13 @@ static int put_sample(struct writer *w, const struct profile_sample *s)
 {
 	int err;
 
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->nlocs; i++)
+		if (!joined(w->p, s, i))
+			w->ids[n++] = s->loc_ids[i];
 	pbuf__reset(&w->msg);
-	pb__field_packed_u32(&w->msg, SAMPLE_LOCATION_ID, s->loc_ids, s->nlocs);
+	pb__field_packed_u32(&w->msg, SAMPLE_LOCATION_ID, w->ids, n);
 	pb__field_packed_i64(&w->msg, SAMPLE_VALUE, s->values, w->p->ntypes);
 	err = put_label(w, w->key_pid, NULL, s->pid);
 	if (!err)
@@ -302,13 +321,30 @@ static int put_location(struct writer *w, uint32_t id, const struct profile_loca
 		pb__field_varint(&w->msg, LOCATION_MAPPING_ID, wire_mapping(w->p, l->mapping_id));
 	if (l->address)
 		pb__field_varint(&w->msg, LOCATION_ADDRESS, l->address);
-	/* No Line at all for an unsymbolized address: pprof then shows the address. */
-	if (l->function_id) {
-		pbuf__reset(&w->sub);
-		pb__field_varint(&w->sub, LINE_FUNCTION_ID, l->function_id);
-		if (l->line)
-			pb__field_varint(&w->sub, LINE_LINE, (uint64_t)l->line);
-		pb__field_message(&w->msg, LOCATION_LINE, &w->sub);
+	/*
+	 * A Line per function inlined here, innermost first (pprof's order), then its own.  No
+	 * Line at all for an unsymbolized address: pprof then shows the address.
+	 */
+	{
+		const struct profile_location *chain[MAX_LINES];
+		uint32_t n = 0, at = id;
+
+		chain[n++] = l;
+		/* Inner locations come first in a stack: lower ids, so the walk ends. */
+		while (n < MAX_LINES && l->inner && l->inner < at) {
+			at = l->inner;
+			l = &w->p->locations[at - 1];
+			chain[n++] = l;
+		}
+		while (n--) {
+			if (!chain[n]->function_id)
+				continue;
+			pbuf__reset(&w->sub);
+			pb__field_varint(&w->sub, LINE_FUNCTION_ID, chain[n]->function_id);
+			if (chain[n]->line)
+				pb__field_varint(&w->sub, LINE_LINE, (uint64_t)chain[n]->line);
+			pb__field_message(&w->msg, LOCATION_LINE, &w->sub);
+		}
 	}
 	pb__field_message(&w->top, PROFILE_LOCATION, &w->msg);
 	return drain(w, false);
@@ -466,6 +502,8 @@ static void writer_release(struct writer *w)
 	hashmap__free(w->st.map);
 	free(w->st.strs);
 	strpool__free(w->st.own);
+	free(w->ids);
+	free(w->alone);
 }
 
 int pprof__write(const struct profile *p, FILE *f)
@@ -479,6 +517,23 @@ int pprof__write(const struct profile *p, FILE *f)
 	err = put_header(&w);
 	if (err)
 		goto cleanup;
+	/* Which inlined locations a sample holds on their own (a stack cut between the two). */
+	{
+		uint32_t most = 1;
+
+		for (uint32_t i = 0; i < p->nsamples; i++)
+			most = p->samples[i].nlocs > most ? p->samples[i].nlocs : most;
+		w.ids = malloc(most * sizeof(*w.ids));
+		w.alone = calloc(p->nlocations + 1, sizeof(*w.alone));
+		if (!w.ids || !w.alone) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		for (uint32_t i = 0; i < p->nsamples; i++)
+			for (uint32_t j = 0; j < p->samples[i].nlocs; j++)
+				if (!joined(p, &p->samples[i], j))
+					w.alone[p->samples[i].loc_ids[j]] = true;
+	}
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		err = put_sample(&w, &p->samples[i]);
 		if (err)
@@ -498,6 +553,9 @@ int pprof__write(const struct profile *p, FILE *f)
 			goto cleanup;
 	}
 	for (uint32_t i = 0; i < p->nlocations; i++) {
+		/* An inlined function's location is in its caller's Location. */
+		if (p->locations[i].inlined && !w.alone[i + 1])
+			continue;
 		err = put_location(&w, i + 1, &p->locations[i]);
 		if (err)
 			goto cleanup;

@@ -94,6 +94,11 @@ static int locations(struct profile *p, struct stackres *r, int32_t id, uint32_t
 		if (prof_py_is_print(frames[i].addr))
 			continue; /* the Python frame before it says it all */
 		err = frame_location(p, &frames[i], &out[*n]);
+		/* The function inlined here came just before, at the same address (a pair the
+		 * model refuses, made in another order, stays two frames and two Locations). */
+		if (!err && i && frames[i - 1].sym.inlined &&
+		    frames[i - 1].addr == frames[i].addr && *n)
+			profile__inline_pair(p, out[*n], out[*n - 1]);
 		if (err)
 			return err;
 		(*n)++;

@@ -271,6 +271,16 @@ int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32
 	return 0;
 }
 
+int profile__inline_pair(struct profile *p, uint32_t outer, uint32_t inner)
+{
+	/* Stacks are built leaf first: the inlined function's location is the older one. */
+	if (!inner || inner >= outer || outer > p->nlocations)
+		return -EINVAL;
+	p->locations[outer - 1].inner = inner;
+	p->locations[inner - 1].inlined = true;
+	return 0;
+}
+
 static uint64_t sample_hash(uint32_t pid, uint32_t tid, const char *comm, const char *process,
 			    const uint32_t *loc_ids, uint32_t nlocs, uint32_t flags,
 			    const char *state)

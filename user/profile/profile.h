@@ -37,11 +37,20 @@ struct profile_function {
 	int64_t start_line;
 };
 
+/*
+ * A location is one frame of the stacks.  Where a function was inlined, each level of the
+ * inlined calls at an address is a location of its own (so folded, text, svg and every other
+ * frame-name output show it as a frame): the inlined one marked `inlined` and named by its
+ * caller's `inner`, the caller next to it rootward in every sample.  pprof joins such a chain
+ * into one Location with a Line per level (export/pprof.c).
+ */
 struct profile_location {
 	uint64_t address;     /* runtime address; 0 for interpreter frames */
 	uint32_t mapping_id;  /* 0 = none */
 	uint32_t function_id; /* 0 = address did not symbolize */
 	int64_t line;
+	uint32_t inner; /* the location of the function inlined here (same address), 0: none */
+	bool inlined;	/* inlined into the location whose inner it is */
 };
 
 struct profile_sample {
@@ -151,6 +160,9 @@ int profile__function(struct profile *p, uint32_t *out, const char *name, const 
 		      const char *file, int64_t start_line);
 int profile__location(struct profile *p, uint32_t *out, uint64_t address, uint32_t mapping_id,
 		      uint32_t function_id, int64_t line);
+/* Location inner (made before outer) is a function inlined at location outer (same address): 0
+ * or -EINVAL. */
+int profile__inline_pair(struct profile *p, uint32_t outer, uint32_t inner);
 
 /* Append a sample (copies loc_ids); samples with the same pid, tid, stack and flags (enum
  * profile_sample_flags) are merged. */

@@ -112,7 +112,15 @@ static int copy_location(struct split_ctx *c, struct profile *q, uint32_t stamp,
 		return err;
 	c->loc_stamp[loc_id] = stamp;
 	*out = c->loc_new[loc_id];
-	return 0;
+	/* The function inlined here: copied as well (a sample holds it just before). */
+	if (loc->inner && loc->inner < loc_id) {
+		uint32_t inner;
+
+		err = copy_location(c, q, stamp, loc->inner, &inner);
+		if (!err)
+			err = profile__inline_pair(q, *out, inner);
+	}
+	return err;
 }
 
 /* Fills q with the samples listed from first through next[] (UINT32_MAX ends the list). */

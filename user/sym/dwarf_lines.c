@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
+#include "sym/dwarf_form.h"
+#include "sym/dwarf_inline.h"
 #include "util/dwcursor.h"
 #include "util/strarena.h"
 
@@ -21,39 +23,25 @@ struct row {
 	uint32_t file, line;
 };
 
+/* A line table's files: ufiles[first..first+n) are the file ids of its entries. */
+struct lunit {
+	uint64_t off; /* in .debug_line */
+	uint32_t first, n;
+};
+
 struct dwlines {
 	struct row *rows; /* by address, a sequence's end before what starts there */
 	size_t nrows, cap;
 	size_t *files; /* offsets of the file names in names */
 	size_t nfiles, files_cap;
 	struct strarena names;
+	struct lunit *units; /* by off: for the call_file of inlined calls */
+	size_t nunits, units_cap;
+	uint32_t *ufiles;
+	size_t nufiles, ufiles_cap;
+	struct dwinl inl;
+	uint64_t unnamed; /* inlined calls left out of lookups: no name */
 };
-
-/* A NUL-terminated string inside the reader, or NULL (bad). */
-static const char *rd_str(struct cur *r)
-{
-	const uint8_t *nul;
-
-	if (r->err || !(nul = memchr(r->p, 0, (size_t)(r->end - r->p)))) {
-		r->err = true;
-		return NULL;
-	}
-	nul++;
-	{
-		const char *s = (const char *)r->p;
-
-		r->p = nul;
-		return s;
-	}
-}
-
-static void rd_skip(struct cur *r, uint64_t n)
-{
-	if (r->err || (uint64_t)(r->end - r->p) < n)
-		r->err = true;
-	else
-		r->p += n;
-}
 
 /* A compile unit's line table (its offset in .debug_line) and compilation directory. */
 struct cu_dir {
@@ -70,90 +58,7 @@ struct strsecs {
 	bool dirs_built;
 };
 
-/* A string at offset off of section s ("" when out of it). */
-static const char *str_at(const struct cur *s, uint64_t off)
-{
-	struct cur r = {s->p, s->end, false};
-
-	if (!s->p || off >= (uint64_t)(s->end - s->p))
-		return "";
-	r.p += off;
-	return rd_str(&r) ?: "";
-}
-
 #define MAX_CUS (1u << 20)
-
-/* Skip an attribute value of form (DWARF 2 to 5, and GNU's alt forms of dwz'd files). */
-static void skip_form(struct cur *r, uint64_t form, unsigned offsz, unsigned asz, unsigned version,
-		      int depth)
-{
-	static const uint8_t fixed[] = {
-		[0x05] = 2, [0x06] = 4, [0x07] = 8, [0x0b] = 1,	 [0x0c] = 1, [0x11] = 1, [0x12] = 2,
-		[0x13] = 4, [0x14] = 8, [0x1c] = 4, [0x1e] = 16, [0x20] = 8, [0x24] = 8, [0x25] = 1,
-		[0x26] = 2, [0x27] = 3, [0x28] = 4, [0x29] = 1,	 [0x2a] = 2, [0x2b] = 3, [0x2c] = 4,
-	};
-
-	if (form < sizeof(fixed) && fixed[form]) {
-		rd_skip(r, fixed[form]);
-		return;
-	}
-	switch (form) {
-	case 0x01: /* addr */
-		rd_skip(r, asz);
-		break;
-	case 0x03: /* block2 */
-		rd_skip(r, rd_u(r, 2));
-		break;
-	case 0x04: /* block4 */
-		rd_skip(r, rd_u(r, 4));
-		break;
-	case 0x08: /* string */
-		rd_str(r);
-		break;
-	case 0x09: /* block */
-	case 0x18: /* exprloc */
-		rd_skip(r, rd_uleb(r));
-		break;
-	case 0x0a: /* block1 */
-		rd_skip(r, rd_u(r, 1));
-		break;
-	case 0x0d: /* sdata */
-		rd_sleb(r);
-		break;
-	case 0x0f:   /* udata */
-	case 0x15:   /* ref_udata */
-	case 0x1a:   /* strx */
-	case 0x1b:   /* addrx */
-	case 0x22:   /* loclistx */
-	case 0x23:   /* rnglistx */
-	case 0x1f01: /* GNU_addr_index */
-	case 0x1f02: /* GNU_str_index */
-		rd_uleb(r);
-		break;
-	case 0x10: /* ref_addr: an address's size in DWARF 2 */
-		rd_skip(r, version == 2 ? asz : offsz);
-		break;
-	case 0x0e:   /* strp */
-	case 0x17:   /* sec_offset */
-	case 0x1d:   /* strp_sup */
-	case 0x1f:   /* line_strp */
-	case 0x1f20: /* GNU_ref_alt */
-	case 0x1f21: /* GNU_strp_alt */
-		rd_skip(r, offsz);
-		break;
-	case 0x16: /* indirect */
-		if (depth < 2)
-			skip_form(r, rd_uleb(r), offsz, asz, version, depth + 1);
-		else
-			r->err = true;
-		break;
-	case 0x19: /* flag_present */
-	case 0x21: /* implicit_const: its value is in the abbreviation */
-		break;
-	default:
-		r->err = true;
-	}
-}
 
 /* One attribute of a DWARF 5 directory or file entry: a string, a number, or skipped. */
 static void rd_form(struct cur *r, uint64_t form, unsigned offsz, const struct strsecs *ss,
@@ -164,13 +69,13 @@ static void rd_form(struct cur *r, uint64_t form, unsigned offsz, const struct s
 	if (form == 0x08) /* string */
 		*str = rd_str(r);
 	else if (form == 0x1f || form == 0x0e) /* line_strp, strp */
-		*str = str_at(form == 0x1f ? &ss->line_str : &ss->str, rd_u(r, offsz));
+		*str = rd_str_at(form == 0x1f ? &ss->line_str : &ss->str, rd_u(r, offsz));
 	else if (form < sizeof(width) && width[form]) /* data1, 2, 4, 8 */
 		*num = rd_u(r, width[form]);
 	else if (form == 0x0f) /* udata */
 		*num = rd_uleb(r);
 	else /* MD5 and the like: of no use here (asz: no address form is valid in a table) */
-		skip_form(r, form, offsz, 0, 5, 0);
+		dwform__skip(r, form, offsz, 0, 5);
 }
 
 /* The attribute specs of abbreviation code in the table at off of .debug_abbrev, at *out. */
@@ -262,7 +167,7 @@ static void build_cu_dirs(struct strsecs *ss)
 			else if (name == 0x1b && (form == 0x08 || form == 0x0e || form == 0x1f))
 				rd_form(&u, form, offsz, ss, &str, &num);
 			else
-				skip_form(&u, form, offsz, asz, version, 0);
+				dwform__skip(&u, form, offsz, asz, version);
 			if (name == 0x10)
 				stmt = num;
 			else if (name == 0x1b)
@@ -320,6 +225,54 @@ static int add_row(struct dwlines *d, uint64_t addr, uint32_t file, uint32_t lin
 	}
 	d->rows[d->nrows++] = (struct row){addr, file, line};
 	return 0;
+}
+
+/* The file ids of the line table at off of .debug_line, for the inlined calls' call_file. */
+static int add_lunit(struct dwlines *d, uint64_t off, const uint32_t *files, uint32_t n)
+{
+	if (d->nufiles + n > DWLINES_MAX_FILES * 4ULL)
+		return 0; /* the calls of further units have no call file */
+	if (d->nunits == d->units_cap) {
+		size_t cap = d->units_cap ? 2 * d->units_cap : 64;
+		struct lunit *v = realloc(d->units, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->units = v;
+		d->units_cap = cap;
+	}
+	while (d->nufiles + n > d->ufiles_cap) {
+		size_t cap = d->ufiles_cap ? 2 * d->ufiles_cap : 1024;
+		uint32_t *v = realloc(d->ufiles, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->ufiles = v;
+		d->ufiles_cap = cap;
+	}
+	memcpy(d->ufiles + d->nufiles, files, n * sizeof(*files));
+	d->units[d->nunits++] = (struct lunit){off, (uint32_t)d->nufiles, n};
+	d->nufiles += n;
+	return 0;
+}
+
+/* dwinl_file_fn: entry idx of the line table at stmt (units are in .debug_line's order). */
+static uint32_t unit_file(void *ctx, uint64_t stmt, uint64_t idx)
+{
+	const struct dwlines *d = ctx;
+	size_t lo = 0, hi = d->nunits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->units[mid].off < stmt)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == d->nunits || d->units[lo].off != stmt || idx >= d->units[lo].n)
+		return UINT32_MAX;
+	return d->ufiles[d->units[lo].first + idx];
 }
 
 /* A file's full name (dir/name unless name is absolute) as a new file id. */
@@ -488,6 +441,8 @@ static int read_unit(struct dwlines *d, struct cur *r, struct strsecs *ss, struc
 		if (fents[i].path)
 			err = add_file(d, dirs[0], dir, fents[i].path, &files[i]);
 	}
+	if (!err)
+		err = add_lunit(d, off, files, (uint32_t)nfiles);
 
 	/* The line program: rows where the state machine emits them. */
 	{
@@ -605,7 +560,7 @@ static struct cur section(Elf *elf, size_t shstrndx, const char *name, int *err)
 	return (struct cur){NULL, NULL, true};
 }
 
-int dwlines__open(struct dwlines **out, const char *path)
+int dwlines__open_fd(struct dwlines **out, int fd)
 {
 	struct dwlines *d = calloc(1, sizeof(*d));
 	struct scratch *sc = malloc(sizeof(*sc));
@@ -613,16 +568,13 @@ int dwlines__open(struct dwlines **out, const char *path)
 	struct cur line;
 	size_t shstrndx;
 	Elf *elf = NULL;
-	int err, fd = -1;
+	int err = 0;
 
 	*out = NULL;
 	if (!d || !sc) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = safe_open__at(&fd, -1, path, 0, DWLINES_MAX_BYTES, NULL);
-	if (err)
-		goto cleanup;
 	/* Read, not mapped: a file truncated while we read it must not SIGBUS us. */
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -644,6 +596,23 @@ int dwlines__open(struct dwlines **out, const char *path)
 		err = 0; /* at a cap: what was read serves */
 	if (!err && !d->nrows)
 		err = -ENOENT;
+	if (!err) {
+		struct dwsecs ds = {
+			.info = ss.info,
+			.abbrev = ss.abbrev,
+			.str = ss.str,
+			.line_str = ss.line_str,
+			.str_offsets = section(elf, shstrndx, ".debug_str_offsets", &err),
+			.addr = section(elf, shstrndx, ".debug_addr", &err),
+			.ranges = section(elf, shstrndx, ".debug_ranges", &err),
+			.rnglists = section(elf, shstrndx, ".debug_rnglists", &err),
+		};
+
+		/* Sections over the cap: no inlined calls, the lines still serve. */
+		err = err == -EFBIG
+			      ? 0
+			      : dwinl__build(&d->inl, &ds, unit_file, d, DWLINES_MAX_INLINE_BYTES);
+	}
 	if (err)
 		goto cleanup;
 	qsort(d->rows, d->nrows, sizeof(*d->rows), cmp_row);
@@ -652,11 +621,22 @@ int dwlines__open(struct dwlines **out, const char *path)
 cleanup:
 	if (elf)
 		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 	free(sc);
 	free(ss.dirs);
 	dwlines__free(d);
+	return err;
+}
+
+int dwlines__open(struct dwlines **out, const char *path)
+{
+	int err, fd = -1;
+
+	*out = NULL;
+	err = safe_open__at(&fd, -1, path, 0, DWLINES_MAX_BYTES, NULL);
+	if (err)
+		return err;
+	err = dwlines__open_fd(out, fd);
+	close(fd);
 	return err;
 }
 
@@ -667,12 +647,17 @@ void dwlines__free(struct dwlines *d)
 	free(d->rows);
 	free(d->files);
 	strarena__release(&d->names);
+	free(d->units);
+	free(d->ufiles);
+	dwinl__release(&d->inl);
 	free(d);
 }
 
 uint64_t dwlines__bytes(const struct dwlines *d)
 {
-	return d->cap * sizeof(*d->rows) + d->files_cap * sizeof(*d->files) + d->names.cap;
+	return d->cap * sizeof(*d->rows) + d->files_cap * sizeof(*d->files) + d->names.cap +
+	       d->units_cap * sizeof(*d->units) + d->ufiles_cap * sizeof(*d->ufiles) +
+	       dwinl__bytes(&d->inl);
 }
 
 int dwlines__lookup(struct dwlines *d, uint64_t vaddr, const char **file, int *line)
@@ -697,4 +682,49 @@ int dwlines__lookup(struct dwlines *d, uint64_t vaddr, const char **file, int *l
 	*file = d->names.buf + d->files[r->file];
 	*line = (int)r->line;
 	return 0;
+}
+
+static const char *file_name(const struct dwlines *d, uint32_t id)
+{
+	return id < d->nfiles ? d->names.buf + d->files[id] : NULL;
+}
+
+int dwlines__inlined(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, unsigned max,
+		     unsigned *n)
+{
+	uint32_t calls[DWLINES_MAX_INLINE];
+	struct dwlines_frame at = {NULL, NULL, 0};
+	unsigned k, m = 0;
+
+	*n = 0;
+	if (!max)
+		return 0;
+	k = dwinl__lookup(&d->inl, vaddr, calls,
+			  max - 1 < DWLINES_MAX_INLINE ? max - 1 : DWLINES_MAX_INLINE);
+	if (!k)
+		return -ENOENT;
+	if (dwlines__lookup(d, vaddr, &at.file, &at.line))
+		at = (struct dwlines_frame){NULL, NULL, 0};
+	/* Each level's line is where the level inside it was called from. */
+	for (unsigned i = 0; i < k; i++) {
+		const struct dwinl_call *c = &d->inl.calls[calls[i]];
+
+		if (c->name != DWINL_NONE) {
+			at.name = d->inl.names.buf + c->name;
+			out[m++] = at;
+		} else {
+			d->unnamed++;
+		}
+		at.file = file_name(d, c->call_file);
+		at.line = c->call_line <= INT_MAX ? (int)c->call_line : 0;
+	}
+	at.name = NULL;
+	out[m++] = at;
+	*n = m;
+	return 0;
+}
+
+uint64_t dwlines__unnamed(const struct dwlines *d)
+{
+	return d->unnamed;
 }

@@ -34,8 +34,11 @@ struct sym {
 };
 
 struct elf_file {
-	char *path; /* NULL when opened from memory or an fd */
-	int fd;	    /* a dup of the caller's fd, else -1 */
+	char *path;	/* NULL when opened from memory or an fd */
+	int fd;		/* a dup of the caller's fd, else -1 */
+	int dwarf_fd;	/* elf_file_opts.keep_dwarf_fd: a dup while its own DWARF is unread, else -1
+			 */
+	bool own_dwarf; /* it carries .debug_line itself (built with -g, not stripped) */
 	dev_t dev;
 	ino_t ino;
 	uint16_t type;
@@ -512,7 +515,7 @@ static struct elf_file *alloc_file(void)
 	struct elf_file *ef = calloc(1, sizeof(*ef));
 
 	if (ef)
-		ef->fd = -1;
+		ef->fd = ef->dwarf_fd = -1;
 	return ef;
 }
 
@@ -629,6 +632,7 @@ static int load_elf(struct elf_file *ef, Elf *elf, const char *path,
 			return -ENOMEM;
 	}
 
+	ef->own_dwarf = find_section(elf, ".debug_line", SHT_PROGBITS, &src.shdr) != NULL;
 	src.scn = find_section(elf, ".symtab", SHT_SYMTAB, &src.shdr);
 	if (src.scn) {
 		err = read_syms(ef, &src);
@@ -741,6 +745,14 @@ int elf_file__open_fd(struct elf_file **out, int fd, const struct elf_file_opts 
 	err = load_fd(ef, fd, NULL, opts);
 	if (err)
 		goto cleanup;
+	/* Its lines are read when a frame first needs them: from this very file. */
+	if (opts && opts->keep_dwarf_fd && ef->own_dwarf && !ef->debug_path) {
+		ef->dwarf_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (ef->dwarf_fd < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
 	*out = ef;
 	ef = NULL;
 cleanup:
@@ -786,6 +798,7 @@ void elf_file__free(struct elf_file *ef)
 		return;
 	if (ef->fd >= 0)
 		close(ef->fd);
+	elf_file__drop_dwarf_fd(ef);
 	free(ef->path);
 	free(ef->build_id);
 	free(ef->segs);
@@ -815,6 +828,18 @@ enum elf_file_syms elf_file__syms(const struct elf_file *ef)
 const char *elf_file__debug_path(const struct elf_file *ef)
 {
 	return ef->debug_path;
+}
+
+int elf_file__dwarf_fd(const struct elf_file *ef)
+{
+	return ef->debug_path ? -1 : ef->dwarf_fd;
+}
+
+void elf_file__drop_dwarf_fd(struct elf_file *ef)
+{
+	if (ef->dwarf_fd >= 0)
+		close(ef->dwarf_fd);
+	ef->dwarf_fd = -1;
 }
 
 bool elf_file__has_symbols(const struct elf_file *ef)

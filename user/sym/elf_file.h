@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * One ELF file's function symbols, build id and PT_LOAD segments, read with libelf when it is
- * opened (the file is not kept open), so that a runtime address inside a mapping of the file
- * becomes an ELF virtual address and then a symbol.  Symbols come from .symtab, else from a
- * separate debug file (by build id, then .gnu_debuglink), else from .dynsym.  Also gives the
- * loader a function's file offset (for uprobes) and the bytes there (to decode its prologue).
+ * opened (the file is not kept open, except for its own DWARF until read: keep_dwarf_fd), so that a
+ * runtime address inside a mapping of the file becomes an ELF virtual address and then a symbol.
+ * Symbols come from .symtab, else from a separate debug file (by build id, then .gnu_debuglink),
+ * else from .dynsym.  Also gives the loader a function's file offset (for uprobes) and the bytes
+ * there (to decode its prologue).
  */
 #ifndef PROF_ELF_FILE_H
 #define PROF_ELF_FILE_H
@@ -29,6 +30,9 @@ struct elf_file_opts {
 	int root_fd;
 	/* elf_file__open_fd: keep a dup of the fd for elf_file__read_at (else -EBADF). */
 	bool keep_fd;
+	/* elf_file__open_fd: keep a dup of the fd when the file carries its own DWARF (and no
+	 * separate debug file serves), for its source lines (elf_file__dwarf_fd). */
+	bool keep_dwarf_fd;
 };
 
 struct elf_sym {
@@ -78,6 +82,12 @@ uint16_t elf_file__type(const struct elf_file *ef);
 enum elf_file_syms elf_file__syms(const struct elf_file *ef);
 /* Path of the separate debug file whose .symtab was used, or NULL. */
 const char *elf_file__debug_path(const struct elf_file *ef);
+/*
+ * The file itself, opened, when it carries .debug_line and no debug file was found
+ * (elf_file_opts.keep_dwarf_fd), else -1; elf_file__drop_dwarf_fd closes it once read.
+ */
+int elf_file__dwarf_fd(const struct elf_file *ef);
+void elf_file__drop_dwarf_fd(struct elf_file *ef);
 bool elf_file__has_symbols(const struct elf_file *ef);
 size_t elf_file__symbol_count(const struct elf_file *ef);
 /* Heap bytes this object holds (its symbol table, names, segments): what a cache of files caps. */

@@ -30,14 +30,19 @@ struct stack_key {
 };
 
 /*
- * A stack with Python frames as STACKRES_PY_PYTHON shows it, filled by the job that symbolizes
- * it: frames NULL until then, and when nothing was left out (the stack's own frames are it).
- * Apart from the stack's frames: the caller's thread compares their addresses with new stacks
- * while the worker writes this.
+ * A user stack as the outputs show it, filled by the job that symbolizes it: the functions
+ * inlined at each address as frames of their own (levels[], nlev[i] of them before stack frame
+ * i, innermost first), and with Python frames, without the interpreter's native frames that
+ * STACKRES_PY_PYTHON leaves out.  frames NULL until then, and when it would be the stack's own
+ * frames.  Apart from the stack's frames: the caller's thread compares their addresses with new
+ * stacks while the worker writes this.
  */
 struct stack_view {
 	unsigned n;
 	struct stackres_frame *frames;
+	struct stackres_frame *levels; /* NULL: none */
+	unsigned *nlev;		       /* per stack frame, NULL when levels is */
+	unsigned nlevels;
 };
 
 struct stack {
@@ -116,11 +121,19 @@ struct stackres {
 
 static void stop_worker(struct stackres *r);
 
+static void free_view(struct stack_view *v)
+{
+	free(v->frames);
+	free(v->levels);
+	free(v->nlev);
+	memset(v, 0, sizeof(*v));
+}
+
 static void free_frames(struct stack *st)
 {
 	free(st->frames);
 	if (st->view)
-		free(st->view->frames);
+		free_view(st->view);
 	free(st->view);
 	st->frames = NULL;
 	st->view = NULL;
@@ -185,20 +198,136 @@ static uint64_t lookup_addr(enum stack_kind kind, const struct stackres_frame *f
 	return frames[i].addr - (kind == STACK_USER_RET || i > 0 ? 1 : 0);
 }
 
-/* Frames [0, n) of a stack of kind (or its Python view) of the files of bids named again. */
-static int redo_frames(struct symbolizer *s, enum stack_kind kind, struct stackres_frame *frames,
-		       unsigned n, const struct hashmap *bids)
+/* Frame i of frames[0..n) of pid is the interpreter's own, between its Python frames [inner,
+ * outer]: left out of the view (STACKRES_PY_PYTHON). */
+static bool folded_out(struct stackres *r, uint32_t pid, const struct stackres_frame *frames,
+		       unsigned i, unsigned inner, unsigned outer)
 {
+	const struct stackres_frame *f = &frames[i];
+
+	/* Every frame there is a caller's: its return address minus one is the call. */
+	return r->py_frames == STACKRES_PY_PYTHON && i > inner && i < outer && f->sym.map &&
+	       !prof_py_is_frame(f->addr) && !prof_py_is_print(f->addr) &&
+	       symbolizer__python_native(r->sym, pid, f->addr - 1);
+}
+
+/*
+ * The view of stack frames[0..n) of pid (struct stack_view), its levels set: made again (after
+ * a redo), or none when it would be the frames themselves.  0 or -ENOMEM.
+ */
+static int make_view(struct stackres *r, uint32_t pid, const struct stackres_frame *frames,
+		     unsigned n, struct stack_view *v)
+{
+	unsigned inner = n, outer = 0, m = 0, lv = 0, i;
+	bool fold = false;
+	struct stackres_frame *out;
+
+	for (i = 0; i < n; i++) {
+		if (!prof_py_is_frame(frames[i].addr))
+			continue;
+		inner = inner < i ? inner : i;
+		outer = i;
+	}
+	for (i = 0; i < n && !fold; i++)
+		fold = folded_out(r, pid, frames, i, inner, outer);
+	if (!fold && !v->nlevels) {
+		free(v->frames);
+		v->frames = NULL;
+		return 0;
+	}
+	out = malloc((n + v->nlevels) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		unsigned k = v->nlev ? v->nlev[i] : 0;
+
+		if (!folded_out(r, pid, frames, i, inner, outer)) {
+			for (unsigned j = 0; j < k; j++)
+				out[m++] = v->levels[lv + j];
+			out[m++] = frames[i];
+		}
+		lv += k;
+	}
+	free(v->frames);
+	v->n = m;
+	v->frames = out; /* last: what stackres__frames looks at */
+	return 0;
+}
+
+/* levels src[0..k) of stack frame i (of n) appended to v's. */
+static int append_levels(struct stack_view *v, unsigned n, unsigned i,
+			 const struct stackres_frame *src, unsigned k)
+{
+	struct stackres_frame *grown;
+
+	if (!k)
+		return 0;
+	if (!v->nlev && !(v->nlev = calloc(n, sizeof(*v->nlev))))
+		return -ENOMEM;
+	grown = realloc(v->levels, (v->nlevels + k) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	v->levels = grown;
+	memcpy(v->levels + v->nlevels, src, k * sizeof(*src));
+	v->nlevels += k;
+	v->nlev[i] = k;
+	return 0;
+}
+
+/* The functions inlined at stack frame i (of n; its address addr, its result phys) appended. */
+static int add_levels(struct symbolizer *s, struct stack_view *v, unsigned n, unsigned i,
+		      uint64_t addr, const struct sym_result *phys)
+{
+	struct sym_result lv[SYM_MAX_INLINE];
+	struct stackres_frame fr[SYM_MAX_INLINE];
+	unsigned k = symbolizer__inlined(s, phys, lv, SYM_MAX_INLINE);
+
+	for (unsigned j = 0; j < k; j++)
+		fr[j] = (struct stackres_frame){addr, lv[j]};
+	return append_levels(v, n, i, fr, k);
+}
+
+/*
+ * User stack st with frames of the files of bids named again: those frames resolved again, their
+ * inlined levels with them (the others' kept), and its view made again.
+ */
+static int redo_stack(struct stackres *r, const struct stack *st, const struct hashmap *bids)
+{
+	struct stack_view old = *st->view, *v = st->view;
+	unsigned lv = 0;
+	bool redone = false;
 	int err = 0;
 
-	/* A view keeps its stack's leaf first: index 0 is the leaf in both. */
-	for (unsigned k = 0; k < n && !err; k++) {
-		struct sym_result *sym = &frames[k].sym;
+	for (unsigned k = 0; k < st->n && !redone; k++) {
+		const struct sym_result *sym = &st->frames[k].sym;
 
-		if (sym->map && sym->map->build_id[0] && hashmap__find(bids, &sym->map->build_id))
-			err = symbolizer__resolve_again(s, lookup_addr(kind, frames, k), sym);
+		redone = sym->map && sym->map->build_id[0] &&
+			 hashmap__find(bids, &sym->map->build_id);
 	}
-	return err;
+	if (!redone)
+		return 0;
+	v->levels = NULL;
+	v->nlev = NULL;
+	v->nlevels = 0;
+	for (unsigned k = 0; k < st->n && !err; k++) {
+		struct stackres_frame *f = &st->frames[k];
+		unsigned had = old.nlev ? old.nlev[k] : 0;
+		const struct sym_result *sym = &f->sym;
+
+		if (sym->map && sym->map->build_id[0] && hashmap__find(bids, &sym->map->build_id)) {
+			err = symbolizer__resolve_again(
+				r->sym, lookup_addr(st->kind, st->frames, k), &f->sym);
+			if (!err)
+				err = add_levels(r->sym, v, st->n, k, f->addr, &f->sym);
+		} else {
+			/* Kept as they were. */
+			err = append_levels(v, st->n, k, had ? old.levels + lv : NULL, had);
+		}
+		lv += had;
+	}
+	free(old.levels);
+	free(old.nlev);
+	return err ? err : make_view(r, st->pid, st->frames, st->n, v);
 }
 
 /* Debug files arrived: every stack's frames of their files named again, in one pass. */
@@ -207,57 +336,33 @@ static int redo_debug(struct stackres *r, const struct job *j)
 	struct hashmap *bids;
 	int err = symbolizer__debug_take(r->sym, &bids);
 
-	for (unsigned i = 0; bids && i < j->n && !err; i++) {
-		const struct stack *st = &j->redo[i];
-
-		err = redo_frames(r->sym, st->kind, st->frames, st->n, bids);
-		if (!err && st->view && st->view->frames)
-			err = redo_frames(r->sym, st->kind, st->view->frames, st->view->n, bids);
-	}
+	for (unsigned i = 0; bids && i < j->n && !err; i++)
+		if (j->redo[i].view)
+			err = redo_stack(r, &j->redo[i], bids);
 	hashmap__free(bids);
 	return err;
 }
 
-/* Frame i of j's stack is the interpreter's own, between its Python frames [inner, outer]. */
-static bool folded_out(struct stackres *r, const struct job *j, unsigned i, unsigned inner,
-		       unsigned outer)
+/* Frame i of j's stack, symbolized (and a user frame's inlined calls added to its view). */
+static int resolve_frame(struct stackres *r, const struct job *j, unsigned i)
 {
-	const struct stackres_frame *f = &j->frames[i];
+	struct stackres_frame *f = &j->frames[i];
+	uint64_t lookup = lookup_addr(j->stack_kind, j->frames, i);
+	int err = 0;
 
-	/* Every frame there is a caller's: its return address minus one is the call. */
-	return i > inner && i < outer && f->sym.map && !prof_py_is_frame(f->addr) &&
-	       !prof_py_is_print(f->addr) && symbolizer__python_native(r->sym, j->pid, f->addr - 1);
-}
-
-/*
- * j's stack, symbolized, into j->view without the interpreter's native frames between its
- * innermost and outermost Python frame (stackres.h: STACKRES_PY_PYTHON); no copy when none is
- * there.  0 or -ENOMEM.
- */
-static int fold_python(struct stackres *r, const struct job *j)
-{
-	unsigned inner = j->n, outer = 0, n = 0, i;
-	struct stackres_frame *view;
-
-	for (i = 0; i < j->n; i++) {
-		if (!prof_py_is_frame(j->frames[i].addr))
-			continue;
-		inner = inner < i ? inner : i;
-		outer = i;
-	}
-	for (i = 0; i < j->n && !folded_out(r, j, i, inner, outer); i++)
-		;
-	if (i == j->n)
-		return 0;
-	view = malloc(j->n * sizeof(*view));
-	if (!view)
-		return -ENOMEM;
-	for (i = 0; i < j->n; i++)
-		if (!folded_out(r, j, i, inner, outer))
-			view[n++] = j->frames[i];
-	j->view->n = n;
-	j->view->frames = view; /* last: what stackres__frames looks at */
-	return 0;
+	if (j->stack_kind == STACK_KERNEL)
+		err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
+	else if (prof_stack_is_cut(f->addr))
+		err = symbolizer__resolve_cut(r->sym, f->addr, &f->sym);
+	else if (prof_py_is_frame(f->addr))
+		err = symbolizer__resolve_python(
+			r->sym, j->pid, f->addr,
+			i + 1 < j->n && prof_py_is_print(f[1].addr) ? f[1].addr : 0, &f->sym);
+	else if (prof_py_is_print(f->addr))
+		memset(&f->sym, 0, sizeof(f->sym)); /* its frame's, not a frame */
+	else if (!(err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym)) && j->view)
+		err = add_levels(r->sym, j->view, j->n, i, f->addr, &f->sym);
+	return err;
 }
 
 /* One job, on whichever thread symbolizes.  -ENOMEM or 0: a process gone is no error. */
@@ -267,26 +372,22 @@ static int job__run(struct stackres *r, const struct job *j)
 
 	switch (j->kind) {
 	case JOB_RESOLVE:
-		for (unsigned i = 0; i < j->n && !err; i++) {
-			struct stackres_frame *f = &j->frames[i];
-			uint64_t lookup = lookup_addr(j->stack_kind, j->frames, i);
+		/*
+		 * Python frames first: their code objects are read from the live process, which a
+		 * native frame's file may outlive (its DWARF lines and inlined calls take a while
+		 * to index, the first time) — a short-lived interpreter would have exited by then.
+		 */
+		for (unsigned pass = 0; pass < 2 && !err; pass++)
+			for (unsigned i = 0; i < j->n && !err; i++) {
+				struct stackres_frame *f = &j->frames[i];
+				bool py = j->stack_kind != STACK_KERNEL &&
+					  (prof_py_is_frame(f->addr) || prof_py_is_print(f->addr));
 
-			if (j->stack_kind == STACK_KERNEL)
-				err = symbolizer__resolve_kernel(r->sym, lookup, &f->sym);
-			else if (prof_stack_is_cut(f->addr))
-				err = symbolizer__resolve_cut(r->sym, f->addr, &f->sym);
-			else if (prof_py_is_frame(f->addr))
-				err = symbolizer__resolve_python(
-					r->sym, j->pid, f->addr,
-					i + 1 < j->n && prof_py_is_print(f[1].addr) ? f[1].addr : 0,
-					&f->sym);
-			else if (prof_py_is_print(f->addr))
-				memset(&f->sym, 0, sizeof(f->sym)); /* its frame's, not a frame */
-			else
-				err = symbolizer__resolve_user(r->sym, j->pid, lookup, &f->sym);
-		}
+				if (py == (pass == 0))
+					err = resolve_frame(r, j, i);
+			}
 		if (j->view && !err)
-			err = fold_python(r, j);
+			err = make_view(r, j->pid, j->frames, j->n, j->view);
 		break;
 	case JOB_RELOAD:
 		symbolizer__forget_pid(r->sym, j->pid);
@@ -398,6 +499,8 @@ int stackres__start_worker(struct stackres *r)
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->idle, NULL);
 	r->w = w;
+	/* Behind a file's DWARF indexing, stacks would wait: read when the loop next asks. */
+	symbolizer__defer_dwarf(r->sym);
 	err = pthread_create(&w->thread, NULL, worker_main, r);
 	if (err) {
 		r->w = NULL;
@@ -504,11 +607,13 @@ int stackres__debug(struct stackres *r, bool last)
 	struct stack *redo;
 	int err;
 
-	if (ms) {
-		/* Every stack resolved first: its files are asked for by then. */
+	if (last) {
+		/* Every stack resolved first: its files (and their DWARF) asked for by then. */
 		err = stackres__sync(r);
 		if (err)
 			return err;
+	}
+	if (ms) {
 		pending = symbolizer__debug_pending(r->sym);
 		if (pending)
 			pr_note("waiting up to %u s for %u debug file%s from debuginfod "
@@ -547,21 +652,12 @@ static bool same_frames(const struct stack *st, const uint64_t *ips, unsigned n)
 	return true;
 }
 
-/* A user stack with a Python frame in it: STACKRES_PY_PYTHON gives it a view. */
-static bool has_python(enum stack_kind kind, const uint64_t *ips, unsigned n)
-{
-	for (unsigned i = 0; kind != STACK_KERNEL && i < n; i++)
-		if (prof_py_is_frame(ips[i]))
-			return true;
-	return false;
-}
-
 /* A new stack: copied and symbolized into r->stacks[id], id a forgotten one or the next. */
 static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
 		     const uint64_t *ips, unsigned n)
 {
 	bool reused = r->nfree > 0;
-	bool view = r->py_frames == STACKRES_PY_PYTHON && has_python(kind, ips, n);
+	bool view = kind != STACK_KERNEL; /* inlined calls, Python frames */
 	struct stack *st;
 	int err;
 
@@ -709,15 +805,20 @@ static int add_used(struct hashmap *used, const void *ptr)
 int stackres__used(struct stackres *r, struct hashmap *used)
 {
 	stackres__sync(r);
-	/* A Python stack's view copies some of its frames: no pointer of its own. */
-	for (unsigned i = 0; i < r->count; i++)
-		for (unsigned j = 0; j < r->stacks[i].n; j++) {
-			const struct sym_result *sym = &r->stacks[i].frames[j].sym;
+	/* A view copies its stack's frames and levels: no pointer of its own. */
+	for (unsigned i = 0; i < r->count; i++) {
+		const struct stack *st = &r->stacks[i];
+		unsigned nlv = st->view ? st->view->nlevels : 0;
+
+		for (unsigned j = 0; j < st->n + nlv; j++) {
+			const struct sym_result *sym =
+				j < st->n ? &st->frames[j].sym : &st->view->levels[j - st->n].sym;
 
 			if (add_used(used, sym->map) || add_used(used, sym->name) ||
 			    add_used(used, sym->system_name) || add_used(used, sym->file))
 				return -ENOMEM;
 		}
+	}
 	return 0;
 }
 
@@ -730,7 +831,7 @@ const struct stackres_frame *stackres__frames(const struct stackres *r, int32_t 
 		return NULL;
 	}
 	st = &r->stacks[id];
-	/* Folded once symbolized, when anything was left out. */
+	/* Once symbolized, when anything was inlined or left out. */
 	if (st->view && st->view->frames) {
 		*n = st->view->n;
 		return st->view->frames;

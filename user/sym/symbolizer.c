@@ -84,6 +84,7 @@ int symbolizer__new(struct symbolizer **out, const struct symbolizer_opts *opts)
 				   sizeof(struct sym_mapping *));
 	if (!err)
 		err = hashmap__new(&s->display, sizeof(const char *), sizeof(const char *));
+	s->no_inline = opts && opts->no_inline;
 	if (!err && opts && opts->debuginfod)
 		err = dbgfetch__new(&s->fetch, &(struct dbgfetch_opts){
 						       .timeout_s = opts->debuginfod_timeout_s,
@@ -662,7 +663,7 @@ static int reread(struct symbolizer *s, struct sym_proc *p, uint32_t pid, uint64
 
 /* Display name of an interned raw name: demangled once per name (the cache is keyed by the
  * interned pointer, that is by content, and swept with the pool). */
-static const char *display_name(struct symbolizer *s, const char *raw)
+const char *symbolizer_display_name(struct symbolizer *s, const char *raw)
 {
 	const char **cached, *d;
 	char *tmp;
@@ -787,7 +788,7 @@ int symbolizer_file_symbol(struct symbolizer *s, const struct proc_map *m, struc
 		return 0;
 	/* Interned: the file's own names go with an eviction. */
 	out->system_name = strpool__intern(s->pool, sym->name);
-	out->name = out->system_name ? display_name(s, out->system_name) : NULL;
+	out->name = out->system_name ? symbolizer_display_name(s, out->system_name) : NULL;
 	out->sym_addr = addr - (*vaddr - sym->addr);
 	return out->name ? symbolizer_line(s, f, *vaddr, out) : -ENOMEM;
 }
@@ -851,6 +852,7 @@ int symbolizer__resolve_user(struct symbolizer *s, uint32_t pid, uint64_t addr,
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	s->ninl = 0;
 	p = find_proc(s, pid);
 	if (!p || !p->load_tried) {
 		err = symbolizer__load_pid(s, pid, NULL);

@@ -40,6 +40,9 @@ struct sym_result {
 	const struct sym_mapping *map; /* NULL when the address is in no mapping */
 	int32_t line;		       /* source line when known (Python frames), else 0 */
 	int32_t start_line;	       /* the function's first line when known, else 0 */
+	/* A function inlined at this address (symbolizer__inlined): the next frame rootward is
+	 * at the same address and is the function it was inlined into. */
+	bool inlined;
 };
 
 /*
@@ -56,6 +59,7 @@ struct symbolizer_stats {
 	uint64_t debuginfod_missing;	/* build ids no debuginfod server has */
 	uint64_t debuginfod_timeouts;	/* fetches cut at --debuginfod-timeout */
 	uint64_t debuginfod_failed;	/* server errors, over the size cap, or a file refused */
+	uint64_t inline_unnamed;	/* inlined calls without a name (dwz): left out */
 };
 
 /* What the symbolizer holds now (gauges, for tests and -v; not printed as counters). */
@@ -81,6 +85,8 @@ struct symbolizer_opts {
 	 * DEBUGINFOD_URLS (sym/debuginfod.h), each within debuginfod_timeout_s (0: 30 s). */
 	bool debuginfod;
 	unsigned debuginfod_timeout_s;
+	/* No inlined frames (symbolizer__inlined gives none): --no-inline. */
+	bool no_inline;
 };
 
 /* opts may be NULL for the defaults.  One thread at a time: no call is safe concurrently with
@@ -121,6 +127,18 @@ int symbolizer__resolve_user(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			     struct sym_result *out);
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
 
+/* Levels of inlined calls kept per address (deeper ones: the outermost kept). */
+#define SYM_MAX_INLINE 32
+/*
+ * The functions inlined at the address the last symbolizer__resolve_user or
+ * symbolizer__resolve_again resolved into phys (from the DWARF of its file: its own or a debug
+ * file), innermost first, into out[0..max), each with phys's mapping, its own name (demangled
+ * like symbols), source file and line, and inlined set; how many (0: none).  phys's own file and
+ * line are already the call site in its function.  Valid as symbolizer__sweep says.
+ */
+unsigned symbolizer__inlined(const struct symbolizer *s, const struct sym_result *phys,
+			     struct sym_result *out, unsigned max);
+
 /*
  * Debug files from debuginfod (symbolizer_opts.debuginfod).  Resolving an address in a file
  * without full symbols asks for the file's debug file; it arrives later, on the fetcher's own
@@ -132,6 +150,14 @@ bool symbolizer__debug_arrived(const struct symbolizer *s);
 /* The last profile is next: wait up to ms for the requests pending, then cut those left
  * (counted as timeouts); nothing is asked for after. */
 void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms);
+/*
+ * From now on a file's DWARF (lines, inlined calls) is read when the event loop next takes what
+ * arrived (symbolizer__debug_arrived is then true; symbolizer__debug_take reads it and gives its
+ * build id, and the results of its frames are redone), not at the first frame that needs it:
+ * with a worker, so that stacks queued behind a big file's indexing are not named too late (a
+ * short-lived Python process's frames are read live).  Files without a build id: at once.
+ */
+void symbolizer__defer_dwarf(struct symbolizer *s);
 /* The fetch timeout in ms (0: debuginfod is off). */
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s);
 /*

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The symbolizer's side of debuginfod: which files to ask for, what to do with a file that
- * arrives, and the results to redo with it.  The fetching itself is sym/debuginfod.c's, on its
- * own thread.
+ * The symbolizer's side of DWARF: source lines and inlined calls of a frame; and of debuginfod:
+ * which files to ask for, what to do with a file that arrives, and the results to redo with it.
+ * The fetching itself is sym/debuginfod.c's, on its own thread.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,6 +30,34 @@ int symbolizer_want_debug(struct symbolizer *s, struct sym_file *f)
 	return err == -ENOMEM ? err : 0;
 }
 
+/* The calls inlined at vaddr into s->inl; out's file and line become the outermost's call site. */
+static int inlined(struct symbolizer *s, struct dwlines *d, uint64_t vaddr, struct sym_result *out)
+{
+	struct dwlines_frame fr[SYM_MAX_INLINE + 1];
+	uint64_t unnamed = dwlines__unnamed(d);
+	unsigned n;
+
+	if (s->no_inline || dwlines__inlined(d, vaddr, fr, SYM_MAX_INLINE + 1, &n))
+		return 0;
+	s->stats.inline_unnamed += dwlines__unnamed(d) - unnamed;
+	out->file = fr[n - 1].file ? strpool__intern(s->pool, fr[n - 1].file) : NULL;
+	out->line = fr[n - 1].line;
+	if (fr[n - 1].file && !out->file)
+		return -ENOMEM;
+	for (unsigned k = 0; k + 1 < n; k++) {
+		struct sym_result *r = &s->inl[k];
+
+		*r = (struct sym_result){.line = fr[k].line, .inlined = true};
+		r->system_name = strpool__intern(s->pool, fr[k].name);
+		r->name = r->system_name ? symbolizer_display_name(s, r->system_name) : NULL;
+		r->file = fr[k].file ? strpool__intern(s->pool, fr[k].file) : NULL;
+		if (!r->name || (fr[k].file && !r->file))
+			return -ENOMEM;
+		s->ninl = k + 1;
+	}
+	return 0;
+}
+
 int symbolizer_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		    struct sym_result *out)
 {
@@ -37,11 +65,28 @@ int symbolizer_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	const char *file;
 	int line;
 
-	if (!d || dwlines__lookup(d, vaddr, &file, &line))
+	s->ninl = 0;
+	if (!d)
 		return 0;
-	out->file = strpool__intern(s->pool, file);
-	out->line = line;
-	return out->file ? 0 : -ENOMEM;
+	if (!dwlines__lookup(d, vaddr, &file, &line)) {
+		out->file = strpool__intern(s->pool, file);
+		out->line = line;
+		if (!out->file)
+			return -ENOMEM;
+	}
+	return inlined(s, d, vaddr, out);
+}
+
+unsigned symbolizer__inlined(const struct symbolizer *s, const struct sym_result *phys,
+			     struct sym_result *out, unsigned max)
+{
+	unsigned n = s->ninl < max ? s->ninl : max;
+
+	for (unsigned k = 0; k < n; k++) {
+		out[k] = s->inl[k];
+		out[k].map = phys->map;
+	}
+	return n;
 }
 
 unsigned symbolizer__debug_pending(const struct symbolizer *s)
@@ -57,7 +102,13 @@ void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms)
 
 bool symbolizer__debug_arrived(const struct symbolizer *s)
 {
-	return s->fetch && dbgfetch__arrived(s->fetch);
+	return (s->fetch && dbgfetch__arrived(s->fetch)) ||
+	       __atomic_load_n(&s->files.lines_pending, __ATOMIC_ACQUIRE);
+}
+
+void symbolizer__defer_dwarf(struct symbolizer *s)
+{
+	s->files.defer_lines = true;
 }
 
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s)
@@ -65,20 +116,45 @@ unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s)
 	return s->fetch ? dbgfetch__timeout_s(s->fetch) * 1000 : 0;
 }
 
+/* Build id bid's results may name better now: into the set symbolizer__debug_take hands out. */
+static int add_bid(struct hashmap **bids, struct symbolizer *s, const char *raw)
+{
+	/* The results hold the pool's copy of the build id, if any is still held. */
+	const char *bid = strpool__intern(s->pool, raw);
+	void *v;
+
+	if (!bid || (!*bids && hashmap__new(bids, sizeof(bid), 1)) ||
+	    hashmap__upsert(*bids, &v, &bid, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+struct wanted_ctx {
+	struct symbolizer *s;
+	struct hashmap **bids;
+};
+
+static int wanted_read(void *ctx, const char *bid)
+{
+	struct wanted_ctx *w = ctx;
+
+	return add_bid(w->bids, w->s, bid);
+}
+
 int symbolizer__debug_take(struct symbolizer *s, struct hashmap **bids)
 {
 	struct dbgfetch_file *files = NULL;
 	size_t n = 0;
-	int err = 0;
+	int err;
 
 	*bids = NULL;
-	if (!s->fetch)
-		return 0;
+	/* Files whose DWARF was wanted since (deferred): read now, their stacks redone. */
+	err = symfiles__read_wanted(&s->files, wanted_read, &(struct wanted_ctx){s, bids});
+	if (err || !s->fetch)
+		return err;
 	dbgfetch__take(s->fetch, &files, &n);
 	for (size_t i = 0; i < n && !err; i++) {
-		const char *bid;
 		bool used;
-		void *v;
 
 		err = symfiles__debug_file(&s->files, files[i].build_id, files[i].path, &used);
 		if (err && err != -ENOMEM) {
@@ -92,11 +168,7 @@ int symbolizer__debug_take(struct symbolizer *s, struct hashmap **bids)
 		}
 		if (err || !used)
 			continue;
-		/* The results hold the pool's copy of the build id, if any is still held. */
-		bid = strpool__intern(s->pool, files[i].build_id);
-		if (!bid || (!*bids && hashmap__new(bids, sizeof(bid), 1)) ||
-		    hashmap__upsert(*bids, &v, &bid, NULL))
-			err = -ENOMEM;
+		err = add_bid(bids, s, files[i].build_id);
 	}
 	dbgfetch__free_files(files, n);
 	return err;
@@ -109,8 +181,10 @@ int symbolizer__resolve_again(struct symbolizer *s, uint64_t addr, struct sym_re
 	struct proc_map m;
 	struct sym_file *f;
 	uint64_t vaddr;
+	bool defer;
 	int err;
 
+	s->ninl = 0;
 	if (!map || !map->build_id[0])
 		return 0;
 	f = symfiles__find_build_id(&s->files, map->build_id);
@@ -123,7 +197,12 @@ int symbolizer__resolve_again(struct symbolizer *s, uint64_t addr, struct sym_re
 		.path = map->path,
 		.kind = MAP_FILE,
 	};
+	/* A redo is the later moment deferred DWARF waits for: read it now (a debug file that
+	 * just arrived brings lines). */
+	defer = s->files.defer_lines;
+	s->files.defer_lines = false;
 	err = symbolizer_file_symbol(s, &m, f, addr, &vaddr, &r);
+	s->files.defer_lines = defer;
 	if (!err && !r.name)
 		err = symbolizer_offset_name(s, &m, f, addr, vaddr, &r);
 	if (!err) {

@@ -79,6 +79,10 @@ struct symbolizer {
 	struct symbolizer_stats stats;
 	struct dbgfetch *fetch; /* debuginfod (symbolizer_opts.debuginfod), NULL when off */
 	uint64_t debug_refused; /* fetched debug files not used (counted in debuginfod_failed) */
+	bool no_inline;		/* symbolizer_opts.no_inline */
+	/* The inlined calls of the last user address resolved (symbolizer__inlined). */
+	struct sym_result inl[SYM_MAX_INLINE];
+	unsigned ninl;
 };
 
 /* The parts of symbolizer.c that symbolizer_debug.c uses. */
@@ -90,10 +94,12 @@ int symbolizer_file_symbol(struct symbolizer *s, const struct proc_map *m, struc
 			   uint64_t addr, uint64_t *vaddr, struct sym_result *out);
 int symbolizer_offset_name(struct symbolizer *s, const struct proc_map *m, const struct sym_file *f,
 			   uint64_t addr, uint64_t vaddr, struct sym_result *out);
-/* The source file and line of vaddr in loaded file f, from its debug file's DWARF, into out
- * (nothing when unknown).  0 or -ENOMEM. */
+/* The source file and line of vaddr in loaded file f, from its DWARF (a debug file's or its
+ * own), into out (nothing when unknown), and the calls inlined there into s->inl.  0 or -ENOMEM. */
 int symbolizer_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		    struct sym_result *out);
+/* Display name of an interned raw name (demangled, cached); NULL: -ENOMEM. */
+const char *symbolizer_display_name(struct symbolizer *s, const char *raw);
 /* f's frames need names: ask debuginfod for its debug file, once. */
 int symbolizer_want_debug(struct symbolizer *s, struct sym_file *f);
 

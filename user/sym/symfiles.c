@@ -50,6 +50,7 @@ static void drop_lines(struct sym_file *f)
 	dwlines__free(f->lines);
 	f->lines = NULL;
 	f->lines_tried = false;
+	f->lines_wanted = false;
 }
 
 /* The record and its names in the indexes go; nothing refers to it any more. */
@@ -249,17 +250,75 @@ static int use_fetched(struct symfiles *fc, struct elf_file *elf)
 struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f)
 {
 	const char *path;
+	int err, fd;
 
 	if (f->lines || f->lines_tried || f->state != FILE_LOADED)
 		return f->lines;
+	/* Deferred: indexing a big file's DWARF takes a while that the first stacks of a
+	 * short-lived process must not wait for (its Python frames are read live). */
+	if (fc->defer_lines && f->build_id[0]) {
+		if (!f->lines_wanted) {
+			f->lines_wanted = true;
+			__atomic_store_n(&fc->lines_pending, true, __ATOMIC_RELEASE);
+		}
+		return NULL;
+	}
 	f->lines_tried = true;
+	f->lines_wanted = false;
+	/* A separate debug file first, else the file's own DWARF (kept open for this). */
 	path = elf_file__debug_path(f->elf);
-	if (!path || dwlines__open(&f->lines, path))
+	fd = elf_file__dwarf_fd(f->elf);
+	err = path	? dwlines__open(&f->lines, path)
+	      : fd >= 0 ? dwlines__open_fd(&f->lines, fd)
+			: -ENOENT;
+	elf_file__drop_dwarf_fd(f->elf);
+	if (err)
 		return NULL;
 	f->bytes += dwlines__bytes(f->lines);
 	fc->loaded_bytes += dwlines__bytes(f->lines);
 	enforce_caps(fc, f);
 	return f->lines;
+}
+
+int symfiles__read_wanted(struct symfiles *fc, int (*fn)(void *ctx, const char *bid), void *ctx)
+{
+	bool defer = fc->defer_lines;
+	char **bids = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	if (!__atomic_exchange_n(&fc->lines_pending, false, __ATOMIC_ACQ_REL))
+		return 0;
+	/* By build id: reading one file's may evict (and free) another's record. */
+	for (struct sym_file *f = fc->newest; f && !err; f = f->older) {
+		if (!f->lines_wanted)
+			continue;
+		if (n == cap) {
+			char **v = realloc(bids, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			bids = v;
+		}
+		if (!(bids[n] = strdup(f->build_id)))
+			err = -ENOMEM;
+		else
+			n++;
+	}
+	fc->defer_lines = false;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct sym_file *f = symfiles__find_build_id(fc, bids[i]);
+
+		if (f && f->state == FILE_LOADED && f->lines_wanted && symfiles__lines(fc, f))
+			err = fn(ctx, bids[i]);
+	}
+	fc->defer_lines = defer;
+	for (size_t i = 0; i < n; i++)
+		free(bids[i]);
+	free(bids);
+	return err;
 }
 
 struct sym_file *symfiles__find_build_id(struct symfiles *fc, const char *bid)
@@ -333,7 +392,8 @@ static int open_elf(struct symfiles *fc, struct elf_file **out, uint32_t pid,
 				&(struct elf_file_opts){.debug_dir = fc->debug_dir,
 							.target_path = e->path,
 							.in_root = root_fd >= 0,
-							.root_fd = root_fd});
+							.root_fd = root_fd,
+							.keep_dwarf_fd = true});
 	close(fd);
 	if (err == -ENOMEM)
 		return err;

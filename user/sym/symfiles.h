@@ -54,8 +54,9 @@ struct sym_file {
 	uint64_t bid_hash;
 	bool in_build_ids;     /* registered in symfiles.build_ids under bid_hash */
 	bool debug_asked;      /* its debug file was asked of debuginfod (symbolizer) */
-	struct dwlines *lines; /* its debug file's DWARF lines (symfiles__lines), while loaded */
+	struct dwlines *lines; /* its DWARF lines (symfiles__lines), while loaded */
 	bool lines_tried;
+	bool lines_wanted;     /* deferred (symfiles.defer_lines): read at symfiles__read_wanted */
 	size_t bytes;	       /* elf_file__bytes while loaded */
 	unsigned refs;	       /* proc_map entries naming it */
 	struct file_key *keys; /* its entries in symfiles.files */
@@ -80,6 +81,10 @@ struct symfiles {
 	uint64_t loaded_bytes;
 	size_t max_files;
 	uint64_t max_file_bytes;
+	/* A file's DWARF is read by symfiles__read_wanted, not at the first ask (a worker runs);
+	 * lines_pending: one is wanted (read from any thread). */
+	bool defer_lines;
+	bool lines_pending;
 	struct sym_file vdso;
 	uint64_t vdso_size;
 	bool vdso_tried;
@@ -110,10 +115,16 @@ int symfiles__reload(struct symfiles *fc, struct sym_file *f, uint32_t pid,
 		     const struct maps_entry *e, int root_fd);
 
 /*
- * The source lines of loaded file f's debug file (local or fetched), opened at the first ask
+ * The source lines of loaded file f's debug file (local or fetched), else of its own DWARF (a
+ * file built with -g, not stripped: read from the fd elf_file kept), opened at the first ask
  * and counted in the byte cap with its symbols; NULL when it has none.  Dropped with them.
  */
 struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f);
+/*
+ * Read the DWARF of every loaded file whose lines were asked for while deferred (symfiles.
+ * defer_lines): fn(ctx, build id) for each that has some now.  0 or what fn returned.
+ */
+int symfiles__read_wanted(struct symfiles *fc, int (*fn)(void *ctx, const char *bid), void *ctx);
 /* The record of build id bid (lowercase hex), or NULL. */
 struct sym_file *symfiles__find_build_id(struct symfiles *fc, const char *bid);
 /*

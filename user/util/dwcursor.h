@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A bounded little-endian reader; any overrun sets err and yields zeros. */
 struct cur {
@@ -71,6 +72,40 @@ static inline int64_t rd_sleb(struct cur *c)
 	if (!c->err && bits < 64 && (last & 0x40))
 		v |= ~0ULL << bits;
 	return c->err ? 0 : (int64_t)v;
+}
+
+/* A NUL-terminated string inside the reader, or NULL (bad). */
+static inline const char *rd_str(struct cur *c)
+{
+	const uint8_t *nul;
+	const char *s;
+
+	if (c->err || !(nul = memchr(c->p, 0, (size_t)(c->end - c->p)))) {
+		c->err = true;
+		return NULL;
+	}
+	s = (const char *)c->p;
+	c->p = nul + 1;
+	return s;
+}
+
+static inline void rd_skip(struct cur *c, uint64_t n)
+{
+	if (c->err || (uint64_t)(c->end - c->p) < n)
+		c->err = true;
+	else
+		c->p += n;
+}
+
+/* The string at offset off of section s ("" when out of it). */
+static inline const char *rd_str_at(const struct cur *s, uint64_t off)
+{
+	struct cur r = {s->p, s->end, false};
+
+	if (!s->p || off >= (uint64_t)(s->end - s->p))
+		return "";
+	r.p += off;
+	return rd_str(&r) ?: "";
 }
 
 #endif /* PROF_UTIL_DWCURSOR_H */
