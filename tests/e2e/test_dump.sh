@@ -45,9 +45,12 @@ t_dump_native_threads_text() {
 	# The napper's stack: its way into the kernel, then wait_here in the target.
 	awk '/"napper"/ { on = 1; next } /^  Thread/ { on = 0 } on' "$f" >"$f.napper"
 	grep -q '^    hrtimer_nanosleep \[kernel\]$' "$f.napper" || fail "no kernel sleep frames"
-	grep -q '^    wait_here \[dump_target\]$' "$f.napper" || fail "no wait_here"
+	# the target's own DWARF (built -g) gives the source line
+	grep -Eq '^    wait_here \(.*tests/targets/dump_target\.c:[0-9]+\) \[dump_target\]$' "$f.napper" ||
+		fail "no wait_here with its source line"
 	awk '/"spinner"/ { on = 1; next } /^  Thread/ { on = 0 } on' "$f" >"$f.spinner"
-	grep -q '^    spin_here \[dump_target\]$' "$f.spinner" || fail "no spin_here"
+	grep -Eq '^    spin_here \(.*tests/targets/dump_target\.c:[0-9]+\) \[dump_target\]$' "$f.spinner" ||
+		fail "no spin_here"
 	expect_running "$DT_PID"
 }
 
