@@ -5,6 +5,7 @@
  * DWARF or not ELF refused.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 
 #include "fixture_nm.h"
 #include "sym/dwarf_lines.h"
+#include "sym/dwbuild.h"
 
 #define FIX "build/fixtures/"
 
@@ -239,12 +241,69 @@ static void test_dwarf_lines__no_dwarf_no_lines(void **state)
 	assert_int_equal(dwlines__open(&d, "/dev/zero"), -EINVAL); /* not a regular file */
 }
 
+/* The builder thread: a debug file by path and an ELF file by fd, built off the caller's thread
+ * and taken as addr2line reads them; a file without DWARF handed back empty; what is queued at
+ * free is dropped (ASan: nothing leaks, no fd is left). */
+static void test_dwarf_lines__built_on_a_thread(void **state)
+{
+	struct dwbuild *b;
+	struct dwbuild_done *r, *next;
+	unsigned seen = 0;
+	int fd;
+
+	(void)state;
+	assert_int_equal(dwbuild__new(&b), 0);
+	assert_false(dwbuild__ready(b));
+	assert_null(dwbuild__take(b));
+	assert_int_equal(dwbuild__submit(b, "aa", FIX "symfix-pie.debug", -1), 0);
+	fd = open(FIX "symfix-dwarf4", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(dwbuild__submit(b, "bb", NULL, fd), 0);
+	assert_int_equal(dwbuild__submit(b, "cc", FIX "symfix-stripped", -1), 0);
+	dwbuild__wait(b);
+	assert_true(dwbuild__ready(b));
+	for (r = dwbuild__take(b); r; r = next) {
+		const char *file;
+		int line;
+
+		next = r->next;
+		if (!strcmp(r->build_id, "cc")) {
+			assert_null(r->d);
+			assert_int_equal(r->err, -ENOENT);
+			seen |= 4;
+		} else {
+			const char *nm = strcmp(r->build_id, "aa") ? FIX "symfix-dwarf4.nm"
+								   : FIX "symfix-pie.nm";
+
+			assert_non_null(r->d);
+			assert_int_equal(
+				dwlines__lookup(r->d, nm_addr(nm, "symfix_alpha"), &file, &line),
+				0);
+			assert_true(line > 0);
+			seen |= strcmp(r->build_id, "aa") ? 2 : 1;
+		}
+		dwlines__free(r->d);
+		free(r->build_id);
+		free(r);
+	}
+	assert_int_equal(seen, 7);
+	assert_false(dwbuild__ready(b));
+	/* queued, never taken: freed with the builder */
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(dwbuild__submit(b, "dd", FIX "symfix-pie.debug", -1), 0);
+	dwbuild__free(b);
+	/* never started: nothing to join */
+	assert_int_equal(dwbuild__new(&b), 0);
+	dwbuild__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dwarf_lines__as_addr2line_reads_them),
 		cmocka_unit_test(test_dwarf_lines__no_dwarf_no_lines),
 		cmocka_unit_test(test_dwarf_lines__inlined_as_addr2line_reads_them),
+		cmocka_unit_test(test_dwarf_lines__built_on_a_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -608,10 +608,12 @@ int stackres__debug(struct stackres *r, bool last)
 	int err;
 
 	if (last) {
-		/* Every stack resolved first: its files (and their DWARF) asked for by then. */
+		/* Every stack resolved first: its files (and their DWARF) asked for by then, and
+		 * indexed. */
 		err = stackres__sync(r);
 		if (err)
 			return err;
+		symbolizer__wait_dwarf(r->sym);
 	}
 	if (ms) {
 		pending = symbolizer__debug_pending(r->sym);

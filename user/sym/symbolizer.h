@@ -151,13 +151,16 @@ bool symbolizer__debug_arrived(const struct symbolizer *s);
  * (counted as timeouts); nothing is asked for after. */
 void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms);
 /*
- * From now on a file's DWARF (lines, inlined calls) is read when the event loop next takes what
- * arrived (symbolizer__debug_arrived is then true; symbolizer__debug_take reads it and gives its
- * build id, and the results of its frames are redone), not at the first frame that needs it:
- * with a worker, so that stacks queued behind a big file's indexing are not named too late (a
- * short-lived Python process's frames are read live).  Files without a build id: at once.
+ * From now on a file's DWARF (lines, inlined calls) is indexed on a thread of its own
+ * (sym/dwbuild.h) from the first frame that needs it; once built, symbolizer__debug_arrived is
+ * true, symbolizer__debug_take hands it over and gives its build id, and the results of its
+ * frames are redone.  With a worker: the stacks and Python thread names queued behind a big
+ * file's indexing would be read too late (a short-lived thread's name is read live).  Files
+ * without a build id: at once.
  */
 void symbolizer__defer_dwarf(struct symbolizer *s);
+/* Until the DWARF asked for so far is indexed (the run's end, before the last debug take). */
+void symbolizer__wait_dwarf(struct symbolizer *s);
 /* The fetch timeout in ms (0: debuginfod is off). */
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s);
 /*

@@ -9,6 +9,7 @@
 
 #include "sym/debuginfod.h"
 #include "sym/dwarf_lines.h"
+#include "sym/dwbuild.h"
 #include "sym/elf_file.h"
 #include "sym/symbolizer_priv.h"
 #include "util/hashmap.h"
@@ -102,13 +103,17 @@ void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms)
 
 bool symbolizer__debug_arrived(const struct symbolizer *s)
 {
-	return (s->fetch && dbgfetch__arrived(s->fetch)) ||
-	       __atomic_load_n(&s->files.lines_pending, __ATOMIC_ACQUIRE);
+	return (s->fetch && dbgfetch__arrived(s->fetch)) || dwbuild__ready(s->files.build);
 }
 
 void symbolizer__defer_dwarf(struct symbolizer *s)
 {
 	s->files.defer_lines = true;
+}
+
+void symbolizer__wait_dwarf(struct symbolizer *s)
+{
+	symfiles__wait_lines(&s->files);
 }
 
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s)

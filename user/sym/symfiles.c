@@ -2,6 +2,7 @@
 #include "sym/symfiles.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -9,6 +10,7 @@
 
 #include "proc/safe_open.h"
 #include "sym/dwarf_lines.h"
+#include "sym/dwbuild.h"
 #include "util/log.h"
 
 static void lru_unlink(struct symfiles *fc, struct sym_file *f)
@@ -252,22 +254,26 @@ struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f)
 	const char *path;
 	int err, fd;
 
-	if (f->lines || f->lines_tried || f->state != FILE_LOADED)
+	/* lines_wanted: being built (dwbuild), taken by symfiles__read_wanted */
+	if (f->lines || f->lines_tried || f->lines_wanted || f->state != FILE_LOADED)
 		return f->lines;
-	/* Deferred: indexing a big file's DWARF takes a while that the first stacks of a
-	 * short-lived process must not wait for (its Python frames are read live). */
-	if (fc->defer_lines && f->build_id[0]) {
-		if (!f->lines_wanted) {
-			f->lines_wanted = true;
-			__atomic_store_n(&fc->lines_pending, true, __ATOMIC_RELEASE);
-		}
-		return NULL;
-	}
-	f->lines_tried = true;
-	f->lines_wanted = false;
 	/* A separate debug file first, else the file's own DWARF (kept open for this). */
 	path = elf_file__debug_path(f->elf);
 	fd = elf_file__dwarf_fd(f->elf);
+	/* Deferred: indexing a big file's DWARF takes a while that the worker's queue (the first
+	 * stacks of a short-lived process, the names of new Python threads) must not wait for. */
+	if (fc->defer_lines && fc->build && f->build_id[0] && (path || fd >= 0)) {
+		int dfd = path ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+		if (path || dfd >= 0) {
+			if (dwbuild__submit(fc->build, f->build_id, path, dfd))
+				return NULL; /* out of memory: asked again at the next frame */
+			f->lines_wanted = true;
+			elf_file__drop_dwarf_fd(f->elf);
+			return NULL;
+		}
+	}
+	f->lines_tried = true;
 	err = path	? dwlines__open(&f->lines, path)
 	      : fd >= 0 ? dwlines__open_fd(&f->lines, fd)
 			: -ENOENT;
@@ -282,43 +288,38 @@ struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f)
 
 int symfiles__read_wanted(struct symfiles *fc, int (*fn)(void *ctx, const char *bid), void *ctx)
 {
-	bool defer = fc->defer_lines;
-	char **bids = NULL;
-	size_t n = 0, cap = 0;
+	struct dwbuild_done *r, *next;
 	int err = 0;
 
-	if (!__atomic_exchange_n(&fc->lines_pending, false, __ATOMIC_ACQ_REL))
+	if (!dwbuild__ready(fc->build))
 		return 0;
-	/* By build id: reading one file's may evict (and free) another's record. */
-	for (struct sym_file *f = fc->newest; f && !err; f = f->older) {
-		if (!f->lines_wanted)
-			continue;
-		if (n == cap) {
-			char **v = realloc(bids, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+	for (r = dwbuild__take(fc->build); r; r = next) {
+		/* By build id: the record asking may have been evicted (and freed) since. */
+		struct sym_file *f = err ? NULL : symfiles__find_build_id(fc, r->build_id);
 
-			if (!v) {
-				err = -ENOMEM;
-				break;
+		next = r->next;
+		if (f && f->state == FILE_LOADED && f->lines_wanted && !f->lines) {
+			f->lines_wanted = false;
+			f->lines_tried = true;
+			f->lines = r->d;
+			r->d = NULL;
+			if (f->lines) {
+				f->bytes += dwlines__bytes(f->lines);
+				fc->loaded_bytes += dwlines__bytes(f->lines);
+				enforce_caps(fc, f);
+				err = fn(ctx, r->build_id);
 			}
-			bids = v;
 		}
-		if (!(bids[n] = strdup(f->build_id)))
-			err = -ENOMEM;
-		else
-			n++;
+		dwlines__free(r->d);
+		free(r->build_id);
+		free(r);
 	}
-	fc->defer_lines = false;
-	for (size_t i = 0; i < n && !err; i++) {
-		struct sym_file *f = symfiles__find_build_id(fc, bids[i]);
-
-		if (f && f->state == FILE_LOADED && f->lines_wanted && symfiles__lines(fc, f))
-			err = fn(ctx, bids[i]);
-	}
-	fc->defer_lines = defer;
-	for (size_t i = 0; i < n; i++)
-		free(bids[i]);
-	free(bids);
 	return err;
+}
+
+void symfiles__wait_lines(struct symfiles *fc)
+{
+	dwbuild__wait(fc->build);
 }
 
 struct sym_file *symfiles__find_build_id(struct symfiles *fc, const char *bid)
@@ -515,6 +516,8 @@ int symfiles__init(struct symfiles *fc, const char *proc_root, const char *debug
 	err = hashmap__new(&fc->files, sizeof(struct file_key), sizeof(struct sym_file *));
 	if (!err)
 		err = hashmap__new(&fc->build_ids, sizeof(uint64_t), sizeof(struct sym_file *));
+	if (!err)
+		err = dwbuild__new(&fc->build);
 	return err;
 }
 
@@ -528,6 +531,9 @@ void symfiles__put(struct symfiles *fc, struct sym_file *f)
 
 void symfiles__fini(struct symfiles *fc)
 {
+	/* Its results name files about to go. */
+	dwbuild__free(fc->build);
+	fc->build = NULL;
 	/* No process refers to a file now: the records left are the loaded ones. */
 	while (fc->oldest)
 		free_file(fc, fc->oldest);

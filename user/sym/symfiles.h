@@ -43,6 +43,7 @@ enum file_state {
  * record lives while a process's maps name it (refs) or while it is loaded; its symbols are
  * loaded while the LRU keeps them.
  */
+struct dwbuild;
 struct dwlines;
 
 struct sym_file {
@@ -56,9 +57,9 @@ struct sym_file {
 	bool debug_asked;      /* its debug file was asked of debuginfod (symbolizer) */
 	struct dwlines *lines; /* its DWARF lines (symfiles__lines), while loaded */
 	bool lines_tried;
-	bool lines_wanted;     /* deferred (symfiles.defer_lines): read at symfiles__read_wanted */
-	size_t bytes;	       /* elf_file__bytes while loaded */
-	unsigned refs;	       /* proc_map entries naming it */
+	bool lines_wanted; /* being built (symfiles.defer_lines): taken at symfiles__read_wanted */
+	size_t bytes;	   /* elf_file__bytes while loaded */
+	unsigned refs;	   /* proc_map entries naming it */
 	struct file_key *keys; /* its entries in symfiles.files */
 	size_t nkeys;
 	struct sym_file *newer, *older; /* LRU list of loaded files */
@@ -81,10 +82,10 @@ struct symfiles {
 	uint64_t loaded_bytes;
 	size_t max_files;
 	uint64_t max_file_bytes;
-	/* A file's DWARF is read by symfiles__read_wanted, not at the first ask (a worker runs);
-	 * lines_pending: one is wanted (read from any thread). */
+	/* A file's DWARF is indexed on build's thread, not at the first ask (a worker runs), and
+	 * taken by symfiles__read_wanted. */
 	bool defer_lines;
-	bool lines_pending;
+	struct dwbuild *build;
 	struct sym_file vdso;
 	uint64_t vdso_size;
 	bool vdso_tried;
@@ -121,10 +122,13 @@ int symfiles__reload(struct symfiles *fc, struct sym_file *f, uint32_t pid,
  */
 struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f);
 /*
- * Read the DWARF of every loaded file whose lines were asked for while deferred (symfiles.
- * defer_lines): fn(ctx, build id) for each that has some now.  0 or what fn returned.
+ * Take the DWARF indexed since for files whose lines were asked for while deferred (symfiles.
+ * defer_lines): fn(ctx, build id) for each loaded file that has some now.  0 or what fn
+ * returned.
  */
 int symfiles__read_wanted(struct symfiles *fc, int (*fn)(void *ctx, const char *bid), void *ctx);
+/* Until every file asked for is indexed (the run's end). */
+void symfiles__wait_lines(struct symfiles *fc);
 /* The record of build id bid (lowercase hex), or NULL. */
 struct sym_file *symfiles__find_build_id(struct symfiles *fc, const char *bid);
 /*
