@@ -172,6 +172,12 @@ static int build_job(struct oomout *o, const struct prof_oom_event *e, uint32_t 
 		}
 	}
 	writeout__run_now(&run, &maps, o->o.c, parts, o->o.env->cmdline, wall_ns);
+	/* What the allocation values cover: from the run's (or the interval's) start to the kill.
+	 */
+	if (o->o.since_wall && *o->o.since_wall > 0 && *o->o.since_wall <= wall_ns) {
+		run.time_nanos = *o->o.since_wall;
+		run.duration_nanos = wall_ns - *o->o.since_wall;
+	}
 	run.oom = o->stats;
 	in.run = &run;
 	if (!err)

@@ -21,6 +21,9 @@ struct oomout_opts {
 	const struct run_parts *parts;
 	const struct env *env;
 	struct push *push; /* NULL: no --push */
+	/* The wall time the heap's allocation values count from: the run's start, or the interval's
+	 * in continuous mode (read at each kill: the profile's time and, to the kill, duration). */
+	const int64_t *since_wall;
 };
 
 struct oomout;

@@ -664,10 +664,13 @@ static int run_open(struct run *r)
 		writeout__set_push(r->writeout, r->push);
 	}
 	if (env->modes & MODE_HEAP) {
-		err = oomout__new(&r->oom, &(struct oomout_opts){.c = r->collect,
-								 .parts = &r->parts,
-								 .env = env,
-								 .push = r->push});
+		err = oomout__new(&r->oom, &(struct oomout_opts){
+						   .c = r->collect,
+						   .parts = &r->parts,
+						   .env = env,
+						   .push = r->push,
+						   .since_wall = env->output_dir ? &r->interval_wall
+										 : &r->start_wall});
 		if (err) {
 			pr_err("setting up the OOM kill profiles failed: %s\n", strerror(-err));
 			return 1;

@@ -48,6 +48,9 @@ check_oom() {
 	raw=$(go tool pprof -symbolize=none -raw "$f" 2>/dev/null)
 	[ -n "$raw" ] || fail "go tool pprof cannot read $f"
 	grep "^Comment: " <<<"$raw"
+	# from the run's (or the interval's) start to the kill: pprof leaves a duration of 0 unsaid
+	grep -E '^(Time|Duration): ' <<<"$raw"
+	grep -qE '^Duration: [0-9]' <<<"$raw" || fail "no duration up to the kill"
 	bytes=$(pprof_flat "$f" inuse_space leak_block)
 	objs=$(pprof_flat "$f" inuse_objects leak_block)
 	if [ "$exact" = 1 ]; then
