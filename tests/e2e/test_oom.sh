@@ -131,6 +131,31 @@ t_oom_pid_exact() {
 	expect_eq "oom_kills in the run's profile" 1 "$(pprof_counter_value "$d/run.pb.gz" oom_kills)"
 }
 
+# The OOM file cannot be written (a directory of its name stands in each second's place for the
+# next 90 s: the write fails as on a full or broken disk): counted in oom_writes_failed, said at
+# the end, exit status 1; the run's own profile is still written.
+t_oom_write_failed_counted() {
+	local d=$E2E_TMP/wfail rc=0 pid now i
+	memcg_make
+	mkdir -p "$d"
+	# shellcheck disable=SC2016 # the inner shell's own $$ and arguments
+	sh -c 'echo $$ >"$1/cgroup.procs" && echo 1000 >/proc/self/oom_score_adj && exec "$2" "$3" "$4" >"$5"' \
+		sh "$MEMCG" "$OL" "$BLOCK" "$d/go" "$d/count" &
+	pid=$!
+	now=$(date +%s)
+	for ((i = 0; i < 90; i++)); do
+		mkdir "$d/$(date -u -d "@$((now + i))" +%Y%m%dT%H%M%SZ).oom.$pid.heap.pb.gz"
+	done
+	start_profiler "$d.log" --heap -p "$pid" -o "$d/run.pb.gz" --top 0
+	touch "$d/go"
+	wait "$PROF_PID" || rc=$?
+	cat "$d.log"
+	expect_eq "exit status (an OOM file not written)" 1 "$rc"
+	expect_one_line "the summary's line" "^bpftrace-prof: process $pid \(oom_leak\) was killed by the OOM killer; its heap profile was not written \(oom_writes_failed\)$" "$d.log"
+	expect_eq "oom_writes_failed in the run's profile" 1 "$(pprof_counter_value "$d/run.pb.gz" oom_writes_failed)"
+	expect_eq "oom_kills in the run's profile" 1 "$(pprof_counter_value "$d/run.pb.gz" oom_kills)"
+}
+
 # -- CMD in continuous mode with --push: the OOM file in --output-dir beside the series (kept out
 # of --retain 1), and sent at once, its series labelled oom_kill="true" (tests/e2e/push_receiver.py
 # stores each body with its labels); exit status 137 as in one-shot mode.
