@@ -17,8 +17,10 @@ endif
 
 INCLUDES   := -Iinclude -I$(OUTPUT) -Iuser
 CFLAGS     ?= -g -O2
+CPPFLAGS   ?=
+LDFLAGS    ?=
 WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
-USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPROF_VERSION='"$(VERSION)"' $(INCLUDES) -MMD -MP
+USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPROF_VERSION='"$(VERSION)"' $(INCLUDES) -MMD -MP
 LIBS       := $(shell pkg-config --libs libbpf libelf zlib libcurl liblzma libdebuginfod 2>/dev/null || echo -lbpf -lelf -lz -lcurl -llzma -ldebuginfod) -lstdc++ -lm
 # The host's system include dirs after our own (libbpf-bootstrap): <bpf/usdt.bpf.h> includes
 # <linux/errno.h>, which needs the multiarch <asm/errno.h>.
@@ -72,13 +74,13 @@ BENCH_CC   := $(patsubst bench/%.cc,$(OUTPUT)/bench/%,$(wildcard bench/*.cc))
 # wrapper, its probe site included, is one symbol.
 SAMPLER_SO := $(OUTPUT)/libbpftrace-prof-sampler.so
 SAMPLER_SRCS := $(wildcard user/sampler/*.c)
-SAMPLER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -fPIC -shared \
+SAMPLER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -fPIC -shared \
 		-fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer -fexceptions \
 		-fno-reorder-blocks-and-partition -MMD -MP
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit e2e fuzz bench soak demo clean install lint targets
+.PHONY: all deps test unit e2e fuzz bench soak demo clean install lint targets deb
 
 all: bpftrace-prof targets $(SAMPLER_SO)
 
@@ -93,12 +95,12 @@ JEMALLOC_A := $(shell pkg-config --variable=libdir jemalloc 2>/dev/null || echo 
 
 bpftrace-prof: $(USER_OBJS) $(JEMALLOC_A)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(USER_OBJS) -Wl,--whole-archive $(JEMALLOC_A) -Wl,--no-whole-archive \
-		$(LIBS) -lpthread -ldl -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(USER_OBJS) -Wl,--whole-archive $(JEMALLOC_A) \
+		-Wl,--no-whole-archive $(LIBS) -lpthread -ldl -o $@
 
 $(SAMPLER_SO): $(SAMPLER_SRCS) | $(OUTPUT)
 	$(call msg,LIB,$@)
-	$(Q)$(CC) $(SAMPLER_CFLAGS) $(SAMPLER_SRCS) -Wl,-z,now -lm -o $@
+	$(Q)$(CC) $(SAMPLER_CFLAGS) $(LDFLAGS) $(SAMPLER_SRCS) -Wl,-z,now -lm -o $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
@@ -411,6 +413,20 @@ SHELL_SCRIPTS := $(wildcard scripts/*.sh bench/*.sh tests/run-*.sh) .ci/run
 E2E_SHELLCHECK := -s bash
 CPPCHECK   := cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		-D__x86_64__ "-DLIBBPF_OPTS(t,n,...)=struct t n = { __VA_ARGS__ }" -Iinclude -Iuser
+
+# `make deb`: the Debian package (debian/: the binary, the sampler, the man page, completion and
+# the bpftrace-prof-agent systemd unit), built by dpkg-buildpackage in a copy of the tracked
+# files under build/deb/ and checked by lintian (its output in build/deb/lintian.txt).
+DEB_DIR := $(OUTPUT)/deb
+deb:
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	$(Q)git ls-files -z | tar --null -cf - -T - | tar -xf - -C $(DEB_DIR)/src
+	$(Q)cd $(DEB_DIR)/src && DEB_BUILD_OPTIONS=parallel=$$(nproc) dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -30 ../build.log; exit 1; }
+	$(Q)lintian --fail-on error,warning $(DEB_DIR)/*.changes >$(DEB_DIR)/lintian.txt 2>&1 || \
+		{ cat $(DEB_DIR)/lintian.txt; exit 1; }
+	$(Q)cat $(DEB_DIR)/lintian.txt
+	$(Q)ls $(DEB_DIR)/*.deb
 
 lint:
 	$(Q)clang-format --dry-run -Werror $(USER_SRCS) $(wildcard user/*.h user/*/*.h) include/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h \

@@ -43,6 +43,9 @@ test_pkgs="$test_pkgs chromium"
 test_pkgs="$test_pkgs nodejs"
 # groff-base, man-db, bsdextrautils (col): the man page rendered and read (test_cli_paths.sh).
 test_pkgs="$test_pkgs groff-base man-db bsdextrautils"
+# dpkg-dev, debhelper, lintian: `make deb` (debian/) and its test (tests/e2e/test_deb.sh), which
+# also checks the agent's unit with systemd-analyze (systemd) and runs it under setpriv.
+test_pkgs="$test_pkgs dpkg-dev debhelper lintian systemd"
 # python3-torch: the PyTorch training loop and `import torch` of bench/heapcost_bench.sh.
 bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64 python3-torch"
 
