@@ -409,7 +409,7 @@ install: bpftrace-prof $(SAMPLER_SO)
 
 # Shell scripts we own are shellcheck-clean at its default severity (the e2e files are sourced
 # by tests/e2e/run.sh: bash, no shebang).
-SHELL_SCRIPTS := $(wildcard scripts/*.sh bench/*.sh tests/run-*.sh) .ci/run
+SHELL_SCRIPTS := $(wildcard scripts/*.sh bench/*.sh tests/run-*.sh) .ci/run debian/agent
 E2E_SHELLCHECK := -s bash
 CPPCHECK   := cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		-D__x86_64__ "-DLIBBPF_OPTS(t,n,...)=struct t n = { __VA_ARGS__ }" -Iinclude -Iuser
