@@ -17,8 +17,8 @@
 
 #include <curl/curl.h>
 
-#include "util/json.h"
 #include "export/pprof.h"
+#include "export/push_body.h"
 #include "util/protobuf.h"
 #include "export/spool.h"
 #include "profile/profile.h"
@@ -197,154 +197,6 @@ cleanup:
 	return err;
 }
 
-/* ---- request bodies ---- */
-
-static int encode_label(struct pbuf *series, uint32_t field, const char *name, const char *value)
-{
-	struct pbuf lp;
-	int err;
-
-	pbuf__init(&lp);
-	pb__field_string(&lp, 1, name);
-	pb__field_string(&lp, 2, value);
-	err = pb__field_message(series, field, &lp);
-	pbuf__release(&lp);
-	return err;
-}
-
-/* push.v1.PushRequest{series: [RawProfileSeries{labels, samples: [RawSample]}]}: the labels
- * sent are __name__ first, then the job's own. */
-static int body_pyroscope(struct push_job *j)
-{
-	struct pbuf req, series, sample;
-	int err;
-
-	pbuf__init(&req);
-	pbuf__init(&series);
-	pbuf__init(&sample);
-	encode_label(&series, 1, "__name__", j->r.name);
-	for (uint32_t i = 0; i < j->r.nlabels; i++)
-		encode_label(&series, 1, j->r.labels[i].name, j->r.labels[i].value);
-	pb__field_bytes(&sample, 1, j->r.data, j->r.len);
-	pb__field_string(&sample, 2, j->r.id);
-	pb__field_message(&series, 2, &sample);
-	pb__field_message(&req, 1, &series);
-	err = pbuf__err(&req);
-	if (!err) {
-		j->body = req.data;
-		j->body_len = req.len;
-	} else {
-		pbuf__release(&req);
-	}
-	pbuf__release(&series);
-	pbuf__release(&sample);
-	return err;
-}
-
-/* Pyroscope's segment keys take these characters in names and values. */
-static void ingest_clean(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		fputc(isalnum((unsigned char)*s) || strchr("_.:/-", *s) ? *s : '_', f);
-}
-
-/* The /ingest URL: name=SERVICE{k=v,…}&from&until in Unix nanoseconds (19 digits, which the
- * handler reads as ns), format=pprof.  __name__ is not in it: Pyroscope derives the profile
- * type from the pprof's sample types on this endpoint. */
-static int url_ingest(struct push *p, struct push_job *j, CURL *easy)
-{
-	char *key = NULL, *esc = NULL;
-	const char *service = "unknown";
-	size_t klen = 0;
-	bool any = false;
-	FILE *f;
-	int err = 0;
-
-	for (uint32_t i = 0; i < j->r.nlabels; i++)
-		if (!strcmp(j->r.labels[i].name, "service_name") && *j->r.labels[i].value)
-			service = j->r.labels[i].value;
-	f = open_memstream(&key, &klen);
-	if (!f)
-		return -ENOMEM;
-	ingest_clean(f, service);
-	fputc('{', f);
-	for (uint32_t i = 0; i < j->r.nlabels; i++) {
-		if (!strcmp(j->r.labels[i].name, "service_name") || !*j->r.labels[i].value)
-			continue;
-		fprintf(f, "%s%s=", any ? "," : "", j->r.labels[i].name);
-		ingest_clean(f, j->r.labels[i].value);
-		any = true;
-	}
-	fputc('}', f);
-	if (fclose(f) || !key)
-		return -ENOMEM;
-	esc = curl_easy_escape(easy, key, (int)klen);
-	if (!esc ||
-	    asprintf(&j->url, "%s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=pprof",
-		     p->url, esc, j->r.from_ns, j->r.until_ns) < 0) {
-		j->url = NULL;
-		err = -ENOMEM;
-	}
-	curl_free(esc);
-	free(key);
-	return err;
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	json__write_string(f, s, strlen(s));
-}
-
-static void base64(FILE *f, const uint8_t *d, size_t n)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)d[i] << 16;
-
-		if (i + 1 < n)
-			v |= (uint32_t)d[i + 1] << 8;
-		if (i + 2 < n)
-			v |= d[i + 2];
-		fputc(tab[v >> 18 & 63], f);
-		fputc(tab[v >> 12 & 63], f);
-		fputc(i + 1 < n ? tab[v >> 6 & 63] : '=', f);
-		fputc(i + 2 < n ? tab[v & 63] : '=', f);
-	}
-}
-
-/* parca.profilestore.v1alpha1.WriteRawRequest as grpc-gateway JSON (bytes as base64). */
-static int body_parca(struct push_job *j)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return -ENOMEM;
-	fputs("{\"series\":[{\"labels\":{\"labels\":[{\"name\":\"__name__\",\"value\":", f);
-	json_string(f, j->r.name);
-	fputc('}', f);
-	for (uint32_t i = 0; i < j->r.nlabels; i++) {
-		fputs(",{\"name\":", f);
-		json_string(f, j->r.labels[i].name);
-		fputs(",\"value\":", f);
-		json_string(f, j->r.labels[i].value);
-		fputc('}', f);
-	}
-	fputs("]},\"samples\":[{\"rawProfile\":\"", f);
-	base64(f, j->r.data, j->r.len);
-	fputs("\"}]}],\"normalized\":false}", f);
-	if (fclose(f) || !buf) {
-		free(buf);
-		return -ENOMEM;
-	}
-	j->body = buf;
-	j->body_len = len;
-	return 0;
-}
-
 /* ---- transfers ---- */
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
@@ -396,11 +248,11 @@ static int job_start(struct push *p, struct push_job *j)
 	switch (p->o.protocol) {
 	case PUSH_PYROSCOPE_INGEST:
 		ctype = "Content-Type: application/octet-stream";
-		err = url_ingest(p, j, e);
+		err = push_body__ingest_url(&j->url, p->url, &j->r, e);
 		break;
 	case PUSH_PARCA:
 		ctype = "Content-Type: application/json";
-		err = body_parca(j);
+		err = push_body__parca(&j->body, &j->body_len, &j->r);
 		if (!err && asprintf(&j->url, "%s/api/profiles/writeraw", p->url) < 0) {
 			j->url = NULL;
 			err = -ENOMEM;
@@ -409,7 +261,7 @@ static int job_start(struct push *p, struct push_job *j)
 	case PUSH_PYROSCOPE:
 	default:
 		ctype = "Content-Type: application/proto";
-		err = body_pyroscope(j);
+		err = push_body__pyroscope(&j->body, &j->body_len, &j->r);
 		if (!err && asprintf(&j->url, "%s/push.v1.PusherService/Push", p->url) < 0) {
 			j->url = NULL;
 			err = -ENOMEM;
