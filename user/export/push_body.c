@@ -95,8 +95,8 @@ int push_body__ingest_url(char **out, const char *base, const struct spool_rec *
 		return -ENOMEM;
 	esc = curl_easy_escape(easy, key, (int)klen);
 	if (!esc ||
-	    asprintf(out, "%s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=pprof",
-		     base, esc, r->from_ns, r->until_ns) < 0) {
+	    asprintf(out, "%s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=pprof", base,
+		     esc, r->from_ns, r->until_ns) < 0) {
 		*out = NULL;
 		err = -ENOMEM;
 	}
