@@ -1,0 +1,30 @@
+# Helpers of the --push tests (test_push.sh, test_otlp.sh): tests/e2e/push_receiver.py driven
+# through a fifo.  RECV (the script) is set here.
+
+RECV=tests/e2e/push_receiver.py
+
+# start_receiver DIR [--refuse]: sets RECV_DIR, RECV_PORT and RECV_IN (a fd for its commands).
+start_receiver() {
+	RECV_DIR=$1
+	shift
+	local fifo="$E2E_TMP/recv.fifo.$RANDOM"
+	mkfifo "$fifo"
+	python3 "$RECV" "$RECV_DIR" "$@" <"$fifo" >"$RECV_DIR.out" 2>"$RECV_DIR.err" &
+	exec {RECV_IN}>"$fifo"
+	rm -f "$fifo"
+	wait_for_line "$RECV_DIR.out" '^[0-9]' 10 || fail "receiver did not start: $(cat "$RECV_DIR.err")"
+	RECV_PORT=$(head -1 "$RECV_DIR.out")
+	RECV_ACKS=0
+}
+
+# recv_cmd WORDS…: a command (push_receiver.py's docstring), waited for until acknowledged.
+recv_cmd() {
+	local i
+	echo "$*" >&"$RECV_IN"
+	RECV_ACKS=$((RECV_ACKS + 1))
+	for ((i = 0; i < 200; i++)); do
+		[ "$(grep -c '^done' "$RECV_DIR.out")" -ge "$RECV_ACKS" ] && return 0
+		sleep 0.05
+	done
+	fail "receiver did not take '$*'"
+}
