@@ -1,5 +1,6 @@
 # Helpers of the --push tests (test_push.sh, test_otlp.sh): tests/e2e/push_receiver.py driven
 # through a fifo.  RECV (the script) is set here.
+# shellcheck disable=SC2034
 
 RECV=tests/e2e/push_receiver.py
 
