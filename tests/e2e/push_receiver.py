@@ -31,6 +31,7 @@ import gzip
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -113,25 +114,17 @@ class Bad(Exception):
     pass
 
 
-def enc_varint(v):
-    out = bytearray()
-    v &= (1 << 64) - 1
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def enc_len(num, data):
-    return enc_varint(num << 3 | 2) + enc_varint(len(data)) + data
+SUBSET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "otlp",
+                      "profiles_subset.proto")
 
 
 def otlp_partial(rejected, msg):
-    """An ExportProfilesServiceResponse with a partial_success."""
-    inner = enc_varint(1 << 3) + enc_varint(rejected) + enc_len(2, msg.encode())
-    return enc_len(1, inner)
+    """An ExportProfilesServiceResponse with a partial_success, encoded by protoc."""
+    text = 'partial_success { rejected_profiles: %d error_message: "%s" }' % (rejected, msg)
+    return subprocess.run(
+        ["protoc", "--proto_path=" + os.path.dirname(SUBSET), "--encode=opentelemetry.proto."
+         "collector.profiles.v1development.ExportProfilesServiceResponse", SUBSET],
+        input=text.encode(), capture_output=True, check=True).stdout
 
 
 def otlp_summary(body):

@@ -378,78 +378,70 @@ static int encode_part(struct dict *d, struct pbuf *out, const struct otlp_part 
 		calloc(p->nfunctions + 1, sizeof(int32_t)),
 		calloc(p->nlocations + 1, sizeof(int32_t)),
 	};
-	struct pbuf res, scope, sp, rp, tmp, samples[PROFILE_MAX_VALUES];
+	/* The messages being built, and each sample type's samples. */
+	enum { RES, SCOPE, SP, RP, TMP, SAMPLES, NBUF = SAMPLES + PROFILE_MAX_VALUES };
+	struct pbuf b[NBUF], *tmp = &b[TMP], *samples = &b[SAMPLES];
 	int err = -ENOMEM;
 
-	pbuf__init(&res);
-	pbuf__init(&scope);
-	pbuf__init(&sp);
-	pbuf__init(&rp);
-	pbuf__init(&tmp);
-	for (uint32_t t = 0; t < PROFILE_MAX_VALUES; t++)
-		pbuf__init(&samples[t]);
+	for (int i = 0; i < NBUF; i++)
+		pbuf__init(&b[i]);
 	if (!m.mapping || !m.function || !m.location)
 		goto cleanup;
-	err = add_mappings(d, &m, p, &tmp);
+	err = add_mappings(d, &m, p, tmp);
 	/* Each sample once into every type's list where its value is not zero. */
 	for (uint32_t i = 0; i < p->nsamples && !err; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		int32_t stack, attrs[SAMPLE_ATTRS_MAX];
 		uint32_t nattrs;
 
-		err = sample_refs(d, &m, p, s, &tmp, &stack, attrs, &nattrs);
+		err = sample_refs(d, &m, p, s, tmp, &stack, attrs, &nattrs);
 		for (uint32_t t = 0; t < p->ntypes && t < PROFILE_MAX_VALUES && !err; t++) {
 			if (!s->values[t])
 				continue;
-			pbuf__reset(&tmp);
+			pbuf__reset(tmp);
 			if (stack)
-				pb__field_varint(&tmp, SAMPLE_STACK, (uint64_t)stack);
-			pb__field_packed_u32(&tmp, SAMPLE_ATTRIBUTES, (uint32_t *)attrs, nattrs);
-			pb__field_packed_i64(&tmp, SAMPLE_VALUES, &s->values[t], 1);
-			err = pb__field_message(&samples[t], PROFILE_SAMPLES, &tmp);
+				pb__field_varint(tmp, SAMPLE_STACK, (uint64_t)stack);
+			pb__field_packed_u32(tmp, SAMPLE_ATTRIBUTES, (uint32_t *)attrs, nattrs);
+			pb__field_packed_i64(tmp, SAMPLE_VALUES, &s->values[t], 1);
+			err = pb__field_message(&samples[t], PROFILE_SAMPLES, tmp);
 		}
-		pbuf__reset(&tmp);
+		pbuf__reset(tmp);
 	}
 	if (err)
 		goto cleanup;
 
-	resource_attr(&res, "service.name", part->service);
+	resource_attr(&b[RES], "service.name", part->service);
 	if (part->is_container)
-		resource_attr(&res, "container.id", part->service);
+		resource_attr(&b[RES], "container.id", part->service);
 	if (host && *host)
-		resource_attr(&res, "host.name", host);
-	pb__field_message(&rp, RP_RESOURCE, &res);
-	pb__field_string(&scope, SCOPE_NAME, "bpftrace-prof");
-	pb__field_string(&scope, SCOPE_VERSION, PROF_VERSION);
-	pb__field_message(&sp, SP_SCOPE, &scope);
+		resource_attr(&b[RES], "host.name", host);
+	pb__field_message(&b[RP], RP_RESOURCE, &b[RES]);
+	pb__field_string(&b[SCOPE], SCOPE_NAME, "bpftrace-prof");
+	pb__field_string(&b[SCOPE], SCOPE_VERSION, PROF_VERSION);
+	pb__field_message(&b[SP], SP_SCOPE, &b[SCOPE]);
 	for (uint32_t t = 0; t < p->ntypes && t < PROFILE_MAX_VALUES && !err; t++) {
-		pbuf__reset(&tmp);
-		err = value_type(d, &tmp, PROFILE_SAMPLE_TYPE, &p->types[t]);
-		pbuf__append(&tmp, samples[t].data, samples[t].len);
-		pb__field_fixed64(&tmp, PROFILE_TIME_UNIX_NANO, (uint64_t)p->time_nanos);
+		pbuf__reset(tmp);
+		err = value_type(d, tmp, PROFILE_SAMPLE_TYPE, &p->types[t]);
+		pbuf__append(tmp, samples[t].data, samples[t].len);
+		pb__field_fixed64(tmp, PROFILE_TIME_UNIX_NANO, (uint64_t)p->time_nanos);
 		if (p->duration_nanos > 0)
-			pb__field_varint(&tmp, PROFILE_DURATION_NANO, (uint64_t)p->duration_nanos);
+			pb__field_varint(tmp, PROFILE_DURATION_NANO, (uint64_t)p->duration_nanos);
 		if (!err && p->period_type.type)
-			err = value_type(d, &tmp, PROFILE_PERIOD_TYPE, &p->period_type);
+			err = value_type(d, tmp, PROFILE_PERIOD_TYPE, &p->period_type);
 		if (p->period)
-			pb__field_varint(&tmp, PROFILE_PERIOD, (uint64_t)p->period);
+			pb__field_varint(tmp, PROFILE_PERIOD, (uint64_t)p->period);
 		if (!err)
-			err = pb__field_message(&sp, SP_PROFILES, &tmp);
+			err = pb__field_message(&b[SP], SP_PROFILES, tmp);
 	}
-	pb__field_message(&rp, RP_SCOPE_PROFILES, &sp);
+	pb__field_message(&b[RP], RP_SCOPE_PROFILES, &b[SP]);
 	if (!err)
-		err = pb__field_message(out, REQ_RESOURCE_PROFILES, &rp);
+		err = pb__field_message(out, REQ_RESOURCE_PROFILES, &b[RP]);
 cleanup:
 	free(m.mapping);
 	free(m.function);
 	free(m.location);
-	pbuf__release(&res);
-	pbuf__release(&scope);
-	pbuf__release(&sp);
-	pbuf__release(&rp);
-	pbuf__release(&tmp);
-	for (uint32_t t = 0; t < PROFILE_MAX_VALUES; t++)
-		pbuf__release(&samples[t]);
+	for (int i = 0; i < NBUF; i++)
+		pbuf__release(&b[i]);
 	return err;
 }
 
