@@ -274,8 +274,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         # Logged before the answer: a test that reads the log once the profiler has its answer
         # must find the line there.
         with lock, open(os.path.join(outdir, "requests.log"), "a") as f:
-            f.write(json.dumps({"path": self.path.split("?")[0], "status": status,
-                                "t": time.time()}) + "\n")
+            f.write(json.dumps({"path": self.path.split("?")[0], "t": time.time(),
+                                "status": status}) + "\n")
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         if status >= 400 and state["retry_after"] is not None:

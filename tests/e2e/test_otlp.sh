@@ -30,7 +30,7 @@ otlp_check() {
 
 # The number of requests of requests.log answered with STATUS.
 answered() {
-	grep -c "\"path\": \"/v1development/profiles\", \"status\": $1," "$RECV_DIR/requests.log"
+	grep '"path": "/v1development/profiles"' "$RECV_DIR/requests.log" | grep -c "\"status\": $1}"
 }
 
 t_otlp_intervals_decode() {

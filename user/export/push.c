@@ -100,9 +100,8 @@ bool push__is_secret_env(const char *entry)
 const char *push__otlp_env_url(void)
 {
 	bool exact;
-	const char *v = otlp__env_endpoint(&exact);
 
-	return v ? strdup(v) : NULL;
+	return otlp__env_endpoint(&exact);
 }
 
 int push__parse_protocol(enum push_protocol *out, const char *s)

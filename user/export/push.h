@@ -125,9 +125,10 @@ void push__stats(const struct push *p, struct push_stats *out);
 /* One line on stderr: what --push did, a warning when something did not get through (yet). */
 void push__log(const struct push *p);
 
-/* --push-protocol otlp without --push: a copy of OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT, else of
+/* --push-protocol otlp without --push: OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT, else
  * OTEL_EXPORTER_OTLP_ENDPOINT (push__new appends the path to the latter); NULL when neither is
- * set (or no memory). */
+ * set.  The environment's string: push__new unsets the variable, which leaves it in place
+ * (glibc never frees environment strings), and does not wipe it (an endpoint is no secret). */
 const char *push__otlp_env_url(void);
 
 /* A URL with credentials in it (user[:password]@host): refused, they would be in the command line.
