@@ -128,7 +128,7 @@ def check_request(req):
                 vt = one(prof, "sample_type")
                 strs(one(vt, "type_strindex"))
                 for s in prof.get("samples", []):
-                    assert 0 < one(s, "stack_index") < n["stack_table"]
+                    assert 0 <= one(s, "stack_index") < n["stack_table"]
                     keys = []
                     for i in s.get("attribute_indices", []):
                         attr_ok(i)

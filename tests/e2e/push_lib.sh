@@ -29,3 +29,23 @@ recv_cmd() {
 	done
 	fail "receiver did not take '$*'"
 }
+
+# environ_at_first_profile OUT_DIR OPTION…: the profiler on $CT, pushing every second; its
+# /proc/PID/environ, read once the receiver has the first profile (the push credentials long
+# read by then), in OUT_DIR.environ.
+environ_at_first_profile() {
+	local out=$1 pid i rc=0
+	shift
+	"$PROF" --cpu --interval 1 --output-dir "$out" -d 4 --top 0 "$@" -- "$CT" 30 \
+		>/dev/null 2>"$out.log" &
+	pid=$!
+	for ((i = 0; i < 200; i++)); do
+		[ -e "$RECV_DIR/000001.json" ] && break
+		sleep 0.05
+	done
+	[ -e "$RECV_DIR/000001.json" ] || fail "nothing received"
+	tr '\0' '\n' <"/proc/$pid/environ" >"$out.environ" || fail "cannot read our environ"
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 0 ] || { cat "$out.log"; fail "exit status $rc"; }
+	grep -q '^PATH=' "$out.environ" || fail "our environ unread"
+}

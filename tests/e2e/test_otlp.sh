@@ -119,3 +119,16 @@ t_otlp_env_endpoint_headers_not_in_cmd() {
 	fi
 	echo "ok: $n requests to the environment's endpoint with its headers; CMD saw neither"
 }
+
+# The headers' values are wiped from our own /proc/PID/environ once read, and still reach the
+# receiver.
+t_otlp_headers_not_in_our_environ() {
+	local out=$E2E_TMP/out
+	start_receiver "$E2E_TMP/recv"
+	OTEL_EXPORTER_OTLP_PROFILES_HEADERS="authorization=Bearer%20otel-e2e-environ" \
+		environ_at_first_profile "$out" --push-protocol otlp --push "http://127.0.0.1:$RECV_PORT"
+	if grep -a 'otel-e2e-environ' "$out.environ"; then fail "the header is in /proc/PID/environ"; fi
+	grep -q '"authorization": "Bearer otel-e2e-environ"' "$RECV_DIR/000001.json" ||
+		fail "the header did not reach the receiver"
+	echo "ok: the header reaches the receiver and is gone from our /proc/PID/environ"
+}
