@@ -10,21 +10,24 @@ CT=build/targets/cpu_target
 
 . tests/e2e/push_lib.sh
 
-# otlp_run OUT_DIR SECONDS [OPTION…]: the profiler on cpu_target (its pid in OUT_DIR.pid),
-# pushing OTLP every 2 s; its stderr in OUT_DIR.log, the push summary line printed.
+# otlp_run OUT_DIR SECONDS [OPTION…]: the profiler on cpu_target (OTLP_TARGET: another
+# command) --cpu (OTLP_MODE: another mode option), its pid in OUT_DIR.pid, pushing OTLP every
+# 2 s; its stderr in OUT_DIR.log, the push summary line printed.
 otlp_run() {
 	local rc=0 out=$1 secs=$2
 	shift 2
-	"$PROF" -v --cpu --interval 2 --output-dir "$out" -d "$secs" --top 0 --push-protocol otlp \
-		"$@" -- sh -c "echo \$\$ >'$out.pid'; env >'$out.env'; exec $CT 30" \
+	"$PROF" -v "${OTLP_MODE:---cpu}" --interval 2 --output-dir "$out" -d "$secs" --top 0 \
+		--push-protocol otlp "$@" \
+		-- sh -c "echo \$\$ >'$out.pid'; env >'$out.env'; exec ${OTLP_TARGET:-$CT 30}" \
 		>/dev/null 2>"$out.log" || rc=$?
 	[ "$rc" -eq 0 ] || { cat "$out.log" >&2; fail "exit status $rc"; }
 	grep '^bpftrace-prof: .*push: ' "$out.log" | tail -1
 }
 
-# otlp_check OUT_DIR: otlp_check.py on what the receiver holds; prints the number of requests.
+# otlp_check OUT_DIR [FUNCTION MODE]: otlp_check.py on what the receiver holds (FUNCTION
+# hot_three, MODE cpu by default); prints the number of requests.
 otlp_check() {
-	python3 tests/e2e/otlp_check.py "$RECV_DIR" "$1" "$(cat "$1.pid")" hot_three ||
+	python3 tests/e2e/otlp_check.py "$RECV_DIR" "$1" "$(cat "$1.pid")" "${2:-hot_three}" "${3:-cpu}" ||
 		fail "the OTLP requests do not check"
 }
 
@@ -43,6 +46,23 @@ t_otlp_intervals_decode() {
 	echo "ok: $n requests decode with protoc, dictionaries valid, pid and hot_three found, times match"
 	grep -q "push: $n of $n profiles sent, 0 retries, 0 spooled" <<<"$line" || fail "push summary: $line"
 	expect_eq "non-200 answers" 0 "$(grep -vc '"status": 200' "$RECV_DIR/requests.log")"
+}
+
+# --heap: heap_target's allocations, its four sample types a Profile each.
+t_otlp_heap_decodes() {
+	local out=$E2E_TMP/out n line
+	start_receiver "$E2E_TMP/recv"
+	line=$(OTLP_MODE=--heap OTLP_TARGET=build/targets/heap_target \
+		otlp_run "$out" 10 --push "http://127.0.0.1:$RECV_PORT")
+	echo "$line"
+	n=$(otlp_check "$out" leak_pages heap)
+	[ "$n" -ge 1 ] || fail "expected a request, got $n"
+	grep -q "push: $n of $n profiles sent, 0 retries" <<<"$line" || fail "push summary: $line"
+	local f
+	for f in "$RECV_DIR"/*.otlp.pb; do
+		protoc --decode_raw <"$f" | grep -q '"alloc_space"' || fail "no alloc_space in $f"
+	done
+	echo "ok: $n heap requests, leak_pages of the target's pid found"
 }
 
 # 503 with Retry-After: 1 twice: retried (the first retry waits the second, not our 0.5 s),
