@@ -464,29 +464,29 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "sources not copied: no opener started, or writing the copy failed")
 
 /* Counted by the pusher (user/export/push.c), one profile each unless said otherwise. */
-#define PROF_PUSH_STATS(X)                                                                         \
-	X(submitted, "push_submitted", "profiles handed to --push", EVENT)                         \
-	X(sent, "push_sent", "profiles the backend accepted", EVENT)                               \
-	X(retried, "push_retried", "sends retried: connection error, timeout, 5xx or 429", EVENT)  \
-	X(failed, "push_failed",                                                                   \
-	  "profiles not sent: refused by the backend (4xx), or out of tries with no spool", DROP)  \
-	X(spooled, "push_spooled", "profiles written to the spool (backend down, queue full)",     \
-	  EVENT)                                                                                   \
-	X(spool_sent, "push_spool_sent", "spooled profiles sent later", EVENT)                     \
-	X(aged_out, "push_aged_out", "spooled profiles deleted unsent: older than an hour", DROP)  \
-	X(dropped, "push_dropped",                                                                 \
-	  "profiles lost: queue full without a spool, spool full or unwritable, spool file bad",   \
-	  DROP)                                                                                    \
-	X(auth_failed, "push_auth_failed",                                                         \
-	  "sends refused with 401/403 (check the credentials); the profile kept in the spool",     \
-	  DROP)                                                                                    \
-	X(build_failed, "push_build_failed",                                                       \
-	  "profiles or service parts not queued: splitting by service or encoding failed", DROP)   \
-	X(series_folded, "push_series_folded",                                                     \
-	  "services sent in the series \"other\": more services than series in one profile",       \
-	  EVENT)                                                                                   \
-	X(rejected, "push_rejected",                                                               \
-	  "profiles an OTLP backend accepted the request of but rejected (partial_success)", DROP) \
+#define PROF_PUSH_STATS(X)                                                                        \
+	X(submitted, "push_submitted", "profiles handed to --push", EVENT)                        \
+	X(sent, "push_sent", "profiles the backend accepted", EVENT)                              \
+	X(retried, "push_retried", "sends retried: connection error, timeout, 5xx or 429", EVENT) \
+	X(failed, "push_failed",                                                                  \
+	  "profiles not sent: refused by the backend (4xx), or out of tries with no spool", DROP) \
+	X(spooled, "push_spooled", "profiles written to the spool (backend down, queue full)",    \
+	  EVENT)                                                                                  \
+	X(spool_sent, "push_spool_sent", "spooled profiles sent later", EVENT)                    \
+	X(aged_out, "push_aged_out", "spooled profiles deleted unsent: older than an hour", DROP) \
+	X(dropped, "push_dropped",                                                                \
+	  "profiles lost: queue full without a spool, spool full or unwritable, spool file bad",  \
+	  DROP)                                                                                   \
+	X(auth_failed, "push_auth_failed",                                                        \
+	  "sends refused with 401/403 (check the credentials); the profile kept in the spool",    \
+	  DROP)                                                                                   \
+	X(build_failed, "push_build_failed",                                                      \
+	  "profiles or service parts not queued: splitting by service or encoding failed", DROP)  \
+	X(series_folded, "push_series_folded",                                                    \
+	  "services sent in the series \"other\": more services than series in one profile",      \
+	  EVENT)                                                                                  \
+	X(rejected, "push_rejected",                                                              \
+	  "OTLP Profiles (a service's sample type) a partial_success rejected", DROP)             \
 	X(sent_bytes, "push_sent_bytes", "profile bytes the backend accepted", EVENT)
 
 /* murmur3's 64-bit finalizer: every input bit reaches every output bit. */
