@@ -487,6 +487,8 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(series_folded, "push_series_folded",                                                    \
 	  "services sent in the series \"other\": more services than series in one profile",      \
 	  EVENT)                                                                                  \
+	X(rejected, "push_rejected",                                                              \
+	  "OTLP Profiles (a service's sample type) a partial_success rejected", DROP)             \
 	X(sent_bytes, "push_sent_bytes", "profile bytes the backend accepted", EVENT)
 
 /* murmur3's 64-bit finalizer: every input bit reaches every output bit. */

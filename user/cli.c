@@ -100,13 +100,17 @@ static const char usage[] =
 	"                           (default 100; 0: no limit); the others run on unheld\n"
 	"      --live               a top-like view in the terminal, redrawn every --interval\n"
 	"                           (default 2 s); q quits and writes the profiles\n"
-	"      --push URL           also send each interval's profiles to Grafana Pyroscope or\n"
-	"                           Parca (http or https); failures are retried, then spooled to\n"
-	"                           --output-dir/spool and sent later; needs --interval; a URL\n"
-	"                           with user:password@ is refused (credentials: below)\n"
+	"      --push URL           also send each interval's profiles to Grafana Pyroscope,\n"
+	"                           Parca or an OTLP receiver (http or https); failures are\n"
+	"                           retried, then spooled to --output-dir/spool and sent later;\n"
+	"                           needs --interval; a URL with user:password@ is refused\n"
+	"                           (credentials: below)\n"
 	"      --push-protocol P    pyroscope (default: Connect Push) | pyroscope-ingest "
 	"(/ingest)\n"
-	"                           | parca (/api/profiles/writeraw)\n"
+	"                           | parca (/api/profiles/writeraw) | otlp (OTLP/HTTP profiles,\n"
+	"                           /v1development/profiles; without --push the URL is\n"
+	"                           OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT or _ENDPOINT; headers\n"
+	"                           from OTEL_EXPORTER_OTLP_PROFILES_HEADERS or _HEADERS)\n"
 	"      --push-auth-file F   token=, user=, password=, tenant= lines (mode 0600); or the\n"
 	"                           environment: BPFTRACE_PROF_PUSH_TOKEN, _USER, _PASSWORD, "
 	"_TENANT\n"
@@ -616,10 +620,10 @@ int cli__parse(struct env *out, int argc, char **argv)
 			break;
 		case OPT_PUSH_PROTOCOL:
 			if (push__parse_protocol(&env.push_protocol, optarg))
-				return bad(
-					"invalid --push-protocol '%s' (pyroscope, pyroscope-ingest "
-					"or parca)",
-					optarg);
+				return bad("invalid --push-protocol '%s' (pyroscope, "
+					   "pyroscope-ingest, "
+					   "parca or otlp)",
+					   optarg);
 			push_opt = "--push-protocol";
 			break;
 		case OPT_PUSH_AUTH_FILE:
@@ -771,6 +775,8 @@ int cli__parse(struct env *out, int argc, char **argv)
 	if (env.push_url && !env.interval)
 		return bad("--push needs --interval SECONDS (and --output-dir DIR, its spool)%s",
 			   "");
+	if (push_opt && !env.push_url && env.push_protocol == PUSH_OTLP)
+		env.push_url = push__otlp_env_url();
 	if (push_opt && !env.push_url)
 		return bad("%s needs --push URL", push_opt);
 	if (env.push_url && !env.output_dir)

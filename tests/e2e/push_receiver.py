@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A stand-in for Grafana Pyroscope and Parca, written from their protocol descriptions
-(shared/notes/continuous.md), Python 3 standard library only.
+"""A stand-in for Grafana Pyroscope, Parca and an OTLP profiles receiver, written from their
+protocol descriptions (shared/notes/continuous.md; OTLP: opentelemetry-proto v1.11.0 and the
+OTLP/HTTP specification), Python 3 standard library only.
 
     push_receiver.py DIR [--refuse]
 
@@ -8,16 +9,21 @@ Binds 127.0.0.1 on a free port, prints the port on stdout (one line), and serves
   POST /push.v1.PusherService/Push   Pyroscope Connect, application/proto PushRequest
   POST /ingest?name=APP{k=v,...}&from=&until=&format=pprof   Pyroscope ingest, body = pprof
   POST /api/profiles/writeraw        Parca grpc-gateway JSON WriteRawRequest
+  POST /v1development/profiles       OTLP/HTTP, application/x-protobuf ExportProfilesServiceRequest
+                                     (gzip or not); stored uncompressed as DIR/NNNNNN.otlp.pb
 Every profile accepted is stored as DIR/NNNNNN.pb.gz with DIR/NNNNNN.json beside it:
 {endpoint, name (__name__), labels, from, until (Unix ns), id, authorization, tenant,
-content_type}; from/until come from the query on /ingest and from the pprof's time_nanos and
-duration_nanos otherwise.  DIR/requests.log gets one JSON line per request: path, status.
+content_type, content_encoding}; from/until come from the query on /ingest, from the first
+Profile's time_unix_nano and duration_nano on OTLP and from the pprof's time_nanos and
+duration_nanos otherwise.  DIR/requests.log gets one JSON line per request: path, status, t (Unix seconds).
 
 Misbehaviour, set by lines on stdin (or --refuse at start):
   listen          start accepting connections (until then connecting is refused)
   fail STATUS N   answer the next N requests with STATUS (e.g. 500, 429, 400)
   stall N         read the next N requests and never answer them
-  ok              forget pending fails and stalls
+  retry_after S   send "Retry-After: S" with the fails
+  partial R N     answer the next N OTLP requests 200 with a partial_success rejecting R
+  ok              forget pending fails, stalls and partial successes
   quit            exit
 """
 import base64
@@ -25,12 +31,14 @@ import gzip
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 
 lock = threading.Lock()
-state = {"fail": [], "stall": 0, "seq": 0}
+state = {"fail": [], "stall": 0, "seq": 0, "retry_after": None, "partial": []}
 stop = threading.Event()
 outdir = None
 
@@ -106,12 +114,59 @@ class Bad(Exception):
     pass
 
 
-def store(handler, endpoint, raw, name, labels, frm, until, ident=""):
+SUBSET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "otlp",
+                      "profiles_subset.proto")
+
+
+def otlp_partial(rejected, msg):
+    """An ExportProfilesServiceResponse with a partial_success, encoded by protoc."""
+    text = 'partial_success { rejected_profiles: %d error_message: "%s" }' % (rejected, msg)
+    return subprocess.run(
+        ["protoc", "--proto_path=" + os.path.dirname(SUBSET), "--encode=opentelemetry.proto."
+         "collector.profiles.v1development.ExportProfilesServiceResponse", SUBSET],
+        input=text.encode(), capture_output=True, check=True).stdout
+
+
+def otlp_summary(body):
+    """(service names, time_unix_nano, duration_nano) of a request; raises if it is not one."""
+    services, times = [], []
+    dictionary = 0
+    for num, wire, v in fields(body):
+        if num == 2 and wire == 2:
+            dictionary += 1
+        if num != 1 or wire != 2:
+            continue
+        for rnum, rwire, rv in fields(v):
+            if rnum == 1 and rwire == 2:
+                for anum, awire, kv in fields(rv):
+                    d = {n: x for n, w, x in fields(kv) if w == 2} if anum == 1 else {}
+                    if d.get(1) == b"service.name":
+                        sv = {n: x for n, w, x in fields(d.get(2, b""))}
+                        services.append(sv.get(1, b"").decode())
+            elif rnum == 2 and rwire == 2:
+                for snum, swire, prof in fields(rv):
+                    if snum != 2:
+                        continue
+                    t = d_ = 0
+                    for pnum, pwire, pv in fields(prof):
+                        if pnum == 3 and pwire == 1:
+                            t = int.from_bytes(pv, "little")
+                        elif pnum == 4 and pwire == 0:
+                            d_ = pv
+                    times.append((t, d_))
+    if dictionary != 1 or not services or not times:
+        raise Bad("not an ExportProfilesServiceRequest with a dictionary and profiles")
+    if len(set(times)) != 1:
+        raise Bad("profiles of one request with different times: %s" % times)
+    return services, times[0][0], times[0][1]
+
+
+def store(handler, endpoint, raw, name, labels, frm, until, ident="", ext=".pb.gz"):
     with lock:
         state["seq"] += 1
         n = state["seq"]
     base = os.path.join(outdir, "%06d" % n)
-    with open(base + ".pb.gz", "wb") as f:
+    with open(base + ext, "wb") as f:
         f.write(raw)
     meta = {
         "endpoint": endpoint,
@@ -123,6 +178,7 @@ def store(handler, endpoint, raw, name, labels, frm, until, ident=""):
         "authorization": handler.headers.get("Authorization", ""),
         "tenant": handler.headers.get("X-Scope-OrgID", ""),
         "content_type": handler.headers.get("Content-Type", ""),
+        "content_encoding": handler.headers.get("Content-Encoding", ""),
     }
     with open(base + ".json.tmp", "w") as f:
         json.dump(meta, f, sort_keys=True)
@@ -198,20 +254,32 @@ def handle_parca(h, body):
         raise Bad("no profiles")
 
 
+def handle_otlp(h, body):
+    if h.headers.get("Content-Type", "") != "application/x-protobuf":
+        raise Bad("content type must be application/x-protobuf")
+    if h.headers.get("Content-Encoding", "") == "gzip":
+        body = gzip.decompress(body)
+    services, t, d = otlp_summary(body)
+    store(h, "otlp", body, None, {"service_name": ",".join(services)}, t, t + d, ext=".otlp.pb")
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, fmt, *args):
         pass
 
-    def answer(self, status, msg):
-        data = msg.encode()
+    def answer(self, status, msg, ctype="text/plain"):
+        data = msg.encode() if isinstance(msg, str) else msg
         # Logged before the answer: a test that reads the log once the profiler has its answer
         # must find the line there.
         with lock, open(os.path.join(outdir, "requests.log"), "a") as f:
-            f.write(json.dumps({"path": self.path.split("?")[0], "status": status}) + "\n")
+            f.write(json.dumps({"path": self.path.split("?")[0], "t": time.time(),
+                                "status": status}) + "\n")
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Type", ctype)
+        if status >= 400 and state["retry_after"] is not None:
+            self.send_header("Retry-After", state["retry_after"])
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -241,6 +309,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 handle_ingest(self, query, body)
             elif path == "/api/profiles/writeraw":
                 handle_parca(self, body)
+            elif path == "/v1development/profiles":
+                handle_otlp(self, body)
+                with lock:
+                    partial = state["partial"].pop(0) if state["partial"] else None
+                reply = otlp_partial(partial, "receiver told to reject %d" % partial) if partial else b""
+                self.answer(200, reply, "application/x-protobuf")
+                return
             else:
                 self.answer(404, "no such endpoint")
                 return
@@ -280,9 +355,14 @@ def main():
                 state["fail"] += [int(words[1])] * int(words[2])
             elif words[0] == "stall":
                 state["stall"] = int(words[1])
+            elif words[0] == "retry_after":
+                state["retry_after"] = words[1]
+            elif words[0] == "partial":
+                state["partial"] += [int(words[1])] * int(words[2])
             elif words[0] == "ok":
                 state["fail"] = []
                 state["stall"] = 0
+                state["partial"] = []
             elif words[0] == "quit":
                 break
         print("done " + words[0], flush=True)

@@ -5,33 +5,8 @@
 # twice, whatever the receiver did (refuse, 500, stall).
 
 CT=build/targets/cpu_target
-RECV=tests/e2e/push_receiver.py
 
-# start_receiver DIR [--refuse]: sets RECV_DIR, RECV_PORT and RECV_IN (a fd for its commands).
-start_receiver() {
-	RECV_DIR=$1
-	shift
-	local fifo="$E2E_TMP/recv.fifo.$RANDOM"
-	mkfifo "$fifo"
-	python3 "$RECV" "$RECV_DIR" "$@" <"$fifo" >"$RECV_DIR.out" 2>"$RECV_DIR.err" &
-	exec {RECV_IN}>"$fifo"
-	rm -f "$fifo"
-	wait_for_line "$RECV_DIR.out" '^[0-9]' 10 || fail "receiver did not start: $(cat "$RECV_DIR.err")"
-	RECV_PORT=$(head -1 "$RECV_DIR.out")
-	RECV_ACKS=0
-}
-
-# recv_cmd WORDS…: a command (push_receiver.py's docstring), waited for until acknowledged.
-recv_cmd() {
-	local i
-	echo "$*" >&"$RECV_IN"
-	RECV_ACKS=$((RECV_ACKS + 1))
-	for ((i = 0; i < 200; i++)); do
-		[ "$(grep -c '^done' "$RECV_DIR.out")" -ge "$RECV_ACKS" ] && return 0
-		sleep 0.05
-	done
-	fail "receiver did not take '$*'"
-}
+. tests/e2e/push_lib.sh
 
 # push_run OUT_DIR SECONDS [OPTION…]: the profiler on cpu_target, pushing every 2 s; its stderr
 # in OUT.log.
@@ -204,25 +179,14 @@ t_push_secrets_not_in_cmd_env() {
 # Our own /proc/PID/environ (readable by root, and what a copy of /proc/self/environ would hold)
 # no longer shows the token once --push has read it; the profiles still carry it to the backend.
 t_push_token_not_in_our_environ() {
-	local out=$E2E_TMP/out pid i rc=0
+	local out=$E2E_TMP/out
 	start_receiver "$E2E_TMP/recv"
-	BPFTRACE_PROF_PUSH_TOKEN=tok-e2e-environ "$PROF" --cpu --interval 1 --output-dir "$out" -d 4 \
-		--top 0 --push "http://127.0.0.1:$RECV_PORT" -- "$CT" 30 >/dev/null 2>"$out.log" &
-	pid=$!
-	# The first profile received: --push has long read its credentials.
-	for ((i = 0; i < 200; i++)); do
-		[ -e "$RECV_DIR/000001.json" ] && break
-		sleep 0.05
-	done
-	[ -e "$RECV_DIR/000001.json" ] || fail "nothing received"
-	tr '\0' '\n' <"/proc/$pid/environ" >"$E2E_TMP/environ" || fail "cannot read our environ"
-	wait "$pid" || rc=$?
-	[ "$rc" -eq 0 ] || { cat "$out.log"; fail "exit status $rc"; }
-	grep -q '^PATH=' "$E2E_TMP/environ" || fail "our environ unread"
-	if grep -a 'tok-e2e-environ' "$E2E_TMP/environ"; then fail "the token is in /proc/PID/environ"; fi
+	BPFTRACE_PROF_PUSH_TOKEN=tok-e2e-environ environ_at_first_profile "$out" \
+		--push "http://127.0.0.1:$RECV_PORT"
+	if grep -a 'tok-e2e-environ' "$out.environ"; then fail "the token is in /proc/PID/environ"; fi
 	grep -q '"authorization": "Bearer tok-e2e-environ"' "$RECV_DIR/000001.json" ||
 		fail "the token did not reach the backend"
-	echo "ok: the token reaches the backend and is gone from /proc/$pid/environ"
+	echo "ok: the token reaches the backend and is gone from our /proc/PID/environ"
 }
 
 # user:password@ in the --push URL: refused before anything runs, in one line that says where

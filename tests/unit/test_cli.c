@@ -486,8 +486,33 @@ static void test_cli__push_needs_interval_and_a_url(void **state)
 			       "--push-protocol", "parca"),
 			 -EINVAL);
 	assert_int_equal(PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o", "--push",
-			       "http://h", "--push-protocol", "otlp"),
+			       "http://h", "--push-protocol", "otlp-grpc"),
 			 -EINVAL);
+	assert_int_equal(PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o", "--push",
+			       "http://h", "--push-protocol", "otlp"),
+			 CLI_RUN);
+	assert_int_equal(env.push_protocol, PUSH_OTLP);
+	assert_string_equal(env.push_url, "http://h");
+	cli__free(&env);
+	/* otlp without --push: the URL from OTEL_EXPORTER_OTLP_(PROFILES_)ENDPOINT, else refused.
+	 */
+	unsetenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	assert_int_equal(PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o",
+			       "--push-protocol", "otlp"),
+			 -EINVAL);
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318", 1);
+	assert_int_equal(PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o",
+			       "--push-protocol", "otlp"),
+			 CLI_RUN);
+	assert_string_equal(env.push_url, "http://collector:4318");
+	cli__free(&env);
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	/* Back to a protocol that leaves the OTel variables to CMD. */
+	assert_int_equal(PARSE(&env, "-a", "--interval", "5", "--output-dir", "/tmp/o", "--push",
+			       "http://h", "--push-protocol", "parca"),
+			 CLI_RUN);
+	cli__free(&env);
 }
 
 static void test_cli__svg_format(void **state)

@@ -1001,7 +1001,10 @@ static void test_push__protocol_names(void **state)
 	assert_int_equal(pr, PUSH_PYROSCOPE_INGEST);
 	assert_int_equal(push__parse_protocol(&pr, "parca"), 0);
 	assert_int_equal(pr, PUSH_PARCA);
-	assert_int_equal(push__parse_protocol(&pr, "otlp"), -EINVAL);
+	assert_int_equal(push__parse_protocol(&pr, "otlp"), 0);
+	assert_int_equal(pr, PUSH_OTLP);
+	assert_int_equal(push__parse_protocol(&pr, "OTLP"), -EINVAL);
+	assert_int_equal(push__parse_protocol(&pr, "otlp-grpc"), -EINVAL);
 }
 
 int main(void)

@@ -17,17 +17,19 @@
 
 #include <curl/curl.h>
 
-#include "util/json.h"
+#include "export/otlp.h"
 #include "export/pprof.h"
+#include "export/push_auth.h"
+#include "export/push_body.h"
 #include "util/protobuf.h"
 #include "export/spool.h"
 #include "profile/profile.h"
 #include "profile/split.h"
 #include "util/clock.h"
+#include "util/gzfile.h"
 #include "util/log.h"
 
-#define RESP_KEEP	  512 /* bytes of a response body kept for the error message */
-#define AUTH_FILE_MAX	  4096
+#define RESP_KEEP	  1024 /* bytes of a response body kept (message, OTLP partial_success) */
 #define LABEL_MAX	  1024 /* bytes of a label name or value we send */
 #define PUSH_EXTRA_LABELS 4    /* a profile's own series labels sent, at most */
 
@@ -63,9 +65,11 @@ struct push {
 	int64_t spool_due_ms;
 	unsigned spool_backoff_ms;
 
-	char *token, *user, *password, *tenant;
+	struct push_secrets sec;
+	char *otlp_url;	     /* the endpoint, OTLP_PROFILES_PATH included */
+	char **otlp_headers; /* "k: v" lines from OTEL_EXPORTER_OTLP_(PROFILES_)HEADERS */
 	char hostname[256];
-	bool logged_reject, logged_auth, failing;
+	bool logged_reject, logged_auth, logged_partial, failing;
 	struct push_stats stats;
 };
 
@@ -79,19 +83,38 @@ bool push__url_has_credentials(const char *url)
 	return memchr(auth, '@', n) != NULL;
 }
 
+/* Set once "otlp" is parsed: the target's own OTel variables stay its own otherwise. */
+static bool otlp_env_ours;
+
 bool push__is_secret_env(const char *entry)
 {
+	static const char *const otel[] = {OTLP_ENV_ENDPOINT, OTLP_ENV_HEADERS,
+					   OTLP_ENV_PROFILES_ENDPOINT, OTLP_ENV_PROFILES_HEADERS};
+
+	for (size_t i = 0; otlp_env_ours && i < sizeof(otel) / sizeof(otel[0]); i++)
+		if (!strncmp(entry, otel[i], strlen(otel[i])) && entry[strlen(otel[i])] == '=')
+			return true;
 	return !strncmp(entry, PUSH_ENV_PREFIX, sizeof(PUSH_ENV_PREFIX) - 1);
+}
+
+const char *push__otlp_env_url(void)
+{
+	bool exact;
+
+	return otlp__env_endpoint(&exact);
 }
 
 int push__parse_protocol(enum push_protocol *out, const char *s)
 {
+	otlp_env_ours = !strcmp(s, "otlp");
 	if (!strcmp(s, "pyroscope"))
 		*out = PUSH_PYROSCOPE;
 	else if (!strcmp(s, "pyroscope-ingest"))
 		*out = PUSH_PYROSCOPE_INGEST;
 	else if (!strcmp(s, "parca"))
 		*out = PUSH_PARCA;
+	else if (!strcmp(s, "otlp"))
+		*out = PUSH_OTLP;
 	else
 		return -EINVAL;
 	return 0;
@@ -197,154 +220,6 @@ cleanup:
 	return err;
 }
 
-/* ---- request bodies ---- */
-
-static int encode_label(struct pbuf *series, uint32_t field, const char *name, const char *value)
-{
-	struct pbuf lp;
-	int err;
-
-	pbuf__init(&lp);
-	pb__field_string(&lp, 1, name);
-	pb__field_string(&lp, 2, value);
-	err = pb__field_message(series, field, &lp);
-	pbuf__release(&lp);
-	return err;
-}
-
-/* push.v1.PushRequest{series: [RawProfileSeries{labels, samples: [RawSample]}]}: the labels
- * sent are __name__ first, then the job's own. */
-static int body_pyroscope(struct push_job *j)
-{
-	struct pbuf req, series, sample;
-	int err;
-
-	pbuf__init(&req);
-	pbuf__init(&series);
-	pbuf__init(&sample);
-	encode_label(&series, 1, "__name__", j->r.name);
-	for (uint32_t i = 0; i < j->r.nlabels; i++)
-		encode_label(&series, 1, j->r.labels[i].name, j->r.labels[i].value);
-	pb__field_bytes(&sample, 1, j->r.data, j->r.len);
-	pb__field_string(&sample, 2, j->r.id);
-	pb__field_message(&series, 2, &sample);
-	pb__field_message(&req, 1, &series);
-	err = pbuf__err(&req);
-	if (!err) {
-		j->body = req.data;
-		j->body_len = req.len;
-	} else {
-		pbuf__release(&req);
-	}
-	pbuf__release(&series);
-	pbuf__release(&sample);
-	return err;
-}
-
-/* Pyroscope's segment keys take these characters in names and values. */
-static void ingest_clean(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		fputc(isalnum((unsigned char)*s) || strchr("_.:/-", *s) ? *s : '_', f);
-}
-
-/* The /ingest URL: name=SERVICE{k=v,…}&from&until in Unix nanoseconds (19 digits, which the
- * handler reads as ns), format=pprof.  __name__ is not in it: Pyroscope derives the profile
- * type from the pprof's sample types on this endpoint. */
-static int url_ingest(struct push *p, struct push_job *j, CURL *easy)
-{
-	char *key = NULL, *esc = NULL;
-	const char *service = "unknown";
-	size_t klen = 0;
-	bool any = false;
-	FILE *f;
-	int err = 0;
-
-	for (uint32_t i = 0; i < j->r.nlabels; i++)
-		if (!strcmp(j->r.labels[i].name, "service_name") && *j->r.labels[i].value)
-			service = j->r.labels[i].value;
-	f = open_memstream(&key, &klen);
-	if (!f)
-		return -ENOMEM;
-	ingest_clean(f, service);
-	fputc('{', f);
-	for (uint32_t i = 0; i < j->r.nlabels; i++) {
-		if (!strcmp(j->r.labels[i].name, "service_name") || !*j->r.labels[i].value)
-			continue;
-		fprintf(f, "%s%s=", any ? "," : "", j->r.labels[i].name);
-		ingest_clean(f, j->r.labels[i].value);
-		any = true;
-	}
-	fputc('}', f);
-	if (fclose(f) || !key)
-		return -ENOMEM;
-	esc = curl_easy_escape(easy, key, (int)klen);
-	if (!esc ||
-	    asprintf(&j->url, "%s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=pprof",
-		     p->url, esc, j->r.from_ns, j->r.until_ns) < 0) {
-		j->url = NULL;
-		err = -ENOMEM;
-	}
-	curl_free(esc);
-	free(key);
-	return err;
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	json__write_string(f, s, strlen(s));
-}
-
-static void base64(FILE *f, const uint8_t *d, size_t n)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)d[i] << 16;
-
-		if (i + 1 < n)
-			v |= (uint32_t)d[i + 1] << 8;
-		if (i + 2 < n)
-			v |= d[i + 2];
-		fputc(tab[v >> 18 & 63], f);
-		fputc(tab[v >> 12 & 63], f);
-		fputc(i + 1 < n ? tab[v >> 6 & 63] : '=', f);
-		fputc(i + 2 < n ? tab[v & 63] : '=', f);
-	}
-}
-
-/* parca.profilestore.v1alpha1.WriteRawRequest as grpc-gateway JSON (bytes as base64). */
-static int body_parca(struct push_job *j)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return -ENOMEM;
-	fputs("{\"series\":[{\"labels\":{\"labels\":[{\"name\":\"__name__\",\"value\":", f);
-	json_string(f, j->r.name);
-	fputc('}', f);
-	for (uint32_t i = 0; i < j->r.nlabels; i++) {
-		fputs(",{\"name\":", f);
-		json_string(f, j->r.labels[i].name);
-		fputs(",\"value\":", f);
-		json_string(f, j->r.labels[i].value);
-		fputc('}', f);
-	}
-	fputs("]},\"samples\":[{\"rawProfile\":\"", f);
-	base64(f, j->r.data, j->r.len);
-	fputs("\"}]}],\"normalized\":false}", f);
-	if (fclose(f) || !buf) {
-		free(buf);
-		return -ENOMEM;
-	}
-	j->body = buf;
-	j->body_len = len;
-	return 0;
-}
-
 /* ---- transfers ---- */
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
@@ -396,11 +271,18 @@ static int job_start(struct push *p, struct push_job *j)
 	switch (p->o.protocol) {
 	case PUSH_PYROSCOPE_INGEST:
 		ctype = "Content-Type: application/octet-stream";
-		err = url_ingest(p, j, e);
+		err = push_body__ingest_url(&j->url, p->url, &j->r, e);
+		break;
+	case PUSH_OTLP:
+		ctype = "Content-Type: application/x-protobuf";
+		j->url = strdup(p->otlp_url);
+		err = j->url ? add_header(&j->headers, "%s", "Content-Encoding: gzip") : -ENOMEM;
+		for (size_t i = 0; !err && p->otlp_headers && p->otlp_headers[i]; i++)
+			err = add_header(&j->headers, "%s", p->otlp_headers[i]);
 		break;
 	case PUSH_PARCA:
 		ctype = "Content-Type: application/json";
-		err = body_parca(j);
+		err = push_body__parca(&j->body, &j->body_len, &j->r);
 		if (!err && asprintf(&j->url, "%s/api/profiles/writeraw", p->url) < 0) {
 			j->url = NULL;
 			err = -ENOMEM;
@@ -409,7 +291,7 @@ static int job_start(struct push *p, struct push_job *j)
 	case PUSH_PYROSCOPE:
 	default:
 		ctype = "Content-Type: application/proto";
-		err = body_pyroscope(j);
+		err = push_body__pyroscope(&j->body, &j->body_len, &j->r);
 		if (!err && asprintf(&j->url, "%s/push.v1.PusherService/Push", p->url) < 0) {
 			j->url = NULL;
 			err = -ENOMEM;
@@ -423,10 +305,10 @@ static int job_start(struct push *p, struct push_job *j)
 	/* No "Expect: 100-continue" round trip before the body. */
 	if (!err)
 		err = add_header(&j->headers, "%s", "Expect:");
-	if (!err && p->token)
-		err = add_header(&j->headers, "Authorization: Bearer %s", p->token);
-	if (!err && p->tenant)
-		err = add_header(&j->headers, "X-Scope-OrgID: %s", p->tenant);
+	if (!err && p->sec.token)
+		err = add_header(&j->headers, "Authorization: Bearer %s", p->sec.token);
+	if (!err && p->sec.tenant)
+		err = add_header(&j->headers, "X-Scope-OrgID: %s", p->sec.tenant);
 	if (err)
 		goto cleanup;
 
@@ -436,7 +318,7 @@ static int job_start(struct push *p, struct push_job *j)
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, j->headers);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "bpftrace-prof/" PROF_VERSION);
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	if (p->o.protocol == PUSH_PYROSCOPE_INGEST) {
+	if (p->o.protocol == PUSH_PYROSCOPE_INGEST || p->o.protocol == PUSH_OTLP) {
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->r.data);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->r.len);
 	} else {
@@ -449,10 +331,10 @@ static int job_start(struct push *p, struct push_job *j)
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, j);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, j->errbuf);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, j);
-	if (p->user) {
+	if (p->sec.user) {
 		curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(e, CURLOPT_USERNAME, p->user);
-		curl_easy_setopt(e, CURLOPT_PASSWORD, p->password ? p->password : "");
+		curl_easy_setopt(e, CURLOPT_USERNAME, p->sec.user);
+		curl_easy_setopt(e, CURLOPT_PASSWORD, p->sec.password ? p->sec.password : "");
 	}
 	if (curl_multi_add_handle(p->multi, e) != CURLM_OK) {
 		err = -ENOMEM;
@@ -549,12 +431,32 @@ static void spool_later(struct push *p, int64_t now)
 				      : p->spool_backoff_ms * 2;
 }
 
+/* An accepted OTLP request may still reject profiles: counted as lost, said once. */
+static void otlp_partial(struct push *p, struct push_job *j)
+{
+	struct otlp_response r;
+
+	if (otlp__parse_response(&r, j->resp, j->resp_len)) {
+		pr_debug("push: %s: an OTLP response we cannot read\n", p->host);
+		return;
+	}
+	if (r.rejected_profiles <= 0)
+		return;
+	p->stats.rejected += (uint64_t)r.rejected_profiles;
+	if (!p->logged_partial)
+		pr_warn("push: %s rejected %" PRId64 " profiles of a request (%s)\n", p->host,
+			r.rejected_profiles, r.message[0] ? r.message : "no message");
+	p->logged_partial = true;
+}
+
 static void job_done(struct push *p, struct push_job *j, CURLcode res)
 {
 	bool spooled = j->spool_name[0] != 0, ok = false, retry = false, auth = false;
+	bool otlp = p->o.protocol == PUSH_OTLP;
 	long status = 0;
 	char why[RESP_KEEP + 64];
 	int64_t now = clock__mono_ms();
+	curl_off_t retry_after = 0;
 
 	curl_easy_getinfo(j->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (res != CURLE_OK) {
@@ -563,6 +465,13 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(res));
 	} else if (status >= 200 && status < 300) {
 		ok = true;
+		if (otlp)
+			otlp_partial(p, j);
+	} else if (otlp) {
+		/* OTLP/HTTP: only these say "later", with the delay in Retry-After. */
+		retry = otlp__status_retryable(status);
+		curl_easy_getinfo(j->easy, CURLINFO_RETRY_AFTER, &retry_after);
+		snprintf(why, sizeof(why), "HTTP %ld", status);
 	} else {
 		/* 429 and 5xx say "later"; 401 and 403 that our credentials are wrong, which no
 		 * retry mends; any other answer is final. */
@@ -597,8 +506,14 @@ static void job_done(struct push *p, struct push_job *j, CURLcode res)
 		if (spooled) {
 			spool_later(p, now);
 		} else if (++j->tries < p->o.max_tries) {
+			int64_t ra_ms = (int64_t)retry_after * 1000;
+
 			p->stats.retried++;
 			j->due_ms = now + backoff(p, j->tries);
+			if (ra_ms > (int64_t)p->o.backoff_max_ms)
+				ra_ms = p->o.backoff_max_ms;
+			if (now + ra_ms > j->due_ms)
+				j->due_ms = now + ra_ms;
 			return;
 		} else {
 			spool_or_count(p, j, &p->stats.failed);
@@ -675,6 +590,59 @@ static const char *profile_name(const char *mode)
 	return mode;
 }
 
+/* All the parts in one OTLP request, gzip-compressed: one job, one spool file. */
+static int submit_otlp(struct push *p, const struct profile *prof, const struct split_part *parts,
+		       uint32_t nparts)
+{
+	struct otlp_part *op = calloc(nparts ? nparts : 1, sizeof(*op));
+	struct push_label host = {"hostname", p->hostname};
+	struct push_item item = {
+		.name = profile_name(prof->mode),
+		.labels = &host,
+		.nlabels = p->hostname[0] ? 1 : 0,
+		.from_ns = prof->time_nanos,
+		.until_ns = prof->time_nanos + prof->duration_nanos,
+	};
+	struct pbuf req;
+	struct gzfile *gz = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+	int err = -ENOMEM;
+
+	pbuf__init(&req);
+	if (!op)
+		goto cleanup;
+	for (uint32_t i = 0; i < nparts; i++)
+		op[i] = (struct otlp_part){parts[i].service, parts[i].is_container,
+					   parts[i].profile};
+	err = otlp__encode(&req, op, nparts, p->hostname);
+	f = err ? NULL : open_memstream(&buf, &len);
+	if (!err && !f)
+		err = -ENOMEM;
+	if (!err)
+		err = gzfile__new(&gz, f);
+	if (!err)
+		err = gzfile__write(gz, req.data, req.len);
+	if (!err)
+		err = gzfile__finish(gz);
+	gzfile__free(gz);
+	if (f && fclose(f) && !err)
+		err = -ENOMEM;
+	if (err) {
+		p->stats.build_failed++;
+		goto cleanup;
+	}
+	item.data = buf;
+	item.len = len;
+	err = push__submit(p, &item); /* counts its own failures */
+cleanup:
+	free(buf);
+	free(op);
+	pbuf__release(&req);
+	return err;
+}
+
 int push__submit_profile(struct push *p, const struct profile *prof)
 {
 	struct split_part *parts = NULL;
@@ -687,6 +655,11 @@ int push__submit_profile(struct push *p, const struct profile *prof)
 		return err;
 	}
 	p->stats.series_folded += nfolded;
+	if (p->o.protocol == PUSH_OTLP && nparts) {
+		err = submit_otlp(p, prof, parts, nparts);
+		split__free(parts, nparts);
+		return err;
+	}
 	/* A part that cannot be encoded is counted; the others still go. */
 	for (uint32_t i = 0; i < nparts; i++) {
 		struct push_label labels[3 + PUSH_EXTRA_LABELS];
@@ -848,127 +821,29 @@ void push__stats(const struct push *p, struct push_stats *out)
 
 /* ---- set-up ---- */
 
-static int check_secret(const char *what, const char *v)
+/* The endpoint and headers; the OTEL_EXPORTER_OTLP_* variables then gone from our environment
+ * as our own secrets are.  The signal's own variable wins over the generic one. */
+static int otlp_setup(struct push *p, bool exact)
 {
-	if (strpbrk(v, "\r\n")) {
-		pr_err("%s holds a line break\n", what);
-		return -EINVAL;
+	char *headers = NULL, *generic = NULL;
+	int err = otlp__url(&p->otlp_url, p->o.url, exact);
+
+	if (!err)
+		err = push_auth__take_env(&headers, OTLP_ENV_PROFILES_HEADERS);
+	if (!err)
+		err = push_auth__take_env(&generic, OTLP_ENV_HEADERS);
+	if (!err && (headers || generic)) {
+		err = otlp__parse_headers(&p->otlp_headers, headers ? headers : generic);
+		if (err == -EINVAL)
+			pr_err("%s: not key=value[,key=value...]\n",
+			       headers ? OTLP_ENV_PROFILES_HEADERS : OTLP_ENV_HEADERS);
 	}
-	return 0;
-}
-
-static int set_secret(char **slot, const char *what, const char *v)
-{
-	int err;
-
-	if (!v || !*v)
-		return 0;
-	err = check_secret(what, v);
-	if (err)
-		return err;
-	free(*slot);
-	*slot = strdup(v);
-	return *slot ? 0 : -ENOMEM;
-}
-
-/*
- * A secret from the environment, then gone from it: the value's bytes wiped where they are, so
- * that our /proc/PID/environ (which reads the original strings) no longer shows it, and the
- * variable unset.
- */
-static int take_env_secret(char **slot, const char *name)
-{
-	char *v = getenv(name);
-	int err;
-
-	if (!v)
-		return 0;
-	err = set_secret(slot, name, v);
-	explicit_bzero(v, strlen(v));
-	unsetenv(name);
-	return err;
-}
-
-/* key=value lines (token, user, password, tenant; # comments): a file only we or root own,
- * unreadable by group and others, so no other user can read or plant credentials. */
-static int read_auth_file(struct push *p, const char *path)
-{
-	char buf[AUTH_FILE_MAX + 1], *line, *save = NULL;
-	struct stat st;
-	ssize_t n;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		err = -errno;
-		pr_err("cannot open --push-auth-file %s: %s\n", path, strerror(-err));
-		return err;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		pr_err("--push-auth-file %s is not a regular file\n", path);
-		err = -EINVAL;
-		goto cleanup;
-	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		pr_err("--push-auth-file %s is owned by another user (uid %u)\n", path,
-		       (unsigned)st.st_uid);
-		err = -EPERM;
-		goto cleanup;
-	}
-	if (st.st_mode & 077) {
-		pr_err("--push-auth-file %s is accessible to group or others "
-		       "(mode %03o); chmod 600 it\n",
-		       path, (unsigned)(st.st_mode & 0777));
-		err = -EPERM;
-		goto cleanup;
-	}
-	n = read(fd, buf, sizeof(buf));
-	if (n < 0 || n > AUTH_FILE_MAX) {
-		pr_err("--push-auth-file %s: %s\n", path,
-		       n < 0 ? strerror(errno) : "larger than 4096 bytes");
-		err = n < 0 ? -EIO : -EFBIG;
-		goto cleanup;
-	}
-	buf[n] = 0;
-	for (line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
-		char *eq, *v;
-		size_t len = strlen(line);
-
-		if (len && line[len - 1] == '\r')
-			line[--len] = 0;
-		if (!*line || *line == '#')
-			continue;
-		eq = strchr(line, '=');
-		if (!eq) {
-			pr_err("--push-auth-file %s: a line without '='\n", path);
-			err = -EINVAL;
-			break;
-		}
-		*eq = 0;
-		v = eq + 1;
-		if (!strcmp(line, "token"))
-			err = set_secret(&p->token, "the push token", v);
-		else if (!strcmp(line, "user"))
-			err = set_secret(&p->user, "the push user", v);
-		else if (!strcmp(line, "password"))
-			err = set_secret(&p->password, "the push password", v);
-		else if (!strcmp(line, "tenant"))
-			err = set_secret(&p->tenant, "the push tenant", v);
-		else {
-			/* The "key" may be a token written without "token=": named only when it
-			 * looks like a key. */
-			bool named = strlen(line) <= 16 &&
-				     strspn(line, "abcdefghijklmnopqrstuvwxyz_") == strlen(line);
-
-			pr_err("--push-auth-file %s: unknown key%s%s%s (token, user, password, "
-			       "tenant)\n",
-			       path, named ? " '" : "", named ? line : "", named ? "'" : "");
-			err = -EINVAL;
-		}
-	}
-	memset(buf, 0, sizeof(buf));
-cleanup:
-	close(fd);
+	push_auth__free_secret(headers);
+	push_auth__free_secret(generic);
+	if (getenv(OTLP_ENV_PROFILES_ENDPOINT))
+		unsetenv(OTLP_ENV_PROFILES_ENDPOINT);
+	if (getenv(OTLP_ENV_ENDPOINT))
+		unsetenv(OTLP_ENV_ENDPOINT);
 	return err;
 }
 
@@ -985,6 +860,17 @@ int push__new(struct push **out, const struct push_opts *opts)
 	size_t n;
 	int err;
 
+	bool exact = false;
+
+	if (o.protocol == PUSH_OTLP) {
+		const char *env_url = otlp__env_endpoint(&exact);
+
+		/* The signal's own variable names the whole endpoint, also when the CLI copied it.
+		 */
+		if (!o.url)
+			o.url = env_url;
+		exact = exact && o.url && !strcmp(o.url, env_url);
+	}
 	if (!o.url || (strncmp(o.url, "http://", 7) && strncmp(o.url, "https://", 8))) {
 		pr_err("--push takes an http:// or https:// URL\n");
 		return -EINVAL;
@@ -1028,23 +914,25 @@ int push__new(struct push **out, const struct push_opts *opts)
 		p->hostname[0] = 0;
 
 	/* Under PUSH_ENV_PREFIX, each of them: push__is_secret_env keeps them from children. */
-	err = take_env_secret(&p->token, PUSH_ENV_PREFIX "TOKEN");
+	err = push_auth__take_env(&p->sec.token, PUSH_ENV_PREFIX "TOKEN");
 	if (!err)
-		err = take_env_secret(&p->user, PUSH_ENV_PREFIX "USER");
+		err = push_auth__take_env(&p->sec.user, PUSH_ENV_PREFIX "USER");
 	if (!err)
-		err = take_env_secret(&p->password, PUSH_ENV_PREFIX "PASSWORD");
+		err = push_auth__take_env(&p->sec.password, PUSH_ENV_PREFIX "PASSWORD");
 	if (!err)
-		err = take_env_secret(&p->tenant, PUSH_ENV_PREFIX "TENANT");
+		err = push_auth__take_env(&p->sec.tenant, PUSH_ENV_PREFIX "TENANT");
 	if (!err && o.auth_file)
-		err = read_auth_file(p, o.auth_file);
+		err = push_auth__read_file(&p->sec, o.auth_file);
+	if (!err && o.protocol == PUSH_OTLP)
+		err = otlp_setup(p, exact);
 	if (err)
 		goto cleanup;
-	if (p->token && p->user) {
+	if (p->sec.token && p->sec.user) {
 		pr_err("push credentials: give a token or a user, not both\n");
 		err = -EINVAL;
 		goto cleanup;
 	}
-	if ((p->token || p->password) && !strncmp(p->url, "http://", 7))
+	if ((p->sec.token || p->sec.password) && !strncmp(p->url, "http://", 7))
 		pr_warn("push: credentials go to %s unencrypted (plain http)\n", p->url);
 	if (o.spool_dir) {
 		err = spool__open(
@@ -1058,13 +946,6 @@ int push__new(struct push **out, const struct push_opts *opts)
 cleanup:
 	push__free(p);
 	return err;
-}
-
-static void free_secret(char *s)
-{
-	if (s)
-		explicit_bzero(s, strlen(s));
-	free(s);
 }
 
 void push__free(struct push *p)
@@ -1086,10 +967,12 @@ void push__free(struct push *p)
 	free(p->queue);
 	free(p->url);
 	free(p->host);
-	free_secret(p->token);
-	free_secret(p->user);
-	free_secret(p->password);
-	free_secret(p->tenant);
+	push_auth__free_secret(p->sec.token);
+	push_auth__free_secret(p->sec.user);
+	push_auth__free_secret(p->sec.password);
+	push_auth__free_secret(p->sec.tenant);
+	free(p->otlp_url);
+	otlp__free_headers(p->otlp_headers);
 	free(p);
 	curl_global_cleanup();
 }

@@ -17,6 +17,13 @@
  *   PUSH_PYROSCOPE         POST {url}/push.v1.PusherService/Push, Connect unary, application/proto
  *   PUSH_PYROSCOPE_INGEST  POST {url}/ingest?name=SERVICE{k=v,…}&from=NS&until=NS&format=pprof
  *   PUSH_PARCA             POST {url}/api/profiles/writeraw, grpc-gateway JSON (base64 profile)
+ *   PUSH_OTLP              POST {url}/v1development/profiles, an OTLP ExportProfilesServiceRequest
+ *                          (export/otlp.h), gzip; retried only on 429, 502, 503, 504 and
+ *                          connection errors (OTLP/HTTP), Retry-After honoured (at most
+ *                          backoff_max_ms); profiles a partial_success rejects are counted.
+ *                          The URL may come from OTEL_EXPORTER_OTLP_(PROFILES_)ENDPOINT, headers
+ *                          from OTEL_EXPORTER_OTLP_(PROFILES_)HEADERS: taken and kept from CMD
+ *                          like ours once "otlp" is parsed.
  *
  * Credentials come from the environment or an auth file, never from the command line (a URL
  * with user:password@ is refused: the command line is in every profile's comments):
@@ -48,10 +55,11 @@ enum push_protocol {
 	PUSH_PYROSCOPE,
 	PUSH_PYROSCOPE_INGEST,
 	PUSH_PARCA,
+	PUSH_OTLP, /* export/otlp.h */
 };
 
 struct push_opts {
-	const char *url; /* base URL, http:// or https:// */
+	const char *url; /* base URL, http:// or https://; otlp: NULL takes the environment's */
 	enum push_protocol protocol;
 	const char *auth_file; /* NULL: credentials from the environment only */
 	const char *spool_dir; /* NULL: no spool (failures are counted as failed/dropped) */
@@ -75,7 +83,7 @@ struct push_label {
 
 /* One profile to send; push__submit copies everything. */
 struct push_item {
-	const void *data; /* gzip-compressed pprof */
+	const void *data; /* gzip-compressed pprof (otlp: the gzip-compressed request) */
 	size_t len;
 	const char *name;		 /* __name__: process_cpu, memory, wall, … */
 	const struct push_label *labels; /* series labels; service_name among them */
@@ -117,13 +125,20 @@ void push__stats(const struct push *p, struct push_stats *out);
 /* One line on stderr: what --push did, a warning when something did not get through (yet). */
 void push__log(const struct push *p);
 
+/* --push-protocol otlp without --push: OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT, else
+ * OTEL_EXPORTER_OTLP_ENDPOINT (push__new appends the path to the latter); NULL when neither is
+ * set.  The environment's string: push__new unsets the variable, which leaves it in place
+ * (glibc never frees environment strings), and does not wipe it (an endpoint is no secret). */
+const char *push__otlp_env_url(void);
+
 /* A URL with credentials in it (user[:password]@host): refused, they would be in the command line.
  */
 bool push__url_has_credentials(const char *url);
 /* A "NAME=value" environment entry that push reads (PUSH_ENV_PREFIX): never handed on. */
 bool push__is_secret_env(const char *entry);
 
-/* "pyroscope", "pyroscope-ingest", "parca" -> *out; -EINVAL for anything else. */
+/* "pyroscope", "pyroscope-ingest", "parca", "otlp" -> *out; -EINVAL for anything else.  "otlp"
+ * also makes push__is_secret_env name the OTEL_EXPORTER_OTLP_* variables we read. */
 int push__parse_protocol(enum push_protocol *out, const char *s);
 
 #endif /* PROF_PUSH_H */

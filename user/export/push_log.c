@@ -9,7 +9,7 @@
 void push__log(const struct push *p)
 {
 	struct push_stats st;
-	char more[192] = "";
+	char more[256] = "";
 	int n = 0;
 
 	push__stats(p, &st);
@@ -22,11 +22,15 @@ void push__log(const struct push *p)
 	if (st.build_failed && n < (int)sizeof(more))
 		n += snprintf(more + n, sizeof(more) - (size_t)n, ", %llu not built",
 			      (unsigned long long)st.build_failed);
+	if (st.rejected && n < (int)sizeof(more))
+		n += snprintf(more + n, sizeof(more) - (size_t)n,
+			      ", %llu rejected in a partial success",
+			      (unsigned long long)st.rejected);
 	if (st.series_folded && n < (int)sizeof(more))
 		snprintf(more + n, sizeof(more) - (size_t)n,
 			 ", %llu services folded into \"other\"",
 			 (unsigned long long)st.series_folded);
-	log__printf(st.failed || st.dropped || st.auth_failed || st.build_failed ||
+	log__printf(st.failed || st.dropped || st.auth_failed || st.build_failed || st.rejected ||
 				    st.spooled > st.spool_sent
 			    ? LOG_WARN
 			    : LOG_INFO,

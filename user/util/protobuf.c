@@ -111,6 +111,16 @@ int pb__field_varint(struct pbuf *b, uint32_t field, uint64_t v)
 	return err ? err : pb__varint(b, v);
 }
 
+int pb__field_fixed64(struct pbuf *b, uint32_t field, uint64_t v)
+{
+	uint8_t le[8];
+	int err = pb__tag(b, field, PB_WIRE_I64);
+
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	return err ? err : pbuf__append(b, le, sizeof(le));
+}
+
 int pb__field_bytes(struct pbuf *b, uint32_t field, const void *data, size_t len)
 {
 	int err;

@@ -22,6 +22,7 @@ struct pbuf {
 
 enum pb_wire_type {
 	PB_WIRE_VARINT = 0,
+	PB_WIRE_I64 = 1,
 	PB_WIRE_LEN = 2,
 };
 
@@ -45,6 +46,8 @@ int pb__tag(struct pbuf *b, uint32_t field, enum pb_wire_type wt);
 
 /* Field encoders: tag + payload.  They always write, even a zero (callers skip defaults). */
 int pb__field_varint(struct pbuf *b, uint32_t field, uint64_t v);
+/* fixed64: eight bytes, little-endian (OTLP's timestamps). */
+int pb__field_fixed64(struct pbuf *b, uint32_t field, uint64_t v);
 int pb__field_bytes(struct pbuf *b, uint32_t field, const void *data, size_t len);
 int pb__field_string(struct pbuf *b, uint32_t field, const char *s);
 /* Embeds msg (its error, if any, becomes b's). */
