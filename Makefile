@@ -54,7 +54,7 @@ FIX_CFLAGS := -g -O1 -fno-omit-frame-pointer -Wl,--build-id=sha1
 FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix-stripped.so \
 		symfix-stripped symfix-pie.debug symfix-debuglink symfix-pie.nm symfix-nopie.nm \
 		libsymfix.so.nm symfix-pie.buildid symfix-dwarf4 symfix-dwarf4.nm symfix-pie-z.debug \
-		inlfix inlfix.nm inlfix-dwarf4 inlfix-dwarf4.nm inlfix-clang inlfix-clang.nm)
+		inlfix inlfix.nm inlfix-dwarf4 inlfix-dwarf4.nm inlfix-clang inlfix-clang.nm dwz/done)
 
 # Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
 # of the functions the tests name).
@@ -206,6 +206,34 @@ $(FIX)/inlfix-clang: tests/fixtures/inlfix.c | $(FIX)
 $(FIX)/inlfix-dwarf4: tests/fixtures/inlfix.c | $(FIX)
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) -O2 -gdwarf-4 -Wl,--build-id=sha1 $< -o $@
+
+# dwz's alternate file: two programs inlining one header's functions; their debug files kept as
+# they were (*.ref.debug, addr2line's reference) and processed by dwz -m, which moves what they
+# share into .dwz/dwzfix-common.debug (GNU forms, found by the link's relative path; dwz5/: DWARF 5
+# forms and .debug_sup); bid/ holds the alternate file under its build id only, bad/ another
+# file under that id.
+DWZ_DIRS := dwz dwz5 dwz-bid dwz-bad
+$(FIX)/dwz/done: tests/fixtures/dwzfix_a.c tests/fixtures/dwzfix_b.c tests/fixtures/dwzfix.h | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)cd $(FIX) && rm -rf $(DWZ_DIRS) && mkdir -p dwz/.dwz dwz5/.dwz
+	$(Q)for p in a b; do \
+		$(CC) -O2 -g -Wl,--build-id=sha1 tests/fixtures/dwzfix_$$p.c -o $(FIX)/dwz/dwzfix-$$p && \
+		nm -S --defined-only $(FIX)/dwz/dwzfix-$$p > $(FIX)/dwz/dwzfix-$$p.nm && \
+		objcopy --only-keep-debug $(FIX)/dwz/dwzfix-$$p $(FIX)/dwz/dwzfix-$$p.ref.debug && \
+		cp $(FIX)/dwz/dwzfix-$$p.ref.debug $(FIX)/dwz/dwzfix-$$p.debug && \
+		cp $(FIX)/dwz/dwzfix-$$p.ref.debug $(FIX)/dwz5/dwzfix-$$p.debug || exit 1; done
+	$(Q)cd $(FIX)/dwz && dwz -m .dwz/dwzfix-common.debug -M .dwz/dwzfix-common.debug \
+		dwzfix-a.debug dwzfix-b.debug
+	$(Q)cd $(FIX)/dwz5 && dwz --dwarf-5 -m .dwz/dwzfix-common.debug -M .dwz/dwzfix-common.debug \
+		dwzfix-a.debug dwzfix-b.debug
+	$(Q)readelf --debug-dump=abbrev $(FIX)/dwz/dwzfix-a.debug | grep -q DW_FORM_GNU_ref_alt
+	$(Q)readelf --debug-dump=abbrev $(FIX)/dwz5/dwzfix-a.debug | grep -q DW_FORM_ref_sup4
+	$(Q)id=$$(readelf -n $(FIX)/dwz/.dwz/dwzfix-common.debug 2>/dev/null | sed -n 's/.*Build ID: *//p'); \
+		d=.build-id/$$(echo $$id | cut -c1-2); f=$$d/$$(echo $$id | cut -c3-).debug; \
+		mkdir -p $(FIX)/dwz-bid/$$d $(FIX)/dwz-bad/$$d && \
+		cp $(FIX)/dwz/.dwz/dwzfix-common.debug $(FIX)/dwz-bid/$$f && \
+		cp $(FIX)/dwz/dwzfix-b.ref.debug $(FIX)/dwz-bad/$$f
+	$(Q)touch $@
 
 $(FIX)/symfix-pie-z.debug: $(FIX)/symfix-pie.debug
 	$(call msg,FIXTURE,$@)

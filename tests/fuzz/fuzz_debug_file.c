@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	elf_file__bytes(ef);
 	elf_file__free(ef);
 	/* Its .debug_line programs, as the symbolizer looks up a frame's line. */
-	if (!dwlines__open(&d, file)) {
+	if (!dwlines__open(&d, file, NULL)) {
 		for (uint64_t a = 0x1000; a < 0x3000; a += 0x10) {
 			const char *src;
 			int line;

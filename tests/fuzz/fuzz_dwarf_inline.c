@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += n;
 	}
 	s = (struct dwsecs){secs[0], secs[1], secs[2], secs[3], secs[4], secs[5], secs[6], secs[7]};
-	if (dwinl__build(&x, &s, file_of, NULL, 1u << 20))
+	if (dwinl__build(&x, &s, NULL, file_of, NULL, 1u << 20))
 		return 0; /* -ENOMEM only */
 	if (dwinl__bytes(&x) > (1u << 20) + 4096)
 		__builtin_trap(); /* the cap holds */
