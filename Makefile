@@ -209,26 +209,33 @@ $(FIX)/inlfix-dwarf4: tests/fixtures/inlfix.c | $(FIX)
 
 # dwz's alternate file: two programs inlining one header's functions; their debug files kept as
 # they were (*.ref.debug, addr2line's reference) and processed by dwz -m, which moves what they
-# share into .dwz/dwzfix-common.debug (GNU forms, found by the link's relative path; dwz5/: DWARF 5
-# forms and .debug_sup); bid/ holds the alternate file under its build id only, bad/ another
-# file under that id.
-DWZ_DIRS := dwz dwz5 dwz-bid dwz-bad
+# share into .dwz/dwzfix-common.debug, found by the link's relative path.  dwz/: built next to
+# their sources, the inlined functions' DIEs move (GNU_ref_alt); dwz5/: the same with DWARF 5's
+# forms and .debug_sup; dwzs/: built from the top (a directory in the file names), only their
+# names' strings move (GNU_strp_alt).  dwz-bid/ holds dwz/'s alternate file under its build id
+# only, dwz-bad/ another file under that id.
+DWZ_DIRS := dwz dwz5 dwzs dwz-bid dwz-bad
 $(FIX)/dwz/done: tests/fixtures/dwzfix_a.c tests/fixtures/dwzfix_b.c tests/fixtures/dwzfix.h | $(FIX)
 	$(call msg,FIXTURE,$@)
-	$(Q)cd $(FIX) && rm -rf $(DWZ_DIRS) && mkdir -p dwz/.dwz dwz5/.dwz
+	$(Q)cd $(FIX) && rm -rf $(DWZ_DIRS) && mkdir -p dwz/.dwz dwz5/.dwz dwzs/.dwz
 	$(Q)for p in a b; do \
-		$(CC) -O2 -g -Wl,--build-id=sha1 tests/fixtures/dwzfix_$$p.c -o $(FIX)/dwz/dwzfix-$$p && \
+		(cd tests/fixtures && $(CC) -O2 -g -Wl,--build-id=sha1 dwzfix_$$p.c \
+			-o $(abspath $(FIX))/dwz/dwzfix-$$p) && \
+		$(CC) -O2 -g -Wl,--build-id=sha1 tests/fixtures/dwzfix_$$p.c -o $(FIX)/dwzs/dwzfix-$$p && \
 		nm -S --defined-only $(FIX)/dwz/dwzfix-$$p > $(FIX)/dwz/dwzfix-$$p.nm && \
-		objcopy --only-keep-debug $(FIX)/dwz/dwzfix-$$p $(FIX)/dwz/dwzfix-$$p.ref.debug && \
-		cp $(FIX)/dwz/dwzfix-$$p.ref.debug $(FIX)/dwz/dwzfix-$$p.debug && \
+		nm -S --defined-only $(FIX)/dwzs/dwzfix-$$p > $(FIX)/dwzs/dwzfix-$$p.nm && \
+		for d in dwz dwzs; do \
+			objcopy --only-keep-debug $(FIX)/$$d/dwzfix-$$p $(FIX)/$$d/dwzfix-$$p.ref.debug && \
+			cp $(FIX)/$$d/dwzfix-$$p.ref.debug $(FIX)/$$d/dwzfix-$$p.debug || exit 1; done && \
 		cp $(FIX)/dwz/dwzfix-$$p.ref.debug $(FIX)/dwz5/dwzfix-$$p.debug || exit 1; done
-	$(Q)cd $(FIX)/dwz && dwz -m .dwz/dwzfix-common.debug -M .dwz/dwzfix-common.debug \
-		dwzfix-a.debug dwzfix-b.debug
-	$(Q)cd $(FIX)/dwz5 && dwz --dwarf-5 -m .dwz/dwzfix-common.debug -M .dwz/dwzfix-common.debug \
-		dwzfix-a.debug dwzfix-b.debug
-	$(Q)readelf --debug-dump=abbrev $(FIX)/dwz/dwzfix-a.debug | grep -q DW_FORM_GNU_ref_alt
-	$(Q)readelf --debug-dump=abbrev $(FIX)/dwz5/dwzfix-a.debug | grep -q DW_FORM_ref_sup4
-	$(Q)id=$$(readelf -n $(FIX)/dwz/.dwz/dwzfix-common.debug 2>/dev/null | sed -n 's/.*Build ID: *//p'); \
+	$(Q)for d in dwz dwz5 dwzs; do \
+		(cd $(FIX)/$$d && dwz $$([ $$d = dwz5 ] && echo --dwarf-5) -m .dwz/dwzfix-common.debug \
+			-M .dwz/dwzfix-common.debug dwzfix-a.debug dwzfix-b.debug) || exit 1; done
+	$(Q)readelf -wi $(FIX)/dwz/dwzfix-a.debug 2>/dev/null | grep -q 'abstract_origin: <alt'
+	$(Q)readelf --debug-dump=abbrev $(FIX)/dwz5/dwzfix-a.debug 2>/dev/null | grep -q ref_sup4
+	$(Q)readelf -wi $(FIX)/dwzs/dwzfix-a.debug 2>/dev/null | grep -q 'alt indirect string.*dwz_mid'
+	$(Q)id=$$(readelf -n $(FIX)/dwz/.dwz/dwzfix-common.debug 2>/dev/null | \
+			sed -n 's/.*Build ID: *//p'); \
 		d=.build-id/$$(echo $$id | cut -c1-2); f=$$d/$$(echo $$id | cut -c3-).debug; \
 		mkdir -p $(FIX)/dwz-bid/$$d $(FIX)/dwz-bad/$$d && \
 		cp $(FIX)/dwz/.dwz/dwzfix-common.debug $(FIX)/dwz-bid/$$f && \
