@@ -213,7 +213,7 @@ $(FIX)/inlfix-dwarf4: tests/fixtures/inlfix.c | $(FIX)
 # their sources, the inlined functions' DIEs move (GNU_ref_alt); dwz5/: the same with DWARF 5's
 # forms and .debug_sup; dwzs/: built from the top (a directory in the file names), only their
 # names' strings move (GNU_strp_alt).  dwz-bid/ holds dwz/'s alternate file under its build id
-# only, dwz-bad/ another file under that id.
+# only, dwz-bad/ the same file with another build id (its note's bytes changed) under that id.
 DWZ_DIRS := dwz dwz5 dwzs dwz-bid dwz-bad
 $(FIX)/dwz/done: tests/fixtures/dwzfix_a.c tests/fixtures/dwzfix_b.c tests/fixtures/dwzfix.h | $(FIX)
 	$(call msg,FIXTURE,$@)
@@ -239,7 +239,9 @@ $(FIX)/dwz/done: tests/fixtures/dwzfix_a.c tests/fixtures/dwzfix_b.c tests/fixtu
 		d=.build-id/$$(echo $$id | cut -c1-2); f=$$d/$$(echo $$id | cut -c3-).debug; \
 		mkdir -p $(FIX)/dwz-bid/$$d $(FIX)/dwz-bad/$$d && \
 		cp $(FIX)/dwz/.dwz/dwzfix-common.debug $(FIX)/dwz-bid/$$f && \
-		cp $(FIX)/dwz/dwzfix-b.ref.debug $(FIX)/dwz-bad/$$f
+		xxd -p $(FIX)/dwz/.dwz/dwzfix-common.debug | tr -d '\n' | \
+			sed "s/$$id/$$(echo $$id | tr 0-9a-f 1-9a-f0)/" | xxd -r -p > $(FIX)/dwz-bad/$$f && \
+		! cmp -s $(FIX)/dwz-bid/$$f $(FIX)/dwz-bad/$$f
 	$(Q)touch $@
 
 $(FIX)/symfix-pie-z.debug: $(FIX)/symfix-pie.debug
