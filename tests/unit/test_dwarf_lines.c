@@ -265,10 +265,11 @@ static void test_dwarf_lines__inlined_named_from_dwz_alt_file(void **state)
 
 	(void)state;
 	/*
-	 * GNU_ref_alt: the alternate file at the link's path, relative to the debug file's.  Against
+	 * GNU_ref_alt: the alternate file at the link's path, relative to the debug file's. Against
 	 * the DWARF before dwz: binutils 2.40, following the link, names the innermost level by the
 	 * symbol when its origin is in the alternate file (dwzfix_a at 0x1140, where the same DWARF
-	 * before dwz, and the DIEs read by hand with readelf, give dwz_leaf); the outer levels agree.
+	 * before dwz, and the DIEs read by hand with readelf, give dwz_leaf); the outer levels
+	 * agree.
 	 */
 	assert_true(check_inlines("addr2line", DWZ "dwzfix-a.ref.debug", DWZ "dwzfix-a.debug",
 				  FIX "dwz", DWZ "dwzfix-a.nm", "dwzfix_a", size) > 8);
@@ -280,11 +281,13 @@ static void test_dwarf_lines__inlined_named_from_dwz_alt_file(void **state)
 	assert_true(check_inlines("addr2line", DWZ "dwzfix-a.ref.debug", DWZ "dwzfix-a.debug",
 				  FIX "dwz-bid", DWZ "dwzfix-a.nm", "dwzfix_a", size) > 8);
 	/*
-	 * Not found, outside the debug directory, or another build's (dwz-bad: the right DIEs, which
-	 * would name every level, under another build id): left out, counted, as with none at all.
+	 * Not found, outside the debug directory, or another build's (dwz-bad: the right DIEs,
+	 * which would name every level, under another build id): left out, counted, as with none at
+	 * all.
 	 */
 	for (unsigned i = 0; i < 4; i++) {
-		static const char *const dirs[] = {NULL, FIX "nonexistent", FIX "dwz5", FIX "dwz-bad"};
+		static const char *const dirs[] = {NULL, FIX "nonexistent", FIX "dwz5",
+						   FIX "dwz-bad"};
 		uint64_t n = unnamed_without_alt(DWZ "dwzfix-a.debug", dirs[i], DWZ "dwzfix-a.nm",
 						 "dwzfix_a");
 

@@ -119,13 +119,15 @@ int dwalt__open(int *out, const struct dwalt_link *link, const char *path, const
 	want = hex(link->id, link->id_len);
 	if (!want)
 		return -ENOMEM;
-	/* gdb's order: by build id, then the link's path (relative: to the debug file's directory) */
+	/* gdb's order: by build id, then the link's path (relative: to the debug file's directory)
+	 */
 	for (int i = 0; i < 2; i++) {
 		char *cand = NULL;
 		int n = 0;
 
 		if (i == 0)
-			n = asprintf(&cand, "%s/.build-id/%.2s/%s.debug", debug_dir, want, want + 2);
+			n = asprintf(&cand, "%s/.build-id/%.2s/%s.debug", debug_dir, want,
+				     want + 2);
 		else if (link->path[0] == '/')
 			n = asprintf(&cand, "%s", link->path);
 		else if (link->path[0] && slash)

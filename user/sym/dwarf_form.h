@@ -30,16 +30,16 @@ struct dwunit {
 };
 
 enum dwval_kind {
-	DWVAL_NONE,  /* skipped: a form not read (block, exprloc, data16…), or malformed */
-	DWVAL_NUM,   /* a constant, flag or section offset */
-	DWVAL_ADDR,  /* an address (addr) */
-	DWVAL_ADDRX, /* an index into .debug_addr */
-	DWVAL_REF,   /* a DIE's offset in .debug_info (unit-relative forms made absolute) */
-	DWVAL_STR,   /* an inline string: s */
-	DWVAL_STRP,  /* an offset into .debug_str */
-	DWVAL_LSTRP, /* an offset into .debug_line_str */
-	DWVAL_STRX,  /* an index into .debug_str_offsets */
-	DWVAL_RNGX,  /* an index of DW_FORM_rnglistx */
+	DWVAL_NONE,	/* skipped: a form not read (block, exprloc, data16…), or malformed */
+	DWVAL_NUM,	/* a constant, flag or section offset */
+	DWVAL_ADDR,	/* an address (addr) */
+	DWVAL_ADDRX,	/* an index into .debug_addr */
+	DWVAL_REF,	/* a DIE's offset in .debug_info (unit-relative forms made absolute) */
+	DWVAL_STR,	/* an inline string: s */
+	DWVAL_STRP,	/* an offset into .debug_str */
+	DWVAL_LSTRP,	/* an offset into .debug_line_str */
+	DWVAL_STRX,	/* an index into .debug_str_offsets */
+	DWVAL_RNGX,	/* an index of DW_FORM_rnglistx */
 	DWVAL_REF_ALT,	/* a DIE's offset in the alternate file's .debug_info */
 	DWVAL_STRP_ALT, /* an offset into the alternate file's .debug_str */
 };

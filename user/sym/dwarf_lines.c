@@ -53,7 +53,7 @@ struct cu_dir {
 /* The sections a line table names strings in, and where DWARF 4 keeps its directory 0. */
 struct strsecs {
 	struct cur line_str, str, info, abbrev;
-	struct cur alt_str; /* dwz's alternate file's (strp_alt, strp_sup) */
+	struct cur alt_str;	  /* dwz's alternate file's (strp_alt, strp_sup) */
 	const uint8_t *line_base; /* .debug_line's start */
 	struct cu_dir *dirs;	  /* by line_off (cu_dirs), built at the first DWARF 4 unit */
 	size_t ndirs;
@@ -656,9 +656,9 @@ static int open_elf(struct dwlines **out, int fd, const char *path, const char *
 		};
 
 		/* Sections over the cap: no inlined calls, the lines still serve. */
-		err = err == -EFBIG
-			      ? 0
-			      : dwinl__build(&d->inl, &ds, &alt, unit_file, d, DWLINES_MAX_INLINE_BYTES);
+		err = err == -EFBIG ? 0
+				    : dwinl__build(&d->inl, &ds, &alt, unit_file, d,
+						   DWLINES_MAX_INLINE_BYTES);
 	}
 	if (err)
 		goto cleanup;
