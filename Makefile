@@ -212,28 +212,30 @@ $(FIX)/inlfix-dwarf4: tests/fixtures/inlfix.c | $(FIX)
 # share into .dwz/dwzfix-common.debug, found by the link's relative path.  dwz/: built next to
 # their sources, the inlined functions' DIEs move (GNU_ref_alt); dwz5/: the same with DWARF 5's
 # forms and .debug_sup; dwzs/: built from the top (a directory in the file names), only their
-# names' strings move (GNU_strp_alt).  dwz-bid/ holds dwz/'s alternate file under its build id
+# names' strings move (GNU_strp_alt); dwz4/: DWARF 4, whose compilation directory moves too.  dwz-bid/ holds dwz/'s alternate file under its build id
 # only, dwz-bad/ the same file with another build id (its note's bytes changed) under that id.
-DWZ_DIRS := dwz dwz5 dwzs dwz-bid dwz-bad
+DWZ_DIRS := dwz dwz5 dwzs dwz4 dwz-bid dwz-bad
 $(FIX)/dwz/done: tests/fixtures/dwzfix_a.c tests/fixtures/dwzfix_b.c tests/fixtures/dwzfix.h | $(FIX)
 	$(call msg,FIXTURE,$@)
-	$(Q)cd $(FIX) && rm -rf $(DWZ_DIRS) && mkdir -p dwz/.dwz dwz5/.dwz dwzs/.dwz
+	$(Q)cd $(FIX) && rm -rf $(DWZ_DIRS) && mkdir -p dwz/.dwz dwz5/.dwz dwzs/.dwz dwz4/.dwz
 	$(Q)for p in a b; do \
 		(cd tests/fixtures && $(CC) -O2 -g -Wl,--build-id=sha1 dwzfix_$$p.c \
 			-o $(abspath $(FIX))/dwz/dwzfix-$$p) && \
+		(cd tests/fixtures && $(CC) -O2 -gdwarf-4 -Wl,--build-id=sha1 dwzfix_$$p.c \
+			-o $(abspath $(FIX))/dwz4/dwzfix-$$p) && \
 		$(CC) -O2 -g -Wl,--build-id=sha1 tests/fixtures/dwzfix_$$p.c -o $(FIX)/dwzs/dwzfix-$$p && \
-		nm -S --defined-only $(FIX)/dwz/dwzfix-$$p > $(FIX)/dwz/dwzfix-$$p.nm && \
-		nm -S --defined-only $(FIX)/dwzs/dwzfix-$$p > $(FIX)/dwzs/dwzfix-$$p.nm && \
-		for d in dwz dwzs; do \
+		for d in dwz dwzs dwz4; do \
+			nm -S --defined-only $(FIX)/$$d/dwzfix-$$p > $(FIX)/$$d/dwzfix-$$p.nm && \
 			objcopy --only-keep-debug $(FIX)/$$d/dwzfix-$$p $(FIX)/$$d/dwzfix-$$p.ref.debug && \
 			cp $(FIX)/$$d/dwzfix-$$p.ref.debug $(FIX)/$$d/dwzfix-$$p.debug || exit 1; done && \
 		cp $(FIX)/dwz/dwzfix-$$p.ref.debug $(FIX)/dwz5/dwzfix-$$p.debug || exit 1; done
-	$(Q)for d in dwz dwz5 dwzs; do \
+	$(Q)for d in dwz dwz5 dwzs dwz4; do \
 		(cd $(FIX)/$$d && dwz $$([ $$d = dwz5 ] && echo --dwarf-5) -m .dwz/dwzfix-common.debug \
 			-M .dwz/dwzfix-common.debug dwzfix-a.debug dwzfix-b.debug) || exit 1; done
 	$(Q)readelf -wi $(FIX)/dwz/dwzfix-a.debug 2>/dev/null | grep -q 'abstract_origin: <alt'
 	$(Q)readelf --debug-dump=abbrev $(FIX)/dwz5/dwzfix-a.debug 2>/dev/null | grep -q ref_sup4
 	$(Q)readelf -wi $(FIX)/dwzs/dwzfix-a.debug 2>/dev/null | grep -q 'alt indirect string.*dwz_mid'
+	$(Q)readelf -wi $(FIX)/dwz4/dwzfix-a.debug 2>/dev/null | grep -q 'comp_dir.*alt indirect string'
 	$(Q)id=$$(readelf -n $(FIX)/dwz/.dwz/dwzfix-common.debug 2>/dev/null | \
 			sed -n 's/.*Build ID: *//p'); \
 		d=.build-id/$$(echo $$id | cut -c1-2); f=$$d/$$(echo $$id | cut -c3-).debug; \

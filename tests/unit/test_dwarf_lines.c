@@ -277,6 +277,10 @@ static void test_dwarf_lines__inlined_named_from_dwz_alt_file(void **state)
 	assert_true(check_inlines("addr2line", FIX "dwzs/dwzfix-a.debug", FIX "dwzs/dwzfix-a.debug",
 				  FIX "dwzs", FIX "dwzs/dwzfix-a.nm", "dwzfix_a",
 				  nm_size(FIX "dwzs/dwzfix-a.nm", "dwzfix_a")) > 8);
+	/* DWARF 4: the compilation directory is in the alternate file's strings too. */
+	assert_true(check_inlines("addr2line", FIX "dwz4/dwzfix-a.ref.debug",
+				  FIX "dwz4/dwzfix-a.debug", FIX "dwz4", FIX "dwz4/dwzfix-a.nm",
+				  "dwzfix_a", nm_size(FIX "dwz4/dwzfix-a.nm", "dwzfix_a")) > 8);
 	/* By build id under the debug directory (the link's path lies outside it: not taken). */
 	assert_true(check_inlines("addr2line", DWZ "dwzfix-a.ref.debug", DWZ "dwzfix-a.debug",
 				  FIX "dwz-bid", DWZ "dwzfix-a.nm", "dwzfix_a", size) > 8);

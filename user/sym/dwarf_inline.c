@@ -33,6 +33,7 @@ struct abbrev {
 
 /* One abbreviation table, decoded (codes index by_code). */
 struct abbrevs {
+	const uint8_t *sec; /* the .debug_abbrev it is of: the file walked's, or the alternate's */
 	uint64_t off;
 	bool valid;
 	struct abbrev *by_code;
@@ -140,7 +141,7 @@ static int abbrevs_load(struct abbrevs *a, const struct cur *sec, uint64_t off)
 {
 	struct cur r = *sec;
 
-	if (a->valid && a->off == off)
+	if (a->valid && a->off == off && a->sec == sec->p)
 		return 0;
 	abbrevs_release(a);
 	if (!r.p || off >= (uint64_t)(r.end - r.p))
@@ -201,6 +202,7 @@ static int abbrevs_load(struct abbrevs *a, const struct cur *sec, uint64_t off)
 		}
 		a->by_code[code] = ab;
 	}
+	a->sec = sec->p;
 	a->off = off;
 	a->valid = true;
 	return 0;
@@ -313,7 +315,7 @@ static int name_of(struct walk *w, int side, uint64_t off, unsigned hops, uint32
 		w->x->malformed += sd->s != NULL; /* no alternate file: not malformed, unnamed */
 		return 0;
 	}
-	if (side == MAIN && w->cur.valid && w->cur.off == un->abbrev_off) {
+	if (w->cur.valid && w->cur.off == un->abbrev_off && w->cur.sec == sd->s->abbrev.p) {
 		a = &w->cur;
 	} else {
 		err = abbrevs_load(&sd->other, &sd->s->abbrev, un->abbrev_off);

@@ -168,7 +168,8 @@ static void build_cu_dirs(struct strsecs *ss)
 			}
 			if (name == 0x10 && (form == 0x17 || form == 0x06 || form == 0x07))
 				num = rd_u(&u, form == 0x07 ? 8 : form == 0x06 ? 4 : offsz);
-			else if (name == 0x1b && (form == 0x08 || form == 0x0e || form == 0x1f))
+			else if (name == 0x1b && (form == 0x08 || form == 0x0e || form == 0x1f ||
+						  form == 0x1d || form == 0x1f21))
 				rd_form(&u, form, offsz, ss, &str, &num);
 			else
 				dwform__skip(&u, form, offsz, asz, version);
