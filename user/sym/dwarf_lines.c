@@ -255,7 +255,8 @@ static int add_lunit(struct dwlines *d, uint64_t off, const uint32_t *files, uin
 		d->ufiles = v;
 		d->ufiles_cap = cap;
 	}
-	memcpy(d->ufiles + d->nufiles, files, n * sizeof(*files));
+	if (n) /* a table of no files: ufiles may still be NULL, and NULL + 0 is undefined */
+		memcpy(d->ufiles + d->nufiles, files, n * sizeof(*files));
 	d->units[d->nunits++] = (struct lunit){off, (uint32_t)d->nufiles, n};
 	d->nufiles += n;
 	return 0;
