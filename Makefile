@@ -215,15 +215,14 @@ $(FIX)/inlfix-dwarf4: tests/fixtures/inlfix.c | $(FIX)
 # names' strings move (GNU_strp_alt); dwz4/: DWARF 4, whose compilation directory moves too.  dwz-bid/ holds dwz/'s alternate file under its build id
 # only, dwz-bad/ the same file with another build id (its note's bytes changed) under that id.
 DWZ_DIRS := dwz dwz5 dwzs dwz4 dwz-bid dwz-bad
-$(FIX)/dwz/done: tests/fixtures/dwzfix_a.c tests/fixtures/dwzfix_b.c tests/fixtures/dwzfix.h | $(FIX)
+$(FIX)/dwz/done: tests/fixtures/dwzfix.c tests/fixtures/dwzfix.h | $(FIX)
 	$(call msg,FIXTURE,$@)
 	$(Q)cd $(FIX) && rm -rf $(DWZ_DIRS) && mkdir -p dwz/.dwz dwz5/.dwz dwzs/.dwz dwz4/.dwz
 	$(Q)for p in a b; do \
-		(cd tests/fixtures && $(CC) -O2 -g -Wl,--build-id=sha1 dwzfix_$$p.c \
-			-o $(abspath $(FIX))/dwz/dwzfix-$$p) && \
-		(cd tests/fixtures && $(CC) -O2 -gdwarf-4 -Wl,--build-id=sha1 dwzfix_$$p.c \
-			-o $(abspath $(FIX))/dwz4/dwzfix-$$p) && \
-		$(CC) -O2 -g -Wl,--build-id=sha1 tests/fixtures/dwzfix_$$p.c -o $(FIX)/dwzs/dwzfix-$$p && \
+		f="-O2 -Wl,--build-id=sha1 -DDWZFIX_FN=dwzfix_$$p"; \
+		(cd tests/fixtures && $(CC) $$f -g dwzfix.c -o $(abspath $(FIX))/dwz/dwzfix-$$p) && \
+		(cd tests/fixtures && $(CC) $$f -gdwarf-4 dwzfix.c -o $(abspath $(FIX))/dwz4/dwzfix-$$p) && \
+		$(CC) $$f -g tests/fixtures/dwzfix.c -o $(FIX)/dwzs/dwzfix-$$p && \
 		for d in dwz dwzs dwz4; do \
 			nm -S --defined-only $(FIX)/$$d/dwzfix-$$p > $(FIX)/$$d/dwzfix-$$p.nm && \
 			objcopy --only-keep-debug $(FIX)/$$d/dwzfix-$$p $(FIX)/$$d/dwzfix-$$p.ref.debug && \
