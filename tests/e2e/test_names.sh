@@ -111,26 +111,33 @@ t_names_own_dwarf_lines() {
 	check_static_alloc_lines "$f"
 }
 
+# check_keep_block_inlined FILE: inline_alloc's profile, no drops, keep_block's 200 blocks in one
+# Location with two Lines, keep_block at its malloc first, then inl_caller at the call.
+check_keep_block_inlined() {
+	local src keep call
+	src=$(realpath tests/targets/inline_alloc.c)
+	keep=$(grep -n 'kept\[i\] = malloc' "$src" | cut -d: -f1)
+	call=$(grep -n '	keep_block(i);' "$src" | cut -d: -f1)
+	expect_no_drops "$1"
+	expect_eq "keep_block alloc_objects" 200 "$(pprof_flat "$1" alloc_objects keep_block)"
+	go tool pprof -symbolize=none -raw "$1" 2>/dev/null >"$1.raw"
+	grep -A1 -E "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ keep_block $src:$keep " "$1.raw" >"$1.loc" ||
+		fail "no Location with keep_block at $src:$keep: $(sed -n '/^Locations/,/^Mappings/p' "$1.raw" | head -5)"
+	grep -qE "^ +inl_caller $src:$call " "$1.loc" ||
+		fail "keep_block's Location has no inl_caller Line at $call: $(cat "$1.loc")"
+}
+
 # keep_block, an allocating static function inlined (always_inline, gcc -O2 -g) into inl_caller,
 # from the target's own DWARF: its own frame between inl_caller and the allocation in folded
 # output; in pprof one Location with two Lines, keep_block at its malloc first, then inl_caller
 # at the call (go tool pprof shows "keep_block (inline)").
 t_names_inlined_frames() {
-	local f=$E2E_TMP/inl.pb.gz d=$E2E_TMP/inl.folded src keep call
-	src=$(realpath tests/targets/inline_alloc.c)
-	keep=$(grep -n 'kept\[i\] = malloc' "$src" | cut -d: -f1)
-	call=$(grep -n '	keep_block(i);' "$src" | cut -d: -f1)
+	local f=$E2E_TMP/inl.pb.gz d=$E2E_TMP/inl.folded
 	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- build/targets/inline_alloc >/dev/null ||
 		fail "profiler exit status $?"
-	expect_no_drops "$f"
-	expect_eq "keep_block alloc_objects" 200 "$(pprof_flat "$f" alloc_objects keep_block)"
+	check_keep_block_inlined "$f"
 	expect_eq "keep_block inuse_space" 102400 "$(pprof_flat "$f" inuse_space keep_block)"
 	expect_eq "inl_caller flat alloc_objects" 0 "$(pprof_flat "$f" alloc_objects inl_caller)"
-	go tool pprof -symbolize=none -raw "$f" 2>/dev/null >"$f.raw"
-	grep -A1 -E "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ keep_block $src:$keep " "$f.raw" >"$f.loc" ||
-		fail "no Location with keep_block at $src:$keep: $(sed -n '/^Locations/,/^Mappings/p' "$f.raw" | head -5)"
-	grep -qE "^ +inl_caller $src:$call " "$f.loc" ||
-		fail "keep_block's Location has no inl_caller Line at $call: $(cat "$f.loc")"
 	expect_one_line "keep_block inlined" '\|keep_block \(inline\);inl_caller;main;' <(pprof_traces_inline "$f")
 	"$PROF" --heap --no-debuginfod -f folded -o "$d" --top 0 -- build/targets/inline_alloc \
 		>/dev/null || fail "profiler exit status $? (folded)"
@@ -147,11 +154,8 @@ t_names_inlined_frames() {
 # files installed under /usr/lib/debug/.build-id/ for the test only: the inlined frame named as
 # from the target's own DWARF (without the alternate file it is left out, counted).
 t_names_inlined_dwz() {
-	local f=$E2E_TMP/dwz.pb.gz w=$E2E_TMP/dwz src keep call bid abid
+	local f=$E2E_TMP/dwz.pb.gz w=$E2E_TMP/dwz bid abid
 	command -v dwz >/dev/null || fail "dwz is not installed (scripts/install-deps.sh test)"
-	src=$(realpath tests/targets/inline_alloc.c)
-	keep=$(grep -n 'kept\[i\] = malloc' "$src" | cut -d: -f1)
-	call=$(grep -n '	keep_block(i);' "$src" | cut -d: -f1)
 	mkdir -p "$w"
 	cp build/targets/inline_alloc "$w/inline_alloc"
 	# Another build of the same source (another producer string, so another build id).
@@ -180,14 +184,8 @@ t_names_inlined_dwz() {
 	install -D -m 0644 "$w/common.debug" "$DWZ_ALT"
 	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- "$w/inline_alloc" >/dev/null ||
 		fail "profiler exit status $?"
-	expect_no_drops "$f"
-	expect_eq "keep_block alloc_objects" 200 "$(pprof_flat "$f" alloc_objects keep_block)"
+	check_keep_block_inlined "$f"
 	expect_eq "inline_unnamed" 0 "$(pprof_counter_value "$f" inline_unnamed)"
-	go tool pprof -symbolize=none -raw "$f" 2>/dev/null >"$f.raw"
-	grep -A1 -E "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ keep_block $src:$keep " "$f.raw" >"$f.loc" ||
-		fail "no Location with keep_block at $src:$keep: $(sed -n '/^Locations/,/^Mappings/p' "$f.raw" | head -5)"
-	grep -qE "^ +inl_caller $src:$call " "$f.loc" ||
-		fail "keep_block's Location has no inl_caller Line at $call: $(cat "$f.loc")"
 	# The same without the alternate file: the level left out, counted.
 	rm -f "$DWZ_ALT"
 	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- "$w/inline_alloc" >/dev/null ||
