@@ -56,7 +56,7 @@ FIX_CFLAGS := -g -O1 -fno-omit-frame-pointer -Wl,--build-id=sha1
 FIXTURES   := $(addprefix $(FIX)/,symfix-pie symfix-nopie libsymfix.so libsymfix-stripped.so \
 		symfix-stripped symfix-pie.debug symfix-debuglink symfix-pie.nm symfix-nopie.nm \
 		libsymfix.so.nm symfix-pie.buildid symfix-dwarf4 symfix-dwarf4.nm symfix-pie-z.debug \
-		inlfix inlfix.nm inlfix-dwarf4 inlfix-dwarf4.nm inlfix-clang inlfix-clang.nm)
+		inlfix inlfix.nm inlfix-dwarf4 inlfix-dwarf4.nm inlfix-clang inlfix-clang.nm dwz/done)
 
 # Programs profiled by the end-to-end tests and the benchmarks (frame pointers on, no inlining
 # of the functions the tests name).
@@ -208,6 +208,44 @@ $(FIX)/inlfix-clang: tests/fixtures/inlfix.c | $(FIX)
 $(FIX)/inlfix-dwarf4: tests/fixtures/inlfix.c | $(FIX)
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) -O2 -gdwarf-4 -Wl,--build-id=sha1 $< -o $@
+
+# dwz's alternate file: two programs inlining one header's functions; their debug files kept as
+# they were (*.ref.debug, addr2line's reference) and processed by dwz -m, which moves what they
+# share into .dwz/dwzfix-common.debug, found by the link's relative path.  dwz/: built next to
+# their sources, the inlined functions' DIEs move (GNU_ref_alt); dwz5/: the same with DWARF 5's
+# forms and .debug_sup; dwzs/: built from the top (a directory in the file names), only their
+# names' strings move (GNU_strp_alt); dwz4/: DWARF 4, whose compilation directory moves too.  dwz-bid/ holds dwz/'s alternate file under its build id
+# only, dwz-bad/ the same file with another build id (its note's bytes changed) under that id.
+DWZ_DIRS := dwz dwz5 dwzs dwz4 dwz-bid dwz-bad
+$(FIX)/dwz/done: tests/fixtures/dwzfix.c tests/fixtures/dwzfix.h | $(FIX)
+	$(call msg,FIXTURE,$@)
+	$(Q)cd $(FIX) && rm -rf $(DWZ_DIRS) && mkdir -p dwz/.dwz dwz5/.dwz dwzs/.dwz dwz4/.dwz
+	$(Q)for p in a b; do \
+		f="-O2 -Wl,--build-id=sha1 -DDWZFIX_FN=dwzfix_$$p"; \
+		(cd tests/fixtures && $(CC) $$f -g dwzfix.c -o $(abspath $(FIX))/dwz/dwzfix-$$p) && \
+		(cd tests/fixtures && $(CC) $$f -gdwarf-4 dwzfix.c -o $(abspath $(FIX))/dwz4/dwzfix-$$p) && \
+		$(CC) $$f -g tests/fixtures/dwzfix.c -o $(FIX)/dwzs/dwzfix-$$p && \
+		for d in dwz dwzs dwz4; do \
+			nm -S --defined-only $(FIX)/$$d/dwzfix-$$p > $(FIX)/$$d/dwzfix-$$p.nm && \
+			objcopy --only-keep-debug $(FIX)/$$d/dwzfix-$$p $(FIX)/$$d/dwzfix-$$p.ref.debug && \
+			cp $(FIX)/$$d/dwzfix-$$p.ref.debug $(FIX)/$$d/dwzfix-$$p.debug || exit 1; done && \
+		cp $(FIX)/dwz/dwzfix-$$p.ref.debug $(FIX)/dwz5/dwzfix-$$p.debug || exit 1; done
+	$(Q)for d in dwz dwz5 dwzs dwz4; do \
+		(cd $(FIX)/$$d && dwz $$([ $$d = dwz5 ] && echo --dwarf-5) -m .dwz/dwzfix-common.debug \
+			-M .dwz/dwzfix-common.debug dwzfix-a.debug dwzfix-b.debug) || exit 1; done
+	$(Q)readelf -wi $(FIX)/dwz/dwzfix-a.debug 2>/dev/null | grep -q 'abstract_origin: <alt'
+	$(Q)readelf --debug-dump=abbrev $(FIX)/dwz5/dwzfix-a.debug 2>/dev/null | grep -q ref_sup4
+	$(Q)readelf -wi $(FIX)/dwzs/dwzfix-a.debug 2>/dev/null | grep -q 'alt indirect string.*dwz_mid'
+	$(Q)readelf -wi $(FIX)/dwz4/dwzfix-a.debug 2>/dev/null | grep -q 'comp_dir.*alt indirect string'
+	$(Q)id=$$(readelf -n $(FIX)/dwz/.dwz/dwzfix-common.debug 2>/dev/null | \
+			sed -n 's/.*Build ID: *//p'); \
+		d=.build-id/$$(echo $$id | cut -c1-2); f=$$d/$$(echo $$id | cut -c3-).debug; \
+		mkdir -p $(FIX)/dwz-bid/$$d $(FIX)/dwz-bad/$$d && \
+		cp $(FIX)/dwz/.dwz/dwzfix-common.debug $(FIX)/dwz-bid/$$f && \
+		xxd -p $(FIX)/dwz/.dwz/dwzfix-common.debug | tr -d '\n' | \
+			sed "s/$$id/$$(echo $$id | tr 0-9a-f 1-9a-f0)/" | xxd -r -p > $(FIX)/dwz-bad/$$f && \
+		! cmp -s $(FIX)/dwz-bid/$$f $(FIX)/dwz-bad/$$f
+	$(Q)touch $@
 
 $(FIX)/symfix-pie-z.debug: $(FIX)/symfix-pie.debug
 	$(call msg,FIXTURE,$@)

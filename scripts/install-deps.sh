@@ -30,6 +30,8 @@ test_pkgs="$test_pkgs protobuf-compiler"
 test_pkgs="$test_pkgs strace"
 # debuginfod: the server test_names.sh runs on the loopback, serving a stripped target's debug file.
 test_pkgs="$test_pkgs debuginfod"
+# dwz, xxd: the dwz fixtures (Makefile: build/fixtures/dwz/), debug files sharing an alternate file.
+test_pkgs="$test_pkgs dwz xxd"
 # python3-protobuf: the -f perfetto traces decoded a second way, with Python classes protoc
 # generates at test time from tests/perfetto_subset.proto (tests/e2e/perfetto_check.py).
 test_pkgs="$test_pkgs python3-protobuf"

@@ -111,26 +111,33 @@ t_names_own_dwarf_lines() {
 	check_static_alloc_lines "$f"
 }
 
+# check_keep_block_inlined FILE: inline_alloc's profile, no drops, keep_block's 200 blocks in one
+# Location with two Lines, keep_block at its malloc first, then inl_caller at the call.
+check_keep_block_inlined() {
+	local src keep call
+	src=$(realpath tests/targets/inline_alloc.c)
+	keep=$(grep -n 'kept\[i\] = malloc' "$src" | cut -d: -f1)
+	call=$(grep -n '	keep_block(i);' "$src" | cut -d: -f1)
+	expect_no_drops "$1"
+	expect_eq "keep_block alloc_objects" 200 "$(pprof_flat "$1" alloc_objects keep_block)"
+	go tool pprof -symbolize=none -raw "$1" 2>/dev/null >"$1.raw"
+	grep -A1 -E "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ keep_block $src:$keep " "$1.raw" >"$1.loc" ||
+		fail "no Location with keep_block at $src:$keep: $(sed -n '/^Locations/,/^Mappings/p' "$1.raw" | head -5)"
+	grep -qE "^ +inl_caller $src:$call " "$1.loc" ||
+		fail "keep_block's Location has no inl_caller Line at $call: $(cat "$1.loc")"
+}
+
 # keep_block, an allocating static function inlined (always_inline, gcc -O2 -g) into inl_caller,
 # from the target's own DWARF: its own frame between inl_caller and the allocation in folded
 # output; in pprof one Location with two Lines, keep_block at its malloc first, then inl_caller
 # at the call (go tool pprof shows "keep_block (inline)").
 t_names_inlined_frames() {
-	local f=$E2E_TMP/inl.pb.gz d=$E2E_TMP/inl.folded src keep call
-	src=$(realpath tests/targets/inline_alloc.c)
-	keep=$(grep -n 'kept\[i\] = malloc' "$src" | cut -d: -f1)
-	call=$(grep -n '	keep_block(i);' "$src" | cut -d: -f1)
+	local f=$E2E_TMP/inl.pb.gz d=$E2E_TMP/inl.folded
 	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- build/targets/inline_alloc >/dev/null ||
 		fail "profiler exit status $?"
-	expect_no_drops "$f"
-	expect_eq "keep_block alloc_objects" 200 "$(pprof_flat "$f" alloc_objects keep_block)"
+	check_keep_block_inlined "$f"
 	expect_eq "keep_block inuse_space" 102400 "$(pprof_flat "$f" inuse_space keep_block)"
 	expect_eq "inl_caller flat alloc_objects" 0 "$(pprof_flat "$f" alloc_objects inl_caller)"
-	go tool pprof -symbolize=none -raw "$f" 2>/dev/null >"$f.raw"
-	grep -A1 -E "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ keep_block $src:$keep " "$f.raw" >"$f.loc" ||
-		fail "no Location with keep_block at $src:$keep: $(sed -n '/^Locations/,/^Mappings/p' "$f.raw" | head -5)"
-	grep -qE "^ +inl_caller $src:$call " "$f.loc" ||
-		fail "keep_block's Location has no inl_caller Line at $call: $(cat "$f.loc")"
 	expect_one_line "keep_block inlined" '\|keep_block \(inline\);inl_caller;main;' <(pprof_traces_inline "$f")
 	"$PROF" --heap --no-debuginfod -f folded -o "$d" --top 0 -- build/targets/inline_alloc \
 		>/dev/null || fail "profiler exit status $? (folded)"
@@ -139,6 +146,53 @@ t_names_inlined_frames() {
 	"$PROF" --heap --no-debuginfod --no-inline -f folded -o "$d" --top 0 -- \
 		build/targets/inline_alloc >/dev/null || fail "profiler exit status $? (--no-inline)"
 	expect_one_line "folded --no-inline" '^inline_alloc;.*;main;inl_caller 102400$' "$d"
+}
+
+# keep_block's name in dwz's alternate file: inline_alloc's debug file as Debian's and Fedora's
+# debug packages ship it, processed by dwz -m with another build's (what both hold moves to a
+# shared file: keep_block's DIE, or at least its name), the target stripped of its DWARF, and both
+# files installed under /usr/lib/debug/.build-id/ for the test only: the inlined frame named as
+# from the target's own DWARF (without the alternate file it is left out, counted).
+t_names_inlined_dwz() {
+	local f=$E2E_TMP/dwz.pb.gz w=$E2E_TMP/dwz bid abid
+	command -v dwz >/dev/null || fail "dwz is not installed (scripts/install-deps.sh test)"
+	mkdir -p "$w"
+	cp build/targets/inline_alloc "$w/inline_alloc"
+	# Another build of the same source (another producer string, so another build id).
+	cc -g -O2 -fno-omit-frame-pointer tests/targets/inline_alloc.c -o "$w/other" ||
+		fail "cannot build the second program"
+	objcopy --only-keep-debug "$w/inline_alloc" "$w/a.debug"
+	objcopy --only-keep-debug "$w/other" "$w/b.debug"
+	strip --strip-all "$w/inline_alloc"
+	(cd "$w" && dwz -m common.debug -M /usr/lib/debug/.dwz/bpftrace-prof-e2e.debug \
+		a.debug b.debug) || fail "dwz failed"
+	# keep_block's name in the shared file's strings, no longer in the target's debug file's.
+	if ! readelf -p .debug_str "$w/common.debug" 2>/dev/null | grep -q keep_block ||
+		readelf -p .debug_str "$w/a.debug" 2>/dev/null | grep -q keep_block; then
+		fail "dwz did not move keep_block's name"
+	fi
+	bid=$(build_id "$w/inline_alloc")
+	abid=$(build_id "$w/common.debug")
+	# Not local: the trap runs after the function, when a failure exits the test.
+	DWZ_DEBUG=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+	DWZ_ALT=/usr/lib/debug/.build-id/${abid:0:2}/${abid:2}.debug
+	if [ -e "$DWZ_DEBUG" ] || [ -e "$DWZ_ALT" ]; then
+		fail "$DWZ_DEBUG or $DWZ_ALT exists already"
+	fi
+	trap 'rm -f "$DWZ_DEBUG" "$DWZ_ALT"' EXIT
+	install -D -m 0644 "$w/a.debug" "$DWZ_DEBUG"
+	install -D -m 0644 "$w/common.debug" "$DWZ_ALT"
+	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- "$w/inline_alloc" >/dev/null ||
+		fail "profiler exit status $?"
+	check_keep_block_inlined "$f"
+	expect_eq "inline_unnamed" 0 "$(pprof_counter_value "$f" inline_unnamed)"
+	# The same without the alternate file: the level left out, counted.
+	rm -f "$DWZ_ALT"
+	"$PROF" --heap --no-debuginfod -o "$f" --top 0 -- "$w/inline_alloc" >/dev/null ||
+		fail "profiler exit status $? (no alternate file)"
+	expect_eq "keep_block without the alternate file" 0 "$(pprof_flat "$f" alloc_objects keep_block)"
+	[ "$(pprof_counter_value "$f" inline_unnamed)" -gt 0 ] ||
+		fail "inline_unnamed is not counted without the alternate file"
 }
 
 # The pprof Lines of static_alloc's frames: hidden_keep at its malloc, main at its call.

@@ -4,7 +4,11 @@
  * target's own files (elf_file__use_debug_file), and its line tables (dwlines).  The
  * file it is for is the stripped symfix fixture with its build-id note renamed: a file without a
  * build id takes a debug file of any, so mutations reach the symbol table (the fixture's build id
- * differs per checkout: its debug info names the build directory).
+ * differs per checkout: its debug info names the build directory).  An input holding ALT_MAGIC
+ * is two files: the debug file before it, and after it dwz's alternate file, written where the
+ * dwz fixtures' links name it (.dwz/dwzfix-common.debug next to the debug file), so that the link,
+ * the path search under the debug directory, the build-id check and the names read through
+ * ref_alt / strp_alt all run on foreign bytes; the alternate file is also read unchecked.
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -12,20 +16,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sym/dwarf_lines.h"
 #include "sym/elf_file.h"
 
-#define BASE "build/fixtures/symfix-stripped"
+#define BASE	  "build/fixtures/symfix-stripped"
+#define ALT_MAGIC "\0DWZALT\0"
 
-static char dir[64], file[96], base[96];
+static char dir[64], file[96], base[96], altdir[96], alt[128];
 
 static void cleanup(void)
 {
 	unlink(file);
 	unlink(base);
+	unlink(alt);
+	rmdir(altdir);
 	rmdir(dir);
+}
+
+static void write_file(const char *path, const uint8_t *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fwrite(data, 1, size, f) != size)
+		abort();
+	fclose(f);
+}
+
+/* Every line and inlined call of d the harness probes: bounded, named when returned. */
+static void probe(struct dwlines *d)
+{
+	for (uint64_t a = 0x1000; a < 0x3000; a += 0x10) {
+		struct dwlines_frame fr[8];
+		const char *src;
+		unsigned n;
+		int line;
+
+		if (!dwlines__lookup(d, a, &src, &line) && (line <= 0 || strlen(src) >= 4096))
+			__builtin_trap();
+		if (dwlines__inlined(d, a, fr, 8, &n))
+			continue;
+		if (!n || n > 8 || fr[n - 1].name)
+			__builtin_trap();
+		for (unsigned k = 0; k + 1 < n; k++)
+			if (!fr[k].name || !fr[k].name[0])
+				__builtin_trap();
+	}
 }
 
 /* BASE without its NT_GNU_BUILD_ID note (its type changed), written to base. */
@@ -61,6 +99,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	snprintf(file, sizeof(file), "%s/in.debug", dir);
 	snprintf(base, sizeof(base), "%s/base", dir);
+	snprintf(altdir, sizeof(altdir), "%s/.dwz", dir);
+	snprintf(alt, sizeof(alt), "%s/dwzfix-common.debug", altdir);
+	if (mkdir(altdir, 0700))
+		abort();
 	atexit(cleanup);
 	/* Run from the top of the tree, after `make build/fixtures/symfix-stripped`. */
 	write_base();
@@ -76,12 +118,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct elf_file *ef;
 	struct dwlines *d;
 	const struct elf_sym *s;
-	FILE *f = fopen(file, "wb");
+	const uint8_t *sep = memmem(data, size, ALT_MAGIC, sizeof(ALT_MAGIC) - 1);
+	size_t main_size = sep ? (size_t)(sep - data) : size;
 	int err;
 
-	if (!f || fwrite(data, 1, size, f) != size)
-		abort();
-	fclose(f);
+	write_file(file, data, main_size);
+	if (sep)
+		write_file(alt, sep + sizeof(ALT_MAGIC) - 1,
+			   size - main_size - (sizeof(ALT_MAGIC) - 1));
+	else
+		unlink(alt);
 	if (elf_file__open(&ef, base, &(struct elf_file_opts){.debug_dir = ""}))
 		abort();
 	err = elf_file__use_debug_file(ef, file);
@@ -96,17 +142,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	elf_file__bytes(ef);
 	elf_file__free(ef);
-	/* Its .debug_line programs, as the symbolizer looks up a frame's line. */
-	if (!dwlines__open(&d, file)) {
-		for (uint64_t a = 0x1000; a < 0x3000; a += 0x10) {
-			const char *src;
-			int line;
-
-			if (!dwlines__lookup(d, a, &src, &line) &&
-			    (line <= 0 || strlen(src) >= 4096))
-				__builtin_trap();
-		}
+	/* Its .debug_line programs and inlined calls, as the symbolizer looks up a frame's. */
+	if (!dwlines__open(&d, file, dir)) {
+		probe(d);
 		dwlines__free(d);
+	}
+	if (sep) {
+		int fd = open(file, O_RDONLY), alt_fd = open(alt, O_RDONLY);
+
+		if (fd < 0 || alt_fd < 0)
+			abort();
+		if (!dwlines__open_alt(&d, fd, alt_fd)) {
+			probe(d);
+			dwlines__free(d);
+		}
+		close(fd);
+		close(alt_fd);
 	}
 	return 0;
 }

@@ -332,6 +332,27 @@ def dwarf_inline_seeds():
     put("dwarf_inline", "cut-info", data[:32 + len(parts[0]) // 2])
 
 
+def dwz_seeds():
+    """The dwz fixtures (GNU_ref_alt, GNU_strp_alt, DWARF 5's sup forms): for fuzz_dwarf_inline,
+    the eight sections, then three sizes and the alternate file's .debug_info, .debug_abbrev and
+    .debug_str; for fuzz_debug_file, the debug file, the separator, the alternate file (which the
+    link names), and the same with the alternate file cut."""
+    names = [".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
+             ".debug_str_offsets", ".debug_addr", ".debug_ranges", ".debug_rnglists"]
+    for d in ("dwz", "dwzs", "dwz5"):
+        b = read(f"build/fixtures/{d}/dwzfix-a.debug")
+        a = read(f"build/fixtures/{d}/.dwz/dwzfix-common.debug")
+        secs = {s["sname"]: s for s in sections(b)}
+        asecs = {s["sname"]: s for s in sections(a)}
+        parts = [b[secs[n]["off"]:secs[n]["off"] + secs[n]["size"]] if n in secs else b""
+                 for n in names]
+        alts = [a[asecs[n]["off"]:asecs[n]["off"] + asecs[n]["size"]] for n in names[:3]]
+        put("dwarf_inline", d, struct.pack("<8I", *[len(p) for p in parts]) + b"".join(parts) +
+            struct.pack("<3I", *[len(p) for p in alts]) + b"".join(alts))
+        put("debug_file", d, b + b"\0DWZALT\0" + a)
+        put("debug_file", d + "-alt-cut", b + b"\0DWZALT\0" + a[:len(a) // 2])
+
+
 def fde_index_seeds():
     """The .eh_frame_hdr and .eh_frame of stripped files, as the harness takes them: both
     addresses, the header's length, the header, .eh_frame."""
@@ -355,3 +376,4 @@ if __name__ == "__main__":
     fde_index_seeds()
     debug_file_seeds()
     dwarf_inline_seeds()
+    dwz_seeds()

@@ -51,7 +51,7 @@ static void check_as_addr2line(const char *path, const char *nm)
 					    "__symfix_impl", "main"};
 	struct dwlines *d;
 
-	assert_int_equal(dwlines__open(&d, path), 0);
+	assert_int_equal(dwlines__open(&d, path, NULL), 0);
 	assert_true(dwlines__bytes(d) > 0);
 	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
 		uint64_t v = nm_addr(nm, funcs[i]);
@@ -139,11 +139,13 @@ static void addr2line_inlines(const char *tool, const char *path, uint64_t start
 }
 
 /*
- * Every address of function func of path: the inlined calls there as addr2line -i reads them
- * (binutils' own DWARF reader): names, files and lines of each level; returns how many
+ * Every address of function func of path (its alternate file looked for under debug_dir): the
+ * inlined calls there as addr2line -i reads them in ref (binutils' own DWARF reader; path itself,
+ * or the same DWARF before dwz): names, files and lines of each level; returns how many
  * addresses were in an inlined call.
  */
-static unsigned check_inlines(const char *tool, const char *path, const char *nm, const char *func,
+static unsigned check_inlines(const char *tool, const char *ref, const char *path,
+			      const char *debug_dir, const char *nm, const char *func,
 			      uint64_t size)
 {
 	static struct level lv[2048][8]; /* 12 MiB: static */
@@ -153,8 +155,8 @@ static unsigned check_inlines(const char *tool, const char *path, const char *nm
 	struct dwlines *d;
 
 	assert_true(size <= 2048);
-	addr2line_inlines(tool, path, start, (unsigned)size, lv, nlv);
-	assert_int_equal(dwlines__open(&d, path), 0);
+	addr2line_inlines(tool, ref, start, (unsigned)size, lv, nlv);
+	assert_int_equal(dwlines__open(&d, path, debug_dir), 0);
 	for (unsigned i = 0; i < size; i++) {
 		struct dwlines_frame fr[16];
 		unsigned n;
@@ -206,8 +208,10 @@ static uint64_t nm_size(const char *nm, const char *func)
 static void check_fixture(const char *tool, const char *path, const char *nm)
 {
 	/* Both functions have inlined code, and not only: each address is checked. */
-	unsigned a = check_inlines(tool, path, nm, "inlfix_outer", nm_size(nm, "inlfix_outer"));
-	unsigned b = check_inlines(tool, path, nm, "inlfix_loops", nm_size(nm, "inlfix_loops"));
+	unsigned a = check_inlines(tool, path, path, NULL, nm, "inlfix_outer",
+				   nm_size(nm, "inlfix_outer"));
+	unsigned b = check_inlines(tool, path, path, NULL, nm, "inlfix_loops",
+				   nm_size(nm, "inlfix_loops"));
 
 	assert_true(a > 8 && a < nm_size(nm, "inlfix_outer"));
 	assert_true(b > 8 && b < nm_size(nm, "inlfix_loops"));
@@ -229,16 +233,128 @@ static void test_dwarf_lines__inlined_as_addr2line_reads_them(void **state)
 		      FIX "inlfix-clang.nm");
 }
 
+#define DWZ FIX "dwz/"
+
+/* Inlined calls of func of dwz's debug file path when its alternate file is not read: how many
+ * levels were left out (every level returned named but the symbol's). */
+static uint64_t unnamed_without_alt(const char *path, const char *debug_dir, const char *nm,
+				    const char *func)
+{
+	uint64_t start = nm_addr(nm, func), size = nm_size(nm, func);
+	uint64_t unnamed;
+	struct dwlines *d;
+
+	assert_int_equal(dwlines__open(&d, path, debug_dir), 0);
+	for (uint64_t i = 0; i < size; i++) {
+		struct dwlines_frame fr[16];
+		unsigned n;
+
+		if (dwlines__inlined(d, start + i, fr, 16, &n))
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			assert_true(k + 1 < n ? fr[k].name != NULL : fr[k].name == NULL);
+	}
+	unnamed = dwlines__unnamed(d);
+	dwlines__free(d);
+	return unnamed;
+}
+
+static void test_dwarf_lines__inlined_named_from_dwz_alt_file(void **state)
+{
+	uint64_t size = nm_size(DWZ "dwzfix-a.nm", "dwzfix_a");
+
+	(void)state;
+	/*
+	 * GNU_ref_alt: the alternate file at the link's path, relative to the debug file's. Against
+	 * the DWARF before dwz: binutils 2.40, following the link, names the innermost level by the
+	 * symbol when its origin is in the alternate file (dwzfix_a at 0x1140, where the same DWARF
+	 * before dwz, and the DIEs read by hand with readelf, give dwz_leaf); the outer levels
+	 * agree.
+	 */
+	assert_true(check_inlines("addr2line", DWZ "dwzfix-a.ref.debug", DWZ "dwzfix-a.debug",
+				  FIX "dwz", DWZ "dwzfix-a.nm", "dwzfix_a", size) > 8);
+	/* GNU_strp_alt: the names only, in the alternate file's strings (addr2line follows it). */
+	assert_true(check_inlines("addr2line", FIX "dwzs/dwzfix-a.debug", FIX "dwzs/dwzfix-a.debug",
+				  FIX "dwzs", FIX "dwzs/dwzfix-a.nm", "dwzfix_a",
+				  nm_size(FIX "dwzs/dwzfix-a.nm", "dwzfix_a")) > 8);
+	/* DWARF 4: the compilation directory is in the alternate file's strings too. */
+	assert_true(check_inlines("addr2line", FIX "dwz4/dwzfix-a.ref.debug",
+				  FIX "dwz4/dwzfix-a.debug", FIX "dwz4", FIX "dwz4/dwzfix-a.nm",
+				  "dwzfix_a", nm_size(FIX "dwz4/dwzfix-a.nm", "dwzfix_a")) > 8);
+	/* By build id under the debug directory (the link's path lies outside it: not taken). */
+	assert_true(check_inlines("addr2line", DWZ "dwzfix-a.ref.debug", DWZ "dwzfix-a.debug",
+				  FIX "dwz-bid", DWZ "dwzfix-a.nm", "dwzfix_a", size) > 8);
+	/*
+	 * Not found, outside the debug directory, or another build's (dwz-bad: the right DIEs,
+	 * which would name every level, under another build id): left out, counted, as with none at
+	 * all.
+	 */
+	for (unsigned i = 0; i < 4; i++) {
+		static const char *const dirs[] = {NULL, FIX "nonexistent", FIX "dwz5",
+						   FIX "dwz-bad"};
+		uint64_t n = unnamed_without_alt(DWZ "dwzfix-a.debug", dirs[i], DWZ "dwzfix-a.nm",
+						 "dwzfix_a");
+
+		assert_true(n > 0);
+		assert_int_equal(n, unnamed_without_alt(DWZ "dwzfix-a.debug", NULL,
+							DWZ "dwzfix-a.nm", "dwzfix_a"));
+	}
+}
+
+/* DWARF 5's ref_sup4 / strp_sup and .debug_sup (the alternate file without a build-id note):
+ * against the same DWARF before dwz, read by addr2line (binutils 2.40 does not read .debug_sup). */
+static void test_dwarf_lines__inlined_named_from_debug_sup(void **state)
+{
+	static const char *const funcs[] = {"dwzfix_a", "dwzfix_b"};
+
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		const char *nm = i ? DWZ "dwzfix-b.nm" : DWZ "dwzfix-a.nm";
+		char ref[128], path[128];
+		uint64_t start = nm_addr(nm, funcs[i]), size = nm_size(nm, funcs[i]);
+		static struct level lv[1024][8];
+		static unsigned nlv[1024];
+		unsigned inlined = 0;
+		struct dwlines *d;
+
+		snprintf(ref, sizeof(ref), DWZ "dwzfix-%c.ref.debug", 'a' + i);
+		snprintf(path, sizeof(path), FIX "dwz5/dwzfix-%c.debug", 'a' + i);
+		assert_true(size <= 1024);
+		addr2line_inlines("addr2line", ref, start, (unsigned)size, lv, nlv);
+		assert_int_equal(dwlines__open(&d, path, FIX "dwz5"), 0);
+		for (unsigned a = 0; a < size; a++) {
+			struct dwlines_frame fr[16];
+			unsigned n;
+
+			if (dwlines__inlined(d, start + a, fr, 16, &n)) {
+				assert_int_equal(nlv[a], 1);
+				continue;
+			}
+			inlined++;
+			assert_int_equal(n, nlv[a]);
+			for (unsigned k = 0; k + 1 < n; k++) {
+				assert_string_equal(fr[k].name, lv[a][k].func);
+				assert_int_equal(fr[k].line, lv[a][k].line);
+			}
+		}
+		assert_true(inlined > 8);
+		assert_int_equal(dwlines__unnamed(d), 0);
+		dwlines__free(d);
+		/* and without it */
+		assert_true(unnamed_without_alt(path, NULL, nm, funcs[i]) > 0);
+	}
+}
+
 static void test_dwarf_lines__no_dwarf_no_lines(void **state)
 {
 	struct dwlines *d = (void *)1;
 
 	(void)state;
-	assert_int_equal(dwlines__open(&d, FIX "symfix-stripped"), -ENOENT);
+	assert_int_equal(dwlines__open(&d, FIX "symfix-stripped", NULL), -ENOENT);
 	assert_null(d);
-	assert_int_equal(dwlines__open(&d, "tests/fixtures/symfix.c"), -ENOEXEC);
-	assert_int_equal(dwlines__open(&d, "/nonexistent"), -ENOENT);
-	assert_int_equal(dwlines__open(&d, "/dev/zero"), -EINVAL); /* not a regular file */
+	assert_int_equal(dwlines__open(&d, "tests/fixtures/symfix.c", NULL), -ENOEXEC);
+	assert_int_equal(dwlines__open(&d, "/nonexistent", NULL), -ENOENT);
+	assert_int_equal(dwlines__open(&d, "/dev/zero", NULL), -EINVAL); /* not a regular file */
 }
 
 /* The builder thread: a debug file by path and an ELF file by fd, built off the caller's thread
@@ -252,7 +368,7 @@ static void test_dwarf_lines__built_on_a_thread(void **state)
 	int fd;
 
 	(void)state;
-	assert_int_equal(dwbuild__new(&b), 0);
+	assert_int_equal(dwbuild__new(&b, NULL), 0);
 	assert_false(dwbuild__ready(b));
 	assert_null(dwbuild__take(b));
 	assert_int_equal(dwbuild__submit(b, "aa", FIX "symfix-pie.debug", -1), 0);
@@ -293,7 +409,7 @@ static void test_dwarf_lines__built_on_a_thread(void **state)
 		assert_int_equal(dwbuild__submit(b, "dd", FIX "symfix-pie.debug", -1), 0);
 	dwbuild__free(b);
 	/* never started: nothing to join */
-	assert_int_equal(dwbuild__new(&b), 0);
+	assert_int_equal(dwbuild__new(&b, NULL), 0);
 	dwbuild__free(b);
 }
 
@@ -303,6 +419,8 @@ int main(void)
 		cmocka_unit_test(test_dwarf_lines__as_addr2line_reads_them),
 		cmocka_unit_test(test_dwarf_lines__no_dwarf_no_lines),
 		cmocka_unit_test(test_dwarf_lines__inlined_as_addr2line_reads_them),
+		cmocka_unit_test(test_dwarf_lines__inlined_named_from_dwz_alt_file),
+		cmocka_unit_test(test_dwarf_lines__inlined_named_from_debug_sup),
 		cmocka_unit_test(test_dwarf_lines__built_on_a_thread),
 	};
 

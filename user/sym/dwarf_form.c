@@ -153,9 +153,18 @@ void dwform__read(struct cur *r, uint64_t form, int64_t implicit, const struct d
 		out->u = (uint64_t)implicit;
 		break;
 	case 0x1f20: /* GNU_ref_alt */
+		out->kind = DWVAL_REF_ALT;
+		out->u = rd_u(r, u->offsz);
+		break;
+	case 0x1c: /* ref_sup4 */
+	case 0x24: /* ref_sup8 */
+		out->kind = DWVAL_REF_ALT;
+		out->u = rd_u(r, form == 0x1c ? 4 : 8);
+		break;
+	case 0x1d:   /* strp_sup */
 	case 0x1f21: /* GNU_strp_alt */
-		out->kind = DWVAL_ALT;
-		rd_skip(r, u->offsz);
+		out->kind = DWVAL_STRP_ALT;
+		out->u = rd_u(r, u->offsz);
 		break;
 	default:
 		dwform__skip(r, form, u->offsz, u->asz, u->version);
@@ -187,6 +196,8 @@ const char *dwform__string(const struct dwsecs *s, const struct dwunit *u, const
 		return rd_str_at(&s->str, v->u);
 	case DWVAL_LSTRP:
 		return rd_str_at(&s->line_str, v->u);
+	case DWVAL_STRP_ALT:
+		return rd_str_at(&s->alt_str, v->u);
 	case DWVAL_STRX:
 		if (!table_entry(&s->str_offsets, u->str_offsets_base, v->u, u->offsz, &off))
 			return NULL;

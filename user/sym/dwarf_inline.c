@@ -33,6 +33,7 @@ struct abbrev {
 
 /* One abbreviation table, decoded (codes index by_code). */
 struct abbrevs {
+	const uint8_t *sec; /* the .debug_abbrev it is of: the file walked's, or the alternate's */
 	uint64_t off;
 	bool valid;
 	struct abbrev *by_code;
@@ -72,16 +73,25 @@ struct die {
 	struct dwval v[A_N];
 };
 
+/* The DWARF of one file: the one walked (MAIN), or dwz's alternate file its names may be in. */
+struct side {
+	const struct dwsecs *s;
+	struct unit *units;
+	size_t nunits;
+	struct abbrevs other; /* the table of a unit a reference leads to */
+};
+
+enum { MAIN, ALT };
+
 struct walk {
 	struct dwinl *x;
-	const struct dwsecs *s;
+	const struct dwsecs *s; /* in[MAIN].s */
 	dwinl_file_fn file;
 	void *ctx;
 	uint64_t max_bytes;
-	struct unit *units;
-	size_t nunits;
-	struct abbrevs cur, other; /* the unit walked; another a reference leads to */
-	struct hashmap *names;	   /* uint64_t DIE offset -> uint32_t name (DWINL_NONE: none) */
+	struct side in[2];
+	struct abbrevs cur;    /* the unit walked */
+	struct hashmap *names; /* uint64_t DIE offset (bit 63: ALT) -> uint32_t name */
 };
 
 static int attr_slot(uint64_t name)
@@ -131,7 +141,7 @@ static int abbrevs_load(struct abbrevs *a, const struct cur *sec, uint64_t off)
 {
 	struct cur r = *sec;
 
-	if (a->valid && a->off == off)
+	if (a->valid && a->off == off && a->sec == sec->p)
 		return 0;
 	abbrevs_release(a);
 	if (!r.p || off >= (uint64_t)(r.end - r.p))
@@ -192,6 +202,7 @@ static int abbrevs_load(struct abbrevs *a, const struct cur *sec, uint64_t off)
 		}
 		a->by_code[code] = ab;
 	}
+	a->sec = sec->p;
 	a->off = off;
 	a->valid = true;
 	return 0;
@@ -236,22 +247,22 @@ static bool has(const struct die *d, int slot)
 	return d->has & (1u << slot);
 }
 
-/* The unit holding .debug_info offset off, or NULL. */
-static const struct unit *unit_of(const struct walk *w, uint64_t off)
+/* The unit of side sd holding .debug_info offset off, or NULL. */
+static const struct unit *unit_of(const struct side *sd, uint64_t off)
 {
-	size_t lo = 0, hi = w->nunits;
+	size_t lo = 0, hi = sd->nunits;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (w->units[mid].u.off <= off)
+		if (sd->units[mid].u.off <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || off >= w->units[lo - 1].end || off < w->units[lo - 1].die_off)
+	if (!lo || off >= sd->units[lo - 1].end || off < sd->units[lo - 1].die_off)
 		return NULL;
-	return &w->units[lo - 1];
+	return &sd->units[lo - 1];
 }
 
 static size_t bytes(const struct dwinl *x)
@@ -276,13 +287,16 @@ static int add_name(struct walk *w, const char *s, uint32_t *out)
 }
 
 /*
- * The name of the function the DIE at off of .debug_info stands for: its linkage name, else its
- * name, else that of its specification or abstract origin, at most MAX_HOPS links away (a cycle
- * ends there).  Cached per offset.  0 (*out DWINL_NONE when none), -ENOMEM, -E2BIG.
+ * The name of the function the DIE at off of side's .debug_info stands for: its linkage name,
+ * else its name, else that of its specification or abstract origin (in the same file, or through
+ * ref_alt in the alternate one), at most MAX_HOPS links away (a cycle ends there).  Cached per
+ * offset.  0 (*out DWINL_NONE when none), -ENOMEM, -E2BIG.
  */
-static int name_of(struct walk *w, uint64_t off, unsigned hops, uint32_t *out)
+static int name_of(struct walk *w, int side, uint64_t off, unsigned hops, uint32_t *out)
 {
-	const struct unit *un = unit_of(w, off);
+	struct side *sd = &w->in[side];
+	const struct unit *un = sd->s ? unit_of(sd, off) : NULL;
+	uint64_t key = off | (uint64_t)side << 63;
 	const struct abbrevs *a;
 	uint32_t *cached;
 	struct die d;
@@ -292,49 +306,50 @@ static int name_of(struct walk *w, uint64_t off, unsigned hops, uint32_t *out)
 	void *v;
 
 	*out = DWINL_NONE;
-	cached = hashmap__find(w->names, &off);
+	cached = hashmap__find(w->names, &key);
 	if (cached) {
 		*out = *cached;
 		return 0;
 	}
-	if (!un || hops > MAX_HOPS) {
-		w->x->malformed++;
+	if (!un || hops > MAX_HOPS || off >> 63) {
+		w->x->malformed += sd->s != NULL; /* no alternate file: not malformed, unnamed */
 		return 0;
 	}
-	if (w->cur.valid && w->cur.off == un->abbrev_off) {
+	if (w->cur.valid && w->cur.off == un->abbrev_off && w->cur.sec == sd->s->abbrev.p) {
 		a = &w->cur;
 	} else {
-		err = abbrevs_load(&w->other, &w->s->abbrev, un->abbrev_off);
+		err = abbrevs_load(&sd->other, &sd->s->abbrev, un->abbrev_off);
 		if (err == -ENOMEM)
 			return err;
 		if (err) {
 			w->x->malformed++;
 			return 0;
 		}
-		a = &w->other;
+		a = &sd->other;
 	}
-	r = (struct cur){w->s->info.p + off, w->s->info.p + un->end, false};
+	r = (struct cur){sd->s->info.p + off, sd->s->info.p + un->end, false};
 	if (!read_die(&r, a, &un->u, &d)) {
 		w->x->malformed++;
 		return 0;
 	}
 	if (has(&d, A_LINKAGE))
-		s = dwform__string(w->s, &un->u, &d.v[A_LINKAGE]);
+		s = dwform__string(sd->s, &un->u, &d.v[A_LINKAGE]);
 	if ((!s || !s[0]) && has(&d, A_NAME))
-		s = dwform__string(w->s, &un->u, &d.v[A_NAME]);
+		s = dwform__string(sd->s, &un->u, &d.v[A_NAME]);
 	if (s && s[0]) {
 		err = add_name(w, s, out);
 	} else {
 		/* Values copied out of the table: following a link may load another one. */
 		int link = has(&d, A_SPEC) ? A_SPEC : has(&d, A_ORIGIN) ? A_ORIGIN : -1;
+		enum dwval_kind k = link >= 0 ? d.v[link].kind : DWVAL_NONE;
 
-		err = link >= 0 && d.v[link].kind == DWVAL_REF
-			      ? name_of(w, d.v[link].u, hops + 1, out)
+		err = k == DWVAL_REF || k == DWVAL_REF_ALT
+			      ? name_of(w, k == DWVAL_REF ? side : ALT, d.v[link].u, hops + 1, out)
 			      : 0;
 	}
 	if (err)
 		return err;
-	if (hashmap__upsert(w->names, &v, &off, NULL))
+	if (hashmap__upsert(w->names, &v, &key, NULL))
 		return -ENOMEM;
 	*(uint32_t *)v = *out;
 	return 0;
@@ -508,7 +523,9 @@ static int add_call(struct walk *w, const struct unit *un, const struct die *d, 
 		x->calls_cap = cap;
 	}
 	if (has(d, A_ORIGIN) && d->v[A_ORIGIN].kind == DWVAL_REF)
-		err = name_of(w, d->v[A_ORIGIN].u, 0, &c.name);
+		err = name_of(w, MAIN, d->v[A_ORIGIN].u, 0, &c.name);
+	else if (has(d, A_ORIGIN) && d->v[A_ORIGIN].kind == DWVAL_REF_ALT)
+		err = name_of(w, ALT, d->v[A_ORIGIN].u, 0, &c.name);
 	if (err)
 		return err;
 	if (c.name == DWINL_NONE)
@@ -568,15 +585,16 @@ static int walk_unit(struct walk *w, const struct unit *un)
 	return 0;
 }
 
-/* The unit headers of .debug_info and what their first DIE says (bases, line table). */
-static int read_units(struct walk *w)
+/* The unit headers of side's .debug_info and what their first DIE says (bases, line table). */
+static int read_units(struct walk *w, struct side *sd)
 {
-	struct cur info = w->s->info;
+	const struct dwsecs *s = sd->s;
+	struct cur info = s->info;
 	size_t cap = 0;
 	int err = 0;
 
-	while (!err && !info.err && info.p < info.end && w->nunits < MAX_UNITS) {
-		uint64_t start = (uint64_t)(info.p - w->s->info.p), len = rd_u(&info, 4);
+	while (!err && !info.err && info.p < info.end && sd->nunits < MAX_UNITS) {
+		uint64_t start = (uint64_t)(info.p - s->info.p), len = rd_u(&info, 4);
 		struct unit un = {0};
 		unsigned type = 1;
 		struct die d;
@@ -592,7 +610,7 @@ static int read_units(struct walk *w)
 		u = (struct cur){info.p, info.p + len, false};
 		info.p += len;
 		un.u.off = start;
-		un.end = (uint64_t)(info.p - w->s->info.p);
+		un.end = (uint64_t)(info.p - s->info.p);
 		un.u.version = (unsigned)rd_u(&u, 2);
 		if (un.u.version >= 5) {
 			type = (unsigned)rd_u(&u, 1);
@@ -610,8 +628,8 @@ static int read_units(struct walk *w)
 		if (u.err || un.u.version < 2 || un.u.version > 5 || (type != 1 && type != 3) ||
 		    (un.u.asz != 4 && un.u.asz != 8))
 			continue;
-		un.die_off = (uint64_t)(u.p - w->s->info.p);
-		err = abbrevs_load(&w->cur, &w->s->abbrev, un.abbrev_off);
+		un.die_off = (uint64_t)(u.p - s->info.p);
+		err = abbrevs_load(&w->cur, &s->abbrev, un.abbrev_off);
 		if (err == -ENOMEM)
 			break;
 		err = 0;
@@ -626,22 +644,22 @@ static int read_units(struct walk *w)
 			un.u.addr_base = d.v[A_ADDR_BASE].u;
 		if (has(&d, A_RNG_BASE) && d.v[A_RNG_BASE].kind == DWVAL_NUM)
 			un.u.rnglists_base = d.v[A_RNG_BASE].u;
-		if (!has(&d, A_LOW) || !dwform__addr(w->s, &un.u, &d.v[A_LOW], &un.low_pc))
+		if (!has(&d, A_LOW) || !dwform__addr(s, &un.u, &d.v[A_LOW], &un.low_pc))
 			un.low_pc = 0;
 		if (has(&d, A_STMT) && d.v[A_STMT].kind == DWVAL_NUM) {
 			un.stmt = d.v[A_STMT].u;
 			un.has_stmt = true;
 		}
-		if (w->nunits == cap) {
+		if (sd->nunits == cap) {
 			struct unit *v;
 
 			cap = cap ? 2 * cap : 64;
-			v = realloc(w->units, cap * sizeof(*v));
+			v = realloc(sd->units, cap * sizeof(*v));
 			if (!v)
 				return -ENOMEM;
-			w->units = v;
+			sd->units = v;
 		}
-		w->units[w->nunits++] = un;
+		sd->units[sd->nunits++] = un;
 	}
 	return err;
 }
@@ -655,8 +673,8 @@ static int cmp_range(const void *a, const void *b)
 	return x->call < y->call ? -1 : x->call > y->call;
 }
 
-int dwinl__build(struct dwinl *x, const struct dwsecs *s, dwinl_file_fn file, void *ctx,
-		 uint64_t max_bytes)
+int dwinl__build(struct dwinl *x, const struct dwsecs *s, const struct dwsecs *alt,
+		 dwinl_file_fn file, void *ctx, uint64_t max_bytes)
 {
 	struct walk w = {.x = x, .s = s, .file = file, .ctx = ctx, .max_bytes = max_bytes};
 	int err;
@@ -664,11 +682,16 @@ int dwinl__build(struct dwinl *x, const struct dwsecs *s, dwinl_file_fn file, vo
 	memset(x, 0, sizeof(*x));
 	if (!s->info.p || !s->abbrev.p)
 		return 0;
+	w.in[MAIN].s = s;
+	if (alt && alt->info.p && alt->abbrev.p)
+		w.in[ALT].s = alt;
 	err = hashmap__new(&w.names, sizeof(uint64_t), sizeof(uint32_t));
 	if (!err)
-		err = read_units(&w);
-	for (size_t i = 0; !err && i < w.nunits; i++)
-		err = walk_unit(&w, &w.units[i]);
+		err = read_units(&w, &w.in[MAIN]);
+	if (!err && w.in[ALT].s)
+		err = read_units(&w, &w.in[ALT]);
+	for (size_t i = 0; !err && i < w.in[MAIN].nunits; i++)
+		err = walk_unit(&w, &w.in[MAIN].units[i]);
 	if (err == -E2BIG) {
 		x->capped = true; /* what was read serves */
 		err = 0;
@@ -683,9 +706,11 @@ int dwinl__build(struct dwinl *x, const struct dwsecs *s, dwinl_file_fn file, vo
 		}
 	}
 	abbrevs_release(&w.cur);
-	abbrevs_release(&w.other);
 	hashmap__free(w.names);
-	free(w.units);
+	for (int i = MAIN; i <= ALT; i++) {
+		abbrevs_release(&w.in[i].other);
+		free(w.in[i].units);
+	}
 	if (err)
 		dwinl__release(x);
 	return err;

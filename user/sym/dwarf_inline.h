@@ -7,8 +7,9 @@
  * file id of the line reader, call_line) and the inlined call it sits in.  Built by the line
  * reader (sym/dwarf_lines.c) when it opens a file; foreign bytes: every read bounded, the index
  * capped in bytes (the rest of the file is then left out), reference chains and DIE nesting
- * capped so that a malformed tree ends with an error, not a loop.  dwz's alternate file is not
- * read: a call whose name lives there has none (counted, and left out at lookup).
+ * capped so that a malformed tree ends with an error, not a loop.  A name in dwz's alternate file
+ * (ref_alt / ref_sup, strp_alt / strp_sup) is read from that file's sections when the line reader
+ * found it (sym/dwarf_alt.h); else the call has none (counted, and left out at lookup).
  */
 #ifndef PROF_SYM_DWARF_INLINE_H
 #define PROF_SYM_DWARF_INLINE_H
@@ -51,9 +52,12 @@ struct dwinl {
 /* The file id of entry idx of the line table at offset stmt of .debug_line (DWINL_NONE). */
 typedef uint32_t (*dwinl_file_fn)(void *ctx, uint64_t stmt, uint64_t idx);
 
-/* The index of the DWARF in s, at most max_bytes.  0 (maybe empty, maybe capped) or -ENOMEM. */
-int dwinl__build(struct dwinl *x, const struct dwsecs *s, dwinl_file_fn file, void *ctx,
-		 uint64_t max_bytes);
+/*
+ * The index of the DWARF in s, at most max_bytes, names read through alt (dwz's alternate file's
+ * info, abbrev and str; NULL: none) too.  0 (maybe empty, maybe capped) or -ENOMEM.
+ */
+int dwinl__build(struct dwinl *x, const struct dwsecs *s, const struct dwsecs *alt,
+		 dwinl_file_fn file, void *ctx, uint64_t max_bytes);
 void dwinl__release(struct dwinl *x);
 size_t dwinl__bytes(const struct dwinl *x);
 /* The inlined calls vaddr is in, innermost first, into out[0..max): how many. */

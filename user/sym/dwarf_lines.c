@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proc/safe_open.h"
+#include "sym/dwarf_alt.h"
 #include "sym/dwarf_form.h"
 #include "sym/dwarf_inline.h"
 #include "util/dwcursor.h"
@@ -52,6 +53,7 @@ struct cu_dir {
 /* The sections a line table names strings in, and where DWARF 4 keeps its directory 0. */
 struct strsecs {
 	struct cur line_str, str, info, abbrev;
+	struct cur alt_str;	  /* dwz's alternate file's (strp_alt, strp_sup) */
 	const uint8_t *line_base; /* .debug_line's start */
 	struct cu_dir *dirs;	  /* by line_off (cu_dirs), built at the first DWARF 4 unit */
 	size_t ndirs;
@@ -70,6 +72,8 @@ static void rd_form(struct cur *r, uint64_t form, unsigned offsz, const struct s
 		*str = rd_str(r);
 	else if (form == 0x1f || form == 0x0e) /* line_strp, strp */
 		*str = rd_str_at(form == 0x1f ? &ss->line_str : &ss->str, rd_u(r, offsz));
+	else if (form == 0x1d || form == 0x1f21) /* strp_sup, GNU_strp_alt */
+		*str = rd_str_at(&ss->alt_str, rd_u(r, offsz));
 	else if (form < sizeof(width) && width[form]) /* data1, 2, 4, 8 */
 		*num = rd_u(r, width[form]);
 	else if (form == 0x0f) /* udata */
@@ -164,7 +168,8 @@ static void build_cu_dirs(struct strsecs *ss)
 			}
 			if (name == 0x10 && (form == 0x17 || form == 0x06 || form == 0x07))
 				num = rd_u(&u, form == 0x07 ? 8 : form == 0x06 ? 4 : offsz);
-			else if (name == 0x1b && (form == 0x08 || form == 0x0e || form == 0x1f))
+			else if (name == 0x1b && (form == 0x08 || form == 0x0e || form == 0x1f ||
+						  form == 0x1d || form == 0x1f21))
 				rd_form(&u, form, offsz, ss, &str, &num);
 			else
 				dwform__skip(&u, form, offsz, asz, version);
@@ -250,7 +255,8 @@ static int add_lunit(struct dwlines *d, uint64_t off, const uint32_t *files, uin
 		d->ufiles = v;
 		d->ufiles_cap = cap;
 	}
-	memcpy(d->ufiles + d->nufiles, files, n * sizeof(*files));
+	if (n) /* a table of no files: ufiles may still be NULL, and NULL + 0 is undefined */
+		memcpy(d->ufiles + d->nufiles, files, n * sizeof(*files));
 	d->units[d->nunits++] = (struct lunit){off, (uint32_t)d->nufiles, n};
 	d->nufiles += n;
 	return 0;
@@ -526,8 +532,7 @@ static int cmp_row(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Section name's bytes, decompressed if compressed (capped), or an empty reader. */
-static struct cur section(Elf *elf, size_t shstrndx, const char *name, int *err)
+struct cur dwlines__section(Elf *elf, size_t shstrndx, const char *name, int *err)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -560,15 +565,54 @@ static struct cur section(Elf *elf, size_t shstrndx, const char *name, int *err)
 	return (struct cur){NULL, NULL, true};
 }
 
-int dwlines__open_fd(struct dwlines **out, int fd)
+/* The alternate file the link of elf names (DWARF 5's, else GNU's), or -1. */
+static int find_alt(Elf *elf, size_t shstrndx, const char *path, const char *debug_dir)
+{
+	struct dwalt_link link;
+	int err = 0, fd = -1;
+	struct cur sec = dwlines__section(elf, shstrndx, ".debug_sup", &err);
+	enum dwalt_section k = sec.p ? DWALT_SUP : DWALT_GNU;
+
+	if (!sec.p)
+		sec = dwlines__section(elf, shstrndx, ".gnu_debugaltlink", &err);
+	if (!err && sec.p && !dwalt__parse(&link, sec.p, (size_t)(sec.end - sec.p), k) &&
+	    dwalt__open(&fd, &link, path, debug_dir))
+		fd = -1;
+	return fd;
+}
+
+/* The sections of alternate file alt_fd a name or file name may be in (all absent on failure). */
+static Elf *read_alt(int alt_fd, struct dwsecs *out)
+{
+	Elf *elf = alt_fd >= 0 ? elf_begin(alt_fd, ELF_C_READ, NULL) : NULL;
+	size_t shstrndx;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->info = out->abbrev = out->str = (struct cur){NULL, NULL, true};
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+		return elf;
+	out->info = dwlines__section(elf, shstrndx, ".debug_info", &err);
+	out->abbrev = dwlines__section(elf, shstrndx, ".debug_abbrev", &err);
+	out->str = dwlines__section(elf, shstrndx, ".debug_str", &err);
+	if (err) /* over a cap: none of it */
+		out->info = out->abbrev = out->str = (struct cur){NULL, NULL, true};
+	return elf;
+}
+
+/* The DWARF of fd (a debug file at path, NULL: unknown), its alternate file alt_fd's (-1: looked
+ * for under debug_dir; NULL: not). */
+static int open_elf(struct dwlines **out, int fd, const char *path, const char *debug_dir,
+		    int alt_fd)
 {
 	struct dwlines *d = calloc(1, sizeof(*d));
 	struct scratch *sc = malloc(sizeof(*sc));
 	struct strsecs ss = {0};
+	struct dwsecs alt;
 	struct cur line;
 	size_t shstrndx;
-	Elf *elf = NULL;
-	int err = 0;
+	Elf *elf = NULL, *alt_elf = NULL;
+	int err = 0, own_fd = -1;
 
 	*out = NULL;
 	if (!d || !sc) {
@@ -582,12 +626,16 @@ int dwlines__open_fd(struct dwlines **out, int fd)
 		err = -ENOEXEC;
 		goto cleanup;
 	}
-	line = section(elf, shstrndx, ".debug_line", &err);
+	if (alt_fd < 0 && debug_dir)
+		alt_fd = own_fd = find_alt(elf, shstrndx, path, debug_dir);
+	alt_elf = read_alt(alt_fd, &alt);
+	ss.alt_str = alt.str;
+	line = dwlines__section(elf, shstrndx, ".debug_line", &err);
 	ss.line_base = line.p;
-	ss.line_str = section(elf, shstrndx, ".debug_line_str", &err);
-	ss.str = section(elf, shstrndx, ".debug_str", &err);
-	ss.info = section(elf, shstrndx, ".debug_info", &err);
-	ss.abbrev = section(elf, shstrndx, ".debug_abbrev", &err);
+	ss.line_str = dwlines__section(elf, shstrndx, ".debug_line_str", &err);
+	ss.str = dwlines__section(elf, shstrndx, ".debug_str", &err);
+	ss.info = dwlines__section(elf, shstrndx, ".debug_info", &err);
+	ss.abbrev = dwlines__section(elf, shstrndx, ".debug_abbrev", &err);
 	if (err)
 		goto cleanup;
 	while (!line.err && line.p < line.end && !err)
@@ -602,16 +650,17 @@ int dwlines__open_fd(struct dwlines **out, int fd)
 			.abbrev = ss.abbrev,
 			.str = ss.str,
 			.line_str = ss.line_str,
-			.str_offsets = section(elf, shstrndx, ".debug_str_offsets", &err),
-			.addr = section(elf, shstrndx, ".debug_addr", &err),
-			.ranges = section(elf, shstrndx, ".debug_ranges", &err),
-			.rnglists = section(elf, shstrndx, ".debug_rnglists", &err),
+			.str_offsets = dwlines__section(elf, shstrndx, ".debug_str_offsets", &err),
+			.addr = dwlines__section(elf, shstrndx, ".debug_addr", &err),
+			.ranges = dwlines__section(elf, shstrndx, ".debug_ranges", &err),
+			.rnglists = dwlines__section(elf, shstrndx, ".debug_rnglists", &err),
+			.alt_str = alt.str,
 		};
 
 		/* Sections over the cap: no inlined calls, the lines still serve. */
-		err = err == -EFBIG
-			      ? 0
-			      : dwinl__build(&d->inl, &ds, unit_file, d, DWLINES_MAX_INLINE_BYTES);
+		err = err == -EFBIG ? 0
+				    : dwinl__build(&d->inl, &ds, &alt, unit_file, d,
+						   DWLINES_MAX_INLINE_BYTES);
 	}
 	if (err)
 		goto cleanup;
@@ -621,13 +670,27 @@ int dwlines__open_fd(struct dwlines **out, int fd)
 cleanup:
 	if (elf)
 		elf_end(elf);
+	if (alt_elf)
+		elf_end(alt_elf);
+	if (own_fd >= 0)
+		close(own_fd);
 	free(sc);
 	free(ss.dirs);
 	dwlines__free(d);
 	return err;
 }
 
-int dwlines__open(struct dwlines **out, const char *path)
+int dwlines__open_fd(struct dwlines **out, int fd, const char *debug_dir)
+{
+	return open_elf(out, fd, NULL, debug_dir, -1);
+}
+
+int dwlines__open_alt(struct dwlines **out, int fd, int alt_fd)
+{
+	return open_elf(out, fd, NULL, NULL, alt_fd);
+}
+
+int dwlines__open(struct dwlines **out, const char *path, const char *debug_dir)
 {
 	int err, fd = -1;
 
@@ -635,7 +698,7 @@ int dwlines__open(struct dwlines **out, const char *path)
 	err = safe_open__at(&fd, -1, path, 0, DWLINES_MAX_BYTES, NULL);
 	if (err)
 		return err;
-	err = dwlines__open_fd(out, fd);
+	err = open_elf(out, fd, path, debug_dir, -1);
 	close(fd);
 	return err;
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/dwcursor.h"
+
 #define DWLINES_MAX_BYTES	 (8ULL << 30)	/* the file (safe_open's cap for ELF files) */
 #define DWLINES_MAX_SECTION	 (512ULL << 20) /* .debug_line and its strings, each, inflated */
 #define DWLINES_MAX_ROWS	 (16u << 20)	/* rows kept (16 bytes each) */
@@ -25,11 +27,18 @@
 #define DWLINES_MAX_INLINE	 64 /* levels of one address */
 
 struct dwlines;
+struct Elf;
 
-/* The line table of debug file path: -ENOENT when it has none, -EFBIG over a cap. */
-int dwlines__open(struct dwlines **out, const char *path);
+/*
+ * The line table of debug file path: -ENOENT when it has none, -EFBIG over a cap.  Names in dwz's
+ * alternate file are read from the one found under debug_dir (sym/dwarf_alt.h; NULL: not looked
+ * for).
+ */
+int dwlines__open(struct dwlines **out, const char *path, const char *debug_dir);
 /* The same for an open ELF file (a mapped file's own DWARF); the caller still owns fd. */
-int dwlines__open_fd(struct dwlines **out, int fd);
+int dwlines__open_fd(struct dwlines **out, int fd, const char *debug_dir);
+/* The same with alt_fd taken as its alternate file, unchecked (tests and fuzzing). */
+int dwlines__open_alt(struct dwlines **out, int fd, int alt_fd);
 void dwlines__free(struct dwlines *d);
 /* The heap bytes it holds (for the symbolizer's cap). */
 uint64_t dwlines__bytes(const struct dwlines *d);
@@ -51,10 +60,13 @@ struct dwlines_frame {
  * and line vaddr is at in it (the innermost: the line table's; the others: where the one inside
  * was called from); out[*n - 1] has no name: the call site in the function the symbol names.
  * 0, or -ENOENT when vaddr is in no inlined call (*n 0).  Levels without a name (their origin in
- * dwz's alternate file) are left out and counted (dwlines__unnamed).
+ * a dwz alternate file not found, or malformed) are left out and counted (dwlines__unnamed).
  */
 int dwlines__inlined(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, unsigned max,
 		     unsigned *n);
 uint64_t dwlines__unnamed(const struct dwlines *d);
+
+/* Section name's bytes, decompressed if compressed (capped: *err -EFBIG), or an empty reader. */
+struct cur dwlines__section(struct Elf *elf, size_t shstrndx, const char *name, int *err);
 
 #endif /* PROF_SYM_DWARF_LINES_H */

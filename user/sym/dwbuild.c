@@ -24,6 +24,7 @@ struct dwbuild {
 	struct dwbuild_req *head, **tail; /* the queue, oldest first */
 	struct dwbuild_done *done;	  /* built, newest first */
 	bool ready;			  /* done is not empty (read without the lock) */
+	char *debug_dir;		  /* where alternate files are looked for */
 };
 
 static void free_req(struct dwbuild_req *q)
@@ -57,7 +58,8 @@ static void *builder(void *arg)
 		b->building = true;
 		pthread_mutex_unlock(&b->lock);
 
-		err = q->path ? dwlines__open(&d, q->path) : dwlines__open_fd(&d, q->fd);
+		err = q->path ? dwlines__open(&d, q->path, b->debug_dir)
+			      : dwlines__open_fd(&d, q->fd, b->debug_dir);
 		if (err)
 			d = NULL;
 		r = calloc(1, sizeof(*r));
@@ -85,11 +87,15 @@ static void *builder(void *arg)
 	return NULL;
 }
 
-int dwbuild__new(struct dwbuild **out)
+int dwbuild__new(struct dwbuild **out, const char *debug_dir)
 {
 	struct dwbuild *b = calloc(1, sizeof(*b));
 
 	*out = NULL;
+	if (b && debug_dir && !(b->debug_dir = strdup(debug_dir))) {
+		free(b);
+		b = NULL;
+	}
 	if (!b)
 		return -ENOMEM;
 	pthread_mutex_init(&b->lock, NULL);
@@ -134,6 +140,7 @@ void dwbuild__free(struct dwbuild *b)
 	pthread_cond_destroy(&b->idle);
 	pthread_cond_destroy(&b->work);
 	pthread_mutex_destroy(&b->lock);
+	free(b->debug_dir);
 	free(b);
 }
 

@@ -23,8 +23,9 @@ struct dwbuild_done {
 	struct dwbuild_done *next;
 };
 
-/* The thread starts at the first submit.  0 or -ENOMEM. */
-int dwbuild__new(struct dwbuild **out);
+/* The thread starts at the first submit; alternate files are looked for under debug_dir (may be
+ * NULL: not).  0 or -ENOMEM. */
+int dwbuild__new(struct dwbuild **out, const char *debug_dir);
 /* Stops the thread (an index being built is finished first) and frees what was not taken. */
 void dwbuild__free(struct dwbuild *b);
 /*

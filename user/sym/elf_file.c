@@ -815,6 +815,17 @@ const char *elf_file__build_id(const struct elf_file *ef)
 	return ef->build_id;
 }
 
+int elf_file__build_id_of(char **out, struct Elf *elf)
+{
+	struct elf_file probe = {.fd = -1};
+	int err = read_build_id(&probe, elf);
+
+	*out = err ? NULL : probe.build_id;
+	if (err)
+		free(probe.build_id);
+	return err;
+}
+
 uint16_t elf_file__type(const struct elf_file *ef)
 {
 	return ef->type;

@@ -77,6 +77,9 @@ int elf_file__use_debug_file(struct elf_file *ef, const char *path);
 
 /* Lowercase hex of .note.gnu.build-id, "" when the file has none. */
 const char *elf_file__build_id(const struct elf_file *ef);
+/* The same of an open libelf handle: 0 and *out (malloc'd, NULL when none), or -ENOMEM. */
+struct Elf;
+int elf_file__build_id_of(char **out, struct Elf *elf);
 /* ET_EXEC, ET_DYN, … */
 uint16_t elf_file__type(const struct elf_file *ef);
 enum elf_file_syms elf_file__syms(const struct elf_file *ef);

@@ -274,8 +274,8 @@ struct dwlines *symfiles__lines(struct symfiles *fc, struct sym_file *f)
 		}
 	}
 	f->lines_tried = true;
-	err = path	? dwlines__open(&f->lines, path)
-	      : fd >= 0 ? dwlines__open_fd(&f->lines, fd)
+	err = path	? dwlines__open(&f->lines, path, fc->debug_dir)
+	      : fd >= 0 ? dwlines__open_fd(&f->lines, fd, fc->debug_dir)
 			: -ENOENT;
 	elf_file__drop_dwarf_fd(f->elf);
 	if (err)
@@ -517,7 +517,7 @@ int symfiles__init(struct symfiles *fc, const char *proc_root, const char *debug
 	if (!err)
 		err = hashmap__new(&fc->build_ids, sizeof(uint64_t), sizeof(struct sym_file *));
 	if (!err)
-		err = dwbuild__new(&fc->build);
+		err = dwbuild__new(&fc->build, fc->debug_dir);
 	return err;
 }
 
