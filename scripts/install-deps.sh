@@ -48,6 +48,8 @@ test_pkgs="$test_pkgs groff-base man-db bsdextrautils"
 # dpkg-dev, debhelper, lintian: `make deb` (debian/) and its test (tests/e2e/test_deb.sh), which
 # also checks the agent's unit with systemd-analyze (systemd) and runs it under setpriv.
 test_pkgs="$test_pkgs dpkg-dev debhelper lintian systemd"
+# python3-prometheus-client: its exposition parser reads --metrics (tests/e2e/metrics_check.py).
+test_pkgs="$test_pkgs python3-prometheus-client"
 # python3-torch: the PyTorch training loop and `import torch` of bench/heapcost_bench.sh.
 bench_pkgs="bpftrace bpfcc-tools time linux-headers-amd64 python3-torch"
 

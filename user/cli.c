@@ -13,6 +13,7 @@
 #include "prof_unwind.h"
 #include "export/format.h"
 #include "export/growth.h"
+#include "export/metrics.h"
 #include "export/output.h"
 #include "export/suppress.h"
 #include "util/escape.h"
@@ -114,6 +115,8 @@ static const char usage[] =
 	"      --push-auth-file F   token=, user=, password=, tenant= lines (mode 0600); or the\n"
 	"                           environment: BPFTRACE_PROF_PUSH_TOKEN, _USER, _PASSWORD, "
 	"_TENANT\n"
+	"      --metrics [ADDR:]PORT serve our own counters to Prometheus at /metrics (text\n"
+	"                           exposition; ADDR defaults to 127.0.0.1)\n"
 	"      --unwind MODE        user stacks: auto (default: unwind tables from .eh_frame "
 	"where\n"
 	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
@@ -197,6 +200,7 @@ enum {
 	OPT_SAMPLE_BYTES,
 	OPT_MIN_AGE,
 	OPT_GROWTH_INTERVALS,
+	OPT_METRICS,
 	OPT_FAIL_ON_LEAK,
 	OPT_LEAK_SUPPRESSIONS,
 	OPT_UNWIND,
@@ -240,6 +244,7 @@ static const struct option long_opts[] = {
 	{"sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES},
 	{"min-age", required_argument, NULL, OPT_MIN_AGE},
 	{"growth-intervals", required_argument, NULL, OPT_GROWTH_INTERVALS},
+	{"metrics", required_argument, NULL, OPT_METRICS},
 	{"min-size", required_argument, NULL, 'z'},
 	{"fail-on-leak", required_argument, NULL, OPT_FAIL_ON_LEAK},
 	{"leak-suppressions", required_argument, NULL, OPT_LEAK_SUPPRESSIONS},
@@ -530,6 +535,18 @@ int cli__parse(struct env *out, int argc, char **argv)
 			else
 				env.max_size = v;
 			break;
+		case OPT_METRICS: {
+			struct sockaddr_storage sa;
+			socklen_t len;
+
+			if (metrics__parse_addr(optarg, &sa, &len))
+				return bad(
+					"invalid --metrics '%s' (PORT, ADDR:PORT or [ADDR6]:PORT; "
+					"ADDR numeric)",
+					optarg);
+			env.metrics = optarg;
+			break;
+		}
 		case OPT_GROWTH_INTERVALS:
 			if (parse_u64(optarg, GROWTH_INTERVALS_MAX, &v) || !v)
 				return bad("invalid --growth-intervals '%s' (1 to 60)", optarg);

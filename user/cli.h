@@ -58,6 +58,7 @@ struct env {
 	uint64_t sample_bytes;
 	uint64_t min_age_ns;	     /* --min-age: in use counts blocks at least this old; 0: all */
 	unsigned growth_intervals;   /* --growth-intervals (continuous --heap; else 0) */
+	const char *metrics;	     /* --metrics [ADDR:]PORT; NULL: none */
 	uint64_t min_size, max_size; /* -z / -Z: blocks outside are left out (max 0: none) */
 	uint64_t fail_on_leak;	     /* --fail-on-leak BYTES (with leak_gate) */
 	bool leak_gate;

@@ -31,6 +31,7 @@
 #include "attach/heap_attach.h"
 #include "attach/otel_notes.h"
 #include "export/live.h"
+#include "export/metrics.h"
 #include "trace/memtrace_rec.h"
 #include "export/push.h"
 #include "export/status.h"
@@ -107,7 +108,9 @@ struct run {
 	bool have_child;
 	struct child_hooks hooks;      /* CMD's ptrace stops that reach the collector */
 	uint64_t events;	       /* ring-buffer records consumed */
+	bool events_on;		       /* the ring buffer is open (collect__start_events) */
 	struct push *push;	       /* --push */
+	struct metrics *metrics;       /* --metrics */
 	struct oomout *oom;	       /* --heap: OOM kills' profiles */
 	struct memtrace_rec *memtrace; /* -f memtrace: the trace being written */
 	int watchdog;		       /* holds on: our end of the watchdog's socket, or -1 */
@@ -446,7 +449,7 @@ static int add_scoped(void *ctx, uint32_t pid)
  */
 static void end_holds(struct run *r)
 {
-	if (r->holds_ended || !r->loader || !r->collect)
+	if (r->holds_ended || !r->loader || !r->collect || !r->events_on)
 		return;
 	r->holds_ended = true;
 	tracker__holds_over(r->parts.tracker);
@@ -575,6 +578,11 @@ static int run_prepare(struct run *r)
 		if (err)
 			return err == -ENOMEM ? 1 : 2;
 	}
+	/* Bound now: a port in use is said before anything runs. */
+	if (env->metrics && (err = metrics__start(&r->metrics, env->metrics))) {
+		pr_err("--metrics %s: %s\n", env->metrics, strerror(-err));
+		return 1;
+	}
 	/* A dropped ssh session (SIGHUP) or a SIGQUIT ends a run as SIGTERM does: written. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -684,6 +692,7 @@ static int run_open(struct run *r)
 		pr_err("opening the ring buffer failed: %s\n", strerror(-err));
 		return 1;
 	}
+	r->events_on = true;
 	return 0;
 }
 
@@ -913,6 +922,10 @@ static bool run_turn(struct run *r)
 		status_draw(r, now);
 	if (now - r->last_tick >= 1000000000LL) {
 		collect__tick(r->collect);
+		if (r->metrics)
+			writeout__metrics(r->writeout, r->metrics,
+					  (struct metrics_gauges){.uptime_ns = now - r->start_mono,
+								  .events = r->events});
 		r->last_tick = now;
 	}
 	if (r->deadline && now >= r->deadline)
@@ -1044,6 +1057,7 @@ static void run_cleanup(struct run *r)
 	live_close(r); /* also on failures: the terminal must come back */
 	end_holds(r);
 	memtrace_rec__free(r->memtrace);
+	metrics__free(r->metrics);
 	writeout__free(r->writeout);
 	tracefile__free(r->trace);
 	oomout__free(r->oom); /* its writes done before anything it read from is freed */

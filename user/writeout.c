@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agg/calls_agg.h"
 #include "agg/collect.h"
+#include "agg/heap_agg.h"
 #include "agg/parts.h"
 #include "sym/symbolizer.h"
 #include "track/tracker.h"
@@ -22,6 +24,7 @@
 #include "cli.h"
 #include "export/format.h"
 #include "export/growth.h"
+#include "export/metrics.h"
 #include "export/oldblocks.h"
 #include "export/outdir.h"
 #include "export/push.h"
@@ -246,6 +249,12 @@ static void give_sink(struct writeout *r, struct profile *ps[NMODES], bool last)
 		r->sink(r->sink_ctx, built, n, last);
 }
 
+static void count_alive(void *ctx, uint32_t pid)
+{
+	(void)pid;
+	(*(uint64_t *)ctx)++;
+}
+
 /*
  * --growth-intervals: this interval's end kept (after build_all: symbols are in).  A failure to
  * keep it is said once; the list then compares fewer ends.
@@ -275,6 +284,45 @@ static void growth_list(struct writeout *r, bool last)
 		return;
 	if (growth__write(stderr, r->growth, r->parts->stacks, env->top))
 		pr_warn("--growth-intervals: out of memory for the list\n");
+}
+
+int writeout__metrics(struct writeout *r, struct metrics *m, struct metrics_gauges g)
+{
+	struct push_stats push;
+	struct profile_run run;
+	struct maps_stats maps;
+	struct profile *p = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	/* The worker's counters are read as they are now (no wait for it: a second's staleness
+	 * is nothing to a scrape); every value is cumulative, as Prometheus counters are. */
+	err = profile__new(&p, "metrics");
+	if (!err)
+		err = writeout__run_now(&run, &maps, r->c, r->parts, r->env->cmdline, 0);
+	run.report = r->stats;
+	run.cgroup = r->cgroup;
+	run.oom = r->oom;
+	if (r->push) {
+		push__stats(r->push, &push);
+		run.push = (const uint64_t *)&push;
+	}
+	if (!err)
+		err = profile_run__apply(&run, p);
+	if (!err && collect__heap(r->c))
+		err = run__add_heap_stats(p, heap_agg__stats(collect__heap(r->c)));
+	if (!err && collect__calls(r->c))
+		err = run__add_call_stats(p, calls_agg__stats(collect__calls(r->c)));
+	tracker__each_alive(r->parts->tracker, count_alive, &g.processes_tracked);
+	metrics__read_self(&g);
+	if (!err)
+		err = metrics__render(&text, &len, p, &g);
+	if (!err)
+		err = metrics__set(m, text, len);
+	free(text);
+	profile__free(p);
+	return err;
 }
 
 const struct growth *writeout__growth(const struct writeout *r)

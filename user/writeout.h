@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "export/metrics.h"
+
 struct collect;
 struct run_parts;
 struct env;
@@ -64,6 +66,10 @@ int writeout__interval(struct writeout *r, int64_t start_wall_ns, int64_t durati
 /* --live without --output-dir: every mode's profile of the run so far [start, +duration), given
  * to the sink only: nothing is written, nothing reset (-o gets the whole run at the end). */
 int writeout__peek(struct writeout *r, int64_t start_wall_ns, int64_t duration_ns);
+
+/* --metrics: the run's counters (cumulative) and our gauges (g's uptime and events given, the
+ * rest read here) rendered and handed to m's server.  0 or -ENOMEM. */
+int writeout__metrics(struct writeout *r, struct metrics *m, struct metrics_gauges g);
 
 /* --growth-intervals: the interval ends kept so far (by writeout__interval and writeout__peek),
  * NULL before the first. */

@@ -278,3 +278,14 @@ for i, l in enumerate(lines):
 print("ok: %d renames, each synced" % n)
 PY
 }
+
+# A --push-auth-file that cannot be opened: one line, status 2, nothing crashes on the way out
+# (the run stops before its ring buffer opens; CMD, started by then, is ended).
+t_push_auth_file_missing_exit_2() {
+	local rc=0
+	"$PROF" --cpu --interval 1 --output-dir "$E2E_TMP/out" --push http://127.0.0.1:1 \
+		--push-auth-file "$E2E_TMP/none" -- /bin/true 2>"$E2E_TMP/err" || rc=$?
+	cat "$E2E_TMP/err"
+	expect_eq "exit status" 2 "$rc"
+	expect_eq "lines" 1 "$(wc -l <"$E2E_TMP/err")"
+}

@@ -299,6 +299,11 @@ int metrics__render(char **out, size_t *len, const struct profile *p,
 	gauge(f, "bpf_map_bytes", "kernel memory of bpftrace-prof's BPF maps", g->bpf_map_bytes);
 	gauge(f, "processes_tracked", "processes followed now", g->processes_tracked);
 	gauge(f, "uptime_seconds", "seconds since profiling started", g->uptime_ns / 1000000000);
+	fprintf(f,
+		"# HELP bpftrace_prof_events_total ring-buffer records consumed\n"
+		"# TYPE bpftrace_prof_events_total counter\n"
+		"bpftrace_prof_events_total %" PRIu64 "\n",
+		g->events);
 	for (uint32_t i = 0; p && i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 		bool seen = false;

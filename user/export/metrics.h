@@ -24,6 +24,7 @@ struct metrics_gauges {
 	uint64_t bpf_map_bytes;	    /* kernel memory of our BPF maps (their memlock) */
 	uint64_t processes_tracked; /* processes the tracker follows now */
 	uint64_t uptime_ns;	    /* since profiling started */
+	uint64_t events;	    /* ring-buffer records consumed (a counter) */
 };
 
 /* The default address: the loopback only (a port alone binds 127.0.0.1). */
