@@ -185,6 +185,18 @@ int writeout__run_now(struct profile_run *run, struct maps_stats *maps, struct c
 	return err;
 }
 
+/* The counters the writeout keeps itself, and --push's (into push), into run. */
+static void run_ours(const struct writeout *r, struct profile_run *run, struct push_stats *push)
+{
+	run->report = r->stats;
+	run->cgroup = r->cgroup;
+	run->oom = r->oom;
+	if (r->push) {
+		push__stats(r->push, push);
+		run->push = (const uint64_t *)push;
+	}
+}
+
 static int build_all(struct writeout *r, struct profile *ps[NMODES], int64_t start_wall_ns,
 		     int64_t duration_ns, const uint64_t *since)
 {
@@ -207,13 +219,7 @@ static int build_all(struct writeout *r, struct profile *ps[NMODES], int64_t sta
 	collect__sync(c);
 	ret = writeout__run_now(&run, &maps, c, parts, r->env->cmdline, start_wall_ns);
 	run.duration_nanos = duration_ns;
-	run.report = r->stats;
-	run.cgroup = r->cgroup;
-	run.oom = r->oom;
-	if (r->push) {
-		push__stats(r->push, &push);
-		run.push = (const uint64_t *)&push;
-	}
+	run_ours(r, &run, &push);
 	if (ret) {
 		pr_err("reading the BPF counters failed: %s\n", strerror(-ret));
 		return ret;
@@ -301,13 +307,7 @@ int writeout__metrics(struct writeout *r, struct metrics *m, struct metrics_gaug
 	err = profile__new(&p, "metrics");
 	if (!err)
 		err = writeout__run_now(&run, &maps, r->c, r->parts, r->env->cmdline, 0);
-	run.report = r->stats;
-	run.cgroup = r->cgroup;
-	run.oom = r->oom;
-	if (r->push) {
-		push__stats(r->push, &push);
-		run.push = (const uint64_t *)&push;
-	}
+	run_ours(r, &run, &push);
 	if (!err)
 		err = profile_run__apply(&run, p);
 	if (!err && collect__heap(r->c))
