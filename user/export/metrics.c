@@ -347,7 +347,15 @@ static uint64_t bpf_map_bytes(void)
 		uint32_t id = 0;
 		FILE *f;
 
+		ssize_t n;
+
 		if (e->d_name[0] == '.')
+			continue;
+		/* Most of our descriptors are links and perf events: only maps' fdinfo is read. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%.32s", e->d_name);
+		n = readlink(path, line, sizeof(line) - 1);
+		if (n <= 0 || (size_t)n != strlen("anon_inode:bpf-map") ||
+		    memcmp(line, "anon_inode:bpf-map", (size_t)n))
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%.32s", e->d_name);
 		f = fopen(path, "re");
