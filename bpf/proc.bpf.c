@@ -127,7 +127,8 @@ const volatile bool prof_dlopen_skip_otel = false;
 /* A process's dlopen holds: how many are left, and whether its loader is adding objects. */
 struct prof_dl_state {
 	__u32 left;
-	__u32 adding; /* the last _dl_debug_state said RT_ADD */
+	__u16 adding;  /* the last _dl_debug_state said RT_ADD */
+	__u16 started; /* its first set of objects was mapped (startup, or a first dlopen) */
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -373,11 +374,15 @@ static __always_inline bool dlopen_hold(struct pt_regs *ctx, __u32 pid)
 	 * Its stacks come only at its sampler's records, one per --sample-bytes: a stop per
 	 * library costs it far more than the few records that fall before the table is in (frame
 	 * pointers meanwhile, counted as such) — `import torch`, 300 libraries: 2.2x its time.
+	 * Not so its first set (an exec's startup): its maps are not read yet, and a preloaded
+	 * library's constructor allocates before userspace could have read them.  Userspace may
+	 * have moved it onto the probes already, at the report of the first call (RT_ADD).
 	 */
-	if (prof_dlopen_skip_otel && prof_heap_otel(pid)) {
+	if (st->started && prof_dlopen_skip_otel && prof_heap_otel(pid)) {
 		prof_count(PROF_CNT_DLOPEN_UNHELD_OTEL);
 		return false;
 	}
+	st->started = 1;
 	if (!st->left) {
 		prof_count(PROF_CNT_DLOPEN_HOLDS_SPENT);
 		return false;
