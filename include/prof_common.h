@@ -336,6 +336,14 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  "--heap, wide scopes: of those, forks and execs that ran before their own probes "    \
 	  "were in (their first allocations in such files are not seen)",                       \
 	  DROP)                                                                                 \
+	X(heap_own_merged, "heap_own_merged",                                                   \
+	  "--heap, wide scopes: of those, moved back onto the probes for every process (a "     \
+	  "file probed per process came to be mapped by too many of them)",                     \
+	  EVENT)                                                                                \
+	X(heap_split_merged, "heap_split_merged",                                               \
+	  "--heap, wide scopes: files probed per process that went back to the probes for "     \
+	  "every process (more than 4 processes of their own would have mapped them)",          \
+	  EVENT)                                                                                \
 	X(heap_procs_unsampled, "heap_procs_unsampled",                                         \
 	  "--heap -- CMD with our sampler preloaded: process images that never loaded it "      \
 	  "(static, LD_PRELOAD cleared): their allocations not seen (--no-preload sees them)",  \

@@ -8,10 +8,10 @@ Each DIR/NNNNNN.otlp.pb must decode with `protoc --decode_raw` (no schema) and w
 tests/otlp/profiles_subset.proto (written from opentelemetry-proto v1.11.0's field numbers) with
 no field left unknown; its ProfilesDictionary must follow the specification (every table
 present, entry 0 the zero value, no duplicates, every index in range); one request must carry a
-sample of process.pid PID whose stack holds FUNCTION, with thread.id, thread.name and
-process.executable.name; each request's Profiles carry one time range, and those ranges are
-exactly the ones of the MODE (default cpu) profiles written to OUT_DIR, each once (all but
-$OTLP_MISSING of them).  Prints the
+sample of process.pid PID whose stack holds FUNCTION, with thread.id, thread.name,
+process.executable.name and process.executable.path (OTLP_EXE: the path expected); each
+request's Profiles carry one time range, and those ranges are exactly the ones of the MODE
+(default cpu) profiles written to OUT_DIR, each once (all but $OTLP_MISSING of them).  Prints the
 number of requests.
 """
 import glob
@@ -183,6 +183,13 @@ def main():
                     assert attrs.get("thread.id"), attrs
                     assert attrs.get("thread.name"), attrs
                     assert attrs.get("process.executable.name"), attrs
+                    # The executable's absolute path (OTLP_EXE: the one expected).
+                    path = attrs.get("process.executable.path", "")
+                    assert path.startswith("/"), attrs
+                    assert os.path.basename(path).startswith(
+                        attrs["process.executable.name"][:15]), attrs
+                    want = os.environ.get("OTLP_EXE")
+                    assert not want or path == want, (path, want)
                     found = True
     if not found:
         sys.exit("no sample of process.pid %d with %s in its stack" % (pid, func))

@@ -209,6 +209,55 @@ t_otel_cgroup_split_capped() {
 		fail "not said: $(grep -i 'per process' "$E2E_TMP/prof.log")"
 }
 
+# A file probed per process that comes to be mapped by more processes of their own than that (at
+# most 4): the program on its probes splits libc; heap_target and three sleeps go onto links of
+# their own; the fifth process (a sleep) would be one too many, so libc goes back to the probes
+# for every process and the four move back onto them.  heap_target then runs: exact, every call
+# seen once; the program on its probes traps in libc again (counted), its numbers exact.
+t_otel_cgroup_split_merged() {
+	local cg f=$E2E_TMP/merged.pb.gz i p1 p1_in ot ot_in sleeps=()
+	cg=$(make_cgroup)
+	start_profiler "$E2E_TMP/prof.log" -v --cgroup "$cg" --heap --sample-bytes 0 -o "$f" --top 0
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	start_waiting_target "$E2E_TMP/ot.out" sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --wait' \
+		sh "$cg" "$OT"
+	ot=$TARGET_PID ot_in=$TARGET_IN
+	wait_for_line "$E2E_TMP/prof.log" "libc.so.6: allocators now probed per process" 10 ||
+		fail "libc not split: $(grep -i 'per process' "$E2E_TMP/prof.log")"
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	start_waiting_target "$E2E_TMP/p1.out" sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --wait' \
+		sh "$cg" build/targets/heap_target
+	p1=$TARGET_PID p1_in=$TARGET_IN
+	wait_for_line "$E2E_TMP/prof.log" "process $p1: on allocator probes of its own" 10 ||
+		fail "heap_target not on links of its own"
+	for ((i = 0; i < 4; i++)); do
+		bg_in_cgroup "$cg" sleep 300
+		sleeps+=($!)
+		[ "$i" -eq 3 ] && break
+		wait_for_line "$E2E_TMP/prof.log" "process $!: on allocator probes of its own" 10 ||
+			fail "sleep $! not on links of its own"
+	done
+	wait_for_line "$E2E_TMP/prof.log" "libc.so.6: 5 processes on allocator probes of their own would map it: probed for every process again (at most 4 per process), 4 moved back" 10 ||
+		fail "libc not merged: $(grep -i 'libc' "$E2E_TMP/prof.log")"
+	echo go >&"$p1_in"
+	echo go >&"$ot_in"
+	wait_for_line "$E2E_TMP/p1.out" DONE 60 || fail "heap_target did not finish"
+	wait_for_line "$E2E_TMP/ot.out" DONE 30 || fail "the program on its probes did not finish"
+	echo bye >&"$p1_in"
+	echo bye >&"$ot_in"
+	kill "${sleeps[@]}"
+	wait "${sleeps[@]}" "$p1" "$ot" 2>/dev/null
+	otel_stop_profiler "$E2E_TMP/prof.log"
+	rmdir "$cg"
+	check_otel_numbers "$f"
+	check_heap_numbers "$f"
+	grep '|leak_pages;' <(pprof_traces "$f") | grep -q "pid=$p1 " || fail "leak_pages not charged to $p1"
+	expect_eq "processes on links of their own" 4 "$(pprof_counter_value "$f" heap_procs_own)"
+	expect_eq "of those, moved back" 4 "$(pprof_counter_value "$f" heap_own_merged)"
+	expect_eq "files probed for every process again" 1 "$(pprof_counter_value "$f" heap_split_merged)"
+	[ "$(pprof_counter_value "$f" heap_traps_otel)" -gt 0 ] || fail "no trap counted"
+}
+
 # A library carrying the probes, dlopen'd after start by a program that has none: the process
 # moves onto them at the dlopen, and is counted there (its image began on the allocator probes).
 t_otel_dlopen_library_picked_up() {

@@ -4,7 +4,8 @@
 # tests/otlp/profiles_subset.proto written from opentelemetry-proto v1.11.0) and checks the
 # dictionary's rules, the target's pid and functions and the times against the profiles written
 # to --output-dir.  Retries as OTLP/HTTP says: 503 with Retry-After retried, 400 and 500 not,
-# a partial_success's rejected profiles counted.
+# a partial_success's rejected profiles counted; a receiver that stalls: spooled, sent by the next
+# run, nothing lost.
 
 CT=build/targets/cpu_target
 
@@ -25,9 +26,12 @@ otlp_run() {
 }
 
 # otlp_check OUT_DIR [FUNCTION MODE]: otlp_check.py on what the receiver holds (FUNCTION
-# hot_three, MODE cpu by default); prints the number of requests.
+# hot_three, MODE cpu by default; the executable OTLP_TARGET's first word, as for otlp_run);
+# prints the number of requests.
 otlp_check() {
-	python3 tests/e2e/otlp_check.py "$RECV_DIR" "$1" "$(cat "$1.pid")" "${2:-hot_three}" "${3:-cpu}" ||
+	local exe
+	exe=$(realpath "$(cut -d' ' -f1 <<<"${OTLP_TARGET:-$CT}")")
+	OTLP_EXE=$exe python3 tests/e2e/otlp_check.py "$RECV_DIR" "$1" "$(cat "$1.pid")" "${2:-hot_three}" "${3:-cpu}" ||
 		fail "the OTLP requests do not check"
 }
 
@@ -55,7 +59,7 @@ t_otlp_heap_decodes() {
 	line=$(OTLP_MODE=--heap OTLP_TARGET=build/targets/heap_target \
 		otlp_run "$out" 10 --push "http://127.0.0.1:$RECV_PORT")
 	echo "$line"
-	n=$(otlp_check "$out" leak_pages heap)
+	n=$(OTLP_TARGET=build/targets/heap_target otlp_check "$out" leak_pages heap)
 	[ "$n" -ge 1 ] || fail "expected a request, got $n"
 	grep -q "push: $n of $n profiles sent, 0 retries" <<<"$line" || fail "push summary: $line"
 	local f
@@ -101,6 +105,26 @@ t_otlp_400_500_not_retried() {
 		fail "push summary: $line"
 	grep -q 'refused a profile (HTTP 400); not retried' "$out.log" || fail "no refusal message"
 	expect_eq "spool files" 0 "$(find "$out/spool" -name '*.spool' | wc -l)"
+}
+
+# The first two requests are read and never answered: still in flight at the end, they go to
+# the spool; the next run (into the same --output-dir, the receiver answering) sends them before
+# its own.  Every interval of both runs arrives once and decodes.
+t_otlp_stalled_spooled_sent_next_run() {
+	local out=$E2E_TMP/out line n
+	start_receiver "$E2E_TMP/recv"
+	recv_cmd stall 2
+	line=$(otlp_run "$out" 5 --push "http://127.0.0.1:$RECV_PORT")
+	echo "$line"
+	expect_eq "spooled files after the stalled run" 2 "$(find "$out/spool" -name '*.spool' | wc -l)"
+	grep -q "push: [0-9]* of [0-9]* profiles sent, 0 retries, 2 spooled, .* 0 failed, 0 dropped" <<<"$line" ||
+		fail "push summary: $line"
+	line=$(otlp_run "$out" 3 --push "http://127.0.0.1:$RECV_PORT")
+	echo "$line"
+	grep -q "2 sent from the spool, 0 aged out, 0 failed, 0 dropped" <<<"$line" || fail "push summary: $line"
+	expect_eq "spool files after the second run" 0 "$(find "$out/spool" -name '*.spool' | wc -l)"
+	n=$(otlp_check "$out")
+	echo "ok: all $n profiles of both runs arrived once, the two stalled ones from the spool"
 }
 
 # An accepted request whose partial_success rejects a profile: a loss, counted and said.

@@ -291,6 +291,7 @@ static struct profile *heap_profile(void)
 	s2[0] = l3;
 	s2[1] = l2;
 	assert_int_equal(profile__add_sample(p, 10, 11, "worker", "app", s1, 2, v1, 0), 0);
+	p->samples[p->last_sample].exe = profile__intern(p, "/opt/app/bin/app");
 	assert_int_equal(profile__add_sample(p, 20, 20, "db", "db", s2, 2, v2, 0), 0);
 	assert_int_equal(profile__add_label(p, "oom_kill", "yes", 0, true), 0);
 	return p;
@@ -381,7 +382,11 @@ static void test_otlp__request_decodes_with_a_valid_dictionary(void **state)
 					worker |=
 						has_attr(d, idx, n, "thread.name=worker") &&
 						has_attr(d, idx, n, "thread.id=11") &&
-						has_attr(d, idx, n, "process.executable.name=app");
+						has_attr(d, idx, n,
+							 "process.executable.name=app") &&
+						has_attr(
+							d, idx, n,
+							"process.executable.path=/opt/app/bin/app");
 				}
 				oom |= has_attr(d, idx, n, "oom_kill=yes");
 				free(sm);

@@ -585,6 +585,124 @@ static int split_file(struct loader *l, struct owners *o, const struct stat *st,
 	return 0;
 }
 
+/* Set the HEAP_SPLIT marks of a file, by its stat (st) and by its maps line (file). */
+static int split_mark(struct loader *l, const struct stat *st, const struct owners_key *file,
+		      int32_t value)
+{
+	struct loader_attach_key mark = {
+		.dev = st->st_dev, .ino = st->st_ino, .pid = -1, .kind = LOADER_ATTACH_HEAP_SPLIT};
+	int32_t *slot;
+	int err = loader__attached(l, &mark, &slot, NULL);
+
+	if (err)
+		return err;
+	*slot = value;
+	mark.dev = file->dev;
+	mark.ino = file->ino;
+	err = loader__attached(l, &mark, &slot, NULL);
+	if (!err)
+		*slot = value;
+	return err;
+}
+
+/* Does pid map a file probed per process (other than one just merged, marked 0 now)? */
+static bool maps_split(struct loader *l, struct owners *o, uint32_t pid)
+{
+	const struct owners_key *files;
+	size_t n = owners__files_of(o, pid, &files);
+
+	for (size_t i = 0; i < n; i++)
+		if (is_split_key(l, files[i].dev, files[i].ino))
+			return true;
+	return false;
+}
+
+/*
+ * The file of e (file: its maps line's key), probed per process, would be mapped by own + 1
+ * processes on links of their own with self: it goes back to the links for every process,
+ * which are attached first; then each of pids on its own links that maps no other file probed
+ * per process moves back onto them and its own links go (BPF's path decides which link serves
+ * a call: none is missed or seen twice).  The process sampling itself traps there again,
+ * counted and ignored.  Marked 0: not split again while the file is kept.  0 or -ENOMEM.
+ */
+static int merge_file(struct loader *l, struct owners *o, const struct maps_entry *e,
+		      const struct owners_key *file, const uint32_t *pids, size_t n, size_t own,
+		      uint32_t self, int root_fd)
+{
+	size_t back = 0;
+	struct stat st;
+	int fd, err, fns;
+
+	err = safe_open__mapping(&fd, "/proc", self, e, root_fd);
+	if (err)
+		return err == -ENOMEM ? err : 0; /* stays probed per process */
+	if (fstat(fd, &st)) {
+		close(fd);
+		return 0;
+	}
+	err = split_mark(l, &st, file, 0);
+	fns = err ? err : heap_attach__file(l, fd, e->path, -1);
+	close(fd);
+	if (fns <= 0) {
+		pr_warn("%s: could not be probed for every process again: it stays probed per "
+			"process\n",
+			e->path);
+		split_mark(l, &st, file, 1);
+		return fns == -ENOMEM ? fns : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i] == self || maps_split(l, o, pids[i]))
+			continue;
+		err = loader__heap_unown(l, pids[i]);
+		if (err == -ENOMEM)
+			return err;
+		if (err > 0) {
+			own_drop(l, o, pids[i]);
+			back++;
+		}
+	}
+	loader__heap_split_merged(l);
+	pr_info("%s: %zu processes on allocator probes of their own would map it: probed for "
+		"every process again (at most %d per process), %zu moved back onto those probes\n",
+		e->path, own, HEAP_SPLIT_MAX, back);
+	return 0;
+}
+
+/*
+ * Wide scopes: pid is going onto allocator links of its own, for it maps a file probed per
+ * process.  Each such file that more than HEAP_SPLIT_MAX processes on links of their own would
+ * then map is probed for every process again (merge_file).  0 or -ENOMEM.
+ */
+static int merge_crowded(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
+			 int root_fd)
+{
+	for (size_t i = 0; i < m->count; i++) {
+		const struct maps_entry *e = &m->entries[i];
+		struct owners_key file;
+		uint32_t *pids = NULL;
+		size_t n = 0, own = 1; /* pid */
+		int err;
+
+		if (!e->exec || !maps_entry__is_file(e))
+			continue;
+		file = (struct owners_key){.dev = makedev(e->dev_major, e->dev_minor),
+					   .ino = e->inode};
+		if (!is_split_key(l, file.dev, file.ino))
+			continue;
+		err = owners__pids_of(o, &file, &pids, &n);
+		if (err)
+			return err;
+		for (size_t j = 0; j < n; j++)
+			own += pids[j] != pid && loader__heap_path_of(l, pids[j]) == PROF_PATH_OWN;
+		err = own > HEAP_SPLIT_MAX ? merge_file(l, o, e, &file, pids, n, own, pid, root_fd)
+					   : 0;
+		free(pids);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /*
  * The path pid's image takes among the wide scope's allocator links: its own otel_memory
  * probes, links of its own (it is on them already, or maps a file probed per process), or the
@@ -697,6 +815,12 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 			path = wide_path(l, pid, m);
 			if (path == PROF_PATH_OTEL)
 				own_drop(l, o, pid); /* moved onto its probes by a dlopen */
+			if (path == PROF_PATH_OWN) {
+				err = merge_crowded(l, o, pid, m, root_fd);
+				if (err)
+					goto cleanup;
+				path = wide_path(l, pid, m);
+			}
 		}
 	}
 	for (size_t i = 0; i < m->count; i++) {

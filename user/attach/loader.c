@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "attach/loader.h"
+#include "attach/loader_priv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,33 +17,10 @@
 #include "proc/safe_open.h"
 #include "sym/elf_dynsym.h"
 #include "util/hashmap.h"
-#include "calls.skel.h"
-#include "cpu.skel.h"
-#include "dump.skel.h"
-#include "offcpu.skel.h"
-#include "heap.skel.h"
 #include "uprobe_multi.h"
 #include "util/log.h"
-#include "proc.skel.h"
 #include "prof_heap.h"
 #include "prof_unwind.h"
-
-/* Maps that several objects declare under one name (bpf/common.bpf.h and the headers beside
- * it).  The first object loaded that declares one creates it; every later one reuses its fd. */
-enum shared_map {
-	SHARED_TARGETS,
-	SHARED_COUNTERS,
-	SHARED_EVENTS,
-	SHARED_UNWIND_TABLES,
-	SHARED_UNWIND_PROCS,
-	SHARED_UNWIND_ASKED,
-	SHARED_UNWIND_FILES,
-	SHARED_SCOPE_CGROUP,
-	SHARED_SCOPE_BORN,
-	SHARED_OTEL_PROCS,
-	SHARED_SAMPLED_PROCS,
-	SHARED__COUNT,
-};
 
 static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_TARGETS] = "prof_targets",
@@ -56,29 +34,6 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_SCOPE_BORN] = "prof_scope_born",
 	[SHARED_OTEL_PROCS] = "prof_otel_procs",
 	[SHARED_SAMPLED_PROCS] = "prof_sampled_procs",
-};
-
-struct loader {
-	struct loader_opts opts;
-	struct proc_bpf *proc;
-	struct heap_bpf *heap;
-	struct cpu_bpf *cpu;
-	struct offcpu_bpf *offcpu;
-	struct calls_bpf *calls;
-	struct dump_bpf *dump;
-	int *perf_fds;
-	int nperf;
-	struct ring_buffer *rb;
-	struct bpf_link **links;
-	size_t nlinks, cap;
-	struct hashmap *attached;     /* struct loader_attach_key -> struct attached */
-	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
-	struct loader_attach_stats stats;
-	bool heap_session; /* the allocator probes are session links (heap_session) */
-	bool heap_multi;   /* else uprobe_multi links (heap_*_multi) */
-	/* BPFTRACE_PROF_FAULT_SESSION (tests only): the basename of a file whose session or multi
-	 * links are refused as by the kernel, so that its fallback runs on kernels that never do */
-	const char *session_fault;
 };
 
 /* An entry of the attached set: what loader__attached hands out first, then its links. */
@@ -841,87 +796,6 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 bool loader__heap_otel_only(const struct loader *l)
 {
 	return l->opts.heap_otel_only;
-}
-
-bool loader__heap_split(const struct loader *l)
-{
-	return l->opts.heap_split && l->heap && l->heap->bss->heap_otel_any;
-}
-
-int loader__heap_path(struct loader *l, uint32_t pid, bool otel)
-{
-	int fd = l->shared_fd[SHARED_OTEL_PROCS];
-	__u8 path = otel, was = 0;
-
-	if (fd < 0)
-		return -ENOENT;
-	/* Before any entry says otel: the allocator probes look entries up from then on. */
-	if (otel && l->heap)
-		__atomic_store_n(&l->heap->bss->heap_otel_any, true, __ATOMIC_RELEASE);
-	if (bpf_map_lookup_elem(fd, &pid, &was)) {
-		/* This image's first decision.  No room (the map full): BPF finds no entry, so the
-		 * allocator probes serve it, and it is counted there. */
-		if (bpf_map_update_elem(fd, &pid, &path, BPF_NOEXIST) && errno != EEXIST)
-			otel = false;
-		if (otel)
-			l->stats.heap_procs_otel++;
-		else if (l->opts.heap_otel_only)
-			l->stats.heap_procs_unsampled++;
-		else
-			l->stats.heap_procs_uprobes++;
-		return otel;
-	}
-	if (!otel || was == PROF_PATH_OTEL)
-		return was == PROF_PATH_OTEL; /* decided already */
-	/* A library with the probes came later (a dlopen, ld.so's startup mapping a preload): the
-	 * image moves onto them, and is counted there instead. */
-	if (bpf_map_update_elem(fd, &pid, &path, BPF_EXIST))
-		return 0;
-	if (l->opts.heap_otel_only)
-		l->stats.heap_procs_unsampled--;
-	else
-		l->stats.heap_procs_uprobes--;
-	l->stats.heap_procs_otel++;
-	return 1;
-}
-
-int loader__heap_own(struct loader *l, uint32_t pid, bool late)
-{
-	int fd = l->shared_fd[SHARED_OTEL_PROCS];
-	__u8 path = PROF_PATH_OWN, was = PROF_PATH_ALLOC;
-
-	if (fd < 0 || !l->heap)
-		return -ENOENT;
-	__atomic_store_n(&l->heap->bss->heap_otel_any, true, __ATOMIC_RELEASE);
-	if (!bpf_map_lookup_elem(fd, &pid, &was) && was != PROF_PATH_ALLOC)
-		return was == PROF_PATH_OWN;
-	/* No room: it stays on the links for every process, which the caller keeps. */
-	if (bpf_map_update_elem(fd, &pid, &path, BPF_ANY))
-		return -errno;
-	l->stats.heap_procs_own++;
-	l->stats.heap_own_late += late;
-	return 1;
-}
-
-int loader__heap_path_of(struct loader *l, uint32_t pid)
-{
-	int fd = l->shared_fd[SHARED_OTEL_PROCS];
-	__u8 was;
-
-	if (fd < 0 || bpf_map_lookup_elem(fd, &pid, &was))
-		return -ENOENT;
-	return was;
-}
-
-void loader__otel_nop5_refused(struct loader *l)
-{
-	l->stats.otel_nop5_refused++;
-}
-
-void loader__arm_heap(struct loader *l)
-{
-	if (l->heap)
-		__atomic_store_n(&l->heap->bss->heap_armed, true, __ATOMIC_RELEASE);
 }
 
 int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,

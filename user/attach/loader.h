@@ -95,6 +95,14 @@ int loader__heap_path(struct loader *l, uint32_t pid, bool otel);
  * room: it stays on the links for every process).
  */
 int loader__heap_own(struct loader *l, uint32_t pid, bool late);
+/*
+ * Wide scopes: pid's image back from its own allocator links onto those for every process (they
+ * must be attached before; its own go after), counted in heap_own_merged.  1 moved, 0 not on
+ * links of its own, -errno.
+ */
+int loader__heap_unown(struct loader *l, uint32_t pid);
+/* A file probed per process went back to probes for every process (heap_split_merged). */
+void loader__heap_split_merged(struct loader *l);
 /* The path pid's image is on (enum prof_heap_path), or -ENOENT (none decided). */
 int loader__heap_path_of(struct loader *l, uint32_t pid);
 /* A file's otel_memory probes refused for their 5-byte nop sites (otel_nop5_refused). */

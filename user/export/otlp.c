@@ -71,8 +71,8 @@ enum {
 	PARTIAL_MESSAGE = 2,
 };
 
-/* Attributes a sample carries, at most: pid, tid, two names, state, gil, thread_name, partial,
- * and the profile's own labels (an OOM kill's: a few). */
+/* Attributes a sample carries, at most: pid, tid, two names, the executable's path, state, gil,
+ * thread_name, partial, and the profile's own labels (an OOM kill's: a few). */
 #define SAMPLE_ATTRS_MAX 24
 
 /*
@@ -328,6 +328,8 @@ static int sample_refs(struct dict *d, const struct part_maps *m, const struct p
 		err = attr(d, &attrs[n++], tmp, "process.pid", NULL, s->pid);
 	if (!err && s->process && *s->process)
 		err = attr(d, &attrs[n++], tmp, "process.executable.name", s->process, 0);
+	if (!err && s->exe && *s->exe)
+		err = attr(d, &attrs[n++], tmp, "process.executable.path", s->exe, 0);
 	if (!err && s->tid)
 		err = attr(d, &attrs[n++], tmp, "thread.id", NULL, s->tid);
 	if (!err && s->comm && *s->comm)

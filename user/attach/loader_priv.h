@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The loader's state, for its own files (loader.c, heap_path.c): nothing else reads it. */
+#ifndef PROF_LOADER_PRIV_H
+#define PROF_LOADER_PRIV_H
+
+#include "attach/loader.h"
+#include "calls.skel.h"
+#include "cpu.skel.h"
+#include "dump.skel.h"
+#include "heap.skel.h"
+#include "offcpu.skel.h"
+#include "proc.skel.h"
+
+/* Maps that several objects declare under one name (bpf/common.bpf.h and the headers beside
+ * it).  The first object loaded that declares one creates it; every later one reuses its fd. */
+enum shared_map {
+	SHARED_TARGETS,
+	SHARED_COUNTERS,
+	SHARED_EVENTS,
+	SHARED_UNWIND_TABLES,
+	SHARED_UNWIND_PROCS,
+	SHARED_UNWIND_ASKED,
+	SHARED_UNWIND_FILES,
+	SHARED_SCOPE_CGROUP,
+	SHARED_SCOPE_BORN,
+	SHARED_OTEL_PROCS,
+	SHARED_SAMPLED_PROCS,
+	SHARED__COUNT,
+};
+
+struct loader {
+	struct loader_opts opts;
+	struct proc_bpf *proc;
+	struct heap_bpf *heap;
+	struct cpu_bpf *cpu;
+	struct offcpu_bpf *offcpu;
+	struct calls_bpf *calls;
+	struct dump_bpf *dump;
+	int *perf_fds;
+	int nperf;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nlinks, cap;
+	struct hashmap *attached;     /* struct loader_attach_key -> struct attached */
+	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
+	struct loader_attach_stats stats;
+	bool heap_session; /* the allocator probes are session links (heap_session) */
+	bool heap_multi;   /* else uprobe_multi links (heap_*_multi) */
+	/* BPFTRACE_PROF_FAULT_SESSION (tests only): the basename of a file whose session or multi
+	 * links are refused as by the kernel, so that its fallback runs on kernels that never do */
+	const char *session_fault;
+};
+
+#endif
