@@ -71,6 +71,19 @@ pprof_flat() { # FILE INDEX FUNC
 			END { if (!found) print 0 }'
 }
 
+# "INDEX FUNC VALUE" for every function of each FILE, its flat values summed over the files
+# (pprof_flat's figures, two pprof passes a file rather than one a function).
+pprof_flat_sums() { # INDEX1,INDEX2,... FILE...
+	local idx f
+	for f in "${@:2}"; do
+		for idx in ${1//,/ }; do
+			go tool pprof -symbolize=none -top -nodefraction=0 -nodecount=100000 -unit=B \
+				-sample_index="$idx" "$f" 2>/dev/null |
+				awk -v idx="$idx" 'NF >= 6 && $1 ~ /^[0-9]/ { v = $1; sub(/B$/, "", v); print idx, $6, v }'
+		done
+	done | awk '{ s[$1 " " $2] += $3 } END { for (k in s) print k, s[k] }'
+}
+
 # Cumulative value of FUNC (column 4 of -top).
 pprof_cum() { # FILE INDEX FUNC
 	go tool pprof -symbolize=none -top -nodefraction=0 -nodecount=100000 -unit=B \

@@ -33,6 +33,7 @@ run_pass() {
 		for t in $(bash -c ". tests/e2e/lib.sh; . $file; declare -F" | awk '{print $3}' | grep '^t_'); do
 			name=$t${label:+[$label]}
 			if [ -n "$only" ] && ! [[ "$name" == *$only* ]]; then continue; fi
+			if [ -n "$label" ] && [[ " ${PASS_SKIP:-} " == *" $t "* ]]; then continue; fi
 			log="$E2E_BASE/$t${label:+.${label//[^a-z0-9]/}}.log"
 			start=$(date +%s)
 			# Each test gets its own scratch directory: no file leaks from one test into the next.
@@ -74,8 +75,11 @@ run_pass() {
 run_pass "" "" tests/e2e/test_*.sh
 # The frame-pointer tests through the frame-pointer walker too: the default (auto) unwinds with
 # .eh_frame tables, and --unwind fp must keep what these tests assert (about a minute).
+# Not the two whose subject is not the walk (35 s of CI): the ring buffer's transport of 131,072
+# distinct stacks, and the uprobe_multi links a file gets.
 if [ -z "${E2E_NO_FP_PASS:-}" ]; then
-	run_pass "--unwind fp" "--unwind fp" tests/e2e/test_heap.sh tests/e2e/test_cpu.sh \
+	PASS_SKIP="t_heap_no_stack_lost_with_many_distinct_stacks t_heap_multi_links_per_file" \
+		run_pass "--unwind fp" "--unwind fp" tests/e2e/test_heap.sh tests/e2e/test_cpu.sh \
 		tests/e2e/test_offcpu.sh
 fi
 if [ -n "$failures" ]; then
