@@ -210,10 +210,10 @@ static int attach_multi(struct loader *l, const struct loader_attach_key *key,
 	return 0;
 }
 
-static int attach_file(struct loader *l, const struct loader_attach_key *key,
-		       const struct loader_heap_progs *progs, int fd, const char *name, int pid,
-		       uint64_t own)
+static int attach_file(struct loader *l, const struct loader_attach_key *key, int fd,
+		       const char *name, int pid, uint64_t own)
 {
+	struct loader_heap_progs fb;
 	struct elf_file *ef = NULL;
 	struct heap_plan plan;
 	char path[64];
@@ -239,11 +239,15 @@ static int attach_file(struct loader *l, const struct loader_attach_key *key,
 			       strerror(-err));
 		goto cleanup;
 	}
+	/* One uprobe per function: the programs that can take them (loaded on first need). */
+	err = plan.count ? loader__heap_progs_fallback(l, &fb) : 0;
+	if (err)
+		goto cleanup;
 	for (unsigned i = 0; i < plan.count; i++) {
 		const struct heap_probe *p = &plan.probes[i];
-		struct bpf_program *prog = p->kind == HEAP_PROBE_FREE	 ? progs->free_
-					   : p->kind == HEAP_PROBE_ENTRY ? progs->enter
-									 : progs->ret;
+		struct bpf_program *prog = p->kind == HEAP_PROBE_FREE	 ? fb.free_
+					   : p->kind == HEAP_PROBE_ENTRY ? fb.enter
+									 : fb.ret;
 
 		err = attach_one(l, key, prog, p->kind == HEAP_PROBE_RETURN, path, pid, p->offset,
 				 PROF_COOKIE(p->fn, p->code_size) | own);
@@ -316,7 +320,7 @@ static int file_attach(struct loader *l, int fd, const char *name, int pid, uint
 		return err;
 	if (!created)
 		return *slot;
-	n = attach_file(l, &key, &progs, fd, name, pid, own);
+	n = attach_file(l, &key, fd, name, pid, own);
 	if (n < 0) {
 		loader__detach(l, &key);
 		return n;

@@ -199,6 +199,19 @@ static int fill_intervals(int map_fd, uint64_t mean)
 		(skel)->rodata->prof_self_tgid = (__u32)getpid(); \
 	} while (0)
 
+/*
+ * Session or uprobe_multi links serve every file: the per-function programs, which only a
+ * refused file needs, are not loaded with the others (their verification is a third of
+ * --heap's start) but at the first refusal (loader__heap_progs_fallback).
+ */
+static int heap_per_function_later(struct loader *l)
+{
+	bpf_program__set_autoload(l->heap->progs.heap_enter, false);
+	bpf_program__set_autoload(l->heap->progs.heap_return, false);
+	bpf_program__set_autoload(l->heap->progs.heap_free, false);
+	return 0;
+}
+
 /* Sampled heap probes as uprobe sessions where the kernel has them: an unsampled call skips
  * its return probe.  Not for exact mode (every return is needed), nor where no allocator
  * probe is attached (heap_otel_only). */
@@ -217,7 +230,7 @@ static int choose_heap_session(struct loader *l)
 			return load_failed("heap", err);
 		bpf_program__set_autoload(prog, true);
 		l->heap_session = true;
-		return 0;
+		return heap_per_function_later(l);
 	}
 	/* Else uprobe_multi links (Linux 6.6), three per file: detached in one grace period each,
 	 * not one per function.  The per-function programs stay loaded for refused files. */
@@ -233,6 +246,7 @@ static int choose_heap_session(struct loader *l)
 			bpf_program__set_autoload(twins[i], true);
 		}
 		l->heap_multi = true;
+		return heap_per_function_later(l);
 	}
 	return 0;
 }
@@ -667,6 +681,7 @@ void loader__free(struct loader *l)
 	offcpu_bpf__destroy(l->offcpu);
 	calls_bpf__destroy(l->calls);
 	dump_bpf__destroy(l->dump);
+	heap_bpf__destroy(l->heap_fallback);
 	heap_bpf__destroy(l->heap);
 	proc_bpf__destroy(l->proc);
 	hashmap__free(l->attached);
@@ -790,6 +805,58 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 	out->otel_alloc = l->heap->progs.otel_alloc;
 	out->otel_free = l->heap->progs.otel_free;
 	out->otel_lost = l->heap->progs.otel_lost;
+	return 0;
+}
+
+/*
+ * A second instance of the heap object with only the per-function programs, every map the
+ * first one's (its read-only data too: the verifier sees the same settings).
+ */
+static int load_heap_fallback(struct loader *l)
+{
+	struct heap_bpf *fb = heap_bpf__open();
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	int err = 0;
+
+	if (!fb)
+		return load_failed("heap (per function)", -errno);
+	for (prog = bpf_object__next_program(fb->obj, NULL); prog;
+	     prog = bpf_object__next_program(fb->obj, prog))
+		bpf_program__set_autoload(prog, prog == fb->progs.heap_enter ||
+							prog == fb->progs.heap_return ||
+							prog == fb->progs.heap_free);
+	for (map = bpf_object__next_map(fb->obj, NULL); map && !err;
+	     map = bpf_object__next_map(fb->obj, map)) {
+		const struct bpf_map *mine =
+			bpf_object__find_map_by_name(l->heap->obj, bpf_map__name(map));
+
+		err = mine ? bpf_map__reuse_fd(map, bpf_map__fd(mine)) : -ENOENT;
+	}
+	if (!err)
+		err = heap_bpf__load(fb);
+	if (err) {
+		heap_bpf__destroy(fb);
+		return load_failed("heap (per function)", err);
+	}
+	l->heap_fallback = fb;
+	return 0;
+}
+
+int loader__heap_progs_fallback(struct loader *l, struct loader_heap_progs *out)
+{
+	int err = loader__heap_progs(l, out);
+
+	if (err || bpf_program__fd(out->ret) >= 0)
+		return err; /* loaded with the others */
+	if (!l->heap_fallback) {
+		err = load_heap_fallback(l);
+		if (err)
+			return err;
+	}
+	out->enter = l->heap_fallback->progs.heap_enter;
+	out->ret = l->heap_fallback->progs.heap_return;
+	out->free_ = l->heap_fallback->progs.heap_free;
 	return 0;
 }
 

@@ -44,6 +44,9 @@ struct loader {
 	struct hashmap *attached;     /* struct loader_attach_key -> struct attached */
 	int shared_fd[SHARED__COUNT]; /* -1 until an object declaring the map is loaded */
 	struct loader_attach_stats stats;
+	/* The per-function programs (heap_enter, heap_return, heap_free) for files whose session
+	 * or uprobe_multi links are refused: loaded on the first refusal, on the maps of heap. */
+	struct heap_bpf *heap_fallback;
 	bool heap_session; /* the allocator probes are session links (heap_session) */
 	bool heap_multi;   /* else uprobe_multi links (heap_*_multi) */
 	/* BPFTRACE_PROF_FAULT_SESSION (tests only): the basename of a file whose session or multi
