@@ -405,7 +405,9 @@ static int otel_file(struct loader *l, int fd, const char *name, int pid)
 	safe_open__fd_path(path, sizeof(path), fd);
 	/* free first: a block reported by alloc must not leave the heap unseen.  Our sampler's
 	 * losses (its set full) are counted from the start too: sampler_lost. */
-	err = attach_usdt(l, &key, progs.otel_free, path, pid, "otel_memory", "free");
+	err = loader__heap_progs_otel(l, &progs);
+	if (!err)
+		err = attach_usdt(l, &key, progs.otel_free, path, pid, "otel_memory", "free");
 	if (!err && (found & OTEL_NOTES_LOST))
 		err = attach_usdt(l, &key, progs.otel_lost, path, pid, "bpftrace_prof",
 				  "sampler_lost");

@@ -275,6 +275,14 @@ static int open_heap(struct loader *l)
 	err = choose_heap_session(l);
 	if (err)
 		return err;
+	/* The otel_memory programs, where some process may have no sampler of ours: loaded when a
+	 * file with the probes is first met (loader__heap_progs_otel; a tenth of --heap's start).
+	 */
+	if (!l->opts.heap_otel_only) {
+		bpf_program__set_autoload(l->heap->progs.otel_alloc, false);
+		bpf_program__set_autoload(l->heap->progs.otel_free, false);
+		bpf_program__set_autoload(l->heap->progs.otel_lost, false);
+	}
 	err = prepare(l, l->heap->obj);
 	if (err)
 		return err;
@@ -682,6 +690,7 @@ void loader__free(struct loader *l)
 	calls_bpf__destroy(l->calls);
 	dump_bpf__destroy(l->dump);
 	heap_bpf__destroy(l->heap_fallback);
+	heap_bpf__destroy(l->heap_otel);
 	heap_bpf__destroy(l->heap);
 	proc_bpf__destroy(l->proc);
 	hashmap__free(l->attached);
@@ -809,37 +818,40 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 }
 
 /*
- * A second instance of the heap object with only the per-function programs, every map the
- * first one's (its read-only data too: the verifier sees the same settings).
+ * A second instance of the heap object with only some of its programs (the per-function ones, or
+ * the otel_memory USDTs'), every map the first one's (its read-only data too: the verifier sees
+ * the same settings; the USDT specs: only this instance attaches USDTs).
  */
-static int load_heap_fallback(struct loader *l)
+static int load_heap_extra(struct loader *l, bool otel, struct heap_bpf **out)
 {
-	struct heap_bpf *fb = heap_bpf__open();
+	struct heap_bpf *x = heap_bpf__open();
 	struct bpf_program *prog;
 	struct bpf_map *map;
 	int err = 0;
 
-	if (!fb)
-		return load_failed("heap (per function)", -errno);
-	for (prog = bpf_object__next_program(fb->obj, NULL); prog;
-	     prog = bpf_object__next_program(fb->obj, prog))
-		bpf_program__set_autoload(prog, prog == fb->progs.heap_enter ||
-							prog == fb->progs.heap_return ||
-							prog == fb->progs.heap_free);
-	for (map = bpf_object__next_map(fb->obj, NULL); map && !err;
-	     map = bpf_object__next_map(fb->obj, map)) {
+	if (!x)
+		return load_failed("heap", -errno);
+	for (prog = bpf_object__next_program(x->obj, NULL); prog;
+	     prog = bpf_object__next_program(x->obj, prog))
+		bpf_program__set_autoload(
+			prog, otel ? prog == x->progs.otel_alloc || prog == x->progs.otel_free ||
+					      prog == x->progs.otel_lost
+				   : prog == x->progs.heap_enter || prog == x->progs.heap_return ||
+					      prog == x->progs.heap_free);
+	for (map = bpf_object__next_map(x->obj, NULL); map && !err;
+	     map = bpf_object__next_map(x->obj, map)) {
 		const struct bpf_map *mine =
 			bpf_object__find_map_by_name(l->heap->obj, bpf_map__name(map));
 
 		err = mine ? bpf_map__reuse_fd(map, bpf_map__fd(mine)) : -ENOENT;
 	}
 	if (!err)
-		err = heap_bpf__load(fb);
+		err = heap_bpf__load(x);
 	if (err) {
-		heap_bpf__destroy(fb);
-		return load_failed("heap (per function)", err);
+		heap_bpf__destroy(x);
+		return load_failed("heap", err);
 	}
-	l->heap_fallback = fb;
+	*out = x;
 	return 0;
 }
 
@@ -850,13 +862,30 @@ int loader__heap_progs_fallback(struct loader *l, struct loader_heap_progs *out)
 	if (err || bpf_program__fd(out->ret) >= 0)
 		return err; /* loaded with the others */
 	if (!l->heap_fallback) {
-		err = load_heap_fallback(l);
+		err = load_heap_extra(l, false, &l->heap_fallback);
 		if (err)
 			return err;
 	}
 	out->enter = l->heap_fallback->progs.heap_enter;
 	out->ret = l->heap_fallback->progs.heap_return;
 	out->free_ = l->heap_fallback->progs.heap_free;
+	return 0;
+}
+
+int loader__heap_progs_otel(struct loader *l, struct loader_heap_progs *out)
+{
+	int err = loader__heap_progs(l, out);
+
+	if (err || bpf_program__fd(out->otel_alloc) >= 0)
+		return err; /* loaded with the others */
+	if (!l->heap_otel) {
+		err = load_heap_extra(l, true, &l->heap_otel);
+		if (err)
+			return err;
+	}
+	out->otel_alloc = l->heap_otel->progs.otel_alloc;
+	out->otel_free = l->heap_otel->progs.otel_free;
+	out->otel_lost = l->heap_otel->progs.otel_lost;
 	return 0;
 }
 

@@ -77,6 +77,8 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
 /* The same with per-function programs that can attach (a file whose session or uprobe_multi
  * links were refused): loaded now where they were left out (-errno when the kernel refuses). */
 int loader__heap_progs_fallback(struct loader *l, struct loader_heap_progs *out);
+/* The same with otel_memory programs that can attach: loaded now where they were left out. */
+int loader__heap_progs_otel(struct loader *l, struct loader_heap_progs *out);
 /* loader_opts.heap_otel_only. */
 bool loader__heap_otel_only(const struct loader *l);
 /* May a file be probed per process: heap_split, and a process went onto its otel_memory probes

@@ -47,6 +47,8 @@ struct loader {
 	/* The per-function programs (heap_enter, heap_return, heap_free) for files whose session
 	 * or uprobe_multi links are refused: loaded on the first refusal, on the maps of heap. */
 	struct heap_bpf *heap_fallback;
+	/* The otel_memory USDTs' programs, loaded when a file with the probes is first met. */
+	struct heap_bpf *heap_otel;
 	bool heap_session; /* the allocator probes are session links (heap_session) */
 	bool heap_multi;   /* else uprobe_multi links (heap_*_multi) */
 	/* BPFTRACE_PROF_FAULT_SESSION (tests only): the basename of a file whose session or multi
