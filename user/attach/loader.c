@@ -855,38 +855,40 @@ static int load_heap_extra(struct loader *l, bool otel, struct heap_bpf **out)
 	return 0;
 }
 
-int loader__heap_progs_fallback(struct loader *l, struct loader_heap_progs *out)
+/* loader__heap_progs, with the per-function or the otel_memory programs from an instance of
+ * their own where the first one left them out. */
+static int heap_progs_extra(struct loader *l, struct loader_heap_progs *out, bool otel)
 {
+	struct heap_bpf **x = otel ? &l->heap_otel : &l->heap_fallback;
 	int err = loader__heap_progs(l, out);
 
-	if (err || bpf_program__fd(out->ret) >= 0)
+	if (err || bpf_program__fd(otel ? out->otel_alloc : out->ret) >= 0)
 		return err; /* loaded with the others */
-	if (!l->heap_fallback) {
-		err = load_heap_extra(l, false, &l->heap_fallback);
+	if (!*x) {
+		err = load_heap_extra(l, otel, x);
 		if (err)
 			return err;
 	}
-	out->enter = l->heap_fallback->progs.heap_enter;
-	out->ret = l->heap_fallback->progs.heap_return;
-	out->free_ = l->heap_fallback->progs.heap_free;
+	if (otel) {
+		out->otel_alloc = (*x)->progs.otel_alloc;
+		out->otel_free = (*x)->progs.otel_free;
+		out->otel_lost = (*x)->progs.otel_lost;
+	} else {
+		out->enter = (*x)->progs.heap_enter;
+		out->ret = (*x)->progs.heap_return;
+		out->free_ = (*x)->progs.heap_free;
+	}
 	return 0;
+}
+
+int loader__heap_progs_fallback(struct loader *l, struct loader_heap_progs *out)
+{
+	return heap_progs_extra(l, out, false);
 }
 
 int loader__heap_progs_otel(struct loader *l, struct loader_heap_progs *out)
 {
-	int err = loader__heap_progs(l, out);
-
-	if (err || bpf_program__fd(out->otel_alloc) >= 0)
-		return err; /* loaded with the others */
-	if (!l->heap_otel) {
-		err = load_heap_extra(l, true, &l->heap_otel);
-		if (err)
-			return err;
-	}
-	out->otel_alloc = l->heap_otel->progs.otel_alloc;
-	out->otel_free = l->heap_otel->progs.otel_free;
-	out->otel_lost = l->heap_otel->progs.otel_lost;
-	return 0;
+	return heap_progs_extra(l, out, true);
 }
 
 bool loader__heap_otel_only(const struct loader *l)
