@@ -142,7 +142,6 @@ static int build_job(struct oomout *o, const struct prof_oom_event *e, uint32_t 
 	struct build_inputs in = {.stacks = parts->stacks, .procs = parts->procs};
 	struct profile_run run;
 	struct maps_stats maps;
-	const char *late = getenv("BPFTRACE_PROF_FAULT_OOM_LATE_MS");
 	struct memlimit ml = {.limit = 0};
 	int err;
 
@@ -150,12 +149,7 @@ static int build_job(struct oomout *o, const struct prof_oom_event *e, uint32_t 
 	err = collect__sync(o->o.c);
 	/* BPFTRACE_PROF_FAULT_OOM_LATE_MS (tests only): the cgroup asked for that much later, as by
 	 * a loader behind on its events, when a runtime has removed it. */
-	if (late) {
-		long ms = atol(late);
-
-		nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L},
-			  NULL);
-	}
+	clock__fault_delay("BPFTRACE_PROF_FAULT_OOM_LATE_MS");
 	/* The cgroup as BPF named it at the kill (the process leaves it as it exits, a runtime
 	 * removes it); else asked while the process may still be there. */
 	if (e->flags & PROF_OOM_MEMCG)

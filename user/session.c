@@ -108,7 +108,6 @@ struct run {
 	bool have_child;
 	struct child_hooks hooks;      /* CMD's ptrace stops that reach the collector */
 	uint64_t events;	       /* ring-buffer records consumed */
-	bool events_on;		       /* the ring buffer is open (collect__start_events) */
 	struct push *push;	       /* --push */
 	struct metrics *metrics;       /* --metrics */
 	struct oomout *oom;	       /* --heap: OOM kills' profiles */
@@ -449,7 +448,7 @@ static int add_scoped(void *ctx, uint32_t pid)
  */
 static void end_holds(struct run *r)
 {
-	if (r->holds_ended || !r->loader || !r->collect || !r->events_on)
+	if (r->holds_ended || !r->loader || !r->collect)
 		return;
 	r->holds_ended = true;
 	tracker__holds_over(r->parts.tracker);
@@ -692,7 +691,6 @@ static int run_open(struct run *r)
 		pr_err("opening the ring buffer failed: %s\n", strerror(-err));
 		return 1;
 	}
-	r->events_on = true;
 	return 0;
 }
 

@@ -65,10 +65,15 @@ pprof_traces_inline() { # FILE
 }
 
 pprof_flat() { # FILE INDEX FUNC
+	pprof_flat_all "$1" "$2" | awk -v fn="$3" '$1 == fn { print $2; found = 1; exit }
+		END { if (!found) print 0 }'
+}
+
+# "FUNC VALUE" per function of FILE: its flat value of sample type INDEX (bytes without the B).
+pprof_flat_all() { # FILE INDEX
 	go tool pprof -symbolize=none -top -nodefraction=0 -nodecount=100000 -unit=B \
 		-sample_index="$2" "$1" 2>/dev/null |
-		awk -v fn="$3" '$6 == fn { v = $1; sub(/B$/, "", v); print v; found = 1; exit }
-			END { if (!found) print 0 }'
+		awk 'NF >= 6 && $1 ~ /^-?[0-9]/ { v = $1; sub(/B$/, "", v); print $6, v }'
 }
 
 # "INDEX FUNC VALUE" for every function of each FILE, its flat values summed over the files
@@ -77,9 +82,7 @@ pprof_flat_sums() { # INDEX1,INDEX2,... FILE...
 	local idx f
 	for f in "${@:2}"; do
 		for idx in ${1//,/ }; do
-			go tool pprof -symbolize=none -top -nodefraction=0 -nodecount=100000 -unit=B \
-				-sample_index="$idx" "$f" 2>/dev/null |
-				awk -v idx="$idx" 'NF >= 6 && $1 ~ /^[0-9]/ { v = $1; sub(/B$/, "", v); print idx, $6, v }'
+			pprof_flat_all "$f" "$idx" | sed "s/^/$idx /"
 		done
 	done | awk '{ s[$1 " " $2] += $3 } END { for (k in s) print k, s[k] }'
 }

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -394,18 +393,6 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm, bool held)
 	return err;
 }
 
-/* BPFTRACE_PROF_FAULT_DLOPEN_LATE_MS (tests only): an unheld loader report handled that much
- * later, as by a loader behind on its events, while the process maps on. */
-static void fault_dlopen_late(void)
-{
-	const char *late = getenv("BPFTRACE_PROF_FAULT_DLOPEN_LATE_MS");
-	long ms = late ? atol(late) : 0;
-
-	if (ms > 0)
-		nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L},
-			  NULL);
-}
-
 static int on_proc(struct collect *c, const struct prof_proc_event *e)
 {
 	char comm[PROF_COMM_LEN + 1];
@@ -427,8 +414,10 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 		tracker__release(c->tr, e); /* an exec hold: it goes on once its tables are in */
 		return err;
 	case PROF_REC_PROC_DLOPEN:
+		/* Tests only: an unheld loader report handled late, as by a loader behind on its
+		 * events, while the process maps on. */
 		if (!(e->flags & (PROF_PROC_DL_HELD | PROF_PROC_DLOPEN_HELD)))
-			fault_dlopen_late();
+			clock__fault_delay("BPFTRACE_PROF_FAULT_DLOPEN_LATE_MS");
 		err = on_dlopen(c, e->pid);
 		/* Held at its loader's startup or a dlopen: its maps are read, its probes in. */
 		tracker__release(c->tr, e);

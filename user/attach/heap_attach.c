@@ -508,6 +508,26 @@ static void own_drop(struct loader *l, struct owners *o, uint32_t pid)
 static int attach_pid(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
 		      int probe_pid, enum heap_attach_why why, bool late, int *nfns);
 
+/* Set the HEAP_SPLIT marks of a file, by its stat (st) and by its maps line (file). */
+static int split_mark(struct loader *l, const struct stat *st, const struct owners_key *file,
+		      int32_t value)
+{
+	struct loader_attach_key mark = {
+		.dev = st->st_dev, .ino = st->st_ino, .pid = -1, .kind = LOADER_ATTACH_HEAP_SPLIT};
+	int32_t *slot;
+	int err = loader__attached(l, &mark, &slot, NULL);
+
+	if (err)
+		return err;
+	*slot = value;
+	mark.dev = file->dev;
+	mark.ino = file->ino;
+	err = loader__attached(l, &mark, &slot, NULL);
+	if (!err)
+		*slot = value;
+	return err;
+}
+
 /*
  * Wide scopes: pid, on its otel_memory probes, maps the file of stat st (o's file), whose
  * allocators are probed for every process: from now on they are probed per process (the
@@ -553,15 +573,9 @@ static int split_file(struct loader *l, struct owners *o, const struct stat *st,
 		return 0; /* marked 0: not tried again while the file is kept */
 	}
 	stay = 0;
-	*slot = 1; /* before the moves: they attach per process */
-	/* ... and by its maps line, which wide_path reads (the same key on most file systems) */
-	if (file->dev != (uint64_t)st->st_dev || file->ino != (uint64_t)st->st_ino) {
-		mark.dev = file->dev;
-		mark.ino = file->ino;
-		err = loader__attached(l, &mark, &slot, &created);
-		if (!err)
-			*slot = 1;
-	}
+	/* Before the moves (they attach per process); by its maps line too, which wide_path reads
+	 * (the same key on most file systems). */
+	err = split_mark(l, st, file, 1);
 	for (size_t i = 0; !err && i < n; i++) {
 		int fns = 0, path = loader__heap_path_of(l, pids[i]);
 
@@ -589,26 +603,6 @@ static int split_file(struct loader *l, struct owners *o, const struct stat *st,
 			 "otel_memory probes maps it)\n",
 			 name);
 	return 0;
-}
-
-/* Set the HEAP_SPLIT marks of a file, by its stat (st) and by its maps line (file). */
-static int split_mark(struct loader *l, const struct stat *st, const struct owners_key *file,
-		      int32_t value)
-{
-	struct loader_attach_key mark = {
-		.dev = st->st_dev, .ino = st->st_ino, .pid = -1, .kind = LOADER_ATTACH_HEAP_SPLIT};
-	int32_t *slot;
-	int err = loader__attached(l, &mark, &slot, NULL);
-
-	if (err)
-		return err;
-	*slot = value;
-	mark.dev = file->dev;
-	mark.ino = file->ino;
-	err = loader__attached(l, &mark, &slot, NULL);
-	if (!err)
-		*slot = value;
-	return err;
 }
 
 /* Does pid map a file probed per process (other than one just merged, marked 0 now)? */

@@ -160,13 +160,9 @@ int build__sample_state(struct profile *p, const struct build_inputs *in, uint32
 			return -ENOMEM;
 		p->samples[p->last_sample].thread_name = name;
 	}
-	name = err ? NULL : procinfo__exe(in->procs, pid);
-	if (name && !p->samples[p->last_sample].exe) {
-		name = profile__intern(p, name);
-		if (!name)
-			return -ENOMEM;
-		p->samples[p->last_sample].exe = name;
-	}
+	/* procinfo's own string, as comm and process are: it lives as long as procinfo. */
+	if (!err && !p->samples[p->last_sample].exe)
+		p->samples[p->last_sample].exe = procinfo__exe(in->procs, pid);
 	return err;
 }
 

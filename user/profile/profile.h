@@ -64,8 +64,9 @@ struct profile_sample {
 	const char *gil; /* Python threads: "held" | "released" (the `gil` label); NULL: none */
 	const char *thread_name; /* Python threads: threading's name (`thread_name`); NULL: none */
 	const char *state;	 /* the `state` label (offcpu: "blocked", "runnable"); NULL: none */
-	const char
-		*exe; /* the process's executable (OTLP's process.executable.path); NULL: unknown */
+	/* the process's executable (OTLP's process.executable.path; procinfo's string, as comm and
+	 * process are); NULL: unknown */
+	const char *exe;
 };
 
 /* What profile__add_sample's flags say of a sample (samples differing in them stay apart). */

@@ -174,13 +174,8 @@ static int fill_part(struct split_ctx *c, struct profile *q, uint32_t stamp, uin
 				return -ENOMEM;
 			q->samples[q->last_sample].thread_name = name;
 		}
-		if (s->exe && !q->samples[q->last_sample].exe) {
-			const char *exe = profile__intern(q, s->exe);
-
-			if (!exe)
-				return -ENOMEM;
-			q->samples[q->last_sample].exe = exe;
-		}
+		if (!q->samples[q->last_sample].exe)
+			q->samples[q->last_sample].exe = s->exe; /* procinfo's, as comm */
 		pp = profile__process(p, s->pid);
 		if (pp && !profile__process(q, s->pid)) {
 			err = profile__set_process(q, pp);

@@ -16,6 +16,9 @@ int64_t clock__mono_us(void);
 int64_t clock__mono_ms(void);
 /* CLOCK_REALTIME in ns since the epoch. */
 int64_t clock__real_ns(void);
+/* Tests only (BPFTRACE_PROF_FAULT_*_MS): sleep as many milliseconds as the environment variable
+ * name holds; nothing when it is unset or not positive. */
+void clock__fault_delay(const char *name);
 /* ns (>= 0) as a timespec: an absolute time on a clock, e.g. pthread_cond_timedwait's. */
 void clock__timespec(struct timespec *out, int64_t ns);
 
