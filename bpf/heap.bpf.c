@@ -439,14 +439,14 @@ static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 
 /*
  * Send an allocation with the current user stack (entry_sp != 0: an entry-only operator new's,
- * see new_caller_fixup).  weight != 0: an otel_memory:alloc, whose frame 0 is the probe site
- * inside the allocation function the program called: dropped, so that the leaf is that
- * function's caller, as the allocator return probes see it.  The record is built in per-CPU scratch
- * and copied out at its real length; a full ring buffer loses it (counted) and leaves the sampled
- * set as it was.
+ * see new_caller_fixup).  leaves != 0: an otel_memory:alloc, whose first leaves frames are the
+ * sampler's own (the probe site inside the allocation function the program called, and what
+ * that function called to fire it): dropped, so that the leaf is that function's caller, as the
+ * allocator return probes see it.  The record is built in per-CPU scratch and copied out at its
+ * real length; a full ring buffer loses it (counted) and leaves the sampled set as it was.
  */
 static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 entry_sp, __u64 addr,
-				       __u64 old_addr, __u64 size, __u64 weight)
+				       __u64 old_addr, __u64 size, __u64 weight, __u32 leaves)
 {
 	struct prof_sampled_key key = {.tgid = id >> 32}, nkey = {.tgid = id >> 32, .addr = addr};
 	struct prof_heap_record *r;
@@ -471,8 +471,10 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	/* a failure is counted there */
 	got = prof_user_stack_py(ctx, r->frames, 0, &r->e.py,
 				 (struct prof_stack_cap){PROF_MAX_FRAMES, PROF_STACK_WORDS});
-	if (got > 0 && weight)
-		got = drop_leaf(r->frames, (__u32)prof_bound((__u64)got, PROF_STACK_WORDS));
+#pragma unroll
+	for (__u32 i = 0; i < PROF_OTEL_MAX_LEAVES; i++)
+		if (i < leaves && got > 0)
+			got = drop_leaf(r->frames, (__u32)prof_bound((__u64)got, PROF_STACK_WORDS));
 	if (got >= 0 && entry_sp) {
 		got = new_caller_fixup(r->frames, (__u32)got, entry_sp);
 		if (got < 0)
@@ -520,7 +522,7 @@ static __always_inline int new_returned(struct pt_regs *ctx, struct prof_heap_th
 	if (fn == PROF_FN_POSIX_MEMALIGN || !addr)
 		return 0;
 	if (!(t->call.flags & PROF_PENDING_UNSAMPLED))
-		emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, t->call.sp, addr, 0, t->call.size, 0);
+		emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, t->call.sp, addr, 0, t->call.size, 0, 0);
 	t->in_call = false;
 	return 0;
 }
@@ -575,7 +577,7 @@ static __always_inline int returned(struct pt_regs *ctx, __u64 cookie, long ret)
 		}
 	}
 	emit_alloc(ctx, id, is_realloc(fn) ? PROF_REC_HEAP_REALLOC : PROF_REC_HEAP_ALLOC, 0, addr,
-		   p->old_addr, p->size, 0);
+		   p->old_addr, p->size, 0, 0);
 out:
 	t->in_call = false;
 	return 0;
@@ -678,15 +680,22 @@ SEC("usdt")
 int otel_alloc(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	long ptr, size, weight;
+	long ptr, size, weight, leaves = 1;
 
 	if (!heap_armed || !prof_heap_otel(id >> 32))
 		return 0;
 	if (!otel_arg(ctx, 0, &ptr) || !otel_arg(ctx, 1, &size) || !otel_arg(ctx, 2, &weight))
 		return 0;
+	/* Past the contract, a fourth argument: how many frames from the site are the sampler's
+	 * (ours fires from a function of its own, user/sampler/sampler.h).  Else the site is in
+	 * the allocation function itself. */
+	if (bpf_usdt_arg_cnt(ctx) > 3 && !otel_arg(ctx, 3, &leaves))
+		return 0;
+	if (leaves < 1 || leaves > PROF_OTEL_MAX_LEAVES)
+		leaves = 1;
 	/* A weight of 0 breaks the contract: the block counts as itself. */
 	emit_alloc(ctx, id, PROF_REC_HEAP_ALLOC, 0, (__u64)ptr, 0, (__u64)size,
-		   weight ? (__u64)weight : (__u64)size);
+		   weight ? (__u64)weight : (__u64)size, (__u32)leaves);
 	return 0;
 }
 

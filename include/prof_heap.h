@@ -103,6 +103,14 @@ enum prof_heap_path {
 	PROF_PATH_OWN = 2,   /* allocator probes attached for it alone (PROF_COOKIE_OWN) */
 };
 
+/*
+ * otel_memory:alloc's optional fourth argument (past the contract's ptr, size, weight): how many
+ * frames from the probe site are the sampler's own, dropped from the stack (1 when absent, or
+ * out of 1..PROF_OTEL_MAX_LEAVES: the site is in the allocation function itself).  Our sampler
+ * gives 2 (user/sampler/sampler.h).
+ */
+#define PROF_OTEL_MAX_LEAVES 4
+
 /* --sample-bytes: a sampled live block.  Per process: a forked child's copy of the address is
  * another block. */
 struct prof_sampled_key {

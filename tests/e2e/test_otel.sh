@@ -165,7 +165,14 @@ t_otel_cgroup_own_links() {
 	otel_stop_profiler "$E2E_TMP/prof.log"
 	rmdir "$cg"
 	check_otel_numbers "$f"
-	expect_eq "allocator traps of the process on its probes" 0 "$(pprof_counter_value "$f" heap_traps_otel)"
+	# An exec the consumer could not hold (busy: counted) runs its start before libc is split:
+	# a few traps then, never its workload's (hundreds of calls).
+	if [ "$(pprof_counter_value "$f" exec_hold_fail)" = 0 ]; then
+		expect_eq "allocator traps of the process on its probes" 0 "$(pprof_counter_value "$f" heap_traps_otel)"
+	else
+		expect_range "allocator traps of the process on its probes (an exec not held)" 0 50 \
+			"$(pprof_counter_value "$f" heap_traps_otel)"
+	fi
 	expect_eq "processes on allocator links of their own" 4 "$(pprof_counter_value "$f" heap_procs_own)"
 	# the child, and each exec that could not be held (holds: docs/continuous.md)
 	expect_range "of those, late" 1 3 "$(pprof_counter_value "$f" heap_own_late)"

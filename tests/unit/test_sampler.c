@@ -219,11 +219,28 @@ static void symbol_at(char *out, size_t size, unsigned long addr)
 	pclose(nm);
 }
 
+/* How many lines of CMD's output contain needle. */
+static int count_lines(const char *cmd, const char *needle)
+{
+	FILE *f = popen(cmd, "r");
+	char line[512];
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	assert_int_equal(pclose(f), 0);
+	return n;
+}
+
 /*
  * Every probe site of the built library (otel_memory's, our sampler_lost) is a one-byte nop (90),
  * never a 5-byte one (Linux 6.18 turns a uprobe there into a call that writes below %rsp and
- * crashes forked children), and every wrapper fires alloc in its own body: a stack taken at the
- * probe has the function the program called as frame 0 (which the consumer drops).
+ * crashes forked children).  One site per probe (each is a uprobe the kernel removes with a
+ * grace period of its own): alloc's in sampler_fire_alloc, which keeps its frame pointer and
+ * says by its fourth argument that two frames are the sampler's, and which every wrapper calls
+ * (never jumps to): a stack taken at the probe has that function, then the wrapper the program
+ * called, then the program.
  */
 static void test_sampler__probe_sites_are_one_byte_nops(void **state)
 {
@@ -246,10 +263,10 @@ static void test_sampler__probe_sites_are_one_byte_nops(void **state)
 		"_ZnwmSt11align_val_tRKSt9nothrow_t",
 		"_ZnamSt11align_val_tRKSt9nothrow_t",
 	};
-	char line[512], cmd[512], sym[256], with_alloc[4096] = " ";
-	int sites = 0, allocs = 0, semaphores = 0, lost = 0;
+	char line[512], cmd[512], sym[256];
+	int sites = 0, allocs = 0, frees = 0, semaphores = 0, lost = 0;
 	FILE *notes = popen("readelf -n " SAMPLER, "r");
-	bool alloc = false;
+	bool alloc = false, free_ = false;
 
 	assert_non_null(notes);
 	while (fgets(line, sizeof(line), notes)) {
@@ -261,8 +278,11 @@ static void test_sampler__probe_sites_are_one_byte_nops(void **state)
 			assert_true(strstr(line, "otel_memory") || strstr(line, "bpftrace_prof"));
 		if (strstr(line, "Name:")) {
 			alloc = strstr(line, "alloc") != NULL;
+			free_ = strstr(line, "free") != NULL;
 			lost += strstr(line, "sampler_lost") != NULL;
 		}
+		if (alloc && strstr(line, "Arguments:"))
+			assert_non_null(strstr(line, "8@%rdi 8@%rsi 8@%rdx -4@$2"));
 		p = strstr(line, "Location: ");
 		if (!p)
 			continue;
@@ -281,26 +301,36 @@ static void test_sampler__probe_sites_are_one_byte_nops(void **state)
 		assert_int_equal(pclose(od), 0);
 		assert_int_equal(atoi(cmd), 1);
 		sites++;
-		if (!alloc)
-			continue;
-		allocs++;
 		symbol_at(sym, sizeof(sym), loc);
-		strcat(with_alloc, sym);
-		strcat(with_alloc, " ");
+		if (alloc) {
+			allocs++;
+			assert_string_equal(sym, "sampler_fire_alloc");
+		} else if (free_) {
+			frees++;
+			assert_string_equal(sym, "sampler_fire_free");
+		}
 	}
 	assert_int_equal(pclose(notes), 0);
-	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
-		char want[256];
-
-		snprintf(want, sizeof(want), " %s ", wrappers[i]);
-		if (!strstr(with_alloc, want))
-			fail_msg("no alloc probe in the body of %s (sites in:%s)", wrappers[i],
-				 with_alloc);
-	}
-	assert_true(sites > allocs);
-	assert_int_equal(semaphores, sites);
-	/* One site out of line for the samples lost to a full set. */
+	assert_int_equal(allocs, 1);
+	assert_int_equal(frees, 1);
 	assert_int_equal(lost, 1);
+	assert_int_equal(sites, 3);
+	assert_int_equal(semaphores, sites);
+	/* Its frame: push %rbp; mov %rsp,%rbp before the site (a frame-pointer walk sees it). */
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --no-show-raw-insn --disassemble=sampler_fire_alloc " SAMPLER
+		 " | grep -E '^ +[0-9a-f]+:' | head -2");
+	assert_int_equal(count_lines(cmd, "push   %rbp"), 1);
+	assert_int_equal(count_lines(cmd, "mov    %rsp,%rbp"), 1);
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "objdump -d --disassemble='%s' " SAMPLER, wrappers[i]);
+		if (count_lines(cmd, "call") < 1 || count_lines(cmd, "<sampler_fire_alloc>") < 1)
+			fail_msg("%s does not call sampler_fire_alloc", wrappers[i]);
+	}
+	/* Called, never jumped to: the wrapper's frame stays under it. */
+	assert_int_equal(
+		count_lines("objdump -d " SAMPLER " | grep '<sampler_fire_alloc>$'; true", "jmp"),
+		0);
 }
 
 /*

@@ -346,6 +346,23 @@ bool sampler_set_take(void *user)
 	return true;
 }
 
+/*
+ * The probe sites (sampler.h): out of line, kept whole (no clone, no merge, no inlining).  The
+ * frame address taken makes gcc 12 keep alloc's frame pointer, which it drops in a leaf function
+ * whatever the flags: a frame-pointer walk must see this frame, then the wrapper's.
+ */
+__attribute__((noinline, noipa)) void sampler_fire_alloc(void *p, size_t n, uint64_t w)
+{
+	__asm__ volatile("" : : "r"(__builtin_frame_address(0)));
+	STAP_PROBE4(otel_memory, alloc, (uint64_t)(uintptr_t)p, (uint64_t)n, w,
+		    SAMPLER_ALLOC_FRAMES);
+}
+
+__attribute__((noinline, noipa)) void sampler_fire_free(void *p)
+{
+	STAP_PROBE1(otel_memory, free, (uint64_t)(uintptr_t)p);
+}
+
 void sampler_lost(size_t n)
 {
 	__atomic_fetch_add(&sampler_stats.table_full, 1, __ATOMIC_RELAXED);
