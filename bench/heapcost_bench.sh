@@ -10,6 +10,9 @@
 #                            what the wrapper costs when no profiler is attached;
 #             preload        the same, under `--heap --sample-bytes N -p PID`: the sampler fires
 #                            its otel_memory probes for sampled allocations only;
+#             cmd            `--heap --sample-bytes N -- CMD`: the profiler starts the workload
+#                            and preloads our sampler itself (what a user types; the workload
+#                            under a timing shell, which writes the time of its exit);
 #             sessions       the workload alone under `--heap --sample-bytes N -p PID`: the
 #                            allocator probes as uprobe sessions (Linux 6.13), every malloc and
 #                            free traps once, BPF samples, an unsampled call skips its return;
@@ -91,16 +94,22 @@ gate_start() { # NAME ENV...
 }
 
 # Open the gate (sqlite3's is its script), wait for the exit: sets SECS; 1 on failure.  (Not in
-# a $(…): the workload is this shell's child.)
-gate_run() { # NAME
-	local t0 rc
+# a $(…): the workload is this shell's child.)  END: the file the workload's exit time is
+# written to when WPID is not the workload itself (cmd_start).
+gate_run() { # NAME [END]
+	local t0 rc end=${2:-}
 	t0=$EPOCHREALTIME
 	if [ "$1" = sqlite3 ]; then cat "$TMP/sqlite.sql" >&"$GATE"; else printf 'g\n' >&"$GATE"; fi
 	exec {GATE}>&-
 	wait "$WPID"
 	rc=$?
 	WPID=""
-	SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')
+	if [ -n "$end" ]; then
+		[ -s "$end" ] || return 1
+		SECS=$(awk -v a="$t0" -v b="$(cat "$end")" 'BEGIN { printf "%.6f", b - a }')
+	else
+		SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')
+	fi
 	return $rc
 }
 
@@ -111,6 +120,26 @@ start_floor() { # LOG ARGS...
 	start_bg_tool "$log" '^READY' "the floor" "$FLOOR" -p "$WPID" "$@"
 }
 
+# `--heap --sample-bytes N -- sh -c 'CMD; time of exit'`, stdin the gate: the profiler starts
+# the workload and preloads our sampler; sets WPID (the profiler), GATE and END (the file the
+# exit time goes to).  The workload is the shell's child: ready when it blocks on the gate.
+cmd_start() { # NAME DIR
+	local name=$1 d=$2 sh kid i
+	END=$d/end
+	# shellcheck disable=SC2016,SC2086 # expanded by the inner bash
+	gate_fork "$TMP/workload.out" "$PROF" -v --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 \
+		-- bash -c '"${@:2}"; s=$?; echo "$EPOCHREALTIME" >"$1"; exit $s' bash "$END" ${WCMD[$name]}
+	for ((i = 0; i < 6000; i++)); do
+		sh=$(pgrep -P "$WPID" | head -1)
+		kid=""
+		[ -n "$sh" ] && kid=$(pgrep -P "$sh" | head -1)
+		[ -n "$kid" ] && [[ "$(cat /proc/"$kid"/syscall 2>/dev/null)" == "0 0x0 "* ]] && return 0
+		kill -0 "$WPID" 2>/dev/null || die "$name under -- CMD exited before its gate: $(cat "$TMP/workload.err")"
+		sleep 0.01
+	done
+	die "$name under -- CMD never reached its gate"
+}
+
 # The process took the otel_memory path (the profile's counter says so).
 took_otel() { # PROFILE
 	[ "$(counter "$1" heap_procs_otel)" -ge 1 ]
@@ -119,22 +148,28 @@ took_otel() { # PROFILE
 steady_one() { # NAME VARIANT ROUND
 	local name=$1 v=$2 r=$3 d=$TMP/$1.$2.$3 s ok=1
 	local envs=()
+	SECS=0
 	mkdir -p "$d"
 	case $v in
 	preload_idle | preload) envs=(LD_PRELOAD="$LIB" BPFTRACE_PROF_SAMPLE_BYTES="$N") ;;
 	esac
-	gate_start "$name" "${envs[@]}"
+	if [ "$v" = cmd ]; then
+		cmd_start "$name" "$d"
+		gate_run "$name" "$END" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
+	else
+		gate_start "$name" "${envs[@]}"
+	fi
 	case $v in
 	preload | sessions) start_tool "$d/log" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
 	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 BPFTRACE_PROF_NO_UPROBE_MULTI=1 start_tool "$d/log" --heap --sample-bytes "$N" \
 		-o "$d/out.pb.gz" --top 0 ;;
 	floor_entry) start_floor "$d/log" --entry-only ;;
 	esac
-	gate_run "$name" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
-	s=$SECS
+	[ "$v" = cmd ] || gate_run "$name" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
+	s=${SECS:-0}
 	stop_tool
-	if [ "$v" = preload ] && ! took_otel "$d/out.pb.gz"; then
-		say "$name under preload did not take the otel_memory path"
+	if [[ "$v" == preload || "$v" == cmd ]] && ! took_otel "$d/out.pb.gz"; then
+		say "$name under $v did not take the otel_memory path"
 		ok=0
 	fi
 	# each mechanism checked by its counter: sessions in use, or not
@@ -245,7 +280,7 @@ wide_one() { # NAME VARIANT ROUND
 	rm -rf "$d"
 }
 
-variants=(untraced preload_idle preload sessions uprobes floor_entry)
+variants=(untraced preload_idle preload cmd sessions uprobes floor_entry)
 want_part() { [ -z "${HEAPCOST_ONLY:-}" ] || [[ ",$HEAPCOST_ONLY," == *",$1,"* ]]; }
 want_part steady || ROUNDS=0
 want_part startup || SROUNDS=0
@@ -289,6 +324,7 @@ for line in open("/proc/cpuinfo"):
         break
 names = {"untraced": "untraced", "preload_idle": "sampler preloaded, no profiler",
          "preload": f"sampler preloaded, `--heap --sample-bytes {n} -p`",
+         "cmd": f"`--heap --sample-bytes {n} -- CMD` (the profiler preloads the sampler)",
          "sessions": f"allocator probes as uprobe sessions, `--heap --sample-bytes {n} -p`",
          "uprobes": f"allocator uprobes (entry + return), `--heap --sample-bytes {n} -p`",
          "floor_entry": "floor: empty programs on the entries and frees, no return probe",
@@ -319,21 +355,23 @@ def table(sec, workloads, variants, names):
             m = statistics.median(x)
             print(f"| {w} | {names[v]} | {m:.3f} | {min(x):.3f}-{max(x):.3f} | "
                   f"{m / b:.3f}x | {len(x)} ({failed}) |")
-print("## Steady state (wall from the gate to the exit)\n")
-table("steady", ("python3", "sqlite3", "torch"),
-      ("untraced", "preload_idle", "preload", "sessions", "uprobes", "floor_entry"), names)
-print("\nSessions against the entry-probes-only floor (issue 27's goal: within 10 %):\n")
-print("| workload | sessions ÷ floor_entry | uprobes ÷ floor_entry |")
-print("|---|---:|---:|")
-for w in ("python3", "sqlite3", "torch"):
-    f = vals("steady", w, "floor_entry")
-    s = vals("steady", w, "sessions")
-    u = vals("steady", w, "uprobes")
-    if f and s and u:
-        fm = statistics.median(f)
-        print(f"| {w} | {statistics.median(s) / fm:.3f}x | {statistics.median(u) / fm:.3f}x |")
-print("\n## Start-up: `python3 -c 'import torch'` (the import alone)\n")
-table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), snames)
+if int(rounds):
+    print("## Steady state (wall from the gate to the exit)\n")
+    table("steady", ("python3", "sqlite3", "torch"),
+          ("untraced", "preload_idle", "preload", "cmd", "sessions", "uprobes", "floor_entry"), names)
+    print("\nSessions against the entry-probes-only floor (issue 27's goal: within 10 %):\n")
+    print("| workload | sessions ÷ floor_entry | uprobes ÷ floor_entry |")
+    print("|---|---:|---:|")
+    for w in ("python3", "sqlite3", "torch"):
+        f = vals("steady", w, "floor_entry")
+        s = vals("steady", w, "sessions")
+        u = vals("steady", w, "uprobes")
+        if f and s and u:
+            fm = statistics.median(f)
+            print(f"| {w} | {statistics.median(s) / fm:.3f}x | {statistics.median(u) / fm:.3f}x |")
+if int(srounds):
+    print("\n## Start-up: `python3 -c 'import torch'` (the import alone)\n")
+    table("startup", ("import_torch",), ("untraced", "preload", "uprobes", "exact"), snames)
 wnames = {"untraced": "no profiler",
           "split": f"`--cgroup --heap --sample-bytes {n}`: libc probed per process (default)",
           "own1": f"`--cgroup --heap --sample-bytes {n}`: libc probed per process, the workload alone on links of its own",

@@ -3,7 +3,8 @@
 #
 #  heap   each workload untraced, under `bpftrace-prof --heap -p` with `--unwind dwarf` and
 #         with `--unwind fp`, under the floor (the same probes with empty programs,
-#         bench/floor.c), and under the peers when installed: the equivalent bpftrace script
+#         bench/floor.c; per function, and through uprobe_multi links as bpftrace-prof
+#         attaches them), and under the peers when installed: the equivalent bpftrace script
 #         and bcc's memleak-bpfcc.  Runs alternate (round-robin, the order rotated every
 #         round), ROUNDS of each; medians are reported.
 #  cost   on the microbenchmark, the floor again with one piece of our per-event work at a time
@@ -416,7 +417,9 @@ if want tables; then
 	cat "$TMP/tables.txt" >&2
 fi
 if want heap; then
-	heap_variants=(untraced ours_dwarf ours_fp floor "${peers[@]}")
+	# floor_multi: the floor through the uprobe_multi links bpftrace-prof itself attaches with
+	# where the kernel takes them (a failed run where it does not: left out, the floor stays).
+	heap_variants=(untraced ours_dwarf ours_fp floor floor_multi "${peers[@]}")
 	rounds heap malloc_micro "${heap_variants[@]}"
 	rounds heap cxx_containers "${heap_variants[@]}"
 	rounds heap sqlite3 "${heap_variants[@]}"
