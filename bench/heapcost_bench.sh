@@ -120,7 +120,7 @@ start_floor() { # LOG ARGS...
 	start_bg_tool "$log" '^READY' "the floor" "$FLOOR" -p "$WPID" "$@"
 }
 
-# `--heap --sample-bytes N -- sh -c 'CMD; time of exit'`, stdin the gate: the profiler starts
+# `--heap --sample-bytes N -- bash -c 'CMD; time of exit'`, stdin the gate: the profiler starts
 # the workload and preloads our sampler; sets WPID (the profiler), GATE and END (the file the
 # exit time goes to).  The workload is the shell's child: ready when it blocks on the gate.
 cmd_start() { # NAME DIR
@@ -133,7 +133,7 @@ cmd_start() { # NAME DIR
 		sh=$(pgrep -P "$WPID" | head -1)
 		kid=""
 		[ -n "$sh" ] && kid=$(pgrep -P "$sh" | head -1)
-		[ -n "$kid" ] && [[ "$(cat /proc/"$kid"/syscall 2>/dev/null)" == "0 0x0 "* ]] && return 0
+		[ -n "$kid" ] && gate_blocked "$kid" && return 0
 		kill -0 "$WPID" 2>/dev/null || die "$name under -- CMD exited before its gate: $(cat "$TMP/workload.err")"
 		sleep 0.01
 	done
@@ -166,7 +166,7 @@ steady_one() { # NAME VARIANT ROUND
 	floor_entry) start_floor "$d/log" --entry-only ;;
 	esac
 	[ "$v" = cmd ] || gate_run "$name" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
-	s=${SECS:-0}
+	s=$SECS
 	stop_tool
 	if [[ "$v" == preload || "$v" == cmd ]] && ! took_otel "$d/out.pb.gz"; then
 		say "$name under $v did not take the otel_memory path"

@@ -37,6 +37,11 @@ gate_fork() { # OUT CMD ARGS...
 	rm -f "$fifo"
 }
 
+# Is PID blocked in read(0, …) (on its gate)?
+gate_blocked() { # PID
+	[[ "$(cat /proc/"$1"/syscall 2>/dev/null)" == "0 0x0 "* ]]
+}
+
 # gate_fork, then wait until CMD blocks in read(0, …): its libraries are mapped and its work has
 # not begun (for a workload that does not say READY: sqlite3 reads its script there).  WHAT
 # names it in messages.
@@ -45,7 +50,7 @@ gate_spawn() { # WHAT OUT CMD ARGS...
 	shift
 	gate_fork "$@"
 	for ((i = 0; i < 6000; i++)); do
-		[[ "$(cat /proc/$WPID/syscall 2>/dev/null)" == "0 0x0 "* ]] && return 0
+		gate_blocked "$WPID" && return 0
 		kill -0 "$WPID" 2>/dev/null || die "$what exited before its gate: $(cat "$TMP/workload.err")"
 		sleep 0.01
 	done

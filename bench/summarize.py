@@ -170,7 +170,7 @@ def heap_table(out, runs):
     out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for desc, h in goals:
         floor, first = h.ns_per("floor"), True
-        multi = h.ns_per("floor_multi") if h.rows("floor_multi") else None
+        multi = h.ns_per("floor_multi")
         for v in OURS:
             if not h.rows(v):
                 continue

@@ -388,28 +388,30 @@ static __always_inline bool is_realloc(__u32 fn)
 
 struct drop_leaf_ctx {
 	__u64 *ips;
-	__u32 n;
+	__u32 n, k;
 };
 
 static long drop_leaf_word(__u64 i, void *arg)
 {
 	struct drop_leaf_ctx *c = arg;
 
-	if (i + 1 >= c->n || i + 1 >= PROF_STACK_WORDS)
+	if (i + c->k >= c->n || i + c->k >= PROF_STACK_WORDS)
 		return 1;
-	c->ips[prof_bound(i, PROF_STACK_WORDS - 2)] =
-		c->ips[prof_bound(i + 1, PROF_STACK_WORDS - 1)];
+	c->ips[prof_bound(i, PROF_STACK_WORDS - 1)] =
+		c->ips[prof_bound(i + c->k, PROF_STACK_WORDS - 1)];
 	return 0;
 }
 
-/* Frames [1, n) become [0, n - 1): the leaf frame is dropped.  A bpf_loop: a bounded loop of
- * PROF_STACK_WORDS steps is too many branches for the verifier. */
-static __noinline int drop_leaf(__u64 *ips, __u32 n)
+/* Frames [k, n) become [0, n - k): the k leaf frames are dropped (all of them when k >= n).  A
+ * bpf_loop: a bounded loop of PROF_STACK_WORDS steps is too many branches for the verifier. */
+static __noinline int drop_leaves(__u64 *ips, __u32 n, __u32 k)
 {
-	struct drop_leaf_ctx c = {.ips = ips, .n = n};
+	struct drop_leaf_ctx c = {.ips = ips, .n = n, .k = k};
 
+	if (!k)
+		return (int)n;
 	bpf_loop(PROF_STACK_WORDS, drop_leaf_word, &c, 0);
-	return n ? (int)n - 1 : 0;
+	return n > k ? (int)(n - k) : 0;
 }
 
 /*
@@ -434,7 +436,7 @@ static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 		ips[0] = caller;
 		return n ? n : 1;
 	}
-	return drop_leaf(ips, n);
+	return drop_leaves(ips, n, 1);
 }
 
 /*
@@ -471,10 +473,9 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	/* a failure is counted there */
 	got = prof_user_stack_py(ctx, r->frames, 0, &r->e.py,
 				 (struct prof_stack_cap){PROF_MAX_FRAMES, PROF_STACK_WORDS});
-#pragma unroll
-	for (__u32 i = 0; i < PROF_OTEL_MAX_LEAVES; i++)
-		if (i < leaves && got > 0)
-			got = drop_leaf(r->frames, (__u32)prof_bound((__u64)got, PROF_STACK_WORDS));
+	if (got > 0 && leaves)
+		got = drop_leaves(r->frames, (__u32)prof_bound((__u64)got, PROF_STACK_WORDS),
+				  leaves);
 	if (got >= 0 && entry_sp) {
 		got = new_caller_fixup(r->frames, (__u32)got, entry_sp);
 		if (got < 0)
