@@ -10,13 +10,16 @@ struct {
 	__uint(max_entries, PROF_RINGBUF_BYTES); /* the loader sets the size it uses */
 } prof_events SEC(".maps");
 
+/* A sixteenth of the ring's size, set by the loader (loader__ring_bytes). */
+const volatile __u64 prof_wakeup_bytes = PROF_RINGBUF_BYTES >> PROF_WAKEUP_SHIFT;
+
 /*
  * Wake the consumer only once a batch has queued: a wake-up per event costs more than the
  * probe itself (DESIGN.md §7).  The consumer also drains on a short timer.
  */
 static __always_inline __u64 prof_wakeup_flags(void)
 {
-	return bpf_ringbuf_query(&prof_events, BPF_RB_AVAIL_DATA) >= PROF_WAKEUP_BYTES
+	return bpf_ringbuf_query(&prof_events, BPF_RB_AVAIL_DATA) >= prof_wakeup_bytes
 		       ? BPF_RB_FORCE_WAKEUP
 		       : BPF_RB_NO_WAKEUP;
 }

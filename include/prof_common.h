@@ -12,17 +12,26 @@
 
 /* User frames kept whole per stack, as a user counts them (a Python frame is one, in two words);
  * deeper stacks keep both ends around a cut frame (include/prof_stack.h). */
-#define PROF_MAX_FRAMES	   1024
-#define PROF_STACK_WORDS   (2 * PROF_MAX_FRAMES) /* words of a user stack in a record, at most */
+#define PROF_MAX_FRAMES	     1024
+#define PROF_STACK_WORDS     (2 * PROF_MAX_FRAMES) /* words of a user stack in a record, at most */
 /* Past PROF_MAX_FRAMES the walk goes on this far (words) for the root side, then stops. */
-#define PROF_WALK_WORDS	   3584
+#define PROF_WALK_WORDS	     3584
 /* Kernel frames: bpf_get_stack stops at kernel.perf_event_max_stack (127 by default) first. */
-#define PROF_KERN_FRAMES   255
-#define PROF_COMM_LEN	   16
-#define PROF_MAX_TARGETS   65536	/* tgids in the filter set */
-#define PROF_WAKEUP_BYTES  (256 * 1024) /* wake the consumer once this much is queued */
-/* The ring buffer every program writes (a power-of-two number of pages). */
-#define PROF_RINGBUF_BYTES (16 << 20)
+#define PROF_KERN_FRAMES     255
+#define PROF_COMM_LEN	     16
+#define PROF_MAX_TARGETS     65536 /* tgids in the filter set */
+/*
+ * The ring buffer every program writes (a power-of-two number of pages): 256 KiB per possible
+ * CPU, at least 1 MiB and at most 16 MiB (PROF_RINGBUF_BYTES, its declared size), unless
+ * --ring-buffer says.  Small on purpose: the producer writes each record into lines last
+ * written one ring ago, and a 16 MiB ring's are out of the caches (docs/benchmarks.md).
+ */
+#define PROF_RINGBUF_PER_CPU (256 << 10)
+#define PROF_RINGBUF_MIN     (1 << 20)
+#define PROF_RINGBUF_BYTES   (16 << 20)
+#define PROF_RINGBUF_MAX_MIB 1024 /* --ring-buffer, at most */
+/* Wake the consumer once this share of the ring is queued (ring >> PROF_WAKEUP_SHIFT). */
+#define PROF_WAKEUP_SHIFT    4
 
 /* Tag at offset 0 of every ring-buffer record. */
 enum prof_rec_type {
@@ -74,7 +83,8 @@ enum prof_counter_kind {
 #define PROF_HOLD_GATE_NS (300 * 1000000ULL)
 
 #define PROF_COUNTERS(X)                                                                           \
-	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full", DROP)                  \
+	X(RINGBUF_FULL, "ringbuf_full", "events dropped: ring buffer full (see --ring-buffer)",    \
+	  DROP)                                                                                    \
 	X(PENDING_FULL, "pending_full",                                                            \
 	  "allocations dropped: no memory for the thread's heap state (task storage)", DROP)       \
 	X(PENDING_MISSING, "pending_missing", "returns without a recorded entry", DROP)            \

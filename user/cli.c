@@ -73,8 +73,7 @@ static const char usage[] =
 	"                           the target exits or SIGINT\n"
 	"      --top N              rows per table in the summary printed at exit (default 10, 0 = "
 	"none)\n"
-	"      --sample-bytes N     sample about one allocation per N bytes (0 = every "
-	"allocation;\n"
+	"      --sample-bytes N     sample about one allocation per N bytes (0 = every one;\n"
 	"                           default 0 for -p and -- CMD, 524288 for the wider targets)\n"
 	"      --min-age SECONDS    --heap: inuse_* counts only blocks at least this old (every\n"
 	"                           in-use sample carries its age bucket as the `age` label)\n"
@@ -121,6 +120,8 @@ static const char usage[] =
 	"where\n"
 	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
 	"                           fp (frame pointers only)\n"
+	"      --ring-buffer MIB    records' ring buffer (a power of two, at most 1024; default\n"
+	"                           256 KiB a CPU, 1-16 MiB); raise it on ringbuf_full drops\n"
 	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
 	"                           files past it get frame pointers (counted)\n"
 	"      --unwind-max-rows N  rows of one file's unwind table, at most (default 8388608,\n"
@@ -205,6 +206,7 @@ enum {
 	OPT_LEAK_SUPPRESSIONS,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
+	OPT_RING_BUFFER,
 	OPT_UNWIND_MAX_ROWS,
 	OPT_UNWIND_MAX_CFI,
 	OPT_NO_DEBUGINFOD,
@@ -251,6 +253,7 @@ static const struct option long_opts[] = {
 	{"max-size", required_argument, NULL, 'Z'},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
+	{"ring-buffer", required_argument, NULL, OPT_RING_BUFFER},
 	{"unwind-max-rows", required_argument, NULL, OPT_UNWIND_MAX_ROWS},
 	{"unwind-max-cfi", required_argument, NULL, OPT_UNWIND_MAX_CFI},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
@@ -674,6 +677,12 @@ int cli__parse(struct env *out, int argc, char **argv)
 				return bad("invalid --unwind-memory '%s' (MiB, 1 to 262144)",
 					   optarg);
 			env.unwind_memory = v << 20;
+			break;
+		case OPT_RING_BUFFER:
+			if (parse_u64(optarg, PROF_RINGBUF_MAX_MIB, &v) || v == 0 || (v & (v - 1)))
+				return bad("invalid --ring-buffer '%s' (MiB: 1, 2, 4 ... 1024)",
+					   optarg);
+			env.ring_bytes = (uint32_t)(v << 20);
 			break;
 		case OPT_UNWIND_MAX_ROWS:
 			/* A table in the kernel holds 8 Mi rows (include/prof_unwind.h). */

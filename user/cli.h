@@ -67,6 +67,7 @@ struct env {
 	bool no_preload;	       /* --no-preload: sampled -- CMD through allocator uprobes */
 	enum unwind_mode unwind;
 	uint64_t unwind_memory;	     /* --unwind-memory in bytes; 0: the unwinder's default */
+	uint32_t ring_bytes;	     /* --ring-buffer in bytes; 0: the loader's default */
 	uint32_t unwind_max_rows;    /* --unwind-max-rows; 0: the table builder's default */
 	uint64_t unwind_max_cfi;     /* --unwind-max-cfi in bytes; 0: the table builder's default */
 	bool no_debuginfod;	     /* --no-debuginfod */

@@ -482,6 +482,7 @@ static void loader_opts_of(struct loader_opts *out, const struct env *env)
 		.calls = env->modes & MODE_CALLS,
 		.follow_children = env->cmd != NULL,
 		.sample_bytes = env->sample_bytes,
+		.ring_bytes = env->ring_bytes,
 		.walk = {.mode = env->unwind,
 			 .fp_max_stack = env->unwind == UNWIND_FP ? procinfo__perf_max_stack() : 0},
 		.unwind_fp = env->unwind == UNWIND_FP,

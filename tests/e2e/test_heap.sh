@@ -59,10 +59,27 @@ t_heap_multi_links_per_file() {
 		fail "libc's malloc not probed by a uprobe of its own"
 }
 
+# ring_bytes PID: max_entries of the ring buffer (prof_events) that process PID holds.
+ring_bytes() {
+	local fd id
+	for fd in /proc/"$1"/fdinfo/*; do
+		id=$(sed -n 's/^map_id:[[:space:]]*//p' "$fd" 2>/dev/null)
+		[ -n "$id" ] || continue
+		bpftool map show id "$id" 2>/dev/null | grep -q ' name prof_events ' || continue
+		bpftool map show id "$id" | sed -n 's/.*max_entries \([0-9]*\).*/\1/p'
+		return
+	done
+}
+
+# The ring buffer: 256 KiB per possible CPU within [1, 16] MiB by default (the loader's), or
+# --ring-buffer's (t_heap_pid_maps_read_once_per_event).
 t_heap_pid_attach_and_sigint() {
-	local f=$E2E_TMP/pid.pb.gz
+	local f=$E2E_TMP/pid.pb.gz ncpu want=$((1 << 20))
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
 	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 5
+	ncpu=$(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1))
+	while [ "$want" -lt $((16 << 20)) ] && [ "$want" -lt $((ncpu << 18)) ]; do want=$((want * 2)); done
+	expect_eq "ring buffer bytes ($ncpu CPUs)" "$want" "$(ring_bytes "$PROF_PID")"
 	echo go >&"$TARGET_IN"
 	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
 	kill -INT "$PROF_PID"
@@ -83,7 +100,9 @@ t_heap_pid_maps_read_once_per_event() {
 	local f=$E2E_TMP/once.pb.gz pid
 	sleep 60 &
 	pid=$!
-	"$PROF" -v --heap -d 1 -p "$pid" -o "$f" 2>"$E2E_TMP/prof.log" || fail "profiler exit status $?"
+	start_profiler "$E2E_TMP/prof.log" --heap -d 1 -p "$pid" -o "$f" --ring-buffer 2
+	expect_eq "ring buffer bytes (--ring-buffer 2)" $((2 << 20)) "$(ring_bytes "$PROF_PID")"
+	wait "$PROF_PID" || fail "profiler exit status $?"
 	kill "$pid"
 	expect_one_line "bookkeeping" "heap profile bookkeeping:.* maps_reads=2( |$)" "$E2E_TMP/prof.log"
 }

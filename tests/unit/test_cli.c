@@ -198,6 +198,26 @@ static void test_cli__duration_bounds(void **state)
 	cli__free(&env);
 }
 
+/* --ring-buffer: MiB, a power of two (the kernel's ring is), 1 to 1024; none: the loader's. */
+static void test_cli__ring_buffer(void **state)
+{
+	static char *const bad[] = {"0", "3", "1536", "2048", "1.5", "-1", "4k", ""};
+	struct env env;
+
+	(void)state;
+	assert_int_equal(PARSE(&env, "-p", "1"), CLI_RUN);
+	assert_int_equal(env.ring_bytes, 0);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--ring-buffer", "1"), CLI_RUN);
+	assert_int_equal(env.ring_bytes, 1u << 20);
+	cli__free(&env);
+	assert_int_equal(PARSE(&env, "-p", "1", "--ring-buffer", "1024"), CLI_RUN);
+	assert_int_equal(env.ring_bytes, 1u << 30);
+	cli__free(&env);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(PARSE(&env, "-p", "1", "--ring-buffer", bad[i]), -EINVAL);
+}
+
 static void test_cli__unwind_memory(void **state)
 {
 	struct env env;
@@ -826,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_cli__offcpu_mode),
 		cmocka_unit_test(test_cli__errors),
 		cmocka_unit_test(test_cli__duration_bounds),
+		cmocka_unit_test(test_cli__ring_buffer),
 		cmocka_unit_test(test_cli__unwind_memory),
 		cmocka_unit_test(test_cli__debuginfod),
 		cmocka_unit_test(test_cli__heap_filters),

@@ -83,6 +83,19 @@ int loader__keep_link(struct loader *l, struct bpf_link *link)
 	return 0;
 }
 
+/* The ring buffer's size: --ring-buffer, or 256 KiB per possible CPU within [1, 16] MiB. */
+uint32_t loader__ring_bytes(const struct loader_opts *o)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t b = PROF_RINGBUF_MIN;
+
+	if (o->ring_bytes)
+		return o->ring_bytes;
+	while (ncpu > 0 && b < PROF_RINGBUF_BYTES && b < (uint64_t)ncpu * PROF_RINGBUF_PER_CPU)
+		b <<= 1;
+	return b;
+}
+
 /* Map sizes, set between open and load: the limits in include/, or 1 entry for a map this run
  * does not use (a hash map's entries are allocated at creation). */
 static int size_maps(const struct loader *l, struct bpf_object *obj)
@@ -91,7 +104,7 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		const char *name;
 		uint32_t entries;
 	} sizes[] = {
-		{"prof_events", PROF_RINGBUF_BYTES},
+		{"prof_events", loader__ring_bytes(&l->opts)},
 		{"prof_sampled", l->opts.sample_bytes ? PROF_SAMPLED_ENTRIES : 1},
 		/* --unwind fp walks frame pointers in the kernel: no tables, no mappings. */
 		{"prof_unwind_tables", l->opts.unwind_fp ? 1 : PROF_UNWIND_TABLES},
@@ -192,11 +205,13 @@ static int fill_intervals(int map_fd, uint64_t mean)
 	return 0;
 }
 
-/* Every skeleton filters on the same scope (bpf/common.bpf.h). */
-#define SET_SCOPE(l, skel)                                        \
-	do {                                                      \
-		(skel)->rodata->prof_scope = (l)->opts.scope;     \
-		(skel)->rodata->prof_self_tgid = (__u32)getpid(); \
+/* Every skeleton filters on the same scope (bpf/common.bpf.h) and writes the same ring. */
+#define SET_SCOPE(l, skel)                                                   \
+	do {                                                                 \
+		(skel)->rodata->prof_scope = (l)->opts.scope;                \
+		(skel)->rodata->prof_self_tgid = (__u32)getpid();            \
+		(skel)->rodata->prof_wakeup_bytes =                          \
+			loader__ring_bytes(&(l)->opts) >> PROF_WAKEUP_SHIFT; \
 	} while (0)
 
 /*
@@ -375,6 +390,7 @@ static int open_dump(struct loader *l)
 	l->dump = dump_bpf__open();
 	if (!l->dump)
 		return load_failed("dump", -errno);
+	l->dump->rodata->prof_wakeup_bytes = loader__ring_bytes(&l->opts) >> PROF_WAKEUP_SHIFT;
 	err = prepare(l, l->dump->obj);
 	if (err)
 		return err;

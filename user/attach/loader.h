@@ -53,9 +53,12 @@ struct loader_opts {
 	/* Wide scopes: a file mapped by a process on its otel_memory probes is probed per process
 	 * (heap_attach.h); false keeps it probed for every process (for comparison). */
 	bool heap_split;
+	uint32_t ring_bytes; /* --ring-buffer; 0: loader__ring_bytes' default */
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
+/* The size of the ring buffer of records to us. */
+uint32_t loader__ring_bytes(const struct loader_opts *o);
 void loader__free(struct loader *l);
 
 int loader__add_target(struct loader *l, uint32_t pid);
