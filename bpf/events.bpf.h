@@ -10,8 +10,8 @@ struct {
 	__uint(max_entries, PROF_RINGBUF_BYTES); /* the loader sets the size it uses */
 } prof_events SEC(".maps");
 
-/* A sixteenth of the ring's size, set by the loader (loader__ring_bytes). */
-const volatile __u64 prof_wakeup_bytes = PROF_RINGBUF_BYTES >> PROF_WAKEUP_SHIFT;
+/* A sixteenth of the ring's size, at most 256 KiB (set by the loader: wakeup_bytes). */
+const volatile __u64 prof_wakeup_bytes = PROF_WAKEUP_MAX;
 
 /*
  * Wake the consumer only once a batch has queued: a wake-up per event costs more than the

@@ -21,17 +21,16 @@
 #define PROF_COMM_LEN	     16
 #define PROF_MAX_TARGETS     65536 /* tgids in the filter set */
 /*
- * The ring buffer every program writes (a power-of-two number of pages): 256 KiB per possible
- * CPU, at least 1 MiB and at most 16 MiB (PROF_RINGBUF_BYTES, its declared size), unless
- * --ring-buffer says.  Small on purpose: the producer writes each record into lines last
- * written one ring ago, and a 16 MiB ring's are out of the caches (docs/benchmarks.md).
+ * The ring buffer every program writes (a power-of-two number of pages), unless --ring-buffer
+ * says.  A smaller ring costs each record less (its lines stay in the caches) but holds shorter
+ * bursts: at 1 MiB five e2e tests (many distinct stacks, Python heaps) dropped records, the
+ * consumer behind (docs/benchmarks.md, *The ring buffer's size*).
  */
-#define PROF_RINGBUF_PER_CPU (256 << 10)
-#define PROF_RINGBUF_MIN     (1 << 20)
 #define PROF_RINGBUF_BYTES   (16 << 20)
 #define PROF_RINGBUF_MAX_MIB 1024 /* --ring-buffer, at most */
-/* Wake the consumer once this share of the ring is queued (ring >> PROF_WAKEUP_SHIFT). */
+/* Wake the consumer once a sixteenth of the ring is queued, or 256 KiB. */
 #define PROF_WAKEUP_SHIFT    4
+#define PROF_WAKEUP_MAX	     (256 << 10)
 
 /* Tag at offset 0 of every ring-buffer record. */
 enum prof_rec_type {

@@ -121,7 +121,7 @@ static const char usage[] =
 	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
 	"                           fp (frame pointers only)\n"
 	"      --ring-buffer MIB    records' ring buffer (a power of two, at most 1024; default\n"
-	"                           256 KiB a CPU, 1-16 MiB); raise it on ringbuf_full drops\n"
+	"                           16); raise it on ringbuf_full drops, see the man page\n"
 	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
 	"                           files past it get frame pointers (counted)\n"
 	"      --unwind-max-rows N  rows of one file's unwind table, at most (default 8388608,\n"

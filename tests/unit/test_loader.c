@@ -110,19 +110,13 @@ static void test_loader__limits_come_from_include(void **state)
 }
 
 /* --offcpu: a thread's record is the small one; a deep stack's is the largest, in its own map. */
-/* The ring's default: 256 KiB per possible CPU, a power of two within [1, 16] MiB. */
-static void test_loader__ring_scales_with_cpus(void **state)
+/* The ring's size: PROF_RINGBUF_BYTES, or --ring-buffer's (past it too). */
+static void test_loader__ring_size(void **state)
 {
-	uint64_t ncpu = (uint64_t)libbpf_num_possible_cpus();
-	uint32_t b = loader__ring_bytes(&(struct loader_opts){0});
-
 	(void)state;
-	assert_true(b >= PROF_RINGBUF_MIN && b <= PROF_RINGBUF_BYTES);
-	assert_int_equal(b & (b - 1), 0);
-	/* the smallest such power of two that holds 256 KiB a CPU (or the largest) */
-	assert_true(b == PROF_RINGBUF_BYTES || b >= ncpu * PROF_RINGBUF_PER_CPU);
-	assert_true(b == PROF_RINGBUF_MIN || b / 2 < ncpu * PROF_RINGBUF_PER_CPU);
-	/* --ring-buffer wins, past the default's cap too */
+	assert_int_equal(loader__ring_bytes(&(struct loader_opts){0}), PROF_RINGBUF_BYTES);
+	assert_int_equal(loader__ring_bytes(&(struct loader_opts){.ring_bytes = 1u << 20}),
+			 1u << 20);
 	assert_int_equal(loader__ring_bytes(&(struct loader_opts){.ring_bytes = 64u << 20}),
 			 64u << 20);
 }
@@ -149,7 +143,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loader__each_object_declares_only_its_maps),
 		cmocka_unit_test(test_loader__limits_come_from_include),
-		cmocka_unit_test(test_loader__ring_scales_with_cpus),
+		cmocka_unit_test(test_loader__ring_size),
 		cmocka_unit_test(test_loader__offcpu_records_sized_in_include),
 	};
 

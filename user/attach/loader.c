@@ -83,17 +83,18 @@ int loader__keep_link(struct loader *l, struct bpf_link *link)
 	return 0;
 }
 
-/* The ring buffer's size: --ring-buffer, or 256 KiB per possible CPU within [1, 16] MiB. */
+/* The ring buffer's size: --ring-buffer's, or PROF_RINGBUF_BYTES. */
 uint32_t loader__ring_bytes(const struct loader_opts *o)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint32_t b = PROF_RINGBUF_MIN;
+	return o->ring_bytes ? o->ring_bytes : PROF_RINGBUF_BYTES;
+}
 
-	if (o->ring_bytes)
-		return o->ring_bytes;
-	while (ncpu > 0 && b < PROF_RINGBUF_BYTES && b < (uint64_t)ncpu * PROF_RINGBUF_PER_CPU)
-		b <<= 1;
-	return b;
+/* How much queued wakes the consumer (bpf/events.bpf.h). */
+static uint64_t wakeup_bytes(const struct loader_opts *o)
+{
+	uint64_t w = loader__ring_bytes(o) >> PROF_WAKEUP_SHIFT;
+
+	return w < PROF_WAKEUP_MAX ? w : PROF_WAKEUP_MAX;
 }
 
 /* Map sizes, set between open and load: the limits in include/, or 1 entry for a map this run
@@ -206,12 +207,11 @@ static int fill_intervals(int map_fd, uint64_t mean)
 }
 
 /* Every skeleton filters on the same scope (bpf/common.bpf.h) and writes the same ring. */
-#define SET_SCOPE(l, skel)                                                   \
-	do {                                                                 \
-		(skel)->rodata->prof_scope = (l)->opts.scope;                \
-		(skel)->rodata->prof_self_tgid = (__u32)getpid();            \
-		(skel)->rodata->prof_wakeup_bytes =                          \
-			loader__ring_bytes(&(l)->opts) >> PROF_WAKEUP_SHIFT; \
+#define SET_SCOPE(l, skel)                                                    \
+	do {                                                                  \
+		(skel)->rodata->prof_scope = (l)->opts.scope;                 \
+		(skel)->rodata->prof_self_tgid = (__u32)getpid();             \
+		(skel)->rodata->prof_wakeup_bytes = wakeup_bytes(&(l)->opts); \
 	} while (0)
 
 /*
@@ -390,7 +390,7 @@ static int open_dump(struct loader *l)
 	l->dump = dump_bpf__open();
 	if (!l->dump)
 		return load_failed("dump", -errno);
-	l->dump->rodata->prof_wakeup_bytes = loader__ring_bytes(&l->opts) >> PROF_WAKEUP_SHIFT;
+	l->dump->rodata->prof_wakeup_bytes = wakeup_bytes(&l->opts);
 	err = prepare(l, l->dump->obj);
 	if (err)
 		return err;
