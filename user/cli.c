@@ -120,8 +120,6 @@ static const char usage[] =
 	"where\n"
 	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
 	"                           fp (frame pointers only)\n"
-	"      --ring-buffer MIB    records' ring buffer (a power of two, at most 1024; default\n"
-	"                           16); raise it on ringbuf_full drops, see the man page\n"
 	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
 	"                           files past it get frame pointers (counted)\n"
 	"      --unwind-max-rows N  rows of one file's unwind table, at most (default 8388608,\n"
@@ -129,6 +127,8 @@ static const char usage[] =
 	"      --unwind-max-cfi MIB .eh_frame/.debug_frame of one file read, at most (default\n"
 	"                           256); a file over either gets frame pointers (counted,\n"
 	"                           named with -v and in the summary)\n"
+	"      --ring-buffer MIB    records' ring buffer (a power of two, at most 1024; default\n"
+	"                           16); raise it on ringbuf_full drops, see the man page\n"
 	"      --no-debuginfod      never ask DEBUGINFOD_URLS' servers for the debug files "
 	"(names)\n"
 	"                           of files without symbols (asked by default when it is set)\n"
@@ -206,9 +206,9 @@ enum {
 	OPT_LEAK_SUPPRESSIONS,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
-	OPT_RING_BUFFER,
 	OPT_UNWIND_MAX_ROWS,
 	OPT_UNWIND_MAX_CFI,
+	OPT_RING_BUFFER,
 	OPT_NO_DEBUGINFOD,
 	OPT_NO_INLINE,
 	OPT_DEBUGINFOD_TIMEOUT,
@@ -253,9 +253,9 @@ static const struct option long_opts[] = {
 	{"max-size", required_argument, NULL, 'Z'},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
-	{"ring-buffer", required_argument, NULL, OPT_RING_BUFFER},
 	{"unwind-max-rows", required_argument, NULL, OPT_UNWIND_MAX_ROWS},
 	{"unwind-max-cfi", required_argument, NULL, OPT_UNWIND_MAX_CFI},
+	{"ring-buffer", required_argument, NULL, OPT_RING_BUFFER},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},

@@ -61,12 +61,13 @@ t_heap_multi_links_per_file() {
 
 # ring_bytes PID: max_entries of the ring buffer (prof_events) that process PID holds.
 ring_bytes() {
-	local fd id
+	local fd id map
 	for fd in /proc/"$1"/fdinfo/*; do
 		id=$(sed -n 's/^map_id:[[:space:]]*//p' "$fd" 2>/dev/null)
 		[ -n "$id" ] || continue
-		bpftool map show id "$id" 2>/dev/null | grep -q ' name prof_events ' || continue
-		bpftool map show id "$id" | sed -n 's/.*max_entries \([0-9]*\).*/\1/p'
+		map=$(bpftool map show id "$id" 2>/dev/null)
+		[[ $map == *" name prof_events "* ]] || continue
+		sed -n 's/.*max_entries \([0-9]*\).*/\1/p' <<<"$map"
 		return
 	done
 }

@@ -109,7 +109,6 @@ static void test_loader__limits_come_from_include(void **state)
 	proc_bpf__destroy(proc);
 }
 
-/* --offcpu: a thread's record is the small one; a deep stack's is the largest, in its own map. */
 /* The ring's size: PROF_RINGBUF_BYTES, or --ring-buffer's (past it too). */
 static void test_loader__ring_size(void **state)
 {
@@ -121,6 +120,7 @@ static void test_loader__ring_size(void **state)
 			 64u << 20);
 }
 
+/* --offcpu: a thread's record is the small one; a deep stack's is the largest, in its own map. */
 static void test_loader__offcpu_records_sized_in_include(void **state)
 {
 	struct offcpu_bpf *off = offcpu_bpf__open();
