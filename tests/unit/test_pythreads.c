@@ -469,7 +469,9 @@ static void test_pythreads__symbolizer_retries_a_thread_seen_unnamed(void **stat
 		raw = l.want[1].tid;
 		rt = pyinterp__load_bias(l.pid, interps[k].lib, NULL) + e.runtime;
 		assert_int_equal(symbolizer__new(&s, NULL), 0);
-		assert_int_equal(symbolizer__set_python(s, (uint32_t)l.pid, &e.v, rt, 0, 0), 0);
+		assert_int_equal(symbolizer__set_python(s, (uint32_t)l.pid, &e.v,
+							&(struct prof_py_proc){.runtime = rt}),
+				 0);
 		assert_int_equal(symbolizer__python_thread(s, (uint32_t)l.pid, raw), 0);
 		assert_string_equal(symbolizer__python_thread_name(s, (uint32_t)l.pid, l.pid),
 				    "MainThread");

@@ -426,6 +426,28 @@ static const uint64_t py_stack[] = {
 };
 #define PY_NFRAMES (sizeof(py_stack) / sizeof(py_stack[0]))
 
+/* The fixture made again. */
+static struct fixture *fresh(void **state)
+{
+	teardown(state);
+	assert_int_equal(setup(state), 0);
+	return *state;
+}
+
+/* PY_PID runs CPython minor (3.minor's layout), _PyEval_EvalFrameDefault at PY_EVAL. */
+static void py_set(struct fixture *fx, unsigned minor)
+{
+	const struct py_version *v = py_version__find(3, minor);
+	struct prof_py_proc py = {
+		.runtime = 0x1000, .code_type = 0x2000, .version = 0x0300 | minor};
+
+	assert_non_null(v);
+	py.eval_lo = PY_EVAL;
+	py.eval_hi = PY_EVAL + 0x800;
+	py.o = v->bpf;
+	assert_int_equal(stackres__python(fx->r, PY_PID, v, &py), 0);
+}
+
 /* A stackres on the fixture's symbolizer knowing PY_PID's mappings and (python) its CPython. */
 static void py_setup(struct fixture *fx, bool worker, enum stackres_py_frames how, bool python)
 {
@@ -441,9 +463,7 @@ static void py_setup(struct fixture *fx, bool worker, enum stackres_py_frames ho
 	assert_int_equal(stackres__load_pid(fx->r, PY_PID, m), 0);
 	maps__free(m);
 	if (python)
-		assert_int_equal(stackres__python(fx->r, PY_PID, py_version__find(3, 12), 0x1000,
-						  0x2000, PY_EVAL),
-				 0);
+		py_set(fx, 12);
 }
 
 /* The addresses stackres__frames shows of stack id. */
@@ -489,11 +509,8 @@ static void test_stackres__python_frames_fold_the_interpreter(void **state)
 	unsigned n;
 
 	for (int worker = 0; worker < 2; worker++) {
-		if (worker) {
-			teardown(state);
-			assert_int_equal(setup(state), 0);
-			fx = *state;
-		}
+		if (worker)
+			fx = fresh(state);
 		py_setup(fx, worker, STACKRES_PY_PYTHON, true);
 		assert_int_equal(
 			stackres__intern(fx->r, &id, PY_PID, STACK_USER, py_stack, PY_NFRAMES), 0);
@@ -547,10 +564,140 @@ static void test_stackres__python_frames_fold_only_between_python_frames(void **
 	assert_int_equal(shown(fx->r, id, got), 5);
 	assert_memory_equal(got, one, sizeof(one));
 	/* No CPython known (or no more): nothing is the interpreter's. */
-	assert_int_equal(stackres__python(fx->r, PY_PID, NULL, 0, 0, 0), 0);
+	assert_int_equal(stackres__python(fx->r, PY_PID, NULL, NULL), 0);
 	assert_int_equal(stackres__intern(fx->r, &id, PY_PID, STACK_USER, py_stack, PY_NFRAMES), 0);
 	assert_int_equal(shown(fx->r, id, got), PY_NFRAMES);
 	assert_memory_equal(got, py_stack, sizeof(py_stack));
+}
+
+/*
+ * A sample that stopped the leaf _PyEval_EvalFrameDefault as it linked its first frame or after
+ * it unlinked its last: the walk gave each invocation its caller's frames and left the outermost
+ * eval frame native (the shape one run in three showed under e2e's py_callback.py).
+ */
+#define PY_FRAME_NEW (PROF_PY_FRAME_TAG | 0x7000) /* instruction 0: a call starting */
+#define PY_LEFT	     (PY_EVAL + 0x400)		  /* the eval frame left native */
+
+/* shown(id) is want[0..n) */
+static void expect_shown(struct fixture *fx, const uint64_t *stack, unsigned n,
+			 const uint64_t *want, unsigned nwant)
+{
+	uint64_t got[32];
+	int32_t id;
+
+	assert_int_equal(stackres__intern(fx->r, &id, PY_PID, STACK_USER, stack, n), 0);
+	assert_int_equal(stackres__sync(fx->r), 0);
+	assert_int_equal(shown(fx->r, id, got), nwant);
+	assert_memory_equal(got, want, nwant * sizeof(*want));
+}
+
+#define N(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
+
+/* Leaf first: a callback starting under a C extension called from main, main and <module> run
+ * by one invocation (3.11+). */
+static const uint64_t py_starting[] = {
+	PY_FRAME_NEW,	 PY_PRINT, /* the callback, not marked as its call's first yet */
+	PY_FRAME_A,	 PY_PRINT, PY_FRAME_B, PY_PRINT, /* main, <module>: the invocation below */
+	PY_LIB + 0x3000,				 /* _PyFunction_Vectorcall */
+	PY_EXT + 0x100,					 /* the extension */
+	PY_LIBC + 0x200,				 /* qsort */
+	PY_LEFT,					 /* the invocation of main and <module> */
+	PY_LIB + 0x5000,				 /* PyEval_EvalCode */
+	PY_EXE,
+};
+
+/* 3.11+, its first frame not started: the leaf keeps it; the rest replaces the native frame. */
+static void test_stackres__python_call_starting_realigned(void **state)
+{
+	struct fixture *fx = *state;
+	const uint64_t all[] = {PY_FRAME_NEW,	 PY_PRINT,	  PY_LIB + 0x3000, PY_EXT + 0x100,
+				PY_LIBC + 0x200, PY_FRAME_A,	  PY_PRINT,	   PY_FRAME_B,
+				PY_PRINT,	 PY_LIB + 0x5000, PY_EXE};
+	const uint64_t python[] = {PY_FRAME_NEW,    PY_PRINT, PY_EXT + 0x100, PY_LIBC + 0x200,
+				   PY_FRAME_A,	    PY_PRINT, PY_FRAME_B,     PY_PRINT,
+				   PY_LIB + 0x5000, PY_EXE};
+
+	for (unsigned minor = 11; minor <= 13; minor++) {
+		py_setup(fx, false, STACKRES_PY_ALL, false);
+		py_set(fx, minor);
+		expect_shown(fx, py_starting, N(py_starting), all, N(all));
+		fx = fresh(state);
+		py_setup(fx, true, STACKRES_PY_PYTHON, false);
+		py_set(fx, minor);
+		expect_shown(fx, py_starting, N(py_starting), python, N(python));
+		fx = fresh(state);
+	}
+}
+
+/*
+ * 3.8–3.10 (the frame object made current inside the call), and any version at a return: the
+ * leaf invocation has no frame; the native eval frame is shown there, the frames go down one.
+ */
+static void test_stackres__python_no_frame_linked_realigned(void **state)
+{
+	struct fixture *fx = *state;
+	const uint64_t leaf_caller[] = {
+		PY_FRAME_A,	 PY_PRINT, /* main: the caller's frame, still current */
+		PY_LIB + 0x3000, PY_EXT + 0x100,  PY_LIBC + 0x200,
+		PY_FRAME_B,	 PY_PRINT, /* <module>: main's invocation got it */
+		PY_LEFT,	 PY_LIB + 0x5000, PY_EXE,
+	};
+	const uint64_t want[] = {PY_LEFT,	  PY_LIB + 0x3000, PY_EXT + 0x100, PY_LIBC + 0x200,
+				 PY_FRAME_A,	  PY_PRINT,	   PY_FRAME_B,	   PY_PRINT,
+				 PY_LIB + 0x5000, PY_EXE};
+	const unsigned minors[] = {8, 10, 11, 12};
+
+	for (unsigned k = 0; k < N(minors); k++) {
+		py_setup(fx, false, STACKRES_PY_ALL, false);
+		py_set(fx, minors[k]);
+		expect_shown(fx, leaf_caller, N(leaf_caller), want, N(want));
+		fx = fresh(state);
+	}
+	/* 3.10: a frame at instruction 0 is no different (one frame per invocation). */
+	py_setup(fx, false, STACKRES_PY_ALL, false);
+	py_set(fx, 10);
+	{
+		uint64_t s2[N(leaf_caller)], w2[N(want)];
+
+		memcpy(s2, leaf_caller, sizeof(s2));
+		memcpy(w2, want, sizeof(w2));
+		s2[0] = w2[4] = PY_FRAME_NEW;
+		expect_shown(fx, s2, N(s2), w2, N(w2));
+	}
+}
+
+/* Left as walked: stacks of other shapes. */
+static void test_stackres__python_other_shapes_not_realigned(void **state)
+{
+	struct fixture *fx = *state;
+	/* the leaf is native (an allocator's stack): its eval frames are not at a call's edge */
+	const uint64_t native_leaf[] = {PY_LIBC + 0x100, PY_FRAME_A, PY_PRINT,
+					PY_LIB + 0x3000, PY_LEFT,    PY_EXE};
+	/* two eval frames left native */
+	const uint64_t two_left[] = {PY_FRAME_A, PY_PRINT,    PY_LIB + 0x3000,
+				     PY_LEFT,	 PY_LEFT + 8, PY_EXE};
+	/* the native eval frame above a Python frame */
+	const uint64_t above[] = {PY_FRAME_A, PY_PRINT, PY_LEFT, PY_FRAME_B, PY_PRINT, PY_EXE};
+	/* 3.11+, a call starting but nothing of a lower invocation with it */
+	const uint64_t alone[] = {PY_FRAME_NEW, PY_PRINT, PY_LIB + 0x3000, PY_LEFT, PY_EXE};
+	/* no eval frame left */
+	const uint64_t none[] = {PY_FRAME_NEW, PY_PRINT, PY_FRAME_A, PY_PRINT, PY_EXE};
+	const struct {
+		const uint64_t *s;
+		unsigned n;
+	} cases[] = {{native_leaf, N(native_leaf)},
+		     {two_left, N(two_left)},
+		     {above, N(above)},
+		     {alone, N(alone)},
+		     {none, N(none)}};
+
+	py_setup(fx, false, STACKRES_PY_ALL, false);
+	py_set(fx, 11);
+	for (unsigned k = 0; k < N(cases); k++)
+		expect_shown(fx, cases[k].s, cases[k].n, cases[k].s, cases[k].n);
+	/* No CPython known: nothing is an eval frame. */
+	assert_int_equal(stackres__python(fx->r, PY_PID, NULL, NULL), 0);
+	expect_shown(fx, py_starting, N(py_starting), py_starting, N(py_starting));
 }
 
 /* The cut word is none of the words a stack holds otherwise, and says what it was given. */
@@ -690,6 +837,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_stackres__python_frames_fold_only_between_python_frames, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__python_call_starting_realigned,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__python_no_frame_linked_realigned,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__python_other_shapes_not_realigned,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

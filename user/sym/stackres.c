@@ -82,9 +82,9 @@ struct job {
 	void (*fn)(void *ctx, uint64_t arg);
 	void *ctx;
 	uint64_t arg;
-	const struct py_version *py;
-	uint64_t runtime, eval; /* JOB_PYTHON */
-	struct maps *maps;	/* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
+	const struct py_version *py; /* JOB_PYTHON, with pyp */
+	struct prof_py_proc pyp;
+	struct maps *maps;  /* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
 	struct stack *redo; /* JOB_DEBUG: copies of the user stacks then (frames shared), owned */
 };
 
@@ -198,17 +198,85 @@ static uint64_t lookup_addr(enum stack_kind kind, const struct stackres_frame *f
 	return frames[i].addr - (kind == STACK_USER_RET || i > 0 ? 1 : 0);
 }
 
-/* Frame i of frames[0..n) of pid is the interpreter's own, between its Python frames [inner,
- * outer]: left out of the view (STACKRES_PY_PYTHON). */
-static bool folded_out(struct stackres *r, uint32_t pid, const struct stackres_frame *frames,
-		       unsigned i, unsigned inner, unsigned outer)
+/* Frame f, at i of a view whose Python frames run from inner to outer, is the interpreter's own
+ * between them: left out of the view (STACKRES_PY_PYTHON). */
+static bool folded_out(struct stackres *r, uint32_t pid, const struct stackres_frame *f, unsigned i,
+		       unsigned inner, unsigned outer)
 {
-	const struct stackres_frame *f = &frames[i];
-
 	/* Every frame there is a caller's: its return address minus one is the call. */
 	return r->py_frames == STACKRES_PY_PYTHON && i > inner && i < outer && f->sym.map &&
 	       !prof_py_is_frame(f->addr) && !prof_py_is_print(f->addr) &&
 	       symbolizer__python_native(r->sym, pid, f->addr - 1);
+}
+
+static bool py_word(const struct stackres_frame *f)
+{
+	return prof_py_is_frame(f->addr) || prof_py_is_print(f->addr);
+}
+
+/*
+ * A sample can stop the leaf _PyEval_EvalFrameDefault while it links its first frame or after
+ * it unlinked its last: the thread's current frame is then the new callee, not yet marked as its
+ * invocation's first (3.11+: is_entry is stored after the frame is made current), or the
+ * caller's (3.8–3.10: the frame object is made current inside the call; every version: at the
+ * return).  The BPF walk gives the leaf invocation frames that are not its own, each invocation
+ * below it its caller's frames, and runs out of frames one eval frame early: that one is left
+ * native.  Known by its shape — the leaf is a Python frame, and one native eval frame is left,
+ * below every Python frame — and put back in order[0..*m) (the indices of frames[0..n) shown):
+ *  - 3.11+ with the leaf's first frame at instruction 0 (not started): the call is starting; the
+ *    leaf invocation keeps that frame, the rest of its frames go down one invocation;
+ *  - else the leaf invocation has no frame of its own: the native eval frame is shown there,
+ *    and every invocation's frames go down one.
+ * False (order untouched) when the stack is not of that shape.
+ */
+static bool py_realign(struct stackres *r, uint32_t pid, const struct stackres_frame *f, unsigned n,
+		       unsigned *order, unsigned *m)
+{
+	unsigned e = n, last = 0, g0 = 1, head = 0, cs, ce, i, k = 0;
+
+	if (n < 3 || !prof_py_is_frame(f[0].addr))
+		return false;
+	for (i = 1; i < n; i++) {
+		if (py_word(&f[i]))
+			last = i;
+		else if (symbolizer__python_eval(r->sym, pid, f[i].addr - 1)) {
+			if (e != n)
+				return false; /* two left native: not this race */
+			e = i;
+		}
+	}
+	if (e == n || e < last)
+		return false;
+	while (g0 < n && py_word(&f[g0]))
+		g0++;
+	if (symbolizer__python_style(r->sym, pid) != PROF_PY_FRAMEOBJ &&
+	    !prof_py_frame_instr(f[0].addr)) {
+		head = g0 > 1 && prof_py_is_print(f[1].addr) ? 2 : 1;
+		if (head == g0)
+			return false; /* nothing of a lower invocation to move */
+	}
+	for (i = 0; i < head; i++)
+		order[k++] = i;
+	if (!head)
+		order[k++] = e;
+	/* [cs, ce): the frames moving down to the next invocation */
+	for (cs = head, ce = g0, i = g0; i < n;) {
+		unsigned end = i + 1;
+
+		if (i != e && !py_word(&f[i])) {
+			order[k++] = i++;
+			continue;
+		}
+		while (i != e && end < n && py_word(&f[end]))
+			end++;
+		while (cs < ce)
+			order[k++] = cs++;
+		cs = i == e ? 0 : i;
+		ce = i == e ? 0 : end;
+		i = end;
+	}
+	*m = k;
+	return true;
 }
 
 /*
@@ -218,38 +286,53 @@ static bool folded_out(struct stackres *r, uint32_t pid, const struct stackres_f
 static int make_view(struct stackres *r, uint32_t pid, const struct stackres_frame *frames,
 		     unsigned n, struct stack_view *v)
 {
-	unsigned inner = n, outer = 0, m = 0, lv = 0, i;
-	bool fold = false;
+	unsigned inner = n, outer = 0, m = n, k = 0, lv = 0, i, *order, *lvat;
+	bool fold = false, moved;
 	struct stackres_frame *out;
 
+	/* order: the frames shown, by index; lvat: where each frame's inlined levels start */
+	order = malloc(2 * (size_t)n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	lvat = order + n;
+	moved = py_realign(r, pid, frames, n, order, &m);
 	for (i = 0; i < n; i++) {
-		if (!prof_py_is_frame(frames[i].addr))
+		if (!moved)
+			order[i] = i;
+		lvat[i] = lv;
+		lv += v->nlev ? v->nlev[i] : 0;
+	}
+	for (i = 0; i < m; i++) {
+		if (!prof_py_is_frame(frames[order[i]].addr))
 			continue;
 		inner = inner < i ? inner : i;
 		outer = i;
 	}
-	for (i = 0; i < n && !fold; i++)
-		fold = folded_out(r, pid, frames, i, inner, outer);
-	if (!fold && !v->nlevels) {
+	for (i = 0; i < m && !fold; i++)
+		fold = folded_out(r, pid, &frames[order[i]], i, inner, outer);
+	if (!fold && !moved && !v->nlevels) {
+		free(order);
 		free(v->frames);
 		v->frames = NULL;
 		return 0;
 	}
-	out = malloc((n + v->nlevels) * sizeof(*out));
-	if (!out)
+	out = malloc((m + v->nlevels) * sizeof(*out));
+	if (!out) {
+		free(order);
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		unsigned k = v->nlev ? v->nlev[i] : 0;
-
-		if (!folded_out(r, pid, frames, i, inner, outer)) {
-			for (unsigned j = 0; j < k; j++)
-				out[m++] = v->levels[lv + j];
-			out[m++] = frames[i];
-		}
-		lv += k;
 	}
+	for (i = 0; i < m; i++) {
+		unsigned o = order[i], nl = v->nlev ? v->nlev[o] : 0;
+
+		if (folded_out(r, pid, &frames[o], i, inner, outer))
+			continue;
+		for (unsigned j = 0; j < nl; j++)
+			out[k++] = v->levels[lvat[o] + j];
+		out[k++] = frames[o];
+	}
+	free(order);
 	free(v->frames);
-	v->n = m;
+	v->n = k;
 	v->frames = out; /* last: what stackres__frames looks at */
 	return 0;
 }
@@ -399,7 +482,7 @@ static int job__run(struct stackres *r, const struct job *j)
 		symbolizer__drop_pid(r->sym, j->pid);
 		break;
 	case JOB_PYTHON:
-		err = symbolizer__set_python(r->sym, j->pid, j->py, j->runtime, j->arg, j->eval);
+		err = symbolizer__set_python(r->sym, j->pid, j->py, &j->pyp);
 		break;
 	case JOB_PYTHREAD:
 		err = symbolizer__python_thread(r->sym, j->pid, (uint32_t)j->arg);
@@ -568,17 +651,14 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid)
 	return submit(r, &(struct job){.kind = JOB_DROP, .pid = pid});
 }
 
-int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
-		     uint64_t code_type, uint64_t eval)
+int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v,
+		     const struct prof_py_proc *py)
 {
-	return submit(r, &(struct job){
-				 .kind = JOB_PYTHON,
-				 .pid = pid,
-				 .py = v,
-				 .runtime = runtime,
-				 .arg = code_type,
-				 .eval = eval,
-			 });
+	struct job j = {.kind = JOB_PYTHON, .pid = pid, .py = v};
+
+	if (v && py)
+		j.pyp = *py;
+	return submit(r, &j);
 }
 
 int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid)

@@ -87,11 +87,11 @@ int stackres__drop_pid(struct stackres *r, uint32_t pid);
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,
 		    uint64_t arg);
 
-/* pid runs the CPython of layout v (NULL: none), its _PyRuntime at runtime, PyCode_Type at
- * code_type and _PyEval_EvalFrameDefault at eval: its Python frames are named (and its
- * interpreter's frames known) from now on, in order with the stacks.  0 or -ENOMEM. */
-int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v, uint64_t runtime,
-		     uint64_t code_type, uint64_t eval);
+/* pid runs the CPython of layout v (NULL: none) as py says (its _PyRuntime, PyCode_Type and
+ * _PyEval_EvalFrameDefault): its Python frames are named (and its interpreter's frames known)
+ * from now on, in order with the stacks.  0 or -ENOMEM. */
+int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *v,
+		     const struct prof_py_proc *py);
 
 /* Thread tid of Python process pid was seen: learn its Python thread name (in order).  0 or
  * -ENOMEM. */

@@ -903,7 +903,7 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 }
 
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
-			   uint64_t runtime, uint64_t code_type, uint64_t eval)
+			   const struct prof_py_proc *py)
 {
 	struct sym_proc *p;
 	int err = get_proc(s, &p, pid);
@@ -912,9 +912,28 @@ int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_v
 		err = pynames__new(&p->py, s->pool);
 	if (err)
 		return err;
-	pynames__set_python(p->py, v, runtime, code_type);
-	p->py_eval = v ? eval : 0;
+	pynames__set_python(p->py, v, v && py ? py->runtime : 0, v && py ? py->code_type : 0);
+	memset(&p->py_proc, 0, sizeof(p->py_proc));
+	if (v && py)
+		p->py_proc = *py;
 	return 0;
+}
+
+bool symbolizer__python_eval(const struct symbolizer *s, uint32_t pid, uint64_t addr)
+{
+	const struct sym_proc *p = find_proc(s, pid);
+	const struct prof_py_proc *py = p ? &p->py_proc : NULL;
+
+	return py && py->eval_lo &&
+	       ((addr >= py->eval_lo && addr < py->eval_hi) ||
+		(addr >= py->cold_lo && addr < py->cold_hi));
+}
+
+unsigned symbolizer__python_style(const struct symbolizer *s, uint32_t pid)
+{
+	const struct sym_proc *p = find_proc(s, pid);
+
+	return p && p->py_proc.eval_lo ? p->py_proc.o.style : PROF_PY_NONE;
 }
 
 bool symbolizer__python_native(const struct symbolizer *s, uint32_t pid, uint64_t addr)
@@ -922,10 +941,10 @@ bool symbolizer__python_native(const struct symbolizer *s, uint32_t pid, uint64_
 	const struct sym_proc *p = find_proc(s, pid);
 	const struct proc_map *m, *py;
 
-	if (!p || !p->py_eval)
+	if (!p || !p->py_proc.eval_lo)
 		return false;
 	m = find_map(p, addr);
-	py = find_map(p, p->py_eval);
+	py = find_map(p, p->py_proc.eval_lo);
 	/* By file, not by mapping: a file may have several executable segments. */
 	return m && py && m->kind == MAP_FILE && py->kind == MAP_FILE &&
 	       m->key.major == py->key.major && m->key.minor == py->key.minor &&

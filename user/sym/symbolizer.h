@@ -23,6 +23,7 @@
 
 struct hashmap;
 struct maps;
+struct prof_py_proc;
 struct symbolizer;
 
 struct sym_mapping {
@@ -178,14 +179,17 @@ int symbolizer__resolve_again(struct symbolizer *s, uint64_t addr, struct sym_re
 
 struct py_version;
 /*
- * pid runs the CPython of layout v (NULL: no more), whose _PyRuntime is at runtime,
- * PyCode_Type at code_type and _PyEval_EvalFrameDefault at eval (in the interpreter's file: the
- * executable with libpython linked in, or libpython3.X.so): its Python frames
- * (include/prof_python.h) and threads can be named.  Forgotten with the pid's mappings (exec).
- * 0 or -ENOMEM.
+ * pid runs the CPython of layout v (NULL: no more) as py says (include/prof_python.h: its
+ * _PyRuntime, PyCode_Type and _PyEval_EvalFrameDefault, in the interpreter's file: the
+ * executable with libpython linked in, or libpython3.X.so): its Python frames and threads can
+ * be named.  Forgotten with the pid's mappings (exec).  0 or -ENOMEM.
  */
 int symbolizer__set_python(struct symbolizer *s, uint32_t pid, const struct py_version *v,
-			   uint64_t runtime, uint64_t code_type, uint64_t eval);
+			   const struct prof_py_proc *py);
+/* addr of pid is in its CPython's _PyEval_EvalFrameDefault (or that function's .cold part). */
+bool symbolizer__python_eval(const struct symbolizer *s, uint32_t pid, uint64_t addr);
+/* How pid's CPython chains its frames: enum prof_py_style (PROF_PY_NONE: no CPython known). */
+unsigned symbolizer__python_style(const struct symbolizer *s, uint32_t pid);
 /*
  * addr of pid is code of the file its CPython runs from (symbolizer__set_python's eval lies in a
  * mapping of the same file: same device and inode), e.g. the interpreter's own call path between

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "prof_python.h"
 #include "sym/symbolizer.h"
 #include "sym/symfiles.h"
 
@@ -55,7 +56,7 @@ struct sym_proc {
 	bool perfmap_refused; /* said and counted once per process */
 	uid_t uid;	      /* owner of the process: its perf map must be this user's or root's */
 	struct pynames *py;   /* its CPython's frame and thread names (symbolizer__set_python) */
-	uint64_t py_eval;     /* its _PyEval_EvalFrameDefault: in its CPython's file; 0: none */
+	struct prof_py_proc py_proc; /* its CPython as the walker has it (version 0: none) */
 };
 
 /* Mappings are shared by every result that falls in them; compared by interned pointers. */

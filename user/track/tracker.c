@@ -188,7 +188,7 @@ static void python_found(void *arg, uint32_t pid, const struct py_version *v,
 {
 	struct tracker *tr = arg;
 
-	fatal(tr, stackres__python(tr->stacks, pid, v, py->runtime, py->code_type, py->eval_lo));
+	fatal(tr, stackres__python(tr->stacks, pid, v, py));
 }
 
 static int unwinder_start(struct tracker *tr)
