@@ -18,8 +18,12 @@
  * those have bits 62..63 0b00 with bits 47..61 clear, 0b11 with bits 47..61 set, 0b01 or 0b10),
  * bit 32 set when the walk stopped at PROF_WALK_WORDS before the root (more were cut than it
  * says), bits 0..31 the frames cut. */
-#define PROF_STACK_CUT_TAG   0xc000000000000000ULL
-#define PROF_STACK_CUT_BOUND (1ULL << 32)
+#define PROF_STACK_CUT_TAG     0xc000000000000000ULL
+#define PROF_STACK_CUT_BOUND   (1ULL << 32)
+/* Bit 33: the one word of a stack not kept, its process (or all) past the cap on stacks held
+ * (user/sym/stackres.c); named PROF_STACK_CAPPED_NAME. */
+#define PROF_STACK_CUT_CAPPED  (1ULL << 33)
+#define PROF_STACK_CAPPED_NAME "[stacks capped]"
 
 static inline int prof_stack_is_cut(__u64 w)
 {

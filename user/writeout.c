@@ -168,7 +168,8 @@ int writeout__run_now(struct profile_run *run, struct maps_stats *maps, struct c
 	*run = (struct profile_run){
 		.cmdline = cmdline,
 		.time_nanos = time_nanos,
-		.collect = {.bad_records = collect__bad_records(c)},
+		.collect = {.bad_records = collect__bad_records(c),
+			    .stacks_capped = collect__stacks_capped(c)},
 		.sym = symbolizer__stats(parts->sym),
 		.unw = tracker__unwinder_stats(parts->tracker),
 		.unw_failed = tracker__unwinder_failed(parts->tracker),

@@ -173,3 +173,42 @@ t_caps_live_firefox() {
 		expect_eq "$c" 0 "$(tr_fact "$facts" "drop $c")"
 	done
 }
+
+# The memory of the stacks held (docs/how-it-works.md, heap limits): a process with ever new
+# stacks keeps its first ones whole and puts the events of the rest under its one
+# [stacks capped] stack, counted (stacks_capped), nothing lost; the next process has its own
+# room.  BPFTRACE_PROF_STACK_CAP lowers the per-process cap (512 MiB) to 1 MiB: many_stacks'
+# 131,072 distinct 40-frame stacks cost 2,688 bytes each there, so about 390 are kept; two of
+# it run one after the other (sh -c), each with its own count.  Before the cap every one was
+# kept (5 M frames, 335 MB of ours).
+t_caps_stacks_per_process() {
+	local f=$E2E_TMP/stacks.pb.gz pid kept capped n=0 sum=0
+	BPFTRACE_PROF_STACK_CAP=1048576 "$PROF" --heap -o "$f" --top 0 -- \
+		sh -c 'build/targets/many_stacks && build/targets/many_stacks' >"$E2E_TMP/stacks.out" ||
+		fail "profiler exit status $?"
+	expect_eq "targets finished" 2 "$(grep -c '^131072 blocks of 24 bytes, 0 failed$' "$E2E_TMP/stacks.out")"
+	go tool pprof -symbolize=none -raw "$f" >"$f.raw" 2>/dev/null || fail "go tool pprof -raw failed"
+	expect_no_drops_raw "$f" "${DROP_COUNTERS/stacks_capped/}" <"$f.raw"
+	# per pid: allocations whose leaf is alloc_leaf, and those under [stacks capped]
+	awk 'FNR == NR { if (/^Locations/) l = 1; else if (/^Mappings/) l = 0
+			else if (l && /^ +[0-9]+: 0x/) { id = $1; sub(/:$/, "", id)
+				fn[id] = /\[stacks capped\]/ ? "capped" : $4 }
+			next }
+		/^Samples/ { s = 1; next }
+		/^Locations/ { s = 0 }
+		s && /^ +[0-9]+( +[0-9]+)+: / { v = $0; sub(/:.*/, "", v); split(v, val, " ")
+			st = $0; sub(/^[^:]*: */, "", st); split(st, ids, " "); leaf = fn[ids[1]]; next }
+		s && /pid:\[/ { p = $0; sub(/.*pid:\[/, "", p); sub(/\].*/, "", p)
+			if (leaf == "alloc_leaf") kept[p] += val[1]; else if (leaf == "capped") cap[p] += val[1] }
+		END { for (p in kept) print p, kept[p], cap[p] + 0 }' "$f.raw" "$f.raw" >"$f.pids"
+	cat "$f.pids"
+	while read -r pid kept capped; do
+		n=$((n + 1)) sum=$((sum + capped))
+		if [ "$kept" -lt 100 ] || [ "$kept" -gt 1000 ]; then
+			fail "pid $pid: $kept allocations under alloc_leaf's own stacks (want the ~390 the cap holds)"
+		fi
+		expect_eq "pid $pid: allocations kept whole and under [stacks capped]" 131072 "$((kept + capped))"
+	done <"$f.pids"
+	expect_eq "processes of many_stacks" 2 "$n"
+	expect_eq "stacks_capped (each event under [stacks capped])" "$sum" "$(pprof_counter_value "$f" stacks_capped)"
+}

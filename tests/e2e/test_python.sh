@@ -469,6 +469,15 @@ t_python_callback() {
 				expect_eq "${PY_NAMES[$i]}: $n stacks without a native interpreter frame above <module>" 0 \
 					"$(awk -F'\t' '$3 !~ /(^|;)<module>;([^;]*;)*(PyEval_EvalCode|Py_RunMain|Py_BytesMain)(;|$)/' "$s.$n" | wc -l)"
 			done
+			# A sample at a call's edge (an eval frame linking its first frame or after
+			# unlinking its last) is put back in order: no interpreter loop left native
+			# rootward of a Python frame, in any stack of the run (a few per run before).
+			n=$(awk -F'\t' '{ n = split($3, fr, ";"); split($5, fl, ";"); py = 0
+				for (i = 1; i <= n; i++)
+					if (fl[i] == "-") py = 1
+					else if (py && fr[i] ~ /^_PyEval_EvalFrameDefault/) { print; next } }' "$s" |
+				tee "$s.bad" | wc -l)
+			[ "$n" -eq 0 ] || { cut -f3 "$s.bad" | head -3; fail "${PY_NAMES[$i]}: $n stacks with _PyEval_EvalFrameDefault below a Python frame"; }
 			between_main "$s.cmpfn" cmpfn >"$s.between"
 			if [ $how = python ]; then
 				n=$(awk -F'\t' '$3 !~ /(^|;)keyfn;main;<module>(;|$)/' "$s.keyfn" | tee "$s.bad" | wc -l)

@@ -226,6 +226,66 @@ static void test_stackres__forgotten_pid_frees_and_reuses_ids(void **state)
 	assert_int_equal(n, 2);
 }
 
+/* The cost of a 3-word stack and of the 1-word [stacks capped] one (stackres.c's stack_cost). */
+#define COST3 (3 * sizeof(struct stackres_frame) + 128)
+#define COST1 (1 * sizeof(struct stackres_frame) + 128)
+
+/*
+ * The caps on stacks held: a process past its own cap has its new stacks' events under its one
+ * [stacks capped] stack (counted each time), its stacks kept before are found as before, another
+ * process keeps its room until the total is reached, and a process forgotten gives its room
+ * back.  Kernel stacks count in the total.
+ */
+static void test_stackres__stacks_capped_per_process_and_in_all(void **state)
+{
+	struct fixture *fx = *state;
+	const uint64_t s1[] = {0x401000, 0x402000, 0x403000}, s2[] = {0x401000, 0x402000, 0x404000},
+		       s3[] = {0x401000, 0x402000, 0x405000}, k[] = {0xffffffff81001010};
+	int32_t a1, a2, a3, a3again, again, b1, b2, b2later, kid;
+	const struct stackres_frame *f;
+	unsigned n;
+
+	/* A: room for two stacks and its capped one; in all, one stack of B's and its capped one
+	 * after that (a capped stack is kept past the caps: one per process). */
+	stackres__set_caps(fx->r, 2 * COST3 + COST1, 3 * COST3 + 2 * COST1);
+	assert_int_equal(stackres__intern(fx->r, &a1, 10, STACK_USER, s1, 3), 0);
+	assert_int_equal(stackres__intern(fx->r, &a2, 10, STACK_USER, s2, 3), 0);
+	assert_int_equal(stackres__capped(fx->r, false), 0);
+	assert_int_equal(stackres__intern(fx->r, &a3, 10, STACK_USER, s3, 3), 0);
+	assert_int_equal(stackres__capped(fx->r, false), 1);
+	assert_int_not_equal(a3, a1);
+	assert_int_not_equal(a3, a2);
+	f = stackres__frames(fx->r, a3, &n);
+	assert_int_equal(n, 1);
+	assert_true(prof_stack_is_cut(f[0].addr));
+	assert_string_equal(f[0].sym.name, PROF_STACK_CAPPED_NAME);
+	/* Again: the same capped stack, counted again; A's kept stacks found as before. */
+	assert_int_equal(stackres__intern(fx->r, &a3again, 10, STACK_USER, s3, 3), 0);
+	assert_int_equal(a3again, a3);
+	assert_int_equal(stackres__intern(fx->r, &again, 10, STACK_USER, s1, 3), 0);
+	assert_int_equal(again, a1);
+	assert_int_equal(stackres__capped(fx->r, false), 2);
+	/* B has its own room: one stack, then the total is reached. */
+	assert_int_equal(stackres__intern(fx->r, &b1, 11, STACK_USER, s1, 3), 0);
+	assert_int_equal(stackres__frames(fx->r, b1, &n)[2].addr, 0x403000);
+	assert_int_equal(stackres__intern(fx->r, &b2, 11, STACK_USER, s2, 3), 0);
+	assert_int_equal(stackres__frames(fx->r, b2, &n)[0].addr,
+			 prof_stack_cut_word(0, 0) | PROF_STACK_CUT_CAPPED);
+	assert_int_not_equal(b2, a3); /* each process its own */
+	assert_int_equal(stackres__intern(fx->r, &kid, 0, STACK_KERNEL, k, 1), 0);
+	assert_int_equal(stackres__frames(fx->r, kid, &n)[0].addr,
+			 prof_stack_cut_word(0, 0) | PROF_STACK_CUT_CAPPED);
+	assert_int_equal(stackres__capped(fx->r, true), 4);
+	assert_int_equal(stackres__capped(fx->r, false), 0);
+	/* A forgotten: its room is back for B and for the kernel's. */
+	stackres__forget_pid(fx->r, 10);
+	assert_int_equal(stackres__intern(fx->r, &b2later, 11, STACK_USER, s2, 3), 0);
+	assert_int_equal(stackres__frames(fx->r, b2later, &n)[2].addr, 0x404000);
+	assert_int_equal(stackres__intern(fx->r, &kid, 0, STACK_KERNEL, k, 1), 0);
+	assert_int_equal(stackres__frames(fx->r, kid, &n)[0].addr, k[0]);
+	assert_int_equal(stackres__capped(fx->r, false), 0);
+}
+
 /* Functions of this binary the worker tests resolve in our own process. */
 __attribute__((noinline)) void stackres_test_first(void);
 __attribute__((noinline)) void stackres_test_second(void);
@@ -653,6 +713,19 @@ static void test_stackres__python_no_frame_linked_realigned(void **state)
 		expect_shown(fx, leaf_caller, N(leaf_caller), want, N(want));
 		fx = fresh(state);
 	}
+	/* A function the eval frame called at its edge (3.8/3.9's _Py_CheckFunctionResult after
+	 * the frame is unlinked) stays the leaf. */
+	py_setup(fx, false, STACKRES_PY_ALL, false);
+	py_set(fx, 9);
+	{
+		const uint64_t s1[] = {PY_LIB + 0x2000, PY_FRAME_A, PY_PRINT,
+				       PY_LIB + 0x3000, PY_LEFT,    PY_EXE};
+		const uint64_t w1[] = {PY_LIB + 0x2000, PY_LEFT,  PY_LIB + 0x3000,
+				       PY_FRAME_A,	PY_PRINT, PY_EXE};
+
+		expect_shown(fx, s1, N(s1), w1, N(w1));
+	}
+	fx = fresh(state);
 	/* 3.10: a frame at instruction 0 is no different (one frame per invocation). */
 	py_setup(fx, false, STACKRES_PY_ALL, false);
 	py_set(fx, 10);
@@ -670,9 +743,6 @@ static void test_stackres__python_no_frame_linked_realigned(void **state)
 static void test_stackres__python_other_shapes_not_realigned(void **state)
 {
 	struct fixture *fx = *state;
-	/* the leaf is native (an allocator's stack): its eval frames are not at a call's edge */
-	const uint64_t native_leaf[] = {PY_LIBC + 0x100, PY_FRAME_A, PY_PRINT,
-					PY_LIB + 0x3000, PY_LEFT,    PY_EXE};
 	/* two eval frames left native */
 	const uint64_t two_left[] = {PY_FRAME_A, PY_PRINT,    PY_LIB + 0x3000,
 				     PY_LEFT,	 PY_LEFT + 8, PY_EXE};
@@ -685,11 +755,8 @@ static void test_stackres__python_other_shapes_not_realigned(void **state)
 	const struct {
 		const uint64_t *s;
 		unsigned n;
-	} cases[] = {{native_leaf, N(native_leaf)},
-		     {two_left, N(two_left)},
-		     {above, N(above)},
-		     {alone, N(alone)},
-		     {none, N(none)}};
+	} cases[] = {
+		{two_left, N(two_left)}, {above, N(above)}, {alone, N(alone)}, {none, N(none)}};
 
 	py_setup(fx, false, STACKRES_PY_ALL, false);
 	py_set(fx, 11);
@@ -824,6 +891,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__exec_starts_new_stacks, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_stackres__stacks_capped_per_process_and_in_all,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__many_distinct_stacks_keep_their_ids,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__worker_symbolizes_like_the_caller,

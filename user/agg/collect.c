@@ -610,6 +610,7 @@ int collect__new_interval(struct collect *c)
 		if (c->modes[i]->reset)
 			err = c->modes[i]->reset(c);
 	c->bad_records = 0;
+	stackres__capped(c->stacks, true);
 	tracker__new_interval(c->tr);
 	return err;
 }
@@ -653,6 +654,11 @@ struct calls_attach *collect__calls_attach(struct collect *c)
 uint64_t collect__bad_records(struct collect *c)
 {
 	return c->bad_records;
+}
+
+uint64_t collect__stacks_capped(struct collect *c)
+{
+	return stackres__capped(c->stacks, false);
 }
 
 int collect__on_event(void *ctx, void *data, size_t size)

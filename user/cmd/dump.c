@@ -373,6 +373,7 @@ int dump__run(const struct dump_env *env)
 	in.stacks = parts.stacks; /* symbolized: collect__sync above */
 	in.procs = parts.procs;
 	run.collect.bad_records = collect__bad_records(c);
+	run.collect.stacks_capped = collect__stacks_capped(c);
 	run.sym = symbolizer__stats(parts.sym);
 	run.unw = tracker__unwinder_stats(parts.tracker);
 	run.unw_failed = tracker__unwinder_failed(parts.tracker);

@@ -117,7 +117,19 @@ struct stackres {
 	int32_t *free_ids; /* ids of forgotten stacks, reused first */
 	unsigned nfree, free_cap;
 	enum stackres_py_frames py_frames;
+	/* The cap on stacks held (stackres__set_caps): bytes charged per process (pid -> uint64_t;
+	 * kernel stacks only in the total), and the events whose stack was not kept. */
+	struct hashmap *held;
+	uint64_t held_total, cap_pid, cap_total, capped;
 };
+
+/* What a stack of n words is charged: its frames, its bookkeeping (struct stack, the index's
+ * entry, the job that symbolizes it).  A view (Python frames, inlined calls) can add as much
+ * again; it is made later, on the worker. */
+static uint64_t stack_cost(unsigned n)
+{
+	return (uint64_t)n * sizeof(struct stackres_frame) + 128;
+}
 
 static void stop_worker(struct stackres *r);
 
@@ -150,6 +162,9 @@ int stackres__new(struct stackres **out, struct symbolizer *s)
 	err = hashmap__new(&r->index, sizeof(struct stack_key), sizeof(int32_t));
 	if (!err)
 		err = hashmap__new(&r->images, sizeof(uint32_t), sizeof(uint32_t));
+	if (!err)
+		err = hashmap__new(&r->held, sizeof(uint32_t), sizeof(uint64_t));
+	stackres__set_caps(r, 0, 0);
 	if (err) {
 		stackres__free(r);
 		return err;
@@ -169,7 +184,52 @@ void stackres__free(struct stackres *r)
 	free(r->free_ids);
 	hashmap__free(r->index);
 	hashmap__free(r->images);
+	hashmap__free(r->held);
 	free(r);
+}
+
+/* The per-process cap is too large for a test to fill: the environment lowers it
+ * (tests/e2e/test_caps.sh; the man page says it is for tests). */
+void stackres__set_caps(struct stackres *r, uint64_t per_pid, uint64_t total)
+{
+	const char *env = getenv("BPFTRACE_PROF_STACK_CAP");
+
+	if (!per_pid && env)
+		per_pid = strtoull(env, NULL, 10);
+	r->cap_pid = per_pid ? per_pid : STACKRES_CAP_PID;
+	r->cap_total = total ? total : STACKRES_CAP_TOTAL;
+}
+
+uint64_t stackres__capped(struct stackres *r, bool reset)
+{
+	uint64_t n = r->capped;
+
+	if (reset)
+		r->capped = 0;
+	return n;
+}
+
+/* Room for a stack of n words of pid (0: the kernel's) under both caps. */
+static bool room(const struct stackres *r, uint32_t pid, unsigned n)
+{
+	const uint64_t *held = pid ? hashmap__find(r->held, &pid) : NULL;
+	uint64_t c = stack_cost(n);
+
+	return r->held_total + c <= r->cap_total && (!pid || (held ? *held : 0) + c <= r->cap_pid);
+}
+
+static int charge(struct stackres *r, uint32_t pid, unsigned n)
+{
+	uint64_t *held;
+	bool created;
+
+	if (pid) {
+		if (hashmap__upsert(r->held, (void **)&held, &pid, &created))
+			return -ENOMEM;
+		*held = (created ? 0 : *held) + stack_cost(n);
+	}
+	r->held_total += stack_cost(n);
+	return 0;
 }
 
 void stackres__set_python_frames(struct stackres *r, enum stackres_py_frames how)
@@ -215,49 +275,50 @@ static bool py_word(const struct stackres_frame *f)
 }
 
 /*
- * A sample can stop the leaf _PyEval_EvalFrameDefault while it links its first frame or after
- * it unlinked its last: the thread's current frame is then the new callee, not yet marked as its
- * invocation's first (3.11+: is_entry is stored after the frame is made current), or the
- * caller's (3.8–3.10: the frame object is made current inside the call; every version: at the
- * return).  The BPF walk gives the leaf invocation frames that are not its own, each invocation
- * below it its caller's frames, and runs out of frames one eval frame early: that one is left
- * native.  Known by its shape — the leaf is a Python frame, and one native eval frame is left,
- * below every Python frame — and put back in order[0..*m) (the indices of frames[0..n) shown):
- *  - 3.11+ with the leaf's first frame at instruction 0 (not started): the call is starting; the
- *    leaf invocation keeps that frame, the rest of its frames go down one invocation;
- *  - else the leaf invocation has no frame of its own: the native eval frame is shown there,
- *    and every invocation's frames go down one.
+ * A sample can stop the innermost _PyEval_EvalFrameDefault (or a function it calls) while it
+ * links its first frame or after it unlinked its last: the thread's current frame is then the
+ * new callee, not yet marked as its invocation's first (3.11+: is_entry is stored after the
+ * frame is made current), or the caller's (3.8–3.10: the frame object is made current inside the
+ * call; every version: at the return).  The BPF walk gives the innermost invocation frames that
+ * are not its own, each invocation below it its caller's frames, and runs out of frames one eval
+ * frame early: that one is left native.  Known by its shape — Python frames, and one native eval
+ * frame left below all of them — and put back in order[0..*m) (the indices of frames[0..n)
+ * shown):
+ *  - 3.11+ with the innermost frame at instruction 0 (not started): the call is starting; the
+ *    innermost invocation keeps that frame, the rest of its frames go down one invocation;
+ *  - else the innermost invocation has no frame of its own: the native eval frame is shown in
+ *    its place, and every invocation's frames go down one.
  * False (order untouched) when the stack is not of that shape.
  */
 static bool py_realign(struct stackres *r, uint32_t pid, const struct stackres_frame *f, unsigned n,
 		       unsigned *order, unsigned *m)
 {
-	unsigned e = n, last = 0, g0 = 1, head = 0, cs, ce, i, k = 0;
+	unsigned e = n, first = n, last = 0, g0, head, cs, ce, i, k = 0;
 
-	if (n < 3 || !prof_py_is_frame(f[0].addr))
-		return false;
-	for (i = 1; i < n; i++) {
-		if (py_word(&f[i]))
+	for (i = 0; i < n; i++) {
+		if (py_word(&f[i])) {
+			first = first < i ? first : i;
 			last = i;
-		else if (symbolizer__python_eval(r->sym, pid, f[i].addr - 1)) {
+		} else if (i && symbolizer__python_eval(r->sym, pid, f[i].addr - 1)) {
 			if (e != n)
 				return false; /* two left native: not this race */
 			e = i;
 		}
 	}
-	if (e == n || e < last)
+	if (first == n || e == n || e < last || !prof_py_is_frame(f[first].addr))
 		return false;
-	while (g0 < n && py_word(&f[g0]))
+	for (g0 = first + 1; g0 < n && py_word(&f[g0]);)
 		g0++;
+	head = first;
 	if (symbolizer__python_style(r->sym, pid) != PROF_PY_FRAMEOBJ &&
-	    !prof_py_frame_instr(f[0].addr)) {
-		head = g0 > 1 && prof_py_is_print(f[1].addr) ? 2 : 1;
+	    !prof_py_frame_instr(f[first].addr)) {
+		head = first + (first + 1 < g0 && prof_py_is_print(f[first + 1].addr) ? 2 : 1);
 		if (head == g0)
 			return false; /* nothing of a lower invocation to move */
 	}
 	for (i = 0; i < head; i++)
 		order[k++] = i;
-	if (!head)
+	if (head == first)
 		order[k++] = e;
 	/* [cs, ce): the frames moving down to the next invocation */
 	for (cs = head, ce = g0, i = g0; i < n;) {
@@ -782,8 +843,38 @@ static int add_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 	return 0;
 }
 
+static int intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
+		  const uint64_t *ips, unsigned n, bool capped);
+
+static void uncharge(struct stackres *r, uint32_t pid, unsigned n)
+{
+	uint64_t *held = hashmap__find(r->held, &pid), c = stack_cost(n);
+
+	r->held_total -= c < r->held_total ? c : r->held_total;
+	if (held && *held > c)
+		*held -= c;
+	else if (held)
+		hashmap__delete(r->held, &pid);
+}
+
+/* The process's one stack for the events whose stack was not kept ([stacks capped]). */
+static int capped_stack(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind)
+{
+	const uint64_t w = prof_stack_cut_word(0, 0) | PROF_STACK_CUT_CAPPED;
+
+	r->capped++;
+	return intern(r, id, pid, kind, &w, 1, true);
+}
+
 int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
 		     const uint64_t *ips, unsigned n)
+{
+	return intern(r, id, pid, kind, ips, n, false);
+}
+
+/* capped: the [stacks capped] stack itself, kept past the caps (one per process). */
+static int intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind kind,
+		  const uint64_t *ips, unsigned n, bool capped)
 {
 	struct stack_key k = {.kind = (uint16_t)kind};
 	const uint32_t *image;
@@ -813,8 +904,14 @@ int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 			}
 			continue; /* another stack with this hash */
 		}
+		if (!capped && !room(r, k.pid, n)) {
+			hashmap__delete(r->index, &k);
+			return capped_stack(r, id, pid, kind);
+		}
 		/* Ids are positions in r->stacks; INT32_MAX of them is far beyond memory. */
 		err = add_stack(r, id, k.pid, kind, ips, n);
+		if (!err)
+			err = charge(r, k.pid, n);
 		if (err) {
 			hashmap__delete(r->index, &k);
 			*id = STACKRES_NONE;
@@ -869,6 +966,7 @@ void stackres__forget_pid(struct stackres *r, uint32_t pid)
 			r->free_cap = c;
 		}
 		st = &r->stacks[id];
+		uncharge(r, pid, st->n);
 		free_frames(st);
 		*st = (struct stack){0};
 		r->free_ids[r->nfree++] = id;

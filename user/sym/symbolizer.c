@@ -971,7 +971,9 @@ int symbolizer__resolve_cut(struct symbolizer *s, uint64_t word, struct sym_resu
 	char name[64];
 
 	memset(out, 0, sizeof(*out));
-	if (!prof_stack_cut_frames(word)) /* how many is unknown (--unwind fp) */
+	if (word & PROF_STACK_CUT_CAPPED)
+		snprintf(name, sizeof(name), PROF_STACK_CAPPED_NAME);
+	else if (!prof_stack_cut_frames(word)) /* how many is unknown (--unwind fp) */
 		snprintf(name, sizeof(name), "[" PROF_STACK_CUT_NAME_END);
 	else
 		snprintf(name, sizeof(name), "[%u%s " PROF_STACK_CUT_NAME_END,
