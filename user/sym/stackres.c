@@ -82,8 +82,8 @@ struct job {
 	void (*fn)(void *ctx, uint64_t arg);
 	void *ctx;
 	uint64_t arg;
-	const struct py_version *py; /* JOB_PYTHON, with pyp */
-	struct prof_py_proc pyp;
+	const struct py_version *py; /* JOB_PYTHON, with pyp (owned: most jobs have none) */
+	struct prof_py_proc *pyp;
 	struct maps *maps;  /* JOB_LOAD/RELOAD: the mappings read at the event, or NULL */
 	struct stack *redo; /* JOB_DEBUG: copies of the user stacks then (frames shared), owned */
 };
@@ -543,7 +543,7 @@ static int job__run(struct stackres *r, const struct job *j)
 		symbolizer__drop_pid(r->sym, j->pid);
 		break;
 	case JOB_PYTHON:
-		err = symbolizer__set_python(r->sym, j->pid, j->py, &j->pyp);
+		err = symbolizer__set_python(r->sym, j->pid, j->py, j->pyp);
 		break;
 	case JOB_PYTHREAD:
 		err = symbolizer__python_thread(r->sym, j->pid, (uint32_t)j->arg);
@@ -588,6 +588,7 @@ static void *worker_main(void *arg)
 		err = job__run(r, j);
 		maps__free(j->maps); /* the queued copy's reference */
 		free(j->redo);
+		free(j->pyp);
 		free(j);
 
 		pthread_mutex_lock(&w->lock);
@@ -716,10 +717,18 @@ int stackres__python(struct stackres *r, uint32_t pid, const struct py_version *
 		     const struct prof_py_proc *py)
 {
 	struct job j = {.kind = JOB_PYTHON, .pid = pid, .py = v};
+	int err;
 
-	if (v && py)
-		j.pyp = *py;
-	return submit(r, &j);
+	if (v && py) {
+		j.pyp = malloc(sizeof(*j.pyp));
+		if (!j.pyp)
+			return -ENOMEM;
+		*j.pyp = *py;
+	}
+	err = submit(r, &j);
+	if (err || !r->w)
+		free(j.pyp);
+	return err;
 }
 
 int stackres__python_thread(struct stackres *r, uint32_t pid, uint32_t tid)
