@@ -411,8 +411,8 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(dlopen_hold_timeouts, "dlopen_hold_timeouts",                                            \
 	  "dlopens resumed at the 50 ms limit before the library's unwind table was in", DROP)     \
 	X(stacks_capped, "stacks_capped",                                                          \
-	  "events whose new stack was not kept: its process past 512 MiB of stacks, or all past "  \
-	  "2 GiB (the event counts under [stacks capped])",                                        \
+	  "allocations whose new stack was not kept: its process past 512 MiB of allocation "      \
+	  "stacks, or all past 2 GiB (the allocation counts under [stacks capped])",               \
 	  DROP)
 
 /* Counted by the event-trace recorder (user/trace/evtrace.c, -f chrome / perfetto). */

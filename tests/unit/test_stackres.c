@@ -231,27 +231,28 @@ static void test_stackres__forgotten_pid_frees_and_reuses_ids(void **state)
 #define COST1 (1 * sizeof(struct stackres_frame) + 128)
 
 /*
- * The caps on stacks held: a process past its own cap has its new stacks' events under its one
- * [stacks capped] stack (counted each time), its stacks kept before are found as before, another
- * process keeps its room until the total is reached, and a process forgotten gives its room
- * back.  Kernel stacks count in the total.
+ * The caps on allocation stacks held: a process past its own cap has its new stacks' events
+ * under its one [stacks capped] stack (counted each time), its stacks kept before are found as
+ * before, another process keeps its room until the total is reached, and a process forgotten
+ * gives its room back.  Sample stacks (user and kernel) are neither charged nor capped.
  */
 static void test_stackres__stacks_capped_per_process_and_in_all(void **state)
 {
 	struct fixture *fx = *state;
 	const uint64_t s1[] = {0x401000, 0x402000, 0x403000}, s2[] = {0x401000, 0x402000, 0x404000},
 		       s3[] = {0x401000, 0x402000, 0x405000}, k[] = {0xffffffff81001010};
-	int32_t a1, a2, a3, a3again, again, b1, b2, b2later, kid;
+	const uint64_t capped = prof_stack_cut_word(0, 0) | PROF_STACK_CUT_CAPPED;
+	int32_t a1, a2, a3, a3again, again, b1, b2, b2later, sample, kid;
 	const struct stackres_frame *f;
 	unsigned n;
 
 	/* A: room for two stacks and its capped one; in all, one stack of B's and its capped one
 	 * after that (a capped stack is kept past the caps: one per process). */
 	stackres__set_caps(fx->r, 2 * COST3 + COST1, 3 * COST3 + 2 * COST1);
-	assert_int_equal(stackres__intern(fx->r, &a1, 10, STACK_USER, s1, 3), 0);
-	assert_int_equal(stackres__intern(fx->r, &a2, 10, STACK_USER, s2, 3), 0);
+	assert_int_equal(stackres__intern(fx->r, &a1, 10, STACK_USER_RET, s1, 3), 0);
+	assert_int_equal(stackres__intern(fx->r, &a2, 10, STACK_USER_RET, s2, 3), 0);
 	assert_int_equal(stackres__capped(fx->r, false), 0);
-	assert_int_equal(stackres__intern(fx->r, &a3, 10, STACK_USER, s3, 3), 0);
+	assert_int_equal(stackres__intern(fx->r, &a3, 10, STACK_USER_RET, s3, 3), 0);
 	assert_int_equal(stackres__capped(fx->r, false), 1);
 	assert_int_not_equal(a3, a1);
 	assert_int_not_equal(a3, a2);
@@ -260,29 +261,28 @@ static void test_stackres__stacks_capped_per_process_and_in_all(void **state)
 	assert_true(prof_stack_is_cut(f[0].addr));
 	assert_string_equal(f[0].sym.name, PROF_STACK_CAPPED_NAME);
 	/* Again: the same capped stack, counted again; A's kept stacks found as before. */
-	assert_int_equal(stackres__intern(fx->r, &a3again, 10, STACK_USER, s3, 3), 0);
+	assert_int_equal(stackres__intern(fx->r, &a3again, 10, STACK_USER_RET, s3, 3), 0);
 	assert_int_equal(a3again, a3);
-	assert_int_equal(stackres__intern(fx->r, &again, 10, STACK_USER, s1, 3), 0);
+	assert_int_equal(stackres__intern(fx->r, &again, 10, STACK_USER_RET, s1, 3), 0);
 	assert_int_equal(again, a1);
 	assert_int_equal(stackres__capped(fx->r, false), 2);
-	/* B has its own room: one stack, then the total is reached. */
-	assert_int_equal(stackres__intern(fx->r, &b1, 11, STACK_USER, s1, 3), 0);
-	assert_int_equal(stackres__frames(fx->r, b1, &n)[2].addr, 0x403000);
-	assert_int_equal(stackres__intern(fx->r, &b2, 11, STACK_USER, s2, 3), 0);
-	assert_int_equal(stackres__frames(fx->r, b2, &n)[0].addr,
-			 prof_stack_cut_word(0, 0) | PROF_STACK_CUT_CAPPED);
-	assert_int_not_equal(b2, a3); /* each process its own */
-	assert_int_equal(stackres__intern(fx->r, &kid, 0, STACK_KERNEL, k, 1), 0);
-	assert_int_equal(stackres__frames(fx->r, kid, &n)[0].addr,
-			 prof_stack_cut_word(0, 0) | PROF_STACK_CUT_CAPPED);
-	assert_int_equal(stackres__capped(fx->r, true), 4);
-	assert_int_equal(stackres__capped(fx->r, false), 0);
-	/* A forgotten: its room is back for B and for the kernel's. */
-	stackres__forget_pid(fx->r, 10);
-	assert_int_equal(stackres__intern(fx->r, &b2later, 11, STACK_USER, s2, 3), 0);
-	assert_int_equal(stackres__frames(fx->r, b2later, &n)[2].addr, 0x404000);
-	assert_int_equal(stackres__intern(fx->r, &kid, 0, STACK_KERNEL, k, 1), 0);
+	/* A's samples are not capped, user or kernel. */
+	assert_int_equal(stackres__intern(fx->r, &sample, 10, STACK_USER, s3, 3), 0);
+	assert_int_equal(stackres__frames(fx->r, sample, &n)[2].addr, 0x405000);
+	assert_int_equal(stackres__intern(fx->r, &kid, 10, STACK_KERNEL, k, 1), 0);
 	assert_int_equal(stackres__frames(fx->r, kid, &n)[0].addr, k[0]);
+	/* B has its own room: one stack, then the total is reached. */
+	assert_int_equal(stackres__intern(fx->r, &b1, 11, STACK_USER_RET, s1, 3), 0);
+	assert_int_equal(stackres__frames(fx->r, b1, &n)[2].addr, 0x403000);
+	assert_int_equal(stackres__intern(fx->r, &b2, 11, STACK_USER_RET, s2, 3), 0);
+	assert_int_equal(stackres__frames(fx->r, b2, &n)[0].addr, capped);
+	assert_int_not_equal(b2, a3); /* each process its own */
+	assert_int_equal(stackres__capped(fx->r, true), 3);
+	assert_int_equal(stackres__capped(fx->r, false), 0);
+	/* A forgotten: its room is back for B. */
+	stackres__forget_pid(fx->r, 10);
+	assert_int_equal(stackres__intern(fx->r, &b2later, 11, STACK_USER_RET, s2, 3), 0);
+	assert_int_equal(stackres__frames(fx->r, b2later, &n)[2].addr, 0x404000);
 	assert_int_equal(stackres__capped(fx->r, false), 0);
 }
 

@@ -192,7 +192,8 @@ struct collect_dump_thread {
 const struct collect_dump_thread *collect__dump_threads(struct collect *c, size_t *n);
 /* Records that were malformed or of an unknown type (should stay 0). */
 uint64_t collect__bad_records(struct collect *c);
-/* Events whose stack was not kept this interval: past the cap on stacks held (stackres.h). */
+/* Allocations whose stack was not kept this interval: past the cap on allocation stacks held
+ * (stackres.h). */
 uint64_t collect__stacks_capped(struct collect *c);
 
 #endif /* PROF_COLLECT_H */

@@ -117,8 +117,8 @@ struct stackres {
 	int32_t *free_ids; /* ids of forgotten stacks, reused first */
 	unsigned nfree, free_cap;
 	enum stackres_py_frames py_frames;
-	/* The cap on stacks held (stackres__set_caps): bytes charged per process (pid -> uint64_t;
-	 * kernel stacks only in the total), and the events whose stack was not kept. */
+	/* The cap on allocation stacks held (stackres__set_caps): bytes charged per process (pid
+	 * -> uint64_t), and the events whose stack was not kept. */
 	struct hashmap *held;
 	uint64_t held_total, cap_pid, cap_total, capped;
 };
@@ -209,13 +209,13 @@ uint64_t stackres__capped(struct stackres *r, bool reset)
 	return n;
 }
 
-/* Room for a stack of n words of pid (0: the kernel's) under both caps. */
+/* Room for an allocation stack of n words of pid under both caps. */
 static bool room(const struct stackres *r, uint32_t pid, unsigned n)
 {
-	const uint64_t *held = pid ? hashmap__find(r->held, &pid) : NULL;
+	const uint64_t *held = hashmap__find(r->held, &pid);
 	uint64_t c = stack_cost(n);
 
-	return r->held_total + c <= r->cap_total && (!pid || (held ? *held : 0) + c <= r->cap_pid);
+	return r->held_total + c <= r->cap_total && (held ? *held : 0) + c <= r->cap_pid;
 }
 
 static int charge(struct stackres *r, uint32_t pid, unsigned n)
@@ -223,11 +223,9 @@ static int charge(struct stackres *r, uint32_t pid, unsigned n)
 	uint64_t *held;
 	bool created;
 
-	if (pid) {
-		if (hashmap__upsert(r->held, (void **)&held, &pid, &created))
-			return -ENOMEM;
-		*held = (created ? 0 : *held) + stack_cost(n);
-	}
+	if (hashmap__upsert(r->held, (void **)&held, &pid, &created))
+		return -ENOMEM;
+	*held = (created ? 0 : *held) + stack_cost(n);
 	r->held_total += stack_cost(n);
 	return 0;
 }
@@ -913,13 +911,13 @@ static int intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_kind
 			}
 			continue; /* another stack with this hash */
 		}
-		if (!capped && !room(r, k.pid, n)) {
+		if (!capped && kind == STACK_USER_RET && !room(r, k.pid, n)) {
 			hashmap__delete(r->index, &k);
 			return capped_stack(r, id, pid, kind);
 		}
 		/* Ids are positions in r->stacks; INT32_MAX of them is far beyond memory. */
 		err = add_stack(r, id, k.pid, kind, ips, n);
-		if (!err)
+		if (!err && kind == STACK_USER_RET)
 			err = charge(r, k.pid, n);
 		if (err) {
 			hashmap__delete(r->index, &k);
@@ -975,7 +973,8 @@ void stackres__forget_pid(struct stackres *r, uint32_t pid)
 			r->free_cap = c;
 		}
 		st = &r->stacks[id];
-		uncharge(r, pid, st->n);
+		if (st->kind == STACK_USER_RET)
+			uncharge(r, pid, st->n);
 		free_frames(st);
 		*st = (struct stack){0};
 		r->free_ids[r->nfree++] = id;

@@ -64,20 +64,22 @@ int stackres__intern(struct stackres *r, int32_t *id, uint32_t pid, enum stack_k
 		     const uint64_t *ips, unsigned n);
 
 /*
- * The memory of the stacks held is capped per process and in all, so one process with ever new
- * stacks (an exact --heap of a program whose Python lines make every allocation's stack new)
- * neither grows ours without limit nor takes the others' room: a new stack past either cap is
- * not kept; its event goes to the process's one stack [stacks capped] (PROF_STACK_CAPPED_NAME),
- * counted (stackres__capped).  A stack is charged its frames, 64 bytes each, and 128 bytes of
- * bookkeeping (a view of Python frames or inlined calls can add as much again); a process's
- * charge goes when it is forgotten.
+ * The memory of the allocation stacks held (STACK_USER_RET: the heap's) is capped per process
+ * and in all, so one process with ever new stacks (an exact --heap of a program whose Python
+ * lines make every allocation's stack new) neither grows ours without limit nor takes the
+ * others' room: a new stack past either cap is not kept; its event goes to the process's one
+ * stack [stacks capped] (PROF_STACK_CAPPED_NAME), counted (stackres__capped).  A stack is
+ * charged its frames, 64 bytes each, and 128 bytes of bookkeeping (a view of Python frames or
+ * inlined calls can add as much again); a process's charge goes when it is forgotten.  Sample
+ * stacks (cpu, off-cpu) are not capped: a continuous profile of a long-lived process would lose
+ * its new stacks for good, and nothing frees a live process's old ones yet.
  */
 #define STACKRES_CAP_PID   (512ULL << 20)
 #define STACKRES_CAP_TOTAL (2048ULL << 20)
 /* Bytes allowed per process and in all; 0: the defaults (the per-process one lowered for tests
  * by the environment's BPFTRACE_PROF_STACK_CAP, in bytes). */
 void stackres__set_caps(struct stackres *r, uint64_t per_pid, uint64_t total);
-/* Events whose stack was not kept since the start (or the last reset). */
+/* Allocations whose stack was not kept since the start (or the last reset). */
 uint64_t stackres__capped(struct stackres *r, bool reset);
 
 /* Symbolize on a worker thread from now on.  0 or -errno (then still on the caller's). */
