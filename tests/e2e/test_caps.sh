@@ -174,13 +174,13 @@ t_caps_live_firefox() {
 	done
 }
 
-# The memory of the stacks held (docs/how-it-works.md, heap limits): a process with ever new
-# stacks keeps its first ones whole and puts the events of the rest under its one
-# [stacks capped] stack, counted (stacks_capped), nothing lost; the next process has its own
-# room.  BPFTRACE_PROF_STACK_CAP lowers the per-process cap (512 MiB) to 1 MiB: many_stacks'
-# 131,072 distinct 40-frame stacks cost 2,688 bytes each there, so about 390 are kept; two of
-# it run one after the other (sh -c), each with its own count.  Before the cap every one was
-# kept (5 M frames, 335 MB of ours).
+# The memory of the allocation stacks held (docs/how-it-works.md, heap limits): a process with
+# ever new allocation stacks keeps its first ones whole and puts the allocations of the rest
+# under its one [stacks capped] stack, counted (stacks_capped), nothing lost; the next process
+# has its own room.  BPFTRACE_PROF_STACK_CAP lowers the per-process cap (512 MiB) to 1 MiB:
+# many_stacks' 131,072 distinct 40-frame stacks cost 2,688 bytes each there, so about 390 are
+# kept; two of it run one after the other (sh -c), each with its own count.  Before the cap
+# every one was kept (5 M frames, 335 MB of ours).
 t_caps_stacks_per_process() {
 	local f=$E2E_TMP/stacks.pb.gz pid kept capped n=0 sum=0
 	BPFTRACE_PROF_STACK_CAP=1048576 "$PROF" --heap -o "$f" --top 0 -- \
