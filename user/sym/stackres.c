@@ -345,30 +345,34 @@ static bool py_realign(struct stackres *r, uint32_t pid, const struct stackres_f
 static int make_view(struct stackres *r, uint32_t pid, const struct stackres_frame *frames,
 		     unsigned n, struct stack_view *v)
 {
-	unsigned inner = n, outer = 0, m = n, k = 0, lv = 0, i, *order, *lvat;
-	bool fold = false, moved;
+	unsigned inner = n, outer = 0, m = n, k = 0, lv = 0, i, *order = NULL, *lvat = NULL;
+	bool fold = false, moved = false;
 	struct stackres_frame *out;
 
-	/* order: the frames shown, by index; lvat: where each frame's inlined levels start */
-	order = malloc(2 * (size_t)n * sizeof(*order));
-	if (!order)
-		return -ENOMEM;
-	lvat = order + n;
-	moved = py_realign(r, pid, frames, n, order, &m);
-	for (i = 0; i < n; i++) {
-		if (!moved)
-			order[i] = i;
-		lvat[i] = lv;
-		lv += v->nlev ? v->nlev[i] : 0;
+	for (i = 0; i < n && inner == n; i++)
+		if (prof_py_is_frame(frames[i].addr))
+			inner = i;
+	/* Python frames: order, the frames shown by index when py_realign moves them; lvat, where
+	 * each frame's inlined levels start then.  Other stacks: the frames in their order. */
+	if (inner < n) {
+		order = malloc(2 * (size_t)n * sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+		moved = py_realign(r, pid, frames, n, order, &m);
+		lvat = order + n;
+		for (i = 0; i < n && moved; i++) {
+			lvat[i] = lv;
+			lv += v->nlev ? v->nlev[i] : 0;
+		}
+		for (i = 0, inner = n; i < m; i++) {
+			if (!prof_py_is_frame(frames[moved ? order[i] : i].addr))
+				continue;
+			inner = inner < i ? inner : i;
+			outer = i;
+		}
+		for (i = 0; i < m && !fold; i++)
+			fold = folded_out(r, pid, &frames[moved ? order[i] : i], i, inner, outer);
 	}
-	for (i = 0; i < m; i++) {
-		if (!prof_py_is_frame(frames[order[i]].addr))
-			continue;
-		inner = inner < i ? inner : i;
-		outer = i;
-	}
-	for (i = 0; i < m && !fold; i++)
-		fold = folded_out(r, pid, &frames[order[i]], i, inner, outer);
 	if (!fold && !moved && !v->nlevels) {
 		free(order);
 		free(v->frames);
@@ -380,13 +384,15 @@ static int make_view(struct stackres *r, uint32_t pid, const struct stackres_fra
 		free(order);
 		return -ENOMEM;
 	}
-	for (i = 0; i < m; i++) {
-		unsigned o = order[i], nl = v->nlev ? v->nlev[o] : 0;
+	for (i = 0, lv = 0; i < m; i++) {
+		unsigned o = moved ? order[i] : i, nl = v->nlev ? v->nlev[o] : 0;
+		unsigned at = moved ? lvat[o] : lv;
 
+		lv += nl;
 		if (folded_out(r, pid, &frames[o], i, inner, outer))
 			continue;
 		for (unsigned j = 0; j < nl; j++)
-			out[k++] = v->levels[lvat[o] + j];
+			out[k++] = v->levels[at + j];
 		out[k++] = frames[o];
 	}
 	free(order);
