@@ -44,7 +44,9 @@
 # Environment: BENCH_ONLY (runs when unset or when it lists "heapcost"), HEAPCOST_ROUNDS (7),
 # HEAPCOST_STARTUP_ROUNDS (5), HEAPCOST_SAMPLE (524288), HEAPCOST_TORCH_STEPS (100),
 # HEAPCOST_WIDE_ROUNDS (5), HEAPCOST_WIDE_PLAIN (sqlite3_plain's variants, default "untraced own1
-# own2 own4 filewide"), HEAPCOST_ONLY (steady,startup,wide: the parts run; default all).
+# own2 own4 filewide"), HEAPCOST_ONLY (steady,startup,wide: the parts run; default all),
+# HEAPCOST_WORKLOADS / HEAPCOST_VARIANTS (steady's workloads and variants, space-separated;
+# default all, in the order above).
 # Writes bench/results/heapcost.md (runs: heapcost-runs.tsv), prints it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -280,12 +282,14 @@ wide_one() { # NAME VARIANT ROUND
 	rm -rf "$d"
 }
 
-variants=(untraced preload_idle preload cmd sessions uprobes floor_entry)
+read -r -a variants <<<"${HEAPCOST_VARIANTS:-untraced preload_idle preload cmd sessions uprobes floor_entry}"
+read -r -a workloads <<<"${HEAPCOST_WORKLOADS:-python3 sqlite3 torch}"
 want_part() { [ -z "${HEAPCOST_ONLY:-}" ] || [[ ",$HEAPCOST_ONLY," == *",$1,"* ]]; }
 want_part steady || ROUNDS=0
 want_part startup || SROUNDS=0
 want_part wide || WROUNDS=0
-for name in python3 sqlite3 torch; do
+for name in "${workloads[@]}"; do
+	[ -n "${WCMD[$name]:-}" ] || die "HEAPCOST_WORKLOADS: no workload '$name' (python3 sqlite3 torch)"
 	for ((r = 0; r < ROUNDS; r++)); do
 		for ((k = 0; k < ${#variants[@]}; k++)); do
 			steady_one "$name" "${variants[(k + r) % ${#variants[@]}]}" "$r"

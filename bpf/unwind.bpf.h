@@ -216,7 +216,7 @@ static __always_inline struct prof_unwind_mapping *find_mapping(struct prof_unwi
 	if (n > PROF_UNWIND_MAX_MAPPINGS)
 		n = PROF_UNWIND_MAX_MAPPINGS;
 	/* the last entry whose start <= pc lies in [base, base + n) */
-	for (i = 0; i < 9; i++) {
+	for (i = 0; i < PROF_UNWIND_MAPPING_STEPS; i++) {
 		half = n / 2;
 		base += le_bit(p->maps[masked(base + half, PROF_UNWIND_MAX_MAPPINGS - 1)].start,
 			       pc) *

@@ -286,7 +286,7 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(files_refused, "unwind_files_refused",                                                  \
 	  "mapped files or vDSOs not read for unwinding (swapped, not regular, too large)", DROP) \
 	X(mappings_dropped, "unwind_mappings_dropped",                                            \
-	  "executable mappings past the per-process limit (256): no unwinding there", DROP)       \
+	  "executable mappings past the per-process limit (1024): no unwinding there", DROP)      \
 	X(files_unpublished, "unwind_files_unpublished",                                          \
 	  "unwind tables not findable by inode (file map full): only through process entries",    \
 	  DROP)                                                                                   \
@@ -299,6 +299,8 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(tables_evicted, "unwind_tables_evicted",                                                \
 	  "unwind tables unloaded after no process mapped them (LRU; rebuilt if mapped again)",   \
 	  BOOK)                                                                                   \
+	X(evict_waits, "unwind_evict_waits",                                                      \
+	  "kernel waits (an RCU grace period each) to unload unwind tables: one per batch", BOOK) \
 	X(files_forgotten, "unwind_files_forgotten",                                              \
 	  "records of files no process maps forgotten (LRU; read again if mapped again)", BOOK)   \
 	X(python_refused, "python_refused",                                                       \

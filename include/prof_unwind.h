@@ -122,7 +122,14 @@ _Static_assert(sizeof(struct prof_unwind_chunk) == sizeof(struct prof_unwind_ind
 	       "index and row chunks share the inner map's value");
 
 #define PROF_UNWIND_TABLES	  8192 /* tables loaded at once (distinct unwind tables) */
-#define PROF_UNWIND_MAX_MAPPINGS  256  /* executable mappings per process the unwinder knows */
+/*
+ * Executable mappings per process the unwinder knows (file-backed first, the rest counted in
+ * unwind_mappings_dropped).  `import torch` maps 316; 256 once cut its stacks wherever a dropped
+ * library was on them.  Each traced process's entry is 32 KiB of kernel memory (the hash map
+ * allocates entries as processes come, never ahead).
+ */
+#define PROF_UNWIND_MAX_MAPPINGS  1024
+#define PROF_UNWIND_MAPPING_STEPS 11   /* log2(PROF_UNWIND_MAX_MAPPINGS) + 1: the search's steps */
 #define PROF_UNWIND_ASKED_ENTRIES 4096 /* processes without mappings waiting for a re-read */
 
 /* One executable mapping of a process, as the unwinder sees it. */
@@ -135,6 +142,8 @@ struct prof_unwind_mapping {
 	__u32 nchunks;
 };
 _Static_assert(sizeof(struct prof_unwind_mapping) == 32, "prof_unwind_mapping layout");
+_Static_assert((1u << (PROF_UNWIND_MAPPING_STEPS - 1)) == PROF_UNWIND_MAX_MAPPINGS,
+	       "the mapping search's steps cover every mapping");
 
 /* A mapping without a table (table_id 0): is one coming? */
 enum prof_unwind_none {

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "cmd/dump.h"
 #include "cmd/report.h"
+#include "util/fdlimit.h"
 #include "util/log.h"
 #include "session.h"
 
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 		cli__free(&env);
 		return 2;
 	}
+	fdlimit__raise();
 	ret = session__run(&env);
 	cli__free(&env);
 	return ret;

@@ -33,6 +33,18 @@ check_dlo_stacks() { # FILE LIBS
 	echo "ok: every stack of the $n dlopen'd libraries reaches main"
 }
 
+# `--heap -p` on the dlopen_nofp --wait just started, into FILE: attached, the target let go
+# through its dlopens, the profiler stopped, the target let exit.
+pid_run() { # FILE
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$1" --top 0
+	echo go >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
+	echo bye >&"$TARGET_IN"
+	wait "$TARGET_PID"
+}
+
 # `-- CMD` (ptraced: our SIGSTOP is a signal-delivery-stop the tracer swallows).
 t_dlopen_cmd_stacks_reach_main() {
 	local f=$E2E_TMP/cmd.pb.gz
@@ -42,6 +54,26 @@ t_dlopen_cmd_stacks_reach_main() {
 		>"$E2E_TMP/target.out" || fail "profiler exit status $?"
 	expect_eq "target output" "DONE 2" "$(cat "$E2E_TMP/target.out")"
 	check_dlo_stacks "$f" 2
+}
+
+# More libraries than the unwinder once kept mappings of a process (256; `import torch` maps
+# 316): 300 copies of one library (files of their own, one table shared by build id), opened
+# before -p attaches; every stack of each one's dlo_work reaches main, no mapping dropped.
+t_dlopen_many_libraries_stacks_reach_main() {
+	local f=$E2E_TMP/many.pb.gz n=300 i libs=() s=$E2E_TMP/many.stacks
+	build_dlo "$E2E_TMP/libdlo.so" 1
+	for ((i = 0; i < n; i++)); do
+		cp "$E2E_TMP/libdlo.so" "$E2E_TMP/libdlo.$i.so" || fail "cp failed"
+		libs+=("$E2E_TMP/libdlo.$i.so")
+	done
+	start_waiting_target "$E2E_TMP/target.out" setsid "$DL" --wait --open-first "${libs[@]}"
+	pid_run "$f"
+	expect_no_drops "$f"
+	expect_eq "unwind_mappings_dropped" 0 "$(pprof_counter_value "$f" unwind_mappings_dropped)"
+	pprof_stacks "$f" alloc_space >"$s"
+	expect_eq "dlo_alloc alloc_space" $((n * 400000)) "$(pprof_flat "$f" alloc_space dlo_alloc)"
+	expect_eq "bytes on dlo_alloc;dlo_work;call_lib;main;root" $((n * 400000)) \
+		"$(sum_matching "$s" "\|dlo_alloc;dlo_work;call_lib;main;$ROOTS;")"
 }
 
 # Sampled `-- CMD` under our preloaded sampler: the process's heap comes from its otel_memory
@@ -71,13 +103,7 @@ t_dlopen_pid_stacks_reach_main() {
 	local f=$E2E_TMP/pid.pb.gz
 	build_dlo "$E2E_TMP/libdlo1.so" 1
 	start_waiting_target "$E2E_TMP/target.out" setsid "$DL" --wait "$E2E_TMP/libdlo1.so"
-	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
-	echo go >&"$TARGET_IN"
-	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
-	kill -INT "$PROF_PID"
-	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
-	echo bye >&"$TARGET_IN"
-	wait "$TARGET_PID"
+	pid_run "$f"
 	check_dlo_stacks "$f" 1
 	[ "$(pprof_counter_value "$f" dlopen_holds)" -ge 1 ] || fail "no dlopen held"
 }

@@ -36,6 +36,21 @@ t_life_cmd_signal_state_is_default() {
 	echo "ok: no Broken pipe"
 }
 
+# The profiler raises its own soft limit of open files (to the hard one, at most 65536); CMD
+# starts with the caller's.
+t_life_cmd_keeps_callers_fd_limit() {
+	local out=$E2E_TMP/nofile.out hard want
+	hard=$(ulimit -Hn)
+	want=65536
+	[ "$hard" != unlimited ] && [ "$hard" -lt 65536 ] && want=$hard
+	[ "$want" -gt 1000 ] || fail "hard limit of open files $hard: too low for this test"
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	(ulimit -Sn 1000 && exec "$PROF" --heap -o "$E2E_TMP/n.pb.gz" --top 0 -- sh -c \
+		'echo "$(ulimit -Sn) $(awk "/^Max open files/ { print \$4 }" /proc/$PPID/limits)"') \
+		>"$out" || fail "profiler exit status $?"
+	expect_eq "CMD's soft limit, then the profiler's" "1000 $want" "$(cat "$out")"
+}
+
 t_life_cmd_ignoring_sigterm_is_killed() {
 	local f=$E2E_TMP/trap.pb.gz err=$E2E_TMP/trap.err rc
 	timeout -k 5 30 "$PROF" --heap -d 1 -o "$f" --top 0 -- sh -c 'trap "" TERM; while :; do sleep 0.2; done' \

@@ -7,6 +7,8 @@
 //   dlopen_nofp [--wait] LIB...   --wait: print READY, wait for a line on stdin before the
 //                                 dlopens and for another before exiting (-p); else sleep 1 s
 //                                 first (`-- CMD` builds the tables of what it maps at exec).
+//   dlopen_nofp --wait --open-first LIB...   the dlopens before READY (the libraries mapped
+//                                 before -p attaches), each dlo_work after the first line.
 //   dlopen_nofp --loop N LIB...   N rounds of dlopen + dlo_work of every LIB, then dlclose of
 //                                 them (bench/dlopen_bench.sh): also prints "NS t", the
 //                                 rounds' wall time.
@@ -51,11 +53,16 @@ NOIPA static void call_lib(void *h)
 
 int main(int argc, char **argv)
 {
-	int i = 1, n = 0, wait = 0;
+	static void *first[4096];
+	int i = 1, n = 0, wait = 0, open_first = 0;
 	long loops = 0;
 
 	if (i < argc && !strcmp(argv[i], "--wait"))
 		wait = i++;
+	if (wait && i < argc && !strcmp(argv[i], "--open-first"))
+		open_first = i++;
+	if (argc - i > 4096)
+		return 2;
 	if (i + 1 < argc && !strcmp(argv[i], "--loop")) {
 		loops = strtol(argv[i + 1], NULL, 10);
 		i += 2;
@@ -79,6 +86,8 @@ int main(int argc, char **argv)
 		       (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec);
 		return 0;
 	}
+	for (int j = 0; open_first && j < argc - i; j++)
+		first[j] = open_lib(argv[i + j]);
 	if (wait) {
 		printf("READY\n");
 		fflush(stdout);
@@ -87,7 +96,7 @@ int main(int argc, char **argv)
 		sleep(1);
 	}
 	for (; i < argc; i++, n++)
-		call_lib(open_lib(argv[i]));
+		call_lib(open_first ? first[n] : open_lib(argv[i]));
 	printf("DONE %d\n", n);
 	fflush(stdout);
 	if (wait)

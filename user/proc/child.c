@@ -13,6 +13,7 @@
 
 #include "proc/pidfd.h"
 #include "proc/procinfo.h"
+#include "util/fdlimit.h"
 #include "util/log.h"
 
 /* In the child, between fork and exec: wait for the go byte, then exec (errno to ef on failure).
@@ -44,6 +45,7 @@ static void __attribute__((noreturn)) child_main(int go, int ef, char *const *cm
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t));
 	if (read(go, &b, 1) != 1)
 		_exit(127); /* the profiler gave up */
+	fdlimit__restore();
 	execvpe(cmd[0], cmd, envp);
 	e = errno;
 	if (write(ef, &e, sizeof(e)) < 0)

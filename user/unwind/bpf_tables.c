@@ -339,24 +339,55 @@ static void files__evict(struct unwinder *u)
 	}
 }
 
-/* Unload unused table t (steps 2 and 3 of the comment above; the walk was done). */
-static void table__evict(struct unwinder *u, struct table *t)
+/*
+ * Unload unused tables v[0..n), already off the unused LRU and out of the byte count (steps 2
+ * and 3 of the comment above; the walk was done): every file's inode entry first, then the
+ * tables from the outer map in one batch.  On a map of maps the kernel waits for running BPF
+ * programs once per call (a grace period: 8-9 ms on the 2-core Intel VM), and one delete per
+ * table made the exit of a torch process (56 tables past the LRU's cap) wait half a second for
+ * us.  Without the batch (an older kernel, or an error midway) they go one by one; ENOENT there
+ * means the batch took it.
+ */
+static void tables__evict(struct unwinder *u, struct table **v, uint32_t n)
 {
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	uint32_t *ids = calloc(n, sizeof(*ids)), count = n;
 	struct file *f, *next;
+	bool batched;
 
-	for (f = t->files; f; f = next) {
-		next = f->tnext;
-		file__unpublish(u, f);
-		file__forget(u, f);
+	for (uint32_t i = 0; i < n; i++) {
+		for (f = v[i]->files; f; f = next) {
+			next = f->tnext;
+			file__unpublish(u, f);
+			file__forget(u, f);
+		}
+		table__unchain(u, v[i]);
+		if (ids)
+			ids[i] = v[i]->id;
 	}
-	table__unchain(u, t);
-	/* Not back on the free list when the kernel kept it: that id is never used again. */
-	if (bpf_map_delete_elem(u->tables_fd, &t->id) == 0 || errno == ENOENT)
-		id_list__push(&u->quarantine, t->id);
+	batched = ids && bpf_map_delete_batch(u->tables_fd, ids, &count, &o) == 0;
+	if (ids)
+		u->stats.evict_waits++;
+	for (uint32_t i = 0; i < n; i++) {
+		struct table *t = v[i];
+
+		if (!batched)
+			u->stats.evict_waits++;
+		/* Not back on the free list when the kernel kept it: that id is never used again.
+		 */
+		if (batched || bpf_map_delete_elem(u->tables_fd, &t->id) == 0 || errno == ENOENT)
+			id_list__push(&u->quarantine, t->id);
+		free(t);
+	}
+	free(ids);
+}
+
+/* Unused table t goes (tables__evict unloads it): off the LRU and the counts now. */
+static void table__evicting(struct unwinder *u, struct table *t)
+{
 	table__leave_unused(u, t);
 	u->stats.tables_evicted++;
 	u->stats.table_bytes -= table__bytes(t);
-	free(t);
 }
 
 /* Unused tables, not counting those a kernel entry we did not write still names, over a cap. */
@@ -429,6 +460,7 @@ static void table_loaded(const struct file *f, const struct table *t)
  */
 static int evict_pass(struct unwinder *u, uint32_t need, uint64_t need_bytes)
 {
+	struct table **victims;
 	uint64_t *seen = NULL;
 	struct lru *l, *next;
 	int evicted = 0, err;
@@ -450,6 +482,8 @@ static int evict_pass(struct unwinder *u, uint32_t need, uint64_t need_bytes)
 		u->nkept += t->kept;
 		u->kept_bytes += t->kept ? table__bytes(t) : 0;
 	}
+	/* The victims, unloaded together (without room for the list, each alone). */
+	victims = calloc(u->nunused ? u->nunused : 1, sizeof(*victims));
 	for (l = lru__first(&u->unused_tables);
 	     l && l != &u->unused_tables &&
 	     (need || tables__over(u) || (need_bytes && budget__over(u, need_bytes)));
@@ -459,10 +493,17 @@ static int evict_pass(struct unwinder *u, uint32_t need, uint64_t need_bytes)
 		next = l->next;
 		if (t->kept || t->pending_fd >= 0) /* a pending one: not in the kernel yet */
 			continue;
-		table__evict(u, t);
+		table__evicting(u, t);
+		if (victims)
+			victims[evicted] = t;
+		else
+			tables__evict(u, &t, 1);
 		evicted++;
 		need -= need > 0;
 	}
+	if (victims && evicted)
+		tables__evict(u, victims, (uint32_t)evicted);
+	free(victims);
 	free(seen);
 	if (!evicted)
 		return 0;
@@ -613,8 +654,13 @@ void unw_commit(struct unwinder *u)
 	count = n;
 	if (n) {
 		u->stats.load_waits++;
+		/* Failed: the batch went in order and stopped at its error (a kernel without it
+		 * leaves count as it was): the ones in are the first ids the map now has, none of
+		 * which it had before. */
 		if (bpf_map_update_batch(u->tables_fd, ids, fds, &count, &o))
-			count = count <= n ? count : 0; /* the first count went in */
+			for (count = 0; count < n; count++)
+				if (bpf_map_lookup_elem(u->tables_fd, &ids[count], &inner_id))
+					break;
 	}
 	for (uint32_t i = 0; i < u->npending; i++) {
 		struct table *t = u->pending[i];
