@@ -25,8 +25,13 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 tid, __u32 ppid, _
 	e->ppid = ppid;
 	e->flags = flags;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	/* Lifecycle events are rare and gate the stop condition: deliver them promptly. */
-	bpf_ringbuf_submit(e, 0);
+	/*
+	 * Lifecycle events are rare and gate the stop condition: deliver them promptly.  A dlopen
+	 * not held (the otel_memory path) forces the wake-up: behind records that did not wake the
+	 * consumer (prof_wakeup_flags) it would wait for the consumer's 100 ms timer before its
+	 * maps are read, and the new library's stacks are cut until its table is in.
+	 */
+	bpf_ringbuf_submit(e, type == PROF_REC_PROC_DLOPEN ? BPF_RB_FORCE_WAKEUP : 0);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -97,6 +97,27 @@ t_dlopen_otel_cmd_unheld() {
 	expect_eq "--cpu: dlopen_holds" 3 "$(pprof_counter_value "$c" dlopen_holds)"
 }
 
+# The same, unheld: its maps are read at the dlopen, so that a library's table comes in at
+# once and not at the first stack through it.  Libraries without the constructor (nothing runs
+# in them before dlo_work), each dlo_work 300 ms after its dlopen: all its sampled bytes are on
+# stacks reaching main (before: its first samples cut at the walker's first miss).
+t_dlopen_otel_unheld_table_at_dlopen() {
+	local f=$E2E_TMP/settle.pb.gz s=$E2E_TMP/settle.stacks total
+	build_dlo "$E2E_TMP/libdlo1.so" 1 -DDLO_NO_CTOR
+	build_dlo "$E2E_TMP/libdlo2.so" 2 -DDLO_NO_CTOR
+	"$PROF" --heap --sample-bytes 4096 -o "$f" --top 0 -- "$DL" --settle 300 \
+		"$E2E_TMP/libdlo1.so" "$E2E_TMP/libdlo2.so" >"$E2E_TMP/target.out" ||
+		fail "profiler exit status $?"
+	expect_eq "target output" "DONE 2" "$(cat "$E2E_TMP/target.out")"
+	expect_eq "dlopen_unheld_otel" 2 "$(pprof_counter_value "$f" dlopen_unheld_otel)"
+	pprof_stacks "$f" alloc_space >"$s"
+	total=$(pprof_flat "$f" alloc_space dlo_alloc)
+	[ "$total" -gt 0 ] || fail "no sampled bytes in dlo_alloc"
+	expect_eq "dlo_alloc's sampled bytes on stacks reaching main" "$total" \
+		"$(sum_matching "$s" "\|dlo_alloc;dlo_work;call_lib;main;$ROOTS;")"
+	expect_eq "unwind_no_table_yet" 0 "$(pprof_counter_value "$f" unwind_no_table_yet)"
+}
+
 # -p: a process we do not trace, stopped by SIGSTOP and resumed by SIGCONT (started in a
 # session of its own: a process with a terminal is never held, docs/how-it-works.md: Limits).
 t_dlopen_pid_stacks_reach_main() {

@@ -9,6 +9,8 @@
 //                                 first (`-- CMD` builds the tables of what it maps at exec).
 //   dlopen_nofp --wait --open-first LIB...   the dlopens before READY (the libraries mapped
 //                                 before -p attaches), each dlo_work after the first line.
+//   dlopen_nofp --settle MS LIB...  no sleep first: sleep MS after each dlopen, before its
+//                                 dlo_work (the library's table has had time to come in).
 //   dlopen_nofp --loop N LIB...   N rounds of dlopen + dlo_work of every LIB, then dlclose of
 //                                 them (bench/dlopen_bench.sh): also prints "NS t", the
 //                                 rounds' wall time.
@@ -55,12 +57,16 @@ int main(int argc, char **argv)
 {
 	static void *first[4096];
 	int i = 1, n = 0, wait = 0, open_first = 0;
-	long loops = 0;
+	long loops = 0, settle_ms = 0;
 
 	if (i < argc && !strcmp(argv[i], "--wait"))
 		wait = i++;
 	if (wait && i < argc && !strcmp(argv[i], "--open-first"))
 		open_first = i++;
+	if (i + 1 < argc && !strcmp(argv[i], "--settle")) {
+		settle_ms = strtol(argv[i + 1], NULL, 10);
+		i += 2;
+	}
 	if (argc - i > 4096)
 		return 2;
 	if (i + 1 < argc && !strcmp(argv[i], "--loop")) {
@@ -92,11 +98,17 @@ int main(int argc, char **argv)
 		printf("READY\n");
 		fflush(stdout);
 		wait_line();
-	} else {
+	} else if (!settle_ms) {
 		sleep(1);
 	}
-	for (; i < argc; i++, n++)
-		call_lib(open_first ? first[n] : open_lib(argv[i]));
+	for (; i < argc; i++, n++) {
+		void *h = open_first ? first[n] : open_lib(argv[i]);
+
+		if (settle_ms > 0)
+			nanosleep(&(struct timespec){settle_ms / 1000, settle_ms % 1000 * 1000000L},
+				  NULL);
+		call_lib(h);
+	}
 	printf("DONE %d\n", n);
 	fflush(stdout);
 	if (wait)

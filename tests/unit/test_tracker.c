@@ -89,7 +89,7 @@ static void one_read_per_event(bool worker)
 	assert_int_equal(stackres__sync(fx.stacks), 0);
 	assert_int_equal(maps_reads() - before, 1);
 	/* The next event reads afresh: a snapshot never outlives its event. */
-	assert_int_equal(tracker__dlopen(fx.tr, (uint32_t)fx.child), 0);
+	assert_int_equal(tracker__dlopen(fx.tr, (uint32_t)fx.child, true), 0);
 	assert_int_equal(tracker__maps(fx.tr, (uint32_t)fx.child, &m), 0);
 	assert_int_equal(maps_reads() - before, 2);
 	tracker__event_end(fx.tr);

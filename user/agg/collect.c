@@ -369,10 +369,10 @@ void collect__set_cpu_tap(struct collect *c, collect_cpu_tap_fn fn, void *ctx)
 	c->cpu_tap_ctx = ctx;
 }
 
-/* The dynamic loader mapped pid's libraries (startup) or a dlopen's. */
-static int on_dlopen(struct collect *c, uint32_t pid)
+/* The dynamic loader mapped pid's libraries (startup) or a dlopen's (held: stopped for us). */
+static int on_dlopen(struct collect *c, uint32_t pid, bool held)
 {
-	int err = tracker__dlopen(c->tr, pid);
+	int err = tracker__dlopen(c->tr, pid, held);
 
 	for (size_t i = 0; !err && i < c->nmodes; i++)
 		if (c->modes[i]->on_dlopen)
@@ -396,6 +396,7 @@ static int on_exec(struct collect *c, uint32_t pid, const char *comm, bool held)
 static int on_proc(struct collect *c, const struct prof_proc_event *e)
 {
 	char comm[PROF_COMM_LEN + 1];
+	bool held;
 	int err;
 
 	memcpy(comm, e->comm, PROF_COMM_LEN);
@@ -416,9 +417,10 @@ static int on_proc(struct collect *c, const struct prof_proc_event *e)
 	case PROF_REC_PROC_DLOPEN:
 		/* Tests only: an unheld loader report handled late, as by a loader behind on its
 		 * events, while the process maps on. */
-		if (!(e->flags & (PROF_PROC_DL_HELD | PROF_PROC_DLOPEN_HELD)))
+		held = e->flags & (PROF_PROC_DL_HELD | PROF_PROC_DLOPEN_HELD);
+		if (!held)
 			clock__fault_delay("BPFTRACE_PROF_FAULT_DLOPEN_LATE_MS");
-		err = on_dlopen(c, e->pid);
+		err = on_dlopen(c, e->pid, held);
 		/* Held at its loader's startup or a dlopen: its maps are read, its probes in. */
 		tracker__release(c->tr, e);
 		return err;

@@ -72,8 +72,9 @@ void tracker__prepare_unwind(struct tracker *tr, const char *exe);
 int tracker__fork(struct tracker *tr, uint32_t pid, uint32_t ppid);
 /* PROF_REC_PROC_EXEC: new maps, names, root and image (the modes' reactions come after). */
 int tracker__exec(struct tracker *tr, uint32_t pid, const char *comm);
-/* PROF_REC_PROC_DLOPEN: the loader mapped objects into pid (before the modes' reactions). */
-int tracker__dlopen(struct tracker *tr, uint32_t pid);
+/* PROF_REC_PROC_DLOPEN: the loader mapped objects into pid (before the modes' reactions);
+ * held: pid is stopped until its tables are in (tracker__release reads its maps). */
+int tracker__dlopen(struct tracker *tr, uint32_t pid, bool held);
 /* After the modes reacted to a process record: the holds it announces (exec, loader startup,
  * dlopen) taken, and resumed when what the process waits for is in. */
 void tracker__release(struct tracker *tr, const struct prof_proc_event *e);

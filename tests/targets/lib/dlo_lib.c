@@ -4,7 +4,8 @@
 //   dlo_ctor_alloc  100 x malloc(1000), from the constructor (runs inside dlopen)   100 000 bytes
 //   dlo_alloc       200 x malloc(2000), from dlo_work, the first call after it     400 000 bytes
 //
-// All kept.  DLO_ID (-DDLO_ID=n) makes copies of it different files.
+// All kept.  DLO_ID (-DDLO_ID=n) makes copies of it different files; DLO_NO_CTOR leaves the
+// constructor out (nothing allocated inside dlopen).
 #include <stdlib.h>
 
 #ifndef DLO_ID
@@ -29,10 +30,12 @@ NOIPA void dlo_ctor_alloc(void)
 	}
 }
 
+#ifndef DLO_NO_CTOR
 __attribute__((constructor)) NOIPA static void dlo_ctor(void)
 {
 	dlo_ctor_alloc();
 }
+#endif
 
 NOIPA void dlo_alloc(void)
 {
