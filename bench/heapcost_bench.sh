@@ -284,6 +284,10 @@ wide_one() { # NAME VARIANT ROUND
 
 read -r -a variants <<<"${HEAPCOST_VARIANTS:-untraced preload_idle preload cmd sessions uprobes floor_entry}"
 read -r -a workloads <<<"${HEAPCOST_WORKLOADS:-python3 sqlite3 torch}"
+for v in "${variants[@]}"; do
+	[[ " untraced preload_idle preload cmd sessions uprobes floor_entry " == *" $v "* ]] ||
+		die "HEAPCOST_VARIANTS: no variant '$v'"
+done
 want_part() { [ -z "${HEAPCOST_ONLY:-}" ] || [[ ",$HEAPCOST_ONLY," == *",$1,"* ]]; }
 want_part steady || ROUNDS=0
 want_part startup || SROUNDS=0

@@ -168,6 +168,17 @@ start_profiler() { # LOG ARGS...
 	wait_for_line "$log" "^bpftrace-prof: profiling " 20 || { cat "$log"; fail "profiler did not start"; }
 }
 
+# After start_waiting_target (its OUTFILE $E2E_TMP/target.out) and start_profiler: let the
+# target go, wait for its DONE, stop the profiler (SIGINT, exit status 0), let the target exit.
+finish_waiting_run() {
+	echo go >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
+	kill -INT "$PROF_PID"
+	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
+	echo bye >&"$TARGET_IN"
+	wait "$TARGET_PID"
+}
+
 # Counters of lost data an exact count depends on: each must be 0 before exact numbers are
 # trusted (a dropped event makes any exact assertion meaningless).
 DROP_COUNTERS=${DROP_COUNTERS:-"ringbuf_full pending_full pending_missing stack_fail

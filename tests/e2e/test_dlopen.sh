@@ -33,18 +33,6 @@ check_dlo_stacks() { # FILE LIBS
 	echo "ok: every stack of the $n dlopen'd libraries reaches main"
 }
 
-# `--heap -p` on the dlopen_nofp --wait just started, into FILE: attached, the target let go
-# through its dlopens, the profiler stopped, the target let exit.
-pid_run() { # FILE
-	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$1" --top 0
-	echo go >&"$TARGET_IN"
-	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
-	kill -INT "$PROF_PID"
-	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
-	echo bye >&"$TARGET_IN"
-	wait "$TARGET_PID"
-}
-
 # `-- CMD` (ptraced: our SIGSTOP is a signal-delivery-stop the tracer swallows).
 t_dlopen_cmd_stacks_reach_main() {
 	local f=$E2E_TMP/cmd.pb.gz
@@ -67,7 +55,8 @@ t_dlopen_many_libraries_stacks_reach_main() {
 		libs+=("$E2E_TMP/libdlo.$i.so")
 	done
 	start_waiting_target "$E2E_TMP/target.out" setsid "$DL" --wait --open-first "${libs[@]}"
-	pid_run "$f"
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	finish_waiting_run
 	expect_no_drops "$f"
 	expect_eq "unwind_mappings_dropped" 0 "$(pprof_counter_value "$f" unwind_mappings_dropped)"
 	pprof_stacks "$f" alloc_space >"$s"
@@ -124,7 +113,8 @@ t_dlopen_pid_stacks_reach_main() {
 	local f=$E2E_TMP/pid.pb.gz
 	build_dlo "$E2E_TMP/libdlo1.so" 1
 	start_waiting_target "$E2E_TMP/target.out" setsid "$DL" --wait "$E2E_TMP/libdlo1.so"
-	pid_run "$f"
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	finish_waiting_run
 	check_dlo_stacks "$f" 1
 	[ "$(pprof_counter_value "$f" dlopen_holds)" -ge 1 ] || fail "no dlopen held"
 }

@@ -78,12 +78,7 @@ t_heap_pid_attach_and_sigint() {
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
 	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 5
 	expect_eq "ring buffer bytes" $((16 << 20)) "$(ring_bytes "$PROF_PID")"
-	echo go >&"$TARGET_IN"
-	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
-	kill -INT "$PROF_PID"
-	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
-	echo bye >&"$TARGET_IN"
-	wait "$TARGET_PID"
+	finish_waiting_run
 	check_heap_numbers "$f"
 	check_heap_threads "$f" "$TARGET_PID"
 	# The summary goes to stderr: stdout is for data asked for (-o -) and CMD's output.

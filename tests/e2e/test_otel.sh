@@ -82,12 +82,7 @@ t_otel_pid_exact_weights() {
 	local f=$E2E_TMP/pid.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$OT" --wait
 	start_profiler "$E2E_TMP/prof.log" --heap --sample-bytes 65536 -p "$TARGET_PID" -o "$f" --top 0
-	echo go >&"$TARGET_IN"
-	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
-	kill -INT "$PROF_PID"
-	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
-	echo bye >&"$TARGET_IN"
-	wait "$TARGET_PID"
+	finish_waiting_run
 	check_otel_numbers "$f"
 	expect_eq "counter heap_procs_uprobes" 0 "$(pprof_counter_value "$f" heap_procs_uprobes)"
 	# Its two otel_memory probes and the dynamic loader's hook (dlopens): no allocator probe.

@@ -210,12 +210,7 @@ t_sampling_session_refused_falls_back() {
 	start_waiting_target "$E2E_TMP/target.out" "$SC" --wait 100
 	BPFTRACE_PROF_FAULT_SESSION=libc.so.6 start_profiler "$E2E_TMP/prof.log" --heap \
 		--sample-bytes 256 -p "$TARGET_PID" -o "$f" --top 0
-	echo go >&"$TARGET_IN"
-	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "target did not finish"
-	kill -INT "$PROF_PID"
-	wait "$PROF_PID" || fail "profiler exit status $? after SIGINT"
-	echo bye >&"$TARGET_IN"
-	wait "$TARGET_PID"
+	finish_waiting_run
 	expect_no_drops "$f"
 	expect_eq "heap_session_refused (libc)" 1 "$(pprof_counter_value "$f" heap_session_refused)"
 	expect_eq "heap_session_files (libstdc++)" 1 "$(pprof_counter_value "$f" heap_session_files)"

@@ -36,7 +36,6 @@ struct tracker {
 	struct unwinder *unw; /* NULL with --unwind fp, or without a mode that walks stacks */
 	int unwind_asked_fd;  /* prof_unwind_asked: processes without an entry that asked */
 	bool unwind_stale;    /* some target waits for a re-read of its mappings */
-	bool dlopen_read;     /* some target dlopened unheld: its maps are read at the next poll */
 	struct holds *holds;  /* processes BPF stopped for us, until resumed */
 	struct held *held;    /* processes stopped at exec until their tables load */
 	bool holds_over;      /* the run is ending: nobody is held for tables any more */
@@ -71,7 +70,6 @@ struct target {
 	uint8_t alive;
 	uint8_t unwind_stale;	/* its mappings changed: re-read them when the time comes */
 	uint8_t unwind_quick;	/* re-reads in the current UNWIND_REREAD_NS window */
-	uint8_t dlopen_read;	/* a dlopen not held mapped objects: read at the next poll */
 	int64_t unwind_read_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
 };
 
@@ -392,20 +390,6 @@ static int poll_unwinder(struct tracker *tr)
 
 	if (!tr->unw)
 		return 0;
-	if (tr->dlopen_read) {
-		while (hashmap__next(tr->targets, &it, (const void **)&pid, (void **)&t)) {
-			if (!t->dlopen_read)
-				continue;
-			t->dlopen_read = 0;
-			if (!t->alive)
-				continue;
-			tracker__event_end(tr);
-			unwind_read(tr, *pid, t);
-		}
-		tr->dlopen_read = false;
-		tracker__event_end(tr);
-		it = 0;
-	}
 	if (tr->unwind_stale) {
 		now = clock__mono_ns();
 		while (hashmap__next(tr->targets, &it, (const void **)&pid, (void **)&t)) {
@@ -816,19 +800,20 @@ int tracker__dlopen(struct tracker *tr, uint32_t pid, bool held)
 	tracker__event_end(tr);
 	/*
 	 * A dlopen not held (a process on its otel_memory probes is not stopped at its dlopens):
-	 * its maps are read at the end of this turn of the loop (tracker__poll: once for all the
-	 * dlopens of the turn; `import torch` makes 300), so that the new library's table is
-	 * built at once.  Left to the walker's first miss, it waited behind the re-reads' rate
-	 * limit (UNWIND_REREAD_QUICK per UNWIND_REREAD_NS), and a sampled Python's stacks through
-	 * `_json` were cut meanwhile (about 240 of 1,400 in a 1 s run).  A held one is read by
-	 * its release.
+	 * its maps are due for a re-read now, done at the end of this turn of the loop
+	 * (tracker__poll: once for all the dlopens of the turn; `import torch` makes 300), so
+	 * that the new library's table is built at once.  Left to the walker's first miss, it
+	 * waited behind the re-reads' rate limit (UNWIND_REREAD_QUICK per UNWIND_REREAD_NS), and a
+	 * sampled Python's stacks through `_json` were cut meanwhile (about 240 of 1,400 in a 1 s
+	 * run).  A held one is read by its release.
 	 */
 	if (!tr->opts.wide) {
-		struct target *t = held ? NULL : hashmap__find(tr->targets, &pid);
+		struct target *t = held || !tr->unw ? NULL : hashmap__find(tr->targets, &pid);
 
 		if (t) {
-			t->dlopen_read = 1;
-			tr->dlopen_read = true;
+			t->unwind_stale = 1;
+			t->unwind_read_ns = 0; /* due now, whatever the re-reads' rate limit */
+			tr->unwind_stale = true;
 		}
 		return 0;
 	}
