@@ -33,6 +33,7 @@ struct prof_sampler_stats {
 	uint64_t live;	       /* sampled blocks not yet freed */
 	uint64_t table_full;   /* allocations due for a sample, left unsampled: the set was full */
 	uint64_t mean_bytes;   /* the mean in use (BPFTRACE_PROF_SAMPLE_BYTES or the default) */
+	uint64_t bypassed;     /* 1: an allocator found before ours serves the program */
 };
 
 #define PROF_SAMPLER_STATS_FN "bpftrace_prof_sampler_stats"

@@ -126,6 +126,7 @@ struct run {
 	int trace_err;		    /* -f memtrace: writing the trace failed */
 	struct preload_env preload; /* sampled --heap -- CMD: our sampler in CMD's environment */
 	bool cmd_own_probes;	    /* --heap -- CMD: its executable carries otel_memory probes */
+	bool cmd_own_allocator;	    /* ... exports an allocator of its own (free) */
 };
 
 /*
@@ -134,22 +135,6 @@ struct run {
  * environment entries that do it, or NULL: not sampling, --no-preload, or no library (said;
  * the allocator uprobes then sample in BPF, as before).
  */
-static bool own_sampler(const char *cmd)
-{
-	char exe[PATH_MAX];
-	unsigned found = 0;
-	int fd;
-
-	if (cmdpath__resolve(exe, sizeof(exe), cmd))
-		return false;
-	fd = open(exe, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	otel_notes__fd(&found, fd);
-	close(fd);
-	return (found & OTEL_NOTES_BOTH) == OTEL_NOTES_BOTH;
-}
-
 static const char *const *preload(struct run *r)
 {
 	const struct env *env = &r->env;
@@ -166,6 +151,13 @@ static const char *const *preload(struct run *r)
 	/* A program with a sampler of its own: a second one would count its allocations twice. */
 	if (r->cmd_own_probes) {
 		pr_info("%s carries otel_memory probes of its own: not preloading ours\n",
+			env->cmd[0]);
+		return NULL;
+	}
+	/* Its own malloc and free are found before a preload's: ours would never be called. */
+	if (r->cmd_own_allocator) {
+		pr_info("%s has an allocator of its own (it exports free): not preloading the "
+			"sampler (allocator probes instead)\n",
 			env->cmd[0]);
 		return NULL;
 	}
@@ -522,7 +514,7 @@ static int spawn_cmd(struct run *r)
 		trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			      PTRACE_O_TRACECLONE;
 	if (env->modes & MODE_HEAP)
-		r->cmd_own_probes = own_sampler(env->cmd[0]);
+		r->cmd_own_probes = heap_attach__cmd_exe(env->cmd[0], &r->cmd_own_allocator);
 	err = child__spawn(&r->child, env->cmd, push__is_secret_env, preload(r));
 	if (err) {
 		pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));

@@ -312,3 +312,39 @@ t_sampling_preload_table_full() {
 		"$(pprof_counter_value "$f" sampler_lost)"
 	grep -Eq "^ +sampler_lost: " "$E2E_TMP/log" || fail "the summary does not list the loss"
 }
+
+# An executable with an allocator of its own (own_alloc exports malloc, free, calloc and
+# realloc, as one linking tcmalloc or jemalloc statically does) is looked up before any preloaded
+# library: a sampler there never sees its malloc or free.  -- CMD: ours is not preloaded, the
+# allocator probes serve it.  -p with the sampler preloaded by hand (the containers' opt-in):
+# the sampler samples nothing and passes on what still reaches it (reallocarray, which own_alloc
+# lacks; a block of glibc's back from there makes own_alloc abort), and the profiler probes the
+# program's allocator instead of the sampler's silent probes.  The profiler itself links jemalloc
+# in: under the preload it writes its profile and exits cleanly.
+t_sampling_own_allocator_bypasses_preload() {
+	local f=$E2E_TMP/own.pb.gz g=$E2E_TMP/ownp.pb.gz lib=$PWD/build/libbpftrace-prof-sampler.so
+	local T=build/targets/own_alloc
+	"$PROF" -v --heap --sample-bytes 4096 -o "$f" -- "$T" >/dev/null 2>"$E2E_TMP/log" ||
+		fail "profiler exit status $?"
+	cat "$E2E_TMP/log"
+	grep -q "own_alloc has an allocator of its own (it exports free): not preloading" \
+		"$E2E_TMP/log" || fail "-- CMD: no word on the preload"
+	expect_eq "-- CMD: heap_procs_uprobes" 1 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+	# 4,000 blocks of 1,000 bytes: about 980 samples of 4,096 bytes, a standard deviation of
+	# about 3 % (the blocks grown to 2,000 bytes by reallocarray are own_grow_site's)
+	expect_range "-- CMD: own_alloc_site alloc_space" 3200000 4800000 \
+		"$(pprof_flat "$f" alloc_space own_alloc_site)"
+
+	start_waiting_target "$E2E_TMP/target.out" env LD_PRELOAD="$lib" "$T" --wait
+	start_profiler "$E2E_TMP/prof.log" --heap --sample-bytes 4096 -p "$TARGET_PID" -o "$g"
+	finish_waiting_run
+	! grep -q "never gave out" "$E2E_TMP/target.out" || fail "own_alloc got a foreign block"
+	expect_eq "-p: heap_procs_otel" 0 "$(pprof_counter_value "$g" heap_procs_otel)"
+	expect_eq "-p: heap_procs_uprobes" 1 "$(pprof_counter_value "$g" heap_procs_uprobes)"
+	expect_range "-p: own_alloc_site alloc_space" 3200000 4800000 \
+		"$(pprof_flat "$g" alloc_space own_alloc_site)"
+
+	LD_PRELOAD=$lib "$PROF" --heap --sample-bytes 4096 -o "$E2E_TMP/self.pb.gz" -- true \
+		2>"$E2E_TMP/log" || fail "the profiler under the preload: exit status $?"
+	go tool pprof -raw "$E2E_TMP/self.pb.gz" >/dev/null 2>&1 || fail "its profile does not decode"
+}

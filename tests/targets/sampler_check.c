@@ -4,8 +4,12 @@
  * every function of the malloc family on sampled and unsampled blocks, without a profiler.
  * The semaphores are raised as the kernel raises them on attach (here by dlsym), unless "off".
  *
- *   sampler_check family [off|interposed]   the family, errors, errno, threads, fork
- *   sampler_check fuzz N [interposed]        N random family calls against a shadow model
+ *   sampler_check family [off|interposed] [bypassed]
+ *                                            the family, errors, errno, threads, fork
+ *   sampler_check fuzz N [interposed] [bypassed]
+ *                                            N random family calls against a shadow model
+ * "bypassed": the second allocator is preloaded before the sampler, which must then sample
+ * nothing (semaphores raised or not) and pass every call on to it.
  *   sampler_check stats                      200,000 mixed sizes: weights sum to the bytes, ±5 %
  *   sampler_check seq                        which of 2,000 mallocs were sampled (a 0/1 line)
  *   sampler_check full                       more live sampled blocks than the set holds
@@ -28,6 +32,7 @@
 
 static prof_sampler_stats_fn stats_fn;
 static bool interposed; /* a second allocator sits under the sampler */
+static bool bypassed;	/* ... or before it */
 static int failures;
 
 #define CHECK(cond, ...)                                                    \
@@ -604,10 +609,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s not found: is the sampler preloaded?\n", PROF_SAMPLER_STATS_FN);
 		return 3;
 	}
-	for (int i = 2; i < argc; i++)
+	for (int i = 2; i < argc; i++) {
 		interposed |= !strcmp(argv[i], "interposed");
+		bypassed |= !strcmp(argv[i], "bypassed");
+	}
 	if (on)
 		raise_semaphores();
+	CHECK(stats().bypassed == bypassed, "bypassed %llu, expected %d",
+	      (unsigned long long)stats().bypassed, bypassed);
+	/* Bypassed, the raised semaphores must change nothing. */
+	on &= !bypassed;
 	last_sampled = stats().sampled;
 	if (!strcmp(mode, "family")) {
 		check_family(on);
@@ -643,6 +654,7 @@ int main(int argc, char **argv)
 			printf("interposer calls %llu\n", (unsigned long long)calls());
 	}
 	printf("table full %llu\n", (unsigned long long)stats().table_full);
+	printf("bypassed %llu\n", (unsigned long long)stats().bypassed);
 	printf("sampled %llu, freed %llu, live %llu, mean %llu, failures %d\n",
 	       (unsigned long long)stats().sampled, (unsigned long long)stats().freed,
 	       (unsigned long long)stats().live, (unsigned long long)stats().mean_bytes, failures);

@@ -89,6 +89,7 @@ static unsigned long long field(const char *out, const char *name)
 
 static const char *const only_sampler[] = {SAMPLER, NULL};
 static const char *const sampler_then_interposer[] = {SAMPLER, INTERPOSER, NULL};
+static const char *const interposer_then_sampler[] = {INTERPOSER, SAMPLER, NULL};
 
 /* Every function on sampled and unsampled blocks, errors, errno, threads and fork. */
 static void test_sampler__family_sampled(void **state)
@@ -127,8 +128,32 @@ static void test_sampler__under_another_allocator(void **state)
 			 0);
 	assert_true(field(out, "sampled ") > 1000);
 	assert_true(field(out, "interposer calls ") > 1000);
+	assert_int_equal(field(out, "bypassed "), 0); /* in front of it */
 	assert_int_equal(run_check(out, sizeof(out), sampler_then_interposer, "64", "2", fuzz), 0);
 	assert_true(field(out, "interposer calls ") > 1000);
+}
+
+/*
+ * An allocator looked up before the sampler (preloaded ahead of it here; linked into the
+ * executable in bpftrace-prof itself) serves malloc and free: the sampler must sample nothing,
+ * even with a profiler listening, and pass on the calls that still reach it to their
+ * namesakes.  The second allocator has no reallocarray: glibc's must take it, whose realloc is
+ * the second allocator's (a realloc of glibc's own would be handed a block it never gave out,
+ * and the second allocator's free would abort on what glibc gave back).
+ */
+static void test_sampler__bypassed_under_an_allocator_found_first(void **state)
+{
+	char out[4096];
+	const char *family[] = {"family", "interposed", "bypassed", NULL};
+	const char *fuzz[] = {"fuzz", "20000", "interposed", "bypassed", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), interposer_then_sampler, "64", "1", family),
+			 0);
+	assert_int_equal(field(out, "sampled "), 0);
+	assert_int_equal(field(out, "bypassed "), 1);
+	assert_true(field(out, "interposer calls ") > 1000);
+	assert_int_equal(run_check(out, sizeof(out), interposer_then_sampler, "64", "2", fuzz), 0);
+	assert_int_equal(field(out, "sampled "), 0);
 }
 
 /* Random family calls against a shadow model of sizes and contents. */
@@ -367,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_sampler__family_sampled),
 		cmocka_unit_test(test_sampler__family_semaphores_down),
 		cmocka_unit_test(test_sampler__under_another_allocator),
+		cmocka_unit_test(test_sampler__bypassed_under_an_allocator_found_first),
 		cmocka_unit_test(test_sampler__random_calls_keep_contents),
 		cmocka_unit_test(test_sampler__weights_unbiased_per_size),
 		cmocka_unit_test(test_sampler__set_full_counted),

@@ -16,8 +16,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sym/elf_dynsym.h"
 #include "sym/elf_file.h"
 #include "attach/loader.h"
+#include "proc/cmdpath.h"
 #include "proc/maps.h"
 #include "util/log.h"
 #include "prof_heap.h"
@@ -446,12 +448,60 @@ static bool probed_file(const struct maps_entry *e)
 	       minor(self.st_dev) != e->dev_minor;
 }
 
-/* Does any executable file pid maps (m) carry the otel_memory probes?  Attached when so (once
- * per file and probe_pid).  1 or 0, or -errno when no file can be opened any more. */
+bool heap_attach__own_allocator(int fd)
+{
+	return elf_dynsym__value(fd, "free") != 0;
+}
+
+bool heap_attach__cmd_exe(const char *cmd, bool *own_allocator)
+{
+	char exe[PATH_MAX];
+	unsigned found = 0;
+	int fd;
+
+	*own_allocator = false;
+	if (cmdpath__resolve(exe, sizeof(exe), cmd))
+		return false;
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	otel_notes__fd(&found, fd);
+	*own_allocator = heap_attach__own_allocator(fd);
+	close(fd);
+	return (found & OTEL_NOTES_BOTH) == OTEL_NOTES_BOTH;
+}
+
+/*
+ * pid's executable, when it exports an allocator of its own (heap_attach__own_allocator): its
+ * (dev, inode) in *exe, true.  Through the kernel's link, which the target cannot point
+ * elsewhere.
+ */
+static bool exe_allocator(uint32_t pid, struct stat *exe)
+{
+	char path[64];
+	bool own;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	own = !fstat(fd, exe) && heap_attach__own_allocator(fd);
+	close(fd);
+	return own;
+}
+
+/*
+ * Does any executable file pid maps (m) carry the otel_memory probes?  Attached when so (once
+ * per file and probe_pid).  A library's are left alone when the executable has an allocator
+ * of its own: a sampler there never sees the program's malloc.  1 or 0, or -errno when no file
+ * can be opened any more.
+ */
 static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, int root_fd,
 			int probe_pid)
 {
-	int found = 0;
+	int found = 0, own = -1; /* own: exe_allocator's answer, asked when it matters */
+	struct stat exe, st;
 
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
@@ -465,6 +515,14 @@ static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, in
 		if (err)
 			continue; /* the allocator loop below reports it */
 		err = otel_file(l, fd, e->path, probe_pid);
+		if (err > 0) {
+			if (own < 0)
+				own = exe_allocator(pid, &exe);
+			/* Attached (once per file): they stay, silent in this process. */
+			if (own &&
+			    (fstat(fd, &st) || st.st_dev != exe.st_dev || st.st_ino != exe.st_ino))
+				err = 0;
+		}
 		close(fd);
 		if (err < 0)
 			return err;

@@ -28,6 +28,7 @@ unsigned short bpftrace_prof_sampler_lost_semaphore __attribute__((section(".pro
 
 __thread struct sampler_thread sampler_ts __attribute__((tls_model("initial-exec")));
 int sampler_ready;
+int sampler_front;
 struct prof_sampler_stats sampler_stats;
 uint32_t sampler_set_count;
 
@@ -36,6 +37,7 @@ static struct {
 	void (*free)(void *);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
 	void *(*memalign)(size_t, size_t);
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
@@ -129,6 +131,8 @@ void *sampler_dlsym_next(const char *name)
 	return f;
 }
 
+static bool resolve_front(void);
+
 void sampler_resolve(void)
 {
 	static int state; /* 0 not yet, 1 a thread is at it, 2 done */
@@ -147,6 +151,7 @@ void sampler_resolve(void)
 	next.free = sampler_dlsym_next("free");
 	next.calloc = sampler_dlsym_next("calloc");
 	next.realloc = sampler_dlsym_next("realloc");
+	next.reallocarray = sampler_dlsym_next("reallocarray");
 	next.memalign = sampler_dlsym_next("memalign");
 	next.posix_memalign = sampler_dlsym_next("posix_memalign");
 	next.aligned_alloc = sampler_dlsym_next("aligned_alloc");
@@ -157,6 +162,7 @@ void sampler_resolve(void)
 	/* Without a next malloc there is nothing to wrap: a broken process either way. */
 	if (!next.malloc || !next.free || !next.calloc || !next.realloc)
 		abort();
+	sampler_front = resolve_front();
 	__atomic_store_n(&sampler_ready, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&state, 2, __ATOMIC_RELEASE);
 	errno = saved;
@@ -578,6 +584,9 @@ SAMPLER_EXPORT void *reallocarray(void *p, size_t count, size_t size)
 	}
 	if (SAMPLER_UNLIKELY(bootstrapping()))
 		return NULL;
+	/* Not the program's allocator: its realloc, through glibc's reallocarray. */
+	if (!sampler_front && next.reallocarray)
+		return next.reallocarray(p, count, size);
 	return do_realloc(p, n);
 }
 
@@ -674,6 +683,39 @@ SAMPLER_EXPORT size_t malloc_usable_size(void *p)
 	return next.usable(p);
 }
 
+/* Our own definitions, by names no other object can interpose (a reference to malloc here
+ * would find the program's). */
+extern __typeof(malloc) sampler_own_malloc
+	__attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+extern __typeof(free) sampler_own_free
+	__attribute__((alias("free"), copy(free), visibility("hidden")));
+extern __typeof(calloc) sampler_own_calloc
+	__attribute__((alias("calloc"), copy(calloc), visibility("hidden")));
+extern __typeof(realloc) sampler_own_realloc
+	__attribute__((alias("realloc"), copy(realloc), visibility("hidden")));
+
+/*
+ * Are we the allocator the program calls?  The lookup scope starts with the executable, then the
+ * preloaded libraries in order: an executable with an allocator linked in (tcmalloc, jemalloc,
+ * mimalloc exporting malloc) or one preloaded before us is found first.  Then we never see its
+ * malloc or free, and a block of ours would reach its free; the functions it lacks
+ * (reallocarray, pvalloc) still come to us, and go on to their namesakes after us (glibc's
+ * reallocarray calls the program's realloc).
+ */
+static bool resolve_front(void)
+{
+	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
+	void *const own[] = {(void *)sampler_own_malloc, (void *)sampler_own_free,
+			     (void *)sampler_own_calloc, (void *)sampler_own_realloc};
+	bool front = true;
+
+	sampler_ts.busy++;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		front &= dlsym(RTLD_DEFAULT, names[i]) == own[i];
+	sampler_ts.busy--;
+	return front;
+}
+
 SAMPLER_EXPORT void bpftrace_prof_sampler_stats(struct prof_sampler_stats *out)
 {
 	out->sampled = __atomic_load_n(&sampler_stats.sampled, __ATOMIC_RELAXED);
@@ -682,6 +724,7 @@ SAMPLER_EXPORT void bpftrace_prof_sampler_stats(struct prof_sampler_stats *out)
 	out->live = __atomic_load_n(&sampler_set_count, __ATOMIC_RELAXED);
 	out->table_full = __atomic_load_n(&sampler_stats.table_full, __ATOMIC_RELAXED);
 	out->mean_bytes = mean_bytes;
+	out->bypassed = !__atomic_load_n(&sampler_front, __ATOMIC_RELAXED);
 }
 
 /* ---- fork --------------------------------------------------------------------------------- */

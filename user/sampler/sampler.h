@@ -84,12 +84,19 @@ void sampler_fire_free(void *p) SAMPLER_HIDDEN;
 #define SAMPLER_FIRE_FREE(p)	    sampler_fire_free(p)
 #define SAMPLER_FIRE_LOST(n)	    STAP_PROBE1(bpftrace_prof, sampler_lost, (uint64_t)(n))
 
-/* A profiler listens (the kernel raised the semaphore on attach) and we are not inside ourselves.
+/*
+ * 1 when the program's malloc, free, calloc and realloc are ours; 0 when an allocator looked up
+ * before us (one linked into the executable, or preloaded ahead of us) serves them: then its
+ * free would get our blocks, so nothing is sampled and every call we still get passes on.
  */
+extern int sampler_front SAMPLER_HIDDEN;
+
+/* A profiler listens (the kernel raised the semaphore on attach), we are the program's
+ * allocator and we are not inside ourselves. */
 SAMPLER_INLINE bool sampler_listening(void)
 {
 	return SAMPLER_UNLIKELY(__atomic_load_n(&sampler_alloc_semaphore, __ATOMIC_RELAXED)) &&
-	       !sampler_ts.busy;
+	       sampler_front && !sampler_ts.busy;
 }
 
 /* Count n bytes down; true when this allocation is sampled.  Allocations of 0 bytes never are. */
