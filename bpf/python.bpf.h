@@ -130,18 +130,25 @@ static __always_inline bool py_enter(const struct prof_py_proc *py, struct py_wa
 #define PY_FRAME_READ 112
 #define PY_CODE_READ  128
 
-/* A field of size n at off in buf (of len bytes, read from addr), or read alone past it. */
-static __always_inline bool py_field(void *dst, __u32 n, const __u8 *buf, __u32 len, __u16 off,
+/*
+ * A field of size n (8, 4 or 1) at off in buf (of len bytes, read from addr), or read alone past
+ * it or off its natural alignment (no CPython field is).  buf is words: clang copies a field out
+ * of a byte array at a variable offset a byte at a time.
+ */
+static __always_inline bool py_field(void *dst, __u32 n, const __u64 *buf, __u32 len, __u16 off,
 				     __u64 addr)
 {
 	__u32 o = off;
 
-	if (o + n > len)
+	if (o + n > len || (o & (n - 1)))
 		return py_read(dst, n, addr + off);
 	o &= 127; /* o + n <= len <= 128: a bound the verifier sees */
-	if (o + n > len)
-		return false;
-	__builtin_memcpy(dst, buf + o, n == 8 ? 8 : n == 4 ? 4 : 1);
+	if (n == 8)
+		*(__u64 *)dst = buf[o >> 3];
+	else if (n == 4)
+		*(__u32 *)dst = ((const __u32 *)buf)[o >> 2];
+	else
+		*(__u8 *)dst = ((const __u8 *)buf)[o];
 	return true;
 }
 
@@ -158,8 +165,8 @@ static __always_inline bool py_field(void *dst, __u32 n, const __u8 *buf, __u32 
 #define PY_WIN 1024
 
 struct prof_py_win {
-	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
-	__u8 data[PY_WIN + PY_FRAME_READ];
+	__u64 base, len;			  /* [base, base + len) is in data; len 0: empty */
+	__u64 data[(PY_WIN + PY_FRAME_READ) / 8]; /* words: see py_field */
 };
 
 struct {
@@ -177,13 +184,14 @@ static __always_inline void py_win_empty(void)
 		win->len = 0;
 }
 
-/* The PY_FRAME_READ bytes of the frame head at f into fb through the window; false: not read. */
-static __always_inline bool py_frame_head(__u8 *fb, __u64 f)
+/* The PY_FRAME_READ bytes of the frame head at f into fb through the window; false: not read
+ * (then alone; so is a frame off a word boundary, which CPython never makes). */
+static __always_inline bool py_frame_head(__u64 *fb, __u64 f)
 {
 	struct prof_py_win *win = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
 	__u64 off, start, len;
 
-	if (!win)
+	if (!win || (f & 7))
 		return false;
 	off = f - win->base;
 	if (f < win->base || off + PY_FRAME_READ > win->len) {
@@ -200,10 +208,10 @@ static __always_inline bool py_frame_head(__u8 *fb, __u64 f)
 		win->len = len;
 		off = f - start;
 	}
-	off &= PY_WIN - 1; /* off + PY_FRAME_READ <= len <= PY_WIN */
+	off = (off & (PY_WIN - 1)) >> 3; /* off + PY_FRAME_READ <= len <= PY_WIN; f, start: words */
 #pragma unroll
 	for (int i = 0; i < PY_FRAME_READ / 8; i++)
-		((__u64 *)fb)[i] = *(__u64 *)&win->data[off + i * 8];
+		fb[i] = win->data[off + i];
 	return true;
 }
 #endif
@@ -215,7 +223,7 @@ static __always_inline bool py_frame_head(__u8 *fb, __u64 f)
  * read at a time).
  */
 struct py_read_bufs {
-	__u8 fb[PY_FRAME_READ + 16], cb[PY_CODE_READ + 16];
+	__u64 fb[PY_FRAME_READ / 8 + 2], cb[PY_CODE_READ / 8 + 2];
 };
 
 struct {
@@ -232,9 +240,9 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 	__u64 f = p->frame, code = 0, back = 0, ptr = 0, type = 0, instr = 0, names[2] = {};
 #ifdef PROF_CROSS_TASK
 	struct py_read_bufs *bufs = bpf_map_lookup_elem(&prof_py_read_bufs, &(__u32){0});
-	__u8 *fb, *cb;
+	__u64 *fb, *cb;
 #else
-	__u8 fb[PY_FRAME_READ + 16] = {}, cb[PY_CODE_READ + 16] = {};
+	__u64 fb[PY_FRAME_READ / 8 + 2] = {}, cb[PY_CODE_READ / 8 + 2] = {};
 #endif
 	__u32 firstlineno = 0, flen = PY_FRAME_READ, clen = PY_CODE_READ;
 	__u8 mark = 0;
