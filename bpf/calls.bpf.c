@@ -201,7 +201,7 @@ static __noinline int send_name(__u64 id, __u32 pid, __u32 runtime, struct call_
 	n->cls_len = read_str(n->cls, sizeof(n->cls), a->cls, a->cls_len);
 	n->fn_len = read_str(n->fn, sizeof(n->fn), a->fn, a->fn_len);
 	n->file_len = read_str(n->file, sizeof(n->file), a->file, a->file_len);
-	prof_submit(n);
+	prof_submit(n, sizeof(*n));
 	return 0;
 }
 
@@ -255,7 +255,7 @@ static __always_inline int on_call(struct pt_regs *ctx, __u32 type, __u32 runtim
 	e->name_id = name_id;
 	e->runtime = runtime;
 	e->flags = flags;
-	prof_submit(e);
+	prof_submit(e, sizeof(*e));
 	return 0;
 }
 
@@ -436,7 +436,7 @@ static __always_inline int on_marker(__u32 runtime, __u32 kind, __u64 text, __u3
 		m->text_len = marker_str(m->text, sizeof(m->text), text);
 	}
 	m->file_len = marker_str(m->file, sizeof(m->file), file);
-	prof_submit(m);
+	prof_submit(m, sizeof(*m));
 	return 0;
 }
 

@@ -48,7 +48,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	r->s.nkern = (__u8)nkern;
 	r->s.nuser = (__u16)nuser;
 	size = prof_bound(sizeof(r->s) + (nkern + nuser) * sizeof(__u64), sizeof(*r));
-	if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags()))
+	if (bpf_ringbuf_output(&prof_events, r, size, prof_wakeup_flags(size)))
 		prof_count(PROF_CNT_RINGBUF_FULL);
 	return 0;
 }

@@ -13,12 +13,32 @@ struct {
 /* A sixteenth of the ring's size, at most 256 KiB (set by the loader: wakeup_bytes). */
 const volatile __u64 prof_wakeup_bytes = PROF_WAKEUP_MAX;
 
+/* Bytes this CPU submitted since it last asked how much is queued. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} prof_wake_unasked SEC(".maps");
+
 /*
  * Wake the consumer only once a batch has queued: a wake-up per event costs more than the
- * probe itself (DESIGN.md §7).  The consumer also drains on a short timer.
+ * probe itself (DESIGN.md §7).  The consumer also drains on a short timer.  How much is queued
+ * is asked once a CPU has submitted a sixteenth of the batch since it last asked: the ring's
+ * positions sit on lines the consumer writes from another CPU, and reading them for every
+ * record cost one cache miss a record.  (Two programs preempting each other on one CPU may
+ * lose an update of the count: a wake-up comes a little later.)
  */
-static __always_inline __u64 prof_wakeup_flags(void)
+static __always_inline __u64 prof_wakeup_flags(__u64 size)
 {
+	__u64 *unasked = bpf_map_lookup_elem(&prof_wake_unasked, &(__u32){0});
+
+	if (unasked) {
+		*unasked += size;
+		if (*unasked < prof_wakeup_bytes / 16)
+			return BPF_RB_NO_WAKEUP;
+		*unasked = 0;
+	}
 	return bpf_ringbuf_query(&prof_events, BPF_RB_AVAIL_DATA) >= prof_wakeup_bytes
 		       ? BPF_RB_FORCE_WAKEUP
 		       : BPF_RB_NO_WAKEUP;
@@ -55,9 +75,10 @@ static __always_inline __u64 prof_bound(__u64 v, __u64 max)
 	return v;
 }
 
-static __always_inline void prof_submit(void *rec)
+/* Submit rec, reserved with size bytes. */
+static __always_inline void prof_submit(void *rec, __u64 size)
 {
-	bpf_ringbuf_submit(rec, prof_wakeup_flags());
+	bpf_ringbuf_submit(rec, prof_wakeup_flags(size));
 }
 
 #endif /* PROF_EVENTS_BPF_H */

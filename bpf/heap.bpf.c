@@ -378,7 +378,7 @@ static __always_inline void emit_free(__u64 id, __u64 addr)
 	e->pad = 0;
 	e->addr = addr;
 	e->ts = bpf_ktime_get_ns();
-	prof_submit(e);
+	prof_submit(e, sizeof(*e));
 }
 
 static __always_inline bool is_realloc(__u32 fn)
@@ -504,7 +504,7 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 			r->e.flags |= PROF_HEAP_UNTRACKED;
 	}
 	len = prof_bound(sizeof(r->e) + n * sizeof(__u64), sizeof(*r));
-	if (bpf_ringbuf_output(&prof_events, r, len, prof_wakeup_flags())) {
+	if (bpf_ringbuf_output(&prof_events, r, len, prof_wakeup_flags(len))) {
 		prof_count(PROF_CNT_RINGBUF_FULL);
 		if (kept > 0 && !bpf_map_delete_elem(&prof_sampled, &nkey))
 			sampled_left(nkey.tgid);

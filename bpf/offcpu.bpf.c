@@ -66,7 +66,7 @@ static __always_inline void send_record(struct prof_offcpu_event *e, __u64 max)
 	__u64 size = prof_bound(sizeof(*e) + ((__u64)e->nkern + e->nuser) * sizeof(__u64), max);
 
 	/* Every period, however short: userspace sums them. */
-	if (bpf_ringbuf_output(&prof_events, e, size, prof_wakeup_flags()))
+	if (bpf_ringbuf_output(&prof_events, e, size, prof_wakeup_flags(size)))
 		prof_count(PROF_CNT_RINGBUF_FULL);
 }
 
