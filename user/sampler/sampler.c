@@ -158,11 +158,12 @@ void sampler_resolve(void)
 	next.valloc = sampler_dlsym_next("valloc");
 	next.pvalloc = sampler_dlsym_next("pvalloc");
 	next.usable = sampler_dlsym_next("malloc_usable_size");
+	/* Still resolving: a block dlsym asks for comes from the arena. */
+	sampler_front = resolve_front();
 	sampler_ts.resolving = 0;
 	/* Without a next malloc there is nothing to wrap: a broken process either way. */
 	if (!next.malloc || !next.free || !next.calloc || !next.realloc)
 		abort();
-	sampler_front = resolve_front();
 	__atomic_store_n(&sampler_ready, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&state, 2, __ATOMIC_RELEASE);
 	errno = saved;
