@@ -348,6 +348,8 @@ $(OUTPUT)/targets/big_cfi.elf: tests/targets/gen_big_cfi.py | $(OUTPUT)/targets
 	$(call msg,GEN,$@)
 	$(Q)$(PYTHON) $< $@
 
+$(OUTPUT)/tests/test_bpf_code: | $(BPF_OBJS)
+
 $(OUTPUT)/tests/test_sampler: | $(SAMPLER_SO) $(OUTPUT)/targets/sampler_check \
 	$(OUTPUT)/targets/sampler_new $(OUTPUT)/targets/libinterpose_alloc.so
 
