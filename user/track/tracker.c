@@ -69,6 +69,7 @@ struct target {
 	int pidfd; /* -1 if the process was gone before we could open one */
 	uint8_t alive;
 	uint8_t unwind_stale;	/* its mappings changed: re-read them when the time comes */
+	uint8_t sym_stale;	/* ... and the symbolizer is told at that read (an unheld dlopen) */
 	uint8_t unwind_quick;	/* re-reads in the current UNWIND_REREAD_NS window */
 	int64_t unwind_read_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
 };
@@ -398,6 +399,9 @@ static int poll_unwinder(struct tracker *tr)
 			if (t->alive && now - t->unwind_read_ns >= UNWIND_REREAD_NS) {
 				tracker__event_end(tr); /* a re-read: never an older one */
 				unwind_read(tr, *pid, t);
+				if (t->sym_stale)
+					sym_load(tr, *pid, false); /* the same read of its maps */
+				t->sym_stale = 0;
 			} else if (t->alive)
 				left = true;
 			else
@@ -805,13 +809,16 @@ int tracker__dlopen(struct tracker *tr, uint32_t pid, bool held)
 	 * that the new library's table is built at once.  Left to the walker's first miss, it
 	 * waited behind the re-reads' rate limit (UNWIND_REREAD_QUICK per UNWIND_REREAD_NS), and a
 	 * sampled Python's stacks through `_json` were cut meanwhile (about 240 of 1,400 in a 1 s
-	 * run).  A held one is read by its release.
+	 * run).  The symbolizer loads the new files then too, on its thread: left to the process's
+	 * exit hold, `import torch`'s 300 libraries were read there, while the process waited
+	 * (110 ms of a `-- CMD` exit: docs/benchmarks.md).  A held one is read by its release.
 	 */
 	if (!tr->opts.wide) {
 		struct target *t = held || !tr->unw ? NULL : hashmap__find(tr->targets, &pid);
 
 		if (t) {
 			t->unwind_stale = 1;
+			t->sym_stale = 1;
 			t->unwind_read_ns = 0; /* due now, whatever the re-reads' rate limit */
 			tr->unwind_stale = true;
 		}
