@@ -357,7 +357,8 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	  EVENT)                                                                                \
 	X(heap_procs_unsampled, "heap_procs_unsampled",                                         \
 	  "--heap -- CMD with our sampler preloaded: process images that never loaded it "      \
-	  "(static, LD_PRELOAD cleared): their allocations not seen (--no-preload sees them)",  \
+	  "(static, LD_PRELOAD cleared) or whose own allocator comes first: their allocations " \
+	  "not seen (--no-preload sees them)",                                                  \
 	  DROP)                                                                                 \
 	X(heap_session_files, "heap_session_files",                                             \
 	  "--heap --sample-bytes: files probed through one uprobe session link (an unsampled "  \
