@@ -9,6 +9,8 @@
 #include "events.bpf.h"
 #include "heap_state.bpf.h"
 #include "prof_heap.h"
+/* Allocations repeat their stacks: whole walks are kept (bpf/unwind.bpf.h). */
+#define PROF_WALK_CACHE
 #include "unwind.bpf.h"
 
 #include <bpf/usdt.bpf.h>

@@ -72,6 +72,8 @@ struct unwind_regs {
 	bool exact;    /* ip is not a return address: look it up as is */
 	bool reliable; /* ip came from registers or a table (not a frame pointer) */
 	bool bp_lost;  /* the caller's rbp is unknown */
+	bool unkept;   /* the walk went where the walk cache cannot check (see prof_walk_cache) */
+	__u32 bp_from; /* PROF_WALK_CACHE: the log entry bp was read from, + 1 (0: a register) */
 };
 
 /*
@@ -89,6 +91,17 @@ struct prof_stack_win {
 	/* Words, not bytes: clang copies a __u64 out of a __u8 array at a variable offset a byte
 	 * at a time (8 loads, 7 shifts and 7 ors; most of a frame's step on Linux 6.18). */
 	__u64 data[PROF_STACK_WIN / 8];
+#ifdef PROF_WALK_CACHE
+	/* The words this walk read (logging 1): where, as an offset from the walk's first sp, and
+	 * what they held; need: those its frames depend on (all but rbp values no later rule
+	 * used: code without frame pointers keeps data in rbp).  A read below that sp, or more
+	 * than PROF_WALK_LOG, stops the log (the walk is not kept). */
+	__u64 log_sp, need;
+	__u32 logging, nlog;
+	__u32 epoch; /* walks begun on this CPU: one that saw another begin is not kept */
+	__u32 log_off[PROF_WALK_LOG];
+	__u64 log_val[PROF_WALK_LOG];
+#endif
 };
 
 struct {
@@ -478,18 +491,70 @@ __noinline __u64 prof_real_return(__u64 ra_slot)
 	return ret;
 }
 
+#ifdef PROF_WALK_CACHE
+/*
+ * The size (8 or 16) bytes at addr a walk read into s, logged (see struct prof_stack_win);
+ * bp_from != NULL: s->v[0] is the caller's rbp, needed only once a rule uses it (walk_need),
+ * and *bp_from names its entry.
+ */
+static __always_inline void walk_log(struct prof_stack_win *win, __u64 addr,
+				     const struct stack_slots *s, __u32 size, __u32 *bp_from)
+{
+	__u64 off = addr - win->log_sp;
+	__u32 i = win->nlog;
+
+	if (!win->logging)
+		return;
+	if (addr < win->log_sp || off > (1ULL << 30) || i > PROF_WALK_LOG - 2) {
+		win->logging = 0;
+		return;
+	}
+	i = prof_bound(i, PROF_WALK_LOG - 2);
+	win->log_off[i] = (__u32)off;
+	win->log_val[i] = s->v[0];
+	if (bp_from)
+		*bp_from = i + 1;
+	else
+		win->need |= 1ULL << i;
+	if (size == 16) {
+		win->log_off[i + 1] = (__u32)off + 8;
+		win->log_val[i + 1] = s->v[1];
+		win->need |= 2ULL << i;
+		i++;
+	}
+	win->nlog = i + 1;
+}
+
+/* A rule used rbp: the word it was read from is needed (see walk_log). */
+static __always_inline void walk_need(__u32 bp_from)
+{
+	struct prof_stack_win *win;
+
+	if (!bp_from)
+		return; /* the walk's first rbp: in the cache's key */
+	win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
+	if (win)
+		win->need |= 1ULL << ((bp_from - 1) & (PROF_WALK_LOG - 1));
+}
+#else
+#define walk_need(bp_from) ((void)(bp_from))
+#endif
+
 /*
  * size (8 or 16) bytes of the walked thread's stack at addr into dst, through the window: 0, or
- * the read's error.  A window that cannot be read whole (the stack's top is less than a window
- * above addr) leaves the slot to a read of its own.  Inlined in the row step (a call per frame
- * costs what the rest of the read does), global for the others.
+ * the read's error.  bp_from: see walk_log (NULL for any read but an rbp's).  A window that
+ * cannot be read whole (the stack's top is less than a window above addr) leaves the slot to a
+ * read of its own.  Inlined in the row step (a call per frame costs what the rest of the read
+ * does), global for the others.
  */
-static __always_inline int stack_read(struct stack_slots *dst, __u64 addr, __u32 size)
+static __always_inline int stack_read_bp(struct stack_slots *dst, __u64 addr, __u32 size,
+					 __u32 *bp_from)
 {
 #ifndef PROF_CROSS_TASK
 	__u32 zero = 0;
 	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &zero);
 	__u64 off;
+	int err;
 
 	/* A slot not on a word boundary (a CFA no ABI makes) is read alone. */
 	if (win && !(addr & 7)) {
@@ -508,18 +573,33 @@ static __always_inline int stack_read(struct stack_slots *dst, __u64 addr, __u32
 			if (size != 8)
 				goto alone;
 			dst->v[0] = win->data[prof_bound(off, PROF_STACK_WIN / 8 - 1)];
-			return 0;
+			goto read;
 		}
 		off = prof_bound(off, PROF_STACK_WIN / 8 - 2);
 		dst->v[0] = win->data[off];
 		dst->v[1] = win->data[off + 1];
-		return 0;
+		goto read;
 	}
 alone:
+	err = prof_read_user(dst, (__u32)prof_bound(size, sizeof(*dst)), (void *)addr);
+	if (err)
+		return err;
+read:
+#ifdef PROF_WALK_CACHE
+	if (win)
+		walk_log(win, addr, dst, size, bp_from);
 #endif
+	return 0;
+#else
 	if (size == 16)
 		return prof_read_user(dst, 16, (void *)addr);
 	return prof_read_user(dst, 8, (void *)addr);
+#endif
+}
+
+static __always_inline int stack_read(struct stack_slots *dst, __u64 addr, __u32 size)
+{
+	return stack_read_bp(dst, addr, size, NULL);
 }
 
 __noinline int prof_stack_read(struct stack_slots *dst, __u64 addr, __u32 size)
@@ -538,6 +618,7 @@ __noinline int prof_fp_step(struct unwind_regs *w, __u32 reason)
 	if (!w)
 		return 0;
 
+	w->unkept = true;
 	if (prof_unwind_mode == PROF_UNWIND_MODE_DWARF)
 		return walk_cut0(w, reason);
 	if (!w->bp) {
@@ -579,6 +660,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		w->done = 1;
 		return 0;
 	case PROF_UNWIND_CFA_SIGNAL:
+		w->unkept = true; /* read past the window's log */
 		if (prof_read_user(&v, sizeof(v), (void *)(w->sp + PROF_SIGFRAME_RBP)) ||
 		    prof_read_user(regs, 2 * sizeof(__u64), (void *)(w->sp + PROF_SIGFRAME_RSP)))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
@@ -601,12 +683,16 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	case PROF_UNWIND_CFA_RBP:
 		if (w->bp_lost)
 			return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
+		walk_need(w->bp_from);
 		cfa = w->bp + off;
 		break;
 	case PROF_UNWIND_CFA_DEREF_RBP:
 	case PROF_UNWIND_CFA_DEREF_RSP:
-		if (kind == PROF_UNWIND_CFA_DEREF_RBP && w->bp_lost)
-			return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
+		if (kind == PROF_UNWIND_CFA_DEREF_RBP) {
+			if (w->bp_lost)
+				return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
+			walk_need(w->bp_from);
+		}
 		v = (kind == PROF_UNWIND_CFA_DEREF_RBP ? w->bp : w->sp) + off;
 		if (stack_read(&slots, v, 8))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
@@ -621,7 +707,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	off = (long)r->rbp_off * 8;
 	/* The common frame (push %rbp first): rbp at CFA-16 beside the return address, one read. */
 	if (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA && r->rbp_off == -2) {
-		if (stack_read(&slots, cfa - 16, 16))
+		if (stack_read_bp(&slots, cfa - 16, 16, &w->bp_from))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = slots.v[0];
 		w->bp_lost = false;
@@ -633,8 +719,10 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		break;
 	case PROF_UNWIND_RBP_CFA:
 	case PROF_UNWIND_RBP_DEREF_RBP:
+		if (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_DEREF_RBP)
+			walk_need(w->bp_from);
 		v = (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA ? cfa : w->bp) + off;
-		if (stack_read(&slots, v, 8))
+		if (stack_read_bp(&slots, v, 8, &w->bp_from))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
 		w->bp = slots.v[0];
 		w->bp_lost = false;
@@ -837,6 +925,7 @@ static long unwind_frame(__u64 i, void *arg)
 	if (found == UNWIND_NO_MAPPING && w->g.ra_slot && w->proc) {
 		real = prof_real_return(w->g.ra_slot);
 		if (real) {
+			w->g.unkept = true; /* the kernel's state, not the stack's */
 			w->g.ip = real;
 			pc = real - 1;
 			found = prof_unwind_lookup(w->proc, pc, &h);
@@ -845,6 +934,7 @@ static long unwind_frame(__u64 i, void *arg)
 	if (!push_frame(w))
 		return 1;
 	if (found == UNWIND_NO_MAPPING) {
+		w->g.unkept = true; /* a row the process entry's generation does not name */
 		if (w->g.reliable)
 			ask_refresh(w); /* a library loaded since the maps were read? */
 		if (!w->g.reliable || !prof_vma_mapping(&w->vma, pc)) {
@@ -895,6 +985,191 @@ static __always_inline void stack_win_empty(void)
 	if (win)
 		win->len = 0;
 }
+
+#ifdef PROF_WALK_CACHE
+/*
+ * The walk cache: whole walks, per CPU, by where they began (ip, sp, bp) and the generation of
+ * the process entry whose rows they used (one content: include/prof_unwind.h).  A walk is a
+ * function of those and of the stack words it read; each kept walk holds the words it read (as
+ * offsets from its first sp) and their values, and is taken again only when every one of them
+ * still holds its value: then the walk would read the same words, find the same rows and give
+ * the same frames.  Allocations repeat their leaf state (sqlite3: 514 of 225,209 start
+ * states; the top 100 are 98 %), so most stacks become a slot lookup and a few compared words.
+ * Kept only: a walk through tables alone, ended at its root, of PROF_WALK_CACHE_WORDS words
+ * at most, with no Python frames, signal frames, frame-pointer steps, rows of a vma the entry
+ * does not hold or return addresses from the kernel's uretprobe state (none of those is in
+ * the log), and not interleaved with another walk on this CPU (the window's epoch).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROF_WALK_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct prof_walk_cached);
+} prof_walk_cache SEC(".maps");
+
+/* A walk's start, saved before the walk moves the registers. */
+struct walk_start {
+	__u64 ip, sp, bp;
+	__u32 gen, epoch, slot;
+};
+
+/*
+ * 1 when every word kept walk c depends on holds its value in the stack at sp (win's data as
+ * the buffer), else 0.  Global: verified once.
+ */
+__noinline int prof_walk_check(struct prof_walk_cached *c, struct prof_stack_win *win, __u64 sp)
+{
+	struct prof_walk_span sp_;
+	__u32 ns, e;
+	__u64 o;
+
+	if (!c || !win)
+		return 0;
+	ns = c->nspans;
+	win->len = 0;
+	for (__u32 s = 0; s < PROF_WALK_CHECK_SPANS; s++) {
+		if (s >= ns)
+			return 1;
+		sp_ = c->span[s];
+		if (bpf_probe_read_user(win->data, (__u32)prof_bound(sp_.len, PROF_STACK_WIN),
+					(void *)(sp + sp_.lo)))
+			return 0;
+		for (__u32 j = 0; j < PROF_WALK_LOG; j++) {
+			e = sp_.first + j;
+			if (e >= sp_.end)
+				break;
+			e &= PROF_WALK_LOG - 1;
+			o = (__u64)(c->need_off[e] - sp_.lo) >> 3;
+			if (win->data[prof_bound(o, PROF_STACK_WIN / 8 - 1)] != c->need_val[e])
+				return 0;
+		}
+	}
+	return 1;
+}
+
+struct walk_plan {
+	struct prof_walk_cached *c;
+	struct prof_stack_win *win;
+	__u32 n, ns, lo, bad;
+};
+
+/* Log entry i into the plan: kept when needed, in the last span or a new one. */
+static long walk_plan_word(__u64 i, void *arg)
+{
+	struct walk_plan *p = arg;
+	struct prof_walk_cached *c = p->c;
+	struct prof_stack_win *win = p->win;
+	__u32 o, s;
+
+	if (i >= win->nlog)
+		return 1;
+	if (!(win->need >> i & 1))
+		return 0;
+	o = win->log_off[i & (PROF_WALK_LOG - 1)];
+	if (!p->n || o < p->lo || o - p->lo > PROF_STACK_WIN - 8) {
+		if (p->ns >= PROF_WALK_CHECK_SPANS) {
+			p->bad = 1;
+			return 1;
+		}
+		s = p->ns & (PROF_WALK_CHECK_SPANS - 1);
+		c->span[s].lo = o;
+		c->span[s].len = 8;
+		c->span[s].first = (__u16)p->n;
+		p->ns++;
+		p->lo = o;
+	}
+	s = (p->ns - 1) & (PROF_WALK_CHECK_SPANS - 1);
+	c->need_off[p->n & (PROF_WALK_LOG - 1)] = o;
+	c->need_val[p->n & (PROF_WALK_LOG - 1)] = win->log_val[i & (PROF_WALK_LOG - 1)];
+	p->n++;
+	c->span[s].end = (__u16)p->n;
+	if (o - p->lo + 8 > c->span[s].len)
+		c->span[s].len = o - p->lo + 8;
+	return 0;
+}
+
+/*
+ * A walk starting at w's registers: its words copied into w->ips from a kept walk that still
+ * holds (their number), or -1 (walk; the window then logs the walk's reads for walk_keep).
+ */
+static __always_inline long walk_cached(struct unwind_walk *w, struct walk_start *st,
+					struct prof_stack_cap cap)
+{
+	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
+	struct prof_walk_cached *c;
+	__u64 h;
+	__u32 seq, n;
+
+	if (!win)
+		return -1;
+	win->len = 0;
+	win->logging = 0;
+	st->epoch = ++win->epoch;
+	st->ip = w->g.ip;
+	st->sp = w->g.sp;
+	st->bp = w->g.bp;
+	h = (st->ip ^ st->sp * 0x9e3779b97f4a7c15ULL ^ st->bp * 0xc2b2ae3d27d4eb4fULL ^ st->gen) *
+	    0x9e3779b97f4a7c15ULL;
+	st->slot = (__u32)(h >> 48) & prof_walk.walk_cache_mask;
+	c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot);
+	if (!c)
+		return -1;
+	seq = c->seq;
+	n = c->n;
+	if ((seq & 1) || c->gen != st->gen || c->ip != st->ip || c->sp != st->sp ||
+	    c->bp != st->bp || n > PROF_WALK_CACHE_WORDS || n > cap.words || n > cap.frames ||
+	    !prof_walk_check(c, win, st->sp))
+		goto walk;
+	__builtin_memcpy(w->ips, c->frames, sizeof(c->frames));
+	/* Rewritten meanwhile (this program preempted), or the window another walk's. */
+	if (c->seq != seq || win->epoch != st->epoch)
+		goto walk;
+	return n;
+walk:
+	win->len = 0;
+	win->log_sp = st->sp;
+	win->need = 0;
+	win->nlog = 0;
+	win->logging = 1;
+	return -1;
+}
+
+/* The walk just done, kept when it may be (see above). */
+static __always_inline void walk_keep(struct unwind_walk *w, const struct walk_start *st)
+{
+	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
+	struct walk_plan plan = {};
+	struct prof_walk_cached *c;
+	bool keep;
+
+	if (!win)
+		return;
+	keep = win->logging && win->epoch == st->epoch && win->nlog <= PROF_WALK_LOG && w->g.done &&
+	       !w->g.stop && !w->g.unkept && !w->py_any && w->n <= PROF_WALK_CACHE_WORDS;
+	win->logging = 0;
+	if (!keep)
+		return;
+	c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot);
+	if (!c)
+		return;
+	c->seq |= 1;
+	c->gen = 0;
+	plan.c = c;
+	plan.win = win;
+	bpf_loop(PROF_WALK_LOG, walk_plan_word, &plan, 0);
+	if (plan.bad)
+		goto out;
+	c->nspans = plan.ns;
+	c->gen = st->gen;
+	c->ip = st->ip;
+	c->sp = st->sp;
+	c->bp = st->bp;
+	c->n = w->n;
+	__builtin_memcpy(c->frames, w->ips, sizeof(c->frames));
+out:
+	c->seq++;
+}
+#endif
 
 /* A stack past its cap: the root side found from the end (stack_cut). */
 struct stack_cut_scan {
@@ -1088,6 +1363,9 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	struct unwind_walk w = {};
 	struct pt_regs *regs;
 	long n;
+#ifdef PROF_WALK_CACHE
+	struct walk_start st = {};
+#endif
 
 	if (py)
 		*py = PROF_PY_THREAD_NONE;
@@ -1127,7 +1405,17 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	w.proc = bpf_map_lookup_elem(&prof_unwind_procs, &w.tgid);
 	w.g.exact = true;
 	w.g.reliable = true;
-	stack_win_empty();
+#ifdef PROF_WALK_CACHE
+	st.gen = w.proc && !w.proc->py.version ? w.proc->gen : 0;
+	if (st.gen) {
+		n = walk_cached(&w, &st, cap);
+		if (n >= 0) {
+			prof_count(PROF_CNT_UNWIND_WALKS_CACHED);
+			return n;
+		}
+	} else
+#endif
+		stack_win_empty();
 #ifndef PROF_CROSS_TASK
 	if (w.proc && w.proc->py.version)
 		py_win_empty();
@@ -1135,6 +1423,10 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	if (!w.proc)
 		ask_refresh(&w);
 	bpf_loop(PROF_WALK_WORDS + 1, unwind_frame, &w, 0);
+#ifdef PROF_WALK_CACHE
+	if (st.gen)
+		walk_keep(&w, &st);
+#endif
 	if (!w.g.done)
 		w.g.stop = PROF_CNT_UNWIND_WALK_BOUND; /* iterations out (frames skipped) */
 	if (w.nf > cap.frames || w.n > cap.words)

@@ -151,6 +151,10 @@ enum prof_counter_kind {
 	  DROP)                                                                                    \
 	X(UNWIND_FP_FRAMES, "unwind_fp_frames",                                                    \
 	  "frames walked by frame pointer (no unwind table for their file)", EVENT)                \
+	X(UNWIND_WALKS_CACHED, "unwind_walks_cached",                                              \
+	  "stacks not walked again: a kept walk from the same registers whose stack words all "    \
+	  "held (the walk cache)",                                                                 \
+	  BOOK)                                                                                    \
 	X(EXIT_HOLD_FAIL, "exit_hold_fail",                                                        \
 	  "exiting processes not held for symbolization (consumer busy, signal refused)", DROP)    \
 	X(EXEC_HOLD_FAIL, "exec_hold_fail",                                                        \

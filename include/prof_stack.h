@@ -82,6 +82,51 @@ struct prof_walk_knobs {
 	__u32 mode; /* --unwind: enum unwind_mode (user/cli.h): 0 auto, 1 dwarf, 2 fp */
 	/* --unwind fp: kernel.perf_event_max_stack, where bpf_get_stack stops (0: unknown) */
 	__u32 fp_max_stack;
+	/* The walk cache's slots per CPU - 1 (a power of two; prof_walk_cache_slots). */
+	__u32 walk_cache_mask;
 };
+
+/*
+ * The walk cache (bpf/unwind.bpf.h, the heap object): whole walks per CPU, by their start and
+ * the process entry's generation, each with the stack words its frames depend on.
+ */
+#define PROF_WALK_LOG	       64 /* stack words a kept walk may have read (a bit each in a __u64) */
+#define PROF_WALK_CACHE_WORDS  48  /* words of a kept walk */
+#define PROF_WALK_CHECK_SPANS  8   /* copies of the stack a check may make */
+#define PROF_WALK_CACHE_SLOTS  256 /* per CPU, at most */
+/* All CPUs' slots together, at most (fewer slots per CPU on a machine with many). */
+#define PROF_WALK_CACHE_BUDGET (32ULL << 20)
+#define PROF_WALK_CACHE_MIN    16
+
+struct prof_walk_span {
+	__u32 lo, len;	  /* bytes from the walk's first sp, and how many */
+	__u16 first, end; /* its words: need_off/need_val[first, end) */
+};
+
+struct prof_walk_cached {
+	__u32 seq; /* odd while written */
+	__u32 gen; /* 0: empty */
+	__u64 ip, sp, bp;
+	__u32 n, nspans;
+	__u64 frames[PROF_WALK_CACHE_WORDS];
+	/* The words its frames depend on (needed entries of the walk's log), in spans of at most
+	 * one stack window: one copy each to check them. */
+	struct prof_walk_span span[PROF_WALK_CHECK_SPANS];
+	__u32 need_off[PROF_WALK_LOG];
+	__u64 need_val[PROF_WALK_LOG];
+};
+
+/* Slots per CPU for ncpus CPUs (< 1: unknown, taken as 1): PROF_WALK_CACHE_SLOTS, halved
+ * while all of them would pass PROF_WALK_CACHE_BUDGET (not below PROF_WALK_CACHE_MIN). */
+static inline __u32 prof_walk_cache_slots(int ncpus)
+{
+	__u64 n = ncpus > 0 ? (__u64)ncpus : 1;
+	__u32 slots = PROF_WALK_CACHE_SLOTS;
+
+	while (slots > PROF_WALK_CACHE_MIN &&
+	       slots * sizeof(struct prof_walk_cached) * n > PROF_WALK_CACHE_BUDGET)
+		slots /= 2;
+	return slots;
+}
 
 #endif /* PROF_STACK_H */

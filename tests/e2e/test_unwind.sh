@@ -210,8 +210,6 @@ t_unwind_demo_strdup_has_caller() {
 	expect_no_allocator_leaf "$f"
 }
 
-# jit_target runs code from anonymous memory: no file, no unwind table, and with --unwind dwarf
-# no frame-pointer fallback.  Each sample there is a cut stack, and each cut must be counted.
 # Two programs whose functions sit at the same addresses with frames of other sizes
 # (tests/targets/frames_nofp.c), taking turns on one CPU: the walker's per-CPU cache of the rows
 # found for pcs must never hand one process the other's rows (it is kept per process entry's
@@ -230,6 +228,35 @@ t_unwind_same_pcs_other_rows() {
 		"$(sum_matching "$s" "[|;]frame_leaf;frame_mid;main;([^|]*;)?__libc_start_call_main(;|\$)")"
 }
 
+# One start state of a walk (malloc's return address, stack and frame pointers) on four paths,
+# in bursts (tests/targets/walk_alias.c): the walk cache keeps whole walks by their start, and
+# may hand one back only when every stack word it depends on still holds.  Each path's bytes on
+# its own stack, exactly; and most stacks from the cache (else this tests nothing).
+t_unwind_walk_cache_other_paths() {
+	local f=$E2E_TMP/alias.pb.gz s=$E2E_TMP/alias.stacks top via size cached
+	"$PROF" -v --heap --unwind dwarf -o "$f" --top 0 -- build/targets/walk_alias \
+		>"$E2E_TMP/target.out" 2>"$E2E_TMP/alias.log" || fail "profiler exit status $?"
+	expect_eq "target output" "DONE" "$(cat "$E2E_TMP/target.out")"
+	expect_no_drops "$f"
+	pprof_stacks "$f" alloc_space >"$s"
+	# 40 rounds x 25 blocks per path and round
+	size=100
+	for top in top_1 top_2; do
+		for via in via_a via_b; do
+			expect_eq "bytes on leaf;$via;$top;main down to the root" $((1000 * size)) \
+				"$(sum_matching "$s" "\|leaf;$via;$top;main;([^|]*;)?__libc_start_call_main(;|\$)")"
+			size=$((size + 100))
+		done
+	done
+	expect_eq "leaf alloc_space" 1000000 "$(pprof_flat "$f" alloc_space leaf)"
+	cached=$(sed -n 's/.*bookkeeping:.* unwind_walks_cached=\([0-9]*\).*/\1/p' "$E2E_TMP/alias.log")
+	cached=${cached:-0}
+	[ "$cached" -ge 3000 ] || fail "unwind_walks_cached: $cached of 4000 stacks (expected >= 3000)"
+	echo "ok: $cached of 4000 stacks from the walk cache"
+}
+
+# jit_target runs code from anonymous memory: no file, no unwind table, and with --unwind dwarf
+# no frame-pointer fallback.  Each sample there is a cut stack, and each cut must be counted.
 t_unwind_cut_stacks_are_counted() {
 	local f=$E2E_TMP/jit.pb.gz out=$E2E_TMP/jit.out code size lo hi jit=0 cut=0 id addr n
 	"$PROF" --cpu --unwind dwarf -d 2 -o "$f" --top 0 -- build/targets/jit_target >"$out" ||

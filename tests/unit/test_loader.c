@@ -107,8 +107,37 @@ static void test_loader__limits_come_from_include(void **state)
 	assert_int_equal(bpf_map__max_entries(proc->maps.prof_dl_state), PROF_DL_STATE_ENTRIES);
 	assert_int_equal(bpf_map__key_size(heap->maps.prof_sampled),
 			 sizeof(struct prof_sampled_key));
+	assert_int_equal(bpf_map__max_entries(heap->maps.prof_walk_cache), PROF_WALK_CACHE_SLOTS);
+	assert_int_equal(bpf_map__value_size(heap->maps.prof_walk_cache),
+			 sizeof(struct prof_walk_cached));
 	heap_bpf__destroy(heap);
 	proc_bpf__destroy(proc);
+}
+
+/*
+ * The heap walker's cache of whole walks, per CPU: its slots a power of two (a mask picks one),
+ * all of them under the budget on a machine with many CPUs, never below the least.
+ */
+static void test_loader__walk_cache_slots(void **state)
+{
+	(void)state;
+	assert_int_equal(prof_walk_cache_slots(2), PROF_WALK_CACHE_SLOTS);
+	assert_int_equal(prof_walk_cache_slots(0), PROF_WALK_CACHE_SLOTS);
+	assert_int_equal(prof_walk_cache_slots(-1), PROF_WALK_CACHE_SLOTS);
+	for (int ncpus = 1; ncpus <= 8192; ncpus *= 2) {
+		__u32 slots = prof_walk_cache_slots(ncpus);
+
+		assert_true(slots >= PROF_WALK_CACHE_MIN && slots <= PROF_WALK_CACHE_SLOTS);
+		assert_int_equal(slots & (slots - 1), 0);
+		assert_true(slots == PROF_WALK_CACHE_MIN ||
+			    (__u64)slots * sizeof(struct prof_walk_cached) * ncpus <=
+				    PROF_WALK_CACHE_BUDGET);
+		/* No more halving than the budget asks for. */
+		assert_true(slots == PROF_WALK_CACHE_SLOTS ||
+			    (__u64)slots * 2 * sizeof(struct prof_walk_cached) * ncpus >
+				    PROF_WALK_CACHE_BUDGET);
+	}
+	assert_int_equal(prof_walk_cache_slots(8192), PROF_WALK_CACHE_MIN);
 }
 
 /* The ring's size: PROF_RINGBUF_BYTES, or --ring-buffer's (past it too). */
@@ -146,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_loader__each_object_declares_only_its_maps),
 		cmocka_unit_test(test_loader__limits_come_from_include),
 		cmocka_unit_test(test_loader__ring_size),
+		cmocka_unit_test(test_loader__walk_cache_slots),
 		cmocka_unit_test(test_loader__offcpu_records_sized_in_include),
 	};
 

@@ -112,6 +112,7 @@ static int size_maps(const struct loader *l, struct bpf_object *obj)
 		{"prof_unwind_procs", l->opts.unwind_fp ? 1 : PROF_MAX_TARGETS},
 		{"prof_unwind_asked", l->opts.unwind_fp ? 1 : PROF_UNWIND_ASKED_ENTRIES},
 		{"prof_unwind_files", l->opts.unwind_fp ? 1 : PROF_UNWIND_FILES},
+		{"prof_walk_cache", l->opts.unwind_fp ? 1 : l->opts.walk.walk_cache_mask + 1},
 		{"__bpf_usdt_specs", PROF_USDT_SPEC_ENTRIES},
 		{"prof_exec_seen", l->opts.hold_execs ? PROF_EXEC_SEEN_ENTRIES : 1},
 		{"prof_dl_pending", l->opts.hold_execs ? PROF_DL_PENDING_ENTRIES : 1},
@@ -612,6 +613,8 @@ int loader__open(struct loader **out, const struct loader_opts *opts)
 	if (!l)
 		return -ENOMEM;
 	l->opts = *opts;
+	/* The heap walker's cache of whole walks (include/prof_stack.h). */
+	l->opts.walk.walk_cache_mask = prof_walk_cache_slots(libbpf_num_possible_cpus()) - 1;
 	for (int i = 0; i < SHARED__COUNT; i++)
 		l->shared_fd[i] = -1;
 	err = hashmap__new(&l->attached, sizeof(struct loader_attach_key), sizeof(struct attached));
