@@ -101,6 +101,10 @@ struct prof_stack_win {
 	__u32 epoch; /* walks begun on this CPU: one that saw another begin is not kept */
 	__u32 log_off[PROF_WALK_LOG];
 	__u64 log_val[PROF_WALK_LOG];
+	/* The walk's native frames, eval frames that Python frames stood for included (what a
+	 * kept walk holds), and how many; past PROF_WALK_CACHE_WORDS the log stops. */
+	__u32 nnative;
+	__u64 native[PROF_WALK_CACHE_WORDS];
 #endif
 };
 
@@ -189,6 +193,10 @@ struct unwind_walk {
 	struct unwind_hit hit;
 	struct py_walk py; /* Python frames in place of eval frames (bpf/python.bpf.h) */
 	bool py_any;	   /* some were emitted */
+#ifdef PROF_WALK_CACHE
+	struct prof_stack_win *win; /* logging this walk, or replaying a kept one (NULL: not) */
+	__u32 replay_k;		    /* replay: the next native frame */
+#endif
 };
 
 static __always_inline void walk_cut(struct unwind_regs *w, __u32 reason)
@@ -818,6 +826,9 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 
 	if (!w->proc || !w->proc->py.version)
 		return 0;
+	/* Most frames are not the interpreter's: no call (prof_py_walk_step would say 0). */
+	if (!w->py.active && !py_is_eval(&w->proc->py, pc))
+		return 0;
 	/* Room for the frame's two words, or the stack is full here. */
 	if (w->n + 2 > PROF_WALK_WORDS)
 		return 0;
@@ -828,6 +839,25 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 	}
 	return r != 0;
 }
+
+#ifdef PROF_WALK_CACHE
+/* The native frame about to be stepped, into the walk's log (see struct prof_stack_win). */
+static __always_inline void walk_native(struct unwind_walk *w)
+{
+	struct prof_stack_win *win = w->win;
+	__u32 i;
+
+	if (!win)
+		return;
+	i = win->nnative;
+	if (i >= PROF_WALK_CACHE_WORDS) {
+		win->logging = 0;
+		return;
+	}
+	win->native[prof_bound(i, PROF_WALK_CACHE_WORDS - 1)] = w->g.ip;
+	win->nnative = i + 1;
+}
+#endif
 
 /* The slot of pc; the check word of a slot holding hit h under generation gen. */
 static __always_inline struct unwind_pc_slot *pc_slot(struct prof_unwind_pc_cache *pcc, __u64 pc)
@@ -913,6 +943,9 @@ static long unwind_frame(__u64 i, void *arg)
 	pc = w->g.exact ? w->g.ip : w->g.ip - 1;
 	if (python_frame(w, pc))
 		return 0;
+#ifdef PROF_WALK_CACHE
+	walk_native(w);
+#endif
 	if (pc >= w->hit.lo && pc < w->hit.hi) {
 		if (!push_frame(w))
 			return 1;
@@ -1088,12 +1121,16 @@ static long walk_plan_word(__u64 i, void *arg)
 	return 0;
 }
 
+#define WALK_REPLAY (-2)
+
 /*
  * A walk starting at w's registers: its words copied into w->ips from a kept walk that still
- * holds (their number), or -1 (walk; the window then logs the walk's reads for walk_keep).
+ * holds (their number); WALK_REPLAY when it holds in a process with Python frames, whose
+ * native frames are then in the window's list for walk_replay; or -1 (walk: the window then
+ * logs the walk's reads for walk_keep).
  */
 static __always_inline long walk_cached(struct unwind_walk *w, struct walk_start *st,
-					struct prof_stack_cap cap)
+					struct prof_stack_cap cap, bool py)
 {
 	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
 	struct prof_walk_cached *c;
@@ -1117,21 +1154,64 @@ static __always_inline long walk_cached(struct unwind_walk *w, struct walk_start
 	seq = c->seq;
 	n = c->n;
 	if ((seq & 1) || c->gen != st->gen || c->ip != st->ip || c->sp != st->sp ||
-	    c->bp != st->bp || n > PROF_WALK_CACHE_WORDS || n > cap.words || n > cap.frames ||
-	    !prof_walk_check(c, win, st->sp))
+	    c->bp != st->bp || n > PROF_WALK_CACHE_WORDS ||
+	    (!py && (n > cap.words || n > cap.frames)) || !prof_walk_check(c, win, st->sp))
 		goto walk;
-	__builtin_memcpy(w->ips, c->frames, sizeof(c->frames));
+	if (py)
+		__builtin_memcpy(win->native, c->frames, sizeof(c->frames));
+	else
+		__builtin_memcpy(w->ips, c->frames, sizeof(c->frames));
 	/* Rewritten meanwhile (this program preempted), or the window another walk's. */
 	if (c->seq != seq || win->epoch != st->epoch)
 		goto walk;
-	return n;
+	if (!py)
+		return n;
+	win->len = 0;
+	win->nnative = n;
+	w->win = win;
+	return WALK_REPLAY;
 walk:
 	win->len = 0;
 	win->log_sp = st->sp;
 	win->need = 0;
 	win->nlog = 0;
+	win->nnative = 0;
 	win->logging = 1;
+	w->win = win;
 	return -1;
+}
+
+/*
+ * One iteration of a kept walk's replay in a process with Python frames: what unwind_frame
+ * does, with the next native frame from the kept list instead of a table row's step.  The
+ * Python frames are read anew: their words change from one allocation to the next (the line,
+ * the frames), the native stack's do not.
+ */
+static long walk_replay(__u64 i, void *arg)
+{
+	struct unwind_walk *w = arg;
+	struct prof_stack_win *win = w->win;
+	__u32 k = w->replay_k;
+	__u64 pc;
+
+	if (!win || w->g.done)
+		return 1;
+	if (k >= win->nnative || k >= PROF_WALK_CACHE_WORDS) {
+		w->g.done = 1;
+		return 1;
+	}
+	if (w->n >= PROF_WALK_WORDS) {
+		walk_cut(&w->g, PROF_CNT_UNWIND_WALK_BOUND);
+		return 1;
+	}
+	w->g.ip = win->native[k];
+	pc = k ? w->g.ip - 1 : w->g.ip; /* the first: the start's own ip (exact) */
+	if (python_frame(w, pc))
+		return 0;
+	if (!push_frame(w))
+		return 1;
+	w->replay_k = prof_opaque(k + 1); /* see frame_in */
+	return 0;
 }
 
 /* The walk just done, kept when it may be (see above). */
@@ -1144,8 +1224,8 @@ static __always_inline void walk_keep(struct unwind_walk *w, const struct walk_s
 
 	if (!win)
 		return;
-	keep = win->logging && win->epoch == st->epoch && win->nlog <= PROF_WALK_LOG && w->g.done &&
-	       !w->g.stop && !w->g.unkept && !w->py_any && w->n <= PROF_WALK_CACHE_WORDS;
+	keep = win->logging && win->epoch == st->epoch && win->nlog <= PROF_WALK_LOG &&
+	       win->nnative <= PROF_WALK_CACHE_WORDS && w->g.done && !w->g.stop && !w->g.unkept;
 	win->logging = 0;
 	if (!keep)
 		return;
@@ -1164,8 +1244,8 @@ static __always_inline void walk_keep(struct unwind_walk *w, const struct walk_s
 	c->ip = st->ip;
 	c->sp = st->sp;
 	c->bp = st->bp;
-	c->n = w->n;
-	__builtin_memcpy(c->frames, w->ips, sizeof(c->frames));
+	c->n = win->nnative;
+	__builtin_memcpy(c->frames, win->native, sizeof(c->frames));
 out:
 	c->seq++;
 }
@@ -1362,7 +1442,7 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 {
 	struct unwind_walk w = {};
 	struct pt_regs *regs;
-	long n;
+	long n = -1;
 #ifdef PROF_WALK_CACHE
 	struct walk_start st = {};
 #endif
@@ -1406,9 +1486,9 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	w.g.exact = true;
 	w.g.reliable = true;
 #ifdef PROF_WALK_CACHE
-	st.gen = w.proc && !w.proc->py.version ? w.proc->gen : 0;
+	st.gen = w.proc ? w.proc->gen : 0;
 	if (st.gen) {
-		n = walk_cached(&w, &st, cap);
+		n = walk_cached(&w, &st, cap, w.proc->py.version != 0);
 		if (n >= 0) {
 			prof_count(PROF_CNT_UNWIND_WALKS_CACHED);
 			return n;
@@ -1422,10 +1502,17 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 #endif
 	if (!w.proc)
 		ask_refresh(&w);
-	bpf_loop(PROF_WALK_WORDS + 1, unwind_frame, &w, 0);
 #ifdef PROF_WALK_CACHE
-	if (st.gen)
-		walk_keep(&w, &st);
+	if (n == WALK_REPLAY) {
+		prof_count(PROF_CNT_UNWIND_WALKS_CACHED);
+		bpf_loop(PROF_WALK_WORDS + 1, walk_replay, &w, 0);
+	} else {
+		bpf_loop(PROF_WALK_WORDS + 1, unwind_frame, &w, 0);
+		if (st.gen)
+			walk_keep(&w, &st);
+	}
+#else
+	bpf_loop(PROF_WALK_WORDS + 1, unwind_frame, &w, 0);
 #endif
 	if (!w.g.done)
 		w.g.stop = PROF_CNT_UNWIND_WALK_BOUND; /* iterations out (frames skipped) */

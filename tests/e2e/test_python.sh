@@ -573,6 +573,33 @@ t_python_heap_keep_exit() {
 	heap_keep_runs exit
 }
 
+# a() and b() allocate in bursts from one native stack (tests/targets/py_alias.py; from 3.11 a
+# Python call adds no C frame): the walk cache hands their native frames back from a kept walk,
+# and the Python frames above must be read anew each time.  Every block on its own function's
+# stack, exactly, with main and <module> under it; and most stacks from the cache.
+t_python_heap_walk_cache_reads_python_frames() {
+	local f=$E2E_TMP/alias.pb.gz s=$E2E_TMP/alias.samples fn size cached
+	local script=tests/targets/py_alias.py
+	"$PROF" -v --heap -o "$f" --top 0 -- /usr/bin/python3.11 "$script" >"$E2E_TMP/alias.out" \
+		2>"$E2E_TMP/alias.log" || fail "profiler exit status $?"
+	expect_eq "script output" "DONE" "$(cat "$E2E_TMP/alias.out")"
+	expect_no_drops "$f"
+	py_samples "$f" >"$s"
+	for fn in a b; do
+		size=$([ $fn = a ] && echo 100001 || echo 200001)
+		# alloc_objects and alloc_space of the stacks whose Python leaf is fn, called by main
+		expect_eq "$fn: blocks and bytes with $fn;main;<module> as the Python frames" \
+			"1000 $((1000 * size))" "$(awk -F'\t' -v fn="$fn" -v file="$PWD/$script" '
+				{ n = split($4, p, ";") }
+				n == 3 && p[1] ~ "^" fn "@" file ":" && p[2] ~ "^main@" file ":" &&
+				p[3] ~ "^<module>@" file ":" { split($1, v, " "); o += v[1]; b += v[2] }
+				END { printf "%d %d\n", o, b }' "$s")"
+	done
+	cached=$(sed -n 's/.*bookkeeping:.* unwind_walks_cached=\([0-9]*\).*/\1/p' "$E2E_TMP/alias.log")
+	[ "${cached:-0}" -ge 1500 ] || fail "unwind_walks_cached: ${cached:-0} (expected >= 1500 of a() and b()'s 2000)"
+	echo "ok: $cached stacks from the walk cache"
+}
+
 t_python_threads_gil() {
 	local i f s n fn ran="" FAILS
 	py_list
