@@ -74,6 +74,8 @@ struct unwind_regs {
 	bool bp_lost;  /* the caller's rbp is unknown */
 	bool unkept;   /* the walk went where the walk cache cannot check (see prof_walk_cache) */
 	__u32 bp_from; /* PROF_WALK_CACHE: the log entry bp was read from, + 1 (0: a register) */
+	__u64 bp_used; /* PROF_WALK_CACHE: the log entries of rbp values a rule used */
+	bool bp0_used; /* PROF_WALK_CACHE: a rule used the walk's first rbp */
 };
 
 /*
@@ -533,19 +535,17 @@ static __always_inline void walk_log(struct prof_stack_win *win, __u64 addr,
 	win->nlog = i + 1;
 }
 
-/* A rule used rbp: the word it was read from is needed (see walk_log). */
-static __always_inline void walk_need(__u32 bp_from)
+/* A rule used rbp: the word it was read from is needed (see walk_log), or the walk's first rbp
+ * (then part of the kept walk's key). */
+static __always_inline void walk_need(struct unwind_regs *w)
 {
-	struct prof_stack_win *win;
-
-	if (!bp_from)
-		return; /* the walk's first rbp: in the cache's key */
-	win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
-	if (win)
-		win->need |= 1ULL << ((bp_from - 1) & (PROF_WALK_LOG - 1));
+	if (w->bp_from)
+		w->bp_used |= 1ULL << ((w->bp_from - 1) & (PROF_WALK_LOG - 1));
+	else
+		w->bp0_used = true;
 }
 #else
-#define walk_need(bp_from) ((void)(bp_from))
+#define walk_need(w) ((void)(w))
 #endif
 
 /*
@@ -691,7 +691,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	case PROF_UNWIND_CFA_RBP:
 		if (w->bp_lost)
 			return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
-		walk_need(w->bp_from);
+		walk_need(w);
 		cfa = w->bp + off;
 		break;
 	case PROF_UNWIND_CFA_DEREF_RBP:
@@ -699,7 +699,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 		if (kind == PROF_UNWIND_CFA_DEREF_RBP) {
 			if (w->bp_lost)
 				return walk_cut0(w, PROF_CNT_UNWIND_UNSUPPORTED);
-			walk_need(w->bp_from);
+			walk_need(w);
 		}
 		v = (kind == PROF_UNWIND_CFA_DEREF_RBP ? w->bp : w->sp) + off;
 		if (stack_read(&slots, v, 8))
@@ -728,7 +728,7 @@ __noinline int prof_unwind_row_step(struct unwind_regs *w, const struct prof_unw
 	case PROF_UNWIND_RBP_CFA:
 	case PROF_UNWIND_RBP_DEREF_RBP:
 		if (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_DEREF_RBP)
-			walk_need(w->bp_from);
+			walk_need(w);
 		v = (prof_unwind_row__rbp(r) == PROF_UNWIND_RBP_CFA ? cfa : w->bp) + off;
 		if (stack_read_bp(&slots, v, 8, &w->bp_from))
 			return walk_cut0(w, PROF_CNT_UNWIND_READ_FAULT);
@@ -847,7 +847,7 @@ static __always_inline void walk_native(struct unwind_walk *w)
 	struct prof_stack_win *win = w->win;
 	__u32 i;
 
-	if (!win)
+	if (!win || !win->logging)
 		return;
 	i = win->nnative;
 	if (i >= PROF_WALK_CACHE_WORDS) {
@@ -1043,7 +1043,8 @@ struct {
 /* A walk's start, saved before the walk moves the registers. */
 struct walk_start {
 	__u64 ip, sp, bp;
-	__u32 gen, epoch, slot;
+	__u32 gen, epoch;
+	__u32 slot, slot_bp; /* its slot by (ip, sp), and by (ip, sp, bp) */
 };
 
 /*
@@ -1145,17 +1146,29 @@ static __always_inline long walk_cached(struct unwind_walk *w, struct walk_start
 	st->ip = w->g.ip;
 	st->sp = w->g.sp;
 	st->bp = w->g.bp;
-	h = (st->ip ^ st->sp * 0x9e3779b97f4a7c15ULL ^ st->bp * 0xc2b2ae3d27d4eb4fULL ^ st->gen) *
-	    0x9e3779b97f4a7c15ULL;
+	/*
+	 * Two slots: by (ip, sp, rbp), and by (ip, sp) for a walk whose rules never used its
+	 * first rbp (code without frame pointers keeps data in rbp, which changes from call to
+	 * call).  The first is looked up first: it tells apart paths that meet at one (ip, sp)
+	 * with another rbp.
+	 */
+	h = (st->ip ^ st->sp * 0xc2b2ae3d27d4eb4fULL ^ st->gen) * 0x9e3779b97f4a7c15ULL;
 	st->slot = (__u32)(h >> 48) & prof_walk.walk_cache_mask;
-	c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot);
+	st->slot_bp =
+		(__u32)((h ^ st->bp) * 0x9e3779b97f4a7c15ULL >> 48) & prof_walk.walk_cache_mask;
+	c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot_bp);
 	if (!c)
 		return -1;
+	if (c->bp != st->bp || c->gen != st->gen || c->ip != st->ip || c->sp != st->sp) {
+		c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot);
+		if (!c || c->bp_used)
+			goto walk;
+	}
 	seq = c->seq;
 	n = c->n;
 	if ((seq & 1) || c->gen != st->gen || c->ip != st->ip || c->sp != st->sp ||
-	    c->bp != st->bp || n > PROF_WALK_CACHE_WORDS ||
-	    (!py && (n > cap.words || n > cap.frames)) || !prof_walk_check(c, win, st->sp))
+	    n > PROF_WALK_CACHE_WORDS || (!py && (n > cap.words || n > cap.frames)) ||
+	    !prof_walk_check(c, win, st->sp))
 		goto walk;
 	if (py)
 		__builtin_memcpy(win->native, c->frames, sizeof(c->frames));
@@ -1230,16 +1243,23 @@ static __always_inline void walk_keep(struct unwind_walk *w, const struct walk_s
 	if (!keep)
 		return;
 	c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot);
+	/* By (ip, sp) unless the walk used its rbp, or that slot holds another walk from there
+	 * (another path: its stack words differ) */
+	if (!c || w->g.bp0_used ||
+	    (c->gen == st->gen && c->ip == st->ip && c->sp == st->sp && !c->bp_used))
+		c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot_bp);
 	if (!c)
 		return;
 	c->seq |= 1;
 	c->gen = 0;
+	win->need |= w->g.bp_used;
 	plan.c = c;
 	plan.win = win;
 	bpf_loop(PROF_WALK_LOG, walk_plan_word, &plan, 0);
 	if (plan.bad)
 		goto out;
-	c->nspans = plan.ns;
+	c->nspans = (__u16)plan.ns;
+	c->bp_used = w->g.bp0_used;
 	c->gen = st->gen;
 	c->ip = st->ip;
 	c->sp = st->sp;

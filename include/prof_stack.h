@@ -104,10 +104,11 @@ struct prof_walk_span {
 };
 
 struct prof_walk_cached {
-	__u32 seq; /* odd while written */
-	__u32 gen; /* 0: empty */
-	__u64 ip, sp, bp;
-	__u32 n, nspans;
+	__u32 seq;	  /* odd while written */
+	__u32 gen;	  /* 0: empty */
+	__u64 ip, sp, bp; /* its start; bp only when a rule used it (bp_used) */
+	__u32 n;
+	__u16 nspans, bp_used;
 	__u64 frames[PROF_WALK_CACHE_WORDS];
 	/* The words its frames depend on (needed entries of the walk's log), in spans of at most
 	 * one stack window: one copy each to check them. */
