@@ -88,6 +88,16 @@ struct unwind_regs {
  */
 #define PROF_STACK_WIN 1024
 
+#ifdef PROF_WALK_CACHE
+/* A walk's start, saved before the walk moves the registers (in the window: not a
+ * value the verifier tracks across the walk). */
+struct walk_start {
+	__u64 ip, sp, bp;
+	__u32 gen, epoch;
+	__u32 slot, slot_bp; /* its slot by (ip, sp), and by (ip, sp, bp) */
+};
+#endif
+
 struct prof_stack_win {
 	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
 	/* Words, not bytes: clang copies a __u64 out of a __u8 array at a variable offset a byte
@@ -101,6 +111,7 @@ struct prof_stack_win {
 	__u64 log_sp, need;
 	__u32 logging, nlog;
 	__u32 epoch; /* walks begun on this CPU: one that saw another begin is not kept */
+	struct walk_start start; /* the walk's */
 	__u32 log_off[PROF_WALK_LOG];
 	__u64 log_val[PROF_WALK_LOG];
 	/* The walk's native frames, eval frames that Python frames stood for included (what a
@@ -196,8 +207,7 @@ struct unwind_walk {
 	struct py_walk py; /* Python frames in place of eval frames (bpf/python.bpf.h) */
 	bool py_any;	   /* some were emitted */
 #ifdef PROF_WALK_CACHE
-	struct prof_stack_win *win; /* logging this walk, or replaying a kept one (NULL: not) */
-	__u32 replay_k;		    /* replay: the next native frame */
+	__u32 replay_k; /* replay: the next native frame */
 #endif
 };
 
@@ -844,7 +854,7 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 /* The native frame about to be stepped, into the walk's log (see struct prof_stack_win). */
 static __always_inline void walk_native(struct unwind_walk *w)
 {
-	struct prof_stack_win *win = w->win;
+	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
 	__u32 i;
 
 	if (!win || !win->logging)
@@ -1015,8 +1025,12 @@ static __always_inline void stack_win_empty(void)
 	__u32 zero = 0;
 
 	win = bpf_map_lookup_elem(&prof_stack_win, &zero);
-	if (win)
-		win->len = 0;
+	if (!win)
+		return;
+	win->len = 0;
+#ifdef PROF_WALK_CACHE
+	win->logging = 0; /* not a walk the cache may keep */
+#endif
 }
 
 #ifdef PROF_WALK_CACHE
@@ -1039,13 +1053,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct prof_walk_cached);
 } prof_walk_cache SEC(".maps");
-
-/* A walk's start, saved before the walk moves the registers. */
-struct walk_start {
-	__u64 ip, sp, bp;
-	__u32 gen, epoch;
-	__u32 slot, slot_bp; /* its slot by (ip, sp), and by (ip, sp, bp) */
-};
 
 /*
  * 1 when every word kept walk c depends on holds its value in the stack at sp (win's data as
@@ -1084,41 +1091,49 @@ __noinline int prof_walk_check(struct prof_walk_cached *c, struct prof_stack_win
 struct walk_plan {
 	struct prof_walk_cached *c;
 	struct prof_stack_win *win;
-	__u32 n, ns, lo, bad;
+	__u32 n, ns, bad;
 };
 
-/* Log entry i into the plan: kept when needed, in the last span or a new one. */
+/*
+ * Log entry i into the plan: kept when needed, in the last span or a new one.  The counts go
+ * through prof_opaque and the span's start is read back from the slot, so that the verifier,
+ * walking the loop, does not tell apart states by them (see frame_in).
+ */
 static long walk_plan_word(__u64 i, void *arg)
 {
 	struct walk_plan *p = arg;
 	struct prof_walk_cached *c = p->c;
 	struct prof_stack_win *win = p->win;
-	__u32 o, s;
+	__u32 n = p->n, ns = p->ns, o, s, lo, both;
 
 	if (i >= win->nlog)
 		return 1;
 	if (!(win->need >> i & 1))
 		return 0;
 	o = win->log_off[i & (PROF_WALK_LOG - 1)];
-	if (!p->n || o < p->lo || o - p->lo > PROF_STACK_WIN - 8) {
-		if (p->ns >= PROF_WALK_CHECK_SPANS) {
+	s = (ns - 1) & (PROF_WALK_CHECK_SPANS - 1);
+	lo = c->span[s].lo;
+	if (!n || o < lo || o - lo > PROF_STACK_WIN - 8) {
+		if (ns >= PROF_WALK_CHECK_SPANS) {
 			p->bad = 1;
 			return 1;
 		}
-		s = p->ns & (PROF_WALK_CHECK_SPANS - 1);
+		s = ns & (PROF_WALK_CHECK_SPANS - 1);
 		c->span[s].lo = o;
 		c->span[s].len = 8;
-		c->span[s].first = (__u16)p->n;
-		p->ns++;
-		p->lo = o;
+		c->span[s].first = (__u16)n;
+		ns++;
+		lo = o;
 	}
-	s = (p->ns - 1) & (PROF_WALK_CHECK_SPANS - 1);
-	c->need_off[p->n & (PROF_WALK_LOG - 1)] = o;
-	c->need_val[p->n & (PROF_WALK_LOG - 1)] = win->log_val[i & (PROF_WALK_LOG - 1)];
-	p->n++;
-	c->span[s].end = (__u16)p->n;
-	if (o - p->lo + 8 > c->span[s].len)
-		c->span[s].len = o - p->lo + 8;
+	c->need_off[n & (PROF_WALK_LOG - 1)] = o;
+	c->need_val[n & (PROF_WALK_LOG - 1)] = win->log_val[i & (PROF_WALK_LOG - 1)];
+	n++;
+	c->span[s].end = (__u16)n;
+	if (o - lo + 8 > c->span[s].len)
+		c->span[s].len = o - lo + 8;
+	both = prof_opaque(n | ns << 16);
+	p->n = both & 0xffff;
+	p->ns = both >> 16;
 	return 0;
 }
 
@@ -1128,13 +1143,14 @@ static long walk_plan_word(__u64 i, void *arg)
  * A walk starting at w's registers: its words copied into w->ips from a kept walk that still
  * holds (their number); WALK_REPLAY when it holds in a process with Python frames, whose
  * native frames are then in the window's list for walk_replay; or -1 (walk: the window then
- * logs the walk's reads for walk_keep).
+ * logs the walk's reads for prof_walk_keep).
  */
-static __always_inline long walk_cached(struct unwind_walk *w, struct walk_start *st,
+static __always_inline long walk_cached(struct unwind_walk *w, __u32 gen, __u32 *epoch,
 					struct prof_stack_cap cap, bool py)
 {
 	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
 	struct prof_walk_cached *c;
+	struct walk_start *st;
 	__u64 h;
 	__u32 seq, n;
 
@@ -1142,7 +1158,10 @@ static __always_inline long walk_cached(struct unwind_walk *w, struct walk_start
 		return -1;
 	win->len = 0;
 	win->logging = 0;
+	st = &win->start;
+	st->gen = gen;
 	st->epoch = ++win->epoch;
+	*epoch = st->epoch;
 	st->ip = w->g.ip;
 	st->sp = w->g.sp;
 	st->bp = w->g.bp;
@@ -1175,13 +1194,12 @@ static __always_inline long walk_cached(struct unwind_walk *w, struct walk_start
 	else
 		__builtin_memcpy(w->ips, c->frames, sizeof(c->frames));
 	/* Rewritten meanwhile (this program preempted), or the window another walk's. */
-	if (c->seq != seq || win->epoch != st->epoch)
+	if (c->seq != seq || win->epoch != *epoch)
 		goto walk;
 	if (!py)
 		return n;
 	win->len = 0;
 	win->nnative = n;
-	w->win = win;
 	return WALK_REPLAY;
 walk:
 	win->len = 0;
@@ -1190,7 +1208,6 @@ walk:
 	win->nlog = 0;
 	win->nnative = 0;
 	win->logging = 1;
-	w->win = win;
 	return -1;
 }
 
@@ -1203,7 +1220,7 @@ walk:
 static long walk_replay(__u64 i, void *arg)
 {
 	struct unwind_walk *w = arg;
-	struct prof_stack_win *win = w->win;
+	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
 	__u32 k = w->replay_k;
 	__u64 pc;
 
@@ -1227,39 +1244,45 @@ static long walk_replay(__u64 i, void *arg)
 	return 0;
 }
 
-/* The walk just done, kept when it may be (see above). */
-static __always_inline void walk_keep(struct unwind_walk *w, const struct walk_start *st)
+/*
+ * The walk just done (g its registers at the end), kept when it may be (see above).  Global:
+ * verified once, not once for every state the walk can end in.
+ */
+__noinline int prof_walk_keep(const struct unwind_regs *g, __u32 epoch)
 {
 	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
 	struct walk_plan plan = {};
 	struct prof_walk_cached *c;
+	struct walk_start *st;
 	bool keep;
 
-	if (!win)
-		return;
-	keep = win->logging && win->epoch == st->epoch && win->nlog <= PROF_WALK_LOG &&
-	       win->nnative <= PROF_WALK_CACHE_WORDS && w->g.done && !w->g.stop && !w->g.unkept;
+	if (!win || !g)
+		return 0;
+	st = &win->start;
+	keep = win->logging && win->epoch == epoch && st->epoch == epoch &&
+	       win->nlog <= PROF_WALK_LOG && win->nnative <= PROF_WALK_CACHE_WORDS && g->done &&
+	       !g->stop && !g->unkept;
 	win->logging = 0;
 	if (!keep)
-		return;
+		return 0;
 	c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot);
 	/* By (ip, sp) unless the walk used its rbp, or that slot holds another walk from there
 	 * (another path: its stack words differ) */
-	if (!c || w->g.bp0_used ||
+	if (!c || g->bp0_used ||
 	    (c->gen == st->gen && c->ip == st->ip && c->sp == st->sp && !c->bp_used))
 		c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot_bp);
 	if (!c)
-		return;
+		return 0;
 	c->seq |= 1;
 	c->gen = 0;
-	win->need |= w->g.bp_used;
+	win->need |= g->bp_used;
 	plan.c = c;
 	plan.win = win;
 	bpf_loop(PROF_WALK_LOG, walk_plan_word, &plan, 0);
 	if (plan.bad)
 		goto out;
 	c->nspans = (__u16)plan.ns;
-	c->bp_used = w->g.bp0_used;
+	c->bp_used = g->bp0_used;
 	c->gen = st->gen;
 	c->ip = st->ip;
 	c->sp = st->sp;
@@ -1268,6 +1291,7 @@ static __always_inline void walk_keep(struct unwind_walk *w, const struct walk_s
 	__builtin_memcpy(c->frames, win->native, sizeof(c->frames));
 out:
 	c->seq++;
+	return 0;
 }
 #endif
 
@@ -1464,7 +1488,7 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	struct pt_regs *regs;
 	long n = -1;
 #ifdef PROF_WALK_CACHE
-	struct walk_start st = {};
+	__u32 gen = 0, epoch;
 #endif
 
 	if (py)
@@ -1506,9 +1530,12 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	w.g.exact = true;
 	w.g.reliable = true;
 #ifdef PROF_WALK_CACHE
-	st.gen = w.proc ? w.proc->gen : 0;
-	if (st.gen) {
-		n = walk_cached(&w, &st, cap, w.proc->py.version != 0);
+	/* Unknown to the verifier on either path, so that the walk after is checked once for
+	 * both (prof_walk_keep finds the walks to keep by the window's logging flag). */
+	epoch = prof_opaque(0);
+	gen = w.proc ? w.proc->gen : 0;
+	if (gen) {
+		n = walk_cached(&w, gen, &epoch, cap, w.proc->py.version != 0);
 		if (n >= 0) {
 			prof_count(PROF_CNT_UNWIND_WALKS_CACHED);
 			return n;
@@ -1528,8 +1555,7 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 		bpf_loop(PROF_WALK_WORDS + 1, walk_replay, &w, 0);
 	} else {
 		bpf_loop(PROF_WALK_WORDS + 1, unwind_frame, &w, 0);
-		if (st.gen)
-			walk_keep(&w, &st);
+		prof_walk_keep(&w.g, epoch);
 	}
 #else
 	bpf_loop(PROF_WALK_WORDS + 1, unwind_frame, &w, 0);
