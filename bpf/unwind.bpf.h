@@ -11,7 +11,8 @@
  * two binary searches (the table's index chunk, then one chunk of rows); the caller's registers
  * from the row, read through a window on the stack.  Every stack that ends anywhere but at a root
  * (an outermost-frame rule, a zero return address or frame pointer) is counted by the reason it
- * ended.
+ * ended.  An object that defines PROF_WALK_CACHE (the heap's) also keeps whole walks, handed
+ * back while the stack words they depend on hold (prof_walk_cache).
  */
 #ifndef PROF_UNWIND_BPF_H
 #define PROF_UNWIND_BPF_H
@@ -1037,15 +1038,18 @@ static __always_inline void stack_win_empty(void)
 /*
  * The walk cache: whole walks, per CPU, by where they began (ip, sp, bp) and the generation of
  * the process entry whose rows they used (one content: include/prof_unwind.h).  A walk is a
- * function of those and of the stack words it read; each kept walk holds the words it read (as
- * offsets from its first sp) and their values, and is taken again only when every one of them
- * still holds its value: then the walk would read the same words, find the same rows and give
- * the same frames.  Allocations repeat their leaf state (sqlite3: 514 of 225,209 start
- * states; the top 100 are 98 %), so most stacks become a slot lookup and a few compared words.
- * Kept only: a walk through tables alone, ended at its root, of PROF_WALK_CACHE_WORDS words
- * at most, with no Python frames, signal frames, frame-pointer steps, rows of a vma the entry
- * does not hold or return addresses from the kernel's uretprobe state (none of those is in
- * the log), and not interleaved with another walk on this CPU (the window's epoch).
+ * function of those and of the stack words it read; each kept walk holds its native frames and
+ * the words they depend on (as offsets from its first sp, with their values: return addresses,
+ * CFA reads, and an rbp only once a rule used it, see walk_log), and is taken again only when
+ * every one of them still holds its value: then the walk would read the same words, find the
+ * same rows and give the same frames.  In a Python process the native frames are replayed and
+ * the Python frames read anew (walk_replay).  Allocations repeat their leaf state (sqlite3: 514
+ * of 225,209 start states; the top 100 are 98 %), so most stacks become a slot lookup and a few
+ * compared words.  Kept only: a walk through tables alone, ended at its root, of
+ * PROF_WALK_CACHE_WORDS native frames at most, with no signal frames, frame-pointer steps, rows
+ * of a vma the entry does not hold or return addresses from the kernel's uretprobe state (none
+ * of those is in the log), and not interleaved with another walk on this CPU (the window's
+ * epoch).  Two slots per start: see walk_cached.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
