@@ -94,7 +94,7 @@ struct unwind_regs {
  * value the verifier tracks across the walk). */
 struct walk_start {
 	__u64 ip, sp, bp;
-	__u32 gen, epoch;
+	__u32 gen;
 	__u32 slot, slot_bp; /* its slot by (ip, sp), and by (ip, sp, bp) */
 };
 #endif
@@ -1164,8 +1164,7 @@ static __always_inline long walk_cached(struct unwind_walk *w, __u32 gen, __u32 
 	win->logging = 0;
 	st = &win->start;
 	st->gen = gen;
-	st->epoch = ++win->epoch;
-	*epoch = st->epoch;
+	*epoch = ++win->epoch;
 	st->ip = w->g.ip;
 	st->sp = w->g.sp;
 	st->bp = w->g.bp;
@@ -1202,12 +1201,10 @@ static __always_inline long walk_cached(struct unwind_walk *w, __u32 gen, __u32 
 		goto walk;
 	if (!py)
 		return n;
-	win->len = 0;
 	win->nnative = n;
 	return WALK_REPLAY;
 walk:
-	win->len = 0;
-	win->log_sp = st->sp;
+	win->log_sp = st->sp; /* the window is empty: emptied above, or by the check */
 	win->need = 0;
 	win->nlog = 0;
 	win->nnative = 0;
@@ -1263,9 +1260,8 @@ __noinline int prof_walk_keep(const struct unwind_regs *g, __u32 epoch)
 	if (!win || !g)
 		return 0;
 	st = &win->start;
-	keep = win->logging && win->epoch == epoch && st->epoch == epoch &&
-	       win->nlog <= PROF_WALK_LOG && win->nnative <= PROF_WALK_CACHE_WORDS && g->done &&
-	       !g->stop && !g->unkept;
+	keep = win->logging && win->epoch == epoch && win->nlog <= PROF_WALK_LOG &&
+	       win->nnative <= PROF_WALK_CACHE_WORDS && g->done && !g->stop && !g->unkept;
 	win->logging = 0;
 	if (!keep)
 		return 0;
