@@ -474,6 +474,7 @@ static void loader_opts_of(struct loader_opts *out, const struct env *env)
 		.calls = env->modes & MODE_CALLS,
 		.follow_children = env->cmd != NULL,
 		.sample_bytes = env->sample_bytes,
+		.heap_fine_ts = format__event_trace(env->format),
 		.ring_bytes = env->ring_bytes,
 		.walk = {.mode = env->unwind,
 			 .fp_max_stack = env->unwind == UNWIND_FP ? procinfo__perf_max_stack() : 0},

@@ -19,6 +19,8 @@ fact a line for the test to compare with exact expectations:
   process PID NAME / thread PID TID NAME
   heap PID final|peak|updates V   the process's heap-in-use counter (--heap): its last and
                              largest value, and how many values it has
+  heap PID same_time V       its values stamped with the time of the value before (each is
+                             an allocator call of its own: with the BPF clock, none)
   large_alloc BYTES N        large-allocation instants of BYTES bytes (their "bytes" argument)
   large_in NAME N            large-allocation instants inside a slice named NAME (innermost)
   heap_delta NAME V          the sum over NAME's slices of the process's heap counter at their
@@ -60,6 +62,8 @@ class Facts:
         self.stacks = collections.defaultdict(list)
         self.last_ts = {}
         self.heap = collections.defaultdict(list)  # pid -> counter values in order
+        self.heap_ts = {}  # pid -> the time of its last counter value
+        self.heap_same = collections.Counter()  # pid -> values at the time of the one before
         self.large = collections.Counter()  # bytes -> instants
         self.large_in = collections.Counter()  # innermost open slice -> instants
         self.heap_delta = collections.Counter()  # slice name -> counter change inside it
@@ -112,6 +116,8 @@ class Facts:
 
     def counter(self, pid, ts, value):
         self.at(("heap counter", pid), ts)
+        self.heap_same[pid] += self.heap_ts.get(pid) == ts
+        self.heap_ts[pid] = ts
         if value < 0:
             fail(f"negative heap counter {value} of {pid}")
         self.heap[pid].append(value)
@@ -168,6 +174,7 @@ class Facts:
             print(f"heap {pid} final {vals[-1]}")
             print(f"heap {pid} peak {max(vals)}")
             print(f"heap {pid} updates {len(vals)}")
+            print(f"heap {pid} same_time {self.heap_same[pid]}")
         for k, v in sorted(self.large.items()):
             print(f"large_alloc {k} {v}")
         for k, v in sorted(self.large_in.items()):

@@ -279,6 +279,7 @@ static int open_heap(struct loader *l)
 	if (!l->heap)
 		return load_failed("heap", -errno);
 	l->heap->rodata->sample_bytes = l->opts.sample_bytes;
+	l->heap->rodata->heap_fine_ts = l->opts.heap_fine_ts;
 	/* A process's share of prof_sampled, 256 Ki, is too many for a test to fill: the
 	 * environment lowers it (tests/e2e/test_caps.sh; the man page says it is for tests). */
 	share = getenv("BPFTRACE_PROF_SAMPLED_SHARE");

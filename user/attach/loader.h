@@ -27,6 +27,9 @@ struct loader_opts {
 	bool dump;	      /* `dump`: the task iterator (loader__dump) */
 	bool follow_children; /* -- CMD: children of targets become targets */
 	uint64_t sample_bytes;
+	/* Heap records timed by the fine clock (event traces); false: the coarse one
+	 * (bpf/heap.bpf.c heap_now). */
+	bool heap_fine_ts;
 	struct prof_walk_knobs walk; /* the BPF walker's (include/prof_stack.h) */
 	bool unwind_fp;		     /* --unwind fp: the unwinder's maps are not used */
 	uint32_t scope;		     /* enum prof_scope */
