@@ -43,21 +43,71 @@ static __always_inline bool py_is_eval(const struct prof_py_proc *py, __u64 pc)
 	       ((pc >= py->eval_lo && pc < py->eval_hi) || (pc >= py->cold_lo && pc < py->cold_hi));
 }
 
-/* Who holds the GIL: the thread state of its holder, or 0. */
-static __always_inline __u64 py_gil_holder(const struct prof_py_proc *py, __u64 tstate)
-{
-	__u64 interp, gil, holder = 0;
-	__u32 locked = 0;
+/* Bytes read at once from a frame and from a code object: every field the walk needs lies in
+ * them for 3.8–3.13 (checked by the offsets' bounds below, else read alone). */
+#define PY_FRAME_READ 112
+#define PY_CODE_READ  128
 
-	if (py->o.gil_holder) {
-		py_read(&holder, sizeof(holder), py->runtime + py->o.gil_holder);
-		return holder;
-	}
-	if (!py->o.interp_gil || !py_read(&interp, sizeof(interp), tstate + py->o.ts_interp) ||
-	    !py_read(&gil, sizeof(gil), interp + py->o.interp_gil) || !gil ||
-	    !py_read(&locked, sizeof(locked), gil + py->o.gil_locked) || !locked)
+/*
+ * A field of size n (8, 4 or 1) at off in buf (of len bytes, read from addr), or read alone past
+ * it or off its natural alignment (no CPython field is).  buf is words: clang copies a field out
+ * of a byte array at a variable offset a byte at a time.  cap: a power of two, at most buf's
+ * size and at least len (py_field: 128).
+ */
+static __always_inline bool py_field_cap(void *dst, __u32 n, const __u64 *buf, __u32 len, __u16 off,
+					 __u64 addr, __u32 cap)
+{
+	__u32 o = off;
+
+	if (o + n > len || (o & (n - 1)))
+		return py_read(dst, n, addr + off);
+	o &= cap - 1; /* o + n <= len <= cap: a bound the verifier sees */
+	if (n == 8)
+		*(__u64 *)dst = buf[o >> 3];
+	else if (n == 4)
+		*(__u32 *)dst = ((const __u32 *)buf)[o >> 2];
+	else
+		*(__u8 *)dst = ((const __u8 *)buf)[o];
+	return true;
+}
+
+static __always_inline bool py_field(void *dst, __u32 n, const __u64 *buf, __u32 len, __u16 off,
+				     __u64 addr)
+{
+	return py_field_cap(dst, n, buf, len, off, addr, 128);
+}
+
+/*
+ * Bytes of the runtime read at once for the TSS key and the GIL's holder (3.8–3.11: 16 or 24
+ * apart), and of a thread state for its interpreter and frame fields (every version: below
+ * 80).  A read costs about the same whatever its size up to a page: the walk's lookup is 4
+ * reads on 3.11 (runtime, key slot, thread state, cframe), 5 on 3.13, 6 on 3.12.
+ */
+#define PY_RT_READ 32
+#define PY_TS_READ 128
+
+/* Who holds the GIL (3.12+: the interpreter's own GIL), from the thread state's head read
+ * into ts (ts_len bytes): the thread state of its holder, or 0. */
+static __always_inline __u64 py_gil_holder(const struct prof_py_proc *py, __u64 tstate,
+					   const __u64 *ts, __u32 ts_len)
+{
+	__u64 interp = 0, gil = 0, g[2] = {}, holder = 0;
+	__u32 locked = 0, lo, len;
+
+	if (!py->o.interp_gil || !py_field(&interp, 8, ts, ts_len, py->o.ts_interp, tstate) ||
+	    !interp || !py_read(&gil, sizeof(gil), interp + py->o.interp_gil) || !gil)
 		return 0;
-	py_read(&holder, sizeof(holder), gil + py->o.gil_last_holder);
+	/* locked and last_holder are neighbours in _gil_runtime_state: one read. */
+	lo = py->o.gil_locked < py->o.gil_last_holder ? py->o.gil_locked : py->o.gil_last_holder;
+	len = (py->o.gil_locked > py->o.gil_last_holder ? py->o.gil_locked
+							: py->o.gil_last_holder) +
+	      8 - lo;
+	if (len > sizeof(g) || !py_read(g, len, gil + lo))
+		return 0;
+	if (!py_field_cap(&locked, 4, g, len, py->o.gil_locked - lo, gil + lo, sizeof(g)) ||
+	    !locked)
+		return 0;
+	py_field_cap(&holder, 8, g, len, py->o.gil_last_holder - lo, gil + lo, sizeof(g));
 	return holder;
 }
 
@@ -75,26 +125,71 @@ __noinline __u64 prof_walk_fsbase(void)
 	return fsbase;
 }
 
+#ifdef PROF_CROSS_TASK
+/*
+ * The dump iterator's programs get no private stack: the 512 bytes of the iterator, the frame
+ * callback and this step together cannot hold the read buffers, so they live here (one iterator
+ * read at a time).
+ */
+struct py_read_bufs {
+	__u64 fb[PY_FRAME_READ / 8 + 2], cb[PY_CODE_READ / 8 + 2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_read_bufs);
+} prof_py_read_bufs SEC(".maps");
+#endif
+
 /* The current thread's PyThreadState and innermost frame; false when it has none (a native
  * thread of a Python process, an interpreter not initialized yet). */
 static __always_inline bool py_lookup(const struct prof_py_proc *py, struct py_walk *p)
 {
-	__u32 tss[2]; /* Py_tss_t: int _is_initialized, pthread_key_t _key */
-	__u64 fsbase = prof_walk_fsbase(), v;
+	__u64 rt[PY_RT_READ / 8] = {}, holder = 0, v = 0, fsbase = prof_walk_fsbase();
+	__u32 tss[2] = {}, lo = py->o.tss, len = 8, ts_len;
+#ifdef PROF_CROSS_TASK
+	struct py_read_bufs *bufs = bpf_map_lookup_elem(&prof_py_read_bufs, &(__u32){0});
+	__u64 *ts;
 
-	if (!py_read(tss, sizeof(tss), py->runtime + py->o.tss) || tss[0] != 1 ||
-	    tss[1] >= PROF_PY_TSD_KEYS || !fsbase)
+	if (!bufs)
 		return false;
+	ts = bufs->fb; /* PY_TS_READ bytes and more */
+#else
+	__u64 ts[PY_TS_READ / 8] = {};
+#endif
+
+	/* The key, and (3.8–3.11) the GIL's holder beside it. */
+	if (py->o.gil_holder && py->o.gil_holder < py->o.tss &&
+	    py->o.tss + 8 - py->o.gil_holder <= PY_RT_READ) {
+		lo = py->o.gil_holder;
+		len = py->o.tss + 8 - lo;
+	}
+	if (len > PY_RT_READ || !py_read(rt, len, py->runtime + lo) ||
+	    !py_field_cap(&tss[0], 4, rt, len, py->o.tss - lo, py->runtime + lo, PY_RT_READ) ||
+	    !py_field_cap(&tss[1], 4, rt, len, py->o.tss + 4 - lo, py->runtime + lo, PY_RT_READ) ||
+	    tss[0] != 1 || tss[1] >= PROF_PY_TSD_KEYS || !fsbase)
+		return false;
+	if (lo != py->o.tss)
+		holder = rt[0];
+	else if (py->o.gil_holder)
+		py_read(&holder, sizeof(holder), py->runtime + py->o.gil_holder);
 	if (!py_read(&p->tstate, sizeof(p->tstate), fsbase + py->tsd + tss[1] * 16ULL) ||
 	    !p->tstate)
 		return false;
-	if (!py_read(&v, sizeof(v), p->tstate + py->o.ts_frame))
+	/* The thread state's head: its frame field (and 3.12+ its interpreter). */
+	ts_len = (py->o.ts_frame > py->o.ts_interp ? py->o.ts_frame : py->o.ts_interp) + 8;
+	if (ts_len > PY_TS_READ || !py_read(ts, ts_len, p->tstate))
+		ts_len = 0;
+	if (!py_field(&v, 8, ts, ts_len, py->o.ts_frame, p->tstate))
 		goto fault;
 	if (py->o.cf_current != 0xffff && v && !py_read(&v, sizeof(v), v + py->o.cf_current))
 		goto fault;
 	p->frame = v;
-	p->thread = py_gil_holder(py, p->tstate) == p->tstate ? PROF_PY_THREAD_GIL
-							      : PROF_PY_THREAD_NO_GIL;
+	if (!py->o.gil_holder)
+		holder = py_gil_holder(py, p->tstate, ts, ts_len);
+	p->thread = holder == p->tstate ? PROF_PY_THREAD_GIL : PROF_PY_THREAD_NO_GIL;
 	return true;
 fault:
 	prof_count(PROF_CNT_PY_READ_FAIL);
@@ -120,38 +215,6 @@ static __always_inline bool py_enter(const struct prof_py_proc *py, struct py_wa
 	return true;
 }
 
-/*
- * One step through the Python frames of the current eval frame: the frame's
- * prof_py_frame() in *out and true when one was produced; the invocation's end clears
- * p->active (and sets p->done when anything was emitted, so the native frame is not pushed).
- */
-/* Bytes read at once from a frame and from a code object: every field the walk needs lies in
- * them for 3.8–3.13 (checked by the offsets' bounds below, else read alone). */
-#define PY_FRAME_READ 112
-#define PY_CODE_READ  128
-
-/*
- * A field of size n (8, 4 or 1) at off in buf (of len bytes, read from addr), or read alone past
- * it or off its natural alignment (no CPython field is).  buf is words: clang copies a field out
- * of a byte array at a variable offset a byte at a time.
- */
-static __always_inline bool py_field(void *dst, __u32 n, const __u64 *buf, __u32 len, __u16 off,
-				     __u64 addr)
-{
-	__u32 o = off;
-
-	if (o + n > len || (o & (n - 1)))
-		return py_read(dst, n, addr + off);
-	o &= 127; /* o + n <= len <= 128: a bound the verifier sees */
-	if (n == 8)
-		*(__u64 *)dst = buf[o >> 3];
-	else if (n == 4)
-		*(__u32 *)dst = ((const __u32 *)buf)[o >> 2];
-	else
-		*(__u8 *)dst = ((const __u8 *)buf)[o];
-	return true;
-}
-
 #ifndef PROF_CROSS_TASK
 /*
  * 3.11+ frames (_PyInterpreterFrame) live in the thread's data stack, each caller below its
@@ -165,8 +228,9 @@ static __always_inline bool py_field(void *dst, __u32 n, const __u64 *buf, __u32
 #define PY_WIN 1024
 
 struct prof_py_win {
-	__u64 base, len;			  /* [base, base + len) is in data; len 0: empty */
-	__u64 data[(PY_WIN + PY_FRAME_READ) / 8]; /* words: see py_field */
+	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
+	/* words (see py_field); 2 more: a head's fields are read through a bound of 16 words */
+	__u64 data[(PY_WIN + PY_FRAME_READ) / 8 + 2];
 };
 
 struct {
@@ -184,56 +248,46 @@ static __always_inline void py_win_empty(void)
 		win->len = 0;
 }
 
-/* The PY_FRAME_READ bytes of the frame head at f into fb through the window; false: not read
- * (then alone; so is a frame off a word boundary, which CPython never makes). */
-static __always_inline bool py_frame_head(__u64 *fb, __u64 f)
+/*
+ * The PY_FRAME_READ bytes of the frame head at f, in the window: a pointer to its words there,
+ * or NULL when unreadable (then field by field; so is a frame off a word boundary, which
+ * CPython never makes).  below: 3.11+, the window reaches down from the frame to its page;
+ * 3.8–3.10's frame objects lie apart on the heap, the window is the head alone.
+ */
+static __always_inline const __u64 *py_frame_head(struct prof_py_win *win, __u64 f, bool below)
 {
-	struct prof_py_win *win = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
 	__u64 off, start, len;
 
-	if (!win || (f & 7))
-		return false;
+	if (f & 7)
+		return NULL;
 	off = f - win->base;
 	if (f < win->base || off + PY_FRAME_READ > win->len) {
 		win->len = 0;
 		/* max(the frame's page, a window below the frame's end) */
-		start = f & ~4095ULL;
-		if (f + PY_FRAME_READ > PY_WIN && f + PY_FRAME_READ - PY_WIN > start)
-			start = f + PY_FRAME_READ - PY_WIN;
+		start = f;
+		if (below) {
+			start = f & ~4095ULL;
+			if (f + PY_FRAME_READ > PY_WIN && f + PY_FRAME_READ - PY_WIN > start)
+				start = f + PY_FRAME_READ - PY_WIN;
+		}
 		len = f + PY_FRAME_READ - start;
 		if (len > PY_WIN || len < PY_FRAME_READ ||
 		    prof_read_user(win->data, (__u32)len, (void *)start))
-			return false;
+			return NULL;
 		win->base = start;
 		win->len = len;
 		off = f - start;
 	}
-	off = (off & (PY_WIN - 1)) >> 3; /* off + PY_FRAME_READ <= len <= PY_WIN; f, start: words */
-#pragma unroll
-	for (int i = 0; i < PY_FRAME_READ / 8; i++)
-		fb[i] = win->data[off + i];
-	return true;
+	/* off + PY_FRAME_READ <= len <= PY_WIN; f, start: words */
+	return &win->data[(off & (PY_WIN - 1)) >> 3];
 }
 #endif
 
-#ifdef PROF_CROSS_TASK
 /*
- * The dump iterator's programs get no private stack: the 512 bytes of the iterator, the frame
- * callback and this step together cannot hold the read buffers, so they live here (one iterator
- * read at a time).
+ * One step through the Python frames of the current eval frame: the frame's
+ * prof_py_frame() in *out and true when one was produced; the invocation's end clears
+ * p->active (and sets p->done when anything was emitted, so the native frame is not pushed).
  */
-struct py_read_bufs {
-	__u64 fb[PY_FRAME_READ / 8 + 2], cb[PY_CODE_READ / 8 + 2];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_read_bufs);
-} prof_py_read_bufs SEC(".maps");
-#endif
-
 static __always_inline bool py_step(const struct prof_py_proc *py, struct py_walk *p, __u64 *out,
 				    __u64 *print)
 {
@@ -242,13 +296,17 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 	struct py_read_bufs *bufs = bpf_map_lookup_elem(&prof_py_read_bufs, &(__u32){0});
 	__u64 *fb, *cb;
 #else
-	__u64 fb[PY_FRAME_READ / 8 + 2] = {}, cb[PY_CODE_READ / 8 + 2] = {};
+	struct prof_py_win *win = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
+	const __u64 *fb;
+	__u64 cb[PY_CODE_READ / 8 + 2]; /* written by its read, failed or not */
 #endif
 	__u32 firstlineno = 0, flen = PY_FRAME_READ, clen = PY_CODE_READ;
 	__u8 mark = 0;
 	__s32 lasti = 0;
 	bool end = false, ok;
 
+	/* One read of the frame's head (3.11+: through the window); a frame at the end of its
+	 * mapping: field by field. */
 #ifdef PROF_CROSS_TASK
 	if (!bufs) {
 		p->frame = 0;
@@ -256,16 +314,18 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 	}
 	fb = bufs->fb;
 	cb = bufs->cb;
-#endif
-	/* One read of the frame's head (3.11+: through the window); a frame at the end of its
-	 * mapping: field by field. */
-#ifndef PROF_CROSS_TASK
-	if ((py->o.style == PROF_PY_FRAMEOBJ || !py_frame_head(fb, f)) &&
-	    !py_read(fb, PY_FRAME_READ, f))
-		flen = 0;
-#else
 	if (!py_read(fb, PY_FRAME_READ, f))
 		flen = 0;
+#else
+	if (!win) {
+		p->frame = 0;
+		goto over;
+	}
+	fb = py_frame_head(win, f, py->o.style != PROF_PY_FRAMEOBJ);
+	if (!fb) {
+		fb = win->data;
+		flen = 0;
+	}
 #endif
 	ok = py_field(&code, 8, fb, flen, py->o.fr_code, f) &&
 	     py_field(&back, 8, fb, flen, py->o.fr_back, f);
