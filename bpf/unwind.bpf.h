@@ -776,6 +776,15 @@ __noinline __u32 prof_opaque(__u32 v)
 	return v;
 }
 
+/* The leaf side grows while it fits. */
+static __always_inline void leaf_grow(struct unwind_walk *w)
+{
+	if (w->n <= w->leaf_words && w->nf <= w->leaf_frames) {
+		w->leaf_n = w->n;
+		w->leaf_nf = w->nf;
+	}
+}
+
 /* A frame of n words is in: counted, and the leaf side grows while it fits. */
 static __always_inline void frame_in(struct unwind_walk *w, __u32 n)
 {
@@ -784,11 +793,23 @@ static __always_inline void frame_in(struct unwind_walk *w, __u32 n)
 
 	w->n = both & 0xffff;
 	w->nf = both >> 16;
-	if (w->n <= w->leaf_words && w->nf <= w->leaf_frames) {
-		w->leaf_n = w->n;
-		w->leaf_nf = w->nf;
-	}
+	leaf_grow(w);
 }
+
+#ifdef PROF_WALK_CACHE
+/* frame_in for a replayed native frame, k the next one to replay: the three counts through one
+ * opaque call (n, nf <= PROF_WALK_WORDS < 2^12, k <= PROF_WALK_CACHE_WORDS < 2^6). */
+_Static_assert(PROF_WALK_WORDS < 4096 && PROF_WALK_CACHE_WORDS < 64, "replay counts packing");
+static __always_inline void frame_in_replay(struct unwind_walk *w, __u32 n, __u32 k)
+{
+	__u32 all = prof_opaque(n | (w->nf + 1) << 12 | k << 24);
+
+	w->n = all & 0xfff;
+	w->nf = (all >> 12) & 0xfff;
+	w->replay_k = all >> 24;
+	leaf_grow(w);
+}
+#endif
 
 static __always_inline bool push_value(struct unwind_walk *w, __u64 v)
 {
@@ -1239,9 +1260,14 @@ static long walk_replay(__u64 i, void *arg)
 	pc = k ? w->g.ip - 1 : w->g.ip; /* the first: the start's own ip (exact) */
 	if (python_frame(w, pc))
 		return 0;
-	if (!push_frame(w))
-		return 1;
-	w->replay_k = prof_opaque(k + 1); /* see frame_in */
+	if (w->py.done) { /* the eval frame whose Python frames took its place */
+		w->py.done = 0;
+		w->replay_k = prof_opaque(k + 1); /* see frame_in */
+		return 0;
+	}
+	/* push_frame's push_value, its count and the next k in one opaque call */
+	w->ips[prof_bound(w->n, PROF_WALK_WORDS - 1)] = w->g.ip;
+	frame_in_replay(w, w->n + 1, k + 1);
 	return 0;
 }
 
