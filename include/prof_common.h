@@ -32,6 +32,12 @@
 #define PROF_WAKEUP_SHIFT    4
 #define PROF_WAKEUP_MAX	     (256 << 10)
 
+/* Executable mappings per process the unwinder knows (include/prof_unwind.h says why this
+ * many); here because unwind_mappings_dropped's description names it. */
+#define PROF_UNWIND_MAX_MAPPINGS 1024
+#define PROF_STR_(x)		 #x
+#define PROF_STR(x)		 PROF_STR_(x)
+
 /* Tag at offset 0 of every ring-buffer record. */
 enum prof_rec_type {
 	PROF_REC_HEAP_ALLOC = 1,
@@ -290,7 +296,9 @@ enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };
 	X(files_refused, "unwind_files_refused",                                                  \
 	  "mapped files or vDSOs not read for unwinding (swapped, not regular, too large)", DROP) \
 	X(mappings_dropped, "unwind_mappings_dropped",                                            \
-	  "executable mappings past the per-process limit (1024): no unwinding there", DROP)      \
+	  "executable mappings past the per-process limit (" PROF_STR(                            \
+		  PROF_UNWIND_MAX_MAPPINGS) "): no unwinding there",                              \
+	  DROP)                                                                                   \
 	X(files_unpublished, "unwind_files_unpublished",                                          \
 	  "unwind tables not findable by inode (file map full): only through process entries",    \
 	  DROP)                                                                                   \

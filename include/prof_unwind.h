@@ -123,12 +123,12 @@ _Static_assert(sizeof(struct prof_unwind_chunk) == sizeof(struct prof_unwind_ind
 
 #define PROF_UNWIND_TABLES	  8192 /* tables loaded at once (distinct unwind tables) */
 /*
- * Executable mappings per process the unwinder knows (file-backed first, the rest counted in
- * unwind_mappings_dropped).  `import torch` maps 316; 256 once cut its stacks wherever a dropped
- * library was on them.  Each traced process's entry is 32 KiB of kernel memory (the hash map
- * allocates entries as processes come, never ahead).
+ * PROF_UNWIND_MAX_MAPPINGS (include/prof_common.h): executable mappings per process the unwinder
+ * knows (file-backed first, the rest counted in unwind_mappings_dropped).  `import torch` maps
+ * 316; 256 once cut its stacks wherever a dropped library was on them.  Each traced process's
+ * entry is 32 KiB of kernel memory (the hash map allocates entries as processes come, never
+ * ahead).
  */
-#define PROF_UNWIND_MAX_MAPPINGS  1024
 #define PROF_UNWIND_MAPPING_STEPS 11   /* log2(PROF_UNWIND_MAX_MAPPINGS) + 1: the search's steps */
 #define PROF_UNWIND_ASKED_ENTRIES 4096 /* processes without mappings waiting for a re-read */
 

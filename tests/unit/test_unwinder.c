@@ -1102,6 +1102,40 @@ static void test_unwinder__unused_tables_evicted_ids_reused(void **state)
 }
 
 /*
+ * An eviction batch the kernel stops at its first table (already gone from the outer map) waited
+ * for nothing: the waits counted are the one-by-one deletes that took a table (one), not the
+ * refused batch and every delete besides (three before).
+ */
+static void test_unwinder__refused_evict_batch_counts_real_waits(void **state)
+{
+	struct unwinder_opts o = {.max_unused_tables = 1};
+	struct child base, ch[3];
+	uint32_t ids[3], n0;
+	struct ctx c;
+
+	ctx_open(&c, &o);
+	child_start(&base, 0, NULL);
+	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	n0 = outer_count(&c);
+	for (int k = 0; k < 3; k++) {
+		ids[k] = child_with(&c, &ch[k], cfi_libs[k]);
+		assert_true(ids[k] != 0);
+	}
+	/* The oldest, first in the batch, leaves the outer map behind the unwinder's back. */
+	assert_int_equal(bpf_map_delete_elem(c.tables_fd, &ids[0]), 0);
+	for (int k = 0; k < 3; k++)
+		child_gone(&c, &ch[k]);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 2);
+	assert_int_equal(unwinder__stats(c.u)->evict_waits, 1);
+	assert_int_equal(outer_count(&c), n0 + 1);
+	assert_true(outer_has(&c, ids[2]));
+	child_stop(&base);
+	ctx_close(&c);
+}
+
+/*
  * An entry we did not write (the BPF fork handler's copy of a parent's entry) keeps the table it
  * names loaded after every process record mapping it is gone; once it goes, the table is
  * evicted at the next pass.
@@ -1334,6 +1368,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_unwinder__poll_never_waits_for_a_build,
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__unused_tables_evicted_ids_reused,
+					  children_stop),
+		cmocka_unit_test_teardown(test_unwinder__refused_evict_batch_counts_real_waits,
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__forked_copy_keeps_table, children_stop),
 		cmocka_unit_test_teardown(test_unwinder__unused_bytes_cap, children_stop),

@@ -366,16 +366,22 @@ static void tables__evict(struct unwinder *u, struct table **v, uint32_t n)
 			ids[i] = v[i]->id;
 	}
 	batched = ids && bpf_map_delete_batch(u->tables_fd, ids, &count, &o) == 0;
-	if (ids)
+	/* The kernel waits once for a batch that deleted something: all of them, or those before
+	 * the table it stopped at (ENOENT; count is then how many went).  A batch refused whole
+	 * (no batches on this kernel) leaves count as it was: no wait. */
+	if (batched || (ids && errno == ENOENT && count))
 		u->stats.evict_waits++;
 	for (uint32_t i = 0; i < n; i++) {
 		struct table *t = v[i];
+		bool gone = batched;
 
-		if (!batched)
+		if (!gone && bpf_map_delete_elem(u->tables_fd, &t->id) == 0) {
 			u->stats.evict_waits++;
+			gone = true;
+		}
 		/* Not back on the free list when the kernel kept it: that id is never used again.
 		 */
-		if (batched || bpf_map_delete_elem(u->tables_fd, &t->id) == 0 || errno == ENOENT)
+		if (gone || errno == ENOENT)
 			id_list__push(&u->quarantine, t->id);
 		free(t);
 	}
