@@ -428,41 +428,14 @@ static __always_inline bool is_realloc(__u32 fn)
 	return fn == PROF_FN_REALLOC || fn == PROF_FN_REALLOCARRAY;
 }
 
-struct drop_leaf_ctx {
-	__u64 *ips;
-	__u32 n, k;
-};
-
-static long drop_leaf_word(__u64 i, void *arg)
-{
-	struct drop_leaf_ctx *c = arg;
-
-	if (i + c->k >= c->n || i + c->k >= PROF_STACK_WORDS)
-		return 1;
-	c->ips[prof_bound(i, PROF_STACK_WORDS - 1)] =
-		c->ips[prof_bound(i + c->k, PROF_STACK_WORDS - 1)];
-	return 0;
-}
-
-/* Frames [k, n) become [0, n - k): the k leaf frames are dropped (all of them when k >= n).  A
- * bpf_loop: a bounded loop of PROF_STACK_WORDS steps is too many branches for the verifier. */
-static __noinline int drop_leaves(__u64 *ips, __u32 n, __u32 k)
-{
-	struct drop_leaf_ctx c = {.ips = ips, .n = n, .k = k};
-
-	if (!k)
-		return (int)n;
-	bpf_loop(PROF_STACK_WORDS, drop_leaf_word, &c, 0);
-	return n > k ? (int)(n - k) : 0;
-}
-
 /*
  * The stack of a block from an entry-only operator new is taken at the return of the allocator
  * it called: frame 0 is inside operator new.  Its caller's return address is in the slot at
  * operator new's entry sp.  An unwind-table walk saw operator new's frame and went on to that
  * caller: frame 0 is dropped.  A frame-pointer walk skipped the caller (operator new keeps no
  * frame pointer): frame 0 becomes the caller.  Either way the stack is exactly the one a
- * uretprobe on operator new would see.  The frame count, or -1 when the slot is unreadable.
+ * uretprobe on operator new would see.  The leaf words to drop (0 or 1), or -1 when the slot is
+ * unreadable; a stack of no frames becomes the caller alone (the caller makes it 1).
  */
 static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 {
@@ -476,9 +449,30 @@ static __noinline int new_caller_fixup(__u64 *ips, __u32 n, __u64 entry_sp)
 		caller = real;
 	if (n < 2 || n > PROF_STACK_WORDS || ips[1] != caller) {
 		ips[0] = caller;
-		return n ? n : 1;
+		return 0;
 	}
-	return drop_leaves(ips, n, 1);
+	return 1;
+}
+
+/* Leaf words a record may drop: an otel_memory site's sampler frames, operator new's own. */
+#define HEAP_SKIP_MAX PROF_OTEL_MAX_LEAVES
+_Static_assert(HEAP_SKIP_MAX >= 1, "operator new drops one");
+
+/*
+ * The record of r without its first skip stack words: the header moves up over them (7 words,
+ * where shifting the frames down cost a step per frame, a third of the return program on C++).
+ */
+static __always_inline void *heap_record_from(struct prof_heap_record *r, __u64 skip)
+{
+	__u64 *w = (__u64 *)r;
+
+	skip = prof_bound(skip, HEAP_SKIP_MAX);
+	if (skip) {
+#pragma unroll
+		for (int j = sizeof(r->e) / 8 - 1; j >= 0; j--)
+			w[j + skip] = w[j];
+	}
+	return w + skip;
 }
 
 /*
@@ -497,7 +491,7 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	bool old_sampled = false;
 	int kept = 0;
 	__u32 zero = 0;
-	__u64 n, len;
+	__u64 n, len, skip = 0;
 	long got;
 
 	r = bpf_map_lookup_elem(&prof_heap_scratch, &zero);
@@ -515,17 +509,29 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	/* a failure is counted there */
 	got = prof_user_stack_py(ctx, r->frames, 0, &r->e.py,
 				 (struct prof_stack_cap){PROF_MAX_FRAMES, PROF_STACK_WORDS});
+	/* Dropped leaf words (the header moves over them at the end); all of them when leaves
+	 * covers the stack. */
 	if (got > 0 && leaves)
-		got = drop_leaves(r->frames, (__u32)prof_bound((__u64)got, PROF_STACK_WORDS),
-				  leaves);
+		skip = leaves < got ? leaves : (__u64)got;
 	if (got >= 0 && entry_sp) {
-		got = new_caller_fixup(r->frames, (__u32)got, entry_sp);
-		if (got < 0)
+		int k = new_caller_fixup(r->frames, (__u32)prof_bound((__u64)got, PROF_STACK_WORDS),
+					 entry_sp);
+
+		if (k < 0) {
+			got = -1;
 			prof_count(PROF_CNT_STACK_FAIL);
+		} else {
+			got = got ? got : 1;
+			skip = (__u64)k;
+		}
 	}
-	if (got < 0)
+	if (got < 0) {
 		r->e.flags = PROF_HEAP_STACK_FAILED;
+		skip = 0;
+	}
+	skip = prof_bound(skip, HEAP_SKIP_MAX);
 	n = prof_bound(got > 0 ? (__u64)got : 0, PROF_STACK_WORDS);
+	n = n > skip ? n - skip : 0;
 	r->e.nframes = (__u16)n;
 	if (type == PROF_REC_HEAP_REALLOC) {
 		r->e.old_addr = old_addr;
@@ -545,8 +551,9 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 		if (kept < 0)
 			r->e.flags |= PROF_HEAP_UNTRACKED;
 	}
-	len = prof_bound(sizeof(r->e) + n * sizeof(__u64), sizeof(*r));
-	if (bpf_ringbuf_output(&prof_events, r, len, prof_wakeup_flags(len))) {
+	len = prof_bound(sizeof(r->e) + n * sizeof(__u64), sizeof(r->e) + PROF_STACK_WORDS * 8);
+	if (bpf_ringbuf_output(&prof_events, heap_record_from(r, skip), len,
+			       prof_wakeup_flags(len))) {
 		prof_count(PROF_CNT_RINGBUF_FULL);
 		if (kept > 0 && !bpf_map_delete_elem(&prof_sampled, &nkey))
 			sampled_left(nkey.tgid);
