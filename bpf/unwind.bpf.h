@@ -95,7 +95,8 @@ struct unwind_regs {
 struct walk_start {
 	__u64 ip, sp, bp;
 	__u32 gen;
-	__u32 slot, slot_bp; /* its slot by (ip, sp), and by (ip, sp, bp) */
+	__u32 slot; /* the first slot of its bucket (by ip, sp and gen) */
+	__u32 seq;  /* the seq of the kept walk prof_walk_slot found */
 };
 #endif
 
@@ -1070,7 +1071,7 @@ static __always_inline void stack_win_empty(void)
  * PROF_WALK_CACHE_WORDS native frames at most, with no signal frames, frame-pointer steps, rows
  * of a vma the entry does not hold or return addresses from the kernel's uretprobe state (none
  * of those is in the log), and not interleaved with another walk on this CPU (the window's
- * epoch).  Two slots per start: see walk_cached.
+ * epoch).  A start's walks share a bucket of PROF_WALK_CACHE_WAYS slots: see walk_cached.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -1111,6 +1112,29 @@ __noinline int prof_walk_check(struct prof_walk_cached *c, struct prof_stack_win
 		}
 	}
 	return 1;
+}
+
+/* Does kept walk c start where st does?  A walk that used its first rbp, only with that rbp. */
+static __always_inline bool walk_starts(const struct prof_walk_cached *c,
+					const struct walk_start *st)
+{
+	return c->gen == st->gen && c->ip == st->ip && c->sp == st->sp &&
+	       (!c->bp_used || c->bp == st->bp);
+}
+
+/*
+ * 1 when the kept walk in slot starts where the window's start does, has at most max_n words,
+ * and every word it depends on holds (its seq, read before the check, in the start), else 0.
+ * Global: verified once for both slots.
+ */
+__noinline int prof_walk_slot(struct prof_stack_win *win, __u32 slot, __u32 max_n)
+{
+	struct prof_walk_cached *c = bpf_map_lookup_elem(&prof_walk_cache, &slot);
+
+	if (!c || !win || (c->seq & 1) || !walk_starts(c, &win->start) || c->n > max_n)
+		return 0;
+	win->start.seq = c->seq;
+	return prof_walk_check(c, win, win->start.sp);
 }
 
 struct walk_plan {
@@ -1176,8 +1200,8 @@ static __always_inline long walk_cached(struct unwind_walk *w, __u32 gen, __u32 
 	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
 	struct prof_walk_cached *c;
 	struct walk_start *st;
+	__u32 seq, n, slot, max_n;
 	__u64 h;
-	__u32 seq, n;
 
 	if (!win)
 		return -1;
@@ -1190,28 +1214,36 @@ static __always_inline long walk_cached(struct unwind_walk *w, __u32 gen, __u32 
 	st->sp = w->g.sp;
 	st->bp = w->g.bp;
 	/*
-	 * Two slots: by (ip, sp, rbp), and by (ip, sp) for a walk whose rules never used its
-	 * first rbp (code without frame pointers keeps data in rbp, which changes from call to
-	 * call).  The first is looked up first: it tells apart paths that meet at one (ip, sp)
-	 * with another rbp.
+	 * A bucket of PROF_WALK_CACHE_WAYS slots by (ip, sp, gen): sqlite3 reaches its one malloc
+	 * call from several paths at one sp (two slots per start missed a fifth of its walks).  A
+	 * walk whose rules used its first rbp is found only with that rbp (code without frame
+	 * pointers keeps data in rbp, which changes from call to call: the others ignore it).
+	 * A slot of another start costs a few compares, one of this start a check.
 	 */
 	h = (st->ip ^ st->sp * 0xc2b2ae3d27d4eb4fULL ^ st->gen) * 0x9e3779b97f4a7c15ULL;
-	st->slot = (__u32)(h >> 48) & prof_walk.walk_cache_mask;
-	st->slot_bp =
-		(__u32)((h ^ st->bp) * 0x9e3779b97f4a7c15ULL >> 48) & prof_walk.walk_cache_mask;
-	c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot_bp);
+	st->slot = (__u32)(h >> 48) & prof_walk.walk_cache_mask & ~(PROF_WALK_CACHE_WAYS - 1);
+	max_n = PROF_WALK_CACHE_WORDS;
+	if (!py && cap.words < max_n)
+		max_n = cap.words;
+	if (!py && cap.frames < max_n)
+		max_n = cap.frames;
+	_Static_assert(PROF_WALK_CACHE_WAYS == 4, "the ways looked up below");
+	if (prof_walk_slot(win, st->slot, max_n))
+		slot = st->slot;
+	else if (prof_walk_slot(win, st->slot + 1, max_n))
+		slot = st->slot + 1;
+	else if (prof_walk_slot(win, st->slot + 2, max_n))
+		slot = st->slot + 2;
+	else if (prof_walk_slot(win, st->slot + 3, max_n))
+		slot = st->slot + 3;
+	else
+		goto walk;
+	c = bpf_map_lookup_elem(&prof_walk_cache, &slot);
 	if (!c)
-		return -1;
-	if (c->bp != st->bp || c->gen != st->gen || c->ip != st->ip || c->sp != st->sp) {
-		c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot);
-		if (!c || c->bp_used)
-			goto walk;
-	}
-	seq = c->seq;
+		goto walk;
+	seq = st->seq;
 	n = c->n;
-	if ((seq & 1) || c->gen != st->gen || c->ip != st->ip || c->sp != st->sp ||
-	    n > PROF_WALK_CACHE_WORDS || (!py && (n > cap.words || n > cap.frames)) ||
-	    !prof_walk_check(c, win, st->sp))
+	if (n > max_n)
 		goto walk;
 	if (py)
 		__builtin_memcpy(win->native, c->frames, sizeof(c->frames));
@@ -1220,6 +1252,7 @@ static __always_inline long walk_cached(struct unwind_walk *w, __u32 gen, __u32 
 	/* Rewritten meanwhile (this program preempted), or the window another walk's. */
 	if (c->seq != seq || win->epoch != *epoch)
 		goto walk;
+	c->used = *epoch;
 	if (!py)
 		return n;
 	win->nnative = n;
@@ -1271,6 +1304,26 @@ static long walk_replay(__u64 i, void *arg)
 	return 0;
 }
 
+/* The slot of bucket base a new walk takes: an empty one, else the least recently used. */
+static __always_inline struct prof_walk_cached *walk_victim(__u32 base)
+{
+	struct prof_walk_cached *best = NULL, *c;
+	__u32 slot;
+
+#pragma unroll
+	for (int k = 0; k < PROF_WALK_CACHE_WAYS; k++) {
+		slot = base + k;
+		c = bpf_map_lookup_elem(&prof_walk_cache, &slot);
+		if (!c)
+			continue;
+		if (!c->gen)
+			return c;
+		if (!best || (__s32)(c->used - best->used) < 0)
+			best = c;
+	}
+	return best;
+}
+
 /*
  * The walk just done (g its registers at the end), kept when it may be (see above).  Global:
  * verified once, not once for every state the walk can end in.
@@ -1291,12 +1344,8 @@ __noinline int prof_walk_keep(const struct unwind_regs *g, __u32 epoch)
 	win->logging = 0;
 	if (!keep)
 		return 0;
-	c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot);
-	/* By (ip, sp) unless the walk used its rbp, or that slot holds another walk from there
-	 * (another path: its stack words differ) */
-	if (!c || g->bp0_used ||
-	    (c->gen == st->gen && c->ip == st->ip && c->sp == st->sp && !c->bp_used))
-		c = bpf_map_lookup_elem(&prof_walk_cache, &st->slot_bp);
+	/* Into its bucket: an empty slot, else the one found or kept longest ago. */
+	c = walk_victim(st->slot);
 	if (!c)
 		return 0;
 	c->seq |= 1;
@@ -1313,6 +1362,7 @@ __noinline int prof_walk_keep(const struct unwind_regs *g, __u32 epoch)
 	c->ip = st->ip;
 	c->sp = st->sp;
 	c->bp = st->bp;
+	c->used = epoch;
 	c->n = win->nnative;
 	__builtin_memcpy(c->frames, win->native, sizeof(c->frames));
 out:

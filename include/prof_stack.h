@@ -94,9 +94,11 @@ struct prof_walk_knobs {
 #define PROF_WALK_CACHE_WORDS  48  /* words of a kept walk */
 #define PROF_WALK_CHECK_SPANS  8   /* copies of the stack a check may make */
 #define PROF_WALK_CACHE_SLOTS  256 /* per CPU, at most */
+#define PROF_WALK_CACHE_WAYS   4   /* slots a start may take (one bucket), a power of two */
 /* All CPUs' slots together, at most (fewer slots per CPU on a machine with many). */
 #define PROF_WALK_CACHE_BUDGET (32ULL << 20)
 #define PROF_WALK_CACHE_MIN    16
+_Static_assert(PROF_WALK_CACHE_MIN >= PROF_WALK_CACHE_WAYS, "a bucket fits the fewest slots");
 
 struct prof_walk_span {
 	__u32 lo, len;	  /* bytes from the walk's first sp, and how many */
@@ -109,6 +111,8 @@ struct prof_walk_cached {
 	__u64 ip, sp, bp; /* its start; bp only when a rule used it (bp_used) */
 	__u32 n;
 	__u16 nspans, bp_used;
+	__u32 used; /* the CPU's walk count when it was last kept or found: the bucket's LRU */
+	__u32 pad;
 	__u64 frames[PROF_WALK_CACHE_WORDS];
 	/* The words its frames depend on (needed entries of the walk's log), in spans of at most
 	 * one stack window: one copy each to check them. */

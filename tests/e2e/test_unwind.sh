@@ -229,30 +229,34 @@ t_unwind_same_pcs_other_rows() {
 }
 
 # One start state of a walk (malloc's return address, stack and frame pointers) on four paths,
-# in bursts (tests/targets/walk_alias.c): the walk cache keeps whole walks by their start, and
-# may hand one back only when every stack word it depends on still holds.  Each path's bytes on
-# its own stack, exactly; and most stacks from the cache (else this tests nothing).
+# in bursts and in turn (tests/targets/walk_alias.c): the walk cache keeps whole walks by their
+# start, and may hand one back only when every stack word it depends on still holds.  Each
+# path's bytes on its own stack, exactly; and most stacks from the cache (else this tests
+# nothing; in turn, only a cache keeping four walks per start finds them).
 t_unwind_walk_cache_other_paths() {
-	local f=$E2E_TMP/alias.pb.gz s=$E2E_TMP/alias.stacks top via size cached
-	"$PROF" -v --heap --unwind dwarf -o "$f" --top 0 -- build/targets/walk_alias \
-		>"$E2E_TMP/target.out" 2>"$E2E_TMP/alias.log" || fail "profiler exit status $?"
-	expect_eq "target output" "DONE" "$(cat "$E2E_TMP/target.out")"
-	expect_no_drops "$f"
-	pprof_stacks "$f" alloc_space >"$s"
-	# 40 rounds x 25 blocks per path and round
-	size=100
-	for top in top_1 top_2; do
-		for via in via_a via_b; do
-			expect_eq "bytes on leaf;$via;$top;main down to the root" $((1000 * size)) \
-				"$(sum_matching "$s" "\|leaf;$via;$top;main;([^|]*;)?__libc_start_call_main(;|\$)")"
-			size=$((size + 100))
+	local f=$E2E_TMP/alias.pb.gz s=$E2E_TMP/alias.stacks top via size cached mode
+	# In bursts of 25 per path, then the four paths in turn (four kept walks per start).
+	for mode in bursts interleave; do
+		"$PROF" -v --heap --unwind dwarf -o "$f" --top 0 -- build/targets/walk_alias "$mode" \
+			>"$E2E_TMP/target.out" 2>"$E2E_TMP/alias.log" || fail "$mode: profiler exit status $?"
+		expect_eq "$mode: target output" "DONE" "$(cat "$E2E_TMP/target.out")"
+		expect_no_drops "$f"
+		pprof_stacks "$f" alloc_space >"$s"
+		# 1000 blocks per path
+		size=100
+		for top in top_1 top_2; do
+			for via in via_a via_b; do
+				expect_eq "$mode: bytes on leaf;$via;$top;main down to the root" $((1000 * size)) \
+					"$(sum_matching "$s" "\|leaf;$via;$top;main;([^|]*;)?__libc_start_call_main(;|\$)")"
+				size=$((size + 100))
+			done
 		done
+		expect_eq "$mode: leaf alloc_space" 1000000 "$(pprof_flat "$f" alloc_space leaf)"
+		cached=$(sed -n 's/.*bookkeeping:.* unwind_walks_cached=\([0-9]*\).*/\1/p' "$E2E_TMP/alias.log")
+		cached=${cached:-0}
+		[ "$cached" -ge 3000 ] || fail "$mode: unwind_walks_cached: $cached of 4000 stacks (expected >= 3000)"
+		echo "ok: $mode: $cached of 4000 stacks from the walk cache"
 	done
-	expect_eq "leaf alloc_space" 1000000 "$(pprof_flat "$f" alloc_space leaf)"
-	cached=$(sed -n 's/.*bookkeeping:.* unwind_walks_cached=\([0-9]*\).*/\1/p' "$E2E_TMP/alias.log")
-	cached=${cached:-0}
-	[ "$cached" -ge 3000 ] || fail "unwind_walks_cached: $cached of 4000 stacks (expected >= 3000)"
-	echo "ok: $cached of 4000 stacks from the walk cache"
 }
 
 # jit_target runs code from anonymous memory: no file, no unwind table, and with --unwind dwarf
