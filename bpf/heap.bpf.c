@@ -110,12 +110,12 @@ static __always_inline bool path_skips(__u32 tgid, __u64 cookie, bool count)
 }
 
 /*
- * The time of a heap record.  Only the event traces (-f chrome, perfetto, firefox, codetracer,
- * memtrace) place heap events in time finer than a clock tick; ages, peaks and OOM snapshots
- * count in milliseconds at least.  Without a trace, a CPU reads the clock once per tick (the
- * first record after jiffies moved) and stamps the tick's later records with that reading: the
- * same clock as bpf_ktime_get_ns, never ahead of it, at most a tick behind, without a TSC read
- * per record (about 25 ns on a VM; two per malloc+free pair).  bpf_jiffies64 is a load
+ * The time of a heap record.  Only the event traces (-f chrome, perfetto, firefox, codetracer;
+ * memtrace stamps events itself) place heap events in time finer than a clock tick; ages, peaks and
+ * OOM snapshots count in milliseconds at least.  Without a trace, a CPU reads the clock once per
+ * tick (the first record after jiffies moved) and stamps the tick's later records with that
+ * reading: the same clock as bpf_ktime_get_ns, never ahead of it, at most a tick behind, without a
+ * TSC read per record (about 25 ns on a VM; two per malloc+free pair).  bpf_jiffies64 is a load
  * (inlined by the verifier); tracing programs may not call bpf_ktime_get_coarse_ns.
  */
 const volatile bool heap_fine_ts = true;
@@ -529,7 +529,6 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 		r->e.flags = PROF_HEAP_STACK_FAILED;
 		skip = 0;
 	}
-	skip = prof_bound(skip, HEAP_SKIP_MAX);
 	n = prof_bound(got > 0 ? (__u64)got : 0, PROF_STACK_WORDS);
 	n = n > skip ? n - skip : 0;
 	r->e.nframes = (__u16)n;

@@ -1125,7 +1125,7 @@ static __always_inline bool walk_starts(const struct prof_walk_cached *c,
 /*
  * 1 when the kept walk in slot starts where the window's start does, has at most max_n words,
  * and every word it depends on holds (its seq, read before the check, in the start), else 0.
- * Global: verified once for both slots.
+ * Global: verified once for all the ways of a bucket.
  */
 __noinline int prof_walk_slot(struct prof_stack_win *win, __u32 slot, __u32 max_n)
 {
@@ -1227,17 +1227,14 @@ static __always_inline long walk_cached(struct unwind_walk *w, __u32 gen, __u32 
 		max_n = cap.words;
 	if (!py && cap.frames < max_n)
 		max_n = cap.frames;
-	_Static_assert(PROF_WALK_CACHE_WAYS == 4, "the ways looked up below");
-	if (prof_walk_slot(win, st->slot, max_n))
-		slot = st->slot;
-	else if (prof_walk_slot(win, st->slot + 1, max_n))
-		slot = st->slot + 1;
-	else if (prof_walk_slot(win, st->slot + 2, max_n))
-		slot = st->slot + 2;
-	else if (prof_walk_slot(win, st->slot + 3, max_n))
-		slot = st->slot + 3;
-	else
-		goto walk;
+	slot = PROF_WALK_CACHE_SLOTS; /* none */
+#pragma unroll
+	for (int k = 0; k < PROF_WALK_CACHE_WAYS; k++) {
+		if (prof_walk_slot(win, st->slot + k, max_n)) {
+			slot = st->slot + k;
+			break;
+		}
+	}
 	c = bpf_map_lookup_elem(&prof_walk_cache, &slot);
 	if (!c)
 		goto walk;

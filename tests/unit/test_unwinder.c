@@ -1015,6 +1015,28 @@ static void test_unwinder__tables_of_one_poll_inserted_together(void **state)
 }
 
 /*
+ * A base process read by the unwinder, then three children each mapping one of cfi_libs[0..2]
+ * (their tables' ids in ids, each findable by inode): the tables loaded before the children.
+ */
+static uint32_t base_and_three_libs(struct ctx *c, struct child *base, struct child *ch,
+				    uint32_t *ids)
+{
+	uint32_t n0;
+
+	child_start(base, 0, NULL);
+	assert_int_equal(unwinder__add_process(c->u, (uint32_t)base->pid, NULL), 0);
+	assert_int_equal(unwinder__wait(c->u, WAIT_MS), 0);
+	n0 = outer_count(c);
+	assert_int_equal(n0, unwinder__stats(c->u)->tables_built);
+	for (int k = 0; k < 3; k++) {
+		ids[k] = child_with(c, &ch[k], cfi_libs[k]);
+		assert_true(ids[k] != 0);
+		assert_int_equal(inode_table(c, cfi_libs[k]), ids[k]);
+	}
+	return n0;
+}
+
+/*
  * Processes mapping other libraries come and go: the tables nobody maps are unloaded down to the
  * cap, oldest first, together, their inode entries with them; a new table takes the first evicted
  * id; an evicted library mapped again is rebuilt (under the next evicted id) with the same rows.
@@ -1031,16 +1053,7 @@ static void test_unwinder__unused_tables_evicted_ids_reused(void **state)
 	struct ctx c;
 
 	ctx_open(&c, &o);
-	child_start(&base, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
-	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
-	n0 = outer_count(&c);
-	assert_int_equal(n0, unwinder__stats(c.u)->tables_built);
-	for (int k = 0; k < 3; k++) {
-		ids[k] = child_with(&c, &ch[k], cfi_libs[k]);
-		assert_true(ids[k] != 0);
-		assert_int_equal(inode_table(&c, cfi_libs[k]), ids[k]);
-	}
+	n0 = base_and_three_libs(&c, &base, ch, ids);
 	assert_int_equal(outer_count(&c), n0 + 3);
 	assert_int_equal(unwinder__stats(c.u)->tables_built, n0 + 3);
 
@@ -1114,14 +1127,7 @@ static void test_unwinder__refused_evict_batch_counts_real_waits(void **state)
 	struct ctx c;
 
 	ctx_open(&c, &o);
-	child_start(&base, 0, NULL);
-	assert_int_equal(unwinder__add_process(c.u, (uint32_t)base.pid, NULL), 0);
-	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
-	n0 = outer_count(&c);
-	for (int k = 0; k < 3; k++) {
-		ids[k] = child_with(&c, &ch[k], cfi_libs[k]);
-		assert_true(ids[k] != 0);
-	}
+	n0 = base_and_three_libs(&c, &base, ch, ids);
 	/* The oldest, first in the batch, leaves the outer map behind the unwinder's back. */
 	assert_int_equal(bpf_map_delete_elem(c.tables_fd, &ids[0]), 0);
 	for (int k = 0; k < 3; k++)
