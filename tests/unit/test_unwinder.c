@@ -1037,6 +1037,22 @@ static uint32_t base_and_three_libs(struct ctx *c, struct child *base, struct ch
 }
 
 /*
+ * base_and_three_libs's children gone: of the three unused tables the cap (1) keeps the newest,
+ * the two others go in one batch, one kernel wait (a grace period), not one each.
+ */
+static void three_gone_two_evicted(struct ctx *c, struct child *ch, uint32_t n0,
+				   const uint32_t *ids)
+{
+	for (int k = 0; k < 3; k++)
+		child_gone(c, &ch[k]);
+	assert_int_equal(unwinder__wait(c->u, WAIT_MS), 0);
+	assert_int_equal(unwinder__stats(c->u)->tables_evicted, 2);
+	assert_int_equal(unwinder__stats(c->u)->evict_waits, 1);
+	assert_int_equal(outer_count(c), n0 + 1);
+	assert_true(outer_has(c, ids[2]));
+}
+
+/*
  * Processes mapping other libraries come and go: the tables nobody maps are unloaded down to the
  * cap, oldest first, together, their inode entries with them; a new table takes the first evicted
  * id; an evicted library mapped again is rebuilt (under the next evicted id) with the same rows.
@@ -1057,17 +1073,9 @@ static void test_unwinder__unused_tables_evicted_ids_reused(void **state)
 	assert_int_equal(outer_count(&c), n0 + 3);
 	assert_int_equal(unwinder__stats(c.u)->tables_built, n0 + 3);
 
-	for (int k = 0; k < 3; k++)
-		child_gone(&c, &ch[k]);
-	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
-	/* Three unused, the cap keeps one: the newest.  The two go in one batch: one kernel wait
-	 * (a grace period), not one each. */
-	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 2);
-	assert_int_equal(unwinder__stats(c.u)->evict_waits, 1);
-	assert_int_equal(outer_count(&c), n0 + 1);
+	three_gone_two_evicted(&c, ch, n0, ids);
 	assert_false(outer_has(&c, ids[0]));
 	assert_false(outer_has(&c, ids[1]));
-	assert_true(outer_has(&c, ids[2]));
 	assert_int_equal(inode_table(&c, cfi_libs[0]), 0);
 	assert_int_equal(inode_table(&c, cfi_libs[1]), 0);
 	assert_int_equal(inode_table(&c, cfi_libs[2]), ids[2]);
@@ -1130,13 +1138,7 @@ static void test_unwinder__refused_evict_batch_counts_real_waits(void **state)
 	n0 = base_and_three_libs(&c, &base, ch, ids);
 	/* The oldest, first in the batch, leaves the outer map behind the unwinder's back. */
 	assert_int_equal(bpf_map_delete_elem(c.tables_fd, &ids[0]), 0);
-	for (int k = 0; k < 3; k++)
-		child_gone(&c, &ch[k]);
-	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
-	assert_int_equal(unwinder__stats(c.u)->tables_evicted, 2);
-	assert_int_equal(unwinder__stats(c.u)->evict_waits, 1);
-	assert_int_equal(outer_count(&c), n0 + 1);
-	assert_true(outer_has(&c, ids[2]));
+	three_gone_two_evicted(&c, ch, n0, ids);
 	child_stop(&base);
 	ctx_close(&c);
 }
