@@ -417,9 +417,11 @@ e2e: bpftrace-prof targets
 fuzz: $(FUZZ_BINS) $(FIX)/symfix-stripped
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-fuzz.sh $(FUZZ_BINS)
 
-# `sudo make test`: install what is missing, build, run unit and end-to-end tests.
+# `sudo make test`: install what is missing, build, run unit and end-to-end tests.  The bench's
+# programs are built too (not run): a change that breaks `make bench` fails here, not on the day
+# someone measures.
 test: deps
-	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(UNIT_BINS) $(FUZZ_BINS)
+	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_C) $(BENCH_CC)
 	$(Q)FUZZ_BINS="$(FUZZ_BINS)" FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-all.sh $(UNIT_BINS)
 
 bench:

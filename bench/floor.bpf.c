@@ -70,6 +70,7 @@ static __always_inline int floor_send_frames(__u64 id, long ret)
 {
 	struct floor_heap_record *r;
 	__u32 zero = 0;
+	__u64 len;
 
 	if (HAS(FLOOR_RB_RESERVE_MAX))
 		r = bpf_ringbuf_reserve(&prof_events, sizeof(*r), 0);
@@ -91,13 +92,11 @@ static __always_inline int floor_send_frames(__u64 id, long ret)
 	for (int i = 0; i < FLOOR_REC_FRAMES; i++)
 		r->frames[i] = 0x401000 + i;
 	if (HAS(FLOOR_RB_RESERVE_MAX)) {
-		prof_submit(r);
+		prof_submit(r, sizeof(*r));
 		return 0;
 	}
-	return bpf_ringbuf_output(&prof_events, r, sizeof(r->e) + FLOOR_REC_FRAMES * sizeof(__u64),
-				  prof_wakeup_flags())
-		       ? -1
-		       : 0;
+	len = sizeof(r->e) + FLOOR_REC_FRAMES * sizeof(__u64);
+	return bpf_ringbuf_output(&prof_events, r, len, prof_wakeup_flags(len)) ? -1 : 0;
 }
 
 SEC("uprobe")
@@ -169,7 +168,7 @@ int BPF_KRETPROBE(floor_return, long ret)
 		e->old_addr = 0;
 		e->size = p ? p->size : 0;
 		e->ts = 0;
-		prof_submit(e);
+		prof_submit(e, sizeof(*e));
 	}
 out:
 	if (p)
@@ -198,7 +197,7 @@ int BPF_KPROBE(floor_free, __u64 addr)
 		e->pad = 0;
 		e->addr = addr;
 		e->ts = 0; /* the floor measures the probe, not the clock */
-		prof_submit(e);
+		prof_submit(e, sizeof(*e));
 	}
 	return 0;
 }
