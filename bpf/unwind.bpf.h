@@ -100,11 +100,19 @@ struct walk_start {
 };
 #endif
 
+/* A walk reads PROF_STACK_WIN bytes at a time; a kept walk's check, a span of up to
+ * PROF_WALK_SPAN (include/prof_stack.h), which a walk then reads through. */
+#ifdef PROF_WALK_CACHE
+#define STACK_WIN_WORDS (PROF_WALK_SPAN / 8)
+#else
+#define STACK_WIN_WORDS (PROF_STACK_WIN / 8)
+#endif
+
 struct prof_stack_win {
 	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
 	/* Words, not bytes: clang copies a __u64 out of a __u8 array at a variable offset a byte
 	 * at a time (8 loads, 7 shifts and 7 ors; most of a frame's step on Linux 6.18). */
-	__u64 data[PROF_STACK_WIN / 8];
+	__u64 data[STACK_WIN_WORDS];
 #ifdef PROF_WALK_CACHE
 	/* The words this walk read (logging 1): where, as an offset from the walk's first sp, and
 	 * what they held; need: those its frames depend on (all but rbp values no later rule
@@ -192,15 +200,28 @@ struct {
 	__type(value, struct prof_unwind_pc_cache);
 } prof_unwind_pc_cache SEC(".maps");
 
+/* struct unwind_walk's counts, on their own: a global function's pointer argument into the
+ * stack makes the verifier forget what the range it covers held, pointers included. */
+struct walk_counts {
+	__u32 n, nf, leaf_n, leaf_nf, leaf_words, leaf_frames;
+};
+
 struct unwind_walk {
 	__u64 *ips;		       /* out: frames, leaf first */
 	struct prof_unwind_proc *proc; /* NULL: no entry for this process */
 	struct unwind_regs g;
-	__u32 n;  /* words in ips */
-	__u32 nf; /* frames in ips, as a user counts them (a Python frame's two words are one) */
-	/* The leaf side of a stack deeper than its cap: the words and frames that fit it. */
-	__u32 leaf_n, leaf_nf;
-	__u32 leaf_words, leaf_frames; /* its size (prof_stack_leaf_*) */
+	union {
+		struct walk_counts counts; /* the six below, for prof_replay_natives */
+		struct {
+			__u32 n;  /* words in ips */
+			__u32 nf; /* frames in ips, as a user counts them (a Python frame's
+				   * two words are one) */
+			/* The leaf side of a stack deeper than its cap: the words and frames that
+			 * fit it. */
+			__u32 leaf_n, leaf_nf;
+			__u32 leaf_words, leaf_frames; /* its size (prof_stack_leaf_*) */
+		};
+	};
 	__u32 tgid;
 	struct vma_lookup vma; /* scratch of vma_mapping */
 	/* The last row found and the addresses it covers: recursion and loops of calls meet the
@@ -581,21 +602,21 @@ static __always_inline int stack_read_bp(struct stack_slots *dst, __u64 addr, __
 		off = addr - win->base;
 		if (addr < win->base || off + size > win->len) {
 			win->len = 0;
-			if (bpf_probe_read_user(win->data, sizeof(win->data), (void *)addr))
+			if (bpf_probe_read_user(win->data, PROF_STACK_WIN, (void *)addr))
 				goto alone;
 			win->base = addr;
-			win->len = sizeof(win->data);
+			win->len = PROF_STACK_WIN;
 			off = 0;
 		}
-		off >>= 3; /* in words; off + size <= len: off <= PROF_STACK_WIN / 8 - 1 */
-		if (off > PROF_STACK_WIN / 8 - 2) {
+		off >>= 3; /* in words; off + size <= len: off <= STACK_WIN_WORDS - 1 */
+		if (off > STACK_WIN_WORDS - 2) {
 			/* the window's last slot */
 			if (size != 8)
 				goto alone;
-			dst->v[0] = win->data[prof_bound(off, PROF_STACK_WIN / 8 - 1)];
+			dst->v[0] = win->data[prof_bound(off, STACK_WIN_WORDS - 1)];
 			goto read;
 		}
-		off = prof_bound(off, PROF_STACK_WIN / 8 - 2);
+		off = prof_bound(off, STACK_WIN_WORDS - 2);
 		dst->v[0] = win->data[off];
 		dst->v[1] = win->data[off + 1];
 		goto read;
@@ -796,21 +817,6 @@ static __always_inline void frame_in(struct unwind_walk *w, __u32 n)
 	w->nf = both >> 16;
 	leaf_grow(w);
 }
-
-#ifdef PROF_WALK_CACHE
-/* frame_in for a replayed native frame, k the next one to replay: the three counts through one
- * opaque call (n, nf <= PROF_WALK_WORDS < 2^12, k <= PROF_WALK_CACHE_WORDS < 2^6). */
-_Static_assert(PROF_WALK_WORDS < 4096 && PROF_WALK_CACHE_WORDS < 64, "replay counts packing");
-static __always_inline void frame_in_replay(struct unwind_walk *w, __u32 n, __u32 k)
-{
-	__u32 all = prof_opaque(n | (w->nf + 1) << 12 | k << 24);
-
-	w->n = all & 0xfff;
-	w->nf = (all >> 12) & 0xfff;
-	w->replay_k = all >> 24;
-	leaf_grow(w);
-}
-#endif
 
 static __always_inline bool push_value(struct unwind_walk *w, __u64 v)
 {
@@ -1093,21 +1099,27 @@ __noinline int prof_walk_check(struct prof_walk_cached *c, struct prof_stack_win
 	if (!c || !win)
 		return 0;
 	ns = c->nspans;
-	win->len = 0;
 	for (__u32 s = 0; s < PROF_WALK_CHECK_SPANS; s++) {
 		if (s >= ns)
 			return 1;
 		sp_ = c->span[s];
-		if (bpf_probe_read_user(win->data, (__u32)prof_bound(sp_.len, PROF_STACK_WIN),
-					(void *)(sp + sp_.lo)))
-			return 0;
+		/* In the window already when another way's check of this start read it */
+		if (sp + sp_.lo < win->base || sp + sp_.lo + sp_.len > win->base + win->len) {
+			win->len = 0;
+			if (bpf_probe_read_user(win->data,
+						(__u32)prof_bound(sp_.len, PROF_WALK_SPAN),
+						(void *)(sp + sp_.lo)))
+				return 0;
+			win->base = sp + sp_.lo;
+			win->len = sp_.len;
+		}
 		for (__u32 j = 0; j < PROF_WALK_LOG; j++) {
 			e = sp_.first + j;
 			if (e >= sp_.end)
 				break;
 			e &= PROF_WALK_LOG - 1;
-			o = (__u64)(c->need_off[e] - sp_.lo) >> 3;
-			if (win->data[prof_bound(o, PROF_STACK_WIN / 8 - 1)] != c->need_val[e])
+			o = (sp + c->need_off[e] - win->base) >> 3;
+			if (win->data[prof_bound(o, STACK_WIN_WORDS - 1)] != c->need_val[e])
 				return 0;
 		}
 	}
@@ -1162,17 +1174,18 @@ static long walk_plan_word(__u64 i, void *arg)
 	o = win->log_off[i & (PROF_WALK_LOG - 1)];
 	s = (ns - 1) & (PROF_WALK_CHECK_SPANS - 1);
 	lo = c->span[s].lo;
-	if (!n || o < lo || o - lo > PROF_STACK_WIN - 8) {
+	if (!n || o < lo || o - lo > PROF_WALK_SPAN - 8 ||
+	    o - lo > c->span[s].len + PROF_WALK_SPAN_GAP) {
 		if (ns >= PROF_WALK_CHECK_SPANS) {
 			p->bad = 1;
 			return 1;
 		}
 		s = ns & (PROF_WALK_CHECK_SPANS - 1);
-		c->span[s].lo = o;
-		c->span[s].len = 8;
+		lo = !ns && o <= PROF_WALK_SPAN_GAP ? 0 : o;
+		c->span[s].lo = lo;
+		c->span[s].len = o - lo + 8;
 		c->span[s].first = (__u16)n;
 		ns++;
-		lo = o;
 	}
 	c->need_off[n & (PROF_WALK_LOG - 1)] = o;
 	c->need_val[n & (PROF_WALK_LOG - 1)] = win->log_val[i & (PROF_WALK_LOG - 1)];
@@ -1255,12 +1268,59 @@ static __always_inline long walk_cached(struct unwind_walk *w, __u32 gen, __u32 
 	win->nnative = n;
 	return WALK_REPLAY;
 walk:
-	win->log_sp = st->sp; /* the window is empty: emptied above, or by the check */
+	/* The window is empty, or holds a span a check read: this stack's words now. */
+	win->log_sp = st->sp;
 	win->need = 0;
 	win->nlog = 0;
 	win->nnative = 0;
 	win->logging = 1;
 	return -1;
+}
+
+#define REPLAY_RUN 16 /* native frames an iteration replays, at most */
+
+/* A stack's words, as a global function's argument must name its size. */
+struct walk_words {
+	__u64 w[PROF_WALK_WORDS];
+};
+
+/*
+ * push_frame's push_value for the kept walk's native frame k (ip); then, in this iteration too,
+ * the native frames after it up to the next eval frame (an iteration each cost ~4 ns more,
+ * and a replay is mostly native frames: ~17 to 1-3 eval frames in the Python workload).  The
+ * leaf side grows as push_value's would, frame by frame.  Returns the next frame to replay
+ * (PROF_WALK_CACHE_WORDS, the end, without a window).  Global: verified once (inlined, its
+ * paths multiplied the loop's), and what it returns and writes in c is unknown to the
+ * verifier (as frame_in's prof_opaque makes the counts).
+ */
+__noinline __u32 prof_replay_natives(struct walk_words *ips, struct walk_counts *c,
+				     const struct prof_py_proc *py, __u32 k, __u64 ip)
+{
+	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
+	__u32 n, nf;
+
+	if (!ips || !c || !py || !win)
+		return PROF_WALK_CACHE_WORDS;
+	n = c->n;
+	nf = c->nf;
+	for (int j = 0; j < REPLAY_RUN; j++) {
+		ips->w[prof_bound(n, PROF_WALK_WORDS - 1)] = ip;
+		n++;
+		nf++;
+		k++;
+		if (n <= c->leaf_words && nf <= c->leaf_frames) {
+			c->leaf_n = n;
+			c->leaf_nf = nf;
+		}
+		if (k >= win->nnative || k >= PROF_WALK_CACHE_WORDS || n >= PROF_WALK_WORDS)
+			break;
+		ip = win->native[prof_bound(k, PROF_WALK_CACHE_WORDS - 1)];
+		if (py_is_eval(py, ip - 1))
+			break;
+	}
+	c->n = n;
+	c->nf = nf;
+	return k;
 }
 
 /*
@@ -1295,9 +1355,10 @@ static long walk_replay(__u64 i, void *arg)
 		w->replay_k = prof_opaque(k + 1); /* see frame_in */
 		return 0;
 	}
-	/* push_frame's push_value, its count and the next k in one opaque call */
-	w->ips[prof_bound(w->n, PROF_WALK_WORDS - 1)] = w->g.ip;
-	frame_in_replay(w, w->n + 1, k + 1);
+	if (!w->proc)
+		return 1;
+	w->replay_k = prof_replay_natives((struct walk_words *)w->ips, &w->counts, &w->proc->py, k,
+					  w->g.ip);
 	return 0;
 }
 

@@ -91,10 +91,12 @@ struct prof_walk_knobs {
  * the process entry's generation, each with the stack words its frames depend on.
  */
 #define PROF_WALK_LOG	       64 /* stack words a kept walk may have read (a bit each in a __u64) */
-#define PROF_WALK_CACHE_WORDS  48  /* words of a kept walk */
-#define PROF_WALK_CHECK_SPANS  8   /* copies of the stack a check may make */
-#define PROF_WALK_CACHE_SLOTS  256 /* per CPU, at most */
-#define PROF_WALK_CACHE_WAYS   4   /* slots a start may take (one bucket), a power of two */
+#define PROF_WALK_CACHE_WORDS  48   /* words of a kept walk */
+#define PROF_WALK_CHECK_SPANS  8    /* copies of the stack a check may make */
+#define PROF_WALK_SPAN	       8192 /* bytes of one copy, at most */
+#define PROF_WALK_SPAN_GAP     2048 /* unneeded bytes a copy may take between two words */
+#define PROF_WALK_CACHE_SLOTS  1024 /* per CPU, at most */
+#define PROF_WALK_CACHE_WAYS   4    /* slots a start may take (one bucket), a power of two */
 /* All CPUs' slots together, at most (fewer slots per CPU on a machine with many). */
 #define PROF_WALK_CACHE_BUDGET (32ULL << 20)
 #define PROF_WALK_CACHE_MIN    16

@@ -259,6 +259,26 @@ t_unwind_walk_cache_other_paths() {
 	done
 }
 
+# 400 starts (call sites of malloc) in turn, ten times: each CPU's cache must hold them all (a
+# cache of 64 buckets per CPU kept a fraction: their LRU ways went to the start called next).
+t_unwind_walk_cache_many_starts() {
+	local f=$E2E_TMP/starts.pb.gz cached
+	"$PROF" -v --heap --unwind dwarf -o "$f" --top 0 -- build/targets/walk_alias starts \
+		>"$E2E_TMP/target.out" 2>"$E2E_TMP/starts.log" || fail "profiler exit status $?"
+	expect_eq "target output" "DONE" "$(cat "$E2E_TMP/target.out")"
+	expect_no_drops "$f"
+	# site_N allocates 16 + N bytes, N = 100..499, ten times each
+	pprof_flat_all "$f" alloc_space >"$E2E_TMP/starts.flat"
+	expect_eq "alloc_space of the sites" $((10 * (400 * 16 + (100 + 499) * 400 / 2))) \
+		"$(awk '$1 ~ /^site_[0-9]+$/ { s += $2 } END { print s + 0 }' "$E2E_TMP/starts.flat")"
+	expect_eq "site_321's bytes" $((10 * (16 + 321))) \
+		"$(awk '$1 == "site_321" { print $2 }' "$E2E_TMP/starts.flat")"
+	cached=$(sed -n 's/.*bookkeeping:.* unwind_walks_cached=\([0-9]*\).*/\1/p' "$E2E_TMP/starts.log")
+	cached=${cached:-0}
+	[ "$cached" -ge 3000 ] || fail "unwind_walks_cached: $cached of 4000 stacks (expected >= 3000)"
+	echo "ok: $cached of 4000 stacks from the walk cache"
+}
+
 # jit_target runs code from anonymous memory: no file, no unwind table, and with --unwind dwarf
 # no frame-pointer fallback.  Each sample there is a cut stack, and each cut must be counted.
 t_unwind_cut_stacks_are_counted() {
