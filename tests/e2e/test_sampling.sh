@@ -313,6 +313,37 @@ t_sampling_preload_table_full() {
 	grep -Eq "^ +sampler_lost: " "$E2E_TMP/log" || fail "the summary does not list the loss"
 }
 
+# An allocator preloaded ahead of the sampler (LD_PRELOAD=libjemalloc.so.2:<sampler>, an order
+# a container's environment may give): jemalloc serves the program's malloc and free, and the
+# sampler is bypassed, firing nothing.  -p reads the order from the process's environ and probes
+# the allocator instead, so every byte is there (exact); on the sampler's silent probes the
+# profile held none.  The same list in the order the README gives is the sampler's path.
+t_sampling_allocator_preloaded_ahead() {
+	local f lib=$PWD/build/libbpftrace-prof-sampler.so order which
+	local jem=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+	[ -f "$jem" ] || fail "no $jem (libjemalloc2 comes with libjemalloc-dev, a build dependency)"
+	for which in ahead behind; do
+		order="$jem:$lib"
+		[ "$which" = ahead ] || order="$lib $jem"
+		f=$E2E_TMP/$which.pb.gz
+		start_waiting_target "$E2E_TMP/target.out" env LD_PRELOAD="$order" \
+			build/targets/live_blocks 1000 500
+		start_profiler "$E2E_TMP/prof.log" -v --heap -p "$TARGET_PID" -o "$f"
+		finish_waiting_run
+		if [ "$which" = behind ]; then
+			expect_eq "$which: heap_procs_otel" 1 "$(pprof_counter_value "$f" heap_procs_otel)"
+			continue
+		fi
+		expect_no_drops "$f"
+		expect_eq "$which: keep_blocks alloc_space" 64000 "$(pprof_flat "$f" alloc_space keep_blocks)"
+		expect_eq "$which: keep_again inuse_space" 32000 "$(pprof_flat "$f" inuse_space keep_again)"
+		expect_eq "$which: heap_procs_uprobes" 1 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+		expect_eq "$which: heap_procs_otel" 0 "$(pprof_counter_value "$f" heap_procs_otel)"
+		grep -q "allocator is preloaded ahead of libbpftrace-prof-sampler.so" "$E2E_TMP/prof.log" ||
+			fail "$which: -v does not say why"
+	done
+}
+
 # An executable with an allocator of its own (own_alloc exports malloc, free, calloc and
 # realloc, as one linking tcmalloc or jemalloc statically does) is looked up before any preloaded
 # library: a sampler there never sees its malloc or free.  -- CMD: ours is not preloaded, the

@@ -26,6 +26,7 @@
 #include "attach/otel_notes.h"
 #include "attach/owners.h"
 #include "attach/prologue.h"
+#include "proc/preload.h"
 #include "proc/safe_open.h"
 
 struct alloc_fn {
@@ -491,17 +492,31 @@ static bool exe_allocator(uint32_t pid, struct stat *exe)
 	return own;
 }
 
+/* preload__ahead, said at -v. */
+static bool preload_ahead(uint32_t pid, const struct maps *m, int root_fd,
+			  const struct maps_entry *otel)
+{
+	const char *name = strrchr(otel->path, '/');
+
+	if (!preload__ahead("/proc", pid, m, root_fd, otel, heap_attach__own_allocator))
+		return false;
+	pr_info("process %u: an allocator is preloaded ahead of %s (LD_PRELOAD): its allocator "
+		"probes serve it\n",
+		pid, name ? name + 1 : otel->path);
+	return true;
+}
+
 /*
  * Does any executable file pid maps (m) carry the otel_memory probes?  Attached when so (once
  * per file and probe_pid).  A library's are left alone when the executable has an allocator
- * of its own: a sampler there never sees the program's malloc.  1 or 0, or -errno when no file
- * can be opened any more.
+ * of its own, or one is preloaded ahead of the library: a sampler there never sees the
+ * program's malloc.  1 or 0, or -errno when no file can be opened any more.
  */
 static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, int root_fd,
 			int probe_pid)
 {
 	int found = 0, own = -1; /* own: exe_allocator's answer, asked when it matters */
-	struct stat exe, st;
+	struct stat exe = {0}, st;
 
 	for (size_t i = 0; i < m->count; i++) {
 		const struct maps_entry *e = &m->entries[i];
@@ -519,8 +534,9 @@ static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, in
 			if (own < 0)
 				own = exe_allocator(pid, &exe);
 			/* Attached (once per file): they stay, silent in this process. */
-			if (own &&
-			    (fstat(fd, &st) || st.st_dev != exe.st_dev || st.st_ino != exe.st_ino))
+			if ((fstat(fd, &st) || st.st_dev != exe.st_dev ||
+			     st.st_ino != exe.st_ino) &&
+			    (own || preload_ahead(pid, m, root_fd, e)))
 				err = 0;
 		}
 		close(fd);

@@ -7,8 +7,12 @@
 #ifndef PROF_PRELOAD_H
 #define PROF_PRELOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct maps;
+struct maps_entry;
 
 #define PRELOAD_LIB "libbpftrace-prof-sampler.so"
 
@@ -39,5 +43,30 @@ struct preload_env {
 /* The sampler beside our own executable (/proc/self/exe) and the entries for CMD, ahead of our
  * own LD_PRELOAD.  0, or -errno (pe->lib then says where it was looked for when known). */
 int preload__prepare(struct preload_env *pe, uint64_t sample_bytes);
+
+/*
+ * The libraries a process's LD_PRELOAD names, in the order ld.so loads them, from the text of
+ * its /proc/PID/environ (env, len bytes: NUL-separated NAME=value entries, maybe cut short).
+ * As ld.so reads it: the last LD_PRELOAD entry, split on ':' and ' ', empty names skipped.
+ * fn(name, nlen, arg) for each of the first PRELOAD_NAMES_MAX, until fn returns non-zero: that
+ * value, else 0.  The names point into env, not NUL-terminated.
+ */
+#define PRELOAD_NAMES_MAX   16
+#define PRELOAD_ENVIRON_MAX (256u << 10) /* bytes of /proc/PID/environ read, at most */
+int preload__each(const char *env, size_t len, int (*fn)(const char *name, size_t nlen, void *arg),
+		  void *arg);
+
+/*
+ * Is an allocator preloaded ahead of otel (pid's mapping of a library carrying otel_memory
+ * probes) in pid's lookup scope?  ld.so looks in the executable, then in LD_PRELOAD's
+ * libraries in order: one named before otel's own name (any, when otel is not named) whose file
+ * exports_free serves the program's malloc and free, and a sampler in otel is bypassed
+ * (user/sampler/sampler.c).  The list is the one the process started with (its environ, as
+ * ld.so read it); a name with a '/' is the file it opens inside the process's root (root_fd,
+ * safe_open__root), a bare name the mapped file (m) it ends.  proc_root: "/proc", or a test's
+ * copy of it.  False when it cannot tell (no environ, over PRELOAD_ENVIRON_MAX).
+ */
+bool preload__ahead(const char *proc_root, uint32_t pid, const struct maps *m, int root_fd,
+		    const struct maps_entry *otel, bool (*exports_free)(int fd));
 
 #endif /* PROF_PRELOAD_H */
