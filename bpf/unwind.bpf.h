@@ -548,7 +548,8 @@ static __always_inline void walk_log(struct prof_stack_win *win, __u64 addr,
 
 	if (!win->logging)
 		return;
-	if (addr < win->log_sp || off > (1ULL << 30) || i > PROF_WALK_LOG - 2) {
+	/* A slot off its word boundary (no ABI's) is not kept: a check compares whole words. */
+	if (addr < win->log_sp || (addr & 7) || off > (1ULL << 30) || i > PROF_WALK_LOG - 2) {
 		win->logging = 0;
 		return;
 	}
@@ -1093,8 +1094,8 @@ struct {
 __noinline int prof_walk_check(struct prof_walk_cached *c, struct prof_stack_win *win, __u64 sp)
 {
 	struct prof_walk_span sp_;
-	__u32 ns, e;
-	__u64 o;
+	__u32 ns, e, k;
+	__u64 o, shift;
 
 	if (!c || !win)
 		return 0;
@@ -1113,13 +1114,13 @@ __noinline int prof_walk_check(struct prof_walk_cached *c, struct prof_stack_win
 			win->base = sp + sp_.lo;
 			win->len = sp_.len;
 		}
-		for (__u32 j = 0; j < PROF_WALK_LOG; j++) {
-			e = sp_.first + j;
-			if (e >= sp_.end)
-				break;
-			e &= PROF_WALK_LOG - 1;
-			o = (sp + c->need_off[e] - win->base) >> 3;
-			if (win->data[prof_bound(o, STACK_WIN_WORDS - 1)] != c->need_val[e])
+		shift = (sp + sp_.lo - win->base) >> 3; /* the span's first word in the window */
+		for (e = sp_.first; e < sp_.end && e < PROF_WALK_LOG; e++) {
+			k = e;
+			barrier_var(k); /* an index the verifier bounds, not pointers clang steps */
+			k &= PROF_WALK_LOG - 1;
+			o = shift + c->need_idx[k];
+			if (win->data[prof_bound(o, STACK_WIN_WORDS - 1)] != c->need_val[k])
 				return 0;
 		}
 	}
@@ -1181,13 +1182,14 @@ static long walk_plan_word(__u64 i, void *arg)
 			return 1;
 		}
 		s = ns & (PROF_WALK_CHECK_SPANS - 1);
-		lo = !ns && o <= PROF_WALK_SPAN_GAP ? 0 : o;
+		/* The first from the walk's sp on (its word boundary: sp + lo aligned) */
+		lo = !ns && o <= PROF_WALK_SPAN_GAP ? o & 7 : o;
 		c->span[s].lo = lo;
 		c->span[s].len = o - lo + 8;
 		c->span[s].first = (__u16)n;
 		ns++;
 	}
-	c->need_off[n & (PROF_WALK_LOG - 1)] = o;
+	c->need_idx[n & (PROF_WALK_LOG - 1)] = (__u16)((o - lo) >> 3);
 	c->need_val[n & (PROF_WALK_LOG - 1)] = win->log_val[i & (PROF_WALK_LOG - 1)];
 	n++;
 	c->span[s].end = (__u16)n;

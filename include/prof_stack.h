@@ -104,7 +104,7 @@ _Static_assert(PROF_WALK_CACHE_MIN >= PROF_WALK_CACHE_WAYS, "a bucket fits the f
 
 struct prof_walk_span {
 	__u32 lo, len;	  /* bytes from the walk's first sp, and how many */
-	__u16 first, end; /* its words: need_off/need_val[first, end) */
+	__u16 first, end; /* its words: need_idx/need_val[first, end) */
 };
 
 struct prof_walk_cached {
@@ -117,9 +117,10 @@ struct prof_walk_cached {
 	__u32 pad;
 	__u64 frames[PROF_WALK_CACHE_WORDS];
 	/* The words its frames depend on (needed entries of the walk's log), in spans of at most
-	 * one stack window: one copy each to check them. */
+	 * PROF_WALK_SPAN bytes: one copy each to check them.  need_idx: a word's index in its
+	 * span (its offset from the span's start / 8: every word read is 8-byte aligned). */
 	struct prof_walk_span span[PROF_WALK_CHECK_SPANS];
-	__u32 need_off[PROF_WALK_LOG];
+	__u16 need_idx[PROF_WALK_LOG];
 	__u64 need_val[PROF_WALK_LOG];
 };
 
