@@ -29,6 +29,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "attach/heap_attach.h"
+#include "attach/heap_front.h"
 #include "attach/otel_notes.h"
 #include "export/live.h"
 #include "export/metrics.h"
@@ -515,7 +516,7 @@ static int spawn_cmd(struct run *r)
 		trace_opts |= PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			      PTRACE_O_TRACECLONE;
 	if (env->modes & MODE_HEAP)
-		r->cmd_own_probes = heap_attach__cmd_exe(env->cmd[0], &r->cmd_own_allocator);
+		r->cmd_own_probes = heap_front__cmd_exe(env->cmd[0], &r->cmd_own_allocator);
 	err = child__spawn(&r->child, env->cmd, push__is_secret_env, preload(r));
 	if (err) {
 		pr_err("cannot start %s: %s\n", env->cmd[0], strerror(-err));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "attach/heap_attach.h"
+#include "attach/heap_front.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,17 +17,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "sym/elf_dynsym.h"
 #include "sym/elf_file.h"
 #include "attach/loader.h"
-#include "proc/cmdpath.h"
 #include "proc/maps.h"
 #include "util/log.h"
 #include "prof_heap.h"
 #include "attach/otel_notes.h"
 #include "attach/owners.h"
 #include "attach/prologue.h"
-#include "proc/preload.h"
 #include "proc/safe_open.h"
 
 struct alloc_fn {
@@ -449,63 +447,6 @@ static bool probed_file(const struct maps_entry *e)
 	       minor(self.st_dev) != e->dev_minor;
 }
 
-bool heap_attach__own_allocator(int fd)
-{
-	return elf_dynsym__value(fd, "free") != 0;
-}
-
-bool heap_attach__cmd_exe(const char *cmd, bool *own_allocator)
-{
-	char exe[PATH_MAX];
-	unsigned found = 0;
-	int fd;
-
-	*own_allocator = false;
-	if (cmdpath__resolve(exe, sizeof(exe), cmd))
-		return false;
-	fd = open(exe, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	otel_notes__fd(&found, fd);
-	*own_allocator = heap_attach__own_allocator(fd);
-	close(fd);
-	return (found & OTEL_NOTES_BOTH) == OTEL_NOTES_BOTH;
-}
-
-/*
- * pid's executable, when it exports an allocator of its own (heap_attach__own_allocator): its
- * (dev, inode) in *exe, true.  Through the kernel's link, which the target cannot point
- * elsewhere.
- */
-static bool exe_allocator(uint32_t pid, struct stat *exe)
-{
-	char path[64];
-	bool own;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	own = !fstat(fd, exe) && heap_attach__own_allocator(fd);
-	close(fd);
-	return own;
-}
-
-/* preload__ahead, said at -v. */
-static bool preload_ahead(uint32_t pid, const struct maps *m, int root_fd,
-			  const struct maps_entry *otel)
-{
-	const char *name = strrchr(otel->path, '/');
-
-	if (!preload__ahead("/proc", pid, m, root_fd, otel, heap_attach__own_allocator))
-		return false;
-	pr_info("process %u: an allocator is preloaded ahead of %s (LD_PRELOAD): its allocator "
-		"probes serve it\n",
-		pid, name ? name + 1 : otel->path);
-	return true;
-}
-
 /*
  * Does any executable file pid maps (m) carry the otel_memory probes?  Attached when so (once
  * per file and probe_pid).  A library's are left alone when the executable has an allocator
@@ -515,7 +456,7 @@ static bool preload_ahead(uint32_t pid, const struct maps *m, int root_fd,
 static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, int root_fd,
 			int probe_pid)
 {
-	int found = 0, own = -1; /* own: exe_allocator's answer, asked when it matters */
+	int found = 0, own = -1; /* own: heap_front__exe_allocator's, asked when it matters */
 	struct stat exe = {0}, st;
 
 	for (size_t i = 0; i < m->count; i++) {
@@ -532,11 +473,11 @@ static int otel_process(struct loader *l, uint32_t pid, const struct maps *m, in
 		err = otel_file(l, fd, e->path, probe_pid);
 		if (err > 0) {
 			if (own < 0)
-				own = exe_allocator(pid, &exe);
+				own = heap_front__exe_allocator(pid, &exe);
 			/* Attached (once per file): they stay, silent in this process. */
 			if ((fstat(fd, &st) || st.st_dev != exe.st_dev ||
 			     st.st_ino != exe.st_ino) &&
-			    (own || preload_ahead(pid, m, root_fd, e)))
+			    (own || heap_front__preload_ahead(pid, m, root_fd, e)))
 				err = 0;
 		}
 		close(fd);

@@ -43,17 +43,6 @@ struct heap_plan {
 int heap_attach__plan(struct heap_plan *out, const struct elf_file *ef);
 
 /*
- * Does the ELF file open as fd export an allocator of its own (a defined free in .dynsym)?  An
- * executable that does is looked up before any preloaded library: a sampler preloaded into it
- * is bypassed (user/sampler/sampler.c), and its allocator probes serve it.
- */
-bool heap_attach__own_allocator(int fd);
-
-/* --heap -- CMD's executable (cmd as execvp finds it): true when it carries otel_memory
- * probes of its own (a sampler of its own); *own_allocator: heap_attach__own_allocator. */
-bool heap_attach__cmd_exe(const char *cmd, bool *own_allocator);
-
-/*
  * Attach the heap programs to every allocator function of the file open as fd, by the fd's own
  * path (what the kernel attaches to is the file verified; name is for messages), once per
  * (file, pid) in the loader's attached set.  pid -1: every process mapping the file (BPF
