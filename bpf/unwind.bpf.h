@@ -84,7 +84,8 @@ struct unwind_regs {
  * than a few hundred bytes above the last one's, and one 1 KiB copy costs about what one 8-byte
  * bpf_probe_read_user does (perf on 6.18: the fault-safe copy's setup and hardened usercopy's
  * check of the destination are most of a slot read).  Per CPU and per object, emptied at the
- * start of every walk.  A program of the same object that interrupts a walk on this CPU (a perf
+ * start of every walk (the heap object's: then filled by the walk cache's check, if any, with
+ * the same stack's words).  A program of the same object that interrupts a walk on this CPU (a perf
  * event in NMI) walks the same thread, whose stack does not change under either.
  */
 #define PROF_STACK_WIN 1024

@@ -70,38 +70,33 @@ NOIPA void top_2(int b, size_t n)
 }
 
 // STARTS call sites (100..499), each allocating 16 + its number bytes.
-#define SITE(n)                           \
-	NOIPA static void *site_##n(void) \
-	{                                 \
-		void *p = malloc(16 + n); \
-		if (!p)                   \
-			exit(1);          \
-		sink = p;                 \
-		return p;                 \
+// clang-format off
+#define SITE(n)                                                                                    \
+	NOIPA static void *site_##n(void)                                                          \
+	{                                                                                          \
+		void *p = malloc(16 + n);                                                          \
+		if (!p)                                                                            \
+			exit(1);                                                                   \
+		sink = p;                                                                          \
+		return p;                                                                          \
 	}
-#define SITES_10(b) \
-	SITE(b##0)  \
-	SITE(b##1)  \
-	SITE(b##2) SITE(b##3) SITE(b##4) SITE(b##5) SITE(b##6) SITE(b##7) SITE(b##8) SITE(b##9)
-#define SITES_100(b)                                                                              \
-	SITES_10(b##0)                                                                            \
-	SITES_10(b##1)                                                                            \
-	SITES_10(b##2) SITES_10(b##3) SITES_10(b##4) SITES_10(b##5) SITES_10(b##6) SITES_10(b##7) \
-		SITES_10(b##8) SITES_10(b##9)
-SITES_100(1)
-SITES_100(2)
-SITES_100(3) SITES_100(4)
+#define SITES_10(b)                                                                                \
+	SITE(b##0) SITE(b##1) SITE(b##2) SITE(b##3) SITE(b##4)                                    \
+	SITE(b##5) SITE(b##6) SITE(b##7) SITE(b##8) SITE(b##9)
+#define SITES_100(b)                                                                               \
+	SITES_10(b##0) SITES_10(b##1) SITES_10(b##2) SITES_10(b##3) SITES_10(b##4)                \
+	SITES_10(b##5) SITES_10(b##6) SITES_10(b##7) SITES_10(b##8) SITES_10(b##9)
+SITES_100(1) SITES_100(2) SITES_100(3) SITES_100(4)
 
 #define REF(n) site_##n,
-#define REFS_10(b) \
-	REF(b##0)  \
-	REF(b##1) REF(b##2) REF(b##3) REF(b##4) REF(b##5) REF(b##6) REF(b##7) REF(b##8) REF(b##9)
-#define REFS_100(b)                                                                         \
-	REFS_10(b##0)                                                                       \
-	REFS_10(b##1)                                                                       \
-	REFS_10(b##2) REFS_10(b##3) REFS_10(b##4) REFS_10(b##5) REFS_10(b##6) REFS_10(b##7) \
-		REFS_10(b##8) REFS_10(b##9)
-	static void *(*const sites[])(void) = {REFS_100(1) REFS_100(2) REFS_100(3) REFS_100(4)};
+#define REFS_10(b)                                                                                 \
+	REF(b##0) REF(b##1) REF(b##2) REF(b##3) REF(b##4)                                          \
+	REF(b##5) REF(b##6) REF(b##7) REF(b##8) REF(b##9)
+#define REFS_100(b)                                                                                \
+	REFS_10(b##0) REFS_10(b##1) REFS_10(b##2) REFS_10(b##3) REFS_10(b##4)                     \
+	REFS_10(b##5) REFS_10(b##6) REFS_10(b##7) REFS_10(b##8) REFS_10(b##9)
+static void *(*const sites[])(void) = {REFS_100(1) REFS_100(2) REFS_100(3) REFS_100(4)};
+// clang-format on
 #define STARTS ((int)(sizeof(sites) / sizeof(sites[0])))
 
 int main(int argc, char **argv)
