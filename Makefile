@@ -150,6 +150,17 @@ $(OUTPUT)/tests/uprobe_multi_test.skel.h: $(OUTPUT)/tests/uprobe_multi_test.bpf.
 $(OUTPUT)/tests/test_uprobe_multi: $(OUTPUT)/tests/uprobe_multi_test.skel.h tests/bpf/uprobe_multi_test.h \
 	| $(OUTPUT)/targets/malloc_count
 
+# test_ring feeds the ring buffer's consumer from a BPF program of its own (BPF_PROG_TEST_RUN).
+$(OUTPUT)/tests/ring_feed.bpf.o: tests/bpf/ring_feed.bpf.c tests/bpf/ring_feed.h | $(OUTPUT)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bpf -c $< -o $@
+
+$(OUTPUT)/tests/ring_feed.skel.h: $(OUTPUT)/tests/ring_feed.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/tests/test_ring: $(OUTPUT)/tests/ring_feed.skel.h tests/bpf/ring_feed.h
+
 $(OUTPUT)/fuzz/obj/%.o: user/%.c $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC-FUZZ,$@)

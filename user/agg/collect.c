@@ -204,7 +204,7 @@ int collect__attach_modes(struct collect *c)
 	return 0;
 }
 
-int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx)
+int collect__start_events(struct collect *c, ring_record_fn fn, void *ctx)
 {
 	int err = loader__start_events(c->loader, fn, ctx);
 

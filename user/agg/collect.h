@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <bpf/libbpf.h>
+#include "attach/ring.h"
 
 struct collect;
 struct run_parts;
@@ -75,8 +75,8 @@ void collect__free(struct collect *c);
 
 /* Open the ring buffer: fn(ctx, …) gets each record (session counts, then calls
  * collect__on_event).  Until this succeeds nothing polls it. */
-int collect__start_events(struct collect *c, ring_buffer_sample_fn fn, void *ctx);
-/* ring_buffer_sample_fn.  Returns a negative errno (stopping the poll) after a fatal error:
+int collect__start_events(struct collect *c, ring_record_fn fn, void *ctx);
+/* ring_record_fn.  Returns a negative errno (stopping the poll) after a fatal error:
  * out of memory, or a new image that could not be probed. */
 int collect__on_event(void *ctx, void *data, size_t size);
 /* The first fatal error met while consuming events (reported on stderr already), or 0. */

@@ -698,7 +698,7 @@ void loader__free(struct loader *l)
 
 	if (!l)
 		return;
-	ring_buffer__free(l->rb);
+	ring__free(l->rb);
 	while (l->attached && hashmap__next(l->attached, &it, NULL, (void **)&a))
 		destroy_links(l, a);
 	for (size_t i = 0; i < l->nlinks; i++)
@@ -737,9 +737,9 @@ int loader__has_target(struct loader *l, uint32_t pid)
 	return errno == ENOENT ? 0 : -errno;
 }
 
-int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx)
+int loader__start_events(struct loader *l, ring_record_fn fn, void *ctx)
 {
-	l->rb = ring_buffer__new(l->shared_fd[SHARED_EVENTS], fn, ctx, NULL);
+	l->rb = ring__open(l->shared_fd[SHARED_EVENTS], fn, ctx, 0);
 	if (!l->rb)
 		return -errno;
 	return 0;
@@ -747,18 +747,10 @@ int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx)
 
 int loader__poll(struct loader *l, int timeout_ms)
 {
-	int n, m;
-
 	if (!l->rb)
 		return 0; /* not open yet (a run that stopped before its events started) */
 	/* Producers wake us only per batch (see prof_wakeup_flags); drain on the timer too. */
-	n = ring_buffer__poll(l->rb, timeout_ms);
-	if (n < 0 && n != -EINTR)
-		return n;
-	m = ring_buffer__consume(l->rb);
-	if (m < 0)
-		return m;
-	return (n > 0 ? n : 0) + m;
+	return ring__poll(l->rb, timeout_ms);
 }
 
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])

@@ -11,6 +11,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "attach/ring.h"
 #include "prof_calls.h"
 #include "prof_common.h"
 #include "prof_stack.h"
@@ -67,7 +68,7 @@ void loader__free(struct loader *l);
 int loader__add_target(struct loader *l, uint32_t pid);
 /* 1 if pid is in the target set now (BPF drops a tgid when its thread group dies), 0 if not. */
 int loader__has_target(struct loader *l, uint32_t pid);
-int loader__start_events(struct loader *l, ring_buffer_sample_fn fn, void *ctx);
+int loader__start_events(struct loader *l, ring_record_fn fn, void *ctx);
 /* Wait up to timeout_ms for a batch, then drain whatever is queued. Returns events or -errno. */
 int loader__poll(struct loader *l, int timeout_ms);
 /* Sum of each drop counter over CPUs. */

@@ -38,7 +38,7 @@ struct loader {
 	struct dump_bpf *dump;
 	int *perf_fds;
 	int nperf;
-	struct ring_buffer *rb;
+	struct ring *rb;
 	struct bpf_link **links;
 	size_t nlinks, cap;
 	struct hashmap *attached;     /* struct loader_attach_key -> struct attached */

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The ring buffer's consumer (user/attach/ring.c) on a real BPF ring: tests/bpf/ring_feed.bpf.c
+ * writes numbered records of every length and alignment, with discarded ones between them, into
+ * a 64 KiB ring; the consumer must hand over each kept record once, in order, with its length
+ * and bytes, go round the ring many times without the producer ever finding it full (its
+ * position reaches the kernel), and stop at a callback's error.  Needs BPF (root): skipped
+ * without it, except under CI=true.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+
+#include "attach/ring.h"
+#include "tests/ring_feed.skel.h"
+#include "../bpf/ring_feed.h"
+
+static bool no_bpf; /* no privileges for BPF outside CI: every test skips */
+
+struct seen {
+	uint32_t next; /* the number expected next */
+	uint32_t discard_every;
+	uint32_t n;	  /* records handed over */
+	uint32_t bad;	  /* records with a wrong number, length or byte */
+	uint32_t stop_at; /* return -EIO for this number (0: never) */
+};
+
+static uint32_t skip_discarded(const struct seen *s, uint32_t seq)
+{
+	while (s->discard_every && seq % s->discard_every == 0)
+		seq++;
+	return seq;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct seen *s = ctx;
+	const uint64_t *w = data;
+	uint32_t seq = skip_discarded(s, s->next), words = ring_feed_words(seq);
+	uint32_t tail = 0;
+
+	s->n++;
+	if (size != ring_feed_len(seq) || w[0] != seq || (uint32_t)w[1] != words)
+		s->bad++;
+	for (uint32_t j = 2; j + 1 < words; j++)
+		s->bad += w[j] != seq;
+	/* The last word after word 1: whole, or (odd numbers) its low half */
+	if (words > 2) {
+		memcpy(&tail, &w[words - 1], sizeof(tail));
+		s->bad += tail != seq;
+	}
+	s->next = seq + 1;
+	return s->stop_at && seq == s->stop_at ? -EIO : 0;
+}
+
+/* One run of the producer: n records from seq; the records it found no room for. */
+static uint32_t feed(struct ring_feed_bpf *skel, uint32_t seq, uint32_t n, uint32_t discard_every)
+{
+	struct ring_feed f = {.n = n, .seq = seq, .discard_every = discard_every};
+	/* A syscall program's context comes back in ctx_in (the kernel takes no ctx_out). */
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &f, .ctx_size_in = sizeof(f));
+
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.ring_feed), &opts), 0);
+	return f.failed;
+}
+
+static struct ring_feed_bpf *load(void)
+{
+	struct ring_feed_bpf *skel = ring_feed_bpf__open_and_load();
+
+	assert_non_null(skel);
+	return skel;
+}
+
+/* Every kept record once, in order, whole; the discarded ones never. */
+static void test_ring__records_in_order(void **state)
+{
+	struct ring_feed_bpf *skel;
+	struct seen s = {.next = 1, .discard_every = 7};
+	struct ring *r;
+
+	(void)state;
+	if (no_bpf)
+		skip();
+	skel = load();
+	r = ring__open(bpf_map__fd(skel->maps.ring), on_record, &s, 0);
+	assert_non_null(r);
+	assert_int_equal(ring__consume(r), 0);
+	assert_int_equal(feed(skel, 1, 500, 7), 0);
+	assert_int_equal(ring__poll(r, 1000), 500 - 500 / 7);
+	assert_int_equal(s.n, 500 - 500 / 7);
+	assert_int_equal(s.bad, 0);
+	assert_int_equal(skip_discarded(&s, s.next), 501);
+	assert_int_equal(ring__poll(r, 0), 0);
+	ring__free(r);
+	ring_feed_bpf__destroy(skel);
+}
+
+/*
+ * Round the ring sixteen times, a third of it per run: the producer finds room every time only
+ * if the consumer's position reaches the kernel, whether it publishes as it goes (release: 256
+ * bytes) or only once it has caught up (release past the ring).
+ */
+static void test_ring__goes_round(void **state)
+{
+	const size_t releases[] = {256, (size_t)1 << 30};
+
+	(void)state;
+	if (no_bpf)
+		skip();
+	for (size_t k = 0; k < sizeof(releases) / sizeof(releases[0]); k++) {
+		struct ring_feed_bpf *skel = load();
+		struct seen s = {.next = 1};
+		struct ring *r =
+			ring__open(bpf_map__fd(skel->maps.ring), on_record, &s, releases[k]);
+		uint32_t seq = 1, per = 300; /* ~75 bytes each: ~22 KiB of 64 */
+
+		assert_non_null(r);
+		for (int run = 0; run < 50; run++) {
+			assert_int_equal(feed(skel, seq, per, 0), 0);
+			seq += per;
+			assert_int_equal(ring__consume(r), per);
+		}
+		assert_int_equal(s.n, 50 * per);
+		assert_int_equal(s.bad, 0);
+		ring__free(r);
+		ring_feed_bpf__destroy(skel);
+	}
+}
+
+/* A callback's error stops the drain after its record; the next drain starts after it. */
+static void test_ring__callback_error_stops(void **state)
+{
+	struct ring_feed_bpf *skel;
+	struct seen s = {.next = 1, .stop_at = 5};
+	struct ring *r;
+
+	(void)state;
+	if (no_bpf)
+		skip();
+	skel = load();
+	r = ring__open(bpf_map__fd(skel->maps.ring), on_record, &s, 0);
+	assert_non_null(r);
+	assert_int_equal(feed(skel, 1, 20, 0), 0);
+	assert_int_equal(ring__consume(r), -EIO);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(ring__consume(r), 15);
+	assert_int_equal(s.n, 20);
+	assert_int_equal(s.bad, 0);
+	ring__free(r);
+	ring_feed_bpf__destroy(skel);
+}
+
+/* Only a ring buffer map is taken. */
+static void test_ring__not_a_ring(void **state)
+{
+	int fd;
+
+	(void)state;
+	if (no_bpf)
+		skip();
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "notring", 4, 8, 1, NULL);
+	assert_true(fd >= 0);
+	errno = 0;
+	assert_null(ring__open(fd, on_record, NULL, 0));
+	assert_int_equal(errno, EINVAL);
+	close(fd);
+	errno = 0;
+	assert_null(ring__open(-1, on_record, NULL, 0));
+	assert_int_not_equal(errno, 0);
+}
+
+static int setup(void **state)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "probe", 4, 4, 1, NULL);
+
+	(void)state;
+	if (fd < 0) {
+		const char *ci = getenv("CI");
+
+		if (ci && strcmp(ci, "true") == 0)
+			return -1;
+		no_bpf = true;
+		return 0;
+	}
+	close(fd);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring__records_in_order),
+		cmocka_unit_test(test_ring__goes_round),
+		cmocka_unit_test(test_ring__callback_error_stops),
+		cmocka_unit_test(test_ring__not_a_ring),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The consumer of the BPF ring buffer of records (bpf/events.bpf.h), read through the kernel's
+ * mmap layout (kernel/bpf/ringbuf.c) rather than libbpf's ring_buffer: libbpf 1.1 publishes
+ * its position after every record, and each producer's reserve reads that position.  While we
+ * drain, every record then costs the traced program a cache line taken from this CPU.  Here the
+ * position is published once per batch of bytes and whenever the reader catches up.
+ */
+#ifndef PROF_RING_H
+#define PROF_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ring;
+
+/* A record's bytes (the kernel's header stripped); < 0 stops the drain with that error. */
+typedef int (*ring_record_fn)(void *ctx, void *data, size_t size);
+
+/* Map the ring buffer map_fd; release: bytes read between publications of the position
+ * (0: a 256th of the ring).  NULL and errno on failure. */
+struct ring *ring__open(int map_fd, ring_record_fn fn, void *ctx, size_t release);
+
+/* Wait up to timeout_ms for data (0: do not wait), then read every complete record.  The
+ * records read, or a negative errno (the callback's, or the wait's other than EINTR). */
+int ring__poll(struct ring *r, int timeout_ms);
+
+/* Read every complete record without waiting: the records read or a negative errno. */
+int ring__consume(struct ring *r);
+
+void ring__free(struct ring *r);
+
+#endif /* PROF_RING_H */
