@@ -24,6 +24,7 @@
 #include <linux/types.h>
 
 #include "attach/ring.h"
+#include "bpf_or_skip.h"
 #include "tests/ring_feed.skel.h"
 #include "../bpf/ring_feed.h"
 
@@ -184,19 +185,8 @@ static void test_ring__not_a_ring(void **state)
 
 static int setup(void **state)
 {
-	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "probe", 4, 4, 1, NULL);
-
 	(void)state;
-	if (fd < 0) {
-		const char *ci = getenv("CI");
-
-		if (ci && strcmp(ci, "true") == 0)
-			return -1;
-		no_bpf = true;
-		return 0;
-	}
-	close(fd);
-	return 0;
+	return bpf_or_skip(&no_bpf);
 }
 
 int main(void)
