@@ -77,42 +77,52 @@ static uint32_t feed(struct ring_feed_bpf *skel, uint32_t seq, uint32_t n, uint3
 	return f.failed;
 }
 
-static struct ring_feed_bpf *load(void)
-{
-	struct ring_feed_bpf *skel = ring_feed_bpf__open_and_load();
+/* The producer loaded and our consumer on its ring, handing records to s. */
+struct fed {
+	struct ring_feed_bpf *skel;
+	struct ring *r;
+};
 
-	assert_non_null(skel);
-	return skel;
+static struct fed fed_open(struct seen *s, size_t release)
+{
+	struct fed f = {.skel = ring_feed_bpf__open_and_load()};
+
+	assert_non_null(f.skel);
+	f.r = ring__open(bpf_map__fd(f.skel->maps.ring), on_record, s, release);
+	assert_non_null(f.r);
+	return f;
+}
+
+static void fed_close(struct fed *f)
+{
+	ring__free(f->r);
+	ring_feed_bpf__destroy(f->skel);
 }
 
 /* Every kept record once, in order, whole; the discarded ones never. */
 static void test_ring__records_in_order(void **state)
 {
-	struct ring_feed_bpf *skel;
 	struct seen s = {.next = 1, .discard_every = 7};
-	struct ring *r;
+	struct fed f;
 
 	(void)state;
 	if (no_bpf)
 		skip();
-	skel = load();
-	r = ring__open(bpf_map__fd(skel->maps.ring), on_record, &s, 0);
-	assert_non_null(r);
-	assert_int_equal(ring__consume(r), 0);
-	assert_int_equal(feed(skel, 1, 500, 7), 0);
-	assert_int_equal(ring__poll(r, 1000), 500 - 500 / 7);
+	f = fed_open(&s, 0);
+	assert_int_equal(ring__consume(f.r), 0);
+	assert_int_equal(feed(f.skel, 1, 500, 7), 0);
+	assert_int_equal(ring__poll(f.r, 1000), 500 - 500 / 7);
 	assert_int_equal(s.n, 500 - 500 / 7);
 	assert_int_equal(s.bad, 0);
 	assert_int_equal(skip_discarded(&s, s.next), 501);
-	assert_int_equal(ring__poll(r, 0), 0);
-	ring__free(r);
-	ring_feed_bpf__destroy(skel);
+	assert_int_equal(ring__poll(f.r, 0), 0);
+	fed_close(&f);
 }
 
 /*
- * Round the ring sixteen times, a third of it per run: the producer finds room every time only
- * if the consumer's position reaches the kernel, whether it publishes as it goes (release: 256
- * bytes) or only once it has caught up (release past the ring).
+ * Round the ring seventeen times, a third of it per run: the producer finds room every time
+ * only if the consumer's position reaches the kernel, whether it publishes as it goes (release:
+ * 256 bytes) or only once it has caught up (release past the ring).
  */
 static void test_ring__goes_round(void **state)
 {
@@ -122,46 +132,38 @@ static void test_ring__goes_round(void **state)
 	if (no_bpf)
 		skip();
 	for (size_t k = 0; k < sizeof(releases) / sizeof(releases[0]); k++) {
-		struct ring_feed_bpf *skel = load();
 		struct seen s = {.next = 1};
-		struct ring *r =
-			ring__open(bpf_map__fd(skel->maps.ring), on_record, &s, releases[k]);
+		struct fed f = fed_open(&s, releases[k]);
 		uint32_t seq = 1, per = 300; /* ~75 bytes each: ~22 KiB of 64 */
 
-		assert_non_null(r);
 		for (int run = 0; run < 50; run++) {
-			assert_int_equal(feed(skel, seq, per, 0), 0);
+			assert_int_equal(feed(f.skel, seq, per, 0), 0);
 			seq += per;
-			assert_int_equal(ring__consume(r), per);
+			assert_int_equal(ring__consume(f.r), per);
 		}
 		assert_int_equal(s.n, 50 * per);
 		assert_int_equal(s.bad, 0);
-		ring__free(r);
-		ring_feed_bpf__destroy(skel);
+		fed_close(&f);
 	}
 }
 
 /* A callback's error stops the drain after its record; the next drain starts after it. */
 static void test_ring__callback_error_stops(void **state)
 {
-	struct ring_feed_bpf *skel;
 	struct seen s = {.next = 1, .stop_at = 5};
-	struct ring *r;
+	struct fed f;
 
 	(void)state;
 	if (no_bpf)
 		skip();
-	skel = load();
-	r = ring__open(bpf_map__fd(skel->maps.ring), on_record, &s, 0);
-	assert_non_null(r);
-	assert_int_equal(feed(skel, 1, 20, 0), 0);
-	assert_int_equal(ring__consume(r), -EIO);
+	f = fed_open(&s, 0);
+	assert_int_equal(feed(f.skel, 1, 20, 0), 0);
+	assert_int_equal(ring__consume(f.r), -EIO);
 	assert_int_equal(s.n, 5);
-	assert_int_equal(ring__consume(r), 15);
+	assert_int_equal(ring__consume(f.r), 15);
 	assert_int_equal(s.n, 20);
 	assert_int_equal(s.bad, 0);
-	ring__free(r);
-	ring_feed_bpf__destroy(skel);
+	fed_close(&f);
 }
 
 /* Only a ring buffer map is taken. */
