@@ -11,6 +11,7 @@
 #include "prof_heap.h"
 /* Allocations repeat their stacks: whole walks are kept (bpf/unwind.bpf.h). */
 #define PROF_WALK_CACHE
+#define PROF_PY_CODE_CACHE
 #include "unwind.bpf.h"
 
 #include <bpf/usdt.bpf.h>
@@ -707,6 +708,23 @@ int BPF_KPROBE(heap_session)
 	}
 	if (enter_fn(ctx, cookie, true) || prof_fn_entry_only(fn))
 		return 1;
+	return 0;
+}
+
+/*
+ * CPython's code_dealloc in a process the cache of code objects serves (bpf/python.bpf.h),
+ * attached for that process alone: a code object is going, and its address may next hold
+ * another one, so the fingerprints cached for the process so far stop holding.
+ */
+SEC("?uprobe")
+int BPF_KPROBE(heap_py_code_dealloc)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct prof_unwind_proc *p = bpf_map_lookup_elem(&prof_unwind_procs, &tgid);
+
+	if (p)
+		__sync_fetch_and_add(&p->py.code_epoch, 1);
+	prof_count(PROF_CNT_PY_CODE_FREED);
 	return 0;
 }
 

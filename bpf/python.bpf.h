@@ -30,6 +30,13 @@ struct py_walk {
 	__u8 done;    /* that eval frame's Python frames are out: step over it natively, unpushed */
 	__u8 thread;  /* enum prof_py_thread */
 	__u32 frames; /* Python frames emitted (counted once, at the end of the walk) */
+#ifdef PROF_PY_CODE_CACHE
+	__u8 cache;   /* the code objects' cache serves this process (py_cache_start) */
+	__u32 cached; /* frames it named (counted once, at the end of the walk) */
+	__u32 tgid;   /* … the process, its entry's generation and code_epoch at the walk's */
+	__u32 gen;    /* start, before any code object was read: a slot written with them */
+	__u64 epoch;  /* holds only while no code object of the process was freed since */
+#endif
 };
 
 static __always_inline bool py_read(void *dst, __u32 size, __u64 addr)
@@ -283,6 +290,69 @@ static __always_inline const __u64 *py_frame_head(struct prof_py_win *win, __u64
 }
 #endif
 
+#ifdef PROF_PY_CODE_CACHE
+/* The code objects' fingerprints per CPU (include/prof_python.h: PROF_PY_CODE_SLOTS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROF_PY_CODE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct prof_py_code_slot);
+} prof_py_code_cache SEC(".maps");
+
+/* At a walk's start: whether the cache serves tgid (entry proc, generation gen), and the
+ * epoch its slots must carry. */
+static __always_inline void py_cache_start(struct py_walk *p, const struct prof_py_proc *py,
+					   __u32 tgid, __u32 gen)
+{
+	if (!py->code_watch || py->code_watch != tgid)
+		return;
+	p->cache = 1;
+	p->tgid = tgid;
+	p->gen = gen;
+	p->epoch = *(volatile const __u64 *)&py->code_epoch;
+}
+
+static __always_inline struct prof_py_code_slot *py_code_slot(__u64 code)
+{
+	__u32 k = (__u32)((code >> 4) ^ (code >> 13)) & (PROF_PY_CODE_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&prof_py_code_cache, &k);
+}
+
+/* The fingerprint of code in slot s for this walk: true with it in *print.  A slot is written
+ * code last (0 first): one rewritten meanwhile (this program preempted) no longer holds code. */
+static __always_inline bool
+py_code_cached(const struct py_walk *p, const struct prof_py_code_slot *s, __u64 code, __u64 *print)
+{
+	__u64 v;
+
+	if (!s || *(volatile __u64 *)&s->code != code || s->tgid != p->tgid || s->gen != p->gen ||
+	    s->epoch != p->epoch)
+		return false;
+	v = s->print;
+	barrier();
+	if (*(volatile __u64 *)&s->code != code)
+		return false;
+	*print = v;
+	return true;
+}
+
+static __always_inline void py_code_keep(const struct py_walk *p, struct prof_py_code_slot *s,
+					 __u64 code, __u64 print)
+{
+	if (!s)
+		return;
+	*(volatile __u64 *)&s->code = 0;
+	barrier();
+	s->tgid = p->tgid;
+	s->gen = p->gen;
+	s->epoch = p->epoch;
+	s->print = print;
+	barrier();
+	*(volatile __u64 *)&s->code = code;
+}
+#endif
+
 /*
  * One step through the Python frames of the current eval frame: the frame's
  * prof_py_frame() in *out and true when one was produced; the invocation's end clears
@@ -301,6 +371,9 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 	__u64 cb[PY_CODE_READ / 8 + 2]; /* written by its read, failed or not */
 #endif
 	__u32 firstlineno = 0, flen = PY_FRAME_READ, clen = PY_CODE_READ;
+#ifdef PROF_PY_CODE_CACHE
+	struct prof_py_code_slot *slot;
+#endif
 	__u8 mark = 0;
 	__s32 lasti = 0;
 	bool end = false, ok;
@@ -349,11 +422,33 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 			goto over; /* the shim under the invocation: not a Python frame */
 		break;
 	}
+#ifdef PROF_PY_CODE_CACHE
+	slot = p->cache ? py_code_slot(code) : NULL;
+	if (py_code_cached(p, slot, code, print)) {
+		p->cached++;
+		goto named;
+	}
+#endif
 	if (!py_read(cb, PY_CODE_READ, code))
 		clen = 0;
 	/* Frames of other executables (3.13's f_executable) are not code: skipped. */
 	if (!py_field(&type, 8, cb, clen, 8, code) || type != py->code_type)
 		goto next;
+	/* co_filename and co_name are neighbours in every version. */
+	if (py_field(&firstlineno, 4, cb, clen, py->o.co_firstlineno, code) &&
+	    py_field(&names[0], 8, cb, clen, py->o.co_filename, code) &&
+	    py_field(&names[1], 8, cb, clen, py->o.co_filename + 8, code)) {
+		*print = prof_py_fingerprint(firstlineno, names[0], names[1]);
+#ifdef PROF_PY_CODE_CACHE
+		py_code_keep(p, slot, code, *print);
+#endif
+	} else {
+		prof_count(PROF_CNT_PY_READ_FAIL);
+		*print = prof_py_fingerprint(firstlineno, names[0], names[1]);
+	}
+#ifdef PROF_PY_CODE_CACHE
+named:
+#endif
 	if (py->o.instr == PROF_PY_INSTR_PTR) {
 		if (py_field(&ptr, 8, fb, flen, py->o.fr_instr, f) &&
 		    ptr >= code + py->o.co_code_adaptive)
@@ -364,12 +459,6 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 	if (instr > PROF_PY_INSTR_MAX)
 		instr = PROF_PY_INSTR_MAX;
 	*out = prof_py_frame(code, instr);
-	/* co_filename and co_name are neighbours in every version. */
-	if (!py_field(&firstlineno, 4, cb, clen, py->o.co_firstlineno, code) ||
-	    !py_field(&names[0], 8, cb, clen, py->o.co_filename, code) ||
-	    !py_field(&names[1], 8, cb, clen, py->o.co_filename + 8, code))
-		prof_count(PROF_CNT_PY_READ_FAIL);
-	*print = prof_py_fingerprint(firstlineno, names[0], names[1]);
 	p->frames++;
 	p->emitted = 1;
 	if (end || !p->frame)

@@ -1666,6 +1666,10 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	w.proc = bpf_map_lookup_elem(&prof_unwind_procs, &w.tgid);
 	w.g.exact = true;
 	w.g.reliable = true;
+#ifdef PROF_PY_CODE_CACHE
+	if (w.proc && w.proc->py.version)
+		py_cache_start(&w.py, &w.proc->py, w.tgid, w.proc->gen);
+#endif
 #ifdef PROF_WALK_CACHE
 	/* Unknown to the verifier on either path, so that the walk after is checked once for
 	 * both (prof_walk_keep finds the walks to keep by the window's logging flag). */
@@ -1705,6 +1709,10 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 		prof_count(w.g.stop);
 	if (w.py.frames)
 		prof_count_n(PROF_CNT_PY_FRAMES, w.py.frames);
+#ifdef PROF_PY_CODE_CACHE
+	if (w.py.cached)
+		prof_count_n(PROF_CNT_PY_CODE_CACHED, w.py.cached);
+#endif
 	if (py)
 		*py = w.py_any ? w.py.thread : PROF_PY_THREAD_NONE;
 	return w.n;

@@ -186,6 +186,11 @@ enum prof_counter_kind {
 	X(PY_READ_FAIL, "py_read_fail",                                                            \
 	  "Python frames unreadable (the native interpreter frame kept in their place)", DROP)     \
 	X(PY_FRAMES, "py_frames", "Python frames read from interpreters", EVENT)                   \
+	X(PY_CODE_CACHED, "py_code_cached",                                                        \
+	  "Python frames named from the per-CPU cache of code objects, not read again", BOOK)      \
+	X(PY_CODE_FREED, "py_code_freed",                                                          \
+	  "code objects freed in the processes that cache serves (each empties it for them)",      \
+	  BOOK)                                                                                    \
 	X(OFFCPU_FULL, "offcpu_full",                                                              \
 	  "off-CPU periods not measured: the map of threads off the CPU was full (or busy)", DROP) \
 	X(OFFCPU_DEEP_FULL, "offcpu_deep_full",                                                    \

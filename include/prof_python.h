@@ -113,6 +113,30 @@ struct prof_py_proc {
 	__u32 version;		/* 0x0308 … 0x030d; 0: not a Python process */
 	__u32 tsd;		/* glibc: offset of the pthread key data of key 0 from fsbase */
 	struct prof_py_offsets o;
+	__u64 code_dealloc; /* code_dealloc (PyCode_Type's tp_dealloc), runtime; 0: not found */
+	/* The per-CPU cache of code objects' fingerprints (heap: bpf/python.bpf.h) serves the
+	 * process code_watch (userspace sets it once a probe on code_dealloc is attached for it;
+	 * a fork's copy of the entry names its parent, so the child is not served).  code_epoch
+	 * counts the code objects freed since the entry was written (BPF adds; userspace writes
+	 * 0 with every new generation): a cached fingerprint holds for one generation and epoch. */
+	__u64 code_epoch;
+	__u32 code_watch;
+	__u32 code_pad;
+};
+
+/*
+ * The cache's slots per CPU (a power of two): a code object's fingerprint by its address, for
+ * one process, entry generation and code_epoch.  A frame whose code object is there is named
+ * without reading the object (a user read each, ~40 ns; 4-6 per allocation in the Python
+ * workload).  Sound because a code object that a live frame runs cannot be freed, and every
+ * free of one moves the epoch before its memory can hold another.
+ */
+#define PROF_PY_CODE_SLOTS 512
+
+struct prof_py_code_slot {
+	__u64 code; /* 0: empty, or being written */
+	__u32 tgid, gen;
+	__u64 epoch, print;
 };
 
 /* glibc 2.36 (x86-64): struct pthread's specific_1stblock[k].data at fsbase + 0x310 + k*16 + 8

@@ -600,6 +600,47 @@ t_python_heap_walk_cache_reads_python_frames() {
 	echo "ok: $cached stacks from the walk cache"
 }
 
+# Code objects freed and their addresses reused by others of another name
+# (tests/targets/py_code_reuse.py: alpha and beta compiled in turn through exec, each dropped
+# before the next): exact mode caches each code object's fingerprint per CPU, and every free of
+# a code object (a probe on CPython's code_dealloc for that process) ends what was cached for
+# it.  Every block on its own function's stack, exactly; the cache used, and every free seen.
+t_python_heap_code_cache_freed_code() {
+	local f=$E2E_TMP/reuse.pb.gz s=$E2E_TMP/reuse.samples fn size v
+	local script=tests/targets/py_code_reuse.py
+	"$PROF" -vv --heap -o "$f" --top 0 -- /usr/bin/python3.11 "$script" >"$E2E_TMP/reuse.out" \
+		2>"$E2E_TMP/reuse.log" || fail "profiler exit status $?"
+	v=$(sed -n 's/^REUSED //p' "$E2E_TMP/reuse.out")
+	[ "${v:-0}" -ge 50 ] || fail "script: ${v:-none} rounds met a reused address (the test needs reuse)"
+	echo "ok: $v of 2000 rounds made a code object where the other name's had been"
+	grep -q "code_dealloc probed" "$E2E_TMP/reuse.log" || fail "code_dealloc was not probed"
+	expect_no_drops "$f"
+	py_samples "$f" >"$s"
+	# Blocks and bytes under main's call of the round's function, by the name its frame got:
+	# alpha, beta, or none (a code object freed before userspace read its name: [python]).
+	awk -F'\t' '
+		{ n = split($4, p, ";") }
+		n == 3 && p[2] ~ "^main@.*py_code_reuse.py:" && p[3] ~ "^<module>@" {
+			fn = p[1]; sub(/@.*/, "", fn); split($1, v, " "); o[fn] += v[1]; b[fn] += v[2] }
+		END { for (fn in o) printf "%s %d %d\n", fn, o[fn], b[fn] }' "$s" >"$s.by"
+	cat "$s.by"
+	for fn in alpha beta; do
+		size=$([ $fn = alpha ] && echo 1001 || echo 3001)
+		v=$(awk -v fn=$fn '$1 == fn { print $2 }' "$s.by")
+		# Most rounds named (the symbolizer reads a code object soon after it is first seen)
+		[ "${v:-0}" -ge 2500 ] || fail "$fn: ${v:-0} blocks under its name (expected >= 2500 of 5000)"
+		expect_eq "$fn: bytes of its blocks (each $size: none of the other's)" $((v * size)) \
+			"$(awk -v fn=$fn '$1 == fn { print $3 }' "$s.by")"
+	done
+	expect_eq "blocks of the rounds, named or not" 10000 \
+		"$(awk '$1 == "alpha" || $1 == "beta" || $1 == "[python]" { n += $2 } END { print n + 0 }' "$s.by")"
+	v=$(sed -n 's/.*bookkeeping:.* py_code_cached=\([0-9]*\).*/\1/p' "$E2E_TMP/reuse.log")
+	[ "${v:-0}" -ge 5000 ] || fail "py_code_cached: ${v:-0} (expected >= 5000: main and <module> at least)"
+	v=$(sed -n 's/.*bookkeeping:.* py_code_freed=\([0-9]*\).*/\1/p' "$E2E_TMP/reuse.log")
+	[ "${v:-0}" -ge 2000 ] || fail "py_code_freed: ${v:-0} (expected >= 2000: a function's code each round)"
+	echo "ok: frames named from the cache, code objects freed: $v"
+}
+
 t_python_threads_gil() {
 	local i f s n fn ran="" FAILS
 	py_list

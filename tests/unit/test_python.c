@@ -430,7 +430,7 @@ static void check_symbols(const char *path, const struct py_elf *e, bool want_co
 	struct rsym rt = readelf_sym(path, "_PyRuntime"),
 		    ev = readelf_sym(path, "_PyEval_EvalFrameDefault"),
 		    cold = readelf_sym(path, "_PyEval_EvalFrameDefault.cold"),
-		    ct = readelf_sym(path, "PyCode_Type");
+		    ct = readelf_sym(path, "PyCode_Type"), cd = readelf_sym(path, "code_dealloc");
 
 	assert_true(rt.found && ev.found && ct.found);
 	assert_int_equal(e->runtime, rt.addr);
@@ -438,6 +438,10 @@ static void check_symbols(const char *path, const struct py_elf *e, bool want_co
 	assert_int_equal(e->eval_lo, ev.addr);
 	assert_int_equal(e->eval_hi, ev.addr + ev.size);
 	assert_int_equal(e->code_type, ct.addr);
+	/* PyCode_Type's tp_dealloc, through its relocation: the local symbol where there is one
+	 * (the fuzz seeds have neither: 0) */
+	if (cd.found)
+		assert_int_equal(e->code_dealloc, cd.addr);
 	assert_int_equal(cold.found, want_cold);
 	if (want_cold) {
 		assert_true(cold.size > 0);
@@ -447,6 +451,24 @@ static void check_symbols(const char *path, const struct py_elf *e, bool want_co
 		assert_int_equal(e->cold_lo, 0);
 		assert_int_equal(e->cold_hi, 0);
 	}
+}
+
+/* PyCode_Type.tp_dealloc as the interpreter at path holds it while running. */
+static uint64_t live_code_dealloc(const char *path)
+{
+	char cmd[512];
+	unsigned long long v = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s -c 'import ctypes; print(ctypes.c_void_p.from_address("
+		 "id(type((lambda: 0).__code__)) + 48).value)'",
+		 path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%llu", &v), 1);
+	pclose(p);
+	return v;
 }
 
 static void test_python__inspect_pyenv_libpython(void **state)
@@ -489,6 +511,8 @@ static void test_python__inspect_debian_static_python(void **state)
 	assert_int_equal(e.major, 3);
 	assert_int_equal(e.minor, 11);
 	check_symbols(DEBIAN_PY, &e, false);
+	/* Not position-independent: the running interpreter's tp_dealloc is the ELF address. */
+	assert_int_equal(e.code_dealloc, live_code_dealloc(DEBIAN_PY));
 	assert_false(e.debug_offsets);
 	assert_memory_equal(&e.v, py_version__find(3, 11), sizeof(e.v));
 

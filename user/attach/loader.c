@@ -294,6 +294,8 @@ static int open_heap(struct loader *l)
 	err = choose_heap_session(l);
 	if (err)
 		return err;
+	/* Exact mode: code objects cached per CPU in Python processes (attach/py_watch.c). */
+	bpf_program__set_autoload(l->heap->progs.heap_py_code_dealloc, !l->opts.sample_bytes);
 	/* The otel_memory programs, where some process may have no sampler of ours: loaded when a
 	 * file with the probes is first met (loader__heap_progs_otel; 0.12 s of --heap's start).
 	 */

@@ -140,6 +140,7 @@ enum loader_attach_kind {
 	LOADER_ATTACH_OTEL, /* the otel_memory USDTs; the value: 1 if the file has them, else 0 */
 	LOADER_ATTACH_HEAP_SPLIT, /* wide scopes: the file's allocators probed per process (no
 				     link; heap_attach.c) */
+	LOADER_ATTACH_PY_CODE,	  /* CPython's code_dealloc, per process (py_watch.c) */
 };
 struct loader_attach_key {
 	uint64_t dev, ino;

@@ -283,6 +283,7 @@ enum {
 };
 
 #define DEBUG_COOKIE	 "xdebugpy"
+#define PY_TP_DEALLOC	 48 /* PyTypeObject: tp_dealloc (3.x, 64-bit) */
 #define UNICODE_STATE_AT 32
 
 /* The Python symbols we look for, by index into struct syms. */
@@ -374,6 +375,49 @@ static int read_vaddr(Elf *elf, void *buf, size_t len, uint64_t addr)
 		}
 	}
 	return -ENOENT;
+}
+
+/*
+ * CPython's code_dealloc (static, so no symbol): PyCode_Type's tp_dealloc, an ELF address, or 0.
+ * In a position-independent file the slot is filled by a R_X86_64_RELATIVE relocation (its
+ * addend is the address), else it holds the address itself.  Only an address inside an
+ * executable segment is taken: a probe goes there.
+ */
+static uint64_t code_dealloc_of(Elf *elf, uint64_t code_type)
+{
+	uint64_t slot = code_type + PY_TP_DEALLOC, addr = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t nph;
+
+	while (!addr && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = NULL;
+		GElf_Rela r;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		while (!addr && (data = elf_getdata(scn, data))) {
+			for (size_t i = 0; i < data->d_size / sh.sh_entsize; i++) {
+				if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot)
+					continue;
+				if (GELF_R_TYPE(r.r_info) == R_X86_64_RELATIVE)
+					addr = (uint64_t)r.r_addend;
+				break;
+			}
+		}
+	}
+	if (!addr && read_vaddr(elf, &addr, sizeof(addr), slot))
+		return 0;
+	if (!addr || elf_getphdrnum(elf, &nph))
+		return 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz)
+			return addr;
+	}
+	return 0;
 }
 
 static uint64_t le64(const uint8_t *p)
@@ -599,6 +643,7 @@ int python__inspect_elf(Elf *elf, const char *name_hint, struct py_elf *out)
 	out->eval_lo = s.addr[SYM_EVAL];
 	out->eval_hi = s.addr[SYM_EVAL] + s.size[SYM_EVAL];
 	out->code_type = s.addr[SYM_CODE_TYPE];
+	out->code_dealloc = code_dealloc_of(elf, out->code_type);
 	if (s.found[SYM_COLD] && s.size[SYM_COLD] &&
 	    s.addr[SYM_COLD] + s.size[SYM_COLD] > s.addr[SYM_COLD]) {
 		out->cold_lo = s.addr[SYM_COLD];

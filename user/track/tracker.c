@@ -16,6 +16,7 @@
 #include "attach/heap_attach.h"
 #include "attach/loader.h"
 #include "attach/owners.h"
+#include "attach/py_watch.h"
 #include "proc/maps.h"
 #include "proc/pidfd.h"
 #include "proc/procinfo.h"
@@ -184,12 +185,23 @@ void tracker__event_end(struct tracker *tr)
 }
 
 /* The unwinder found (or lost) a CPython in pid: the symbolizer reads its code objects so. */
-static void python_found(void *arg, uint32_t pid, const struct py_version *v,
-			 const struct prof_py_proc *py)
+static bool python_found(void *arg, uint32_t pid, const struct py_version *v,
+			 const struct prof_py_proc *py, const struct unwinder_py_code *code)
 {
 	struct tracker *tr = arg;
+	int err;
 
 	fatal(tr, stackres__python(tr->stacks, pid, v, py));
+	if (!v || !code) {
+		py_watch__gone(tr->loader, pid);
+		return false;
+	}
+	err = py_watch__attach(tr->loader, "/proc", pid, code);
+	if (err && err != -EOPNOTSUPP)
+		pr_debug("pid %u: CPython's code_dealloc not probed (%s): its code objects are "
+			 "read for every frame\n",
+			 pid, strerror(-err));
+	return !err;
 }
 
 static int unwinder_start(struct tracker *tr)
@@ -932,6 +944,7 @@ void tracker__group_exited(struct tracker *tr, uint32_t pid)
 		target_close(t);
 	if (tr->unw)
 		unwinder__remove_process(tr->unw, pid);
+	py_watch__gone(tr->loader, pid);
 	if (tr->owners) {
 		owners__release(tr->owners, pid);
 		tr->owners_released = true;

@@ -413,7 +413,8 @@ static void python__warn(struct file *f, uint32_t pid, const char *why)
  * one we do not walk, said once).
  */
 static const struct py_version *proc__python(struct unwinder *u, uint32_t pid, const struct proc *p,
-					     struct prof_py_proc *out)
+					     struct prof_py_proc *out,
+					     struct unwinder_py_code *code)
 {
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct mapping *m = &p->maps[i];
@@ -451,6 +452,22 @@ static const struct py_version *proc__python(struct unwinder *u, uint32_t pid, c
 		};
 		out->o.co_firstlineno = e->v.co_firstlineno;
 		out->o.co_filename = e->v.co_filename;
+		for (uint32_t k = 0; e->code_dealloc && k < f->nsegs; k++) {
+			const struct seg *s = &f->segs[k];
+
+			if (e->code_dealloc < s->vaddr || e->code_dealloc - s->vaddr >= s->filesz)
+				continue;
+			out->code_dealloc = load + e->code_dealloc;
+			*code = (struct unwinder_py_code){.map = {.start = m->start,
+								  .end = m->end,
+								  .offset = m->offset,
+								  .inode = m->inode,
+								  .dev_major = m->dev_major,
+								  .dev_minor = m->dev_minor},
+							  .offset = e->code_dealloc - s->vaddr +
+								    s->offset};
+			break;
+		}
 		return &e->v;
 	}
 	return NULL;
@@ -460,17 +477,20 @@ static const struct py_version *proc__python(struct unwinder *u, uint32_t pid, c
 static int proc__write(struct unwinder *u, uint32_t pid, struct proc *p)
 {
 	struct prof_unwind_proc *v = u->entry;
+	struct unwinder_py_code code = {0};
 	const struct py_version *py;
 	int err;
 
 	memset(v, 0, sizeof(*v));
 	v->gen = ++u->entry_gen ? u->entry_gen : ++u->entry_gen;
-	py = proc__python(u, pid, p, &v->py);
+	py = proc__python(u, pid, p, &v->py, &code);
 	/* Another interpreter, or the same one elsewhere (an exec of it) */
 	if ((py != p->py || v->py.runtime != p->py_runtime) && u->on_python)
-		u->on_python(u->on_python_arg, pid, py, &v->py);
+		p->py_watch = u->on_python(u->on_python_arg, pid, py, &v->py,
+					   v->py.code_dealloc ? &code : NULL);
 	p->py = py;
 	p->py_runtime = v->py.runtime;
+	v->py.code_watch = py && p->py_watch ? pid : 0;
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct mapping *m = &p->maps[i];
 		struct prof_unwind_mapping *k = &v->maps[v->nr++];
@@ -570,6 +590,7 @@ int unwinder__add_process(struct unwinder *u, uint32_t pid, const struct maps *g
 	if (old) { /* what the symbolizer was told stays true until proc__write says otherwise */
 		p->py = old->py;
 		p->py_runtime = old->py_runtime;
+		p->py_watch = old->py_watch;
 	}
 	slot__set(v, p);
 	/*

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "prof_common.h"
+#include "proc/maps.h"
 #include "sym/python.h"
 #include "unwind/unwind_table.h"
 
@@ -39,6 +40,13 @@ struct unwinder_stats {
 	PROF_UNWINDER_STATS(UNWINDER_STAT_FIELD)
 };
 #undef UNWINDER_STAT_FIELD
+
+/* CPython's code_dealloc in a process: a mapping of its file (an entry of the process's maps:
+ * its path not set) and its offset in that file. */
+struct unwinder_py_code {
+	struct maps_entry map;
+	uint64_t offset;
+};
 
 struct unwinder_opts {
 	int procs_fd;	       /* prof_unwind_procs (dup'd: the caller keeps its own fd) */
@@ -77,10 +85,12 @@ struct unwinder_opts {
 	 * Told (on the caller's thread) when the CPython that a process's entry describes changes:
 	 * v its version's layout (NULL: none any more), py its runtime addresses (&_PyRuntime,
 	 * &PyCode_Type, …), so that whoever names Python frames and threads (the symbolizer) knows
-	 * how to read that process's interpreter.  NULL: nobody is told.
+	 * how to read that process's interpreter.  code: where its code_dealloc lies (NULL: not
+	 * found).  Returns true when code_dealloc is probed for pid from now on: the entry then
+	 * lets BPF cache code objects for it (prof_py_proc.code_watch).  NULL: nobody is told.
 	 */
-	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v,
-			  const struct prof_py_proc *py);
+	bool (*on_python)(void *arg, uint32_t pid, const struct py_version *v,
+			  const struct prof_py_proc *py, const struct unwinder_py_code *code);
 	void *on_python_arg;
 };
 

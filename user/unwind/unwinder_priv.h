@@ -107,6 +107,7 @@ struct mapping {
 struct proc {
 	const struct py_version *py; /* what on_python was last told */
 	uint64_t py_runtime;	     /* … and where */
+	bool py_watch;		     /* … and what it answered (code_dealloc probed) */
 	uint32_t n;
 	struct mapping maps[];
 };
@@ -136,8 +137,8 @@ struct unwinder {
 	struct unwind_table_opts table_opts;
 	void (*build_hook)(void *arg);
 	void *build_hook_arg;
-	void (*on_python)(void *arg, uint32_t pid, const struct py_version *v,
-			  const struct prof_py_proc *py);
+	bool (*on_python)(void *arg, uint32_t pid, const struct py_version *v,
+			  const struct prof_py_proc *py, const struct unwinder_py_code *code);
 	void *on_python_arg;
 
 	struct hashmap *files;	/* struct file_key -> struct file * */
