@@ -639,6 +639,12 @@ t_python_heap_code_cache_freed_code() {
 	v=$(sed -n 's/.*bookkeeping:.* py_code_freed=\([0-9]*\).*/\1/p' "$E2E_TMP/reuse.log")
 	[ "${v:-0}" -ge 2000 ] || fail "py_code_freed: ${v:-0} (expected >= 2000: a function's code each round)"
 	echo "ok: frames named from the cache, code objects freed: $v"
+	# Sampled mode walks few stacks: no trap per code object freed for it
+	"$PROF" -vv --heap --sample-bytes 4096 -o "$f" --top 0 -- /usr/bin/python3.11 "$script" 100 \
+		>"$E2E_TMP/sampled.out" 2>"$E2E_TMP/sampled.log" || fail "sampled: profiler exit status $?"
+	! grep -q "code_dealloc probed" "$E2E_TMP/sampled.log" || fail "sampled mode probed code_dealloc"
+	expect_eq "sampled: py_code_freed" "" \
+		"$(sed -n 's/.*bookkeeping:.* py_code_freed=\([0-9]*\).*/\1/p' "$E2E_TMP/sampled.log")"
 }
 
 t_python_threads_gil() {
