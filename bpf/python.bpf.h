@@ -39,6 +39,9 @@ struct py_walk {
 #endif
 };
 
+/* The word at addr from the stack window of this walk, when it holds it (bpf/unwind.bpf.h). */
+static __always_inline bool stack_win_word(__u64 addr, __u64 *dst);
+
 static __always_inline bool py_read(void *dst, __u32 size, __u64 addr)
 {
 	return prof_read_user(dst, size, (void *)addr) == 0;
@@ -191,8 +194,14 @@ static __always_inline bool py_lookup(const struct prof_py_proc *py, struct py_w
 		ts_len = 0;
 	if (!py_field(&v, 8, ts, ts_len, py->o.ts_frame, p->tstate))
 		goto fault;
-	if (py->o.cf_current != 0xffff && v && !py_read(&v, sizeof(v), v + py->o.cf_current))
-		goto fault;
+	/* 3.11/3.12: the current frame is in the _PyCFrame the innermost eval frame keeps on the
+	 * native stack, mostly in the stack this walk has read already. */
+	if (py->o.cf_current != 0xffff && v) {
+		__u64 at = v + py->o.cf_current;
+
+		if (!stack_win_word(at, &v) && !py_read(&v, sizeof(v), at))
+			goto fault;
+	}
 	p->frame = v;
 	if (!py->o.gil_holder)
 		holder = py_gil_holder(py, p->tstate, ts, ts_len);

@@ -139,6 +139,29 @@ struct {
 	__type(value, struct prof_stack_win);
 } prof_stack_win SEC(".maps");
 
+/*
+ * python.bpf.h's: a word of the stack this walk has copied (the window is emptied when a walk
+ * begins, and the thread's stack does not change under its walk).  The dump iterator's walks
+ * read another task's stack: not used there.
+ */
+static __always_inline bool stack_win_word(__u64 addr, __u64 *dst)
+{
+#ifndef PROF_CROSS_TASK
+	struct prof_stack_win *win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
+	__u64 off;
+
+	if (!win || (addr & 7) || addr < win->base)
+		return false;
+	off = addr - win->base;
+	if (off + 8 > win->len || off >= sizeof(win->data))
+		return false;
+	*dst = win->data[(off >> 3) & (STACK_WIN_WORDS - 1)];
+	return true;
+#else
+	return false;
+#endif
+}
+
 /* One or two stack slots (a global function's argument must name its size). */
 struct stack_slots {
 	__u64 v[2];

@@ -517,11 +517,29 @@ static uint64_t check_live_code(const struct py_version *v, void *pid, uint64_t 
 	return addr;
 }
 
+/* A reader whose object at addr becomes the one at other after its first read there: a code
+ * object freed while it was read and its address taken by another. */
+struct swap {
+	void *pid;
+	uint64_t addr, other;
+	unsigned reads;
+};
+
+static int swap_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct swap *sw = ctx;
+
+	if (addr >= sw->addr && addr < sw->addr + 4096 && sw->reads++ > 0)
+		addr = sw->other + (addr - sw->addr);
+	return pycode__read_pid(sw->pid, addr, buf, len);
+}
+
 static void test_pycode__read_live_interpreters(void **state)
 {
 	need_interps();
 	for (int k = 0; k < n_interps; k++) {
-		unsigned long long code_type = 0, str = 0, code = 0;
+		unsigned long long code_type = 0, str = 0, code = 0, first_code = 0;
+		uint64_t names[2];
 		unsigned n_codes = 0, n_cut = 0, n_utf8 = 0;
 		struct py_version v;
 		struct pycode c;
@@ -538,6 +556,7 @@ static void test_pycode__read_live_interpreters(void **state)
 		assert_int_equal(sscanf(line, "T %llu %llu", &code_type, &str), 2);
 		while (getline(&line, &cap, l.out) > 0 && line[0] == 'C') {
 			code = check_live_code(&v, pid, code_type, line, &n_cut, &n_utf8);
+			first_code = first_code ? first_code : code;
 			n_codes++;
 		}
 		assert_memory_equal(line, "R\n", 2);
@@ -546,6 +565,21 @@ static void test_pycode__read_live_interpreters(void **state)
 		assert_int_equal(n_cut, 2);  /* "f" * 1500 and "é" * 700 */
 		assert_int_equal(n_utf8, 4); /* café, 名前, 𠀀, é… */
 
+		/* The fingerprint's pointers as the head held them; and a code object replaced by
+		 * another while it was read is refused, not named after one and fingerprinted as
+		 * the other (the second read of its head meets the other object). */
+		assert_int_equal(pycode__read(&v, pycode__read_pid, pid, code, code_type, &c), 0);
+		assert_int_equal(pycode__read_pid(pid, code + v.co_filename, names, sizeof(names)),
+				 0);
+		assert_memory_equal(c.names, names, sizeof(names));
+		pycode__free(&c);
+		assert_int_not_equal(first_code, code);
+		assert_int_equal(
+			pycode__read(&v, swap_read,
+				     &(struct swap){.pid = pid, .addr = code, .other = first_code},
+				     code, code_type, &c),
+			-EAGAIN);
+		assert_null(c.name);
 		/* Not a code object: a str by its type, a code object with the wrong type given, or
 		 * no object at all. */
 		assert_int_equal(pycode__read(&v, pycode__read_pid, pid, str, code_type, &c),

@@ -225,7 +225,7 @@ static size_t field_end(size_t end, uint16_t off, size_t size)
 int pycode__read(const struct py_version *v, pycode_read_fn read, void *ctx, uint64_t addr,
 		 uint64_t code_type, struct pycode *out)
 {
-	uint8_t head[PYCODE_HEAD_MAX];
+	uint8_t head[PYCODE_HEAD_MAX], again[PYCODE_HEAD_MAX];
 	uint16_t name_off;
 	size_t len = PY_OB_TYPE + 8;
 	int err;
@@ -235,7 +235,7 @@ int pycode__read(const struct py_version *v, pycode_read_fn read, void *ctx, uin
 		return -EINVAL;
 	name_off = v->co_qualname ? v->co_qualname : v->co_name;
 	len = field_end(len, v->co_firstlineno, 4);
-	len = field_end(len, v->co_filename, 8);
+	len = field_end(len, v->co_filename, 16);
 	len = field_end(len, name_off, 8);
 	len = field_end(len, v->co_linetable, 8);
 	if (len > sizeof(head) || !v->co_filename || !name_off || !v->co_linetable)
@@ -248,6 +248,8 @@ int pycode__read(const struct py_version *v, pycode_read_fn read, void *ctx, uin
 		goto cleanup;
 	}
 	out->firstlineno = (int32_t)get_u32(head + v->co_firstlineno);
+	out->names[0] = get_u64(head + v->co_filename);
+	out->names[1] = get_u64(head + v->co_filename + 8);
 	err = pycode__read_str(v, read, ctx, get_u64(head + name_off), &out->name);
 	if (err)
 		goto cleanup;
@@ -255,6 +257,17 @@ int pycode__read(const struct py_version *v, pycode_read_fn read, void *ctx, uin
 	if (err)
 		goto cleanup;
 	err = read_bytes(read, ctx, get_u64(head + v->co_linetable), &out->table, &out->table_len);
+	if (err)
+		goto cleanup;
+	/* The same object still: the fields read through and those a frame's fingerprint holds
+	 * (not the whole head: its reference count moves with every frame that runs it). */
+	err = read_at(read, ctx, addr, 0, again, len);
+	if (!err && (get_u64(again + PY_OB_TYPE) != get_u64(head + PY_OB_TYPE) ||
+		     get_u32(again + v->co_firstlineno) != get_u32(head + v->co_firstlineno) ||
+		     memcmp(again + v->co_filename, head + v->co_filename, 16) ||
+		     get_u64(again + name_off) != get_u64(head + name_off) ||
+		     get_u64(again + v->co_linetable) != get_u64(head + v->co_linetable)))
+		err = -EAGAIN;
 cleanup:
 	if (err)
 		pycode__free(out);

@@ -30,12 +30,17 @@ struct pycode {
 	int32_t firstlineno;
 	uint8_t *table; /* the line table's bytes (co_lnotab / co_linetable); malloc'd */
 	uint32_t table_len;
+	/* co_filename and the pointer after it (co_name), as the head that gave name and
+	 * filename held them: with firstlineno, what the BPF walker fingerprints */
+	uint64_t names[2];
 };
 
 /*
  * Read the code object at addr.  code_type, when not 0, must be its ob_type (PyCode_Type):
- * -EINVAL otherwise.  0, or -errno (-EFAULT unreadable, -EINVAL not a code object / a string of
- * an unknown kind, -E2BIG a line table over the cap, -ENOMEM); on failure *out is zeroed.
+ * -EINVAL otherwise.  The head is read again at the end: a code object freed while it was read
+ * (its address taken by another: what was read is of two objects) gives -EAGAIN.  0, or
+ * -errno (-EFAULT unreadable, -EINVAL not a code object / a string of an unknown kind, -E2BIG
+ * a line table over the cap, -ENOMEM, -EAGAIN); on failure *out is zeroed.
  */
 int pycode__read(const struct py_version *v, pycode_read_fn read, void *ctx, uint64_t addr,
 		 uint64_t code_type, struct pycode *out);

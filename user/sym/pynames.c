@@ -96,16 +96,14 @@ bool pynames__running(const struct pynames *p)
 static int py_code__read(const struct pynames *p, uint32_t pid, uint64_t code,
 			 struct py_code_entry *e)
 {
-	uint64_t names[2]; /* co_filename, co_name: what the BPF walker fingerprints */
 	struct pycode c;
 	int err;
 
 	memset(e, 0, sizeof(*e));
+	/* The fingerprint from the head that gave the names (one object: a second read of its
+	 * fields could meet the next object at that address, and name it after the first). */
 	err = pycode__read(p->py, pycode__read_pid, (void *)(uintptr_t)pid, code, p->py_code_type,
 			   &c);
-	if (!err)
-		err = pycode__read_pid((void *)(uintptr_t)pid, code + p->py->co_filename, names,
-				       sizeof(names));
 	if (err) {
 		pr_debug("pid %u: Python code object at 0x%" PRIx64 " unreadable: %s\n", pid, code,
 			 strerror(-err));
@@ -119,7 +117,7 @@ static int py_code__read(const struct pynames *p, uint32_t pid, uint64_t code,
 		return -ENOMEM;
 	}
 	e->firstlineno = c.firstlineno;
-	e->print = prof_py_fingerprint((uint32_t)c.firstlineno, names[0], names[1]);
+	e->print = prof_py_fingerprint((uint32_t)c.firstlineno, c.names[0], c.names[1]);
 	e->table = c.table; /* ours now */
 	e->table_len = c.table_len;
 	c.table = NULL;
