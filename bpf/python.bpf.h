@@ -96,6 +96,35 @@ static __always_inline bool py_field(void *dst, __u32 n, const __u64 *buf, __u32
 #define PY_RT_READ 32
 #define PY_TS_READ 128
 
+#ifndef PROF_CROSS_TASK
+/* The head of the GIL holder's thread state up to its thread_id (3.8–3.11: 152-184 bytes). */
+#define PY_TS_HOLDER_READ 192
+
+/*
+ * 3.8–3.11 read the GIL's holder with the key.  A thread running Python code holds the GIL:
+ * when the holder's thread state is this thread's (its thread_id is pthread_self, glibc's
+ * thread pointer: fsbase), it is the one the key's slot holds, and its head is read now (into
+ * ts, *ts_len bytes of it usable as PY_TS_READ's) — the slot's read saved.  False otherwise.
+ */
+static __always_inline bool py_holder_is_us(const struct prof_py_proc *py, __u64 holder,
+					    __u64 fsbase, __u64 *ts, __u32 *ts_len)
+{
+	__u32 k = py->ts_thread_id,
+	      n = py->o.ts_frame > py->o.ts_interp ? py->o.ts_frame : py->o.ts_interp;
+
+	if (!holder || !k || (k & 7))
+		return false;
+	n = (n > k ? n : k) + 8;
+	if (n > PY_TS_HOLDER_READ || !py_read(ts, (__u32)prof_bound(n, PY_TS_HOLDER_READ), holder))
+		return false;
+	k >>= 3;
+	if (k >= PY_TS_HOLDER_READ / 8 || ts[k] != fsbase)
+		return false;
+	*ts_len = n > PY_TS_READ ? PY_TS_READ : n;
+	return true;
+}
+#endif
+
 /* Who holds the GIL (3.12+: the interpreter's own GIL), from the thread state's head read
  * into ts (ts_len bytes): the thread state of its holder, or 0. */
 static __always_inline __u64 py_gil_holder(const struct prof_py_proc *py, __u64 tstate,
@@ -167,7 +196,7 @@ static __always_inline bool py_lookup(const struct prof_py_proc *py, struct py_w
 		return false;
 	ts = bufs->fb; /* PY_TS_READ bytes and more */
 #else
-	__u64 ts[PY_TS_READ / 8] = {};
+	__u64 ts[PY_TS_HOLDER_READ / 8] = {};
 #endif
 
 	/* The key, and (3.8–3.11) the GIL's holder beside it. */
@@ -185,6 +214,12 @@ static __always_inline bool py_lookup(const struct prof_py_proc *py, struct py_w
 		holder = rt[0];
 	else if (py->o.gil_holder)
 		py_read(&holder, sizeof(holder), py->runtime + py->o.gil_holder);
+#ifndef PROF_CROSS_TASK
+	if (py->o.gil_holder && py_holder_is_us(py, holder, fsbase, ts, &ts_len)) {
+		p->tstate = holder;
+		goto head;
+	}
+#endif
 	if (!py_read(&p->tstate, sizeof(p->tstate), fsbase + py->tsd + tss[1] * 16ULL) ||
 	    !p->tstate)
 		return false;
@@ -192,6 +227,9 @@ static __always_inline bool py_lookup(const struct prof_py_proc *py, struct py_w
 	ts_len = (py->o.ts_frame > py->o.ts_interp ? py->o.ts_frame : py->o.ts_interp) + 8;
 	if (ts_len > PY_TS_READ || !py_read(ts, ts_len, p->tstate))
 		ts_len = 0;
+#ifndef PROF_CROSS_TASK
+head:
+#endif
 	if (!py_field(&v, 8, ts, ts_len, py->o.ts_frame, p->tstate))
 		goto fault;
 	/* 3.11/3.12: the current frame is in the _PyCFrame the innermost eval frame keeps on the

@@ -121,7 +121,8 @@ struct prof_py_proc {
 	 * 0 with every new generation): a cached fingerprint holds for one generation and epoch. */
 	__u64 code_epoch;
 	__u32 code_watch;
-	__u32 code_pad;
+	__u16 ts_thread_id; /* PyThreadState: thread_id (pthread_self); 0: not used */
+	__u16 pad;
 };
 
 /*

@@ -452,6 +452,7 @@ static const struct py_version *proc__python(struct unwinder *u, uint32_t pid, c
 		};
 		out->o.co_firstlineno = e->v.co_firstlineno;
 		out->o.co_filename = e->v.co_filename;
+		out->ts_thread_id = e->v.ts_thread_id;
 		for (uint32_t k = 0; e->code_dealloc && k < f->nsegs; k++) {
 			const struct seg *s = &f->segs[k];
 
