@@ -113,7 +113,6 @@ struct prof_py_proc {
 	__u32 version;		/* 0x0308 … 0x030d; 0: not a Python process */
 	__u32 tsd;		/* glibc: offset of the pthread key data of key 0 from fsbase */
 	struct prof_py_offsets o;
-	__u64 code_dealloc; /* code_dealloc (PyCode_Type's tp_dealloc), runtime; 0: not found */
 	/* The per-CPU cache of code objects' fingerprints (heap: bpf/python.bpf.h) serves the
 	 * process code_watch (userspace sets it once a probe on code_dealloc is attached for it;
 	 * a fork's copy of the entry names its parent, so the child is not served).  code_epoch

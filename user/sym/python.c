@@ -378,12 +378,12 @@ static int read_vaddr(Elf *elf, void *buf, size_t len, uint64_t addr)
 }
 
 /*
- * CPython's code_dealloc (static, so no symbol): PyCode_Type's tp_dealloc, an ELF address, or 0.
- * In a position-independent file the slot is filled by a R_X86_64_RELATIVE relocation (its
- * addend is the address), else it holds the address itself.  Only an address inside an
- * executable segment is taken: a probe goes there.
+ * CPython's code_dealloc (static, so no symbol): PyCode_Type's tp_dealloc, an ELF address, or 0;
+ * its offset in the file in *off.  In a position-independent file the slot is filled by a
+ * R_X86_64_RELATIVE relocation (its addend is the address), else it holds the address itself.
+ * Only an address inside an executable segment is taken: a probe goes there.
  */
-static uint64_t code_dealloc_of(Elf *elf, uint64_t code_type)
+static uint64_t code_dealloc_of(Elf *elf, uint64_t code_type, uint64_t *off)
 {
 	uint64_t slot = code_type + PY_TP_DEALLOC, addr = 0;
 	Elf_Scn *scn = NULL;
@@ -414,8 +414,10 @@ static uint64_t code_dealloc_of(Elf *elf, uint64_t code_type)
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
-		    addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz)
+		    addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz) {
+			*off = addr - ph.p_vaddr + ph.p_offset;
 			return addr;
+		}
 	}
 	return 0;
 }
@@ -643,7 +645,7 @@ int python__inspect_elf(Elf *elf, const char *name_hint, struct py_elf *out)
 	out->eval_lo = s.addr[SYM_EVAL];
 	out->eval_hi = s.addr[SYM_EVAL] + s.size[SYM_EVAL];
 	out->code_type = s.addr[SYM_CODE_TYPE];
-	out->code_dealloc = code_dealloc_of(elf, out->code_type);
+	out->code_dealloc = code_dealloc_of(elf, out->code_type, &out->code_dealloc_offset);
 	if (s.found[SYM_COLD] && s.size[SYM_COLD] &&
 	    s.addr[SYM_COLD] + s.size[SYM_COLD] > s.addr[SYM_COLD]) {
 		out->cold_lo = s.addr[SYM_COLD];

@@ -90,6 +90,7 @@ struct py_elf {
 	uint64_t cold_lo, cold_hi;	/* _PyEval_EvalFrameDefault.cold [lo, hi); 0, 0: none */
 	uint64_t code_type;		/* PyCode_Type */
 	uint64_t code_dealloc;		/* its tp_dealloc (code_dealloc); 0: not found */
+	uint64_t code_dealloc_offset;	/* … its offset in the file */
 	bool debug_offsets;		/* v's offsets were read from _Py_DebugOffsets */
 	struct py_version v;		/* PY_ELF_OK */
 };

@@ -453,22 +453,14 @@ static const struct py_version *proc__python(struct unwinder *u, uint32_t pid, c
 		out->o.co_firstlineno = e->v.co_firstlineno;
 		out->o.co_filename = e->v.co_filename;
 		out->ts_thread_id = e->v.ts_thread_id;
-		for (uint32_t k = 0; e->code_dealloc && k < f->nsegs; k++) {
-			const struct seg *s = &f->segs[k];
-
-			if (e->code_dealloc < s->vaddr || e->code_dealloc - s->vaddr >= s->filesz)
-				continue;
-			out->code_dealloc = load + e->code_dealloc;
+		if (e->code_dealloc)
 			*code = (struct unwinder_py_code){.map = {.start = m->start,
 								  .end = m->end,
 								  .offset = m->offset,
 								  .inode = m->inode,
 								  .dev_major = m->dev_major,
 								  .dev_minor = m->dev_minor},
-							  .offset = e->code_dealloc - s->vaddr +
-								    s->offset};
-			break;
-		}
+							  .offset = e->code_dealloc_offset};
 		return &e->v;
 	}
 	return NULL;
@@ -487,8 +479,8 @@ static int proc__write(struct unwinder *u, uint32_t pid, struct proc *p)
 	py = proc__python(u, pid, p, &v->py, &code);
 	/* Another interpreter, or the same one elsewhere (an exec of it) */
 	if ((py != p->py || v->py.runtime != p->py_runtime) && u->on_python)
-		p->py_watch = u->on_python(u->on_python_arg, pid, py, &v->py,
-					   v->py.code_dealloc ? &code : NULL);
+		p->py_watch =
+			u->on_python(u->on_python_arg, pid, py, &v->py, code.offset ? &code : NULL);
 	p->py = py;
 	p->py_runtime = v->py.runtime;
 	v->py.code_watch = py && p->py_watch ? pid : 0;
