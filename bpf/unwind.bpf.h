@@ -224,12 +224,9 @@ struct {
 	__type(value, struct prof_unwind_pc_cache);
 } prof_unwind_pc_cache SEC(".maps");
 
-/* struct unwind_walk's counts, on their own: a global function's pointer argument into the
- * stack makes the verifier forget what the range it covers held, pointers included. */
-struct walk_counts {
-	__u32 n, nf, leaf_n, leaf_nf, leaf_words, leaf_frames;
-};
-
+/* struct unwind_walk's counts are a struct walk_counts (bpf/python.bpf.h) on their own: a
+ * global function's pointer argument into the stack makes the verifier forget what the range
+ * it covers held, pointers included. */
 struct unwind_walk {
 	__u64 *ips;		       /* out: frames, leaf first */
 	struct prof_unwind_proc *proc; /* NULL: no entry for this process */
@@ -880,28 +877,25 @@ static __always_inline bool push_frame(struct unwind_walk *w)
 }
 
 /*
- * Python frames: 1 when this iteration emitted one (or skipped a frame that is not code) and the
- * walk stays at the eval frame; 0 when the native frame at pc is to be stepped now.
+ * Python frames: 1 when this iteration emitted some (or skipped a frame that is not code) and
+ * the walk stays at the eval frame; 0 when the native frame at pc is to be stepped now.
  */
 static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 {
-	__u64 f = 0, print = 0;
 	int r;
 
 	if (!w->proc || !w->proc->py.version)
 		return 0;
-	/* Most frames are not the interpreter's: no call (prof_py_walk_step would say 0). */
+	/* Most frames are not the interpreter's: no call (prof_py_walk_run would say 0). */
 	if (!w->py.active && !py_is_eval(&w->proc->py, pc))
 		return 0;
-	/* Room for the frame's two words, or the stack is full here. */
+	/* Room for a frame's two words, or the stack is full here. */
 	if (w->n + 2 > PROF_WALK_WORDS)
 		return 0;
-	r = prof_py_walk_step(&w->proc->py, &w->py, pc, &f, &print);
-	if (r == 1) {
+	r = prof_py_walk_run(&w->proc->py, &w->py, pc, (struct walk_words *)w->ips, &w->counts);
+	if (r & PY_RUN_PUSHED)
 		w->py_any = true;
-		push_pair(w, f, print);
-	}
-	return r != 0;
+	return r & PY_RUN_STAY;
 }
 
 #ifdef PROF_WALK_CACHE
@@ -1304,11 +1298,6 @@ walk:
 }
 
 #define REPLAY_RUN 16 /* native frames an iteration replays, at most */
-
-/* A stack's words, as a global function's argument must name its size. */
-struct walk_words {
-	__u64 w[PROF_WALK_WORDS];
-};
 
 /*
  * push_frame's push_value for the kept walk's native frame k (ip); then, in this iteration too,
