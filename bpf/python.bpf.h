@@ -126,28 +126,37 @@ static __always_inline bool py_holder_is_us(const struct prof_py_proc *py, __u64
 #endif
 
 /* Who holds the GIL (3.12+: the interpreter's own GIL), from the thread state's head read
- * into ts (ts_len bytes): the thread state of its holder, or 0. */
-static __always_inline __u64 py_gil_holder(const struct prof_py_proc *py, __u64 tstate,
-					   const __u64 *ts, __u32 ts_len)
-{
-	__u64 interp = 0, gil = 0, g[2] = {}, holder = 0;
-	__u32 locked = 0, lo, len;
+ * into ts (ts_len bytes): the thread state of its holder, or 0.  Its fields in g's scratch
+ * (see struct py_scratch). */
+struct py_gil_vars {
+	__u64 interp, gil, g[2], holder;
+	__u32 locked;
+};
 
-	if (!py->o.interp_gil || !py_field(&interp, 8, ts, ts_len, py->o.ts_interp, tstate) ||
-	    !interp || !py_read(&gil, sizeof(gil), interp + py->o.interp_gil) || !gil)
+static __always_inline __u64 py_gil_holder(const struct prof_py_proc *py, __u64 tstate,
+					   const __u64 *ts, __u32 ts_len, struct py_gil_vars *g)
+{
+	__u32 lo, len;
+
+	__builtin_memset(g, 0, sizeof(*g));
+	if (!py->o.interp_gil || !py_field(&g->interp, 8, ts, ts_len, py->o.ts_interp, tstate) ||
+	    !g->interp || !py_read(&g->gil, sizeof(g->gil), g->interp + py->o.interp_gil) ||
+	    !g->gil)
 		return 0;
 	/* locked and last_holder are neighbours in _gil_runtime_state: one read. */
 	lo = py->o.gil_locked < py->o.gil_last_holder ? py->o.gil_locked : py->o.gil_last_holder;
 	len = (py->o.gil_locked > py->o.gil_last_holder ? py->o.gil_locked
 							: py->o.gil_last_holder) +
 	      8 - lo;
-	if (len > sizeof(g) || !py_read(g, len, gil + lo))
+	if (len > sizeof(g->g) || !py_read(g->g, len, g->gil + lo))
 		return 0;
-	if (!py_field_cap(&locked, 4, g, len, py->o.gil_locked - lo, gil + lo, sizeof(g)) ||
-	    !locked)
+	if (!py_field_cap(&g->locked, 4, g->g, len, py->o.gil_locked - lo, g->gil + lo,
+			  sizeof(g->g)) ||
+	    !g->locked)
 		return 0;
-	py_field_cap(&holder, 8, g, len, py->o.gil_last_holder - lo, gil + lo, sizeof(g));
-	return holder;
+	py_field_cap(&g->holder, 8, g->g, len, py->o.gil_last_holder - lo, g->gil + lo,
+		     sizeof(g->g));
+	return g->holder;
 }
 
 /* The walked thread's thread pointer (glibc's descriptor), 0 when unknown.  Global: the task
@@ -164,6 +173,27 @@ __noinline __u64 prof_walk_fsbase(void)
 	return fsbase;
 }
 
+/* The fields one step reads, written through their addresses (on the stack, a slot each: see
+ * struct py_scratch).  Zeroed at every step. */
+struct py_step_vars {
+	__u64 code, back, ptr, type, names[2];
+	__u32 firstlineno;
+	__s32 lasti;
+	__u8 mark;
+};
+
+/*
+ * What a walk's Python steps and lookup keep per CPU, not on the stack: where a program has
+ * no private stack, 512 bytes are all its calls', and the steps run three calls deep in the
+ * walk (see py_walk_begin).
+ */
+struct py_scratch {
+	__u64 cb[PY_CODE_READ / 8 + 2]; /* a code object's head; the lookup's runtime read */
+	struct py_step_vars v;
+	struct py_gil_vars gil;
+	struct py_walk walk;
+};
+
 #ifdef PROF_CROSS_TASK
 /*
  * The dump iterator's programs get no private stack: the 512 bytes of the iterator, the frame
@@ -171,7 +201,8 @@ __noinline __u64 prof_walk_fsbase(void)
  * read at a time).
  */
 struct py_read_bufs {
-	__u64 fb[PY_FRAME_READ / 8 + 2], cb[PY_CODE_READ / 8 + 2];
+	__u64 fb[PY_FRAME_READ / 8 + 2];
+	struct py_scratch s;
 };
 
 struct {
@@ -182,21 +213,78 @@ struct {
 } prof_py_read_bufs SEC(".maps");
 #endif
 
+#ifndef PROF_CROSS_TASK
+/*
+ * 3.11+ frames (_PyInterpreterFrame) live in the thread's data stack, each caller below its
+ * callee: the frames of one walk are read a window at a time, the window ending at the frame
+ * asked for and starting no lower than that frame's page (which is mapped: a read can fail only
+ * past the frame's own head, and then the head is read alone as before).  A user read's cost is
+ * mostly fixed (a frame's head and a 1 KiB window cost about the same), so the next frames come
+ * nearly free.  Per CPU and per object, emptied at the start of every walk, like the native
+ * stack's (bpf/unwind.bpf.h): the frames of the thread being walked do not change under it.
+ */
+#define PY_WIN 1024
+
+struct prof_py_win {
+	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
+	/* words (see py_field); 2 more: a head's fields are read through a bound of 16 words */
+	__u64 data[(PY_WIN + PY_FRAME_READ) / 8 + 2];
+	/* the lookup's thread state head; + 1: the verifier bounds ts[k] by k's bytes */
+	__u64 ts[PY_TS_HOLDER_READ / 8 + 1];
+	struct py_scratch s;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_py_win);
+} prof_py_win SEC(".maps");
+#endif
+
+/* A walk's Python state (struct py_scratch), zeroed, and the window emptied.  NULL: no scratch
+ * (never). */
+static __always_inline struct py_walk *py_walk_begin(void)
+{
+#ifdef PROF_CROSS_TASK
+	struct py_read_bufs *s = bpf_map_lookup_elem(&prof_py_read_bufs, &(__u32){0});
+#else
+	struct prof_py_win *s = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
+#endif
+
+	if (!s)
+		return NULL;
+#ifndef PROF_CROSS_TASK
+	s->len = 0;
+#endif
+	__builtin_memset(&s->s.walk, 0, sizeof(s->s.walk));
+	return &s->s.walk;
+}
+
 /* The current thread's PyThreadState and innermost frame; false when it has none (a native
  * thread of a Python process, an interpreter not initialized yet). */
 static __always_inline bool py_lookup(const struct prof_py_proc *py, struct py_walk *p)
 {
-	__u64 rt[PY_RT_READ / 8] = {}, holder = 0, v = 0, fsbase = prof_walk_fsbase();
+	__u64 holder = 0, v = 0, fsbase = prof_walk_fsbase();
 	__u32 tss[2] = {}, lo = py->o.tss, len = 8, ts_len;
+	__u64 *ts, *rt; /* scratch (PY_TS_READ and PY_RT_READ bytes and more): not on the stack */
+	struct py_gil_vars *gil;
 #ifdef PROF_CROSS_TASK
 	struct py_read_bufs *bufs = bpf_map_lookup_elem(&prof_py_read_bufs, &(__u32){0});
-	__u64 *ts;
 
 	if (!bufs)
 		return false;
-	ts = bufs->fb; /* PY_TS_READ bytes and more */
+	ts = bufs->fb;
+	rt = bufs->s.cb;
+	gil = &bufs->s.gil;
 #else
-	__u64 ts[PY_TS_HOLDER_READ / 8] = {};
+	struct prof_py_win *win = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
+
+	if (!win)
+		return false;
+	ts = win->ts;
+	rt = win->s.cb; /* a step's, and no step runs during the lookup */
+	gil = &win->s.gil;
 #endif
 
 	/* The key, and (3.8–3.11) the GIL's holder beside it. */
@@ -242,7 +330,7 @@ head:
 	}
 	p->frame = v;
 	if (!py->o.gil_holder)
-		holder = py_gil_holder(py, p->tstate, ts, ts_len);
+		holder = py_gil_holder(py, p->tstate, ts, ts_len, gil);
 	p->thread = holder == p->tstate ? PROF_PY_THREAD_GIL : PROF_PY_THREAD_NO_GIL;
 	return true;
 fault:
@@ -255,11 +343,28 @@ fault:
  * The native frame at pc is an eval frame: start emitting its Python frames (true), or leave it
  * native (false: no thread state, no frame left).
  */
+#ifdef PROF_CROSS_TASK
+#define py_lookup_once py_lookup
+#else
+/*
+ * The lookup in a call of its own: its frame and the steps' are not on the stack together (a
+ * program without a private stack has 512 bytes for all its calls; once per walk).
+ */
+__noinline int prof_py_lookup(const struct prof_py_proc *py, struct py_walk *p)
+{
+	if (!py || !p)
+		return 0;
+	return py_lookup(py, p);
+}
+
+#define py_lookup_once prof_py_lookup
+#endif
+
 static __always_inline bool py_enter(const struct prof_py_proc *py, struct py_walk *p)
 {
 	if (!p->looked) {
 		p->looked = 1;
-		if (!py_lookup(py, p))
+		if (!py_lookup_once(py, p))
 			return false;
 	}
 	if (!p->tstate || !p->frame)
@@ -270,38 +375,6 @@ static __always_inline bool py_enter(const struct prof_py_proc *py, struct py_wa
 }
 
 #ifndef PROF_CROSS_TASK
-/*
- * 3.11+ frames (_PyInterpreterFrame) live in the thread's data stack, each caller below its
- * callee: the frames of one walk are read a window at a time, the window ending at the frame
- * asked for and starting no lower than that frame's page (which is mapped: a read can fail only
- * past the frame's own head, and then the head is read alone as before).  A user read's cost is
- * mostly fixed (a frame's head and a 1 KiB window cost about the same), so the next frames come
- * nearly free.  Per CPU and per object, emptied at the start of every walk, like the native
- * stack's (bpf/unwind.bpf.h): the frames of the thread being walked do not change under it.
- */
-#define PY_WIN 1024
-
-struct prof_py_win {
-	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
-	/* words (see py_field); 2 more: a head's fields are read through a bound of 16 words */
-	__u64 data[(PY_WIN + PY_FRAME_READ) / 8 + 2];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct prof_py_win);
-} prof_py_win SEC(".maps");
-
-static __always_inline void py_win_empty(void)
-{
-	struct prof_py_win *win = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
-
-	if (win)
-		win->len = 0;
-}
-
 /*
  * The PY_FRAME_READ bytes of the frame head at f, in the window: a pointer to its words there,
  * or NULL when unreadable (then field by field; so is a frame off a word boundary, which
@@ -408,21 +481,20 @@ static __always_inline void py_code_keep(const struct py_walk *p, struct prof_py
 static __always_inline bool py_step(const struct prof_py_proc *py, struct py_walk *p, __u64 *out,
 				    __u64 *print)
 {
-	__u64 f = p->frame, code = 0, back = 0, ptr = 0, type = 0, instr = 0, names[2] = {};
+	__u64 f = p->frame, instr = 0;
+	struct py_step_vars *v;
 #ifdef PROF_CROSS_TASK
 	struct py_read_bufs *bufs = bpf_map_lookup_elem(&prof_py_read_bufs, &(__u32){0});
 	__u64 *fb, *cb;
 #else
 	struct prof_py_win *win = bpf_map_lookup_elem(&prof_py_win, &(__u32){0});
 	const __u64 *fb;
-	__u64 cb[PY_CODE_READ / 8 + 2]; /* written by its read, failed or not */
+	__u64 *cb; /* written by its read, failed or not */
 #endif
-	__u32 firstlineno = 0, flen = PY_FRAME_READ, clen = PY_CODE_READ;
+	__u32 flen = PY_FRAME_READ, clen = PY_CODE_READ;
 #ifdef PROF_PY_CODE_CACHE
 	struct prof_py_code_slot *slot;
 #endif
-	__u8 mark = 0;
-	__s32 lasti = 0;
 	bool end = false, ok;
 
 	/* One read of the frame's head (3.11+: through the window); a frame at the end of its
@@ -433,7 +505,8 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 		goto over;
 	}
 	fb = bufs->fb;
-	cb = bufs->cb;
+	cb = bufs->s.cb;
+	v = &bufs->s.v;
 	if (!py_read(fb, PY_FRAME_READ, f))
 		flen = 0;
 #else
@@ -441,71 +514,74 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 		p->frame = 0;
 		goto over;
 	}
+	cb = win->s.cb;
+	v = &win->s.v;
 	fb = py_frame_head(win, f, py->o.style != PROF_PY_FRAMEOBJ);
 	if (!fb) {
 		fb = win->data;
 		flen = 0;
 	}
 #endif
-	ok = py_field(&code, 8, fb, flen, py->o.fr_code, f) &&
-	     py_field(&back, 8, fb, flen, py->o.fr_back, f);
+	__builtin_memset(v, 0, sizeof(*v));
+	ok = py_field(&v->code, 8, fb, flen, py->o.fr_code, f) &&
+	     py_field(&v->back, 8, fb, flen, py->o.fr_back, f);
 	if (ok && py->o.style != PROF_PY_FRAMEOBJ)
-		ok = py_field(&mark, 1, fb, flen, py->o.fr_entry, f);
+		ok = py_field(&v->mark, 1, fb, flen, py->o.fr_entry, f);
 	if (!ok) {
 		prof_count(PROF_CNT_PY_READ_FAIL);
 		p->frame = 0;
 		goto over;
 	}
-	p->frame = back;
+	p->frame = v->back;
 	switch (py->o.style) {
 	case PROF_PY_FRAMEOBJ:
 		end = true; /* one frame object per eval frame */
 		break;
 	case PROF_PY_ENTRY:
-		end = mark != 0; /* is_entry: the invocation's first frame, emitted */
+		end = v->mark != 0; /* is_entry: the invocation's first frame, emitted */
 		break;
 	default:
-		if (mark == PROF_PY_OWNED_BY_CSTACK)
+		if (v->mark == PROF_PY_OWNED_BY_CSTACK)
 			goto over; /* the shim under the invocation: not a Python frame */
 		break;
 	}
 #ifdef PROF_PY_CODE_CACHE
-	slot = p->cache ? py_code_slot(code) : NULL;
-	if (py_code_cached(p, slot, code, print)) {
+	slot = p->cache ? py_code_slot(v->code) : NULL;
+	if (py_code_cached(p, slot, v->code, print)) {
 		p->cached++;
 		goto named;
 	}
 #endif
-	if (!py_read(cb, PY_CODE_READ, code))
+	if (!py_read(cb, PY_CODE_READ, v->code))
 		clen = 0;
 	/* Frames of other executables (3.13's f_executable) are not code: skipped. */
-	if (!py_field(&type, 8, cb, clen, 8, code) || type != py->code_type)
+	if (!py_field(&v->type, 8, cb, clen, 8, v->code) || v->type != py->code_type)
 		goto next;
 	/* co_filename and co_name are neighbours in every version. */
-	if (py_field(&firstlineno, 4, cb, clen, py->o.co_firstlineno, code) &&
-	    py_field(&names[0], 8, cb, clen, py->o.co_filename, code) &&
-	    py_field(&names[1], 8, cb, clen, py->o.co_filename + 8, code)) {
-		*print = prof_py_fingerprint(firstlineno, names[0], names[1]);
+	if (py_field(&v->firstlineno, 4, cb, clen, py->o.co_firstlineno, v->code) &&
+	    py_field(&v->names[0], 8, cb, clen, py->o.co_filename, v->code) &&
+	    py_field(&v->names[1], 8, cb, clen, py->o.co_filename + 8, v->code)) {
+		*print = prof_py_fingerprint(v->firstlineno, v->names[0], v->names[1]);
 #ifdef PROF_PY_CODE_CACHE
-		py_code_keep(p, slot, code, *print);
+		py_code_keep(p, slot, v->code, *print);
 #endif
 	} else {
 		prof_count(PROF_CNT_PY_READ_FAIL);
-		*print = prof_py_fingerprint(firstlineno, names[0], names[1]);
+		*print = prof_py_fingerprint(v->firstlineno, v->names[0], v->names[1]);
 	}
 #ifdef PROF_PY_CODE_CACHE
 named:
 #endif
 	if (py->o.instr == PROF_PY_INSTR_PTR) {
-		if (py_field(&ptr, 8, fb, flen, py->o.fr_instr, f) &&
-		    ptr >= code + py->o.co_code_adaptive)
-			instr = (ptr - code - py->o.co_code_adaptive) / 2;
-	} else if (py_field(&lasti, 4, fb, flen, py->o.fr_instr, f) && lasti > 0) {
-		instr = (__u64)lasti;
+		if (py_field(&v->ptr, 8, fb, flen, py->o.fr_instr, f) &&
+		    v->ptr >= v->code + py->o.co_code_adaptive)
+			instr = (v->ptr - v->code - py->o.co_code_adaptive) / 2;
+	} else if (py_field(&v->lasti, 4, fb, flen, py->o.fr_instr, f) && v->lasti > 0) {
+		instr = (__u64)v->lasti;
 	}
 	if (instr > PROF_PY_INSTR_MAX)
 		instr = PROF_PY_INSTR_MAX;
-	*out = prof_py_frame(code, instr);
+	*out = prof_py_frame(v->code, instr);
 	p->frames++;
 	p->emitted = 1;
 	if (end || !p->frame)

@@ -111,6 +111,9 @@ struct walk_start {
 
 struct prof_stack_win {
 	__u64 base, len; /* [base, base + len) is in data; len 0: empty */
+	/* Scratch of a step's prof_vma_mapping: here, not in the walk's state on the stack (512
+	 * bytes for all of a program's calls where it has no private stack). */
+	struct vma_lookup vma;
 	/* Words, not bytes: clang copies a __u64 out of a __u8 array at a variable offset a byte
 	 * at a time (8 loads, 7 shifts and 7 ors; most of a frame's step on Linux 6.18). */
 	__u64 data[STACK_WIN_WORDS];
@@ -244,12 +247,13 @@ struct unwind_walk {
 		};
 	};
 	__u32 tgid;
-	struct vma_lookup vma; /* scratch of vma_mapping */
 	/* The last row found and the addresses it covers: recursion and loops of calls meet the
 	 * same function frame after frame, and skip the lookups. */
 	struct unwind_hit hit;
-	struct py_walk py; /* Python frames in place of eval frames (bpf/python.bpf.h) */
-	bool py_any;	   /* some were emitted */
+	/* Python frames in place of eval frames (bpf/python.bpf.h, py_walk_begin); NULL: the
+	 * process runs no Python */
+	struct py_walk *py;
+	bool py_any; /* some were emitted */
 #ifdef PROF_WALK_CACHE
 	__u32 replay_k; /* replay: the next native frame */
 #endif
@@ -810,14 +814,27 @@ moved:
 /* Append v to the stack; false when it is full (checked by the caller before, and here on the
  * value the verifier sees). */
 /*
- * v itself, through a global function: the verifier knows nothing of what it returns.  The frame
- * count goes through it so that the verifier, walking the loop, does not tell apart states that
- * differ only by how many frames are in (it would check every count's paths one by one).
+ * v itself, through memory the verifier does not follow (a map value: what a load from it gives
+ * is unknown to it).  The frame count goes through it so that the verifier, walking the loop,
+ * does not tell apart states that differ only by how many frames are in (it would check every
+ * count's paths one by one).  Not a call: with return thunks (AMD's Safe RET) a call and its
+ * return cost ~9 ns, a frame's share of the walk.
  */
-__noinline __u32 prof_opaque(__u32 v)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} prof_opaque_cell SEC(".maps");
+
+static __always_inline __u32 prof_opaque(__u32 v)
 {
-	barrier_var(v); /* or clang sees it returns its argument, and uses the argument */
-	return v;
+	__u32 *cell = bpf_map_lookup_elem(&prof_opaque_cell, &(__u32){0});
+
+	if (!cell)
+		return 0; /* never: the array's one key */
+	*(volatile __u32 *)cell = v;
+	return *(volatile __u32 *)cell;
 }
 
 /* The leaf side grows while it fits. */
@@ -869,8 +886,8 @@ static __always_inline bool push_pair(struct unwind_walk *w, __u64 a, __u64 b)
 /* Append the current ip; an eval frame whose Python frames took its place is not (true). */
 static __always_inline bool push_frame(struct unwind_walk *w)
 {
-	if (w->py.done) {
-		w->py.done = 0;
+	if (w->py && w->py->done) {
+		w->py->done = 0;
 		return true;
 	}
 	return push_value(w, w->g.ip);
@@ -884,15 +901,15 @@ static __always_inline int python_frame(struct unwind_walk *w, __u64 pc)
 {
 	int r;
 
-	if (!w->proc || !w->proc->py.version)
+	if (!w->proc || !w->py)
 		return 0;
 	/* Most frames are not the interpreter's: no call (prof_py_walk_run would say 0). */
-	if (!w->py.active && !py_is_eval(&w->proc->py, pc))
+	if (!w->py->active && !py_is_eval(&w->proc->py, pc))
 		return 0;
 	/* Room for a frame's two words, or the stack is full here. */
 	if (w->n + 2 > PROF_WALK_WORDS)
 		return 0;
-	r = prof_py_walk_run(&w->proc->py, &w->py, pc, (struct walk_words *)w->ips, &w->counts);
+	r = prof_py_walk_run(&w->proc->py, w->py, pc, (struct walk_words *)w->ips, &w->counts);
 	if (r & PY_RUN_PUSHED)
 		w->py_any = true;
 	return r & PY_RUN_STAY;
@@ -983,8 +1000,7 @@ __noinline int prof_unwind_lookup_in(struct prof_unwind_mapping *m, __u64 pc, st
 static long unwind_frame(__u64 i, void *arg)
 {
 	struct unwind_walk *w = arg;
-	struct unwind_hit h = {};
-	struct prof_unwind_row row;
+	struct prof_stack_win *win;
 	__u64 pc, real;
 	int found = UNWIND_NO_MAPPING;
 
@@ -1007,19 +1023,21 @@ static long unwind_frame(__u64 i, void *arg)
 	if (pc >= w->hit.lo && pc < w->hit.hi) {
 		if (!push_frame(w))
 			return 1;
-		row = w->hit.row;
-		prof_unwind_row_step(&w->g, &row, pc);
+		prof_unwind_row_step(&w->g, &w->hit.row, pc);
 		return w->g.done & 1;
 	}
+	/* The lookups write the hit in place (no copy on this frame's stack: see py_walk_begin);
+	 * a failed one leaves it covering nothing. */
+	w->hit.lo = w->hit.hi = 0;
 	if (w->proc)
-		found = prof_unwind_lookup(w->proc, pc, &h);
+		found = prof_unwind_lookup(w->proc, pc, &w->hit);
 	if (found == UNWIND_NO_MAPPING && w->g.ra_slot && w->proc) {
 		real = prof_real_return(w->g.ra_slot);
 		if (real) {
 			w->g.unkept = true; /* the kernel's state, not the stack's */
 			w->g.ip = real;
 			pc = real - 1;
-			found = prof_unwind_lookup(w->proc, pc, &h);
+			found = prof_unwind_lookup(w->proc, pc, &w->hit);
 		}
 	}
 	if (!push_frame(w))
@@ -1028,20 +1046,20 @@ static long unwind_frame(__u64 i, void *arg)
 		w->g.unkept = true; /* a row the process entry's generation does not name */
 		if (w->g.reliable)
 			ask_refresh(w); /* a library loaded since the maps were read? */
-		if (!w->g.reliable || !prof_vma_mapping(&w->vma, pc)) {
+		win = bpf_map_lookup_elem(&prof_stack_win, &(__u32){0});
+		if (!win || !w->g.reliable || !prof_vma_mapping(&win->vma, pc)) {
 			prof_fp_step(&w->g, PROF_CNT_UNWIND_NO_MAPPING);
 			return w->g.done & 1;
 		}
-		found = prof_unwind_lookup_in(&w->vma.m, pc, &h);
+		found = prof_unwind_lookup_in(&win->vma.m, pc, &w->hit);
 	}
 	if (found <= 0) {
+		w->hit.lo = w->hit.hi = 0; /* what a failed lookup wrote */
 		prof_fp_step(&w->g, found == UNWIND_TABLE_YET ? PROF_CNT_UNWIND_NO_TABLE_YET
 							      : PROF_CNT_UNWIND_NO_TABLE_NEVER);
 		return w->g.done & 1;
 	}
-	w->hit = h;
-	row = h.row;
-	prof_unwind_row_step(&w->g, &row, pc);
+	prof_unwind_row_step(&w->g, &w->hit.row, pc);
 	return w->g.done & 1;
 }
 
@@ -1365,8 +1383,8 @@ static long walk_replay(__u64 i, void *arg)
 	pc = k ? w->g.ip - 1 : w->g.ip; /* the first: the start's own ip (exact) */
 	if (python_frame(w, pc))
 		return 0;
-	if (w->py.done) { /* the eval frame whose Python frames took its place */
-		w->py.done = 0;
+	if (w->py && w->py->done) { /* the eval frame whose Python frames took its place */
+		w->py->done = 0;
 		w->replay_k = prof_opaque(k + 1); /* see frame_in */
 		return 0;
 	}
@@ -1678,10 +1696,13 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	w.proc = bpf_map_lookup_elem(&prof_unwind_procs, &w.tgid);
 	w.g.exact = true;
 	w.g.reliable = true;
+	if (w.proc && w.proc->py.version) {
+		w.py = py_walk_begin();
 #ifdef PROF_PY_CODE_CACHE
-	if (w.proc && w.proc->py.version)
-		py_cache_start(&w.py, &w.proc->py, w.tgid, w.proc->gen);
+		if (w.py)
+			py_cache_start(w.py, &w.proc->py, w.tgid, w.proc->gen);
 #endif
+	}
 #ifdef PROF_WALK_CACHE
 	/* Unknown to the verifier on either path, so that the walk after is checked once for
 	 * both (prof_walk_keep finds the walks to keep by the window's logging flag). */
@@ -1696,10 +1717,6 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 	} else
 #endif
 		stack_win_empty();
-#ifndef PROF_CROSS_TASK
-	if (w.proc && w.proc->py.version)
-		py_win_empty();
-#endif
 	if (!w.proc)
 		ask_refresh(&w);
 #ifdef PROF_WALK_CACHE
@@ -1719,14 +1736,14 @@ static __always_inline long prof_user_stack_py(void *ctx, __u64 *ips, __u32 flag
 		w.n = stack_cut(&w, prof_stack_root_frames(cap), prof_stack_root_words(cap));
 	if (w.g.stop)
 		prof_count(w.g.stop);
-	if (w.py.frames)
-		prof_count_n(PROF_CNT_PY_FRAMES, w.py.frames);
+	if (w.py && w.py->frames)
+		prof_count_n(PROF_CNT_PY_FRAMES, w.py->frames);
 #ifdef PROF_PY_CODE_CACHE
-	if (w.py.cached)
-		prof_count_n(PROF_CNT_PY_CODE_CACHED, w.py.cached);
+	if (w.py && w.py->cached)
+		prof_count_n(PROF_CNT_PY_CODE_CACHED, w.py->cached);
 #endif
 	if (py)
-		*py = w.py_any ? w.py.thread : PROF_PY_THREAD_NONE;
+		*py = w.py && w.py_any ? w.py->thread : PROF_PY_THREAD_NONE;
 	return w.n;
 }
 

@@ -12,20 +12,32 @@
  * cache whose state outlived the walk once doubled the heap return program's (212,449 ->
  * 566,295: --heap took 0.4 s longer to start); the limit is 1,000,000, past which the object
  * does not load at all.
+ *
+ * And the stack all of a program's calls share: 512 bytes from the program down its deepest
+ * chain of calls (bpf-to-bpf calls, global functions and the callbacks of bpf_loop alike), each
+ * frame rounded up to 16 bytes as the kernel does.  A kernel that gives a probe's program a
+ * private stack (6.13+, where it does) checks less; one that does not refuses the program
+ * ("combined stack size of 3 calls is 720"), as 6.18.44-fc-v1045 refused the heap return
+ * program that v857 loaded.  Counted here from the instructions and the verifier's own stack
+ * depths, whatever the kernel under the test.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
 /* Instructions the verifier may process for one program (of its 1,000,000). */
 #define PROF_VERIFY_BUDGET 400000
 #define LOG_BYTES	   4096
+#define STACK_LIMIT	   512 /* MAX_BPF_STACK */
+#define MAX_SUBPROGS	   64
 
 static const char *const objects[] = {
 	"build/heap.bpf.o",  "build/cpu.bpf.o",	 "build/offcpu.bpf.o",
@@ -78,7 +90,96 @@ static void test_bpf_code__no_word_read_a_byte_at_a_time(void **state)
 		assert_int_equal(bytewise_shifts(objects[i]), 0);
 }
 
-/* The verifier's count for each program that loads by default ("processed N insns"). */
+struct subprogs {
+	size_t start[MAX_SUBPROGS], n;
+	int depth[MAX_SUBPROGS];
+};
+
+static int subprog_of(const struct subprogs *sp, size_t insn)
+{
+	int k = -1;
+
+	for (size_t i = 0; i < sp->n && sp->start[i] <= insn; i++)
+		k = (int)i;
+	return k;
+}
+
+static void subprog_add(struct subprogs *sp, size_t start)
+{
+	size_t i = 0;
+
+	while (i < sp->n && sp->start[i] < start)
+		i++;
+	if (i < sp->n && sp->start[i] == start)
+		return;
+	assert_true(sp->n < MAX_SUBPROGS);
+	memmove(&sp->start[i + 1], &sp->start[i], (sp->n - i) * sizeof(sp->start[0]));
+	sp->start[i] = start;
+	sp->n++;
+}
+
+/* The insn a call or a callback's address at insn i names, or -1 when it is neither. */
+static long call_target(const struct bpf_insn *in, size_t i)
+{
+	if (in[i].code == (BPF_JMP | BPF_CALL) && in[i].src_reg == BPF_PSEUDO_CALL)
+		return (long)i + in[i].imm + 1;
+	if (in[i].code == (BPF_LD | BPF_IMM | BPF_DW) && in[i].src_reg == BPF_PSEUDO_FUNC)
+		return (long)i + in[i].imm + 1;
+	return -1;
+}
+
+/* The deepest chain's bytes from subprog k down (frames rounded up to 16). */
+static int chain_bytes(const struct subprogs *sp, const struct bpf_insn *in, size_t cnt, int k,
+		       int level)
+{
+	size_t end = (size_t)k + 1 < sp->n ? sp->start[k + 1] : cnt;
+	int below = 0;
+
+	assert_true(level < 16); /* no recursion in BPF: a loop here is a parse gone wrong */
+	for (size_t i = sp->start[k]; i < end; i++) {
+		long t = call_target(in, i);
+		int b;
+
+		if (t < 0)
+			continue;
+		b = chain_bytes(sp, in, cnt, subprog_of(sp, (size_t)t), level + 1);
+		if (b > below)
+			below = b;
+	}
+	return ((sp->depth[k] + 15) & ~15) + below;
+}
+
+/* prog's combined stack: its subprogs from its instructions as loaded, their depths from the
+ * verifier's statistics ("stack depth 296+8+56...").  Those are as the program runs: a bpf_loop
+ * the verifier inlined added 24 bytes to its caller after the kernel's own check, so this
+ * count may be above the kernel's, never below. */
+static int combined_stack(const struct bpf_program *prog, const char *log)
+{
+	const struct bpf_insn *in = bpf_program__insns(prog);
+	size_t cnt = bpf_program__insn_cnt(prog);
+	struct subprogs sp = {.n = 0};
+	const char *s = strstr(log, "stack depth ");
+	long t;
+
+	assert_non_null(in);
+	assert_non_null(s);
+	subprog_add(&sp, 0);
+	for (size_t i = 0; i < cnt; i++)
+		if ((t = call_target(in, i)) >= 0)
+			subprog_add(&sp, (size_t)t);
+	s += strlen("stack depth ");
+	for (size_t k = 0; k < sp.n; k++) {
+		char *end;
+
+		sp.depth[k] = (int)strtol(s, &end, 10);
+		assert_true(end != s); /* as many depths as subprogs found */
+		s = *end == '+' ? end + 1 : end;
+	}
+	return chain_bytes(&sp, in, cnt, 0, 0);
+}
+
+/* The verifier's count for each program that loads by default ("processed N insns"), and the
+ * stack its calls share. */
 static void test_bpf_code__verifier_work_under_budget(void **state)
 {
 	static char logs[32][LOG_BYTES];
@@ -103,13 +204,17 @@ static void test_bpf_code__verifier_work_under_budget(void **state)
 		{
 			const char *s = strstr(logs[n++], "processed ");
 			long insns = -1;
+			int stack;
 
 			if (!bpf_program__autoload(prog))
 				continue;
 			assert_non_null(s);
 			assert_int_equal(sscanf(s, "processed %ld insns", &insns), 1);
-			print_message("%s %s: %ld\n", objects[i], bpf_program__name(prog), insns);
+			stack = combined_stack(prog, logs[n - 1]);
+			print_message("%s %s: %ld insns, stack %d\n", objects[i],
+				      bpf_program__name(prog), insns, stack);
 			assert_true(insns > 0 && insns <= PROF_VERIFY_BUDGET);
+			assert_true(stack > 0 && stack <= STACK_LIMIT);
 		}
 		bpf_object__close(obj);
 	}

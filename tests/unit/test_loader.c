@@ -66,15 +66,16 @@ static void test_loader__each_object_declares_only_its_maps(void **state)
 			    "prof_unwind_procs prof_unwind_files prof_hold_gate prof_exec_seen "
 			    "prof_dl_pending prof_dl_state prof_held prof_hold_rate_map ");
 	map_names(cpu->obj, names, sizeof(names));
-	/* The walker's windows (on the stack, on Python's frames) and its caches of rows are per
-	 * object (per CPU), as is the count of bytes submitted since the ring was last asked how
-	 * much is queued (bpf/events.bpf.h). */
+	/* The walker's windows (on the stack, on Python's frames), its caches of rows and the
+	 * cell its counts go through unseen by the verifier (prof_opaque) are per object (per
+	 * CPU), as is the count of bytes submitted since the ring was last asked how much is
+	 * queued (bpf/events.bpf.h). */
 	assert_string_equal(names,
 			    "prof_unwind_pc_cache prof_cpu_scratch prof_events "
 			    "prof_targets prof_counters prof_scope_cgroup prof_wake_unasked "
 			    "prof_unwind_tables "
 			    "prof_unwind_procs prof_unwind_files prof_py_win prof_unwind_asked "
-			    "prof_stack_win prof_unwind_row_cache ");
+			    "prof_stack_win prof_unwind_row_cache prof_opaque_cell ");
 	map_names(calls->obj, names, sizeof(names));
 	assert_null(strstr(names, "prof_pending"));
 	assert_null(strstr(names, "prof_stacks"));
