@@ -138,7 +138,7 @@ static __always_inline __u64 py_gil_holder(const struct prof_py_proc *py, __u64 
 {
 	__u32 lo, len;
 
-	__builtin_memset(g, 0, sizeof(*g));
+	/* each field written by its read, failed or not (py_read zeroes on a fault) */
 	if (!py->o.interp_gil || !py_field(&g->interp, 8, ts, ts_len, py->o.ts_interp, tstate) ||
 	    !g->interp || !py_read(&g->gil, sizeof(g->gil), g->interp + py->o.interp_gil) ||
 	    !g->gil)
