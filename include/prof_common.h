@@ -22,15 +22,32 @@
 #define PROF_MAX_TARGETS     65536 /* tgids in the filter set */
 /*
  * The ring buffer every program writes (a power-of-two number of pages), unless --ring-buffer
- * says.  A smaller ring costs each record less (its lines stay in the caches) but holds shorter
- * bursts: at 1 MiB five e2e tests (many distinct stacks, Python heaps) dropped records, the
- * consumer behind (docs/benchmarks.md, *The ring buffer's size*).
+ * says: PROF_RINGBUF_PER_CPU for each possible CPU, between PROF_RINGBUF_MIN and
+ * PROF_RINGBUF_BYTES.  A smaller ring costs each record less (its lines stay in the caches):
+ * on an AMD VM a 13-frame allocation's return program cost 1,273 ns at 1 MiB against 1,911 at
+ * 16 (docs/benchmarks.md, *The ring buffer's size*).  Bursts wait in the spool (ring__spool),
+ * a thread's copy of the records in memory, up to PROF_SPOOL_BYTES unless --spool says.
  */
+#define PROF_RINGBUF_PER_CPU (256 << 10)
+#define PROF_RINGBUF_MIN     (1 << 20)
 #define PROF_RINGBUF_BYTES   (16 << 20)
 #define PROF_RINGBUF_MAX_MIB 1024 /* --ring-buffer, at most */
+#define PROF_SPOOL_BYTES     (256ULL << 20)
+#define PROF_SPOOL_MAX_MIB   65536 /* --spool, at most */
+
+/* The ring's default size for ncpus possible CPUs (< 1: unknown, taken as 1). */
+static inline __u32 prof_ringbuf_default(int ncpus)
+{
+	__u64 want = (__u64)(ncpus > 0 ? ncpus : 1) * PROF_RINGBUF_PER_CPU;
+	__u32 b = PROF_RINGBUF_MIN;
+
+	while (b < PROF_RINGBUF_BYTES && b < want)
+		b <<= 1;
+	return b;
+}
 /* Wake the consumer once a sixteenth of the ring is queued, or 256 KiB. */
-#define PROF_WAKEUP_SHIFT    4
-#define PROF_WAKEUP_MAX	     (256 << 10)
+#define PROF_WAKEUP_SHIFT 4
+#define PROF_WAKEUP_MAX	  (256 << 10)
 
 /* Executable mappings per process the unwinder knows (include/prof_unwind.h says why this
  * many); here because unwind_mappings_dropped's description names it. */

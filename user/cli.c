@@ -19,179 +19,6 @@
 #include "util/escape.h"
 #include "util/log.h"
 
-static const char usage[] =
-	"Usage: bpftrace-prof [MODES] TARGET [OPTIONS]\n"
-	"Profile live processes with eBPF: where their memory and their time go.\n"
-	"\n"
-	"TARGET, exactly one of:\n"
-	"  -p, --pid PID[,PID...]   attach to running processes (all their threads); a thread "
-	"id\n"
-	"                           stands for its process\n"
-	"  -- CMD [ARG...]          start CMD, profile it from its first instruction, and its\n"
-	"                           children (fork/exec are followed); stop when CMD exits\n"
-	"      --cgroup PATH        every process in a cgroup v2 directory and below it, also\n"
-	"                           those that start later (a container, a systemd unit)\n"
-	"      --container ID       the cgroup of a Docker/containerd/Podman container (id or\n"
-	"                           unique prefix)\n"
-	"  -a, --all                every process on the host\n"
-	"MODES, any combination (default --heap; --cpu for --cgroup, --container and -a):\n"
-	"  --heap                   malloc-family tracing: allocated and in-use bytes/objects by "
-	"stack\n"
-	"  --calls                  interpreter function calls (USDT): counts and wall time by "
-	"stack\n"
-	"  --cpu[=HZ]               on-CPU stack sampling (user and kernel), default 99 Hz\n"
-	"  --offcpu                 off-CPU time by stack, from the scheduler: idle (asleep,\n"
-	"                           waiting) or runnable (preempted, waiting for a CPU)\n"
-	"OPTIONS:\n"
-	"  -o, --output PATH        default bpftrace-prof.pb.gz (- = stdout); with several modes "
-	"the\n"
-	"                           mode is inserted: out.pb.gz -> out.heap.pb.gz, out.cpu.pb.gz;\n"
-	"                           checked before the run; a file replaced is kept as PATH.old\n"
-	"  -f, --format FMT         pprof (default) | folded | text | svg | chrome | perfetto |\n"
-	"                           firefox | codetracer | memtrace (svg: an interactive flame\n"
-	"                           graph, default output bpftrace-prof.svg; chrome, perfetto:\n"
-	"                           event traces of --calls, --heap (a heap counter, large\n"
-	"                           allocations), --cpu (samples; chrome: also a CPU profile\n"
-	"                           per thread, drawn by speedscope) and --offcpu (off-CPU\n"
-	"                           slices), any of them; firefox: of --calls (with\n"
-	"                           --heap, --offcpu), or --cpu alone;\n"
-	"                           codetracer: of --calls; default output bpftrace-prof.json /\n"
-	"                           .pftrace / .profile.json.gz / bpftrace-prof-trace (a folder);\n"
-	"                           memtrace: --heap only, an allocation trace, sampled;\n"
-	"                           --sample-bytes default 524288).  Without -f, -o's extension\n"
-	"                           picks it: .pb.gz .pb .pprof pprof, .folded, .txt text, .svg,\n"
-	"                           .json[.gz] chrome, .profile.json[.gz] firefox, .pftrace\n"
-	"                           perfetto, .memtrace .ctf memtrace; a -f that a known\n"
-	"                           extension contradicts is refused\n"
-	"      --svg-type TYPE      -f svg: the sample type drawn (default: the mode's own;\n"
-	"                           heap: alloc_objects | alloc_space | inuse_objects |\n"
-	"                           inuse_space | peak_objects | peak_space; cpu: samples | cpu;\n"
-	"                           offcpu: events | offcpu; calls: calls | wall | busy | idle)\n"
-	"      --icicle             -f svg: root at the top\n"
-	"  -d, --duration SECONDS   stop after this long, at most 31536000 (one year); default: "
-	"until\n"
-	"                           the target exits or SIGINT\n"
-	"      --top N              rows per table in the summary printed at exit (default 10, 0 = "
-	"none)\n"
-	"      --sample-bytes N     sample about one allocation per N bytes (0 = every one;\n"
-	"                           default 0 for -p and -- CMD, 524288 for the wider targets)\n"
-	"      --min-age SECONDS    --heap: inuse_* counts only blocks at least this old (every\n"
-	"                           in-use sample carries its age bucket as the `age` label)\n"
-	"  -z, --min-size BYTES     --heap: leave out blocks smaller than BYTES (memleak's -z)\n"
-	"  -Z, --max-size BYTES     --heap: leave out blocks larger than BYTES (memleak's -Z)\n"
-	"      --fail-on-leak BYTES --heap -- CMD: exit 3 when more than BYTES never freed remain\n"
-	"                           at CMD's exit (after our failures and CMD's own status)\n"
-	"      --leak-suppressions FILE  leak:PATTERN / leaf:PATTERN lines: stacks not counted\n"
-	"                           as leaks, after the built-in ones (man page)\n"
-	"      --no-preload         sampled --heap -- CMD: allocator uprobes, not our sampler\n"
-	"                           library preloaded into CMD's tree (LD_PRELOAD)\n"
-	"      --interval SECONDS   continuous mode: one profile per mode per interval, written\n"
-	"                           to --output-dir as <UTC time>-<run id>.<mode>.pb.gz\n"
-	"      --output-dir DIR     where --interval writes (created if missing)\n"
-	"      --growth-intervals N --heap --interval: the stacks whose memory in use grew over\n"
-	"                           the last N intervals, listed at the end (-v: at every\n"
-	"                           interval) and in --live (default 5, at most 60)\n"
-	"      --retain N           keep only the newest N profiles per mode in --output-dir:\n"
-	"                           this run's, then earlier runs' (default 0: keep all)\n"
-	"      --hold-exits         stop each exiting process of the scope at libc's _exit until\n"
-	"                           its samples are symbolized (default with --cgroup and\n"
-	"                           --container; --no-hold-exits turns it off; off with -a)\n"
-	"      --hold-rate N        hold at most N execs and exits per cgroup and second\n"
-	"                           (default 100; 0: no limit); the others run on unheld\n"
-	"      --live               a top-like view in the terminal, redrawn every --interval\n"
-	"                           (default 2 s); q quits and writes the profiles\n"
-	"      --push URL           also send each interval's profiles to Grafana Pyroscope,\n"
-	"                           Parca or an OTLP receiver (http or https); failures are\n"
-	"                           retried, then spooled to --output-dir/spool and sent later;\n"
-	"                           needs --interval; a URL with user:password@ is refused\n"
-	"                           (credentials: below)\n"
-	"      --push-protocol P    pyroscope (default: Connect Push) | pyroscope-ingest "
-	"(/ingest)\n"
-	"                           | parca (/api/profiles/writeraw) | otlp (OTLP/HTTP profiles,\n"
-	"                           /v1development/profiles; without --push the URL is\n"
-	"                           OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT or _ENDPOINT; headers\n"
-	"                           from OTEL_EXPORTER_OTLP_PROFILES_HEADERS or _HEADERS)\n"
-	"      --push-auth-file F   token=, user=, password=, tenant= lines (mode 0600); or the\n"
-	"                           environment: BPFTRACE_PROF_PUSH_TOKEN, _USER, _PASSWORD, "
-	"_TENANT\n"
-	"      --metrics [ADDR:]PORT serve our own counters to Prometheus at /metrics (text\n"
-	"                           exposition; ADDR defaults to 127.0.0.1)\n"
-	"      --unwind MODE        user stacks: auto (default: unwind tables from .eh_frame "
-	"where\n"
-	"                           a file has them, else frame pointers) | dwarf (tables only) |\n"
-	"                           fp (frame pointers only)\n"
-	"      --unwind-memory MIB  kernel memory for unwind tables, at most (default 512);\n"
-	"                           files past it get frame pointers (counted)\n"
-	"      --unwind-max-rows N  rows of one file's unwind table, at most (default 8388608,\n"
-	"                           all that a table in the kernel holds)\n"
-	"      --unwind-max-cfi MIB .eh_frame/.debug_frame of one file read, at most (default\n"
-	"                           256); a file over either gets frame pointers (counted,\n"
-	"                           named with -v and in the summary)\n"
-	"      --ring-buffer MIB    records' ring buffer (a power of two, at most 1024; default\n"
-	"                           16); raise it on ringbuf_full drops, see the man page\n"
-	"      --no-debuginfod      never ask DEBUGINFOD_URLS' servers for the debug files "
-	"(names)\n"
-	"                           of files without symbols (asked by default when it is set)\n"
-	"      --debuginfod-timeout SECONDS\n"
-	"                           one such fetch, at most (default 30); at exit the run waits\n"
-	"                           that long at most for those under way\n"
-	"      --no-inline          no frames for inlined functions (by default each function\n"
-	"                           inlined at an address is a frame of its own, from DWARF)\n"
-	"      --python-frames MODE python (default): Python stacks read as Python: the\n"
-	"                           interpreter's own native frames between the outermost and\n"
-	"                           the innermost Python frame are left out (C extensions,\n"
-	"                           libraries and the C code below a Python line stay) |\n"
-	"                           all: every native frame\n"
-	"  -v, --verbose            more diagnostics (repeat for more)\n"
-	"  -q, --quiet              only errors (no start lines, status line or summary)\n"
-	"  -h, --help               this text\n"
-	"      --version            print the version\n"
-	"\n"
-	"\n"
-	"bpftrace-prof report FILE [-f pprof|folded|text] [-o OUT] [--at SECONDS] [--top N]\n"
-	"  read a memtrace trace back into a heap profile (allocated, and live at the end or\n"
-	"  SECONDS after the trace's start); -o default: bpftrace-prof.pb.gz for pprof, else "
-	"stdout\n"
-	"\n"
-	"bpftrace-prof dump -p PID[,PID...] [--json] [-o OUT] [--python-frames MODE]\n"
-	"  print every thread's current stack once (kernel, native and Python frames), with\n"
-	"  its name, state and system call; the process runs on (no stop); -o default: stdout\n"
-	"\n"
-	"Exit status: 2 bad usage or bad target, 1 runtime failure; else, when -- CMD ended by\n"
-	"itself, CMD's own (128 + N when signal N killed it), the profile written; else 0.\n";
-
-static const char report_usage[] =
-	"Usage: bpftrace-prof report FILE [-f pprof|folded|text] [-o OUT] [--at SECONDS] [--top "
-	"N]\n"
-	"Read a memtrace trace (-f memtrace) back into a heap profile: allocated, and live at the\n"
-	"end of the trace or SECONDS after its start.  No BPF, no privileges.\n"
-	"\n"
-	"  -f, --format FMT         pprof (default) | folded | text; without -f, -o's extension\n"
-	"                           (.pb.gz, .folded, .txt) picks it\n"
-	"  -o, --output OUT         default bpftrace-prof.pb.gz for pprof, else stdout (- = "
-	"stdout);\n"
-	"                           a file replaced is kept as OUT.old\n"
-	"      --at SECONDS         what was live SECONDS after the trace's start\n"
-	"      --top N              rows of the text report (default 10)\n"
-	"  -v, --verbose / -q, --quiet / -h, --help\n"
-	"\n"
-	"Exit status: 0 written, 1 runtime failure, 2 bad usage or a file that is not a memtrace\n"
-	"trace.\n";
-
-static const char dump_usage[] =
-	"Usage: bpftrace-prof dump -p PID[,PID...] [--json] [-o OUT] [--python-frames MODE]\n"
-	"Print every thread's current stack once (kernel, native and Python frames), with its\n"
-	"name, state and system call, as py-spy dump does.  The process runs on (no stop).\n"
-	"\n"
-	"  -p, --pid PID[,PID...]   the processes (a thread id stands for its process)\n"
-	"      --json               one JSON document instead of text (OUT ending in .json: JSON)\n"
-	"  -o, --output OUT         default - (stdout); a file replaced is kept as OUT.old\n"
-	"      --python-frames MODE python (default): without the interpreter's own native\n"
-	"                           frames between Python frames | all: every native frame\n"
-	"  -v, --verbose / -q, --quiet / -h, --help\n"
-	"\n"
-	"Exit status: 0 printed, 1 runtime failure, 2 bad usage or no such process.\n";
-
 enum {
 	OPT_HEAP = 256,
 	OPT_CALLS,
@@ -209,6 +36,7 @@ enum {
 	OPT_UNWIND_MAX_ROWS,
 	OPT_UNWIND_MAX_CFI,
 	OPT_RING_BUFFER,
+	OPT_SPOOL,
 	OPT_NO_DEBUGINFOD,
 	OPT_NO_INLINE,
 	OPT_DEBUGINFOD_TIMEOUT,
@@ -256,6 +84,7 @@ static const struct option long_opts[] = {
 	{"unwind-max-rows", required_argument, NULL, OPT_UNWIND_MAX_ROWS},
 	{"unwind-max-cfi", required_argument, NULL, OPT_UNWIND_MAX_CFI},
 	{"ring-buffer", required_argument, NULL, OPT_RING_BUFFER},
+	{"spool", required_argument, NULL, OPT_SPOOL},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
@@ -453,6 +282,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 		.format = FMT_PPROF,
 		.top = 10,
 		.hold_rate = PROF_HOLD_RATE_DEFAULT,
+		.spool_bytes = PROF_SPOOL_BYTES,
 	};
 	bool output_given = false, sample_given = false, hold_rate_given = false;
 	bool format_given = false;
@@ -684,6 +514,12 @@ int cli__parse(struct env *out, int argc, char **argv)
 					   optarg);
 			env.ring_bytes = (uint32_t)(v << 20);
 			break;
+		case OPT_SPOOL:
+			if (parse_u64(optarg, PROF_SPOOL_MAX_MIB, &v))
+				return bad("invalid --spool '%s' (MiB, 0 to %u)", optarg,
+					   PROF_SPOOL_MAX_MIB);
+			env.spool_bytes = v << 20;
+			break;
 		case OPT_UNWIND_MAX_ROWS:
 			/* A table in the kernel holds 8 Mi rows (include/prof_unwind.h). */
 			if (parse_u64(optarg, PROF_UNWIND_TABLE_ROWS_MAX, &v) || v == 0)
@@ -717,7 +553,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 			env.verbosity = -1;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			fputs(cli_usage, stdout);
 			return CLI_EXIT;
 		case OPT_VERSION:
 			printf("bpftrace-prof %s\n", PROF_VERSION);
@@ -963,7 +799,7 @@ static int sub_option(const char *cmd, int opt, int *verbosity, char **argv)
 		*verbosity = -1;
 		return 0;
 	case 'h':
-		fputs(strcmp(cmd, "dump") ? report_usage : dump_usage, stdout);
+		fputs(strcmp(cmd, "dump") ? cli_report_usage : cli_dump_usage, stdout);
 		return CLI_EXIT;
 	}
 	if (optopt && optopt < 256) {

@@ -68,6 +68,7 @@ struct env {
 	enum unwind_mode unwind;
 	uint64_t unwind_memory;	     /* --unwind-memory in bytes; 0: the unwinder's default */
 	uint32_t ring_bytes;	     /* --ring-buffer in bytes; 0: the loader's default */
+	uint64_t spool_bytes;	     /* --spool in bytes (default PROF_SPOOL_BYTES); 0: none */
 	uint32_t unwind_max_rows;    /* --unwind-max-rows; 0: the table builder's default */
 	uint64_t unwind_max_cfi;     /* --unwind-max-cfi in bytes; 0: the table builder's default */
 	bool no_debuginfod;	     /* --no-debuginfod */
@@ -82,6 +83,9 @@ enum cli_result {
 	CLI_RUN = 0,  /* proceed */
 	CLI_EXIT = 1, /* --help / --version printed: exit 0 */
 };
+
+/* --help texts (user/cli_usage.c): the run's, `report's and `dump's. */
+extern const char cli_usage[], cli_report_usage[], cli_dump_usage[];
 
 /* Fills *out.  Returns CLI_RUN, CLI_EXIT, or -EINVAL after printing one line on stderr. */
 int cli__parse(struct env *out, int argc, char **argv);

@@ -72,18 +72,41 @@ ring_bytes() {
 	done
 }
 
-# The ring buffer: 16 MiB by default, or --ring-buffer's (t_heap_pid_maps_read_once_per_event).
+# The ring buffer's default: a quarter MiB per possible CPU, a power of two from 1 to 16 MiB.
+ring_default() {
+	local n b=$((1 << 20))
+	n=$(awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } } END { print n }' /sys/devices/system/cpu/possible)
+	while [ "$b" -lt $((16 << 20)) ] && [ "$b" -lt $((n << 18)) ]; do b=$((b * 2)); done
+	echo "$b"
+}
+
+# The ring buffer: ring_default's size, or --ring-buffer's (t_heap_pid_maps_read_once_per_event);
+# the spool's thread moves its records out (not with --spool 0: t_heap_spool_off).
 t_heap_pid_attach_and_sigint() {
 	local f=$E2E_TMP/pid.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
-	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 5
-	expect_eq "ring buffer bytes" $((16 << 20)) "$(ring_bytes "$PROF_PID")"
+	start_profiler "$E2E_TMP/prof.log" --heap -v -p "$TARGET_PID" -o "$f" --top 5
+	expect_eq "ring buffer bytes" "$(ring_default)" "$(ring_bytes "$PROF_PID")"
+	grep -qx prof-spool /proc/"$PROF_PID"/task/*/comm || fail "no spool thread"
 	finish_waiting_run
+	expect_one_line "events line with the spool" "events: .*, spool peak [0-9.]+ MiB \(full 0\)" "$E2E_TMP/prof.log"
 	check_heap_numbers "$f"
 	check_heap_threads "$f" "$TARGET_PID"
 	# The summary goes to stderr: stdout is for data asked for (-o -) and CMD's output.
 	grep -q "leak_pages" "$E2E_TMP/prof.log" || fail "no top-N summary on stderr"
 	[ ! -s "$E2E_TMP/prof.log.out" ] || fail "something on stdout: $(head -3 "$E2E_TMP/prof.log.out")"
+}
+
+# --spool 0: the event loop reads the ring itself, as before the spool: no thread, the same
+# numbers.
+t_heap_spool_off() {
+	local f=$E2E_TMP/nospool.pb.gz
+	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
+	start_profiler "$E2E_TMP/prof.log" --heap -v --spool 0 -p "$TARGET_PID" -o "$f" --top 5
+	! grep -qx prof-spool /proc/"$PROF_PID"/task/*/comm || fail "a spool thread with --spool 0"
+	finish_waiting_run
+	check_heap_numbers "$f"
+	expect_one_line "events line" "events: .*, spool peak 0.0 MiB \(full 0\)" "$E2E_TMP/prof.log"
 }
 
 # One read of a target's /proc/PID/maps per event, shared by all that need it (the unwinder, the

@@ -141,11 +141,20 @@ static void test_loader__walk_cache_slots(void **state)
 	assert_int_equal(prof_walk_cache_slots(8192), PROF_WALK_CACHE_MIN);
 }
 
-/* The ring's size: PROF_RINGBUF_BYTES, or --ring-buffer's (past it too). */
+/* The ring's size: a quarter MiB per CPU from 1 to 16 MiB, or --ring-buffer's (past it too). */
 static void test_loader__ring_size(void **state)
 {
+	static const struct {
+		int ncpus;
+		__u32 mib;
+	} want[] = {{-1, 1}, {0, 1},  {1, 1},  {2, 1},	 {4, 1},   {5, 2},    {8, 2},
+		    {9, 4},  {16, 4}, {32, 8}, {64, 16}, {65, 16}, {4096, 16}};
+
 	(void)state;
-	assert_int_equal(loader__ring_bytes(&(struct loader_opts){0}), PROF_RINGBUF_BYTES);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(prof_ringbuf_default(want[i].ncpus), want[i].mib << 20);
+	assert_int_equal(loader__ring_bytes(&(struct loader_opts){0}),
+			 prof_ringbuf_default(libbpf_num_possible_cpus()));
 	assert_int_equal(loader__ring_bytes(&(struct loader_opts){.ring_bytes = 1u << 20}),
 			 1u << 20);
 	assert_int_equal(loader__ring_bytes(&(struct loader_opts){.ring_bytes = 64u << 20}),

@@ -4,8 +4,11 @@
  * writes numbered records of every length and alignment, with discarded ones between them, into
  * a 64 KiB ring; the consumer must hand over each kept record once, in order, with its length
  * and bytes, go round the ring many times without the producer ever finding it full (its
- * position reaches the kernel), and stop at a callback's error.  Needs BPF (root): skipped
- * without it, except under CI=true.
+ * position reaches the kernel), and stop at a callback's error.  With the spool (ring__spool) its
+ * thread must move a burst many times the ring's size into memory while nobody consumes, hand
+ * the records over in order, also to a callback that consumes again, and stop at its cap (the
+ * producer then counts what the ring cannot take).  Needs BPF (root): skipped without it,
+ * except under CI=true.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -33,9 +37,13 @@ static bool no_bpf; /* no privileges for BPF outside CI: every test skips */
 struct seen {
 	uint32_t next; /* the number expected next */
 	uint32_t discard_every;
-	uint32_t n;	  /* records handed over */
-	uint32_t bad;	  /* records with a wrong number, length or byte */
-	uint32_t stop_at; /* return -EIO for this number (0: never) */
+	uint32_t n;	   /* records handed over */
+	uint32_t bad;	   /* records with a wrong number, length or byte */
+	uint32_t stop_at;  /* return -EIO for this number (0: never) */
+	bool gaps;	   /* records may be missing (the producer counted them): in order */
+	struct ring *nest; /* consume this ring again from the callback of nest_at */
+	uint32_t nest_at;
+	int nested; /* what that consume returned */
 };
 
 static uint32_t skip_discarded(const struct seen *s, uint32_t seq)
@@ -49,9 +57,12 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct seen *s = ctx;
 	const uint64_t *w = data;
-	uint32_t seq = skip_discarded(s, s->next), words = ring_feed_words(seq);
+	uint32_t seq = skip_discarded(s, s->next), words;
 	uint32_t tail = 0;
 
+	if (s->gaps && size >= 8 && w[0] >= seq && w[0] <= UINT32_MAX)
+		seq = (uint32_t)w[0]; /* later than expected, never earlier */
+	words = ring_feed_words(seq);
 	s->n++;
 	if (size != ring_feed_len(seq) || w[0] != seq || (uint32_t)w[1] != words)
 		s->bad++;
@@ -63,6 +74,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		s->bad += tail != seq;
 	}
 	s->next = seq + 1;
+	if (s->nest && seq == s->nest_at)
+		s->nested = ring__consume(s->nest);
 	return s->stop_at && seq == s->stop_at ? -EIO : 0;
 }
 
@@ -166,6 +179,131 @@ static void test_ring__callback_error_stops(void **state)
 	fed_close(&f);
 }
 
+/* Until the spool's thread has moved `moved` records or stopped at its cap (5 s at most). */
+static struct ring_spool_stats spool_wait(struct ring *r, uint64_t moved)
+{
+	struct ring_spool_stats st;
+
+	for (int i = 0; i < 5000; i++) {
+		st = ring__spool_stats(r);
+		if (st.moved >= moved || st.full)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	return ring__spool_stats(r);
+}
+
+/*
+ * A burst seventeen times the ring's size while the consumer reads nothing: the spool's thread
+ * moves it out as it comes, the producer always finds room, and the consumer then gets every
+ * record once, in order.  Without the spool the ring is full after three runs.
+ */
+static void test_ring__spool_holds_a_burst(void **state)
+{
+	struct seen s = {.next = 1, .discard_every = 11};
+	struct ring_spool_stats st;
+	uint32_t seq = 1, per = 300, kept = 0;
+	struct fed f;
+
+	(void)state;
+	if (no_bpf)
+		skip();
+	f = fed_open(&s, 0);
+	assert_int_equal(ring__spool(f.r, 64 << 20), 0);
+	for (int run = 0; run < 50; run++) {
+		assert_int_equal(feed(f.skel, seq, per, 11), 0);
+		for (uint32_t k = seq; k < seq + per; k++)
+			kept += k % 11 != 0;
+		seq += per;
+		st = spool_wait(f.r, kept);
+		assert_int_equal(st.moved, kept);
+	}
+	assert_int_equal(s.n, 0); /* nothing handed over yet */
+	st = ring__spool_stats(f.r);
+	assert_int_equal(st.full, 0);
+	assert_true(st.peak >= (1u << 20) && st.peak <= st.max);
+	assert_int_equal(ring__poll(f.r, 1000), kept);
+	assert_int_equal(s.n, kept);
+	assert_int_equal(s.bad, 0);
+	assert_int_equal(skip_discarded(&s, s.next), seq);
+	assert_int_equal(ring__poll(f.r, 0), 0);
+	fed_close(&f);
+}
+
+/*
+ * From the spool: a callback's error stops the hand-over after its record; a callback that
+ * consumes again (the tracker drains at a process's exit) gets the records after its own, and
+ * the outer drain goes on after those, each record once.
+ */
+static void test_ring__spool_nested_and_error(void **state)
+{
+	struct seen s = {.next = 1, .stop_at = 5};
+	struct fed f;
+
+	(void)state;
+	if (no_bpf)
+		skip();
+	f = fed_open(&s, 0);
+	assert_int_equal(ring__spool(f.r, 64 << 20), 0);
+	assert_int_equal(feed(f.skel, 1, 20, 0), 0);
+	assert_int_equal(ring__consume(f.r), -EIO);
+	assert_int_equal(s.n, 5);
+	s.nest = f.r;
+	s.nest_at = 8;
+	assert_int_equal(ring__consume(f.r), 3); /* 6, 7, 8; the nested drain 9 … 20 */
+	assert_int_equal(s.nested, 12);
+	assert_int_equal(s.n, 20);
+	assert_int_equal(s.bad, 0);
+	for (uint32_t run = 0; run < 8; run++) { /* 8 × 250: more than the ring holds */
+		assert_int_equal(feed(f.skel, 21 + run * 250, 250, 0), 0);
+		assert_int_equal(spool_wait(f.r, 20 + (run + 1) * 250).moved, 20 + (run + 1) * 250);
+	}
+	s.nest_at = 1000;
+	assert_int_equal(ring__poll(f.r, 1000) + s.nested, 2000);
+	assert_int_equal(s.n, 2020);
+	assert_int_equal(s.bad, 0);
+	fed_close(&f);
+}
+
+/*
+ * At its cap the spool stops taking records; the ring fills and the producer counts what it
+ * cannot write.  The consumer gets every record written, in order, and those the producer
+ * counted are the rest: none lost without a count.
+ */
+static void test_ring__spool_stops_at_its_cap(void **state)
+{
+	struct seen s = {.next = 1, .gaps = true};
+	struct ring_spool_stats st;
+	uint32_t seq = 1, per = 300, failed = 0;
+	struct fed f;
+
+	(void)state;
+	if (no_bpf)
+		skip();
+	f = fed_open(&s, 0);
+	assert_int_equal(ring__spool(f.r, 1), 0); /* one chunk */
+	for (int run = 0; run < 80; run++) {	  /* ~1.7 MiB */
+		failed += feed(f.skel, seq, per, 0);
+		seq += per;
+		spool_wait(f.r, seq - 1 - failed);
+	}
+	st = ring__spool_stats(f.r);
+	assert_true(st.full > 0);
+	assert_true(failed > 0);
+	assert_int_equal(st.peak, st.held);
+	assert_true(st.held >= (1u << 20) && st.held < (2u << 20));
+	while (ring__poll(f.r, 100) > 0)
+		;
+	assert_int_equal(s.n + failed, seq - 1);
+	assert_int_equal(s.bad, 0);
+	/* Room again: the spool moves once more. */
+	assert_int_equal(feed(f.skel, seq, per, 0), 0);
+	assert_int_equal(ring__poll(f.r, 1000), per);
+	assert_int_equal(s.next, seq + per);
+	assert_int_equal(s.bad, 0);
+	fed_close(&f);
+}
+
 /* Only a ring buffer map is taken. */
 static void test_ring__not_a_ring(void **state)
 {
@@ -197,6 +335,9 @@ int main(void)
 		cmocka_unit_test(test_ring__records_in_order),
 		cmocka_unit_test(test_ring__goes_round),
 		cmocka_unit_test(test_ring__callback_error_stops),
+		cmocka_unit_test(test_ring__spool_holds_a_burst),
+		cmocka_unit_test(test_ring__spool_nested_and_error),
+		cmocka_unit_test(test_ring__spool_stops_at_its_cap),
 		cmocka_unit_test(test_ring__not_a_ring),
 	};
 

@@ -83,10 +83,10 @@ int loader__keep_link(struct loader *l, struct bpf_link *link)
 	return 0;
 }
 
-/* The ring buffer's size: --ring-buffer's, or PROF_RINGBUF_BYTES. */
+/* The ring buffer's size: --ring-buffer's, or a quarter MiB per CPU (prof_ringbuf_default). */
 uint32_t loader__ring_bytes(const struct loader_opts *o)
 {
-	return o->ring_bytes ? o->ring_bytes : PROF_RINGBUF_BYTES;
+	return o->ring_bytes ? o->ring_bytes : prof_ringbuf_default(libbpf_num_possible_cpus());
 }
 
 /* How much queued wakes the consumer (bpf/events.bpf.h). */
@@ -741,9 +741,15 @@ int loader__has_target(struct loader *l, uint32_t pid)
 
 int loader__start_events(struct loader *l, ring_record_fn fn, void *ctx)
 {
+	int err = 0;
+
 	l->rb = ring__open(l->shared_fd[SHARED_EVENTS], fn, ctx, 0);
 	if (!l->rb)
 		return -errno;
+	if (l->opts.spool_bytes)
+		err = ring__spool(l->rb, l->opts.spool_bytes);
+	if (err) /* the ring is then read as before */
+		pr_warn("records read without a spool: %s\n", strerror(-err));
 	return 0;
 }
 
@@ -753,6 +759,11 @@ int loader__poll(struct loader *l, int timeout_ms)
 		return 0; /* not open yet (a run that stopped before its events started) */
 	/* Producers wake us only per batch (see prof_wakeup_flags); drain on the timer too. */
 	return ring__poll(l->rb, timeout_ms);
+}
+
+struct ring_spool_stats loader__spool_stats(struct loader *l)
+{
+	return ring__spool_stats(l->rb);
 }
 
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
