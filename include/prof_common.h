@@ -25,15 +25,15 @@
  * says: PROF_RINGBUF_PER_CPU for each possible CPU, between PROF_RINGBUF_MIN and
  * PROF_RINGBUF_BYTES.  A smaller ring costs each record less (its lines stay in the caches):
  * on an AMD VM a 13-frame allocation's return program cost 1,273 ns at 1 MiB against 1,911 at
- * 16 (docs/benchmarks.md, *The ring buffer's size*).  Bursts wait in the spool (ring__spool),
- * a thread's copy of the records in memory, up to PROF_SPOOL_BYTES unless --spool says.
+ * 16 (docs/benchmarks.md, *The ring buffer's size*).  Bursts wait in the backlog (ring__backlog),
+ * a thread's copy of the records in memory, up to PROF_BACKLOG_BYTES unless --backlog says.
  */
 #define PROF_RINGBUF_PER_CPU (256 << 10)
 #define PROF_RINGBUF_MIN     (1 << 20)
 #define PROF_RINGBUF_BYTES   (16 << 20)
 #define PROF_RINGBUF_MAX_MIB 1024 /* --ring-buffer, at most */
-#define PROF_SPOOL_BYTES     (256ULL << 20)
-#define PROF_SPOOL_MAX_MIB   65536 /* --spool, at most */
+#define PROF_BACKLOG_BYTES   (256ULL << 20)
+#define PROF_BACKLOG_MAX_MIB 65536 /* --backlog, at most */
 
 /* The ring's default size for ncpus possible CPUs (< 1: unknown, taken as 1). */
 static inline __u32 prof_ringbuf_default(int ncpus)

@@ -36,7 +36,7 @@ enum {
 	OPT_UNWIND_MAX_ROWS,
 	OPT_UNWIND_MAX_CFI,
 	OPT_RING_BUFFER,
-	OPT_SPOOL,
+	OPT_BACKLOG,
 	OPT_NO_DEBUGINFOD,
 	OPT_NO_INLINE,
 	OPT_DEBUGINFOD_TIMEOUT,
@@ -84,7 +84,7 @@ static const struct option long_opts[] = {
 	{"unwind-max-rows", required_argument, NULL, OPT_UNWIND_MAX_ROWS},
 	{"unwind-max-cfi", required_argument, NULL, OPT_UNWIND_MAX_CFI},
 	{"ring-buffer", required_argument, NULL, OPT_RING_BUFFER},
-	{"spool", required_argument, NULL, OPT_SPOOL},
+	{"backlog", required_argument, NULL, OPT_BACKLOG},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
@@ -282,7 +282,7 @@ int cli__parse(struct env *out, int argc, char **argv)
 		.format = FMT_PPROF,
 		.top = 10,
 		.hold_rate = PROF_HOLD_RATE_DEFAULT,
-		.spool_bytes = PROF_SPOOL_BYTES,
+		.backlog_bytes = PROF_BACKLOG_BYTES,
 	};
 	bool output_given = false, sample_given = false, hold_rate_given = false;
 	bool format_given = false;
@@ -514,11 +514,11 @@ int cli__parse(struct env *out, int argc, char **argv)
 					   optarg);
 			env.ring_bytes = (uint32_t)(v << 20);
 			break;
-		case OPT_SPOOL:
-			if (parse_u64(optarg, PROF_SPOOL_MAX_MIB, &v))
-				return bad("invalid --spool '%s' (MiB, 0 to %u)", optarg,
-					   PROF_SPOOL_MAX_MIB);
-			env.spool_bytes = v << 20;
+		case OPT_BACKLOG:
+			if (parse_u64(optarg, PROF_BACKLOG_MAX_MIB, &v))
+				return bad("invalid --backlog '%s' (MiB, 0 to %u)", optarg,
+					   PROF_BACKLOG_MAX_MIB);
+			env.backlog_bytes = v << 20;
 			break;
 		case OPT_UNWIND_MAX_ROWS:
 			/* A table in the kernel holds 8 Mi rows (include/prof_unwind.h). */

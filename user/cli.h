@@ -68,7 +68,7 @@ struct env {
 	enum unwind_mode unwind;
 	uint64_t unwind_memory;	     /* --unwind-memory in bytes; 0: the unwinder's default */
 	uint32_t ring_bytes;	     /* --ring-buffer in bytes; 0: the loader's default */
-	uint64_t spool_bytes;	     /* --spool in bytes (default PROF_SPOOL_BYTES); 0: none */
+	uint64_t backlog_bytes;	     /* --backlog in bytes (default PROF_BACKLOG_BYTES); 0: none */
 	uint32_t unwind_max_rows;    /* --unwind-max-rows; 0: the table builder's default */
 	uint64_t unwind_max_cfi;     /* --unwind-max-cfi in bytes; 0: the table builder's default */
 	bool no_debuginfod;	     /* --no-debuginfod */

@@ -112,7 +112,7 @@ const char cli_usage[] =
 	"                           named with -v and in the summary)\n"
 	"      --ring-buffer MIB    records' ring buffer (a power of two, at most 1024; default\n"
 	"                           1/4 MiB per CPU, 1 to 16); raise it on ringbuf_full drops\n"
-	"      --spool MIB          records moved out of the ring into memory while we are busy,\n"
+	"      --backlog MIB        records moved out of the ring into memory while we are busy,\n"
 	"                           at most (default 256; 0: none), see the man page\n"
 	"      --no-debuginfod      never ask DEBUGINFOD_URLS' servers for the debug files "
 	"(names)\n"

@@ -74,21 +74,21 @@ static int attach_heap_cmd(struct loader *l, const char *cmd, int *nfns)
 }
 
 /* -v: ring-buffer records the consumer took and what was lost (read by `make bench`): the loss
- * counters only (a Python run's py_frames once showed there as 1.47 M lost stacks); the spool. */
+ * counters only (a Python run's py_frames once showed there as 1.47 M lost stacks); the backlog. */
 static void log_events(struct loader *l, uint64_t events, int64_t ns)
 {
-	struct ring_spool_stats sp = loader__spool_stats(l);
+	struct ring_backlog_stats bl = loader__backlog_stats(l);
 	uint64_t cnt[PROF_CNT__COUNT], dropped;
 	double secs = (double)ns / 1e9;
 
 	if (loader__counters(l, cnt))
 		return;
 	dropped = run__bpf_losses(cnt);
-	pr_info("events: %llu in %.2f s (%.0f/s), dropped %llu (ringbuf_full %llu), spool peak "
+	pr_info("events: %llu in %.2f s (%.0f/s), dropped %llu (ringbuf_full %llu), backlog peak "
 		"%.1f MiB (full %llu)\n",
 		(unsigned long long)events, secs, secs > 0 ? (double)events / secs : 0.0,
 		(unsigned long long)dropped, (unsigned long long)cnt[PROF_CNT_RINGBUF_FULL],
-		(double)sp.peak / (1 << 20), (unsigned long long)sp.full);
+		(double)bl.peak / (1 << 20), (unsigned long long)bl.full);
 }
 
 struct run {
@@ -177,7 +177,7 @@ static const char *const *preload(struct run *r)
 	return r->preload.set;
 }
 
-/* At exit, what --push may still spend sending before the rest goes to the spool. */
+/* At exit, what --push may still spend sending before the rest goes to the backlog. */
 #define PUSH_FLUSH_MS 5000
 
 /* --push: every interval's profiles, one series per service. */
@@ -480,7 +480,7 @@ static void loader_opts_of(struct loader_opts *out, const struct env *env)
 		.sample_bytes = env->sample_bytes,
 		.heap_fine_ts = format__event_trace(env->format),
 		.ring_bytes = env->ring_bytes,
-		.spool_bytes = env->spool_bytes,
+		.backlog_bytes = env->backlog_bytes,
 		.walk = {.mode = env->unwind,
 			 .fp_max_stack = env->unwind == UNWIND_FP ? procinfo__perf_max_stack() : 0},
 		.unwind_fp = env->unwind == UNWIND_FP,
@@ -920,11 +920,11 @@ static bool run_turn(struct run *r)
 	if (now - r->last_tick >= 1000000000LL) {
 		collect__tick(r->collect);
 		if (r->metrics)
-			writeout__metrics(
-				r->writeout, r->metrics,
-				(struct metrics_gauges){.uptime_ns = now - r->start_mono,
-							.events = r->events,
-							.spool = loader__spool_stats(r->loader)});
+			writeout__metrics(r->writeout, r->metrics,
+					  (struct metrics_gauges){
+						  .uptime_ns = now - r->start_mono,
+						  .events = r->events,
+						  .backlog = loader__backlog_stats(r->loader)});
 		r->last_tick = now;
 	}
 	if (r->deadline && now >= r->deadline)

@@ -39,7 +39,7 @@ def main():
     need = ["bpftrace_prof_events", "bpftrace_prof_ringbuf_full", "bpftrace_prof_resident_memory_bytes",
             "bpftrace_prof_bpf_map_bytes", "bpftrace_prof_processes_tracked",
             "bpftrace_prof_probe_links", "bpftrace_prof_unwind_tables_built", "bpftrace_prof_push_sent",
-            "bpftrace_prof_spool_bytes", "bpftrace_prof_spool_full"]
+            "bpftrace_prof_backlog_bytes", "bpftrace_prof_backlog_full"]
     for name in need:
         assert name in b, f"no {name}"
     counters = [n for n, f in b.items() if f.type == "counter"]

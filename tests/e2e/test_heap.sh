@@ -81,15 +81,15 @@ ring_default() {
 }
 
 # The ring buffer: ring_default's size, or --ring-buffer's (t_heap_pid_maps_read_once_per_event);
-# the spool's thread moves its records out (not with --spool 0: t_heap_spool_off).
+# the backlog's thread moves its records out (not with --backlog 0: t_heap_backlog_off).
 t_heap_pid_attach_and_sigint() {
 	local f=$E2E_TMP/pid.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
 	start_profiler "$E2E_TMP/prof.log" --heap -v -p "$TARGET_PID" -o "$f" --top 5
 	expect_eq "ring buffer bytes" "$(ring_default)" "$(ring_bytes "$PROF_PID")"
-	grep -qx prof-spool /proc/"$PROF_PID"/task/*/comm || fail "no spool thread"
+	grep -qx prof-backlog /proc/"$PROF_PID"/task/*/comm || fail "no backlog thread"
 	finish_waiting_run
-	expect_one_line "events line with the spool" "events: .*, spool peak [0-9.]+ MiB \(full 0\)" "$E2E_TMP/prof.log"
+	expect_one_line "events line with the backlog" "events: .*, backlog peak [0-9.]+ MiB \(full 0\)" "$E2E_TMP/prof.log"
 	check_heap_numbers "$f"
 	check_heap_threads "$f" "$TARGET_PID"
 	# The summary goes to stderr: stdout is for data asked for (-o -) and CMD's output.
@@ -97,16 +97,16 @@ t_heap_pid_attach_and_sigint() {
 	[ ! -s "$E2E_TMP/prof.log.out" ] || fail "something on stdout: $(head -3 "$E2E_TMP/prof.log.out")"
 }
 
-# --spool 0: the event loop reads the ring itself, as before the spool: no thread, the same
+# --backlog 0: the event loop reads the ring itself, as before the backlog: no thread, the same
 # numbers.
-t_heap_spool_off() {
-	local f=$E2E_TMP/nospool.pb.gz
+t_heap_backlog_off() {
+	local f=$E2E_TMP/nobacklog.pb.gz
 	start_waiting_target "$E2E_TMP/target.out" "$HT" --wait
-	start_profiler "$E2E_TMP/prof.log" --heap -v --spool 0 -p "$TARGET_PID" -o "$f" --top 5
-	! grep -qx prof-spool /proc/"$PROF_PID"/task/*/comm || fail "a spool thread with --spool 0"
+	start_profiler "$E2E_TMP/prof.log" --heap -v --backlog 0 -p "$TARGET_PID" -o "$f" --top 5
+	! grep -qx prof-backlog /proc/"$PROF_PID"/task/*/comm || fail "a backlog thread with --backlog 0"
 	finish_waiting_run
 	check_heap_numbers "$f"
-	expect_one_line "events line" "events: .*, spool peak 0.0 MiB \(full 0\)" "$E2E_TMP/prof.log"
+	expect_one_line "events line" "events: .*, backlog peak 0.0 MiB \(full 0\)" "$E2E_TMP/prof.log"
 }
 
 # One read of a target's /proc/PID/maps per event, shared by all that need it (the unwinder, the

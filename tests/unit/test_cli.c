@@ -218,24 +218,24 @@ static void test_cli__ring_buffer(void **state)
 		assert_int_equal(PARSE(&env, "-p", "1", "--ring-buffer", bad[i]), -EINVAL);
 }
 
-/* --spool: MiB, 0 (none) to 65536; none: PROF_SPOOL_BYTES. */
-static void test_cli__spool(void **state)
+/* --backlog: MiB, 0 (none) to 65536; none: PROF_BACKLOG_BYTES. */
+static void test_cli__backlog(void **state)
 {
 	static char *const bad[] = {"65537", "1.5", "-1", "4k", "", "x"};
 	struct env env;
 
 	(void)state;
 	assert_int_equal(PARSE(&env, "-p", "1"), CLI_RUN);
-	assert_true(env.spool_bytes == PROF_SPOOL_BYTES);
+	assert_true(env.backlog_bytes == PROF_BACKLOG_BYTES);
 	cli__free(&env);
-	assert_int_equal(PARSE(&env, "-p", "1", "--spool", "0"), CLI_RUN);
-	assert_true(env.spool_bytes == 0);
+	assert_int_equal(PARSE(&env, "-p", "1", "--backlog", "0"), CLI_RUN);
+	assert_true(env.backlog_bytes == 0);
 	cli__free(&env);
-	assert_int_equal(PARSE(&env, "-p", "1", "--spool", "65536"), CLI_RUN);
-	assert_true(env.spool_bytes == 65536ULL << 20);
+	assert_int_equal(PARSE(&env, "-p", "1", "--backlog", "65536"), CLI_RUN);
+	assert_true(env.backlog_bytes == 65536ULL << 20);
 	cli__free(&env);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(PARSE(&env, "-p", "1", "--spool", bad[i]), -EINVAL);
+		assert_int_equal(PARSE(&env, "-p", "1", "--backlog", bad[i]), -EINVAL);
 }
 
 static void test_cli__unwind_memory(void **state)
@@ -867,7 +867,7 @@ int main(void)
 		cmocka_unit_test(test_cli__errors),
 		cmocka_unit_test(test_cli__duration_bounds),
 		cmocka_unit_test(test_cli__ring_buffer),
-		cmocka_unit_test(test_cli__spool),
+		cmocka_unit_test(test_cli__backlog),
 		cmocka_unit_test(test_cli__unwind_memory),
 		cmocka_unit_test(test_cli__debuginfod),
 		cmocka_unit_test(test_cli__heap_filters),

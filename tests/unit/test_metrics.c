@@ -67,7 +67,7 @@ static struct profile *counters(void)
 static void test_metrics__render(void **state)
 {
 	struct metrics_gauges g = {
-		.rss_bytes = 4096, .processes_tracked = 2, .spool = {.held = 1 << 20, .full = 5}};
+		.rss_bytes = 4096, .processes_tracked = 2, .backlog = {.held = 1 << 20, .full = 5}};
 	struct profile *p = counters();
 	char *text;
 	size_t len;
@@ -84,10 +84,10 @@ static void test_metrics__render(void **state)
 	assert_non_null(strstr(text, "# TYPE bpftrace_prof_resident_memory_bytes gauge\n"
 				     "bpftrace_prof_resident_memory_bytes 4096\n"));
 	assert_non_null(strstr(text, "bpftrace_prof_processes_tracked 2\n"));
-	assert_non_null(strstr(text, "# TYPE bpftrace_prof_spool_bytes gauge\n"
-				     "bpftrace_prof_spool_bytes 1048576\n"));
-	assert_non_null(strstr(text, "# TYPE bpftrace_prof_spool_full_total counter\n"
-				     "bpftrace_prof_spool_full_total 5\n"));
+	assert_non_null(strstr(text, "# TYPE bpftrace_prof_backlog_bytes gauge\n"
+				     "bpftrace_prof_backlog_bytes 1048576\n"));
+	assert_non_null(strstr(text, "# TYPE bpftrace_prof_backlog_full_total counter\n"
+				     "bpftrace_prof_backlog_full_total 5\n"));
 	assert_non_null(strstr(text, "bpftrace_prof_build_info{version=\""));
 	free(text);
 	profile__free(p);

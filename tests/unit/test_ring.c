@@ -4,8 +4,8 @@
  * writes numbered records of every length and alignment, with discarded ones between them, into
  * a 64 KiB ring; the consumer must hand over each kept record once, in order, with its length
  * and bytes, go round the ring many times without the producer ever finding it full (its
- * position reaches the kernel), and stop at a callback's error.  With the spool (ring__spool) its
- * thread must move a burst many times the ring's size into memory while nobody consumes, hand
+ * position reaches the kernel), and stop at a callback's error.  With the backlog (ring__backlog)
+ * its thread must move a burst many times the ring's size into memory while nobody consumes, hand
  * the records over in order, also to a callback that consumes again, and stop at its cap (the
  * producer then counts what the ring cannot take).  Needs BPF (root): skipped without it,
  * except under CI=true.
@@ -179,29 +179,29 @@ static void test_ring__callback_error_stops(void **state)
 	fed_close(&f);
 }
 
-/* Until the spool's thread has moved `moved` records or stopped at its cap (5 s at most). */
-static struct ring_spool_stats spool_wait(struct ring *r, uint64_t moved)
+/* Until the backlog's thread has moved `moved` records or stopped at its cap (5 s at most). */
+static struct ring_backlog_stats backlog_wait(struct ring *r, uint64_t moved)
 {
-	struct ring_spool_stats st;
+	struct ring_backlog_stats st;
 
 	for (int i = 0; i < 5000; i++) {
-		st = ring__spool_stats(r);
+		st = ring__backlog_stats(r);
 		if (st.moved >= moved || st.full)
 			break;
 		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
 	}
-	return ring__spool_stats(r);
+	return ring__backlog_stats(r);
 }
 
 /*
- * A burst seventeen times the ring's size while the consumer reads nothing: the spool's thread
+ * A burst seventeen times the ring's size while the consumer reads nothing: the backlog's thread
  * moves it out as it comes, the producer always finds room, and the consumer then gets every
- * record once, in order.  Without the spool the ring is full after three runs.
+ * record once, in order.  Without the backlog the ring is full after three runs.
  */
-static void test_ring__spool_holds_a_burst(void **state)
+static void test_ring__backlog_holds_a_burst(void **state)
 {
 	struct seen s = {.next = 1, .discard_every = 11};
-	struct ring_spool_stats st;
+	struct ring_backlog_stats st;
 	uint32_t seq = 1, per = 300, kept = 0;
 	struct fed f;
 
@@ -209,17 +209,17 @@ static void test_ring__spool_holds_a_burst(void **state)
 	if (no_bpf)
 		skip();
 	f = fed_open(&s, 0);
-	assert_int_equal(ring__spool(f.r, 64 << 20), 0);
+	assert_int_equal(ring__backlog(f.r, 64 << 20), 0);
 	for (int run = 0; run < 50; run++) {
 		assert_int_equal(feed(f.skel, seq, per, 11), 0);
 		for (uint32_t k = seq; k < seq + per; k++)
 			kept += k % 11 != 0;
 		seq += per;
-		st = spool_wait(f.r, kept);
+		st = backlog_wait(f.r, kept);
 		assert_int_equal(st.moved, kept);
 	}
 	assert_int_equal(s.n, 0); /* nothing handed over yet */
-	st = ring__spool_stats(f.r);
+	st = ring__backlog_stats(f.r);
 	assert_int_equal(st.full, 0);
 	assert_true(st.peak >= (1u << 20) && st.peak <= st.max);
 	assert_int_equal(ring__poll(f.r, 1000), kept);
@@ -231,11 +231,11 @@ static void test_ring__spool_holds_a_burst(void **state)
 }
 
 /*
- * From the spool: a callback's error stops the hand-over after its record; a callback that
+ * From the backlog: a callback's error stops the hand-over after its record; a callback that
  * consumes again (the tracker drains at a process's exit) gets the records after its own, and
  * the outer drain goes on after those, each record once.
  */
-static void test_ring__spool_nested_and_error(void **state)
+static void test_ring__backlog_nested_and_error(void **state)
 {
 	struct seen s = {.next = 1, .stop_at = 5};
 	struct fed f;
@@ -244,7 +244,7 @@ static void test_ring__spool_nested_and_error(void **state)
 	if (no_bpf)
 		skip();
 	f = fed_open(&s, 0);
-	assert_int_equal(ring__spool(f.r, 64 << 20), 0);
+	assert_int_equal(ring__backlog(f.r, 64 << 20), 0);
 	assert_int_equal(feed(f.skel, 1, 20, 0), 0);
 	assert_int_equal(ring__consume(f.r), -EIO);
 	assert_int_equal(s.n, 5);
@@ -256,7 +256,8 @@ static void test_ring__spool_nested_and_error(void **state)
 	assert_int_equal(s.bad, 0);
 	for (uint32_t run = 0; run < 8; run++) { /* 8 × 250: more than the ring holds */
 		assert_int_equal(feed(f.skel, 21 + run * 250, 250, 0), 0);
-		assert_int_equal(spool_wait(f.r, 20 + (run + 1) * 250).moved, 20 + (run + 1) * 250);
+		assert_int_equal(backlog_wait(f.r, 20 + (run + 1) * 250).moved,
+				 20 + (run + 1) * 250);
 	}
 	s.nest_at = 1000;
 	assert_int_equal(ring__poll(f.r, 1000) + s.nested, 2000);
@@ -266,14 +267,14 @@ static void test_ring__spool_nested_and_error(void **state)
 }
 
 /*
- * At its cap the spool stops taking records; the ring fills and the producer counts what it
+ * At its cap the backlog stops taking records; the ring fills and the producer counts what it
  * cannot write.  The consumer gets every record written, in order, and those the producer
  * counted are the rest: none lost without a count.
  */
-static void test_ring__spool_stops_at_its_cap(void **state)
+static void test_ring__backlog_stops_at_its_cap(void **state)
 {
 	struct seen s = {.next = 1, .gaps = true};
-	struct ring_spool_stats st;
+	struct ring_backlog_stats st;
 	uint32_t seq = 1, per = 300, failed = 0;
 	struct fed f;
 
@@ -281,13 +282,13 @@ static void test_ring__spool_stops_at_its_cap(void **state)
 	if (no_bpf)
 		skip();
 	f = fed_open(&s, 0);
-	assert_int_equal(ring__spool(f.r, 1), 0); /* one chunk */
-	for (int run = 0; run < 80; run++) {	  /* ~1.7 MiB */
+	assert_int_equal(ring__backlog(f.r, 1), 0); /* one chunk */
+	for (int run = 0; run < 80; run++) {	    /* ~1.7 MiB */
 		failed += feed(f.skel, seq, per, 0);
 		seq += per;
-		spool_wait(f.r, seq - 1 - failed);
+		backlog_wait(f.r, seq - 1 - failed);
 	}
-	st = ring__spool_stats(f.r);
+	st = ring__backlog_stats(f.r);
 	assert_true(st.full > 0);
 	assert_true(failed > 0);
 	assert_int_equal(st.peak, st.held);
@@ -296,7 +297,7 @@ static void test_ring__spool_stops_at_its_cap(void **state)
 		;
 	assert_int_equal(s.n + failed, seq - 1);
 	assert_int_equal(s.bad, 0);
-	/* Room again: the spool moves once more. */
+	/* Room again: the backlog moves once more. */
 	assert_int_equal(feed(f.skel, seq, per, 0), 0);
 	assert_int_equal(ring__poll(f.r, 1000), per);
 	assert_int_equal(s.next, seq + per);
@@ -335,9 +336,9 @@ int main(void)
 		cmocka_unit_test(test_ring__records_in_order),
 		cmocka_unit_test(test_ring__goes_round),
 		cmocka_unit_test(test_ring__callback_error_stops),
-		cmocka_unit_test(test_ring__spool_holds_a_burst),
-		cmocka_unit_test(test_ring__spool_nested_and_error),
-		cmocka_unit_test(test_ring__spool_stops_at_its_cap),
+		cmocka_unit_test(test_ring__backlog_holds_a_burst),
+		cmocka_unit_test(test_ring__backlog_nested_and_error),
+		cmocka_unit_test(test_ring__backlog_stops_at_its_cap),
 		cmocka_unit_test(test_ring__not_a_ring),
 	};
 

@@ -746,10 +746,10 @@ int loader__start_events(struct loader *l, ring_record_fn fn, void *ctx)
 	l->rb = ring__open(l->shared_fd[SHARED_EVENTS], fn, ctx, 0);
 	if (!l->rb)
 		return -errno;
-	if (l->opts.spool_bytes)
-		err = ring__spool(l->rb, l->opts.spool_bytes);
+	if (l->opts.backlog_bytes)
+		err = ring__backlog(l->rb, l->opts.backlog_bytes);
 	if (err) /* the ring is then read as before */
-		pr_warn("records read without a spool: %s\n", strerror(-err));
+		pr_warn("records read without a backlog: %s\n", strerror(-err));
 	return 0;
 }
 
@@ -761,9 +761,9 @@ int loader__poll(struct loader *l, int timeout_ms)
 	return ring__poll(l->rb, timeout_ms);
 }
 
-struct ring_spool_stats loader__spool_stats(struct loader *l)
+struct ring_backlog_stats loader__backlog_stats(struct loader *l)
 {
-	return ring__spool_stats(l->rb);
+	return ring__backlog_stats(l->rb);
 }
 
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])

@@ -57,8 +57,9 @@ struct loader_opts {
 	/* Wide scopes: a file mapped by a process on its otel_memory probes is probed per process
 	 * (heap_attach.h); false keeps it probed for every process (for comparison). */
 	bool heap_split;
-	uint32_t ring_bytes;  /* --ring-buffer; 0: loader__ring_bytes' default */
-	uint64_t spool_bytes; /* --spool: the spool's cap (ring__spool); 0: read the ring itself */
+	uint32_t ring_bytes;	/* --ring-buffer; 0: loader__ring_bytes' default */
+	uint64_t backlog_bytes; /* --backlog: the backlog's cap (ring__backlog); 0: read the ring
+				   itself */
 };
 
 int loader__open(struct loader **out, const struct loader_opts *opts);
@@ -72,8 +73,8 @@ int loader__has_target(struct loader *l, uint32_t pid);
 int loader__start_events(struct loader *l, ring_record_fn fn, void *ctx);
 /* Wait up to timeout_ms for a batch, then drain whatever is queued. Returns events or -errno. */
 int loader__poll(struct loader *l, int timeout_ms);
-/* The spool's figures (zeroes without one). */
-struct ring_spool_stats loader__spool_stats(struct loader *l);
+/* The backlog's figures (zeroes without one). */
+struct ring_backlog_stats loader__backlog_stats(struct loader *l);
 /* Sum of each drop counter over CPUs. */
 int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
 

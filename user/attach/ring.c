@@ -16,12 +16,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define SPOOL_CHUNK (1u << 20) /* bytes of a chunk of the spool (more for a larger record) */
+#define BACKLOG_CHUNK (1u << 20) /* bytes of a chunk of the backlog (more for a larger record) */
 
 /* Records moved out of the ring, each as a __u32 length, 4 bytes of padding and its bytes
  * rounded up to 8. */
-struct spool_chunk {
-	struct spool_chunk *next;
+struct backlog_chunk {
+	struct backlog_chunk *next;
 	size_t size;   /* bytes of data */
 	size_t rd, wr; /* read, written */
 	uint8_t data[];
@@ -42,10 +42,10 @@ struct ring {
 	uint64_t released;    /* published to the producers up to here */
 	uint64_t release;     /* publish once this many bytes are read */
 
-	/* The spool (ring__spool): a thread moves records from the ring into chunks of memory as
-	 * the producers wake it; the consumer takes them from there.  lock guards the chunks,
+	/* The backlog (ring__backlog): a thread moves records from the ring into chunks of memory
+	 * as the producers wake it; the consumer takes them from there.  lock guards the chunks,
 	 * the ring's position while one side moves records, and the counts. */
-	bool spooling;
+	bool backloging;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t room; /* a chunk was read through (or the end asked) */
@@ -53,11 +53,11 @@ struct ring {
 	int ready_fd;	     /* eventfd: records moved */
 	int stop_fd;	     /* eventfd: the thread's end */
 	bool stopping;
-	struct spool_chunk *head, *tail; /* read from head, written at tail */
-	struct spool_chunk *retired;	 /* read through while a callback ran: freed after it */
-	struct spool_chunk *spare;	 /* one read-through chunk kept for the next */
-	unsigned depth;			 /* callbacks under way (a callback may consume) */
-	struct ring_spool_stats stats;
+	struct backlog_chunk *head, *tail; /* read from head, written at tail */
+	struct backlog_chunk *retired;	   /* read through while a callback ran: freed after it */
+	struct backlog_chunk *spare;	   /* one read-through chunk kept for the next */
+	unsigned depth;			   /* callbacks under way (a callback may consume) */
+	struct ring_backlog_stats stats;
 };
 
 struct ring *ring__open(int map_fd, ring_record_fn fn, void *ctx, size_t release)
@@ -119,10 +119,10 @@ fail:
 	return NULL;
 }
 
-static void chunks_free(struct spool_chunk *c)
+static void chunks_free(struct backlog_chunk *c)
 {
 	while (c) {
-		struct spool_chunk *next = c->next;
+		struct backlog_chunk *next = c->next;
 
 		free(c);
 		c = next;
@@ -133,7 +133,7 @@ void ring__free(struct ring *r)
 {
 	if (!r)
 		return;
-	if (r->spooling) {
+	if (r->backloging) {
 		pthread_mutex_lock(&r->lock);
 		r->stopping = true;
 		pthread_cond_broadcast(&r->room);
@@ -218,11 +218,11 @@ static int ring_drain(struct ring *r)
 	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
-/* A chunk with room for need bytes at the spool's tail, or NULL at its cap. Under lock. */
-static struct spool_chunk *spool_room(struct ring *r, size_t need)
+/* A chunk with room for need bytes at the backlog's tail, or NULL at its cap. Under lock. */
+static struct backlog_chunk *backlog_room(struct ring *r, size_t need)
 {
-	struct spool_chunk *c = r->tail;
-	size_t size = need > SPOOL_CHUNK ? need : SPOOL_CHUNK;
+	struct backlog_chunk *c = r->tail;
+	size_t size = need > BACKLOG_CHUNK ? need : BACKLOG_CHUNK;
 
 	if (c && c->size - c->wr >= need)
 		return c;
@@ -251,14 +251,14 @@ static struct spool_chunk *spool_room(struct ring *r, size_t need)
 }
 
 /*
- * Move every complete record from the ring into the spool, as long as it has room: the records
+ * Move every complete record from the ring into the backlog, as long as it has room: the records
  * moved.  *blocked: records wait that found no room.  Under lock.
  */
-static uint64_t spool_move(struct ring *r, bool *blocked)
+static uint64_t backlog_move(struct ring *r, bool *blocked)
 {
 	uint64_t prod, n = 0;
 	const uint32_t *hdr;
-	struct spool_chunk *c;
+	struct backlog_chunk *c;
 	uint32_t len, size;
 
 	*blocked = false;
@@ -268,7 +268,7 @@ static uint64_t spool_move(struct ring *r, bool *blocked)
 			len &= ~BPF_RINGBUF_BUSY_BIT;
 			size = len & ~BPF_RINGBUF_DISCARD_BIT;
 			if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
-				c = spool_room(r, 8 + (((size_t)size + 7) & ~(size_t)7));
+				c = backlog_room(r, 8 + (((size_t)size + 7) & ~(size_t)7));
 				if (!c) {
 					*blocked = true;
 					r->stats.full++;
@@ -289,9 +289,9 @@ out:
 }
 
 /* Chunks read through while no callback runs: one kept, the rest freed.  Under lock. */
-static void spool_tidy(struct ring *r)
+static void backlog_tidy(struct ring *r)
 {
-	struct spool_chunk *c;
+	struct backlog_chunk *c;
 
 	if (r->depth)
 		return;
@@ -306,10 +306,10 @@ static void spool_tidy(struct ring *r)
 	}
 }
 
-/* Hand over the spool's records, oldest first; the records, or the callback's error. */
-static int spool_drain(struct ring *r)
+/* Hand over the backlog's records, oldest first; the records, or the callback's error. */
+static int backlog_drain(struct ring *r)
 {
-	struct spool_chunk *c;
+	struct backlog_chunk *c;
 	uint64_t n = 0, v;
 	uint32_t size;
 	bool blocked;
@@ -318,7 +318,7 @@ static int spool_drain(struct ring *r)
 
 	(void)eventfd_read(r->ready_fd, &v); /* a wait after this sees only later moves */
 	pthread_mutex_lock(&r->lock);
-	spool_move(r, &blocked);
+	backlog_move(r, &blocked);
 	for (;;) {
 		c = r->head;
 		if (c && c->rd == c->wr && c != r->tail) {
@@ -326,7 +326,7 @@ static int spool_drain(struct ring *r)
 			r->head = c->next;
 			c->next = r->retired;
 			r->retired = c;
-			spool_tidy(r);
+			backlog_tidy(r);
 			pthread_cond_signal(&r->room);
 			continue;
 		}
@@ -349,15 +349,15 @@ static int spool_drain(struct ring *r)
 		c->rd = c->wr = 0;
 		pthread_cond_signal(&r->room);
 	}
-	spool_tidy(r);
+	backlog_tidy(r);
 	pthread_mutex_unlock(&r->lock);
 	if (err < 0)
 		return err;
 	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
-/* The spool's thread: wakes with the producers' wake-ups, moves, tells the consumer. */
-static void *spool_main(void *arg)
+/* The backlog's thread: wakes with the producers' wake-ups, moves, tells the consumer. */
+static void *backlog_main(void *arg)
 {
 	struct ring *r = arg;
 	struct epoll_event ev;
@@ -369,7 +369,7 @@ static void *spool_main(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&r->lock);
 		for (;;) {
-			n = spool_move(r, &blocked);
+			n = backlog_move(r, &blocked);
 			if (n)
 				(void)eventfd_write(r->ready_fd, 1);
 			if (!blocked || r->stopping)
@@ -393,13 +393,13 @@ static void *spool_main(void *arg)
 	return NULL;
 }
 
-int ring__spool(struct ring *r, size_t max_bytes)
+int ring__backlog(struct ring *r, size_t max_bytes)
 {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLET};
 	sigset_t all, old;
 	int err;
 
-	if (r->spooling)
+	if (r->backloging)
 		return -EALREADY;
 	r->stats.max = max_bytes;
 	r->thread_ep = epoll_create1(EPOLL_CLOEXEC);
@@ -424,23 +424,23 @@ int ring__spool(struct ring *r, size_t max_bytes)
 	/* Signals are the main thread's (the session's signalfd). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&r->thread, NULL, spool_main, r);
+	err = pthread_create(&r->thread, NULL, backlog_main, r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pthread_cond_destroy(&r->room);
 		pthread_mutex_destroy(&r->lock);
 		return -err;
 	}
-	pthread_setname_np(r->thread, "prof-spool");
-	r->spooling = true;
+	pthread_setname_np(r->thread, "prof-backlog");
+	r->backloging = true;
 	return 0;
 }
 
-struct ring_spool_stats ring__spool_stats(struct ring *r)
+struct ring_backlog_stats ring__backlog_stats(struct ring *r)
 {
-	struct ring_spool_stats st = {0};
+	struct ring_backlog_stats st = {0};
 
-	if (!r || !r->spooling)
+	if (!r || !r->backloging)
 		return st;
 	pthread_mutex_lock(&r->lock);
 	st = r->stats;
@@ -450,7 +450,7 @@ struct ring_spool_stats ring__spool_stats(struct ring *r)
 
 int ring__consume(struct ring *r)
 {
-	return r->spooling ? spool_drain(r) : ring_drain(r);
+	return r->backloging ? backlog_drain(r) : ring_drain(r);
 }
 
 int ring__poll(struct ring *r, int timeout_ms)
@@ -459,7 +459,7 @@ int ring__poll(struct ring *r, int timeout_ms)
 	struct pollfd p;
 	int n;
 
-	if (r->spooling) {
+	if (r->backloging) {
 		p = (struct pollfd){.fd = r->ready_fd, .events = POLLIN};
 		n = poll(&p, 1, timeout_ms);
 	} else {

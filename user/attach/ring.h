@@ -5,7 +5,7 @@
  * its position after every record, and each producer's reserve reads that position.  While we
  * drain, every record then costs the traced program a cache line taken from this CPU.  Here the
  * position is published once per batch of bytes and whenever the reader catches up.  With
- * ring__spool a thread moves the records into memory as they come (see there).
+ * ring__backlog a thread moves the records into memory as they come (see there).
  */
 #ifndef PROF_RING_H
 #define PROF_RING_H
@@ -30,25 +30,25 @@ int ring__poll(struct ring *r, int timeout_ms);
 int ring__consume(struct ring *r);
 
 /*
- * The spool: from now on a thread of its own moves the records out of the ring into memory as
+ * The backlog: from now on a thread of its own moves the records out of the ring into memory as
  * the producers wake it, up to max_bytes held (then the ring fills, and its producers count
  * what it cannot take); ring__poll and ring__consume hand them over from there, in order, on
  * the caller's thread.  The ring's lines are then read soon after they are written, so a small
  * ring serves, and the producers write into lines still in the caches.  0 or -errno (the ring
  * is then read as before).
  */
-int ring__spool(struct ring *r, size_t max_bytes);
+int ring__backlog(struct ring *r, size_t max_bytes);
 
-struct ring_spool_stats {
+struct ring_backlog_stats {
 	uint64_t max;	/* the cap, bytes */
 	uint64_t held;	/* bytes of memory held now */
 	uint64_t peak;	/* most held */
 	uint64_t full;	/* moves stopped at the cap with records waiting */
-	uint64_t moved; /* records moved into the spool */
+	uint64_t moved; /* records moved into the backlog */
 };
 
-/* Zeroes without a spool. */
-struct ring_spool_stats ring__spool_stats(struct ring *r);
+/* Zeroes without a backlog. */
+struct ring_backlog_stats ring__backlog_stats(struct ring *r);
 
 void ring__free(struct ring *r);
 

@@ -290,7 +290,7 @@ static int write_out(const struct dump_env *env, const struct profile *p, const 
 int dump__run(const struct dump_env *env)
 {
 	struct loader_opts lo = {
-		.cpu = true, .cpu_hz = DUMP_HZ, .dump = true, .spool_bytes = PROF_SPOOL_BYTES};
+		.cpu = true, .cpu_hz = DUMP_HZ, .dump = true, .backlog_bytes = PROF_BACKLOG_BYTES};
 	uint32_t pids[DUMP_MAX_PIDS];
 	struct collect *c = NULL;
 	struct run_parts parts = {0};

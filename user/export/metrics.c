@@ -299,18 +299,18 @@ int metrics__render(char **out, size_t *len, const struct profile *p,
 	gauge(f, "bpf_map_bytes", "kernel memory of bpftrace-prof's BPF maps", g->bpf_map_bytes);
 	gauge(f, "processes_tracked", "processes followed now", g->processes_tracked);
 	gauge(f, "uptime_seconds", "seconds since profiling started", g->uptime_ns / 1000000000);
-	gauge(f, "spool_bytes", "memory holding records moved out of the ring buffer, not yet read",
-	      g->spool.held);
+	gauge(f, "backlog_bytes",
+	      "memory holding records moved out of the ring buffer, not yet read", g->backlog.held);
 	fprintf(f,
 		"# HELP bpftrace_prof_events_total ring-buffer records consumed\n"
 		"# TYPE bpftrace_prof_events_total counter\n"
 		"bpftrace_prof_events_total %" PRIu64 "\n"
-		"# HELP bpftrace_prof_spool_full_total times the spool was full while records "
+		"# HELP bpftrace_prof_backlog_full_total times the backlog was full while records "
 		"waited"
-		" in the ring buffer (--spool)\n"
-		"# TYPE bpftrace_prof_spool_full_total counter\n"
-		"bpftrace_prof_spool_full_total %" PRIu64 "\n",
-		g->events, g->spool.full);
+		" in the ring buffer (--backlog)\n"
+		"# TYPE bpftrace_prof_backlog_full_total counter\n"
+		"bpftrace_prof_backlog_full_total %" PRIu64 "\n",
+		g->events, g->backlog.full);
 	for (uint32_t i = 0; p && i < p->ncounters; i++) {
 		const struct profile_counter *c = &p->counters[i];
 		bool seen = false;

@@ -22,12 +22,12 @@ struct metrics;
 
 /* Our own levels, besides the counters. */
 struct metrics_gauges {
-	uint64_t rss_bytes;	       /* our resident memory */
-	uint64_t bpf_map_bytes;	       /* kernel memory of our BPF maps (their memlock) */
-	uint64_t processes_tracked;    /* processes the tracker follows now */
-	uint64_t uptime_ns;	       /* since profiling started */
-	uint64_t events;	       /* ring-buffer records consumed (a counter) */
-	struct ring_spool_stats spool; /* held: a gauge; full: a counter */
+	uint64_t rss_bytes;		   /* our resident memory */
+	uint64_t bpf_map_bytes;		   /* kernel memory of our BPF maps (their memlock) */
+	uint64_t processes_tracked;	   /* processes the tracker follows now */
+	uint64_t uptime_ns;		   /* since profiling started */
+	uint64_t events;		   /* ring-buffer records consumed (a counter) */
+	struct ring_backlog_stats backlog; /* held: a gauge; full: a counter */
 };
 
 /* The default address: the loopback only (a port alone binds 127.0.0.1). */
