@@ -300,14 +300,15 @@ int metrics__render(char **out, size_t *len, const struct profile *p,
 	gauge(f, "processes_tracked", "processes followed now", g->processes_tracked);
 	gauge(f, "uptime_seconds", "seconds since profiling started", g->uptime_ns / 1000000000);
 	gauge(f, "backlog_bytes",
-	      "memory holding records moved out of the ring buffer, not yet read", g->backlog.held);
+	      "memory of the backlog (--backlog): records moved out of the ring buffer, not yet "
+	      "read, and a spare chunk",
+	      g->backlog.held);
 	fprintf(f,
 		"# HELP bpftrace_prof_events_total ring-buffer records consumed\n"
 		"# TYPE bpftrace_prof_events_total counter\n"
 		"bpftrace_prof_events_total %" PRIu64 "\n"
 		"# HELP bpftrace_prof_backlog_full_total times the backlog was full while records "
-		"waited"
-		" in the ring buffer (--backlog)\n"
+		"waited in the ring buffer\n"
 		"# TYPE bpftrace_prof_backlog_full_total counter\n"
 		"bpftrace_prof_backlog_full_total %" PRIu64 "\n",
 		g->events, g->backlog.full);
