@@ -16,7 +16,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define BACKLOG_CHUNK (1u << 20) /* bytes of a chunk of the backlog (more for a larger record) */
+#define BACKLOG_CHUNK	(1u << 20) /* bytes of a chunk of the backlog (more for a larger record) */
+#define BACKLOG_IDLE_MS 50	   /* the thread looks at the ring at least this often */
 
 /* Records moved out of the ring, each as a __u32 length, 4 bytes of padding and its bytes
  * rounded up to 8. */
@@ -384,8 +385,10 @@ static void *backlog_main(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (k)
 			break;
+		/* Not forever: a record submitted without a wake-up (a producer that found us not
+		 * caught up) raises no edge, and would wait for the next one. */
 		do
-			k = epoll_wait(r->thread_ep, &ev, 1, -1);
+			k = epoll_wait(r->thread_ep, &ev, 1, BACKLOG_IDLE_MS);
 		while (k < 0 && errno == EINTR);
 		if (k < 0 || (k == 1 && ev.data.fd == r->stop_fd))
 			break;
