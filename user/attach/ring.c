@@ -19,8 +19,7 @@
 #define BACKLOG_CHUNK	(1u << 20) /* bytes of a chunk of the backlog (more for a larger record) */
 #define BACKLOG_IDLE_MS 50	   /* the thread looks at the ring at least this often */
 
-/* Records moved out of the ring, each as a __u32 length, 4 bytes of padding and its bytes
- * rounded up to 8. */
+/* Records moved out of the ring, each as backlog_rec_bytes lays it out. */
 struct backlog_chunk {
 	struct backlog_chunk *next;
 	size_t size;   /* bytes of data */
@@ -46,7 +45,7 @@ struct ring {
 	/* The backlog (ring__backlog): a thread moves records from the ring into chunks of memory
 	 * as the producers wake it; the consumer takes them from there.  lock guards the chunks,
 	 * the ring's position while one side moves records, and the counts. */
-	bool backloging;
+	bool backlog_on;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t room; /* a chunk was read through (or the end asked) */
@@ -134,7 +133,7 @@ void ring__free(struct ring *r)
 {
 	if (!r)
 		return;
-	if (r->backloging) {
+	if (r->backlog_on) {
 		pthread_mutex_lock(&r->lock);
 		r->stopping = true;
 		pthread_cond_broadcast(&r->room);
@@ -170,24 +169,27 @@ static void publish(struct ring *r)
 	}
 }
 
-/* The record at the ring's position: its header's length word, or 0 when none is complete. */
-static uint32_t ring_next(struct ring *r, uint64_t prod, const uint32_t **hdr)
+/* The complete record at the ring's position (its header, and the length word with its
+ * discard bit), or false: none yet (a reserved one holds back the records behind it). */
+static bool ring_next(struct ring *r, uint64_t prod, const uint32_t **hdr, uint32_t *len)
 {
-	uint32_t len;
-
 	if (r->pos >= prod)
-		return 0;
+		return false;
 	*hdr = (const uint32_t *)(r->data + (r->pos & r->mask));
-	len = __atomic_load_n(*hdr, __ATOMIC_ACQUIRE);
-	return len & BPF_RINGBUF_BUSY_BIT ? 0 : len | BPF_RINGBUF_BUSY_BIT;
+	*len = __atomic_load_n(*hdr, __ATOMIC_ACQUIRE);
+	return !(*len & BPF_RINGBUF_BUSY_BIT);
+}
+
+/* A record's bytes in a backlog chunk: its length word, padding, its data rounded up to 8. */
+static size_t backlog_rec_bytes(uint32_t size)
+{
+	return 8 + (((size_t)size + 7) & ~(size_t)7);
 }
 
 /* Past the record whose length word is len: the position, published once per batch. */
 static void ring_skip(struct ring *r, uint32_t len)
 {
-	r->pos += ((len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT)) + BPF_RINGBUF_HDR_SZ +
-		   7) &
-		  ~7ULL;
+	r->pos += ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7ULL;
 	if (r->pos - r->released >= r->release)
 		publish(r);
 }
@@ -200,11 +202,7 @@ static int ring_drain(struct ring *r)
 	uint32_t len;
 	int err = 0;
 
-	for (;;) {
-		len = ring_next(r, __atomic_load_n(r->prod, __ATOMIC_ACQUIRE), &hdr);
-		if (!len)
-			break;
-		len &= ~BPF_RINGBUF_BUSY_BIT; /* ring_next's mark of a record */
+	while (ring_next(r, __atomic_load_n(r->prod, __ATOMIC_ACQUIRE), &hdr, &len)) {
 		ring_skip(r, len);
 		if (len & BPF_RINGBUF_DISCARD_BIT)
 			continue;
@@ -265,11 +263,10 @@ static uint64_t backlog_move(struct ring *r, bool *blocked)
 	*blocked = false;
 	do {
 		prod = __atomic_load_n(r->prod, __ATOMIC_ACQUIRE);
-		while ((len = ring_next(r, prod, &hdr))) {
-			len &= ~BPF_RINGBUF_BUSY_BIT;
+		while (ring_next(r, prod, &hdr, &len)) {
 			size = len & ~BPF_RINGBUF_DISCARD_BIT;
 			if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
-				c = backlog_room(r, 8 + (((size_t)size + 7) & ~(size_t)7));
+				c = backlog_room(r, backlog_rec_bytes(size));
 				if (!c) {
 					*blocked = true;
 					r->stats.full++;
@@ -277,7 +274,7 @@ static uint64_t backlog_move(struct ring *r, bool *blocked)
 				}
 				memcpy(c->data + c->wr, &size, sizeof(size));
 				memcpy(c->data + c->wr + 8, hdr + 2, size);
-				c->wr += 8 + (((size_t)size + 7) & ~(size_t)7);
+				c->wr += backlog_rec_bytes(size);
 				n++;
 				r->stats.moved++;
 			}
@@ -335,7 +332,7 @@ static int backlog_drain(struct ring *r)
 			break;
 		memcpy(&size, c->data + c->rd, sizeof(size));
 		rec = c->data + c->rd + 8;
-		c->rd += 8 + (((size_t)size + 7) & ~(size_t)7);
+		c->rd += backlog_rec_bytes(size);
 		r->depth++;
 		pthread_mutex_unlock(&r->lock);
 		err = r->fn(r->ctx, rec, size);
@@ -402,7 +399,7 @@ int ring__backlog(struct ring *r, size_t max_bytes)
 	sigset_t all, old;
 	int err;
 
-	if (r->backloging)
+	if (r->backlog_on)
 		return -EALREADY;
 	r->stats.max = max_bytes;
 	r->thread_ep = epoll_create1(EPOLL_CLOEXEC);
@@ -435,7 +432,7 @@ int ring__backlog(struct ring *r, size_t max_bytes)
 		return -err;
 	}
 	pthread_setname_np(r->thread, "prof-backlog");
-	r->backloging = true;
+	r->backlog_on = true;
 	return 0;
 }
 
@@ -443,7 +440,7 @@ struct ring_backlog_stats ring__backlog_stats(struct ring *r)
 {
 	struct ring_backlog_stats st = {0};
 
-	if (!r || !r->backloging)
+	if (!r || !r->backlog_on)
 		return st;
 	pthread_mutex_lock(&r->lock);
 	st = r->stats;
@@ -453,7 +450,7 @@ struct ring_backlog_stats ring__backlog_stats(struct ring *r)
 
 int ring__consume(struct ring *r)
 {
-	return r->backloging ? backlog_drain(r) : ring_drain(r);
+	return r->backlog_on ? backlog_drain(r) : ring_drain(r);
 }
 
 int ring__poll(struct ring *r, int timeout_ms)
@@ -462,7 +459,7 @@ int ring__poll(struct ring *r, int timeout_ms)
 	struct pollfd p;
 	int n;
 
-	if (r->backloging) {
+	if (r->backlog_on) {
 		p = (struct pollfd){.fd = r->ready_fd, .events = POLLIN};
 		n = poll(&p, 1, timeout_ms);
 	} else {
