@@ -742,6 +742,10 @@ static void say_unwritable(const char *path, const char *given, int err)
 		pr_err("cannot write %s: it is a symbolic link (refusing to follow): give -o the "
 		       "file it points to\n",
 		       what);
+	else if (err == -ENOTSUP)
+		pr_err("cannot write %s: it is a disk or a socket, not a file, a pipe or a "
+		       "character device: give -o another path\n",
+		       what);
 	else
 		pr_err("cannot write %s: %s: give -o a path you can write\n", what, strerror(-err));
 }

@@ -16,38 +16,63 @@ refused_at_once() {
 	expect_range "$1: ms before the refusal (a 30 s CMD did not run)" 0 2000 "$(($(now_ms) - $4))"
 }
 
+# refused_run WHAT ERR_FILE PROF_ARGS...: the profiler with PROF_ARGS, stderr in ERR_FILE,
+# refused at once (refused_at_once).
+refused_run() {
+	local what=$1 err=$2 start rc
+	shift 2
+	start=$(now_ms)
+	timeout -k 5 40 "$PROF" "$@" 2>"$err"
+	rc=$?
+	cat "$err"
+	refused_at_once "$what" "$err" "$rc" "$start"
+}
+
 t_cli_bad_output_refused_before_the_run() {
-	local err=$E2E_TMP/err out start rc pid
+	local err=$E2E_TMP/err out pid
 	for out in /nonexistent/dir/x.pb.gz "$E2E_TMP" "$E2E_TMP/"; do
-		start=$(now_ms)
-		timeout -k 5 40 "$PROF" --heap -o "$out" -- sleep 30 2>"$err"
-		rc=$?
-		cat "$err"
-		refused_at_once "-o $out" "$err" "$rc" "$start"
+		refused_run "-o $out" "$err" --heap -o "$out" -- sleep 30
 		grep -q "^bpftrace-prof: cannot write $out: " "$err" || fail "-o $out: $(cat "$err")"
 	done
 	grep -q "it is a directory: give -o a file name inside it" "$err" || fail "no advice: $(cat "$err")"
 	# Several modes: the names with the mode inserted are what gets written (here one is a
 	# directory).
 	mkdir "$E2E_TMP/p.cpu.pb.gz"
-	start=$(now_ms)
-	timeout -k 5 40 "$PROF" --heap --cpu -o "$E2E_TMP/p.pb.gz" -- sleep 30 2>"$err"
-	rc=$?
-	cat "$err"
-	refused_at_once "--heap --cpu -o p.pb.gz" "$err" "$rc" "$start"
+	refused_run "--heap --cpu -o p.pb.gz" "$err" --heap --cpu -o "$E2E_TMP/p.pb.gz" -- sleep 30
 	grep -q "cannot write $E2E_TMP/p.cpu.pb.gz (-o $E2E_TMP/p.pb.gz): it is a directory" "$err" ||
 		fail "the mode's file not named: $(cat "$err")"
 	# An event trace's one file, and -p: refused before attaching as well.
 	sleep 30 &
 	pid=$!
-	start=$(now_ms)
-	timeout -k 5 40 "$PROF" --cpu -f chrome -p "$pid" -o /nonexistent/t.json 2>"$err"
-	rc=$?
-	cat "$err"
-	refused_at_once "-f chrome -p PID -o /nonexistent/t.json" "$err" "$rc" "$start"
+	refused_run "-f chrome -p PID -o /nonexistent/t.json" "$err" --cpu -f chrome -p "$pid" -o /nonexistent/t.json
 	kill "$pid"
 	[ -z "$(find "$E2E_TMP" -mindepth 1 -maxdepth 1 -name '.*')" ] ||
 		fail "temporary file left behind: $(ls -A "$E2E_TMP")"
+}
+
+# -o at a character device or a pipe writes into it, as a shell's redirection would: the node
+# stays (a file renamed over it, as root, once replaced the machine's /dev/null with a 0600
+# file), nothing is made beside it, and a pipe's reader gets the whole profile.  A disk or a
+# socket is refused before the run.  The device is a /dev/null of the test's own (mknod).
+t_cli_output_into_a_device_or_a_pipe() {
+	local err=$E2E_TMP/err dev=$E2E_TMP/null fifo=$E2E_TMP/pipe got=$E2E_TMP/got reader
+	mknod "$dev" c 1 3 || fail "mknod"
+	"$PROF" --cpu --top 0 -o "$dev" -- true 2>"$err" || fail "exit status $?: $(cat "$err")"
+	expect_eq "the node after -o $dev" "character special file 1,3" "$(stat -c '%F %t,%T' "$dev")"
+	mkfifo "$fifo" || fail "mkfifo"
+	cat "$fifo" >"$got" &
+	reader=$!
+	"$PROF" --cpu --top 0 -o "$fifo" -- "$CLI_CT" 1 2>"$err" || fail "exit status $?: $(cat "$err")"
+	wait "$reader" || fail "the pipe's reader failed"
+	expect_eq "the node after -o $fifo" "fifo" "$(stat -c '%F' "$fifo")"
+	go tool pprof -symbolize=none -raw "$got" >"$got.raw" 2>&1 || fail "what the pipe carried is no profile: $(head -3 "$got.raw")"
+	grep -q "cpu_target" "$got.raw" || fail "the profile through the pipe has no cpu_target"
+	expect_eq "files beside them (no temporary file, no .old)" "err got got.raw null pipe" \
+		"$(find "$E2E_TMP" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$E2E_TMP/sock" ||
+		fail "cannot bind a socket"
+	refused_run "-o a socket" "$err" --cpu -o "$E2E_TMP/sock" -- sleep 30
+	grep -q "it is a disk or a socket" "$err" || fail "no reason given: $(cat "$err")"
 }
 
 t_cli_previous_output_kept_as_old() {

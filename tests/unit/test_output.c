@@ -2,13 +2,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -417,6 +421,91 @@ static void test_output__dash_is_stdout(void **state)
 	assert_int_equal(fflush(stdout), 0);
 }
 
+/* A pipe at the path (mkfifo, or a shell's process substitution) is written in place: its
+ * reader gets the profile, and the node stays a pipe, with nothing made beside it. */
+static void test_output__fifo_written_in_place(void **state)
+{
+	struct fixture *fx = *state;
+	char got[192], buf[64];
+	struct output *o;
+	struct stat st;
+	pid_t child;
+	int status;
+
+	snprintf(got, sizeof(got), "%s/got", fx->dir);
+	assert_int_equal(mkfifo(fx->path, 0600), 0);
+	assert_int_equal(output__check(fx->path), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) { /* the reader: the pipe's bytes into got */
+		FILE *in = fopen(fx->path, "r"), *out = fopen(got, "w");
+		size_t n;
+
+		if (!in || !out)
+			_exit(1);
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			fwrite(buf, 1, n, out);
+		_exit(fclose(out) ? 1 : 0);
+	}
+	assert_int_equal(output__open(&o, fx->path), 0);
+	fputs("profile", output__file(o));
+	assert_int_equal(output__commit(o), 0);
+	if (lstat(fx->path, &st) || !S_ISFIFO(st.st_mode)) {
+		kill(child, SIGKILL); /* waiting for a writer that never came */
+		waitpid(child, &status, 0);
+		fail_msg("the pipe at %s was replaced", fx->path);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	read_file(got, buf, sizeof(buf));
+	assert_string_equal(buf, "profile");
+	assert_int_equal(entries(fx->dir, NULL, 0), 2); /* the pipe and got */
+}
+
+/* -o /dev/null: a character device is written, never replaced (a file renamed over it would
+ * be a root-owned 0600 file where every program writes).  A node of its own (mknod needs
+ * CAP_MKNOD: skipped without it), so that a failure here cannot break the machine's. */
+static void test_output__char_device_written_in_place(void **state)
+{
+	struct fixture *fx = *state;
+	struct output *o;
+	struct stat st;
+
+	if (mknod(fx->path, S_IFCHR | 0666, makedev(1, 3))) {
+		assert_int_equal(errno, EPERM);
+		skip();
+	}
+	assert_int_equal(output__check(fx->path), 0);
+	assert_int_equal(output__open(&o, fx->path), 0);
+	fputs("profile", output__file(o));
+	assert_int_equal(output__commit(o), 0);
+	assert_int_equal(output__open(&o, fx->path), 0);
+	output__abort(o);
+	assert_int_equal(lstat(fx->path, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(st.st_rdev, makedev(1, 3));
+	assert_int_equal(entries(fx->dir, NULL, 0), 1); /* no temporary file, no .old */
+}
+
+/* A socket (and a disk: S_IFBLK) is refused, before the run and at its end. */
+static void test_output__socket_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct output *o = NULL;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_true(strlen(fx->path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, fx->path, strlen(fx->path) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(output__check(fx->path), -ENOTSUP);
+	assert_int_equal(output__open(&o, fx->path), -ENOTSUP);
+	assert_null(o);
+	assert_int_equal(entries(fx->dir, NULL, 0), 1);
+	close(fd);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -438,6 +527,9 @@ int main(void)
 		T(test_output__no_backup_replaces_only),
 		T(test_output__check),
 		T(test_output__check_unwritable_dir),
+		T(test_output__fifo_written_in_place),
+		T(test_output__char_device_written_in_place),
+		T(test_output__socket_refused),
 	};
 #undef T
 

@@ -15,8 +15,9 @@
 struct output {
 	FILE *f;
 	char *path;
-	char *tmp;     /* NULL for stdout */
+	char *tmp;     /* NULL for stdout and for a stream */
 	bool keep_old; /* an existing file at path becomes path.old */
+	bool stream;   /* path is a character device or a pipe, written in place */
 };
 
 static void output_free(struct output *o)
@@ -46,16 +47,27 @@ static int split_path(const char *path, char **dir, char **base)
 	return 0;
 }
 
-/* What output__open refuses at path itself: a symbolic link, a directory. */
+/*
+ * What output__open refuses at path itself: a symbolic link, a directory, a block device or a
+ * socket.  1 for a character device or a pipe (-o /dev/null, a FIFO): written in place, as a
+ * shell's redirection would — a file renamed over it would replace the node itself (as root,
+ * /dev/null for every program on the machine).
+ */
 static int check_target(const char *path)
 {
 	struct stat st;
 
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
 	/* rename() would replace a symlink rather than follow it, but a user who points -o at a
 	 * link expects the link's target to change: refuse instead of surprising them. */
-	if (lstat(path, &st) == 0)
-		return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : 0;
-	return errno == ENOENT ? 0 : -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+		return 1;
+	return S_ISREG(st.st_mode) ? 0 : -ENOTSUP; /* a disk, a socket */
 }
 
 /* Creates <dir>/.<base>.XXXXXX for path, in the same directory so that the final rename cannot
@@ -105,7 +117,7 @@ int output__check(const char *path)
 		return 0;
 	err = check_target(path);
 	if (err)
-		return err;
+		return err < 0 ? err : 0;
 	fd = make_temp(&tmp, path);
 	if (fd < 0)
 		return fd;
@@ -137,9 +149,18 @@ int output__open(struct output **out, const char *path)
 	}
 	o->keep_old = true;
 	err = check_target(path);
-	if (err)
+	if (err < 0)
 		goto cleanup;
-	fd = make_temp(&o->tmp, path);
+	if (err) {
+		/* No O_TRUNC, no O_CREAT: the node is there, and a pipe's reader is waited for. */
+		o->stream = true;
+		o->keep_old = false;
+		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	} else {
+		fd = make_temp(&o->tmp, path);
+	}
 	if (fd < 0) {
 		err = fd;
 		goto cleanup;
@@ -246,6 +267,8 @@ int output__commit(struct output *o)
 			err = -errno;
 		else if (ferror(o->f))
 			err = -EIO;
+		if (o->stream && fclose(o->f) && !err)
+			err = -errno;
 		output_free(o);
 		return err;
 	}
@@ -274,10 +297,9 @@ void output__abort(struct output *o)
 {
 	if (!o)
 		return;
-	if (o->tmp) {
-		if (o->f)
-			fclose(o->f);
+	if ((o->tmp || o->stream) && o->f)
+		fclose(o->f);
+	if (o->tmp)
 		unlink(o->tmp);
-	}
 	output_free(o);
 }

@@ -12,14 +12,16 @@
 struct output;
 
 /*
- * Opens <dir>/.<basename>.XXXXXX (mode 0644) for path, or stdout for "-".  Refuses, with
- * -ELOOP, a path that is a symbolic link, and with -EISDIR one that is a directory.
+ * Opens <dir>/.<basename>.XXXXXX (mode 0644) for path, or stdout for "-"; a character
+ * device or a pipe already at path (/dev/null, a FIFO) is opened and written in place, never
+ * replaced.  Refuses, with -ELOOP, a path that is a symbolic link, with -EISDIR one that is a
+ * directory, and with -ENOTSUP a block device or a socket.
  */
 int output__open(struct output **out, const char *path);
 /*
  * Whether path can be written, before a run that would only find out at its end: what
- * output__open refuses (-ELOOP, -EISDIR), a missing directory (-ENOENT, -ENOTDIR), and what
- * creating the temporary file there says (-EACCES, -EROFS, -ENAMETOOLONG…): one is made and
+ * output__open refuses (-ELOOP, -EISDIR, -ENOTSUP), a missing directory (-ENOENT, -ENOTDIR), and
+ * what creating the temporary file there says (-EACCES, -EROFS, -ENAMETOOLONG…): one is made and
  * removed.  "-" is 0.
  */
 int output__check(const char *path);
