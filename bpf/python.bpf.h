@@ -56,6 +56,8 @@ static __always_inline bool py_is_eval(const struct prof_py_proc *py, __u64 pc)
 /* Bytes read at once from a frame and from a code object: every field the walk needs lies in
  * them for 3.8–3.13 (checked by the offsets' bounds below, else read alone). */
 #define PY_FRAME_READ 112
+/* Below it no object lives (the kernel's mmap_min_addr, 64 KiB by default). */
+#define PY_MIN_ADDR   65536
 #define PY_CODE_READ  128
 
 /*
@@ -532,6 +534,10 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 		p->frame = 0;
 		goto over;
 	}
+	/* A frame is not its own caller: a stale head pointing at itself ends the walk (it
+	 * went round to the walk's bound before). */
+	if (v->back == f)
+		v->back = 0;
 	p->frame = v->back;
 	switch (py->o.style) {
 	case PROF_PY_FRAMEOBJ:
@@ -554,8 +560,19 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 #endif
 	if (!py_read(cb, PY_CODE_READ, v->code))
 		clen = 0;
+	/* A code object unreadable now (its page in a fault's hands: a copy-on-write after a
+	 * fork) is still the frame's: emitted with no fingerprint, named from user space later,
+	 * so that the eval frame is not left native between Python frames.  Words that are no
+	 * object's address (0, 1, 0xffffffff: a stale frame read at a call's edge) are skipped. */
+	if (!py_field(&v->type, 8, cb, clen, 8, v->code)) {
+		if (v->code < PY_MIN_ADDR || (v->code & 7))
+			goto next;
+		prof_count(PROF_CNT_PY_READ_FAIL);
+		*print = prof_py_fingerprint(0, 0, 0);
+		goto named;
+	}
 	/* Frames of other executables (3.13's f_executable) are not code: skipped. */
-	if (!py_field(&v->type, 8, cb, clen, 8, v->code) || v->type != py->code_type)
+	if (v->type != py->code_type)
 		goto next;
 	/* co_filename and co_name are neighbours in every version. */
 	if (py_field(&v->firstlineno, 4, cb, clen, py->o.co_firstlineno, v->code) &&
@@ -569,9 +586,7 @@ static __always_inline bool py_step(const struct prof_py_proc *py, struct py_wal
 		prof_count(PROF_CNT_PY_READ_FAIL);
 		*print = prof_py_fingerprint(v->firstlineno, v->names[0], v->names[1]);
 	}
-#ifdef PROF_PY_CODE_CACHE
 named:
-#endif
 	if (py->o.instr == PROF_PY_INSTR_PTR) {
 		if (py_field(&v->ptr, 8, fb, flen, py->o.fr_instr, f) &&
 		    v->ptr >= v->code + py->o.co_code_adaptive)

@@ -201,7 +201,9 @@ enum prof_counter_kind {
 	  "(--hold-rate)",                                                                         \
 	  DROP)                                                                                    \
 	X(PY_READ_FAIL, "py_read_fail",                                                            \
-	  "Python frames unreadable (the native interpreter frame kept in their place)", DROP)     \
+	  "Python frames unreadable (the native interpreter frame kept in their place), or their " \
+	  "code objects (named later, else [python])",                                             \
+	  DROP)                                                                                    \
 	X(PY_FRAMES, "py_frames", "Python frames read from interpreters", EVENT)                   \
 	X(PY_CODE_CACHED, "py_code_cached",                                                        \
 	  "Python frames named from the per-CPU cache of code objects, not read again", BOOK)      \

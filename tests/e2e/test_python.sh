@@ -87,19 +87,16 @@ py_slice() { # FILE I OUT
 	go tool pprof -symbolize=none -tagfocus=pid="$pid" -proto -output "$3" "$1" 2>/dev/null || fail "cannot slice $1 by pid $pid"
 }
 
-# expect_py_reads_of FAILS SAMPLES WHO: expect_py_reads' bound for one interpreter of a
-# py_all_script run, FAILS the run's py_read_fail, SAMPLES (py_samples) this interpreter's slice.
-# py_read_fail is counted for the whole run.  An interpreter read at least the Python frames of
-# its samples (their sum is py_frames in --cpu and --heap runs; less in --offcpu's file, whose
-# counters include --cpu's), which SAMPLES gives for this interpreter alone.  All the run's
-# failures are held to 1 per 1000 of them: never laxer than the bound of a run of its own.
-expect_py_reads_of() { # FAILS SAMPLES WHO
+# expect_py_reads_of SAMPLES WHO: one interpreter of a py_all_script run (SAMPLES: py_samples
+# of its slice) read Python frames.  py_read_fail is counted for the whole run, so the caller
+# holds it to expect_py_reads' bound against the whole run's py_frames: held to one
+# interpreter's frames instead, the few reads a run meets at a fork's copy-on-write or a
+# call's edge, from eight interpreters, failed the bound in one run of seven here.
+expect_py_reads_of() { # SAMPLES WHO
 	local frames
 	frames=$(awk -F'\t' '{ split($1, v, " "); if ($4 != "") s += v[1] * split($4, p, ";") }
-		END { printf "%.0f\n", s }' "$2")
-	[ "$frames" -gt 0 ] || fail "$3: no Python frames read"
-	expect_range "$3: py_read_fail of the run ($1) per 1000 of its py_frames ($frames)" 0 1 \
-		"$(awk -v a="$1" -v b="$frames" 'BEGIN { print 1000 * a / b }')"
+		END { printf "%.0f\n", s }' "$1")
+	[ "$frames" -gt 0 ] || fail "$2: no Python frames read"
 }
 
 # py_all_run FILE HOW PROF_OPTIONS... -- ARGS...: one profiler run (PROF_OPTIONS, -o FILE) of
@@ -117,12 +114,12 @@ py_all_run() { # FILE HOW PROF_OPTIONS... -- ARGS...
 
 # py_each_slice FILE NAME: for interpreter I of a py_all_run, its profile from FILE (py_slice)
 # as $E2E_TMP/NAME.<interpreter>.pb.gz and that profile's py_samples in the same name .samples,
-# checked by expect_py_reads_of against the run's py_read_fail (FAILS, set by the caller).
+# checked by expect_py_reads_of (the caller checks the run's expect_py_reads).
 py_each_slice() { # FILE I NAME
 	local g=$E2E_TMP/$3.${PY_NAMES[$2]}.pb.gz
 	py_slice "$1" "$2" "$g"
 	py_samples "$g" >"$g.samples"
-	expect_py_reads_of "$FAILS" "$g.samples" "${PY_NAMES[$2]}"
+	expect_py_reads_of "$g.samples" "${PY_NAMES[$2]}"
 }
 
 # Line number of the first line of SCRIPT matching the extended regex RE.
@@ -206,12 +203,12 @@ expect_py_counters() { # FILE
 }
 
 # The cpu profile of a py_cpu.py run (SCRIPT: its path as the interpreter saw it).
-check_py_cpu() { # FILE SCRIPT WHO [FAILS]
+check_py_cpu() { # FILE SCRIPT WHO [SLICE]
 	local f=$1 script=$2 who=$3 s=$1.samples a b la lb body_a body_end call_a mod_line bad n
 	if [ $# -ge 4 ]; then
 		# one interpreter's slice of a run of several: the caller checked the run's drops
 		py_samples "$f" >"$s"
-		expect_py_reads_of "$4" "$s" "$who"
+		expect_py_reads_of "$s" "$who"
 	else
 		expect_py_counters "$f"
 		py_samples "$f" >"$s"
@@ -256,19 +253,19 @@ check_py_cpu() { # FILE SCRIPT WHO [FAILS]
 }
 
 t_python_cpu_cmd() {
-	local i f ran="" FAILS
+	local i f ran=""
 	py_list
 	# the interpreters in turn in one run (py_all_run): each has the CPUs to itself as it had in
 	# a run of its own
 	py_all_run "$E2E_TMP/cpu.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_CPU" $PY_SECONDS
 	expect_no_drops "$E2E_TMP/cpu.pb.gz"
-	FAILS=$(pprof_counter_value "$E2E_TMP/cpu.pb.gz" py_read_fail)
+	expect_py_reads "$E2E_TMP/cpu.pb.gz"
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/cpu.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
 		grep -q '^rounds [0-9]' "$E2E_TMP/${PY_NAMES[$i]}.out" || fail "${PY_NAMES[$i]}: the script did not finish"
 		py_slice "$E2E_TMP/cpu.pb.gz" "$i" "$f"
-		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}" "$FAILS"
+		check_py_cpu "$f" "$PY_CPU" "${PY_NAMES[$i]}" slice
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
@@ -280,7 +277,7 @@ t_python_cpu_cmd() {
 # run, and every target must have lived through it.
 PY_PID_ROUNDS=300
 t_python_cpu_pid() {
-	local i f=$E2E_TMP/pid.pb.gz g ran="" st fd FAILS pids="" ins=()
+	local i f=$E2E_TMP/pid.pb.gz g ran="" st fd pids="" ins=()
 	py_list
 	for i in "${!PY_BINS[@]}"; do
 		start_waiting_target "$E2E_TMP/${PY_NAMES[$i]}.out" "${PY_BINS[$i]}" "$PY_CPU" --wait \
@@ -305,12 +302,12 @@ t_python_cpu_pid() {
 		exec {fd}>&-
 	done
 	expect_no_drops "$f"
-	FAILS=$(pprof_counter_value "$f" py_read_fail)
+	expect_py_reads "$f"
 	for i in "${!PY_BINS[@]}"; do
 		g=$E2E_TMP/pid.${PY_NAMES[$i]}.pb.gz
 		echo "== ${PY_NAMES[$i]}: ${PY_BINS[$i]}"
 		py_slice "$f" "$i" "$g"
-		check_py_cpu "$g" "$PY_CPU" "${PY_NAMES[$i]} -p" "$FAILS"
+		check_py_cpu "$g" "$PY_CPU" "${PY_NAMES[$i]} -p" slice
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
@@ -429,7 +426,7 @@ between_main() { # SAMPLES FN
 # --python-frames all (a second, shorter run) sorted's C frames and the interpreter's call path
 # to cmpfn are there.
 t_python_callback() {
-	local i f s n lk le lc lq lm ml mid bad how run secs ran="" FAILS
+	local i f s n lk le lc lq lm ml mid bad how run secs ran=""
 	py_list
 	lk=$(line_of "$PY_CALLBACK" '^def keyfn')
 	lc=$(line_of "$PY_CALLBACK" '^def cmpfn')
@@ -444,7 +441,7 @@ t_python_callback() {
 		[ $how = all ] && secs=0.6
 		py_all_run "$E2E_TMP/$run.pb.gz" in_turn --cpu=$PY_HZ --top 0 --python-frames $how -- "$PY_CALLBACK" $secs
 		expect_no_drops "$E2E_TMP/$run.pb.gz"
-		FAILS=$(pprof_counter_value "$E2E_TMP/$run.pb.gz" py_read_fail)
+		expect_py_reads "$E2E_TMP/$run.pb.gz"
 		for i in "${!PY_BINS[@]}"; do
 			f=$E2E_TMP/$run.${PY_NAMES[$i]}.pb.gz
 			s=$f.samples
@@ -511,7 +508,7 @@ t_python_callback() {
 # (the profile is written when they have all exited) or "live" (written on SIGINT once every one
 # has printed KEPT, while they sleep holding their memory).
 heap_keep_runs() { # STOP
-	local i f=$E2E_TMP/heap.pb.gz g s v n la lm ml secs=0 ran="" st fails
+	local i f=$E2E_TMP/heap.pb.gz g s v n la lm ml secs=0 ran="" st
 	py_list
 	la=$(line_of "$PY_HEAP" '^        kept\.append\(bytearray\(')
 	lm=$(line_of "$PY_HEAP" '^    held = keep\(')
@@ -530,7 +527,7 @@ heap_keep_runs() { # STOP
 	st=$?
 	[ "$st" -eq 0 ] || { cat "$f.err"; fail "exit status $st"; }
 	expect_no_drops "$f"
-	fails=$(pprof_counter_value "$f" py_read_fail)
+	expect_py_reads "$f"
 	for i in "${!PY_BINS[@]}"; do
 		g=$E2E_TMP/heap.${PY_NAMES[$i]}.pb.gz
 		s=$g.samples
@@ -538,7 +535,7 @@ heap_keep_runs() { # STOP
 		expect_eq "${PY_NAMES[$i]}: script output" "KEPT 20" "$(cat "$E2E_TMP/${PY_NAMES[$i]}.out")"
 		py_slice "$f" "$i" "$g"
 		py_samples "$g" >"$s"
-		expect_py_reads_of "$fails" "$s" "${PY_NAMES[$i]}"
+		expect_py_reads_of "$s" "${PY_NAMES[$i]}"
 		# 20 blocks of 1 MiB + 1 byte, kept to the end; keep's own small objects come from
 		# pymalloc's arenas, not malloc
 		v=$(pprof_cum "$g" inuse_space keep)
@@ -648,7 +645,7 @@ t_python_heap_code_cache_freed_code() {
 }
 
 t_python_threads_gil() {
-	local i f s n fn ran="" FAILS
+	local i f s n fn ran=""
 	py_list
 	# the sleeper naps 1.5 s, longer than the main thread spins (1 s): it never wakes to take
 	# the GIL from the spinner (as it did with 2 2.5: a sample of the spinner waiting in
@@ -657,7 +654,7 @@ t_python_threads_gil() {
 	# (the sleeper's).  At PY_HZ: five times the spinner samples of 99 Hz for 2 s.
 	py_all_run "$E2E_TMP/threads.pb.gz" in_turn --cpu=$PY_HZ --top 0 -- "$PY_THREADS" 1.5 1
 	expect_no_drops "$E2E_TMP/threads.pb.gz"
-	FAILS=$(pprof_counter_value "$E2E_TMP/threads.pb.gz" py_read_fail)
+	expect_py_reads "$E2E_TMP/threads.pb.gz"
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/threads.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
@@ -720,7 +717,7 @@ t_python_offcpu_idle() {
 		[ "${CI:-}" = true ] && fail "bpftrace-prof has no --offcpu (CI=true)"
 		skip "bpftrace-prof has no --offcpu yet"
 	fi
-	local i f s ns n ran="" FAILS
+	local i f s ns n ran=""
 	# the loss counter of that mode too (test_offcpu.sh)
 	local DROP_COUNTERS="$DROP_COUNTERS offcpu_full offcpu_deep_full"
 	py_list
@@ -730,7 +727,7 @@ t_python_offcpu_idle() {
 	py_all_run "$E2E_TMP/idle.pb.gz" in_turn --cpu --offcpu --top 0 -- "$PY_THREADS" 2 2.5
 	[ -s "$E2E_TMP/idle.offcpu.pb.gz" ] || { ls "$E2E_TMP"; fail "no $E2E_TMP/idle.offcpu.pb.gz"; }
 	expect_no_drops "$E2E_TMP/idle.offcpu.pb.gz"
-	FAILS=$(pprof_counter_value "$E2E_TMP/idle.offcpu.pb.gz" py_read_fail)
+	expect_py_reads "$E2E_TMP/idle.offcpu.pb.gz"
 	for i in "${!PY_BINS[@]}"; do
 		f=$E2E_TMP/idle.${PY_NAMES[$i]}.pb.gz
 		s=$f.samples
