@@ -146,6 +146,12 @@ t_otel_cgroup_own_links() {
 		pids+=("$TARGET_PID")
 	done
 	p1=${pids[0]} p2=${pids[2]}
+	# Gates open once each plain program is on its own links: an exec the consumer could not
+	# hold gets them late (counted in heap_own_late), and its workload would run without them.
+	for t in "$p1" "$p2" "${pids[3]}"; do
+		wait_for_line "$E2E_TMP/prof.log" "process $t: on allocator probes of its own" 10 ||
+			fail "process $t never got its own probes: $(grep -i own "$E2E_TMP/prof.log")"
+	done
 	echo go >&"${ins[3]}"
 	wait_for_line "$E2E_TMP/fk.out" CHILD 10 || fail "no child: $(cat "$E2E_TMP/fk.out")"
 	child=$(sed -n 's/^CHILD //p' "$E2E_TMP/fk.out")
