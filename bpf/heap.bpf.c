@@ -37,11 +37,18 @@ struct {
 
 /* An allocation record with its frames, built here and copied into the ring buffer at its
  * real size (too big for the 512-byte BPF stack, and its size is known only at the end). */
+struct heap_scratch {
+	struct prof_heap_record r; /* first: heap_record_from moves its head within it */
+	/* The sampled set's keys of the block made and of a realloc's old one: here, not on the
+	 * stack the walk's calls share (heap_return's chain is at the 512-byte limit). */
+	struct prof_sampled_key key, nkey;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct prof_heap_record);
+	__type(value, struct heap_scratch);
 } prof_heap_scratch SEC(".maps");
 
 /*
@@ -487,17 +494,21 @@ static __always_inline void *heap_record_from(struct prof_heap_record *r, __u64 
 static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 entry_sp, __u64 addr,
 				       __u64 old_addr, __u64 size, __u64 weight, __u32 leaves)
 {
-	struct prof_sampled_key key = {.tgid = id >> 32}, nkey = {.tgid = id >> 32, .addr = addr};
+	struct prof_sampled_key *key, *nkey;
 	struct prof_heap_record *r;
+	struct heap_scratch *sc;
 	bool old_sampled = false;
 	int kept = 0;
 	__u32 zero = 0;
 	__u64 n, len, skip = 0;
 	long got;
 
-	r = bpf_map_lookup_elem(&prof_heap_scratch, &zero);
-	if (!r)
+	sc = bpf_map_lookup_elem(&prof_heap_scratch, &zero);
+	if (!sc)
 		return;
+	r = &sc->r;
+	key = &sc->key;
+	nkey = &sc->nkey;
 	r->e.type = type;
 	r->e.pid = id >> 32;
 	r->e.tid = (__u32)id;
@@ -536,18 +547,23 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	if (type == PROF_REC_HEAP_REALLOC) {
 		r->e.old_addr = old_addr;
 		/* Sampling: the old block is userspace's only if it was sampled, and it is gone. */
-		key.addr = old_addr;
 		if (sample_bytes && addr && old_addr) {
-			old_sampled = !bpf_map_delete_elem(&prof_sampled, &key);
+			__builtin_memset(key, 0, sizeof(*key));
+			key->tgid = id >> 32;
+			key->addr = old_addr;
+			old_sampled = !bpf_map_delete_elem(&prof_sampled, key);
 			if (!old_sampled)
 				r->e.old_addr = 0;
 			else
-				sampled_left(key.tgid);
+				sampled_left(key->tgid);
 		}
 	}
 	/* Kept before it is sent, so that userspace knows a block whose free will not travel. */
 	if (sample_bytes && addr) {
-		kept = sampled_add(&nkey);
+		__builtin_memset(nkey, 0, sizeof(*nkey));
+		nkey->tgid = id >> 32;
+		nkey->addr = addr;
+		kept = sampled_add(nkey);
 		if (kept < 0)
 			r->e.flags |= PROF_HEAP_UNTRACKED;
 	}
@@ -555,11 +571,11 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	if (bpf_ringbuf_output(&prof_events, heap_record_from(r, skip), len,
 			       prof_wakeup_flags(len))) {
 		prof_count(PROF_CNT_RINGBUF_FULL);
-		if (kept > 0 && !bpf_map_delete_elem(&prof_sampled, &nkey))
-			sampled_left(nkey.tgid);
+		if (kept > 0 && !bpf_map_delete_elem(&prof_sampled, nkey))
+			sampled_left(nkey->tgid);
 		/* Userspace never heard of the move: the old block stays sampled. */
 		if (old_sampled)
-			sampled_add(&key);
+			sampled_add(key);
 	}
 }
 
