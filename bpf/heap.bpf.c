@@ -35,8 +35,6 @@ struct {
 	__type(value, __u8);
 } prof_sampled SEC(".maps");
 
-/* An allocation record with its frames, built here and copied into the ring buffer at its
- * real size (too big for the 512-byte BPF stack, and its size is known only at the end). */
 struct heap_scratch {
 	struct prof_heap_record r; /* first: heap_record_from moves its head within it */
 	/* The sampled set's keys of the block made and of a realloc's old one: here, not on the
@@ -44,6 +42,8 @@ struct heap_scratch {
 	struct prof_sampled_key key, nkey;
 };
 
+/* An allocation record with its frames, built here and copied into the ring buffer at its
+ * real size (too big for the 512-byte BPF stack, and its size is known only at the end). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -403,6 +403,16 @@ static __always_inline int sampled_add(struct prof_sampled_key *key)
 	return -1;
 }
 
+/* The sampled set's key of tgid's block at addr, written in place (its padding zeroed). */
+static __always_inline struct prof_sampled_key *sampled_key(struct prof_sampled_key *k, __u32 tgid,
+							    __u64 addr)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->tgid = tgid;
+	k->addr = addr;
+	return k;
+}
+
 /*
  * --sample-bytes: a block of this process left the heap (freed, or moved by a realloc).  Only
  * a sampled block is news to userspace: the others it never saw.
@@ -548,10 +558,8 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 		r->e.old_addr = old_addr;
 		/* Sampling: the old block is userspace's only if it was sampled, and it is gone. */
 		if (sample_bytes && addr && old_addr) {
-			__builtin_memset(key, 0, sizeof(*key));
-			key->tgid = id >> 32;
-			key->addr = old_addr;
-			old_sampled = !bpf_map_delete_elem(&prof_sampled, key);
+			old_sampled = !bpf_map_delete_elem(&prof_sampled,
+							   sampled_key(key, id >> 32, old_addr));
 			if (!old_sampled)
 				r->e.old_addr = 0;
 			else
@@ -560,10 +568,7 @@ static __always_inline void emit_alloc(void *ctx, __u64 id, __u32 type, __u64 en
 	}
 	/* Kept before it is sent, so that userspace knows a block whose free will not travel. */
 	if (sample_bytes && addr) {
-		__builtin_memset(nkey, 0, sizeof(*nkey));
-		nkey->tgid = id >> 32;
-		nkey->addr = addr;
-		kept = sampled_add(nkey);
+		kept = sampled_add(sampled_key(nkey, id >> 32, addr));
 		if (kept < 0)
 			r->e.flags |= PROF_HEAP_UNTRACKED;
 	}

@@ -49,10 +49,12 @@ static int split_path(const char *path, char **dir, char **base)
 
 /*
  * What output__open refuses at path itself: a symbolic link, a directory, a block device or a
- * socket.  1 for a character device or a pipe (-o /dev/null, a FIFO): written in place, as a
- * shell's redirection would — a file renamed over it would replace the node itself (as root,
+ * socket.  TARGET_STREAM for a character device or a pipe (-o /dev/null, a FIFO): written in place,
+ * as a shell's redirection would — a file renamed over it would replace the node itself (as root,
  * /dev/null for every program on the machine).
  */
+#define TARGET_STREAM 1
+
 static int check_target(const char *path)
 {
 	struct stat st;
@@ -66,7 +68,7 @@ static int check_target(const char *path)
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
 	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
-		return 1;
+		return TARGET_STREAM;
 	return S_ISREG(st.st_mode) ? 0 : -ENOTSUP; /* a disk, a socket */
 }
 
@@ -147,14 +149,13 @@ int output__open(struct output **out, const char *path)
 		*out = o;
 		return 0;
 	}
-	o->keep_old = true;
 	err = check_target(path);
 	if (err < 0)
 		goto cleanup;
-	if (err) {
+	o->stream = err == TARGET_STREAM;
+	o->keep_old = !o->stream;
+	if (o->stream) {
 		/* No O_TRUNC, no O_CREAT: the node is there, and a pipe's reader is waited for. */
-		o->stream = true;
-		o->keep_old = false;
 		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0)
 			fd = -errno;
