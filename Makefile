@@ -323,6 +323,11 @@ $(OUTPUT)/targets/sampler_check: tests/targets/sampler_check.c include/prof_samp
 	$(call msg,TARGET,$@)
 	$(Q)$(CLANG) $(TARGET_CFLAGS) -fno-builtin -Iinclude $< -lm -o $@
 
+# The same program non-PIE: its calls of the malloc family go through canonical PLT entries.
+$(OUTPUT)/targets/sampler_check_nopie: tests/targets/sampler_check.c include/prof_sampler.h | $(OUTPUT)/targets
+	$(call msg,TARGET,$@)
+	$(Q)$(CLANG) $(TARGET_CFLAGS) -fno-builtin -fno-pie -no-pie -Iinclude $< -lm -o $@
+
 $(OUTPUT)/targets/sampler_full: tests/targets/sampler_full.c include/prof_sampler.h | $(OUTPUT)/targets
 	$(call msg,TARGET,$@)
 	$(Q)$(CLANG) $(TARGET_CFLAGS) -fno-builtin -Iinclude $< -o $@
@@ -362,6 +367,7 @@ $(OUTPUT)/targets/big_cfi.elf: tests/targets/gen_big_cfi.py | $(OUTPUT)/targets
 $(OUTPUT)/tests/test_bpf_code: | $(BPF_OBJS)
 
 $(OUTPUT)/tests/test_sampler: | $(SAMPLER_SO) $(OUTPUT)/targets/sampler_check \
+	$(OUTPUT)/targets/sampler_check_nopie \
 	$(OUTPUT)/targets/sampler_new $(OUTPUT)/targets/libinterpose_alloc.so
 
 # clang: gcc 12 drops the frame pointer of leaf functions despite -mno-omit-leaf-frame-pointer.

@@ -142,9 +142,11 @@ cmd_start() { # NAME DIR
 	die "$name under -- CMD never reached its gate"
 }
 
-# The process took the otel_memory path (the profile's counter says so).
+# The process took the otel_memory path (the profile's counter says so) and its sampler fired:
+# one that took itself for bypassed samples nothing (Debian's python3 until 2026-12-02, so the
+# sampler's rows for Python and torch before then timed a sampler that sampled nothing).
 took_otel() { # PROFILE
-	[ "$(counter "$1" heap_procs_otel)" -ge 1 ]
+	[ "$(counter "$1" heap_procs_otel)" -ge 1 ] && [ "$(samples "$1")" -ge 1 ]
 }
 
 steady_one() { # NAME VARIANT ROUND
@@ -171,7 +173,7 @@ steady_one() { # NAME VARIANT ROUND
 	s=$SECS
 	stop_tool
 	if [[ "$v" == preload || "$v" == cmd ]] && ! took_otel "$d/out.pb.gz"; then
-		say "$name under $v did not take the otel_memory path"
+		say "$name under $v did not take the otel_memory path, or sampled nothing"
 		ok=0
 	fi
 	# each mechanism checked by its counter: sessions in use, or not
@@ -203,7 +205,7 @@ startup_one() { # VARIANT ROUND
 	s=$(sed -n 's/^S //p' "$d/out")
 	[ -n "$s" ] || { say "startup under $v: no time ($(tail -2 "$d/log"))"; ok=0; s=0; }
 	if [ "$v" = preload ] && [ "$ok" = 1 ] && ! took_otel "$d/p.pb.gz"; then
-		say "import torch under preload did not take the otel_memory path"
+		say "import torch under preload did not take the otel_memory path, or sampled nothing"
 		ok=0
 	fi
 	printf 'startup\timport_torch\t%s\t%s\t%s\t%s\n' "$v" "$r" "$s" "$ok" >>"$RUNS"
@@ -263,7 +265,7 @@ wide_one() { # NAME VARIANT ROUND
 		own=$(counter "$d/out.pb.gz" heap_procs_own)
 		# each variant checked by its counters
 		if ! took_otel "$d/out.pb.gz"; then
-			say "$name under wide $v: no process took the otel_memory path"
+			say "$name under wide $v: no process took the otel_memory path, or none sampled"
 			ok=0
 		elif [ "$v" = filewide ] && [ "$own" != 0 ]; then
 			say "$name under wide filewide: heap_procs_own $own"
@@ -346,7 +348,7 @@ print(f"Revision {rev}; kernel {platform.release()}; {cpu}; "
       f"Medians of {rounds} alternated rounds (startup: {srounds}; wide: {wrounds}); "
       "spread = min-max; "
       "ratio = median / untraced median. Failed runs (a workload error, or a preload run that "
-      "did not take the otel_memory path) are left out and counted.\n")
+      "did not take the otel_memory path or sampled nothing) are left out and counted.\n")
 def table(sec, workloads, variants, names):
     print("| workload | variant | median s | spread s | ratio | runs (failed) |")
     print("|---|---|---:|---:|---:|---:|")

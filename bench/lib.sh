@@ -101,6 +101,12 @@ for p in json.load(sys.stdin):
 }
 
 # A counter (or statistic) from a pprof profile's comments, 0 when absent.
+# The profile's samples (its stacks), 0 when it holds none.
+samples() { # FILE
+	go tool pprof -symbolize=none -raw "$1" 2>/dev/null |
+		awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ +[0-9]+/ { n++ } END { print n + 0 }'
+}
+
 counter() { # FILE NAME
 	local v
 	v=$(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n "s/^Comment: $2=\([0-9]*\) .*/\1/p")

@@ -15,6 +15,7 @@
  *   sampler_check full                       more live sampled blocks than the set holds
  * Exit 0 when everything held; each mismatch is one line on stderr.
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
@@ -102,6 +103,29 @@ static void raise_semaphores(void)
 	}
 	(*a)++;
 	(*f)++;
+}
+
+/*
+ * Where dlsym(RTLD_DEFAULT) finds malloc, free, calloc and realloc: 1 when all four are in the
+ * executable.  The program takes their addresses in code, so a non-PIE build
+ * (sampler_check_nopie, as Debian's python3) imports them through canonical PLT entries, which
+ * dlsym returns though the calls reach the sampler; a PIE build gets the sampler's own.
+ */
+static int family_in_executable(void)
+{
+	void *volatile fn[] = {(void *)malloc, (void *)free, (void *)calloc, (void *)realloc};
+	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
+	Dl_info self, found;
+	int all = 1;
+
+	if (!dladdr((void *)family_in_executable, &self))
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		void *f = dlsym(RTLD_DEFAULT, names[i]);
+
+		all &= dladdr(f, &found) && found.dli_fbase == self.dli_fbase && f == fn[i];
+	}
+	return all;
 }
 
 enum fn {
@@ -655,6 +679,7 @@ int main(int argc, char **argv)
 	}
 	printf("table full %llu\n", (unsigned long long)stats().table_full);
 	printf("bypassed %llu\n", (unsigned long long)stats().bypassed);
+	printf("family in executable %d\n", family_in_executable());
 	printf("sampled %llu, freed %llu, live %llu, mean %llu, failures %d\n",
 	       (unsigned long long)stats().sampled, (unsigned long long)stats().freed,
 	       (unsigned long long)stats().live, (unsigned long long)stats().mean_bytes, failures);

@@ -20,10 +20,11 @@
 
 #include <cmocka.h>
 
-#define SAMPLER	   "build/libbpftrace-prof-sampler.so"
-#define CHECK	   "build/targets/sampler_check"
-#define NEW_CHECK  "build/targets/sampler_new"
-#define INTERPOSER "build/targets/libinterpose_alloc.so"
+#define SAMPLER	    "build/libbpftrace-prof-sampler.so"
+#define CHECK	    "build/targets/sampler_check"
+#define NOPIE_CHECK "build/targets/sampler_check_nopie"
+#define NEW_CHECK   "build/targets/sampler_new"
+#define INTERPOSER  "build/targets/libinterpose_alloc.so"
 
 /*
  * Run the check program with LD_PRELOAD (space-separated paths made absolute), the sample mean
@@ -153,6 +154,36 @@ static void test_sampler__bypassed_under_an_allocator_found_first(void **state)
 	assert_int_equal(field(out, "bypassed "), 1);
 	assert_true(field(out, "interposer calls ") > 1000);
 	assert_int_equal(run_check(out, sizeof(out), interposer_then_sampler, "64", "2", fuzz), 0);
+	assert_int_equal(field(out, "sampled "), 0);
+}
+
+/*
+ * A non-PIE executable that takes the family's addresses (Debian's python3) imports them through
+ * canonical PLT entries, which dlsym(RTLD_DEFAULT) returns as the executable's own, though its
+ * calls reach the sampler: the sampler is in front and samples (it took itself for bypassed and
+ * sampled nothing in Debian's python3).  An allocator preloaded ahead of it still bypasses it.
+ */
+static void test_sampler__in_front_of_a_non_pie_executable(void **state)
+{
+	char out[4096];
+	const char *family[] = {"family", NULL};
+	const char *under[] = {"family", "interposed", NULL};
+	const char *ahead[] = {"family", "interposed", "bypassed", NULL};
+
+	assert_int_equal(
+		run_program(out, sizeof(out), NOPIE_CHECK, only_sampler, "64", "1", family), 0);
+	assert_int_equal(field(out, "family in executable "), 1); /* the case, not a PIE build */
+	assert_int_equal(field(out, "bypassed "), 0);
+	assert_true(field(out, "sampled ") > 1000);
+	assert_int_equal(run_program(out, sizeof(out), NOPIE_CHECK, sampler_then_interposer, "64",
+				     "1", under),
+			 0);
+	assert_int_equal(field(out, "bypassed "), 0);
+	assert_true(field(out, "sampled ") > 1000);
+	assert_int_equal(run_program(out, sizeof(out), NOPIE_CHECK, interposer_then_sampler, "64",
+				     "1", ahead),
+			 0);
+	assert_int_equal(field(out, "bypassed "), 1);
 	assert_int_equal(field(out, "sampled "), 0);
 }
 
@@ -393,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_sampler__family_semaphores_down),
 		cmocka_unit_test(test_sampler__under_another_allocator),
 		cmocka_unit_test(test_sampler__bypassed_under_an_allocator_found_first),
+		cmocka_unit_test(test_sampler__in_front_of_a_non_pie_executable),
 		cmocka_unit_test(test_sampler__random_calls_keep_contents),
 		cmocka_unit_test(test_sampler__weights_unbiased_per_size),
 		cmocka_unit_test(test_sampler__set_full_counted),

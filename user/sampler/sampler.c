@@ -10,6 +10,7 @@
 #include "sampler/sampler.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -684,16 +685,76 @@ SAMPLER_EXPORT size_t malloc_usable_size(void *p)
 	return next.usable(p);
 }
 
-/* Our own definitions, by names no other object can interpose (a reference to malloc here
- * would find the program's). */
-extern __typeof(malloc) sampler_own_malloc
-	__attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
-extern __typeof(free) sampler_own_free
-	__attribute__((alias("free"), copy(free), visibility("hidden")));
-extern __typeof(calloc) sampler_own_calloc
-	__attribute__((alias("calloc"), copy(calloc), visibility("hidden")));
-extern __typeof(realloc) sampler_own_realloc
-	__attribute__((alias("realloc"), copy(realloc), visibility("hidden")));
+/* A dynamic-section address: glibc relocates them in place, except in a read-only section
+ * (the vDSO's), which keeps them relative to the object's base. */
+static const void *dyn_addr(const struct link_map *m, Elf64_Addr a)
+{
+	return (const void *)(a < m->l_addr ? a + m->l_addr : a);
+}
+
+static bool sym_defines(const Elf64_Sym *s, const char *strtab, const char *name)
+{
+	return s->st_shndx != SHN_UNDEF && s->st_value && !strcmp(strtab + s->st_name, name);
+}
+
+/*
+ * Does object m define name (not merely import it)?  Its own hash tables, read in place: no
+ * lock, no allocation, callable while the allocator is being resolved.
+ */
+static bool object_defines(const struct link_map *m, const char *name)
+{
+	const uint32_t *gnu = NULL, *sysv = NULL;
+	const Elf64_Sym *symtab = NULL;
+	const char *strtab = NULL;
+
+	for (const Elf64_Dyn *d = m->l_ld; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_GNU_HASH)
+			gnu = dyn_addr(m, d->d_un.d_ptr);
+		else if (d->d_tag == DT_HASH)
+			sysv = dyn_addr(m, d->d_un.d_ptr);
+		else if (d->d_tag == DT_SYMTAB)
+			symtab = dyn_addr(m, d->d_un.d_ptr);
+		else if (d->d_tag == DT_STRTAB)
+			strtab = dyn_addr(m, d->d_un.d_ptr);
+	}
+	if (!symtab || !strtab)
+		return false;
+	if (gnu) {
+		/* nbuckets, symoffset, bloom words, bloom shift; the bloom filter; buckets; chains
+		 */
+		uint32_t nb = gnu[0], off = gnu[1], h = 5381;
+		const uint32_t *bucket = gnu + 4 + gnu[2] * (sizeof(Elf64_Addr) / 4);
+		const uint32_t *chain = bucket + nb;
+
+		for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+			h = h * 33 + *c;
+		if (!nb)
+			return false;
+		for (uint32_t i = bucket[h % nb]; i >= off && i; i++) {
+			if ((chain[i - off] | 1) == (h | 1) &&
+			    sym_defines(&symtab[i], strtab, name))
+				return true;
+			if (chain[i - off] & 1)
+				break;
+		}
+		return false;
+	}
+	if (sysv) {
+		uint32_t nb = sysv[0], h = 0, g;
+		const uint32_t *bucket = sysv + 2, *chain = bucket + nb;
+
+		for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+			h = (h << 4) + *c;
+			g = h & 0xf0000000;
+			h ^= g >> 24;
+			h &= ~g;
+		}
+		for (uint32_t i = nb ? bucket[h % nb] : 0; i; i = chain[i])
+			if (sym_defines(&symtab[i], strtab, name))
+				return true;
+	}
+	return false;
+}
 
 /*
  * Are we the allocator the program calls?  The lookup scope starts with the executable, then the
@@ -702,19 +763,27 @@ extern __typeof(realloc) sampler_own_realloc
  * malloc or free, and a block of ours would reach its free; the functions it lacks
  * (reallocarray, pvalloc) still come to us, and go on to their namesakes after us (glibc's
  * reallocarray calls the program's realloc).
+ *
+ * Asked of each object loaded before ours (the executable, the vDSO, libraries preloaded ahead)
+ * by its symbol table, not by dlsym(RTLD_DEFAULT): a non-PIE executable that takes malloc's
+ * address (Debian's python3) imports it through a canonical PLT entry, an undefined symbol with
+ * a value, which dlsym returns as its address though the program's calls reach us.
  */
 static bool resolve_front(void)
 {
 	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
-	void *const own[] = {(void *)sampler_own_malloc, (void *)sampler_own_free,
-			     (void *)sampler_own_calloc, (void *)sampler_own_realloc};
-	bool front = true;
+	struct link_map *self = NULL, *m;
+	Dl_info info;
 
-	sampler_ts.busy++;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		front &= dlsym(RTLD_DEFAULT, names[i]) == own[i];
-	sampler_ts.busy--;
-	return front;
+	if (!dladdr1((void *)resolve_front, &info, (void **)&self, RTLD_DL_LINKMAP) || !self)
+		return true;
+	for (m = self; m->l_prev; m = m->l_prev)
+		;
+	for (; m && m != self; m = m->l_next)
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (object_defines(m, names[i]))
+				return false;
+	return true;
 }
 
 SAMPLER_EXPORT void bpftrace_prof_sampler_stats(struct prof_sampler_stats *out)
