@@ -46,7 +46,8 @@
 # HEAPCOST_WIDE_ROUNDS (5), HEAPCOST_WIDE_PLAIN (sqlite3_plain's variants, default "untraced own1
 # own2 own4 filewide"), HEAPCOST_ONLY (steady,startup,wide: the parts run; default all),
 # HEAPCOST_WORKLOADS / HEAPCOST_VARIANTS (steady's workloads and variants, space-separated;
-# default all, in the order above).
+# default all, in the order above), HEAPCOST_STARTUP_VARIANTS (startup's, default "untraced
+# preload uprobes exact").
 # Writes bench/results/heapcost.md (runs: heapcost-runs.tsv), prints it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -302,7 +303,7 @@ for name in "${workloads[@]}"; do
 		done
 	done
 done
-svariants=(untraced preload uprobes exact)
+read -r -a svariants <<<"${HEAPCOST_STARTUP_VARIANTS:-untraced preload uprobes exact}"
 for ((r = 0; r < SROUNDS; r++)); do
 	for ((k = 0; k < ${#svariants[@]}; k++)); do
 		startup_one "${svariants[(k + r) % ${#svariants[@]}]}" "$r"

@@ -253,7 +253,7 @@ check_py_cpu() { # FILE SCRIPT WHO [SLICE]
 }
 
 t_python_cpu_cmd() {
-	local i f ran=""
+	local i f ran="" n
 	py_list
 	# the interpreters in turn in one run (py_all_run): each has the CPUs to itself as it had in
 	# a run of its own
@@ -269,6 +269,13 @@ t_python_cpu_cmd() {
 		ran="$ran ${PY_NAMES[$i]}"
 	done
 	echo "ran:$ran"
+	# What a user's go tool pprof shows: its default symbolization cuts <…> and (…) out of a
+	# name whose system name is the same, taking it for demangled C++, and <module> was then
+	# empty, shown as <unknown> (the tests read with -symbolize=none, which keeps names).
+	n=$(go tool pprof -symbolize=none -traces "$E2E_TMP/cpu.pb.gz" 2>/dev/null | grep -c "<module>")
+	[ "$n" -gt 0 ] || fail "no <module> frame"
+	expect_eq "<module> frames as go tool pprof shows them" "$n" \
+		"$(go tool pprof -traces "$E2E_TMP/cpu.pb.gz" 2>/dev/null | grep -c "<module>" || true)"
 }
 
 # Every interpreter waiting for a go line, one -p run of them all, go once it profiles: each runs

@@ -264,7 +264,8 @@ static int add_mappings(struct dict *d, struct part_maps *m, const struct profil
 			break;
 		if (name)
 			pb__field_varint(tmp, FUNCTION_NAME, (uint64_t)name);
-		if (sys)
+		/* As pprof.c: a system name only when it is not the name. */
+		if (sys && sys != name)
 			pb__field_varint(tmp, FUNCTION_SYSTEM_NAME, (uint64_t)sys);
 		if (file)
 			pb__field_varint(tmp, FUNCTION_FILENAME, (uint64_t)file);

@@ -366,7 +366,12 @@ static int put_function(struct writer *w, uint32_t id, const struct profile_func
 	pb__field_varint(&w->msg, FUNCTION_ID, id);
 	if (name)
 		pb__field_varint(&w->msg, FUNCTION_NAME, name);
-	if (system_name)
+	/*
+	 * Only a system name of its own (a mangled one): pprof takes a function whose two names
+	 * are one for a demangled C++ name and cuts what stands in <> and () from it, which left
+	 * Python's <module>, <lambda> and <genexpr>, and Ruby's <main>, as empty names.
+	 */
+	if (system_name && system_name != name)
 		pb__field_varint(&w->msg, FUNCTION_SYSTEM_NAME, system_name);
 	if (file)
 		pb__field_varint(&w->msg, FUNCTION_FILENAME, file);
