@@ -51,6 +51,26 @@ t_life_cmd_keeps_callers_fd_limit() {
 	expect_eq "CMD's soft limit, then the profiler's" "1000 $want" "$(cat "$out")"
 }
 
+# The table builder and the symbolizer run at nice 19 in the background (named, so that top and
+# ps tell them apart); the profiler's other threads, and CMD, keep their nice. CMD reads its
+# parent's threads itself, while the session runs.
+t_life_workers_in_background() {
+	local out=$E2E_TMP/nice.out err=$E2E_TMP/nice.err
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	"$PROF" --heap -o "$E2E_TMP/nice.pb.gz" --top 0 -- sh -c 'sleep 1
+		echo "cmd $(sed "s/.*) //" /proc/self/stat | cut -d" " -f17)"
+		for t in /proc/$PPID/task/*; do
+			echo "$(cat "$t/comm") $(sed "s/.*) //" "$t/stat" | cut -d" " -f17)"
+		done' >"$out" 2>"$err" || fail "profiler exit status $?: $(cat "$err")"
+	cat "$out"
+	expect_eq "CMD's nice" "cmd 0" "$(grep '^cmd ' "$out")"
+	expect_eq "the table builder's nice" "prof-unwind 19" "$(grep '^prof-unwind ' "$out")"
+	expect_eq "the symbolizer's nice" "prof-sym 19" "$(grep '^prof-sym ' "$out")"
+	expect_eq "the profiler's main thread's nice" "bpftrace-prof 0" \
+		"$(grep '^bpftrace-prof ' "$out" | head -1)"
+	expect_eq "the ring's backlog thread's nice" "prof-backlog 0" "$(grep '^prof-backlog ' "$out")"
+}
+
 t_life_cmd_ignoring_sigterm_is_killed() {
 	local f=$E2E_TMP/trap.pb.gz err=$E2E_TMP/trap.err rc
 	timeout -k 5 30 "$PROF" --heap -d 1 -o "$f" --top 0 -- sh -c 'trap "" TERM; while :; do sleep 0.2; done' \

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -871,6 +872,64 @@ static void test_unwinder__poll_never_waits_for_a_build(void **state)
 	close(hold.release[1]);
 }
 
+/* The build hook records the worker's own nice at each build. */
+static void nice_build(void *arg)
+{
+	errno = 0;
+	*(int *)arg = getpriority(PRIO_PROCESS, 0);
+}
+
+/* Prepare path and poll (never wait) until its table is in. */
+static void build_polled(struct ctx *c, const char *path)
+{
+	int fd, tries = 0;
+
+	assert_int_equal(safe_open__at(&fd, -1, path, 0, SAFE_OPEN_ELF_MAX, NULL), 0);
+	assert_int_equal(unwinder__prepare(c->u, fd, NULL), 0);
+	close(fd);
+	while (unwinder__pending(c->u)) {
+		assert_true(unwinder__poll(c->u) >= 0);
+		assert_true(++tries < WAIT_MS); /* a build that never ends, not a timing */
+		usleep(1000);
+	}
+}
+
+/*
+ * The worker builds at nice 19 while nobody waits on it, at the caller's nice while processes
+ * are held for its builds (unwinder__set_urgent) or a caller blocks in unwinder__wait.
+ */
+static void test_unwinder__worker_background_unless_waited_on(void **state)
+{
+	int nice = -100;
+	struct unwinder_opts o = {.build_hook = nice_build, .build_hook_arg = &nice};
+	struct ctx c;
+	int fd;
+
+	if (geteuid())
+		skip(); /* going back up needs CAP_SYS_NICE */
+	unsetenv("BPFTRACE_PROF_WORKER_NICE");
+	assert_int_equal(getpriority(PRIO_PROCESS, 0), 0);
+	ctx_open(&c, &o);
+	build_polled(&c, cfi_libs[0]);
+	assert_int_equal(nice, 19);
+
+	unwinder__set_urgent(c.u, true);
+	build_polled(&c, cfi_libs[1]);
+	assert_int_equal(nice, 0);
+	unwinder__set_urgent(c.u, false);
+
+	assert_int_equal(safe_open__at(&fd, -1, cfi_libs[2], 0, SAFE_OPEN_ELF_MAX, NULL), 0);
+	assert_int_equal(unwinder__prepare(c.u, fd, NULL), 0);
+	close(fd);
+	assert_int_equal(unwinder__wait(c.u, WAIT_MS), 0);
+	assert_int_equal(nice, 0);
+
+	build_polled(&c, cfi_libs[3]);
+	assert_int_equal(nice, 19); /* lowered again once nobody waits */
+	assert_int_equal(unwinder__stats(c.u)->tables_built, 4);
+	ctx_close(&c);
+}
+
 /* ---- eviction ------------------------------------------------------------------------------ */
 
 /* Tables in the outer map, counted by walking its keys. */
@@ -1367,6 +1426,8 @@ int main(void)
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__queue_cap_defers_files, children_stop),
 		cmocka_unit_test_teardown(test_unwinder__table_map_full_counted, children_stop),
+		cmocka_unit_test_teardown(test_unwinder__worker_background_unless_waited_on,
+					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__poll_never_waits_for_a_build,
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__unused_tables_evicted_ids_reused,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sym/dwarf_lines.h"
+#include "util/bgprio.h"
 #include "util/log.h"
 
 struct dwbuild_req {
@@ -20,6 +21,7 @@ struct dwbuild {
 	pthread_mutex_t lock;
 	pthread_cond_t work, idle;
 	pthread_t thread;
+	struct bgprio prio; /* nice 19 unless dwbuild__wait waits */
 	bool started, stop, building;
 	struct dwbuild_req *head, **tail; /* the queue, oldest first */
 	struct dwbuild_done *done;	  /* built, newest first */
@@ -40,6 +42,7 @@ static void *builder(void *arg)
 {
 	struct dwbuild *b = arg;
 
+	bgprio__worker(&b->prio, "prof-dwarf");
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
 		struct dwbuild_req *q;
@@ -101,6 +104,7 @@ int dwbuild__new(struct dwbuild **out, const char *debug_dir)
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->work, NULL);
 	pthread_cond_init(&b->idle, NULL);
+	bgprio__init(&b->prio);
 	b->tail = &b->head;
 	*out = b;
 	return 0;
@@ -134,8 +138,11 @@ void dwbuild__free(struct dwbuild *b)
 	b->tail = &b->head;
 	pthread_cond_broadcast(&b->work);
 	pthread_mutex_unlock(&b->lock);
-	if (b->started)
+	if (b->started) {
+		bgprio__raise(&b->prio); /* the build under way ends first */
 		pthread_join(b->thread, NULL);
+	}
+	bgprio__destroy(&b->prio);
 	free_done(b->done);
 	pthread_cond_destroy(&b->idle);
 	pthread_cond_destroy(&b->work);
@@ -200,8 +207,10 @@ void dwbuild__wait(struct dwbuild *b)
 {
 	if (!b)
 		return;
+	bgprio__raise(&b->prio);
 	pthread_mutex_lock(&b->lock);
 	while (b->head || b->building)
 		pthread_cond_wait(&b->idle, &b->lock);
 	pthread_mutex_unlock(&b->lock);
+	bgprio__lower(&b->prio);
 }

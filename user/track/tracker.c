@@ -290,6 +290,7 @@ static void release_held(struct tracker *tr)
 	for (size_t i = 0; i < tr->nheld; i++)
 		held_release(tr, &tr->held[i]);
 	tr->nheld = 0;
+	unwinder__set_urgent(tr->unw, false);
 }
 
 void tracker__free(struct tracker *tr)
@@ -390,6 +391,7 @@ static void dlopen_expire(struct tracker *tr, int64_t now)
 			i++;
 		}
 	}
+	unwinder__set_urgent(tr->unw, tr->nheld != 0);
 }
 
 static int poll_unwinder(struct tracker *tr)
@@ -722,6 +724,7 @@ static bool hold_for_tables(struct tracker *tr, uint32_t pid, uint64_t hold, int
 								      : UNWIND_EXEC_WAIT_MS) *
 							       1000000LL;
 	tr->held[tr->nheld++] = (struct held){.pid = pid, .hold = hold, .deadline = deadline};
+	unwinder__set_urgent(tr->unw, true); /* its builds at our priority, not in the background */
 	return true;
 }
 

@@ -178,6 +178,7 @@ static void *worker(void *arg)
 {
 	struct unwinder *u = arg;
 
+	bgprio__worker(&u->prio, "prof-unwind");
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
 		struct job *j;
@@ -730,10 +731,33 @@ int unwinder__poll(struct unwinder *u)
 	return err ? err : ready;
 }
 
+void unwinder__set_urgent(struct unwinder *u, bool urgent)
+{
+	if (!u || u->urgent == urgent)
+		return;
+	u->urgent = urgent;
+	if (urgent)
+		bgprio__raise(&u->prio);
+	else
+		bgprio__lower(&u->prio);
+}
+
+static int unwinder_wait(struct unwinder *u, uint64_t deadline);
+
 int unwinder__wait(struct unwinder *u, int timeout_ms)
 {
 	uint64_t deadline =
 		(uint64_t)clock__mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	int err;
+
+	bgprio__raise(&u->prio); /* a process is held until the worker is done */
+	err = unwinder_wait(u, deadline);
+	bgprio__lower(&u->prio);
+	return err;
+}
+
+static int unwinder_wait(struct unwinder *u, uint64_t deadline)
+{
 	int err;
 
 	for (;;) {
@@ -811,6 +835,7 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
 	u->max_idle_files = opts->max_idle_files ? opts->max_idle_files : MAX_IDLE_FILES;
 	lru__init(&u->unused_tables);
 	lru__init(&u->idle_files);
+	bgprio__init(&u->prio);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* unwinder__wait's deadline */
@@ -876,6 +901,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	if (u->started) {
+		bgprio__raise(&u->prio); /* it finishes its build before it sees stop */
 		pthread_mutex_lock(&u->lock);
 		u->stop = true;
 		pthread_cond_signal(&u->work);
@@ -907,6 +933,7 @@ void unwinder__free(struct unwinder *u)
 	pthread_cond_destroy(&u->work);
 	pthread_cond_destroy(&u->done);
 	pthread_mutex_destroy(&u->lock);
+	bgprio__destroy(&u->prio);
 	for (uint32_t i = 0; i < u->npending; i++) /* never left by a poll */
 		close(u->pending[i]->pending_fd);
 	free(u->pending);

@@ -136,6 +136,9 @@ int unwinder__prepare(struct unwinder *u, int fd, const char *path);
  * forgets the idle file records past their caps (after processes were removed or re-read).
  */
 int unwinder__poll(struct unwinder *u);
+/* Processes are held until the builds queued are in (true) or not any more (false): the worker
+ * runs at the caller's priority meanwhile instead of in the background (util/bgprio.h). */
+void unwinder__set_urgent(struct unwinder *u, bool urgent);
 /* Poll until no build is queued or running and every result is loaded, or -ETIMEDOUT after
  * timeout_ms (session start, tests). */
 int unwinder__wait(struct unwinder *u, int timeout_ms);

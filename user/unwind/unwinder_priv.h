@@ -18,6 +18,7 @@
 #include "prof_unwind.h"
 #include "sym/python.h"
 #include "unwind/unwinder.h"
+#include "util/bgprio.h"
 
 /* Executable PT_LOAD segments kept per file (ELF files have one or two). */
 #define MAX_SEGS   8
@@ -132,6 +133,8 @@ struct job {
 };
 
 struct unwinder {
+	struct bgprio prio; /* the worker's: nice 19 unless someone waits on it */
+	bool urgent;	    /* unwinder__set_urgent: prio raised for held processes */
 	int procs_fd, tables_fd, files_fd;
 	char *proc_root;
 	struct unwind_table_opts table_opts;
