@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -164,12 +167,51 @@ static void test_bgprio__env(void **state)
 	unsetenv("BPFTRACE_PROF_WORKER_NICE");
 }
 
+/* Without CAP_SYS_NICE (and RLIMIT_NICE 0) a worker could not be raised again: it is not
+ * lowered at all. In a child, which drops the capability from its effective set. */
+static void test_bgprio__not_lowered_when_it_could_not_go_back(void **state)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+	struct rlimit rl = {0, 0};
+	int status;
+	pid_t pid;
+
+	if (geteuid())
+		skip();
+	unsetenv("BPFTRACE_PROF_WORKER_NICE");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct bgprio p;
+		struct worker w;
+		pthread_t t;
+		int nice;
+
+		if (syscall(SYS_capget, &hdr, caps) || setrlimit(RLIMIT_NICE, &rl))
+			_exit(2);
+		caps[CAP_TO_INDEX(CAP_SYS_NICE)].effective &= ~CAP_TO_MASK(CAP_SYS_NICE);
+		if (syscall(SYS_capset, &hdr, caps))
+			_exit(3);
+		bgprio__init(&p);
+		t = start(&w, &p);
+		nice = nice_of(p.tid);
+		stop(&w, t);
+		bgprio__destroy(&p);
+		_exit(nice == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bgprio__lowered_and_raised),
 		cmocka_unit_test(test_bgprio__raised_before_start),
 		cmocka_unit_test(test_bgprio__env),
+		cmocka_unit_test(test_bgprio__not_lowered_when_it_could_not_go_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,8 @@
 #include "util/bgprio.h"
 
 #include <errno.h>
+#include <linux/capability.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -24,6 +26,21 @@ static int env_nice(void)
 	return (int)v;
 }
 
+/* Whether a nice of 19 may go back to want: CAP_SYS_NICE, or RLIMIT_NICE's ceiling (a limit of
+ * r allows down to 20 - r). */
+static bool may_raise_to(int want)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {0};
+	struct rlimit rl;
+
+	if (!syscall(SYS_capget, &hdr, caps) &&
+	    (caps[CAP_TO_INDEX(CAP_SYS_NICE)].effective & CAP_TO_MASK(CAP_SYS_NICE)))
+		return true;
+	return !getrlimit(RLIMIT_NICE, &rl) &&
+	       (rl.rlim_cur == RLIM_INFINITY || 20 - (long)rl.rlim_cur <= want);
+}
+
 void bgprio__init(struct bgprio *p)
 {
 	int cur;
@@ -35,8 +52,10 @@ void bgprio__init(struct bgprio *p)
 	cur = getpriority(PRIO_PROCESS, 0); /* this thread's nice (Linux: per thread) */
 	p->high = (cur == -1 && errno) ? 0 : cur;
 	p->low = env_nice();
-	if (p->low < p->high)
-		p->low = p->high; /* never above what we were started with */
+	/* Never above what we were started with, and never lowered if a wait could not raise it
+	 * back (without CAP_SYS_NICE): a held process must not wait behind a starved thread. */
+	if (p->low < p->high || !may_raise_to(p->high))
+		p->low = p->high;
 }
 
 void bgprio__destroy(struct bgprio *p)

@@ -6,7 +6,8 @@
  * nice 0, about 1.25x at 19). Whoever blocks on a worker (a hold waiting for a table, an exit
  * waiting for its stacks, a full queue) raises it to its own nice for that long: a profiled
  * process must never stay stopped behind a thread the scheduler starves.
- * BPFTRACE_PROF_WORKER_NICE=N (0-19) sets the background nice; 0 turns this off.
+ * BPFTRACE_PROF_WORKER_NICE=N (0-19) sets the background nice; 0 turns this off, and so does
+ * a profiler that could not raise a worker again (no CAP_SYS_NICE, RLIMIT_NICE too low).
  */
 #ifndef PROF_BGPRIO_H
 #define PROF_BGPRIO_H
