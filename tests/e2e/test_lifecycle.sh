@@ -51,9 +51,9 @@ t_life_cmd_keeps_callers_fd_limit() {
 	expect_eq "CMD's soft limit, then the profiler's" "1000 $want" "$(cat "$out")"
 }
 
-# The table builder and the symbolizer run at nice 19 in the background (named, so that top and
-# ps tell them apart); the profiler's other threads, and CMD, keep their nice. CMD reads its
-# parent's threads itself, while the session runs.
+# The table builder runs at nice 19 in the background (named, so that top and ps tell our
+# threads apart); the symbolizer, the profiler's other threads, and CMD keep their nice. CMD
+# reads its parent's threads itself, while the session runs.
 t_life_workers_in_background() {
 	local out=$E2E_TMP/nice.out err=$E2E_TMP/nice.err
 	# shellcheck disable=SC2016 # expanded by the inner sh
@@ -65,7 +65,8 @@ t_life_workers_in_background() {
 	cat "$out"
 	expect_eq "CMD's nice" "cmd 0" "$(grep '^cmd ' "$out")"
 	expect_eq "the table builder's nice" "prof-unwind 19" "$(grep '^prof-unwind ' "$out")"
-	expect_eq "the symbolizer's nice" "prof-sym 19" "$(grep '^prof-sym ' "$out")"
+	expect_eq "the symbolizer's nice (names are lost if it lags)" "prof-sym 0" \
+		"$(grep '^prof-sym ' "$out")"
 	expect_eq "the profiler's main thread's nice" "bpftrace-prof 0" \
 		"$(grep '^bpftrace-prof ' "$out" | head -1)"
 	expect_eq "the ring's backlog thread's nice" "prof-backlog 0" "$(grep '^prof-backlog ' "$out")"

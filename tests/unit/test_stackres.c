@@ -12,10 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <errno.h>
 
 #include <cmocka.h>
 
@@ -408,44 +405,6 @@ static void test_stackres__worker_runs_work_in_order(void **state)
 	stackres__free(r);
 	assert_int_equal(late.calls, 1);
 	assert_int_equal(late.named, 1);
-	symbolizer__free(s);
-}
-
-struct after_nice {
-	pid_t tid;
-	int nice;
-};
-
-static void after_nice(void *ctx, uint64_t arg)
-{
-	struct after_nice *a = ctx;
-
-	(void)arg;
-	a->tid = (pid_t)syscall(SYS_gettid);
-	errno = 0;
-	a->nice = getpriority(PRIO_PROCESS, 0);
-}
-
-/* The worker runs at nice 19, but a callback a held process waits for (its exit hold) runs at
- * the caller's nice, and the worker is lowered again after it. */
-static void test_stackres__worker_background_unless_waited_on(void **state)
-{
-	struct fixture *fx = *state;
-	struct after_nice a = {0};
-	struct symbolizer *s;
-	struct stackres *r;
-
-	if (geteuid())
-		skip(); /* going back up needs CAP_SYS_NICE */
-	unsetenv("BPFTRACE_PROF_WORKER_NICE");
-	assert_int_equal(getpriority(PRIO_PROCESS, 0), 0);
-	live(fx, &s, &r, true);
-	assert_int_equal(stackres__after(r, after_nice, &a, 0), 0);
-	assert_int_equal(stackres__sync(r), 0);
-	assert_true(a.tid > 0 && a.tid != (pid_t)syscall(SYS_gettid));
-	assert_int_equal(a.nice, 0);
-	assert_int_equal(getpriority(PRIO_PROCESS, (id_t)a.tid), 19);
-	stackres__free(r);
 	symbolizer__free(s);
 }
 
@@ -937,8 +896,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stackres__many_distinct_stacks_keep_their_ids,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__worker_symbolizes_like_the_caller,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stackres__worker_background_unless_waited_on,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stackres__worker_runs_work_in_order, setup,
 						teardown),

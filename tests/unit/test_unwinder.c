@@ -930,6 +930,26 @@ static void test_unwinder__worker_background_unless_waited_on(void **state)
 	ctx_close(&c);
 }
 
+/* Catching up (a wide scope's start): the first builds at the caller's nice, the ones after
+ * they are in at 19. */
+static void test_unwinder__catch_up_then_background(void **state)
+{
+	int nice = -100;
+	struct unwinder_opts o = {
+		.build_hook = nice_build, .build_hook_arg = &nice, .catch_up = true};
+	struct ctx c;
+
+	if (geteuid())
+		skip();
+	unsetenv("BPFTRACE_PROF_WORKER_NICE");
+	ctx_open(&c, &o);
+	build_polled(&c, cfi_libs[0]);
+	assert_int_equal(nice, 0);
+	build_polled(&c, cfi_libs[1]);
+	assert_int_equal(nice, 19);
+	ctx_close(&c);
+}
+
 /* ---- eviction ------------------------------------------------------------------------------ */
 
 /* Tables in the outer map, counted by walking its keys. */
@@ -1428,6 +1448,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unwinder__table_map_full_counted, children_stop),
 		cmocka_unit_test_teardown(test_unwinder__worker_background_unless_waited_on,
 					  children_stop),
+		cmocka_unit_test_teardown(test_unwinder__catch_up_then_background, children_stop),
 		cmocka_unit_test_teardown(test_unwinder__poll_never_waits_for_a_build,
 					  children_stop),
 		cmocka_unit_test_teardown(test_unwinder__unused_tables_evicted_ids_reused,

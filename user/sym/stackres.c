@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "proc/maps.h"
-#include "util/bgprio.h"
 #include "util/hashmap.h"
 #include "prof_common.h"
 #include "sym/symbolizer.h"
@@ -105,8 +104,7 @@ struct worker {
 	unsigned queued;
 	bool busy; /* a job is running (taken off the queue) */
 	bool stop;
-	int err;	    /* the first -ENOMEM of a job */
-	struct bgprio prio; /* nice 19 unless a caller waits (sync, a full queue, stop) */
+	int err; /* the first -ENOMEM of a job */
 };
 
 struct stackres {
@@ -577,7 +575,9 @@ static void *worker_main(void *arg)
 	struct job *j;
 	int err;
 
-	bgprio__worker(&w->prio, "prof-sym");
+	/* Named for ps and top. At our priority, unlike the table builds (util/bgprio.h): a process
+	 * that exits while its maps wait here loses its names. */
+	pthread_setname_np(pthread_self(), "prof-sym");
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		while (!w->head && !w->stop)
@@ -593,9 +593,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 
 		err = job__run(r, j);
-		if (j->kind == JOB_AFTER)
-			bgprio__lower(&w->prio); /* stackres__after's raise */
-		maps__free(j->maps);		 /* the queued copy's reference */
+		maps__free(j->maps); /* the queued copy's reference */
 		free(j->redo);
 		free(j->pyp);
 		free(j);
@@ -616,7 +614,6 @@ static int submit(struct stackres *r, const struct job *j)
 {
 	struct worker *w = r->w;
 	struct job *q;
-	bool full;
 
 	if (!w)
 		return job__run(r, j);
@@ -627,9 +624,6 @@ static int submit(struct stackres *r, const struct job *j)
 	q->next = NULL;
 	q->maps = maps__get(j->maps);
 	pthread_mutex_lock(&w->lock);
-	full = w->queued >= QUEUE_MAX;
-	if (full)
-		bgprio__raise(&w->prio); /* the events wait behind it (its lock is a leaf) */
 	while (w->queued >= QUEUE_MAX)
 		pthread_cond_wait(&w->idle, &w->lock);
 	if (w->tail)
@@ -640,8 +634,6 @@ static int submit(struct stackres *r, const struct job *j)
 	w->queued++;
 	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->lock);
-	if (full)
-		bgprio__lower(&w->prio);
 	return 0;
 }
 
@@ -658,14 +650,12 @@ int stackres__start_worker(struct stackres *r)
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->idle, NULL);
-	bgprio__init(&w->prio);
 	r->w = w;
 	/* Behind a file's DWARF indexing, stacks would wait: read when the loop next asks. */
 	symbolizer__defer_dwarf(r->sym);
 	err = pthread_create(&w->thread, NULL, worker_main, r);
 	if (err) {
 		r->w = NULL;
-		bgprio__destroy(&w->prio);
 		pthread_cond_destroy(&w->idle);
 		pthread_cond_destroy(&w->work);
 		pthread_mutex_destroy(&w->lock);
@@ -678,21 +668,15 @@ int stackres__start_worker(struct stackres *r)
 int stackres__sync(struct stackres *r)
 {
 	struct worker *w = r->w;
-	bool busy;
 	int err;
 
 	if (!w)
 		return 0;
 	pthread_mutex_lock(&w->lock);
-	busy = w->head || w->busy;
-	if (busy)
-		bgprio__raise(&w->prio); /* e.g. a process held at its exit */
 	while (w->head || w->busy)
 		pthread_cond_wait(&w->idle, &w->lock);
 	err = w->err;
 	pthread_mutex_unlock(&w->lock);
-	if (busy)
-		bgprio__lower(&w->prio);
 	return err;
 }
 
@@ -709,13 +693,11 @@ static void stop_worker(struct stackres *r)
 
 	if (!w)
 		return;
-	bgprio__raise(&w->prio); /* what is queued runs before it ends */
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
-	bgprio__destroy(&w->prio);
 	pthread_cond_destroy(&w->idle);
 	pthread_cond_destroy(&w->work);
 	pthread_mutex_destroy(&w->lock);
@@ -816,16 +798,7 @@ int stackres__debug(struct stackres *r, bool last)
 int stackres__after(struct stackres *r, void (*fn)(void *ctx, uint64_t arg), void *ctx,
 		    uint64_t arg)
 {
-	int err;
-
-	/* A process waits for fn (its exit hold): the worker at our priority until it runs fn,
-	 * raised before the job can run (worker_main lowers it after). */
-	if (r->w)
-		bgprio__raise(&r->w->prio);
-	err = submit(r, &(struct job){.kind = JOB_AFTER, .fn = fn, .ctx = ctx, .arg = arg});
-	if (err && r->w)
-		bgprio__lower(&r->w->prio);
-	return err;
+	return submit(r, &(struct job){.kind = JOB_AFTER, .fn = fn, .ctx = ctx, .arg = arg});
 }
 
 static bool same_frames(const struct stack *st, const uint64_t *ips, unsigned n)

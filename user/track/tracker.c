@@ -221,6 +221,7 @@ static int unwinder_start(struct tracker *tr)
 	tr->unwind_asked_fd = fds.asked;
 	o.on_python = python_found;
 	o.on_python_arg = tr;
+	o.catch_up = tr->opts.wide; /* it does not wait for the tables of what it finds at start */
 	o.max_table_bytes = tr->opts.unwind_memory;
 	o.table_opts.max_rows = tr->opts.unwind_max_rows;
 	o.table_opts.max_bytes = tr->opts.unwind_max_cfi;
@@ -290,7 +291,6 @@ static void release_held(struct tracker *tr)
 	for (size_t i = 0; i < tr->nheld; i++)
 		held_release(tr, &tr->held[i]);
 	tr->nheld = 0;
-	unwinder__set_urgent(tr->unw, false);
 }
 
 void tracker__free(struct tracker *tr)
@@ -391,7 +391,6 @@ static void dlopen_expire(struct tracker *tr, int64_t now)
 			i++;
 		}
 	}
-	unwinder__set_urgent(tr->unw, tr->nheld != 0);
 }
 
 static int poll_unwinder(struct tracker *tr)
@@ -435,6 +434,7 @@ static int poll_unwinder(struct tracker *tr)
 				tr->nheld);
 		release_held(tr);
 	}
+	unwinder__set_urgent(tr->unw, tr->nheld != 0); /* as long as anyone is held */
 	if (err == -ENOMEM) {
 		pr_err("out of memory while loading unwind tables\n");
 		return fatal(tr, err);

@@ -682,7 +682,7 @@ static void requeue_deferred(struct unwinder *u)
 	}
 }
 
-int unwinder__poll(struct unwinder *u)
+static int poll_results(struct unwinder *u)
 {
 	struct job *list;
 	const void *key;
@@ -729,6 +729,18 @@ int unwinder__poll(struct unwinder *u)
 	/* After the rewrites: a table is judged unused only by entries as they stand now. */
 	err = u->evict_due ? unw_evict(u) : 0;
 	return err ? err : ready;
+}
+
+int unwinder__poll(struct unwinder *u)
+{
+	int ret = poll_results(u);
+
+	/* Once the first builds are in and none is queued (deferred: mapped by nobody we read). */
+	if (u->catching_up && u->gen && u->queued == 0) {
+		u->catching_up = false;
+		bgprio__lower(&u->prio);
+	}
+	return ret;
 }
 
 void unwinder__set_urgent(struct unwinder *u, bool urgent)
@@ -836,6 +848,9 @@ int unwinder__new(struct unwinder **out, const struct unwinder_opts *opts)
 	lru__init(&u->unused_tables);
 	lru__init(&u->idle_files);
 	bgprio__init(&u->prio);
+	u->catching_up = opts->catch_up;
+	if (u->catching_up)
+		bgprio__raise(&u->prio); /* lowered by unwinder__poll */
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* unwinder__wait's deadline */

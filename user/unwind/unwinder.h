@@ -92,6 +92,9 @@ struct unwinder_opts {
 	bool (*on_python)(void *arg, uint32_t pid, const struct py_version *v,
 			  const struct prof_py_proc *py, const struct unwinder_py_code *code);
 	void *on_python_arg;
+	/* Build at the caller's priority, not in the background (util/bgprio.h), until the first
+	 * builds are in and none is queued: a start that does not wait for them (wide scopes). */
+	bool catch_up;
 };
 
 /*
@@ -139,6 +142,7 @@ int unwinder__poll(struct unwinder *u);
 /* Processes are held until the builds queued are in (true) or not any more (false): the worker
  * runs at the caller's priority meanwhile instead of in the background (util/bgprio.h). */
 void unwinder__set_urgent(struct unwinder *u, bool urgent);
+
 /* Poll until no build is queued or running and every result is loaded, or -ETIMEDOUT after
  * timeout_ms (session start, tests). */
 int unwinder__wait(struct unwinder *u, int timeout_ms);

@@ -135,6 +135,7 @@ struct job {
 struct unwinder {
 	struct bgprio prio; /* the worker's: nice 19 unless someone waits on it */
 	bool urgent;	    /* unwinder__set_urgent: prio raised for held processes */
+	bool catching_up;   /* unwinder__catch_up: prio raised until nothing is pending */
 	int procs_fd, tables_fd, files_fd;
 	char *proc_root;
 	struct unwind_table_opts table_opts;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * A background worker's priority: the unwind-table builder and the symbolizer run at nice 19
- * while nobody waits on them, so that on a small machine their catching up does not take a
- * core from the processes we profile (a sampled `import torch` on 2 cores: 1.64x untraced at
- * nice 0, about 1.25x at 19). Whoever blocks on a worker (a hold waiting for a table, an exit
- * waiting for its stacks, a full queue) raises it to its own nice for that long: a profiled
- * process must never stay stopped behind a thread the scheduler starves.
+ * A background worker's priority: the unwind-table builder and the DWARF line indexer run at
+ * nice 19 while nobody waits on them, so that on a small machine their catching up does not
+ * take a core from the processes we profile (a sampled `import torch` on 2 cores: 1.66x
+ * untraced at nice 0, 1.30x with the builder at 19). Whoever waits on a worker (processes held
+ * for tables, a start, the end) raises it to its own nice for that long: a profiled process
+ * must never stay stopped behind a thread the scheduler starves.
  * BPFTRACE_PROF_WORKER_NICE=N (0-19) sets the background nice; 0 turns this off, and so does
  * a profiler that could not raise a worker again (no CAP_SYS_NICE, RLIMIT_NICE too low).
  */
