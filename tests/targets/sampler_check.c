@@ -13,6 +13,8 @@
  *   sampler_check stats                      200,000 mixed sizes: weights sum to the bytes, ±5 %
  *   sampler_check seq                        which of 2,000 mallocs were sampled (a 0/1 line)
  *   sampler_check full                       more live sampled blocks than the set holds
+ *   sampler_check grow                       a big sampled block grown and shrunk by realloc is
+ *                                            not copied (run it with every allocation sampled)
  * Exit 0 when everything held; each mismatch is one line on stderr.
  */
 #define _GNU_SOURCE
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -623,6 +626,45 @@ static void check_full(void)
 	CHECK(stats().sampled > s.sampled, "no samples once the set emptied");
 }
 
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/*
+ * A sampled block grown by realloc stays the allocator's to move (glibc: mremap, its pages
+ * kept), and one shrunk stays where it is: 64 MiB copied into a new block would fault in its
+ * 16,384 pages.  Every allocation sampled (a mean of 1 byte), so each realloc is sampled again.
+ */
+static void check_grow(void)
+{
+	enum { MIB = 1 << 20 };
+	uint64_t sampled = stats().sampled, freed = stats().freed;
+	char *p = malloc(64 * MIB), *q;
+	long faults;
+
+	CHECK(p && stats().sampled == sampled + 1, "64 MiB: not sampled");
+	if (!p)
+		return;
+	fill(p, 64 * MIB, 7);
+	faults = minor_faults();
+	q = realloc(p, 128 * MIB);
+	CHECK(q && stats().sampled == sampled + 2 && stats().freed == freed + 1,
+	      "grown: not a free and a sample");
+	faults = minor_faults() - faults;
+	CHECK(faults < 1024, "grown to 128 MiB: %ld page faults (a copy)", faults);
+	CHECK(q && holds(q, 64 * MIB, 7), "grown: data lost");
+	p = q;
+	q = realloc(p, 32 * MIB);
+	CHECK(q == p, "shrunk: moved from %p to %p", (void *)p, (void *)q);
+	CHECK(q && holds(q, 32 * MIB, 7), "shrunk: data lost");
+	free(q);
+	CHECK(stats().live == 0, "%llu live", (unsigned long long)stats().live);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "family";
@@ -659,6 +701,8 @@ int main(int argc, char **argv)
 		check_stats();
 	} else if (!strcmp(mode, "full")) {
 		check_full();
+	} else if (!strcmp(mode, "grow")) {
+		check_grow();
 	} else if (!strcmp(mode, "seq")) {
 		for (int i = 0; i < 2000; i++) {
 			free(malloc(16));

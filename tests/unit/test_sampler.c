@@ -218,6 +218,16 @@ static void test_sampler__set_full_counted(void **state)
 	assert_true(field(out, "table full ") > 0);
 }
 
+/* realloc leaves a big sampled block to the next allocator to move: not copied, not faulted
+ * in again (sqlite3's growing sorter buffer paid a thousand page faults for the copies). */
+static void test_sampler__realloc_does_not_copy_sampled_blocks(void **state)
+{
+	char out[4096];
+	const char *args[] = {"grow", NULL};
+
+	assert_int_equal(run_check(out, sizeof(out), only_sampler, "1", "5", args), 0);
+}
+
 /* One thread's samples follow from the seed alone; another seed, other samples. */
 static void test_sampler__seeded_sequence(void **state)
 {
@@ -428,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_sampler__random_calls_keep_contents),
 		cmocka_unit_test(test_sampler__weights_unbiased_per_size),
 		cmocka_unit_test(test_sampler__set_full_counted),
+		cmocka_unit_test(test_sampler__realloc_does_not_copy_sampled_blocks),
 		cmocka_unit_test(test_sampler__seeded_sequence),
 		cmocka_unit_test(test_sampler__mean_from_environment),
 		cmocka_unit_test(test_sampler__probe_sites_are_one_byte_nops),

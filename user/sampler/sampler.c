@@ -297,13 +297,14 @@ static uint32_t find(uintptr_t p)
 	return i;
 }
 
-bool sampler_set_insert(void *user)
+/* force: past the cap (never past the slots: the set is twice the cap), for a block that was
+ * in the set a moment ago and must go back (a realloc that failed). */
+static bool set_insert(uintptr_t p, bool force)
 {
-	uintptr_t p = (uintptr_t)user;
 	bool ok = false;
 
 	lock();
-	if (sampler_set_count < PROF_SAMPLER_MAX_LIVE) {
+	if (force || sampler_set_count < PROF_SAMPLER_MAX_LIVE) {
 		uint32_t i = find(p);
 
 		if (!set_slot[i]) {
@@ -315,6 +316,11 @@ bool sampler_set_insert(void *user)
 	}
 	unlock();
 	return ok;
+}
+
+bool sampler_set_insert(void *user)
+{
+	return set_insert((uintptr_t)user, false);
 }
 
 bool sampler_set_contains(void *user)
@@ -471,6 +477,56 @@ ALWAYS_INLINE void do_free(void *p)
 	next.free(p);
 }
 
+/*
+ * realloc where a sampled block is on either side, and the old one is ordinary or has only its
+ * header in front: the next allocator's realloc moves the block as it would unsampled (glibc:
+ * mremap for a big one, no copy, no fresh page touched), and the data is shifted by the header
+ * in place where it goes on or off.  A new block and a copy instead cost sqlite3's growing sorter
+ * buffer a thousand page faults.  A sampled p leaves the set before the realloc frees it:
+ * another thread may be handed the old address as soon as it is free.
+ */
+ALWAYS_INLINE void *realloc_shifted(void *p, size_t n, bool old_sampled, bool new_sampled)
+{
+	void *base = old_sampled ? (char *)p - PROF_SAMPLER_HEADER : p, *nb, *user;
+	size_t keep = n;
+	uint64_t w = 0;
+
+	if (n > SIZE_MAX - PROF_SAMPLER_HEADER) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (old_sampled && !sampler_set_take(p)) {
+		errno = ENOMEM; /* racing a free of p: undefined, refused */
+		return NULL;
+	}
+	if (!old_sampled && next.usable(p) < n)
+		keep = next.usable(p);
+	sampler_ts.busy++;
+	nb = next.realloc(base, n + PROF_SAMPLER_HEADER);
+	sampler_ts.busy--;
+	if (!nb) {
+		if (old_sampled)
+			set_insert((uintptr_t)p, true); /* p stays as it was, sampled */
+		return NULL;
+	}
+	if (old_sampled) {
+		__atomic_fetch_add(&sampler_stats.freed, 1, __ATOMIC_RELAXED);
+		SAMPLER_FIRE_FREE(p);
+	}
+	if (!new_sampled)
+		goto ordinary;
+	if (!old_sampled)
+		memmove((char *)nb + PROF_SAMPLER_HEADER, nb, keep);
+	user = sampler_tag(nb, PROF_SAMPLER_HEADER, n, &w);
+	if (!user)
+		goto ordinary; /* the set is full */
+	SAMPLER_FIRE_ALLOC(user, n, w);
+	return user;
+ordinary: /* nb, its data moved to its start */
+	memmove(nb, (char *)nb + PROF_SAMPLER_HEADER, n);
+	return nb;
+}
+
 ALWAYS_INLINE void *do_realloc(void *p, size_t n)
 {
 	bool old_sampled, new_sampled;
@@ -498,22 +554,16 @@ ALWAYS_INLINE void *do_realloc(void *p, size_t n)
 	new_sampled = sampler_listening() && sampler_should_sample(n);
 	if (!old_sampled && !new_sampled)
 		return next.realloc(p, n);
-	if (new_sampled)
-		q = sampled_block(n, 0, false, &w);
-	if (!q && !old_sampled)
-		return next.realloc(p, n);
-	/* The block moves between sampled and ordinary (or between two sampled ones): copy. */
-	if (!q) {
-		q = next.malloc(n);
-		if (!q)
-			return NULL;
-	}
-	old_size = old_sampled ? sampled_usable(p) : next.usable(p);
+	if (!old_sampled || sampler_base_of(p) == (char *)p - PROF_SAMPLER_HEADER)
+		return realloc_shifted(p, n, old_sampled, new_sampled);
+	/* An aligned sampled block (more than its header in front): into a new block, copied. */
+	q = new_sampled ? sampled_block(n, 0, false, &w) : NULL;
+	if (!q && !(q = next.malloc(n)))
+		return NULL;
+	old_size = sampled_usable(p);
 	memcpy(q, p, old_size < n ? old_size : n);
-	if (old_sampled && sampler_set_take(p))
+	if (sampler_set_take(p))
 		release_sampled(p);
-	else if (!old_sampled)
-		next.free(p);
 	if (w)
 		SAMPLER_FIRE_ALLOC(q, n, w);
 	return q;
