@@ -339,7 +339,7 @@ int tracefile__finish(struct tracefile *t, struct loader *l)
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the end is on the events' clock. */
 	now = (uint64_t)clock__mono_ns();
 	/* --cpu samples are named from their symbolized stacks. */
-	err = t->stacks ? stackres__debug(t->stacks, true) : 0;
+	err = t->stacks ? stackres__debug(t->stacks, STACKRES_LAST) : 0;
 	if (!err && t->stacks)
 		err = stackres__sync(t->stacks);
 	if (err) {

@@ -130,6 +130,9 @@ t_leaks_growth_over_intervals() {
 		grep 'cache_fill' "$E2E_TMP/growth.err" | grep -qv ' no ' && fail "cache_fill listed as monotonic"
 	fi
 	last=$(find "$d" -name '*.heap.pb.gz' | sort | tail -1)
+	# DWARF is indexed from the first profile on, which waits for it: lines from the first.
+	go tool pprof -symbolize=none -raw "$(find "$d" -name '*.heap.pb.gz' | sort | head -1)" 2>/dev/null |
+		grep -q " leak_step .*tests/targets/growing\.c:[0-9]" || fail "first interval: leak_step has no file:line"
 	expect_eq "leak_step inuse_space (last interval)" 4400000 "$(pprof_flat "$last" inuse_space leak_step)"
 	expect_eq "leak_step inuse_space aged 10s-1m" 400000 "$(age_flat "$last" 10s-1m leak_step)"
 	expect_eq "leak_step inuse_space aged 0-10s" 4000000 "$(age_flat "$last" 0-10s leak_step)"

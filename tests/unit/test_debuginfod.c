@@ -397,7 +397,7 @@ static void test_debuginfod__stack_named_when_its_file_arrives(void **state)
 	assert_non_null(strstr(fr[0].sym.name, "symfix-stripped+0x"));
 	assert_false(fr[0].sym.map->has_symbols && !strcmp(fr[0].sym.name, "symfix_local_helper"));
 
-	assert_int_equal(stackres__debug(r, true), 0);
+	assert_int_equal(stackres__debug(r, STACKRES_LAST), 0);
 	assert_int_equal(stackres__sync(r), 0);
 	fr = stackres__frames(r, id, &n);
 	assert_string_equal(fr[0].sym.name, "symfix_local_helper");

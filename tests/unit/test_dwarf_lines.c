@@ -357,8 +357,9 @@ static void test_dwarf_lines__no_dwarf_no_lines(void **state)
 	assert_int_equal(dwlines__open(&d, "/dev/zero", NULL), -EINVAL); /* not a regular file */
 }
 
-/* The builder thread: a debug file by path and an ELF file by fd, built off the caller's thread
- * and taken as addr2line reads them; a file without DWARF handed back empty; what is queued at
+/* The builder thread: a debug file by path and an ELF file by fd, gathered until the first
+ * profile wants them (dwbuild__wait), built off the caller's thread and taken as addr2line
+ * reads them; a file without DWARF handed back empty; what is queued at
  * free is dropped (ASan: nothing leaks, no fd is left). */
 static void test_dwarf_lines__built_on_a_thread(void **state)
 {
@@ -376,7 +377,14 @@ static void test_dwarf_lines__built_on_a_thread(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(dwbuild__submit(b, "bb", NULL, fd), 0);
 	assert_int_equal(dwbuild__submit(b, "cc", FIX "symfix-stripped", -1), 0);
+	/* Gathered, not built, until a profile wants lines (these take ~1 ms once built). */
+	for (int i = 0; i < 50; i++) {
+		assert_false(dwbuild__ready(b));
+		usleep(10000);
+	}
+	assert_false(dwbuild__is_open(b));
 	dwbuild__wait(b);
+	assert_true(dwbuild__is_open(b));
 	assert_true(dwbuild__ready(b));
 	for (r = dwbuild__take(b); r; r = next) {
 		const char *file;

@@ -339,7 +339,7 @@ void collect__python_retry(struct collect *c)
 void collect__tick(struct collect *c)
 {
 	collect__fatal(c, tracker__tick(c->tr));
-	collect__fatal(c, stackres__debug(c->stacks, false));
+	collect__fatal(c, stackres__debug(c->stacks, STACKRES_TICK));
 	for (size_t i = 0; i < c->nmodes; i++)
 		if (c->modes[i]->tick)
 			c->modes[i]->tick(c);
@@ -621,8 +621,9 @@ void collect__snapshot(struct collect *c, bool last)
 {
 	/* Python threads named since their first samples (the profile says thread_name). */
 	collect__fatal(c, stackres__python_names(c->stacks, 0));
-	/* Debug files debuginfod sent name the frames of their files (the last: waited for). */
-	collect__fatal(c, stackres__debug(c->stacks, last));
+	/* Debug files debuginfod sent and the DWARF indexed name the frames of their files (the
+	 * first profile waits for the DWARF, the last for everything). */
+	collect__fatal(c, stackres__debug(c->stacks, last ? STACKRES_LAST : STACKRES_PROFILE));
 	for (size_t i = 0; i < c->nmodes; i++)
 		if (c->modes[i]->snapshot)
 			c->modes[i]->snapshot(c, last);

@@ -364,7 +364,7 @@ int dump__run(const struct dump_env *env)
 	if (!err)
 		err = loader__poll(l, 0) < 0 ? -EIO : 0;
 	if (!err)
-		err = stackres__debug(parts.stacks, true);
+		err = stackres__debug(parts.stacks, STACKRES_LAST);
 	if (!err)
 		err = collect__sync(c);
 	if (err) {

@@ -21,8 +21,9 @@ struct dwbuild {
 	pthread_mutex_t lock;
 	pthread_cond_t work, idle;
 	pthread_t thread;
-	struct bgprio prio; /* nice 19 unless dwbuild__wait waits */
+	struct bgprio prio; /* in the background unless dwbuild__wait waits */
 	bool started, stop, building;
+	bool opened; /* the queue is built (dwbuild__open): until then it only gathers */
 	struct dwbuild_req *head, **tail; /* the queue, oldest first */
 	struct dwbuild_done *done;	  /* built, newest first */
 	bool ready;			  /* done is not empty (read without the lock) */
@@ -50,9 +51,9 @@ static void *builder(void *arg)
 		struct dwlines *d = NULL;
 		int err;
 
-		while (!b->head && !b->stop)
+		while ((!b->head || !b->opened) && !b->stop)
 			pthread_cond_wait(&b->work, &b->lock);
-		if (!b->head)
+		if (!b->head || !b->opened)
 			break;
 		q = b->head;
 		b->head = q->next;
@@ -203,10 +204,26 @@ struct dwbuild_done *dwbuild__take(struct dwbuild *b)
 	return r;
 }
 
+void dwbuild__open(struct dwbuild *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&b->lock);
+	__atomic_store_n(&b->opened, true, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&b->work);
+	pthread_mutex_unlock(&b->lock);
+}
+
+bool dwbuild__is_open(const struct dwbuild *b)
+{
+	return !b || __atomic_load_n(&b->opened, __ATOMIC_ACQUIRE);
+}
+
 void dwbuild__wait(struct dwbuild *b)
 {
 	if (!b)
 		return;
+	dwbuild__open(b);
 	bgprio__raise(&b->prio);
 	pthread_mutex_lock(&b->lock);
 	while (b->head || b->building)

@@ -758,13 +758,14 @@ const char *stackres__thread_name(const struct stackres *r, uint32_t pid, uint32
 	return symbolizer__python_thread_name(r->sym, pid, tid);
 }
 
-int stackres__debug(struct stackres *r, bool last)
+int stackres__debug(struct stackres *r, enum stackres_when when)
 {
+	bool last = when == STACKRES_LAST;
 	unsigned ms = last ? symbolizer__debug_timeout_ms(r->sym) : 0, n = 0, pending;
 	struct stack *redo;
 	int err;
 
-	if (last) {
+	if (last || (when == STACKRES_PROFILE && symbolizer__dwarf_gathering(r->sym))) {
 		/* Every stack resolved first: its files (and their DWARF) asked for by then, and
 		 * indexed. */
 		err = stackres__sync(r);

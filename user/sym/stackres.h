@@ -125,13 +125,19 @@ int stackres__python_names(struct stackres *r, uint32_t pid);
 int stackres__python_retry(struct stackres *r);
 
 /*
- * Debug files debuginfod sent since the last call (symbolizer_opts.debuginfod): taken, in order
- * with the stacks, and every stack's frames of their files named again.  last: the run's final
- * profiles are next, so first wait for the files still being fetched, at most one fetch timeout
- * (said on stderr).  The event loop calls it now and then, the writers before a profile.
- * 0 or -ENOMEM.
+ * Debug files debuginfod sent and DWARF indexed since the last call (symbolizer_opts.debuginfod,
+ * symbolizer__defer_dwarf): taken, in order with the stacks, and every stack's frames of their
+ * files named again.  The event loop calls it now and then (STACKRES_TICK), the writers before
+ * a profile: the first profile's (STACKRES_PROFILE) waits for the DWARF asked for so far, which
+ * is indexed from then on; before the run's final profiles (STACKRES_LAST) it waits for that and
+ * for the files still being fetched, at most one fetch timeout (said on stderr).  0 or -ENOMEM.
  */
-int stackres__debug(struct stackres *r, bool last);
+enum stackres_when {
+	STACKRES_TICK,
+	STACKRES_PROFILE,
+	STACKRES_LAST,
+};
+int stackres__debug(struct stackres *r, enum stackres_when when);
 
 /* pid exec'd: its addresses now mean other code, so its later stacks are interned afresh. */
 int stackres__exec(struct stackres *r, uint32_t pid);

@@ -153,15 +153,18 @@ bool symbolizer__debug_arrived(const struct symbolizer *s);
 void symbolizer__debug_finish(const struct symbolizer *s, unsigned ms);
 /*
  * From now on a file's DWARF (lines, inlined calls) is indexed on a thread of its own
- * (sym/dwbuild.h) from the first frame that needs it; once built, symbolizer__debug_arrived is
+ * (sym/dwbuild.h), asked for by the first frame that needs it and built once a profile is
+ * first made (symbolizer__wait_dwarf); once built, symbolizer__debug_arrived is
  * true, symbolizer__debug_take hands it over and gives its build id, and the results of its
  * frames are redone.  With a worker: the stacks and Python thread names queued behind a big
  * file's indexing would be read too late (a short-lived thread's name is read live).  Files
  * without a build id: at once.
  */
 void symbolizer__defer_dwarf(struct symbolizer *s);
-/* Until the DWARF asked for so far is indexed (the run's end, before the last debug take). */
+/* Until the DWARF asked for so far is indexed (a profile is next: before its debug take). */
 void symbolizer__wait_dwarf(struct symbolizer *s);
+/* No profile was made yet: the DWARF asked for waits for one (symbolizer__wait_dwarf). */
+bool symbolizer__dwarf_gathering(const struct symbolizer *s);
 /* The fetch timeout in ms (0: debuginfod is off). */
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s);
 /*

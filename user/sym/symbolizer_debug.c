@@ -116,6 +116,11 @@ void symbolizer__wait_dwarf(struct symbolizer *s)
 	symfiles__wait_lines(&s->files);
 }
 
+bool symbolizer__dwarf_gathering(const struct symbolizer *s)
+{
+	return !dwbuild__is_open(s->files.build);
+}
+
 unsigned symbolizer__debug_timeout_ms(const struct symbolizer *s)
 {
 	return s->fetch ? dbgfetch__timeout_s(s->fetch) * 1000 : 0;
