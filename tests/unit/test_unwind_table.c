@@ -915,6 +915,123 @@ static void test_unwind_table__caps_refuse(void **state)
 	assert_null(t);
 }
 
+/* ---- FDEs out of order and overlapping: the merge of the builder against a plain sort ---- */
+
+struct synth_row {
+	uint64_t pc;
+	uint32_t seq;
+	int cfa8; /* CFA = rsp + cfa8 * 8; 0: an FDE's end (no information) */
+};
+
+static int cmp_synth(const void *pa, const void *pb)
+{
+	const struct synth_row *a = pa, *b = pb;
+
+	if (a->pc != b->pc)
+		return a->pc < b->pc ? -1 : 1;
+	if (!a->cfa8 != !b->cfa8)
+		return !a->cfa8 ? -1 : 1; /* an end loses against a row starting at the same pc */
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/*
+ * Random .debug_frame sections (one CIE: CFA = rsp + 8, RA at CFA - 8; FDEs in random order,
+ * some spanning many others, each raising the CFA offset a few times) built by the table
+ * builder and looked up at every pc, against the rule its rows are sorted by: at each pc the
+ * last row (by emission) wins, an FDE's end loses against another FDE's row there, and a pc
+ * takes the row at or before it.  The builder merges the FDEs, which are runs in order, rather
+ * than sorting its rows: this is where interleaved runs must come out as the sort has them.
+ */
+static void test_unwind_table__fdes_merged_as_sorted(void **state)
+{
+	enum { NFDE = 48, SPAN = 0x4000 };
+	static const uint8_t cie[] = {
+		/* length 16, CIE id, version 1, "", code 1, data -8, RA 16 */
+		16, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 1, 0x78, 16,
+		0x0c, 7, 8,  /* def_cfa rsp 8 */
+		0x90, 1,     /* offset r16 (RA) cfa-8 */
+		0, 0,	     /* nop, to 20 bytes */
+	};
+	static uint8_t sec[20 + NFDE * 48];
+	static struct synth_row rows[NFDE * 6];
+	unsigned seed = 12345;
+
+	for (int round = 0; round < 60; round++) {
+		size_t off = sizeof(cie), nr = 0;
+		struct unwind_table *t = NULL;
+		uint32_t seq = 0;
+
+		memcpy(sec, cie, sizeof(cie));
+		for (int f = 0; f < NFDE; f++) {
+			uint64_t pc, range, at;
+			uint8_t *fde = sec + off, *ins;
+			int cfa8 = 1, n;
+
+			seed = seed * 1103515245 + 12345;
+			pc = 0x10000 + (seed >> 8) % SPAN;
+			seed = seed * 1103515245 + 12345;
+			/* One in eight spans a quarter of the code or more. */
+			range = (seed >> 8) % 8 == 0 ? SPAN / 4 + (seed >> 12) % SPAN : 1 + (seed >> 12) % 96;
+			put32(fde + 4, 0); /* the CIE at offset 0 */
+			put64(fde + 8, pc);
+			put64(fde + 16, range);
+			ins = fde + 24;
+			rows[nr++] = (struct synth_row){pc, seq++, cfa8};
+			at = pc;
+			seed = seed * 1103515245 + 12345;
+			n = (int)((seed >> 8) % 4);
+			for (int k = 0; k < n; k++) {
+				unsigned adv;
+
+				seed = seed * 1103515245 + 12345;
+				adv = 1 + (seed >> 8) % 60;
+				if (at + adv >= pc + range)
+					break;
+				at += adv;
+				cfa8++;
+				*ins++ = 0x40 | adv;		   /* advance_loc */
+				*ins++ = 0x0e;			   /* def_cfa_offset */
+				*ins++ = (uint8_t)(cfa8 * 8);	   /* < 128: one uleb byte */
+				rows[nr++] = (struct synth_row){at, seq++, cfa8};
+			}
+			while ((ins - fde) % 8)
+				*ins++ = 0; /* nop */
+			put32(fde, (uint32_t)(ins - fde - 4));
+			off += (size_t)(ins - fde);
+			rows[nr++] = (struct synth_row){pc + range, seq++, 0};
+		}
+		assert_int_equal(unwind_table__build_cfi(&t, sec, off, 0, true, NULL), 0);
+		qsort(rows, nr, sizeof(rows[0]), cmp_synth);
+		for (uint64_t pc = 0x10000; pc < 0x10000 + 2 * SPAN + 0x100; pc++) {
+			struct prof_unwind_row r;
+			int want = 0, err;
+
+			/* The last row at or before pc, in the sorted order. */
+			for (size_t i = 0; i < nr && rows[i].pc <= pc; i++)
+				want = rows[i].cfa8;
+			err = unwind_table__find(t, &r, pc);
+			if (!want) {
+				assert_int_equal(err, -ENOENT);
+				continue;
+			}
+			assert_int_equal(err, 0);
+			assert_int_equal(prof_unwind_row__cfa(&r), PROF_UNWIND_CFA_RSP);
+			assert_int_equal(r.cfa_off, want);
+		}
+		unwind_table__free(t);
+	}
+}
+
 static void test_unwind_table__search_matches_linear(void **state)
 {
 	struct unwind_table *t = build_ok(LIBC);
@@ -965,6 +1082,7 @@ int main(void)
 		cmocka_unit_test(test_unwind_table__garbage_eh_frame_refused),
 		cmocka_unit_test(test_unwind_table__caps_refuse),
 		cmocka_unit_test(test_unwind_table__search_matches_linear),
+		cmocka_unit_test(test_unwind_table__fdes_merged_as_sorted),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
