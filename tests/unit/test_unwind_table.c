@@ -955,13 +955,15 @@ static void put64(uint8_t *p, uint64_t v)
 static void test_unwind_table__fdes_merged_as_sorted(void **state)
 {
 	enum { NFDE = 48, SPAN = 0x4000 };
+	/* clang-format off */
 	static const uint8_t cie[] = {
-		/* length 16, CIE id, version 1, "", code 1, data -8, RA 16 */
-		16, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 1, 0x78, 16,
-		0x0c, 7, 8,  /* def_cfa rsp 8 */
-		0x90, 1,     /* offset r16 (RA) cfa-8 */
-		0, 0,	     /* nop, to 20 bytes */
+		16, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, /* length 16, the CIE id */
+		1, 0, 1, 0x78, 16,		     /* version 1, "", code 1, data -8, RA 16 */
+		0x0c, 7, 8,			     /* def_cfa rsp 8 */
+		0x90, 1,			     /* offset r16 (RA) cfa-8 */
+		0, 0,				     /* nop, to 20 bytes */
 	};
+	/* clang-format on */
 	static uint8_t sec[20 + NFDE * 48];
 	static struct synth_row rows[NFDE * 6];
 	unsigned seed = 12345;
@@ -981,7 +983,8 @@ static void test_unwind_table__fdes_merged_as_sorted(void **state)
 			pc = 0x10000 + (seed >> 8) % SPAN;
 			seed = seed * 1103515245 + 12345;
 			/* One in eight spans a quarter of the code or more. */
-			range = (seed >> 8) % 8 == 0 ? SPAN / 4 + (seed >> 12) % SPAN : 1 + (seed >> 12) % 96;
+			range = (seed >> 8) % 8 == 0 ? SPAN / 4 + (seed >> 12) % SPAN
+						     : 1 + (seed >> 12) % 96;
 			put32(fde + 4, 0); /* the CIE at offset 0 */
 			put64(fde + 8, pc);
 			put64(fde + 16, range);
@@ -999,9 +1002,9 @@ static void test_unwind_table__fdes_merged_as_sorted(void **state)
 					break;
 				at += adv;
 				cfa8++;
-				*ins++ = 0x40 | adv;		   /* advance_loc */
-				*ins++ = 0x0e;			   /* def_cfa_offset */
-				*ins++ = (uint8_t)(cfa8 * 8);	   /* < 128: one uleb byte */
+				*ins++ = 0x40 | adv;	      /* advance_loc */
+				*ins++ = 0x0e;		      /* def_cfa_offset */
+				*ins++ = (uint8_t)(cfa8 * 8); /* < 128: one uleb byte */
 				rows[nr++] = (struct synth_row){at, seq++, cfa8};
 			}
 			while ((ins - fde) % 8)

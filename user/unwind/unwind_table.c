@@ -807,8 +807,7 @@ static const struct raw_row *order_next(struct raw_order *o)
 	const struct raw_row *r;
 	struct raw_run *run;
 
-	while (o->started < o->nruns &&
-	       (!o->nheap || !run_before(o, o->heap[0], o->started)))
+	while (o->started < o->nruns && (!o->nheap || !run_before(o, o->heap[0], o->started)))
 		heap_push(o, o->started++);
 	if (!o->nheap)
 		return NULL;
@@ -895,8 +894,9 @@ static int finish(struct unwind_table *t, struct builder *b, uint32_t max_rows)
 		    cmp_raw(&b->raw[i - 1], &b->raw[i]) <= 0)
 			continue;
 		if (nruns % 4096 == 0) {
-			struct raw_run *more = nruns >= b->nr / 2 ? NULL
-					      : realloc(runs, (nruns + 4096) * sizeof(*runs));
+			struct raw_run *more =
+				nruns >= b->nr / 2 ? NULL
+						   : realloc(runs, (nruns + 4096) * sizeof(*runs));
 
 			if (!more) { /* too many runs (or no memory for them): sort the rows */
 				free(runs);
@@ -922,10 +922,9 @@ static int finish(struct unwind_table *t, struct builder *b, uint32_t max_rows)
 		return err;
 	qsort(b->raw, b->nr, sizeof(*b->raw), cmp_raw);
 	whole = (struct raw_run){0, b->nr};
-	return emit_rows(t, b,
-			 &(struct raw_order){
-				 .raw = b->raw, .runs = &whole, .nruns = 1, .heap = &one},
-			 max_rows);
+	return emit_rows(
+		t, b, &(struct raw_order){.raw = b->raw, .runs = &whole, .nruns = 1, .heap = &one},
+		max_rows);
 }
 
 static int build_sec(struct unwind_table *t, const struct cfi_sec *s,
