@@ -378,7 +378,7 @@ static void test_dwarf_lines__built_on_a_thread(void **state)
 	assert_int_equal(dwbuild__submit(b, "bb", NULL, fd), 0);
 	assert_int_equal(dwbuild__submit(b, "cc", FIX "symfix-stripped", -1), 0);
 	/* Gathered, not built, until a profile wants lines (these take ~1 ms once built). */
-	for (int i = 0; i < 50; i++) {
+	for (int i = 0; i < 20; i++) {
 		assert_false(dwbuild__ready(b));
 		usleep(10000);
 	}

@@ -488,7 +488,7 @@ ALWAYS_INLINE void do_free(void *p)
 ALWAYS_INLINE void *realloc_shifted(void *p, size_t n, bool old_sampled, bool new_sampled)
 {
 	void *base = old_sampled ? (char *)p - PROF_SAMPLER_HEADER : p, *nb, *user;
-	size_t keep = n;
+	size_t keep = old_sampled ? sampled_usable(p) : next.usable(p); /* the bytes to move */
 	uint64_t w = 0;
 
 	if (n > SIZE_MAX - PROF_SAMPLER_HEADER) {
@@ -499,8 +499,8 @@ ALWAYS_INLINE void *realloc_shifted(void *p, size_t n, bool old_sampled, bool ne
 		errno = ENOMEM; /* racing a free of p: undefined, refused */
 		return NULL;
 	}
-	if (!old_sampled && next.usable(p) < n)
-		keep = next.usable(p);
+	if (keep > n)
+		keep = n;
 	sampler_ts.busy++;
 	nb = next.realloc(base, n + PROF_SAMPLER_HEADER);
 	sampler_ts.busy--;
@@ -523,7 +523,7 @@ ALWAYS_INLINE void *realloc_shifted(void *p, size_t n, bool old_sampled, bool ne
 	SAMPLER_FIRE_ALLOC(user, n, w);
 	return user;
 ordinary: /* nb, its data moved to its start */
-	memmove(nb, (char *)nb + PROF_SAMPLER_HEADER, n);
+	memmove(nb, (char *)nb + PROF_SAMPLER_HEADER, keep);
 	return nb;
 }
 

@@ -821,7 +821,8 @@ static const struct raw_row *order_next(struct raw_order *o)
 
 /*
  * The table from the raw rows in o's order: the last row at each pc, equal neighbours merged.
- * -EAGAIN when two rows come out of order (runs that interleave: FDEs that overlap).
+ * -EAGAIN when two rows come out of order (never from a correct merge: the rows are then
+ * sorted instead).
  */
 static int emit_rows(struct unwind_table *t, struct builder *b, struct raw_order *o,
 		     uint32_t max_rows)
@@ -935,12 +936,6 @@ static int build_sec(struct unwind_table *t, const struct cfi_sec *s,
 
 	/* Raw rows include one end row per FDE: allow twice the final cap. */
 	b.max = (size_t)o->max_rows * 2 + 2;
-	/* Room for a row per 4 bytes of CFI (seen: one per 5-7), reserved, not touched: growing by
-	 * doubling copied and faulted in the rows again (a quarter of libtorch_cpu's build). */
-	b.cap = s->size / 4 + 1024 < b.max ? s->size / 4 + 1024 : b.max;
-	b.raw = malloc(b.cap * sizeof(*b.raw));
-	if (!b.raw)
-		b.cap = 0;
 	err = scan(&b, o);
 	if (!err)
 		err = finish(t, &b, o->max_rows);
