@@ -233,6 +233,28 @@ t_heap_static_binary_own_allocator() {
 	expect_eq "static_churn alloc_space (-p)" 160000 "$(pprof_flat "$f" alloc_space static_churn)"
 }
 
+# -p follows an exec: a shell that execs heap_nofp with a copy of the libc (another file than
+# the shell's) has the new image's allocators probed at the dynamic loader's first report of it
+# (before, only the files mapped at the attach were probed: 0 bytes seen).
+t_heap_pid_exec_other_libc() {
+	local f=$E2E_TMP/pidexec.pb.gz lib=$E2E_TMP/lib
+	mkdir -p "$lib"
+	cp "$(realpath /lib/x86_64-linux-gnu/libc.so.6)" "$lib/libc.so.6"
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	start_waiting_target "$E2E_TMP/target.out" \
+		sh -c 'echo READY; read -r x && LD_LIBRARY_PATH="$1" exec "$0"' build/targets/heap_nofp "$lib"
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	echo exec >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "heap_nofp did not finish"
+	wait "$TARGET_PID"
+	wait "$PROF_PID" || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	expect_eq "alloc_a alloc_space" 3000000 "$(pprof_flat "$f" alloc_space alloc_a)"
+	expect_eq "alloc_b inuse_space" 1000000 "$(pprof_flat "$f" inuse_space alloc_b)"
+	expect_eq "counter heap_procs_uprobes (the shell's image, heap_nofp's)" 2 \
+		"$(pprof_counter_value "$f" heap_procs_uprobes)"
+}
+
 # A std::bad_alloc thrown by operator new unwinds and is caught while --heap probes operator
 # new: a uretprobe there put the kernel's trampoline in the return-address slot, where the C++
 # unwinder finds no unwind info and calls std::terminate.

@@ -92,6 +92,47 @@ t_otel_pid_exact_weights() {
 		"$E2E_TMP/prof.log" || fail "start line: $(grep -m1 'profiling' "$E2E_TMP/prof.log")"
 }
 
+# -p on a shell that then execs the program: at the new image's start it moves onto its probes,
+# and the allocator probes attached for the shell go (before, they stayed: BPF ignored them, but
+# every malloc and free of the program still trapped there, counted in heap_traps_otel; a
+# preloaded sqlite3 exec'd that way ran 32x slower).
+t_otel_pid_exec_onto_probes() {
+	local f=$E2E_TMP/pidexec.pb.gz
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	start_waiting_target "$E2E_TMP/target.out" sh -c 'echo READY; read -r x && exec "$0" --wait' "$OT"
+	start_profiler "$E2E_TMP/prof.log" -v --heap --sample-bytes 65536 -p "$TARGET_PID" -o "$f" --top 0
+	echo exec >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" "READY $TARGET_PID" 10 || fail "the exec'd program never became ready"
+	wait_for_line "$E2E_TMP/prof.log" "process $TARGET_PID: on its otel_memory probes" 10 ||
+		echo "  (no line: its allocator probes were not detached)" >&2
+	finish_waiting_run
+	check_otel_numbers "$f"
+	expect_eq "counter heap_procs_uprobes (the shell's image)" 1 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+	expect_eq "counter heap_traps_otel" 0 "$(pprof_counter_value "$f" heap_traps_otel)"
+}
+
+# The other way: -p on a shell on its probes (a library with them preloaded) that execs a plain
+# program (LD_PRELOAD dropped): that image takes the allocator probes, attached at its start
+# (before, a -p process found on its probes got none, ever: 0 bytes seen).
+t_otel_pid_exec_off_probes() {
+	local f=$E2E_TMP/pidoff.pb.gz lib=$E2E_TMP/libotel.so
+	gcc -shared -fPIC -g -O2 tests/targets/lib/otel_lib.c -o "$lib" || fail "building $lib failed"
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	start_waiting_target "$E2E_TMP/target.out" env LD_PRELOAD="$lib" \
+		sh -c 'echo READY; read -r x && exec env -u LD_PRELOAD "$0"' build/targets/heap_nofp
+	start_profiler "$E2E_TMP/prof.log" --heap -p "$TARGET_PID" -o "$f" --top 0
+	echo exec >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "heap_nofp did not finish"
+	otel_stop_profiler "$E2E_TMP/prof.log"
+	wait "$TARGET_PID"
+	expect_no_drops "$f"
+	expect_eq "alloc_a alloc_space" 3000000 "$(pprof_flat "$f" alloc_space alloc_a)"
+	expect_eq "alloc_b alloc_space" 1000000 "$(pprof_flat "$f" alloc_space alloc_b)"
+	# the shell's and env's images on the probes (env is preloaded too), heap_nofp's not
+	expect_eq "counter heap_procs_otel" 2 "$(pprof_counter_value "$f" heap_procs_otel)"
+	expect_eq "counter heap_procs_uprobes" 1 "$(pprof_counter_value "$f" heap_procs_uprobes)"
+}
+
 # Exact -p: no cost line for a process on its own otel_memory probes (no allocator probe is
 # attached to it), and still one for a plain program, whose every malloc and free is probed.
 t_otel_pid_exact_start_line() {

@@ -283,6 +283,9 @@ static int heap_on_exec(struct collect *c, uint32_t pid, bool held)
 
 	if (!err)
 		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0, false);
+	/* -p: the new image at the dynamic loader's first report of it (heap_attach__exec). */
+	if (!err && !c->opts.cmd && !c->opts.wide)
+		return c->loader ? heap_attach__exec(c->loader, (int)pid) : 0;
 	/* `-- CMD` traced: attached at its exec stop already (collect__exec_stop). */
 	if (err || !(c->opts.cmd || c->opts.wide) || (c->opts.cmd && c->exec_stops))
 		return err;

@@ -769,6 +769,48 @@ static int wide_file(struct loader *l, struct owners *o, uint32_t pid, int path,
 		       : 0;
 }
 
+/*
+ * -p, a loader report (a dlopen, an image's start), which looks for the otel_memory probes only
+ * (*why HEAP_ATTACH_OTEL: the allocators were probed at the attach).  But the image of a process
+ * that exec'd since (heap_attach__exec), or that has no allocator probes of its own (it was
+ * found on its probes, or moved onto them), is decided and probed at its first report as at an
+ * attach (HEAP_ATTACH_IMAGE), and its later reports probe the files mapped since
+ * (HEAP_ATTACH_MORE: the first may come before ld.so maps the libc).  Told by a mark, an entry
+ * of no file (ino 0): 1 an image not decided yet, 0 decided; it goes with the process's other
+ * entries when the process moves onto its probes.
+ */
+static struct loader_attach_key pid_mark(int probe_pid)
+{
+	return (struct loader_attach_key){.pid = probe_pid, .kind = LOADER_ATTACH_HEAP};
+}
+
+static int pid_image(struct loader *l, int probe_pid, enum heap_attach_why *why)
+{
+	struct loader_attach_key mark = pid_mark(probe_pid);
+	const int32_t *v = loader__attached_find(l, &mark);
+	int32_t *slot;
+	int err;
+
+	if (!v && loader__attached_pid(l, probe_pid, LOADER_ATTACH_HEAP))
+		return 0; /* probed since the attach, never exec'd */
+	*why = v && !*v ? HEAP_ATTACH_MORE : HEAP_ATTACH_IMAGE;
+	err = loader__attached(l, &mark, &slot, NULL);
+	if (!err)
+		*slot = 0;
+	return err;
+}
+
+int heap_attach__exec(struct loader *l, int probe_pid)
+{
+	struct loader_attach_key mark = pid_mark(probe_pid);
+	int32_t *slot;
+	int err = loader__attached(l, &mark, &slot, NULL);
+
+	if (!err)
+		*slot = 1;
+	return err;
+}
+
 /* heap_attach__process; with o, pid's executable files become its own there. */
 static int attach_process(struct loader *l, struct owners *o, uint32_t pid, const struct maps *m,
 			  int probe_pid, enum heap_attach_why why, bool late, int *nfns)
@@ -802,6 +844,11 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 	if (err)
 		goto cleanup;
 	if (why != HEAP_ATTACH_PREPARE) {
+		if (why == HEAP_ATTACH_OTEL && probe_pid >= 0) {
+			err = pid_image(l, probe_pid, &why);
+			if (err)
+				goto cleanup;
+		}
 		otel = otel_process(l, pid, m, root_fd, probe_pid);
 		if (otel < 0) {
 			err = otel;
@@ -816,10 +863,19 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 			}
 		}
 		/* Probed per process: the allocator probes are not attached at all (its two
-		 * probes are what serve it: counted as the functions probed). */
+		 * probes are what serve it: counted as the functions probed), and those attached
+		 * for it before go (BPF ignores them, but each of its calls would still trap
+		 * there: a -p target that execs a preloaded program, or dlopens the probes). */
 		if (otel && probe_pid >= 0) {
+			int n = loader__detach_pid(l, probe_pid, LOADER_ATTACH_HEAP);
+
+			if (n > 0)
+				pr_info("process %d: on its otel_memory probes: its allocator "
+					"probes "
+					"detached (%d links)\n",
+					probe_pid, n);
 			*nfns += 2;
-			err = 0;
+			err = n == -ENOMEM ? n : 0;
 			goto cleanup;
 		}
 		if (why == HEAP_ATTACH_OTEL) {

@@ -72,6 +72,9 @@ enum heap_attach_why {
  */
 int heap_attach__process(struct loader *l, uint32_t pid, const struct maps *m, int probe_pid,
 			 enum heap_attach_why why, int *nfns);
+/* -p: probe_pid exec'd; the new image is decided, and its allocators probed, at the dynamic
+ * loader's first report of it (a static one's: never; its allocations are not seen). */
+int heap_attach__exec(struct loader *l, int probe_pid);
 /*
  * Wide scopes: heap_attach__process for every process (-1), and pid's executable file mappings
  * recorded in o as what it keeps (owners__set_files).  A file mapped by a process on its

@@ -36,36 +36,6 @@ static const char *const shared_names[SHARED__COUNT] = {
 	[SHARED_SAMPLED_PROCS] = "prof_sampled_procs",
 };
 
-/* An entry of the attached set: what loader__attached hands out first, then its links. */
-struct attached {
-	int32_t value;
-	uint32_t nlinks;
-	uint32_t cap;
-	struct bpf_link **links;
-	/* uprobe session or uprobe_multi links made without libbpf (uprobe_multi.c); a multi
-	 * link's probes go in one grace period when it is closed, not one each */
-	int fds[3];
-	uint32_t nfds;
-};
-
-/* Destroy a's links (the uprobes go from every process now); a itself is the caller's. */
-static int destroy_links(struct loader *l, struct attached *a)
-{
-	int n = (int)a->nlinks;
-
-	for (uint32_t i = 0; i < a->nlinks; i++)
-		bpf_link__destroy(a->links[i]);
-	free(a->links);
-	a->links = NULL;
-	a->nlinks = a->cap = 0;
-	for (uint32_t i = 0; i < a->nfds; i++)
-		close(a->fds[i]);
-	n += (int)a->nfds;
-	a->nfds = 0;
-	l->stats.links -= (uint64_t)n;
-	return n;
-}
-
 int loader__keep_link(struct loader *l, struct bpf_link *link)
 {
 	if (l->nlinks == l->cap) {
@@ -702,7 +672,7 @@ void loader__free(struct loader *l)
 		return;
 	ring__free(l->rb);
 	while (l->attached && hashmap__next(l->attached, &it, NULL, (void **)&a))
-		destroy_links(l, a);
+		loader__destroy_links(l, a);
 	for (size_t i = 0; i < l->nlinks; i++)
 		bpf_link__destroy(l->links[i]);
 	free(l->links);
@@ -925,30 +895,6 @@ bool loader__heap_otel_only(const struct loader *l)
 	return l->opts.heap_otel_only;
 }
 
-int loader__attached(struct loader *l, const struct loader_attach_key *key, int32_t **slot,
-		     bool *created)
-{
-	struct attached *a;
-	bool is_new = false;
-	int err = hashmap__upsert(l->attached, (void **)&a, key, &is_new);
-
-	if (err)
-		return err;
-	if (is_new)
-		a->nfds = 0;
-	if (created)
-		*created = is_new;
-	*slot = &a->value;
-	return 0;
-}
-
-const int32_t *loader__attached_find(const struct loader *l, const struct loader_attach_key *key)
-{
-	const struct attached *a = hashmap__find(l->attached, key);
-
-	return a ? &a->value : NULL;
-}
-
 /* Is name the file BPFTRACE_PROF_FAULT_SESSION names (by its basename)? */
 static bool session_fault(const struct loader *l, const char *name)
 {
@@ -1023,7 +969,7 @@ int loader__heap_multi(struct loader *l, const struct loader_attach_key *key, co
 	l->stats.links += a->nfds;
 	if (err) {
 		/* All or none for a file: its probes one per function, counted */
-		destroy_links(l, a);
+		loader__destroy_links(l, a);
 		pr_debug("uprobe_multi links refused for %s: %s; one probe per function\n", name,
 			 strerror(-err));
 		l->stats.heap_multi_refused++;
@@ -1032,66 +978,6 @@ int loader__heap_multi(struct loader *l, const struct loader_attach_key *key, co
 	pr_debug("probing the allocator of %s through uprobe_multi links\n", name);
 	l->stats.heap_multi_files++;
 	return 0;
-}
-
-int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
-			  struct bpf_link *link)
-{
-	struct attached *a = hashmap__find(l->attached, key);
-
-	if (!a) {
-		bpf_link__destroy(link);
-		return -ENOENT;
-	}
-	if (a->nlinks == a->cap) {
-		uint32_t cap = a->cap ? 2 * a->cap : 4;
-		struct bpf_link **n = realloc(a->links, cap * sizeof(*n));
-
-		if (!n) {
-			bpf_link__destroy(link);
-			return -ENOMEM;
-		}
-		a->links = n;
-		a->cap = cap;
-	}
-	a->links[a->nlinks++] = link;
-	l->stats.links++;
-	return 0;
-}
-
-int loader__detach(struct loader *l, const struct loader_attach_key *key)
-{
-	struct attached *a = hashmap__find(l->attached, key);
-	int n;
-
-	if (!a)
-		return -ENOENT;
-	n = destroy_links(l, a);
-	hashmap__delete(l->attached, key);
-	return n;
-}
-
-int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino)
-{
-	static const uint32_t kinds[] = {LOADER_ATTACH_HEAP,	LOADER_ATTACH_CALLS,
-					 LOADER_ATTACH_DL_HOOK, LOADER_ATTACH_EXIT_HOOK,
-					 LOADER_ATTACH_OTEL,	LOADER_ATTACH_HEAP_SPLIT};
-	int total = 0;
-
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		struct loader_attach_key key = {
-			.dev = dev, .ino = ino, .pid = -1, .kind = kinds[i]};
-		int n = loader__detach(l, &key);
-
-		if (n > 0)
-			total += n;
-	}
-	if (total) {
-		l->stats.files_detached++;
-		pr_debug("detached %d probes from file %llu:%llu: nothing in scope maps it\n",
-			 total, (unsigned long long)dev, (unsigned long long)ino);
-	}
-	return total;
 }
 
 const struct loader_attach_stats *loader__attach_stats(const struct loader *l)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The loader's state, for its own files (loader.c, heap_path.c): nothing else reads it. */
+/* The loader's state, for its own files (loader.c, attached.c, heap_path.c): nothing else reads
+ * it. */
 #ifndef PROF_LOADER_PRIV_H
 #define PROF_LOADER_PRIV_H
 
@@ -27,6 +28,22 @@ enum shared_map {
 	SHARED_SAMPLED_PROCS,
 	SHARED__COUNT,
 };
+
+/* An entry of the attached set: what loader__attached hands out first, then its links. */
+struct attached {
+	int32_t value;
+	uint32_t nlinks;
+	uint32_t cap;
+	struct bpf_link **links;
+	/* uprobe session or uprobe_multi links made without libbpf (uprobe_multi.c); a multi
+	 * link's probes go in one grace period when it is closed, not one each */
+	int fds[3];
+	uint32_t nfds;
+};
+
+/* Destroy a's links (the uprobes go from every process now); a itself is the caller's (its
+ * entry stays).  The links destroyed (attached.c). */
+int loader__destroy_links(struct loader *l, struct attached *a);
 
 struct loader {
 	struct loader_opts opts;
