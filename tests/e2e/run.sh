@@ -80,7 +80,7 @@ run_pass "" "" tests/e2e/test_*.sh
 # dynamic loader's hook, which --unwind fp does not set under -p).
 if [ -z "${E2E_NO_FP_PASS:-}" ]; then
 	skip="t_heap_no_stack_lost_with_many_distinct_stacks t_heap_multi_links_per_file"
-	PASS_SKIP="$skip t_heap_pid_exec_other_libc" \
+	PASS_SKIP="$skip t_heap_pid_exec_other_libc t_heap_pid_exec_static" \
 		run_pass "--unwind fp" "--unwind fp" tests/e2e/test_heap.sh tests/e2e/test_cpu.sh \
 		tests/e2e/test_offcpu.sh
 fi

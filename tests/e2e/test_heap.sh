@@ -255,6 +255,29 @@ t_heap_pid_exec_other_libc() {
 		"$(pprof_counter_value "$f" heap_procs_uprobes)"
 }
 
+# The same for a static program, which no dynamic loader reports: its own allocator is probed
+# when its exec is read (before, nothing: 0 bytes).
+t_heap_pid_exec_static() {
+	local f=$E2E_TMP/pidstatic.pb.gz
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	start_waiting_target "$E2E_TMP/target.out" \
+		sh -c 'echo READY; read -r x && exec "$0" --wait' build/targets/static_target
+	start_profiler "$E2E_TMP/prof.log" -v --heap -p "$TARGET_PID" -o "$f" --top 0
+	echo exec >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" "READY $TARGET_PID" 10 || fail "static_target never became ready"
+	# -p does not hold an exec: the new image's probes go in as the profiler reads it
+	wait_for_line "$E2E_TMP/prof.log" "probing the allocator of .*static_target" 10 ||
+		echo "  (its allocator was never probed)" >&2
+	echo go >&"$TARGET_IN"
+	wait_for_line "$E2E_TMP/target.out" DONE 30 || fail "static_target did not finish"
+	echo bye >&"$TARGET_IN"
+	wait "$TARGET_PID"
+	wait "$PROF_PID" || fail "profiler exit status $?"
+	expect_no_drops "$f"
+	expect_eq "static_leak inuse_space" 200000 "$(pprof_flat "$f" inuse_space static_leak)"
+	expect_eq "static_churn alloc_space" 160000 "$(pprof_flat "$f" alloc_space static_churn)"
+}
+
 # A std::bad_alloc thrown by operator new unwinds and is caught while --heap probes operator
 # new: a uretprobe there put the kernel's trampoline in the return-address slot, where the C++
 # unwinder finds no unwind info and calls std::terminate.

@@ -283,9 +283,14 @@ static int heap_on_exec(struct collect *c, uint32_t pid, bool held)
 
 	if (!err)
 		err = heap_tap(c, COLLECT_HEAP_EXEC, pid, 0, STACKRES_NONE, 0, 0, 0, 0, 0, false);
-	/* -p: the new image at the dynamic loader's first report of it (heap_attach__exec). */
-	if (!err && !c->opts.cmd && !c->opts.wide)
-		return c->loader ? heap_attach__exec(c->loader, (int)pid) : 0;
+	/* -p: the new image now (a static program's own allocator), what its dynamic loader maps
+	 * at the loader's reports (heap_attach__exec). */
+	if (!err && !c->opts.cmd && !c->opts.wide) {
+		err = collect__event_attach_heap(c, pid, (int)pid, HEAP_ATTACH_IMAGE, false, &n);
+		if (!err && c->loader)
+			err = heap_attach__exec(c->loader, (int)pid);
+		return err == -ENOENT || err == -ESRCH ? 0 : err;
+	}
 	/* `-- CMD` traced: attached at its exec stop already (collect__exec_stop). */
 	if (err || !(c->opts.cmd || c->opts.wide) || (c->opts.cmd && c->exec_stops))
 		return err;

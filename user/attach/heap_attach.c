@@ -771,13 +771,12 @@ static int wide_file(struct loader *l, struct owners *o, uint32_t pid, int path,
 
 /*
  * -p, a loader report (a dlopen, an image's start), which looks for the otel_memory probes only
- * (*why HEAP_ATTACH_OTEL: the allocators were probed at the attach).  But the image of a process
- * that exec'd since (heap_attach__exec), or that has no allocator probes of its own (it was
- * found on its probes, or moved onto them), is decided and probed at its first report as at an
- * attach (HEAP_ATTACH_IMAGE), and its later reports probe the files mapped since
- * (HEAP_ATTACH_MORE: the first may come before ld.so maps the libc).  Told by a mark, an entry
- * of no file (ino 0): 1 an image not decided yet, 0 decided; it goes with the process's other
- * entries when the process moves onto its probes.
+ * (*why HEAP_ATTACH_OTEL: the allocators were probed at the attach).  But a process that exec'd
+ * since (heap_attach__exec), or that had no allocator probes of its own (it was found on its
+ * probes, or moved onto them), has the files mapped since probed (HEAP_ATTACH_MORE: ld.so maps
+ * the libc after the exec), the latter's image decided first (HEAP_ATTACH_IMAGE).  Told by a
+ * mark, an entry of no file (ino 0), which goes with the process's other entries when it moves
+ * onto its probes.
  */
 static struct loader_attach_key pid_mark(int probe_pid)
 {
@@ -787,28 +786,24 @@ static struct loader_attach_key pid_mark(int probe_pid)
 static int pid_image(struct loader *l, int probe_pid, enum heap_attach_why *why)
 {
 	struct loader_attach_key mark = pid_mark(probe_pid);
-	const int32_t *v = loader__attached_find(l, &mark);
 	int32_t *slot;
-	int err;
 
-	if (!v && loader__attached_pid(l, probe_pid, LOADER_ATTACH_HEAP))
+	if (loader__attached_find(l, &mark)) {
+		*why = HEAP_ATTACH_MORE;
+		return 0;
+	}
+	if (loader__attached_pid(l, probe_pid, LOADER_ATTACH_HEAP))
 		return 0; /* probed since the attach, never exec'd */
-	*why = v && !*v ? HEAP_ATTACH_MORE : HEAP_ATTACH_IMAGE;
-	err = loader__attached(l, &mark, &slot, NULL);
-	if (!err)
-		*slot = 0;
-	return err;
+	*why = HEAP_ATTACH_IMAGE;
+	return loader__attached(l, &mark, &slot, NULL);
 }
 
 int heap_attach__exec(struct loader *l, int probe_pid)
 {
 	struct loader_attach_key mark = pid_mark(probe_pid);
 	int32_t *slot;
-	int err = loader__attached(l, &mark, &slot, NULL);
 
-	if (!err)
-		*slot = 1;
-	return err;
+	return loader__attached(l, &mark, &slot, NULL);
 }
 
 /* heap_attach__process; with o, pid's executable files become its own there. */

@@ -72,8 +72,8 @@ enum heap_attach_why {
  */
 int heap_attach__process(struct loader *l, uint32_t pid, const struct maps *m, int probe_pid,
 			 enum heap_attach_why why, int *nfns);
-/* -p: probe_pid exec'd; the new image is decided, and its allocators probed, at the dynamic
- * loader's first report of it (a static one's: never; its allocations are not seen). */
+/* -p: probe_pid exec'd (its new image attached): the files its dynamic loader maps are probed
+ * at the loader's reports (HEAP_ATTACH_MORE). */
 int heap_attach__exec(struct loader *l, int probe_pid);
 /*
  * Wide scopes: heap_attach__process for every process (-1), and pid's executable file mappings
