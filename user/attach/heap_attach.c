@@ -865,9 +865,8 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 			int n = loader__detach_pid(l, probe_pid, LOADER_ATTACH_HEAP);
 
 			if (n > 0)
-				pr_info("process %d: on its otel_memory probes: its allocator "
-					"probes "
-					"detached (%d links)\n",
+				pr_info("process %d: on its otel_memory probes, %d allocator "
+					"probe links detached\n",
 					probe_pid, n);
 			*nfns += 2;
 			err = n == -ENOMEM ? n : 0;
