@@ -15,7 +15,7 @@ int loader__destroy_links(struct loader *l, struct attached *a)
 {
 	int n = (int)a->nlinks;
 
-	for (uint32_t i = 0; i < a->nlinks; i++)
+	for (size_t i = 0; i < a->nlinks; i++)
 		bpf_link__destroy(a->links[i]);
 	free(a->links);
 	a->links = NULL;
@@ -52,6 +52,24 @@ const int32_t *loader__attached_find(const struct loader *l, const struct loader
 	return a ? &a->value : NULL;
 }
 
+int loader__links_push(struct bpf_link ***links, size_t *nlinks, size_t *cap, size_t first_cap,
+		       struct bpf_link *link)
+{
+	if (*nlinks == *cap) {
+		size_t grown = *cap ? 2 * *cap : first_cap;
+		struct bpf_link **n = realloc(*links, grown * sizeof(*n));
+
+		if (!n) {
+			bpf_link__destroy(link);
+			return -ENOMEM;
+		}
+		*links = n;
+		*cap = grown;
+	}
+	(*links)[(*nlinks)++] = link;
+	return 0;
+}
+
 int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
 			  struct bpf_link *link)
 {
@@ -61,18 +79,8 @@ int loader__attached_link(struct loader *l, const struct loader_attach_key *key,
 		bpf_link__destroy(link);
 		return -ENOENT;
 	}
-	if (a->nlinks == a->cap) {
-		uint32_t cap = a->cap ? 2 * a->cap : 4;
-		struct bpf_link **n = realloc(a->links, cap * sizeof(*n));
-
-		if (!n) {
-			bpf_link__destroy(link);
-			return -ENOMEM;
-		}
-		a->links = n;
-		a->cap = cap;
-	}
-	a->links[a->nlinks++] = link;
+	if (loader__links_push(&a->links, &a->nlinks, &a->cap, 4, link))
+		return -ENOMEM;
 	l->stats.links++;
 	return 0;
 }
@@ -119,21 +127,6 @@ int loader__detach_pid(struct loader *l, int64_t pid, uint32_t kind)
 	int err = hashmap__delete_if(l->attached, detach_pid_match, detach_pid_gone, &d);
 
 	return err ? err : d.n;
-}
-
-bool loader__attached_pid(const struct loader *l, int64_t pid, uint32_t kind)
-{
-	const struct loader_attach_key *k;
-	const void *key;
-	void *val;
-	size_t it = 0;
-
-	while (hashmap__next(l->attached, &it, &key, &val)) {
-		k = key;
-		if (k->pid == pid && k->kind == kind)
-			return true;
-	}
-	return false;
 }
 
 int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino)

@@ -770,32 +770,14 @@ static int wide_file(struct loader *l, struct owners *o, uint32_t pid, int path,
 }
 
 /*
- * -p, a loader report (a dlopen, an image's start), which looks for the otel_memory probes only
- * (*why HEAP_ATTACH_OTEL: the allocators were probed at the attach).  But a process that exec'd
- * since (heap_attach__exec), or that had no allocator probes of its own (it was found on its
- * probes, or moved onto them), has the files mapped since probed (HEAP_ATTACH_MORE: ld.so maps
- * the libc after the exec), the latter's image decided first (HEAP_ATTACH_IMAGE).  Told by a
- * mark, an entry of no file (ino 0), which goes with the process's other entries when it moves
- * onto its probes.
+ * -p: a process that exec'd since the attach (heap_attach__exec, after its new image was
+ * attached) has the files its dynamic loader maps probed at the loader's reports, which
+ * otherwise look for the otel_memory probes only.  Told by a mark, an entry of no file (ino 0),
+ * which goes with the process's other entries when it moves onto its probes.
  */
 static struct loader_attach_key pid_mark(int probe_pid)
 {
 	return (struct loader_attach_key){.pid = probe_pid, .kind = LOADER_ATTACH_HEAP};
-}
-
-static int pid_image(struct loader *l, int probe_pid, enum heap_attach_why *why)
-{
-	struct loader_attach_key mark = pid_mark(probe_pid);
-	int32_t *slot;
-
-	if (loader__attached_find(l, &mark)) {
-		*why = HEAP_ATTACH_MORE;
-		return 0;
-	}
-	if (loader__attached_pid(l, probe_pid, LOADER_ATTACH_HEAP))
-		return 0; /* probed since the attach, never exec'd */
-	*why = HEAP_ATTACH_IMAGE;
-	return loader__attached(l, &mark, &slot, NULL);
 }
 
 int heap_attach__exec(struct loader *l, int probe_pid)
@@ -840,9 +822,10 @@ static int attach_process(struct loader *l, struct owners *o, uint32_t pid, cons
 		goto cleanup;
 	if (why != HEAP_ATTACH_PREPARE) {
 		if (why == HEAP_ATTACH_OTEL && probe_pid >= 0) {
-			err = pid_image(l, probe_pid, &why);
-			if (err)
-				goto cleanup;
+			struct loader_attach_key mark = pid_mark(probe_pid);
+
+			if (loader__attached_find(l, &mark))
+				why = HEAP_ATTACH_MORE;
 		}
 		otel = otel_process(l, pid, m, root_fd, probe_pid);
 		if (otel < 0) {

@@ -38,19 +38,7 @@ static const char *const shared_names[SHARED__COUNT] = {
 
 int loader__keep_link(struct loader *l, struct bpf_link *link)
 {
-	if (l->nlinks == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 32;
-		struct bpf_link **n = realloc(l->links, cap * sizeof(*n));
-
-		if (!n) {
-			bpf_link__destroy(link);
-			return -ENOMEM;
-		}
-		l->links = n;
-		l->cap = cap;
-	}
-	l->links[l->nlinks++] = link;
-	return 0;
+	return loader__links_push(&l->links, &l->nlinks, &l->cap, 32, link);
 }
 
 /* The ring buffer's size: --ring-buffer's, or a quarter MiB per CPU (prof_ringbuf_default). */

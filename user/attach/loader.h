@@ -195,8 +195,6 @@ int loader__detach(struct loader *l, const struct loader_attach_key *key);
 /* Detach every entry of kind attached for process pid alone (-p): the links destroyed, or
  * -ENOMEM with nothing detached. */
 int loader__detach_pid(struct loader *l, int64_t pid, uint32_t kind);
-/* Has anything of kind been attached (or looked at: an entry of 0) for process pid alone? */
-bool loader__attached_pid(const struct loader *l, int64_t pid, uint32_t kind);
 /* Wide scopes, a file nothing in scope maps any more: detach its entries for every process
  * (pid -1) of every kind.  Returns the links destroyed (0: none were attached). */
 int loader__detach_file(struct loader *l, uint64_t dev, uint64_t ino);

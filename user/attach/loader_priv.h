@@ -32,14 +32,18 @@ enum shared_map {
 /* An entry of the attached set: what loader__attached hands out first, then its links. */
 struct attached {
 	int32_t value;
-	uint32_t nlinks;
-	uint32_t cap;
+	size_t nlinks, cap;
 	struct bpf_link **links;
 	/* uprobe session or uprobe_multi links made without libbpf (uprobe_multi.c); a multi
 	 * link's probes go in one grace period when it is closed, not one each */
 	int fds[3];
 	uint32_t nfds;
 };
+
+/* Append link to links (nlinks of cap, grown from first_cap): 0, or -ENOMEM with link
+ * destroyed (attached.c). */
+int loader__links_push(struct bpf_link ***links, size_t *nlinks, size_t *cap, size_t first_cap,
+		       struct bpf_link *link);
 
 /* Destroy a's links (the uprobes go from every process now); a itself is the caller's (its
  * entry stays).  The links destroyed (attached.c). */
