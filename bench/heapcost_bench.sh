@@ -10,6 +10,8 @@
 #                            what the wrapper costs when no profiler is attached;
 #             preload        the same, under `--heap --sample-bytes N -p PID`: the sampler fires
 #                            its otel_memory probes for sampled allocations only;
+#             preload_b      preload with another build of the sampler (HEAPCOST_LIB_B): an A/B
+#                            of two samplers in one run (not in the default variants);
 #             cmd            `--heap --sample-bytes N -- CMD`: the profiler starts the workload
 #                            and preloads our sampler itself (what a user types; the workload
 #                            under a timing shell, which writes the time of its exit);
@@ -63,6 +65,7 @@ STEPS=${HEAPCOST_TORCH_STEPS:-100}
 PROF=${BENCH_PROF:-./bpftrace-prof} # BENCH_PROF: another build to measure
 FLOOR=build/bench/floor
 LIB=$PWD/build/libbpftrace-prof-sampler.so
+LIB_B=${HEAPCOST_LIB_B:-} # preload_b: another build of the sampler, for an A/B in one run
 PY=/usr/bin/python3
 RES=bench/results
 TMP=$(mktemp -d /tmp/bpftrace-prof-heapcost.XXXXXX)
@@ -157,6 +160,7 @@ steady_one() { # NAME VARIANT ROUND
 	mkdir -p "$d"
 	case $v in
 	preload_idle | preload) envs=(LD_PRELOAD="$LIB" BPFTRACE_PROF_SAMPLE_BYTES="$N") ;;
+	preload_b) envs=(LD_PRELOAD="$LIB_B" BPFTRACE_PROF_SAMPLE_BYTES="$N") ;;
 	esac
 	if [ "$v" = cmd ]; then
 		cmd_start "$name" "$d"
@@ -165,7 +169,7 @@ steady_one() { # NAME VARIANT ROUND
 		gate_start "$name" "${envs[@]}"
 	fi
 	case $v in
-	preload | sessions) start_tool "$d/log" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
+	preload | preload_b | sessions) start_tool "$d/log" --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 ;;
 	uprobes) BPFTRACE_PROF_NO_UPROBE_SESSIONS=1 BPFTRACE_PROF_NO_UPROBE_MULTI=1 start_tool "$d/log" --heap --sample-bytes "$N" \
 		-o "$d/out.pb.gz" --top 0 ;;
 	floor_entry) start_floor "$d/log" --entry-only ;;
@@ -173,7 +177,7 @@ steady_one() { # NAME VARIANT ROUND
 	[ "$v" = cmd ] || gate_run "$name" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
 	s=$SECS
 	stop_tool
-	if [[ "$v" == preload || "$v" == cmd ]] && ! took_otel "$d/out.pb.gz"; then
+	if [[ "$v" == preload || "$v" == preload_b || "$v" == cmd ]] && ! took_otel "$d/out.pb.gz"; then
 		say "$name under $v did not take the otel_memory path, or sampled nothing"
 		ok=0
 	fi
@@ -288,8 +292,10 @@ wide_one() { # NAME VARIANT ROUND
 read -r -a variants <<<"${HEAPCOST_VARIANTS:-untraced preload_idle preload cmd sessions uprobes floor_entry}"
 read -r -a workloads <<<"${HEAPCOST_WORKLOADS:-python3 sqlite3 torch}"
 for v in "${variants[@]}"; do
-	[[ " untraced preload_idle preload cmd sessions uprobes floor_entry " == *" $v "* ]] ||
+	[[ " untraced preload_idle preload preload_b cmd sessions uprobes floor_entry " == *" $v "* ]] ||
 		die "HEAPCOST_VARIANTS: no variant '$v'"
+	[ "$v" != preload_b ] || [ -f "${HEAPCOST_LIB_B:-}" ] ||
+		die "HEAPCOST_VARIANTS: preload_b needs HEAPCOST_LIB_B, another build of the sampler"
 done
 want_part() { [ -z "${HEAPCOST_ONLY:-}" ] || [[ ",$HEAPCOST_ONLY," == *",$1,"* ]]; }
 want_part steady || ROUNDS=0
@@ -335,6 +341,7 @@ for line in open("/proc/cpuinfo"):
         break
 names = {"untraced": "untraced", "preload_idle": "sampler preloaded, no profiler",
          "preload": f"sampler preloaded, `--heap --sample-bytes {n} -p`",
+         "preload_b": f"HEAPCOST_LIB_B's sampler preloaded, `--heap --sample-bytes {n} -p`",
          "cmd": f"`--heap --sample-bytes {n} -- CMD` (the profiler preloads the sampler)",
          "sessions": f"allocator probes as uprobe sessions, `--heap --sample-bytes {n} -p`",
          "uprobes": f"allocator uprobes (entry + return), `--heap --sample-bytes {n} -p`",
@@ -360,6 +367,8 @@ def table(sec, workloads, variants, names):
             x = vals(sec, w, v)
             failed = sum(1 for r in rows if r["section"] == sec and r["workload"] == w
                          and r["variant"] == v and r["ok"] != "1")
+            if not x and not failed:
+                continue  # not run (HEAPCOST_VARIANTS)
             if not x:
                 print(f"| {w} | {names[v]} | - | - | - | 0 ({failed}) |")
                 continue
@@ -369,7 +378,8 @@ def table(sec, workloads, variants, names):
 if int(rounds):
     print("## Steady state (wall from the gate to the exit)\n")
     table("steady", ("python3", "sqlite3", "torch"),
-          ("untraced", "preload_idle", "preload", "cmd", "sessions", "uprobes", "floor_entry"), names)
+          ("untraced", "preload_idle", "preload", "preload_b", "cmd", "sessions", "uprobes",
+           "floor_entry"), names)
     print("\nSessions against the entry-probes-only floor (issue 27's goal: within 10 %):\n")
     print("| workload | sessions ÷ floor_entry | uprobes ÷ floor_entry |")
     print("|---|---:|---:|")
