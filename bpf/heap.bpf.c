@@ -764,38 +764,11 @@ static __always_inline bool otel_arg(struct pt_regs *ctx, __u64 i, long *v)
 	return false;
 }
 
-/*
- * Frees our sampler held and tells in a batch (include/prof_heap.h, PROF_OTEL_BATCH_MAX): n
- * user pointers at list, in the firing thread's memory.  Their blocks are still held, so none
- * of these addresses is in use again yet: told before the alloc that carries them.
- */
-static __always_inline void otel_batch(__u64 id, long list, long n)
-{
-	__u64 ptr;
-	long i;
-
-	if (n <= 0)
-		return;
-	if (n > PROF_OTEL_BATCH_MAX) {
-		prof_count_n(PROF_CNT_SAMPLER_FREES_UNREAD, n - PROF_OTEL_BATCH_MAX);
-		n = PROF_OTEL_BATCH_MAX;
-	}
-	for (i = 0; i < PROF_OTEL_BATCH_MAX && i < n; i++) {
-		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)(list + i * sizeof(ptr)))) {
-			prof_count_n(PROF_CNT_SAMPLER_FREES_UNREAD, n - i);
-			return;
-		}
-		if (ptr)
-			emit_free(id, ptr);
-	}
-	prof_count_n(PROF_CNT_SAMPLER_FREES_BATCHED, n);
-}
-
 SEC("usdt")
 int otel_alloc(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	long ptr, size, weight, leaves = 1, list, held;
+	long ptr, size, weight, leaves = 1;
 
 	if (!heap_armed || !prof_heap_otel(id >> 32))
 		return 0;
@@ -806,9 +779,6 @@ int otel_alloc(struct pt_regs *ctx)
 	 * the allocation function itself. */
 	if (bpf_usdt_arg_cnt(ctx) > 3 && !otel_arg(ctx, 3, &leaves))
 		return 0;
-	/* Ours again: the frees it held (a pointer to their user pointers, their count). */
-	if (bpf_usdt_arg_cnt(ctx) > 5 && otel_arg(ctx, 4, &list) && otel_arg(ctx, 5, &held))
-		otel_batch(id, list, held);
 	if (leaves < 1 || leaves > PROF_OTEL_MAX_LEAVES)
 		leaves = 1;
 	/* A weight of 0 breaks the contract: the block counts as itself. */
@@ -826,20 +796,6 @@ int otel_free(struct pt_regs *ctx)
 	if (!heap_armed || !prof_heap_otel(id >> 32) || !otel_arg(ctx, 0, &ptr) || !ptr)
 		return 0;
 	emit_free(id, (__u64)ptr);
-	return 0;
-}
-
-/* Our preloaded sampler's bpftrace_prof:frees(list, n): held frees told without an alloc. */
-SEC("usdt")
-int otel_frees(struct pt_regs *ctx)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	long list, n;
-
-	if (!heap_armed || !prof_heap_otel(id >> 32))
-		return 0;
-	if (otel_arg(ctx, 0, &list) && otel_arg(ctx, 1, &n))
-		otel_batch(id, list, n);
 	return 0;
 }
 

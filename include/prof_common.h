@@ -224,15 +224,7 @@ enum prof_counter_kind {
 	X(HEAP_TRAPS_OTEL, "heap_traps_otel",                                                      \
 	  "allocator probe hits in processes on their own otel_memory probes (ignored: a file "    \
 	  "still probed for every process; each hit is a trap the sampler did not save)",          \
-	  EVENT)                                                                                   \
-	X(SAMPLER_FREES_BATCHED, "sampler_frees_batched",                                          \
-	  "frees of sampled blocks our preloaded sampler held and told in a batch, with a "        \
-	  "sampled allocation or 16 at once (no trap of their own)",                               \
-	  EVENT)                                                                                   \
-	X(SAMPLER_FREES_UNREAD, "sampler_frees_unread",                                            \
-	  "frees our preloaded sampler told in a batch that could not be read (those blocks stay " \
-	  "in use in the profile)",                                                                \
-	  DROP)
+	  EVENT)
 
 #define PROF_CNT_ENUM(e, n, d, k) PROF_CNT_##e,
 enum prof_counter { PROF_COUNTERS(PROF_CNT_ENUM) PROF_CNT__COUNT };

@@ -111,13 +111,6 @@ enum prof_heap_path {
  */
 #define PROF_OTEL_MAX_LEAVES 4
 
-/*
- * Our sampler's frees told in a batch (include/prof_sampler.h, PROF_SAMPLER_HELD, which equals
- * it): otel_memory:alloc's fifth and sixth arguments, and bpftrace_prof:frees(list, count), point
- * at up to this many user pointers.
- */
-#define PROF_OTEL_BATCH_MAX 16
-
 /* --sample-bytes: a sampled live block.  Per process: a forked child's copy of the address is
  * another block. */
 struct prof_sampled_key {

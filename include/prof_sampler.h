@@ -25,30 +25,15 @@
 /* At most this many sampled blocks live at once; past it allocations go unsampled (table_full). */
 #define PROF_SAMPLER_MAX_LIVE 65536
 
-/*
- * Frees told late (docs/how-it-works.md, "Frees told in batches"): while a profiler holds the
- * bpftrace_prof:frees semaphore up, a freed sampled block of at most PROF_SAMPLER_HOLD_BYTES
- * usable bytes is held, not yet given back, and its free is told with the next sampled
- * allocation (two more arguments of otel_memory:alloc: the held user pointers, their count), or
- * by bpftrace_prof:frees(pointers, count) when PROF_SAMPLER_HELD blocks wait, the process exits
- * or a profiler no longer listens.  A held block's address cannot be handed out again before its
- * free is told.
- */
-#define PROF_SAMPLER_HELD	16
-#define PROF_SAMPLER_HOLD_BYTES 131072
-
 /* Counts since load; bpftrace_prof_sampler_stats() copies them (tests read them by dlsym). */
 struct prof_sampler_stats {
 	uint64_t sampled;      /* allocations sampled (alloc probe fired) */
 	uint64_t weight_bytes; /* the sum of their weights */
-	uint64_t freed;	       /* sampled blocks freed or moved (their free told, or held) */
+	uint64_t freed;	       /* sampled blocks freed or moved (free probe fired) */
 	uint64_t live;	       /* sampled blocks not yet freed */
 	uint64_t table_full;   /* allocations due for a sample, left unsampled: the set was full */
 	uint64_t mean_bytes;   /* the mean in use (BPFTRACE_PROF_SAMPLE_BYTES or the default) */
 	uint64_t bypassed;     /* 1: an allocator found before ours serves the program */
-	uint64_t held;	       /* of freed, held and told later (PROF_SAMPLER_HELD) */
-	uint64_t batches;      /* bpftrace_prof:frees fired (a batch of held frees) */
-	uint64_t held_now;     /* blocks held now, their frees not yet told */
 };
 
 #define PROF_SAMPLER_STATS_FN "bpftrace_prof_sampler_stats"

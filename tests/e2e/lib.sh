@@ -182,7 +182,7 @@ finish_waiting_run() {
 # Counters of lost data an exact count depends on: each must be 0 before exact numbers are
 # trusted (a dropped event makes any exact assertion meaningless).
 DROP_COUNTERS=${DROP_COUNTERS:-"ringbuf_full pending_full pending_missing stack_fail
-	sampled_full heap_read_fail targets_full bad_records stacks_capped sampler_frees_unread"}
+	sampled_full heap_read_fail targets_full bad_records stacks_capped"}
 
 # expect_no_drops FILE: from a pprof profile's counter comments (only non-zero counters are
 # written; "no drops" when no loss counter is).

@@ -250,34 +250,6 @@ t_sampling_realloc_and_fork_end_freed() { sampling_realloc_and_fork_end_freed pr
 t_sampling_realloc_and_fork_end_freed_sessions() { sampling_realloc_and_fork_end_freed sessions; }
 t_sampling_realloc_and_fork_end_freed_uprobes() { sampling_realloc_and_fork_end_freed uprobes; }
 
-# Frees told late (build/targets/held_frees): our sampler holds a freed sampled block, tells its
-# free with the next sampled allocation (or 16 at once, or at exit) and only then gives it back.
-# At 1024 bytes a 32 KiB block is always sampled, weighed exactly its size: every value is exact.
-# glibc hands a freed chunk to the next malloc of its size, so a block given back before its free
-# was told would be sampled again at the same address and the late free would take the new block
-# out of use: keep_some's kept blocks would fall short.  Before the sampler held frees, every free
-# was a trap of its own (sampler_frees_batched 0).
-t_sampling_frees_held_told_late() {
-	local f=$E2E_TMP/held.pb.gz
-	"$PROF" --heap --sample-bytes 1024 -o "$f" --top 0 -- build/targets/held_frees ||
-		fail "profiler exit status $?"
-	expect_no_drops "$f"
-	expect_mechanism "$f" preload
-	expect_eq "keep_some alloc_objects" 8000 "$(pprof_flat "$f" alloc_objects keep_some)"
-	expect_eq "keep_some inuse_objects (every fourth kept)" 2000 "$(pprof_flat "$f" inuse_objects keep_some)"
-	expect_eq "keep_some inuse_space" 65536000 "$(pprof_flat "$f" inuse_space keep_some)"
-	expect_eq "churn alloc_objects" 8000 "$(pprof_flat "$f" alloc_objects churn)"
-	expect_eq "churn inuse_space" 0 "$(pprof_flat "$f" inuse_space churn)"
-	# the last frees, with no allocation after them: batches of 16, then the 4 left at exit
-	expect_eq "tail_free alloc_objects" 100 "$(pprof_flat "$f" alloc_objects tail_free)"
-	expect_eq "tail_free inuse_objects" 0 "$(pprof_flat "$f" inuse_objects tail_free)"
-	# 1 MiB: over the sampler's limit, not held, told at once
-	expect_eq "big_free alloc_objects" 20 "$(pprof_flat "$f" alloc_objects big_free)"
-	expect_eq "big_free inuse_objects" 0 "$(pprof_flat "$f" inuse_objects big_free)"
-	# every free of a 32 KiB block held: keep_some's 6,000, churn's 8,000, tail_free's 100
-	expect_eq "sampler_frees_batched" 14100 "$(pprof_counter_value "$f" sampler_frees_batched)"
-}
-
 # 20,000 threads one after another: each thread's countdown and call in flight (BPF's, with
 # --no-preload) are made at its first call and must go with it, or new threads find no room.
 t_sampling_thread_entries_deleted_at_exit() {

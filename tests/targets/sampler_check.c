@@ -95,21 +95,17 @@ static bool holds(const void *p, size_t n, unsigned seed)
 	return true;
 }
 
-/* bpftrace_prof:frees's too, as bpftrace-prof attaches it: freed sampled blocks are then held
- * and given back at the next sampled allocation (nobody reads the probes here). */
 static void raise_semaphores(void)
 {
 	unsigned short *a = dlsym(RTLD_DEFAULT, "otel_memory_alloc_semaphore");
 	unsigned short *f = dlsym(RTLD_DEFAULT, "otel_memory_free_semaphore");
-	unsigned short *b = dlsym(RTLD_DEFAULT, "bpftrace_prof_frees_semaphore");
 
-	if (!a || !f || !b) {
+	if (!a || !f) {
 		fprintf(stderr, "no otel_memory semaphores: is the sampler preloaded?\n");
 		exit(3);
 	}
 	(*a)++;
 	(*f)++;
-	(*b)++;
 }
 
 /*
@@ -420,33 +416,6 @@ static void *churn(void *arg)
 	return NULL;
 }
 
-/*
- * Blocks held when the profiler goes (its semaphores drop) are given back at the next malloc.
- * 4 KiB blocks at a mean of 64 bytes: always sampled, and a sampled malloc takes what was held.
- */
-static void check_held_orphans(void)
-{
-	unsigned short *a = dlsym(RTLD_DEFAULT, "otel_memory_alloc_semaphore");
-	unsigned short *b = dlsym(RTLD_DEFAULT, "bpftrace_prof_frees_semaphore");
-	void *p[4];
-
-	for (int i = 0; i < 4; i++)
-		p[i] = malloc(4096);
-	CHECK(stats().held_now == 0, "%llu held after sampled mallocs",
-	      (unsigned long long)stats().held_now);
-	for (int i = 0; i < 4; i++)
-		free(p[i]);
-	CHECK(stats().held_now == 4, "%llu held after 4 sampled frees",
-	      (unsigned long long)stats().held_now);
-	(*a)--;
-	(*b)--;
-	free(malloc(16));
-	CHECK(stats().held_now == 0, "%llu still held once nobody listens",
-	      (unsigned long long)stats().held_now);
-	(*a)++;
-	(*b)++;
-}
-
 static void check_threads_fork(bool on)
 {
 	pthread_t th[4];
@@ -489,16 +458,6 @@ static void check_threads_fork(bool on)
 	else
 		CHECK(stats().sampled == sampled_before,
 		      "threads: sampled with the semaphore at 0");
-	/* Frees held while the frees semaphore is up, never more than a batch at once. */
-	if (on)
-		CHECK(stats().held > 0, "no free held");
-	else
-		CHECK(stats().held == 0, "%llu frees held with the semaphores at 0",
-		      (unsigned long long)stats().held);
-	CHECK(stats().held_now < PROF_SAMPLER_HELD, "%llu held at once",
-	      (unsigned long long)stats().held_now);
-	if (on)
-		check_held_orphans();
 }
 
 /* Random family calls on 64 slots against a shadow of sizes and contents. */

@@ -22,11 +22,7 @@
 #include "proc/maps.h"
 #include "util/log.h"
 #include "prof_heap.h"
-#include "prof_sampler.h"
 #include "attach/otel_notes.h"
-
-_Static_assert(PROF_SAMPLER_HELD == PROF_OTEL_BATCH_MAX,
-	       "a batch of held frees fits what BPF reads of one");
 #include "attach/owners.h"
 #include "attach/prologue.h"
 #include "proc/safe_open.h"
@@ -409,18 +405,13 @@ static int otel_file(struct loader *l, int fd, const char *name, int pid)
 	}
 	safe_open__fd_path(path, sizeof(path), fd);
 	/* free first: a block reported by alloc must not leave the heap unseen.  Our sampler's
-	 * losses (its set full) are counted from the start too: sampler_lost; and its batches of
-	 * held frees, frees. */
+	 * losses (its set full) are counted from the start too: sampler_lost. */
 	err = loader__heap_progs_otel(l, &progs);
 	if (!err)
 		err = attach_usdt(l, &key, progs.otel_free, path, pid, "otel_memory", "free");
 	if (!err && (found & OTEL_NOTES_LOST))
 		err = attach_usdt(l, &key, progs.otel_lost, path, pid, "bpftrace_prof",
 				  "sampler_lost");
-	/* Its semaphore tells our sampler to hold frees and tell them in batches: after free,
-	 * whose single frees it still fires for large blocks. */
-	if (!err && (found & OTEL_NOTES_FREES))
-		err = attach_usdt(l, &key, progs.otel_frees, path, pid, "bpftrace_prof", "frees");
 	if (!err)
 		err = attach_usdt(l, &key, progs.otel_alloc, path, pid, "otel_memory", "alloc");
 	if (err) {

@@ -261,7 +261,6 @@ static int open_heap(struct loader *l)
 		bpf_program__set_autoload(l->heap->progs.otel_alloc, false);
 		bpf_program__set_autoload(l->heap->progs.otel_free, false);
 		bpf_program__set_autoload(l->heap->progs.otel_lost, false);
-		bpf_program__set_autoload(l->heap->progs.otel_frees, false);
 	}
 	err = prepare(l, l->heap->obj);
 	if (err)
@@ -802,7 +801,6 @@ int loader__heap_progs(struct loader *l, struct loader_heap_progs *out)
 	out->otel_alloc = l->heap->progs.otel_alloc;
 	out->otel_free = l->heap->progs.otel_free;
 	out->otel_lost = l->heap->progs.otel_lost;
-	out->otel_frees = l->heap->progs.otel_frees;
 	return 0;
 }
 
@@ -824,8 +822,7 @@ static int load_heap_extra(struct loader *l, bool otel, struct heap_bpf **out)
 	     prog = bpf_object__next_program(x->obj, prog))
 		bpf_program__set_autoload(
 			prog, otel ? prog == x->progs.otel_alloc || prog == x->progs.otel_free ||
-					      prog == x->progs.otel_lost ||
-					      prog == x->progs.otel_frees
+					      prog == x->progs.otel_lost
 				   : prog == x->progs.heap_enter || prog == x->progs.heap_return ||
 					      prog == x->progs.heap_free);
 	for (map = bpf_object__next_map(x->obj, NULL); map && !err;
@@ -863,7 +860,6 @@ static int heap_progs_extra(struct loader *l, struct loader_heap_progs *out, boo
 		out->otel_alloc = (*x)->progs.otel_alloc;
 		out->otel_free = (*x)->progs.otel_free;
 		out->otel_lost = (*x)->progs.otel_lost;
-		out->otel_frees = (*x)->progs.otel_frees;
 	} else {
 		out->enter = (*x)->progs.heap_enter;
 		out->ret = (*x)->progs.heap_return;

@@ -82,7 +82,7 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT]);
  * -ENOENT without --heap. */
 struct loader_heap_progs {
 	struct bpf_program *enter, *ret, *free_;
-	struct bpf_program *otel_alloc, *otel_free, *otel_lost, *otel_frees;
+	struct bpf_program *otel_alloc, *otel_free, *otel_lost;
 };
 int loader__heap_progs(struct loader *l, struct loader_heap_progs *out);
 /* The same with per-function programs that can attach (a file whose session or uprobe_multi

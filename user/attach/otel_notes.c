@@ -44,8 +44,6 @@ static int probe_bit(const char *provider, const char *probe)
 						: 0;
 	if (!strcmp(provider, "bpftrace_prof") && !strcmp(probe, "sampler_lost"))
 		return OTEL_NOTES_LOST;
-	if (!strcmp(provider, "bpftrace_prof") && !strcmp(probe, "frees"))
-		return OTEL_NOTES_FREES;
 	return -1;
 }
 

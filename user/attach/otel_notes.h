@@ -22,8 +22,6 @@ enum otel_notes_probe {
 	/* bpftrace_prof:sampler_lost(size): our preloaded sampler's samples lost to its full set.
 	 */
 	OTEL_NOTES_LOST = 8,
-	/* bpftrace_prof:frees(list, count): our sampler's held frees, told in a batch. */
-	OTEL_NOTES_FREES = 16,
 };
 
 /* Limits on what a foreign file makes us read. */

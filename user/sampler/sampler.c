@@ -26,11 +26,6 @@ unsigned short otel_memory_free_semaphore __attribute__((section(".probes")));
 extern unsigned short sampler_alloc_semaphore __attribute__((alias("otel_memory_alloc_semaphore")));
 /* Our own probe's: a profiler counting the samples lost to a full set raises it. */
 unsigned short bpftrace_prof_sampler_lost_semaphore __attribute__((section(".probes")));
-/* A profiler that takes frees in batches raises it: then freed sampled blocks are held.
- * Exported (a test raises it as the kernel would), read through a local alias. */
-unsigned short bpftrace_prof_frees_semaphore __attribute__((section(".probes")));
-extern unsigned short sampler_frees_semaphore
-	__attribute__((alias("bpftrace_prof_frees_semaphore")));
 
 __thread struct sampler_thread sampler_ts __attribute__((tls_model("initial-exec")));
 int sampler_ready;
@@ -370,107 +365,11 @@ bool sampler_set_take(void *user)
  * frame address taken makes gcc 12 keep alloc's frame pointer, which it drops in a leaf function
  * whatever the flags: a frame-pointer walk must see this frame, then the wrapper's.
  */
-/*
- * ---- frees told late ----
- * Each sampled block costs two traps, its alloc and its free; a trap is 5-15 µs where the kernel
- * flushes the TLB at every entry (PTI without PCID).  While a profiler holds the frees semaphore
- * up, a freed sampled block of at most PROF_SAMPLER_HOLD_BYTES is held: out of the set, untagged,
- * not yet given back to the next allocator, so its address cannot be handed out again (and
- * reported by another alloc) before the profiler has its free.  The frees ride on the next
- * sampled allocation's trap, two more arguments of alloc (the held user pointers, their count);
- * when PROF_SAMPLER_HELD are held, at exit, and when nobody takes batches any more,
- * bpftrace_prof:frees(pointers, count) tells them.  Then the blocks go back.  One list for the
- * process under the set's lock: any thread's sampled allocation tells every held free.
- */
-struct held {
-	uint64_t user[PROF_SAMPLER_HELD]; /* what the probes point the profiler at */
-	void *base[PROF_SAMPLER_HELD];
-};
-static struct held held; /* under the set's lock */
-static uint32_t held_count;
-static int held_closed; /* the process exits: nothing more is held */
-
-/* Move the blocks held into *out: their number. */
-static uint32_t held_take(struct held *out)
-{
-	uint32_t k;
-
-	if (!__atomic_load_n(&held_count, __ATOMIC_RELAXED))
-		return 0;
-	lock();
-	k = held_count;
-	memcpy(out->user, held.user, k * sizeof(out->user[0]));
-	memcpy(out->base, held.base, k * sizeof(out->base[0]));
-	__atomic_store_n(&held_count, 0, __ATOMIC_RELAXED);
-	unlock();
-	return k;
-}
-
-/* After their frees were told. */
-static void held_release(const struct held *h, uint32_t k)
-{
-	for (uint32_t i = 0; i < k; i++)
-		next.free(h->base[i]);
-}
-
 __attribute__((noinline, noipa)) void sampler_fire_alloc(void *p, size_t n, uint64_t w)
 {
-	struct held h;
-	uint32_t k = held_take(&h);
-
-	/* The frame address makes gcc keep the frame pointer; the clobber, h written before. */
-	__asm__ volatile("" : : "r"(__builtin_frame_address(0)) : "memory");
-	STAP_PROBE6(otel_memory, alloc, (uint64_t)(uintptr_t)p, (uint64_t)n, w,
-		    SAMPLER_ALLOC_FRAMES, (uint64_t)(uintptr_t)h.user, (uint64_t)k);
-	held_release(&h, k);
-}
-
-static __attribute__((noinline, noipa)) void sampler_fire_frees(const uint64_t *user, uint64_t k)
-{
-	__asm__ volatile("" : : : "memory");
-	STAP_PROBE2(bpftrace_prof, frees, (uint64_t)(uintptr_t)user, k);
-}
-
-void sampler_flush_held(void)
-{
-	struct held h;
-	uint32_t k = held_take(&h);
-
-	if (!k)
-		return;
-	sampler_fire_frees(h.user, k);
-	__atomic_fetch_add(&sampler_stats.batches, 1, __ATOMIC_RELAXED);
-	held_release(&h, k);
-}
-
-/* Hold the sampled block user (base: what the next allocator gave) freed by the program: false
- * when it is not held (nobody takes batches, a large block, the process exits). */
-static bool hold(void *user, void *base)
-{
-	struct held h;
-	uint32_t k = 0;
-
-	if (!__atomic_load_n(&sampler_frees_semaphore, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&held_closed, __ATOMIC_RELAXED) || !next.usable ||
-	    next.usable(base) > PROF_SAMPLER_HOLD_BYTES)
-		return false;
-	lock();
-	held.user[held_count] = (uint64_t)(uintptr_t)user;
-	held.base[held_count] = base;
-	__atomic_store_n(&held_count, held_count + 1, __ATOMIC_RELAXED);
-	if (held_count == PROF_SAMPLER_HELD) {
-		k = held_count;
-		h = held;
-		__atomic_store_n(&held_count, 0, __ATOMIC_RELAXED);
-	}
-	unlock();
-	__atomic_fetch_add(&sampler_stats.held, 1, __ATOMIC_RELAXED);
-	if (k) {
-		sampler_fire_frees(h.user, k);
-		__atomic_fetch_add(&sampler_stats.batches, 1, __ATOMIC_RELAXED);
-		held_release(&h, k);
-	}
-	return true;
+	__asm__ volatile("" : : "r"(__builtin_frame_address(0)));
+	STAP_PROBE4(otel_memory, alloc, (uint64_t)(uintptr_t)p, (uint64_t)n, w,
+		    SAMPLER_ALLOC_FRAMES);
 }
 
 __attribute__((noinline, noipa)) void sampler_fire_free(void *p)
@@ -546,15 +445,7 @@ ALWAYS_INLINE void *do_malloc(size_t n)
 
 	if (SAMPLER_UNLIKELY(bootstrapping()))
 		return arena_alloc(n);
-	if (!sampler_listening()) {
-		/* Held while a profiler took batches, which has gone: given back now.  (Not while
-		 * it listens: inside a sampled operator new we do not listen either.) */
-		if (SAMPLER_UNLIKELY(__atomic_load_n(&held_count, __ATOMIC_RELAXED)) &&
-		    !__atomic_load_n(&sampler_frees_semaphore, __ATOMIC_RELAXED))
-			sampler_flush_held();
-		return next.malloc(n);
-	}
-	if (!sampler_should_sample(n))
+	if (!sampler_listening() || !sampler_should_sample(n))
 		return next.malloc(n);
 	p = sampled_block(n, 0, false, &w);
 	if (!p)
@@ -568,11 +459,8 @@ ALWAYS_INLINE void release_sampled(void *p)
 {
 	void *base = sampler_untag(p);
 
-	if (hold(p, base))
-		return;
 	SAMPLER_FIRE_FREE(p);
 	next.free(base);
-	sampler_flush_held(); /* held while a profiler took batches */
 }
 
 ALWAYS_INLINE void do_free(void *p)
@@ -957,9 +845,6 @@ SAMPLER_EXPORT void bpftrace_prof_sampler_stats(struct prof_sampler_stats *out)
 	out->table_full = __atomic_load_n(&sampler_stats.table_full, __ATOMIC_RELAXED);
 	out->mean_bytes = mean_bytes;
 	out->bypassed = !__atomic_load_n(&sampler_front, __ATOMIC_RELAXED);
-	out->held = __atomic_load_n(&sampler_stats.held, __ATOMIC_RELAXED);
-	out->batches = __atomic_load_n(&sampler_stats.batches, __ATOMIC_RELAXED);
-	out->held_now = __atomic_load_n(&held_count, __ATOMIC_RELAXED);
 }
 
 /* ---- fork --------------------------------------------------------------------------------- */
@@ -987,15 +872,4 @@ __attribute__((constructor)) static void sampler_init(void)
 	if (!__atomic_load_n(&sampler_ready, __ATOMIC_ACQUIRE))
 		sampler_resolve();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-/*
- * exit: the frees still held are told, and nothing is held after (a free made later, by another
- * destructor or a thread still running, is told at once).  _exit and a fatal signal lose them:
- * those blocks stay in use in the profile.
- */
-__attribute__((destructor)) static void sampler_fini(void)
-{
-	__atomic_store_n(&held_closed, 1, __ATOMIC_RELAXED);
-	sampler_flush_held();
 }

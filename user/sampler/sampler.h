@@ -2,8 +2,7 @@
 /*
  * The preloaded heap sampler's insides, shared by its malloc family (sampler.c) and its C++
  * operator new family (sampler_cxx.c).  Everything here is hidden: the library exports only
- * the wrapped allocator functions, the two otel_memory semaphores, bpftrace_prof:frees's and the
- * stats hook.
+ * the wrapped allocator functions, the two otel_memory semaphores and the stats hook.
  *
  * The probe of each wrapper must sit in the wrapper's own body (a stack taken at it names the
  * wrapper as frame 0, which the otel_memory consumer drops, so the caller is the leaf): the
@@ -41,10 +40,6 @@ extern unsigned short otel_memory_free_semaphore SAMPLER_EXPORT;
  */
 extern unsigned short sampler_alloc_semaphore SAMPLER_HIDDEN;
 extern unsigned short bpftrace_prof_sampler_lost_semaphore SAMPLER_HIDDEN;
-/* bpftrace_prof:frees's (exported), raised by a profiler that takes frees in batches: then
- * frees are held; read through this alias. */
-extern unsigned short bpftrace_prof_frees_semaphore SAMPLER_EXPORT;
-extern unsigned short sampler_frees_semaphore SAMPLER_HIDDEN;
 
 /* One a thread, initial-exec: no __tls_get_addr (which may allocate) on the allocation path. */
 struct sampler_thread {
@@ -87,11 +82,7 @@ void sampler_fire_alloc(void *p, size_t n, uint64_t w) SAMPLER_HIDDEN;
 void sampler_fire_free(void *p) SAMPLER_HIDDEN;
 #define SAMPLER_FIRE_ALLOC(p, n, w) sampler_fire_alloc((p), (n), (w))
 #define SAMPLER_FIRE_FREE(p)	    sampler_fire_free(p)
-
-/* Tell the frees of the blocks held (sampler.c, "frees told late") and give them back to the
- * next allocator; nothing held: one load. */
-void sampler_flush_held(void) SAMPLER_HIDDEN;
-#define SAMPLER_FIRE_LOST(n) STAP_PROBE1(bpftrace_prof, sampler_lost, (uint64_t)(n))
+#define SAMPLER_FIRE_LOST(n)	    STAP_PROBE1(bpftrace_prof, sampler_lost, (uint64_t)(n))
 
 /*
  * 1 when the program's malloc, free, calloc and realloc are ours; 0 when an allocator looked up

@@ -148,12 +148,7 @@ SAMPLER_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, 
 }
 #undef SYM
 
-/*
- * A sampled block to the next plain delete (the unsized one: sizes differ by the header).  Its
- * free is told at once, never held (sampler.c, "frees told late"): its size, which bounds what
- * is held, could be read only through the next allocator's malloc_usable_size, and the next new
- * need not be malloc's.  Blocks held from before are told with it.
- */
+/* A sampled block to the next plain delete (the unsized one: sizes differ by the header). */
 #define DELETE(p)                                                     \
 	do {                                                          \
 		if (!p)                                               \
@@ -161,7 +156,6 @@ SAMPLER_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, 
 		if (sampler_maybe_tagged(p) && sampler_set_take(p)) { \
 			SAMPLER_FIRE_FREE(p);                         \
 			p = sampler_untag(p);                         \
-			sampler_flush_held();                         \
 		}                                                     \
 	} while (0)
 
