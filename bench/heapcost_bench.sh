@@ -3,7 +3,8 @@
 # profiling costs a real program, by mechanism.
 #
 #  steady   each workload behind a gate (it blocks reading its stdin; the profiler attaches with
-#           -p meanwhile; the wall time runs from opening the gate to the workload's exit),
+#           -p meanwhile; the wall time runs from opening the gate to the workload's exit, as a
+#           shell around it tells, the same for every variant),
 #           HEAPCOST_ROUNDS rounds of every variant, the order rotated every round:
 #             untraced       the workload alone;
 #             preload_idle   started with our sampler preloaded (LD_PRELOAD), nobody listening:
@@ -45,7 +46,8 @@
 # run checks that the process took the otel path (else it counts as failed).
 # Environment: BENCH_ONLY (runs when unset or when it lists "heapcost"), HEAPCOST_ROUNDS (7),
 # HEAPCOST_STARTUP_ROUNDS (5), HEAPCOST_SAMPLE (524288), HEAPCOST_TORCH_STEPS (100),
-# HEAPCOST_WIDE_ROUNDS (5), HEAPCOST_WIDE_PLAIN (sqlite3_plain's variants, default "untraced own1
+# HEAPCOST_WIDE_ROUNDS (5), HEAPCOST_CPU (steady's workloads pinned to it; default unpinned),
+# HEAPCOST_LIB_B (preload_b's sampler), HEAPCOST_WIDE_PLAIN (sqlite3_plain's variants, default "untraced own1
 # own2 own4 filewide"), HEAPCOST_ONLY (steady,startup,wide: the parts run; default all),
 # HEAPCOST_WORKLOADS / HEAPCOST_VARIANTS (steady's workloads and variants, space-separated;
 # default all, in the order above), HEAPCOST_STARTUP_VARIANTS (startup's, default "untraced
@@ -66,6 +68,11 @@ PROF=${BENCH_PROF:-./bpftrace-prof} # BENCH_PROF: another build to measure
 FLOOR=build/bench/floor
 LIB=$PWD/build/libbpftrace-prof-sampler.so
 LIB_B=${HEAPCOST_LIB_B:-} # preload_b: another build of the sampler, for an A/B in one run
+# HEAPCOST_CPU: the steady workloads run on this CPU alone (taskset), the profiler where it
+# will.  On a VM whose vCPUs differ (ours: sqlite3 0.77 s on CPU 0, 0.52 s on CPU 1) unpinned
+# rounds split into two modes and a median of 9 moves by 5 %.
+PIN=()
+[ -z "${HEAPCOST_CPU:-}" ] || PIN=(taskset -c "$HEAPCOST_CPU")
 PY=/usr/bin/python3
 RES=bench/results
 TMP=$(mktemp -d /tmp/bpftrace-prof-heapcost.XXXXXX)
@@ -90,26 +97,45 @@ WCMD[python3]="$PY bench/py_workload.py --gate 2"
 WCMD[sqlite3]="sqlite3 :memory:"
 WCMD[torch]="$PY bench/torch_train.py --gate $STEPS"
 
-# Start workload NAME (with ENV... before it) blocked on its gate, a read of its stdin: sets
-# WPID and GATE.
+# Start workload NAME (with ENV... before it) blocked on its gate, a read of its stdin, under
+# the timing shell cmd_start uses (it writes the time of the workload's exit to END), so every
+# variant is timed alike: sets WPID (the workload, what -p attaches to), WSH (the shell, waited
+# for), GATE and END.  (Timed by the shell's wait instead, the -p variants counted the exit of
+# a process whose pages carried probes, which -- CMD's timing shell did not: about 2 % of
+# sqlite3's 0.5 s.)
 gate_start() { # NAME ENV...
-	local name=$1
+	local name=$1 kid i
 	shift
-	# shellcheck disable=SC2086
-	gate_spawn "$name" "$TMP/workload.out" env "$@" ${WCMD[$name]}
+	END=$TMP/end
+	rm -f "$END"
+	# shellcheck disable=SC2016,SC2086 # expanded by the inner bash
+	gate_fork "$TMP/workload.out" "${PIN[@]}" bash -c '"${@:2}"; s=$?; echo "$EPOCHREALTIME" >"$1"; exit $s' \
+		bash "$END" env "$@" ${WCMD[$name]}
+	WSH=$WPID
+	for ((i = 0; i < 6000; i++)); do
+		kid=$(pgrep -P "$WSH" | head -1)
+		if [ -n "$kid" ] && gate_blocked "$kid"; then
+			WPID=$kid
+			return 0
+		fi
+		kill -0 "$WSH" 2>/dev/null || die "$name exited before its gate: $(cat "$TMP/workload.err")"
+		sleep 0.01
+	done
+	die "$name never reached its gate"
 }
 
 # Open the gate (sqlite3's is its script), wait for the exit: sets SECS; 1 on failure.  (Not in
-# a $(…): the workload is this shell's child.)  END: the file the workload's exit time is
-# written to when WPID is not the workload itself (cmd_start).
+# a $(…): the workload is this shell's child.)  END: the file a timing shell writes the
+# workload's exit time to (gate_start, cmd_start); without it, the time the wait ends (wide).
 gate_run() { # NAME [END]
 	local t0 rc end=${2:-}
 	t0=$EPOCHREALTIME
 	if [ "$1" = sqlite3 ]; then cat "$TMP/sqlite.sql" >&"$GATE"; else printf 'g\n' >&"$GATE"; fi
 	exec {GATE}>&-
-	wait "$WPID"
+	wait "${WSH:-$WPID}"
 	rc=$?
 	WPID=""
+	WSH=""
 	if [ -n "$end" ]; then
 		[ -s "$end" ] || return 1
 		SECS=$(awk -v a="$t0" -v b="$(cat "$end")" 'BEGIN { printf "%.6f", b - a }')
@@ -134,7 +160,7 @@ cmd_start() { # NAME DIR
 	END=$d/end
 	# shellcheck disable=SC2016,SC2086 # expanded by the inner bash
 	gate_fork "$TMP/workload.out" "$PROF" -v --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 \
-		-- bash -c '"${@:2}"; s=$?; echo "$EPOCHREALTIME" >"$1"; exit $s' bash "$END" ${WCMD[$name]}
+		-- "${PIN[@]}" bash -c '"${@:2}"; s=$?; echo "$EPOCHREALTIME" >"$1"; exit $s' bash "$END" ${WCMD[$name]}
 	for ((i = 0; i < 6000; i++)); do
 		sh=$(pgrep -P "$WPID" | head -1)
 		kid=""
@@ -174,7 +200,7 @@ steady_one() { # NAME VARIANT ROUND
 		-o "$d/out.pb.gz" --top 0 ;;
 	floor_entry) start_floor "$d/log" --entry-only ;;
 	esac
-	[ "$v" = cmd ] || gate_run "$name" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
+	[ "$v" = cmd ] || gate_run "$name" "$END" || { say "$name failed under $v: $(tail -2 "$TMP/workload.err")"; ok=0; }
 	s=$SECS
 	stop_tool
 	if [[ "$v" == preload || "$v" == preload_b || "$v" == cmd ]] && ! took_otel "$d/out.pb.gz"; then
@@ -327,9 +353,9 @@ done
 
 mkdir -p "$RES"
 cp "$RUNS" "$RES/heapcost-runs.tsv"
-$PY - "$RUNS" "$REV" "$N" "$ROUNDS" "$SROUNDS" "$WROUNDS" >"$RES/heapcost.md" <<'PY'
+$PY - "$RUNS" "$REV" "$N" "$ROUNDS" "$SROUNDS" "$WROUNDS" "${HEAPCOST_CPU:-}" >"$RES/heapcost.md" <<'PY'
 import csv, statistics, sys, platform, subprocess
-runs, rev, n, rounds, srounds, wrounds = sys.argv[1:7]
+runs, rev, n, rounds, srounds, wrounds, pin = sys.argv[1:8]
 rows = list(csv.DictReader(open(runs), delimiter="\t"))
 def vals(sec, w, v):
     return [float(r["seconds"]) for r in rows
@@ -355,14 +381,19 @@ print(f"Revision {rev}; kernel {platform.release()}; {cpu}; "
       f"{subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores. "
       f"Medians of {rounds} alternated rounds (startup: {srounds}; wide: {wrounds}); "
       "spread = min-max; "
+      + (f"steady's workloads pinned to CPU {pin} (HEAPCOST_CPU); " if pin else "") +
       "ratio = median / untraced median. Failed runs (a workload error, or a preload run that "
       "did not take the otel_memory path or sampled nothing) are left out and counted.\n")
 def table(sec, workloads, variants, names):
-    print("| workload | variant | median s | spread s | ratio | runs (failed) |")
-    print("|---|---|---:|---:|---:|---:|")
+    # paired: the median over rounds of the run's time over the same round's untraced run
+    # (the rounds alternate the variants: a slow spell of the host touches both)
+    print("| workload | variant | median s | spread s | ratio | paired ratio | runs (failed) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for w in workloads:
         base = vals(sec, w, "untraced")
         b = statistics.median(base) if base else float("nan")
+        by_round = {r["round"]: float(r["seconds"]) for r in rows if r["section"] == sec
+                    and r["workload"] == w and r["variant"] == "untraced" and r["ok"] == "1"}
         for v in variants:
             x = vals(sec, w, v)
             failed = sum(1 for r in rows if r["section"] == sec and r["workload"] == w
@@ -370,11 +401,15 @@ def table(sec, workloads, variants, names):
             if not x and not failed:
                 continue  # not run (HEAPCOST_VARIANTS)
             if not x:
-                print(f"| {w} | {names[v]} | - | - | - | 0 ({failed}) |")
+                print(f"| {w} | {names[v]} | - | - | - | - | 0 ({failed}) |")
                 continue
             m = statistics.median(x)
+            paired = [float(r["seconds"]) / by_round[r["round"]] for r in rows
+                      if r["section"] == sec and r["workload"] == w and r["variant"] == v
+                      and r["ok"] == "1" and by_round.get(r["round"])]
+            pr = f"{statistics.median(paired):.3f}x" if paired else "-"
             print(f"| {w} | {names[v]} | {m:.3f} | {min(x):.3f}-{max(x):.3f} | "
-                  f"{m / b:.3f}x | {len(x)} ({failed}) |")
+                  f"{m / b:.3f}x | {pr} | {len(x)} ({failed}) |")
 if int(rounds):
     print("## Steady state (wall from the gate to the exit)\n")
     table("steady", ("python3", "sqlite3", "torch"),
