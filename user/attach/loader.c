@@ -16,6 +16,7 @@
 
 #include "proc/safe_open.h"
 #include "sym/elf_dynsym.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "uprobe_multi.h"
 #include "util/log.h"
@@ -697,11 +698,89 @@ int loader__has_target(struct loader *l, uint32_t pid)
 	return errno == ENOENT ? 0 : -errno;
 }
 
+/* The gate is armed again this often while records are taken (on_record). */
+#define GATE_REARM_NS (50 * 1000000ULL)
+/* How long a BPF object's load may take past the gate's span (gate_busy). */
+#define GATE_LOAD_NS  (2000 * 1000000ULL)
+
+static void gate_set(struct loader *l, uint64_t until_ns)
+{
+	uint32_t zero = 0;
+
+	bpf_map_update_elem(bpf_map__fd(l->proc->maps.prof_hold_gate), &zero, &until_ns, BPF_ANY);
+}
+
+/*
+ * The hold gate kept open while the consumer works: before and after each record, and across a
+ * BPF object loaded on the way (a record that meets the first file with otel_memory probes
+ * loads their programs: 0.1 s on one VM, 0.67 s on a slower one).  Armed only at each turn of
+ * the loop, a record that took past the gate's span (a loader report handled late, then that
+ * load) refused the holds asked meanwhile (dlopen_hold_fail): a preloaded library's
+ * constructor then ran before its maps were read (t_otel_preloaded_library_report_late failed
+ * 2 to 9 runs in 12 on the slower VM).  A consumer stuck for good arms nothing: the gate closes
+ * after its span as before.  (Our probes go with our files: a profiler that dies mid-load holds
+ * nothing more, whatever the gate says.)
+ */
+static void gate_keepalive(struct loader *l)
+{
+	uint64_t now;
+
+	if (!l->gate_span_ns)
+		return;
+	now = (uint64_t)clock__mono_ns();
+	if (now - l->gate_armed_ns >= GATE_REARM_NS) {
+		l->gate_armed_ns = now;
+		gate_set(l, now + l->gate_span_ns);
+	}
+}
+
+/* About to block in one call for up to extra_ns (a BPF object's load): the gate stays open
+ * past it, and a hold asked meanwhile is read when the call returns. */
+static void gate_busy(struct loader *l, uint64_t extra_ns)
+{
+	uint64_t now;
+
+	if (!l->gate_span_ns)
+		return;
+	now = (uint64_t)clock__mono_ns();
+	l->gate_armed_ns = now;
+	gate_set(l, now + l->gate_span_ns + extra_ns);
+}
+
+/* A record that may take long (probes attached, maps read): the gate armed around it.  Others
+ * (heap, CPU, calls: millions a second) look at the clock once in 64. */
+static bool slow_record(const void *data, size_t size)
+{
+	uint32_t type;
+
+	if (size < sizeof(type))
+		return false;
+	memcpy(&type, data, sizeof(type));
+	return type == PROF_REC_PROC_FORK || type == PROF_REC_PROC_EXEC ||
+	       type == PROF_REC_PROC_DLOPEN;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct loader *l = ctx;
+	bool slow = slow_record(data, size);
+	int err;
+
+	if (slow)
+		gate_keepalive(l);
+	err = l->record_fn(l->record_ctx, data, size);
+	if (slow || !(++l->gate_records & 63))
+		gate_keepalive(l);
+	return err;
+}
+
 int loader__start_events(struct loader *l, ring_record_fn fn, void *ctx)
 {
 	int err = 0;
 
-	l->rb = ring__open(l->shared_fd[SHARED_EVENTS], fn, ctx, 0);
+	l->record_fn = fn;
+	l->record_ctx = ctx;
+	l->rb = ring__open(l->shared_fd[SHARED_EVENTS], on_record, l, 0);
 	if (!l->rb)
 		return -errno;
 	if (l->opts.backlog_bytes)
@@ -747,9 +826,11 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
 
 void loader__hold_gate(struct loader *l, uint64_t until_ns)
 {
-	uint32_t zero = 0;
+	uint64_t now = (uint64_t)clock__mono_ns();
 
-	bpf_map_update_elem(bpf_map__fd(l->proc->maps.prof_hold_gate), &zero, &until_ns, BPF_ANY);
+	l->gate_armed_ns = now;
+	l->gate_span_ns = until_ns > now ? until_ns - now : 0;
+	gate_set(l, until_ns);
 }
 
 int loader__held_map_fd(struct loader *l)
@@ -832,8 +913,11 @@ static int load_heap_extra(struct loader *l, bool otel, struct heap_bpf **out)
 
 		err = mine ? bpf_map__reuse_fd(map, bpf_map__fd(mine)) : -ENOENT;
 	}
-	if (!err)
+	if (!err) {
+		gate_busy(l, GATE_LOAD_NS);
 		err = heap_bpf__load(x);
+	}
+	gate_keepalive(l);
 	if (err) {
 		heap_bpf__destroy(x);
 		return load_failed("heap", err);
