@@ -158,6 +158,7 @@ start_floor() { # LOG ARGS...
 cmd_start() { # NAME DIR
 	local name=$1 d=$2 sh kid i
 	END=$d/end
+	WSH="" # the profiler (WPID) is waited for
 	# shellcheck disable=SC2016,SC2086 # expanded by the inner bash
 	gate_fork "$TMP/workload.out" "$PROF" -v --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 \
 		-- "${PIN[@]}" bash -c '"${@:2}"; s=$?; echo "$EPOCHREALTIME" >"$1"; exit $s' bash "$END" ${WCMD[$name]}
