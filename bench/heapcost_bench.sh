@@ -97,31 +97,45 @@ WCMD[python3]="$PY bench/py_workload.py --gate 2"
 WCMD[sqlite3]="sqlite3 :memory:"
 WCMD[torch]="$PY bench/torch_train.py --gate $STEPS"
 
+# The timing shell every steady variant runs its workload under: TIMED END CMD... runs CMD and
+# writes the time of its exit to END.
+# shellcheck disable=SC2016 # expanded by the inner bash
+TIMED=(bash -c '"${@:2}"; s=$?; echo "$EPOCHREALTIME" >"$1"; exit $s' bash)
+
+# Wait until the process DEPTH generations below ROOT (its first child, that one's first…)
+# blocks on its gate: sets KID.  Dies when ROOT exits first; WHAT names the workload.
+gate_wait_below() { # WHAT ROOT DEPTH
+	local what=$1 root=$2 depth=$3 i d p
+	for ((i = 0; i < 6000; i++)); do
+		p=$root
+		for ((d = 0; d < depth; d++)); do
+			[ -z "$p" ] || p=$(pgrep -P "$p" | head -1)
+		done
+		if [ -n "$p" ] && gate_blocked "$p"; then
+			KID=$p
+			return 0
+		fi
+		kill -0 "$root" 2>/dev/null || die "$what exited before its gate: $(cat "$TMP/workload.err")"
+		sleep 0.01
+	done
+	die "$what never reached its gate"
+}
+
 # Start workload NAME (with ENV... before it) blocked on its gate, a read of its stdin, under
-# the timing shell cmd_start uses (it writes the time of the workload's exit to END), so every
-# variant is timed alike: sets WPID (the workload, what -p attaches to), WSH (the shell, waited
-# for), GATE and END.  (Timed by the shell's wait instead, the -p variants counted the exit of
-# a process whose pages carried probes, which -- CMD's timing shell did not: about 2 % of
-# sqlite3's 0.5 s.)
+# the timing shell (TIMED), as cmd_start does, so every variant is timed alike: sets WPID (the
+# workload, what -p attaches to), WSH (the shell, waited for), GATE and END.  (Timed by the
+# shell's wait instead, the -p variants counted the exit of a process whose pages carried
+# probes, which -- CMD's timing shell did not: about 2 % of sqlite3's 0.5 s.)
 gate_start() { # NAME ENV...
-	local name=$1 kid i
+	local name=$1
 	shift
 	END=$TMP/end
 	rm -f "$END"
-	# shellcheck disable=SC2016,SC2086 # expanded by the inner bash
-	gate_fork "$TMP/workload.out" "${PIN[@]}" bash -c '"${@:2}"; s=$?; echo "$EPOCHREALTIME" >"$1"; exit $s' \
-		bash "$END" env "$@" ${WCMD[$name]}
+	# shellcheck disable=SC2086
+	gate_fork "$TMP/workload.out" "${PIN[@]}" "${TIMED[@]}" "$END" env "$@" ${WCMD[$name]}
 	WSH=$WPID
-	for ((i = 0; i < 6000; i++)); do
-		kid=$(pgrep -P "$WSH" | head -1)
-		if [ -n "$kid" ] && gate_blocked "$kid"; then
-			WPID=$kid
-			return 0
-		fi
-		kill -0 "$WSH" 2>/dev/null || die "$name exited before its gate: $(cat "$TMP/workload.err")"
-		sleep 0.01
-	done
-	die "$name never reached its gate"
+	gate_wait_below "$name" "$WSH" 1
+	WPID=$KID
 }
 
 # Open the gate (sqlite3's is its script), wait for the exit: sets SECS; 1 on failure.  (Not in
@@ -156,21 +170,13 @@ start_floor() { # LOG ARGS...
 # the workload and preloads our sampler; sets WPID (the profiler), GATE and END (the file the
 # exit time goes to).  The workload is the shell's child: ready when it blocks on the gate.
 cmd_start() { # NAME DIR
-	local name=$1 d=$2 sh kid i
+	local name=$1 d=$2
 	END=$d/end
 	WSH="" # the profiler (WPID) is waited for
-	# shellcheck disable=SC2016,SC2086 # expanded by the inner bash
+	# shellcheck disable=SC2086
 	gate_fork "$TMP/workload.out" "$PROF" -v --heap --sample-bytes "$N" -o "$d/out.pb.gz" --top 0 \
-		-- "${PIN[@]}" bash -c '"${@:2}"; s=$?; echo "$EPOCHREALTIME" >"$1"; exit $s' bash "$END" ${WCMD[$name]}
-	for ((i = 0; i < 6000; i++)); do
-		sh=$(pgrep -P "$WPID" | head -1)
-		kid=""
-		[ -n "$sh" ] && kid=$(pgrep -P "$sh" | head -1)
-		[ -n "$kid" ] && gate_blocked "$kid" && return 0
-		kill -0 "$WPID" 2>/dev/null || die "$name under -- CMD exited before its gate: $(cat "$TMP/workload.err")"
-		sleep 0.01
-	done
-	die "$name under -- CMD never reached its gate"
+		-- "${PIN[@]}" "${TIMED[@]}" "$END" ${WCMD[$name]}
+	gate_wait_below "$name under -- CMD" "$WPID" 2
 }
 
 # The process took the otel_memory path (the profile's counter says so) and its sampler fired:

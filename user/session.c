@@ -428,7 +428,7 @@ static int add_scoped(void *ctx, uint32_t pid)
 		return 0;
 	/* The scan takes a while: meanwhile processes in scope come and go, and their records
 	 * (and held exits) want a consumer. */
-	loader__hold_gate(r->loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
+	loader__hold_gate(r->loader, true);
 	if (loader__poll(r->loader, 0) < 0 && collect__error(r->collect))
 		return collect__error(r->collect);
 	err = collect__add_scoped(r->collect, pid);
@@ -448,7 +448,7 @@ static void end_holds(struct run *r)
 		return;
 	r->holds_ended = true;
 	tracker__holds_over(r->parts.tracker);
-	loader__hold_gate(r->loader, 0);
+	loader__hold_gate(r->loader, false);
 	while (loader__poll(r->loader, 0) > 0)
 		;
 	if (r->env.wide) {
@@ -896,7 +896,7 @@ static bool run_turn(struct run *r)
 	 * them).
 	 */
 	if (env->wide || r->lo.hold_dlopen)
-		loader__hold_gate(r->loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
+		loader__hold_gate(r->loader, true);
 	/* A process waits for its tables: look at the builds again soon. */
 	err = loader__poll(r->loader, tracker__holding(r->parts.tracker) ? 2 : 100);
 	/* After a fatal error the consumer keeps taking records (holds): err stays 0. */
@@ -967,7 +967,7 @@ static int run_stop(struct run *r)
 	 * its last samples are read.
 	 */
 	if (env->wide && (env->modes & (MODE_CPU | MODE_OFFCPU))) {
-		loader__hold_gate(r->loader, (uint64_t)clock__mono_ns() + PROF_HOLD_GATE_NS);
+		loader__hold_gate(r->loader, true);
 		loader__stop_cpu(r->loader);
 		loader__stop_offcpu(r->loader);
 		while (loader__poll(r->loader, 0) > 0)

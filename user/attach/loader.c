@@ -721,30 +721,26 @@ static void gate_set(struct loader *l, uint64_t until_ns)
  * after its span as before.  (Our probes go with our files: a profiler that dies mid-load holds
  * nothing more, whatever the gate says.)
  */
+static void gate_arm(struct loader *l, uint64_t extra_ns)
+{
+	uint64_t now = (uint64_t)clock__mono_ns();
+
+	l->gate_armed_ns = now;
+	gate_set(l, now + PROF_HOLD_GATE_NS + extra_ns);
+}
+
 static void gate_keepalive(struct loader *l)
 {
-	uint64_t now;
-
-	if (!l->gate_span_ns)
-		return;
-	now = (uint64_t)clock__mono_ns();
-	if (now - l->gate_armed_ns >= GATE_REARM_NS) {
-		l->gate_armed_ns = now;
-		gate_set(l, now + l->gate_span_ns);
-	}
+	if (l->gate_open && (uint64_t)clock__mono_ns() - l->gate_armed_ns >= GATE_REARM_NS)
+		gate_arm(l, 0);
 }
 
 /* About to block in one call for up to extra_ns (a BPF object's load): the gate stays open
  * past it, and a hold asked meanwhile is read when the call returns. */
 static void gate_busy(struct loader *l, uint64_t extra_ns)
 {
-	uint64_t now;
-
-	if (!l->gate_span_ns)
-		return;
-	now = (uint64_t)clock__mono_ns();
-	l->gate_armed_ns = now;
-	gate_set(l, now + l->gate_span_ns + extra_ns);
+	if (l->gate_open)
+		gate_arm(l, extra_ns);
 }
 
 /* A record that may take long (probes attached, maps read): the gate armed around it.  Others
@@ -824,13 +820,13 @@ int loader__counters(struct loader *l, uint64_t out[PROF_CNT__COUNT])
 	return 0;
 }
 
-void loader__hold_gate(struct loader *l, uint64_t until_ns)
+void loader__hold_gate(struct loader *l, bool open)
 {
-	uint64_t now = (uint64_t)clock__mono_ns();
-
-	l->gate_armed_ns = now;
-	l->gate_span_ns = until_ns > now ? until_ns - now : 0;
-	gate_set(l, until_ns);
+	l->gate_open = open;
+	if (open)
+		gate_arm(l, 0);
+	else
+		gate_set(l, 0);
 }
 
 int loader__held_map_fd(struct loader *l)

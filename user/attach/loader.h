@@ -215,10 +215,10 @@ struct loader_unwind_fds {
 };
 int loader__unwind_fds(struct loader *l, struct loader_unwind_fds *out);
 
-/* Exits may be held until until_ns (CLOCK_MONOTONIC; 0: no more): at every turn of the loop,
- * and 0 before the last drain.  While records are taken the gate is armed again for as long
- * every 50 ms (loader.c, on_record). */
-void loader__hold_gate(struct loader *l, uint64_t until_ns);
+/* Holds taken (open) for the next PROF_HOLD_GATE_NS: at every turn of the loop, and closed
+ * before the last drain.  While records are taken, and across a BPF object's load, the gate is
+ * kept open (loader.c, on_record). */
+void loader__hold_gate(struct loader *l, bool open);
 /* prof_held: the processes BPF stopped for us (struct prof_held_key -> prof_held_val). */
 int loader__held_map_fd(struct loader *l);
 

@@ -62,9 +62,10 @@ struct loader {
 	struct ring *rb;
 	ring_record_fn record_fn; /* what loader__start_events was given, called by on_record */
 	void *record_ctx;
-	/* The hold gate (loader__hold_gate): open for gate_span_ns from each time it is armed,
-	 * gate_armed_ns the last; 0: closed. */
-	uint64_t gate_span_ns, gate_armed_ns;
+	/* The hold gate (loader__hold_gate): open for PROF_HOLD_GATE_NS from each time it is
+	 * armed, gate_armed_ns the last. */
+	bool gate_open;
+	uint64_t gate_armed_ns;
 	uint32_t gate_records; /* records taken, for a look at the clock once in 64 */
 	struct bpf_link **links;
 	size_t nlinks, cap;
